@@ -1,0 +1,9 @@
+//! confab-engine: from model files on disk to streamed tokens, on MLX.
+//!
+//! This crate knows nothing of Tauri or SQLite; the CLI and the app are its clients.
+
+pub mod paths;
+pub mod runtime;
+
+pub use paths::{AppPaths, DefaultModel};
+pub use runtime::device::{MlxRuntime, RuntimeError};
