@@ -1,0 +1,54 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { StatusPanel } from './StatusPanel';
+import { runtimeInfo, type RuntimeInfo } from './ipc';
+
+vi.mock('./ipc', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('./ipc')>()),
+  runtimeInfo: vi.fn(),
+}));
+
+const info: RuntimeInfo = {
+  mlx: {
+    version: '0.32.2',
+    built_against: '0.32.2',
+    backend: 'cpu',
+    device: 'cpu',
+    library: '/opt/mlx/lib/libmlx.so',
+    metallib: null,
+  },
+  paths: { data_dir: '/d', models_dir: '/d/models', cache_dir: '/c' },
+  default_model: { name: 'SmolLM2-135M-Instruct', path: '/d/models/smol.gguf', present: false },
+};
+
+afterEach(() => {
+  cleanup();
+  vi.mocked(runtimeInfo).mockReset();
+});
+
+describe('StatusPanel', () => {
+  it('shows the runtime once it is known', async () => {
+    vi.mocked(runtimeInfo).mockResolvedValue(info);
+    render(<StatusPanel />);
+    expect(screen.getByText(/Checking the runtime/)).toBeTruthy();
+    expect(await screen.findByText('0.32.2', { exact: false })).toBeTruthy();
+    expect(screen.getByText('SmolLM2-135M-Instruct', { exact: false })).toBeTruthy();
+    expect(screen.getByText('missing')).toBeTruthy();
+    expect(screen.getByText('/d/models/smol.gguf')).toBeTruthy();
+  });
+
+  it('shows the error and retries', async () => {
+    vi.mocked(runtimeInfo).mockRejectedValueOnce(new Error('MLX call `mlx_version` failed'));
+    render(<StatusPanel />);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('MLX call `mlx_version` failed');
+
+    vi.mocked(runtimeInfo).mockResolvedValueOnce({
+      ...info,
+      default_model: { ...info.default_model, present: true },
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByText('present')).toBeTruthy();
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+});
