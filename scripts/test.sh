@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Every test suite, in order of cost. Called by `make test` after setup; CI calls `make test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== setup scripts"
+python3 -m unittest discover -s tests/setup -v
+
+echo "== Rust"
+cargo test --workspace --no-fail-fast
+
+echo "== UI"
+(cd ui && npm test)
+
+echo "== confab doctor"
+cargo run -q -p confab-cli -- doctor
