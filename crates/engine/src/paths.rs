@@ -86,6 +86,11 @@ impl DefaultModel {
     pub fn path(&self, paths: &AppPaths) -> PathBuf {
         paths.models_dir.join(&self.folder).join(&self.file)
     }
+
+    /// Whether setup has placed the model: the file is there with the manifest's size.
+    pub fn is_present(&self, paths: &AppPaths) -> bool {
+        self.path(paths).metadata().is_ok_and(|m| m.len() == self.size_bytes)
+    }
 }
 
 #[cfg(test)]
@@ -98,5 +103,6 @@ mod tests {
         assert_eq!(paths.models_dir, Path::new("/tmp/x/models"));
         let model = DefaultModel::manifest();
         assert_eq!(model.path(&paths), Path::new("/tmp/x/models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf"));
+        assert!(!model.is_present(&AppPaths::under(Path::new("/nonexistent/confab"))));
     }
 }
