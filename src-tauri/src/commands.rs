@@ -34,7 +34,11 @@ fn gather(paths: AppPaths) -> Result<RuntimeInfo, String> {
         present: model.is_present(&paths),
         name: model.name,
     };
-    Ok(RuntimeInfo { mlx, paths, default_model })
+    Ok(RuntimeInfo {
+        mlx,
+        paths,
+        default_model,
+    })
 }
 
 #[cfg(test)]
@@ -47,7 +51,10 @@ mod tests {
         let info = gather(AppPaths::under(Path::new("/nonexistent/confab"))).expect("MLX probes");
         assert_eq!(info.mlx.version, info.mlx.built_against);
         assert!(!info.default_model.present);
-        assert!(info.default_model.path.starts_with("/nonexistent/confab/models"));
+        assert!(info
+            .default_model
+            .path
+            .starts_with("/nonexistent/confab/models"));
         let json = serde_json::to_value(&info).expect("serialises");
         assert!(json["mlx"]["version"].is_string());
         assert!(json["default_model"]["present"].is_boolean());
