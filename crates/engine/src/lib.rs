@@ -2,7 +2,10 @@
 //!
 //! This crate knows nothing of Tauri or SQLite; the CLI and the app are its clients.
 
+pub mod cache;
 pub mod error;
+pub mod model;
+pub mod npy;
 pub mod paths;
 pub mod runtime;
 

@@ -126,3 +126,31 @@ fn libmlx_symbol() -> Option<*const std::ffi::c_void> {
     let symbol = unsafe { dlsym(default, c"_ZN3mlx4core7versionEv".as_ptr()) };
     (!symbol.is_null()).then_some(symbol as *const _)
 }
+
+/// Whether MLX's default device is a GPU (Metal or CUDA).
+pub fn default_is_gpu() -> bool {
+    default_device_type().is_ok_and(|d| d == "gpu")
+}
+
+/// Physical memory in bytes (for budgets), or 8 GiB where it can't be read.
+pub fn physical_memory() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        if let Some(kb) = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            return kb * 1024;
+        }
+    }
+    #[cfg(target_os = "macos")]
+    {
+        let out = std::process::Command::new("sysctl").args(["-n", "hw.memsize"]).output();
+        if let Some(bytes) = out.ok().and_then(|o| String::from_utf8(o.stdout).ok()).and_then(|s| s.trim().parse().ok()) {
+            return bytes;
+        }
+    }
+    8 << 30
+}

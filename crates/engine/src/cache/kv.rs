@@ -1,0 +1,100 @@
+//! Per-sequence attention state: keys and values of every layer, grown in steps.
+
+use mlx_rs::ops::indexing::{IndexOp, TryIndexMutOp};
+use mlx_rs::{ops, Array};
+
+use crate::error::Result;
+
+/// Buffers grow by this many positions at a time, so a decode step writes in place instead
+/// of concatenating (which would copy the whole cache every token).
+const STEP: usize = 256;
+
+#[derive(Default)]
+pub struct LayerKv {
+    /// [B, kv_heads, capacity, head_dim]; the first `len` positions are valid.
+    keys: Option<Array>,
+    values: Option<Array>,
+    len: usize,
+}
+
+impl LayerKv {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Store new keys/values [B, kv_heads, L, head_dim]; return everything cached so far.
+    pub fn append(&mut self, k: Array, v: Array) -> Result<(Array, Array)> {
+        let l = k.dim(2) as usize;
+        let (start, end) = (self.len, self.len + l);
+        let capacity = self.keys.as_ref().map_or(0, |a| a.dim(2) as usize);
+        if end > capacity {
+            let grow = (l.div_ceil(STEP) * STEP) as i32;
+            let extend = |old: Option<&Array>, new: &Array| -> Result<Array> {
+                let shape = [new.dim(0), new.dim(1), grow, new.dim(3)];
+                let fresh = ops::zeros_dtype(&shape, new.dtype())?;
+                Ok(match old {
+                    Some(old) => ops::concatenate(&[old.index((.., .., ..start as i32, ..)), fresh], 2)?,
+                    None => fresh,
+                })
+            };
+            self.keys = Some(extend(self.keys.as_ref(), &k)?);
+            self.values = Some(extend(self.values.as_ref(), &v)?);
+        }
+        let (keys, values) = (self.keys.as_mut().unwrap(), self.values.as_mut().unwrap());
+        let range = start as i32..end as i32;
+        keys.try_index_mut((.., .., range.clone(), ..), &k)?;
+        values.try_index_mut((.., .., range, ..), &v)?;
+        self.len = end;
+        Ok((keys.index((.., .., ..end as i32, ..)), values.index((.., .., ..end as i32, ..))))
+    }
+
+    /// Forget everything after the first `len` positions.
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    pub fn arrays(&self) -> impl Iterator<Item = &Array> {
+        self.keys.iter().chain(self.values.iter())
+    }
+
+    /// Bytes held by the buffers (their capacity, not only the valid part).
+    pub fn nbytes(&self) -> usize {
+        self.arrays().map(Array::nbytes).sum()
+    }
+}
+
+/// One sequence's cache across all layers.
+pub struct KvCache {
+    pub layers: Vec<LayerKv>,
+}
+
+impl KvCache {
+    pub fn new(num_layers: usize) -> Self {
+        Self { layers: (0..num_layers).map(|_| LayerKv::default()).collect() }
+    }
+
+    /// Positions cached (the same in every layer).
+    pub fn len(&self) -> usize {
+        self.layers.first().map_or(0, LayerKv::len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn truncate(&mut self, len: usize) {
+        self.layers.iter_mut().for_each(|l| l.truncate(len));
+    }
+
+    pub fn arrays(&self) -> impl Iterator<Item = &Array> {
+        self.layers.iter().flat_map(LayerKv::arrays)
+    }
+
+    pub fn nbytes(&self) -> usize {
+        self.layers.iter().map(LayerKv::nbytes).sum()
+    }
+}

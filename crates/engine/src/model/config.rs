@@ -1,0 +1,268 @@
+//! One normalised description of a text model, read from either config.json dialect
+//! (transformers 4 keys or transformers 5's `rope_parameters`/`layer_types`) or GGUF metadata.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::{EngineError, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum LayerKind {
+    Full,
+    Sliding,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub enum Activation {
+    Silu,
+    GeluTanh,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub enum RopeScaling {
+    None,
+    /// Positions divided by `factor`.
+    Linear { factor: f32 },
+    /// Llama 3.x: long wavelengths slowed by `factor`, short ones kept, a smooth ramp between.
+    Llama3 { factor: f32, low_freq_factor: f32, high_freq_factor: f32, original_max_position: f32 },
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RopeConfig {
+    pub theta: f32,
+    pub scaling: RopeScaling,
+}
+
+/// MLX affine quantization of linear layers (and possibly embeddings).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Quantization {
+    pub group_size: i32,
+    pub bits: i32,
+    /// Per-layer settings by weight prefix; `None` means that layer is not quantized.
+    pub overrides: HashMap<String, Option<(i32, i32)>>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TextConfig {
+    /// `model_type` as Hugging Face names it (llama, qwen2, qwen3, gemma3_text).
+    pub arch: String,
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub num_layers: usize,
+    pub num_heads: usize,
+    pub num_kv_heads: usize,
+    pub head_dim: usize,
+    pub vocab_size: usize,
+    pub rms_norm_eps: f32,
+    pub max_position: usize,
+    pub tie_word_embeddings: bool,
+    pub attention_bias: bool,
+    pub mlp_bias: bool,
+    pub activation: Activation,
+    /// RoPE of full-attention layers.
+    pub rope: RopeConfig,
+    /// RoPE of sliding-window layers, where it differs (Gemma 3).
+    pub rope_local: Option<RopeConfig>,
+    /// Pairs rotated interleaved (GPT-J) rather than in halves; llama.cpp's layout for llama.
+    pub rope_traditional: bool,
+    pub layer_kinds: Vec<LayerKind>,
+    pub sliding_window: Option<usize>,
+    /// Attention scale is `query_pre_attn_scalar^-0.5` when set (Gemma), else `head_dim^-0.5`.
+    pub query_pre_attn_scalar: Option<f32>,
+    pub final_logit_softcap: Option<f32>,
+    pub attn_logit_softcap: Option<f32>,
+    pub bos_token_id: Option<u32>,
+    pub eos_token_ids: Vec<u32>,
+    /// The checkpoint's own float dtype (`bfloat16`, `float16`, `float32`).
+    pub dtype: Option<String>,
+    pub quantization: Option<Quantization>,
+}
+
+/// Reads values out of a JSON object with the fallbacks config.json files need.
+struct Keys<'a> {
+    obj: &'a Value,
+    path: &'a Path,
+}
+
+impl Keys<'_> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.obj.get(key).filter(|v| !v.is_null())
+    }
+    fn usize(&self, key: &str) -> Option<usize> {
+        self.get(key).and_then(Value::as_u64).map(|v| v as usize)
+    }
+    fn f32(&self, key: &str) -> Option<f32> {
+        self.get(key).and_then(Value::as_f64).map(|v| v as f32)
+    }
+    fn bool(&self, key: &str) -> Option<bool> {
+        self.get(key).and_then(Value::as_bool)
+    }
+    fn str(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(Value::as_str)
+    }
+    fn require(&self, key: &str) -> Result<usize> {
+        self.usize(key).ok_or_else(|| EngineError::ModelFormat {
+            path: self.path.to_path_buf(),
+            reason: format!("config.json has no `{key}`"),
+        })
+    }
+}
+
+fn token_ids(v: Option<&Value>) -> Vec<u32> {
+    match v {
+        Some(Value::Number(n)) => n.as_u64().map(|n| vec![n as u32]).unwrap_or_default(),
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_u64).map(|n| n as u32).collect(),
+        _ => vec![],
+    }
+}
+
+fn rope_from(obj: &Value, theta_key: &str, default_theta: f32) -> RopeConfig {
+    let theta = obj.get(theta_key).and_then(Value::as_f64).map(|v| v as f32).unwrap_or(default_theta);
+    RopeConfig { theta, scaling: rope_scaling(obj.get("rope_scaling").unwrap_or(obj)) }
+}
+
+/// `rope_scaling` (v4) or the scaling part of a `rope_parameters` entry (v5).
+fn rope_scaling(s: &Value) -> RopeScaling {
+    let kind = s.get("rope_type").or_else(|| s.get("type")).and_then(Value::as_str).unwrap_or("default");
+    let num = |k: &str, d: f32| s.get(k).and_then(Value::as_f64).map(|v| v as f32).unwrap_or(d);
+    match kind {
+        "linear" => RopeScaling::Linear { factor: num("factor", 1.0) },
+        "llama3" => RopeScaling::Llama3 {
+            factor: num("factor", 8.0),
+            low_freq_factor: num("low_freq_factor", 1.0),
+            high_freq_factor: num("high_freq_factor", 4.0),
+            original_max_position: num("original_max_position_embeddings", 8192.0),
+        },
+        _ => RopeScaling::None,
+    }
+}
+
+impl TextConfig {
+    /// Parse a Hugging Face config.json (the text part for multimodal configs).
+    pub fn from_hf_json(root: &Value, path: &Path) -> Result<Self> {
+        let obj = root.get("text_config").filter(|v| v.is_object()).unwrap_or(root);
+        let k = Keys { obj, path };
+        let arch = k
+            .str("model_type")
+            .or_else(|| root.get("model_type").and_then(Value::as_str))
+            .ok_or_else(|| EngineError::ModelFormat { path: path.into(), reason: "config.json has no `model_type`".into() })?
+            .to_string();
+        let gemma = arch.starts_with("gemma");
+        let hidden_size = k.require("hidden_size")?;
+        let num_heads = k.require("num_attention_heads")?;
+        let num_layers = k.require("num_hidden_layers")?;
+
+        // v5 nests RoPE under rope_parameters, per layer type for Gemma; v4 keeps flat keys.
+        let (rope, rope_local) = match k.get("rope_parameters") {
+            Some(p) if p.get("full_attention").is_some() => (
+                rope_from(&p["full_attention"], "rope_theta", 1_000_000.0),
+                p.get("sliding_attention").map(|s| rope_from(s, "rope_theta", 10_000.0)),
+            ),
+            Some(p) => (rope_from(p, "rope_theta", 10_000.0), None),
+            None => {
+                let rope = rope_from(obj, "rope_theta", if gemma { 1_000_000.0 } else { 10_000.0 });
+                let local = k.f32("rope_local_base_freq").map(|theta| RopeConfig { theta, scaling: RopeScaling::None });
+                (rope, local)
+            }
+        };
+
+        let sliding_window = k.usize("sliding_window");
+        let layer_kinds = match k.get("layer_types").and_then(Value::as_array) {
+            Some(types) => types
+                .iter()
+                .map(|t| if t.as_str() == Some("sliding_attention") { LayerKind::Sliding } else { LayerKind::Full })
+                .collect(),
+            None => match (k.usize("sliding_window_pattern"), gemma) {
+                // Gemma 3 (v4 keys): every `pattern`-th layer is global, the others slide.
+                (Some(pattern), true) if pattern > 0 => (0..num_layers)
+                    .map(|i| if (i + 1) % pattern == 0 { LayerKind::Full } else { LayerKind::Sliding })
+                    .collect(),
+                _ => vec![LayerKind::Full; num_layers],
+            },
+        };
+        if layer_kinds.len() != num_layers {
+            return Err(EngineError::ModelFormat {
+                path: path.into(),
+                reason: format!("layer_types lists {} layers but num_hidden_layers is {num_layers}", layer_kinds.len()),
+            });
+        }
+        let activation = match k.str("hidden_activation").or_else(|| k.str("hidden_act")).unwrap_or("silu") {
+            "gelu_pytorch_tanh" | "gelu_tanh" | "gelu" => Activation::GeluTanh,
+            _ => Activation::Silu,
+        };
+        let mut eos = token_ids(k.get("eos_token_id"));
+        for id in token_ids(root.get("eos_token_id")) {
+            if !eos.contains(&id) {
+                eos.push(id);
+            }
+        }
+
+        Ok(Self {
+            hidden_size,
+            intermediate_size: k.require("intermediate_size")?,
+            num_layers,
+            num_heads,
+            num_kv_heads: k.usize("num_key_value_heads").unwrap_or(num_heads),
+            head_dim: k.usize("head_dim").unwrap_or(hidden_size / num_heads),
+            vocab_size: k.require("vocab_size")?,
+            rms_norm_eps: k.f32("rms_norm_eps").unwrap_or(1e-6),
+            max_position: k.usize("max_position_embeddings").unwrap_or(4096),
+            tie_word_embeddings: k
+                .bool("tie_word_embeddings")
+                .or_else(|| root.get("tie_word_embeddings").and_then(Value::as_bool))
+                .unwrap_or(gemma),
+            attention_bias: k.bool("attention_bias").unwrap_or(arch == "qwen2"),
+            mlp_bias: k.bool("mlp_bias").unwrap_or(false),
+            activation,
+            rope,
+            rope_local,
+            rope_traditional: false,
+            layer_kinds,
+            sliding_window,
+            query_pre_attn_scalar: k.f32("query_pre_attn_scalar"),
+            final_logit_softcap: k.f32("final_logit_softcapping"),
+            attn_logit_softcap: k.f32("attn_logit_softcapping"),
+            bos_token_id: token_ids(k.get("bos_token_id").or_else(|| root.get("bos_token_id"))).first().copied(),
+            eos_token_ids: eos,
+            dtype: k.str("torch_dtype").or_else(|| k.str("dtype")).or_else(|| root.get("torch_dtype").and_then(Value::as_str)).map(str::to_string),
+            quantization: quantization(root),
+            arch,
+        })
+    }
+}
+
+/// mlx-community's `quantization` block: defaults plus per-layer entries keyed by module path.
+fn quantization(root: &Value) -> Option<Quantization> {
+    let q = root.get("quantization").or_else(|| root.get("quantization_config"))?;
+    let group_size = q.get("group_size")?.as_i64()? as i32;
+    let bits = q.get("bits")?.as_i64()? as i32;
+    let overrides = q
+        .as_object()?
+        .iter()
+        .filter_map(|(key, v)| match v {
+            Value::Bool(false) => Some((key.clone(), None)),
+            Value::Object(o) => Some((
+                key.clone(),
+                Some((
+                    o.get("group_size").and_then(Value::as_i64).unwrap_or(group_size as i64) as i32,
+                    o.get("bits").and_then(Value::as_i64).unwrap_or(bits as i64) as i32,
+                )),
+            )),
+            _ => None,
+        })
+        .collect();
+    Some(Quantization { group_size, bits, overrides })
+}
+
+impl Quantization {
+    /// Group size and bits for the layer whose weights start with `prefix`, or None if the
+    /// layer is stored unquantized.
+    pub fn for_layer(&self, prefix: &str) -> Option<(i32, i32)> {
+        match self.overrides.get(prefix) {
+            Some(setting) => *setting,
+            None => Some((self.group_size, self.bits)),
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! Shared blocks, configured per architecture rather than copied into each.
+
+pub mod attention;
+pub mod embedding;
+pub mod linear;
+pub mod mlp;
+pub mod norm;
+pub mod rope;
+
+pub use attention::Attention;
+pub use embedding::Embedding;
+pub use linear::Linear;
+pub use mlp::Mlp;
+pub use norm::RmsNorm;
+pub use rope::Rope;

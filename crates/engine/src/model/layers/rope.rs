@@ -1,0 +1,57 @@
+//! Rotary position embeddings, with the scaling variants checkpoints ask for.
+
+use mlx_rs::{fast, Array};
+
+use crate::error::Result;
+use crate::model::config::{RopeConfig, RopeScaling};
+
+pub struct Rope {
+    dims: i32,
+    traditional: bool,
+    base: Option<f32>,
+    scale: f32,
+    /// Per-pair periods, when the scaling is not a plain base (Llama 3).
+    freqs: Option<Array>,
+}
+
+impl Rope {
+    pub fn new(dims: usize, config: &RopeConfig, traditional: bool) -> Self {
+        let dims_i = dims as i32;
+        let plain = |scale: f32| Self { dims: dims_i, traditional, base: Some(config.theta), scale, freqs: None };
+        match config.scaling {
+            RopeScaling::None => plain(1.0),
+            RopeScaling::Linear { factor } => plain(1.0 / factor),
+            RopeScaling::Llama3 { factor, low_freq_factor, high_freq_factor, original_max_position } => {
+                let freqs = llama3_periods(dims, config.theta, factor, low_freq_factor, high_freq_factor, original_max_position);
+                Self { dims: dims_i, traditional, base: None, scale: 1.0, freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])) }
+            }
+        }
+    }
+
+    /// x is [B, heads, L, head_dim]; `offset` is the position of its first token.
+    pub fn forward(&self, x: &Array, offset: usize) -> Result<Array> {
+        Ok(fast::rope(x, self.dims, self.traditional, self.base, self.scale, offset as i32, self.freqs.as_ref())?)
+    }
+}
+
+/// Llama 3.1's frequency rescaling, expressed as periods (MLX's `freqs` convention): long
+/// wavelengths are stretched by `factor`, short ones kept, and a smooth ramp joins them.
+fn llama3_periods(dims: usize, theta: f32, factor: f32, low: f32, high: f32, original_max: f32) -> Vec<f32> {
+    let low_freq_wavelen = original_max / low;
+    let high_freq_wavelen = original_max / high;
+    (0..dims)
+        .step_by(2)
+        .map(|i| {
+            let period = theta.powf(i as f32 / dims as f32);
+            let wavelen = 2.0 * std::f32::consts::PI * period;
+            if wavelen > low_freq_wavelen {
+                period * factor
+            } else if wavelen < high_freq_wavelen {
+                period
+            } else {
+                let smooth = (original_max / wavelen - low) / (high - low);
+                period / ((1.0 - smooth) / factor + smooth)
+            }
+        })
+        .collect()
+}

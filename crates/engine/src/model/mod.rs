@@ -1,0 +1,138 @@
+//! From files on disk to a model that maps tokens to logits.
+
+pub mod arch;
+pub mod config;
+pub mod format;
+pub mod layers;
+pub mod registry;
+pub mod weights;
+
+use std::path::{Path, PathBuf};
+
+use mlx_rs::{Array, Dtype};
+
+use crate::cache::KvCache;
+use crate::error::{EngineError, Result};
+pub use config::TextConfig;
+pub use format::Format;
+
+/// A decoder-only language model.
+pub trait TextModel {
+    fn config(&self) -> &TextConfig;
+    /// tokens [1, L] (int32) → logits [1, vocab] (float32) of the last position; the cache
+    /// grows by L.
+    fn forward(&self, tokens: &Array, cache: &mut KvCache) -> Result<Array>;
+    /// Every weight, so loading can evaluate them once.
+    fn arrays(&self) -> Vec<&Array>;
+
+    fn new_cache(&self) -> KvCache {
+        KvCache::new(self.config().num_layers)
+    }
+}
+
+/// What dtype to compute in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DtypeChoice {
+    /// The checkpoint's own dtype on a GPU; float32 on a CPU, where MLX's half-precision and
+    /// quantized kernels are several times slower than float32 BLAS.
+    #[default]
+    Auto,
+    Float32,
+    Bfloat16,
+    Float16,
+}
+
+impl std::str::FromStr for DtypeChoice {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "float32" | "f32" => Ok(Self::Float32),
+            "bfloat16" | "bf16" => Ok(Self::Bfloat16),
+            "float16" | "f16" => Ok(Self::Float16),
+            other => Err(EngineError::invalid("dtype", format!("`{other}`: use auto, float32, bfloat16 or float16"))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    pub dtype: DtypeChoice,
+    /// Dequantize quantized weights at load if the result fits in this many bytes
+    /// (CPU only; default: half of physical memory).
+    pub dequantize_budget: Option<u64>,
+}
+
+/// Decided at load from the options, the device and the checkpoint.
+pub struct BuildOptions {
+    pub dtype: Dtype,
+    pub dequantize: bool,
+}
+
+/// A loaded model and where it came from.
+pub struct LoadedModel {
+    pub model: Box<dyn TextModel>,
+    pub path: PathBuf,
+    pub format: Format,
+    pub fingerprint: String,
+    pub dtype: Dtype,
+    pub quantized: bool,
+    /// Kept for the tokenizer and chat template of GGUF models.
+    pub gguf: Option<mlx_rs::io::GgufFile>,
+}
+
+pub fn load(path: &Path, options: &LoadOptions) -> Result<LoadedModel> {
+    let format = Format::detect(path)?;
+    let (config, mut weights, fingerprint, gguf) = match format {
+        Format::Safetensors => {
+            let l = format::hf::load(path)?;
+            (l.config, l.weights, l.fingerprint, None)
+        }
+        Format::Gguf => {
+            let l = format::gguf::load(path)?;
+            (l.config, l.weights, l.fingerprint, Some(l.file))
+        }
+    };
+    let build = registry::builder(&config.arch).ok_or_else(|| EngineError::UnknownArchitecture {
+        path: path.into(),
+        arch: config.arch.clone(),
+        supported: registry::supported(),
+    })?;
+    let quantized = weights.remaining().any(|n| n.ends_with(".scales"));
+    let opts = build_options(&config, quantized, options)?;
+    let model = build(&config, &mut weights, &opts)?;
+    mlx_rs::transforms::eval(model.arrays())?;
+    Ok(LoadedModel { model, path: path.into(), format, fingerprint, dtype: opts.dtype, quantized: quantized && !opts.dequantize, gguf })
+}
+
+fn build_options(config: &TextConfig, quantized: bool, options: &LoadOptions) -> Result<BuildOptions> {
+    let on_gpu = crate::runtime::device::default_is_gpu();
+    let checkpoint = match config.dtype.as_deref() {
+        Some("bfloat16") => Dtype::Bfloat16,
+        Some("float32") => Dtype::Float32,
+        _ => Dtype::Float16,
+    };
+    let dtype = match options.dtype {
+        DtypeChoice::Auto if on_gpu => checkpoint,
+        DtypeChoice::Auto | DtypeChoice::Float32 => Dtype::Float32,
+        DtypeChoice::Bfloat16 => Dtype::Bfloat16,
+        DtypeChoice::Float16 => Dtype::Float16,
+    };
+    let dense_bytes = parameter_count(config) * dtype_bytes(dtype);
+    let budget = options.dequantize_budget.unwrap_or_else(|| crate::runtime::device::physical_memory() / 2);
+    let dequantize = quantized && !on_gpu && dtype == Dtype::Float32 && dense_bytes <= budget;
+    Ok(BuildOptions { dtype, dequantize })
+}
+
+fn dtype_bytes(dtype: Dtype) -> u64 {
+    if dtype == Dtype::Float32 { 4 } else { 2 }
+}
+
+/// An estimate for memory planning: embeddings, attention and MLP weights.
+pub fn parameter_count(c: &TextConfig) -> u64 {
+    let (h, i, v) = (c.hidden_size as u64, c.intermediate_size as u64, c.vocab_size as u64);
+    let attn = h * (c.num_heads * c.head_dim) as u64 * 2 + h * (c.num_kv_heads * c.head_dim) as u64 * 2;
+    let per_layer = attn + 3 * h * i;
+    v * h * if c.tie_word_embeddings { 1 } else { 2 } + c.num_layers as u64 * per_layer
+}

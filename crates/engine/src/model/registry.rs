@@ -1,0 +1,23 @@
+//! Which code builds which `model_type`.
+
+use crate::error::Result;
+use crate::model::config::TextConfig;
+use crate::model::weights::Weights;
+use crate::model::{arch, BuildOptions, TextModel};
+
+pub type BuildFn = fn(&TextConfig, &mut Weights, &BuildOptions) -> Result<Box<dyn TextModel>>;
+
+pub const ARCHITECTURES: &[(&str, BuildFn)] = &[
+    ("llama", arch::llama::build),
+    ("mistral", arch::llama::build),
+    ("qwen2", arch::llama::build),
+    ("qwen3", arch::llama::build),
+];
+
+pub fn builder(model_type: &str) -> Option<BuildFn> {
+    ARCHITECTURES.iter().find(|(name, _)| *name == model_type).map(|(_, build)| *build)
+}
+
+pub fn supported() -> String {
+    ARCHITECTURES.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
+}

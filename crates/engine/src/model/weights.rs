@@ -1,0 +1,73 @@
+//! A checkpoint's tensors by their Hugging Face names, taken out one layer at a time.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use mlx_rs::Array;
+
+use crate::error::{EngineError, Result};
+use crate::model::config::Quantization;
+use crate::model::layers::Linear;
+
+pub struct Weights {
+    tensors: HashMap<String, Array>,
+    source: PathBuf,
+    quantization: Option<Quantization>,
+}
+
+impl Weights {
+    pub fn new(tensors: HashMap<String, Array>, source: &Path, quantization: Option<Quantization>) -> Self {
+        Self { tensors, source: source.to_path_buf(), quantization }
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.tensors.contains_key(name)
+    }
+
+    pub fn take(&mut self, name: &str) -> Result<Array> {
+        self.tensors.remove(name).ok_or_else(|| EngineError::CorruptWeights {
+            path: self.source.clone(),
+            reason: format!("tensor `{name}` is missing"),
+        })
+    }
+
+    pub fn take_optional(&mut self, name: &str) -> Option<Array> {
+        self.tensors.remove(name)
+    }
+
+    /// The linear layer at `prefix` (`prefix.weight`, optional `prefix.bias`), quantized when
+    /// the checkpoint stores `prefix.scales` beside it.
+    pub fn linear(&mut self, prefix: &str) -> Result<Linear> {
+        let weight = self.take(&format!("{prefix}.weight"))?;
+        let bias = self.take_optional(&format!("{prefix}.bias"));
+        let Some(scales) = self.take_optional(&format!("{prefix}.scales")) else {
+            return Ok(Linear::Dense { weight, bias });
+        };
+        let biases = self.take_optional(&format!("{prefix}.biases"));
+        let (group_size, bits) = self.quantization_of(prefix, &weight, &scales)?;
+        Ok(Linear::Quantized { weight, scales, biases, bias, group_size, bits })
+    }
+
+    fn quantization_of(&self, prefix: &str, weight: &Array, scales: &Array) -> Result<(i32, i32)> {
+        // The stored shapes fix bits × group_size: each row packs `in × bits / 32` words into
+        // `in / group_size` groups. The config says which split; GGUF's is always groups of 32.
+        let words = weight.dim(-1);
+        let groups = scales.dim(-1);
+        let (group_size, bits) = match &self.quantization {
+            Some(q) => q.for_layer(prefix).unwrap_or((q.group_size, q.bits)),
+            None => (32, 32 * words / (groups * 32)),
+        };
+        if words * 32 / bits != groups * group_size {
+            return Err(EngineError::CorruptWeights {
+                path: self.source.clone(),
+                reason: format!("`{prefix}` shapes do not fit {bits}-bit quantization in groups of {group_size}"),
+            });
+        }
+        Ok((group_size, bits))
+    }
+
+    /// Names left over once a model has taken what it needs.
+    pub fn remaining(&self) -> impl Iterator<Item = &String> {
+        self.tensors.keys()
+    }
+}
