@@ -43,7 +43,7 @@ fn gather() -> anyhow::Result<Report> {
     let paths = AppPaths::from_env();
     let model = DefaultModel::manifest();
     let model_path = model.path(&paths);
-    let present = model_path.metadata().is_ok_and(|m| m.len() == model.size_bytes);
+    let present = model.is_present(&paths);
 
     let mut problems = Vec::new();
     match &mlx.library {
