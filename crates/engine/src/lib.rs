@@ -2,8 +2,10 @@
 //!
 //! This crate knows nothing of Tauri or SQLite; the CLI and the app are its clients.
 
+pub mod error;
 pub mod paths;
 pub mod runtime;
 
+pub use error::{EngineError, Result};
 pub use paths::{AppPaths, DefaultModel};
 pub use runtime::device::{MlxRuntime, RuntimeError};
