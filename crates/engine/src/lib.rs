@@ -5,6 +5,7 @@
 pub mod error;
 pub mod paths;
 pub mod runtime;
+pub mod sample;
 
 pub use error::{EngineError, Result};
 pub use paths::{AppPaths, DefaultModel};
