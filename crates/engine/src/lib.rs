@@ -8,6 +8,7 @@ pub mod model;
 pub mod npy;
 pub mod paths;
 pub mod runtime;
+pub mod sample;
 
 pub use error::{EngineError, Result};
 pub use paths::{AppPaths, DefaultModel};
