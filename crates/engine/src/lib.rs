@@ -5,7 +5,9 @@
 pub mod error;
 pub mod paths;
 pub mod runtime;
+pub mod text;
 
 pub use error::{EngineError, Result};
 pub use paths::{AppPaths, DefaultModel};
 pub use runtime::device::{MlxRuntime, RuntimeError};
+pub use text::Tokenizer;
