@@ -6,6 +6,7 @@
 mod gguf_build;
 mod gguf_pre;
 mod gguf_vocab;
+mod hf_folder;
 mod tokenizer;
 
 pub use tokenizer::Tokenizer;
