@@ -3,13 +3,16 @@
 //! - [`Tokenizer`]: from a Hugging Face folder (`tokenizer.json`) or built from a GGUF's
 //!   vocabulary the way llama.cpp reads it; knows BOS/EOS, the special ids and the chat template.
 //! - [`StreamDecoder`]: token ids one at a time in, text deltas out, never a broken character.
+//! - [`StopMatcher`]: holds back text that may become a stop string; the stop string never shows.
 
 mod detokenizer;
 mod gguf_build;
 mod gguf_pre;
 mod gguf_vocab;
 mod hf_folder;
+mod stop;
 mod tokenizer;
 
 pub use detokenizer::StreamDecoder;
+pub use stop::{StopMatcher, StopStep};
 pub use tokenizer::Tokenizer;
