@@ -10,4 +10,4 @@ pub mod text;
 pub use error::{EngineError, Result};
 pub use paths::{AppPaths, DefaultModel};
 pub use runtime::device::{MlxRuntime, RuntimeError};
-pub use text::{StopMatcher, StopStep, StreamDecoder, Tokenizer};
+pub use text::{ChatMessage, ChatTemplate, StopMatcher, StopStep, StreamDecoder, Tokenizer};
