@@ -42,7 +42,12 @@ fn tk_err(what: &str) -> impl Fn(tokenizers::Error) -> EngineError + '_ {
 }
 
 impl GgufVocab {
-    pub fn build(self, path: &Path) -> Result<Tokenizer> {
+    pub fn build(mut self, path: &Path) -> Result<Tokenizer> {
+        // A role id outside the vocabulary (some converters write one) is no role at all.
+        let n = self.tokens.len();
+        for id in [&mut self.bos, &mut self.eos, &mut self.unk, &mut self.pad] {
+            *id = id.filter(|&i| (i as usize) < n);
+        }
         let (mut inner, add_bos_default) = match self.model.as_str() {
             "gpt2" => self.byte_level()?,
             "llama" => (self.sentencepiece()?, true),
@@ -69,7 +74,9 @@ impl GgufVocab {
         let user_defined: Vec<AddedToken> = self
             .of_type(token_type::USER_DEFINED)
             .filter(|&id| !specials.contains(&id))
-            .map(|id| AddedToken::from(self.tokens[id as usize].clone(), false).normalized(false))
+            // `get`: a damaged file may list more types than tokens.
+            .filter_map(|id| self.tokens.get(id as usize))
+            .map(|t| AddedToken::from(t.clone(), false).normalized(false))
             .collect();
         inner.add_tokens(&user_defined);
         if add_bos || add_eos {
@@ -442,6 +449,21 @@ mod tests {
         let mut vocab = tiny_byte_level();
         vocab.merges.push("zz qq".into());
         assert!(vocab.build(Path::new("x.gguf")).is_err());
+    }
+
+    #[test]
+    fn damaged_ids_and_types_are_not_a_panic() {
+        let mut vocab = tiny_byte_level();
+        vocab
+            .token_types
+            .extend([token_type::USER_DEFINED, token_type::CONTROL]);
+        assert!(vocab.build(Path::new("x.gguf")).is_ok());
+
+        let mut vocab = tiny_byte_level();
+        vocab.bos = Some(1_000_000);
+        vocab.add_bos = Some(true);
+        let tok = vocab.build(Path::new("x.gguf")).unwrap();
+        assert_eq!((tok.bos_id(), tok.add_bos()), (None, false));
     }
 
     #[test]
