@@ -9,7 +9,9 @@ pub mod npy;
 pub mod paths;
 pub mod runtime;
 pub mod sample;
+pub mod text;
 
 pub use error::{EngineError, Result};
 pub use paths::{AppPaths, DefaultModel};
 pub use runtime::device::{MlxRuntime, RuntimeError};
+pub use text::{ChatMessage, ChatTemplate, StopMatcher, StopStep, StreamDecoder, Tokenizer};

@@ -1,0 +1,380 @@
+//! `ChatTemplate`: a model's Jinja chat template, rendered as Hugging Face renders it.
+//!
+//! Templates are written against transformers' Jinja environment, so we reproduce it on
+//! minijinja: `trim_blocks` and `lstrip_blocks`, loop controls, Python's str/dict methods
+//! (`.strip()`, `.items()`, ... from minijinja-contrib's pycompat), and its globals and filters:
+//! `raise_exception` (our `EngineError::Template` carrying the template's own message),
+//! `tojson` as Python's `json.dumps`, `strftime_now`, and `bos_token`/`eos_token` variables.
+//! `{% generation %}` blocks (transformers' assistant-mask extension) render their body.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use minijinja::syntax::SyntaxConfig;
+use minijinja::value::{Kwargs, Serde};
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, Value};
+use serde::{Deserialize, Serialize};
+
+use super::pyjson::PyJson;
+use super::strftime::strftime_now;
+use super::tokenizer::Tokenizer;
+use crate::error::{EngineError, Result};
+
+const NAME: &str = "chat_template";
+
+/// One turn of a conversation, as templates see it: `message.role`, `message.content`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            role: role.into(),
+            content: content.into(),
+        }
+    }
+
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new("system", content)
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new("user", content)
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new("assistant", content)
+    }
+}
+
+pub struct ChatTemplate {
+    env: Environment<'static>,
+    /// `bos_token`, `eos_token`, ...: the variables transformers passes from the tokenizer.
+    tokens: BTreeMap<&'static str, String>,
+}
+
+impl std::fmt::Debug for ChatTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatTemplate")
+            .field("tokens", &self.tokens)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChatTemplate {
+    /// Compiles `source`; a template that does not parse is an error now, not at the first chat.
+    pub fn new(source: &str) -> Result<Self> {
+        let mut env = Environment::new();
+        let syntax = SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .build();
+        env.set_syntax(syntax.map_err(|e| EngineError::Template(e.to_string()))?);
+        env.set_auto_escape_callback(|_| AutoEscape::None);
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        minijinja_contrib::add_to_environment(&mut env);
+        env.add_function("raise_exception", raise_exception);
+        env.add_function("strftime_now", |format: String| strftime_now(&format));
+        env.add_filter("tojson", tojson);
+        env.add_template_owned(NAME, neutralize_generation_tags(source).into_owned())
+            .map_err(|e| EngineError::Template(format!("the template does not parse: {e}")))?;
+        Ok(Self {
+            env,
+            tokens: BTreeMap::new(),
+        })
+    }
+
+    /// The tokenizer's own template, with its special tokens as variables; `None` when the
+    /// vocabulary came without a template.
+    pub fn for_tokenizer(tokenizer: &Tokenizer) -> Result<Option<Self>> {
+        let Some(source) = tokenizer.chat_template() else {
+            return Ok(None);
+        };
+        let name = |id: Option<u32>| id.and_then(|id| tokenizer.id_to_token(id));
+        let template = Self::new(source)?
+            .with_token("bos_token", name(tokenizer.bos_id()))
+            .with_token("eos_token", name(tokenizer.eos_id()))
+            .with_token("unk_token", name(tokenizer.unk_id()))
+            .with_token("pad_token", name(tokenizer.pad_id()));
+        Ok(Some(template))
+    }
+
+    /// Sets a token variable (`bos_token`, `eos_token`, `unk_token`, `pad_token`); `None` leaves
+    /// it undefined, as transformers does for a tokenizer without that token.
+    pub fn with_token(mut self, variable: &'static str, token: Option<String>) -> Self {
+        match token {
+            Some(token) => self.tokens.insert(variable, token),
+            None => self.tokens.remove(variable),
+        };
+        self
+    }
+
+    /// The prompt text for `messages`. With `add_generation_prompt`, it ends where the
+    /// assistant's reply begins. `tools` is the list of tool (function) schemas, passed to the
+    /// template as `tools`; `None` passes `none`, as transformers does.
+    pub fn render(
+        &self,
+        messages: &[ChatMessage],
+        add_generation_prompt: bool,
+        tools: Option<serde_json::Value>,
+    ) -> Result<String> {
+        let mut context: BTreeMap<&str, Value> = BTreeMap::new();
+        context.insert("messages", Value::from(Serde(messages)));
+        context.insert("add_generation_prompt", Value::from(add_generation_prompt));
+        context.insert(
+            "tools",
+            tools
+                .map(|t| Value::from(Serde(&t)))
+                .unwrap_or(Value::from(())),
+        );
+        context.insert("documents", Value::from(()));
+        for (name, token) in &self.tokens {
+            context.insert(name, Value::from(token.as_str()));
+        }
+        let template = self
+            .env
+            .get_template(NAME)
+            .map_err(|e| EngineError::Template(e.to_string()))?;
+        template.render(context).map_err(render_error)
+    }
+}
+
+/// The error a template raised on purpose, kept apart so its message reaches the person as is.
+#[derive(Debug)]
+struct Raised(String);
+
+impl std::fmt::Display for Raised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Raised {}
+
+fn raise_exception(message: String) -> std::result::Result<Value, Error> {
+    Err(Error::new(ErrorKind::InvalidOperation, message.clone()).with_source(Raised(message)))
+}
+
+fn render_error(error: Error) -> EngineError {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+    while let Some(e) = cause {
+        if let Some(raised) = e.downcast_ref::<Raised>() {
+            return EngineError::Template(raised.0.clone());
+        }
+        cause = e.source();
+    }
+    EngineError::Template(format!("rendering failed: {error}"))
+}
+
+/// `tojson` as transformers defines it: `json.dumps(x, ensure_ascii=False, indent=None,
+/// separators=None, sort_keys=False)`.
+fn tojson(value: Value, kwargs: Kwargs) -> std::result::Result<String, Error> {
+    let indent = match kwargs.get::<Option<Value>>("indent")? {
+        None => None,
+        Some(v) if v.is_none() => None,
+        Some(v) => match v.as_i64() {
+            Some(n) => Some(" ".repeat(n.max(0) as usize)),
+            None => Some(
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| bad_arg("indent must be a number or a string"))?,
+            ),
+        },
+    };
+    let mut json = PyJson::new(indent);
+    if let Some(ascii) = kwargs.get::<Option<bool>>("ensure_ascii")? {
+        json.ensure_ascii = ascii;
+    }
+    if let Some(sort) = kwargs.get::<Option<bool>>("sort_keys")? {
+        json.sort_keys = sort;
+    }
+    if let Some(separators) = kwargs
+        .get::<Option<Value>>("separators")?
+        .filter(|v| !v.is_none())
+    {
+        let pair: Vec<String> = separators
+            .try_iter()?
+            .map(|s| s.as_str().map(str::to_owned))
+            .collect::<Option<_>>()
+            .filter(|p: &Vec<String>| p.len() == 2)
+            .ok_or_else(|| bad_arg("separators must be two strings"))?;
+        json.item_separator.clone_from(&pair[0]);
+        json.key_separator.clone_from(&pair[1]);
+    }
+    kwargs.assert_all_used()?;
+    let data = serde_json::to_value(&value)
+        .map_err(|e| bad_arg(&format!("cannot be written as JSON: {e}")))?;
+    Ok(json.dumps(&data))
+}
+
+fn bad_arg(what: &str) -> Error {
+    Error::new(ErrorKind::InvalidOperation, format!("tojson: {what}"))
+}
+
+/// `{% generation %}` ... `{% endgeneration %}` is transformers' own tag, which minijinja does
+/// not know. It only marks the assistant's text, so it becomes `{% if true %}` ... `{% endif %}`,
+/// keeping the tag's whitespace control.
+fn neutralize_generation_tags(source: &str) -> Cow<'_, str> {
+    if !source.contains("generation") {
+        return Cow::Borrowed(source);
+    }
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(open) = rest.find("{%") {
+        let (before, tag) = rest.split_at(open + 2);
+        out.push_str(before);
+        let control = usize::from(tag.starts_with(['-', '+']));
+        let (marker, body) = tag.split_at(control);
+        let word_at = body.len() - body.trim_start().len();
+        let (space, word_and_rest) = body.split_at(word_at);
+        let ends_word = |w: &str| {
+            word_and_rest
+                .strip_prefix(w)
+                .filter(|r| r.starts_with(|c: char| c.is_whitespace() || "-+%".contains(c)))
+        };
+        let (replacement, after) = if let Some(after) = ends_word("endgeneration") {
+            ("endif", after)
+        } else if let Some(after) = ends_word("generation") {
+            ("if true", after)
+        } else {
+            ("", word_and_rest)
+        };
+        out.push_str(marker);
+        out.push_str(space);
+        out.push_str(replacement);
+        rest = after;
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn chat() -> Vec<ChatMessage> {
+        vec![
+            ChatMessage::system("Be brief."),
+            ChatMessage::user("Hi"),
+            ChatMessage::assistant("Hello!"),
+        ]
+    }
+
+    #[test]
+    fn trims_blocks_like_transformers() {
+        let source = "{% for m in messages %}\n  {% if m.role == 'user' %}\n[{{ m.content }}]\n  {% endif %}\n{% endfor %}\n";
+        let out = ChatTemplate::new(source)
+            .unwrap()
+            .render(&chat(), false, None)
+            .unwrap();
+        assert_eq!(out, "[Hi]\n");
+    }
+
+    #[test]
+    fn python_methods_and_loop_controls_work() {
+        let source = "{% for m in messages %}{% if m.role == 'system' %}{% continue %}{% endif %}\
+                      {{ m.role.upper() }}:{{ ('  ' + m.content + '  ').strip() }};\
+                      {% if m.content.startswith('Hi') %}{% break %}{% endif %}{% endfor %}\
+                      {% for k, v in {'a': 1}.items() %}{{ k }}={{ v }}{% endfor %}";
+        let out = ChatTemplate::new(source)
+            .unwrap()
+            .render(&chat(), false, None)
+            .unwrap();
+        assert_eq!(out, "USER:Hi;a=1");
+    }
+
+    #[test]
+    fn raise_exception_carries_the_templates_message() {
+        let source = "{% if messages[0].role != 'user' %}{{ raise_exception('Conversations must start with a user message') }}{% endif %}";
+        let err = ChatTemplate::new(source)
+            .unwrap()
+            .render(&chat(), true, None)
+            .unwrap_err();
+        assert!(
+            matches!(err, EngineError::Template(ref m) if m == "Conversations must start with a user message"),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string()
+                .contains("Edit the template or pick another model"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn other_render_errors_say_what_failed() {
+        let err = ChatTemplate::new("{{ messages[0].content.nope() }}")
+            .unwrap()
+            .render(&chat(), true, None)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("chat template: rendering failed"),
+            "{err}"
+        );
+        let err = ChatTemplate::new("{% if %}").unwrap_err();
+        assert!(err.to_string().contains("does not parse"), "{err}");
+    }
+
+    #[test]
+    fn tools_and_tojson_render_as_python_json() {
+        let source = "{% if tools is not none %}{% for t in tools %}{{ t | tojson }}\n{% endfor %}{% endif %}\
+                      {{ messages[-1].content }}{% if add_generation_prompt %}<assistant>{% endif %}";
+        let template = ChatTemplate::new(source).unwrap();
+        let tools = json!([{"type": "function", "function": {"name": "get_time", "parameters": {"zone": "<UTC>"}}}]);
+        let out = template.render(&chat(), true, Some(tools)).unwrap();
+        assert_eq!(
+            out,
+            "{\"type\": \"function\", \"function\": {\"name\": \"get_time\", \"parameters\": {\"zone\": \"<UTC>\"}}}\nHello!<assistant>"
+        );
+        assert_eq!(template.render(&chat(), false, None).unwrap(), "Hello!");
+    }
+
+    #[test]
+    fn tojson_takes_pythons_keyword_arguments() {
+        let source = "{{ {'b': [1, 2], 'a': 'é'} | tojson(indent=2, sort_keys=true) }}|{{ [1, 2] | tojson(separators=(',', ':')) }}";
+        let out = ChatTemplate::new(source)
+            .unwrap()
+            .render(&[], false, None)
+            .unwrap();
+        assert_eq!(
+            out,
+            "{\n  \"a\": \"é\",\n  \"b\": [\n    1,\n    2\n  ]\n}|[1,2]"
+        );
+        let err = ChatTemplate::new("{{ 1 | tojson(colour=1) }}")
+            .unwrap()
+            .render(&[], false, None);
+        assert!(err.is_err());
+    }
+
+    #[test]
+    fn special_tokens_and_strftime_are_available() {
+        let source = "{{ bos_token }}{{ strftime_now('%Y') | length }}{% if eos_token is defined %}E{% endif %}";
+        let template = ChatTemplate::new(source)
+            .unwrap()
+            .with_token("bos_token", Some("<s>".into()));
+        assert_eq!(template.render(&[], false, None).unwrap(), "<s>4");
+    }
+
+    #[test]
+    fn generation_blocks_render_their_body() {
+        let source = "{% for m in messages %}{% if m.role == 'assistant' %}{%- generation -%} {{ m.content }} {%- endgeneration %}{% endif %}{% endfor %}";
+        let out = ChatTemplate::new(source)
+            .unwrap()
+            .render(&chat(), false, None)
+            .unwrap();
+        assert_eq!(out, "Hello!");
+        assert_eq!(
+            neutralize_generation_tags("{%generation%}x{%+ endgeneration +%}"),
+            "{%if true%}x{%+ endif +%}"
+        );
+        assert_eq!(
+            neutralize_generation_tags("{% generations %}"),
+            "{% generations %}"
+        );
+    }
+}
