@@ -1,5 +1,4 @@
-//! `confab`: the engine's first client. Diagnostics now; chat, generate, bench and models as
-//! the engine grows.
+//! `confab`: the engine's first client and its benchmark harness.
 
 mod commands;
 
@@ -16,12 +15,24 @@ struct Cli {
 enum Command {
     /// Check MLX, the device, model folders and the default model.
     Doctor(commands::doctor::Args),
+    /// Chat with a model in the terminal (or one question with --prompt).
+    Chat(commands::chat::Args),
+    /// Generate from one prompt; --json for ids, text, usage and timings.
+    Generate(commands::generate::Args),
+    /// Measure prefill and decode speed and peak memory.
+    Bench(commands::bench::Args),
+    /// List the models found on this machine (* marks architectures this build can't run).
+    Models(commands::models::Args),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Doctor(args) => commands::doctor::run(args),
+        Command::Chat(args) => commands::chat::run(args),
+        Command::Generate(args) => commands::generate::run(args),
+        Command::Bench(args) => commands::bench::run(args),
+        Command::Models(args) => commands::models::run(args),
     };
     match result {
         Ok(code) => code,

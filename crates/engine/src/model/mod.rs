@@ -2,6 +2,7 @@
 
 pub mod arch;
 pub mod config;
+pub mod discover;
 pub mod format;
 pub mod layers;
 pub mod registry;

@@ -12,6 +12,7 @@ pub const ARCHITECTURES: &[(&str, BuildFn)] = &[
     ("mistral", arch::llama::build),
     ("qwen2", arch::llama::build),
     ("qwen3", arch::llama::build),
+    ("gemma3_text", arch::gemma3::build),
 ];
 
 pub fn builder(model_type: &str) -> Option<BuildFn> {

@@ -1,3 +1,4 @@
 //! One file per architecture family. Adding one: a file here and a line in `registry.rs`.
 
+pub mod gemma3;
 pub mod llama;

@@ -15,6 +15,11 @@ use crate::model::weights::Weights;
 /// Architectures whose GGUF tensors we can rename, and their Hugging Face model_type.
 const ARCHITECTURES: &[(&str, &str)] = &[("llama", "llama"), ("qwen2", "qwen2"), ("qwen3", "qwen3")];
 
+/// Whether GGUF files of this `general.architecture` can be loaded.
+pub fn supports(architecture: &str) -> bool {
+    ARCHITECTURES.iter().any(|(g, _)| *g == architecture)
+}
+
 pub struct Loaded {
     pub config: TextConfig,
     pub weights: Weights,

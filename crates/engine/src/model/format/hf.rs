@@ -93,11 +93,20 @@ pub fn load(dir: &Path) -> Result<Loaded> {
             .map_err(|e| EngineError::CorruptWeights { path: file.clone(), reason: e.to_string() })?;
         tensors.extend(loaded);
     }
-    // Multimodal checkpoints nest the text model; mlx-lm and transformers both strip this.
-    let tensors = tensors
-        .into_iter()
-        .map(|(name, a)| (name.strip_prefix("language_model.").map(str::to_string).unwrap_or(name), a))
-        .collect();
+    let tensors = tensors.into_iter().map(|(name, a)| (text_model_name(name), a)).collect();
     let weights = Weights::new(tensors, dir, config.quantization.clone());
     Ok(Loaded { config, weights, fingerprint: fingerprint.finish() })
+}
+
+/// Multimodal checkpoints nest the text model: `language_model.model.…` (transformers 4 and
+/// mlx-community) or `model.language_model.…` (transformers 5). The text model's own names are
+/// `model.…` and `lm_head.…`.
+fn text_model_name(name: String) -> String {
+    if let Some(rest) = name.strip_prefix("language_model.") {
+        return rest.to_string();
+    }
+    if let Some(rest) = name.strip_prefix("model.language_model.") {
+        return format!("model.{rest}");
+    }
+    name
 }

@@ -1,6 +1,7 @@
 //! Checkpoint formats: a Hugging Face folder of safetensors, or one GGUF file.
 
 pub mod gguf;
+pub mod gguf_header;
 pub mod hf;
 
 use std::path::Path;

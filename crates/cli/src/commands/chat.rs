@@ -1,0 +1,78 @@
+//! `confab chat`: talk to a model in the terminal, or ask one question with --prompt.
+
+use std::io::{BufRead, Write};
+
+use confab_engine::runtime::{Engine, Event, ModelId, Prompt, Request};
+use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
+
+use super::common::ModelArgs;
+use super::generate::SamplingArgs;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Ask this, print the answer and exit.
+    #[arg(long)]
+    prompt: Option<String>,
+    /// A system prompt for the conversation.
+    #[arg(long)]
+    system: Option<String>,
+    #[arg(long, default_value_t = 512)]
+    max_tokens: u32,
+    #[command(flatten)]
+    sampling: SamplingArgs,
+    /// Print time to first token and speeds after each reply.
+    #[arg(long)]
+    stats: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
+    let (engine, id, info) = args.model.load(false)?;
+    let sampling = args.sampling.apply(info.default_sampling.clone(), args.max_tokens);
+    let mut messages: Vec<ChatMessage> = args.system.iter().map(|s| ChatMessage::system(s.clone())).collect();
+
+    if let Some(question) = &args.prompt {
+        messages.push(ChatMessage::user(question.clone()));
+        reply(&engine, id, &messages, &sampling, args.stats)?;
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+
+    eprintln!("{} ({}). Empty line or Ctrl-D to quit.", info.path.display(), info.architecture);
+    let stdin = std::io::stdin();
+    loop {
+        eprint!("> ");
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 || line.trim().is_empty() {
+            return Ok(std::process::ExitCode::SUCCESS);
+        }
+        messages.push(ChatMessage::user(line.trim_end().to_string()));
+        let answer = reply(&engine, id, &messages, &sampling, args.stats)?;
+        messages.push(ChatMessage::assistant(answer));
+    }
+}
+
+/// Streams one reply to stdout and returns its text.
+fn reply(engine: &Engine, id: ModelId, messages: &[ChatMessage], sampling: &SamplingParams, stats: bool) -> anyhow::Result<String> {
+    let request = Request::new(id, Prompt::Chat(messages.to_vec()), sampling.clone());
+    let mut text = String::new();
+    let mut stdout = std::io::stdout().lock();
+    for event in engine.generate(request) {
+        match event {
+            Event::Token { text: delta, .. } | Event::Text(delta) => {
+                write!(stdout, "{delta}")?;
+                stdout.flush()?;
+                text.push_str(&delta);
+            }
+            Event::Done { usage, timings, .. } if stats => eprintln!(
+                "\n[{} prompt ({} cached), {} generated; {:.0} ms to first token, {:.1} tok/s]",
+                usage.prompt, usage.cached, usage.generated, timings.time_to_first_token_ms, timings.decode_tokens_per_s
+            ),
+            Event::Error(e) => return Err(e.into()),
+            _ => {}
+        }
+    }
+    writeln!(stdout)?;
+    Ok(text)
+}

@@ -1,0 +1,39 @@
+//! What every model-running command shares: which model, in which dtype, on a started engine.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use confab_engine::model::{DtypeChoice, LoadOptions};
+use confab_engine::runtime::{Engine, EngineOptions, ModelId, ModelInfo};
+use confab_engine::{AppPaths, DefaultModel};
+
+#[derive(clap::Args, Clone)]
+pub struct ModelArgs {
+    /// A model folder or .gguf file (default: the default model in the app's models folder).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// auto (float32 on a CPU, the checkpoint's dtype on a GPU), float32, bfloat16 or float16.
+    #[arg(long, default_value = "auto")]
+    pub dtype: DtypeChoice,
+}
+
+impl ModelArgs {
+    pub fn path(&self) -> PathBuf {
+        self.model.clone().unwrap_or_else(|| DefaultModel::manifest().path(&AppPaths::from_env()))
+    }
+
+    /// Starts an engine and loads the model, with progress on stderr when `verbose`.
+    pub fn load(&self, verbose: bool) -> anyhow::Result<(Engine, ModelId, ModelInfo)> {
+        let engine = Engine::start(EngineOptions::default())?;
+        let path = self.path();
+        let options = LoadOptions { dtype: self.dtype, ..Default::default() };
+        let (id, info) = engine
+            .load(&path, options, move |p| {
+                if verbose {
+                    eprintln!("loading: {} ({:.0}%)", p.stage, p.fraction * 100.0);
+                }
+            })
+            .with_context(|| format!("loading {}", path.display()))?;
+        Ok((engine, id, info))
+    }
+}

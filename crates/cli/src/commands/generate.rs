@@ -1,0 +1,131 @@
+//! `confab generate`: one prompt in, tokens out; machine-readable with --json.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::bail;
+use confab_engine::runtime::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
+use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
+
+use super::common::ModelArgs;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// The user's message (sent through the model's chat template unless --raw).
+    #[arg(long, conflicts_with = "prompt_ids")]
+    prompt: Option<String>,
+    /// Token ids, comma-separated, used as they are.
+    #[arg(long, value_delimiter = ',')]
+    prompt_ids: Option<Vec<u32>>,
+    /// Use --prompt as raw text, without the chat template.
+    #[arg(long)]
+    raw: bool,
+    #[arg(long, default_value_t = 256)]
+    max_tokens: u32,
+    #[command(flatten)]
+    sampling: SamplingArgs,
+    /// Save the first generated step's logits (float32 .npy).
+    #[arg(long)]
+    logits: Option<PathBuf>,
+    /// Print one JSON object: ids, text, usage, timings, plan.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Sampling flags shared by generate and chat; unset flags keep the model's defaults.
+#[derive(clap::Args, Clone)]
+pub struct SamplingArgs {
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    #[arg(long)]
+    pub top_k: Option<i32>,
+    #[arg(long)]
+    pub top_p: Option<f32>,
+    #[arg(long)]
+    pub min_p: Option<f32>,
+    #[arg(long)]
+    pub repetition_penalty: Option<f32>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Stop when this text appears (repeatable); it is not printed.
+    #[arg(long)]
+    pub stop: Vec<String>,
+}
+
+impl SamplingArgs {
+    pub fn apply(&self, mut p: SamplingParams, max_tokens: u32) -> SamplingParams {
+        p.temperature = self.temperature.unwrap_or(p.temperature);
+        p.top_k = self.top_k.unwrap_or(p.top_k);
+        p.top_p = self.top_p.unwrap_or(p.top_p);
+        p.min_p = self.min_p.unwrap_or(p.min_p);
+        p.repetition_penalty = self.repetition_penalty.unwrap_or(p.repetition_penalty);
+        p.seed = self.seed.or(p.seed);
+        p.stop.extend(self.stop.iter().cloned());
+        p.max_tokens = max_tokens;
+        p
+    }
+}
+
+#[derive(serde::Serialize, Default)]
+struct Output {
+    ids: Vec<u32>,
+    text: String,
+    stop_reason: Option<StopReason>,
+    usage: Usage,
+    timings: Timings,
+    plan: Option<Plan>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
+    let prompt = match (&args.prompt, &args.prompt_ids) {
+        (Some(text), _) if args.raw => Prompt::Text(text.clone()),
+        (Some(text), _) => Prompt::Chat(vec![ChatMessage::user(text.clone())]),
+        (None, Some(ids)) => Prompt::Tokens(ids.clone()),
+        (None, None) => bail!("give --prompt TEXT or --prompt-ids 1,2,3"),
+    };
+    let (engine, id, info) = args.model.load(!args.json)?;
+    let mut request = Request::new(id, prompt, args.sampling.apply(info.default_sampling.clone(), args.max_tokens));
+    request.logits_path = args.logits.clone();
+
+    let mut out = Output::default();
+    let mut stdout = std::io::stdout().lock();
+    for event in engine.generate(request) {
+        match event {
+            Event::Plan(plan) => out.plan = Some(plan),
+            Event::Token { id, text } => {
+                out.ids.push(id);
+                out.text.push_str(&text);
+                if !args.json {
+                    write!(stdout, "{text}")?;
+                    stdout.flush()?;
+                }
+            }
+            Event::Text(text) => {
+                out.text.push_str(&text);
+                if !args.json {
+                    write!(stdout, "{text}")?;
+                }
+            }
+            Event::Done { reason, usage, timings } => {
+                out.stop_reason = Some(reason);
+                out.usage = usage;
+                out.timings = timings;
+            }
+            Event::Error(e) => return Err(e.into()),
+        }
+    }
+    if args.json {
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&out)?)?;
+    } else {
+        let t = &out.timings;
+        writeln!(stdout)?;
+        eprintln!(
+            "[{} prompt tokens, {} generated; {:.0} ms to first token, prefill {:.1} tok/s, decode {:.1} tok/s]",
+            out.usage.prompt, out.usage.generated, t.time_to_first_token_ms, t.prefill_tokens_per_s, t.decode_tokens_per_s
+        );
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}

@@ -1,0 +1,123 @@
+//! Gemma 3 (text): interleaved sliding-window and global layers with their own RoPE bases,
+//! embeddings scaled by √hidden, four norms per block storing `weight - 1`, GELU (tanh) MLP,
+//! per-head q/k norms, and final-logit soft-capping where the config asks for it.
+
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{ops, Array, Dtype};
+
+use crate::cache::KvCache;
+use crate::error::Result;
+use crate::model::config::{LayerKind, TextConfig};
+use crate::model::layers::{Attention, Embedding, Mlp, RmsNorm, Rope};
+use crate::model::weights::Weights;
+use crate::model::{BuildOptions, TextModel};
+
+struct Block {
+    input_norm: RmsNorm,
+    attention: Attention,
+    post_attention_norm: RmsNorm,
+    pre_feedforward_norm: RmsNorm,
+    mlp: Mlp,
+    post_feedforward_norm: RmsNorm,
+}
+
+pub struct Gemma3 {
+    config: TextConfig,
+    embed: Embedding,
+    embed_scale: Array,
+    blocks: Vec<Block>,
+    norm: RmsNorm,
+}
+
+/// Gemma's norms multiply by `1 + weight`.
+const NORM_OFFSET: f32 = 1.0;
+
+pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
+    let (dtype, deq) = (opts.dtype, opts.dequantize);
+    let eps = config.rms_norm_eps;
+    let linear = |w: &mut Weights, name: String| w.linear(&name)?.into_dtype(dtype, deq);
+    let norm = |w: &mut Weights, name: String| RmsNorm::new(w.take(&name)?, eps, NORM_OFFSET, dtype);
+    let scale = config.query_pre_attn_scalar.unwrap_or(config.head_dim as f32).powf(-0.5);
+
+    let mut blocks = Vec::with_capacity(config.num_layers);
+    for (i, kind) in config.layer_kinds.iter().enumerate() {
+        let p = format!("model.layers.{i}");
+        let sliding = *kind == LayerKind::Sliding;
+        let rope = match (&config.rope_local, sliding) {
+            (Some(local), true) => local,
+            _ => &config.rope,
+        };
+        let attention = Attention {
+            q_proj: linear(w, format!("{p}.self_attn.q_proj"))?,
+            k_proj: linear(w, format!("{p}.self_attn.k_proj"))?,
+            v_proj: linear(w, format!("{p}.self_attn.v_proj"))?,
+            o_proj: linear(w, format!("{p}.self_attn.o_proj"))?,
+            q_norm: Some(norm(w, format!("{p}.self_attn.q_norm.weight"))?),
+            k_norm: Some(norm(w, format!("{p}.self_attn.k_norm.weight"))?),
+            num_heads: config.num_heads,
+            num_kv_heads: config.num_kv_heads,
+            head_dim: config.head_dim,
+            scale,
+            rope: Rope::new(config.head_dim, rope, config.rope_traditional),
+            window: if sliding { config.sliding_window } else { None },
+        };
+        blocks.push(Block {
+            input_norm: norm(w, format!("{p}.input_layernorm.weight"))?,
+            attention,
+            post_attention_norm: norm(w, format!("{p}.post_attention_layernorm.weight"))?,
+            pre_feedforward_norm: norm(w, format!("{p}.pre_feedforward_layernorm.weight"))?,
+            mlp: Mlp {
+                gate: linear(w, format!("{p}.mlp.gate_proj"))?,
+                up: linear(w, format!("{p}.mlp.up_proj"))?,
+                down: linear(w, format!("{p}.mlp.down_proj"))?,
+                activation: config.activation,
+            },
+            post_feedforward_norm: norm(w, format!("{p}.post_feedforward_layernorm.weight"))?,
+        });
+    }
+    Ok(Box::new(Gemma3 {
+        embed: Embedding { table: linear(w, "model.embed_tokens".into())? },
+        // transformers rounds √hidden to the embedding dtype before multiplying.
+        embed_scale: Array::from_f32((config.hidden_size as f32).sqrt()).as_dtype(dtype)?,
+        norm: norm(w, "model.norm.weight".into())?,
+        blocks,
+        config: config.clone(),
+    }))
+}
+
+impl TextModel for Gemma3 {
+    fn config(&self) -> &TextConfig {
+        &self.config
+    }
+
+    fn forward(&self, tokens: &Array, cache: &mut KvCache) -> Result<Array> {
+        let mut h = ops::multiply(&self.embed.forward(tokens)?, &self.embed_scale)?;
+        for (b, layer_cache) in self.blocks.iter().zip(cache.layers.iter_mut()) {
+            let a = b.attention.forward(&b.input_norm.forward(&h)?, layer_cache)?;
+            h = ops::add(&h, &b.post_attention_norm.forward(&a)?)?;
+            let m = b.mlp.forward(&b.pre_feedforward_norm.forward(&h)?)?;
+            h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
+        }
+        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        let mut logits = self.embed.as_logits(&last)?.as_dtype(Dtype::Float32)?;
+        if let Some(cap) = self.config.final_logit_softcap {
+            let cap = Array::from_f32(cap);
+            logits = ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)?;
+        }
+        Ok(logits)
+    }
+
+    fn arrays(&self) -> Vec<&Array> {
+        let mut all: Vec<&Array> = self.embed.table.arrays();
+        for b in &self.blocks {
+            let a = &b.attention;
+            for l in [&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj, &b.mlp.gate, &b.mlp.up, &b.mlp.down] {
+                all.extend(l.arrays());
+            }
+            let norms = [&b.input_norm, &b.post_attention_norm, &b.pre_feedforward_norm, &b.post_feedforward_norm];
+            all.extend(norms.into_iter().chain(&a.q_norm).chain(&a.k_norm).map(RmsNorm::weight));
+        }
+        all.push(self.norm.weight());
+        all
+    }
+}

@@ -1,0 +1,125 @@
+//! Finding models on disk without loading them: the app's models folder, the Hugging Face
+//! cache, LM Studio's folder and folders the user adds.
+
+use std::path::{Path, PathBuf};
+
+use crate::model::format::gguf_header::{self, MetaValue};
+use crate::model::format::{hf, Format};
+use crate::model::registry;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelSummary {
+    pub name: String,
+    pub path: PathBuf,
+    pub format: Format,
+    pub architecture: String,
+    /// Whether this build can run the architecture.
+    pub supported: bool,
+    /// `bf16`, `4-bit`, `Q4_1`, …
+    pub quantization: String,
+    pub size_bytes: u64,
+    pub context_length: Option<usize>,
+    pub vision: bool,
+    pub audio: bool,
+}
+
+/// Every model under `folders` (searched a few levels deep), sorted by name.
+pub fn discover(folders: &[PathBuf]) -> Vec<ModelSummary> {
+    let mut found = vec![];
+    for folder in folders {
+        walk(folder, 0, &mut found);
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
+    found.dedup_by(|a, b| a.path == b.path);
+    found
+}
+
+fn walk(dir: &Path, depth: usize, found: &mut Vec<ModelSummary>) {
+    // HF cache: hub/models--org--name/snapshots/<rev>/ is four levels below the hub folder.
+    if depth > 5 {
+        return;
+    }
+    if dir.join("config.json").is_file() {
+        if let Some(summary) = summarize_folder(dir) {
+            found.push(summary);
+        }
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            walk(&path, depth + 1, found);
+        } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
+            found.extend(summarize_gguf(&path));
+        }
+    }
+}
+
+fn display_name(path: &Path) -> String {
+    // HF cache snapshots are named by revision; the repository is three levels up.
+    let components: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    if let Some(pos) = components.iter().rposition(|c| c == "snapshots") {
+        if let Some(repo) = pos.checked_sub(1).and_then(|i| components[i].strip_prefix("models--")) {
+            return repo.replace("--", "/");
+        }
+    }
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
+    let text = std::fs::read_to_string(dir.join("config.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let text_config = json.get("text_config").unwrap_or(&json);
+    let architecture = json.get("model_type").and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
+    let files = hf::shard_files(dir).ok()?;
+    let size_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let quantization = match json.get("quantization").or_else(|| json.get("quantization_config")) {
+        Some(q) => q.get("bits").and_then(|b| b.as_u64()).map_or("quantized".into(), |b| format!("{b}-bit")),
+        None => match text_config.get("torch_dtype").or_else(|| json.get("torch_dtype")).and_then(|v| v.as_str()) {
+            Some("bfloat16") => "bf16".into(),
+            Some("float16") => "fp16".into(),
+            Some("float32") => "fp32".into(),
+            _ => "unknown".into(),
+        },
+    };
+    let text_arch = text_config.get("model_type").and_then(|v| v.as_str()).unwrap_or(&architecture).to_string();
+    Some(ModelSummary {
+        name: display_name(dir),
+        path: dir.to_path_buf(),
+        format: Format::Safetensors,
+        supported: registry::builder(&text_arch).is_some(),
+        architecture,
+        quantization,
+        size_bytes,
+        context_length: text_config.get("max_position_embeddings").and_then(|v| v.as_u64()).map(|v| v as usize),
+        vision: json.get("vision_config").is_some(),
+        audio: json.get("audio_config").is_some(),
+    })
+}
+
+fn summarize_gguf(path: &Path) -> Option<ModelSummary> {
+    let meta = gguf_header::read_metadata(path).ok()?;
+    let text = |k: &str| match meta.get(k) {
+        Some(MetaValue::Str(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let int = |k: &str| match meta.get(k) {
+        Some(MetaValue::Int(i)) => Some(*i),
+        _ => None,
+    };
+    let architecture = text("general.architecture").unwrap_or_else(|| "unknown".into());
+    Some(ModelSummary {
+        name: display_name(path),
+        path: path.to_path_buf(),
+        format: Format::Gguf,
+        supported: crate::model::format::gguf::supports(&architecture),
+        quantization: int("general.file_type").map_or("unknown", gguf_header::file_type_name).to_string(),
+        size_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        context_length: int(&format!("{architecture}.context_length")).map(|v| v as usize),
+        architecture,
+        vision: false,
+        audio: false,
+    })
+}

@@ -1,0 +1,118 @@
+//! Reads a GGUF file's metadata (not its tensors), for discovery: listing a folder of
+//! multi-gigabyte models must not load them.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+/// The scalar and string metadata values; arrays are skipped (except their length).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetaValue {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    Array(u64),
+}
+
+pub fn read_metadata(path: &Path) -> std::io::Result<HashMap<String, MetaValue>> {
+    let mut r = Reader(BufReader::new(File::open(path)?));
+    let mut magic = [0u8; 4];
+    r.0.read_exact(&mut magic)?;
+    let version = r.u32()?;
+    if &magic != b"GGUF" || !(2..=3).contains(&version) {
+        return Err(invalid("not a GGUF v2/v3 file"));
+    }
+    let _tensors = r.u64()?;
+    let count = r.u64()?;
+    if count > 1_000_000 {
+        return Err(invalid("implausible metadata count"));
+    }
+    let mut meta = HashMap::new();
+    for _ in 0..count {
+        let key = r.string()?;
+        let kind = r.u32()?;
+        meta.insert(key, r.value(kind)?);
+    }
+    Ok(meta)
+}
+
+fn invalid(msg: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, msg)
+}
+
+struct Reader(BufReader<File>);
+
+impl Reader {
+    fn bytes<const N: usize>(&mut self) -> std::io::Result<[u8; N]> {
+        let mut b = [0u8; N];
+        self.0.read_exact(&mut b)?;
+        Ok(b)
+    }
+    fn u32(&mut self) -> std::io::Result<u32> {
+        Ok(u32::from_le_bytes(self.bytes()?))
+    }
+    fn u64(&mut self) -> std::io::Result<u64> {
+        Ok(u64::from_le_bytes(self.bytes()?))
+    }
+    fn string(&mut self) -> std::io::Result<String> {
+        let len = self.u64()?;
+        if len > 64 << 20 {
+            return Err(invalid("implausible string length"));
+        }
+        let mut s = vec![0u8; len as usize];
+        self.0.read_exact(&mut s)?;
+        Ok(String::from_utf8_lossy(&s).into_owned())
+    }
+    /// GGUF value types: 0 u8, 1 i8, 2 u16, 3 i16, 4 u32, 5 i32, 6 f32, 7 bool, 8 string,
+    /// 9 array, 10 u64, 11 i64, 12 f64.
+    fn value(&mut self, kind: u32) -> std::io::Result<MetaValue> {
+        Ok(match kind {
+            0 => MetaValue::Int(self.bytes::<1>()?[0] as i64),
+            1 => MetaValue::Int(self.bytes::<1>()?[0] as i8 as i64),
+            2 => MetaValue::Int(u16::from_le_bytes(self.bytes()?) as i64),
+            3 => MetaValue::Int(i16::from_le_bytes(self.bytes()?) as i64),
+            4 => MetaValue::Int(self.u32()? as i64),
+            5 => MetaValue::Int(i32::from_le_bytes(self.bytes()?) as i64),
+            6 => MetaValue::Float(f32::from_le_bytes(self.bytes()?) as f64),
+            7 => MetaValue::Bool(self.bytes::<1>()?[0] != 0),
+            8 => MetaValue::Str(self.string()?),
+            9 => {
+                let inner = self.u32()?;
+                let len = self.u64()?;
+                if len > 1 << 32 {
+                    return Err(invalid("implausible array length"));
+                }
+                for _ in 0..len {
+                    self.value(inner)?;
+                }
+                MetaValue::Array(len)
+            }
+            10 => MetaValue::Int(self.u64()? as i64),
+            11 => MetaValue::Int(i64::from_le_bytes(self.bytes()?)),
+            12 => MetaValue::Float(f64::from_le_bytes(self.bytes()?)),
+            other => return Err(invalid(&format!("unknown metadata type {other}"))),
+        })
+    }
+}
+
+/// llama.cpp's `general.file_type` numbers, as people name them.
+pub fn file_type_name(file_type: i64) -> &'static str {
+    match file_type {
+        0 => "F32",
+        1 => "F16",
+        2 => "Q4_0",
+        3 => "Q4_1",
+        7 => "Q8_0",
+        8 => "Q5_0",
+        9 => "Q5_1",
+        10 => "Q2_K",
+        11 | 12 | 13 => "Q3_K",
+        14 | 15 => "Q4_K",
+        16 | 17 => "Q5_K",
+        18 => "Q6_K",
+        32 => "BF16",
+        _ => "other",
+    }
+}

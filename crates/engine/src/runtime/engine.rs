@@ -1,0 +1,166 @@
+//! The engine thread: the one place MLX work happens, in order. Callers talk to it by message.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::error::{EngineError, Result};
+use crate::model::LoadOptions;
+use crate::runtime::generate;
+use crate::runtime::model::{LoadProgress, ModelInfo, ReadyModel};
+use crate::runtime::request::{Event, ModelId, Request};
+
+#[derive(Debug, Clone, Default)]
+pub struct EngineOptions {
+    /// MLX keeps freed buffers for reuse up to this many bytes (default: a quarter of memory),
+    /// so memory does not grow without bound across requests.
+    pub mlx_cache_limit: Option<usize>,
+}
+
+type ProgressFn = Box<dyn FnMut(LoadProgress) + Send>;
+
+enum Command {
+    Load { path: PathBuf, options: LoadOptions, progress: ProgressFn, reply: Sender<Result<(ModelId, ModelInfo)>> },
+    Unload { model: ModelId },
+    Generate { request: Request, cancel: Arc<AtomicBool>, events: Sender<Event> },
+    Tokenize { model: ModelId, prompt: crate::runtime::request::Prompt, reply: Sender<Result<Vec<u32>>> },
+}
+
+pub struct Engine {
+    commands: Option<Sender<Command>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// A running request: its events, and the switch that stops it within one decode step.
+pub struct Generation {
+    events: Receiver<Event>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Generation {
+    /// The next event; `None` after `Done` or `Error`.
+    pub fn next(&self) -> Option<Event> {
+        self.events.recv().ok()
+    }
+
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// A handle that cancels from another thread (the UI's Stop button).
+    pub fn canceller(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+}
+
+impl Iterator for Generation {
+    type Item = Event;
+    fn next(&mut self) -> Option<Event> {
+        Generation::next(self)
+    }
+}
+
+impl Engine {
+    pub fn start(options: EngineOptions) -> Result<Self> {
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("confab-engine".into())
+            .spawn(move || serve(options, rx))
+            .map_err(|e| EngineError::Mlx(format!("could not start the engine thread: {e}")))?;
+        Ok(Self { commands: Some(tx), thread: Some(thread) })
+    }
+
+    fn send(&self, command: Command) -> Result<()> {
+        self.commands.as_ref().and_then(|c| c.send(command).ok()).ok_or(EngineError::EngineStopped)
+    }
+
+    /// Loads a model folder or GGUF file; blocks until it is ready.
+    pub fn load(
+        &self,
+        path: impl Into<PathBuf>,
+        options: LoadOptions,
+        progress: impl FnMut(LoadProgress) + Send + 'static,
+    ) -> Result<(ModelId, ModelInfo)> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Command::Load { path: path.into(), options, progress: Box::new(progress), reply })?;
+        answer.recv().map_err(|_| EngineError::EngineStopped)?
+    }
+
+    pub fn unload(&self, model: ModelId) -> Result<()> {
+        self.send(Command::Unload { model })
+    }
+
+    /// The prompt's token ids, as a generation would see them.
+    pub fn tokenize(&self, model: ModelId, prompt: crate::runtime::request::Prompt) -> Result<Vec<u32>> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Command::Tokenize { model, prompt, reply })?;
+        answer.recv().map_err(|_| EngineError::EngineStopped)?
+    }
+
+    /// Queues a request; its events arrive on the returned `Generation`.
+    pub fn generate(&self, request: Request) -> Generation {
+        let (events, receiver) = mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        if let Err(e) = self.send(Command::Generate { request, cancel: cancel.clone(), events: events.clone() }) {
+            let _ = events.send(Event::Error(e));
+        }
+        Generation { events: receiver, cancel }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.commands.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn serve(options: EngineOptions, commands: Receiver<Command>) {
+    let limit = options.mlx_cache_limit.unwrap_or((crate::runtime::device::physical_memory() / 4) as usize);
+    let _ = mlx_rs::memory::set_cache_limit(limit);
+    let mut models: HashMap<ModelId, ReadyModel> = HashMap::new();
+    let mut next_id = 1u64;
+    for command in commands {
+        match command {
+            Command::Load { path, options, mut progress, reply } => {
+                let result = ReadyModel::load(&path, &options, &mut progress).map(|model| {
+                    let id = ModelId(next_id);
+                    next_id += 1;
+                    let info = model.info.clone();
+                    models.insert(id, model);
+                    (id, info)
+                });
+                let _ = reply.send(result);
+            }
+            Command::Unload { model } => {
+                models.remove(&model);
+                let _ = mlx_rs::memory::clear_cache();
+            }
+            Command::Tokenize { model, prompt, reply } => {
+                let result = models.get(&model).ok_or_else(unknown_model).and_then(|m| generate::prompt_ids(m, &prompt));
+                let _ = reply.send(result);
+            }
+            Command::Generate { request, cancel, events } => {
+                let Some(model) = models.get(&request.model) else {
+                    let _ = events.send(Event::Error(unknown_model()));
+                    continue;
+                };
+                let mut emit = |event| {
+                    let _ = events.send(event);
+                };
+                if let Err(e) = generate::run(model, request, &cancel, &mut emit) {
+                    emit(Event::Error(e));
+                }
+            }
+        }
+    }
+}
+
+fn unknown_model() -> EngineError {
+    EngineError::invalid("model", "that model is not loaded; load it first")
+}

@@ -1,0 +1,167 @@
+//! One request, start to finish, on the engine thread: tokenize, plan, prefill in chunks,
+//! decode, stream text, stop.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use mlx_rs::{ops, transforms, Array};
+
+use crate::error::{EngineError, Result};
+use crate::runtime::model::ReadyModel;
+use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
+use crate::sample::Sampler;
+use crate::text::{StopMatcher, StreamDecoder};
+
+/// The prompt as token ids, through the chat template when it is a conversation.
+pub fn prompt_ids(model: &ReadyModel, prompt: &Prompt) -> Result<Vec<u32>> {
+    let ids = match prompt {
+        Prompt::Tokens(ids) => ids.clone(),
+        Prompt::Text(text) => model.tokenizer.encode_prompt(text)?,
+        Prompt::Chat(messages) => {
+            let template = model.template.as_ref().ok_or_else(|| {
+                EngineError::Template("this model has no chat template; send plain text instead".into())
+            })?;
+            model.tokenizer.encode_prompt(&template.render(messages, true, None)?)?
+        }
+    };
+    if ids.is_empty() {
+        return Err(EngineError::invalid("prompt", "the prompt is empty; type something first"));
+    }
+    let vocab = model.config().vocab_size as u32;
+    if let Some(bad) = ids.iter().find(|&&id| id >= vocab) {
+        return Err(EngineError::invalid("prompt", format!("token id {bad} is outside the vocabulary (size {vocab})")));
+    }
+    Ok(ids)
+}
+
+pub fn run(model: &ReadyModel, request: Request, cancel: &AtomicBool, emit: &mut dyn FnMut(Event)) -> Result<()> {
+    let started = Instant::now();
+    let ids = prompt_ids(model, &request.prompt)?;
+    let context = model.config().max_position;
+    if ids.len() >= context {
+        return Err(EngineError::ContextOverflow { prompt: ids.len(), context });
+    }
+    let mut sampling = request.sampling.clone();
+    if sampling.max_tokens == 0 {
+        sampling.max_tokens = (context - ids.len()) as u32;
+    }
+    let mut sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
+    let mut stops = StopMatcher::new(sampling.stop.iter().cloned())?;
+    let mut decoder = StreamDecoder::new(model.tokenizer.clone(), true);
+    let chunk = request.chunk_size.max(1);
+
+    emit(Event::Plan(Plan {
+        prompt_tokens: ids.len(),
+        reused_tokens: 0,
+        reuse_source: "none",
+        reuse_declined: Some("no prefix cache entry for this model yet".into()),
+        chunk_size: chunk,
+        chunks: ids.len().div_ceil(chunk),
+    }));
+    mlx_rs::memory::reset_peak_memory()?;
+
+    // Prefill: every chunk but the last only fills the cache.
+    let mut cache = model.model.new_cache();
+    let mut logits = None;
+    for (i, part) in ids.chunks(chunk).enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            return finish(emit, StopReason::Cancelled, ids.len(), 0, started, None, None);
+        }
+        let out = model.model.forward(&tokens_array(part), &mut cache)?;
+        if (i + 1) * chunk >= ids.len() {
+            logits = Some(out);
+        } else {
+            transforms::eval(cache.arrays())?;
+        }
+    }
+    let mut logits = logits.expect("a non-empty prompt has a last chunk");
+    if let Some(path) = &request.logits_path {
+        logits.eval()?;
+        crate::npy::write_f32(path, logits.as_slice::<f32>(), &[logits.size()])?;
+    }
+
+    // Decode. Greedy without penalties keeps the next step's graph queued on the device while
+    // the host handles the current token (as mlx-lm does); other samplers need the host.
+    let pipelined = sampler.is_greedy() && sampling.repetition_penalty == 1.0 && sampling.presence_penalty == 0.0 && sampling.logit_bias.is_empty();
+    let mut history = ids.clone();
+    let mut generated = 0usize;
+    let mut first_token_at = None;
+    let mut next = if pipelined { Some(argmax(&logits)?) } else { None };
+    let reason = loop {
+        let token = match next.take() {
+            Some(y) => {
+                let following = model.model.forward(&y.reshape(&[1, 1])?, &mut cache)?;
+                let after = argmax(&following)?;
+                transforms::async_eval([&after])?;
+                let token = y.try_item_cast::<u32>().map_err(|e| EngineError::Mlx(e.to_string()))?;
+                next = Some(after);
+                token
+            }
+            None => sampler.sample(&logits, &history)?,
+        };
+        first_token_at.get_or_insert_with(Instant::now);
+        if !request.ignore_eos && model.eos_ids.contains(&token) {
+            break StopReason::Eos;
+        }
+        history.push(token);
+        generated += 1;
+        let step = stops.push(&decoder.push(token)?);
+        emit(Event::Token { id: token, text: step.text });
+        if step.stopped.is_some() {
+            break StopReason::StopString;
+        }
+        if generated >= sampling.max_tokens as usize {
+            break StopReason::MaxTokens;
+        }
+        if history.len() >= context {
+            break StopReason::Context;
+        }
+        if cancel.load(Ordering::Relaxed) {
+            break StopReason::Cancelled;
+        }
+        if !pipelined {
+            logits = model.model.forward(&tokens_array(&[token]), &mut cache)?;
+        }
+    };
+    if reason != StopReason::StopString {
+        let tail = stops.push(&decoder.finish()?).text + &stops.finish();
+        if !tail.is_empty() {
+            emit(Event::Text(tail));
+        }
+    }
+    finish(emit, reason, ids.len(), generated, started, first_token_at, Some(Instant::now()))
+}
+
+fn tokens_array(ids: &[u32]) -> Array {
+    let ids: Vec<i32> = ids.iter().map(|&t| t as i32).collect();
+    Array::from_slice(&ids, &[1, ids.len() as i32])
+}
+
+fn argmax(logits: &Array) -> Result<Array> {
+    Ok(ops::indexing::argmax_axis(logits, -1, None)?)
+}
+
+fn finish(
+    emit: &mut dyn FnMut(Event),
+    reason: StopReason,
+    prompt: usize,
+    generated: usize,
+    started: Instant,
+    first_token: Option<Instant>,
+    ended: Option<Instant>,
+) -> Result<()> {
+    let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
+    let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);
+    let decode = match (first_token, ended) {
+        (Some(f), Some(e)) if generated > 1 && secs(f, e) > 0.0 => (generated - 1) as f64 / secs(f, e),
+        _ => 0.0,
+    };
+    let timings = Timings {
+        time_to_first_token_ms: ttft * 1e3,
+        prefill_tokens_per_s: if ttft > 0.0 { prompt as f64 / ttft } else { 0.0 },
+        decode_tokens_per_s: decode,
+        peak_memory_bytes: mlx_rs::memory::peak_memory().unwrap_or(0) as u64,
+    };
+    emit(Event::Done { reason, usage: Usage { prompt, cached: 0, generated }, timings });
+    Ok(())
+}

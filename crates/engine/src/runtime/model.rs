@@ -1,0 +1,105 @@
+//! A model ready to serve: weights, tokenizer, chat template, stop ids, sampling defaults.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{EngineError, Result};
+use crate::model::{self, Format, LoadOptions, LoadedModel, TextConfig};
+use crate::sample::SamplingParams;
+use crate::text::{ChatTemplate, Tokenizer};
+
+pub struct ReadyModel {
+    pub model: Box<dyn model::TextModel>,
+    pub tokenizer: Tokenizer,
+    pub template: Option<ChatTemplate>,
+    /// Every id that ends a reply: config.json, generation_config.json and the tokenizer's.
+    pub eos_ids: Vec<u32>,
+    pub defaults: SamplingParams,
+    pub info: ModelInfo,
+}
+
+/// What the app and CLI show about a loaded model.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelInfo {
+    pub path: PathBuf,
+    pub architecture: String,
+    pub format: Format,
+    pub dtype: String,
+    /// Weights kept quantized in memory (false when dequantized at load).
+    pub quantized: bool,
+    pub context_length: usize,
+    pub vocab_size: usize,
+    pub fingerprint: String,
+    pub parameters: u64,
+    /// From generation_config.json where the model has one.
+    pub default_sampling: SamplingParams,
+}
+
+/// Progress of a load, for the app's progress bar.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LoadProgress {
+    pub stage: &'static str,
+    pub fraction: f32,
+}
+
+impl ReadyModel {
+    pub fn config(&self) -> &TextConfig {
+        self.model.config()
+    }
+
+    pub fn load(path: &Path, options: &LoadOptions, progress: &mut dyn FnMut(LoadProgress)) -> Result<Self> {
+        progress(LoadProgress { stage: "reading weights", fraction: 0.05 });
+        let LoadedModel { model, path, format, fingerprint, dtype, quantized, gguf } = model::load(path, options)?;
+        progress(LoadProgress { stage: "reading tokenizer", fraction: 0.9 });
+        let tokenizer = match &gguf {
+            Some(file) => Tokenizer::from_gguf(file, &path)?,
+            None => Tokenizer::from_hf_folder(&path)?,
+        };
+        let template = ChatTemplate::for_tokenizer(&tokenizer)?;
+        let generation_config = read_generation_config(&path, format)?;
+        let defaults = match &generation_config {
+            Some(json) => SamplingParams::from_generation_config(json)?,
+            None => SamplingParams::default(),
+        };
+        let config = model.config();
+        let mut eos_ids = config.eos_token_ids.clone();
+        let extra = generation_config.as_ref().map(|g| eos_from_json(&g["eos_token_id"])).unwrap_or_default();
+        for id in extra.into_iter().chain(tokenizer.eos_id()) {
+            if !eos_ids.contains(&id) {
+                eos_ids.push(id);
+            }
+        }
+        let info = ModelInfo {
+            path: path.clone(),
+            architecture: config.arch.clone(),
+            format,
+            dtype: format!("{dtype:?}").to_lowercase(),
+            quantized,
+            context_length: config.max_position,
+            vocab_size: config.vocab_size,
+            fingerprint,
+            parameters: model::parameter_count(config),
+            default_sampling: defaults.clone(),
+        };
+        progress(LoadProgress { stage: "ready", fraction: 1.0 });
+        Ok(Self { model, tokenizer, template, eos_ids, defaults, info })
+    }
+}
+
+fn read_generation_config(path: &Path, format: Format) -> Result<Option<serde_json::Value>> {
+    let file = path.join("generation_config.json");
+    if format != Format::Safetensors || !file.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&file).map_err(|e| EngineError::io(&file, e))?;
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| EngineError::ModelFormat { path: file, reason: format!("generation_config.json is not valid JSON ({e})") })
+}
+
+fn eos_from_json(v: &serde_json::Value) -> Vec<u32> {
+    match v {
+        serde_json::Value::Number(n) => n.as_u64().map(|n| vec![n as u32]).unwrap_or_default(),
+        serde_json::Value::Array(a) => a.iter().filter_map(|x| x.as_u64()).map(|n| n as u32).collect(),
+        _ => vec![],
+    }
+}

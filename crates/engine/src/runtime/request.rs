@@ -1,0 +1,91 @@
+//! What callers send the engine and what they get back.
+
+use std::path::PathBuf;
+
+use crate::error::EngineError;
+use crate::sample::SamplingParams;
+use crate::text::ChatMessage;
+
+/// A loaded model, as the engine thread knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct ModelId(pub u64);
+
+#[derive(Debug, Clone)]
+pub enum Prompt {
+    /// Rendered with the model's chat template, ending where the assistant's reply begins.
+    Chat(Vec<ChatMessage>),
+    /// Used as it is (tokenized with the tokenizer's own special-token rules).
+    Text(String),
+    /// Token ids, for tests and benchmarks.
+    Tokens(Vec<u32>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub model: ModelId,
+    pub prompt: Prompt,
+    pub sampling: SamplingParams,
+    /// Prompt tokens per prefill step; the cache is evaluated between chunks so a long prompt
+    /// never builds one huge graph, and cancellation is checked there.
+    pub chunk_size: usize,
+    /// Save the first generated step's logits (float32 .npy) here.
+    pub logits_path: Option<PathBuf>,
+    /// Keep generating through end-of-sequence tokens (benchmarks).
+    pub ignore_eos: bool,
+}
+
+impl Request {
+    pub fn new(model: ModelId, prompt: Prompt, sampling: SamplingParams) -> Self {
+        Self { model, prompt, sampling, chunk_size: 512, logits_path: None, ignore_eos: false }
+    }
+}
+
+/// Decided before any work: what the request reuses, and why not when it doesn't.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Plan {
+    pub prompt_tokens: usize,
+    pub reused_tokens: usize,
+    /// `memory`, `disk` or `none`.
+    pub reuse_source: &'static str,
+    pub reuse_declined: Option<String>,
+    pub chunk_size: usize,
+    pub chunks: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// An end-of-sequence token.
+    Eos,
+    StopString,
+    MaxTokens,
+    /// The model's context is full.
+    Context,
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Usage {
+    pub prompt: usize,
+    /// Prompt tokens served from a cache instead of computed.
+    pub cached: usize,
+    pub generated: usize,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Timings {
+    pub time_to_first_token_ms: f64,
+    pub prefill_tokens_per_s: f64,
+    pub decode_tokens_per_s: f64,
+    pub peak_memory_bytes: u64,
+}
+
+#[derive(Debug)]
+pub enum Event {
+    Plan(Plan),
+    Token { id: u32, text: String },
+    /// Text held back (an incomplete character, a possible stop string) released at the end.
+    Text(String),
+    Done { reason: StopReason, usage: Usage, timings: Timings },
+    Error(EngineError),
+}
