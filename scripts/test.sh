@@ -13,4 +13,5 @@ echo "== UI"
 (cd ui && npm test)
 
 echo "== confab doctor"
-cargo run -q -p confab-cli -- doctor
+# Built by the tests above (same features, so no rebuild).
+target/debug/confab doctor
