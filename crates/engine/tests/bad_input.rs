@@ -1,0 +1,175 @@
+//! Bad input gives a typed error whose message says what to do; nothing panics, and the engine
+//! keeps serving afterwards.
+
+use std::path::Path;
+
+use confab_engine::model::LoadOptions;
+use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request};
+use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
+use confab_engine::EngineError;
+
+fn tiny(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
+}
+
+/// A scratch copy of a tiny fixture to break.
+fn copy_of(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(tiny(name)).unwrap().flatten() {
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    dir
+}
+
+fn load_error(engine: &Engine, path: &Path) -> EngineError {
+    engine.load(path, LoadOptions::default(), |_| {}).err().expect("loading should fail")
+}
+
+/// The error a request ends with.
+fn request_error(engine: &Engine, request: Request) -> EngineError {
+    for event in engine.generate(request) {
+        if let Event::Error(e) = event {
+            return e;
+        }
+    }
+    panic!("the request should have failed");
+}
+
+fn assert_says(err: &EngineError, words: &[&str]) {
+    let message = err.to_string();
+    for w in words {
+        assert!(message.contains(w), "`{message}` should mention `{w}`");
+    }
+}
+
+fn engine_with_tiny_llama() -> (Engine, ModelId) {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (id, _) = engine.load(tiny("llama"), LoadOptions::default(), |_| {}).unwrap();
+    (engine, id)
+}
+
+#[test]
+fn missing_config() {
+    let dir = copy_of("llama");
+    std::fs::remove_file(dir.path().join("config.json")).unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let err = load_error(&engine, dir.path());
+    assert!(matches!(err, EngineError::ModelFormat { .. }), "{err:?}");
+    assert_says(&err, &["config.json", "Pick a model folder"]);
+}
+
+#[test]
+fn unknown_architecture() {
+    let dir = copy_of("llama");
+    let config = std::fs::read_to_string(dir.path().join("config.json")).unwrap().replace("\"llama\"", "\"mamba9\"");
+    std::fs::write(dir.path().join("config.json"), config).unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let err = load_error(&engine, dir.path());
+    assert!(matches!(err, EngineError::UnknownArchitecture { .. }), "{err:?}");
+    assert_says(&err, &["mamba9", "Supported", "llama", "gemma3_text"]);
+}
+
+#[test]
+fn truncated_safetensors() {
+    let dir = copy_of("llama");
+    let file = dir.path().join("model.safetensors");
+    let len = std::fs::metadata(&file).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(len / 2).unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let err = load_error(&engine, dir.path());
+    assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
+    assert_says(&err, &["truncated", "Download the model again"]);
+}
+
+#[test]
+fn corrupt_gguf() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+
+    let garbage = dir.path().join("garbage.gguf");
+    std::fs::write(&garbage, b"this is not a model at all").unwrap();
+    let err = load_error(&engine, &garbage);
+    assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
+
+    // A real GGUF cut short: the header is fine, the tensors are not there.
+    let real = confab_engine::DefaultModel::manifest().path(&confab_engine::AppPaths::from_env());
+    let bytes = std::fs::read(&real).unwrap();
+    let truncated = dir.path().join("truncated.gguf");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
+    let err = load_error(&engine, &truncated);
+    assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
+    assert_says(&err, &["Download the model again"]);
+}
+
+#[test]
+fn missing_tokenizer() {
+    let dir = copy_of("llama");
+    std::fs::remove_file(dir.path().join("tokenizer.json")).unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let err = load_error(&engine, dir.path());
+    assert!(matches!(err, EngineError::MissingTokenizer { .. }), "{err:?}");
+    assert_says(&err, &["tokenizer.json"]);
+}
+
+#[test]
+fn template_that_raises() {
+    let dir = copy_of("llama");
+    let path = dir.path().join("tokenizer_config.json");
+    let mut config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["chat_template"] = "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}hi".into();
+    std::fs::write(&path, config.to_string()).unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(dir.path(), LoadOptions::default(), |_| {}).unwrap();
+    let chat = vec![ChatMessage::system("be brief"), ChatMessage::user("hello")];
+    let err = request_error(&engine, Request::new(model, Prompt::Chat(chat), SamplingParams::greedy()));
+    assert!(matches!(err, EngineError::Template(_)), "{err:?}");
+    assert_says(&err, &["System role not supported"]);
+}
+
+#[test]
+fn prompt_longer_than_the_context() {
+    let (engine, model) = engine_with_tiny_llama();
+    let err = request_error(&engine, Request::new(model, Prompt::Tokens(vec![5; 300]), SamplingParams::greedy()));
+    assert!(matches!(err, EngineError::ContextOverflow { prompt: 300, context: 256 }), "{err:?}");
+    assert_says(&err, &["Shorten the conversation"]);
+    // The engine still serves.
+    let mut sampling = SamplingParams::greedy();
+    sampling.max_tokens = 2;
+    let events: Vec<Event> = engine.generate(Request::new(model, Prompt::Tokens(vec![5; 10]), sampling)).collect();
+    assert!(matches!(events.last(), Some(Event::Done { .. })), "{events:?}");
+}
+
+#[test]
+fn invalid_sampling_values() {
+    let (engine, model) = engine_with_tiny_llama();
+    let cases: [(&str, fn(&mut SamplingParams)); 4] = [
+        ("temperature", |s| s.temperature = -1.0),
+        ("top_p", |s| s.top_p = 1.5),
+        ("min_p", |s| s.min_p = -0.1),
+        ("repetition_penalty", |s| s.repetition_penalty = 0.0),
+    ];
+    for (name, break_it) in cases {
+        let mut sampling = SamplingParams::default();
+        break_it(&mut sampling);
+        let err = request_error(&engine, Request::new(model, Prompt::Tokens(vec![5, 6, 7]), sampling));
+        assert!(matches!(err, EngineError::InvalidSetting { .. }), "{name}: {err:?}");
+        assert_says(&err, &[name]);
+    }
+}
+
+#[test]
+fn token_ids_outside_the_vocabulary_and_unknown_models() {
+    let (engine, model) = engine_with_tiny_llama();
+    let err = request_error(&engine, Request::new(model, Prompt::Tokens(vec![1, 100_000]), SamplingParams::greedy()));
+    assert_says(&err, &["outside the vocabulary"]);
+    let err = request_error(&engine, Request::new(ModelId(999), Prompt::Tokens(vec![1]), SamplingParams::greedy()));
+    assert_says(&err, &["not loaded"]);
+}
+
+#[test]
+fn not_a_model_path() {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let err = load_error(&engine, Path::new("/nonexistent/model"));
+    assert_says(&err, &["no such file or folder"]);
+}
