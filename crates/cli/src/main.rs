@@ -23,6 +23,8 @@ enum Command {
     Bench(commands::bench::Args),
     /// List the models found on this machine (* marks architectures this build can't run).
     Models(commands::models::Args),
+    #[command(hide = true)]
+    ExportTokenizer(commands::export_tokenizer::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -33,6 +35,7 @@ fn main() -> std::process::ExitCode {
         Command::Generate(args) => commands::generate::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Models(args) => commands::models::run(args),
+        Command::ExportTokenizer(args) => commands::export_tokenizer::run(args),
     };
     match result {
         Ok(code) => code,

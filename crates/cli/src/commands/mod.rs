@@ -2,5 +2,6 @@ pub mod bench;
 pub mod chat;
 pub mod common;
 pub mod doctor;
+pub mod export_tokenizer;
 pub mod generate;
 pub mod models;

@@ -8,7 +8,7 @@ use mlx_rs::{ops, Array, Dtype};
 use crate::cache::KvCache;
 use crate::error::Result;
 use crate::model::config::{LayerKind, TextConfig};
-use crate::model::layers::{Attention, Embedding, Mlp, RmsNorm, Rope};
+use crate::model::layers::{Attention, Embedding, FusedLinear, Mlp, RmsNorm, Rope};
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, TextModel};
 
@@ -48,9 +48,11 @@ pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Resul
             _ => &config.rope,
         };
         let attention = Attention {
-            q_proj: linear(w, format!("{p}.self_attn.q_proj"))?,
-            k_proj: linear(w, format!("{p}.self_attn.k_proj"))?,
-            v_proj: linear(w, format!("{p}.self_attn.v_proj"))?,
+            qkv: FusedLinear::new(vec![
+                linear(w, format!("{p}.self_attn.q_proj"))?,
+                linear(w, format!("{p}.self_attn.k_proj"))?,
+                linear(w, format!("{p}.self_attn.v_proj"))?,
+            ])?,
             o_proj: linear(w, format!("{p}.self_attn.o_proj"))?,
             q_norm: Some(norm(w, format!("{p}.self_attn.q_norm.weight"))?),
             k_norm: Some(norm(w, format!("{p}.self_attn.k_norm.weight"))?),
@@ -67,8 +69,7 @@ pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Resul
             post_attention_norm: norm(w, format!("{p}.post_attention_layernorm.weight"))?,
             pre_feedforward_norm: norm(w, format!("{p}.pre_feedforward_layernorm.weight"))?,
             mlp: Mlp {
-                gate: linear(w, format!("{p}.mlp.gate_proj"))?,
-                up: linear(w, format!("{p}.mlp.up_proj"))?,
+                gate_up: FusedLinear::new(vec![linear(w, format!("{p}.mlp.gate_proj"))?, linear(w, format!("{p}.mlp.up_proj"))?])?,
                 down: linear(w, format!("{p}.mlp.down_proj"))?,
                 activation: config.activation,
             },
@@ -111,9 +112,8 @@ impl TextModel for Gemma3 {
         let mut all: Vec<&Array> = self.embed.table.arrays();
         for b in &self.blocks {
             let a = &b.attention;
-            for l in [&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj, &b.mlp.gate, &b.mlp.up, &b.mlp.down] {
-                all.extend(l.arrays());
-            }
+            all.extend(a.qkv.arrays().into_iter().chain(b.mlp.gate_up.arrays()));
+            all.extend(a.o_proj.arrays().into_iter().chain(b.mlp.down.arrays()));
             let norms = [&b.input_norm, &b.post_attention_norm, &b.pre_feedforward_norm, &b.post_feedforward_norm];
             all.extend(norms.into_iter().chain(&a.q_norm).chain(&a.k_norm).map(RmsNorm::weight));
         }

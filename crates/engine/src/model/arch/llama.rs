@@ -9,7 +9,7 @@ use mlx_rs::{Array, Dtype};
 use crate::cache::KvCache;
 use crate::error::Result;
 use crate::model::config::TextConfig;
-use crate::model::layers::{Attention, Embedding, Linear, Mlp, RmsNorm, Rope};
+use crate::model::layers::{Attention, Embedding, FusedLinear, Linear, Mlp, RmsNorm, Rope};
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, TextModel};
 
@@ -42,9 +42,11 @@ pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Resul
     for i in 0..config.num_layers {
         let p = format!("model.layers.{i}");
         let attention = Attention {
-            q_proj: linear(w, format!("{p}.self_attn.q_proj"))?,
-            k_proj: linear(w, format!("{p}.self_attn.k_proj"))?,
-            v_proj: linear(w, format!("{p}.self_attn.v_proj"))?,
+            qkv: FusedLinear::new(vec![
+                linear(w, format!("{p}.self_attn.q_proj"))?,
+                linear(w, format!("{p}.self_attn.k_proj"))?,
+                linear(w, format!("{p}.self_attn.v_proj"))?,
+            ])?,
             o_proj: linear(w, format!("{p}.self_attn.o_proj"))?,
             q_norm: optional_norm(w, format!("{p}.self_attn.q_norm.weight"))?,
             k_norm: optional_norm(w, format!("{p}.self_attn.k_norm.weight"))?,
@@ -60,8 +62,7 @@ pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Resul
             attention,
             post_attention_norm: norm(w, format!("{p}.post_attention_layernorm.weight"))?,
             mlp: Mlp {
-                gate: linear(w, format!("{p}.mlp.gate_proj"))?,
-                up: linear(w, format!("{p}.mlp.up_proj"))?,
+                gate_up: FusedLinear::new(vec![linear(w, format!("{p}.mlp.gate_proj"))?, linear(w, format!("{p}.mlp.up_proj"))?])?,
                 down: linear(w, format!("{p}.mlp.down_proj"))?,
                 activation: config.activation,
             },
@@ -102,9 +103,8 @@ impl TextModel for Llama {
         let mut all: Vec<&Array> = self.embed.table.arrays();
         for b in &self.blocks {
             let a = &b.attention;
-            for l in [&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj, &b.mlp.gate, &b.mlp.up, &b.mlp.down] {
-                all.extend(l.arrays());
-            }
+            all.extend(a.qkv.arrays().into_iter().chain(b.mlp.gate_up.arrays()));
+            all.extend(a.o_proj.arrays().into_iter().chain(b.mlp.down.arrays()));
             all.extend([b.input_norm.weight(), b.post_attention_norm.weight()]);
             all.extend(a.q_norm.iter().chain(&a.k_norm).map(RmsNorm::weight));
         }

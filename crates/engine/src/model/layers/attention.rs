@@ -7,12 +7,11 @@ use mlx_rs::{ops, Array};
 
 use crate::cache::kv::LayerKv;
 use crate::error::Result;
-use crate::model::layers::{Linear, RmsNorm, Rope};
+use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 
 pub struct Attention {
-    pub q_proj: Linear,
-    pub k_proj: Linear,
-    pub v_proj: Linear,
+    /// Q, K and V projections as one matmul.
+    pub qkv: FusedLinear,
     pub o_proj: Linear,
     pub q_norm: Option<RmsNorm>,
     pub k_norm: Option<RmsNorm>,
@@ -29,8 +28,9 @@ impl Attention {
     /// x is [B, L, hidden]; the layer's cache grows by L.
     pub fn forward(&self, x: &Array, cache: &mut LayerKv) -> Result<Array> {
         let (b, l) = (x.dim(0), x.dim(1));
-        let heads = |proj: &Linear, n: usize, norm: &Option<RmsNorm>| -> Result<Array> {
-            let y = proj.forward(x)?.reshape(&[b, l, n as i32, self.head_dim as i32])?;
+        let mut qkv = self.qkv.forward(x)?.into_iter();
+        let mut heads = |n: usize, norm: &Option<RmsNorm>| -> Result<Array> {
+            let y = qkv.next().expect("three projections").reshape(&[b, l, n as i32, self.head_dim as i32])?;
             let y = match norm {
                 Some(norm) => norm.forward(&y)?,
                 None => y,
@@ -38,9 +38,9 @@ impl Attention {
             Ok(y.transpose_axes(&[0, 2, 1, 3])?)
         };
         let offset = cache.len();
-        let q = self.rope.forward(&heads(&self.q_proj, self.num_heads, &self.q_norm)?, offset)?;
-        let k = self.rope.forward(&heads(&self.k_proj, self.num_kv_heads, &self.k_norm)?, offset)?;
-        let v = heads(&self.v_proj, self.num_kv_heads, &None)?;
+        let q = self.rope.forward(&heads(self.num_heads, &self.q_norm)?, offset)?;
+        let k = self.rope.forward(&heads(self.num_kv_heads, &self.k_norm)?, offset)?;
+        let v = heads(self.num_kv_heads, &None)?;
         let (keys, values) = cache.append(k, v)?;
 
         let out = match self.window {

@@ -48,6 +48,31 @@ impl Linear {
         })
     }
 
+    /// Output features (rows of the weight).
+    pub fn out_features(&self) -> i32 {
+        self.weight().dim(0)
+    }
+
+    fn weight(&self) -> &Array {
+        match self {
+            Linear::Dense { weight, .. } | Linear::Quantized { weight, .. } => weight,
+        }
+    }
+
+    fn bias(&self) -> Option<&Array> {
+        match self {
+            Linear::Dense { bias, .. } | Linear::Quantized { bias, .. } => bias.as_ref(),
+        }
+    }
+
+    /// Scales and (affine) biases of a quantized layer.
+    fn quantization_arrays(&self) -> Option<(&Array, Option<&Array>)> {
+        match self {
+            Linear::Dense { .. } => None,
+            Linear::Quantized { scales, biases, .. } => Some((scales, biases.as_ref())),
+        }
+    }
+
     /// Every array this layer holds, to evaluate weights once at load time.
     pub fn arrays(&self) -> Vec<&Array> {
         match self {
@@ -57,4 +82,77 @@ impl Linear {
             }
         }
     }
+}
+
+/// Several linear layers over the same input run as one matmul (Q/K/V; gate/up): fewer, larger
+/// kernel calls, which matters most when decoding one token at a time.
+pub enum FusedLinear {
+    /// The parts' rows stacked; `split_at` marks where each part's outputs end (but the last).
+    Fused { linear: Linear, split_at: Vec<i32> },
+    /// Parts quantized differently from each other cannot be stacked; they run one by one.
+    Separate(Vec<Linear>),
+}
+
+impl FusedLinear {
+    pub fn new(parts: Vec<Linear>) -> Result<Self> {
+        let Some(layout) = shared_layout(&parts) else {
+            return Ok(FusedLinear::Separate(parts));
+        };
+        let mut split_at: Vec<i32> = parts
+            .iter()
+            .scan(0, |end, p| {
+                *end += p.out_features();
+                Some(*end)
+            })
+            .collect();
+        split_at.pop();
+        let stack = |pick: fn(&Linear) -> Option<&Array>| -> Result<Option<Array>> {
+            let arrays: Vec<&Array> = parts.iter().filter_map(pick).collect();
+            if arrays.is_empty() {
+                return Ok(None);
+            }
+            if arrays.len() != parts.len() {
+                return Err(crate::error::EngineError::Mlx("fused parts disagree on bias".into()));
+            }
+            Ok(Some(ops::concatenate(&arrays, 0)?))
+        };
+        let bias = stack(|p| p.bias())?;
+        let weight = stack(|p| Some(p.weight()))?.expect("at least one part");
+        let linear = match layout {
+            None => Linear::Dense { weight, bias },
+            Some((group_size, bits)) => Linear::Quantized {
+                weight,
+                scales: stack(|p| p.quantization_arrays().map(|(s, _)| s))?.expect("quantized parts have scales"),
+                biases: stack(|p| p.quantization_arrays().and_then(|(_, b)| b))?,
+                bias,
+                group_size,
+                bits,
+            },
+        };
+        Ok(FusedLinear::Fused { linear, split_at })
+    }
+
+    pub fn forward(&self, x: &Array) -> Result<Vec<Array>> {
+        match self {
+            FusedLinear::Fused { linear, split_at } => Ok(linear.forward(x)?.split_at_indices(split_at, -1)?),
+            FusedLinear::Separate(parts) => parts.iter().map(|p| p.forward(x)).collect(),
+        }
+    }
+
+    pub fn arrays(&self) -> Vec<&Array> {
+        match self {
+            FusedLinear::Fused { linear, .. } => linear.arrays(),
+            FusedLinear::Separate(parts) => parts.iter().flat_map(Linear::arrays).collect(),
+        }
+    }
+}
+
+/// `Some(None)`: all dense; `Some(Some((group, bits)))`: all quantized alike; `None`: mixed.
+fn shared_layout(parts: &[Linear]) -> Option<Option<(i32, i32)>> {
+    let layout = |p: &Linear| match p {
+        Linear::Dense { .. } => None,
+        Linear::Quantized { group_size, bits, biases, .. } => Some((*group_size, *bits, biases.is_some())),
+    };
+    let first = layout(parts.first()?);
+    parts.iter().all(|p| layout(p) == first).then(|| first.map(|(g, b, _)| (g, b)))
 }

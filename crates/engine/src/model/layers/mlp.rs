@@ -4,22 +4,23 @@ use mlx_rs::{nn, ops, Array};
 
 use crate::error::Result;
 use crate::model::config::Activation;
-use crate::model::layers::Linear;
+use crate::model::layers::{FusedLinear, Linear};
 
 pub struct Mlp {
-    pub gate: Linear,
-    pub up: Linear,
+    /// Gate and up projections as one matmul.
+    pub gate_up: FusedLinear,
     pub down: Linear,
     pub activation: Activation,
 }
 
 impl Mlp {
     pub fn forward(&self, x: &Array) -> Result<Array> {
-        let gate = self.gate.forward(x)?;
+        let mut parts = self.gate_up.forward(x)?.into_iter();
+        let (gate, up) = (parts.next().expect("gate"), parts.next().expect("up"));
         let gate = match self.activation {
             Activation::Silu => nn::silu(&gate)?,
             Activation::GeluTanh => nn::gelu_approximate(&gate)?,
         };
-        self.down.forward(&ops::multiply(&gate, &self.up.forward(x)?)?)
+        self.down.forward(&ops::multiply(&gate, &up)?)
     }
 }

@@ -9,7 +9,7 @@ pub mod rope;
 
 pub use attention::Attention;
 pub use embedding::Embedding;
-pub use linear::Linear;
+pub use linear::{FusedLinear, Linear};
 pub use mlp::Mlp;
 pub use norm::RmsNorm;
 pub use rope::Rope;

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""mlx-lm's side of the benchmark: its own model code and generation loop (generate_step,
+prefill in steps of 2048, pipelined decode), timed the way its stream_generate reports speed.
+
+    mlx_lm_bench.py MODEL_DIR PROMPT_TOKENS GEN_TOKENS  → one JSON line
+
+The prompt is the same synthetic token sequence `confab bench` uses (a fixed LCG), one warm-up
+run first, end-of-sequence ignored.
+"""
+import json
+import sys
+import time
+
+import mlx.core as mx
+from mlx_lm.generate import generate_step
+from pathlib import Path
+
+from mlx_lm.utils import load_model
+
+
+def synthetic_prompt(length: int, vocab: int) -> list:
+    """Same sequence as crates/cli/src/commands/bench.rs: synthetic_prompt."""
+    state, out = 0x2545F4914F6CDD1D, []
+    for _ in range(length):
+        state = (state * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        out.append((state >> 33) % vocab)
+    return out
+
+
+def run(model, prompt, gen_tokens):
+    mx.reset_peak_memory()
+    tic = time.perf_counter()
+    n = 0
+    for n, (token, _) in enumerate(generate_step(mx.array(prompt), model, max_tokens=gen_tokens)):
+        if n == 0:
+            prompt_time = time.perf_counter() - tic
+            tic = time.perf_counter()
+    gen_time = time.perf_counter() - tic
+    return {"prefill_tokens_per_s": len(prompt) / prompt_time, "decode_tokens_per_s": n / gen_time,
+            "time_to_first_token_ms": prompt_time * 1e3, "peak_memory_gb": mx.get_peak_memory() / 1e9}
+
+
+def main() -> None:
+    path, prompt_tokens, gen_tokens = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    model, config = load_model(Path(path))
+    prompt = synthetic_prompt(prompt_tokens, config["vocab_size"])
+    run(model, prompt, gen_tokens)  # warm-up
+    print(json.dumps(run(model, prompt, gen_tokens)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Confab against mlx-lm on the same machine, the same libmlx and BLAS, the same weights and
+the same synthetic prompts, in one run; prints both and their ratios.
+
+    python3 bench/run.py [--quick]
+
+Sets up what it needs once (cached in .deps/bench): a venv with mlx-lm 0.32.2 on the official
+mlx-cpu 0.32.2 wheel with the same OpenBLAS swap as Confab's, the benchmark checkpoints
+(bench/make_models.py), and a release build of `confab`. Targets (issue 3): prefill ≥ 1.2×,
+decode ≥ 1.05×, peak memory ≤ mlx-lm's.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+WORK = os.path.join(ROOT, ".deps", "bench")
+VENV = os.path.join(WORK, "venv")
+PY = os.path.join(VENV, "bin", "python")
+sys.path.insert(0, os.path.join(ROOT, "crates", "mlx-sys"))
+from fetch_mlx_wheel import use_openblas  # noqa: E402
+
+GEN = 128
+CONFAB = os.path.join(ROOT, "target", "release", "confab")
+
+
+def setup() -> str:
+    if not os.path.exists(PY):
+        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+        subprocess.run([PY, "-m", "pip", "install", "-q", "mlx[cpu]==0.32.2", "mlx-lm==0.32.2", "gguf"], check=True)
+    site = subprocess.run([PY, "-c", "import mlx, os; print(os.path.dirname(list(mlx.__path__)[0]))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    if sys.platform.startswith("linux"):
+        use_openblas(site)  # mlx-cpu's bundled BLAS replaced exactly as Confab's is
+    gguf = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "install_default_model.py"), default_models_dir()],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "confab-cli"], cwd=ROOT, check=True)
+    subprocess.run([PY, os.path.join(ROOT, "bench", "make_models.py"), gguf, WORK, CONFAB], check=True)
+    return gguf
+
+
+def default_models_dir() -> str:
+    if os.environ.get("CONFAB_HOME"):
+        return os.path.join(os.environ["CONFAB_HOME"], "models")
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Application Support/Confab/models")
+    return os.path.join(os.environ.get("XDG_DATA_HOME", os.path.expanduser("~/.local/share")), "confab", "models")
+
+
+def confab(model: str, prompt: int, dtype: str) -> dict:
+    out = subprocess.run([CONFAB, "bench", "--model", model,
+                          "--prompt-tokens", str(prompt), "--gen-tokens", str(GEN), "--dtype", dtype, "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def mlx_lm(model: str, prompt: int) -> dict:
+    out = subprocess.run([PY, os.path.join(ROOT, "bench", "mlx_lm_bench.py"), model, str(prompt), str(GEN)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="128-token prompts only")
+    args = parser.parse_args()
+    gguf = setup()
+    f32, bf16, q4 = (os.path.join(WORK, n) for n in ("smollm2-f32", "smollm2-bf16", "smollm2-4bit"))
+    # (label, confab model, confab dtype, mlx-lm model, prompt tokens)
+    cases = [("float32", f32, "float32", f32, n) for n in ([128] if args.quick else [128, 1024, 4096])]
+    cases += [
+        ("bf16", bf16, "bfloat16", bf16, 128),
+        ("4-bit MLX", q4, "auto", q4, 128),
+        # mlx-lm has no GGUF loader: its column runs the same weights, dequantized (f32 folder).
+        ("Q4_1 GGUF", gguf, "auto", f32, 128),
+    ]
+    header = f"{'SmolLM2-135M':<11} {'prompt':>6} | {'prefill tok/s':^24} | {'decode tok/s':^24} | {'peak GB':^22}"
+    print(header)
+    print(f"{'':<11} {'':>6} | {'confab':>7} {'mlx-lm':>7} {'ratio':>7} | {'confab':>7} {'mlx-lm':>7} {'ratio':>7} | {'confab':>6} {'mlx-lm':>6} {'ratio':>6}")
+    print("-" * len(header))
+    for label, ours_model, dtype, theirs_model, prompt in cases:
+        ours, theirs = confab(ours_model, prompt, dtype), mlx_lm(theirs_model, prompt)
+        p, d, m = (ours[k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "peak_memory_gb"))
+        tp, td, tm = (theirs[k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "peak_memory_gb"))
+        print(f"{label:<11} {prompt:>6} | {p:>7.1f} {tp:>7.1f} {p / tp:>6.2f}x | {d:>7.1f} {td:>7.1f} {d / td:>6.2f}x | "
+              f"{m:>6.2f} {tm:>6.2f} {m / tm:>5.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()

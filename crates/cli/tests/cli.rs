@@ -1,0 +1,75 @@
+//! The `confab` binary as a user runs it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn confab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_confab")).args(args).output().expect("run confab")
+}
+
+fn tiny(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+#[test]
+fn generate_json_matches_the_reference_and_saves_logits() {
+    let reference: Value = serde_json::from_str(&std::fs::read_to_string(tiny("qwen3").join("reference.json")).unwrap()).unwrap();
+    let prompt: Vec<String> = reference["prompt_ids"].as_array().unwrap().iter().map(|v| v.to_string()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let logits = dir.path().join("first.npy");
+    let out = confab(&[
+        "generate", "--model", tiny("qwen3").to_str().unwrap(), "--prompt-ids", &prompt.join(","),
+        "--max-tokens", "8", "--temperature", "0", "--json", "--logits", logits.to_str().unwrap(),
+    ]);
+    let json = json_of(&out);
+    let want: Vec<Value> = reference["greedy_ids"].as_array().unwrap()[..json["ids"].as_array().unwrap().len()].to_vec();
+    assert_eq!(json["ids"].as_array().unwrap(), &want);
+    assert_eq!(json["usage"]["prompt"], 40);
+    assert!(json["timings"]["decode_tokens_per_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(json["plan"]["prompt_tokens"], 40);
+    let saved = confab_engine::npy::read_f32(&logits).unwrap();
+    assert_eq!(saved.len(), reference["first_logits"].as_array().unwrap().len());
+}
+
+#[test]
+fn models_lists_every_fixture_with_its_details() {
+    let out = confab(&["models", "--folder", tiny("").to_str().unwrap(), "--json"]);
+    let json = json_of(&out);
+    let models = json.as_array().unwrap();
+    let find = |name: &str| models.iter().find(|m| m["path"].as_str().unwrap().ends_with(&format!("/{name}"))).unwrap();
+    assert_eq!(find("qwen3_mlx4")["quantization"], "4-bit");
+    assert_eq!(find("gemma3")["architecture"], "gemma3_text");
+    assert_eq!(find("llama")["context_length"], 256);
+    assert!(find("llama")["supported"].as_bool().unwrap());
+}
+
+#[test]
+fn errors_are_messages_not_panics() {
+    let out = confab(&["generate", "--model", "/nonexistent", "--prompt", "hi"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no such file or folder"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let out = confab(&["generate", "--model", tiny("llama").to_str().unwrap(), "--prompt", "hi", "--temperature=-2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("temperature"), "{stderr}");
+}
+
+#[test]
+fn doctor_reports_mlx_and_fails_without_the_default_model() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_confab")).arg("doctor").env("CONFAB_HOME", empty.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("MLX            0.32.2"), "{stdout}");
+    assert!(stdout.contains("libmlx"), "{stdout}");
+    assert!(!out.status.success(), "doctor must fail when the default model is missing");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("scripts/setup.sh"));
+}

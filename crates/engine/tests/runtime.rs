@@ -1,0 +1,94 @@
+//! The request API: event order, usage, cancellation, chunked prefill, stop strings.
+
+use std::path::PathBuf;
+
+use confab_engine::model::LoadOptions;
+use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request, StopReason};
+use confab_engine::sample::SamplingParams;
+
+fn tiny_llama() -> (Engine, ModelId) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny/llama");
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (id, _) = engine.load(dir, LoadOptions::default(), |_| {}).unwrap();
+    (engine, id)
+}
+
+fn greedy(max_tokens: u32) -> SamplingParams {
+    let mut s = SamplingParams::greedy();
+    s.max_tokens = max_tokens;
+    s
+}
+
+#[test]
+fn plan_then_tokens_then_done_with_usage() {
+    let (engine, model) = tiny_llama();
+    let mut request = Request::new(model, Prompt::Tokens((3..43).collect()), greedy(5));
+    request.ignore_eos = true;
+    request.chunk_size = 16;
+    let events: Vec<Event> = engine.generate(request).collect();
+    let Event::Plan(plan) = &events[0] else { panic!("first event is the plan: {events:?}") };
+    assert_eq!((plan.prompt_tokens, plan.chunks, plan.reuse_source), (40, 3, "none"));
+    assert_eq!(events.iter().filter(|e| matches!(e, Event::Token { .. })).count(), 5);
+    let Some(Event::Done { reason, usage, timings }) = events.last() else { panic!("last event is Done") };
+    assert_eq!(*reason, StopReason::MaxTokens);
+    assert_eq!((usage.prompt, usage.cached, usage.generated), (40, 0, 5));
+    assert!(timings.time_to_first_token_ms > 0.0 && timings.peak_memory_bytes > 0);
+}
+
+#[test]
+fn chunk_size_does_not_change_the_output() {
+    let (engine, model) = tiny_llama();
+    let run = |chunk: usize| -> Vec<u32> {
+        let mut request = Request::new(model, Prompt::Tokens((3..103).collect()), greedy(12));
+        request.ignore_eos = true;
+        request.chunk_size = chunk;
+        engine.generate(request).filter_map(|e| if let Event::Token { id, .. } = e { Some(id) } else { None }).collect()
+    };
+    let whole = run(4096);
+    assert_eq!(whole.len(), 12);
+    assert_eq!(run(7), whole);
+    assert_eq!(run(1), whole);
+}
+
+#[test]
+fn cancel_takes_effect_within_one_step() {
+    let (engine, model) = tiny_llama();
+    for sampling in [greedy(200), SamplingParams { seed: Some(7), max_tokens: 200, ..Default::default() }] {
+        let mut request = Request::new(model, Prompt::Tokens(vec![5, 6, 7]), sampling);
+        request.ignore_eos = true;
+        let generation = engine.generate(request);
+        let mut tokens = 0;
+        let mut after_cancel = 0;
+        let mut cancelled = false;
+        while let Some(event) = generation.next() {
+            match event {
+                Event::Token { .. } if cancelled => after_cancel += 1,
+                Event::Token { .. } => {
+                    tokens += 1;
+                    if tokens == 3 {
+                        generation.cancel();
+                        cancelled = true;
+                    }
+                }
+                Event::Done { reason, usage, .. } => {
+                    assert_eq!(reason, StopReason::Cancelled);
+                    assert!(usage.generated <= 4, "{}", usage.generated);
+                }
+                _ => {}
+            }
+        }
+        // The engine may already be computing the next step when cancel arrives; that step is the last.
+        assert!(after_cancel <= 1, "{after_cancel} tokens after cancel");
+    }
+}
+
+#[test]
+fn a_new_engine_thread_per_engine_and_requests_in_order() {
+    let (engine, model) = tiny_llama();
+    let a = engine.generate(Request::new(model, Prompt::Tokens(vec![5, 6]), greedy(3)));
+    let b = engine.generate(Request::new(model, Prompt::Tokens(vec![5, 6]), greedy(3)));
+    let ids = |g: confab_engine::runtime::Generation| -> Vec<u32> {
+        g.filter_map(|e| if let Event::Token { id, .. } = e { Some(id) } else { None }).collect()
+    };
+    assert_eq!(ids(a), ids(b), "the same request twice gives the same greedy tokens");
+}
