@@ -9,7 +9,9 @@ use crate::error::Result;
 /// of concatenating (which would copy the whole cache every token).
 const STEP: usize = 256;
 
-#[derive(Default)]
+/// Cloning is cheap (arrays are shared) and safe: MLX arrays are immutable, so appending to a
+/// clone never changes the original.
+#[derive(Default, Clone)]
 pub struct LayerKv {
     /// [B, kv_heads, capacity, head_dim]; the first `len` positions are valid.
     keys: Option<Array>,
@@ -61,6 +63,18 @@ impl LayerKv {
         self.keys.iter().chain(self.values.iter())
     }
 
+    /// The valid part of the keys and values, [B, kv_heads, len, head_dim] each.
+    pub fn valid(&self) -> Option<(Array, Array)> {
+        let end = self.len as i32;
+        Some((self.keys.as_ref()?.index((.., .., ..end, ..)), self.values.as_ref()?.index((.., .., ..end, ..))))
+    }
+
+    /// A layer holding exactly these keys and values (restored from disk).
+    pub fn from_arrays(keys: Array, values: Array) -> Self {
+        let len = keys.dim(2) as usize;
+        Self { keys: Some(keys), values: Some(values), len }
+    }
+
     /// Bytes held by the buffers (their capacity, not only the valid part).
     pub fn nbytes(&self) -> usize {
         self.arrays().map(Array::nbytes).sum()
@@ -68,6 +82,7 @@ impl LayerKv {
 }
 
 /// One sequence's cache across all layers.
+#[derive(Clone)]
 pub struct KvCache {
     pub layers: Vec<LayerKv>,
 }

@@ -1,5 +1,8 @@
-//! Caches: per-sequence KV state (and, later, prefix sessions, encoder outputs, a disk tier).
+//! Caches: per-sequence KV state, the prefix (session) cache over it, and its disk tier.
 
+pub mod disk;
 pub mod kv;
+pub mod prefix;
 
 pub use kv::{KvCache, LayerKv};
+pub use prefix::{MediaSpan, PrefixCache, PrefixKey, PrefixOptions, Reuse, ReuseSource};

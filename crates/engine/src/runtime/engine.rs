@@ -6,6 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::cache::{PrefixCache, PrefixOptions};
 
 use crate::error::{EngineError, Result};
 use crate::model::LoadOptions;
@@ -18,7 +21,12 @@ pub struct EngineOptions {
     /// MLX keeps freed buffers for reuse up to this many bytes (default: a quarter of memory),
     /// so memory does not grow without bound across requests.
     pub mlx_cache_limit: Option<usize>,
+    /// The prefix (session) cache: budgets, disk folder, on/off.
+    pub prefix: PrefixOptions,
 }
+
+/// A session idle this long has its cache written to disk (kept in memory too).
+const IDLE_PERSIST: Duration = Duration::from_secs(60);
 
 type ProgressFn = Box<dyn FnMut(LoadProgress) + Send>;
 
@@ -124,8 +132,17 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
     let limit = options.mlx_cache_limit.unwrap_or((crate::runtime::device::physical_memory() / 4) as usize);
     let _ = mlx_rs::memory::set_cache_limit(limit);
     let mut models: HashMap<ModelId, ReadyModel> = HashMap::new();
+    let mut prefix = PrefixCache::new(options.prefix);
     let mut next_id = 1u64;
-    for command in commands {
+    loop {
+        let command = match commands.recv_timeout(IDLE_PERSIST / 2) {
+            Ok(command) => command,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                prefix.persist_idle(IDLE_PERSIST);
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         match command {
             Command::Load { path, options, mut progress, reply } => {
                 let result = ReadyModel::load(&path, &options, &mut progress).map(|model| {
@@ -138,7 +155,9 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 let _ = reply.send(result);
             }
             Command::Unload { model } => {
-                models.remove(&model);
+                if let Some(gone) = models.remove(&model) {
+                    prefix.release_model(&gone.info.fingerprint);
+                }
                 let _ = mlx_rs::memory::clear_cache();
             }
             Command::Tokenize { model, prompt, reply } => {
@@ -153,12 +172,14 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 let mut emit = |event| {
                     let _ = events.send(event);
                 };
-                if let Err(e) = generate::run(model, request, &cancel, &mut emit) {
+                if let Err(e) = generate::run(model, &mut prefix, request, &cancel, &mut emit) {
                     emit(Event::Error(e));
                 }
             }
         }
     }
+    // The engine was dropped: a clean shutdown keeps every session on disk.
+    prefix.persist_all();
 }
 
 fn unknown_model() -> EngineError {

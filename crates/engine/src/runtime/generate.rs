@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use mlx_rs::{ops, transforms, Array};
 
+use crate::cache::{PrefixCache, PrefixKey};
 use crate::error::{EngineError, Result};
 use crate::runtime::model::ReadyModel;
 use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
@@ -34,7 +35,13 @@ pub fn prompt_ids(model: &ReadyModel, prompt: &Prompt) -> Result<Vec<u32>> {
     Ok(ids)
 }
 
-pub fn run(model: &ReadyModel, request: Request, cancel: &AtomicBool, emit: &mut dyn FnMut(Event)) -> Result<()> {
+pub fn run(
+    model: &ReadyModel,
+    prefix: &mut PrefixCache,
+    request: Request,
+    cancel: &AtomicBool,
+    emit: &mut dyn FnMut(Event),
+) -> Result<()> {
     let started = Instant::now();
     let ids = prompt_ids(model, &request.prompt)?;
     let context = model.config().max_position;
@@ -45,30 +52,65 @@ pub fn run(model: &ReadyModel, request: Request, cancel: &AtomicBool, emit: &mut
     if sampling.max_tokens == 0 {
         sampling.max_tokens = (context - ids.len()) as u32;
     }
+    Sampler::new(sampling.clone(), model.config().vocab_size)?; // invalid settings fail before any work
+    StopMatcher::new(sampling.stop.iter().cloned())?;
+    let chunk = request.chunk_size.max(1);
+
+    // Reuse the longest cached prefix; prefill only the rest.
+    let key = PrefixKey { fingerprint: model.info.fingerprint.clone(), tokens: ids.clone(), media: vec![] };
+    let reuse = if request.reuse_prefix {
+        prefix.lookup(&key)
+    } else {
+        crate::cache::Reuse { cache: None, reused: 0, source: crate::cache::ReuseSource::None, declined: Some("the request asked not to reuse".into()) }
+    };
+    let reused = reuse.reused;
+    let todo = &ids[reused..];
+    emit(Event::Plan(Plan {
+        prompt_tokens: ids.len(),
+        reused_tokens: reused,
+        reuse_source: reuse.source.as_str(),
+        reuse_declined: reuse.declined,
+        chunk_size: chunk,
+        chunks: todo.len().div_ceil(chunk),
+    }));
+    mlx_rs::memory::reset_peak_memory()?;
+    let mut cache = reuse.cache.unwrap_or_else(|| model.model.new_cache());
+    // Exactly the tokens the cache holds, to key it when the request ends.
+    let mut fed: Vec<u32> = ids[..reused].to_vec();
+    let result = decode(model, &request, &sampling, &ids, todo, chunk, &mut cache, &mut fed, cancel, emit, started);
+    prefix.insert(PrefixKey { tokens: fed, ..key }, cache);
+    result
+}
+
+/// Prefill `todo` (the prompt past the reused prefix) and decode; `fed` tracks what the cache holds.
+#[allow(clippy::too_many_arguments)]
+fn decode(
+    model: &ReadyModel,
+    request: &Request,
+    sampling: &crate::sample::SamplingParams,
+    ids: &[u32],
+    todo: &[u32],
+    chunk: usize,
+    cache: &mut crate::cache::KvCache,
+    fed: &mut Vec<u32>,
+    cancel: &AtomicBool,
+    emit: &mut dyn FnMut(Event),
+    started: Instant,
+) -> Result<()> {
+    let reused = ids.len() - todo.len();
+    let context = model.config().max_position;
     let mut sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
     let mut stops = StopMatcher::new(sampling.stop.iter().cloned())?;
     let mut decoder = StreamDecoder::new(model.tokenizer.clone(), true);
-    let chunk = request.chunk_size.max(1);
-
-    emit(Event::Plan(Plan {
-        prompt_tokens: ids.len(),
-        reused_tokens: 0,
-        reuse_source: "none",
-        reuse_declined: Some("no prefix cache entry for this model yet".into()),
-        chunk_size: chunk,
-        chunks: ids.len().div_ceil(chunk),
-    }));
-    mlx_rs::memory::reset_peak_memory()?;
-
     // Prefill: every chunk but the last only fills the cache.
-    let mut cache = model.model.new_cache();
     let mut logits = None;
-    for (i, part) in ids.chunks(chunk).enumerate() {
+    for (i, part) in todo.chunks(chunk).enumerate() {
         if cancel.load(Ordering::Relaxed) {
-            return finish(emit, StopReason::Cancelled, ids.len(), 0, started, None, None);
+            return finish(emit, StopReason::Cancelled, ids.len(), reused, 0, started, None, None);
         }
-        let out = model.model.forward(&tokens_array(part), &mut cache)?;
-        if (i + 1) * chunk >= ids.len() {
+        let out = model.model.forward(&tokens_array(part), cache)?;
+        fed.extend_from_slice(part);
+        if (i + 1) * chunk >= todo.len() {
             logits = Some(out);
         } else {
             transforms::eval(cache.arrays())?;
@@ -83,17 +125,18 @@ pub fn run(model: &ReadyModel, request: Request, cancel: &AtomicBool, emit: &mut
     // Decode. Greedy without penalties keeps the next step's graph queued on the device while
     // the host handles the current token (as mlx-lm does); other samplers need the host.
     let pipelined = sampler.is_greedy() && sampling.repetition_penalty == 1.0 && sampling.presence_penalty == 0.0 && sampling.logit_bias.is_empty();
-    let mut history = ids.clone();
+    let mut history = ids.to_vec();
     let mut generated = 0usize;
     let mut first_token_at = None;
     let mut next = if pipelined { Some(argmax(&logits)?) } else { None };
     let reason = loop {
         let token = match next.take() {
             Some(y) => {
-                let following = model.model.forward(&y.reshape(&[1, 1])?, &mut cache)?;
+                let following = model.model.forward(&y.reshape(&[1, 1])?, cache)?;
                 let after = argmax(&following)?;
                 transforms::async_eval([&after])?;
                 let token = y.try_item_cast::<u32>().map_err(|e| EngineError::Mlx(e.to_string()))?;
+                fed.push(token);
                 next = Some(after);
                 token
             }
@@ -120,7 +163,8 @@ pub fn run(model: &ReadyModel, request: Request, cancel: &AtomicBool, emit: &mut
             break StopReason::Cancelled;
         }
         if !pipelined {
-            logits = model.model.forward(&tokens_array(&[token]), &mut cache)?;
+            logits = model.model.forward(&tokens_array(&[token]), cache)?;
+            fed.push(token);
         }
     };
     if reason != StopReason::StopString {
@@ -129,7 +173,7 @@ pub fn run(model: &ReadyModel, request: Request, cancel: &AtomicBool, emit: &mut
             emit(Event::Text(tail));
         }
     }
-    finish(emit, reason, ids.len(), generated, started, first_token_at, Some(Instant::now()))
+    finish(emit, reason, ids.len(), reused, generated, started, first_token_at, Some(Instant::now()))
 }
 
 fn tokens_array(ids: &[u32]) -> Array {
@@ -141,10 +185,12 @@ fn argmax(logits: &Array) -> Result<Array> {
     Ok(ops::indexing::argmax_axis(logits, -1, None)?)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn finish(
     emit: &mut dyn FnMut(Event),
     reason: StopReason,
     prompt: usize,
+    cached: usize,
     generated: usize,
     started: Instant,
     first_token: Option<Instant>,
@@ -158,10 +204,10 @@ fn finish(
     };
     let timings = Timings {
         time_to_first_token_ms: ttft * 1e3,
-        prefill_tokens_per_s: if ttft > 0.0 { prompt as f64 / ttft } else { 0.0 },
+        prefill_tokens_per_s: if ttft > 0.0 { (prompt - cached) as f64 / ttft } else { 0.0 },
         decode_tokens_per_s: decode,
         peak_memory_bytes: mlx_rs::memory::peak_memory().unwrap_or(0) as u64,
     };
-    emit(Event::Done { reason, usage: Usage { prompt, cached: 0, generated }, timings });
+    emit(Event::Done { reason, usage: Usage { prompt, cached, generated }, timings });
     Ok(())
 }

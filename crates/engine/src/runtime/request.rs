@@ -32,11 +32,13 @@ pub struct Request {
     pub logits_path: Option<PathBuf>,
     /// Keep generating through end-of-sequence tokens (benchmarks).
     pub ignore_eos: bool,
+    /// Start from the longest cached prefix (default); off for cold measurements.
+    pub reuse_prefix: bool,
 }
 
 impl Request {
     pub fn new(model: ModelId, prompt: Prompt, sampling: SamplingParams) -> Self {
-        Self { model, prompt, sampling, chunk_size: 512, logits_path: None, ignore_eos: false }
+        Self { model, prompt, sampling, chunk_size: 512, logits_path: None, ignore_eos: false, reuse_prefix: true }
     }
 }
 
