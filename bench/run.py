@@ -87,6 +87,15 @@ def main() -> None:
         print(f"{label:<11} {prompt:>6} | {p:>7.1f} {tp:>7.1f} {p / tp:>6.2f}x | {d:>7.1f} {td:>7.1f} {d / td:>6.2f}x | "
               f"{m:>6.2f} {tm:>6.2f} {m / tm:>5.2f}x", flush=True)
 
+    # The prefix cache (issue 4): continuing a ~2,000-token conversation with a 30-token turn.
+    print()
+    session = json.loads(subprocess.run([CONFAB, "bench-session", "--model", gguf, "--json"],
+                                        check=True, capture_output=True, text=True).stdout)
+    print(f"session: {session['history_tokens']} history + {session['turn_tokens']} new tokens, time to first token: "
+          f"cold {session['cold_ttft_ms']:.0f} ms | from memory {session['memory_ttft_ms']:.0f} ms "
+          f"({session['memory_speedup']:.1f}x, target 20x) | from disk after restart {session['disk_ttft_ms']:.0f} ms "
+          f"({session['disk_speedup']:.1f}x, target 5x)")
+
 
 if __name__ == "__main__":
     main()

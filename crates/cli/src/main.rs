@@ -21,6 +21,8 @@ enum Command {
     Generate(commands::generate::Args),
     /// Measure prefill and decode speed and peak memory.
     Bench(commands::bench::Args),
+    /// Time to first token when continuing a long conversation: cold, from memory, from disk.
+    BenchSession(commands::bench_session::Args),
     /// List the models found on this machine (* marks architectures this build can't run).
     Models(commands::models::Args),
     #[command(hide = true)]
@@ -35,6 +37,7 @@ fn main() -> std::process::ExitCode {
         Command::Generate(args) => commands::generate::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Models(args) => commands::models::run(args),
+        Command::BenchSession(args) => commands::bench_session::run(args),
         Command::ExportTokenizer(args) => commands::export_tokenizer::run(args),
     };
     match result {

@@ -49,7 +49,10 @@ pub fn synthetic_prompt(len: usize, vocab: usize) -> Vec<u32> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
-    let (engine, id, info) = args.model.load(false)?;
+    // Identical requests must not reuse each other's cache: measure computing, not caching.
+    let mut model = args.model.clone();
+    model.cache.no_prefix_cache = true;
+    let (engine, id, info) = model.load(false)?;
     let prompt = synthetic_prompt(args.prompt_tokens, info.vocab_size);
     let mut measured: Vec<Timings> = vec![];
     for run in 0..=args.runs {
@@ -58,6 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         let mut request = Request::new(id, Prompt::Tokens(prompt.clone()), sampling);
         request.ignore_eos = true;
         request.chunk_size = args.chunk;
+        request.reuse_prefix = false;
         for event in engine.generate(request) {
             match event {
                 Event::Done { timings, .. } if run > 0 => measured.push(timings),

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use confab_engine::cache::PrefixOptions;
 use confab_engine::model::{DtypeChoice, LoadOptions};
 use confab_engine::runtime::{Engine, EngineOptions, ModelId, ModelInfo};
 use confab_engine::{AppPaths, DefaultModel};
@@ -15,6 +16,36 @@ pub struct ModelArgs {
     /// auto (float32 on a CPU, the checkpoint's dtype on a GPU), float32, bfloat16 or float16.
     #[arg(long, default_value = "auto")]
     pub dtype: DtypeChoice,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// The prefix (session) cache: on by default, in the app's cache folder.
+#[derive(clap::Args, Clone)]
+pub struct CacheArgs {
+    /// Don't reuse or keep conversation caches.
+    #[arg(long)]
+    pub no_prefix_cache: bool,
+    /// Memory for conversation caches, in MiB.
+    #[arg(long, default_value_t = 2048)]
+    pub prefix_cache_memory_mib: usize,
+    /// Disk for conversation caches, in MiB.
+    #[arg(long, default_value_t = 8192)]
+    pub prefix_cache_disk_mib: u64,
+    /// Folder for conversation caches (default: <cache folder>/prefix).
+    #[arg(long)]
+    pub prefix_cache_dir: Option<PathBuf>,
+}
+
+impl CacheArgs {
+    pub fn options(&self) -> PrefixOptions {
+        PrefixOptions {
+            enabled: !self.no_prefix_cache,
+            memory_budget: self.prefix_cache_memory_mib << 20,
+            disk_budget: self.prefix_cache_disk_mib << 20,
+            dir: Some(self.prefix_cache_dir.clone().unwrap_or_else(|| AppPaths::from_env().cache_dir.join("prefix"))),
+        }
+    }
 }
 
 impl ModelArgs {
@@ -24,7 +55,7 @@ impl ModelArgs {
 
     /// Starts an engine and loads the model, with progress on stderr when `verbose`.
     pub fn load(&self, verbose: bool) -> anyhow::Result<(Engine, ModelId, ModelInfo)> {
-        let engine = Engine::start(EngineOptions::default())?;
+        let engine = Engine::start(EngineOptions { prefix: self.cache.options(), ..Default::default() })?;
         let path = self.path();
         let options = LoadOptions { dtype: self.dtype, ..Default::default() };
         let (id, info) = engine
