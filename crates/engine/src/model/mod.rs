@@ -5,6 +5,7 @@ pub mod config;
 pub mod discover;
 pub mod format;
 pub mod layers;
+pub mod loader;
 pub mod registry;
 pub mod weights;
 

@@ -8,7 +8,8 @@ use mlx_rs::{ops, Array, Dtype};
 use crate::cache::KvCache;
 use crate::error::Result;
 use crate::model::config::{LayerKind, TextConfig};
-use crate::model::layers::{Attention, Embedding, FusedLinear, Mlp, RmsNorm, Rope};
+use crate::model::layers::{Attention, Embedding, Mlp, RmsNorm};
+use crate::model::loader::{AttentionSpec, LayerLoader};
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, TextModel};
 
@@ -33,54 +34,31 @@ pub struct Gemma3 {
 const NORM_OFFSET: f32 = 1.0;
 
 pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
-    let (dtype, deq) = (opts.dtype, opts.dequantize);
-    let eps = config.rms_norm_eps;
-    let linear = |w: &mut Weights, name: String| w.linear(&name)?.into_dtype(dtype, deq);
-    let norm = |w: &mut Weights, name: String| RmsNorm::new(w.take(&name)?, eps, NORM_OFFSET, dtype);
+    let mut l = LayerLoader::new(w, config, opts, NORM_OFFSET);
     let scale = config.query_pre_attn_scalar.unwrap_or(config.head_dim as f32).powf(-0.5);
-
     let mut blocks = Vec::with_capacity(config.num_layers);
     for (i, kind) in config.layer_kinds.iter().enumerate() {
         let p = format!("model.layers.{i}");
         let sliding = *kind == LayerKind::Sliding;
-        let rope = match (&config.rope_local, sliding) {
-            (Some(local), true) => local,
-            _ => &config.rope,
-        };
-        let attention = Attention {
-            qkv: FusedLinear::new(vec![
-                linear(w, format!("{p}.self_attn.q_proj"))?,
-                linear(w, format!("{p}.self_attn.k_proj"))?,
-                linear(w, format!("{p}.self_attn.v_proj"))?,
-            ])?,
-            o_proj: linear(w, format!("{p}.self_attn.o_proj"))?,
-            q_norm: Some(norm(w, format!("{p}.self_attn.q_norm.weight"))?),
-            k_norm: Some(norm(w, format!("{p}.self_attn.k_norm.weight"))?),
-            num_heads: config.num_heads,
-            num_kv_heads: config.num_kv_heads,
-            head_dim: config.head_dim,
+        let spec = AttentionSpec {
+            rope: config.rope_local.as_ref().filter(|_| sliding).unwrap_or(&config.rope),
             scale,
-            rope: Rope::new(config.head_dim, rope, config.rope_traditional),
             window: if sliding { config.sliding_window } else { None },
         };
         blocks.push(Block {
-            input_norm: norm(w, format!("{p}.input_layernorm.weight"))?,
-            attention,
-            post_attention_norm: norm(w, format!("{p}.post_attention_layernorm.weight"))?,
-            pre_feedforward_norm: norm(w, format!("{p}.pre_feedforward_layernorm.weight"))?,
-            mlp: Mlp {
-                gate_up: FusedLinear::new(vec![linear(w, format!("{p}.mlp.gate_proj"))?, linear(w, format!("{p}.mlp.up_proj"))?])?,
-                down: linear(w, format!("{p}.mlp.down_proj"))?,
-                activation: config.activation,
-            },
-            post_feedforward_norm: norm(w, format!("{p}.post_feedforward_layernorm.weight"))?,
+            input_norm: l.norm(&format!("{p}.input_layernorm.weight"))?,
+            attention: l.attention(&p, spec)?,
+            post_attention_norm: l.norm(&format!("{p}.post_attention_layernorm.weight"))?,
+            pre_feedforward_norm: l.norm(&format!("{p}.pre_feedforward_layernorm.weight"))?,
+            mlp: l.mlp(&p)?,
+            post_feedforward_norm: l.norm(&format!("{p}.post_feedforward_layernorm.weight"))?,
         });
     }
     Ok(Box::new(Gemma3 {
-        embed: Embedding { table: linear(w, "model.embed_tokens".into())? },
+        embed: Embedding { table: l.linear("model.embed_tokens")? },
         // transformers rounds √hidden to the embedding dtype before multiplying.
-        embed_scale: Array::from_f32((config.hidden_size as f32).sqrt()).as_dtype(dtype)?,
-        norm: norm(w, "model.norm.weight".into())?,
+        embed_scale: Array::from_f32((config.hidden_size as f32).sqrt()).as_dtype(l.dtype)?,
+        norm: l.norm("model.norm.weight")?,
         blocks,
         config: config.clone(),
     }))
@@ -111,11 +89,9 @@ impl TextModel for Gemma3 {
     fn arrays(&self) -> Vec<&Array> {
         let mut all: Vec<&Array> = self.embed.table.arrays();
         for b in &self.blocks {
-            let a = &b.attention;
-            all.extend(a.qkv.arrays().into_iter().chain(b.mlp.gate_up.arrays()));
-            all.extend(a.o_proj.arrays().into_iter().chain(b.mlp.down.arrays()));
+            all.extend(b.attention.arrays().into_iter().chain(b.mlp.arrays()));
             let norms = [&b.input_norm, &b.post_attention_norm, &b.pre_feedforward_norm, &b.post_feedforward_norm];
-            all.extend(norms.into_iter().chain(&a.q_norm).chain(&a.k_norm).map(RmsNorm::weight));
+            all.extend(norms.into_iter().map(RmsNorm::weight));
         }
         all.push(self.norm.weight());
         all

@@ -9,7 +9,8 @@ use mlx_rs::{Array, Dtype};
 use crate::cache::KvCache;
 use crate::error::Result;
 use crate::model::config::TextConfig;
-use crate::model::layers::{Attention, Embedding, FusedLinear, Linear, Mlp, RmsNorm, Rope};
+use crate::model::layers::{Attention, Embedding, Linear, Mlp, RmsNorm};
+use crate::model::loader::{AttentionSpec, LayerLoader};
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, TextModel};
 
@@ -30,48 +31,22 @@ pub struct Llama {
 }
 
 pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
-    let (dtype, deq) = (opts.dtype, opts.dequantize);
-    let eps = config.rms_norm_eps;
-    let linear = |w: &mut Weights, name: String| w.linear(&name)?.into_dtype(dtype, deq);
-    let norm = |w: &mut Weights, name: String| RmsNorm::new(w.take(&name)?, eps, 0.0, dtype);
-    let optional_norm = |w: &mut Weights, name: String| {
-        w.take_optional(&name).map(|weight| RmsNorm::new(weight, eps, 0.0, dtype)).transpose()
-    };
-
+    let mut l = LayerLoader::new(w, config, opts, 0.0);
+    let scale = (config.head_dim as f32).powf(-0.5);
     let mut blocks = Vec::with_capacity(config.num_layers);
     for i in 0..config.num_layers {
         let p = format!("model.layers.{i}");
-        let attention = Attention {
-            qkv: FusedLinear::new(vec![
-                linear(w, format!("{p}.self_attn.q_proj"))?,
-                linear(w, format!("{p}.self_attn.k_proj"))?,
-                linear(w, format!("{p}.self_attn.v_proj"))?,
-            ])?,
-            o_proj: linear(w, format!("{p}.self_attn.o_proj"))?,
-            q_norm: optional_norm(w, format!("{p}.self_attn.q_norm.weight"))?,
-            k_norm: optional_norm(w, format!("{p}.self_attn.k_norm.weight"))?,
-            num_heads: config.num_heads,
-            num_kv_heads: config.num_kv_heads,
-            head_dim: config.head_dim,
-            scale: (config.head_dim as f32).powf(-0.5),
-            rope: Rope::new(config.head_dim, &config.rope, config.rope_traditional),
-            window: None,
-        };
         blocks.push(Block {
-            input_norm: norm(w, format!("{p}.input_layernorm.weight"))?,
-            attention,
-            post_attention_norm: norm(w, format!("{p}.post_attention_layernorm.weight"))?,
-            mlp: Mlp {
-                gate_up: FusedLinear::new(vec![linear(w, format!("{p}.mlp.gate_proj"))?, linear(w, format!("{p}.mlp.up_proj"))?])?,
-                down: linear(w, format!("{p}.mlp.down_proj"))?,
-                activation: config.activation,
-            },
+            input_norm: l.norm(&format!("{p}.input_layernorm.weight"))?,
+            attention: l.attention(&p, AttentionSpec { rope: &config.rope, scale, window: None })?,
+            post_attention_norm: l.norm(&format!("{p}.post_attention_layernorm.weight"))?,
+            mlp: l.mlp(&p)?,
         });
     }
-    let lm_head = if w.contains("lm_head.weight") { Some(linear(w, "lm_head".into())?) } else { None };
+    let lm_head = if l.weights.contains("lm_head.weight") { Some(l.linear("lm_head")?) } else { None };
     Ok(Box::new(Llama {
-        embed: Embedding { table: linear(w, "model.embed_tokens".into())? },
-        norm: norm(w, "model.norm.weight".into())?,
+        embed: Embedding { table: l.linear("model.embed_tokens")? },
+        norm: l.norm("model.norm.weight")?,
         blocks,
         lm_head,
         config: config.clone(),
@@ -102,11 +77,8 @@ impl TextModel for Llama {
     fn arrays(&self) -> Vec<&Array> {
         let mut all: Vec<&Array> = self.embed.table.arrays();
         for b in &self.blocks {
-            let a = &b.attention;
-            all.extend(a.qkv.arrays().into_iter().chain(b.mlp.gate_up.arrays()));
-            all.extend(a.o_proj.arrays().into_iter().chain(b.mlp.down.arrays()));
+            all.extend(b.attention.arrays().into_iter().chain(b.mlp.arrays()));
             all.extend([b.input_norm.weight(), b.post_attention_norm.weight()]);
-            all.extend(a.q_norm.iter().chain(&a.k_norm).map(RmsNorm::weight));
         }
         all.push(self.norm.weight());
         all.extend(self.lm_head.iter().flat_map(Linear::arrays));

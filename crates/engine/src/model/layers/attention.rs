@@ -64,6 +64,14 @@ impl Attention {
     }
 }
 
+impl Attention {
+    /// Every weight, for evaluating once at load.
+    pub fn arrays(&self) -> Vec<&mlx_rs::Array> {
+        let norms = self.q_norm.iter().chain(&self.k_norm).map(RmsNorm::weight);
+        self.qkv.arrays().into_iter().chain(self.o_proj.arrays()).chain(norms).collect()
+    }
+}
+
 /// [L, offset + L] booleans: query i (at offset + i) sees key j when i + offset - window < j ≤ i + offset.
 fn sliding_causal_mask(offset: usize, l: usize, window: usize) -> Result<Array> {
     let q = ops::add(&Array::from_iter(0..l as i32, &[l as i32, 1]), Array::from_int(offset as i32))?;

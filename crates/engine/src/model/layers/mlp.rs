@@ -24,3 +24,10 @@ impl Mlp {
         self.down.forward(&ops::multiply(&gate, &up)?)
     }
 }
+
+impl Mlp {
+    /// Every weight, for evaluating once at load.
+    pub fn arrays(&self) -> Vec<&Array> {
+        self.gate_up.arrays().into_iter().chain(self.down.arrays()).collect()
+    }
+}
