@@ -1,9 +1,13 @@
 //! Store tests, each on a real SQLite file in a temporary folder. One binary (faster to build);
 //! `kill.rs` also re-runs this binary as its writer child.
 
+mod attachments;
 mod conversations;
 mod messages;
 mod open;
+mod replies;
+mod search;
+mod settings;
 
 use confab_store::{Conversation, NewConversation, Store};
 
