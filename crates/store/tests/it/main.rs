@@ -6,6 +6,7 @@ mod conversations;
 mod messages;
 mod open;
 mod replies;
+mod scale;
 mod search;
 mod settings;
 
