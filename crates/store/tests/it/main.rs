@@ -3,6 +3,7 @@
 
 mod attachments;
 mod conversations;
+mod kill;
 mod messages;
 mod open;
 mod replies;
