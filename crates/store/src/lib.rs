@@ -1,0 +1,20 @@
+#![doc = include_str!("../README.md")]
+
+mod attachments;
+mod conversations;
+mod db;
+mod error;
+mod messages;
+mod replies;
+mod search;
+mod settings;
+
+pub use attachments::{Attachment, AttachmentHash, AttachmentMeta};
+pub use conversations::{
+    Conversation, ConversationCursor, ConversationId, ConversationPage, NewConversation, MAX_PAGE,
+};
+pub use db::Store;
+pub use error::{Result, StoreError};
+pub use messages::{Message, MessageId, MessageStatus, ReplyStats, Role, Siblings};
+pub use replies::ReplyEnd;
+pub use search::{SearchHit, SnippetPart, MAX_HITS};

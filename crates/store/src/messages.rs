@@ -1,0 +1,377 @@
+//! Messages form a tree per conversation: an edit or a regeneration is a new sibling (same
+//! parent), never an overwrite. The UI shows one path, root → the conversation's current leaf.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Row, Sqlite, Transaction};
+
+use crate::attachments::{self, AttachmentHash};
+use crate::conversations::{self, ConversationId};
+use crate::db::{now_ms, Store};
+use crate::error::{Result, StoreError};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MessageId(pub i64);
+
+impl fmt::Display for MessageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// Where a message is in its life. Only assistant replies are ever anything but `Complete`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageStatus {
+    /// A reply being generated: `append_reply` adds to it, `finish_reply` ends it.
+    Streaming,
+    /// Finished normally (and every user or system message).
+    Complete,
+    /// The user stopped the generation; the text so far is kept.
+    Stopped,
+    /// Generation failed; `Message::error` says why, the text so far is kept.
+    Error,
+    /// Still `Streaming` when the process died; marked by `recover_interrupted`, text kept.
+    Interrupted,
+}
+
+macro_rules! string_enum {
+    ($type:ty, $what:literal, { $($variant:path => $text:literal),* $(,)? }) => {
+        impl $type {
+            pub fn as_str(self) -> &'static str {
+                match self { $($variant => $text),* }
+            }
+        }
+        impl FromStr for $type {
+            type Err = StoreError;
+            fn from_str(text: &str) -> Result<Self> {
+                match text {
+                    $($text => Ok($variant),)*
+                    other => Err(StoreError::InvalidInput(format!(
+                        concat!("unknown ", $what, " {:?}"), other
+                    ))),
+                }
+            }
+        }
+        impl fmt::Display for $type {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+string_enum!(Role, "role", {
+    Role::System => "system",
+    Role::User => "user",
+    Role::Assistant => "assistant",
+});
+
+string_enum!(MessageStatus, "message status", {
+    MessageStatus::Streaming => "streaming",
+    MessageStatus::Complete => "complete",
+    MessageStatus::Stopped => "stopped",
+    MessageStatus::Error => "error",
+    MessageStatus::Interrupted => "interrupted",
+});
+
+/// How a reply was generated; stored with the reply by `finish_reply`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplyStats {
+    pub prompt_tokens: u32,
+    /// Prompt tokens served from the prefix cache instead of being prefilled.
+    pub cached_tokens: u32,
+    pub generated_tokens: u32,
+    /// `None` when no token came (e.g. an error during prefill).
+    pub time_to_first_token_ms: Option<u64>,
+    pub decode_tokens_per_second: Option<f64>,
+    pub model: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: MessageId,
+    pub conversation_id: ConversationId,
+    pub parent_id: Option<MessageId>,
+    pub role: Role,
+    /// For a `Streaming` reply, the text appended so far.
+    pub content: String,
+    pub status: MessageStatus,
+    /// Why generation failed, for status `Error`.
+    pub error: Option<String>,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    pub stats: Option<ReplyStats>,
+}
+
+/// A message among its siblings (same parent, oldest first): the UI's "< 2/3 >".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Siblings {
+    pub ids: Vec<MessageId>,
+    /// Where the message asked about is in `ids` (0-based).
+    pub index: usize,
+}
+
+impl Siblings {
+    pub fn count(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn previous(&self) -> Option<MessageId> {
+        self.index.checked_sub(1).map(|i| self.ids[i])
+    }
+    pub fn next(&self) -> Option<MessageId> {
+        self.ids.get(self.index + 1).copied()
+    }
+}
+
+/// The columns of `messages m` that [`from_row`] reads. A streaming reply's text is its
+/// `content` followed by its chunks (see replies.rs).
+pub(crate) const COLUMNS: &str = "m.id, m.conversation_id, m.parent_id, m.role, \
+    CASE WHEN m.status = 'streaming' THEN m.content || coalesce((SELECT group_concat(c.text, '' \
+    ORDER BY c.seq) FROM reply_chunks c WHERE c.message_id = m.id), '') ELSE m.content END \
+    AS content, m.status, m.error, m.created_at, m.prompt_tokens, m.cached_tokens, m.generated_tokens, \
+    m.ttft_ms, m.decode_tok_s, m.stats_model";
+
+fn decode<T: FromStr<Err = StoreError>>(text: String) -> Result<T, sqlx::Error> {
+    text.parse()
+        .map_err(|e: StoreError| sqlx::Error::Decode(Box::new(e)))
+}
+
+fn count(value: i64) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+pub(crate) fn from_row(row: &SqliteRow) -> Result<Message, sqlx::Error> {
+    let generated: Option<i64> = row.try_get("generated_tokens")?;
+    let stats = match generated {
+        None => None,
+        Some(generated) => Some(ReplyStats {
+            prompt_tokens: count(row.try_get::<Option<i64>, _>("prompt_tokens")?.unwrap_or(0)),
+            cached_tokens: count(row.try_get::<Option<i64>, _>("cached_tokens")?.unwrap_or(0)),
+            generated_tokens: count(generated),
+            time_to_first_token_ms: row
+                .try_get::<Option<i64>, _>("ttft_ms")?
+                .map(|ms| u64::try_from(ms).unwrap_or(0)),
+            decode_tokens_per_second: row.try_get("decode_tok_s")?,
+            model: row
+                .try_get::<Option<String>, _>("stats_model")?
+                .unwrap_or_default(),
+        }),
+    };
+    Ok(Message {
+        id: MessageId(row.try_get("id")?),
+        conversation_id: ConversationId(row.try_get("conversation_id")?),
+        parent_id: row.try_get::<Option<i64>, _>("parent_id")?.map(MessageId),
+        role: decode(row.try_get("role")?)?,
+        content: row.try_get("content")?,
+        status: decode(row.try_get("status")?)?,
+        error: row.try_get("error")?,
+        created_at: row.try_get("created_at")?,
+        stats,
+    })
+}
+
+impl Store {
+    /// Adds a finished message (status `Complete`) under `parent` (`None`: a first message) and
+    /// makes it the conversation's current leaf. Adding under a parent that already has
+    /// children is how an edit branches.
+    pub async fn add_message(
+        &self,
+        conversation: ConversationId,
+        parent: Option<MessageId>,
+        role: Role,
+        content: &str,
+    ) -> Result<MessageId> {
+        self.add_message_with_attachments(conversation, parent, role, content, &[])
+            .await
+    }
+
+    /// [`Store::add_message`] with attachments (added first with `add_attachment_*`), in order.
+    pub async fn add_message_with_attachments(
+        &self,
+        conversation: ConversationId,
+        parent: Option<MessageId>,
+        role: Role,
+        content: &str,
+        attachments: &[AttachmentHash],
+    ) -> Result<MessageId> {
+        let mut tx = self.begin_write().await?;
+        let id = insert(
+            &mut tx,
+            conversation,
+            parent,
+            role,
+            content,
+            MessageStatus::Complete,
+        )
+        .await?;
+        attachments::link(&mut tx, id, attachments).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    pub async fn message(&self, id: MessageId) -> Result<Message> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM messages m WHERE m.id = ?1"))
+            .bind(id.0)
+            .fetch_optional(&self.reader)
+            .await?
+            .ok_or_else(|| StoreError::not_found("message", id))?;
+        Ok(from_row(&row)?)
+    }
+
+    /// The path from the root to `leaf`, root first.
+    pub async fn branch(
+        &self,
+        conversation: ConversationId,
+        leaf: MessageId,
+    ) -> Result<Vec<Message>> {
+        let rows = sqlx::query(&format!(
+            "WITH RECURSIVE path (id, depth) AS (
+                 SELECT id, 0 FROM messages WHERE id = ?1 AND conversation_id = ?2
+                 UNION ALL
+                 SELECT p.parent_id, path.depth + 1 FROM messages p JOIN path ON p.id = path.id
+                 WHERE p.parent_id IS NOT NULL
+             )
+             SELECT {COLUMNS} FROM path JOIN messages m ON m.id = path.id ORDER BY path.depth DESC"
+        ))
+        .bind(leaf.0)
+        .bind(conversation.0)
+        .fetch_all(&self.reader)
+        .await?;
+        if rows.is_empty() {
+            self.conversation(conversation).await?;
+            return Err(StoreError::not_found(
+                "message",
+                format!("{leaf} in conversation {conversation}"),
+            ));
+        }
+        Ok(rows.iter().map(from_row).collect::<Result<_, _>>()?)
+    }
+
+    /// The path the conversation shows: root → its current leaf (empty for a new conversation).
+    pub async fn current_branch(&self, conversation: ConversationId) -> Result<Vec<Message>> {
+        match self.conversation(conversation).await?.current_leaf {
+            Some(leaf) => self.branch(conversation, leaf).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The replies to (or edits under) `message`, oldest first.
+    pub async fn children(&self, message: MessageId) -> Result<Vec<Message>> {
+        self.message(message).await?;
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM messages m WHERE m.parent_id = ?1 ORDER BY m.id"
+        ))
+        .bind(message.0)
+        .fetch_all(&self.reader)
+        .await?;
+        Ok(rows.iter().map(from_row).collect::<Result<_, _>>()?)
+    }
+
+    /// `message` and its siblings, oldest first, and its place among them.
+    pub async fn siblings(&self, message: MessageId) -> Result<Siblings> {
+        let ids: Vec<i64> = sqlx::query_scalar(
+            "SELECT s.id FROM messages m JOIN messages s
+               ON s.conversation_id = m.conversation_id AND s.parent_id IS m.parent_id
+             WHERE m.id = ?1 ORDER BY s.id",
+        )
+        .bind(message.0)
+        .fetch_all(&self.reader)
+        .await?;
+        let index = ids
+            .iter()
+            .position(|&id| id == message.0)
+            .ok_or_else(|| StoreError::not_found("message", message))?;
+        Ok(Siblings {
+            ids: ids.into_iter().map(MessageId).collect(),
+            index,
+        })
+    }
+
+    /// The leaf reached from `message` by always following its newest child.
+    pub async fn latest_leaf(&self, message: MessageId) -> Result<MessageId> {
+        let leaf: Option<i64> = sqlx::query_scalar(
+            "WITH RECURSIVE down (id, depth) AS (
+                 SELECT id, 0 FROM messages WHERE id = ?1
+                 UNION ALL
+                 SELECT (SELECT max(c.id) FROM messages c WHERE c.parent_id = down.id), depth + 1
+                 FROM down WHERE down.id IS NOT NULL
+             )
+             SELECT id FROM down WHERE id IS NOT NULL ORDER BY depth DESC LIMIT 1",
+        )
+        .bind(message.0)
+        .fetch_optional(&self.reader)
+        .await?;
+        leaf.map(MessageId)
+            .ok_or_else(|| StoreError::not_found("message", message))
+    }
+
+    /// Switches the conversation to the branch through `message` (e.g. a sibling picked with
+    /// "< >"): its current leaf becomes [`Store::latest_leaf`] of `message`, which is returned.
+    pub async fn select_branch(
+        &self,
+        conversation: ConversationId,
+        message: MessageId,
+    ) -> Result<MessageId> {
+        let leaf = self.latest_leaf(message).await?;
+        self.set_current_leaf(conversation, leaf).await?;
+        Ok(leaf)
+    }
+}
+
+/// Inside a write: inserts a message after checking that the conversation exists and that
+/// `parent` belongs to it, and makes it the conversation's current leaf.
+pub(crate) async fn insert(
+    tx: &mut Transaction<'_, Sqlite>,
+    conversation: ConversationId,
+    parent: Option<MessageId>,
+    role: Role,
+    content: &str,
+    status: MessageStatus,
+) -> Result<MessageId> {
+    conversations::ensure_exists(tx, conversation).await?;
+    if let Some(parent) = parent {
+        let owner: Option<i64> =
+            sqlx::query_scalar("SELECT conversation_id FROM messages WHERE id = ?1")
+                .bind(parent.0)
+                .fetch_optional(&mut **tx)
+                .await?;
+        match owner {
+            None => return Err(StoreError::not_found("message", parent)),
+            Some(owner) if owner != conversation.0 => {
+                return Err(StoreError::InvalidInput(format!(
+                    "message {parent} belongs to conversation {owner}, not {conversation}"
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    let now = now_ms();
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO messages (conversation_id, parent_id, role, content, status, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+    )
+    .bind(conversation.0)
+    .bind(parent.map(|p| p.0))
+    .bind(role.as_str())
+    .bind(content)
+    .bind(status.as_str())
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await?;
+    let id = MessageId(id);
+    conversations::move_leaf(tx, conversation, id, now).await?;
+    Ok(id)
+}

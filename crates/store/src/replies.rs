@@ -1,0 +1,169 @@
+//! A reply's life: `start_reply` → `append_reply`* → `finish_reply`, or, if the process dies
+//! first, `recover_interrupted` at the next start.
+//!
+//! Deltas go to `reply_chunks`, one small row each, so appending costs the same at the first
+//! token and the ten-thousandth (rewriting a growing `messages.content` per delta would write
+//! the whole text again every time). Ending a reply folds its chunks into `messages.content`
+//! in one transaction; that is also when the reply enters the full-text index.
+
+use serde::{Deserialize, Serialize};
+use sqlx::{Executor, Sqlite};
+
+use crate::conversations::ConversationId;
+use crate::db::{now_ms, Store};
+use crate::error::{Result, StoreError};
+use crate::messages::{self, MessageId, MessageStatus, ReplyStats, Role};
+
+/// How a reply ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "status", content = "error")]
+pub enum ReplyEnd {
+    Complete,
+    /// Stopped by the user.
+    Stopped,
+    /// Generation failed, with the reason to show.
+    Error(String),
+}
+
+/// The text so far of reply `m`: its content followed by its chunks.
+const FOLDED_CONTENT: &str = "content || coalesce((SELECT group_concat(c.text, '' ORDER BY c.seq) \
+    FROM reply_chunks c WHERE c.message_id = messages.id), '')";
+
+impl Store {
+    /// Creates an empty assistant reply to `parent` with status `Streaming` and makes it the
+    /// conversation's current leaf. A second reply to the same parent is a regeneration.
+    pub async fn start_reply(
+        &self,
+        conversation: ConversationId,
+        parent: MessageId,
+    ) -> Result<MessageId> {
+        let mut tx = self.begin_write().await?;
+        let id = messages::insert(
+            &mut tx,
+            conversation,
+            Some(parent),
+            Role::Assistant,
+            "",
+            MessageStatus::Streaming,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// Appends `delta` to a streaming reply: one small insert, committed before it returns.
+    pub async fn append_reply(&self, id: MessageId, delta: &str) -> Result<()> {
+        if delta.is_empty() {
+            return check_streaming(&self.reader, id).await;
+        }
+        let done = sqlx::query(
+            "INSERT INTO reply_chunks (message_id, seq, text)
+             SELECT m.id, coalesce((SELECT max(seq) FROM reply_chunks WHERE message_id = m.id), 0) + 1, ?2
+             FROM messages m WHERE m.id = ?1 AND m.status = 'streaming'",
+        )
+        .bind(id.0)
+        .bind(delta)
+        .execute(&self.writer)
+        .await?;
+        if done.rows_affected() == 0 {
+            check_streaming(&self.reader, id).await?;
+        }
+        Ok(())
+    }
+
+    /// Ends a streaming reply: its text becomes final, `end` sets its status (and error), and
+    /// `stats` are stored with it.
+    pub async fn finish_reply(
+        &self,
+        id: MessageId,
+        end: ReplyEnd,
+        stats: Option<&ReplyStats>,
+    ) -> Result<()> {
+        let (status, error) = match end {
+            ReplyEnd::Complete => (MessageStatus::Complete, None),
+            ReplyEnd::Stopped => (MessageStatus::Stopped, None),
+            ReplyEnd::Error(reason) => (MessageStatus::Error, Some(reason)),
+        };
+        let stat = |f: fn(&ReplyStats) -> Option<i64>| stats.and_then(f);
+        let mut tx = self.begin_write().await?;
+        let conversation: Option<i64> = sqlx::query_scalar(&format!(
+            "UPDATE messages SET content = {FOLDED_CONTENT}, status = ?2, error = ?3,
+                 prompt_tokens = ?4, cached_tokens = ?5, generated_tokens = ?6,
+                 ttft_ms = ?7, decode_tok_s = ?8, stats_model = ?9
+             WHERE id = ?1 AND status = 'streaming' RETURNING conversation_id"
+        ))
+        .bind(id.0)
+        .bind(status.as_str())
+        .bind(error)
+        .bind(stat(|s| Some(i64::from(s.prompt_tokens))))
+        .bind(stat(|s| Some(i64::from(s.cached_tokens))))
+        .bind(stat(|s| Some(i64::from(s.generated_tokens))))
+        .bind(stat(|s| {
+            s.time_to_first_token_ms
+                .map(|ms| i64::try_from(ms).unwrap_or(i64::MAX))
+        }))
+        .bind(
+            stats
+                .and_then(|s| s.decode_tokens_per_second)
+                .filter(|v| v.is_finite()),
+        )
+        .bind(stats.map(|s| s.model.as_str()))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(conversation) = conversation else {
+            return check_streaming(&mut *tx, id).await;
+        };
+        sqlx::query("DELETE FROM reply_chunks WHERE message_id = ?1")
+            .bind(id.0)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE conversations SET updated_at = ?2 WHERE id = ?1")
+            .bind(conversation)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Marks every reply still `Streaming` as `Interrupted`, keeping the text it had; returns
+    /// their ids. Call once at start-up: a reply left streaming there was cut off by a crash
+    /// or kill. (Not while another process may be streaming into the same file.)
+    pub async fn recover_interrupted(&self) -> Result<Vec<MessageId>> {
+        let mut tx = self.begin_write().await?;
+        let ids: Vec<i64> = sqlx::query_scalar(&format!(
+            "UPDATE messages SET content = {FOLDED_CONTENT}, status = 'interrupted'
+             WHERE status = 'streaming' RETURNING id"
+        ))
+        .fetch_all(&mut *tx)
+        .await?;
+        sqlx::query(
+            "DELETE FROM reply_chunks
+             WHERE message_id NOT IN (SELECT id FROM messages WHERE status = 'streaming')",
+        )
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        let mut ids: Vec<MessageId> = ids.into_iter().map(MessageId).collect();
+        ids.sort();
+        Ok(ids)
+    }
+}
+
+/// `Ok` if `id` is a streaming reply, else why not (`NotFound` or `NotStreaming`).
+async fn check_streaming<'e>(
+    executor: impl Executor<'e, Database = Sqlite>,
+    id: MessageId,
+) -> Result<()> {
+    let status: Option<String> = sqlx::query_scalar("SELECT status FROM messages WHERE id = ?1")
+        .bind(id.0)
+        .fetch_optional(executor)
+        .await?;
+    match status {
+        None => Err(StoreError::not_found("message", id)),
+        Some(status) => match status.parse()? {
+            MessageStatus::Streaming => Ok(()),
+            status => Err(StoreError::NotStreaming { id, status }),
+        },
+    }
+}
