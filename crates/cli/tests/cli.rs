@@ -73,3 +73,11 @@ fn doctor_reports_mlx_and_fails_without_the_default_model() {
     assert!(!out.status.success(), "doctor must fail when the default model is missing");
     assert!(String::from_utf8_lossy(&out.stderr).contains("scripts/setup.sh"));
 }
+
+#[test]
+fn the_default_model_knows_the_capital_of_france() {
+    let out = confab(&["chat", "--prompt", "What is the capital of France?", "--temperature", "0", "--no-prefix-cache"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(answer.contains("Paris"), "{answer}");
+}

@@ -17,8 +17,8 @@ pub struct Args {
     /// Measured runs after one warm-up; the report is their mean.
     #[arg(long, default_value_t = 1)]
     runs: usize,
-    /// Prefill chunk size.
-    #[arg(long, default_value_t = 2048)]
+    /// Prefill chunk size (the engine's default, 512; mlx-lm uses 2048).
+    #[arg(long, default_value_t = 512)]
     chunk: usize,
     #[arg(long)]
     json: bool,

@@ -167,6 +167,11 @@ fn decode(
             fed.push(token);
         }
     };
+    // The speculative next step may still be running on MLX's stream: let it finish before
+    // its arrays are dropped (and before the cache it extended is stored).
+    if let Some(pending) = next.take() {
+        pending.eval()?;
+    }
     if reason != StopReason::StopString {
         let tail = stops.push(&decoder.finish()?).text + &stops.finish();
         if !tail.is_empty() {
