@@ -73,12 +73,14 @@ def best(runs: list) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="128-token prompts only")
+    parser.add_argument("--prompts", default="128,1024,4096", help="float32 prompt lengths")
     parser.add_argument("--repeats", type=int, default=2, help="runs per side, interleaved; the best is shown")
     args = parser.parse_args()
     gguf = setup()
     f32, bf16, q4 = (os.path.join(WORK, n) for n in ("smollm2-f32", "smollm2-bf16", "smollm2-4bit"))
     # (label, confab model, confab dtype, mlx-lm model, prompt tokens)
-    cases = [("float32", f32, "float32", f32, n) for n in ([128] if args.quick else [128, 1024, 4096])]
+    lengths = [128] if args.quick else [int(n) for n in args.prompts.split(",")]
+    cases = [("float32", f32, "float32", f32, n) for n in lengths]
     cases += [
         ("bf16", bf16, "bfloat16", bf16, 128),
         ("4-bit MLX", q4, "auto", q4, 128),
