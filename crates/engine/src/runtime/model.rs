@@ -58,7 +58,7 @@ impl ReadyModel {
         let generation_config = read_generation_config(&path, format)?;
         let defaults = match &generation_config {
             Some(json) => SamplingParams::from_generation_config(json)?,
-            None => SamplingParams::default(),
+            None => chat_defaults(),
         };
         let config = model.config();
         let mut eos_ids = config.eos_token_ids.clone();
@@ -83,6 +83,12 @@ impl ReadyModel {
         progress(LoadProgress { stage: "ready", fraction: 1.0 });
         Ok(Self { model, tokenizer, template, eos_ids, defaults, info })
     }
+}
+
+/// Sampling for a model that ships no generation_config.json (GGUF files): focused settings
+/// that small models stay coherent with (SmolLM2's card suggests temperature 0.2, top-p 0.9).
+fn chat_defaults() -> SamplingParams {
+    SamplingParams { temperature: 0.3, top_p: 0.9, top_k: 40, min_p: 0.05, ..SamplingParams::default() }
 }
 
 fn read_generation_config(path: &Path, format: Format) -> Result<Option<serde_json::Value>> {
