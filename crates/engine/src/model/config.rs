@@ -110,7 +110,8 @@ impl Keys<'_> {
     }
 }
 
-fn token_ids(v: Option<&Value>) -> Vec<u32> {
+/// A token id or a list of them (`eos_token_id` is either), as ids.
+pub(crate) fn token_ids(v: Option<&Value>) -> Vec<u32> {
     match v {
         Some(Value::Number(n)) => n.as_u64().map(|n| vec![n as u32]).unwrap_or_default(),
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_u64).map(|n| n as u32).collect(),

@@ -62,7 +62,7 @@ impl ReadyModel {
         };
         let config = model.config();
         let mut eos_ids = config.eos_token_ids.clone();
-        let extra = generation_config.as_ref().map(|g| eos_from_json(&g["eos_token_id"])).unwrap_or_default();
+        let extra = generation_config.as_ref().map(|g| model::config::token_ids(g.get("eos_token_id"))).unwrap_or_default();
         for id in extra.into_iter().chain(tokenizer.eos_id()) {
             if !eos_ids.contains(&id) {
                 eos_ids.push(id);
@@ -100,12 +100,4 @@ fn read_generation_config(path: &Path, format: Format) -> Result<Option<serde_js
     serde_json::from_str(&text)
         .map(Some)
         .map_err(|e| EngineError::ModelFormat { path: file, reason: format!("generation_config.json is not valid JSON ({e})") })
-}
-
-fn eos_from_json(v: &serde_json::Value) -> Vec<u32> {
-    match v {
-        serde_json::Value::Number(n) => n.as_u64().map(|n| vec![n as u32]).unwrap_or_default(),
-        serde_json::Value::Array(a) => a.iter().filter_map(|x| x.as_u64()).map(|n| n as u32).collect(),
-        _ => vec![],
-    }
 }
