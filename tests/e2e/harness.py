@@ -1,0 +1,479 @@
+"""Drives the real, built app through WebDriver (tauri-driver in front of WebKitWebDriver).
+
+Needs an X display (scripts/e2e.sh runs everything under xvfb-run), the tools scripts/setup.sh
+installs (tauri-driver in .deps/tools, Selenium and Pillow in the .deps/e2e venv, xdotool,
+python3-gi), the app built (`cargo build -p confab-app` after `cd ui && npm run build`) and the
+default model installed (setup puts it in the app's models folder).
+
+Environment (all optional):
+  CONFAB_E2E_APP          the app binary (default: $CARGO_TARGET_DIR or target, /debug/confab-app)
+  CONFAB_E2E_MODEL        the default model file to link into each test's CONFAB_HOME
+  CONFAB_E2E_SCREENSHOTS  where screenshots go (default target/e2e-screenshots)
+  CONFAB_E2E_LOGS         where tauri-driver/app logs go (default target/e2e-logs)
+  CONFAB_E2E_SLOW         multiplies every timeout (default 1; a busy machine wants 2 or 3)
+  CONFAB_E2E_KEEP_HOME    1: keep each test class's CONFAB_HOME
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from typing import Callable, Iterable, TypeVar
+
+from selenium import webdriver
+from selenium.common.exceptions import (
+    JavascriptException,
+    NoSuchElementException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.common.options import ArgOptions
+from selenium.webdriver.remote.webelement import WebElement
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HERE = pathlib.Path(__file__).resolve().parent
+DEPS = pathlib.Path(os.environ.get("CONFAB_DEPS_DIR") or ROOT / ".deps")
+TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+APP = pathlib.Path(os.environ.get("CONFAB_E2E_APP") or TARGET / "debug" / "confab-app")
+TAURI_DRIVER = pathlib.Path(os.environ.get("CONFAB_E2E_TAURI_DRIVER") or DEPS / "tools" / "bin" / "tauri-driver")
+SCREENSHOTS = pathlib.Path(os.environ.get("CONFAB_E2E_SCREENSHOTS") or ROOT / "target" / "e2e-screenshots")
+LOGS = pathlib.Path(os.environ.get("CONFAB_E2E_LOGS") or ROOT / "target" / "e2e-logs")
+SLOW = float(os.environ.get("CONFAB_E2E_SLOW") or 1)
+# The GTK drag source runs on Debian's python3 (python3-gi); the venv shares its site-packages.
+GTK_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+T = TypeVar("T")
+
+
+def seconds(s: float) -> float:
+    """A timeout, scaled for slow machines."""
+    return s * SLOW
+
+
+# ---------------------------------------------------------------------------------------------
+# CONFAB_HOME
+
+
+def default_model_manifest() -> dict:
+    with open(ROOT / "assets" / "default-model.json") as f:
+        return json.load(f)
+
+
+def installed_default_model() -> pathlib.Path:
+    """Where setup installed the default model: the app's models folder outside of tests
+    (same rules as AppPaths::from_env in crates/engine/src/paths.rs)."""
+    if os.environ.get("CONFAB_E2E_MODEL"):
+        return pathlib.Path(os.environ["CONFAB_E2E_MODEL"])
+    m = default_model_manifest()
+    if os.environ.get("CONFAB_HOME"):
+        models = pathlib.Path(os.environ["CONFAB_HOME"]) / "models"
+    elif sys.platform == "darwin":
+        models = pathlib.Path.home() / "Library" / "Application Support" / "Confab" / "models"
+    else:
+        data = os.environ.get("XDG_DATA_HOME") or str(pathlib.Path.home() / ".local" / "share")
+        models = pathlib.Path(data) / "confab" / "models"
+    return models / m["folder"] / m["file"]
+
+
+def make_home(name: str, with_model: bool = True) -> pathlib.Path:
+    """A fresh CONFAB_HOME with the installed default model linked in, so nothing downloads."""
+    home = pathlib.Path(tempfile.mkdtemp(prefix=f"confab-e2e-{name}-"))
+    if with_model:
+        src = installed_default_model()
+        m = default_model_manifest()
+        if not src.is_file() or src.stat().st_size != m["size_bytes"]:
+            raise unittest.SkipTest(f"default model not installed at {src}; run scripts/setup.sh")
+        dest = home / "models" / m["folder"] / m["file"]
+        dest.parent.mkdir(parents=True)
+        dest.symlink_to(src)
+    return home
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on port {port} after {timeout:.0f}s")
+
+
+def descendants(pid: int) -> list[int]:
+    """Process ids below `pid` (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2 :].split()
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        # A zombie counts as gone.
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def tid(testid: str, extra: str = "") -> str:
+    """The CSS selector of a data-testid."""
+    return f'[data-testid="{testid}"]{extra}'
+
+
+# ---------------------------------------------------------------------------------------------
+# The app
+
+
+class App:
+    """One launch of the app: tauri-driver (with CONFAB_HOME in its environment, which the
+    app inherits) and a Selenium session on it."""
+
+    def __init__(self, home: pathlib.Path, app: pathlib.Path = APP, log_name: str = "app"):
+        self.home = pathlib.Path(home)
+        self.app = pathlib.Path(app)
+        self.log_name = log_name
+        self.driver: webdriver.Remote | None = None
+        self.tauri_driver: subprocess.Popen | None = None
+        self.launches = 0
+        self.launched_at = 0.0  # time.monotonic() just before the session (and the app) started
+        self.session_at = 0.0  # when the session was ready (the page loaded)
+        self._pids: list[int] = []
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self, extra_env: dict[str, str] | None = None) -> "App":
+        if not self.app.is_file():
+            raise unittest.SkipTest(f"app not built: {self.app} (cargo build -p confab-app)")
+        if not TAURI_DRIVER.is_file():
+            raise unittest.SkipTest(f"tauri-driver missing: {TAURI_DRIVER} (scripts/setup.sh)")
+        if not os.environ.get("DISPLAY"):
+            raise unittest.SkipTest("no X display; run through scripts/e2e.sh (xvfb-run)")
+        self.launches += 1
+        LOGS.mkdir(parents=True, exist_ok=True)
+        self.log_path = LOGS / f"{self.log_name}.{self.launches}.log"
+        env = dict(os.environ, CONFAB_HOME=str(self.home), **(extra_env or {}))
+        env.pop("WEBKIT_DISABLE_COMPOSITING_MODE", None)  # made screenshots hang
+        env.pop("WEBKIT_DISABLE_DMABUF_RENDERER", None)
+        port, native = free_port(), free_port()
+        log = open(self.log_path, "wb")
+        self.tauri_driver = subprocess.Popen(
+            [str(TAURI_DRIVER), "--port", str(port), "--native-port", str(native)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        wait_port(port, seconds(20))
+        options = ArgOptions()
+        options.set_capability("browserName", "wry")
+        options.set_capability("tauri:options", {"application": str(self.app)})
+        self.launched_at = time.monotonic()
+        self.driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
+        self.session_at = time.monotonic()
+        self._pids = descendants(self.tauri_driver.pid)
+        self.driver.set_script_timeout(seconds(30))
+        return self
+
+    def quit(self) -> None:
+        """Closes the session (WebKitWebDriver ends the app), then tauri-driver; anything left
+        of what we started is killed by pid."""
+        if self.driver is not None:
+            try:
+                self.driver.quit()
+            except Exception:
+                pass
+            self.driver = None
+        if self.tauri_driver is not None:
+            pids = set(self._pids) | set(descendants(self.tauri_driver.pid))
+            if self.tauri_driver.poll() is None:
+                self.tauri_driver.terminate()
+                try:
+                    self.tauri_driver.wait(seconds(10))
+                except subprocess.TimeoutExpired:
+                    self.tauri_driver.kill()
+                    self.tauri_driver.wait()
+            end = time.monotonic() + seconds(10)
+            while any(alive(p) for p in pids) and time.monotonic() < end:
+                time.sleep(0.1)
+            for p in pids:
+                if alive(p):
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+            self.tauri_driver = None
+
+    def restart(self) -> "App":
+        """Quits and starts again on the same CONFAB_HOME."""
+        self.quit()
+        return self.start()
+
+    def app_pid(self) -> int | None:
+        """The confab-app process under tauri-driver."""
+        if self.tauri_driver is None:
+            return None
+        for pid in descendants(self.tauri_driver.pid):
+            try:
+                if os.readlink(f"/proc/{pid}/exe").endswith("/" + self.app.name):
+                    return pid
+            except OSError:
+                continue
+        return None
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except (OSError, AttributeError):
+            return ""
+
+    # -- DOM ------------------------------------------------------------------------------------
+
+    @property
+    def d(self) -> webdriver.Remote:
+        assert self.driver is not None, "the app is not running"
+        return self.driver
+
+    def js(self, script: str, *args):
+        return self.d.execute_script(script, *args)
+
+    def all(self, testid: str, extra: str = "", within: WebElement | None = None) -> list[WebElement]:
+        return (within or self.d).find_elements(By.CSS_SELECTOR, tid(testid, extra))
+
+    def one(self, testid: str, extra: str = "", within: WebElement | None = None) -> WebElement | None:
+        found = self.all(testid, extra, within)
+        return found[0] if found else None
+
+    def wait_until(self, what: Callable[[], T], timeout: float, message: str | Callable[[], str] = "",
+                   poll: float = 0.1) -> T:
+        """Polls `what` until it returns something truthy (returned), up to `timeout` (scaled)."""
+        end = time.monotonic() + seconds(timeout)
+        last_error: Exception | None = None
+        while True:
+            try:
+                value = what()
+                if value:
+                    return value
+            except (StaleElementReferenceException, NoSuchElementException, JavascriptException) as e:
+                last_error = e
+            if time.monotonic() > end:
+                msg = message() if callable(message) else message
+                raise AssertionError(
+                    f"timed out after {seconds(timeout):.0f}s: {msg or what}"
+                    + (f" (last error: {last_error})" if last_error else "")
+                )
+            time.sleep(poll)
+
+    def wait_for(self, testid: str, timeout: float = 30, extra: str = "", visible: bool = True,
+                 within: WebElement | None = None) -> WebElement:
+        def found():
+            for el in self.all(testid, extra, within):
+                if not visible or el.is_displayed():
+                    return el
+            return None
+
+        return self.wait_until(found, timeout, f"no {'visible ' if visible else ''}{tid(testid, extra)}")
+
+    def wait_gone(self, testid: str, timeout: float = 30, extra: str = "") -> None:
+        self.wait_until(lambda: not any(e.is_displayed() for e in self.all(testid, extra)), timeout,
+                        f"{tid(testid, extra)} still shown")
+
+    def click(self, testid: str, extra: str = "", timeout: float = 30) -> WebElement:
+        el = self.wait_until(
+            lambda: next((e for e in self.all(testid, extra) if e.is_displayed() and e.is_enabled()), None),
+            timeout, f"no enabled {tid(testid, extra)}")
+        el.click()
+        return el
+
+    def fill(self, el: WebElement | str, text: str) -> WebElement:
+        """Replaces an input's value by typing (React sees real input events)."""
+        if isinstance(el, str):
+            el = self.wait_for(el)
+        el.click()
+        el.send_keys(Keys.CONTROL, "a")
+        el.send_keys(Keys.BACKSPACE)
+        if text:
+            el.send_keys(text)
+        return el
+
+    def text(self, el: WebElement) -> str:
+        return self.js("return arguments[0].textContent", el) or ""
+
+    def attr(self, el: WebElement, name: str) -> str | None:
+        return el.get_attribute(name)
+
+    def body_text(self) -> str:
+        return self.js("return document.body.innerText") or ""
+
+    # -- screenshots ----------------------------------------------------------------------------
+
+    def screenshot(self, name: str, element: WebElement | None = None, pad: int = 0) -> pathlib.Path:
+        """Saves target/e2e-screenshots/<name>.png: the whole window, or an element cropped out of
+        it (element screenshots come back black from WebKitWebDriver)."""
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        png = self.d.get_screenshot_as_png()
+        path = SCREENSHOTS / f"{name}.png"
+        if element is None:
+            path.write_bytes(png)
+            return path
+        from PIL import Image
+
+        rect = self.js(
+            "const r = arguments[0].getBoundingClientRect();"
+            "return [r.left, r.top, r.right, r.bottom, window.devicePixelRatio || 1]",
+            element,
+        )
+        left, top, right, bottom, ratio = rect
+        image = Image.open(io.BytesIO(png))
+        box = (
+            max(0, int(left * ratio) - pad),
+            max(0, int(top * ratio) - pad),
+            min(image.width, int(right * ratio) + pad),
+            min(image.height, int(bottom * ratio) + pad),
+        )
+        image.crop(box).save(path)
+        return path
+
+    # -- native drag and drop -------------------------------------------------------------------
+
+    def viewport_origin(self) -> tuple[int, int]:
+        """Screen position of the page's (0, 0). Under Xvfb there is no window manager, hence no
+        decorations: the window's position is the web view's."""
+        rect = self.d.get_window_rect()
+        return int(rect["x"]), int(rect["y"])
+
+    def drop_files(self, files: Iterable[str | os.PathLike], target: WebElement | None = None,
+                   timeout: float = 30) -> list[str]:
+        """Drops files on the window (or on `target`) the way a file manager does: a GTK drag
+        source offers them as text/uri-list, xdotool presses on it, moves onto the app in steps
+        and releases. Returns the drag source's report lines (READY..., DATA-GET, DRAG-END)."""
+        files = [str(f) for f in files]
+        wx, wy = self.viewport_origin()
+        if target is None:
+            w, h = self.js("return [window.innerWidth, window.innerHeight]")
+            tx, ty = wx + w // 2, wy + h // 2
+        else:
+            cx, cy = self.js(
+                "const r = arguments[0].getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]",
+                target,
+            )
+            tx, ty = wx + int(cx), wy + int(cy)
+        width, _ = screen_size()
+        # Beside the app's window, at the screen's right edge.
+        source = subprocess.Popen(
+            [GTK_PYTHON, str(HERE / "drag_source.py"), "--x", str(width - 130), "--y", "10",
+             "--timeout", str(seconds(timeout)), *files],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        lines: list[str] = []
+        try:
+            line = source.stdout.readline().strip()
+            lines.append(line)
+            if not line.startswith("READY"):
+                raise AssertionError(f"drag source did not start: {line} {source.stdout.read()}")
+            sx, sy, sw, sh = map(int, line.split()[1:])
+            start = (sx + sw // 2, sy + sh // 2)
+            xdotool("mousemove", *start)
+            time.sleep(0.2)
+            xdotool("mousedown", "1")
+            time.sleep(0.2)
+            # Past GTK's drag threshold first, then across in steps so XDND sees motion.
+            steps = 25
+            for i in range(1, steps + 1):
+                x = start[0] + (tx - start[0]) * i // steps
+                y = start[1] + (ty - start[1]) * i // steps
+                xdotool("mousemove", x, y)
+                time.sleep(0.04)
+            for dx in (2, -2, 0):  # a little wiggle on the target: some toolkits want motion there
+                xdotool("mousemove", tx + dx, ty)
+                time.sleep(0.1)
+            xdotool("mouseup", "1")
+            out, _ = source.communicate(timeout=seconds(timeout))
+            lines += [l.strip() for l in out.splitlines() if l.strip()]
+        finally:
+            if source.poll() is None:
+                source.kill()
+                source.wait()
+        return lines
+
+
+def xdotool(*args) -> str:
+    return subprocess.run(["xdotool", *map(str, args)], check=True, capture_output=True, text=True).stdout
+
+
+def screen_size() -> tuple[int, int]:
+    out = xdotool("getdisplaygeometry").split()
+    return int(out[0]), int(out[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# Test cases
+
+
+class AppTestCase(unittest.TestCase):
+    """One fresh CONFAB_HOME and one app per test class; tests in a class share it (named
+    test_NN_... where order matters, as unittest runs them sorted)."""
+
+    app: App
+    home: pathlib.Path
+    with_model = True
+
+    @classmethod
+    def setUpClass(cls):
+        cls.home = make_home(cls.__name__, cls.with_model)
+        cls.app = App(cls.home, log_name=cls.__name__)
+        try:
+            cls.app.start()
+        except BaseException:
+            cls.app.quit()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.app.quit()
+        if os.environ.get("CONFAB_E2E_KEEP_HOME") != "1":
+            shutil.rmtree(cls.home, ignore_errors=True)
+
+    def run(self, result=None):
+        # A failing test leaves a screenshot of the window behind.
+        before = len(result.failures) + len(result.errors) if result else 0
+        out = super().run(result)
+        if result and len(result.failures) + len(result.errors) > before and self.app.driver is not None:
+            try:
+                self.app.screenshot(f"FAILED-{self.id().split('.', 1)[-1]}")
+            except Exception:
+                pass
+        return out
