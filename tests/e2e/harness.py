@@ -430,6 +430,210 @@ class App:
         return lines
 
 
+
+# ---------------------------------------------------------------------------------------------
+# The chat UI, in terms of its data-testids
+
+
+MESSAGES_JS = """
+return Array.from(document.querySelectorAll('[data-testid="message"]')).map(m => {
+  const q = (t) => m.querySelector('[data-testid="' + t + '"]');
+  return {
+    id: m.dataset.id, role: m.dataset.role, status: m.dataset.status,
+    text: (q('message-content') || {}).textContent || '',
+    position: (q('sibling-position') || {}).textContent || null,
+    stats: !!q('reply-stats'),
+  };
+});
+"""
+
+
+class ChatApp(App):
+    """The app, with the chat UI's actions (data-testids as in the UI's components)."""
+
+    MODEL_READY_TIMEOUT = 300
+    REPLY_TIMEOUT = 300
+
+    def model_state(self) -> str | None:
+        el = self.one("model-status")
+        return el.get_attribute("data-state") if el else None
+
+    def wait_model_ready(self, timeout: float | None = None) -> WebElement:
+        def ready():
+            state = self.model_state()
+            if state == "error":
+                raise AssertionError(f"model failed to load: {self.text(self.one('model-status'))}")
+            return self.one("model-status", '[data-state="ready"]')
+
+        return self.wait_until(ready, timeout or self.MODEL_READY_TIMEOUT,
+                               lambda: f"model not ready (model-status data-state={self.model_state()})", poll=0.25)
+
+    def messages(self) -> list[dict]:
+        return self.js(MESSAGES_JS)
+
+    def last(self, role: str) -> dict | None:
+        found = [m for m in self.messages() if m["role"] == role]
+        return found[-1] if found else None
+
+    def message_el(self, message_id: str) -> WebElement:
+        return self.wait_for("message", extra=f'[data-id="{message_id}"]')
+
+    def new_chat(self) -> None:
+        self.click("new-chat")
+        self.wait_until(lambda: not self.messages(), 30, "new chat still shows messages")
+        composer = self.wait_for("composer-input")
+        self.wait_until(lambda: composer.get_attribute("value") == "", 10, "composer not empty in a new chat")
+
+    def compose(self, text: str) -> WebElement:
+        composer = self.wait_for("composer-input")
+        self.wait_until(composer.is_enabled, 30, "composer disabled")
+        return self.fill(composer, text)
+
+    def send(self, text: str, timeout: float = 60) -> tuple[dict, dict]:
+        """Sends `text`; returns (user message, assistant reply) as the UI shows them once the
+        reply has started."""
+        before = {m["id"] for m in self.messages()}
+        self.compose(text)
+        self.click("send-button", timeout=timeout)
+        return self.wait_new_reply(before, timeout)
+
+    def wait_new_reply(self, before: set, timeout: float = 60) -> tuple[dict | None, dict]:
+        def started():
+            new = [m for m in self.messages() if m["id"] not in before and m["id"]]
+            replies = [m for m in new if m["role"] == "assistant"]
+            if replies:
+                users = [m for m in new if m["role"] == "user"]
+                return (users[-1] if users else None, replies[-1])
+            return None
+
+        return self.wait_until(started, timeout, "no new reply appeared")
+
+    def wait_reply(self, reply_id: str, timeout: float | None = None) -> dict:
+        """Waits until the reply is no longer streaming; returns it."""
+        def done():
+            for m in self.messages():
+                if m["id"] == reply_id and m["status"] != "streaming":
+                    return m
+            return None
+
+        return self.wait_until(done, timeout or self.REPLY_TIMEOUT, f"reply {reply_id} still streaming", poll=0.25)
+
+    def watch_stream(self, reply_id: str, timeout: float | None = None,
+                     until: Callable[[dict], bool] | None = None) -> tuple[dict, list[int]]:
+        """Polls the reply while it streams; returns it when it ends (or when `until(reply)`) and
+        the text lengths seen while data-status was streaming."""
+        lengths: list[int] = []
+        end = time.monotonic() + seconds(timeout or self.REPLY_TIMEOUT)
+        while True:
+            reply = next((m for m in self.messages() if m["id"] == reply_id), None)
+            if reply is not None:
+                if reply["status"] == "streaming":
+                    if not lengths or lengths[-1] != len(reply["text"]):
+                        lengths.append(len(reply["text"]))
+                    if until and until(reply):
+                        return reply, lengths
+                else:
+                    return reply, lengths
+            if time.monotonic() > end:
+                raise AssertionError(f"reply {reply_id} still streaming after {seconds(timeout or self.REPLY_TIMEOUT):.0f}s")
+            time.sleep(0.05)
+
+    def hover(self, el: WebElement) -> None:
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        try:
+            ActionChains(self.d).move_to_element(el).perform()
+        except WebDriverException:
+            pass
+
+    def click_in_message(self, message_id: str, testid: str, timeout: float = 30) -> None:
+        """Clicks an action of a message (hovering it first, as actions may show on hover)."""
+        def ready():
+            msg = self.message_el(message_id)
+            self.hover(msg)
+            button = self.one(testid, within=msg)
+            return button if button is not None and button.is_enabled() else None
+
+        button = self.wait_until(ready, timeout, f"no enabled {testid} in message {message_id}")
+        try:
+            button.click()
+        except WebDriverException:
+            # Shown only on hover and the pointer moved on: a DOM click does the same.
+            self.js("arguments[0].click()", button)
+
+    def position(self, message_id: str) -> str | None:
+        return next((m["position"] for m in self.messages() if m["id"] == message_id), None)
+
+    # -- settings -------------------------------------------------------------------------------
+
+    def open_settings(self) -> WebElement:
+        if not self.one("settings-pane") or not self.one("settings-pane").is_displayed():
+            self.click("settings-button")
+        return self.wait_for("settings-pane")
+
+    def close_settings(self) -> None:
+        pane = self.one("settings-pane")
+        if pane is not None and pane.is_displayed():
+            close = self.one("settings-close")
+            if close is not None and close.is_displayed():
+                close.click()
+            else:
+                pane.send_keys(Keys.ESCAPE)
+        self.wait_gone("settings-pane", 10)
+
+    def setting(self, name: str) -> WebElement:
+        return self.wait_for(f"setting-{name}")
+
+    def set_settings(self, **values) -> None:
+        """Opens settings, sets each field (theme through its select), saves and closes."""
+        from selenium.webdriver.support.ui import Select
+
+        self.open_settings()
+        for name, value in values.items():
+            el = self.setting(name)
+            if el.tag_name.lower() == "select":
+                Select(el).select_by_value(str(value))
+            elif el.get_attribute("type") == "checkbox":
+                if el.is_selected() != bool(value):
+                    el.click()
+            else:
+                self.fill(el, "" if value is None else str(value))
+        self.click("settings-save")
+        # Saving may close the pane; if it stays, errors would show in it.
+        time.sleep(0.3)
+        error = self.one("error-banner")
+        if error is not None and error.is_displayed() and "setting" in self.text(error).lower():
+            raise AssertionError(f"saving settings failed: {self.text(error)}")
+        self.close_settings()
+
+    def theme(self) -> str | None:
+        return self.js("return document.documentElement.dataset.theme || null")
+
+    # -- banners --------------------------------------------------------------------------------
+
+    def banners(self, testid: str) -> list[str]:
+        return [self.text(e).strip() for e in self.all(testid) if e.is_displayed()]
+
+    def dismiss(self, testid: str) -> None:
+        """Closes the banners of a kind (their button), so that the next one is new."""
+        for el in self.all(testid):
+            try:
+                if el.is_displayed():
+                    for button in el.find_elements(By.CSS_SELECTOR, "button"):
+                        button.click()
+                        break
+            except WebDriverException:
+                pass
+
+    def wait_banner(self, testid: str, before: list[str], timeout: float = 30) -> str:
+        """Waits for a banner of the kind whose text is not among `before`; returns its text."""
+        def new():
+            return next((t for t in self.banners(testid) if t and t not in before), None)
+
+        return self.wait_until(new, timeout, lambda: f"no new {testid}; shown: {self.banners(testid)}; "
+                                                     f"notices: {self.banners('notice')}; errors: {self.banners('error-banner')}")
+
+
 def xdotool(*args) -> str:
     return subprocess.run(["xdotool", *map(str, args)], check=True, capture_output=True, text=True).stdout
 
@@ -447,14 +651,14 @@ class AppTestCase(unittest.TestCase):
     """One fresh CONFAB_HOME and one app per test class; tests in a class share it (named
     test_NN_... where order matters, as unittest runs them sorted)."""
 
-    app: App
+    app: ChatApp
     home: pathlib.Path
     with_model = True
 
     @classmethod
     def setUpClass(cls):
         cls.home = make_home(cls.__name__, cls.with_model)
-        cls.app = App(cls.home, log_name=cls.__name__)
+        cls.app = ChatApp(cls.home, log_name=cls.__name__)
         try:
             cls.app.start()
         except BaseException:

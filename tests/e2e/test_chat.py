@@ -1,0 +1,124 @@
+"""Chatting with the default model: a streamed reply, stop, regenerate, edit, text stays text."""
+import re
+import unittest
+
+from harness import AppTestCase
+
+PARIS = "What is the capital of France?"
+
+
+class Chat(AppTestCase):
+    """One app for the class; the tests run in order (test_NN) on the same window."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.app.wait_model_ready()
+        # Short, reproducible replies: CPU inference on a shared machine.
+        cls.app.set_settings(max_tokens=96, seed=7)
+
+    def test_01_streams_a_reply_that_knows_paris(self):
+        app = self.app
+        app.new_chat()
+        user, reply = app.send(PARIS)
+        self.assertEqual(user["text"].strip(), PARIS)
+        done, lengths = app.watch_stream(reply["id"])
+        self.assertEqual(done["status"], "complete", done)
+        self.assertGreaterEqual(len(lengths), 3, f"content should grow over several polls while streaming: {lengths}")
+        self.assertEqual(lengths, sorted(lengths), f"streamed text only grows: {lengths}")
+        self.assertIn("Paris", done["text"])
+        app.wait_until(lambda: app.last("assistant")["stats"], 10, "no reply-stats under the finished reply")
+        stats = app.text(app.one("reply-stats", within=app.message_el(done["id"])))
+        self.assertRegex(stats, r"\d", f"reply-stats shows numbers: {stats!r}")
+        # The conversation is in the sidebar.
+        app.wait_for("conversation-item")
+        type(self).paris = (user, done)
+        app.screenshot("chat-paris")
+
+    def test_02_regenerate_keeps_both_replies(self):
+        app = self.app
+        user, first = self.paris
+        before = {m["id"] for m in app.messages()}
+        app.click_in_message(first["id"], "regenerate-button")
+        _, second = app.wait_new_reply(before)
+        second = app.wait_reply(second["id"])
+        self.assertIn(second["status"], ("complete",), second)
+        self.assertNotEqual(second["id"], first["id"])
+        app.wait_until(lambda: app.position(second["id"]) == "2/2", 10,
+                       lambda: f"sibling-position {app.position(second['id'])!r}, want 2/2")
+        # The user message is unchanged, the first reply is one click away.
+        self.assertEqual([m["id"] for m in app.messages() if m["role"] == "user"], [user["id"]])
+        app.click_in_message(second["id"], "sibling-prev")
+        app.wait_until(lambda: any(m["id"] == first["id"] for m in app.messages()), 20, "first reply not shown again")
+        self.assertEqual(app.position(first["id"]), "1/2")
+        self.assertEqual(next(m for m in app.messages() if m["id"] == first["id"])["text"], first["text"])
+        app.click_in_message(first["id"], "sibling-next")
+        app.wait_until(lambda: any(m["id"] == second["id"] for m in app.messages()), 20, "second reply not shown again")
+        type(self).regenerated = second
+
+    def test_03_edit_makes_a_branch_with_a_new_reply(self):
+        app = self.app
+        user, _ = self.paris
+        before = {m["id"] for m in app.messages()}
+        app.click_in_message(user["id"], "edit-button")
+        edit = app.wait_for("edit-input")
+        app.fill(edit, "What is the capital of Italy?")
+        app.click("edit-save")
+        new_user, reply = app.wait_new_reply(before)
+        self.assertIsNotNone(new_user, "the edited message is a new user message")
+        self.assertNotEqual(new_user["id"], user["id"])
+        reply = app.wait_reply(reply["id"])
+        self.assertEqual(reply["status"], "complete", reply)
+        msgs = app.messages()
+        self.assertEqual([m["role"] for m in msgs], ["user", "assistant"], msgs)
+        self.assertEqual(msgs[0]["text"].strip(), "What is the capital of Italy?")
+        app.wait_until(lambda: app.position(new_user["id"]) == "2/2", 10,
+                       lambda: f"user sibling-position {app.position(new_user['id'])!r}, want 2/2")
+        # Back to the original question: its branch and replies are still there.
+        app.click_in_message(new_user["id"], "sibling-prev")
+        app.wait_until(lambda: any(m["id"] == user["id"] for m in app.messages()), 20, "original question not shown")
+        msgs = app.messages()
+        self.assertEqual(msgs[0]["text"].strip(), PARIS)
+        self.assertIn(msgs[1]["id"], (self.paris[1]["id"], self.regenerated["id"]))
+        self.assertEqual(app.position(user["id"]), "1/2")
+
+    def test_04_stop_keeps_the_partial_reply(self):
+        app = self.app
+        app.set_settings(max_tokens=2000)
+        try:
+            app.new_chat()
+            _, reply = app.send("Write a very long story about a dragon who learns to bake bread. "
+                                "Make it at least ten paragraphs long.")
+            streaming, lengths = app.watch_stream(reply["id"], until=lambda r: len(r["text"]) >= 60)
+            self.assertEqual(streaming["status"], "streaming", f"the reply ended before it could be stopped: {streaming}")
+            app.click("stop-button")
+            done = app.wait_reply(reply["id"], 30)
+            self.assertEqual(done["status"], "stopped", done)
+            self.assertGreaterEqual(len(done["text"]), len(streaming["text"]) - 1,
+                                    "the text streamed before stop is kept")
+            self.assertTrue(done["text"].strip())
+            app.wait_for("send-button", 10)
+            app.screenshot("chat-stopped")
+        finally:
+            app.set_settings(max_tokens=96)
+
+    def test_05_markup_in_a_message_stays_text(self):
+        app = self.app
+        title = app.d.title
+        payload = '<img src=x onerror="document.title=\'pwned\'">'
+        app.new_chat()
+        user, reply = app.send(payload)
+        self.assertEqual(user["text"].strip(), payload)
+        app.wait_reply(reply["id"])
+        user_el = app.message_el(user["id"])
+        self.assertIn(payload, app.text(app.one("message-content", within=user_el)))
+        self.assertEqual(app.js("return arguments[0].querySelectorAll('img').length", user_el), 0,
+                         "an <img> was created inside the user's message-content")
+        self.assertEqual(app.js("return document.querySelectorAll('[onerror], img[src=\"x\"]').length"), 0,
+                         "the page has the payload's element")
+        self.assertEqual(app.d.title, title)
+        self.assertNotEqual(app.js("return document.title"), "pwned")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,107 @@
+"""Real native file drops (a GTK drag source moved by xdotool onto the window)."""
+import io
+import pathlib
+import shutil
+import tempfile
+import unittest
+import zipfile
+
+from harness import AppTestCase
+
+KEEP = "this text stays in the composer"
+
+
+def make_files(folder: pathlib.Path) -> dict[str, pathlib.Path]:
+    from PIL import Image
+
+    files = {}
+    image = Image.new("RGB", (64, 48), (200, 30, 30))
+    buf = io.BytesIO()
+    image.save(buf, "PNG")
+    files["png"] = folder / "red-square.png"
+    files["png"].write_bytes(buf.getvalue())
+    files["zip"] = folder / "archive.zip"
+    with zipfile.ZipFile(files["zip"], "w") as z:
+        z.writestr("readme.txt", "hello")
+    files["txt"] = folder / "notes.txt"
+    files["txt"].write_text("plain notes\n")
+    files["corrupt"] = folder / "broken-image.png"
+    files["corrupt"].write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    return files
+
+
+class Drop(AppTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.folder = pathlib.Path(tempfile.mkdtemp(prefix="confab-e2e-drops-"))
+        cls.files = make_files(cls.folder)
+        app = cls.app
+        app.wait_model_ready()
+        app.set_settings(max_tokens=24, seed=3)
+        # A conversation to keep intact through every drop.
+        app.new_chat()
+        _, reply = app.send("Say hello.")
+        app.wait_reply(reply["id"])
+        cls.conversation = app.messages()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.folder, ignore_errors=True)
+        super().tearDownClass()
+
+    def setUp(self):
+        app = self.app
+        app.dismiss("error-banner")
+        app.dismiss("notice")
+        for chip in app.all("attachment-remove"):
+            chip.click()
+        app.compose(KEEP)
+
+    def drop(self, name: str) -> list[str]:
+        app = self.app
+        target = app.one("message-list") or app.one("composer-input")
+        report = app.drop_files([self.files[name]], target)
+        self.assertIn("DATA-GET", report, f"the window never asked for the dropped data: {report}")
+        return report
+
+    def assert_intact(self):
+        app = self.app
+        self.assertEqual(app.wait_for("composer-input").get_attribute("value"), KEEP, "composer text lost")
+        now = app.messages()
+        self.assertEqual([(m["id"], m["text"], m["status"]) for m in now],
+                         [(m["id"], m["text"], m["status"]) for m in self.conversation], "the conversation changed")
+
+    def test_image_on_a_text_only_model_says_so(self):
+        app = self.app
+        before = app.banners("notice")
+        self.drop("png")
+        notice = app.wait_banner("notice", before)
+        self.assertRegex(notice.lower(), r"image|text only|vision", f"notice: {notice!r}")
+        self.assertEqual(app.banners("error-banner"), [], "an image on a text model is a notice, not an error")
+        app.screenshot("drop-image-notice")
+        self.assert_intact()
+
+    def check_error(self, name: str, shot: str):
+        app = self.app
+        before = app.banners("error-banner")
+        self.drop(name)
+        error = app.wait_banner("error-banner", before)
+        self.assertGreater(len(error), 10, f"error-banner should say what went wrong: {error!r}")
+        app.screenshot(shot)
+        self.assertEqual(app.all("attachment-chip"), [], f"a {name} file became an attachment")
+        self.assert_intact()
+        return error
+
+    def test_unsupported_zip_is_an_error(self):
+        self.check_error("zip", "drop-zip-error")
+
+    def test_unsupported_txt_is_an_error(self):
+        self.check_error("txt", "drop-txt-error")
+
+    def test_corrupt_image_is_an_error(self):
+        self.check_error("corrupt", "drop-corrupt-image-error")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,91 @@
+"""What survives a restart (same CONFAB_HOME): conversations, messages, settings, search; a reply
+cut off by a killed app comes back as interrupted."""
+import os
+import re
+import signal
+import unittest
+
+from harness import AppTestCase
+
+SYSTEM_PROMPT = "You are a concise assistant who answers in one sentence."
+
+
+class Persistence(AppTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.app.wait_model_ready()
+
+    def test_01_conversation_and_settings_survive_a_restart(self):
+        app = self.app
+        app.set_settings(max_tokens=64, seed=11, temperature=0.55, system_prompt=SYSTEM_PROMPT, theme="dark")
+        self.assertEqual(app.theme(), "dark")
+        app.new_chat()
+        user, reply = app.send("Describe the city of Paris.")
+        reply = app.wait_reply(reply["id"])
+        self.assertEqual(reply["status"], "complete", reply)
+        before = app.messages()
+        conversation = app.wait_for("conversation-item").get_attribute("data-id")
+        # A word of the reply that is not in the question, for search.
+        words = [w for w in re.findall(r"[A-Za-z]{5,}", reply["text"]) if w.lower() not in ("describe", "paris")]
+        self.assertTrue(words, f"no searchable word in {reply['text']!r}")
+        word = max(words, key=len)
+
+        app.restart()
+        app.wait_for("sidebar", 60)
+        item = app.wait_for("conversation-item", 60, extra=f'[data-id="{conversation}"]')
+        item.click()
+        app.wait_until(lambda: [m["id"] for m in app.messages()] == [m["id"] for m in before], 30,
+                       lambda: f"messages after restart {app.messages()} != {before}")
+        after = app.messages()
+        for b, a in zip(before, after):
+            self.assertEqual((a["role"], a["status"], a["text"]), (b["role"], b["status"], b["text"]))
+        self.assertTrue(after[-1]["stats"], "reply-stats kept across restart")
+
+        # Settings kept, the theme applied at startup.
+        self.assertEqual(app.theme(), "dark")
+        app.open_settings()
+        self.assertAlmostEqual(float(app.setting("temperature").get_attribute("value")), 0.55, places=3)
+        self.assertEqual(app.setting("system_prompt").get_attribute("value"), SYSTEM_PROMPT)
+        self.assertEqual(int(app.setting("max_tokens").get_attribute("value")), 64)
+        self.assertEqual(app.setting("theme").get_attribute("value"), "dark")
+        app.close_settings()
+
+        # Search finds the conversation by a word of the reply.
+        app.fill("search-input", word)
+        hit = app.wait_for("search-result", 30)
+        self.assertIn(word.lower(), app.text(hit).lower())
+        hit.click()
+        app.wait_until(lambda: any(m["id"] == reply["id"] for m in app.messages()), 30,
+                       "opening the search result did not show the conversation")
+        app.fill("search-input", "")
+
+    def test_02_killed_mid_reply_comes_back_interrupted(self):
+        app = self.app
+        app.set_settings(max_tokens=2000)
+        app.new_chat()
+        _, reply = app.send("Write a very long story about a lighthouse keeper. Make it ten paragraphs long.")
+        streaming, _ = app.watch_stream(reply["id"], until=lambda r: len(r["text"]) >= 40)
+        self.assertEqual(streaming["status"], "streaming", streaming)
+        pid = app.app_pid()
+        self.assertIsNotNone(pid, "could not find the app's process")
+        os.kill(pid, signal.SIGKILL)
+        app.restart()
+        app.wait_for("sidebar", 60)
+        app.wait_for("conversation-item")
+        for item in app.all("conversation-item"):
+            item.click()
+            try:
+                app.wait_until(lambda: any(m["id"] == reply["id"] for m in app.messages()), 5)
+                break
+            except AssertionError:
+                continue
+        back = next((m for m in app.messages() if m["id"] == reply["id"]), None)
+        self.assertIsNotNone(back, "the killed reply's conversation is gone")
+        self.assertEqual(back["status"], "interrupted", back)
+        self.assertTrue(back["text"].strip(), "the partial text is kept")
+        app.set_settings(max_tokens=64)
+
+
+if __name__ == "__main__":
+    unittest.main()

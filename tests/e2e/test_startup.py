@@ -1,0 +1,45 @@
+"""Startup: the window is usable at once, while the default model loads, then the model is ready."""
+import time
+import unittest
+
+from harness import AppTestCase, default_model_manifest
+
+
+class Startup(AppTestCase):
+    def test_interactive_while_the_model_loads_then_ready(self):
+        app = self.app
+        # Straight after launch: poll what the window shows until the model is ready.
+        states, progress_seen, typed_while_loading = [], False, False
+        sidebar = app.wait_for("sidebar", 30)
+        self.assertTrue(sidebar.is_displayed())
+        end = time.monotonic() + 300
+        while time.monotonic() < end:
+            state = app.model_state()
+            if not states or states[-1] != state:
+                states.append(state)
+            if state == "loading":
+                bar = app.one("load-progress")
+                progress_seen |= bar is not None and bar.is_displayed()
+                if not typed_while_loading:
+                    # The sidebar and the composer work meanwhile.
+                    app.fill(app.wait_for("composer-input"), "typed while loading")
+                    self.assertEqual(app.wait_for("composer-input").get_attribute("value"), "typed while loading")
+                    app.click("new-chat")
+                    typed_while_loading = True
+            if state in ("ready", "error"):
+                break
+            time.sleep(0.1)
+        self.assertEqual(states[-1], "ready", f"model-status went {states}; {app.text(app.one('model-status'))}")
+        name = default_model_manifest()["name"]
+        self.assertIn("SmolLM2", app.text(app.one("model-status")) + app.text(app.one("model-picker")),
+                      f"model-status/model-picker should name {name}")
+        app.screenshot("startup-ready")
+        if "loading" not in states:
+            self.skipTest(f"the model was ready before the first look ({app.session_at - app.launched_at:.1f}s "
+                          f"to the session): could not watch it load; states seen {states}")
+        self.assertTrue(progress_seen, "load-progress not shown while model-status was loading")
+        self.assertTrue(typed_while_loading)
+
+
+if __name__ == "__main__":
+    unittest.main()
