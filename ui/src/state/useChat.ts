@@ -121,7 +121,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
 
   /** One handler per reply; tokens are batched and drawn once a frame. */
   const makeHandler = useCallback(
-    (conversation: ConversationId, started: { value: boolean }): ReplyHandler => {
+    (conversation: ConversationId, started: { value: boolean }, addsSiblings: boolean): ReplyHandler => {
       let replyId: MessageId | null = null;
       let pending = '';
       let scheduled = false;
@@ -174,7 +174,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             if (visible()) {
               setMessages((views) => replaceMessage(views, event.reply));
               // Regenerations and edits add siblings: fetch the counts the switcher shows.
-              refresh(conversation);
+              if (addsSiblings) refresh(conversation);
             }
             finish();
             break;
@@ -196,7 +196,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
 
   /** Runs one streamed reply; true when the backend saved the message (`started` came). */
   const stream = useCallback(
-    async (conversation: ConversationId, run: (handler: ReplyHandler) => Promise<void>): Promise<boolean> => {
+    async (conversation: ConversationId, run: (handler: ReplyHandler) => Promise<void>, addsSiblings = false): Promise<boolean> => {
       if (streamingRef.current) {
         onError('A reply is still being written. Stop it first.');
         return false;
@@ -204,7 +204,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
       const started = { value: false };
       setStreaming({ conversation, replyId: null });
       try {
-        await run(makeHandler(conversation, started));
+        await run(makeHandler(conversation, started, addsSiblings));
       } catch (e) {
         onError(errorMessage(e));
       } finally {
@@ -243,7 +243,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
     (reply: MessageId) => {
       const id = currentRef.current;
       if (id === null) return Promise.resolve(false);
-      return stream(id, (handler) => regenerate(reply, handler));
+      return stream(id, (handler) => regenerate(reply, handler), true);
     },
     [stream],
   );
@@ -252,7 +252,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
     (message: MessageId, text: string) => {
       const id = currentRef.current;
       if (id === null) return Promise.resolve(false);
-      return stream(id, (handler) => editMessage(message, text, handler));
+      return stream(id, (handler) => editMessage(message, text, handler), true);
     },
     [stream],
   );
