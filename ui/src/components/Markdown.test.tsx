@@ -33,6 +33,12 @@ describe('Markdown', () => {
     expect(container.querySelector('img, b, div[onclick], iframe, svg')).toBeNull();
   });
 
+  it('shows raw HTML as the literal text the model wrote', () => {
+    const { container } = render(<Markdown text={'Use a <br> tag, or <b onclick="x">this</b>.'} />);
+    expect(container.textContent).toContain('Use a <br> tag, or <b onclick="x">this</b>.');
+    expect(container.querySelector('br, b')).toBeNull();
+  });
+
   it('renders GitHub tables', () => {
     const { container } = render(<Markdown text={'| a | b |\n|---|---|\n| 1 | 2 |'} />);
     expect(container.querySelector('table th')?.textContent).toBe('a');

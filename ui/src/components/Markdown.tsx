@@ -1,5 +1,5 @@
 // Model output as markdown. Model text is untrusted: raw HTML is never parsed (no rehype-raw;
-// react-markdown drops it), URLs go through react-markdown's safe-protocol filter, and the tree
+// it is shown as the literal text the model wrote), URLs go through react-markdown's safe-protocol filter, and the tree
 // is sanitised *before* KaTeX and highlight.js run, so only their own output (built from text)
 // adds classes and styles. Remote images are not loaded (a private app makes no requests).
 import { memo, type ComponentPropsWithoutRef } from 'react';
@@ -12,6 +12,21 @@ import rehypeHighlight from 'rehype-highlight';
 import type { Element, ElementContent } from 'hast';
 import 'katex/dist/katex.min.css';
 import { CopyButton } from './CopyButton';
+
+interface MarkdownNode {
+  type: string;
+  value?: string;
+  children?: MarkdownNode[];
+}
+
+/** Raw HTML in model output shown as text ("use a <br> tag"), not dropped or interpreted. */
+function remarkHtmlAsText() {
+  const walk = (node: MarkdownNode) => {
+    if (node.type === 'html') node.type = 'text';
+    node.children?.forEach(walk);
+  };
+  return walk;
+}
 
 /** The default (GitHub's) schema, plus the classes remark-math marks math with. */
 const schema = {
@@ -67,10 +82,9 @@ export const Markdown = memo(function Markdown({ text }: { text: string }) {
   return (
     <div className="markdown">
       <ReactMarkdown
-        remarkPlugins={[remarkGfm, remarkMath]}
+        remarkPlugins={[remarkGfm, remarkMath, remarkHtmlAsText]}
         rehypePlugins={[[rehypeSanitize, schema], rehypeKatex, [rehypeHighlight, { detect: false }]]}
         components={components}
-        skipHtml
       >
         {text}
       </ReactMarkdown>

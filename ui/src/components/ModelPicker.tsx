@@ -92,6 +92,13 @@ export function ModelPicker({ models }: { models: Models }) {
         )}
         {!state.loading && state.error && <span className="model-error">Could not load the model: {state.error}</span>}
         {!state.loading && !state.error && !state.loaded && <span className="muted">No model loaded</span>}
+        {!state.loading && !state.error && state.loaded && (
+          <span className="muted">
+            {[`${humanTokens(state.loaded.context_length)} context`, state.loaded.vision && 'vision', state.loaded.audio && 'audio']
+              .filter(Boolean)
+              .join(' · ')}
+          </span>
+        )}
       </div>
       {open && (
         <div className="popover model-popover" role="listbox">

@@ -38,5 +38,17 @@ export function useFileDrop(onDrop: (paths: string[]) => void): boolean {
     };
   }, []);
 
+  // Outside Tauri's handler (a plain browser during development), a file dropped on the page
+  // would replace the app with the file: refuse the browser's own drop.
+  useEffect(() => {
+    const refuse = (event: DragEvent) => event.preventDefault();
+    window.addEventListener('dragover', refuse);
+    window.addEventListener('drop', refuse);
+    return () => {
+      window.removeEventListener('dragover', refuse);
+      window.removeEventListener('drop', refuse);
+    };
+  }, []);
+
   return dragging;
 }
