@@ -116,6 +116,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           className="composer-input"
           placeholder="Message Confab…"
           rows={1}
+          autoFocus
           value={text}
           onChange={(event) => setText(event.target.value)}
           onKeyDown={onKeyDown}

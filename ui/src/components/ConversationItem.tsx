@@ -1,4 +1,4 @@
-import { memo, useState } from 'react';
+import { memo, useRef, useState } from 'react';
 import type { Conversation, ConversationId } from '../ipc';
 import { shortDate } from '../lib/format';
 
@@ -13,11 +13,26 @@ interface Props {
 /** One row of the sidebar; renames inline, and deletes on a second, confirming click. */
 export const ConversationItem = memo(function ConversationItem({ conversation, selected, onOpen, onRename, onDelete }: Props) {
   const [renaming, setRenaming] = useState(false);
+  // Enter and the blur that may follow both end the rename: only the first one counts.
+  const renameOpen = useRef(false);
   const [draft, setDraft] = useState(conversation.title);
   const [confirmingDelete, setConfirmingDelete] = useState(false);
   const title = conversation.title || 'New chat';
 
+  const startRename = () => {
+    setDraft(conversation.title);
+    renameOpen.current = true;
+    setRenaming(true);
+  };
+
+  const cancelRename = () => {
+    renameOpen.current = false;
+    setRenaming(false);
+  };
+
   const commitRename = () => {
+    if (!renameOpen.current) return;
+    renameOpen.current = false;
     setRenaming(false);
     const next = draft.trim();
     if (next && next !== conversation.title) onRename(conversation.id, next);
@@ -43,7 +58,7 @@ export const ConversationItem = memo(function ConversationItem({ conversation, s
             if (event.key === 'Enter') commitRename();
             else if (event.key === 'Escape') {
               event.stopPropagation();
-              setRenaming(false);
+              cancelRename();
             }
           }}
         />
@@ -83,10 +98,7 @@ export const ConversationItem = memo(function ConversationItem({ conversation, s
                 data-testid="rename-button"
                 aria-label="Rename"
                 title="Rename"
-                onClick={() => {
-                  setDraft(conversation.title);
-                  setRenaming(true);
-                }}
+                onClick={startRename}
               >
                 ✎
               </button>

@@ -50,14 +50,17 @@ export function ModelPicker({ models }: { models: Models }) {
     const close = (event: MouseEvent) => {
       if (!popover.current?.contains(event.target as Node)) setOpen(false);
     };
+    // Esc closes the popover and goes no further (it would otherwise also stop a reply).
     const escape = (event: KeyboardEvent) => {
-      if (event.key === 'Escape') setOpen(false);
+      if (event.key !== 'Escape') return;
+      event.stopPropagation();
+      setOpen(false);
     };
     document.addEventListener('mousedown', close);
-    document.addEventListener('keydown', escape);
+    window.addEventListener('keydown', escape, true);
     return () => {
       document.removeEventListener('mousedown', close);
-      document.removeEventListener('keydown', escape);
+      window.removeEventListener('keydown', escape, true);
     };
   }, [open]);
 
