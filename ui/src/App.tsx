@@ -82,6 +82,16 @@ export function App() {
     [removeConversation, conversationId, openChat],
   );
 
+  // New model folders may hold new models.
+  const { refreshModels } = models;
+  const saved = useCallback(
+    (next: Settings) => {
+      setSettings(next);
+      refreshModels();
+    },
+    [refreshModels],
+  );
+
   const closeSettings = useCallback(() => {
     setThemePreview(null);
     setSettingsOpen(false);
@@ -197,7 +207,7 @@ export function App() {
           </div>
         )}
       </main>
-      {settingsOpen && <SettingsPane onSaved={setSettings} onPreviewTheme={setThemePreview} onClose={closeSettings} />}
+      {settingsOpen && <SettingsPane onSaved={saved} onPreviewTheme={setThemePreview} onClose={closeSettings} />}
     </div>
   );
 }
