@@ -1,13 +1,213 @@
-import { StatusPanel } from './StatusPanel';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { getSettings, type Conversation, type ConversationId, type MessageId, type SearchHit, type Settings, type Theme } from './ipc';
+import { Composer, type ComposerHandle } from './components/Composer';
+import { ErrorBanner, Notice } from './components/ErrorBanner';
+import { MessageList } from './components/MessageList';
+import { ModelPicker, NoModels } from './components/ModelPicker';
+import { SettingsPane } from './components/SettingsPane';
+import { Sidebar, type SidebarHandle } from './components/Sidebar';
+import { modKey } from './lib/format';
+import { useChat } from './state/useChat';
+import { useConversations } from './state/useConversations';
+import { useFileDrop } from './state/useFileDrop';
+import { useModel } from './state/useModel';
+import { usePendingAttachments } from './state/usePendingAttachments';
+import { useTheme } from './state/useTheme';
 
 export function App() {
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [settings, setSettings] = useState<Settings | null>(null);
+  const [themePreview, setThemePreview] = useState<Theme | null>(null);
+  const [settingsOpen, setSettingsOpen] = useState(false);
+  const [focusMessage, setFocusMessage] = useState<MessageId | null>(null);
+  const sidebar = useRef<SidebarHandle>(null);
+  const composer = useRef<ComposerHandle>(null);
+
+  const showError = useCallback((message: string) => setError(message), []);
+  const showNotice = useCallback((message: string) => setNotice(message), []);
+
+  useTheme(themePreview ?? settings?.theme ?? 'system');
+  useEffect(() => {
+    getSettings().then(setSettings, () => {
+      /* The defaults (system theme) stand; the settings pane shows the error if it persists. */
+    });
+  }, []);
+
+  const conversations = useConversations(showError);
+  const conversationsRef = useRef<Conversation[]>([]);
+  conversationsRef.current = conversations.items;
+  const findConversation = useCallback((id: ConversationId) => conversationsRef.current.find((c) => c.id === id), []);
+
+  const chat = useChat({ onError: showError, onTouched: conversations.touch, findConversation });
+  const models = useModel();
+  const loaded = models.state.loaded;
+  const attachments = usePendingAttachments({ loaded, models: models.models ?? [], onError: showError, onNotice: showNotice });
+  const dragging = useFileDrop((paths) => void attachments.addPaths(paths));
+
+  const { open: openChat, conversationId } = chat;
+  const newChat = useCallback(() => {
+    openChat(null);
+    setFocusMessage(null);
+    composer.current?.focus();
+  }, [openChat]);
+
+  const openConversation = useCallback(
+    (id: ConversationId) => {
+      setFocusMessage(null);
+      if (id !== conversationId) openChat(id);
+    },
+    [openChat, conversationId],
+  );
+
+  const openHit = useCallback(
+    (hit: SearchHit) => {
+      if (hit.conversation_id !== conversationId) openChat(hit.conversation_id);
+      setFocusMessage(hit.message_id);
+    },
+    [openChat, conversationId],
+  );
+
+  const { regenerate, edit } = chat;
+  const regenerateReply = useCallback((reply: MessageId) => void regenerate(reply), [regenerate]);
+  const editMessage = useCallback((message: MessageId, text: string) => void edit(message, text), [edit]);
+
+  const { remove: removeConversation } = conversations;
+  const deleteConversation = useCallback(
+    (id: ConversationId) => {
+      void removeConversation(id).then(() => {
+        if (id === conversationId) openChat(null);
+      });
+    },
+    [removeConversation, conversationId, openChat],
+  );
+
+  // New model folders may hold new models.
+  const { refreshModels } = models;
+  const saved = useCallback(
+    (next: Settings) => {
+      setSettings(next);
+      refreshModels();
+    },
+    [refreshModels],
+  );
+
+  const closeSettings = useCallback(() => {
+    setThemePreview(null);
+    setSettingsOpen(false);
+  }, []);
+
+  // Window-wide shortcuts. Esc closes what is open first, and only then stops a reply.
+  const { stop, streaming } = chat;
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const mod = event.metaKey || event.ctrlKey;
+      if (mod && event.key.toLowerCase() === 'n') {
+        event.preventDefault();
+        newChat();
+      } else if (mod && event.key.toLowerCase() === 'k') {
+        event.preventDefault();
+        sidebar.current?.focusSearch();
+      } else if (mod && event.key === ',') {
+        event.preventDefault();
+        setSettingsOpen(true);
+      } else if (event.key === 'Escape' && !event.defaultPrevented) {
+        if (settingsOpen) closeSettings();
+        else if (streaming) stop();
+      }
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [closeSettings, newChat, settingsOpen, stop, streaming]);
+
+  const streamingHere = chat.streaming !== null && chat.streaming.conversation === chat.conversationId;
+  const blockedReason = models.state.loading
+    ? 'Loading model…'
+    : !loaded
+      ? models.models?.length === 0
+        ? 'No models found: run scripts/setup.sh or add a model folder in Settings.'
+        : 'Choose a model to start chatting.'
+      : chat.streaming && !streamingHere
+        ? 'Another chat is still replying.'
+        : null;
+
+  const emptyChat = chat.loading ? (
+    <p className="muted">Loading…</p>
+  ) : models.models?.length === 0 && !loaded ? (
+    <NoModels error={models.listError} />
+  ) : (
+    <div className="empty-chat">
+      <h2>What's on your mind?</h2>
+      <p className="muted">
+        Everything stays on this computer. Drop images or audio here to ask about them; {modKey()}K searches past chats.
+      </p>
+    </div>
+  );
+
   return (
-    <main className="app">
-      <header>
-        <h1>Confab</h1>
-        <p className="muted">Local, private chat with images and audio.</p>
-      </header>
-      <StatusPanel />
-    </main>
+    <div className="app-shell">
+      <Sidebar
+        ref={sidebar}
+        conversations={conversations}
+        onDelete={deleteConversation}
+        selected={chat.conversationId}
+        onOpen={openConversation}
+        onOpenHit={openHit}
+        onNewChat={newChat}
+        onError={showError}
+      />
+      <main className="chat">
+        <header className="chat-header">
+          <ModelPicker models={models} />
+          <button
+            type="button"
+            className="icon-button"
+            data-testid="settings-button"
+            title={`Settings (${modKey()},)`}
+            aria-label="Settings"
+            onClick={() => setSettingsOpen(true)}
+          >
+            <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
+              <path
+                d="M4 7h10M18 7h2M4 17h4M12 17h8M14 4v6M8 14v6"
+                fill="none"
+                stroke="currentColor"
+                strokeWidth="1.8"
+                strokeLinecap="round"
+              />
+            </svg>
+          </button>
+        </header>
+        <div className="banners">
+          {error && <ErrorBanner message={error} onDismiss={() => setError(null)} />}
+          {notice && <Notice message={notice} onDismiss={() => setNotice(null)} />}
+        </div>
+        <MessageList
+          conversationId={chat.conversationId}
+          messages={chat.messages}
+          plans={chat.plans}
+          busy={chat.streaming !== null}
+          empty={emptyChat}
+          focusMessage={focusMessage}
+          onRegenerate={regenerateReply}
+          onEdit={editMessage}
+          onSelectSibling={chat.selectSibling}
+        />
+        <Composer
+          ref={composer}
+          attachments={attachments}
+          blockedReason={blockedReason}
+          streaming={streamingHere}
+          onSend={chat.send}
+          onStop={chat.stop}
+        />
+        {dragging && (
+          <div className="drop-overlay" aria-hidden="true">
+            Drop images or audio to attach
+          </div>
+        )}
+      </main>
+      {settingsOpen && <SettingsPane onSaved={saved} onPreviewTheme={setThemePreview} onClose={closeSettings} />}
+    </div>
   );
 }

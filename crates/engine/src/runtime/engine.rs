@@ -110,8 +110,13 @@ impl Engine {
 
     /// Queues a request; its events arrive on the returned `Generation`.
     pub fn generate(&self, request: Request) -> Generation {
+        self.generate_cancellable(request, Arc::new(AtomicBool::new(false)))
+    }
+
+    /// Like `generate`, with a cancel switch the caller made first: a Stop that arrives while
+    /// the request is still queued is then not lost.
+    pub fn generate_cancellable(&self, request: Request, cancel: Arc<AtomicBool>) -> Generation {
         let (events, receiver) = mpsc::channel();
-        let cancel = Arc::new(AtomicBool::new(false));
         if let Err(e) = self.send(Command::Generate { request, cancel: cancel.clone(), events: events.clone() }) {
             let _ = events.send(Event::Error(e));
         }

@@ -1,4 +1,4 @@
-//! Tauri commands. Each returns `Result<_, String>`: the message is what the UI shows.
+//! Which MLX the app runs on, and where it keeps its files.
 
 use std::path::PathBuf;
 

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { StatusPanel } from './StatusPanel';
-import { runtimeInfo, type RuntimeInfo } from './ipc';
+import { runtimeInfo, type RuntimeInfo } from '../ipc';
 
-vi.mock('./ipc', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('./ipc')>()),
+vi.mock('../ipc', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../ipc')>()),
   runtimeInfo: vi.fn(),
 }));
 

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { errorMessage, runtimeInfo, type RuntimeInfo } from './ipc';
+import { errorMessage, runtimeInfo, type RuntimeInfo } from '../ipc';
 
 type State =
   | { kind: 'loading' }
@@ -26,7 +26,7 @@ export function StatusPanel() {
 
   return (
     <section className="status" aria-label="Runtime status">
-      <h2>Runtime</h2>
+      <h3>Runtime</h3>
       {state.kind === 'loading' && <p className="muted">Checking the runtime…</p>}
       {state.kind === 'error' && (
         <div role="alert" className="error">

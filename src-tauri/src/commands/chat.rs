@@ -1,0 +1,89 @@
+//! Send, regenerate, edit and stop: each new reply streams through a Channel.
+
+use std::sync::atomic::Ordering;
+
+use confab_store::{AttachmentHash, ConversationId, MessageId, Role};
+use tauri::ipc::Channel;
+use tauri::AppHandle;
+
+use super::App;
+use crate::failure::Failure;
+use crate::reply::{require_model, stream_reply, ReplyEvent};
+use crate::state::lock;
+use crate::title::{provisional, UNTITLED};
+
+/// Saves the user's message on the current branch, then streams the reply to it.
+#[tauri::command]
+pub async fn send_message(
+    app: AppHandle,
+    state: App<'_>,
+    conversation: ConversationId,
+    text: String,
+    attachments: Vec<String>,
+    channel: Channel<ReplyEvent>,
+) -> Result<(), Failure> {
+    if text.trim().is_empty() && attachments.is_empty() {
+        return Err("Type a message first.".into());
+    }
+    // Checked before anything is saved: a message the model cannot take is not sent.
+    let model = require_model(&state)?;
+    let hashes = attachments.iter().map(|h| AttachmentHash::parse(h)).collect::<Result<Vec<_>, _>>()?;
+    for hash in &hashes {
+        let attachment = state.store.attachment(hash).await?;
+        super::attachments::check_model_takes(&model.view, &attachment)?;
+    }
+    let store = &state.store;
+    let chat = store.conversation(conversation).await?;
+    let user = store
+        .add_message_with_attachments(conversation, chat.current_leaf, Role::User, &text, &hashes)
+        .await?;
+    if chat.current_leaf.is_none() && chat.title == UNTITLED {
+        store.rename_conversation(conversation, &provisional(&text)).await?;
+    }
+    stream_reply(app, state.inner().clone(), conversation, user, channel).await
+}
+
+/// Another reply to the same user message, kept beside the earlier ones.
+#[tauri::command]
+pub async fn regenerate(app: AppHandle, state: App<'_>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
+    require_model(&state)?;
+    let old = state.store.message(reply).await?;
+    let user = match (old.role, old.parent_id) {
+        (Role::Assistant, Some(parent)) => parent,
+        _ => return Err("Only a reply can be regenerated.".into()),
+    };
+    stream_reply(app, state.inner().clone(), old.conversation_id, user, channel).await
+}
+
+/// An edited copy of a user message, as a new branch from the same parent; then its reply.
+#[tauri::command]
+pub async fn edit_message(
+    app: AppHandle,
+    state: App<'_>,
+    message: MessageId,
+    text: String,
+    channel: Channel<ReplyEvent>,
+) -> Result<(), Failure> {
+    if text.trim().is_empty() {
+        return Err("An edited message cannot be empty.".into());
+    }
+    require_model(&state)?;
+    let store = &state.store;
+    let original = store.message(message).await?;
+    if original.role != Role::User {
+        return Err("Only your own messages can be edited.".into());
+    }
+    let hashes: Vec<_> = store.message_attachments(message).await?.into_iter().map(|a| a.hash).collect();
+    let edited = store
+        .add_message_with_attachments(original.conversation_id, original.parent_id, Role::User, &text, &hashes)
+        .await?;
+    stream_reply(app, state.inner().clone(), original.conversation_id, edited, channel).await
+}
+
+/// Stops the conversation's reply within one token; the text so far is kept, marked stopped.
+#[tauri::command]
+pub fn stop_reply(state: App<'_>, conversation: ConversationId) {
+    if let Some(cancel) = lock(&state.replies).get(&conversation) {
+        cancel.store(true, Ordering::Relaxed);
+    }
+}

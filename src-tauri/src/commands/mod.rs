@@ -1,0 +1,16 @@
+//! The Tauri commands, by subject. Each returns `Result<_, Failure>`: the message is what the
+//! window shows. Every name here is listed in build.rs and granted in capabilities/main.json.
+
+pub mod attachments;
+pub mod chat;
+pub mod conversations;
+pub mod models;
+pub mod runtime;
+pub mod settings;
+
+use std::sync::Arc;
+
+use crate::state::AppState;
+
+/// The managed state, as each command receives it.
+pub type App<'a> = tauri::State<'a, Arc<AppState>>;

@@ -1,0 +1,37 @@
+//! The model picker: what is on disk, what is loaded, and loading another.
+
+use std::path::PathBuf;
+
+use confab_engine::model::discover::{discover, ModelSummary};
+use tauri::AppHandle;
+
+use super::App;
+use crate::failure::Failure;
+use crate::model_slot::{load_blocking, LoadedModel, ModelState};
+
+#[tauri::command]
+pub async fn list_models(state: App<'_>) -> Result<Vec<ModelSummary>, Failure> {
+    let folders = state.model_folders();
+    Ok(tauri::async_runtime::spawn_blocking(move || discover(&folders)).await?)
+}
+
+#[tauri::command]
+pub fn model_state(state: App<'_>) -> ModelState {
+    state.model.state()
+}
+
+/// Loads `path` in place of the current model and remembers it for the next launch.
+#[tauri::command]
+pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result<LoadedModel, Failure> {
+    if state.model.state().loading.is_some() {
+        return Err("A model is already loading; wait for it to finish.".into());
+    }
+    let worker = state.inner().clone();
+    let target = path.clone();
+    let loaded = tauri::async_runtime::spawn_blocking(move || load_blocking(&app, &worker, &target)).await??;
+    let mut settings = state.settings();
+    settings.model_path = Some(path);
+    settings.save(&state.store).await?;
+    *crate::state::lock(&state.settings) = settings;
+    Ok(loaded)
+}

@@ -1,0 +1,160 @@
+//! The one model the app has loaded (or is loading), and how the window hears about it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use confab_engine::model::LoadOptions;
+use confab_engine::runtime::{ModelId, ModelInfo};
+use tauri::{AppHandle, Emitter};
+
+use crate::state::{lock, AppState};
+
+/// Mirrors `LoadedModel` in ui/src/ipc.ts.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LoadedModel {
+    pub name: String,
+    pub path: PathBuf,
+    pub architecture: String,
+    pub format: String,
+    pub dtype: String,
+    pub quantized: bool,
+    pub context_length: usize,
+    pub parameters: u64,
+    pub vision: bool,
+    pub audio: bool,
+}
+
+/// Mirrors `ModelState` in ui/src/ipc.ts; sent as the `model-state` event on every change.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ModelState {
+    pub loaded: Option<LoadedModel>,
+    pub loading: Option<Loading>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Loading {
+    pub path: PathBuf,
+    pub stage: String,
+    pub fraction: f32,
+}
+
+/// What a reply needs of the loaded model.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub id: ModelId,
+    pub info: ModelInfo,
+    pub view: LoadedModel,
+}
+
+#[derive(Default)]
+pub struct ModelSlot {
+    state: Mutex<ModelState>,
+    current: Mutex<Option<Current>>,
+}
+
+impl ModelSlot {
+    pub fn state(&self) -> ModelState {
+        lock(&self.state).clone()
+    }
+
+    pub fn current(&self) -> Option<Current> {
+        lock(&self.current).clone()
+    }
+
+    fn update(&self, app: &AppHandle, change: impl FnOnce(&mut ModelState)) {
+        let state = {
+            let mut state = lock(&self.state);
+            change(&mut state);
+            state.clone()
+        };
+        let _ = app.emit("model-state", state);
+    }
+}
+
+/// A name for the picker: the file's stem for a GGUF, the folder's name otherwise.
+pub fn display_name(path: &Path) -> String {
+    let name = if path.is_file() { path.file_stem() } else { path.file_name() };
+    name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
+}
+
+/// Loads `path` on the engine thread (blocking this one), reporting progress as events, and
+/// replaces the model loaded before. Call it off the async runtime.
+pub fn load_blocking(app: &AppHandle, state: &Arc<AppState>, path: &Path) -> Result<LoadedModel, String> {
+    let slot = &state.model;
+    slot.update(app, |s| {
+        s.loading = Some(Loading { path: path.into(), stage: "starting".into(), fraction: 0.0 });
+        s.error = None;
+    });
+    let progress_app = app.clone();
+    let progress_state = state.clone();
+    let progress_path = path.to_path_buf();
+    let mut last_sent = Instant::now() - Duration::from_secs(1);
+    let progress = move |p: confab_engine::runtime::LoadProgress| {
+        // A few updates a second are enough for a progress bar.
+        if last_sent.elapsed() < Duration::from_millis(100) && p.fraction < 1.0 {
+            return;
+        }
+        last_sent = Instant::now();
+        progress_state.model.update(&progress_app, |s| {
+            s.loading = Some(Loading { path: progress_path.clone(), stage: p.stage.into(), fraction: p.fraction });
+        });
+    };
+    let result = state.engine.load(path, LoadOptions::default(), progress);
+    match result {
+        Ok((id, info)) => {
+            let view = LoadedModel {
+                name: display_name(path),
+                path: path.into(),
+                architecture: info.architecture.clone(),
+                format: format!("{:?}", info.format).to_lowercase(),
+                dtype: info.dtype.clone(),
+                quantized: info.quantized,
+                context_length: info.context_length,
+                parameters: info.parameters,
+                // Text-only architectures for now; the multimodal ones will say so in ModelInfo.
+                vision: false,
+                audio: false,
+            };
+            let previous = lock(&slot.current).replace(Current { id, info, view: view.clone() });
+            if let Some(previous) = previous {
+                let _ = state.engine.unload(previous.id);
+            }
+            slot.update(app, |s| {
+                s.loaded = Some(view.clone());
+                s.loading = None;
+                s.error = None;
+            });
+            Ok(view)
+        }
+        Err(e) => {
+            let message = format!("Could not load {}: {e}", display_name(path));
+            slot.update(app, |s| {
+                s.loading = None;
+                s.error = Some(message.clone());
+            });
+            Err(message)
+        }
+    }
+}
+
+/// At startup: the model from the settings, or the default one; never blocks the window.
+pub fn load_at_startup(app: AppHandle, state: Arc<AppState>) {
+    let chosen = state.settings().model_path;
+    let default = confab_engine::DefaultModel::manifest();
+    let path = chosen.clone().unwrap_or_else(|| default.path(&state.paths));
+    if chosen.is_none() && !default.is_present(&state.paths) {
+        let message = format!(
+            "The default model ({}) is not installed. Run scripts/setup.sh, or pick a model in the model menu.",
+            default.name
+        );
+        state.model.update(&app, |s| s.error = Some(message));
+        return;
+    }
+    tauri::async_runtime::spawn_blocking(move || {
+        if let Err(e) = load_blocking(&app, &state, &path) {
+            eprintln!("confab-app: {e}");
+        }
+    });
+}

@@ -1,0 +1,238 @@
+//! One assistant reply: saved as it streams, sent to the window through a Channel, and kept
+//! (marked stopped, error or interrupted) however it ends.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use confab_engine::runtime::{Event, Plan, Prompt, Request, StopReason};
+use confab_engine::ChatMessage;
+use confab_store::{ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
+use tauri::ipc::Channel;
+use tauri::AppHandle;
+
+use crate::failure::Failure;
+use crate::model_slot::Current;
+use crate::state::{lock, AppState};
+use crate::views::{message_view, MessageView};
+
+/// Mirrors `ReplyEvent` in ui/src/ipc.ts.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReplyEvent {
+    Started { user: MessageView, reply: Message },
+    Plan { plan: Plan },
+    Token { text: String },
+    Done { reply: Message },
+    Error { message: String, reply: Option<Message> },
+}
+
+/// Streamed text reaches the database at least this often (and at the end).
+const SAVE_EVERY: Duration = Duration::from_millis(250);
+
+/// Clears a conversation's Stop switch when its reply ends, however it ends.
+struct Running<'a> {
+    state: &'a AppState,
+    conversation: ConversationId,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        lock(&self.state.replies).remove(&self.conversation);
+    }
+}
+
+/// The model a reply will use, or a message saying how to get one.
+pub fn require_model(state: &AppState) -> Result<Current, Failure> {
+    if let Some(current) = state.model.current() {
+        return Ok(current);
+    }
+    let status = state.model.state();
+    Err(Failure::from(match (status.loading, status.error) {
+        (Some(loading), _) => format!("The model is still loading ({:.0}%); try again in a moment.", loading.fraction * 100.0),
+        (None, Some(error)) => error,
+        (None, None) => "No model is loaded. Pick one in the model menu.".into(),
+    }))
+}
+
+/// Writes the reply to `user` (a saved user message), streaming it to `channel`.
+pub async fn stream_reply(
+    app: AppHandle,
+    state: Arc<AppState>,
+    conversation: ConversationId,
+    user: MessageId,
+    channel: Channel<ReplyEvent>,
+) -> Result<(), Failure> {
+    let model = require_model(&state)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let mut replies = lock(&state.replies);
+        if replies.contains_key(&conversation) {
+            return Err("A reply is already being written in this chat; stop it first.".into());
+        }
+        replies.insert(conversation, cancel.clone());
+    }
+    let _running = Running { state: &state, conversation };
+
+    let store = &state.store;
+    let reply = store.start_reply(conversation, user).await?;
+    let _ = channel.send(ReplyEvent::Started {
+        user: message_view(store, store.message(user).await?).await?,
+        reply: store.message(reply).await?,
+    });
+
+    let branch = store.branch(conversation, user).await?;
+    let system = store.conversation(conversation).await?.system_prompt;
+    let settings = state.settings();
+    let messages = chat_messages(system.as_deref().unwrap_or(&settings.system_prompt), &branch);
+    let mut request = Request::new(model.id, Prompt::Chat(messages), settings.sampling());
+    request.sampling.stop = model.info.default_sampling.stop.clone();
+
+    let worker_state = state.clone();
+    let worker_channel = channel.clone();
+    let outcome = tauri::async_runtime::spawn_blocking(move || {
+        generate(&worker_state, &model, request, cancel, reply, &worker_channel)
+    })
+    .await
+    .unwrap_or_else(|e| Outcome { end: ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}")), stats: None });
+
+    store.finish_reply(reply, outcome.end.clone(), outcome.stats.as_ref()).await?;
+    let saved = store.message(reply).await?;
+    let _ = channel.send(match outcome.end {
+        ReplyEnd::Error(message) => ReplyEvent::Error { message, reply: Some(saved) },
+        _ => ReplyEvent::Done { reply: saved },
+    });
+    if branch.len() == 1 {
+        crate::title::write_in_background(app, state.clone(), conversation, branch[0].content.clone());
+    }
+    Ok(())
+}
+
+/// The branch as the chat template takes it. Failed empty replies are left out.
+pub fn chat_messages(system_prompt: &str, branch: &[Message]) -> Vec<ChatMessage> {
+    let system = (!system_prompt.trim().is_empty()).then(|| ChatMessage::new("system", system_prompt));
+    let turns = branch.iter().filter(|m| !(m.role == Role::Assistant && m.content.is_empty())).map(|m| {
+        let role = match m.role {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        ChatMessage::new(role, m.content.clone())
+    });
+    system.into_iter().chain(turns).collect()
+}
+
+struct Outcome {
+    end: ReplyEnd,
+    stats: Option<ReplyStats>,
+}
+
+/// Runs on a blocking thread: the engine's events become channel messages and saved text.
+fn generate(
+    state: &AppState,
+    model: &Current,
+    mut request: Request,
+    cancel: Arc<AtomicBool>,
+    reply: MessageId,
+    channel: &Channel<ReplyEvent>,
+) -> Outcome {
+    if let Err(e) = fit_to_context(state, model, &mut request) {
+        return Outcome { end: ReplyEnd::Error(e), stats: None };
+    }
+    let mut unsaved = String::new();
+    let mut last_save = Instant::now();
+    let save = |store: &Store, text: &mut String| {
+        if !text.is_empty() {
+            let _ = tauri::async_runtime::block_on(store.append_reply(reply, text));
+            text.clear();
+        }
+    };
+    for event in state.engine.generate_cancellable(request, cancel) {
+        match event {
+            Event::Plan(plan) => {
+                let _ = channel.send(ReplyEvent::Plan { plan });
+            }
+            Event::Token { text, .. } | Event::Text(text) => {
+                if text.is_empty() {
+                    continue;
+                }
+                unsaved.push_str(&text);
+                let _ = channel.send(ReplyEvent::Token { text });
+                if last_save.elapsed() >= SAVE_EVERY {
+                    save(&state.store, &mut unsaved);
+                    last_save = Instant::now();
+                }
+            }
+            Event::Done { reason, usage, timings } => {
+                save(&state.store, &mut unsaved);
+                let stats = ReplyStats {
+                    prompt_tokens: usage.prompt as u32,
+                    cached_tokens: usage.cached as u32,
+                    generated_tokens: usage.generated as u32,
+                    time_to_first_token_ms: (usage.generated > 0).then_some(timings.time_to_first_token_ms.round() as u64),
+                    decode_tokens_per_second: (usage.generated > 1).then_some(timings.decode_tokens_per_s),
+                    model: model.view.name.clone(),
+                };
+                let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
+                return Outcome { end, stats: Some(stats) };
+            }
+            Event::Error(e) => {
+                save(&state.store, &mut unsaved);
+                return Outcome { end: ReplyEnd::Error(e.to_string()), stats: None };
+            }
+        }
+    }
+    save(&state.store, &mut unsaved);
+    Outcome { end: ReplyEnd::Error("the engine stopped; restart Confab".into()), stats: None }
+}
+
+/// Drops the oldest turns until the prompt leaves room for a reply, as LM Studio's default
+/// "truncate middle" policy does; the system prompt and the newest message always stay.
+fn fit_to_context(state: &AppState, model: &Current, request: &mut Request) -> Result<(), String> {
+    let Prompt::Chat(messages) = &mut request.prompt else { return Ok(()) };
+    let context = model.info.context_length;
+    let room_for_reply = (request.sampling.max_tokens as usize).min(context / 4).max(1);
+    loop {
+        let tokens = state.engine.tokenize(model.id, Prompt::Chat(messages.clone())).map_err(|e| e.to_string())?;
+        if tokens.len() + room_for_reply <= context {
+            return Ok(());
+        }
+        let first_turn = messages.iter().position(|m| m.role != "system");
+        match first_turn {
+            // Keep the newest message: the engine then says the prompt is too long.
+            Some(i) if messages.len() - i > 1 => {
+                messages.remove(i);
+            }
+            _ => return Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use confab_store::{ConversationId, MessageStatus};
+
+    fn message(id: i64, role: Role, content: &str) -> Message {
+        Message {
+            id: MessageId(id),
+            conversation_id: ConversationId(1),
+            parent_id: None,
+            role,
+            content: content.into(),
+            status: MessageStatus::Complete,
+            error: None,
+            created_at: 0,
+            stats: None,
+        }
+    }
+
+    #[test]
+    fn the_branch_becomes_chat_turns_after_the_system_prompt() {
+        let branch = [message(1, Role::User, "hi"), message(2, Role::Assistant, ""), message(3, Role::User, "again")];
+        let chat = chat_messages("Be brief.", &branch);
+        let roles: Vec<_> = chat.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(roles, ["system", "user", "user"], "an empty failed reply is left out");
+        assert_eq!(chat_messages("  ", &branch[..1]).len(), 1, "a blank system prompt is none");
+    }
+}

@@ -1,0 +1,155 @@
+//! The user's settings: one JSON value in the store, checked before it is saved.
+
+use std::path::PathBuf;
+
+use confab_engine::sample::SamplingParams;
+use confab_store::Store;
+
+/// The store's key for the whole settings object.
+const KEY: &str = "app";
+
+/// Mirrors `Settings` in ui/src/ipc.ts. Missing fields (older files) take their defaults.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub system_prompt: String,
+    pub temperature: f32,
+    pub top_p: f32,
+    pub top_k: i32,
+    pub min_p: f32,
+    pub repetition_penalty: f32,
+    pub max_tokens: u32,
+    /// `None`: a new seed for each reply.
+    pub seed: Option<u64>,
+    /// Extra folders searched for models.
+    pub model_folders: Vec<PathBuf>,
+    /// Prefix (KV) cache budgets in MiB; they apply from the next launch.
+    pub kv_cache_memory_mb: u64,
+    pub kv_cache_disk_mb: u64,
+    pub theme: Theme,
+    /// The model loaded at startup; `None`: the default model.
+    pub model_path: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Theme {
+    System,
+    Light,
+    Dark,
+}
+
+impl Default for Settings {
+    /// What LM Studio and Ollama's app start with, give or take: focused but not greedy.
+    fn default() -> Self {
+        Self {
+            system_prompt: String::new(),
+            temperature: 0.3,
+            top_p: 0.9,
+            top_k: 40,
+            min_p: 0.05,
+            repetition_penalty: 1.1,
+            max_tokens: 1024,
+            seed: None,
+            model_folders: Vec::new(),
+            kv_cache_memory_mb: 2048,
+            kv_cache_disk_mb: 8192,
+            theme: Theme::System,
+            model_path: None,
+        }
+    }
+}
+
+/// The most tokens one reply may ask for; the model's context is the real bound.
+const MAX_REPLY_TOKENS: u32 = 131_072;
+
+impl Settings {
+    /// Reads the saved settings; unreadable ones fall back to the defaults (and say so).
+    pub async fn load(store: &Store) -> Settings {
+        match store.setting_as::<Settings>(KEY).await {
+            Ok(Some(settings)) if settings.validate().is_ok() => settings,
+            Ok(None) => Settings::default(),
+            Ok(Some(_)) | Err(_) => {
+                eprintln!("confab-app: the saved settings were unreadable; using the defaults");
+                Settings::default()
+            }
+        }
+    }
+
+    pub async fn save(&self, store: &Store) -> Result<(), String> {
+        self.validate()?;
+        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        store.set_setting(KEY, &value).await.map_err(|e| e.to_string())
+    }
+
+    /// A message naming the field and the allowed range, for the settings pane.
+    pub fn validate(&self) -> Result<(), String> {
+        self.sampling().validate(usize::MAX).map_err(|e| e.to_string())?;
+        if self.max_tokens == 0 || self.max_tokens > MAX_REPLY_TOKENS {
+            return Err(format!("Max tokens must be between 1 and {MAX_REPLY_TOKENS}."));
+        }
+        if self.kv_cache_memory_mb > 1 << 20 || self.kv_cache_disk_mb > 1 << 24 {
+            return Err("The cache budgets are too large; give them in MiB (e.g. 2048).".into());
+        }
+        if let Some(folder) = self.model_folders.iter().find(|f| !f.is_absolute()) {
+            return Err(format!("Model folder \"{}\" must be a full path, such as /Users/me/models.", folder.display()));
+        }
+        Ok(())
+    }
+
+    /// The sampling part, as the engine takes it (stop strings come from the model).
+    pub fn sampling(&self) -> SamplingParams {
+        SamplingParams {
+            temperature: self.temperature,
+            top_k: self.top_k,
+            top_p: self.top_p,
+            min_p: self.min_p,
+            repetition_penalty: self.repetition_penalty,
+            seed: self.seed,
+            max_tokens: self.max_tokens,
+            ..SamplingParams::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        Settings::default().validate().expect("defaults validate");
+    }
+
+    #[test]
+    fn bad_values_name_the_field() {
+        let hot = Settings { temperature: -1.0, ..Settings::default() };
+        assert!(hot.validate().unwrap_err().to_lowercase().contains("temperature"));
+        let long = Settings { max_tokens: 0, ..Settings::default() };
+        assert!(long.validate().unwrap_err().contains("Max tokens"));
+        let relative = Settings { model_folders: vec!["models".into()], ..Settings::default() };
+        assert!(relative.validate().unwrap_err().contains("full path"));
+    }
+
+    #[test]
+    fn old_files_fill_missing_fields() {
+        let partial: Settings = serde_json::from_str(r#"{"temperature":0.9,"theme":"dark"}"#).unwrap();
+        assert_eq!(partial.temperature, 0.9);
+        assert_eq!(partial.theme, Theme::Dark);
+        assert_eq!(partial.max_tokens, Settings::default().max_tokens);
+    }
+
+    #[test]
+    fn saved_settings_round_trip_through_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        tauri::async_runtime::block_on(async {
+            let store = Store::open(dir.path().join("confab.db")).await.unwrap();
+            let mine = Settings { system_prompt: "Be brief.".into(), seed: Some(7), ..Settings::default() };
+            mine.save(&store).await.unwrap();
+            assert_eq!(Settings::load(&store).await, mine);
+            let bad = Settings { top_p: 2.0, ..Settings::default() };
+            assert!(bad.save(&store).await.is_err());
+            assert_eq!(Settings::load(&store).await, mine, "a rejected save changes nothing");
+        });
+    }
+}

@@ -1,0 +1,94 @@
+//! What the app holds while it runs: one store, one engine, the loaded model, live replies.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use confab_engine::cache::PrefixOptions;
+use confab_engine::runtime::{Engine, EngineOptions};
+use confab_engine::AppPaths;
+use confab_store::{ConversationId, Store};
+
+use crate::model_slot::ModelSlot;
+use crate::settings::Settings;
+
+/// The SQLite file's name in the data folder.
+pub const DATABASE_FILE: &str = "confab.db";
+
+pub struct AppState {
+    pub paths: AppPaths,
+    pub store: Store,
+    pub engine: Engine,
+    pub model: ModelSlot,
+    pub settings: Mutex<Settings>,
+    /// The Stop switch of each conversation's reply in progress (one at a time per chat).
+    pub replies: Mutex<HashMap<ConversationId, Arc<AtomicBool>>>,
+    /// Files the user dropped on the window: the only paths `attach_paths` will read.
+    pub dropped: Mutex<HashSet<PathBuf>>,
+}
+
+impl AppState {
+    /// Opens the store (marking replies a crash interrupted) and starts the engine.
+    pub async fn open(paths: AppPaths) -> Result<AppState, String> {
+        std::fs::create_dir_all(&paths.data_dir)
+            .map_err(|e| format!("Could not create the data folder {}: {e}", paths.data_dir.display()))?;
+        let database = paths.data_dir.join(DATABASE_FILE);
+        let store = Store::open(&database).await.map_err(|e| {
+            format!("Could not open the history database {}: {e}. Move it aside to start afresh.", database.display())
+        })?;
+        if let Ok(interrupted) = store.recover_interrupted().await {
+            if !interrupted.is_empty() {
+                eprintln!("confab-app: kept {} reply(ies) interrupted by the last exit", interrupted.len());
+            }
+        }
+        let settings = Settings::load(&store).await;
+        let engine = Engine::start(EngineOptions {
+            prefix: PrefixOptions {
+                enabled: true,
+                memory_budget: (settings.kv_cache_memory_mb as usize) << 20,
+                disk_budget: settings.kv_cache_disk_mb << 20,
+                dir: Some(paths.cache_dir.join("prefix")),
+            },
+            ..EngineOptions::default()
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(AppState {
+            paths,
+            store,
+            engine,
+            model: ModelSlot::default(),
+            settings: Mutex::new(settings),
+            replies: Mutex::new(HashMap::new()),
+            dropped: Mutex::new(HashSet::new()),
+        })
+    }
+
+    pub fn settings(&self) -> Settings {
+        lock(&self.settings).clone()
+    }
+
+    /// Remembers dropped files (canonical paths), so that only they can be attached by path.
+    pub fn allow_dropped(&self, paths: &[PathBuf]) {
+        let mut dropped = lock(&self.dropped);
+        dropped.extend(paths.iter().filter_map(|p| p.canonicalize().ok()));
+    }
+
+    pub fn was_dropped(&self, path: &Path) -> bool {
+        path.canonicalize().map(|p| lock(&self.dropped).contains(&p)).unwrap_or(false)
+    }
+
+    /// Every folder models are looked for in: ours, other apps', and the user's.
+    pub fn model_folders(&self) -> Vec<PathBuf> {
+        let mut folders = vec![self.paths.models_dir.clone()];
+        folders.extend(self.paths.other_model_folders());
+        folders.extend(self.settings().model_folders);
+        folders.dedup();
+        folders
+    }
+}
+
+/// A poisoned lock only means another command panicked; the data is still usable.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

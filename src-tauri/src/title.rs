@@ -1,0 +1,89 @@
+//! A short title for a new conversation: a provisional one from the first message at once,
+//! then the model's own, written in the background after the first reply.
+
+use std::sync::Arc;
+
+use confab_engine::runtime::{Event, Prompt, Request};
+use confab_engine::sample::SamplingParams;
+use confab_engine::ChatMessage;
+use confab_store::ConversationId;
+use tauri::{AppHandle, Emitter};
+
+use crate::state::AppState;
+
+/// What a conversation is called before it has a first message.
+pub const UNTITLED: &str = "New chat";
+const MAX_CHARS: usize = 60;
+
+/// The first words of the first message, until the model has written a title.
+pub fn provisional(first_message: &str) -> String {
+    let words: Vec<&str> = first_message.split_whitespace().take(8).collect();
+    let title = clean(&words.join(" "));
+    if title.is_empty() { UNTITLED.into() } else { title }
+}
+
+/// One line, no quotes or "Title:", at most `MAX_CHARS` characters.
+pub fn clean(raw: &str) -> String {
+    let line = raw.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = line.strip_prefix("Title:").or_else(|| line.strip_prefix("title:")).unwrap_or(line);
+    let line = line.trim().trim_matches(|c: char| matches!(c, '"' | '\'' | '*' | '#' | '`' | '“' | '”')).trim();
+    let line = line.trim_end_matches(['.', ':']);
+    let mut title: String = line.chars().take(MAX_CHARS).collect();
+    if line.chars().count() > MAX_CHARS {
+        title = format!("{}…", title.trim_end());
+    }
+    title
+}
+
+/// Asks the loaded model for a title and renames the conversation if it is still provisional.
+/// Runs after the reply, on the engine thread's queue, so the chat never waits for it.
+pub fn write_in_background(app: AppHandle, state: Arc<AppState>, conversation: ConversationId, first_message: String) {
+    let Some(model) = state.model.current() else { return };
+    tauri::async_runtime::spawn(async move {
+        let expected = provisional(&first_message);
+        let prompt = Prompt::Chat(vec![ChatMessage::new(
+            "user",
+            format!("Write a title of at most six words for a chat that begins with the message below. Reply with the title only.\n\n{first_message}"),
+        )]);
+        let mut request = Request::new(model.id, prompt, SamplingParams { max_tokens: 16, ..SamplingParams::greedy() });
+        request.reuse_prefix = false;
+        let engine_state = state.clone();
+        let text = tauri::async_runtime::spawn_blocking(move || {
+            let mut text = String::new();
+            for event in engine_state.engine.generate(request) {
+                match event {
+                    Event::Token { text: t, .. } | Event::Text(t) => text.push_str(&t),
+                    Event::Error(_) => return String::new(),
+                    _ => {}
+                }
+            }
+            text
+        })
+        .await
+        .unwrap_or_default();
+        let title = clean(&text);
+        let Ok(current) = state.store.conversation(conversation).await else { return };
+        if title.is_empty() || current.title != expected {
+            return; // the user renamed it meanwhile, or the model gave nothing usable
+        }
+        if state.store.rename_conversation(conversation, &title).await.is_ok() {
+            if let Ok(updated) = state.store.conversation(conversation).await {
+                let _ = app.emit("conversation-updated", updated);
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_one_clean_short_line() {
+        assert_eq!(clean("\"Paris, the Capital of France.\"\nMore"), "Paris, the Capital of France");
+        assert_eq!(clean("Title: Weekend plans"), "Weekend plans");
+        assert!(clean(&"word ".repeat(40)).chars().count() <= MAX_CHARS + 1);
+        assert_eq!(provisional("   "), UNTITLED);
+        assert_eq!(provisional("What is the capital of France?"), "What is the capital of France?");
+    }
+}

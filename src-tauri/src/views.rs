@@ -1,0 +1,26 @@
+//! Messages as the window shows them: with their attachments and their place among siblings.
+
+use confab_store::{Attachment, ConversationId, Message, Siblings, Store};
+
+/// Mirrors `MessageView` in ui/src/ipc.ts.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MessageView {
+    pub message: Message,
+    pub attachments: Vec<Attachment>,
+    pub siblings: Siblings,
+}
+
+pub async fn message_view(store: &Store, message: Message) -> confab_store::Result<MessageView> {
+    let attachments = store.message_attachments(message.id).await?;
+    let siblings = store.siblings(message.id).await?;
+    Ok(MessageView { message, attachments, siblings })
+}
+
+/// The conversation's current branch, root first.
+pub async fn current_branch(store: &Store, conversation: ConversationId) -> confab_store::Result<Vec<MessageView>> {
+    let mut views = Vec::new();
+    for message in store.current_branch(conversation).await? {
+        views.push(message_view(store, message).await?);
+    }
+    Ok(views)
+}

@@ -1,0 +1,326 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { conversation, gemmaLoaded, imageAttachment, installBackend, message, settings, view } from './test/fixtures';
+import { holdStream, push, renderApp } from './test/renderApp';
+import { callsOf, commands, dragDropHandler, emit, invoke, lastArgs } from './test/tauriMock';
+
+vi.mock('@tauri-apps/api/core', async () => {
+  const mock = await import('./test/tauriMock');
+  return { invoke: mock.invoke, Channel: mock.Channel };
+});
+vi.mock('@tauri-apps/api/event', async () => ({ listen: (await import('./test/tauriMock')).listen }));
+vi.mock('@tauri-apps/api/webview', async () => ({ getCurrentWebview: (await import('./test/tauriMock')).getCurrentWebview }));
+
+beforeEach(() => {
+  installBackend();
+  invoke.mockClear();
+});
+afterEach(cleanup);
+
+const input = () => screen.getByTestId('composer-input') as HTMLTextAreaElement;
+
+async function openFirstConversation(messages = [view(message(1, 'user', 'Hi')), view(message(2, 'assistant', 'Hello!'))]) {
+  commands.set('conversation_messages', () => messages);
+  fireEvent.click(within(screen.getByTestId('conversation-item')).getByText('First chat'));
+  await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(messages.length));
+}
+
+describe('composer', () => {
+  it('sends on Enter and adds a line on Shift+Enter', async () => {
+    await renderApp();
+    await openFirstConversation();
+    const stream = holdStream('send_message');
+    fireEvent.change(input(), { target: { value: 'line one' } });
+    fireEvent.keyDown(input(), { key: 'Enter', shiftKey: true });
+    expect(callsOf('send_message')).toHaveLength(0);
+    fireEvent.keyDown(input(), { key: 'Enter' });
+    await waitFor(() => expect(stream.args).toMatchObject({ conversation: 1, text: 'line one', attachments: [] }));
+    expect(input().value).toBe('');
+  });
+
+  it('creates a conversation when none is open', async () => {
+    await renderApp();
+    commands.set('create_conversation', () => conversation(5, 'New chat'));
+    const stream = holdStream('send_message');
+    fireEvent.change(input(), { target: { value: 'hello' } });
+    fireEvent.click(screen.getByTestId('send-button'));
+    await waitFor(() => expect(stream.args).toMatchObject({ conversation: 5 }));
+    expect(screen.getAllByTestId('conversation-item')[0]?.dataset.id).toBe('5');
+  });
+
+  it('keeps pasted HTML as text', async () => {
+    await renderApp();
+    await openFirstConversation();
+    const pasted = '<img src=x onerror=alert(1)><b>bold</b>';
+    fireEvent.paste(input(), { clipboardData: { files: [], getData: () => pasted } });
+    fireEvent.change(input(), { target: { value: pasted } });
+    const stream = holdStream('send_message');
+    fireEvent.keyDown(input(), { key: 'Enter' });
+    await waitFor(() => expect(stream.args?.text).toBe(pasted));
+    const user = message(3, 'user', pasted, { parent_id: 2 });
+    await push(stream, { kind: 'started', user: view(user), reply: message(4, 'assistant', '', { status: 'streaming', parent_id: 3 }) });
+    const bubble = screen.getAllByTestId('message').find((m) => m.dataset.id === '3');
+    expect(bubble?.querySelector('[data-testid="message-content"]')?.textContent).toBe(pasted);
+    expect(bubble?.querySelector('img, b')).toBeNull();
+  });
+
+  it('attaches picked files and removes a chip', async () => {
+    await renderApp();
+    commands.set('attach_bytes', () => imageAttachment);
+    const file = new File([new Uint8Array([1, 2])], 'cat.png', { type: 'image/png' });
+    // SmolLM2 reads text only: the picker refuses the image with a notice...
+    fireEvent.change(screen.getByTestId('file-input'), { target: { files: [file] } });
+    expect((await screen.findByTestId('notice')).textContent).toContain('SmolLM2 reads text only');
+    // ...and takes it once a vision model is loaded.
+    act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null }));
+    fireEvent.change(screen.getByTestId('file-input'), { target: { files: [file] } });
+    await screen.findByTestId('attachment-chip');
+    expect(lastArgs('attach_bytes')).toMatchObject({ name: 'cat.png', mime: 'image/png', bytes: [1, 2] });
+    fireEvent.click(screen.getByTestId('attachment-remove'));
+    expect(screen.queryByTestId('attachment-chip')).toBeNull();
+  });
+
+  it('names a model with vision when an image is dropped on a text-only one', async () => {
+    await renderApp();
+    fireEvent.change(input(), { target: { value: 'keep me' } });
+    await act(async () => dragDropHandler?.({ payload: { type: 'drop', paths: ['/photos/cat.jpg'], position: { x: 0, y: 0 } } }));
+    const notice = await screen.findByTestId('notice');
+    expect(notice.textContent).toContain('SmolLM2 reads text only. Load a model with vision, such as Gemma 4, to ask about images.');
+    expect(callsOf('attach_paths')).toHaveLength(0);
+    expect(input().value).toBe('keep me');
+  });
+
+  it('shows why an attachment was refused and keeps the text', async () => {
+    await renderApp();
+    act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null }));
+    commands.set('attach_paths', () => {
+      throw 'cat.png is not a readable image';
+    });
+    fireEvent.change(input(), { target: { value: 'keep me' } });
+    await act(async () => dragDropHandler?.({ payload: { type: 'drop', paths: ['/photos/cat.png'], position: { x: 0, y: 0 } } }));
+    expect((await screen.findByTestId('error-banner')).textContent).toContain('cat.png is not a readable image');
+    expect(lastArgs('attach_paths')).toEqual({ paths: ['/photos/cat.png'] });
+    expect(input().value).toBe('keep me');
+  });
+});
+
+describe('streaming', () => {
+  it('streams tokens into the reply, shows the plan, and stops', async () => {
+    await renderApp();
+    await openFirstConversation();
+    const stream = holdStream('send_message');
+    fireEvent.change(input(), { target: { value: 'Tell me' } });
+    fireEvent.keyDown(input(), { key: 'Enter' });
+    const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
+    await push(stream, { kind: 'started', user: view(message(3, 'user', 'Tell me', { parent_id: 2 })), reply });
+    await push(stream, { kind: 'plan', plan: { prompt_tokens: 300, reused_tokens: 120, reuse_source: 'memory', reuse_declined: null, chunk_size: 512, chunks: 1 } });
+    await push(stream, { kind: 'token', text: 'Once ' });
+    await push(stream, { kind: 'token', text: 'upon' });
+    const streaming = () => screen.getAllByTestId('message').find((m) => m.dataset.id === '4');
+    await waitFor(() => expect(streaming()?.textContent).toContain('Once upon'));
+    expect(streaming()?.dataset.status).toBe('streaming');
+    expect(screen.getByTestId('plan').textContent).toBe('reused 120 of 300 prompt tokens from memory');
+
+    fireEvent.click(screen.getByTestId('stop-button'));
+    await waitFor(() => expect(lastArgs('stop_reply')).toEqual({ conversation: 1 }));
+    // Esc stops too.
+    fireEvent.keyDown(document, { key: 'Escape' });
+    expect(callsOf('stop_reply')).toHaveLength(2);
+
+    const stats = { prompt_tokens: 300, cached_tokens: 120, generated_tokens: 2, time_to_first_token_ms: 180, decode_tokens_per_second: 31.25, model: 'SmolLM2' };
+    await push(stream, { kind: 'done', reply: { ...reply, content: 'Once upon', status: 'stopped', stats } });
+    await act(async () => stream.end());
+    expect(streaming()?.dataset.status).toBe('stopped');
+    expect(streaming()?.textContent).toContain('Stopped');
+    expect(screen.getByTestId('reply-stats').textContent).toBe('2 tokens · 31.3 tok/s · 180 ms to first token · 120 of 300 prompt tokens cached');
+    expect(screen.getByTestId('send-button')).toBeTruthy();
+  });
+
+  it('keeps the reply and shows the error when generation fails', async () => {
+    await renderApp();
+    await openFirstConversation();
+    const stream = holdStream('send_message');
+    fireEvent.change(input(), { target: { value: 'Go' } });
+    fireEvent.keyDown(input(), { key: 'Enter' });
+    const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
+    await push(stream, { kind: 'started', user: view(message(3, 'user', 'Go', { parent_id: 2 })), reply });
+    await push(stream, { kind: 'error', message: 'out of memory', reply: { ...reply, content: 'Par', status: 'error', error: 'out of memory' } });
+    const failed = screen.getAllByTestId('message').find((m) => m.dataset.id === '4');
+    expect(failed?.dataset.status).toBe('error');
+    expect(failed?.textContent).toContain('Par');
+    expect(failed?.textContent).toContain('out of memory');
+  });
+
+  it('puts the text back and shows a banner when nothing could be saved', async () => {
+    await renderApp();
+    await openFirstConversation();
+    commands.set('send_message', () => {
+      throw 'no model loaded';
+    });
+    fireEvent.change(input(), { target: { value: 'Lost?' } });
+    fireEvent.keyDown(input(), { key: 'Enter' });
+    expect((await screen.findByTestId('error-banner')).textContent).toContain('no model loaded');
+    expect(input().value).toBe('Lost?');
+  });
+});
+
+describe('message actions', () => {
+  it('regenerates a reply and edits a user message', async () => {
+    await renderApp();
+    await openFirstConversation();
+    const regen = holdStream('regenerate');
+    commands.set('conversation_messages', () => [view(message(1, 'user', 'Hi')), view(message(5, 'assistant', 'Hey', { parent_id: 1 }), [2, 5])]);
+    fireEvent.click(screen.getByTestId('regenerate-button'));
+    await waitFor(() => expect(regen.args).toMatchObject({ reply: 2 }));
+    const reply = message(5, 'assistant', '', { status: 'streaming', parent_id: 1 });
+    await push(regen, { kind: 'started', user: view(message(1, 'user', 'Hi')), reply });
+    expect(screen.getAllByTestId('message').map((m) => m.dataset.id)).toEqual(['1', '5']);
+    await push(regen, { kind: 'done', reply: { ...reply, content: 'Hey' } });
+    await act(async () => regen.end());
+    await waitFor(() => expect(screen.getByTestId('sibling-position').textContent).toBe('2/2'));
+
+    const edit = holdStream('edit_message');
+    fireEvent.click(screen.getByTestId('edit-button'));
+    fireEvent.change(screen.getByTestId('edit-input'), { target: { value: 'Hi there' } });
+    fireEvent.click(screen.getByTestId('edit-save'));
+    await waitFor(() => expect(edit.args).toMatchObject({ message: 1, text: 'Hi there' }));
+  });
+
+  it('switches between siblings', async () => {
+    await renderApp();
+    await openFirstConversation([view(message(1, 'user', 'Hi')), view(message(3, 'assistant', 'Second', { parent_id: 1 }), [2, 3, 4])]);
+    expect(screen.getByTestId('sibling-position').textContent).toBe('2/3');
+    commands.set('select_branch', () => [view(message(1, 'user', 'Hi')), view(message(2, 'assistant', 'First', { parent_id: 1 }), [2, 3, 4])]);
+    fireEvent.click(screen.getByTestId('sibling-prev'));
+    await waitFor(() => expect(screen.getByTestId('sibling-position').textContent).toBe('1/3'));
+    expect(lastArgs('select_branch')).toEqual({ message: 2 });
+    expect((screen.getByTestId('sibling-prev') as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(screen.getByTestId('sibling-next'));
+    expect(lastArgs('select_branch')).toEqual({ message: 3 });
+  });
+});
+
+describe('sidebar', () => {
+  it('renders search snippets as text with highlights and opens the hit', async () => {
+    await renderApp();
+    commands.set('search_messages', () => [
+      {
+        conversation_id: 1,
+        conversation_title: 'First chat',
+        message_id: 2,
+        role: 'assistant',
+        created_at: 1,
+        snippet: [
+          { text: 'before <b>x</b> ', highlight: false },
+          { text: '<img src=x onerror=alert(1)>', highlight: true },
+        ],
+      },
+    ]);
+    fireEvent.change(screen.getByTestId('search-input'), { target: { value: 'img' } });
+    const hit = await screen.findByTestId('search-result', {}, { timeout: 2000 });
+    expect(lastArgs('search_messages')).toEqual({ query: 'img' });
+    expect(hit.querySelector('mark')?.textContent).toBe('<img src=x onerror=alert(1)>');
+    expect(hit.querySelector('img, b')).toBeNull();
+    commands.set('conversation_messages', () => [view(message(1, 'user', 'Hi')), view(message(2, 'assistant', 'Hello!'))]);
+    fireEvent.click(hit);
+    await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(2));
+  });
+
+  it('renames inline, deletes after confirming, and takes background titles', async () => {
+    await renderApp();
+    commands.set('rename_conversation', () => null);
+    commands.set('delete_conversation', () => null);
+    fireEvent.click(screen.getByTestId('rename-button'));
+    const rename = screen.getByTestId('rename-input');
+    fireEvent.change(rename, { target: { value: 'Holiday' } });
+    fireEvent.keyDown(rename, { key: 'Enter' });
+    await waitFor(() => expect(screen.getByTestId('conversation-title').textContent).toBe('Holiday'));
+    expect(lastArgs('rename_conversation')).toEqual({ id: 1, title: 'Holiday' });
+
+    act(() => emit('conversation-updated', conversation(1, 'Auto title')));
+    expect(screen.getByTestId('conversation-title').textContent).toBe('Auto title');
+
+    fireEvent.click(screen.getByTestId('delete-button'));
+    expect(callsOf('delete_conversation')).toHaveLength(0);
+    fireEvent.click(screen.getByTestId('delete-button'));
+    await waitFor(() => expect(screen.queryByTestId('conversation-item')).toBeNull());
+    expect(lastArgs('delete_conversation')).toEqual({ id: 1 });
+  });
+
+  it('pages with a cursor', async () => {
+    commands.set('list_conversations', (args) =>
+      args.cursor === null
+        ? { conversations: [conversation(3), conversation(2)], next: { updated_at: 2, id: 2 } }
+        : { conversations: [conversation(1)], next: null },
+    );
+    await renderApp();
+    fireEvent.click(screen.getByTestId('load-more'));
+    await waitFor(() => expect(screen.getAllByTestId('conversation-item')).toHaveLength(3));
+    expect(lastArgs('list_conversations')).toEqual({ cursor: { updated_at: 2, id: 2 }, limit: 200 });
+    expect(screen.queryByTestId('load-more')).toBeNull();
+  });
+});
+
+describe('models', () => {
+  it('lists models, disables unsupported ones, and shows load progress', async () => {
+    await renderApp();
+    commands.set('load_model', () => new Promise(() => {}));
+    fireEvent.click(screen.getByTestId('model-picker'));
+    const items = await screen.findAllByTestId('model-item');
+    expect(items.map((i) => i.dataset.path)).toEqual(['/models/smol.gguf', '/models/gemma4', '/models/mamba']);
+    expect((items[2] as HTMLButtonElement).disabled).toBe(true);
+    expect(items[2]?.textContent).toContain("mamba architecture isn't supported");
+    expect(items[1]?.textContent).toContain('vision');
+    fireEvent.click(items[1]!);
+    expect(lastArgs('load_model')).toEqual({ path: '/models/gemma4' });
+    act(() => emit('model-state', { loaded: null, loading: { path: '/models/gemma4', stage: 'Reading weights', fraction: 0.4 }, error: null }));
+    expect(screen.getByTestId('model-status').dataset.state).toBe('loading');
+    expect((screen.getByTestId('load-progress') as HTMLProgressElement).value).toBeCloseTo(0.4);
+    expect((screen.getByTestId('send-button') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId('send-button').textContent).toBe('Loading model…');
+    act(() => emit('model-state', { loaded: null, loading: null, error: 'bad weights' }));
+    expect(screen.getByTestId('model-status').dataset.state).toBe('error');
+    expect(screen.getByTestId('model-status').textContent).toContain('bad weights');
+  });
+});
+
+describe('settings and theme', () => {
+  it('applies the saved theme, previews a change, saves, and shows validation errors', async () => {
+    await renderApp();
+    await waitFor(() => expect(document.documentElement.dataset.theme).toBe('light'));
+    fireEvent.click(screen.getByTestId('settings-button'));
+    const pane = await screen.findByTestId('settings-pane');
+    await waitFor(() => expect((screen.getByTestId('setting-temperature') as HTMLInputElement).value).toBe('0.7'));
+    expect((screen.getByTestId('setting-seed') as HTMLInputElement).value).toBe('');
+
+    fireEvent.change(screen.getByTestId('setting-theme'), { target: { value: 'dark' } });
+    expect(document.documentElement.dataset.theme).toBe('dark');
+
+    commands.set('save_settings', () => {
+      throw 'temperature must be between 0 and 2';
+    });
+    fireEvent.change(screen.getByTestId('setting-temperature'), { target: { value: '5' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    expect((await within(pane).findByTestId('error-banner')).textContent).toContain('temperature must be between 0 and 2');
+
+    commands.set('save_settings', (args) => args.settings);
+    fireEvent.change(screen.getByTestId('setting-temperature'), { target: { value: '0.2' } });
+    fireEvent.change(screen.getByTestId('setting-seed'), { target: { value: '42' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(screen.queryByTestId('settings-pane')).toBeNull());
+    expect(lastArgs('save_settings')).toEqual({ settings: { ...settings, temperature: 0.2, seed: 42, theme: 'dark' } });
+    expect(document.documentElement.dataset.theme).toBe('dark');
+  });
+
+  it('reverts a previewed theme on close', async () => {
+    await renderApp();
+    fireEvent.keyDown(document, { key: ',', ctrlKey: true });
+    await screen.findByTestId('settings-pane');
+    await waitFor(() => expect((screen.getByTestId('setting-theme') as HTMLSelectElement).value).toBe('light'));
+    fireEvent.change(screen.getByTestId('setting-theme'), { target: { value: 'dark' } });
+    expect(document.documentElement.dataset.theme).toBe('dark');
+    fireEvent.keyDown(document, { key: 'Escape' });
+    expect(screen.queryByTestId('settings-pane')).toBeNull();
+    expect(document.documentElement.dataset.theme).toBe('light');
+  });
+});

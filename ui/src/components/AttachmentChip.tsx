@@ -1,0 +1,20 @@
+import type { Attachment } from '../ipc';
+import { humanSize } from '../lib/format';
+import { AttachmentPreview } from './AttachmentPreview';
+
+/** A pending attachment in the composer, with its preview and a remove button. */
+export function AttachmentChip({ attachment, onRemove }: { attachment: Attachment; onRemove: () => void }) {
+  const name = attachment.original_name ?? attachment.mime;
+  return (
+    <div className="attachment-chip" data-testid="attachment-chip" data-hash={attachment.hash}>
+      <AttachmentPreview attachment={attachment} />
+      <div className="chip-label">
+        <span className="attachment-name">{name}</span>
+        <span className="muted">{humanSize(attachment.size)}</span>
+      </div>
+      <button type="button" className="chip-remove" data-testid="attachment-remove" aria-label={`Remove ${name}`} onClick={onRemove}>
+        ×
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,138 @@
+import { memo, useState } from 'react';
+import type { MessageId, MessageView, Plan } from '../ipc';
+import { AttachmentPreview } from './AttachmentPreview';
+import { CopyButton } from './CopyButton';
+import { Markdown } from './Markdown';
+import { PlanLine, ReplyStats } from './ReplyStats';
+import { SiblingSwitcher } from './SiblingSwitcher';
+
+interface Props {
+  view: MessageView;
+  plan: Plan | undefined;
+  /** A reply is streaming somewhere: actions that start another wait. */
+  busy: boolean;
+  onRegenerate: (reply: MessageId) => void;
+  onEdit: (message: MessageId, text: string) => void;
+  onSelectSibling: (message: MessageId) => void;
+}
+
+const statusLabels: Partial<Record<string, string>> = {
+  stopped: 'Stopped',
+  error: 'Error',
+  interrupted: 'Interrupted',
+};
+
+/** One message: the user's as plain text, the assistant's as markdown, with their actions. */
+export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onRegenerate, onEdit, onSelectSibling }: Props) {
+  const { message, attachments, siblings } = view;
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState(message.content);
+  const isUser = message.role === 'user';
+  const streaming = message.status === 'streaming';
+  const finished = !streaming;
+  const badge = statusLabels[message.status];
+
+  const saveEdit = () => {
+    const text = draft.trim();
+    if (!text) return;
+    setEditing(false);
+    onEdit(message.id, text);
+  };
+
+  return (
+    <article
+      className={`message ${isUser ? 'from-user' : 'from-assistant'}`}
+      data-testid="message"
+      data-role={message.role}
+      data-status={message.status}
+      data-id={message.id}
+    >
+      {attachments.length > 0 && (
+        <div className="message-attachments">
+          {attachments.map((attachment) => (
+            <AttachmentPreview key={attachment.hash} attachment={attachment} />
+          ))}
+        </div>
+      )}
+      {editing ? (
+        <div className="edit-box">
+          <textarea
+            data-testid="edit-input"
+            value={draft}
+            autoFocus
+            rows={Math.min(10, Math.max(2, draft.split('\n').length))}
+            onChange={(event) => setDraft(event.target.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+                event.preventDefault();
+                saveEdit();
+              } else if (event.key === 'Escape') {
+                event.stopPropagation();
+                setEditing(false);
+              }
+            }}
+          />
+          <div className="edit-actions">
+            <button type="button" className="ghost" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
+            <button type="button" className="primary" data-testid="edit-save" disabled={busy || !draft.trim()} onClick={saveEdit}>
+              Save &amp; send
+            </button>
+          </div>
+        </div>
+      ) : (
+        <div className="bubble">
+          {plan && !isUser && <PlanLine plan={plan} />}
+          <div className="message-content" data-testid="message-content">
+            {isUser ? (
+              <p className="plain-text">{message.content}</p>
+            ) : message.content ? (
+              <Markdown text={message.content} />
+            ) : streaming ? (
+              <span className="typing" aria-label="Writing">
+                <span />
+                <span />
+                <span />
+              </span>
+            ) : null}
+          </div>
+          {badge && (
+            <div className={`status-badge status-${message.status}`}>
+              {badge}
+              {message.status === 'error' && message.error ? `: ${message.error}` : ''}
+            </div>
+          )}
+        </div>
+      )}
+      {!editing && (
+        <footer className="message-actions">
+          {siblings.ids.length > 1 && (
+            <SiblingSwitcher siblings={siblings} disabled={busy} onSelect={onSelectSibling} />
+          )}
+          {finished && <CopyButton text={() => message.content} testId="copy-button" />}
+          {isUser && (
+            <button
+              type="button"
+              className="ghost small"
+              data-testid="edit-button"
+              disabled={busy}
+              onClick={() => {
+                setDraft(message.content);
+                setEditing(true);
+              }}
+            >
+              Edit
+            </button>
+          )}
+          {!isUser && finished && (
+            <button type="button" className="ghost small" data-testid="regenerate-button" disabled={busy} onClick={() => onRegenerate(message.id)}>
+              Regenerate
+            </button>
+          )}
+        </footer>
+      )}
+      {!isUser && finished && message.stats && <ReplyStats stats={message.stats} />}
+    </article>
+  );
+});

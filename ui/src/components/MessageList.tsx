@@ -1,0 +1,79 @@
+import { useEffect, useLayoutEffect, useRef, type ReactNode } from 'react';
+import type { ConversationId, MessageId, MessageView, Plan } from '../ipc';
+import { MessageBubble } from './MessageBubble';
+
+interface Props {
+  conversationId: ConversationId | null;
+  messages: MessageView[];
+  plans: ReadonlyMap<MessageId, Plan>;
+  busy: boolean;
+  /** Shown when there are no messages. */
+  empty: ReactNode;
+  /** A search hit to bring into view once it is on screen. */
+  focusMessage: MessageId | null;
+  onRegenerate: (reply: MessageId) => void;
+  onEdit: (message: MessageId, text: string) => void;
+  onSelectSibling: (message: MessageId) => void;
+}
+
+/** How close to the bottom still counts as "at the bottom" (px). */
+const stickSlack = 48;
+
+/** The branch, following the bottom as a reply streams unless the user has scrolled up. */
+export function MessageList({ conversationId, messages, plans, busy, empty, focusMessage, onRegenerate, onEdit, onSelectSibling }: Props) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const stickToBottom = useRef(true);
+  const focused = useRef<MessageId | null>(null);
+
+  // A newly opened conversation starts at its end.
+  useEffect(() => {
+    stickToBottom.current = true;
+  }, [conversationId]);
+
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    if (element && stickToBottom.current) element.scrollTop = element.scrollHeight;
+  }, [messages]);
+
+  useEffect(() => {
+    if (focusMessage === null || focused.current === focusMessage) return;
+    const element = scroller.current?.querySelector(`[data-id="${focusMessage}"]`);
+    if (element) {
+      focused.current = focusMessage;
+      stickToBottom.current = false;
+      element.scrollIntoView?.({ block: 'center' });
+      element.classList.add('flash');
+      const timer = setTimeout(() => element.classList.remove('flash'), 1600);
+      return () => clearTimeout(timer);
+    }
+  }, [focusMessage, messages]);
+
+  const onScroll = () => {
+    const element = scroller.current;
+    if (!element) return;
+    stickToBottom.current = element.scrollHeight - element.scrollTop - element.clientHeight < stickSlack;
+  };
+
+  const visible = messages.filter((view) => view.message.role !== 'system');
+  return (
+    <div className="message-list" data-testid="message-list" ref={scroller} onScroll={onScroll}>
+      {visible.length === 0 ? (
+        <div className="empty-state">{empty}</div>
+      ) : (
+        <div className="message-column">
+          {visible.map((view) => (
+            <MessageBubble
+              key={view.message.id}
+              view={view}
+              plan={plans.get(view.message.id)}
+              busy={busy}
+              onRegenerate={onRegenerate}
+              onEdit={onEdit}
+              onSelectSibling={onSelectSibling}
+            />
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,282 @@
+import { useEffect, useState, type ReactNode } from 'react';
+import { errorMessage, getSettings, saveSettings, type Settings, type Theme } from '../ipc';
+import { ErrorBanner } from './ErrorBanner';
+import { StatusPanel } from './StatusPanel';
+
+/** The numeric fields, edited as text so that a half-typed number isn't rewritten under the cursor. */
+const numberFields = [
+  { key: 'temperature', label: 'Temperature', step: '0.05', hint: 'Higher is more varied; 0 always picks the likeliest token.' },
+  { key: 'top_p', label: 'Top-p', step: '0.05', hint: 'Sample from the smallest set of tokens this likely together.' },
+  { key: 'top_k', label: 'Top-k', step: '1', hint: 'Sample from this many likeliest tokens (0: all).' },
+  { key: 'min_p', label: 'Min-p', step: '0.01', hint: "Drop tokens less likely than this fraction of the top one's." },
+  { key: 'repetition_penalty', label: 'Repetition penalty', step: '0.05', hint: '1 turns it off.' },
+  { key: 'max_tokens', label: 'Max tokens', step: '1', hint: 'The longest reply.' },
+  { key: 'kv_cache_memory_mb', label: 'Prompt cache in memory (MiB)', step: '64', hint: 'Reused prompts answer faster.' },
+  { key: 'kv_cache_disk_mb', label: 'Prompt cache on disk (MiB)', step: '256', hint: 'Kept across restarts.' },
+] as const;
+
+type NumberKey = (typeof numberFields)[number]['key'];
+
+interface Form {
+  system_prompt: string;
+  numbers: Record<NumberKey, string>;
+  seed: string;
+  model_folders: string[];
+  theme: Theme;
+}
+
+function toForm(settings: Settings): Form {
+  const numbers = Object.fromEntries(numberFields.map(({ key }) => [key, String(settings[key])])) as Record<NumberKey, string>;
+  return {
+    system_prompt: settings.system_prompt,
+    numbers,
+    seed: settings.seed === null ? '' : String(settings.seed),
+    model_folders: settings.model_folders,
+    theme: settings.theme,
+  };
+}
+
+/** The settings to save, or the first field that isn't a number. */
+function fromForm(form: Form, base: Settings): Settings | string {
+  const next: Settings = { ...base, system_prompt: form.system_prompt, model_folders: form.model_folders, theme: form.theme };
+  for (const { key, label } of numberFields) {
+    const value = Number(form.numbers[key]);
+    if (form.numbers[key].trim() === '' || !Number.isFinite(value)) return `${label} must be a number.`;
+    next[key] = value;
+  }
+  if (form.seed.trim() === '') next.seed = null;
+  else {
+    const seed = Number(form.seed);
+    if (!Number.isInteger(seed) || seed < 0) return 'Seed must be a whole number, or empty for a new seed each reply.';
+    next.seed = seed;
+  }
+  return next;
+}
+
+function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
+  return (
+    <label className="field">
+      <span className="field-label">{label}</span>
+      {children}
+      {hint && <span className="field-hint muted">{hint}</span>}
+    </label>
+  );
+}
+
+interface Props {
+  onSaved: (settings: Settings) => void;
+  /** The theme as picked, applied at once; `null` goes back to the saved one. */
+  onPreviewTheme: (theme: Theme | null) => void;
+  onClose: () => void;
+}
+
+/** Generation, models, cache and appearance settings, saved together. */
+export function SettingsPane({ onSaved, onPreviewTheme, onClose }: Props) {
+  const [saved, setSaved] = useState<Settings | null>(null);
+  const [form, setForm] = useState<Form | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [newFolder, setNewFolder] = useState('');
+
+  useEffect(() => {
+    let live = true;
+    getSettings().then(
+      (settings) => {
+        if (!live) return;
+        setSaved(settings);
+        setForm(toForm(settings));
+      },
+      (e: unknown) => live && setError(`Could not read the settings: ${errorMessage(e)}`),
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+
+  const close = () => {
+    onPreviewTheme(null);
+    onClose();
+  };
+
+  const save = async () => {
+    if (!form || !saved) return;
+    const next = fromForm(form, saved);
+    if (typeof next === 'string') {
+      setError(next);
+      return;
+    }
+    setSaving(true);
+    setError(null);
+    try {
+      const stored = await saveSettings(next);
+      setSaved(stored);
+      setForm(toForm(stored));
+      onSaved(stored);
+      onPreviewTheme(null);
+      onClose();
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const update = (change: Partial<Form>) => setForm((previous) => (previous ? { ...previous, ...change } : previous));
+
+  const addFolder = () => {
+    const folder = newFolder.trim();
+    if (!form || !folder || form.model_folders.includes(folder)) return;
+    update({ model_folders: [...form.model_folders, folder] });
+    setNewFolder('');
+  };
+
+  return (
+    <div className="modal-backdrop" onMouseDown={(event) => event.target === event.currentTarget && close()}>
+      <div className="modal settings-pane" role="dialog" aria-modal="true" aria-label="Settings" data-testid="settings-pane">
+        <header className="modal-header">
+          <h2>Settings</h2>
+          <button type="button" className="ghost" data-testid="settings-close" aria-label="Close settings" onClick={close}>
+            ×
+          </button>
+        </header>
+        <div className="modal-body">
+          {error && <ErrorBanner message={error} onDismiss={() => setError(null)} />}
+          {!form ? (
+            !error && <p className="muted">Loading…</p>
+          ) : (
+            <form
+              onSubmit={(event) => {
+                event.preventDefault();
+                void save();
+              }}
+            >
+              <section>
+                <h3>Conversation</h3>
+                <Field label="System prompt" hint="Sent before every conversation.">
+                  <textarea
+                    data-testid="setting-system_prompt"
+                    rows={4}
+                    value={form.system_prompt}
+                    onChange={(event) => update({ system_prompt: event.target.value })}
+                  />
+                </Field>
+              </section>
+              <section>
+                <h3>Sampling</h3>
+                <div className="field-grid">
+                  {numberFields.slice(0, 6).map(({ key, label, step, hint }) => (
+                    <Field key={key} label={label} hint={hint}>
+                      <input
+                        type="number"
+                        step={step}
+                        data-testid={`setting-${key}`}
+                        value={form.numbers[key]}
+                        onChange={(event) => update({ numbers: { ...form.numbers, [key]: event.target.value } })}
+                      />
+                    </Field>
+                  ))}
+                  <Field label="Seed" hint="Empty: a new seed each reply.">
+                    <input
+                      type="number"
+                      step="1"
+                      min="0"
+                      placeholder="Random"
+                      data-testid="setting-seed"
+                      value={form.seed}
+                      onChange={(event) => update({ seed: event.target.value })}
+                    />
+                  </Field>
+                </div>
+              </section>
+              <section>
+                <h3>Model folders</h3>
+                <p className="field-hint muted">Searched for models besides the app's own folder, the Hugging Face cache and LM Studio's.</p>
+                <ul className="folder-list">
+                  {form.model_folders.map((folder) => (
+                    <li key={folder}>
+                      <code>{folder}</code>
+                      <button
+                        type="button"
+                        className="ghost small"
+                        aria-label={`Remove ${folder}`}
+                        onClick={() => update({ model_folders: form.model_folders.filter((f) => f !== folder) })}
+                      >
+                        Remove
+                      </button>
+                    </li>
+                  ))}
+                </ul>
+                <div className="folder-add">
+                  <input
+                    type="text"
+                    placeholder="/path/to/models"
+                    aria-label="Folder to add"
+                    data-testid="setting-model_folder_new"
+                    value={newFolder}
+                    onChange={(event) => setNewFolder(event.target.value)}
+                    onKeyDown={(event) => {
+                      if (event.key === 'Enter') {
+                        event.preventDefault();
+                        addFolder();
+                      }
+                    }}
+                  />
+                  <button type="button" onClick={addFolder} disabled={!newFolder.trim()}>
+                    Add
+                  </button>
+                </div>
+              </section>
+              <section>
+                <h3>Prompt cache</h3>
+                <div className="field-grid">
+                  {numberFields.slice(6).map(({ key, label, step, hint }) => (
+                    <Field key={key} label={label} hint={hint}>
+                      <input
+                        type="number"
+                        step={step}
+                        min="0"
+                        data-testid={`setting-${key}`}
+                        value={form.numbers[key]}
+                        onChange={(event) => update({ numbers: { ...form.numbers, [key]: event.target.value } })}
+                      />
+                    </Field>
+                  ))}
+                </div>
+              </section>
+              <section>
+                <h3>Appearance</h3>
+                <Field label="Theme">
+                  <select
+                    data-testid="setting-theme"
+                    value={form.theme}
+                    onChange={(event) => {
+                      const theme = event.target.value as Theme;
+                      update({ theme });
+                      onPreviewTheme(theme);
+                    }}
+                  >
+                    <option value="system">Match the system</option>
+                    <option value="light">Light</option>
+                    <option value="dark">Dark</option>
+                  </select>
+                </Field>
+              </section>
+              <section className="about">
+                <h3>About</h3>
+                <StatusPanel />
+              </section>
+            </form>
+          )}
+        </div>
+        <footer className="modal-footer">
+          <button type="button" className="ghost" onClick={close}>
+            Cancel
+          </button>
+          <button type="button" className="primary" data-testid="settings-save" disabled={!form || saving} onClick={() => void save()}>
+            {saving ? 'Saving…' : 'Save'}
+          </button>
+        </footer>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { gemmaLoaded, models, smolLoaded } from '../test/fixtures';
+import { capabilityProblem, guessMime, mediaKindOfMime, mediaKindOfPath } from './capabilities';
+
+describe('capabilities', () => {
+  it('tells media kinds from paths and MIME types', () => {
+    expect(mediaKindOfPath('/a/Photo.JPG')).toBe('image');
+    expect(mediaKindOfPath('/a/voice.m4a')).toBe('audio');
+    expect(mediaKindOfPath('/a/notes.txt')).toBe('other');
+    expect(mediaKindOfMime('audio/wav')).toBe('audio');
+    expect(guessMime('x.jpg')).toBe('image/jpeg');
+  });
+
+  it('lets capable models (or none loaded yet) take media', () => {
+    expect(capabilityProblem('image', gemmaLoaded, models)).toBeNull();
+    expect(capabilityProblem('audio', gemmaLoaded, models)).toBeNull();
+    expect(capabilityProblem('image', null, models)).toBeNull();
+    expect(capabilityProblem('other', smolLoaded, models)).toBeNull();
+  });
+
+  it('says what the model lacks and names one that has it', () => {
+    expect(capabilityProblem('audio', smolLoaded, models)).toBe(
+      'SmolLM2 reads text only. Load a model with audio, such as Gemma 4, to ask about audio.',
+    );
+    const visionOnly = { ...gemmaLoaded, name: 'Pixie', audio: false };
+    expect(capabilityProblem('audio', visionOnly, [])).toBe("Pixie can't hear audio. Load a model with audio to ask about audio.");
+  });
+});

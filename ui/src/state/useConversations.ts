@@ -1,0 +1,121 @@
+// The sidebar's list: newest first, loaded a page at a time, kept in step with what the app
+// and the backend (background titles) change.
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import {
+  deleteConversation,
+  listConversations,
+  onConversationUpdated,
+  renameConversation,
+  type Conversation,
+  type ConversationCursor,
+  type ConversationId,
+} from '../ipc';
+
+const pageSize = 200;
+
+export interface Conversations {
+  items: Conversation[];
+  /** Null until the first page arrives. */
+  loaded: boolean;
+  hasMore: boolean;
+  loadingMore: boolean;
+  loadMore: () => void;
+  /** Puts a conversation (new or changed) at the top. */
+  touch: (conversation: Conversation) => void;
+  rename: (id: ConversationId, title: string) => Promise<void>;
+  remove: (id: ConversationId) => Promise<void>;
+}
+
+export function useConversations(onError: (message: string) => void): Conversations {
+  const [items, setItems] = useState<Conversation[]>([]);
+  const [loaded, setLoaded] = useState(false);
+  const [next, setNext] = useState<ConversationCursor | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+  const loadingRef = useRef(false);
+
+  const fetchPage = useCallback(
+    (cursor: ConversationCursor | null) => {
+      if (loadingRef.current) return;
+      loadingRef.current = true;
+      setLoadingMore(true);
+      listConversations(cursor, pageSize)
+        .then((page) => {
+          setItems((previous) => {
+            // A conversation touched while the page was in flight stays where it is.
+            const known = new Set(previous.map((c) => c.id));
+            return [...previous, ...page.conversations.filter((c) => !known.has(c.id))];
+          });
+          setNext(page.next);
+          setLoaded(true);
+        })
+        .catch((e: unknown) => onError(`Could not load conversations: ${(e as Error).message}`))
+        .finally(() => {
+          loadingRef.current = false;
+          setLoadingMore(false);
+        });
+    },
+    [onError],
+  );
+
+  useEffect(() => fetchPage(null), [fetchPage]);
+
+  const touch = useCallback((conversation: Conversation) => {
+    setItems((previous) => [conversation, ...previous.filter((c) => c.id !== conversation.id)]);
+  }, []);
+
+  // Background updates (the auto-title) change the entry in place, without reordering.
+  useEffect(() => {
+    let unlisten: (() => void) | null = null;
+    let live = true;
+    onConversationUpdated((conversation) => {
+      setItems((previous) =>
+        previous.some((c) => c.id === conversation.id)
+          ? previous.map((c) => (c.id === conversation.id ? conversation : c))
+          : [conversation, ...previous],
+      );
+    })
+      .then((stop) => (live ? (unlisten = stop) : stop()))
+      .catch(() => {
+        /* No event bridge outside Tauri (tests, a plain browser). */
+      });
+    return () => {
+      live = false;
+      unlisten?.();
+    };
+  }, []);
+
+  const rename = useCallback(
+    async (id: ConversationId, title: string) => {
+      try {
+        await renameConversation(id, title);
+        setItems((previous) => previous.map((c) => (c.id === id ? { ...c, title } : c)));
+      } catch (e) {
+        onError(`Could not rename: ${(e as Error).message}`);
+      }
+    },
+    [onError],
+  );
+
+  const remove = useCallback(
+    async (id: ConversationId) => {
+      try {
+        await deleteConversation(id);
+        setItems((previous) => previous.filter((c) => c.id !== id));
+      } catch (e) {
+        onError(`Could not delete: ${(e as Error).message}`);
+      }
+    },
+    [onError],
+  );
+
+  const loadMore = useCallback(() => {
+    if (next) fetchPage(next);
+  }, [fetchPage, next]);
+
+  const hasMore = next !== null;
+  // One object per change, so that the (memoised) sidebar skips renders while a reply streams.
+  return useMemo(
+    () => ({ items, loaded, hasMore, loadingMore, loadMore, touch, rename, remove }),
+    [items, loaded, hasMore, loadingMore, loadMore, touch, rename, remove],
+  );
+}

@@ -1,0 +1,74 @@
+// The model side of the window: what is loaded or loading, and the models there are to pick.
+import { useCallback, useEffect, useState } from 'react';
+import { errorMessage, listModels, loadModel, modelState, onModelState, type ModelState, type ModelSummary } from '../ipc';
+
+export type ModelStatus = 'loading' | 'ready' | 'error' | 'none';
+
+export interface Models {
+  state: ModelState;
+  status: ModelStatus;
+  /** Null until listed. */
+  models: ModelSummary[] | null;
+  listError: string | null;
+  refreshModels: () => void;
+  load: (path: string) => void;
+}
+
+const nothing: ModelState = { loaded: null, loading: null, error: null };
+
+export function modelStatus(state: ModelState): ModelStatus {
+  if (state.loading) return 'loading';
+  if (state.error) return 'error';
+  if (state.loaded) return 'ready';
+  return 'none';
+}
+
+export function useModel(): Models {
+  const [state, setState] = useState<ModelState>(nothing);
+  const [models, setModels] = useState<ModelSummary[] | null>(null);
+  const [listError, setListError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    let unlisten: (() => void) | null = null;
+    // Subscribe first so that no progress event falls between the snapshot and the listener.
+    onModelState((next) => live && setState(next))
+      .then((stop) => (live ? (unlisten = stop) : stop()))
+      .catch(() => {
+        /* No event bridge outside Tauri. */
+      });
+    modelState()
+      .then((snapshot) => live && setState(snapshot))
+      .catch((e: unknown) => live && setState({ ...nothing, error: errorMessage(e) }));
+    return () => {
+      live = false;
+      unlisten?.();
+    };
+  }, []);
+
+  const refreshModels = useCallback(() => {
+    listModels().then(
+      (list) => {
+        setModels(list);
+        setListError(null);
+      },
+      (e: unknown) => {
+        setModels([]);
+        setListError(errorMessage(e));
+      },
+    );
+  }, []);
+
+  useEffect(refreshModels, [refreshModels]);
+
+  const load = useCallback((path: string) => {
+    // Show the load at once; the backend's events then carry the stages.
+    setState((previous) => ({ ...previous, loading: { path, stage: 'Starting', fraction: 0 }, error: null }));
+    loadModel(path).then(
+      (loaded) => setState((previous) => (previous.loading?.path === path ? { loaded, loading: null, error: null } : previous)),
+      (e: unknown) => setState((previous) => ({ ...previous, loading: null, error: errorMessage(e) })),
+    );
+  }, []);
+
+  return { state, status: modelStatus(state), models, listError, refreshModels, load };
+}

@@ -1,0 +1,87 @@
+// Backend-shaped values for tests, and a fake backend that answers the startup commands.
+import type { Attachment, Conversation, LoadedModel, Message, MessageView, ModelSummary, Settings } from '../ipc';
+import { commands } from './tauriMock';
+
+export function conversation(id: number, title = `Chat ${id}`): Conversation {
+  return { id, title, created_at: 1_700_000_000_000 + id, updated_at: 1_700_000_000_000 + id, model: null, system_prompt: null, current_leaf: null };
+}
+
+export function message(id: number, role: Message['role'], content: string, extra: Partial<Message> = {}): Message {
+  return { id, conversation_id: 1, parent_id: id > 1 ? id - 1 : null, role, content, status: 'complete', error: null, created_at: 1_700_000_000_000 + id, stats: null, ...extra };
+}
+
+export function view(msg: Message, siblings: number[] = [msg.id], attachments: Attachment[] = []): MessageView {
+  return { message: msg, attachments, siblings: { ids: siblings, index: siblings.indexOf(msg.id) } };
+}
+
+export const smolLoaded: LoadedModel = {
+  name: 'SmolLM2',
+  path: '/models/smol.gguf',
+  architecture: 'llama',
+  format: 'gguf',
+  dtype: 'q8_0',
+  quantized: true,
+  context_length: 8192,
+  parameters: 135_000_000,
+  vision: false,
+  audio: false,
+};
+
+export const gemmaLoaded: LoadedModel = {
+  ...smolLoaded,
+  name: 'Gemma 4',
+  path: '/models/gemma4',
+  architecture: 'gemma4',
+  format: 'mlx',
+  context_length: 131072,
+  vision: true,
+  audio: true,
+};
+
+export const models: ModelSummary[] = [
+  { name: 'SmolLM2', path: '/models/smol.gguf', format: 'gguf', architecture: 'llama', supported: true, quantization: 'Q8_0', size_bytes: 145_000_000, context_length: 8192, vision: false, audio: false },
+  { name: 'Gemma 4', path: '/models/gemma4', format: 'mlx', architecture: 'gemma4', supported: true, quantization: '4-bit', size_bytes: 3_200_000_000, context_length: 131072, vision: true, audio: true },
+  { name: 'Mamba', path: '/models/mamba', format: 'safetensors', architecture: 'mamba', supported: false, quantization: 'bf16', size_bytes: 1_000_000, context_length: null, vision: false, audio: false },
+];
+
+export const settings: Settings = {
+  system_prompt: 'Be brief.',
+  temperature: 0.7,
+  top_p: 0.9,
+  top_k: 40,
+  min_p: 0.05,
+  repetition_penalty: 1.1,
+  max_tokens: 1024,
+  seed: null,
+  model_folders: ['/extra/models'],
+  kv_cache_memory_mb: 512,
+  kv_cache_disk_mb: 2048,
+  theme: 'light',
+  model_path: null,
+};
+
+export const imageAttachment: Attachment = {
+  hash: 'abc123',
+  mime: 'image/png',
+  size: 2048,
+  original_name: 'cat.png',
+  width: 10,
+  height: 10,
+  duration_ms: null,
+  created_at: 1,
+};
+
+/** A backend with one conversation, SmolLM2 loaded, and the models above. */
+export function installBackend() {
+  commands.clear();
+  commands.set('list_conversations', () => ({ conversations: [conversation(1, 'First chat')], next: null }));
+  commands.set('conversation_messages', () => []);
+  commands.set('model_state', () => ({ loaded: smolLoaded, loading: null, error: null }));
+  commands.set('list_models', () => models);
+  commands.set('get_settings', () => settings);
+  commands.set('runtime_info', () => {
+    throw 'no runtime in tests';
+  });
+  commands.set('attachment_bytes', () => [1, 2, 3]);
+  commands.set('stop_reply', () => null);
+}
