@@ -484,6 +484,24 @@ class ChatApp(App):
         composer = self.wait_for("composer-input")
         self.wait_until(lambda: composer.get_attribute("value") == "", 10, "composer not empty in a new chat")
 
+    def open_conversation(self, conversation_id: str, timeout: float = 30) -> int:
+        """Clicks a conversation in the sidebar until its messages show; returns the clicks it took
+        (more than one is worth a look: a click that did nothing)."""
+        end = time.monotonic() + seconds(timeout)
+        clicks = 0
+        while True:
+            item = self.wait_for("conversation-item", timeout, extra=f'[data-id="{conversation_id}"]')
+            title = self.one("conversation-title", within=item) or item
+            title.click()
+            clicks += 1
+            try:
+                self.wait_until(lambda: self.messages(), 5)
+                return clicks
+            except AssertionError:
+                if time.monotonic() > end:
+                    raise AssertionError(f"conversation {conversation_id} did not open after {clicks} clicks; "
+                                         f"messages shown: {self.messages()}")
+
     def compose(self, text: str) -> WebElement:
         composer = self.wait_for("composer-input")
         self.wait_until(composer.is_enabled, 30, "composer disabled")
@@ -599,12 +617,18 @@ class ChatApp(App):
             else:
                 self.fill(el, "" if value is None else str(value))
         self.click("settings-save")
-        # Saving may close the pane; if it stays, errors would show in it.
-        time.sleep(0.3)
-        error = self.one("error-banner")
-        if error is not None and error.is_displayed() and "setting" in self.text(error).lower():
-            raise AssertionError(f"saving settings failed: {self.text(error)}")
-        self.close_settings()
+        # Saving closes the pane; a refused value shows an error-banner in it instead.
+
+        def outcome():
+            pane = self.one("settings-pane")
+            if pane is None or not pane.is_displayed():
+                return "saved"
+            error = self.one("error-banner", within=pane)
+            return f"error: {self.text(error)}" if error is not None and error.is_displayed() else None
+
+        result = self.wait_until(outcome, 30, "settings pane neither closed nor showed an error after save")
+        if result != "saved":
+            raise AssertionError(f"saving settings {values} failed: {result}")
 
     def theme(self) -> str | None:
         return self.js("return document.documentElement.dataset.theme || null")

@@ -33,8 +33,7 @@ class Persistence(AppTestCase):
 
         app.restart()
         app.wait_for("sidebar", 60)
-        item = app.wait_for("conversation-item", 60, extra=f'[data-id="{conversation}"]')
-        item.click()
+        clicks = app.open_conversation(conversation, 60)
         app.wait_until(lambda: [m["id"] for m in app.messages()] == [m["id"] for m in before], 30,
                        lambda: f"messages after restart {app.messages()} != {before}")
         after = app.messages()
@@ -59,6 +58,7 @@ class Persistence(AppTestCase):
         app.wait_until(lambda: any(m["id"] == reply["id"] for m in app.messages()), 30,
                        "opening the search result did not show the conversation")
         app.fill("search-input", "")
+        self.assertEqual(clicks, 1, "the first click on the conversation after the restart did not open it")
 
     def test_02_killed_mid_reply_comes_back_interrupted(self):
         app = self.app

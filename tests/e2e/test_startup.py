@@ -14,12 +14,15 @@ class Startup(AppTestCase):
         self.assertTrue(sidebar.is_displayed())
         end = time.monotonic() + 300
         while time.monotonic() < end:
-            state = app.model_state()
+            # One look at the page per poll (elements come and go as it loads).
+            state, bar = app.js(
+                "const s = document.querySelector('[data-testid=\"model-status\"]');"
+                "const b = document.querySelector('[data-testid=\"load-progress\"]');"
+                "return [s && s.dataset.state, !!b && b.getClientRects().length > 0]")
             if not states or states[-1] != state:
                 states.append(state)
             if state == "loading":
-                bar = app.one("load-progress")
-                progress_seen |= bar is not None and bar.is_displayed()
+                progress_seen |= bar
                 if not typed_while_loading:
                     # The sidebar and the composer work meanwhile.
                     app.fill(app.wait_for("composer-input"), "typed while loading")
