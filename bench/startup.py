@@ -147,6 +147,8 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=4, help="messages per seeded conversation")
     parser.add_argument("--no-history", action="store_true", help="skip the seeded-history runs")
     parser.add_argument("--no-chat", action="store_true", help="skip model ready / first token")
+    parser.add_argument("--seed-bin", type=pathlib.Path, default=None,
+                        help="a built confab-store seed example (default: cargo run -p confab-store --example seed)")
     parser.add_argument("--build", action="store_true", help="build ui, confab-app and the seed example first")
     parser.add_argument("--app", type=pathlib.Path,
                         default=pathlib.Path(os.environ.get("CONFAB_E2E_APP") or TARGET / "debug" / "confab-app"))
@@ -173,8 +175,9 @@ def main() -> int:
         db = seeded / "confab.db"
         if not db.exists():
             seeded.mkdir(parents=True, exist_ok=True)
-            subprocess.run(["nice", "-n", "10", "cargo", "run", "-q", "-p", "confab-store", "--example",
-                            "seed", "--", str(db) + ".tmp", str(args.conversations), str(args.messages)],
+            seed = [str(args.seed_bin)] if args.seed_bin else [
+                "cargo", "run", "-q", "-p", "confab-store", "--example", "seed", "--"]
+            subprocess.run(["nice", "-n", "10", *seed, str(db) + ".tmp", str(args.conversations), str(args.messages)],
                            cwd=ROOT, check=True)
             for f in seeded.glob("confab.db.tmp*"):
                 f.rename(seeded / f.name.replace("confab.db.tmp", "confab.db"))
