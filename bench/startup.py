@@ -48,9 +48,11 @@ def reexec() -> None:
         os.execv(xvfb, [xvfb, "-a", "-s", "-screen 0 1400x900x24", sys.executable, __file__, *sys.argv[1:]])
 
 
-# In-page waits: resolve with Date.now() when the condition first holds.
+# In-page waits: resolve with Date.now() when the condition first holds. The condition is pasted
+# in (the app's CSP refuses eval and new Function; WebDriver's own script is allowed).
 WAIT_JS = """
-const [check, timeoutMs, done] = [new Function(arguments[0]), arguments[1], arguments[arguments.length - 1]];
+const check = () => { %s };
+const [timeoutMs, done] = [arguments[0], arguments[arguments.length - 1]];
 const start = Date.now();
 const attempt = () => { try { return check(); } catch (e) { return false; } };
 if (attempt()) { done({at: Date.now(), immediate: true}); return; }
@@ -78,7 +80,7 @@ FIRST_ITEM = "const i = document.querySelector('[data-testid=\"conversation-item
 
 def wait_in_page(app, condition: str, timeout_s: float) -> dict:
     app.d.set_script_timeout(timeout_s + 10)
-    result = app.d.execute_async_script(WAIT_JS, condition, int(timeout_s * 1000))
+    result = app.d.execute_async_script(WAIT_JS.replace("%s", condition), int(timeout_s * 1000))
     if result is None:
         raise TimeoutError(f"timed out: {condition.strip()[:80]}")
     return result
@@ -100,11 +102,11 @@ def one_run(harness, app_path: pathlib.Path, history: pathlib.Path | None, chat:
     app = harness.ChatApp(home, app=app_path, log_name="startup")
     out = {}
     try:
-        launch_epoch = time.time() * 1000
         app.start()
+        launch_epoch = app.launched_epoch_ms
         out["session"] = (time.monotonic() - app.launched_at) * 1000
         origin = app.js("return performance.timeOrigin")
-        out["page"] = origin - launch_epoch
+        out["page"] = origin - launch_epoch  # the web view starts loading the page
         interactive = wait_in_page(app, INTERACTIVE, 120)
         out["interactive"] = interactive["at"] - launch_epoch
         paint = first_paint(app)

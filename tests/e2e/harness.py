@@ -195,11 +195,15 @@ class App:
             start_new_session=True,
         )
         log.close()
+        # tauri-driver forwards to WebKitWebDriver, which it starts: both must listen before the
+        # session request, or tauri-driver answers it with a dropped connection.
         wait_port(port, seconds(20))
+        wait_port(native, seconds(20))
         options = ArgOptions()
         options.set_capability("browserName", "wry")
         options.set_capability("tauri:options", {"application": str(self.app)})
         self.launched_at = time.monotonic()
+        self.launched_epoch_ms = time.time() * 1000
         self.driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
         self.session_at = time.monotonic()
         self._pids = descendants(self.tauri_driver.pid)
