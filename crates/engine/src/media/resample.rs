@@ -1,7 +1,7 @@
-//! Band-limited resampling: a Kaiser-windowed sinc, evaluated as a polyphase filter bank when
-//! the rate ratio is a small fraction (44100 → 16000 is 160/441: 160 phases) and directly
-//! otherwise. Downsampling lowers the cutoff to the new Nyquist frequency, so tones above it
-//! are removed rather than aliased.
+//! Band-limited resampling: a Kaiser-windowed sinc evaluated as a polyphase filter bank, exact
+//! when the rate ratio is a small fraction (44100 → 16000 is 160/441: 160 phases), else
+//! interpolated between 2048 phases. Downsampling lowers the cutoff to the new Nyquist
+//! frequency, so tones above it are removed rather than aliased.
 
 use std::f64::consts::PI;
 
@@ -11,7 +11,8 @@ const ZERO_CROSSINGS: f64 = 16.0;
 const ROLLOFF: f64 = 0.945;
 /// Kaiser window shape: ~80 dB stopband.
 const KAISER_BETA: f64 = 8.0;
-/// Largest filter bank kept as a table (phases × taps floats).
+/// Largest exact filter bank (one weight vector per phase). Ratios needing more phases
+/// (odd rates such as 44100 → 16001) interpolate linearly between this many phases instead.
 const MAX_PHASES: u64 = 2048;
 
 /// `samples` at `from` Hz, resampled to `to` Hz. The output holds `ceil(len × to / from)`
@@ -25,15 +26,19 @@ pub fn resample(samples: &[f32], from: u32, to: u32) -> Vec<f32> {
     let (up, down) = (to as u64 / g, from as u64 / g);
     let out_len = (samples.len() as u64 * up).div_ceil(down) as usize;
     let filter = Filter::new(from, to);
-    let bank = (up <= MAX_PHASES).then(|| (0..up).map(|p| filter.weights(p as f64 / up as f64)).collect::<Vec<_>>());
+    let phases = up.min(MAX_PHASES);
+    // One more than `phases` so interpolation can reach the next sample (frac = 1).
+    let bank: Vec<Vec<f32>> = (0..=phases).map(|p| filter.weights(p as f64 / phases as f64)).collect();
     (0..out_len as u64)
         .map(|n| {
             let position = n * down;
             let (base, phase) = ((position / up) as i64, position % up);
-            match &bank {
-                Some(bank) => filter.apply(samples, base, &bank[phase as usize]),
-                None => filter.apply(samples, base, &filter.weights(phase as f64 / up as f64)),
+            if up <= MAX_PHASES {
+                return filter.apply(samples, base, &bank[phase as usize]);
             }
+            let exact = phase as f64 * phases as f64 / up as f64;
+            let (j, a) = (exact.floor() as usize, (exact - exact.floor()) as f32);
+            (1.0 - a) * filter.apply(samples, base, &bank[j]) + a * filter.apply(samples, base, &bank[j + 1])
         })
         .collect()
 }
@@ -118,7 +123,7 @@ mod tests {
     fn lengths_follow_the_ratio() {
         assert_eq!(resample(&vec![0.0; 44100], 44100, 16000).len(), 16000);
         assert_eq!(resample(&vec![0.0; 8000], 8000, 16000).len(), 16000);
-        assert_eq!(resample(&vec![0.0; 10], 48000, 16000).len(), 4);
+        assert_eq!(resample(&[0.0; 10], 48000, 16000).len(), 4);
         assert_eq!(resample(&[1.0, 2.0], 16000, 16000), vec![1.0, 2.0]);
     }
 
