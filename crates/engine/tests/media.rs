@@ -308,6 +308,11 @@ fn empty_unsupported_and_foreign_audio_are_typed_errors() {
         "clip.wav: the clip has no audio samples; record or pick another clip"
     );
 
+    // A header promising a second of audio, and nothing after it.
+    let cut = write(dir.path(), "cut.wav", &wav_header(16_000, 1, 16_000));
+    let got = problem(decode_audio(&cut, 16_000, &limits), "cut.wav");
+    assert!(matches!(got, MediaProblem::Corrupt { .. }), "{got:?}");
+
     let unknown = write(dir.path(), "voice.xyz", b"neither audio nor an image, just words in a file");
     assert_eq!(problem(decode_audio(&unknown, 16_000, &limits), "voice.xyz"), MediaProblem::UnsupportedAudio);
     assert_eq!(
@@ -315,6 +320,15 @@ fn empty_unsupported_and_foreign_audio_are_typed_errors() {
         "voice.xyz: unsupported audio format; use WAV, MP3, FLAC, Ogg Vorbis or AAC/M4A"
     );
     assert_eq!(problem(media::probe(&unknown, &limits), "voice.xyz"), MediaProblem::Unrecognised);
+    for (name, bytes) in [
+        ("IMG_0001.HEIC", &b"\0\0\0\x18ftypheic and then some more bytes"[..]),
+        ("IMG_0002.heic", &b"\0\0\0\x18ftypheic\0\0\0\0mif1heic\0\0\0\x08meta\0\0\0\x08mdat"[..]),
+    ] {
+        let heic = write(dir.path(), name, bytes);
+        assert_eq!(problem(media::probe(&heic, &limits), name), MediaProblem::UnsupportedImage);
+        // The second trips an arithmetic overflow in symphonia's MP4 reader: still an error value.
+        problem(decode_audio(&heic, 16_000, &limits), name);
+    }
 
     let opus = MediaProblem::UnsupportedCodec { codec: "Opus".into() };
     assert_eq!(problem(decode_audio(&fixture("sine1k.opus.ogg"), 16_000, &limits), "sine1k.opus.ogg"), opus);

@@ -14,7 +14,7 @@ use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::Hint;
 
 use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::{resample, MediaLimits};
+use crate::media::{guarded, resample, MediaLimits};
 
 /// Mono samples in [-1, 1] at `sample_rate`.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +48,10 @@ pub fn decode_audio(path: &Path, sample_rate: u32, limits: &MediaLimits) -> Resu
 /// Decodes a clip held in memory; `file` names it in errors (its extension helps guess the
 /// container).
 pub fn decode_audio_bytes(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+    guarded(file, || decode_guarded(file, bytes, sample_rate, limits))
+}
+
+fn decode_guarded(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
     limits.check_bytes(file, bytes.len() as u64)?;
     let is_mp4 = is_mp4(&bytes);
     let mut reader = open(file, Box::new(Cursor::new(bytes)))?;
@@ -191,13 +195,12 @@ fn decode(
         }
     }
     if mono.is_empty() || rate == 0 {
-        return Err(match skipped {
-            0 => EngineError::media(file, MediaProblem::NoAudio),
-            n => EngineError::media(
-                file,
-                MediaProblem::Corrupt { detail: format!("none of its {n} audio packets decoded") },
-            ),
-        });
+        let detail = match (skipped, params.n_frames) {
+            (0, Some(frames)) if frames > 0 => "its header promises audio but the samples are missing".to_string(),
+            (0, _) => return Err(EngineError::media(file, MediaProblem::NoAudio)),
+            (n, _) => format!("none of its {n} audio packets decoded"),
+        };
+        return Err(EngineError::media(file, MediaProblem::Corrupt { detail }));
     }
     Ok(Audio { samples: mono, sample_rate: rate })
 }

@@ -10,7 +10,7 @@ use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, RgbImage};
 
 use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::MediaLimits;
+use crate::media::{guarded, MediaLimits};
 
 /// The formats Confab accepts.
 const SUPPORTED: [ImageFormat; 6] =
@@ -41,6 +41,10 @@ pub fn decode_image(path: &Path, limits: &MediaLimits) -> Result<RgbImage> {
 
 /// Decodes an image held in memory; `file` names it in errors.
 pub fn decode_image_bytes(file: &str, bytes: &[u8], limits: &MediaLimits) -> Result<RgbImage> {
+    guarded(file, || decode_guarded(file, bytes, limits))
+}
+
+fn decode_guarded(file: &str, bytes: &[u8], limits: &MediaLimits) -> Result<RgbImage> {
     limits.check_bytes(file, bytes.len() as u64)?;
     let format = sniff(file, bytes)?.ok_or_else(|| EngineError::media(file, MediaProblem::UnsupportedImage))?;
     let mut decoder = open(file, Cursor::new(bytes), format)?;

@@ -43,8 +43,11 @@ pub struct MediaInfo {
     pub channels: Option<u16>,
 }
 
-const IMAGE_EXTENSIONS: [&str; 8] = ["png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff"];
-const AUDIO_EXTENSIONS: [&str; 10] = ["wav", "wave", "mp3", "flac", "ogg", "oga", "m4a", "mp4", "aac", "opus"];
+/// Names that promise an image or audio clip, to say which kind of format a rejected file is.
+const IMAGE_EXTENSIONS: [&str; 13] =
+    ["png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff", "heic", "heif", "avif", "svg", "ico"];
+const AUDIO_EXTENSIONS: [&str; 14] =
+    ["wav", "wave", "mp3", "flac", "ogg", "oga", "m4a", "mp4", "aac", "opus", "wma", "aiff", "aif", "caf"];
 
 /// Classifies a file and checks it against `limits` from its headers alone: the app calls this
 /// when a file is attached, to store its metadata and turn bad files away early.
@@ -58,7 +61,7 @@ pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
     reader.seek(SeekFrom::Start(0)).map_err(|e| unreadable(&file, e))?;
 
     if let Some(format) = self::image::sniff(&file, &start)? {
-        let header = self::image::probe(&file, reader, format, limits)?;
+        let header = guarded(&file, || self::image::probe(&file, reader, format, limits))?;
         return Ok(MediaInfo {
             kind: MediaKind::Image,
             mime: format.to_mime_type(),
@@ -71,7 +74,8 @@ pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
         });
     }
     let source = File::open(path).map_err(|e| unreadable(&file, e))?;
-    match self::audio::probe(&file, Box::new(source), self::audio::is_mp4(&start), limits) {
+    let is_mp4 = self::audio::is_mp4(&start);
+    match guarded(&file, || self::audio::probe(&file, Box::new(source), is_mp4, limits)) {
         Ok(header) => Ok(MediaInfo {
             kind: MediaKind::Audio,
             mime: header.mime,
@@ -84,6 +88,13 @@ pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
         }),
         Err(EngineError::Media { problem: MediaProblem::UnsupportedAudio, .. }) => {
             Err(EngineError::media(&file, unrecognised(&file)))
+        }
+        // An image format we don't read (HEIC is an MP4-like box file) can confuse the audio
+        // probe into "damaged"; its name says what it really is.
+        Err(EngineError::Media { problem: MediaProblem::Corrupt { .. }, .. })
+            if unrecognised(&file) == MediaProblem::UnsupportedImage =>
+        {
+            Err(EngineError::media(&file, MediaProblem::UnsupportedImage))
         }
         Err(other) => Err(other),
     }
@@ -99,6 +110,19 @@ fn unrecognised(file: &str) -> MediaProblem {
     } else {
         MediaProblem::Unrecognised
     }
+}
+
+/// Runs a decoder on untrusted bytes, turning a panic inside it (some demuxers still have
+/// arithmetic that overflows on malformed headers) into a "damaged file" error.
+pub(crate) fn guarded<T>(file: &str, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+        let detail = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the decoder failed".into());
+        Err(EngineError::media(file, MediaProblem::Corrupt { detail }))
+    })
 }
 
 /// A file's name as the person knows it (errors name the file, not the whole path).
