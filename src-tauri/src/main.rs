@@ -6,7 +6,7 @@
 
 mod commands;
 mod failure;
-mod media_kind;
+mod inspect;
 mod model_slot;
 mod reply;
 mod settings;

@@ -126,7 +126,7 @@ mod tests {
         let hot = Settings { temperature: -1.0, ..Settings::default() };
         assert!(hot.validate().unwrap_err().to_lowercase().contains("temperature"));
         let long = Settings { max_tokens: 0, ..Settings::default() };
-        assert!(long.validate().unwrap_err().contains("Max tokens"));
+        assert!(long.validate().unwrap_err().contains("max_tokens"));
         let relative = Settings { model_folders: vec!["models".into()], ..Settings::default() };
         assert!(relative.validate().unwrap_err().contains("full path"));
     }

@@ -37,6 +37,50 @@ pub enum EngineError {
 
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+
+    /// An attached image or audio clip Confab cannot use; `file` is its name as the person
+    /// knows it.
+    #[error("{file}: {problem}")]
+    Media { file: String, problem: MediaProblem },
+}
+
+/// What is wrong with a media file. Each message ends with what to do about it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MediaProblem {
+    #[error("the file is empty; attach it again")]
+    EmptyFile,
+
+    #[error("the file is {} and the limit is {}; use a smaller file", megabytes(*.bytes), megabytes(*.limit))]
+    FileTooLarge { bytes: u64, limit: u64 },
+
+    #[error("the image is {width}×{height} ({}) and the limit is {}; resize it and try again",
+        megapixels(*.width as u64 * *.height as u64), megapixels(*.limit))]
+    TooManyPixels { width: u32, height: u32, limit: u64 },
+
+    /// `seconds` is `None` when the container doesn't say and decoding passed the limit.
+    #[error("{}; trim it and try again", too_long(*.seconds, *.limit))]
+    TooLong { seconds: Option<f64>, limit: f64 },
+
+    #[error("the clip has no audio samples; record or pick another clip")]
+    NoAudio,
+
+    #[error("unsupported image format; use PNG, JPEG, WebP, GIF, BMP or TIFF")]
+    UnsupportedImage,
+
+    #[error("unsupported audio format; use WAV, MP3, FLAC, Ogg Vorbis or AAC/M4A")]
+    UnsupportedAudio,
+
+    #[error("the audio codec ({codec}) is not supported; convert the clip to WAV, MP3, FLAC, Ogg Vorbis or AAC/M4A")]
+    UnsupportedCodec { codec: String },
+
+    #[error("not an image or audio file Confab can read; use PNG, JPEG, WebP, GIF, BMP or TIFF images, or WAV, MP3, FLAC, Ogg Vorbis or AAC/M4A audio")]
+    Unrecognised,
+
+    #[error("the file is damaged or incomplete ({detail}); export or download it again")]
+    Corrupt { detail: String },
+
+    #[error("the file could not be read ({detail}); check that it still exists and is readable")]
+    Unreadable { detail: String },
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
@@ -52,7 +96,52 @@ impl EngineError {
         EngineError::Io { path: path.into(), source }
     }
 
+    pub fn media(file: impl Into<String>, problem: MediaProblem) -> Self {
+        EngineError::Media { file: file.into(), problem }
+    }
+
     pub fn invalid(name: &'static str, reason: impl Into<String>) -> Self {
         EngineError::InvalidSetting { name, reason: reason.into() }
+    }
+}
+
+fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+fn megapixels(pixels: u64) -> String {
+    format!("{:.1} MP", pixels as f64 / 1e6)
+}
+
+fn too_long(seconds: Option<f64>, limit: f64) -> String {
+    match seconds {
+        Some(s) => format!("the clip is {} long and the limit is {}", duration(s), duration(limit)),
+        None => format!("the clip is longer than the {} limit", duration(limit)),
+    }
+}
+
+fn duration(seconds: f64) -> String {
+    if seconds < 59.95 {
+        return format!("{:.1} s", seconds).replace(".0 s", " s");
+    }
+    let total = seconds.round() as u64;
+    match (total / 3600, total / 60 % 60, total % 60) {
+        (0, m, 0) => format!("{m} min"),
+        (0, m, s) => format!("{m} min {s} s"),
+        (h, m, _) => format!("{h} h {m} min"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(duration(0.2), "0.2 s");
+        assert_eq!(duration(45.0), "45 s");
+        assert_eq!(duration(90.0), "1 min 30 s");
+        assert_eq!(duration(1800.0), "30 min");
+        assert_eq!(duration(7260.0), "2 h 1 min");
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod cache;
 pub mod error;
+pub mod media;
 pub mod model;
 pub mod npy;
 pub mod paths;
@@ -11,7 +12,8 @@ pub mod runtime;
 pub mod sample;
 pub mod text;
 
-pub use error::{EngineError, Result};
+pub use error::{EngineError, MediaProblem, Result};
+pub use media::{MediaInfo, MediaKind, MediaLimits};
 pub use paths::{AppPaths, DefaultModel};
 pub use runtime::device::{MlxRuntime, RuntimeError};
 pub use text::{ChatMessage, ChatTemplate, StopMatcher, StopStep, StreamDecoder, Tokenizer};

@@ -7,7 +7,7 @@ use tauri::ipc::Response;
 
 use super::App;
 use crate::failure::Failure;
-use crate::media_kind::{inspect, MediaKind, MAX_ATTACHMENT_BYTES};
+use crate::inspect::{inspect_bytes, inspect_file};
 use crate::model_slot::LoadedModel;
 
 /// Files dropped on the window. Only paths the window's own drop event delivered are read.
@@ -18,13 +18,10 @@ pub async fn attach_paths(state: App<'_>, paths: Vec<PathBuf>) -> Result<Vec<Att
         if !state.was_dropped(&path) {
             return Err(format!("{} was not dropped on Confab; drag it onto the window or use the paperclip.", name_of(&path)).into());
         }
-        let size = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", name_of(&path)))?.len();
-        if size > MAX_ATTACHMENT_BYTES {
-            return Err(too_big(&name_of(&path), size).into());
-        }
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", name_of(&path)))?;
-        let meta = inspect(&name_of(&path), &bytes)?;
-        let hash = state.store.add_attachment_bytes(bytes, &meta).await?;
+        let name = name_of(&path);
+        let checked = path.clone();
+        let meta = tauri::async_runtime::spawn_blocking(move || inspect_file(&checked, &name)).await??;
+        let hash = state.store.add_attachment_file(&path, &meta).await?;
         attached.push(state.store.attachment(&hash).await?);
     }
     Ok(attached)
@@ -33,10 +30,7 @@ pub async fn attach_paths(state: App<'_>, paths: Vec<PathBuf>) -> Result<Vec<Att
 /// A picked or pasted file, as bytes.
 #[tauri::command]
 pub async fn attach_bytes(state: App<'_>, name: String, bytes: Vec<u8>) -> Result<Attachment, Failure> {
-    if bytes.len() as u64 > MAX_ATTACHMENT_BYTES {
-        return Err(too_big(&name, bytes.len() as u64).into());
-    }
-    let meta = inspect(&name, &bytes)?;
+    let (meta, bytes) = tauri::async_runtime::spawn_blocking(move || inspect_bytes(&name, &bytes).map(|m| (m, bytes))).await??;
     let hash = state.store.add_attachment_bytes(bytes, &meta).await?;
     Ok(state.store.attachment(&hash).await?)
 }
@@ -60,11 +54,10 @@ async fn tokio_read(path: PathBuf) -> Result<Vec<u8>, Failure> {
 /// A text-only model gets no images; the message names what would work.
 pub fn check_model_takes(model: &LoadedModel, attachment: &Attachment) -> Result<(), Failure> {
     let name = attachment.original_name.as_deref().unwrap_or("this file");
-    let kind = MediaKind::of_mime(&attachment.mime);
-    let (ok, what) = match kind {
-        Some(MediaKind::Image) => (model.vision, "images"),
-        Some(MediaKind::Audio) => (model.audio, "audio"),
-        None => (false, "this kind of file"),
+    let (ok, what) = match attachment.mime.split('/').next() {
+        Some("image") => (model.vision, "images"),
+        Some("audio") => (model.audio, "audio"),
+        _ => (false, "this kind of file"),
     };
     if ok {
         return Ok(());
@@ -80,12 +73,3 @@ pub fn check_model_takes(model: &LoadedModel, attachment: &Attachment) -> Result
 fn name_of(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }
-
-fn too_big(name: &str, size: u64) -> String {
-    format!(
-        "{name} is {} MB; attachments can be at most {} MB.",
-        size / 1_000_000,
-        MAX_ATTACHMENT_BYTES / 1_000_000
-    )
-}
-

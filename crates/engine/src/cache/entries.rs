@@ -1,0 +1,184 @@
+//! The files of a cache's disk tier, shared by the prefix and encoder caches. Each entry is
+//! `<id>.safetensors` beside a JSON manifest `<id>.json` that seals the data (byte count and
+//! checksum). Written atomically (temporary names, then renames: the manifest last, so a
+//! manifest always names complete data), verified on load, bounded by a byte budget with the
+//! least recently used entry removed first (manifest mtimes order it across restarts). A
+//! corrupt, truncated, foreign or stale entry is ignored with a warning and deleted.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use mlx_rs::Array;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::model::format::Fingerprint;
+
+/// The data file's size and FNV-1a 64 checksum, as recorded in its manifest.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Seal {
+    pub checksum: String,
+    pub bytes: u64,
+}
+
+/// A cache's manifest type: serialisable, carrying its seal and format version.
+pub(crate) trait Manifest: Serialize + DeserializeOwned {
+    /// Whether this build can read an entry written with this manifest.
+    fn current(&self) -> bool;
+    fn seal(&self) -> &Seal;
+}
+
+struct Indexed<M> {
+    id: String,
+    manifest: M,
+    last_used: SystemTime,
+}
+
+pub(crate) struct EntryDir<M> {
+    dir: PathBuf,
+    budget: u64,
+    /// Names the cache in warnings.
+    label: &'static str,
+    index: Vec<Indexed<M>>,
+}
+
+pub(crate) fn checksum(bytes: &[u8]) -> String {
+    Fingerprint::new().add(bytes).finish()
+}
+
+impl<M: Manifest> EntryDir<M> {
+    /// Reads every manifest under `dir`; unreadable or outdated ones (and their data) are removed.
+    pub fn open(dir: PathBuf, budget: u64, label: &'static str) -> Self {
+        let _ = std::fs::create_dir_all(&dir);
+        let mut index = vec![];
+        for path in std::fs::read_dir(&dir).into_iter().flatten().flatten().map(|e| e.path()) {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+            if name.contains(".partial.") {
+                let _ = std::fs::remove_file(&path); // an interrupted write
+                continue;
+            }
+            let Some(id) = name.strip_suffix(".json") else {
+                continue;
+            };
+            let id = id.to_string();
+            let manifest = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<M>(&t).ok());
+            match manifest {
+                Some(m) if m.current() && dir.join(format!("{id}.safetensors")).is_file() => {
+                    let last_used = path.metadata().and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH);
+                    index.push(Indexed { id, manifest: m, last_used });
+                }
+                _ => {
+                    warn(label, format!("ignoring unreadable or outdated entry {name}"));
+                    remove_files(&dir, &id);
+                }
+            }
+        }
+        Self { dir, budget, label, index }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.index.iter().any(|e| e.id == id)
+    }
+
+    /// Every entry's id and manifest.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &M)> {
+        self.index.iter().map(|e| (e.id.as_str(), &e.manifest))
+    }
+
+    /// Bytes of data on disk.
+    pub fn bytes(&self) -> u64 {
+        self.index.iter().map(|e| e.manifest.seal().bytes).sum()
+    }
+
+    /// Loads an entry's arrays, checks them against the seal, and lets `build` make the value
+    /// (and reject it). A bad entry is deleted and `None` returned.
+    pub fn load<T>(
+        &mut self,
+        id: &str,
+        build: impl FnOnce(&M, HashMap<String, Array>) -> Result<T, String>,
+    ) -> Option<T> {
+        let position = self.index.iter().position(|e| e.id == id)?;
+        let manifest = &self.index[position].manifest;
+        match self.read(id, manifest.seal()).and_then(|arrays| build(manifest, arrays)) {
+            Ok(value) => {
+                self.index[position].last_used = SystemTime::now();
+                let _ = touch(&self.dir.join(format!("{id}.json")));
+                Some(value)
+            }
+            Err(reason) => {
+                warn(self.label, format!("ignoring entry {id}: {reason}"));
+                self.remove(id);
+                None
+            }
+        }
+    }
+
+    fn read(&self, id: &str, seal: &Seal) -> Result<HashMap<String, Array>, String> {
+        let path = self.dir.join(format!("{id}.safetensors"));
+        let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+        if bytes.len() as u64 != seal.bytes || checksum(&bytes) != seal.checksum {
+            return Err("the data does not match its checksum (truncated or corrupt)".into());
+        }
+        Array::load_safetensors(&path).map_err(|e| e.to_string())
+    }
+
+    /// Writes an entry (replacing one with the same id), then trims the tier to its budget.
+    /// A failure is a warning: the cache is an optimisation.
+    pub fn store(&mut self, id: &str, arrays: &[(String, &Array)], manifest: impl FnOnce(Seal) -> M) {
+        if let Err(e) = self.write(id, arrays, manifest) {
+            warn(self.label, format!("could not write an entry: {e}"));
+        }
+        self.evict_to_budget();
+    }
+
+    fn write(&mut self, id: &str, arrays: &[(String, &Array)], manifest: impl FnOnce(Seal) -> M) -> Result<(), String> {
+        let data = self.dir.join(format!("{id}.safetensors"));
+        // MLX insists on the .safetensors extension, so the temporary name keeps it.
+        let data_tmp = self.dir.join(format!("{id}.partial.safetensors"));
+        Array::save_safetensors(arrays.iter().map(|(n, a)| (n.as_str(), *a)), None, &data_tmp)
+            .map_err(|e| e.to_string())?;
+        let bytes = std::fs::read(&data_tmp).map_err(|e| e.to_string())?;
+        let manifest = manifest(Seal { checksum: checksum(&bytes), bytes: bytes.len() as u64 });
+        let json = self.dir.join(format!("{id}.json"));
+        let json_tmp = self.dir.join(format!("{id}.partial.json"));
+        std::fs::write(&json_tmp, serde_json::to_vec(&manifest).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+        std::fs::rename(&data_tmp, &data).map_err(|e| e.to_string())?;
+        std::fs::rename(&json_tmp, &json).map_err(|e| e.to_string())?;
+        self.index.retain(|e| e.id != id);
+        self.index.push(Indexed { id: id.to_string(), manifest, last_used: SystemTime::now() });
+        Ok(())
+    }
+
+    pub fn remove(&mut self, id: &str) {
+        remove_files(&self.dir, id);
+        self.index.retain(|e| e.id != id);
+    }
+
+    fn evict_to_budget(&mut self) {
+        while self.bytes() > self.budget && !self.index.is_empty() {
+            let oldest = (0..self.index.len()).min_by_key(|&i| self.index[i].last_used).expect("non-empty");
+            let entry = self.index.remove(oldest);
+            remove_files(&self.dir, &entry.id);
+        }
+    }
+}
+
+fn warn(label: &str, message: String) {
+    eprintln!("confab: {label}: {message}");
+}
+
+fn remove_files(dir: &Path, id: &str) {
+    let _ = std::fs::remove_file(dir.join(format!("{id}.json")));
+    let _ = std::fs::remove_file(dir.join(format!("{id}.safetensors")));
+}
+
+/// Marks the manifest as used now (its mtime orders the LRU across restarts).
+fn touch(path: &Path) -> std::io::Result<()> {
+    std::fs::File::options().append(true).open(path)?.set_modified(SystemTime::now())
+}

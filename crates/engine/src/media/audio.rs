@@ -1,0 +1,241 @@
+//! Audio: WAV, MP3, FLAC, Ogg Vorbis and AAC/M4A, decoded with `symphonia`, downmixed to mono
+//! f32 and resampled to the rate a model wants. The duration limit is checked on the
+//! container's frame count before decoding, and again while decoding when it isn't known.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use symphonia::core::audio::SampleBuffer;
+use symphonia::core::codecs::{self, CodecParameters, CodecType, DecoderOptions, CODEC_TYPE_NULL};
+use symphonia::core::errors::Error as AudioError;
+use symphonia::core::formats::{FormatOptions, FormatReader};
+use symphonia::core::io::{MediaSource, MediaSourceStream};
+use symphonia::core::meta::MetadataOptions;
+use symphonia::core::probe::Hint;
+
+use crate::error::{EngineError, MediaProblem, Result};
+use crate::media::{guarded, resample, MediaLimits};
+
+/// Mono samples in [-1, 1] at `sample_rate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Audio {
+    pub samples: Vec<f32>,
+    pub sample_rate: u32,
+}
+
+impl Audio {
+    pub fn seconds(&self) -> f64 {
+        self.samples.len() as f64 / self.sample_rate as f64
+    }
+}
+
+/// What a container says about its audio, without decoding it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AudioHeader {
+    pub mime: &'static str,
+    pub sample_rate: Option<u32>,
+    pub channels: Option<u16>,
+    /// `None` when the container doesn't record its length.
+    pub seconds: Option<f64>,
+}
+
+/// Decodes a clip to mono at `sample_rate` Hz.
+pub fn decode_audio(path: &Path, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+    let (file, bytes) = super::read_file(path, limits)?;
+    decode_audio_bytes(&file, bytes, sample_rate, limits)
+}
+
+/// Decodes a clip held in memory; `file` names it in errors (its extension helps guess the
+/// container).
+pub fn decode_audio_bytes(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+    guarded(file, || decode_guarded(file, bytes, sample_rate, limits))
+}
+
+fn decode_guarded(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+    limits.check_bytes(file, bytes.len() as u64)?;
+    let is_mp4 = is_mp4(&bytes);
+    let mut reader = open(file, Box::new(Cursor::new(bytes)))?;
+    let (track, params) = audio_track(file, reader.as_ref())?;
+    check_header(file, &header(&params, is_mp4), limits)?;
+    let decoded = decode(file, reader.as_mut(), track, &params, limits)?;
+    Ok(Audio { samples: resample::resample(&decoded.samples, decoded.sample_rate, sample_rate), sample_rate })
+}
+
+/// Reads only the container's headers and checks the duration limit.
+pub(crate) fn probe(
+    file: &str,
+    source: Box<dyn MediaSource>,
+    is_mp4: bool,
+    limits: &MediaLimits,
+) -> Result<AudioHeader> {
+    let reader = open(file, source)?;
+    let (_, params) = audio_track(file, reader.as_ref())?;
+    let header = header(&params, is_mp4);
+    check_header(file, &header, limits)?;
+    if let Err(AudioError::Unsupported(_)) = codecs_registry().make(&params, &DecoderOptions::default()) {
+        return Err(unsupported_codec(file, params.codec));
+    }
+    Ok(header)
+}
+
+pub(crate) fn is_mp4(start: &[u8]) -> bool {
+    start.get(4..8) == Some(b"ftyp")
+}
+
+fn codecs_registry() -> &'static codecs::CodecRegistry {
+    symphonia::default::get_codecs()
+}
+
+fn open(file: &str, source: Box<dyn MediaSource>) -> Result<Box<dyn FormatReader>> {
+    let stream = MediaSourceStream::new(source, Default::default());
+    let mut hint = Hint::new();
+    if let Some(extension) = Path::new(file).extension().and_then(|e| e.to_str()) {
+        hint.with_extension(extension);
+    }
+    // Gapless: trims MP3/AAC encoder delay and padding, as reference decoders do.
+    let options = FormatOptions { enable_gapless: true, ..Default::default() };
+    match symphonia::default::get_probe().format(&hint, stream, &options, &MetadataOptions::default()) {
+        Ok(probed) => Ok(probed.format),
+        Err(AudioError::Unsupported(_)) => Err(EngineError::media(file, MediaProblem::UnsupportedAudio)),
+        Err(AudioError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Err(EngineError::media(file, MediaProblem::UnsupportedAudio))
+        }
+        Err(e) => Err(corrupt(file, e)),
+    }
+}
+
+fn audio_track(file: &str, reader: &dyn FormatReader) -> Result<(u32, CodecParameters)> {
+    let track = reader
+        .tracks()
+        .iter()
+        .find(|t| t.codec_params.codec != CODEC_TYPE_NULL)
+        .ok_or_else(|| EngineError::media(file, MediaProblem::NoAudio))?;
+    Ok((track.id, track.codec_params.clone()))
+}
+
+fn header(params: &CodecParameters, is_mp4: bool) -> AudioHeader {
+    let seconds = params.n_frames.and_then(|frames| match (params.time_base, params.sample_rate) {
+        (Some(base), _) => {
+            let t = base.calc_time(frames);
+            Some(t.seconds as f64 + t.frac)
+        }
+        (None, Some(rate)) => Some(frames as f64 / rate as f64),
+        _ => None,
+    });
+    let mime = match params.codec {
+        codecs::CODEC_TYPE_MP3 => "audio/mpeg",
+        codecs::CODEC_TYPE_FLAC => "audio/flac",
+        codecs::CODEC_TYPE_VORBIS | codecs::CODEC_TYPE_OPUS => "audio/ogg",
+        _ if is_mp4 => "audio/mp4",
+        codecs::CODEC_TYPE_AAC => "audio/aac",
+        _ => "audio/wav",
+    };
+    AudioHeader { mime, sample_rate: params.sample_rate, channels: params.channels.map(|c| c.count() as u16), seconds }
+}
+
+fn check_header(file: &str, header: &AudioHeader, limits: &MediaLimits) -> Result<()> {
+    match header.seconds {
+        Some(s) if s <= 0.0 => Err(EngineError::media(file, MediaProblem::NoAudio)),
+        Some(s) => limits.check_seconds(file, s),
+        None => Ok(()),
+    }
+}
+
+/// Decodes every packet of `track`, averaging its channels.
+fn decode(
+    file: &str,
+    reader: &mut dyn FormatReader,
+    track: u32,
+    params: &CodecParameters,
+    limits: &MediaLimits,
+) -> Result<Audio> {
+    let mut decoder = codecs_registry().make(params, &DecoderOptions::default()).map_err(|e| match e {
+        AudioError::Unsupported(_) => unsupported_codec(file, params.codec),
+        other => corrupt(file, other),
+    })?;
+    let mut rate = params.sample_rate.unwrap_or(0);
+    let (mut mono, mut skipped) = (Vec::<f32>::new(), 0usize);
+    let mut buffer: Option<SampleBuffer<f32>> = None;
+    loop {
+        let packet = match reader.next_packet() {
+            Ok(packet) => packet,
+            Err(AudioError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(AudioError::ResetRequired) => break,
+            Err(e) => return Err(corrupt(file, e)),
+        };
+        if packet.track_id() != track {
+            continue;
+        }
+        let decoded = match decoder.decode(&packet) {
+            Ok(decoded) => decoded,
+            // A damaged packet: skip it, as players do.
+            Err(AudioError::DecodeError(_)) => {
+                skipped += 1;
+                continue;
+            }
+            Err(AudioError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(e) => return Err(corrupt(file, e)),
+        };
+        let spec = *decoded.spec();
+        rate = spec.rate;
+        let channels = spec.channels.count().max(1);
+        let frames = decoded.frames();
+        if buffer.as_ref().is_none_or(|b| b.capacity() < frames * channels) {
+            buffer = Some(SampleBuffer::new(decoded.capacity() as u64, spec));
+        }
+        let buffer = buffer.as_mut().expect("allocated above");
+        buffer.copy_interleaved_ref(decoded);
+        let scale = 1.0 / channels as f32;
+        mono.extend(buffer.samples().chunks_exact(channels).map(|frame| frame.iter().sum::<f32>() * scale));
+        if rate > 0 && mono.len() as f64 > limits.max_audio_seconds * rate as f64 {
+            return Err(EngineError::media(
+                file,
+                MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds },
+            ));
+        }
+    }
+    if mono.is_empty() || rate == 0 {
+        let detail = match (skipped, params.n_frames) {
+            (0, Some(frames)) if frames > 0 => "its header promises audio but the samples are missing".to_string(),
+            (0, _) => return Err(EngineError::media(file, MediaProblem::NoAudio)),
+            (n, _) => format!("none of its {n} audio packets decoded"),
+        };
+        return Err(EngineError::media(file, MediaProblem::Corrupt { detail }));
+    }
+    Ok(Audio { samples: mono, sample_rate: rate })
+}
+
+fn unsupported_codec(file: &str, codec: CodecType) -> EngineError {
+    let name = match codec {
+        codecs::CODEC_TYPE_OPUS => "Opus".to_string(),
+        codecs::CODEC_TYPE_ALAC => "ALAC".to_string(),
+        codecs::CODEC_TYPE_WAVPACK => "WavPack".to_string(),
+        other => format!("codec {other}"),
+    };
+    EngineError::media(file, MediaProblem::UnsupportedCodec { codec: name })
+}
+
+fn corrupt(file: &str, error: AudioError) -> EngineError {
+    EngineError::media(file, MediaProblem::Corrupt { detail: error.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_duration_limit_holds_while_decoding_when_the_container_does_not_say() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media/sine1k.flac");
+        let mut reader = open("sine1k.flac", Box::new(std::fs::File::open(path).unwrap())).unwrap();
+        let (track, mut params) = audio_track("sine1k.flac", reader.as_ref()).unwrap();
+        params.n_frames = None; // as for a stream without a length
+        let limits = MediaLimits { max_audio_seconds: 0.2, ..Default::default() };
+        let error = decode("sine1k.flac", reader.as_mut(), track, &params, &limits).unwrap_err();
+        let expected = MediaProblem::TooLong { seconds: None, limit: 0.2 };
+        assert!(matches!(error, EngineError::Media { problem, .. } if problem == expected));
+        assert_eq!(
+            EngineError::media("a.flac", expected).to_string(),
+            "a.flac: the clip is longer than the 0.2 s limit; trim it and try again"
+        );
+    }
+}

@@ -1,0 +1,56 @@
+//! How big an attachment may be. Every limit is checked before the expensive work: file size
+//! before reading, pixel count from the image header before decoding, duration from the
+//! container before decoding audio (and again while decoding when the container doesn't say).
+
+use crate::error::{EngineError, MediaProblem, Result};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MediaLimits {
+    /// Largest file accepted, in bytes. Default 200 MB: a long lossless recording or a large
+    /// camera RAW-sized TIFF, far beyond what a chat needs.
+    pub max_file_bytes: u64,
+    /// Most pixels in one image. Default 40 MP: covers current phone and camera photos; models
+    /// downscale to well under 1 MP anyway, and a 40 MP RGB image is 120 MB decoded.
+    pub max_image_pixels: u64,
+    /// Longest audio clip, in seconds. Default 30 minutes: 30 min of 16 kHz mono f32 is 115 MB,
+    /// and audio towers see at most a few minutes per turn.
+    pub max_audio_seconds: f64,
+}
+
+impl Default for MediaLimits {
+    fn default() -> Self {
+        Self { max_file_bytes: 200_000_000, max_image_pixels: 40_000_000, max_audio_seconds: 30.0 * 60.0 }
+    }
+}
+
+impl MediaLimits {
+    pub(crate) fn check_bytes(&self, file: &str, bytes: u64) -> Result<()> {
+        if bytes == 0 {
+            return Err(EngineError::media(file, MediaProblem::EmptyFile));
+        }
+        if bytes > self.max_file_bytes {
+            return Err(EngineError::media(file, MediaProblem::FileTooLarge { bytes, limit: self.max_file_bytes }));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check_pixels(&self, file: &str, width: u32, height: u32) -> Result<()> {
+        if width as u64 * height as u64 > self.max_image_pixels {
+            return Err(EngineError::media(
+                file,
+                MediaProblem::TooManyPixels { width, height, limit: self.max_image_pixels },
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check_seconds(&self, file: &str, seconds: f64) -> Result<()> {
+        if seconds > self.max_audio_seconds {
+            return Err(EngineError::media(
+                file,
+                MediaProblem::TooLong { seconds: Some(seconds), limit: self.max_audio_seconds },
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,144 @@
+//! Media attachments: decoding images and audio clips into what a model's preprocessing takes
+//! (RGB8 pixels, mono f32 samples at a chosen rate), checking limits before any expensive work,
+//! and the content hash that identifies a file across the store and the caches.
+
+pub mod audio;
+pub mod hash;
+pub mod image;
+pub mod limits;
+pub mod resample;
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+pub use self::audio::{decode_audio, decode_audio_bytes, Audio};
+pub use self::hash::{content_hash, hash_file};
+pub use self::image::{decode_image, decode_image_bytes};
+pub use self::limits::MediaLimits;
+pub use ::image::RgbImage;
+
+use crate::error::{EngineError, MediaProblem, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MediaKind {
+    Image,
+    Audio,
+}
+
+/// What `probe` learns from a file's headers.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MediaInfo {
+    pub kind: MediaKind,
+    pub mime: &'static str,
+    pub bytes: u64,
+    /// Images: the size as displayed (EXIF orientation applied).
+    pub width: Option<u32>,
+    pub height: Option<u32>,
+    /// Audio: as the container records it; `None` when it doesn't (decoding still enforces the
+    /// duration limit).
+    pub seconds: Option<f64>,
+    pub sample_rate: Option<u32>,
+    pub channels: Option<u16>,
+}
+
+/// Names that promise an image or audio clip, to say which kind of format a rejected file is.
+const IMAGE_EXTENSIONS: [&str; 13] =
+    ["png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff", "heic", "heif", "avif", "svg", "ico"];
+const AUDIO_EXTENSIONS: [&str; 14] =
+    ["wav", "wave", "mp3", "flac", "ogg", "oga", "m4a", "mp4", "aac", "opus", "wma", "aiff", "aif", "caf"];
+
+/// Classifies a file and checks it against `limits` from its headers alone: the app calls this
+/// when a file is attached, to store its metadata and turn bad files away early.
+pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
+    let file = display_name(path);
+    let bytes = std::fs::metadata(path).map_err(|e| unreadable(&file, e))?.len();
+    limits.check_bytes(&file, bytes)?;
+    let mut reader = BufReader::new(File::open(path).map_err(|e| unreadable(&file, e))?);
+    let mut start = Vec::with_capacity(16);
+    reader.by_ref().take(16).read_to_end(&mut start).map_err(|e| unreadable(&file, e))?;
+    reader.seek(SeekFrom::Start(0)).map_err(|e| unreadable(&file, e))?;
+
+    if let Some(format) = self::image::sniff(&file, &start)? {
+        let header = guarded(&file, || self::image::probe(&file, reader, format, limits))?;
+        return Ok(MediaInfo {
+            kind: MediaKind::Image,
+            mime: format.to_mime_type(),
+            bytes,
+            width: Some(header.width),
+            height: Some(header.height),
+            seconds: None,
+            sample_rate: None,
+            channels: None,
+        });
+    }
+    let source = File::open(path).map_err(|e| unreadable(&file, e))?;
+    let is_mp4 = self::audio::is_mp4(&start);
+    match guarded(&file, || self::audio::probe(&file, Box::new(source), is_mp4, limits)) {
+        Ok(header) => Ok(MediaInfo {
+            kind: MediaKind::Audio,
+            mime: header.mime,
+            bytes,
+            width: None,
+            height: None,
+            seconds: header.seconds,
+            sample_rate: header.sample_rate,
+            channels: header.channels,
+        }),
+        Err(EngineError::Media { problem: MediaProblem::UnsupportedAudio, .. }) => {
+            Err(EngineError::media(&file, unrecognised(&file)))
+        }
+        // An image format we don't read (HEIC is an MP4-like box file) can confuse the audio
+        // probe into "damaged"; its name says what it really is.
+        Err(EngineError::Media { problem: MediaProblem::Corrupt { .. }, .. })
+            if unrecognised(&file) == MediaProblem::UnsupportedImage =>
+        {
+            Err(EngineError::media(&file, MediaProblem::UnsupportedImage))
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// The problem to report for a file neither decoder recognised, by what its name promises.
+fn unrecognised(file: &str) -> MediaProblem {
+    let extension = Path::new(file).extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
+    if IMAGE_EXTENSIONS.contains(&extension.as_str()) {
+        MediaProblem::UnsupportedImage
+    } else if AUDIO_EXTENSIONS.contains(&extension.as_str()) {
+        MediaProblem::UnsupportedAudio
+    } else {
+        MediaProblem::Unrecognised
+    }
+}
+
+/// Runs a decoder on untrusted bytes, turning a panic inside it (some demuxers still have
+/// arithmetic that overflows on malformed headers) into a "damaged file" error.
+pub(crate) fn guarded<T>(file: &str, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+        let detail = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the decoder failed".into());
+        Err(EngineError::media(file, MediaProblem::Corrupt { detail }))
+    })
+}
+
+/// A file's name as the person knows it (errors name the file, not the whole path).
+pub(crate) fn display_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The whole file, after checking its size against the limit.
+pub(crate) fn read_file(path: &Path, limits: &MediaLimits) -> Result<(String, Vec<u8>)> {
+    let file = display_name(path);
+    let bytes = std::fs::metadata(path).map_err(|e| unreadable(&file, e))?.len();
+    limits.check_bytes(&file, bytes)?;
+    let data = std::fs::read(path).map_err(|e| unreadable(&file, e))?;
+    Ok((file, data))
+}
+
+fn unreadable(file: &str, error: std::io::Error) -> EngineError {
+    EngineError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
+}
