@@ -489,22 +489,25 @@ class ChatApp(App):
         self.wait_until(lambda: composer.get_attribute("value") == "", 10, "composer not empty in a new chat")
 
     def open_conversation(self, conversation_id: str, timeout: float = 30) -> int:
-        """Clicks a conversation in the sidebar until its messages show; returns the clicks it took
-        (more than one is worth a look: a click that did nothing)."""
+        """Clicks a conversation in the sidebar until its messages show; returns the clicks that
+        landed (more than one is worth a look: a click that did nothing)."""
         end = time.monotonic() + seconds(timeout)
-        clicks = 0
+        clicks, refused = 0, []
         while True:
             item = self.wait_for("conversation-item", timeout, extra=f'[data-id="{conversation_id}"]')
-            title = self.one("conversation-title", within=item) or item
-            title.click()
-            clicks += 1
+            # The row's open button (the title is inside it).
+            target = next(iter(item.find_elements(By.CSS_SELECTOR, "button:not([data-testid])")), None) or item
             try:
+                target.click()
+                clicks += 1
                 self.wait_until(lambda: self.messages(), 5)
                 return clicks
-            except AssertionError:
+            except (WebDriverException, AssertionError) as e:
+                refused.append(type(e).__name__)
                 if time.monotonic() > end:
-                    raise AssertionError(f"conversation {conversation_id} did not open after {clicks} clicks; "
-                                         f"messages shown: {self.messages()}")
+                    raise AssertionError(f"conversation {conversation_id} did not open: {clicks} clicks landed, "
+                                         f"attempts failed with {refused}; messages shown: {self.messages()}")
+                time.sleep(0.3)
 
     def compose(self, text: str) -> WebElement:
         composer = self.wait_for("composer-input")
