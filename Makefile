@@ -1,18 +1,21 @@
 # The two commands (see README.md): `make run` and `make test`. Both set up what is missing first.
-.PHONY: run test setup ui app cli bench
+.PHONY: run chat test setup ui app cli bench
 
 setup:
 	@scripts/setup.sh
 
-# Chat with the default model in the terminal. (The desktop app becomes `make run` once it can
-# chat; until then `make app` opens its shell.)
-run: setup
+# The desktop app on the default model (an optimised build; the first one takes a while).
+run: ui
+	cargo run -q --release -p confab-app
+
+# Chat with the default model in the terminal.
+chat: setup
 	cargo run -q --release -p confab-cli -- chat --stats
 
 ui: setup
 	cd ui && npm run build
 
-# The desktop app's window (an early shell: MLX runtime and default-model status).
+# The desktop app, debug build (quicker to build, the same window).
 app: ui
 	cargo run -p confab-app
 

@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use confab_store::{AttachmentHash, ConversationId, MessageId, Role};
 use tauri::ipc::Channel;
-use tauri::AppHandle;
+use tauri::{AppHandle, Emitter};
 
 use super::App;
 use crate::failure::Failure;
@@ -39,6 +39,8 @@ pub async fn send_message(
         .await?;
     if chat.current_leaf.is_none() && chat.title == UNTITLED {
         store.rename_conversation(conversation, &provisional(&text)).await?;
+        // The sidebar shows the provisional title at once; the model's own follows later.
+        let _ = app.emit("conversation-updated", store.conversation(conversation).await?);
     }
     stream_reply(app, state.inner().clone(), conversation, user, channel).await
 }

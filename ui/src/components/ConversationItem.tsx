@@ -110,7 +110,7 @@ export const ConversationItem = memo(function ConversationItem({ conversation, s
                 title="Delete"
                 onClick={() => setConfirmingDelete(true)}
               >
-                🗑
+                <TrashIcon />
               </button>
             </>
           )}
@@ -119,3 +119,12 @@ export const ConversationItem = memo(function ConversationItem({ conversation, s
     </li>
   );
 });
+
+/** Drawn rather than an emoji: not every system font has a wastebasket glyph. */
+function TrashIcon() {
+  return (
+    <svg width="13" height="13" viewBox="0 0 16 16" aria-hidden="true" fill="none" stroke="currentColor" strokeWidth="1.4">
+      <path d="M2.5 4h11M6 4V2.5h4V4M4 4l.7 9.5h6.6L12 4M6.7 6.5v5M9.3 6.5v5" strokeLinecap="round" strokeLinejoin="round" />
+    </svg>
+  );
+}
