@@ -509,6 +509,11 @@ class ChatApp(App):
                                          f"attempts failed with {refused}; messages shown: {self.messages()}")
                 time.sleep(0.3)
 
+    def current_conversation(self) -> str | None:
+        """The data-id of the sidebar's selected conversation (aria-current)."""
+        return self.js("const i = document.querySelector('[data-testid=\"conversation-item\"][aria-current=\"true\"]');"
+                       "return i ? i.dataset.id : null")
+
     def compose(self, text: str) -> WebElement:
         composer = self.wait_for("composer-input")
         self.wait_until(composer.is_enabled, 30, "composer disabled")

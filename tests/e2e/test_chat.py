@@ -99,6 +99,14 @@ class Chat(AppTestCase):
             self.assertTrue(done["text"].strip())
             app.wait_for("send-button", 10)
             app.screenshot("chat-stopped")
+            # As stored: away to another conversation and back.
+            here = app.current_conversation()
+            other = next(i.get_attribute("data-id") for i in app.all("conversation-item")
+                         if i.get_attribute("data-id") != here)
+            app.open_conversation(other)
+            app.open_conversation(here)
+            back = next(m for m in app.messages() if m["id"] == reply["id"])
+            self.assertEqual((back["status"], back["text"]), (done["status"], done["text"]))
         finally:
             app.set_settings(max_tokens=96)
 
