@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import unittest
+import warnings
 from typing import Callable, Iterable, TypeVar
 
 from selenium import webdriver
@@ -54,6 +55,8 @@ SLOW = float(os.environ.get("CONFAB_E2E_SLOW") or 1)
 GTK_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 T = TypeVar("T")
+# Selenium 4.40 warns about its own Remote(command_executor=URL) path.
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"selenium\..*")
 
 
 def seconds(s: float) -> float:
