@@ -363,3 +363,34 @@ impl Quantization {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gemma 4 as released (global_head_dim, num_global_key_value_heads; no per_layer_config).
+    #[test]
+    fn gemma4_global_layer_keys() {
+        let json = serde_json::json!({
+            "model_type": "gemma4",
+            "image_token_id": 258880,
+            "text_config": {
+                "model_type": "gemma4_text", "hidden_size": 64, "intermediate_size": 128,
+                "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+                "vocab_size": 400, "global_head_dim": 32, "num_global_key_value_heads": 1, "attention_k_eq_v": true,
+                "layer_types": ["sliding_attention", "sliding_attention", "full_attention"],
+                "num_kv_shared_layers": 1, "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": 400,
+                "rope_parameters": {
+                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                    "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}
+                }
+            }
+        });
+        let c = TextConfig::from_hf_json(&json, Path::new("config.json")).unwrap();
+        let g = c.gemma4.unwrap();
+        assert_eq!(g.head_dims, [16, 16, 32]);
+        assert_eq!(g.kv_heads, [2, 2, 1]);
+        assert_eq!(g.image_token_id, Some(258880));
+        assert_eq!(c.rope.scaling, RopeScaling::Proportional { factor: 1.0, partial_rotary_factor: 0.25 });
+    }
+}

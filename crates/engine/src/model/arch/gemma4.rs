@@ -246,11 +246,13 @@ impl Gemma4 {
             _ => None,
         };
         let mut shared: Vec<Option<(Array, Array)>> = vec![None; self.blocks.len()];
+        // The cache holds only the layers that compute their own keys and values.
+        let mut slots = cache.layers.iter_mut();
         let mut h = embeds;
-        for (i, (b, layer_cache)) in self.blocks.iter().zip(cache.layers.iter_mut()).enumerate() {
+        for (i, b) in self.blocks.iter().enumerate() {
             let kv = match b.kv_from.and_then(|j| shared[j].as_ref()) {
                 Some((keys, values)) => KvSource::Shared { keys, values, offset },
-                None => KvSource::Own(layer_cache),
+                None => KvSource::Own(slots.next().ok_or_else(|| EngineError::Mlx("the KV cache has fewer layers than the model".into()))?),
             };
             let mask = media_mask.as_ref().filter(|_| b.kind == LayerKind::Sliding);
             let (a, keys, values) = b.attention.forward_with(&b.input_norm.forward(&h)?, kv, mask)?;
@@ -319,6 +321,11 @@ impl TextModel for Gemma4 {
         self.run(input.embeds.clone(), input.ids, cache, input.media_blocks)
     }
 
+    /// KV-shared layers cache nothing of their own.
+    fn new_cache(&self) -> KvCache {
+        KvCache::new(self.blocks.iter().filter(|b| b.kv_from.is_none()).count())
+    }
+
     fn media_pad_id(&self) -> Option<u32> {
         Some(self.extras.pad_token_id)
     }
@@ -344,5 +351,19 @@ impl TextModel for Gemma4 {
         all.push(&self.embed_scale);
         all.extend(self.lm_head.iter().flat_map(Linear::arrays));
         all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use LayerKind::{Full, Sliding};
+
+    #[test]
+    fn shared_layers_read_the_last_earlier_layer_of_their_kind() {
+        let kinds = [Sliding, Full, Sliding, Sliding, Full];
+        assert_eq!(kv_sources(&kinds, 2).unwrap(), [None, None, None, Some(2), Some(1)]);
+        assert_eq!(kv_sources(&kinds, 0).unwrap(), [None; 5]);
+        assert!(kv_sources(&[Sliding, Full], 1).is_err());
     }
 }
