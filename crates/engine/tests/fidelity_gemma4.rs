@@ -4,7 +4,7 @@
 //!   keys as values, KV sharing, per-layer inputs, proportional partial RoPE, soft-capping) and
 //!   `gemma4_moe` (text-only layout, routed experts): through the public engine API, first-step
 //!   logits within tolerance and 16 greedy ids identical, prefilled in chunks of 16 that cross
-//!   the 8-token window;
+//!   the 8-token window; and the chat template (chat_template.jinja) gives transformers' ids;
 //! - the embeddings path (`forward_embeddings`) on the image + audio prompt, fed the reference's
 //!   spliced embeddings: media rows from the towers, per-layer ids with media as pad, and the
 //!   image's bidirectional block in sliding layers.
@@ -15,6 +15,7 @@ use confab_engine::model::{self, EmbeddingsInput, LoadOptions};
 use confab_engine::npy;
 use confab_engine::runtime::{Engine, EngineOptions, Event, Prompt, Request};
 use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{Array, Dtype};
 use serde_json::Value;
@@ -69,6 +70,10 @@ fn check_text(name: &str) {
     eprintln!("{name}: first-step logits max abs diff {diff:e}");
     assert!(diff < LOGIT_TOLERANCE, "{name}: first-step logits differ by up to {diff}");
     assert_eq!(got, ids(&reference["greedy_ids"]), "{name}: greedy ids");
+
+    let chat = &reference["chat"];
+    let messages: Vec<ChatMessage> = serde_json::from_value(chat["messages"].clone()).unwrap();
+    assert_eq!(engine.tokenize(model, Prompt::Chat(messages)).unwrap(), ids(&chat["ids"]), "{name}: chat template ids");
 }
 
 #[test]
