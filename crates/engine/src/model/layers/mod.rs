@@ -4,12 +4,14 @@ pub mod attention;
 pub mod embedding;
 pub mod linear;
 pub mod mlp;
+pub mod moe;
 pub mod norm;
 pub mod rope;
 
-pub use attention::Attention;
+pub use attention::{Attention, KvSource};
 pub use embedding::Embedding;
 pub use linear::{FusedLinear, Linear};
 pub use mlp::Mlp;
+pub use moe::Experts;
 pub use norm::RmsNorm;
 pub use rope::Rope;
