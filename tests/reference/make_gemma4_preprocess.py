@@ -20,6 +20,11 @@ checks the engine against:
   config (the whole array would be 2520 x 768 floats); the row indices are in meta.json.
 - chirp_1s.wav, chirp_2500ms.wav: 16 kHz 16-bit mono chirps.
 - chirp_{x}.features.npy: float32 [frames, 128] log-mel; chirp_{x}.mask.npy: float32 [frames].
+- chirp_1s.{htk,plain}.features.npy: float32 [frames, 64], the 1 s clip through two non-default
+  extractor configs (pre-emphasis of both flavours, scale, floor, per-bin normalisation), whose
+  settings are in meta.json as a processor config would hold them.
+- resized_{filter}.png: image_c resized by Pillow with each filter (to 45 x 44: one side
+  shrinks, the other grows), to check our copy of Pillow's resampling beyond bicubic.
 - tokenizer.json, tokenizer_config.json: a tiny BPE with the Gemma 4 special tokens.
 - meta.json: the configs, shapes, soft-token counts and the expanded prompt's ids.
 """
@@ -179,6 +184,31 @@ def main():
             "features_shape": list(out["input_features"][0].shape),
             "valid_frames": int(out["input_features_mask"][0].sum()),
         }
+
+    for flavour, htk in {"htk": True, "plain": False}.items():
+        config = {
+            "feature_size": 64,
+            "frame_length_ms": 25.0,
+            "hop_length_ms": 10.0,
+            "min_frequency": 60.0,
+            "max_frequency": 7600.0,
+            "preemphasis": 0.97,
+            "preemphasis_htk_flavor": htk,
+            "input_scale_factor": 0.8,
+            "mel_floor": 1e-5,
+            "per_bin_mean": np.linspace(-2.0, 1.0, 64).tolist(),
+            "per_bin_stddev": np.linspace(0.5, 2.0, 64).tolist(),
+        }
+        out = Gemma4AudioFeatureExtractor(**config)([clips["1s"]], return_tensors="np")
+        save_npy(f"chirp_1s.{flavour}.features.npy", out["input_features"][0])
+        meta["audio"][f"1s.{flavour}"] = {"config": config, "features_shape": list(out["input_features"][0].shape)}
+
+    filters = {"box": Image.BOX, "bilinear": Image.BILINEAR, "hamming": Image.HAMMING,
+               "bicubic": Image.BICUBIC, "lanczos": Image.LANCZOS}
+    for name, number in filters.items():
+        images["c"].resize((45, 44), number).save(OUT / f"resized_{name}.png")
+    meta["resized"] = {"source": "image_c.png", "width": 45, "height": 44,
+                       "filters": {name: int(number) for name, number in filters.items()}}
 
     tokenizer = make_tokenizer()
     tokenizer.save_pretrained(OUT)

@@ -3,8 +3,8 @@
 //!
 //! Tolerances: pixel values are identical (the resize reproduces Pillow's fixed-point bicubic
 //! exactly, so every value is the same k/255); log-mel features within AUDIO_TOLERANCE (we
-//! compute in float64 where numpy mixes float32 and float64; the largest difference seen is
-//! 4.8e-7); ids, shapes, position ids, masks and soft-token counts exactly.
+//! compute in float64 where numpy mixes float32 and float64; the largest differences seen are
+//! 4.8e-7 with the default config and 1.9e-6 with pre-emphasis); ids, shapes, position ids, masks and soft-token counts exactly.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +12,8 @@ use confab_engine::media::gemma4::{
     audio_soft_tokens, expand_prompt, extract_features, image_soft_tokens, preprocess_image, ImageConfig,
     MediaTokens, ProcessorConfig,
 };
+use confab_engine::media::gemma4::AudioConfig;
+use confab_engine::media::pil_resize::{resize_like_pil, PilFilter};
 use confab_engine::media::{decode_audio, decode_image, MediaKind, MediaLimits};
 use confab_engine::npy::read_f32;
 use confab_engine::Tokenizer;
@@ -121,6 +123,35 @@ fn audio_features_match_the_reference_extractor() {
         eprintln!("clip {name}: log-mel max abs diff {diff:e}");
         assert!(diff <= AUDIO_TOLERANCE, "clip {name}: features differ by up to {diff}");
         assert_eq!(out.soft_tokens, audio_soft_tokens(clip.samples.len(), &config.audio, config.audio_seq_length));
+    }
+}
+
+#[test]
+fn audio_configs_are_honoured() {
+    let meta = meta();
+    let clip = decode_audio(&fixtures().join("chirp_1s.wav"), 16_000, &MediaLimits::default()).unwrap();
+    for flavour in ["htk", "plain"] {
+        let expected = &meta["audio"][format!("1s.{flavour}")];
+        let config: AudioConfig = serde_json::from_value(expected["config"].clone()).unwrap();
+        let out = extract_features(&clip.samples, &config, 750).unwrap();
+        assert_eq!([out.frames, out.feature_size], usizes(&expected["features_shape"])[..], "{flavour}");
+        let reference = read_f32(&fixtures().join(format!("chirp_1s.{flavour}.features.npy"))).unwrap();
+        let diff = max_abs_diff(&out.features, &reference);
+        eprintln!("{flavour} pre-emphasis: log-mel max abs diff {diff:e}");
+        assert!(diff <= AUDIO_TOLERANCE, "{flavour}: features differ by up to {diff}");
+    }
+}
+
+#[test]
+fn every_pillow_filter_resizes_identically() {
+    let meta = meta();
+    let resized = &meta["resized"];
+    let source = decode_image(&fixtures().join("image_c.png"), &MediaLimits::default()).unwrap();
+    let (w, h) = (resized["width"].as_u64().unwrap() as u32, resized["height"].as_u64().unwrap() as u32);
+    for (name, number) in resized["filters"].as_object().unwrap() {
+        let filter = PilFilter::from_pil(number.as_u64().unwrap() as u32).unwrap();
+        let expected = decode_image(&fixtures().join(format!("resized_{name}.png")), &MediaLimits::default()).unwrap();
+        assert!(resize_like_pil(&source, w, h, filter) == expected, "{name} differs from Pillow");
     }
 }
 
