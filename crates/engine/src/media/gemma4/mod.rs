@@ -9,6 +9,16 @@
 //!   ids, with where each item's soft tokens are.
 //!
 //! Settings come from the checkpoint's processor config ([`ProcessorConfig::from_folder`]).
+//! Callers decode with [`crate::media::decode_image`] and [`crate::media::decode_audio`] at
+//! `config.audio.sampling_rate` first.
+//!
+//! Fidelity (crates/engine/tests/gemma4_preprocess.rs): pixel values are identical to the
+//! Pillow processor's, log-mel features within 2e-6, prompt ids identical. transformers has a
+//! second image processor, `Gemma4ImageProcessor`, used when torchvision is installed: its
+//! resize (torch's antialiased bicubic in float32, rounded once at the end) differs from
+//! Pillow's (rounded to 8 bits between the horizontal and vertical passes) by up to 13/255 at
+//! sharp edges on the test images. We follow Pillow, which needs no torchvision and is exact.
+//! Not done: `dither` (random noise; checkpoints ship 0) and video.
 
 mod audio;
 mod config;
