@@ -140,13 +140,13 @@ pub fn expand_prompt(
 
     let mut text = String::with_capacity(rendered.len() + 10 * image_tokens.iter().chain(audio_tokens).sum::<usize>());
     let mut items = Vec::with_capacity(placeholders.len());
-    let (mut last, mut counters) = (0, [0usize; 2]);
+    let (mut last, mut images, mut clips) = (0, 0, 0);
     for &(at, kind) in &placeholders {
-        let index = &mut counters[kind as usize];
-        let n = match kind {
-            MediaKind::Image => image_tokens[*index],
-            MediaKind::Audio => audio_tokens[*index],
+        let (index, counts) = match kind {
+            MediaKind::Image => (&mut images, image_tokens),
+            MediaKind::Audio => (&mut clips, audio_tokens),
         };
+        let n = counts[*index];
         let [begin, soft, end] = tokens.markers(kind);
         text.push_str(&rendered[last..at]);
         text.push_str(begin);
@@ -170,7 +170,17 @@ fn find_placeholders(text: &str, tokens: &MediaTokens) -> Vec<(usize, MediaKind)
         .filter(|&kind| !tokens.placeholder(kind).is_empty())
         .flat_map(|kind| text.match_indices(tokens.placeholder(kind)).map(move |(at, _)| (at, kind)))
         .collect();
-    found.sort_by_key(|&(at, _)| at);
+    // Leftmost first, the longer one where two start together; drop any overlapping an
+    // earlier one (only possible when one marker string contains the other).
+    found.sort_by_key(|&(at, kind)| (at, std::cmp::Reverse(tokens.placeholder(kind).len())));
+    let mut end = 0;
+    found.retain(|&(at, kind)| {
+        let keep = at >= end;
+        if keep {
+            end = at + tokens.placeholder(kind).len();
+        }
+        keep
+    });
     found
 }
 
@@ -213,5 +223,19 @@ fn kind_name(kind: MediaKind) -> &'static str {
     match kind {
         MediaKind::Image => "image",
         MediaKind::Audio => "audio",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_found_in_order_without_overlaps() {
+        let tokens = MediaTokens::default();
+        let found = find_placeholders("a<|audio|>b<|image|><|image|>", &tokens);
+        assert_eq!(found, [(1, MediaKind::Audio), (11, MediaKind::Image), (20, MediaKind::Image)]);
+        let nested = MediaTokens { audio: "<|image|>x".into(), ..MediaTokens::default() };
+        assert_eq!(find_placeholders("<|image|>x <|image|>", &nested), [(0, MediaKind::Audio), (11, MediaKind::Image)]);
     }
 }
