@@ -57,3 +57,16 @@ fn vision_tower_matches_transformers() {
     eprintln!("gemma4 vision tower: max abs diff {diff:e}");
     assert!(diff < EMBED_TOLERANCE, "image embeddings differ by up to {diff}");
 }
+
+fn audio_embeds(t: &Gemma4Towers) -> Array {
+    t.encode_audio(&npy("input_features.npy"), &npy("input_features_mask.npy")).unwrap()
+}
+
+#[test]
+fn audio_tower_matches_transformers() {
+    let t = towers();
+    let got = audio_embeds(&t);
+    let diff = max_diff(&got, &npy("audio_embeds.npy"));
+    eprintln!("gemma4 audio tower: max abs diff {diff:e}");
+    assert!(diff < EMBED_TOLERANCE, "audio embeddings differ by up to {diff}");
+}

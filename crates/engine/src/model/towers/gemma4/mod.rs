@@ -2,8 +2,12 @@
 //! model: `encode_image` and `encode_audio` turn the processor's tensors into soft tokens in
 //! the text hidden size, in the order they replace the placeholder ids.
 
+mod audio;
+mod audio_attention;
 pub mod config;
+mod conformer;
 mod embedder;
+mod subsample;
 mod vision;
 
 use std::path::Path;
@@ -13,12 +17,14 @@ use mlx_rs::{Array, Dtype};
 use crate::error::{EngineError, Result};
 use crate::model::format::Fingerprint;
 use crate::model::towers::load::{read_checkpoint, TowerLoader};
-use config::VisionConfig;
+use audio::AudioTower;
+use config::{AudioConfig, VisionConfig};
 use embedder::Embedder;
 use vision::VisionTower;
 
 pub struct Gemma4Towers {
     vision: Option<(VisionTower, Embedder)>,
+    audio: Option<(AudioTower, Embedder)>,
     identity: String,
     dtype: Dtype,
 }
@@ -43,18 +49,28 @@ impl Gemma4Towers {
         };
         let vision_config: Option<VisionConfig> =
             section("vision_config").map(|v| serde_json::from_value(v).map_err(|e| parse_error("vision_config", e))).transpose()?;
+        let audio_config: Option<AudioConfig> =
+            section("audio_config").map(|v| serde_json::from_value(v).map_err(|e| parse_error("audio_config", e))).transpose()?;
         let mut l = TowerLoader { weights: &mut checkpoint.weights, dtype };
         let vision = match &vision_config {
             Some(c) => Some((VisionTower::load(&mut l, c)?, Embedder::load(&mut l, "embed_vision", c.rms_norm_eps)?)),
             None => None,
         };
-        let towers = Self { vision, identity: identity(&checkpoint.fingerprint, dir, dtype), dtype };
+        let audio = match &audio_config {
+            Some(c) => Some((AudioTower::load(&mut l, c)?, Embedder::load(&mut l, "embed_audio", c.rms_norm_eps)?)),
+            None => None,
+        };
+        let towers = Self { vision, audio, identity: identity(&checkpoint.fingerprint, dir, dtype), dtype };
         mlx_rs::transforms::eval(towers.arrays())?;
         Ok(towers)
     }
 
     pub fn has_vision(&self) -> bool {
         self.vision.is_some()
+    }
+
+    pub fn has_audio(&self) -> bool {
+        self.audio.is_some()
     }
 
     /// The encoder cache's tower identity (`EncoderKey::new(identity, media hash)`): the
@@ -80,9 +96,24 @@ impl Gemma4Towers {
         embedder.forward(&pooled)
     }
 
+    /// `features` [1, T, mel] or [T, mel] (log-mel frames) and `mask` [1, T] or [T] (bool or
+    /// 0/1: true for real frames) → [soft tokens, text hidden] in the compute dtype: one per
+    /// four frames, those made only of padding dropped.
+    pub fn encode_audio(&self, features: &Array, mask: &Array) -> Result<Array> {
+        let (tower, embedder) = self.audio.as_ref().ok_or_else(|| EngineError::invalid("audio", "this model has no audio tower"))?;
+        let features = unbatch(features, 2, "input_features")?;
+        let mask = unbatch(mask, 1, "input_features_mask")?;
+        let mask: Vec<bool> = mask.as_dtype(Dtype::Int32)?.as_slice::<i32>().iter().map(|&m| m != 0).collect();
+        let out = tower.forward(&features, &mask)?;
+        embedder.forward(&out.as_dtype(tower.dtype())?)
+    }
+
     fn arrays(&self) -> Vec<&Array> {
         let mut all = vec![];
         if let Some((t, e)) = &self.vision {
+            all.extend(t.arrays().into_iter().chain(e.arrays()));
+        }
+        if let Some((t, e)) = &self.audio {
             all.extend(t.arrays().into_iter().chain(e.arrays()));
         }
         all
