@@ -70,3 +70,69 @@ fn audio_tower_matches_transformers() {
     eprintln!("gemma4 audio tower: max abs diff {diff:e}");
     assert!(diff < EMBED_TOLERANCE, "audio embeddings differ by up to {diff}");
 }
+
+fn argmax(logits: &Array) -> u32 {
+    let v = logits.as_slice::<f32>();
+    v.iter().enumerate().fold((0, f32::MIN), |best, (i, &x)| if x > best.1 { (i, x) } else { best }).0 as u32
+}
+
+/// Rows of `base` [1, L, H] at `rows` replaced, in order, by the rows of `media` [n, H].
+fn splice(base: &Array, rows: &[i32], media: &Array) -> Array {
+    assert_eq!(rows.len() as i32, media.dim(0), "placeholders vs soft tokens");
+    let (l, h) = (base.dim(1), base.dim(2));
+    // Gather from [base rows; media rows]: position i takes base row i or media row j.
+    let mut source: Vec<i32> = (0..l).collect();
+    for (j, &r) in rows.iter().enumerate() {
+        source[r as usize] = l + j as i32;
+    }
+    let stacked = mlx_rs::ops::concatenate(&[base.reshape(&[l, h]).unwrap(), media.clone()], 0).unwrap();
+    stacked.take_axis(&Array::from_slice(&source, &[l]), 0).unwrap().reshape(&[1, l, h]).unwrap()
+}
+
+#[test]
+fn towers_spliced_into_the_prompt_give_the_reference_generation() {
+    let dir = fixture();
+    let reference = json(&dir.join("media_reference.json"));
+    let loaded = model::load(&dir, &LoadOptions::default()).unwrap();
+    let m = loaded.model.as_ref();
+    let t = towers();
+    let pad = m.media_pad_id().unwrap() as i32;
+
+    let raw = npy("input_ids.npy").as_dtype(Dtype::Int32).unwrap();
+    let raw: Vec<i32> = raw.as_slice::<i32>().to_vec();
+    let types = npy("mm_token_type_ids.npy").as_dtype(Dtype::Int32).unwrap();
+    let types: Vec<i32> = types.as_slice::<i32>().to_vec();
+    let rows_of = |kind: i32| -> Vec<i32> { (0..types.len() as i32).filter(|&i| types[i as usize] == kind).collect() };
+    let (image_rows, audio_rows) = (rows_of(1), rows_of(3));
+
+    // As transformers: placeholders are looked up as the pad id, then overwritten by the towers'
+    // soft tokens in order; the image is one bidirectional block, audio stays causal.
+    let llm_ids: Vec<i32> = raw.iter().zip(&types).map(|(&id, &ty)| if ty != 0 { pad } else { id }).collect();
+    let llm_ids = Array::from_slice(&llm_ids, &[1, llm_ids.len() as i32]);
+    let embeds = m.embed(&llm_ids).unwrap();
+    let embeds = splice(&embeds, &image_rows, &image_embeds(&t));
+    let embeds = splice(&embeds, &audio_rows, &audio_embeds(&t));
+    let blocks: Vec<i32> = types.iter().map(|&ty| if ty == 1 { 0 } else { -1 }).collect();
+
+    let diff = max_diff(&embeds, &npy("inputs_embeds.npy"));
+    eprintln!("gemma4 spliced inputs_embeds: max abs diff {diff:e}");
+    assert!(diff < EMBED_TOLERANCE, "spliced embeddings differ by up to {diff}");
+
+    let mut cache = m.new_cache();
+    let input = EmbeddingsInput { embeds: &embeds, ids: &llm_ids, media_blocks: Some(&blocks) };
+    let logits = m.forward_embeddings(input, &mut cache).unwrap();
+    let want = npy::read_f32(&dir.join("media_reference/first_logits.npy")).unwrap();
+    let want = Array::from_slice(&want, &[1, want.len() as i32]);
+    let diff = max_diff(&logits, &want);
+    eprintln!("gemma4 towers end to end: first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "first-step logits differ by up to {diff}");
+
+    let mut got = vec![argmax(&logits.index((0, ..)))];
+    let steps = reference["steps"].as_u64().unwrap() as usize;
+    while got.len() < steps {
+        let token = Array::from_slice(&[*got.last().unwrap() as i32], &[1, 1]);
+        got.push(argmax(&m.forward(&token, &mut cache).unwrap().index((0, ..))));
+    }
+    let want: Vec<u32> = reference["greedy_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+    assert_eq!(got, want, "greedy ids");
+}
