@@ -86,7 +86,7 @@ fn splice(base: &Array, rows: &[i32], media: &Array) -> Array {
         source[r as usize] = l + j as i32;
     }
     let stacked = mlx_rs::ops::concatenate(&[base.reshape(&[l, h]).unwrap(), media.clone()], 0).unwrap();
-    stacked.take_axis(&Array::from_slice(&source, &[l]), 0).unwrap().reshape(&[1, l, h]).unwrap()
+    stacked.take_axis(Array::from_slice(&source, &[l]), 0).unwrap().reshape(&[1, l, h]).unwrap()
 }
 
 #[test]
@@ -135,4 +135,35 @@ fn towers_spliced_into_the_prompt_give_the_reference_generation() {
     }
     let want: Vec<u32> = reference["greedy_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
     assert_eq!(got, want, "greedy ids");
+}
+
+#[test]
+fn bad_inputs_are_errors_not_panics() {
+    let t = towers();
+    let pixels = npy("pixel_values.npy");
+    let positions = npy("image_position_ids.npy");
+    // Wrong patch width, positions not matching the patches, a position past the table, a batch of 2.
+    assert!(t.encode_image(&pixels.index((.., .., ..40)), &positions).is_err());
+    assert!(t.encode_image(&pixels, &positions.index((.., ..100, ..))).is_err());
+    let far = Array::from_slice(&[500i32, 0].repeat(280), &[280, 2]);
+    assert!(t.encode_image(&pixels, &far).is_err());
+    let two = mlx_rs::ops::concatenate(&[pixels.clone(), pixels.clone()], 0).unwrap();
+    assert!(t.encode_image(&two, &positions).is_err());
+
+    let features = npy("input_features.npy");
+    let mask = npy("input_features_mask.npy");
+    assert!(t.encode_audio(&features, &mask.index((.., ..50))).is_err());
+    assert!(t.encode_audio(&features.index((.., .., ..64)), &mask).is_err());
+    assert!(t.encode_audio(&features.index((.., ..2, ..)), &mask.index((.., ..2))).is_err());
+}
+
+#[test]
+fn identity_and_text_only_checkpoints() {
+    let t = towers();
+    assert!(t.has_vision() && t.has_audio());
+    assert_eq!(t.tower_identity(), towers().tower_identity(), "identity is stable");
+    assert!(t.tower_identity().starts_with("gemma4-towers/"));
+    let text_only = fixture().join("../gemma4_moe");
+    let result = Gemma4Towers::load(&text_only, Dtype::Float32);
+    assert!(matches!(result, Err(confab_engine::EngineError::ModelFormat { .. })), "a text-only checkpoint has no towers");
 }

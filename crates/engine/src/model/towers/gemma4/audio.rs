@@ -27,7 +27,7 @@ impl AudioTower {
         if c.hidden_act != "silu" && c.hidden_act != "swish" {
             return Err(l.corrupt(format!("audio activation `{}` is not supported", c.hidden_act)));
         }
-        if c.attention_chunk_size == 0 || c.num_attention_heads == 0 || c.hidden_size % c.num_attention_heads != 0 {
+        if c.attention_chunk_size == 0 || c.num_attention_heads == 0 || !c.hidden_size.is_multiple_of(c.num_attention_heads) {
             return Err(l.corrupt("the audio attention shape in config.json is inconsistent".into()));
         }
         let layers = (0..c.num_hidden_layers)
@@ -65,7 +65,7 @@ impl AudioTower {
         let h = self.output_proj.forward(&h)?;
         let keep: Vec<i32> = (0..mask.len() as i32).filter(|&i| mask[i as usize]).collect();
         let n = h.dim(1);
-        Ok(h.reshape(&[n, -1])?.take_axis(&Array::from_slice(&keep, &[keep.len() as i32]), 0)?)
+        Ok(h.reshape(&[n, -1])?.take_axis(Array::from_slice(&keep, &[keep.len() as i32]), 0)?)
     }
 
     pub fn arrays(&self) -> Vec<&Array> {

@@ -155,8 +155,8 @@ impl VisionTower {
     fn position_embeddings(&self, positions: &[[i32; 2]], padding: &[bool]) -> Result<Array> {
         let n = positions.len() as i32;
         let axis = |a: usize| Array::from_iter(positions.iter().map(|p| p[a].max(0)), &[n]);
-        let x = self.position_table.index(0).take_axis(&axis(0), 0)?;
-        let y = self.position_table.index(1).take_axis(&axis(1), 0)?;
+        let x = self.position_table.index(0).take_axis(axis(0), 0)?;
+        let y = self.position_table.index(1).take_axis(axis(1), 0)?;
         let keep = Array::from_slice(&padding.iter().map(|p| !p).collect::<Vec<_>>(), &[n, 1]);
         Ok(ops::select(&keep, &ops::add(&x, &y)?, Array::from_f32(0.0).as_dtype(x.dtype())?)?)
     }
