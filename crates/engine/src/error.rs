@@ -76,6 +76,10 @@ pub enum MediaProblem {
     #[error("not an image or audio file Confab can read; use PNG, JPEG, WebP, GIF, BMP or TIFF images, or WAV, MP3, FLAC, Ogg Vorbis or AAC/M4A audio")]
     Unrecognised,
 
+    /// Decoded fine, but the model's preprocessing cannot take it (an image too long and thin).
+    #[error("the model cannot use it as it is ({detail}); crop or convert it and try again")]
+    Unsuitable { detail: String },
+
     #[error("the file is damaged or incomplete ({detail}); export or download it again")]
     Corrupt { detail: String },
 

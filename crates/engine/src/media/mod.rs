@@ -1,11 +1,14 @@
 //! Media attachments: decoding images and audio clips into what a model's preprocessing takes
 //! (RGB8 pixels, mono f32 samples at a chosen rate), checking limits before any expensive work,
-//! and the content hash that identifies a file across the store and the caches.
+//! and the content hash that identifies a file across the store and the caches. Each model's own
+//! preprocessing (resize, features, prompt expansion) lives in a submodule named for the model.
 
 pub mod audio;
+pub mod gemma4;
 pub mod hash;
 pub mod image;
 pub mod limits;
+pub mod pil_resize;
 pub mod resample;
 
 use std::fs::File;

@@ -26,6 +26,25 @@ pub struct AttentionSpec<'a> {
     pub window: Option<usize>,
 }
 
+/// Head sizes and where keys and values come from, for `attention_shaped`.
+pub struct AttentionShape {
+    pub head_dim: usize,
+    pub kv_heads: usize,
+    pub kv: KvWeights,
+    /// Normalise values (RMS, no weight), as Gemma 4 does.
+    pub v_norm: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvWeights {
+    /// k_proj and v_proj.
+    Own,
+    /// k_proj alone, doubling as the values (Gemma 4's `attention_k_eq_v` full layers).
+    KeysAsValues,
+    /// None: the layer attends to another layer's keys and values.
+    Shared,
+}
+
 impl<'a> LayerLoader<'a> {
     pub fn new(weights: &'a mut Weights, config: &'a TextConfig, opts: &BuildOptions, norm_offset: f32) -> Self {
         Self { weights, config, dtype: opts.dtype, dequantize: opts.dequantize, norm_offset }
@@ -46,22 +65,41 @@ impl<'a> LayerLoader<'a> {
 
     /// `{prefix}.self_attn`: q/k/v/o projections (fused q/k/v), q/k norms when present.
     pub fn attention(&mut self, prefix: &str, spec: AttentionSpec) -> Result<Attention> {
+        let c = self.config;
+        let shape = AttentionShape { head_dim: c.head_dim, kv_heads: c.num_kv_heads, kv: KvWeights::Own, v_norm: false };
+        self.attention_shaped(prefix, spec, shape)
+    }
+
+    /// `attention` for layers whose shape differs from the config's defaults (Gemma 4).
+    pub fn attention_shaped(&mut self, prefix: &str, spec: AttentionSpec, shape: AttentionShape) -> Result<Attention> {
         let p = format!("{prefix}.self_attn");
         let c = self.config;
+        let mut parts = vec![self.linear(&format!("{p}.q_proj"))?];
+        if shape.kv != KvWeights::Shared {
+            parts.push(self.linear(&format!("{p}.k_proj"))?);
+        }
+        if shape.kv == KvWeights::Own {
+            parts.push(self.linear(&format!("{p}.v_proj"))?);
+        }
+        let own = shape.kv != KvWeights::Shared;
+        let v_norm = if shape.v_norm && own {
+            let ones = mlx_rs::ops::ones::<f32>(&[shape.head_dim as i32])?;
+            Some(RmsNorm::new(ones, c.rms_norm_eps, 0.0, self.dtype)?)
+        } else {
+            None
+        };
         Ok(Attention {
-            qkv: FusedLinear::new(vec![
-                self.linear(&format!("{p}.q_proj"))?,
-                self.linear(&format!("{p}.k_proj"))?,
-                self.linear(&format!("{p}.v_proj"))?,
-            ])?,
+            qkv: FusedLinear::new(parts)?,
             o_proj: self.linear(&format!("{p}.o_proj"))?,
             q_norm: self.optional_norm(&format!("{p}.q_norm.weight"))?,
-            k_norm: self.optional_norm(&format!("{p}.k_norm.weight"))?,
+            k_norm: if own { self.optional_norm(&format!("{p}.k_norm.weight"))? } else { None },
+            v_norm,
+            values_from_keys: shape.kv == KvWeights::KeysAsValues,
             num_heads: c.num_heads,
-            num_kv_heads: c.num_kv_heads,
-            head_dim: c.head_dim,
+            num_kv_heads: shape.kv_heads,
+            head_dim: shape.head_dim,
             scale: spec.scale,
-            rope: Rope::new(c.head_dim, spec.rope, c.rope_traditional),
+            rope: Rope::new(shape.head_dim, spec.rope, c.rope_traditional),
             window: spec.window,
         })
     }

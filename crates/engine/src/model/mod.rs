@@ -7,6 +7,7 @@ pub mod format;
 pub mod layers;
 pub mod loader;
 pub mod registry;
+pub mod towers;
 pub mod weights;
 
 use std::path::{Path, PathBuf};
@@ -27,9 +28,43 @@ pub trait TextModel {
     /// Every weight, so loading can evaluate them once.
     fn arrays(&self) -> Vec<&Array>;
 
+    /// tokens [1, L] → the input embeddings [1, L, hidden] the model's own `forward` starts
+    /// from (scaled where the model scales them), for splicing media rows into.
+    fn embed(&self, _tokens: &Array) -> Result<Array> {
+        Err(EngineError::invalid("input", format!("{} takes token ids only", self.config().arch)))
+    }
+
+    /// `forward` from embeddings: multimodal prompts, whose media rows come from a vision or
+    /// audio tower. Logits of the last position; the cache grows by L.
+    fn forward_embeddings(&self, _input: EmbeddingsInput, _cache: &mut KvCache) -> Result<Array> {
+        Err(EngineError::invalid("input", format!("{} takes token ids only", self.config().arch)))
+    }
+
+    /// The id to put in `EmbeddingsInput::ids` at media positions (Gemma 4: its pad id).
+    fn media_pad_id(&self) -> Option<u32> {
+        None
+    }
+
     fn new_cache(&self) -> KvCache {
         KvCache::new(self.config().num_layers)
     }
+}
+
+/// A chunk of a prompt as embeddings, for `TextModel::forward_embeddings`.
+pub struct EmbeddingsInput<'a> {
+    /// [1, L, hidden] in the compute dtype: `embed(ids)` with media rows replaced by the
+    /// towers' outputs (already projected to the text hidden size).
+    pub embeds: &'a Array,
+    /// [1, L] int32: the ids behind the rows, with every media placeholder replaced by
+    /// `media_pad_id()`. Gemma 4 looks its per-layer input embeddings up from these (so media
+    /// rows get the pad id's, plus a projection of the spliced embeddings), as transformers does.
+    pub ids: &'a Array,
+    /// Per position of this chunk, which media item it belongs to (0, 1, … in order), or -1
+    /// for text and for media the model attends to causally. Gemma 4 with
+    /// `use_bidirectional_attention = "vision"` lets the positions of one image (or video frame
+    /// group) see each other both ways in its sliding layers; full layers stay causal; audio is
+    /// causal (label it -1). An item must not be split across chunks.
+    pub media_blocks: Option<&'a [i32]>,
 }
 
 /// What dtype to compute in.

@@ -13,6 +13,7 @@ pub const ARCHITECTURES: &[(&str, BuildFn)] = &[
     ("qwen2", arch::llama::build),
     ("qwen3", arch::llama::build),
     ("gemma3_text", arch::gemma3::build),
+    ("gemma4_text", arch::gemma4::build),
 ];
 
 pub fn builder(model_type: &str) -> Option<BuildFn> {

@@ -1,5 +1,6 @@
-//! Multi-head attention with grouped KV heads, optional q/k norms (Qwen 3, Gemma 3) and an
-//! optional sliding window (Gemma 3's local layers).
+//! Multi-head attention with grouped KV heads, optional q/k/v norms (Qwen 3, Gemma 3, Gemma 4),
+//! an optional sliding window (Gemma's local layers), keys doubling as values and keys/values
+//! borrowed from another layer (Gemma 4), and an explicit mask where the model needs one.
 
 use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::IndexOp;
@@ -10,11 +11,16 @@ use crate::error::Result;
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 
 pub struct Attention {
-    /// Q, K and V projections as one matmul.
+    /// Q, K and V projections as one matmul; Q and K only when `values_from_keys`, Q only when
+    /// the layer reads another layer's keys and values.
     pub qkv: FusedLinear,
     pub o_proj: Linear,
     pub q_norm: Option<RmsNorm>,
     pub k_norm: Option<RmsNorm>,
+    /// Gemma 4 normalises values too (without a weight).
+    pub v_norm: Option<RmsNorm>,
+    /// Gemma 4's `attention_k_eq_v`: the key projection (before k_norm and RoPE) is also the values.
+    pub values_from_keys: bool,
     pub num_heads: usize,
     pub num_kv_heads: usize,
     pub head_dim: usize,
@@ -24,56 +30,84 @@ pub struct Attention {
     pub window: Option<usize>,
 }
 
+/// Where a layer's keys and values come from.
+pub enum KvSource<'a> {
+    /// Its own projections, appended to its cache.
+    Own(&'a mut LayerKv),
+    /// Another layer's keys and values, everything cached so far including this step's
+    /// (Gemma 4's KV-shared layers); `offset` is the position of the first query.
+    Shared { keys: &'a Array, values: &'a Array, offset: usize },
+}
+
 impl Attention {
     /// x is [B, L, hidden]; the layer's cache grows by L.
     pub fn forward(&self, x: &Array, cache: &mut LayerKv) -> Result<Array> {
+        Ok(self.forward_with(x, KvSource::Own(cache), None)?.0)
+    }
+
+    /// The general form: keys and values from `kv`; `mask` ([L, offset + L] booleans, true =
+    /// attend) replaces the causal/sliding mask when given. Returns the output and the keys and
+    /// values attended to (for layers that share them).
+    pub fn forward_with(&self, x: &Array, kv: KvSource, mask: Option<&Array>) -> Result<(Array, Array, Array)> {
         let (b, l) = (x.dim(0), x.dim(1));
         let mut qkv = self.qkv.forward(x)?.into_iter();
-        let mut heads = |n: usize, norm: &Option<RmsNorm>| -> Result<Array> {
-            let y = qkv.next().expect("three projections").reshape(&[b, l, n as i32, self.head_dim as i32])?;
+        let heads = |y: Array, n: usize, norm: &Option<RmsNorm>| -> Result<Array> {
+            let y = y.reshape(&[b, l, n as i32, self.head_dim as i32])?;
             let y = match norm {
                 Some(norm) => norm.forward(&y)?,
                 None => y,
             };
             Ok(y.transpose_axes(&[0, 2, 1, 3])?)
         };
-        let offset = cache.len();
-        let q = self.rope.forward(&heads(self.num_heads, &self.q_norm)?, offset)?;
-        let k = self.rope.forward(&heads(self.num_kv_heads, &self.k_norm)?, offset)?;
-        let v = heads(self.num_kv_heads, &None)?;
-        let (keys, values) = cache.append(k, v)?;
-
-        let out = match self.window {
-            Some(window) if offset + l as usize > window => {
+        let q = qkv.next().expect("a query projection");
+        let (offset, keys, values) = match kv {
+            KvSource::Own(cache) => {
+                let offset = cache.len();
+                let k = qkv.next().expect("a key projection");
+                let v = if self.values_from_keys { k.clone() } else { qkv.next().expect("a value projection") };
+                let k = self.rope.forward(&heads(k, self.num_kv_heads, &self.k_norm)?, offset)?;
+                let v = heads(v, self.num_kv_heads, &self.v_norm)?;
+                let (keys, values) = cache.append(k, v)?;
+                (offset, keys, values)
+            }
+            KvSource::Shared { keys, values, offset } => (offset, keys.clone(), values.clone()),
+        };
+        let q = self.rope.forward(&heads(q, self.num_heads, &self.q_norm)?, offset)?;
+        let attend = |keys: &Array, values: &Array, mask: ScaledDotProductAttentionMask| {
+            fast::scaled_dot_product_attention(&q, keys, values, self.scale, mask, None)
+        };
+        let out = match (mask, self.window) {
+            (Some(mask), _) => attend(&keys, &values, ScaledDotProductAttentionMask::Array(mask))?,
+            (None, Some(window)) if offset + l as usize > window => {
                 if l == 1 {
                     // Decoding: the window is simply the last `window` keys.
                     let start = (offset + 1 - window) as i32;
-                    let keys = keys.index((.., .., start.., ..));
-                    let values = values.index((.., .., start.., ..));
-                    fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, None, None)?
+                    let k = keys.index((.., .., start.., ..));
+                    let v = values.index((.., .., start.., ..));
+                    fast::scaled_dot_product_attention(&q, &k, &v, self.scale, None, None)?
                 } else {
                     let mask = sliding_causal_mask(offset, l as usize, window)?;
-                    fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, ScaledDotProductAttentionMask::Array(&mask), None)?
+                    attend(&keys, &values, ScaledDotProductAttentionMask::Array(&mask))?
                 }
             }
-            _ if l > 1 => fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, ScaledDotProductAttentionMask::Causal, None)?,
+            _ if l > 1 => attend(&keys, &values, ScaledDotProductAttentionMask::Causal)?,
             _ => fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, None, None)?,
         };
         let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, (self.num_heads * self.head_dim) as i32])?;
-        self.o_proj.forward(&out)
+        Ok((self.o_proj.forward(&out)?, keys, values))
     }
 }
 
 impl Attention {
     /// Every weight, for evaluating once at load.
     pub fn arrays(&self) -> Vec<&mlx_rs::Array> {
-        let norms = self.q_norm.iter().chain(&self.k_norm).map(RmsNorm::weight);
+        let norms = self.q_norm.iter().chain(&self.k_norm).chain(&self.v_norm).map(RmsNorm::weight);
         self.qkv.arrays().into_iter().chain(self.o_proj.arrays()).chain(norms).collect()
     }
 }
 
 /// [L, offset + L] booleans: query i (at offset + i) sees key j when i + offset - window < j ≤ i + offset.
-fn sliding_causal_mask(offset: usize, l: usize, window: usize) -> Result<Array> {
+pub fn sliding_causal_mask(offset: usize, l: usize, window: usize) -> Result<Array> {
     let q = ops::add(&Array::from_iter(0..l as i32, &[l as i32, 1]), Array::from_int(offset as i32))?;
     let k = Array::from_iter(0..(offset + l) as i32, &[1, (offset + l) as i32]);
     let causal = ops::le(&k, &q)?;

@@ -25,6 +25,10 @@ impl Rope {
                 let freqs = llama3_periods(dims, config.theta, factor, low_freq_factor, high_freq_factor, original_max_position);
                 Self { dims: dims_i, traditional, base: None, scale: 1.0, freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])) }
             }
+            RopeScaling::Proportional { factor, partial_rotary_factor } => {
+                let freqs = proportional_periods(dims, config.theta, factor, partial_rotary_factor);
+                Self { dims: dims_i, traditional, base: None, scale: 1.0, freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])) }
+            }
         }
     }
 
@@ -53,5 +57,17 @@ fn llama3_periods(dims: usize, theta: f32, factor: f32, low: f32, high: f32, ori
                 period / ((1.0 - smooth) / factor + smooth)
             }
         })
+        .collect()
+}
+
+/// Gemma 4's proportional RoPE as periods over the whole head: the first
+/// `partial × dims / 2` pairs have the usual periods `theta^(2i/dims) × factor`, the others an
+/// infinite period (frequency 0: cos 1, sin 0), so they pass through unrotated. Pairs are
+/// (i, i + dims/2) as in transformers' rotate_half, which is why this is not `dims` = the
+/// rotated width.
+fn proportional_periods(dims: usize, theta: f32, factor: f32, partial: f32) -> Vec<f32> {
+    let rotated = (partial * dims as f32 / 2.0) as usize;
+    (0..dims / 2)
+        .map(|i| if i < rotated { theta.powf((2 * i) as f32 / dims as f32) * factor } else { f32::INFINITY })
         .collect()
 }

@@ -1,0 +1,369 @@
+//! Gemma 4 (text): Gemma 3's block (four norms, GELU-tanh MLP, √hidden-scaled embeddings,
+//! final-logit soft-capping) with
+//! - norms that multiply by `weight` itself (not 1 + weight), a weightless v_norm, attention
+//!   scale 1 (the q/k norms do the scaling);
+//! - full-attention layers with their own head size and KV heads, proportional partial RoPE and,
+//!   with `attention_k_eq_v`, keys doubling as values;
+//! - KV sharing: the last `num_kv_shared_layers` layers read the keys and values of the last
+//!   earlier layer of their kind instead of computing (and caching) their own;
+//! - per-layer inputs (PLE): a second embedding table, looked up by token id, plus a projection
+//!   of the input embeddings, feed a small gated residual at every layer;
+//! - optionally a routed MoE beside the dense MLP;
+//! - a per-layer output scalar.
+//!
+//! Multimodal prompts run from embeddings (`forward_embeddings`): media rows come from the
+//! towers, their per-layer ids are the pad id (as transformers does), and with
+//! `use_bidirectional_attention = "vision"` the tokens of one image see each other both ways in
+//! sliding layers (full layers stay causal).
+
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{fast, nn, ops, Array, Dtype};
+
+use crate::cache::KvCache;
+use crate::error::{EngineError, Result};
+use crate::model::config::{Gemma4Extras, LayerKind, MoeConfig, TextConfig};
+use crate::model::layers::attention::sliding_causal_mask;
+use crate::model::layers::moe::top_k;
+use crate::model::layers::{Attention, Embedding, Experts, KvSource, Linear, Mlp, RmsNorm};
+use crate::model::loader::{AttentionShape, AttentionSpec, KvWeights, LayerLoader};
+use crate::model::weights::Weights;
+use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
+
+/// The routed experts beside a layer's dense MLP, and their norms.
+struct Moe {
+    /// Router input scale: `router.scale × hidden^-0.5`, applied after a weightless RMS norm.
+    router_scale: Array,
+    router: Linear,
+    per_expert_scale: Array,
+    top_k: i32,
+    experts: Experts,
+    pre_norm: RmsNorm,
+    post_norm_dense: RmsNorm,
+    post_norm_experts: RmsNorm,
+}
+
+/// One layer's share of the per-layer inputs.
+struct PerLayerGate {
+    gate: Linear,
+    projection: Linear,
+    norm: RmsNorm,
+}
+
+struct Block {
+    kind: LayerKind,
+    input_norm: RmsNorm,
+    attention: Attention,
+    /// The earlier layer whose keys and values this one attends to (KV sharing).
+    kv_from: Option<usize>,
+    post_attention_norm: RmsNorm,
+    pre_feedforward_norm: RmsNorm,
+    mlp: Mlp,
+    moe: Option<Moe>,
+    post_feedforward_norm: RmsNorm,
+    per_layer: Option<PerLayerGate>,
+    layer_scalar: Array,
+}
+
+/// The per-layer input embeddings (PLE) and the projection that mixes in the input embeddings.
+struct PerLayerInputs {
+    table: Embedding,
+    table_scale: Array,
+    projection: Linear,
+    projection_scale: Array,
+    norm: RmsNorm,
+    width: i32,
+}
+
+pub struct Gemma4 {
+    config: TextConfig,
+    extras: Gemma4Extras,
+    embed: Embedding,
+    embed_scale: Array,
+    per_layer_inputs: Option<PerLayerInputs>,
+    blocks: Vec<Block>,
+    norm: RmsNorm,
+    lm_head: Option<Linear>,
+    /// Layers whose keys and values a later layer reads.
+    producers: Vec<bool>,
+}
+
+pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
+    let extras = config.gemma4.clone().ok_or_else(|| EngineError::Mlx("gemma4 config without its Gemma 4 keys".into()))?;
+    let kv_from = kv_sources(&config.layer_kinds, extras.num_kv_shared_layers)
+        .map_err(|reason| EngineError::CorruptWeights { path: "config.json".into(), reason })?;
+    let mut l = LayerLoader::new(w, config, opts, 0.0);
+    let dtype = l.dtype;
+    let scalar = |v: f32| Array::from_f32(v).as_dtype(dtype);
+    let mut blocks = Vec::with_capacity(config.num_layers);
+    for (i, &kind) in config.layer_kinds.iter().enumerate() {
+        let p = format!("model.layers.{i}");
+        let sliding = kind == LayerKind::Sliding;
+        let spec = AttentionSpec {
+            rope: config.rope_local.as_ref().filter(|_| sliding).unwrap_or(&config.rope),
+            scale: 1.0,
+            window: if sliding { config.sliding_window } else { None },
+        };
+        let kv = match kv_from[i] {
+            Some(_) => KvWeights::Shared,
+            None if extras.attention_k_eq_v && !sliding => KvWeights::KeysAsValues,
+            None => KvWeights::Own,
+        };
+        let shape = AttentionShape { head_dim: extras.head_dims[i], kv_heads: extras.kv_heads[i], kv, v_norm: true };
+        let per_layer = if extras.hidden_size_per_layer_input > 0 {
+            Some(PerLayerGate {
+                gate: l.linear(&format!("{p}.per_layer_input_gate"))?,
+                projection: l.linear(&format!("{p}.per_layer_projection"))?,
+                norm: l.norm(&format!("{p}.post_per_layer_input_norm.weight"))?,
+            })
+        } else {
+            None
+        };
+        blocks.push(Block {
+            kind,
+            input_norm: l.norm(&format!("{p}.input_layernorm.weight"))?,
+            attention: l.attention_shaped(&p, spec, shape)?,
+            kv_from: kv_from[i],
+            post_attention_norm: l.norm(&format!("{p}.post_attention_layernorm.weight"))?,
+            pre_feedforward_norm: l.norm(&format!("{p}.pre_feedforward_layernorm.weight"))?,
+            mlp: l.mlp(&p)?,
+            moe: extras.moe.as_ref().map(|m| load_moe(&mut l, &p, m)).transpose()?,
+            post_feedforward_norm: l.norm(&format!("{p}.post_feedforward_layernorm.weight"))?,
+            per_layer,
+            layer_scalar: match l.weights.take_optional(&format!("{p}.layer_scalar")) {
+                Some(s) => s.as_dtype(dtype)?,
+                None => scalar(1.0)?,
+            },
+        });
+    }
+    let per_layer_inputs = if extras.hidden_size_per_layer_input > 0 {
+        let width = extras.hidden_size_per_layer_input;
+        Some(PerLayerInputs {
+            table: Embedding { table: l.linear("model.embed_tokens_per_layer")? },
+            table_scale: scalar((width as f32).sqrt())?,
+            projection: l.linear("model.per_layer_model_projection")?,
+            projection_scale: scalar((config.hidden_size as f32).powf(-0.5))?,
+            norm: l.norm("model.per_layer_projection_norm.weight")?,
+            width: width as i32,
+        })
+    } else {
+        None
+    };
+    let lm_head = if l.weights.contains("lm_head.weight") && !config.tie_word_embeddings { Some(l.linear("lm_head")?) } else { None };
+    let mut producers = vec![false; config.num_layers];
+    kv_from.iter().flatten().for_each(|&j| producers[j] = true);
+    Ok(Box::new(Gemma4 {
+        embed: Embedding { table: l.linear("model.embed_tokens")? },
+        // transformers rounds √hidden to the embedding dtype before multiplying.
+        embed_scale: scalar((config.hidden_size as f32).sqrt())?,
+        per_layer_inputs,
+        norm: l.norm("model.norm.weight")?,
+        blocks,
+        lm_head,
+        producers,
+        extras,
+        config: config.clone(),
+    }))
+}
+
+/// For each layer, the layer it borrows keys and values from: the last `shared` layers each
+/// take the last earlier non-shared layer of their own kind.
+fn kv_sources(kinds: &[LayerKind], shared: usize) -> std::result::Result<Vec<Option<usize>>, String> {
+    let first_shared = kinds.len() - shared;
+    (0..kinds.len())
+        .map(|i| {
+            if i < first_shared {
+                return Ok(None);
+            }
+            (0..first_shared)
+                .rev()
+                .find(|&j| kinds[j] == kinds[i])
+                .map(Some)
+                .ok_or_else(|| format!("layer {i} shares keys and values but no earlier layer of its kind computes them"))
+        })
+        .collect()
+}
+
+fn load_moe(l: &mut LayerLoader, p: &str, m: &MoeConfig) -> Result<Moe> {
+    let hidden = l.config.hidden_size as f32;
+    let scale = l.weights.take(&format!("{p}.router.scale"))?.as_dtype(Dtype::Float32)?;
+    let gate_up = l.weights.take(&format!("{p}.experts.gate_up_proj"))?.as_dtype(l.dtype)?;
+    let down = l.weights.take(&format!("{p}.experts.down_proj"))?.as_dtype(l.dtype)?;
+    Ok(Moe {
+        router_scale: ops::multiply(&scale, Array::from_f32(hidden.powf(-0.5)))?.as_dtype(l.dtype)?,
+        router: l.linear(&format!("{p}.router.proj"))?,
+        per_expert_scale: l.weights.take(&format!("{p}.router.per_expert_scale"))?.as_dtype(Dtype::Float32)?,
+        top_k: m.top_k as i32,
+        experts: Experts::from_hf(gate_up, down, l.config.activation)?,
+        pre_norm: l.norm(&format!("{p}.pre_feedforward_layernorm_2.weight"))?,
+        post_norm_dense: l.norm(&format!("{p}.post_feedforward_layernorm_1.weight"))?,
+        post_norm_experts: l.norm(&format!("{p}.post_feedforward_layernorm_2.weight"))?,
+    })
+}
+
+impl Moe {
+    /// `dense` is the dense MLP's output, `x` the block input it was computed from ([B, L, hidden]).
+    fn forward(&self, dense: &Array, x: &Array, eps: f32) -> Result<Array> {
+        let shape = x.shape().to_vec();
+        let flat = x.reshape(&[-1, shape[2]])?;
+        let routed = ops::multiply(&fast::rms_norm(&flat, None, eps)?, &self.router_scale)?;
+        let probs = ops::softmax_axis(&self.router.forward(&routed)?.as_dtype(Dtype::Float32)?, -1, true)?;
+        let (experts, weights) = top_k(&probs, self.top_k)?;
+        let weights = ops::divide(&weights, &weights.sum_axis(-1, true)?)?;
+        let weights = ops::multiply(&weights, &self.per_expert_scale.take_axis(&experts, 0)?)?.as_dtype(x.dtype())?;
+        let y = self.experts.forward(&self.pre_norm.forward(&flat)?, &experts, &weights)?.reshape(&shape)?;
+        Ok(ops::add(&self.post_norm_dense.forward(dense)?, &self.post_norm_experts.forward(&y)?)?)
+    }
+
+    fn arrays(&self) -> Vec<&Array> {
+        let norms = [&self.pre_norm, &self.post_norm_dense, &self.post_norm_experts].map(RmsNorm::weight);
+        let mut all = vec![&self.router_scale, &self.per_expert_scale];
+        all.extend(self.router.arrays());
+        all.extend(self.experts.arrays());
+        all.extend(norms);
+        all
+    }
+}
+
+impl PerLayerInputs {
+    /// ids [B, L], embeds [B, L, hidden] → [B, L, layers, width].
+    fn compute(&self, ids: &Array, embeds: &Array, layers: i32) -> Result<Array> {
+        let (b, l) = (embeds.dim(0), embeds.dim(1));
+        let by_token = ops::multiply(&self.table.forward(ids)?, &self.table_scale)?.reshape(&[b, l, layers, self.width])?;
+        let projected = ops::multiply(&self.projection.forward(embeds)?, &self.projection_scale)?;
+        let projected = self.norm.forward(&projected.reshape(&[b, l, layers, self.width])?)?;
+        Ok(ops::multiply(&ops::add(&projected, &by_token)?, Array::from_f32(std::f32::consts::FRAC_1_SQRT_2).as_dtype(embeds.dtype())?)?)
+    }
+}
+
+impl Gemma4 {
+    fn run(&self, embeds: Array, ids: &Array, cache: &mut KvCache, blocks: Option<&[i32]>) -> Result<Array> {
+        let layers = self.blocks.len() as i32;
+        let per_layer = self.per_layer_inputs.as_ref().map(|p| p.compute(ids, &embeds, layers)).transpose()?;
+        let offset = cache.len();
+        let l = embeds.dim(1) as usize;
+        let media_mask = match (blocks, self.extras.bidirectional_attention.as_deref(), self.config.sliding_window) {
+            (Some(b), Some("vision"), Some(window)) if b.iter().any(|&x| x >= 0) => Some(media_sliding_mask(offset, l, window, b)?),
+            _ => None,
+        };
+        let mut shared: Vec<Option<(Array, Array)>> = vec![None; self.blocks.len()];
+        // The cache holds only the layers that compute their own keys and values.
+        let mut slots = cache.layers.iter_mut();
+        let mut h = embeds;
+        for (i, b) in self.blocks.iter().enumerate() {
+            let kv = match b.kv_from.and_then(|j| shared[j].as_ref()) {
+                Some((keys, values)) => KvSource::Shared { keys, values, offset },
+                None => KvSource::Own(slots.next().ok_or_else(|| EngineError::Mlx("the KV cache has fewer layers than the model".into()))?),
+            };
+            let mask = media_mask.as_ref().filter(|_| b.kind == LayerKind::Sliding);
+            let (a, keys, values) = b.attention.forward_with(&b.input_norm.forward(&h)?, kv, mask)?;
+            if self.producers[i] {
+                shared[i] = Some((keys, values));
+            }
+            h = ops::add(&h, &b.post_attention_norm.forward(&a)?)?;
+            let dense = b.mlp.forward(&b.pre_feedforward_norm.forward(&h)?)?;
+            let m = match &b.moe {
+                Some(moe) => moe.forward(&dense, &h, self.config.rms_norm_eps)?,
+                None => dense,
+            };
+            h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
+            if let (Some(g), Some(inputs)) = (&b.per_layer, &per_layer) {
+                let x = ops::multiply(&nn::gelu_approximate(&g.gate.forward(&h)?)?, &inputs.index((.., .., i as i32, ..)))?;
+                h = ops::add(&h, &g.norm.forward(&g.projection.forward(&x)?)?)?;
+            }
+            h = ops::multiply(&h, &b.layer_scalar)?;
+        }
+        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        let mut logits = match &self.lm_head {
+            Some(head) => head.forward(&last)?,
+            None => self.embed.as_logits(&last)?,
+        }
+        .as_dtype(Dtype::Float32)?;
+        if let Some(cap) = self.config.final_logit_softcap {
+            let cap = Array::from_f32(cap);
+            logits = ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)?;
+        }
+        Ok(logits)
+    }
+}
+
+/// Sliding layers with media: AND(window, OR(causal, same media block)) over [L, offset + L];
+/// `blocks` labels this chunk's positions (-1 for text). Earlier chunks are all in the past.
+fn media_sliding_mask(offset: usize, l: usize, window: usize, blocks: &[i32]) -> Result<Array> {
+    if blocks.len() != l {
+        return Err(EngineError::invalid("media_blocks", format!("{} labels for {l} positions", blocks.len())));
+    }
+    let base = sliding_causal_mask(offset, l, window)?;
+    let keys: Vec<i32> = std::iter::repeat_n(-1, offset).chain(blocks.iter().copied()).collect();
+    let q = Array::from_slice(blocks, &[l as i32, 1]);
+    let k = Array::from_slice(&keys, &[1, (offset + l) as i32]);
+    let same = ops::logical_and(&ops::eq(&q, &k)?, &ops::ge(&q, Array::from_int(0))?)?;
+    let qpos = ops::add(&Array::from_iter(0..l as i32, &[l as i32, 1]), Array::from_int(offset as i32))?;
+    let kpos = Array::from_iter(0..(offset + l) as i32, &[1, (offset + l) as i32]);
+    let in_window = ops::gt(&kpos, &ops::subtract(&qpos, Array::from_int(window as i32))?)?;
+    Ok(ops::logical_or(&base, &ops::logical_and(&same, &in_window)?)?)
+}
+
+impl TextModel for Gemma4 {
+    fn config(&self) -> &TextConfig {
+        &self.config
+    }
+
+    fn forward(&self, tokens: &Array, cache: &mut KvCache) -> Result<Array> {
+        let embeds = self.embed(tokens)?;
+        self.run(embeds, tokens, cache, None)
+    }
+
+    fn embed(&self, tokens: &Array) -> Result<Array> {
+        Ok(ops::multiply(&self.embed.forward(tokens)?, &self.embed_scale)?)
+    }
+
+    fn forward_embeddings(&self, input: EmbeddingsInput, cache: &mut KvCache) -> Result<Array> {
+        self.run(input.embeds.clone(), input.ids, cache, input.media_blocks)
+    }
+
+    /// KV-shared layers cache nothing of their own.
+    fn new_cache(&self) -> KvCache {
+        KvCache::new(self.blocks.iter().filter(|b| b.kv_from.is_none()).count())
+    }
+
+    fn media_pad_id(&self) -> Option<u32> {
+        Some(self.extras.pad_token_id)
+    }
+
+    fn arrays(&self) -> Vec<&Array> {
+        let mut all: Vec<&Array> = self.embed.table.arrays();
+        for b in &self.blocks {
+            all.extend(b.attention.arrays().into_iter().chain(b.mlp.arrays()));
+            let norms = [&b.input_norm, &b.post_attention_norm, &b.pre_feedforward_norm, &b.post_feedforward_norm];
+            all.extend(norms.into_iter().map(RmsNorm::weight));
+            all.extend(b.moe.iter().flat_map(Moe::arrays));
+            if let Some(g) = &b.per_layer {
+                all.extend(g.gate.arrays().into_iter().chain(g.projection.arrays()));
+                all.push(g.norm.weight());
+            }
+            all.push(&b.layer_scalar);
+        }
+        if let Some(p) = &self.per_layer_inputs {
+            all.extend(p.table.table.arrays().into_iter().chain(p.projection.arrays()));
+            all.extend([p.norm.weight(), &p.table_scale, &p.projection_scale]);
+        }
+        all.push(self.norm.weight());
+        all.push(&self.embed_scale);
+        all.extend(self.lm_head.iter().flat_map(Linear::arrays));
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use LayerKind::{Full, Sliding};
+
+    #[test]
+    fn shared_layers_read_the_last_earlier_layer_of_their_kind() {
+        let kinds = [Sliding, Full, Sliding, Sliding, Full];
+        assert_eq!(kv_sources(&kinds, 2).unwrap(), [None, None, None, Some(2), Some(1)]);
+        assert_eq!(kv_sources(&kinds, 0).unwrap(), [None; 5]);
+        assert!(kv_sources(&[Sliding, Full], 1).is_err());
+    }
+}

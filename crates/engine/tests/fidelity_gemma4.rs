@@ -1,0 +1,147 @@
+//! Gemma 4's text model against transformers 5.24 (float32, eager) on the tiny random
+//! checkpoints of tests/reference/make_gemma4.py:
+//! - `gemma4` (the multimodal checkpoint: sliding and full layers with different head sizes,
+//!   keys as values, KV sharing, per-layer inputs, proportional partial RoPE, soft-capping) and
+//!   `gemma4_moe` (text-only layout, routed experts): through the public engine API, first-step
+//!   logits within tolerance and 16 greedy ids identical, prefilled in chunks of 16 that cross
+//!   the 8-token window; and the chat template (chat_template.jinja) gives transformers' ids;
+//! - the embeddings path (`forward_embeddings`) on the image + audio prompt, fed the reference's
+//!   spliced embeddings: media rows from the towers, per-layer ids with media as pad, and the
+//!   image's bidirectional block in sliding layers.
+
+use std::path::{Path, PathBuf};
+
+use confab_engine::model::{self, EmbeddingsInput, LoadOptions};
+use confab_engine::npy;
+use confab_engine::runtime::{Engine, EngineOptions, Event, Prompt, Request};
+use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{Array, Dtype};
+use serde_json::Value;
+
+/// float32 on both sides; what differs is summation order. Logits here span about ±20
+/// (soft-capped at 30).
+const LOGIT_TOLERANCE: f32 = 1e-4;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn ids(v: &Value) -> Vec<u32> {
+    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
+}
+
+fn max_diff(got: &[f32], want: &[f32]) -> f32 {
+    assert_eq!(got.len(), want.len());
+    got.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max)
+}
+
+fn check_text(name: &str) {
+    let dir = fixture(name);
+    let reference = json(&dir.join("reference.json"));
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, info) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
+    assert_eq!(info.vocab_size, reference["first_logits"].as_array().unwrap().len(), "{name}: vocab");
+
+    let logits_file = std::env::temp_dir().join(format!("confab-fidelity-{name}-{}.npy", std::process::id()));
+    let mut sampling = SamplingParams::greedy();
+    sampling.max_tokens = reference["steps"].as_u64().unwrap() as u32;
+    let mut request = Request::new(model, Prompt::Tokens(ids(&reference["prompt_ids"])), sampling);
+    request.ignore_eos = true;
+    request.logits_path = Some(logits_file.clone());
+    request.chunk_size = 16;
+    let mut got = vec![];
+    for event in engine.generate(request) {
+        match event {
+            Event::Token { id, .. } => got.push(id),
+            Event::Error(e) => panic!("{name}: {e}"),
+            _ => {}
+        }
+    }
+    let logits = npy::read_f32(&logits_file).unwrap();
+    std::fs::remove_file(&logits_file).ok();
+    let want: Vec<f32> = reference["first_logits"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+    let diff = max_diff(&logits, &want);
+    eprintln!("{name}: first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "{name}: first-step logits differ by up to {diff}");
+    assert_eq!(got, ids(&reference["greedy_ids"]), "{name}: greedy ids");
+
+    let chat = &reference["chat"];
+    let messages: Vec<ChatMessage> = serde_json::from_value(chat["messages"].clone()).unwrap();
+    assert_eq!(engine.tokenize(model, Prompt::Chat(messages)).unwrap(), ids(&chat["ids"]), "{name}: chat template ids");
+}
+
+#[test]
+fn gemma4_text_only_prompt() {
+    check_text("gemma4");
+}
+
+#[test]
+fn gemma4_moe_text_only_prompt() {
+    check_text("gemma4_moe");
+}
+
+fn argmax(logits: &Array) -> u32 {
+    let v: Vec<f32> = logits.as_slice::<f32>().to_vec();
+    v.iter().enumerate().fold((0, f32::MIN), |best, (i, &x)| if x > best.1 { (i, x) } else { best }).0 as u32
+}
+
+#[test]
+fn gemma4_media_prompt_from_embeddings() {
+    let dir = fixture("gemma4");
+    let reference = json(&dir.join("media_reference.json"));
+    let arrays = dir.join("media_reference");
+    let loaded = model::load(&dir, &LoadOptions::default()).unwrap();
+    let m = loaded.model.as_ref();
+    let pad = m.media_pad_id().unwrap() as i32;
+
+    let input_ids = Array::load_numpy(arrays.join("input_ids.npy")).unwrap().as_dtype(Dtype::Int32).unwrap();
+    let types = Array::load_numpy(arrays.join("mm_token_type_ids.npy")).unwrap().as_dtype(Dtype::Int32).unwrap();
+    let types: Vec<i32> = types.as_slice::<i32>().to_vec();
+    let raw: Vec<i32> = input_ids.as_slice::<i32>().to_vec();
+    // Media placeholders look up the pad id's per-layer embeddings; each run of image tokens is one block.
+    let llm_ids: Vec<i32> = raw.iter().zip(&types).map(|(&id, &t)| if t != 0 { pad } else { id }).collect();
+    let mut blocks = vec![-1; types.len()];
+    let mut next = -1;
+    for i in 0..types.len() {
+        if types[i] == 1 || types[i] == 2 {
+            if i == 0 || types[i - 1] != types[i] {
+                next += 1;
+            }
+            blocks[i] = next;
+        }
+    }
+    assert_eq!(blocks.iter().filter(|&&b| b == 0).count() as u64, reference["image_tokens"].as_u64().unwrap());
+    let llm_ids = Array::from_slice(&llm_ids, &[1, llm_ids.len() as i32]);
+    let embeds = Array::load_numpy(arrays.join("inputs_embeds.npy")).unwrap();
+
+    // The text rows of the reference's spliced embeddings are the model's own `embed`.
+    let own = m.embed(&llm_ids).unwrap();
+    let text_rows: Vec<i32> = (0..types.len() as i32).filter(|&i| types[i as usize] == 0).collect();
+    let text_rows = Array::from_slice(&text_rows, &[text_rows.len() as i32]);
+    let a = own.take_axis(&text_rows, 1).unwrap();
+    let b = embeds.take_axis(&text_rows, 1).unwrap();
+    assert!(max_diff(a.as_slice::<f32>(), b.as_slice::<f32>()) < 1e-6, "embed");
+
+    let mut cache = m.new_cache();
+    let input = EmbeddingsInput { embeds: &embeds, ids: &llm_ids, media_blocks: Some(&blocks) };
+    let logits = m.forward_embeddings(input, &mut cache).unwrap();
+    let want = npy::read_f32(&arrays.join("first_logits.npy")).unwrap();
+    let diff = max_diff(logits.index((0, ..)).as_slice::<f32>(), &want);
+    eprintln!("gemma4 media prompt: first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "media prompt: first-step logits differ by up to {diff}");
+
+    let mut got = vec![argmax(&logits.index((0, ..)))];
+    let steps = reference["steps"].as_u64().unwrap() as usize;
+    while got.len() < steps {
+        let token = Array::from_slice(&[*got.last().unwrap() as i32], &[1, 1]);
+        let logits = m.forward(&token, &mut cache).unwrap();
+        got.push(argmax(&logits.index((0, ..))));
+    }
+    assert_eq!(got, ids(&reference["greedy_ids"]), "media prompt: greedy ids");
+}
