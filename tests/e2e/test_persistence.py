@@ -67,21 +67,17 @@ class Persistence(AppTestCase):
         _, reply = app.send("Write a very long story about a lighthouse keeper. Make it ten paragraphs long.")
         streaming, _ = app.watch_stream(reply["id"], until=lambda r: len(r["text"]) >= 40)
         self.assertEqual(streaming["status"], "streaming", streaming)
+        conversation = app.current_conversation()
+        self.assertIsNotNone(conversation, "no selected conversation while streaming")
         pid = app.app_pid()
         self.assertIsNotNone(pid, "could not find the app's process")
         os.kill(pid, signal.SIGKILL)
         app.restart()
         app.wait_for("sidebar", 60)
-        app.wait_for("conversation-item")
-        for item in app.all("conversation-item"):
-            item.click()
-            try:
-                app.wait_until(lambda: any(m["id"] == reply["id"] for m in app.messages()), 5)
-                break
-            except AssertionError:
-                continue
-        back = next((m for m in app.messages() if m["id"] == reply["id"]), None)
-        self.assertIsNotNone(back, "the killed reply's conversation is gone")
+        app.open_conversation(conversation, 60)
+        shown = app.messages()
+        back = next((m for m in shown if m["id"] == reply["id"]), None)
+        self.assertIsNotNone(back, f"the killed reply {reply['id']} is missing from its conversation: {shown}")
         self.assertEqual(back["status"], "interrupted", back)
         self.assertTrue(back["text"].strip(), "the partial text is kept")
         app.set_settings(max_tokens=64)
