@@ -1,0 +1,48 @@
+"""The bundle layout: one tauri.conf.json at the top level, reachable by the tauri CLI from
+src-tauri/, and platform files whose sources are where setup puts MLX."""
+
+import json
+import os
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TAURI_DIR = os.path.join(ROOT, "src-tauri")
+
+
+class BundleConfig(unittest.TestCase):
+    def test_src_tauri_links_reach_the_top_level_files(self):
+        for name in ["tauri.conf.json", "tauri.linux.conf.json", "tauri.macos.conf.json", "ui", "assets"]:
+            link = os.path.join(TAURI_DIR, name)
+            self.assertTrue(os.path.islink(link), f"src-tauri/{name} should be a link")
+            self.assertEqual(os.path.realpath(link), os.path.realpath(os.path.join(ROOT, name)))
+
+    def test_paths_resolve_the_same_from_both_folders(self):
+        config = json.load(open(os.path.join(ROOT, "tauri.conf.json")))
+        paths = [config["build"]["frontendDist"], *config["bundle"]["icon"]]
+        for path in paths:
+            self.assertEqual(
+                os.path.realpath(os.path.join(ROOT, path)),
+                os.path.realpath(os.path.join(TAURI_DIR, path)),
+                path,
+            )
+
+    def test_linux_bundle_sources_exist_after_setup(self):
+        config = json.load(open(os.path.join(ROOT, "tauri.linux.conf.json")))
+        files = config["bundle"]["linux"]["deb"]["files"]
+        self.assertIn("/usr/lib/confab/mlx/lib", files, "the binary's rpath is $ORIGIN/../lib/confab/mlx/lib")
+        for source in files.values():
+            self.assertTrue(os.path.isdir(os.path.join(TAURI_DIR, source)), source)
+        self.assertTrue(os.path.isfile(os.path.join(TAURI_DIR, files["/usr/lib/confab/mlx/lib"], "libmlx.so")))
+
+    def test_macos_bundle_puts_the_metallib_beside_libmlx(self):
+        config = json.load(open(os.path.join(ROOT, "tauri.macos.conf.json")))
+        files = config["bundle"]["macOS"]["files"]
+        self.assertEqual(
+            {os.path.dirname(k) for k in files}, {"Frameworks"}, "MLX loads mlx.metallib from libmlx's folder"
+        )
+        self.assertEqual({os.path.basename(k) for k in files}, {"libmlx.dylib", "mlx.metallib"})
+        self.assertEqual({os.path.dirname(v) for v in files.values()}, {"../.deps/mlx/metal/mlx/lib"})
+
+
+if __name__ == "__main__":
+    unittest.main()
