@@ -86,8 +86,20 @@ describe('composer', () => {
     await act(async () => dragDropHandler?.({ payload: { type: 'drop', paths: ['/photos/cat.jpg'], position: { x: 0, y: 0 } } }));
     const notice = await screen.findByTestId('notice');
     expect(notice.textContent).toContain('SmolLM2 reads text only. Load a model with vision, such as Gemma 4, to ask about images.');
-    expect(callsOf('attach_paths')).toHaveLength(0);
+    // The file was checked first (a damaged one would say so), then turned away: no chip.
+    expect(callsOf('attach_paths')).toHaveLength(1);
+    expect(screen.queryByTestId('attachment-chip')).toBeNull();
     expect(input().value).toBe('keep me');
+  });
+
+  it('says a dropped image is damaged even when the model reads text only', async () => {
+    await renderApp();
+    commands.set('attach_paths', () => {
+      throw 'broken.png: the file is damaged or incomplete';
+    });
+    await act(async () => dragDropHandler?.({ payload: { type: 'drop', paths: ['/photos/broken.png'], position: { x: 0, y: 0 } } }));
+    expect((await screen.findByTestId('error-banner')).textContent).toContain('broken.png: the file is damaged');
+    expect(screen.queryByTestId('notice')).toBeNull();
   });
 
   it('shows why an attachment was refused and keeps the text', async () => {

@@ -2,7 +2,7 @@
 // Media the loaded model can't take is turned away with a notice instead of failing at send.
 import { useCallback, useState } from 'react';
 import { attachBytes, attachPaths, errorMessage, type Attachment, type LoadedModel, type ModelSummary } from '../ipc';
-import { capabilityProblem, guessMime, mediaKindOfMime, mediaKindOfPath } from '../lib/capabilities';
+import { capabilityProblem, guessMime, mediaKindOfMime, type MediaKind } from '../lib/capabilities';
 
 export interface PendingAttachments {
   items: Attachment[];
@@ -32,7 +32,7 @@ export function usePendingAttachments({ loaded, models, onError, onNotice }: Opt
 
   /** Keeps what the model can take; the first refusal becomes the notice. */
   const admit = useCallback(
-    <T,>(candidates: T[], kindOf: (candidate: T) => ReturnType<typeof mediaKindOfPath>): T[] => {
+    <T,>(candidates: T[], kindOf: (candidate: T) => MediaKind): T[] => {
       const kept: T[] = [];
       let problem: string | null = null;
       for (const candidate of candidates) {
@@ -46,15 +46,23 @@ export function usePendingAttachments({ loaded, models, onError, onNotice }: Opt
     [loaded, models, onNotice],
   );
 
+  // Each file is checked by the backend first (damaged, too large, not media), so the user
+  // learns a file is broken even when the loaded model could not have used it anyway; then
+  // what the model can't take is turned away with the notice.
   const addPaths = useCallback(
     async (paths: string[]) => {
-      const kept = admit(paths, mediaKindOfPath);
-      if (kept.length === 0) return;
+      if (paths.length === 0) return;
       setBusy(true);
       try {
-        add(await attachPaths(kept));
-      } catch (e) {
-        onError(`Could not attach: ${errorMessage(e)}`);
+        const checked: Attachment[] = [];
+        for (const path of paths) {
+          try {
+            checked.push(...(await attachPaths([path])));
+          } catch (e) {
+            onError(`Could not attach: ${errorMessage(e)}`);
+          }
+        }
+        add(admit(checked, (a) => mediaKindOfMime(a.mime)));
       } finally {
         setBusy(false);
       }
@@ -64,18 +72,19 @@ export function usePendingAttachments({ loaded, models, onError, onNotice }: Opt
 
   const addFiles = useCallback(
     async (files: File[]) => {
-      const kept = admit(files, (file) => mediaKindOfMime(file.type || guessMime(file.name)));
-      if (kept.length === 0) return;
+      if (files.length === 0) return;
       setBusy(true);
       try {
-        for (const file of kept) {
+        const checked: Attachment[] = [];
+        for (const file of files) {
           const bytes = new Uint8Array(await file.arrayBuffer());
           try {
-            add([await attachBytes(file.name, file.type || guessMime(file.name), bytes)]);
+            checked.push(await attachBytes(file.name, file.type || guessMime(file.name), bytes));
           } catch (e) {
             onError(`Could not attach ${file.name}: ${errorMessage(e)}`);
           }
         }
+        add(admit(checked, (a) => mediaKindOfMime(a.mime)));
       } finally {
         setBusy(false);
       }

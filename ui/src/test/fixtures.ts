@@ -84,4 +84,14 @@ export function installBackend() {
   });
   commands.set('attachment_bytes', () => [1, 2, 3]);
   commands.set('stop_reply', () => null);
+  // The backend checks each file and stores it; the kind comes from its content (here, its name).
+  commands.set('attach_paths', (args) =>
+    (args.paths as string[]).map((path) => ({
+      ...imageAttachment,
+      hash: path,
+      original_name: path.split('/').pop() ?? path,
+      mime: /\.(wav|mp3|m4a|flac|ogg)$/.test(path) ? 'audio/wav' : 'image/png',
+    })),
+  );
+  commands.set('attach_bytes', (args) => ({ ...imageAttachment, original_name: args.name as string, mime: args.mime as string }));
 }
