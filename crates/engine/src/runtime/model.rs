@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{EngineError, Result};
+use crate::runtime::media_encoder::MediaEncoder;
 use crate::model::{self, Format, LoadOptions, LoadedModel, TextConfig};
 use crate::sample::SamplingParams;
 use crate::text::{ChatTemplate, Tokenizer};
@@ -15,6 +16,8 @@ pub struct ReadyModel {
     pub eos_ids: Vec<u32>,
     pub defaults: SamplingParams,
     pub info: ModelInfo,
+    /// The vision and audio towers, for models that have them.
+    pub encoder: Option<Box<dyn MediaEncoder>>,
 }
 
 /// What the app and CLI show about a loaded model.
@@ -32,6 +35,10 @@ pub struct ModelInfo {
     pub parameters: u64,
     /// From generation_config.json where the model has one.
     pub default_sampling: SamplingParams,
+    /// Reads images (a vision tower is loaded).
+    pub vision: bool,
+    /// Reads audio clips (an audio tower is loaded).
+    pub audio: bool,
 }
 
 /// Progress of a load, for the app's progress bar.
@@ -79,9 +86,18 @@ impl ReadyModel {
             fingerprint,
             parameters: model::parameter_count(config),
             default_sampling: defaults.clone(),
+            vision: false,
+            audio: false,
         };
         progress(LoadProgress { stage: "ready", fraction: 1.0 });
-        Ok(Self { model, tokenizer, template, eos_ids, defaults, info })
+        Ok(Self { model, tokenizer, template, eos_ids, defaults, info, encoder: None })
+    }
+
+    /// Plugs in the model's vision and audio towers; `info` then advertises what they read.
+    pub fn attach_encoder(&mut self, encoder: Box<dyn MediaEncoder>) {
+        self.info.vision = encoder.has_vision();
+        self.info.audio = encoder.has_audio();
+        self.encoder = Some(encoder);
     }
 }
 
