@@ -7,6 +7,7 @@ pub mod format;
 pub mod layers;
 pub mod loader;
 pub mod registry;
+pub mod towers;
 pub mod weights;
 
 use std::path::{Path, PathBuf};

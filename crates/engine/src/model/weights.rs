@@ -66,6 +66,11 @@ impl Weights {
         Ok((group_size, bits))
     }
 
+    /// The checkpoint these tensors came from, for error messages.
+    pub fn source(&self) -> &Path {
+        &self.source
+    }
+
     /// Names left over once a model has taken what it needs.
     pub fn remaining(&self) -> impl Iterator<Item = &String> {
         self.tensors.keys()

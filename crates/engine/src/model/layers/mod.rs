@@ -1,6 +1,8 @@
 //! Shared blocks, configured per architecture rather than copied into each.
 
 pub mod attention;
+pub mod axial_rope;
+pub mod clipped;
 pub mod embedding;
 pub mod linear;
 pub mod mlp;
@@ -9,6 +11,8 @@ pub mod norm;
 pub mod rope;
 
 pub use attention::{Attention, KvSource};
+pub use axial_rope::AxialRope;
+pub use clipped::ClippedLinear;
 pub use embedding::Embedding;
 pub use linear::{FusedLinear, Linear};
 pub use mlp::Mlp;

@@ -1,0 +1,56 @@
+//! The audio tower's front end: two 3×3 stride-2 convolutions over (time, mel) — each input
+//! masked by the frame mask, each followed by a channel LayerNorm (no bias) and ReLU — then
+//! (mel/4 × channels) flattened per frame and projected to the tower's hidden size. Time and
+//! mask shrink 4×.
+
+use mlx_rs::{fast, nn, ops, Array};
+
+use crate::error::Result;
+use crate::model::layers::Linear;
+use crate::model::towers::gemma4::config::AudioConfig;
+use crate::model::towers::load::TowerLoader;
+
+struct ConvLayer {
+    /// [out, 3, 3, in] (channels last).
+    weight: Array,
+    norm: Array,
+}
+
+pub struct Subsample {
+    layers: [ConvLayer; 2],
+    input_proj: Linear,
+    eps: f32,
+}
+
+impl Subsample {
+    pub fn load(l: &mut TowerLoader, c: &AudioConfig) -> Result<Self> {
+        let channels = &c.subsampling_conv_channels;
+        if channels.len() != 2 {
+            return Err(l.corrupt(format!("subsampling_conv_channels has {} entries, expected 2", channels.len())));
+        }
+        let p = "audio_tower.subsample_conv_projection";
+        let mut layer = |i: usize, input: usize| -> Result<ConvLayer> {
+            Ok(ConvLayer { weight: l.conv(&format!("{p}.layer{i}.conv.weight"), input as i32)?, norm: l.take(&format!("{p}.layer{i}.norm.weight"))? })
+        };
+        let layers = [layer(0, 1)?, layer(1, channels[0])?];
+        Ok(Self { layers, input_proj: l.linear(&format!("{p}.input_proj_linear"))?, eps: c.rms_norm_eps })
+    }
+
+    /// features [1, T, mel], `mask` per frame (true = real) → ([1, T/4, hidden], its mask).
+    pub fn forward(&self, features: &Array, mask: &[bool]) -> Result<(Array, Vec<bool>)> {
+        let mut x = features.expand_dims(-1)?;
+        let mut mask = mask.to_vec();
+        for layer in &self.layers {
+            let keep = Array::from_slice(&mask, &[1, mask.len() as i32, 1, 1]).as_dtype(x.dtype())?;
+            x = ops::conv2d(&ops::multiply(&x, &keep)?, &layer.weight, (2, 2), (1, 1), None, None)?;
+            x = nn::relu(&fast::layer_norm(&x, Some(&layer.norm), None, self.eps)?)?;
+            mask = mask.into_iter().step_by(2).collect();
+        }
+        let (t, f, ch) = (x.dim(1), x.dim(2), x.dim(3));
+        Ok((self.input_proj.forward(&x.reshape(&[1, t, f * ch])?)?, mask))
+    }
+
+    pub fn arrays(&self) -> Vec<&Array> {
+        self.layers.iter().flat_map(|l| [&l.weight, &l.norm]).chain(self.input_proj.arrays()).collect()
+    }
+}
