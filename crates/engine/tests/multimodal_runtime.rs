@@ -405,3 +405,61 @@ fn several_images_and_clips_across_turns_each_get_their_soft_tokens() {
     let image_token = rig.model.tokenizer.token_to_id("<|image|>").unwrap();
     assert_eq!(ids.iter().filter(|&&t| t == image_token).count(), 63);
 }
+
+// ---- the real towers, through the public engine API ----
+
+fn engine_with_encoder_dir(dir: Option<&Path>) -> Engine {
+    let encoder = EncoderOptions { dir: dir.map(Path::to_path_buf), ..Default::default() };
+    Engine::start(EngineOptions { encoder, ..Default::default() }).unwrap()
+}
+
+fn engine_ask(engine: &Engine, model: confab_engine::runtime::ModelId, messages: Vec<ChatMessage>) -> Outcome {
+    let mut sampling = SamplingParams::greedy();
+    sampling.max_tokens = 16;
+    let mut request = Request::new(model, Prompt::Chat(messages), sampling);
+    request.ignore_eos = true;
+    request.chunk_size = 16;
+    let (mut plan, mut ids, mut text) = (None, vec![], String::new());
+    for event in engine.generate(request) {
+        match event {
+            Event::Plan(p) => plan = Some(p),
+            Event::Token { id, text: t } => {
+                ids.push(id);
+                text.push_str(&t);
+            }
+            Event::Text(t) => text.push_str(&t),
+            Event::Error(e) => panic!("{e}"),
+            Event::Done { .. } => {}
+        }
+    }
+    Outcome { plan: plan.unwrap(), ids, text }
+}
+
+#[test]
+fn real_towers_end_to_end_with_caches_and_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = {
+        let engine = engine_with_encoder_dir(Some(dir.path()));
+        let (model, info) = engine.load(gemma4(), LoadOptions::default(), |_| {}).unwrap();
+        assert!(info.vision && info.audio, "the tiny Gemma 4 has both towers");
+        let first = engine_ask(&engine, model, first_turn());
+        assert_eq!(first.ids, reference_greedy_ids(), "greedy ids through the real towers");
+        assert_eq!(sources(&first.plan), [EncoderUse::Miss, EncoderUse::Miss]);
+        assert_eq!(first.plan.tower_runs, 2);
+
+        let mut messages = first_turn();
+        messages.push(ChatMessage::assistant(first.text.clone()));
+        messages.push(ChatMessage::user("Tell me more.").with_media([image()]));
+        let second = engine_ask(&engine, model, messages);
+        assert_eq!(sources(&second.plan), [EncoderUse::Prefix, EncoderUse::Prefix, EncoderUse::Memory]);
+        assert_eq!(second.plan.tower_runs, 0);
+        assert!(second.plan.reused_tokens > first.plan.media[1].position);
+        first
+    };
+    let engine = engine_with_encoder_dir(Some(dir.path()));
+    let (model, _) = engine.load(gemma4(), LoadOptions::default(), |_| {}).unwrap();
+    let again = engine_ask(&engine, model, first_turn());
+    assert_eq!(sources(&again.plan), [EncoderUse::Disk, EncoderUse::Disk]);
+    assert_eq!(again.plan.tower_runs, 0);
+    assert_eq!(again.ids, first.ids);
+}

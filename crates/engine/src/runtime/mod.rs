@@ -2,6 +2,7 @@
 
 pub mod device;
 pub mod engine;
+pub mod gemma4_encoder;
 pub mod generate;
 pub mod media_encode;
 pub mod media_encoder;

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{EngineError, Result};
+use crate::runtime::gemma4_encoder::Gemma4Encoder;
 use crate::runtime::media_encoder::MediaEncoder;
 use crate::model::{self, Format, LoadOptions, LoadedModel, TextConfig};
 use crate::sample::SamplingParams;
@@ -89,8 +90,15 @@ impl ReadyModel {
             vision: false,
             audio: false,
         };
+        let mut ready = Self { model, tokenizer, template, eos_ids, defaults, info, encoder: None };
+        if ready.info.architecture.starts_with("gemma4") && format == Format::Safetensors {
+            progress(LoadProgress { stage: "reading vision and audio towers", fraction: 0.95 });
+            if let Some(encoder) = Gemma4Encoder::load(&path, dtype)? {
+                ready.attach_encoder(Box::new(encoder));
+            }
+        }
         progress(LoadProgress { stage: "ready", fraction: 1.0 });
-        Ok(Self { model, tokenizer, template, eos_ids, defaults, info, encoder: None })
+        Ok(ready)
     }
 
     /// Plugs in the model's vision and audio towers; `info` then advertises what they read.
