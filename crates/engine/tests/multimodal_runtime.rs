@@ -5,8 +5,10 @@
 //!
 //! The towers here are `ReferenceTowers`: they check the preprocessed input's size and return
 //! transformers' own tower outputs from media_reference/ (image_embeds.npy, audio_embeds.npy),
-//! counting their runs. So the end-to-end test checks everything but the towers' arithmetic
-//! (which the towers' own fidelity tests cover).
+//! counting their runs. So those tests check everything but the towers' arithmetic (which
+//! fidelity_gemma4_towers.rs covers). The last test runs the real towers through the engine:
+//! our (Pillow-exact) preprocessing of gradient.png equals the fixture's pixel_values to float
+//! rounding, and the reference's 16 greedy ids come out.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};

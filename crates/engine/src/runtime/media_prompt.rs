@@ -97,16 +97,17 @@ pub fn build(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits)
     let expanded = expand_prompt(&model.tokenizer, encoder.media_tokens(), &rendered, &counts(MediaKind::Image), &counts(MediaKind::Audio))?;
 
     // The n-th span of a kind is the n-th attached item of that kind.
-    let mut by_kind: [Vec<Measured>; 2] = [vec![], vec![]];
-    for m in measured {
-        by_kind[m.kind as usize].push(m);
-    }
-    let mut remaining = by_kind.map(|v| v.into_iter());
+    let (images, clips): (Vec<Measured>, Vec<Measured>) = measured.into_iter().partition(|m| m.kind == MediaKind::Image);
+    let (mut images, mut clips) = (images.into_iter(), clips.into_iter());
     let items = expanded
         .spans
         .iter()
         .map(|&span| {
-            let m = remaining[span.kind as usize].next().expect("expand_prompt checked the counts");
+            let next = match span.kind {
+                MediaKind::Image => images.next(),
+                MediaKind::Audio => clips.next(),
+            };
+            let m = next.expect("expand_prompt checked the counts");
             PromptItem { kind: m.kind, path: m.path, file: m.file, hash: m.hash, span, samples: m.samples }
         })
         .collect();
