@@ -79,7 +79,7 @@ impl ReferenceTowers {
         self.runs.set(self.runs.get() + 1);
         let have = table.dim(0) as usize;
         let index: Vec<i32> = (0..n).map(|i| (i % have) as i32).collect();
-        table.take_axis(&Array::from_slice(&index, &[n as i32]), 0).unwrap()
+        table.take_axis(Array::from_slice(&index, &[n as i32]), 0).unwrap()
     }
 }
 
@@ -181,7 +181,8 @@ fn image_and_audio_prompt_gives_the_reference_tokens() {
     assert_eq!((img.file.as_str(), img.hash.len()), ("gradient.png", 12));
     assert_eq!(sources(plan), [EncoderUse::Miss, EncoderUse::Miss]);
     assert_eq!((plan.tower_runs, rig.runs.get()), (2, 2));
-    let expected = confab_engine::runtime::media_prefill::chunk_ranges(0, 118, 16, &[img.position..img.position + 63]);
+    let image_range = img.position..img.position + 63;
+    let expected = confab_engine::runtime::media_prefill::chunk_ranges(0, 118, 16, std::slice::from_ref(&image_range));
     assert!(expected.iter().any(|r| r.start <= img.position && r.end >= img.position + 63));
     assert_eq!(plan.chunks, expected.len());
     // The same prompt in one chunk gives the same tokens (a fresh rig: nothing cached).
