@@ -113,9 +113,8 @@ pub fn load_blocking(app: &AppHandle, state: &Arc<AppState>, path: &Path) -> Res
                 quantized: info.quantized,
                 context_length: info.context_length,
                 parameters: info.parameters,
-                // Text-only architectures for now; the multimodal ones will say so in ModelInfo.
-                vision: false,
-                audio: false,
+                vision: info.vision,
+                audio: info.audio,
             };
             let previous = lock(&slot.current).replace(Current { id, info, view: view.clone() });
             if let Some(previous) = previous {

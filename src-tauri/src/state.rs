@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use confab_engine::cache::PrefixOptions;
+use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::runtime::{Engine, EngineOptions};
 use confab_engine::AppPaths;
 use confab_store::{ConversationId, Store};
@@ -50,6 +50,7 @@ impl AppState {
                 disk_budget: settings.kv_cache_disk_mb << 20,
                 dir: Some(paths.cache_dir.join("prefix")),
             },
+            encoder: EncoderOptions { dir: Some(paths.cache_dir.join("encoder")), ..EncoderOptions::default() },
             ..EngineOptions::default()
         })
         .map_err(|e| e.to_string())?;

@@ -23,6 +23,8 @@ enum Command {
     Bench(commands::bench::Args),
     /// Time to first token when continuing a long conversation: cold, from memory, from disk.
     BenchSession(commands::bench_session::Args),
+    /// Time to first token for an image asked about twice: towers run, then the encoder cache.
+    BenchMedia(commands::bench_media::Args),
     /// List the models found on this machine (* marks architectures this build can't run).
     Models(commands::models::Args),
     #[command(hide = true)]
@@ -38,6 +40,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Models(args) => commands::models::run(args),
         Command::BenchSession(args) => commands::bench_session::run(args),
+        Command::BenchMedia(args) => commands::bench_media::run(args),
         Command::ExportTokenizer(args) => commands::export_tokenizer::run(args),
     };
     match result {

@@ -81,3 +81,42 @@ fn the_default_model_knows_the_capital_of_france() {
     let answer = String::from_utf8_lossy(&out.stdout);
     assert!(answer.contains("Paris"), "{answer}");
 }
+
+#[test]
+fn generate_with_an_image_and_a_clip_reports_them_in_the_plan() {
+    let model = tiny("gemma4");
+    let reference: Value = serde_json::from_str(&std::fs::read_to_string(model.join("media_reference.json")).unwrap()).unwrap();
+    let caches = tempfile::tempdir().unwrap();
+    let (image, audio) = (model.join("media/gradient.png"), model.join("media/chirp.wav"));
+    let run = || {
+        json_of(&confab(&[
+            "generate", "--model", model.to_str().unwrap(), "--prompt", "What do you see and hear?",
+            "--image", image.to_str().unwrap(), "--audio", audio.to_str().unwrap(),
+            "--max-tokens", "16", "--temperature", "0", "--json",
+            "--prefix-cache-dir", caches.path().join("prefix").to_str().unwrap(),
+            "--encoder-cache-dir", caches.path().join("encoder").to_str().unwrap(),
+        ]))
+    };
+    let json = run();
+    let media = json["plan"]["media"].as_array().unwrap();
+    assert_eq!(media.len(), 2);
+    assert_eq!((media[0]["kind"].as_str(), media[0]["soft_tokens"].as_u64()), (Some("image"), Some(63)));
+    assert_eq!((media[1]["kind"].as_str(), media[1]["soft_tokens"].as_u64()), (Some("audio"), Some(25)));
+    assert_eq!((media[0]["encoder"].as_str(), json["plan"]["tower_runs"].as_u64()), (Some("miss"), Some(2)));
+    let want = &reference["greedy_ids"].as_array().unwrap()[..json["ids"].as_array().unwrap().len()];
+    assert_eq!(json["ids"].as_array().unwrap(), want);
+    // A second process finds the towers' outputs on disk.
+    let again = run();
+    let sources: Vec<&str> = again["plan"]["media"].as_array().unwrap().iter().map(|m| m["encoder"].as_str().unwrap()).collect();
+    assert!(sources.iter().all(|s| *s == "disk" || *s == "prefix"), "{sources:?}");
+    assert_eq!(again["plan"]["tower_runs"], 0);
+}
+
+#[test]
+fn an_image_for_a_text_only_model_is_refused_with_advice() {
+    let image = tiny("gemma4").join("media/gradient.png");
+    let out = confab(&["generate", "--model", tiny("llama").to_str().unwrap(), "--prompt", "Hi", "--image", image.to_str().unwrap(), "--json"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("reads text only") && stderr.contains("load a model with vision"), "{stderr}");
+}

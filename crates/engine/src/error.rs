@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::media::MediaKind;
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("{path}: {reason}. Pick a model folder with config.json and *.safetensors, or a .gguf file.")]
@@ -42,6 +44,10 @@ pub enum EngineError {
     /// knows it.
     #[error("{file}: {problem}")]
     Media { file: String, problem: MediaProblem },
+
+    /// An image or clip sent to a model without the tower that reads it.
+    #[error("{}", cannot_read(.model, *.kind, *.vision, *.audio))]
+    ModelCannotRead { model: String, kind: MediaKind, vision: bool, audio: bool },
 }
 
 /// What is wrong with a media file. Each message ends with what to do about it.
@@ -107,6 +113,20 @@ impl EngineError {
     pub fn invalid(name: &'static str, reason: impl Into<String>) -> Self {
         EngineError::InvalidSetting { name, reason: reason.into() }
     }
+}
+
+fn cannot_read(model: &str, kind: MediaKind, vision: bool, audio: bool) -> String {
+    let reads = match (vision, audio) {
+        (false, false) => "text only",
+        (true, false) => "text and images, not audio",
+        (false, true) => "text and audio, not images",
+        (true, true) => "text, images and audio",
+    };
+    let (capability, items) = match kind {
+        MediaKind::Image => ("vision", "images"),
+        MediaKind::Audio => ("audio", "audio clips"),
+    };
+    format!("this model ({model}) reads {reads}; load a model with {capability} (e.g. Gemma 4) to send {items}")
 }
 
 fn megabytes(bytes: u64) -> String {

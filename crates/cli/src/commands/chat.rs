@@ -2,12 +2,13 @@
 
 use std::io::{BufRead, Write};
 
+use confab_engine::media::MediaItem;
 use confab_engine::runtime::{Engine, Event, ModelId, Prompt, Request};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 
-use super::common::ModelArgs;
-use super::generate::SamplingArgs;
+use super::common::{MediaArgs, ModelArgs};
+use super::generate::{print_media, SamplingArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,6 +17,9 @@ pub struct Args {
     /// Ask this, print the answer and exit.
     #[arg(long)]
     prompt: Option<String>,
+    /// Sent with the first message; in the chat, `/image PATH` and `/audio PATH` attach to the next.
+    #[command(flatten)]
+    media: MediaArgs,
     /// A system prompt for the conversation.
     #[arg(long)]
     system: Option<String>,
@@ -33,13 +37,14 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let sampling = args.sampling.apply(info.default_sampling.clone(), args.max_tokens);
     let mut messages: Vec<ChatMessage> = args.system.iter().map(|s| ChatMessage::system(s.clone())).collect();
 
+    let mut attached = args.media.items();
     if let Some(question) = &args.prompt {
-        messages.push(ChatMessage::user(question.clone()));
+        messages.push(ChatMessage::user(question.clone()).with_media(attached));
         reply(&engine, id, &messages, &sampling, args.stats)?;
         return Ok(std::process::ExitCode::SUCCESS);
     }
 
-    eprintln!("{} ({}). Empty line or Ctrl-D to quit.", info.path.display(), info.architecture);
+    eprintln!("{} ({}). Empty line or Ctrl-D to quit; /image PATH or /audio PATH attaches to the next message.", info.path.display(), info.architecture);
     let stdin = std::io::stdin();
     loop {
         eprint!("> ");
@@ -47,9 +52,25 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         if stdin.lock().read_line(&mut line)? == 0 || line.trim().is_empty() {
             return Ok(std::process::ExitCode::SUCCESS);
         }
-        messages.push(ChatMessage::user(line.trim_end().to_string()));
+        let line = line.trim_end();
+        if let Some(item) = attachment(line) {
+            eprintln!("[attached {}]", item.file_name());
+            attached.push(item);
+            continue;
+        }
+        messages.push(ChatMessage::user(line.to_string()).with_media(std::mem::take(&mut attached)));
         let answer = reply(&engine, id, &messages, &sampling, args.stats)?;
         messages.push(ChatMessage::assistant(answer));
+    }
+}
+
+/// `/image PATH` or `/audio PATH`.
+fn attachment(line: &str) -> Option<MediaItem> {
+    let (command, path) = line.split_once(' ')?;
+    match command {
+        "/image" => Some(MediaItem::image(path.trim())),
+        "/audio" => Some(MediaItem::audio(path.trim())),
+        _ => None,
     }
 }
 
@@ -69,6 +90,7 @@ fn reply(engine: &Engine, id: ModelId, messages: &[ChatMessage], sampling: &Samp
                 "\n[{} prompt ({} cached), {} generated; {:.0} ms to first token, {:.1} tok/s]",
                 usage.prompt, usage.cached, usage.generated, timings.time_to_first_token_ms, timings.decode_tokens_per_s
             ),
+            Event::Plan(plan) if stats => print_media(&plan),
             Event::Error(e) => return Err(e.into()),
             _ => {}
         }

@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use confab_engine::cache::PrefixOptions;
+use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::model::{DtypeChoice, LoadOptions};
 use confab_engine::runtime::{Engine, EngineOptions, ModelId, ModelInfo};
+use confab_engine::media::MediaItem;
 use confab_engine::{AppPaths, DefaultModel};
 
 #[derive(clap::Args, Clone)]
@@ -35,6 +36,18 @@ pub struct CacheArgs {
     /// Folder for conversation caches (default: <cache folder>/prefix).
     #[arg(long)]
     pub prefix_cache_dir: Option<PathBuf>,
+    /// Don't reuse or keep vision/audio tower outputs.
+    #[arg(long)]
+    pub no_encoder_cache: bool,
+    /// Memory for tower outputs, in MiB.
+    #[arg(long, default_value_t = 512)]
+    pub encoder_cache_memory_mib: usize,
+    /// Disk for tower outputs, in MiB.
+    #[arg(long, default_value_t = 2048)]
+    pub encoder_cache_disk_mib: u64,
+    /// Folder for tower outputs (default: <cache folder>/encoder).
+    #[arg(long)]
+    pub encoder_cache_dir: Option<PathBuf>,
 }
 
 impl CacheArgs {
@@ -48,6 +61,39 @@ impl CacheArgs {
     }
 }
 
+impl CacheArgs {
+    pub fn encoder_options(&self) -> EncoderOptions {
+        EncoderOptions {
+            enabled: !self.no_encoder_cache,
+            memory_budget: self.encoder_cache_memory_mib << 20,
+            disk_budget: self.encoder_cache_disk_mib << 20,
+            dir: Some(self.encoder_cache_dir.clone().unwrap_or_else(|| AppPaths::from_env().cache_dir.join("encoder"))),
+        }
+    }
+}
+
+/// Images and audio clips to send with the (first) user message.
+#[derive(clap::Args, Clone, Default)]
+pub struct MediaArgs {
+    /// An image to send with the message (repeatable).
+    #[arg(long = "image", value_name = "PATH")]
+    pub images: Vec<PathBuf>,
+    /// An audio clip to send with the message (repeatable).
+    #[arg(long = "audio", value_name = "PATH")]
+    pub audio: Vec<PathBuf>,
+}
+
+impl MediaArgs {
+    pub fn is_empty(&self) -> bool {
+        self.images.is_empty() && self.audio.is_empty()
+    }
+
+    /// The images, then the clips.
+    pub fn items(&self) -> Vec<MediaItem> {
+        self.images.iter().map(MediaItem::image).chain(self.audio.iter().map(MediaItem::audio)).collect()
+    }
+}
+
 impl ModelArgs {
     pub fn path(&self) -> PathBuf {
         self.model.clone().unwrap_or_else(|| DefaultModel::manifest().path(&AppPaths::from_env()))
@@ -55,7 +101,8 @@ impl ModelArgs {
 
     /// Starts an engine and loads the model, with progress on stderr when `verbose`.
     pub fn load(&self, verbose: bool) -> anyhow::Result<(Engine, ModelId, ModelInfo)> {
-        let engine = Engine::start(EngineOptions { prefix: self.cache.options(), ..Default::default() })?;
+        let options = EngineOptions { prefix: self.cache.options(), encoder: self.cache.encoder_options(), ..Default::default() };
+        let engine = Engine::start(options)?;
         let path = self.path();
         let options = LoadOptions { dtype: self.dtype, ..Default::default() };
         let (id, info) = engine

@@ -8,7 +8,7 @@ use confab_engine::runtime::{Event, Plan, Prompt, Request, StopReason, Timings, 
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 
-use super::common::ModelArgs;
+use super::common::{MediaArgs, ModelArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -23,6 +23,8 @@ pub struct Args {
     /// Use --prompt as raw text, without the chat template.
     #[arg(long)]
     raw: bool,
+    #[command(flatten)]
+    media: MediaArgs,
     #[arg(long, default_value_t = 256)]
     max_tokens: u32,
     #[command(flatten)]
@@ -30,9 +32,16 @@ pub struct Args {
     /// Save the first generated step's logits (float32 .npy).
     #[arg(long)]
     logits: Option<PathBuf>,
-    /// Print one JSON object: ids, text, usage, timings, plan.
+    /// Print one JSON object: ids, text, usage, timings, plan (with its media entries).
     #[arg(long)]
     json: bool,
+}
+
+/// One line per media item on stderr: what it is and where its tower output came from.
+pub fn print_media(plan: &Plan) {
+    for m in &plan.media {
+        eprintln!("[{:?} {} ({}…): {} soft tokens, encoder: {:?}]", m.kind, m.file, m.hash, m.soft_tokens, m.encoder);
+    }
 }
 
 /// Sampling flags shared by generate and chat; unset flags keep the model's defaults.
@@ -80,9 +89,12 @@ struct Output {
 }
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
+    if !args.media.is_empty() && (args.raw || args.prompt.is_none()) {
+        bail!("--image and --audio go with a chat --prompt (not --raw or --prompt-ids)");
+    }
     let prompt = match (&args.prompt, &args.prompt_ids) {
         (Some(text), _) if args.raw => Prompt::Text(text.clone()),
-        (Some(text), _) => Prompt::Chat(vec![ChatMessage::user(text.clone())]),
+        (Some(text), _) => Prompt::Chat(vec![ChatMessage::user(text.clone()).with_media(args.media.items())]),
         (None, Some(ids)) => Prompt::Tokens(ids.clone()),
         (None, None) => bail!("give --prompt TEXT or --prompt-ids 1,2,3"),
     };
@@ -94,7 +106,12 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let mut stdout = std::io::stdout().lock();
     for event in engine.generate(request) {
         match event {
-            Event::Plan(plan) => out.plan = Some(plan),
+            Event::Plan(plan) => {
+                if !args.json {
+                    print_media(&plan);
+                }
+                out.plan = Some(plan);
+            }
             Event::Token { id, text } => {
                 out.ids.push(id);
                 out.text.push_str(&text);

@@ -1,4 +1,5 @@
 pub mod bench;
+pub mod bench_media;
 pub mod bench_session;
 pub mod chat;
 pub mod common;

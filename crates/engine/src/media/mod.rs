@@ -7,6 +7,7 @@ pub mod audio;
 pub mod gemma4;
 pub mod hash;
 pub mod image;
+pub mod item;
 pub mod limits;
 pub mod pil_resize;
 pub mod resample;
@@ -18,12 +19,13 @@ use std::path::Path;
 pub use self::audio::{decode_audio, decode_audio_bytes, Audio};
 pub use self::hash::{content_hash, hash_file};
 pub use self::image::{decode_image, decode_image_bytes};
+pub use self::item::MediaItem;
 pub use self::limits::MediaLimits;
 pub use ::image::RgbImage;
 
 use crate::error::{EngineError, MediaProblem, Result};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MediaKind {
     Image,

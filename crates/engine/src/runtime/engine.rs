@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::cache::{PrefixCache, PrefixOptions};
+use crate::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
 
 use crate::error::{EngineError, Result};
+use crate::media::MediaLimits;
 use crate::model::LoadOptions;
 use crate::runtime::generate;
 use crate::runtime::model::{LoadProgress, ModelInfo, ReadyModel};
@@ -23,6 +24,11 @@ pub struct EngineOptions {
     pub mlx_cache_limit: Option<usize>,
     /// The prefix (session) cache: budgets, disk folder, on/off.
     pub prefix: PrefixOptions,
+    /// The encoder cache of vision/audio tower outputs: budgets, disk folder (the app's
+    /// `<cache folder>/encoder`), on/off. Its disk tier outlives the engine.
+    pub encoder: EncoderOptions,
+    /// How large an attached image or clip may be.
+    pub media_limits: MediaLimits,
 }
 
 /// A session idle this long has its cache written to disk (kept in memory too).
@@ -138,6 +144,8 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
     let _ = mlx_rs::memory::set_cache_limit(limit);
     let mut models: HashMap<ModelId, ReadyModel> = HashMap::new();
     let mut prefix = PrefixCache::new(options.prefix);
+    let mut encoders = EncoderCache::new(options.encoder);
+    let limits = options.media_limits;
     let mut next_id = 1u64;
     loop {
         let command = match commands.recv_timeout(IDLE_PERSIST / 2) {
@@ -162,11 +170,14 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
             Command::Unload { model } => {
                 if let Some(gone) = models.remove(&model) {
                     prefix.release_model(&gone.info.fingerprint);
+                    if let Some(encoder) = &gone.encoder {
+                        encoders.release_tower(&encoder.identity());
+                    }
                 }
                 let _ = mlx_rs::memory::clear_cache();
             }
             Command::Tokenize { model, prompt, reply } => {
-                let result = models.get(&model).ok_or_else(unknown_model).and_then(|m| generate::prompt_ids(m, &prompt));
+                let result = models.get(&model).ok_or_else(unknown_model).and_then(|m| generate::prompt_ids(m, &prompt, &limits));
                 let _ = reply.send(result);
             }
             Command::Generate { request, cancel, events } => {
@@ -177,7 +188,8 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 let mut emit = |event| {
                     let _ = events.send(event);
                 };
-                if let Err(e) = generate::run(model, &mut prefix, request, &cancel, &mut emit) {
+                let mut shared = generate::Shared { prefix: &mut prefix, encoders: &mut encoders, limits: &limits };
+                if let Err(e) = generate::run(model, &mut shared, request, &cancel, &mut emit) {
                     emit(Event::Error(e));
                 }
             }

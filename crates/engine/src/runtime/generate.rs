@@ -1,28 +1,50 @@
 //! One request, start to finish, on the engine thread: tokenize, plan, prefill in chunks,
-//! decode, stream text, stop.
+//! decode, stream text, stop. Prompts with media take their own path to ids and embeddings
+//! (`media_prompt`, `media_encode`, `media_prefill`); decoding is the same.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use mlx_rs::{ops, transforms, Array};
 
-use crate::cache::{PrefixCache, PrefixKey};
+use crate::cache::{EncoderCache, KvCache, PrefixCache, PrefixKey, Reuse, ReuseSource};
 use crate::error::{EngineError, Result};
+use crate::media::MediaLimits;
+use crate::runtime::media_encode::MediaOutputs;
+use crate::runtime::media_prefill::{chunk_ranges, forward_chunk, image_ranges};
+use crate::runtime::media_prompt::{self, MediaPrompt};
 use crate::runtime::model::ReadyModel;
 use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
 use crate::sample::Sampler;
 use crate::text::{StopMatcher, StreamDecoder};
 
+/// What a request uses besides its model: the caches, and the limits media must keep to.
+pub struct Shared<'a> {
+    pub prefix: &'a mut PrefixCache,
+    pub encoders: &'a mut EncoderCache,
+    pub limits: &'a MediaLimits,
+}
+
 /// The prompt as token ids, through the chat template when it is a conversation.
-pub fn prompt_ids(model: &ReadyModel, prompt: &Prompt) -> Result<Vec<u32>> {
-    let ids = match prompt {
-        Prompt::Tokens(ids) => ids.clone(),
-        Prompt::Text(text) => model.tokenizer.encode_prompt(text)?,
+pub fn prompt_ids(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits) -> Result<Vec<u32>> {
+    Ok(prepare(model, prompt, limits)?.0)
+}
+
+/// The prompt's ids and, when it carries media, where each item is.
+fn prepare(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits) -> Result<(Vec<u32>, Option<MediaPrompt>)> {
+    let (ids, media) = match prompt {
+        Prompt::Chat(messages) if prompt.has_media() => {
+            let media = media_prompt::build(model, messages, limits)?;
+            (media.ids.clone(), Some(media))
+        }
+        Prompt::Tokens(ids) => (ids.clone(), None),
+        Prompt::Text(text) => (model.tokenizer.encode_prompt(text)?, None),
         Prompt::Chat(messages) => {
             let template = model.template.as_ref().ok_or_else(|| {
                 EngineError::Template("this model has no chat template; send plain text instead".into())
             })?;
-            model.tokenizer.encode_prompt(&template.render(messages, true, None)?)?
+            (model.tokenizer.encode_prompt(&template.render(messages, true, None)?)?, None)
         }
     };
     if ids.is_empty() {
@@ -32,18 +54,18 @@ pub fn prompt_ids(model: &ReadyModel, prompt: &Prompt) -> Result<Vec<u32>> {
     if let Some(bad) = ids.iter().find(|&&id| id >= vocab) {
         return Err(EngineError::invalid("prompt", format!("token id {bad} is outside the vocabulary (size {vocab})")));
     }
-    Ok(ids)
+    Ok((ids, media))
 }
 
 pub fn run(
     model: &ReadyModel,
-    prefix: &mut PrefixCache,
+    shared: &mut Shared,
     request: Request,
     cancel: &AtomicBool,
     emit: &mut dyn FnMut(Event),
 ) -> Result<()> {
     let started = Instant::now();
-    let ids = prompt_ids(model, &request.prompt)?;
+    let (ids, media) = prepare(model, &request.prompt, shared.limits)?;
     let context = model.config().max_position;
     if ids.len() >= context {
         return Err(EngineError::ContextOverflow { prompt: ids.len(), context });
@@ -56,61 +78,91 @@ pub fn run(
     StopMatcher::new(sampling.stop.iter().cloned())?;
     let chunk = request.chunk_size.max(1);
 
-    // Reuse the longest cached prefix; prefill only the rest.
-    let key = PrefixKey { fingerprint: model.info.fingerprint.clone(), tokens: ids.clone(), media: vec![] };
-    let reuse = if request.reuse_prefix {
-        prefix.lookup(&key)
-    } else {
-        crate::cache::Reuse { cache: None, reused: 0, source: crate::cache::ReuseSource::None, declined: Some("the request asked not to reuse".into()) }
+    // Reuse the longest cached prefix (never ending inside a media item); prefill only the rest.
+    let fingerprint = &model.info.fingerprint;
+    let key = match &media {
+        Some(m) => m.prefix_key(fingerprint, ids.clone()),
+        None => PrefixKey { fingerprint: fingerprint.clone(), tokens: ids.clone(), media: vec![] },
     };
-    let reused = reuse.reused;
-    let todo = &ids[reused..];
+    let reuse = if request.reuse_prefix {
+        shared.prefix.lookup(&key)
+    } else {
+        Reuse { cache: None, reused: 0, source: ReuseSource::None, declined: Some("the request asked not to reuse".into()) }
+    };
+    let mut cache = reuse.cache.unwrap_or_else(|| model.model.new_cache());
+    let reused = media.as_ref().map_or(reuse.reused, |m| m.reusable(reuse.reused));
+    cache.truncate(reused);
+
+    // Tower outputs for the media past the reused prefix: from the encoder cache where it has them.
+    let encoder = model.encoder.as_deref();
+    let mut outputs = match (&media, encoder) {
+        (Some(m), Some(e)) => Some(MediaOutputs::lookup(m, reused, e, shared.encoders)),
+        _ => None,
+    };
+    let whole = media.as_ref().map(image_ranges).unwrap_or_default();
+    let ranges = chunk_ranges(reused, ids.len(), chunk, &whole);
     emit(Event::Plan(Plan {
         prompt_tokens: ids.len(),
         reused_tokens: reused,
-        reuse_source: reuse.source.as_str(),
+        reuse_source: if reused > 0 { reuse.source.as_str() } else { ReuseSource::None.as_str() },
         reuse_declined: reuse.declined,
         chunk_size: chunk,
-        chunks: todo.len().div_ceil(chunk),
+        chunks: ranges.len(),
+        media: match (&media, &outputs) {
+            (Some(m), Some(o)) => o.plan(m),
+            _ => vec![],
+        },
+        tower_runs: outputs.as_ref().map_or(0, MediaOutputs::misses),
     }));
     mlx_rs::memory::reset_peak_memory()?;
-    let mut cache = reuse.cache.unwrap_or_else(|| model.model.new_cache());
+    if let (Some(m), Some(o), Some(e)) = (&media, outputs.as_mut(), encoder) {
+        if cancel.load(Ordering::Relaxed) {
+            return finish(emit, StopReason::Cancelled, ids.len(), reused, 0, started, None, None);
+        }
+        o.run_towers(m, e, shared.encoders, shared.limits)?;
+    }
+
+    let mut forward = |range: Range<usize>, cache: &mut KvCache| match (&media, &outputs) {
+        (Some(m), Some(o)) => forward_chunk(model, m, o, range, cache),
+        _ => model.model.forward(&tokens_array(&ids[range]), cache),
+    };
     // Exactly the tokens the cache holds, to key it when the request ends.
     let mut fed: Vec<u32> = ids[..reused].to_vec();
-    let result = decode(model, &request, &sampling, &ids, todo, chunk, &mut cache, &mut fed, cancel, emit, started);
-    prefix.insert(PrefixKey { tokens: fed, ..key }, cache);
+    let result = decode(model, &request, &sampling, &ids, &ranges, &mut forward, &mut cache, &mut fed, cancel, emit, started);
+    shared.prefix.insert(PrefixKey { tokens: fed, ..key }, cache);
     result
 }
 
-/// Prefill `todo` (the prompt past the reused prefix) and decode; `fed` tracks what the cache holds.
+/// Prefill `ranges` (the prompt past the reused prefix) with `forward`, then decode; `fed`
+/// tracks what the cache holds.
 #[allow(clippy::too_many_arguments)]
 fn decode(
     model: &ReadyModel,
     request: &Request,
     sampling: &crate::sample::SamplingParams,
     ids: &[u32],
-    todo: &[u32],
-    chunk: usize,
-    cache: &mut crate::cache::KvCache,
+    ranges: &[Range<usize>],
+    forward: &mut dyn FnMut(Range<usize>, &mut KvCache) -> Result<Array>,
+    cache: &mut KvCache,
     fed: &mut Vec<u32>,
     cancel: &AtomicBool,
     emit: &mut dyn FnMut(Event),
     started: Instant,
 ) -> Result<()> {
-    let reused = ids.len() - todo.len();
+    let reused = ranges.first().map_or(ids.len(), |r| r.start);
     let context = model.config().max_position;
     let mut sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
     let mut stops = StopMatcher::new(sampling.stop.iter().cloned())?;
     let mut decoder = StreamDecoder::new(model.tokenizer.clone(), true);
     // Prefill: every chunk but the last only fills the cache.
     let mut logits = None;
-    for (i, part) in todo.chunks(chunk).enumerate() {
+    for (i, range) in ranges.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {
             return finish(emit, StopReason::Cancelled, ids.len(), reused, 0, started, None, None);
         }
-        let out = model.model.forward(&tokens_array(part), cache)?;
-        fed.extend_from_slice(part);
-        if (i + 1) * chunk >= todo.len() {
+        let out = forward(range.clone(), cache)?;
+        fed.extend_from_slice(&ids[range.clone()]);
+        if i + 1 == ranges.len() {
             logits = Some(out);
         } else {
             transforms::eval(cache.arrays())?;

@@ -2,10 +2,16 @@
 
 pub mod device;
 pub mod engine;
+pub mod gemma4_encoder;
 pub mod generate;
+pub mod media_encode;
+pub mod media_encoder;
+pub mod media_prefill;
+pub mod media_prompt;
 pub mod model;
 pub mod request;
 
 pub use engine::{Engine, EngineOptions, Generation};
 pub use model::{LoadProgress, ModelInfo, ReadyModel};
-pub use request::{Event, ModelId, Plan, Prompt, Request, StopReason, Timings, Usage};
+pub use media_encoder::MediaEncoder;
+pub use request::{EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, Request, StopReason, Timings, Usage};

@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{EngineError, Result};
+use crate::runtime::gemma4_encoder::Gemma4Encoder;
+use crate::runtime::media_encoder::MediaEncoder;
 use crate::model::{self, Format, LoadOptions, LoadedModel, TextConfig};
 use crate::sample::SamplingParams;
 use crate::text::{ChatTemplate, Tokenizer};
@@ -15,6 +17,8 @@ pub struct ReadyModel {
     pub eos_ids: Vec<u32>,
     pub defaults: SamplingParams,
     pub info: ModelInfo,
+    /// The vision and audio towers, for models that have them.
+    pub encoder: Option<Box<dyn MediaEncoder>>,
 }
 
 /// What the app and CLI show about a loaded model.
@@ -32,6 +36,10 @@ pub struct ModelInfo {
     pub parameters: u64,
     /// From generation_config.json where the model has one.
     pub default_sampling: SamplingParams,
+    /// Reads images (a vision tower is loaded).
+    pub vision: bool,
+    /// Reads audio clips (an audio tower is loaded).
+    pub audio: bool,
 }
 
 /// Progress of a load, for the app's progress bar.
@@ -79,9 +87,25 @@ impl ReadyModel {
             fingerprint,
             parameters: model::parameter_count(config),
             default_sampling: defaults.clone(),
+            vision: false,
+            audio: false,
         };
+        let mut ready = Self { model, tokenizer, template, eos_ids, defaults, info, encoder: None };
+        if ready.info.architecture.starts_with("gemma4") && format == Format::Safetensors {
+            progress(LoadProgress { stage: "reading vision and audio towers", fraction: 0.95 });
+            if let Some(encoder) = Gemma4Encoder::load(&path, dtype)? {
+                ready.attach_encoder(Box::new(encoder));
+            }
+        }
         progress(LoadProgress { stage: "ready", fraction: 1.0 });
-        Ok(Self { model, tokenizer, template, eos_ids, defaults, info })
+        Ok(ready)
+    }
+
+    /// Plugs in the model's vision and audio towers; `info` then advertises what they read.
+    pub fn attach_encoder(&mut self, encoder: Box<dyn MediaEncoder>) {
+        self.info.vision = encoder.has_vision();
+        self.info.audio = encoder.has_audio();
+        self.encoder = Some(encoder);
     }
 }
 

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::error::EngineError;
+use crate::media::MediaKind;
 use crate::sample::SamplingParams;
 use crate::text::ChatMessage;
 
@@ -13,6 +14,7 @@ pub struct ModelId(pub u64);
 #[derive(Debug, Clone)]
 pub enum Prompt {
     /// Rendered with the model's chat template, ending where the assistant's reply begins.
+    /// Messages may carry images and audio clips (`ChatMessage::media`).
     Chat(Vec<ChatMessage>),
     /// Used as it is (tokenized with the tokenizer's own special-token rules).
     Text(String),
@@ -36,6 +38,13 @@ pub struct Request {
     pub reuse_prefix: bool,
 }
 
+impl Prompt {
+    /// Whether any message carries an image or clip.
+    pub fn has_media(&self) -> bool {
+        matches!(self, Prompt::Chat(messages) if messages.iter().any(|m| !m.media.is_empty()))
+    }
+}
+
 impl Request {
     pub fn new(model: ModelId, prompt: Prompt, sampling: SamplingParams) -> Self {
         Self { model, prompt, sampling, chunk_size: 512, logits_path: None, ignore_eos: false, reuse_prefix: true }
@@ -52,6 +61,39 @@ pub struct Plan {
     pub reuse_declined: Option<String>,
     pub chunk_size: usize,
     pub chunks: usize,
+    /// Every image and clip in the prompt, in order.
+    pub media: Vec<MediaPlan>,
+    /// Vision and audio tower runs this request needs (encoder-cache misses).
+    pub tower_runs: usize,
+}
+
+/// One media item of a request's prompt, as the plan reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MediaPlan {
+    pub kind: MediaKind,
+    /// The file's name.
+    pub file: String,
+    /// The first 12 hex digits of the content hash.
+    pub hash: String,
+    /// Where its soft tokens start in the prompt.
+    pub position: usize,
+    pub soft_tokens: usize,
+    /// Where its tower output comes from.
+    pub encoder: EncoderUse,
+}
+
+/// How a media item's tower output is obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EncoderUse {
+    /// The reused prefix already holds it: no tower output needed.
+    Prefix,
+    /// The encoder cache, in memory.
+    Memory,
+    /// The encoder cache's disk tier.
+    Disk,
+    /// Not cached: the tower runs.
+    Miss,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

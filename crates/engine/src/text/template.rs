@@ -19,6 +19,7 @@ use super::pyjson::PyJson;
 use super::strftime::strftime_now;
 use super::tokenizer::Tokenizer;
 use crate::error::{EngineError, Result};
+use crate::media::MediaItem;
 
 const NAME: &str = "chat_template";
 
@@ -27,6 +28,10 @@ const NAME: &str = "chat_template";
 pub struct ChatMessage {
     pub role: String,
     pub content: String,
+    /// Images and audio clips sent with this message, in order. A message with media reaches
+    /// the template as a content list (the media, then the text), as transformers renders it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<MediaItem>,
 }
 
 impl ChatMessage {
@@ -34,7 +39,14 @@ impl ChatMessage {
         Self {
             role: role.into(),
             content: content.into(),
+            media: vec![],
         }
+    }
+
+    /// The same message with these media items attached.
+    pub fn with_media(mut self, media: impl IntoIterator<Item = MediaItem>) -> Self {
+        self.media.extend(media);
+        self
     }
 
     pub fn system(content: impl Into<String>) -> Self {
@@ -118,6 +130,16 @@ impl ChatTemplate {
     pub fn render(
         &self,
         messages: &[ChatMessage],
+        add_generation_prompt: bool,
+        tools: Option<serde_json::Value>,
+    ) -> Result<String> {
+        self.render_any(messages, add_generation_prompt, tools)
+    }
+
+    /// `render` for messages in any serialisable shape (content lists with media parts).
+    pub fn render_any<M: Serialize>(
+        &self,
+        messages: &[M],
         add_generation_prompt: bool,
         tools: Option<serde_json::Value>,
     ) -> Result<String> {

@@ -1,0 +1,134 @@
+//! Tower outputs for a prompt's media: nothing for items the reused prefix already holds,
+//! the encoder cache for the rest, and the towers only for what the cache lacks. Looking up
+//! is cheap and happens before the plan; the towers run after it.
+
+use std::collections::HashMap;
+
+use mlx_rs::Array;
+
+use crate::cache::{EncoderCache, EncoderKey, EncoderSource};
+use crate::error::{EngineError, Result};
+use crate::media::gemma4::{extract_features, preprocess_image};
+use crate::media::{decode_image, MediaKind, MediaLimits};
+use crate::runtime::media_encoder::MediaEncoder;
+use crate::runtime::media_prompt::{named, MediaPrompt, PromptItem};
+use crate::runtime::request::{EncoderUse, MediaPlan};
+
+/// Per item, how its output is obtained and (once known) the output.
+pub struct MediaOutputs {
+    pub uses: Vec<EncoderUse>,
+    outputs: Vec<Option<Array>>,
+}
+
+impl MediaOutputs {
+    /// Looks every item past `reused` up in the encoder cache. An item repeated within the
+    /// prompt is looked up once: its later copies share the first one's output.
+    pub fn lookup(prompt: &MediaPrompt, reused: usize, encoder: &dyn MediaEncoder, cache: &mut EncoderCache) -> Self {
+        let tower = encoder.identity();
+        let mut seen: HashMap<(MediaKind, &str), usize> = HashMap::new();
+        let mut uses = Vec::with_capacity(prompt.items.len());
+        let mut outputs = Vec::with_capacity(prompt.items.len());
+        for (i, item) in prompt.items.iter().enumerate() {
+            if item.range().end <= reused {
+                uses.push(EncoderUse::Prefix);
+                outputs.push(None);
+                continue;
+            }
+            if let Some(&first) = seen.get(&(item.kind, item.hash.as_str())) {
+                uses.push(if uses[first] == EncoderUse::Miss { EncoderUse::Memory } else { uses[first] });
+                outputs.push(outputs[first].clone());
+                continue;
+            }
+            seen.insert((item.kind, &item.hash), i);
+            let found = cache.lookup(&EncoderKey::new(tower.clone(), item.hash.clone()));
+            uses.push(match found.source {
+                EncoderSource::Memory => EncoderUse::Memory,
+                EncoderSource::Disk => EncoderUse::Disk,
+                EncoderSource::Miss => EncoderUse::Miss,
+            });
+            outputs.push(found.output);
+        }
+        Self { uses, outputs }
+    }
+
+    /// Tower runs still to do.
+    pub fn misses(&self) -> usize {
+        self.outputs.iter().zip(&self.uses).filter(|(o, u)| o.is_none() && **u == EncoderUse::Miss).count()
+    }
+
+    /// Runs the towers for every miss (once per distinct item) and keeps their outputs in the
+    /// encoder cache.
+    pub fn run_towers(
+        &mut self,
+        prompt: &MediaPrompt,
+        encoder: &dyn MediaEncoder,
+        cache: &mut EncoderCache,
+        limits: &MediaLimits,
+    ) -> Result<()> {
+        let tower = encoder.identity();
+        for (i, item) in prompt.items.iter().enumerate() {
+            if self.uses[i] == EncoderUse::Prefix || self.outputs[i].is_some() {
+                continue;
+            }
+            let output = encode(item, encoder, limits)?;
+            output.eval()?;
+            cache.insert(EncoderKey::new(tower.clone(), item.hash.clone()), output.clone());
+            for j in i..prompt.items.len() {
+                let same = prompt.items[j].kind == item.kind && prompt.items[j].hash == item.hash;
+                if same && self.uses[j] != EncoderUse::Prefix {
+                    self.outputs[j] = Some(output.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The item's tower output, `[soft_tokens, hidden]`; `None` for items in the reused prefix.
+    pub fn output(&self, item: usize) -> Option<&Array> {
+        self.outputs[item].as_ref()
+    }
+
+    /// The plan's view of the items.
+    pub fn plan(&self, prompt: &MediaPrompt) -> Vec<MediaPlan> {
+        prompt
+            .items
+            .iter()
+            .zip(&self.uses)
+            .map(|(item, &encoder)| MediaPlan {
+                kind: item.kind,
+                file: item.file.clone(),
+                hash: item.hash.chars().take(12).collect(),
+                position: item.span.start,
+                soft_tokens: item.span.len,
+                encoder,
+            })
+            .collect()
+    }
+}
+
+/// Preprocesses one item and runs its tower; checks it gives one row per soft token.
+fn encode(item: &PromptItem, encoder: &dyn MediaEncoder, limits: &MediaLimits) -> Result<Array> {
+    let processor = encoder.processor();
+    let output = match item.kind {
+        MediaKind::Image => {
+            let image = decode_image(&item.path, limits)?;
+            let input = preprocess_image(&image, &processor.image).map_err(|e| named(e, &item.file))?;
+            encoder.encode_image(&input)?
+        }
+        MediaKind::Audio => {
+            let samples = item.samples.as_deref().unwrap_or_default();
+            let input = extract_features(samples, &processor.audio, processor.audio_seq_length).map_err(|e| named(e, &item.file))?;
+            encoder.encode_audio(&input)?
+        }
+    };
+    let rows = output.shape().first().copied().unwrap_or(0) as usize;
+    if output.ndim() != 2 || rows != item.span.len {
+        return Err(EngineError::Mlx(format!(
+            "{}: the tower gave {:?} for {} soft tokens; the model's towers and preprocessing disagree",
+            item.file,
+            output.shape(),
+            item.span.len
+        )));
+    }
+    Ok(output)
+}

@@ -1,0 +1,112 @@
+//! Prefill for a prompt with media: chunks that never split an image, and each chunk's input
+//! embeddings (the text model's own, with the media rows replaced by tower outputs).
+
+use std::ops::Range;
+
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{ops, Array};
+
+use crate::cache::KvCache;
+use crate::error::{EngineError, Result};
+use crate::media::MediaKind;
+use crate::model::EmbeddingsInput;
+use crate::runtime::media_encode::MediaOutputs;
+use crate::runtime::media_prompt::MediaPrompt;
+use crate::runtime::model::ReadyModel;
+
+/// Splits `start..end` into chunks of about `chunk` positions; a chunk that would end inside
+/// one of `whole` (image soft-token ranges) is extended to that range's end.
+pub fn chunk_ranges(start: usize, end: usize, chunk: usize, whole: &[Range<usize>]) -> Vec<Range<usize>> {
+    let chunk = chunk.max(1);
+    let mut ranges = Vec::new();
+    let mut at = start;
+    while at < end {
+        let mut stop = (at + chunk).min(end);
+        while let Some(r) = whole.iter().find(|r| r.start < stop && stop < r.end) {
+            stop = r.end.min(end);
+        }
+        ranges.push(at..stop);
+        at = stop;
+    }
+    ranges
+}
+
+/// The image soft-token ranges of a prompt (audio is causal and may be split).
+pub fn image_ranges(prompt: &MediaPrompt) -> Vec<Range<usize>> {
+    prompt.items.iter().filter(|i| i.kind == MediaKind::Image).map(|i| i.range()).collect()
+}
+
+/// Runs one chunk of a media prompt through the model; logits of its last position.
+pub fn forward_chunk(
+    model: &ReadyModel,
+    prompt: &MediaPrompt,
+    outputs: &MediaOutputs,
+    range: Range<usize>,
+    cache: &mut KvCache,
+) -> Result<Array> {
+    let pad = model.model.media_pad_id().ok_or_else(|| {
+        EngineError::invalid("input", format!("{} takes token ids only", model.config().arch))
+    })?;
+    let (a, b) = (range.start, range.end);
+    let mut ids: Vec<i32> = prompt.ids[range.clone()].iter().map(|&t| t as i32).collect();
+    let mut blocks = vec![-1i32; b - a];
+    // The chunk's pieces in order: (start, end, Some(item)) for media rows, None for text.
+    let mut pieces: Vec<(usize, usize, Option<usize>)> = Vec::new();
+    let mut cursor = a;
+    for (index, item) in prompt.items.iter().enumerate() {
+        let (s, e) = (item.range().start.max(a), item.range().end.min(b));
+        if s >= e {
+            continue;
+        }
+        ids[s - a..e - a].iter_mut().for_each(|id| *id = pad as i32);
+        if item.kind == MediaKind::Image {
+            blocks[s - a..e - a].iter_mut().for_each(|x| *x = index as i32);
+        }
+        if cursor < s {
+            pieces.push((cursor, s, None));
+        }
+        pieces.push((s, e, Some(index)));
+        cursor = e;
+    }
+    if cursor < b {
+        pieces.push((cursor, b, None));
+    }
+
+    let ids = Array::from_slice(&ids, &[1, (b - a) as i32]);
+    let text = model.model.embed(&ids)?;
+    let mut rows = Vec::with_capacity(pieces.len());
+    for (s, e, item) in pieces {
+        let local = (s - a) as i32..(e - a) as i32;
+        rows.push(match item {
+            None => text.index((.., local, ..)),
+            Some(index) => {
+                let output = outputs.output(index).ok_or_else(|| {
+                    EngineError::Mlx(format!("no tower output for media item {} of the prompt", index + 1))
+                })?;
+                let first = prompt.items[index].span.start;
+                let part = output.index(((s - first) as i32..(e - first) as i32, ..));
+                part.as_dtype(text.dtype())?.expand_dims(0)?
+            }
+        });
+    }
+    let embeds = if rows.len() == 1 { rows.pop().expect("one piece") } else { ops::concatenate(&rows, 1)? };
+    let media_blocks = blocks.iter().any(|&x| x >= 0).then_some(blocks.as_slice());
+    model.model.forward_embeddings(EmbeddingsInput { embeds: &embeds, ids: &ids, media_blocks }, cache)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // one image's range, not a range of values
+    fn chunks_never_end_inside_an_image() {
+        assert_eq!(chunk_ranges(0, 10, 4, &[]), [0..4, 4..8, 8..10]);
+        assert_eq!(chunk_ranges(0, 10, 4, &[3..6]), [0..6, 6..10]);
+        assert_eq!(chunk_ranges(2, 20, 4, &[5..15]), [2..15, 15..19, 19..20]);
+        // An image ending exactly at a boundary, and two images in a row.
+        assert_eq!(chunk_ranges(0, 12, 4, &[0..4, 4..9]), [0..4, 4..9, 9..12]);
+        assert_eq!(chunk_ranges(0, 12, 3, &[2..5, 5..8]), [0..5, 5..8, 8..11, 11..12]);
+        assert_eq!(chunk_ranges(5, 5, 4, &[]), Vec::<Range<usize>>::new());
+    }
+}

@@ -1,0 +1,182 @@
+//! A chat prompt with images and audio clips, as token ids and where each item sits.
+//!
+//! Each message's media go to the chat template as a content list (the media parts, then the
+//! text), so the template emits its placeholders; the placeholders are then expanded to each
+//! item's soft tokens. Counting soft tokens needs an image's size (from its header) and a
+//! clip's length (decoded: the container's duration is not exact); the image's pixels are
+//! decoded later, and only when its tower output is not cached.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use crate::cache::{MediaSpan, PrefixKey};
+use crate::error::{EngineError, MediaProblem, Result};
+use crate::media::gemma4::{audio_soft_tokens, expand_prompt, image_soft_tokens, SoftTokenSpan};
+use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits};
+use crate::runtime::media_encoder::MediaEncoder;
+use crate::runtime::model::ReadyModel;
+use crate::text::ChatMessage;
+
+/// A prompt with media: its ids, and each item with its soft tokens' place.
+pub struct MediaPrompt {
+    pub ids: Vec<u32>,
+    /// In prompt order.
+    pub items: Vec<PromptItem>,
+}
+
+/// One image or clip of a prompt.
+pub struct PromptItem {
+    pub kind: MediaKind,
+    pub path: PathBuf,
+    /// The file's name, for errors and plans.
+    pub file: String,
+    /// The content hash.
+    pub hash: String,
+    /// Where its soft tokens are in `MediaPrompt::ids`.
+    pub span: SoftTokenSpan,
+    /// A clip's samples at the model's rate (decoded to count its soft tokens); images are
+    /// decoded when their tower runs.
+    pub samples: Option<Vec<f32>>,
+}
+
+impl PromptItem {
+    /// Positions of its soft tokens.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.span.start..self.span.start + self.span.len
+    }
+
+    pub fn media_span(&self) -> MediaSpan {
+        self.span.media_span(self.hash.clone())
+    }
+}
+
+impl MediaPrompt {
+    /// The prefix cache's identity for the first `tokens` of this prompt (or of the sequence
+    /// that continues it).
+    pub fn prefix_key(&self, fingerprint: &str, tokens: Vec<u32>) -> PrefixKey {
+        PrefixKey { fingerprint: fingerprint.to_string(), tokens, media: self.items.iter().map(PromptItem::media_span).collect() }
+    }
+
+    /// `reused` moved back to the start of any media item it falls inside: an item's soft
+    /// tokens are computed together (an image's see each other both ways).
+    pub fn reusable(&self, reused: usize) -> usize {
+        self.items.iter().filter(|i| i.span.start < reused && reused < i.range().end).map(|i| i.span.start).min().unwrap_or(reused)
+    }
+}
+
+/// Checks that the model reads every attached kind, before any file is touched.
+pub fn check_capabilities(model: &ReadyModel, messages: &[ChatMessage]) -> Result<()> {
+    let (vision, audio) = (model.info.vision, model.info.audio);
+    for item in messages.iter().flat_map(|m| &m.media) {
+        let readable = match item.kind {
+            MediaKind::Image => vision,
+            MediaKind::Audio => audio,
+        };
+        if !readable || model.encoder.is_none() {
+            return Err(EngineError::ModelCannotRead { model: model.info.architecture.clone(), kind: item.kind, vision, audio });
+        }
+    }
+    Ok(())
+}
+
+/// Renders, measures and expands a conversation with media.
+pub fn build(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits) -> Result<MediaPrompt> {
+    check_capabilities(model, messages)?;
+    let encoder = model.encoder.as_deref().expect("checked above: the model has towers");
+    let template = model.template.as_ref().ok_or_else(|| {
+        EngineError::Template("this model has no chat template, which prompts with media need".into())
+    })?;
+
+    let mut measured = Vec::new();
+    for item in messages.iter().flat_map(|m| &m.media) {
+        measured.push(measure(item, encoder, limits)?);
+    }
+    let counts = |kind| measured.iter().filter(|m: &&Measured| m.kind == kind).map(|m| m.soft_tokens).collect::<Vec<_>>();
+    let rendered = template.render_any(&content_lists(messages), true, None)?;
+    let expanded = expand_prompt(&model.tokenizer, encoder.media_tokens(), &rendered, &counts(MediaKind::Image), &counts(MediaKind::Audio))?;
+
+    // The n-th span of a kind is the n-th attached item of that kind.
+    let (images, clips): (Vec<Measured>, Vec<Measured>) = measured.into_iter().partition(|m| m.kind == MediaKind::Image);
+    let (mut images, mut clips) = (images.into_iter(), clips.into_iter());
+    let items = expanded
+        .spans
+        .iter()
+        .map(|&span| {
+            let next = match span.kind {
+                MediaKind::Image => images.next(),
+                MediaKind::Audio => clips.next(),
+            };
+            let m = next.expect("expand_prompt checked the counts");
+            PromptItem { kind: m.kind, path: m.path, file: m.file, hash: m.hash, span, samples: m.samples }
+        })
+        .collect();
+    Ok(MediaPrompt { ids: expanded.ids, items })
+}
+
+/// What an item needs before expansion: its identity and soft-token count.
+struct Measured {
+    kind: MediaKind,
+    path: PathBuf,
+    file: String,
+    hash: String,
+    soft_tokens: usize,
+    samples: Option<Vec<f32>>,
+}
+
+fn measure(item: &MediaItem, encoder: &dyn MediaEncoder, limits: &MediaLimits) -> Result<Measured> {
+    let file = item.file_name();
+    let processor = encoder.processor();
+    let (soft_tokens, samples) = match item.kind {
+        MediaKind::Image => {
+            let info = probe(&item.path, limits)?;
+            let (MediaKind::Image, Some(width), Some(height)) = (info.kind, info.width, info.height) else {
+                return Err(EngineError::media(&file, MediaProblem::UnsupportedImage));
+            };
+            let n = image_soft_tokens(height as usize, width as usize, &processor.image).map_err(|e| named(e, &file))?;
+            (n, None)
+        }
+        MediaKind::Audio => {
+            let audio = decode_audio(&item.path, processor.audio.sampling_rate, limits)?;
+            let n = audio_soft_tokens(audio.samples.len(), &processor.audio, processor.audio_seq_length);
+            if n == 0 {
+                let detail = "the clip is too short for the model".to_string();
+                return Err(EngineError::media(&file, MediaProblem::Unsuitable { detail }));
+            }
+            (n, Some(audio.samples))
+        }
+    };
+    Ok(Measured { kind: item.kind, path: item.path.clone(), file, hash: item.content_hash()?, soft_tokens, samples })
+}
+
+/// Preprocessing errors say "image"/"audio"; the person wants the file's name.
+pub(crate) fn named(error: EngineError, file: &str) -> EngineError {
+    match error {
+        EngineError::Media { problem, .. } => EngineError::media(file, problem),
+        other => other,
+    }
+}
+
+/// Messages as the template sees them: plain content, or a list of the media parts then the text.
+fn content_lists(messages: &[ChatMessage]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|m| {
+            if m.media.is_empty() {
+                return json!({ "role": m.role, "content": m.content });
+            }
+            let mut parts: Vec<Value> = m.media.iter().map(|item| json!({ "type": kind_name(item.kind) })).collect();
+            if !m.content.is_empty() {
+                parts.push(json!({ "type": "text", "text": m.content }));
+            }
+            json!({ "role": m.role, "content": parts })
+        })
+        .collect()
+}
+
+fn kind_name(kind: MediaKind) -> &'static str {
+    match kind {
+        MediaKind::Image => "image",
+        MediaKind::Audio => "audio",
+    }
+}

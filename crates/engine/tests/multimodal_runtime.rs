@@ -1,0 +1,468 @@
+//! Images and audio through the runtime, on the tiny Gemma 4 checkpoint
+//! (tests/reference/fixtures/tiny/gemma4): prompt building from chat messages with media, the
+//! prefix and encoder caches' identities, prefill chunks that never split an image, and the
+//! errors for bad media.
+//!
+//! The towers here are `ReferenceTowers`: they check the preprocessed input's size and return
+//! transformers' own tower outputs from media_reference/ (image_embeds.npy, audio_embeds.npy),
+//! counting their runs. So those tests check everything but the towers' arithmetic (which
+//! fidelity_gemma4_towers.rs covers). The last test runs the real towers through the engine:
+//! our (Pillow-exact) preprocessing of gradient.png equals the fixture's pixel_values to float
+//! rounding, and the reference's 16 greedy ids come out.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
+
+use confab_engine::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
+use confab_engine::media::gemma4::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
+use confab_engine::media::{MediaItem, MediaKind, MediaLimits, RgbImage};
+use confab_engine::model::LoadOptions;
+use confab_engine::runtime::generate::{self, Shared};
+use confab_engine::runtime::{EncoderUse, Engine, EngineOptions, Event, MediaEncoder, Plan, Prompt, ReadyModel, Request};
+use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
+use confab_engine::{EngineError, MediaProblem};
+use mlx_rs::Array;
+use serde_json::Value;
+
+const QUESTION: &str = "What do you see and hear?";
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
+}
+
+fn gemma4() -> PathBuf {
+    fixture("gemma4")
+}
+
+fn reference() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(gemma4().join("media_reference.json")).unwrap()).unwrap()
+}
+
+fn reference_greedy_ids() -> Vec<u32> {
+    reference()["greedy_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect()
+}
+
+fn image() -> MediaItem {
+    MediaItem::image(gemma4().join("media/gradient.png"))
+}
+
+fn audio() -> MediaItem {
+    MediaItem::audio(gemma4().join("media/chirp.wav"))
+}
+
+/// Stand-in towers returning the reference's outputs (repeated or cut to the soft-token count).
+struct ReferenceTowers {
+    processor: ProcessorConfig,
+    tokens: MediaTokens,
+    image: Array,
+    audio: Array,
+    runs: Rc<Cell<usize>>,
+}
+
+impl ReferenceTowers {
+    fn new(runs: Rc<Cell<usize>>) -> Self {
+        let dir = gemma4();
+        let arrays = dir.join("media_reference");
+        Self {
+            processor: ProcessorConfig::from_folder(&dir).unwrap(),
+            tokens: MediaTokens::from_folder(&dir).unwrap(),
+            image: Array::load_numpy(arrays.join("image_embeds.npy")).unwrap(),
+            audio: Array::load_numpy(arrays.join("audio_embeds.npy")).unwrap(),
+            runs,
+        }
+    }
+
+    fn rows(&self, table: &Array, n: usize) -> Array {
+        self.runs.set(self.runs.get() + 1);
+        let have = table.dim(0) as usize;
+        let index: Vec<i32> = (0..n).map(|i| (i % have) as i32).collect();
+        table.take_axis(Array::from_slice(&index, &[n as i32]), 0).unwrap()
+    }
+}
+
+impl MediaEncoder for ReferenceTowers {
+    fn identity(&self) -> String {
+        "reference-towers:tiny-gemma4".into()
+    }
+    fn processor(&self) -> &ProcessorConfig {
+        &self.processor
+    }
+    fn media_tokens(&self) -> &MediaTokens {
+        &self.tokens
+    }
+    fn has_vision(&self) -> bool {
+        true
+    }
+    fn has_audio(&self) -> bool {
+        true
+    }
+    fn encode_image(&self, input: &ImageInput) -> confab_engine::Result<Array> {
+        Ok(self.rows(&self.image, input.soft_tokens))
+    }
+    fn encode_audio(&self, input: &AudioInput) -> confab_engine::Result<Array> {
+        Ok(self.rows(&self.audio, input.soft_tokens))
+    }
+}
+
+/// A model with stand-in towers and the caches, driven the way the engine thread drives it.
+struct Rig {
+    model: ReadyModel,
+    prefix: PrefixCache,
+    encoders: EncoderCache,
+    limits: MediaLimits,
+    runs: Rc<Cell<usize>>,
+}
+
+struct Outcome {
+    plan: Plan,
+    ids: Vec<u32>,
+    text: String,
+}
+
+impl Rig {
+    fn new(encoder_dir: Option<&Path>) -> Self {
+        let mut model = ReadyModel::load(&gemma4(), &LoadOptions::default(), &mut |_| {}).unwrap();
+        let runs = Rc::new(Cell::new(0));
+        model.attach_encoder(Box::new(ReferenceTowers::new(runs.clone())));
+        let encoders = EncoderCache::new(EncoderOptions { dir: encoder_dir.map(Path::to_path_buf), ..Default::default() });
+        Self { model, prefix: PrefixCache::new(PrefixOptions::default()), encoders, limits: MediaLimits::default(), runs }
+    }
+
+    fn ask(&mut self, messages: Vec<ChatMessage>, chunk: usize) -> confab_engine::Result<Outcome> {
+        let mut sampling = SamplingParams::greedy();
+        sampling.max_tokens = 16;
+        let mut request = Request::new(confab_engine::runtime::ModelId(1), Prompt::Chat(messages), sampling);
+        request.ignore_eos = true;
+        request.chunk_size = chunk;
+        let (mut plan, mut ids, mut text, mut error) = (None, vec![], String::new(), None);
+        let mut emit = |event| match event {
+            Event::Plan(p) => plan = Some(p),
+            Event::Token { id, text: t } => {
+                ids.push(id);
+                text.push_str(&t);
+            }
+            Event::Text(t) => text.push_str(&t),
+            Event::Error(e) => error = Some(e),
+            Event::Done { .. } => {}
+        };
+        let mut shared = Shared { prefix: &mut self.prefix, encoders: &mut self.encoders, limits: &self.limits };
+        generate::run(&self.model, &mut shared, request, &AtomicBool::new(false), &mut emit)?;
+        if let Some(e) = error {
+            return Err(e);
+        }
+        Ok(Outcome { plan: plan.expect("a plan comes first"), ids, text })
+    }
+}
+
+fn first_turn() -> Vec<ChatMessage> {
+    vec![ChatMessage::user(QUESTION).with_media([image(), audio()])]
+}
+
+fn sources(plan: &Plan) -> Vec<EncoderUse> {
+    plan.media.iter().map(|m| m.encoder).collect()
+}
+
+#[test]
+fn image_and_audio_prompt_gives_the_reference_tokens() {
+    let reference = reference();
+    let mut rig = Rig::new(None);
+    // Chunks of 16 would cut the 63-token image; the chunk holding its start takes all of it.
+    let out = rig.ask(first_turn(), 16).unwrap();
+    assert_eq!(out.ids, reference_greedy_ids(), "greedy ids");
+    let plan = &out.plan;
+    assert_eq!(plan.prompt_tokens, 118);
+    assert_eq!(plan.media.len(), 2);
+    let (img, aud) = (&plan.media[0], &plan.media[1]);
+    assert_eq!((img.kind, img.soft_tokens), (MediaKind::Image, reference["image_tokens"].as_u64().unwrap() as usize));
+    assert_eq!((aud.kind, aud.soft_tokens), (MediaKind::Audio, reference["audio_tokens"].as_u64().unwrap() as usize));
+    assert_eq!((img.file.as_str(), img.hash.len()), ("gradient.png", 12));
+    assert_eq!(sources(plan), [EncoderUse::Miss, EncoderUse::Miss]);
+    assert_eq!((plan.tower_runs, rig.runs.get()), (2, 2));
+    let image_range = img.position..img.position + 63;
+    let expected = confab_engine::runtime::media_prefill::chunk_ranges(0, 118, 16, std::slice::from_ref(&image_range));
+    assert!(expected.iter().any(|r| r.start <= img.position && r.end >= img.position + 63));
+    assert_eq!(plan.chunks, expected.len());
+    // The same prompt in one chunk gives the same tokens (a fresh rig: nothing cached).
+    let whole = Rig::new(None).ask(first_turn(), 512).unwrap();
+    assert_eq!(whole.ids, out.ids);
+    assert_eq!(whole.plan.chunks, 1);
+}
+
+#[test]
+fn a_second_turn_reuses_the_prefix_and_runs_no_tower() {
+    let mut rig = Rig::new(None);
+    let first = rig.ask(first_turn(), 512).unwrap();
+    assert_eq!(rig.runs.get(), 2);
+    let audio_end = first.plan.media[1].position + first.plan.media[1].soft_tokens;
+
+    let mut messages = first_turn();
+    messages.push(ChatMessage::assistant(first.text.clone()));
+    messages.push(ChatMessage::user("Tell me more."));
+    let second = rig.ask(messages.clone(), 512).unwrap();
+    assert!(second.plan.reused_tokens >= audio_end, "reused {} of {}", second.plan.reused_tokens, audio_end);
+    assert_eq!(second.plan.reuse_source, "memory");
+    assert_eq!(sources(&second.plan), [EncoderUse::Prefix, EncoderUse::Prefix]);
+    assert_eq!((second.plan.tower_runs, rig.runs.get()), (0, 2));
+
+    // The same image sent again in a new message: the encoder cache has it.
+    messages.push(ChatMessage::assistant(second.text));
+    messages.push(ChatMessage::user("And this one?").with_media([image()]));
+    let third = rig.ask(messages, 512).unwrap();
+    assert_eq!(sources(&third.plan), [EncoderUse::Prefix, EncoderUse::Prefix, EncoderUse::Memory]);
+    assert_eq!((third.plan.tower_runs, rig.runs.get()), (0, 2));
+    assert_eq!(rig.encoders.stats().memory_hits, 1);
+}
+
+#[test]
+fn after_a_restart_the_encoder_cache_disk_tier_serves_the_towers_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = {
+        let mut rig = Rig::new(Some(dir.path()));
+        let out = rig.ask(first_turn(), 512).unwrap();
+        assert_eq!(rig.runs.get(), 2);
+        out
+    };
+    // A new model, prefix cache and encoder cache over the same folder: as after a restart.
+    let mut rig = Rig::new(Some(dir.path()));
+    let after = rig.ask(first_turn(), 512).unwrap();
+    assert_eq!(sources(&after.plan), [EncoderUse::Disk, EncoderUse::Disk]);
+    assert_eq!((after.plan.tower_runs, rig.runs.get()), (0, 0));
+    assert_eq!(after.plan.reused_tokens, 0);
+    assert_eq!(after.ids, before.ids, "outputs read back from disk give the same tokens");
+}
+
+#[test]
+fn a_different_image_with_the_same_text_does_not_reuse_past_the_image() {
+    let dir = tempfile::tempdir().unwrap();
+    // Same size as gradient.png (so the same soft-token count and the same token ids), other pixels.
+    let original = confab_engine::media::decode_image(&gemma4().join("media/gradient.png"), &MediaLimits::default()).unwrap();
+    let (width, height) = (original.width(), original.height());
+    let inverted = RgbImage::from_raw(width, height, original.into_raw().iter().map(|v| 255 - v).collect()).unwrap();
+    let other = dir.path().join("inverted.png");
+    inverted.save(&other).unwrap();
+
+    let mut rig = Rig::new(None);
+    let first = rig.ask(first_turn(), 512).unwrap();
+    let second = rig.ask(vec![ChatMessage::user(QUESTION).with_media([MediaItem::image(&other), audio()])], 512).unwrap();
+    assert_eq!(second.plan.prompt_tokens, first.plan.prompt_tokens, "the same token ids");
+    let image_start = second.plan.media[0].position;
+    assert!(second.plan.reused_tokens <= image_start, "reused {} past the image at {image_start}", second.plan.reused_tokens);
+    assert!(second.plan.reused_tokens > 0, "the text before the image is reused");
+    assert_ne!(second.plan.media[0].hash, first.plan.media[0].hash);
+    assert_eq!(sources(&second.plan), [EncoderUse::Miss, EncoderUse::Memory]);
+    assert_eq!((second.plan.tower_runs, rig.runs.get()), (1, 3));
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn media_problem(result: confab_engine::Result<Outcome>, file: &str) -> MediaProblem {
+    match result {
+        Err(EngineError::Media { file: got, problem }) => {
+            assert_eq!(got, file);
+            problem
+        }
+        Err(other) => panic!("{file}: expected a media error, got {other}"),
+        Ok(_) => panic!("{file}: expected a media error, got a reply"),
+    }
+}
+
+fn png_chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+    let body: Vec<u8> = kind.iter().chain(data).copied().collect();
+    let mut crc = !0u32;
+    for &b in &body {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+        }
+    }
+    let mut chunk = (data.len() as u32).to_be_bytes().to_vec();
+    chunk.extend(&body);
+    chunk.extend((!crc).to_be_bytes());
+    chunk
+}
+
+/// A PNG header saying 10000×10000 RGB: 100 megapixels, in under 100 bytes.
+fn huge_png() -> Vec<u8> {
+    let mut ihdr = 10_000u32.to_be_bytes().to_vec();
+    ihdr.extend(10_000u32.to_be_bytes());
+    ihdr.extend([8, 2, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(png_chunk(b"IHDR", &ihdr));
+    png.extend(png_chunk(b"IDAT", &[0x78, 0x9c, 0, 0]));
+    png
+}
+
+/// A 16-bit mono PCM WAV header promising `frames` frames at `rate` (no data follows).
+fn wav_header(rate: u32, frames: u32) -> Vec<u8> {
+    let data = frames * 2;
+    let mut w = b"RIFF".to_vec();
+    w.extend((36 + data).to_le_bytes());
+    w.extend(b"WAVEfmt ");
+    w.extend(16u32.to_le_bytes());
+    w.extend(1u16.to_le_bytes());
+    w.extend(1u16.to_le_bytes());
+    w.extend(rate.to_le_bytes());
+    w.extend((rate * 2).to_le_bytes());
+    w.extend(2u16.to_le_bytes());
+    w.extend(16u16.to_le_bytes());
+    w.extend(b"data");
+    w.extend(data.to_le_bytes());
+    w
+}
+
+fn ask_with(rig: &mut Rig, item: MediaItem) -> confab_engine::Result<Outcome> {
+    rig.ask(vec![ChatMessage::user(QUESTION).with_media([item])], 512)
+}
+
+#[test]
+fn bad_media_are_typed_errors_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rig = Rig::new(None);
+
+    let png = std::fs::read(gemma4().join("media/gradient.png")).unwrap();
+    let cut = write(dir.path(), "cut.png", &png[..png.len() / 2]);
+    assert!(matches!(media_problem(ask_with(&mut rig, MediaItem::image(&cut)), "cut.png"), MediaProblem::Corrupt { .. }));
+    let mut garbage = b"\x89PNG\r\n\x1a\n".to_vec();
+    garbage.extend(b"only the signature of a PNG");
+    let broken = write(dir.path(), "broken.png", &garbage);
+    assert!(matches!(media_problem(ask_with(&mut rig, MediaItem::image(&broken)), "broken.png"), MediaProblem::Corrupt { .. }));
+
+    let empty = write(dir.path(), "empty.wav", b"");
+    assert_eq!(media_problem(ask_with(&mut rig, MediaItem::audio(&empty)), "empty.wav"), MediaProblem::EmptyFile);
+    let silent = write(dir.path(), "silent.wav", &wav_header(16_000, 0));
+    assert_eq!(media_problem(ask_with(&mut rig, MediaItem::audio(&silent)), "silent.wav"), MediaProblem::NoAudio);
+
+    let huge = write(dir.path(), "huge.png", &huge_png());
+    let err = ask_with(&mut rig, MediaItem::image(&huge)).err().unwrap();
+    assert_eq!(err.to_string(), "huge.png: the image is 10000×10000 (100.0 MP) and the limit is 40.0 MP; resize it and try again");
+
+    let lecture = write(dir.path(), "lecture.wav", &wav_header(16_000, 2 * 3600 * 16_000));
+    let err = ask_with(&mut rig, MediaItem::audio(&lecture)).err().unwrap();
+    assert_eq!(err.to_string(), "lecture.wav: the clip is 2 h 0 min long and the limit is 30 min; trim it and try again");
+
+    let opus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media/sine1k.opus.ogg");
+    assert_eq!(
+        media_problem(ask_with(&mut rig, MediaItem::audio(&opus)), "sine1k.opus.ogg"),
+        MediaProblem::UnsupportedCodec { codec: "Opus".into() }
+    );
+
+    let missing = dir.path().join("gone.png");
+    assert!(matches!(media_problem(ask_with(&mut rig, MediaItem::image(&missing)), "gone.png"), MediaProblem::Unreadable { .. }));
+
+    // A clip sent as an image is not an image.
+    assert_eq!(media_problem(ask_with(&mut rig, MediaItem::image(audio().path)), "chirp.wav"), MediaProblem::UnsupportedImage);
+    assert_eq!(rig.runs.get(), 0, "no tower ran for a bad file");
+}
+
+#[test]
+fn media_sent_to_a_text_only_model_is_a_typed_error() {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, info) = engine.load(fixture("llama"), LoadOptions::default(), |_| {}).unwrap();
+    assert!(!info.vision && !info.audio);
+    for (item, words) in [(image(), "load a model with vision (e.g. Gemma 4) to send images"), (audio(), "load a model with audio (e.g. Gemma 4) to send audio clips")] {
+        let kind = item.kind;
+        let prompt = Prompt::Chat(vec![ChatMessage::user(QUESTION).with_media([item])]);
+        let error = engine
+            .generate(Request::new(model, prompt, SamplingParams::greedy()))
+            .find_map(|e| if let Event::Error(e) = e { Some(e) } else { None })
+            .expect("an error");
+        assert!(matches!(&error, EngineError::ModelCannotRead { kind: k, vision: false, audio: false, .. } if *k == kind), "{error:?}");
+        let message = error.to_string();
+        assert!(message.contains("reads text only") && message.contains(words), "{message}");
+    }
+}
+
+#[test]
+fn stand_in_towers_make_the_model_advertise_vision_and_audio() {
+    let rig = Rig::new(None);
+    assert!(rig.model.info.vision && rig.model.info.audio);
+    let json = serde_json::to_value(&rig.model.info).unwrap();
+    assert_eq!((json["vision"].as_bool(), json["audio"].as_bool()), (Some(true), Some(true)));
+}
+
+#[test]
+fn several_images_and_clips_across_turns_each_get_their_soft_tokens() {
+    let mut rig = Rig::new(None);
+    let messages = vec![
+        ChatMessage::user("Two pictures.").with_media([image(), image()]),
+        ChatMessage::assistant("I see them."),
+        ChatMessage::user("And two sounds.").with_media([audio(), audio()]),
+    ];
+    let out = rig.ask(messages, 32).unwrap();
+    let kinds: Vec<MediaKind> = out.plan.media.iter().map(|m| m.kind).collect();
+    assert_eq!(kinds, [MediaKind::Image, MediaKind::Image, MediaKind::Audio, MediaKind::Audio]);
+    // Each distinct file runs its tower once; its repeat shares the output.
+    assert_eq!(sources(&out.plan), [EncoderUse::Miss, EncoderUse::Memory, EncoderUse::Miss, EncoderUse::Memory]);
+    assert_eq!((out.plan.tower_runs, rig.runs.get()), (2, 2));
+    let positions: Vec<usize> = out.plan.media.iter().map(|m| m.position).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]));
+    // The prompt's ids at the image positions are image tokens, as expand_prompt placed them.
+    let ids = generate::prompt_ids(&rig.model, &Prompt::Chat(vec![ChatMessage::user("x").with_media([image()])]), &rig.limits).unwrap();
+    let image_token = rig.model.tokenizer.token_to_id("<|image|>").unwrap();
+    assert_eq!(ids.iter().filter(|&&t| t == image_token).count(), 63);
+}
+
+// ---- the real towers, through the public engine API ----
+
+fn engine_with_encoder_dir(dir: Option<&Path>) -> Engine {
+    let encoder = EncoderOptions { dir: dir.map(Path::to_path_buf), ..Default::default() };
+    Engine::start(EngineOptions { encoder, ..Default::default() }).unwrap()
+}
+
+fn engine_ask(engine: &Engine, model: confab_engine::runtime::ModelId, messages: Vec<ChatMessage>) -> Outcome {
+    let mut sampling = SamplingParams::greedy();
+    sampling.max_tokens = 16;
+    let mut request = Request::new(model, Prompt::Chat(messages), sampling);
+    request.ignore_eos = true;
+    request.chunk_size = 16;
+    let (mut plan, mut ids, mut text) = (None, vec![], String::new());
+    for event in engine.generate(request) {
+        match event {
+            Event::Plan(p) => plan = Some(p),
+            Event::Token { id, text: t } => {
+                ids.push(id);
+                text.push_str(&t);
+            }
+            Event::Text(t) => text.push_str(&t),
+            Event::Error(e) => panic!("{e}"),
+            Event::Done { .. } => {}
+        }
+    }
+    Outcome { plan: plan.unwrap(), ids, text }
+}
+
+#[test]
+fn real_towers_end_to_end_with_caches_and_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = {
+        let engine = engine_with_encoder_dir(Some(dir.path()));
+        let (model, info) = engine.load(gemma4(), LoadOptions::default(), |_| {}).unwrap();
+        assert!(info.vision && info.audio, "the tiny Gemma 4 has both towers");
+        let first = engine_ask(&engine, model, first_turn());
+        assert_eq!(first.ids, reference_greedy_ids(), "greedy ids through the real towers");
+        assert_eq!(sources(&first.plan), [EncoderUse::Miss, EncoderUse::Miss]);
+        assert_eq!(first.plan.tower_runs, 2);
+
+        let mut messages = first_turn();
+        messages.push(ChatMessage::assistant(first.text.clone()));
+        messages.push(ChatMessage::user("Tell me more.").with_media([image()]));
+        let second = engine_ask(&engine, model, messages);
+        assert_eq!(sources(&second.plan), [EncoderUse::Prefix, EncoderUse::Prefix, EncoderUse::Memory]);
+        assert_eq!(second.plan.tower_runs, 0);
+        assert!(second.plan.reused_tokens > first.plan.media[1].position);
+        first
+    };
+    let engine = engine_with_encoder_dir(Some(dir.path()));
+    let (model, _) = engine.load(gemma4(), LoadOptions::default(), |_| {}).unwrap();
+    let again = engine_ask(&engine, model, first_turn());
+    assert_eq!(sources(&again.plan), [EncoderUse::Disk, EncoderUse::Disk]);
+    assert_eq!(again.plan.tower_runs, 0);
+    assert_eq!(again.ids, first.ids);
+}
