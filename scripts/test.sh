@@ -12,6 +12,9 @@ cargo test --workspace --no-fail-fast
 echo "== UI"
 (cd ui && npm test)
 
+echo "== end to end (the built app under Xvfb, through WebDriver)"
+CONFAB_E2E_SETUP=0 scripts/e2e.sh
+
 echo "== confab doctor"
 # Built by the tests above (same features, so no rebuild).
 target/debug/confab doctor
