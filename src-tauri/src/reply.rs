@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use confab_engine::runtime::{Event, Plan, Prompt, Request, StopReason};
+use confab_engine::media::MediaItem;
 use confab_engine::ChatMessage;
 use confab_store::{ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 use tauri::ipc::Channel;
@@ -82,9 +83,13 @@ pub async fn stream_reply(
     });
 
     let branch = store.branch(conversation, user).await?;
+    let mut turns = Vec::with_capacity(branch.len());
+    for message in &branch {
+        turns.push((message.clone(), media_of(store, message.id).await?));
+    }
     let system = store.conversation(conversation).await?.system_prompt;
     let settings = state.settings();
-    let messages = chat_messages(system.as_deref().unwrap_or(&settings.system_prompt), &branch);
+    let messages = chat_messages(system.as_deref().unwrap_or(&settings.system_prompt), &turns);
     let mut request = Request::new(model.id, Prompt::Chat(messages), settings.sampling());
     request.sampling.stop = model.info.default_sampling.stop.clone();
 
@@ -108,16 +113,28 @@ pub async fn stream_reply(
     Ok(())
 }
 
-/// The branch as the chat template takes it. Failed empty replies are left out.
-pub fn chat_messages(system_prompt: &str, branch: &[Message]) -> Vec<ChatMessage> {
+/// A message's attachments as the engine takes them: the stored file, known by its hash.
+async fn media_of(store: &Store, message: MessageId) -> confab_store::Result<Vec<MediaItem>> {
+    let mut media = Vec::new();
+    for attachment in store.message_attachments(message).await? {
+        let path = store.attachment_path(&attachment.hash).await?;
+        let item = if attachment.mime.starts_with("audio/") { MediaItem::audio(path) } else { MediaItem::image(path) };
+        media.push(item.with_hash(attachment.hash.as_str()));
+    }
+    Ok(media)
+}
+
+/// The branch as the chat template takes it, each message with its media. Failed empty
+/// replies are left out.
+pub fn chat_messages(system_prompt: &str, branch: &[(Message, Vec<MediaItem>)]) -> Vec<ChatMessage> {
     let system = (!system_prompt.trim().is_empty()).then(|| ChatMessage::new("system", system_prompt));
-    let turns = branch.iter().filter(|m| !(m.role == Role::Assistant && m.content.is_empty())).map(|m| {
+    let turns = branch.iter().filter(|(m, _)| !(m.role == Role::Assistant && m.content.is_empty())).map(|(m, media)| {
         let role = match m.role {
             Role::System => "system",
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        ChatMessage::new(role, m.content.clone())
+        ChatMessage::new(role, m.content.clone()).with_media(media.iter().cloned())
     });
     system.into_iter().chain(turns).collect()
 }
@@ -229,10 +246,16 @@ mod tests {
 
     #[test]
     fn the_branch_becomes_chat_turns_after_the_system_prompt() {
-        let branch = [message(1, Role::User, "hi"), message(2, Role::Assistant, ""), message(3, Role::User, "again")];
+        let photo = MediaItem::image("/store/ab/cdef").with_hash("abcdef");
+        let branch = [
+            (message(1, Role::User, "hi"), vec![photo.clone()]),
+            (message(2, Role::Assistant, ""), vec![]),
+            (message(3, Role::User, "again"), vec![]),
+        ];
         let chat = chat_messages("Be brief.", &branch);
         let roles: Vec<_> = chat.iter().map(|m| m.role.as_str()).collect();
         assert_eq!(roles, ["system", "user", "user"], "an empty failed reply is left out");
+        assert_eq!(chat[1].media, vec![photo], "attachments travel with their message");
         assert_eq!(chat_messages("  ", &branch[..1]).len(), 1, "a blank system prompt is none");
     }
 }

@@ -161,6 +161,21 @@ export interface Plan {
   reuse_declined: string | null;
   chunk_size: number;
   chunks: number;
+  /** Each image and clip in the prompt, and where its tower output came from. */
+  media: MediaPlan[];
+  /** Vision/audio tower runs this reply needed (0 when every item was cached). */
+  tower_runs: number;
+}
+
+export interface MediaPlan {
+  kind: 'image' | 'audio';
+  file: string;
+  /** The content hash's first 12 hex digits. */
+  hash: string;
+  position: number;
+  soft_tokens: number;
+  /** `prefix`: already in the reused cache; `memory`/`disk`: the encoder cache; `miss`: the tower ran. */
+  encoder: 'prefix' | 'memory' | 'disk' | 'miss';
 }
 
 /** Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`. */

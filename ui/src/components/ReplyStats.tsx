@@ -1,4 +1,4 @@
-import type { Plan, ReplyStats as Stats } from '../ipc';
+import type { MediaPlan, Plan, ReplyStats as Stats } from '../ipc';
 import { humanDuration } from '../lib/format';
 
 /** "42 tokens · 31.2 tok/s · 180 ms to first token · 120 cached" under a finished reply. */
@@ -14,13 +14,29 @@ export function ReplyStats({ stats }: { stats: Stats }) {
   );
 }
 
-/** What the engine planned to reuse: "reused 120 of 300 prompt tokens from memory". */
+const encoderText: Record<MediaPlan['encoder'], string> = {
+  prefix: 'in the reused prefix',
+  memory: 'encoder cache (memory)',
+  disk: 'encoder cache (disk)',
+  miss: 'encoded now',
+};
+
+/** "image 3f2a9c1b04de: encoder cache (memory)". */
+export function mediaText(item: MediaPlan): string {
+  return `${item.kind} ${item.hash}: ${encoderText[item.encoder]}`;
+}
+
+/** What the engine planned to reuse: "reused 120 of 300 prompt tokens from memory", then media. */
 export function planText(plan: Plan): string {
+  let text: string;
   if (plan.reuse_source === 'none' || plan.reused_tokens === 0) {
     const why = plan.reuse_declined ? ` (cache not used: ${plan.reuse_declined})` : '';
-    return `processing ${plan.prompt_tokens} prompt tokens${why}`;
+    text = `processing ${plan.prompt_tokens} prompt tokens${why}`;
+  } else {
+    text = `reused ${plan.reused_tokens} of ${plan.prompt_tokens} prompt tokens from ${plan.reuse_source}`;
   }
-  return `reused ${plan.reused_tokens} of ${plan.prompt_tokens} prompt tokens from ${plan.reuse_source}`;
+  const media = plan.media ?? [];
+  return media.length === 0 ? text : `${text}; ${media.map(mediaText).join('; ')}`;
 }
 
 export function PlanLine({ plan }: { plan: Plan }) {

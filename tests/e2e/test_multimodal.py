@@ -1,0 +1,61 @@
+"""Images and audio in the app: the tiny Gemma 4 (vision and audio towers) picked in the model
+menu, a real native drop of an image and a clip, and a reply whose plan lists both."""
+import pathlib
+import unittest
+
+from harness import AppTestCase, ChatApp, make_home
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+GEMMA4 = ROOT / "tests/reference/fixtures/tiny/gemma4"
+
+
+class Multimodal(AppTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.home = make_home(cls.__name__)
+        (cls.home / "models" / "gemma4-tiny").symlink_to(GEMMA4, target_is_directory=True)
+        cls.app = ChatApp(cls.home, log_name=cls.__name__)
+        try:
+            cls.app.start()
+        except BaseException:
+            cls.app.quit()
+            raise
+
+    def test_01_pick_gemma4(self):
+        app = self.app
+        app.wait_model_ready()
+        app.click("model-picker")
+        app.click("model-item", extra='[data-path$="gemma4-tiny"]', timeout=60)
+        app.wait_until(lambda: "gemma4-tiny" in app.text(app.wait_for("model-picker")), 120,
+                       "the picker does not show the Gemma 4 model")
+        app.wait_model_ready()
+        app.set_settings(max_tokens=8, seed=1)
+
+    def test_02_drop_an_image_and_a_clip_and_send(self):
+        app = self.app
+        app.new_chat()
+        report = app.drop_files([GEMMA4 / "media/gradient.png", GEMMA4 / "media/chirp.wav"],
+                                app.one("message-list") or app.one("composer-input"))
+        self.assertIn("DATA-GET", report, f"the window never asked for the dropped data: {report}")
+        app.wait_until(lambda: len(app.all("attachment-chip")) == 2, 60,
+                       lambda: f"chips: {len(app.all('attachment-chip'))}, banners: {app.banners('error-banner')} {app.banners('notice')}")
+        _, reply = app.send("What do you see and hear?")
+        done = app.wait_reply(reply["id"])
+        self.assertEqual(done["status"], "complete", done)
+        plan = app.text(app.wait_for("plan"))
+        self.assertIn("image", plan)
+        self.assertIn("audio", plan)
+        self.assertIn("encoded now", plan, "a new image and clip run their towers")
+        app.screenshot("multimodal-reply")
+
+    def test_03_the_same_image_again_runs_no_tower(self):
+        app = self.app
+        _, reply = app.send("And now?")
+        app.wait_reply(reply["id"])
+        plans = [app.text(p) for p in app.all("plan")]
+        self.assertNotIn("encoded now", plans[-1], f"the second turn re-encoded: {plans[-1]}")
+        self.assertIn("reused", plans[-1])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import type { Plan } from '../ipc';
+import { planText } from './ReplyStats';
+
+const base: Plan = {
+  prompt_tokens: 120,
+  reused_tokens: 0,
+  reuse_source: 'none',
+  reuse_declined: 'the prefix cache is empty',
+  chunk_size: 512,
+  chunks: 1,
+  media: [],
+  tower_runs: 0,
+};
+
+describe('planText', () => {
+  it('lists each image and clip with where its encoding came from', () => {
+    const plan: Plan = {
+      ...base,
+      tower_runs: 1,
+      media: [
+        { kind: 'image', file: 'a', hash: '3f2a9c1b04de', position: 5, soft_tokens: 63, encoder: 'miss' },
+        { kind: 'audio', file: 'b', hash: '77aa00bb11cc', position: 70, soft_tokens: 25, encoder: 'disk' },
+      ],
+    };
+    expect(planText(plan)).toBe(
+      'processing 120 prompt tokens (cache not used: the prefix cache is empty); image 3f2a9c1b04de: encoded now; audio 77aa00bb11cc: encoder cache (disk)',
+    );
+  });
+
+  it('says nothing of media for a text prompt', () => {
+    expect(planText({ ...base, reused_tokens: 100, reuse_source: 'memory' })).toBe('reused 100 of 120 prompt tokens from memory');
+  });
+});
