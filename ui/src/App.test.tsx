@@ -117,6 +117,18 @@ describe('composer', () => {
 });
 
 describe('streaming', () => {
+  it('keeps the title the backend sent when the reply starts', async () => {
+    await renderApp();
+    await openFirstConversation();
+    const stream = holdStream('send_message');
+    fireEvent.change(input(), { target: { value: 'Tell me' } });
+    fireEvent.keyDown(input(), { key: 'Enter' });
+    act(() => emit('conversation-updated', conversation(1, 'Tell me')));
+    const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
+    await push(stream, { kind: 'started', user: view(message(3, 'user', 'Tell me', { parent_id: 2 })), reply });
+    await waitFor(() => expect(screen.getAllByTestId('conversation-title')[0]?.textContent).toBe('Tell me'));
+  });
+
   it('streams tokens into the reply, shows the plan, and stops', async () => {
     await renderApp();
     await openFirstConversation();

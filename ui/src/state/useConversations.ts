@@ -59,8 +59,14 @@ export function useConversations(onError: (message: string) => void): Conversati
 
   useEffect(() => fetchPage(null), [fetchPage]);
 
+  /** Moves a conversation to the top with its new time; the rest of the entry (a title the
+   *  backend just sent) is kept as the list has it. */
   const touch = useCallback((conversation: Conversation) => {
-    setItems((previous) => [conversation, ...previous.filter((c) => c.id !== conversation.id)]);
+    setItems((previous) => {
+      const current = previous.find((c) => c.id === conversation.id) ?? conversation;
+      const moved = { ...current, updated_at: conversation.updated_at };
+      return [moved, ...previous.filter((c) => c.id !== conversation.id)];
+    });
   }, []);
 
   // Background updates (the auto-title) change the entry in place, without reordering.
