@@ -30,8 +30,12 @@ class Chat(AppTestCase):
         app.wait_until(lambda: app.last("assistant")["stats"], 10, "no reply-stats under the finished reply")
         stats = app.text(app.one("reply-stats", within=app.message_el(done["id"])))
         self.assertRegex(stats, r"\d", f"reply-stats shows numbers: {stats!r}")
-        # The conversation is in the sidebar.
+        # The conversation is in the sidebar, named: the first words at once, then the model's title.
         app.wait_for("conversation-item")
+        def title():
+            item = app.one("conversation-item", '[aria-current="true"]')
+            return app.text(app.one("conversation-title", within=item)) if item else ""
+        app.wait_until(lambda: title() not in ("", "New chat"), 30, lambda: f"sidebar title {title()!r}")
         type(self).paris = (user, done)
         app.screenshot("chat-paris")
 
