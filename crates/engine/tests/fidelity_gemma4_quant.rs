@@ -5,7 +5,9 @@
 //! - `gemma4_mlx4_mixed`: per-layer overrides in config.json (8-bit embedding and layer-1 MLP,
 //!   an unquantized o_proj);
 //! - `gemma4_moe_mlx4`: the text-only MoE checkpoint, experts as quantized `switch_glu`
-//!   projections, 8-bit routers.
+//!   projections, 8-bit routers;
+//! - `gemma4_ple_mlx4`: a text-only gemma4_text (mlx-lm random init) whose per-layer-input
+//!   embedding table is quantized too (the tiny gemma4's 80-wide table fits no MLX group size).
 //!
 //! Each through the public engine API, twice: dtype auto on the CPU (dequantized at load) and
 //! kept quantized (a zero dequantize budget: MLX's quantized matmul, as mlx-lm runs it).
@@ -21,7 +23,7 @@ use serde_json::Value;
 
 /// float32 activations and float32 scales on both sides; what differs is summation order and,
 /// on the dequantized path, dequantize-then-matmul against mlx-lm's quantized matmul.
-/// Observed: at most 2.2e-5 over the six runs; the logits span about ±20 (soft-capped at 30).
+/// Observed: at most 2.2e-5 over the eight runs; the logits span about ±20 (soft-capped at 30).
 const LOGIT_TOLERANCE: f32 = 1e-4;
 
 fn fixture(name: &str) -> PathBuf {
@@ -97,4 +99,14 @@ fn gemma4_moe_mlx_4bit_dequantized() {
 #[test]
 fn gemma4_moe_mlx_4bit_kept_quantized() {
     check("gemma4_moe_mlx4", true);
+}
+
+#[test]
+fn gemma4_quantized_per_layer_input_table_dequantized() {
+    check("gemma4_ple_mlx4", false);
+}
+
+#[test]
+fn gemma4_quantized_per_layer_input_table_kept_quantized() {
+    check("gemma4_ple_mlx4", true);
 }
