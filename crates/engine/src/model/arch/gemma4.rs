@@ -186,18 +186,39 @@ fn kv_sources(kinds: &[LayerKind], shared: usize) -> std::result::Result<Vec<Opt
 fn load_moe(l: &mut LayerLoader, p: &str, m: &MoeConfig) -> Result<Moe> {
     let hidden = l.config.hidden_size as f32;
     let scale = l.weights.take(&format!("{p}.router.scale"))?.as_dtype(Dtype::Float32)?;
-    let gate_up = l.weights.take(&format!("{p}.experts.gate_up_proj"))?.as_dtype(l.dtype)?;
-    let down = l.weights.take(&format!("{p}.experts.down_proj"))?.as_dtype(l.dtype)?;
     Ok(Moe {
         router_scale: ops::multiply(&scale, Array::from_f32(hidden.powf(-0.5)))?.as_dtype(l.dtype)?,
         router: l.linear(&format!("{p}.router.proj"))?,
         per_expert_scale: l.weights.take(&format!("{p}.router.per_expert_scale"))?.as_dtype(Dtype::Float32)?,
         top_k: m.top_k as i32,
-        experts: Experts::from_hf(gate_up, down, l.config.activation)?,
+        experts: load_experts(l, p)?,
         pre_norm: l.norm(&format!("{p}.pre_feedforward_layernorm_2.weight"))?,
         post_norm_dense: l.norm(&format!("{p}.post_feedforward_layernorm_1.weight"))?,
         post_norm_experts: l.norm(&format!("{p}.post_feedforward_layernorm_2.weight"))?,
     })
+}
+
+/// transformers' stacked `experts.gate_up_proj` / `experts.down_proj`, or mlx-lm's
+/// `experts.switch_glu.{gate,up,down}_proj` (possibly quantized per expert). Quantized experts
+/// are dequantized here: the shared `Experts` layer runs dense `gather_mm` only.
+fn load_experts(l: &mut LayerLoader, p: &str) -> Result<Experts> {
+    let activation = l.config.activation;
+    if l.weights.contains(&format!("{p}.experts.gate_up_proj")) {
+        let gate_up = l.weights.take(&format!("{p}.experts.gate_up_proj"))?.as_dtype(l.dtype)?;
+        let down = l.weights.take(&format!("{p}.experts.down_proj"))?.as_dtype(l.dtype)?;
+        return Experts::from_hf(gate_up, down, activation);
+    }
+    let mut dense = |name: &str| -> Result<Array> {
+        let prefix = format!("{p}.experts.switch_glu.{name}");
+        match l.weights.linear(&prefix)?.into_dtype(l.dtype, true)? {
+            Linear::Dense { weight, bias: None } => Ok(weight),
+            _ => Err(EngineError::CorruptWeights {
+                path: l.weights.source().into(),
+                reason: format!("`{prefix}` has a bias; Gemma 4's experts have none"),
+            }),
+        }
+    };
+    Experts::from_switch_glu(dense("gate_proj")?, dense("up_proj")?, dense("down_proj")?, activation)
 }
 
 impl Moe {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use mlx_rs::Array;
 
 use crate::error::{EngineError, Result};
-use crate::model::config::TextConfig;
+use crate::model::config::{Quantization, TextConfig};
 use crate::model::format::Fingerprint;
 use crate::model::weights::Weights;
 
@@ -94,7 +94,13 @@ pub fn load(dir: &Path) -> Result<Loaded> {
         tensors.extend(loaded);
     }
     let tensors = tensors.into_iter().map(|(name, a)| (text_model_name(name), a)).collect();
-    let weights = Weights::new(tensors, dir, config.quantization.clone());
+    // Per-layer quantization settings are keyed by the checkpoint's module paths; rename them
+    // as the tensors are.
+    let quantization = config.quantization.clone().map(|q| Quantization {
+        overrides: q.overrides.into_iter().map(|(k, v)| (text_model_name(k), v)).collect(),
+        ..q
+    });
+    let weights = Weights::new(tensors, dir, quantization);
     Ok(Loaded { config, weights, fingerprint: fingerprint.finish() })
 }
 

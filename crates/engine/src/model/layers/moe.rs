@@ -26,6 +26,12 @@ impl Experts {
         Ok(Self { gate_up: gate_up_proj.swap_axes(-1, -2)?, down: down_proj.swap_axes(-1, -2)?, intermediate, activation })
     }
 
+    /// From mlx-lm's `switch_glu` layout (dequantized): gate_proj and up_proj
+    /// [experts, intermediate, hidden], down_proj [experts, hidden, intermediate].
+    pub fn from_switch_glu(gate: Array, up: Array, down: Array, activation: Activation) -> Result<Self> {
+        Self::from_hf(ops::concatenate(&[gate, up], 1)?, down, activation)
+    }
+
     /// x [T, hidden], experts [T, k] (uint32), weights [T, k] → [T, hidden].
     pub fn forward(&self, x: &Array, experts: &Array, weights: &Array) -> Result<Array> {
         let x = x.expand_dims(-2)?.expand_dims(-2)?; // [T, 1, 1, hidden]

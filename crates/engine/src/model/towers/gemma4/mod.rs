@@ -31,7 +31,9 @@ pub struct Gemma4Towers {
 
 impl Gemma4Towers {
     /// The towers of the Hugging Face folder `dir` (model_type `gemma4`), computing in `dtype`.
-    /// A config without `vision_config` or `audio_config` loads without that tower.
+    /// A config without `vision_config` or `audio_config` loads without that tower, and so does
+    /// a checkpoint that holds none of a tower's weights (mlx-lm's text conversions drop the
+    /// towers but keep both sections); some but not all of them is an error.
     pub fn load(dir: &Path, dtype: Dtype) -> Result<Self> {
         let mut checkpoint = read_checkpoint(dir)?;
         let config_path = dir.join("config.json");
@@ -51,6 +53,9 @@ impl Gemma4Towers {
             section("vision_config").map(|v| serde_json::from_value(v).map_err(|e| parse_error("vision_config", e))).transpose()?;
         let audio_config: Option<AudioConfig> =
             section("audio_config").map(|v| serde_json::from_value(v).map_err(|e| parse_error("audio_config", e))).transpose()?;
+        let holds = |prefix: &str| checkpoint.weights.remaining().any(|n| n.starts_with(prefix));
+        let vision_config = vision_config.filter(|_| holds("vision_tower."));
+        let audio_config = audio_config.filter(|_| holds("audio_tower."));
         let mut l = TowerLoader { weights: &mut checkpoint.weights, dtype };
         let vision = match &vision_config {
             Some(c) => Some((VisionTower::load(&mut l, c)?, Embedder::load(&mut l, "embed_vision", c.rms_norm_eps)?)),
