@@ -9,37 +9,19 @@
 //!   spliced embeddings: media rows from the towers, per-layer ids with media as pad, and the
 //!   image's bidirectional block in sliding layers.
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use common::{assert_matches, fixture, greedy_run, ids, json, max_diff};
 use confab_engine::model::{self, EmbeddingsInput, LoadOptions};
 use confab_engine::npy;
-use confab_engine::runtime::{Engine, EngineOptions, Event, Prompt, Request};
-use confab_engine::sample::SamplingParams;
+use confab_engine::runtime::{Engine, EngineOptions, Prompt};
 use confab_engine::text::ChatMessage;
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{Array, Dtype};
-use serde_json::Value;
 
 /// float32 on both sides; what differs is summation order. Logits here span about ±20
 /// (soft-capped at 30).
 const LOGIT_TOLERANCE: f32 = 1e-4;
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn ids(v: &Value) -> Vec<u32> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
-}
-
-fn max_diff(got: &[f32], want: &[f32]) -> f32 {
-    assert_eq!(got.len(), want.len());
-    got.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max)
-}
 
 fn check_text(name: &str) {
     let dir = fixture(name);
@@ -48,28 +30,7 @@ fn check_text(name: &str) {
     let (model, info) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
     assert_eq!(info.vocab_size, reference["first_logits"].as_array().unwrap().len(), "{name}: vocab");
 
-    let logits_file = std::env::temp_dir().join(format!("confab-fidelity-{name}-{}.npy", std::process::id()));
-    let mut sampling = SamplingParams::greedy();
-    sampling.max_tokens = reference["steps"].as_u64().unwrap() as u32;
-    let mut request = Request::new(model, Prompt::Tokens(ids(&reference["prompt_ids"])), sampling);
-    request.ignore_eos = true;
-    request.logits_path = Some(logits_file.clone());
-    request.chunk_size = 16;
-    let mut got = vec![];
-    for event in engine.generate(request) {
-        match event {
-            Event::Token { id, .. } => got.push(id),
-            Event::Error(e) => panic!("{name}: {e}"),
-            _ => {}
-        }
-    }
-    let logits = npy::read_f32(&logits_file).unwrap();
-    std::fs::remove_file(&logits_file).ok();
-    let want: Vec<f32> = reference["first_logits"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
-    let diff = max_diff(&logits, &want);
-    eprintln!("{name}: first-step logits max abs diff {diff:e}");
-    assert!(diff < LOGIT_TOLERANCE, "{name}: first-step logits differ by up to {diff}");
-    assert_eq!(got, ids(&reference["greedy_ids"]), "{name}: greedy ids");
+    assert_matches(&greedy_run(&engine, model, &reference, name), &reference, LOGIT_TOLERANCE, name);
 
     let chat = &reference["chat"];
     let messages: Vec<ChatMessage> = serde_json::from_value(chat["messages"].clone()).unwrap();

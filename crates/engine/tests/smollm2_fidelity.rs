@@ -20,7 +20,7 @@ fn greedy(model: &model::LoadedModel, prompt: &[u32], steps: usize) -> (Vec<u32>
     let first = logits.as_slice::<f32>().to_vec();
     let mut out = vec![];
     for _ in 0..steps {
-        let next = ops::indexing::argmax_axis(&logits, -1, None).unwrap().item::<u32>();
+        let next = ops::indexing::argmax_axis(&logits, -1, None).unwrap().item_cast::<u32>();
         out.push(next);
         logits = model.model.forward(&Array::from_slice(&[next as i32], &[1, 1]), &mut cache).unwrap();
     }

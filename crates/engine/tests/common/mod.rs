@@ -1,0 +1,67 @@
+//! What the fidelity tests share: reading the reference fixtures that tests/reference/ scripts
+//! write, and the greedy run they are compared with.
+#![allow(dead_code)] // each test file uses its own part
+
+use std::path::{Path, PathBuf};
+
+use confab_engine::npy;
+use confab_engine::runtime::{Engine, Event, ModelId, Prompt, Request};
+use confab_engine::sample::SamplingParams;
+use serde_json::Value;
+
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
+}
+
+pub fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+pub fn ids(v: &Value) -> Vec<u32> {
+    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
+}
+
+pub fn floats(v: &Value) -> Vec<f32> {
+    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
+}
+
+pub fn max_diff(got: &[f32], want: &[f32]) -> f32 {
+    assert_eq!(got.len(), want.len(), "lengths differ");
+    got.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max)
+}
+
+/// What a greedy run of a reference's prompt gave.
+pub struct GreedyRun {
+    pub ids: Vec<u32>,
+    pub first_logits: Vec<f32>,
+}
+
+/// Generates `reference["steps"]` greedy tokens from `reference["prompt_ids"]` (through EOS),
+/// prefilled in chunks of 16 so that several chunks (and sliding windows) are crossed.
+pub fn greedy_run(engine: &Engine, model: ModelId, reference: &Value, tag: &str) -> GreedyRun {
+    let logits_file = std::env::temp_dir().join(format!("confab-fidelity-{tag}-{}.npy", std::process::id()));
+    let sampling = SamplingParams { max_tokens: reference["steps"].as_u64().unwrap() as u32, ..SamplingParams::greedy() };
+    let mut request = Request::new(model, Prompt::Tokens(ids(&reference["prompt_ids"])), sampling);
+    request.ignore_eos = true;
+    request.logits_path = Some(logits_file.clone());
+    request.chunk_size = 16;
+    let mut got = vec![];
+    for event in engine.generate(request) {
+        match event {
+            Event::Token { id, .. } => got.push(id),
+            Event::Error(e) => panic!("{tag}: {e}"),
+            _ => {}
+        }
+    }
+    let first_logits = npy::read_f32(&logits_file).unwrap();
+    std::fs::remove_file(&logits_file).ok();
+    GreedyRun { ids: got, first_logits }
+}
+
+/// Logits within `tolerance` of the reference's first step, and its greedy ids exactly.
+pub fn assert_matches(run: &GreedyRun, reference: &Value, tolerance: f32, tag: &str) {
+    let diff = max_diff(&run.first_logits, &floats(&reference["first_logits"]));
+    eprintln!("{tag}: first-step logits max abs diff {diff:e}");
+    assert!(diff < tolerance, "{tag}: first-step logits differ by up to {diff}");
+    assert_eq!(run.ids, ids(&reference["greedy_ids"]), "{tag}: greedy ids");
+}
