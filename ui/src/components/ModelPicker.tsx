@@ -28,7 +28,7 @@ function ModelItem({ model, current, onPick }: { model: ModelSummary; current: b
           {current && <span className="badge accent">loaded</span>}
         </span>
         <span className="model-item-meta">
-          {[humanSize(model.size_bytes), model.quantization, model.format, model.context_length ? `${humanTokens(model.context_length)} context` : null]
+          {[humanSize(model.size_bytes), model.quantization, formatName(model.format), model.context_length ? `${humanTokens(model.context_length)} context` : null]
             .filter(Boolean)
             .join(' · ')}
         </span>
@@ -142,4 +142,9 @@ export function NoModels({ error }: { error?: string | null }) {
       {error && <p className="model-error">{error}</p>}
     </div>
   );
+}
+
+/** The engine says `Gguf` / `Safetensors`; people say GGUF and safetensors. */
+function formatName(format: string): string {
+  return format.toLowerCase() === 'gguf' ? 'GGUF' : format.toLowerCase();
 }
