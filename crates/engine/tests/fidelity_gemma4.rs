@@ -11,11 +11,9 @@
 
 mod common;
 
-use common::{assert_matches, fixture, greedy_run, ids, json, max_diff};
+use common::{check_fixture, fixture, ids, json, max_diff};
 use confab_engine::model::{self, EmbeddingsInput, LoadOptions};
 use confab_engine::npy;
-use confab_engine::runtime::{Engine, EngineOptions, Prompt};
-use confab_engine::text::ChatMessage;
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{Array, Dtype};
 
@@ -23,28 +21,14 @@ use mlx_rs::{Array, Dtype};
 /// (soft-capped at 30).
 const LOGIT_TOLERANCE: f32 = 1e-4;
 
-fn check_text(name: &str) {
-    let dir = fixture(name);
-    let reference = json(&dir.join("reference.json"));
-    let engine = Engine::start(EngineOptions::default()).unwrap();
-    let (model, info) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
-    assert_eq!(info.vocab_size, reference["first_logits"].as_array().unwrap().len(), "{name}: vocab");
-
-    assert_matches(&greedy_run(&engine, model, &reference, name), &reference, LOGIT_TOLERANCE, name);
-
-    let chat = &reference["chat"];
-    let messages: Vec<ChatMessage> = serde_json::from_value(chat["messages"].clone()).unwrap();
-    assert_eq!(engine.tokenize(model, Prompt::Chat(messages)).unwrap(), ids(&chat["ids"]), "{name}: chat template ids");
-}
-
 #[test]
 fn gemma4_text_only_prompt() {
-    check_text("gemma4");
+    check_fixture("gemma4", LOGIT_TOLERANCE);
 }
 
 #[test]
 fn gemma4_moe_text_only_prompt() {
-    check_text("gemma4_moe");
+    check_fixture("gemma4_moe", LOGIT_TOLERANCE);
 }
 
 fn argmax(logits: &Array) -> u32 {

@@ -6,64 +6,48 @@
 
 mod common;
 
-use common::{assert_matches, fixture, greedy_run, ids, json};
-use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{Engine, EngineOptions, Prompt};
-use confab_engine::text::ChatMessage;
+use common::check_fixture;
 
 /// float32 on both sides; what differs is summation order (and, for 4-bit, dequantize-then-
 /// matmul here against mlx-lm's quantized matmul).
 const LOGIT_TOLERANCE: f32 = 1e-4;
 
-fn check(name: &str) {
-    let dir = fixture(name);
-    let reference = json(&dir.join("reference.json"));
-    let engine = Engine::start(EngineOptions::default()).unwrap();
-    let (model, info) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
-    assert_eq!(info.vocab_size, reference["first_logits"].as_array().unwrap().len(), "{name}: vocab");
-    assert_matches(&greedy_run(&engine, model, &reference, name), &reference, LOGIT_TOLERANCE, name);
-
-    let chat = &reference["chat"];
-    let messages: Vec<ChatMessage> = serde_json::from_value(chat["messages"].clone()).unwrap();
-    assert_eq!(engine.tokenize(model, Prompt::Chat(messages)).unwrap(), ids(&chat["ids"]), "{name}: chat template ids");
-}
-
 #[test]
 fn llama_with_llama3_rope_scaling() {
-    check("llama");
+    check_fixture("llama", LOGIT_TOLERANCE);
 }
 
 #[test]
 fn llama_transformers4_config() {
-    check("llama_v4");
+    check_fixture("llama_v4", LOGIT_TOLERANCE);
 }
 
 #[test]
 fn qwen2_with_qkv_biases() {
-    check("qwen2");
+    check_fixture("qwen2", LOGIT_TOLERANCE);
 }
 
 #[test]
 fn qwen3_with_qk_norms() {
-    check("qwen3");
+    check_fixture("qwen3", LOGIT_TOLERANCE);
 }
 
 #[test]
 fn gemma3_sliding_and_global_layers() {
-    check("gemma3");
+    check_fixture("gemma3", LOGIT_TOLERANCE);
 }
 
 #[test]
 fn gemma3_transformers4_config() {
-    check("gemma3_v4");
+    check_fixture("gemma3_v4", LOGIT_TOLERANCE);
 }
 
 #[test]
 fn llama_mlx_4bit_against_mlx_lm() {
-    check("llama_mlx4");
+    check_fixture("llama_mlx4", LOGIT_TOLERANCE);
 }
 
 #[test]
 fn qwen3_mlx_4bit_against_mlx_lm() {
-    check("qwen3_mlx4");
+    check_fixture("qwen3_mlx4", LOGIT_TOLERANCE);
 }

@@ -7,6 +7,9 @@
 use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
+mod common;
+
+use common::crafted::{huge_png_header, wav_header, write};
 use confab_engine::media::{self, decode_audio, decode_image, MediaKind, MediaLimits, RgbImage};
 use confab_engine::{EngineError, MediaProblem};
 
@@ -25,14 +28,6 @@ fn problem(result: Result<impl std::fmt::Debug, EngineError>, file: &str) -> Med
         other => panic!("expected a media error for {file}, got {other:?}"),
     }
 }
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
-
-// ---- images ----
 
 fn assert_close(image: &RgbImage, x: u32, y: u32, expected: [u8; 3], name: &str) {
     let got = image.get_pixel(x, y).0;
@@ -92,37 +87,6 @@ fn probe_reads_image_headers() {
     }
 }
 
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
-        }
-    }
-    !crc
-}
-
-fn png_chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
-    let mut chunk = (data.len() as u32).to_be_bytes().to_vec();
-    let body: Vec<u8> = kind.iter().chain(data).copied().collect();
-    chunk.extend(&body);
-    chunk.extend(crc32(&body).to_be_bytes());
-    chunk
-}
-
-/// A valid PNG signature and IHDR saying 10000×10000 RGB, then a few bytes of IDAT: a file
-/// of under 100 bytes that would need 300 MB to decode.
-fn huge_png_header() -> Vec<u8> {
-    let mut ihdr = 10_000u32.to_be_bytes().to_vec();
-    ihdr.extend(10_000u32.to_be_bytes());
-    ihdr.extend([8, 2, 0, 0, 0]);
-    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
-    png.extend(png_chunk(b"IHDR", &ihdr));
-    png.extend(png_chunk(b"IDAT", &[0x78, 0x9c, 0, 0]));
-    png
-}
-
 #[test]
 fn a_100_megapixel_header_is_rejected_before_decoding() {
     let dir = tempfile::tempdir().unwrap();
@@ -174,25 +138,6 @@ fn the_file_size_limit_is_checked_first() {
 }
 
 // ---- audio ----
-
-/// A 16-bit PCM WAV header for `frames` frames (the data need not follow).
-fn wav_header(rate: u32, channels: u16, frames: u32) -> Vec<u8> {
-    let block = channels as u32 * 2;
-    let data = frames * block;
-    let mut w = b"RIFF".to_vec();
-    w.extend((36 + data).to_le_bytes());
-    w.extend(b"WAVEfmt ");
-    w.extend(16u32.to_le_bytes());
-    w.extend(1u16.to_le_bytes());
-    w.extend(channels.to_le_bytes());
-    w.extend(rate.to_le_bytes());
-    w.extend((rate * block).to_le_bytes());
-    w.extend((block as u16).to_le_bytes());
-    w.extend(16u16.to_le_bytes());
-    w.extend(b"data");
-    w.extend(data.to_le_bytes());
-    w
-}
 
 /// Goertzel power of `freq` in `x`.
 fn power(x: &[f32], rate: u32, freq: f64) -> f64 {

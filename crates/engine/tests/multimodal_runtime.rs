@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 
+mod common;
+
+use common::crafted::{huge_png_header, wav_header, write};
 use confab_engine::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
 use confab_engine::media::gemma4::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
 use confab_engine::media::{MediaItem, MediaKind, MediaLimits, RgbImage};
@@ -256,12 +259,6 @@ fn a_different_image_with_the_same_text_does_not_reuse_past_the_image() {
     assert_eq!((second.plan.tower_runs, rig.runs.get()), (1, 3));
 }
 
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
-
 fn media_problem(result: confab_engine::Result<Outcome>, file: &str) -> MediaProblem {
     match result {
         Err(EngineError::Media { file: got, problem }) => {
@@ -271,50 +268,6 @@ fn media_problem(result: confab_engine::Result<Outcome>, file: &str) -> MediaPro
         Err(other) => panic!("{file}: expected a media error, got {other}"),
         Ok(_) => panic!("{file}: expected a media error, got a reply"),
     }
-}
-
-fn png_chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
-    let body: Vec<u8> = kind.iter().chain(data).copied().collect();
-    let mut crc = !0u32;
-    for &b in &body {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
-        }
-    }
-    let mut chunk = (data.len() as u32).to_be_bytes().to_vec();
-    chunk.extend(&body);
-    chunk.extend((!crc).to_be_bytes());
-    chunk
-}
-
-/// A PNG header saying 10000×10000 RGB: 100 megapixels, in under 100 bytes.
-fn huge_png() -> Vec<u8> {
-    let mut ihdr = 10_000u32.to_be_bytes().to_vec();
-    ihdr.extend(10_000u32.to_be_bytes());
-    ihdr.extend([8, 2, 0, 0, 0]);
-    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
-    png.extend(png_chunk(b"IHDR", &ihdr));
-    png.extend(png_chunk(b"IDAT", &[0x78, 0x9c, 0, 0]));
-    png
-}
-
-/// A 16-bit mono PCM WAV header promising `frames` frames at `rate` (no data follows).
-fn wav_header(rate: u32, frames: u32) -> Vec<u8> {
-    let data = frames * 2;
-    let mut w = b"RIFF".to_vec();
-    w.extend((36 + data).to_le_bytes());
-    w.extend(b"WAVEfmt ");
-    w.extend(16u32.to_le_bytes());
-    w.extend(1u16.to_le_bytes());
-    w.extend(1u16.to_le_bytes());
-    w.extend(rate.to_le_bytes());
-    w.extend((rate * 2).to_le_bytes());
-    w.extend(2u16.to_le_bytes());
-    w.extend(16u16.to_le_bytes());
-    w.extend(b"data");
-    w.extend(data.to_le_bytes());
-    w
 }
 
 fn ask_with(rig: &mut Rig, item: MediaItem) -> confab_engine::Result<Outcome> {
@@ -336,14 +289,14 @@ fn bad_media_are_typed_errors_naming_the_file() {
 
     let empty = write(dir.path(), "empty.wav", b"");
     assert_eq!(media_problem(ask_with(&mut rig, MediaItem::audio(&empty)), "empty.wav"), MediaProblem::EmptyFile);
-    let silent = write(dir.path(), "silent.wav", &wav_header(16_000, 0));
+    let silent = write(dir.path(), "silent.wav", &wav_header(16_000, 1, 0));
     assert_eq!(media_problem(ask_with(&mut rig, MediaItem::audio(&silent)), "silent.wav"), MediaProblem::NoAudio);
 
-    let huge = write(dir.path(), "huge.png", &huge_png());
+    let huge = write(dir.path(), "huge.png", &huge_png_header());
     let err = ask_with(&mut rig, MediaItem::image(&huge)).err().unwrap();
     assert_eq!(err.to_string(), "huge.png: the image is 10000×10000 (100.0 MP) and the limit is 40.0 MP; resize it and try again");
 
-    let lecture = write(dir.path(), "lecture.wav", &wav_header(16_000, 2 * 3600 * 16_000));
+    let lecture = write(dir.path(), "lecture.wav", &wav_header(16_000, 1, 2 * 3600 * 16_000));
     let err = ask_with(&mut rig, MediaItem::audio(&lecture)).err().unwrap();
     assert_eq!(err.to_string(), "lecture.wav: the clip is 2 h 0 min long and the limit is 30 min; trim it and try again");
 

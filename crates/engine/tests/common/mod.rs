@@ -4,10 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
+use confab_engine::model::LoadOptions;
 use confab_engine::npy;
-use confab_engine::runtime::{Engine, Event, ModelId, Prompt, Request};
+use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request};
 use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
 use serde_json::Value;
+
+pub mod crafted;
 
 pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
@@ -64,4 +68,19 @@ pub fn assert_matches(run: &GreedyRun, reference: &Value, tolerance: f32, tag: &
     eprintln!("{tag}: first-step logits max abs diff {diff:e}");
     assert!(diff < tolerance, "{tag}: first-step logits differ by up to {diff}");
     assert_eq!(run.ids, ids(&reference["greedy_ids"]), "{tag}: greedy ids");
+}
+
+/// The whole check of a tiny fixture's reference.json: vocabulary size, first-step logits
+/// within `tolerance`, greedy ids, and the chat template's ids.
+pub fn check_fixture(name: &str, tolerance: f32) {
+    let dir = fixture(name);
+    let reference = json(&dir.join("reference.json"));
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, info) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
+    assert_eq!(info.vocab_size, reference["first_logits"].as_array().unwrap().len(), "{name}: vocab");
+    assert_matches(&greedy_run(&engine, model, &reference, name), &reference, tolerance, name);
+
+    let chat = &reference["chat"];
+    let messages: Vec<ChatMessage> = serde_json::from_value(chat["messages"].clone()).unwrap();
+    assert_eq!(engine.tokenize(model, Prompt::Chat(messages)).unwrap(), ids(&chat["ids"]), "{name}: chat template ids");
 }

@@ -1,0 +1,60 @@
+//! Files made byte by byte for the bad-media tests: headers that promise what no decoder should
+//! be asked to allocate.
+
+use std::path::{Path, PathBuf};
+
+pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+fn png_chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+    let mut chunk = (data.len() as u32).to_be_bytes().to_vec();
+    let body: Vec<u8> = kind.iter().chain(data).copied().collect();
+    chunk.extend(&body);
+    chunk.extend(crc32(&body).to_be_bytes());
+    chunk
+}
+
+/// A valid PNG signature and IHDR saying 10000×10000 RGB, then a few bytes of IDAT: a file
+/// of under 100 bytes that would need 300 MB to decode.
+pub fn huge_png_header() -> Vec<u8> {
+    let mut ihdr = 10_000u32.to_be_bytes().to_vec();
+    ihdr.extend(10_000u32.to_be_bytes());
+    ihdr.extend([8, 2, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(png_chunk(b"IHDR", &ihdr));
+    png.extend(png_chunk(b"IDAT", &[0x78, 0x9c, 0, 0]));
+    png
+}
+
+/// A 16-bit PCM WAV header for `frames` frames (the data need not follow).
+pub fn wav_header(rate: u32, channels: u16, frames: u32) -> Vec<u8> {
+    let block = channels as u32 * 2;
+    let data = frames * block;
+    let mut w = b"RIFF".to_vec();
+    w.extend((36 + data).to_le_bytes());
+    w.extend(b"WAVEfmt ");
+    w.extend(16u32.to_le_bytes());
+    w.extend(1u16.to_le_bytes());
+    w.extend(channels.to_le_bytes());
+    w.extend(rate.to_le_bytes());
+    w.extend((rate * block).to_le_bytes());
+    w.extend((block as u16).to_le_bytes());
+    w.extend(16u16.to_le_bytes());
+    w.extend(b"data");
+    w.extend(data.to_le_bytes());
+    w
+}
