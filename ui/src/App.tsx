@@ -13,6 +13,7 @@ import { useFileDrop } from './state/useFileDrop';
 import { useModel } from './state/useModel';
 import { usePendingAttachments } from './state/usePendingAttachments';
 import { useTheme } from './state/useTheme';
+import { LineIcon } from './components/LineIcon';
 
 export function App() {
   const [error, setError] = useState<string | null>(null);
@@ -167,15 +168,7 @@ export function App() {
             aria-label="Settings"
             onClick={() => setSettingsOpen(true)}
           >
-            <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
-              <path
-                d="M4 7h10M18 7h2M4 17h4M12 17h8M14 4v6M8 14v6"
-                fill="none"
-                stroke="currentColor"
-                strokeWidth="1.8"
-                strokeLinecap="round"
-              />
-            </svg>
+            <LineIcon path="M4 7h10M18 7h2M4 17h4M12 17h8M14 4v6M8 14v6" />
           </button>
         </header>
         <div className="banners">

@@ -1,6 +1,7 @@
 import { forwardRef, useImperativeHandle, useLayoutEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent } from 'react';
 import type { PendingAttachments } from '../state/usePendingAttachments';
 import { AttachmentChip } from './AttachmentChip';
+import { LineIcon } from './LineIcon';
 
 export interface ComposerHandle {
   focus: () => void;
@@ -87,15 +88,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           aria-label="Attach images or audio"
           onClick={() => picker.current?.click()}
         >
-          <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
-            <path
-              d="M21 11.5l-8.6 8.6a5.5 5.5 0 01-7.8-7.8l8.6-8.6a3.7 3.7 0 015.2 5.2l-8.6 8.6a1.8 1.8 0 01-2.6-2.6l7.9-7.9"
-              fill="none"
-              stroke="currentColor"
-              strokeWidth="1.8"
-              strokeLinecap="round"
-            />
-          </svg>
+          <LineIcon path="M21 11.5l-8.6 8.6a5.5 5.5 0 01-7.8-7.8l8.6-8.6a3.7 3.7 0 015.2 5.2l-8.6 8.6a1.8 1.8 0 01-2.6-2.6l7.9-7.9" />
         </button>
         <input
           ref={picker}

@@ -1,6 +1,7 @@
 import { memo, useRef, useState } from 'react';
 import type { Conversation, ConversationId } from '../ipc';
 import { shortDate } from '../lib/format';
+import { LineIcon } from './LineIcon';
 
 interface Props {
   conversation: Conversation;
@@ -110,7 +111,7 @@ export const ConversationItem = memo(function ConversationItem({ conversation, s
                 title="Delete"
                 onClick={() => setConfirmingDelete(true)}
               >
-                <TrashIcon />
+                <LineIcon path="M2.5 4h11M6 4V2.5h4V4M4 4l.7 9.5h6.6L12 4M6.7 6.5v5M9.3 6.5v5" size={13} viewBox={16} weight={1.4} />
               </button>
             </>
           )}
@@ -120,11 +121,3 @@ export const ConversationItem = memo(function ConversationItem({ conversation, s
   );
 });
 
-/** Drawn rather than an emoji: not every system font has a wastebasket glyph. */
-function TrashIcon() {
-  return (
-    <svg width="13" height="13" viewBox="0 0 16 16" aria-hidden="true" fill="none" stroke="currentColor" strokeWidth="1.4">
-      <path d="M2.5 4h11M6 4V2.5h4V4M4 4l.7 9.5h6.6L12 4M6.7 6.5v5M9.3 6.5v5" strokeLinecap="round" strokeLinejoin="round" />
-    </svg>
-  );
-}
