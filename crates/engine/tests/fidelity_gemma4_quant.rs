@@ -9,18 +9,18 @@
 //! - `gemma4_ple_mlx4`: a text-only gemma4_text (mlx-lm random init) whose per-layer-input
 //!   embedding table is quantized too (the tiny gemma4's 80-wide table fits no MLX group size).
 //!
-//! Each through the public engine API, twice: dtype auto on the CPU (dequantized at load) and
-//! kept quantized (a zero dequantize budget: MLX's quantized matmul, as mlx-lm runs it).
+//! Each through the public engine API, twice: dtype auto (on the CPU the weights stay packed and
+//! Confab's CPU kernel reads them) and dtype float32 (dequantized at load).
 //! First-step logits within tolerance, 16 greedy ids identical, prefilled in chunks of 16.
 
 mod common;
 
 use common::{assert_matches, fixture, greedy_run, json};
-use confab_engine::model::LoadOptions;
+use confab_engine::model::{DtypeChoice, LoadOptions};
 use confab_engine::runtime::{Engine, EngineOptions};
 
 /// float32 activations and float32 scales on both sides; what differs is summation order and,
-/// on the dequantized path, dequantize-then-matmul against mlx-lm's quantized matmul.
+/// dequantize-then-matmul (float32 path) or Confab's kernel against mlx-lm's quantized matmul.
 /// Observed: at most 2.2e-5 over the eight runs; the logits span about ±20 (soft-capped at 30).
 const LOGIT_TOLERANCE: f32 = 1e-4;
 
@@ -28,7 +28,8 @@ fn check(name: &str, keep_quantized: bool) {
     let dir = fixture(name);
     let reference = json(&dir.join("reference.json"));
     let engine = Engine::start(EngineOptions::default()).unwrap();
-    let options = LoadOptions { dequantize_budget: keep_quantized.then_some(0), ..LoadOptions::default() };
+    let dtype = if keep_quantized { DtypeChoice::Auto } else { DtypeChoice::Float32 };
+    let options = LoadOptions { dtype, ..LoadOptions::default() };
     let (model, info) = engine.load(&dir, options, |_| {}).unwrap();
     assert_eq!(info.quantized, keep_quantized, "{name}: kept quantized");
     assert_eq!(info.dtype, "float32", "{name}: dtype");

@@ -71,8 +71,9 @@ pub struct EmbeddingsInput<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DtypeChoice {
-    /// The checkpoint's own dtype on a GPU; float32 on a CPU, where MLX's half-precision and
-    /// quantized kernels are several times slower than float32 BLAS.
+    /// The checkpoint's own dtype on a GPU; float32 activations on a CPU, where MLX's
+    /// half-precision kernels are several times slower than float32 BLAS (quantized weights
+    /// stay packed: Confab's CPU kernel reads them directly).
     #[default]
     Auto,
     Float32,
@@ -96,8 +97,8 @@ impl std::str::FromStr for DtypeChoice {
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub dtype: DtypeChoice,
-    /// Dequantize quantized weights at load if the result fits in this many bytes
-    /// (CPU only; default: half of physical memory).
+    /// With `--dtype float32`, dequantize quantized weights at load if the result fits in this
+    /// many bytes (CPU only; default: half of physical memory).
     pub dequantize_budget: Option<u64>,
 }
 
@@ -145,6 +146,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<LoadedModel> {
 
 fn build_options(config: &TextConfig, quantized: bool, options: &LoadOptions) -> Result<BuildOptions> {
     let on_gpu = crate::runtime::device::default_is_gpu();
+    crate::model::layers::cpu_linear::enable_for_device(!on_gpu);
     let checkpoint = match config.dtype.as_deref() {
         Some("bfloat16") => Dtype::Bfloat16,
         Some("float32") => Dtype::Float32,
@@ -158,7 +160,12 @@ fn build_options(config: &TextConfig, quantized: bool, options: &LoadOptions) ->
     };
     let dense_bytes = parameter_count(config) * dtype_bytes(dtype);
     let budget = options.dequantize_budget.unwrap_or_else(|| crate::runtime::device::physical_memory() / 2);
-    let dequantize = quantized && !on_gpu && dtype == Dtype::Float32 && dense_bytes <= budget;
+    // On a CPU, quantized weights are widened to float32 at load only when asked for
+    // (`--dtype float32`) or when Confab's CPU kernel is missing: the kernel computes with
+    // float32 activations straight from the packed weights, so `auto` keeps the checkpoint's
+    // size in memory.
+    let asked = options.dtype == DtypeChoice::Float32 || !crate::model::layers::cpu_linear::enabled();
+    let dequantize = quantized && !on_gpu && dtype == Dtype::Float32 && dense_bytes <= budget && asked;
     Ok(BuildOptions { dtype, dequantize })
 }
 

@@ -180,7 +180,17 @@ fn decode(
     let mut history = ids.to_vec();
     let mut generated = 0usize;
     let mut first_token_at = None;
-    let mut next = if pipelined { Some(argmax(&logits)?) } else { None };
+    let mut next = None;
+    if pipelined {
+        // Queued on its own, so the first token is ready when the prefill is, not after the
+        // step that follows it.
+        let first = argmax(&logits)?;
+        transforms::async_eval([&first])?;
+        next = Some(first);
+        // The logits are not needed again; holding them would keep a vocabulary-sized buffer
+        // alive through the whole decode.
+        logits = Array::from_int(0);
+    }
     let reason = loop {
         let token = match next.take() {
             Some(y) => {

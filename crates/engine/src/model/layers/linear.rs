@@ -3,6 +3,8 @@
 use mlx_rs::{ops, Array, Dtype};
 
 use crate::error::Result;
+use crate::model::config::Activation;
+use crate::model::layers::cpu_linear::{self, Quantized};
 
 pub enum Linear {
     /// `weight` is [out, in], as checkpoints store it.
@@ -12,7 +14,37 @@ pub enum Linear {
 }
 
 impl Linear {
+    /// The CPU kernel's view of this layer's weight, when the kernel takes it for input `x`.
+    fn cpu_kernel_weight(&self, x: &Array) -> Option<(&Array, Option<Quantized<'_>>)> {
+        let (weight, quantized) = match self {
+            Linear::Dense { weight, .. } => (weight, None),
+            Linear::Quantized { weight, scales, biases: Some(biases), group_size, bits, .. } => {
+                (weight, Some(Quantized { scales, biases, group_size: *group_size, bits: *bits }))
+            }
+            Linear::Quantized { .. } => return None,
+        };
+        cpu_linear::supports(x, weight, quantized.as_ref()).then_some((weight, quantized))
+    }
+
+    /// act(x · gateᵀ) · (x · upᵀ) for a layer whose rows are [gate; up], in one step on the CPU
+    /// kernel; None where the kernel does not apply (then split the plain output).
+    pub fn gated_forward(&self, x: &Array, activation: Activation) -> Result<Option<Array>> {
+        match self.cpu_kernel_weight(x) {
+            Some((weight, quantized)) if self.bias().is_none() => {
+                Ok(Some(cpu_linear::gated(x, weight, quantized.as_ref(), activation)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
     pub fn forward(&self, x: &Array) -> Result<Array> {
+        if let Some((weight, quantized)) = self.cpu_kernel_weight(x) {
+            let y = cpu_linear::linear(x, weight, quantized.as_ref())?;
+            return Ok(match self.bias() {
+                Some(b) => ops::add(&y, b)?,
+                None => y,
+            });
+        }
         let (y, bias) = match self {
             Linear::Dense { weight, bias } => (ops::matmul(x, weight.t())?, bias),
             Linear::Quantized { weight, scales, biases, bias, group_size, bits } => {
@@ -130,6 +162,17 @@ impl FusedLinear {
             },
         };
         Ok(FusedLinear::Fused { linear, split_at })
+    }
+
+    /// For gate and up fused as two equal halves: act(gate) · up in one step where the CPU
+    /// kernel applies; None otherwise.
+    pub fn gated_forward(&self, x: &Array, activation: Activation) -> Result<Option<Array>> {
+        match self {
+            FusedLinear::Fused { linear, split_at } if split_at.len() == 1 && split_at[0] * 2 == linear.out_features() => {
+                linear.gated_forward(x, activation)
+            }
+            _ => Ok(None),
+        }
     }
 
     pub fn forward(&self, x: &Array) -> Result<Vec<Array>> {

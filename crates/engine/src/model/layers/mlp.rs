@@ -15,6 +15,9 @@ pub struct Mlp {
 
 impl Mlp {
     pub fn forward(&self, x: &Array) -> Result<Array> {
+        if let Some(gated) = self.gate_up.gated_forward(x, self.activation)? {
+            return self.down.forward(&gated);
+        }
         let mut parts = self.gate_up.forward(x)?.into_iter();
         let (gate, up) = (parts.next().expect("gate"), parts.next().expect("up"));
         let gate = match self.activation {

@@ -3,6 +3,7 @@
 pub mod attention;
 pub mod axial_rope;
 pub mod clipped;
+pub mod cpu_linear;
 pub mod embedding;
 pub mod linear;
 pub mod mlp;

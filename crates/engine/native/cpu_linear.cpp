@@ -1,0 +1,614 @@
+// Confab's linear layer for MLX's CPU device: y = x · Wᵀ, with W dense (float32, bfloat16,
+// float16) or MLX-affine-quantized (4 or 8 bits), computed by the linked BLAS in float32.
+//
+// Why it exists: on a CPU, MLX hands every matmul to sgemm. For one row (a decode step)
+// OpenBLAS's sgemm packs the whole weight matrix first and runs about 3x slower than sgemv;
+// half-precision and quantized weights take MLX's scalar loops, about 10x slower than BLAS.
+// Here a one-row product goes to sgemv, and weights stored in another format are widened to
+// float32 a block of rows at a time (a few hundred KB, in cache) on their way to BLAS, so the
+// memory held stays that of the stored weights. The math is MLX's: the same dequantization
+// (scale · q + bias per group), float32 accumulation, one rounding to the output dtype.
+//
+// The C entry point builds a graph node (a Primitive) on the CPU stream; the work runs on that
+// stream's thread like MLX's own kernels. Scratch space comes from MLX's allocator, so it is
+// counted in MLX's memory figures.
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <cstdint>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mlx/allocator.h"
+#include "mlx/array.h"
+#include "mlx/backend/cpu/encoder.h"
+#include "mlx/ops.h"
+#include "mlx/primitives.h"
+
+namespace mx = mlx::core;
+
+namespace {
+
+// CBLAS, found at run time in the BLAS that libmlx already loaded (OpenBLAS on Linux).
+enum { RowMajor = 101, NoTrans = 111, Trans = 112 };
+using Sgemv = void (*)(int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+
+struct Blas {
+  Sgemv sgemv = nullptr;
+  Sgemm sgemm = nullptr;
+  bool ok() const { return sgemv && sgemm; }
+};
+
+const Blas& blas() {
+  static const Blas found = [] {
+    Blas b;
+    b.sgemv = reinterpret_cast<Sgemv>(dlsym(RTLD_DEFAULT, "cblas_sgemv"));
+    b.sgemm = reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "cblas_sgemm"));
+    return b;
+  }();
+  return found;
+}
+
+// Hot loops get AVX-512 and AVX2 clones on x86-64; the default build targets baseline SSE2.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define WIDE_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define WIDE_LOOP
+#endif
+
+WIDE_LOOP void widen_bf16(const uint16_t* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits = uint32_t(in[i]) << 16;
+    std::memcpy(out + i, &bits, 4);
+  }
+}
+
+void widen(const mx::array& a, const void* data, float* out, int64_t n) {
+  switch (a.dtype()) {
+    case mx::float32:
+      std::memcpy(out, data, n * 4);
+      break;
+    case mx::bfloat16:
+      widen_bf16(static_cast<const uint16_t*>(data), out, n);
+      break;
+    case mx::float16: {
+      auto in = static_cast<const mx::float16_t*>(data);
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]);
+      break;
+    }
+    default:
+      throw std::invalid_argument("confab cpu_linear: unsupported dtype");
+  }
+}
+
+float scalar_at(const mx::array& a, const void* data, int64_t i) {
+  switch (a.dtype()) {
+    case mx::float32:
+      return static_cast<const float*>(data)[i];
+    case mx::bfloat16:
+      return static_cast<float>(static_cast<const mx::bfloat16_t*>(data)[i]);
+    case mx::float16:
+      return static_cast<float>(static_cast<const mx::float16_t*>(data)[i]);
+    default:
+      throw std::invalid_argument("confab cpu_linear: unsupported scale dtype");
+  }
+}
+
+// One group of `group` weights: w = scale · q + bias, q unpacked low bits first (MLX's layout).
+template <int Bits>
+WIDE_LOOP void dequantize_group(const uint32_t* packed, float scale, float bias, float* out, int group) {
+  constexpr int per_word = 32 / Bits;
+  constexpr uint32_t mask = (1u << Bits) - 1;
+  for (int w = 0; w < group / per_word; ++w) {
+    uint32_t word = packed[w];
+    for (int j = 0; j < per_word; ++j) {
+      out[w * per_word + j] = scale * float((word >> (Bits * j)) & mask) + bias;
+    }
+  }
+}
+
+// One-row products straight from the stored format: y[r] = Σ w[r, i] · x[i]. Sixteen partial
+// sums per row keep the loop vectorizable without reassociating float math.
+constexpr int kLanes = 16;
+
+WIDE_LOOP void rows_dot_bf16(const uint16_t* w, const float* x, int64_t rows, int64_t k, float* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* row = w + r * k;
+    float acc[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= k; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) {
+        uint32_t bits = uint32_t(row[i + j]) << 16;
+        float v;
+        std::memcpy(&v, &bits, 4);
+        acc[j] += v * x[i + j];
+      }
+    }
+    float sum = 0.0f;
+    for (; i < k; ++i) {
+      uint32_t bits = uint32_t(row[i]) << 16;
+      float v;
+      std::memcpy(&v, &bits, 4);
+      sum += v * x[i];
+    }
+    for (int j = 0; j < kLanes; ++j) sum += acc[j];
+    y[r] = sum;
+  }
+}
+
+// Quantized: per group, y += scale · Σ q·x + bias · Σ x, with Σ x per group computed once.
+// MLX packs values low bits first, so in memory byte t of a 4-bit row holds values 2t (low
+// nibble) and 2t + 1 (high nibble); `x_split` is x rearranged to match: per group, the
+// even-indexed values, then the odd-indexed ones. Loops run over bytes, which vectorizes.
+WIDE_LOOP void rows_dot_q4(const uint8_t* packed, const float* scales, const float* biases, const float* x_split,
+                           const float* x_group_sums, int64_t rows, int64_t k, int group, float* y) {
+  const int64_t groups = k / group, half = group / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = packed + r * k / 2;
+    float sum = 0.0f;
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint8_t* bytes = row + g * half;
+      const float* even = x_split + g * group;
+      const float* odd = even + half;
+      float acc[kLanes] = {};
+      int64_t t = 0;
+      for (; t + kLanes <= half; t += kLanes) {
+        for (int j = 0; j < kLanes; ++j) {
+          acc[j] += float(bytes[t + j] & 15) * even[t + j] + float(bytes[t + j] >> 4) * odd[t + j];
+        }
+      }
+      float qx = 0.0f;
+      for (; t < half; ++t) qx += float(bytes[t] & 15) * even[t] + float(bytes[t] >> 4) * odd[t];
+      for (int j = 0; j < kLanes; ++j) qx += acc[j];
+      sum += scales[r * groups + g] * qx + biases[r * groups + g] * x_group_sums[g];
+    }
+    y[r] = sum;
+  }
+}
+
+// 8 bits: byte i of a row is value i.
+WIDE_LOOP void rows_dot_q8(const uint8_t* packed, const float* scales, const float* biases, const float* x,
+                           const float* x_group_sums, int64_t rows, int64_t k, int group, float* y) {
+  const int64_t groups = k / group;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = packed + r * k;
+    float sum = 0.0f;
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint8_t* bytes = row + g * group;
+      const float* xg = x + g * group;
+      float acc[kLanes] = {};
+      int64_t t = 0;
+      for (; t + kLanes <= group; t += kLanes) {
+        for (int j = 0; j < kLanes; ++j) acc[j] += float(bytes[t + j]) * xg[t + j];
+      }
+      float qx = 0.0f;
+      for (; t < group; ++t) qx += float(bytes[t]) * xg[t];
+      for (int j = 0; j < kLanes; ++j) qx += acc[j];
+      sum += scales[r * groups + g] * qx + biases[r * groups + g] * x_group_sums[g];
+    }
+    y[r] = sum;
+  }
+}
+
+// A second core for the loops above. BLAS calls bring their own threads; Confab's own loops
+// split their rows with one helper thread, which spins briefly after each job because decode
+// calls come every few microseconds, then sleeps.
+class Helper {
+ public:
+  static Helper& get() {
+    static Helper* helper = new Helper();  // never destroyed: the thread outlives statics
+    return *helper;
+  }
+
+  // f(begin, end) over [0, n): the upper part on the helper, the lower part here.
+  template <class F>
+  void split(int64_t n, F&& f) {
+    // One caller at a time (MLX runs one thread per stream); another runs its rows alone.
+    std::unique_lock<std::mutex> caller(caller_, std::try_to_lock);
+    if (!caller.owns_lock()) {
+      f(0, n);
+      return;
+    }
+    const int64_t mid = n / 2;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = [&f, mid, n] { f(mid, n); };
+      pending_.store(true, std::memory_order_release);
+    }
+    wake_.notify_one();
+    f(0, mid);
+    while (pending_.load(std::memory_order_acquire) || busy_.load(std::memory_order_acquire)) {
+      std::this_thread::yield();
+    }
+  }
+
+ private:
+  Helper() : thread_([this] { loop(); }) { thread_.detach(); }
+
+  void loop() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        // Spin for a while (about 100 µs) before sleeping.
+        for (int i = 0; i < 20000 && !pending_.load(std::memory_order_acquire); ++i) {
+#if defined(__x86_64__)
+          __builtin_ia32_pause();
+#endif
+        }
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [this] { return pending_.load(std::memory_order_acquire); });
+        job = std::move(job_);
+        busy_.store(true, std::memory_order_release);
+        pending_.store(false, std::memory_order_release);
+      }
+      job();
+      busy_.store(false, std::memory_order_release);
+    }
+  }
+
+  std::mutex caller_, mutex_;
+  std::condition_variable wake_;
+  std::function<void()> job_;
+  std::atomic<bool> pending_{false}, busy_{false};
+  std::thread thread_;
+};
+
+// Splits across two cores when there is enough work to pay for the hand-off.
+template <class F>
+void over_rows(int64_t rows, int64_t work_per_row, F&& f) {
+  if (rows >= 2 && rows * work_per_row >= (1 << 16) && std::thread::hardware_concurrency() > 1) {
+    Helper::get().split(rows, f);
+  } else {
+    f(0, rows);
+  }
+}
+
+// What the weight of one linear layer looks like, with raw pointers valid while the task runs.
+struct Weight {
+  const mx::array* w;
+  const void* data;
+  // Quantized only.
+  const mx::array* scales = nullptr;
+  const void* scales_data = nullptr;
+  const void* biases_data = nullptr;
+  int group = 0, bits = 0;
+  int64_t n = 0, k = 0;
+
+  bool dense_f32() const { return bits == 0 && w->dtype() == mx::float32; }
+
+  // Rows [r0, r0 + rows) as a weight of their own.
+  Weight rows(int64_t r0, int64_t count) const {
+    Weight part = *this;
+    part.n = count;
+    if (bits == 0) {
+      part.data = static_cast<const char*>(data) + r0 * k * w->itemsize();
+    } else {
+      const int64_t groups = k / group, scale_size = scales->itemsize();
+      part.data = static_cast<const char*>(data) + r0 * k * bits / 8;
+      part.scales_data = static_cast<const char*>(scales_data) + r0 * groups * scale_size;
+      part.biases_data = static_cast<const char*>(biases_data) + r0 * groups * scale_size;
+    }
+    return part;
+  }
+
+  // Rows [r0, r0 + rows) as float32 into `out` ([rows, k], row-major), on two cores.
+  void widen_rows(int64_t r0, int64_t rows, float* out) const {
+    over_rows(rows, k, [&](int64_t a, int64_t b) { widen_rows_here(r0 + a, b - a, out + a * k); });
+  }
+
+  void widen_rows_here(int64_t r0, int64_t rows, float* out) const {
+    if (bits == 0) {
+      auto esize = w->itemsize();
+      widen(*w, static_cast<const char*>(data) + r0 * k * esize, out, rows * k);
+      return;
+    }
+    const int64_t words_per_row = k * bits / 32, groups_per_row = k / group;
+    auto packed = static_cast<const uint32_t*>(data);
+    for (int64_t r = r0; r < r0 + rows; ++r) {
+      for (int64_t g = 0; g < groups_per_row; ++g) {
+        float s = scalar_at(*scales, scales_data, r * groups_per_row + g);
+        float b = scalar_at(*scales, biases_data, r * groups_per_row + g);
+        const uint32_t* src = packed + r * words_per_row + g * group * bits / 32;
+        float* dst = out + (r - r0) * k + g * group;
+        if (bits == 4) dequantize_group<4>(src, s, b, dst, group);
+        else dequantize_group<8>(src, s, b, dst, group);
+      }
+    }
+  }
+};
+
+struct Scratch {
+  mx::allocator::Buffer buffer{nullptr};
+  explicit Scratch(size_t bytes) : buffer(bytes ? mx::allocator::malloc(bytes) : mx::allocator::Buffer{nullptr}) {}
+  ~Scratch() {
+    if (buffer.ptr()) mx::allocator::free(buffer);
+  }
+  float* floats() { return static_cast<float*>(buffer.raw_ptr()); }
+};
+
+// Rows of W per BLAS call when rows are widened or gated: about 256 KB of float32, enough for
+// BLAS to run near full speed and small beside the weights.
+int64_t block_rows(int64_t k) {
+  return std::max<int64_t>(32, (64 * 1024) / k);
+}
+
+// Stores float32 results into the output array, converting when it is half precision.
+// Rows [row0, row0 + m), columns [col, col + cols) of y come from `tile` (leading dimension ld).
+void store(mx::array& y, int64_t n, int64_t row0, int64_t m, int64_t col, int64_t cols, const float* tile, int64_t ld) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* src = tile + i * ld;
+    if (y.dtype() == mx::bfloat16) {
+      auto dst = y.data<mx::bfloat16_t>() + (row0 + i) * n + col;
+      for (int64_t j = 0; j < cols; ++j) dst[j] = static_cast<mx::bfloat16_t>(src[j]);
+    } else {
+      auto dst = y.data<mx::float16_t>() + (row0 + i) * n + col;
+      for (int64_t j = 0; j < cols; ++j) dst[j] = static_cast<mx::float16_t>(src[j]);
+    }
+  }
+}
+
+// Gated feed-forward: W's rows are [gate; up], and the output is act(gate) · up, so the
+// [m, 2·hidden] projection never exists in memory. Same formulas as MLX's silu and
+// gelu_approx.
+enum Gate { kNone = 0, kSilu = 1, kGeluTanh = 2 };
+
+void gate(int act, const float* g, const float* u, float* out, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float x = g[j];
+    const float a = act == kSilu ? x * (1.0f / (1.0f + std::exp(-x)))
+                                 : 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+    out[j] = a * u[j];
+  }
+}
+
+// One row: y [n] float32 = x [k] float32 · Wᵀ, straight from the stored format where a fused
+// loop exists, else through sgemv on widened blocks.
+void row_product(const float* x, const Weight& wt, float* y) {
+  const auto& b = blas();
+  const int64_t n = wt.n, k = wt.k;
+  if (wt.dense_f32()) {
+    b.sgemv(RowMajor, NoTrans, n, k, 1.0f, static_cast<const float*>(wt.data), k, x, 1, 0.0f, y, 1);
+  } else if (wt.bits == 0 && wt.w->dtype() == mx::bfloat16) {
+    auto w = static_cast<const uint16_t*>(wt.data);
+    over_rows(n, k, [&](int64_t r0, int64_t r1) { rows_dot_bf16(w + r0 * k, x, r1 - r0, k, y + r0); });
+  } else if (wt.bits > 0 && wt.scales->dtype() == mx::float32) {
+    const int group = wt.group;
+    std::vector<float> sums(k / group, 0.0f);
+    for (int64_t i = 0; i < k; ++i) sums[i / group] += x[i];
+    auto packed = static_cast<const uint8_t*>(wt.data);
+    auto scales = static_cast<const float*>(wt.scales_data), biases = static_cast<const float*>(wt.biases_data);
+    if (wt.bits == 8) {
+      const int64_t groups = k / group;
+      over_rows(n, k, [&](int64_t r0, int64_t r1) {
+        rows_dot_q8(packed + r0 * k, scales + r0 * groups, biases + r0 * groups, x, sums.data(), r1 - r0, k, group,
+                    y + r0);
+      });
+      return;
+    }
+    std::vector<float> split(k);
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t g = i / group, at = i % group;
+      split[g * group + (at % 2) * (group / 2) + at / 2] = x[i];
+    }
+    const int64_t groups = k / group;
+    over_rows(n, k, [&](int64_t r0, int64_t r1) {
+      rows_dot_q4(packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data(), sums.data(), r1 - r0,
+                  k, group, y + r0);
+    });
+  } else {
+    const int64_t rows = block_rows(k);
+    Scratch block(rows * k * 4);
+    for (int64_t r0 = 0; r0 < n; r0 += rows) {
+      const int64_t r = std::min(rows, n - r0);
+      wt.widen_rows(r0, r, block.floats());
+      b.sgemv(RowMajor, NoTrans, r, k, 1.0f, block.floats(), k, x, 1, 0.0f, y + r0, 1);
+    }
+  }
+}
+
+// Several rows (prefill): y [m, n] = x [m, k] float32 · Wᵀ by sgemm, a block of W's rows at a
+// time (widened when W is not float32); each block's results go straight to `y` (converted if
+// needed). With a gate, block j of the gate rows and block j of the up rows make block j of y.
+// Writes rows [row0, row0 + m) of y.
+void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int act, mx::array& y) {
+  const auto& b = blas();
+  const int64_t k = wt.k, n = act == kNone ? wt.n : wt.n / 2;
+  const bool y_f32 = y.dtype() == mx::float32, dense = wt.dense_f32();
+  float* y_rows = y_f32 ? y.data<float>() + row0 * n : nullptr;
+  if (dense && y_f32 && act == kNone) {
+    b.sgemm(RowMajor, NoTrans, Trans, m, n, k, 1.0f, x, k, static_cast<const float*>(wt.data), k, 0.0f, y_rows, n);
+    return;
+  }
+  const int64_t rows = block_rows(k);
+  const int parts = act == kNone ? 1 : 2;
+  Scratch block(dense ? 0 : rows * k * 4), tiles(parts * m * rows * 4), gated(act != kNone && !y_f32 ? m * rows * 4 : 0);
+  for (int64_t r0 = 0; r0 < n; r0 += rows) {
+    const int64_t r = std::min(rows, n - r0);
+    for (int part = 0; part < parts; ++part) {
+      const int64_t first = r0 + part * n;  // the up rows follow the gate rows
+      const float* w = static_cast<const float*>(wt.data) + first * k;
+      if (!dense) {
+        wt.widen_rows(first, r, block.floats());
+        w = block.floats();
+      }
+      float* out = act == kNone && y_f32 ? y_rows + r0 : tiles.floats() + part * m * r;
+      const int64_t ld = act == kNone && y_f32 ? n : r;
+      b.sgemm(RowMajor, NoTrans, Trans, m, r, k, 1.0f, x, k, w, k, 0.0f, out, ld);
+    }
+    if (act == kNone) {
+      if (!y_f32) store(y, n, row0, m, r0, r, tiles.floats(), r);
+      continue;
+    }
+    float* dst = y_f32 ? y_rows + r0 : gated.floats();
+    const int64_t ld = y_f32 ? n : r;
+    for (int64_t i = 0; i < m; ++i) {
+      gate(act, tiles.floats() + i * r, tiles.floats() + m * r + i * r, dst + i * ld, r);
+    }
+    if (!y_f32) store(y, n, row0, m, r0, r, gated.floats(), r);
+  }
+}
+
+class CpuLinear : public mx::Primitive {
+ public:
+  CpuLinear(mx::Stream stream, int group, int bits, int act)
+      : mx::Primitive(stream), group_(group), bits_(bits), act_(act) {}
+
+  void eval_gpu(const std::vector<mx::array>&, std::vector<mx::array>&) override {
+    throw std::runtime_error("confab cpu_linear runs on the CPU device only");
+  }
+
+  const char* name() const override { return "ConfabCpuLinear"; }
+
+  bool is_equivalent(const mx::Primitive& other) const override {
+    auto o = dynamic_cast<const CpuLinear*>(&other);
+    return o && o->group_ == group_ && o->bits_ == bits_ && o->act_ == act_;
+  }
+
+  void eval_cpu(const std::vector<mx::array>& inputs, std::vector<mx::array>& outputs) override {
+    const mx::array& x = inputs[0];
+    mx::array& y = outputs[0];
+    y.set_data(mx::allocator::malloc(y.nbytes()));
+    Weight wt{&inputs[1], inputs[1].data<void>()};
+    wt.n = inputs[1].shape(0);
+    wt.k = x.shape(-1);
+    if (bits_ > 0) {
+      wt.scales = &inputs[2];
+      wt.scales_data = inputs[2].data<void>();
+      wt.biases_data = inputs[3].data<void>();
+      wt.group = group_;
+      wt.bits = bits_;
+    }
+    const int64_t m = x.size() / wt.k;
+    auto& encoder = mx::cpu::get_command_encoder(stream());
+    for (auto& in : inputs) encoder.set_input_array(in);
+    encoder.set_output_array(y);
+    // The arrays' buffers stay alive until the stream has run this task (MLX holds them).
+    encoder.dispatch([x = mx::array::unsafe_weak_copy(x), y = mx::array::unsafe_weak_copy(y),
+                      w = mx::array::unsafe_weak_copy(inputs[1]),
+                      s = bits_ > 0 ? mx::array::unsafe_weak_copy(inputs[2]) : mx::array(0.0f), wt, m,
+                      act = act_]() mutable {
+      wt.w = &w;
+      wt.scales = &s;
+      const bool x_f32 = x.dtype() == mx::float32;
+      if (m > 1 && x_f32) {
+        rows_product(x.data<float>(), 0, m, wt, act, y);
+        return;
+      }
+      if (m > 1) {
+        // Half-precision rows are widened a slice at a time (about 256 KB), to stay small in
+        // memory beside the activations.
+        const int64_t slice = std::max<int64_t>(1, (64 * 1024) / wt.k);
+        Scratch x_wide(std::min(slice, m) * wt.k * 4);
+        for (int64_t i0 = 0; i0 < m; i0 += slice) {
+          const int64_t rows = std::min(slice, m - i0);
+          widen(x, static_cast<const char*>(x.data<void>()) + i0 * wt.k * x.itemsize(), x_wide.floats(), rows * wt.k);
+          rows_product(x_wide.floats(), i0, rows, wt, act, y);
+        }
+        return;
+      }
+      Scratch x_wide(x_f32 ? 0 : x.size() * 4);
+      const float* xf = x_f32 ? x.data<float>() : x_wide.floats();
+      if (!x_f32) widen(x, x.data<void>(), x_wide.floats(), x.size());
+      // One row: straight into a float32 output; through float32 scratch otherwise.
+      const int64_t n = act == kNone ? wt.n : wt.n / 2;
+      if (act == kNone && y.dtype() != mx::float32) {
+        // Half-precision output (the logits of a bf16 model: vocabulary-sized): in slices.
+        const int64_t slice = 4096;
+        Scratch part(std::min(slice, n) * 4);
+        for (int64_t r0 = 0; r0 < n; r0 += slice) {
+          const int64_t r = std::min(slice, n - r0);
+          row_product(xf, wt.rows(r0, r), part.floats());
+          store(y, n, 0, 1, r0, r, part.floats(), r);
+        }
+        return;
+      }
+      Scratch full(act == kNone ? 0 : wt.n * 4);
+      float* yf = act == kNone ? y.data<float>() : full.floats();
+      row_product(xf, wt, yf);
+      if (act == kNone) return;
+      gate(act, yf, yf + n, yf, n);  // in place: element j reads j and n + j first
+      if (y.dtype() == mx::float32) std::memcpy(y.data<float>(), yf, n * 4);
+      else store(y, n, 0, 1, 0, n, yf, n);
+    });
+  }
+
+ private:
+  int group_, bits_, act_;
+};
+
+bool is_float(mx::Dtype d) { return d == mx::float32 || d == mx::bfloat16 || d == mx::float16; }
+
+mx::array row_major(const mx::array& a, mx::Stream s) {
+  if (a.is_available() && a.flags().row_contiguous) return a;
+  return mx::contiguous(a, false, s);
+}
+
+void write_error(char* err, size_t len, const std::string& message) {
+  if (!err || len == 0) return;
+  std::snprintf(err, len, "%s", message.c_str());
+}
+
+}  // namespace
+
+extern "C" {
+
+// Whether this build can run the kernel: the BLAS entry points were found.
+int confab_cpu_linear_available() { return blas().ok() ? 1 : 0; }
+
+// *out = x · Wᵀ (or act(x · Gateᵀ) · (x · Upᵀ) when `gate_activation` is 1 (silu) or 2
+// (gelu, tanh approximation) and W's rows are [gate; up]) on the CPU stream, as a new heap-allocated mlx::core::array (mlx-c's
+// `mlx_array.ctx`). Arrays are passed as mlx-c `ctx` pointers. scales/biases are null for a
+// dense W. Returns 0, or 1 with a message in `err`.
+int confab_cpu_linear(void** out, void* x_ctx, void* w_ctx, void* scales_ctx, void* biases_ctx, int group_size,
+                      int bits, int gate_activation, char* err, size_t err_len) {
+  try {
+    if (!blas().ok()) throw std::runtime_error("no CBLAS (cblas_sgemv/cblas_sgemm) in the loaded libraries");
+    const auto& x = *static_cast<mx::array*>(x_ctx);
+    const auto& w = *static_cast<mx::array*>(w_ctx);
+    const bool quantized = scales_ctx != nullptr;
+    auto s = mx::default_stream(mx::Device::cpu);
+    if (x.ndim() < 1 || w.ndim() != 2 || !is_float(x.dtype())) throw std::invalid_argument("x must be float [..., k], w [n, k]");
+    const int k = x.shape(-1);
+    if (gate_activation < kNone || gate_activation > kGeluTanh || (gate_activation != kNone && w.shape(0) % 2 != 0)) {
+      throw std::invalid_argument("bad gate");
+    }
+    const int n = gate_activation == kNone ? w.shape(0) : w.shape(0) / 2;
+    std::vector<mx::array> inputs{row_major(mx::reshape(x, {-1, k}, s), s), row_major(w, s)};
+    if (quantized) {
+      const auto& scales = *static_cast<mx::array*>(scales_ctx);
+      const auto& biases = *static_cast<mx::array*>(biases_ctx);
+      if ((bits != 4 && bits != 8) || group_size <= 0 || k % group_size != 0 || group_size % (32 / bits) != 0 ||
+          w.dtype() != mx::uint32 || w.shape(1) * 32 / bits != k || !is_float(scales.dtype()) ||
+          scales.dtype() != biases.dtype()) {
+        throw std::invalid_argument("unsupported quantized layout");
+      }
+      inputs.push_back(row_major(scales, s));
+      inputs.push_back(row_major(biases, s));
+    } else if (!is_float(w.dtype()) || w.shape(1) != k) {
+      throw std::invalid_argument("w must be float [n, k]");
+    }
+    auto shape = x.shape();
+    shape.back() = n;
+    const int m = inputs[0].shape(0);
+    auto rows = mx::array({m, n}, x.dtype(),
+                          std::make_shared<CpuLinear>(s, quantized ? group_size : 0, quantized ? bits : 0, gate_activation),
+                          std::move(inputs));
+    *out = new mx::array(mx::reshape(rows, shape, s));
+    return 0;
+  } catch (const std::exception& e) {
+    write_error(err, err_len, e.what());
+    return 1;
+  }
+}
+
+}  // extern "C"

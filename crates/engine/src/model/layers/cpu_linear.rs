@@ -1,0 +1,102 @@
+//! Confab's linear-layer kernel for MLX's CPU device (`native/cpu_linear.cpp`): one-row
+//! products through sgemv instead of sgemm, and bfloat16/float16 or 4/8-bit weights widened to
+//! float32 block by block on their way to BLAS, so they keep their stored size in memory.
+//!
+//! On by default when the engine runs on the CPU (`enable_for_device`); MLX's own matmul
+//! everywhere else. `CONFAB_CPU_KERNELS=0` turns it off, to compare.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mlx_rs::{Array, Dtype};
+
+use crate::error::{EngineError, Result};
+use crate::model::config::Activation;
+
+extern "C" {
+    fn confab_cpu_linear_available() -> c_int;
+    #[allow(clippy::too_many_arguments)]
+    fn confab_cpu_linear(
+        out: *mut *mut c_void,
+        x: *mut c_void,
+        w: *mut c_void,
+        scales: *mut c_void,
+        biases: *mut c_void,
+        group_size: c_int,
+        bits: c_int,
+        gate_activation: c_int,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+}
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Use the kernel when MLX computes on the CPU (and BLAS was found), unless the environment
+/// says `CONFAB_CPU_KERNELS=0`. Called when a model is loaded.
+pub fn enable_for_device(cpu: bool) {
+    let allowed = std::env::var("CONFAB_CPU_KERNELS").map_or(true, |v| v != "0");
+    // SAFETY: looks two symbols up once; no arguments.
+    let available = unsafe { confab_cpu_linear_available() } == 1;
+    ENABLED.store(cpu && allowed && available, Ordering::Relaxed);
+}
+
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// How a quantized weight is stored (MLX's affine layout).
+pub struct Quantized<'a> {
+    pub scales: &'a Array,
+    pub biases: &'a Array,
+    pub group_size: i32,
+    pub bits: i32,
+}
+
+/// Whether the kernel takes this input and weight (float activations; dense float weights, or
+/// affine 4/8-bit ones).
+pub fn supports(x: &Array, weight: &Array, quantized: Option<&Quantized>) -> bool {
+    let float = |d: Dtype| matches!(d, Dtype::Float32 | Dtype::Bfloat16 | Dtype::Float16);
+    let weight_ok = match quantized {
+        None => float(weight.dtype()),
+        Some(q) => matches!(q.bits, 4 | 8) && weight.dtype() == Dtype::Uint32,
+    };
+    enabled() && float(x.dtype()) && weight.ndim() == 2 && weight_ok
+}
+
+/// x [.., k] · weightᵀ → [.., n] in x's dtype; `weight` is [n, k] (packed when quantized).
+pub fn linear(x: &Array, weight: &Array, quantized: Option<&Quantized>) -> Result<Array> {
+    call(x, weight, quantized, 0)
+}
+
+/// A gated feed-forward's first half in one step: `weight` is the gate and up projections
+/// stacked ([2·n, k]); the result is act(x · gateᵀ) · (x · upᵀ), [.., n], without the [.., 2·n]
+/// projection ever being held in memory.
+pub fn gated(x: &Array, weight: &Array, quantized: Option<&Quantized>, activation: Activation) -> Result<Array> {
+    call(x, weight, quantized, match activation {
+        Activation::Silu => 1,
+        Activation::GeluTanh => 2,
+    })
+}
+
+fn call(x: &Array, weight: &Array, quantized: Option<&Quantized>, gate: c_int) -> Result<Array> {
+    let ctx = |a: &Array| a.as_ptr().ctx;
+    let (scales, biases, group, bits) = match quantized {
+        Some(q) => (ctx(q.scales), ctx(q.biases), q.group_size, q.bits),
+        None => (std::ptr::null_mut(), std::ptr::null_mut(), 0, 0),
+    };
+    let mut out: *mut c_void = std::ptr::null_mut();
+    let mut err = [0 as c_char; 256];
+    // SAFETY: the ctx pointers are live mlx::core::array objects owned by the borrowed Arrays;
+    // on success `out` is a new heap array that `Array::from_ptr` takes ownership of.
+    let status = unsafe {
+        confab_cpu_linear(&mut out, ctx(x), ctx(weight), scales, biases, group, bits, gate, err.as_mut_ptr(), err.len())
+    };
+    if status != 0 || out.is_null() {
+        // SAFETY: the kernel wrote a NUL-terminated message into `err`.
+        let message = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
+        return Err(EngineError::Mlx(format!("cpu linear kernel: {message}")));
+    }
+    // SAFETY: `out` is an owned mlx::core::array*, exactly what an mlx_array's ctx holds.
+    Ok(unsafe { Array::from_ptr(mlx_sys::mlx_array { ctx: out }) })
+}
