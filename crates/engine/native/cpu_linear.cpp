@@ -339,7 +339,7 @@ struct Scratch {
 // Rows of W per BLAS call when rows are widened or gated: about 256 KB of float32, enough for
 // BLAS to run near full speed and small beside the weights.
 int64_t block_rows(int64_t k) {
-  return std::max<int64_t>(32, (64 * 1024) / k);
+  return std::max<int64_t>(32, (16 * 1024) / k);
 }
 
 // Stores float32 results into the output array, converting when it is half precision.
@@ -460,8 +460,8 @@ void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int
 
 class CpuLinear : public mx::Primitive {
  public:
-  CpuLinear(mx::Stream stream, int group, int bits, int act)
-      : mx::Primitive(stream), group_(group), bits_(bits), act_(act) {}
+  CpuLinear(mx::Stream stream, int group, int bits, int act, bool round_to_input)
+      : mx::Primitive(stream), group_(group), bits_(bits), act_(act), round_(round_to_input) {}
 
   void eval_gpu(const std::vector<mx::array>&, std::vector<mx::array>&) override {
     throw std::runtime_error("confab cpu_linear runs on the CPU device only");
@@ -471,7 +471,7 @@ class CpuLinear : public mx::Primitive {
 
   bool is_equivalent(const mx::Primitive& other) const override {
     auto o = dynamic_cast<const CpuLinear*>(&other);
-    return o && o->group_ == group_ && o->bits_ == bits_ && o->act_ == act_;
+    return o && o->group_ == group_ && o->bits_ == bits_ && o->act_ == act_ && o->round_ == round_;
   }
 
   void eval_cpu(const std::vector<mx::array>& inputs, std::vector<mx::array>& outputs) override {
@@ -496,9 +496,22 @@ class CpuLinear : public mx::Primitive {
     encoder.dispatch([x = mx::array::unsafe_weak_copy(x), y = mx::array::unsafe_weak_copy(y),
                       w = mx::array::unsafe_weak_copy(inputs[1]),
                       s = bits_ > 0 ? mx::array::unsafe_weak_copy(inputs[2]) : mx::array(0.0f), wt, m,
-                      act = act_]() mutable {
+                      act = act_, round = round_]() mutable {
       wt.w = &w;
       wt.scales = &s;
+      compute(x, y, wt, m, act);
+      if (round && x.dtype() != mx::float32) {
+        float* out = y.data<float>();
+        for (size_t i = 0; i < y.size(); ++i) {
+          out[i] = x.dtype() == mx::bfloat16 ? static_cast<float>(static_cast<mx::bfloat16_t>(out[i]))
+                                             : static_cast<float>(static_cast<mx::float16_t>(out[i]));
+        }
+      }
+    });
+  }
+
+ private:
+  static void compute(const mx::array& x, mx::array& y, Weight& wt, int64_t m, int act) {
       const bool x_f32 = x.dtype() == mx::float32;
       if (m > 1 && x_f32) {
         rows_product(x.data<float>(), 0, m, wt, act, y);
@@ -507,7 +520,7 @@ class CpuLinear : public mx::Primitive {
       if (m > 1) {
         // Half-precision rows are widened a slice at a time (about 256 KB), to stay small in
         // memory beside the activations.
-        const int64_t slice = std::max<int64_t>(1, (64 * 1024) / wt.k);
+        const int64_t slice = std::max<int64_t>(1, (16 * 1024) / wt.k);
         Scratch x_wide(std::min(slice, m) * wt.k * 4);
         for (int64_t i0 = 0; i0 < m; i0 += slice) {
           const int64_t rows = std::min(slice, m - i0);
@@ -539,11 +552,12 @@ class CpuLinear : public mx::Primitive {
       gate(act, yf, yf + n, yf, n);  // in place: element j reads j and n + j first
       if (y.dtype() == mx::float32) std::memcpy(y.data<float>(), yf, n * 4);
       else store(y, n, 0, 1, 0, n, yf, n);
-    });
   }
 
- private:
   int group_, bits_, act_;
+  // A float32 output holding values rounded to the input's half precision (what MLX's matmul
+  // followed by a cast to float32 gives, without the half-precision copy).
+  bool round_;
 };
 
 bool is_float(mx::Dtype d) { return d == mx::float32 || d == mx::bfloat16 || d == mx::float16; }
@@ -566,11 +580,12 @@ extern "C" {
 int confab_cpu_linear_available() { return blas().ok() ? 1 : 0; }
 
 // *out = x · Wᵀ (or act(x · Gateᵀ) · (x · Upᵀ) when `gate_activation` is 1 (silu) or 2
-// (gelu, tanh approximation) and W's rows are [gate; up]) on the CPU stream, as a new heap-allocated mlx::core::array (mlx-c's
+// (gelu, tanh approximation) and W's rows are [gate; up]) on the CPU stream, in x's dtype, or
+// in float32 rounded to x's precision when `float32_out` is 1 (logits), as a new heap-allocated mlx::core::array (mlx-c's
 // `mlx_array.ctx`). Arrays are passed as mlx-c `ctx` pointers. scales/biases are null for a
 // dense W. Returns 0, or 1 with a message in `err`.
 int confab_cpu_linear(void** out, void* x_ctx, void* w_ctx, void* scales_ctx, void* biases_ctx, int group_size,
-                      int bits, int gate_activation, char* err, size_t err_len) {
+                      int bits, int gate_activation, int float32_out, char* err, size_t err_len) {
   try {
     if (!blas().ok()) throw std::runtime_error("no CBLAS (cblas_sgemv/cblas_sgemm) in the loaded libraries");
     const auto& x = *static_cast<mx::array*>(x_ctx);
@@ -600,8 +615,9 @@ int confab_cpu_linear(void** out, void* x_ctx, void* w_ctx, void* scales_ctx, vo
     auto shape = x.shape();
     shape.back() = n;
     const int m = inputs[0].shape(0);
-    auto rows = mx::array({m, n}, x.dtype(),
-                          std::make_shared<CpuLinear>(s, quantized ? group_size : 0, quantized ? bits : 0, gate_activation),
+    auto rows = mx::array({m, n}, float32_out ? mx::float32 : x.dtype(),
+                          std::make_shared<CpuLinear>(s, quantized ? group_size : 0, quantized ? bits : 0, gate_activation,
+                                                      float32_out != 0),
                           std::move(inputs));
     *out = new mx::array(mx::reshape(rows, shape, s));
     return 0;

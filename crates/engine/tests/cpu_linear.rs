@@ -138,3 +138,13 @@ fn bad_layouts_are_errors_not_crashes() {
     let odd = random(&[33, 64], 13);
     assert!(cpu_linear::gated(&x, &odd, None, Activation::Silu).is_err());
 }
+
+#[test]
+fn float32_logits_equal_the_half_precision_output_widened() {
+    let x = random(&[1, 1, 192], 14).as_dtype(Dtype::Bfloat16).unwrap();
+    let w = random(&[5000, 192], 15).as_dtype(Dtype::Bfloat16).unwrap();
+    let wide = cpu_linear::linear_f32(&x, &w, None).unwrap();
+    assert_eq!(wide.dtype(), Dtype::Float32);
+    let narrow = cpu_linear::linear(&x, &w, None).unwrap().as_dtype(Dtype::Float32).unwrap();
+    assert_eq!(relative_error(&wide, &narrow), 0.0);
+}

@@ -3,7 +3,7 @@
 //! per-head q/k norms, and final-logit soft-capping where the config asks for it.
 
 use mlx_rs::ops::indexing::IndexOp;
-use mlx_rs::{ops, Array, Dtype};
+use mlx_rs::{ops, Array};
 
 use crate::cache::KvCache;
 use crate::error::Result;
@@ -78,7 +78,7 @@ impl TextModel for Gemma3 {
             h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
         }
         let last = self.norm.forward(&h.index((.., -1, ..)))?;
-        let mut logits = self.embed.as_logits(&last)?.as_dtype(Dtype::Float32)?;
+        let mut logits = self.embed.as_logits(&last)?;
         if let Some(cap) = self.config.final_logit_softcap {
             let cap = Array::from_f32(cap);
             logits = ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)?;

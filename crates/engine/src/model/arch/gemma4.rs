@@ -295,10 +295,9 @@ impl Gemma4 {
         }
         let last = self.norm.forward(&h.index((.., -1, ..)))?;
         let mut logits = match &self.lm_head {
-            Some(head) => head.forward(&last)?,
+            Some(head) => head.forward_f32(&last)?,
             None => self.embed.as_logits(&last)?,
-        }
-        .as_dtype(Dtype::Float32)?;
+        };
         if let Some(cap) = self.config.final_logit_softcap {
             let cap = Array::from_f32(cap);
             logits = ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)?;

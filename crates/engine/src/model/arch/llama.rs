@@ -4,7 +4,7 @@
 //! Qwen 3's per-head q/k norms are read from the weights when present.
 
 use mlx_rs::ops::indexing::IndexOp;
-use mlx_rs::{Array, Dtype};
+use mlx_rs::Array;
 
 use crate::cache::KvCache;
 use crate::error::Result;
@@ -67,11 +67,10 @@ impl TextModel for Llama {
             h = mlx_rs::ops::add(&h, &m)?;
         }
         let last = self.norm.forward(&h.index((.., -1, ..)))?;
-        let logits = match &self.lm_head {
-            Some(head) => head.forward(&last)?,
-            None => self.embed.as_logits(&last)?,
-        };
-        Ok(logits.as_dtype(Dtype::Float32)?)
+        match &self.lm_head {
+            Some(head) => head.forward_f32(&last),
+            None => self.embed.as_logits(&last),
+        }
     }
 
     fn arrays(&self) -> Vec<&Array> {

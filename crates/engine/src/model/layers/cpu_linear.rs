@@ -25,6 +25,7 @@ extern "C" {
         group_size: c_int,
         bits: c_int,
         gate_activation: c_int,
+        float32_out: c_int,
         err: *mut c_char,
         err_len: usize,
     ) -> c_int;
@@ -66,20 +67,27 @@ pub fn supports(x: &Array, weight: &Array, quantized: Option<&Quantized>) -> boo
 
 /// x [.., k] · weightᵀ → [.., n] in x's dtype; `weight` is [n, k] (packed when quantized).
 pub fn linear(x: &Array, weight: &Array, quantized: Option<&Quantized>) -> Result<Array> {
-    call(x, weight, quantized, 0)
+    call(x, weight, quantized, 0, false)
+}
+
+/// As `linear`, but the result is float32 holding values rounded to x's precision: exactly
+/// `linear(..).as_dtype(Float32)`, without the half-precision copy (for logits).
+pub fn linear_f32(x: &Array, weight: &Array, quantized: Option<&Quantized>) -> Result<Array> {
+    call(x, weight, quantized, 0, true)
 }
 
 /// A gated feed-forward's first half in one step: `weight` is the gate and up projections
 /// stacked ([2·n, k]); the result is act(x · gateᵀ) · (x · upᵀ), [.., n], without the [.., 2·n]
 /// projection ever being held in memory.
 pub fn gated(x: &Array, weight: &Array, quantized: Option<&Quantized>, activation: Activation) -> Result<Array> {
-    call(x, weight, quantized, match activation {
+    let gate = match activation {
         Activation::Silu => 1,
         Activation::GeluTanh => 2,
-    })
+    };
+    call(x, weight, quantized, gate, false)
 }
 
-fn call(x: &Array, weight: &Array, quantized: Option<&Quantized>, gate: c_int) -> Result<Array> {
+fn call(x: &Array, weight: &Array, quantized: Option<&Quantized>, gate: c_int, float32_out: bool) -> Result<Array> {
     let ctx = |a: &Array| a.as_ptr().ctx;
     let (scales, biases, group, bits) = match quantized {
         Some(q) => (ctx(q.scales), ctx(q.biases), q.group_size, q.bits),
@@ -90,7 +98,19 @@ fn call(x: &Array, weight: &Array, quantized: Option<&Quantized>, gate: c_int) -
     // SAFETY: the ctx pointers are live mlx::core::array objects owned by the borrowed Arrays;
     // on success `out` is a new heap array that `Array::from_ptr` takes ownership of.
     let status = unsafe {
-        confab_cpu_linear(&mut out, ctx(x), ctx(weight), scales, biases, group, bits, gate, err.as_mut_ptr(), err.len())
+        confab_cpu_linear(
+            &mut out,
+            ctx(x),
+            ctx(weight),
+            scales,
+            biases,
+            group,
+            bits,
+            gate,
+            float32_out as c_int,
+            err.as_mut_ptr(),
+            err.len(),
+        )
     };
     if status != 0 || out.is_null() {
         // SAFETY: the kernel wrote a NUL-terminated message into `err`.

@@ -23,9 +23,9 @@ impl Embedding {
         })
     }
 
-    /// hidden [.., hidden] → logits [.., vocab], for tied embeddings.
+    /// hidden [.., hidden] → float32 logits [.., vocab], for tied embeddings.
     pub fn as_logits(&self, hidden: &Array) -> Result<Array> {
-        self.table.forward(hidden)
+        self.table.forward_f32(hidden)
     }
 
     pub fn into_dtype(self, dtype: Dtype, dequantize: bool) -> Result<Self> {

@@ -37,6 +37,15 @@ impl Linear {
         }
     }
 
+    /// The output in float32 (for logits): `forward(x)` cast to float32, computed without the
+    /// half-precision copy where the CPU kernel applies.
+    pub fn forward_f32(&self, x: &Array) -> Result<Array> {
+        match self.cpu_kernel_weight(x) {
+            Some((weight, quantized)) if self.bias().is_none() => cpu_linear::linear_f32(x, weight, quantized.as_ref()),
+            _ => Ok(self.forward(x)?.as_dtype(Dtype::Float32)?),
+        }
+    }
+
     pub fn forward(&self, x: &Array) -> Result<Array> {
         if let Some((weight, quantized)) = self.cpu_kernel_weight(x) {
             let y = cpu_linear::linear(x, weight, quantized.as_ref())?;
