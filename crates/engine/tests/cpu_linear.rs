@@ -20,6 +20,11 @@ fn relative_error(a: &Array, b: &Array) -> f32 {
     diff / ops::abs(&b).unwrap().max(None).unwrap().item_cast::<f32>()
 }
 
+/// x · wᵀ in float32 (exact products of half-precision inputs, float32 sums).
+fn matmul_f32(x: &Array, w: &Array) -> Array {
+    ops::matmul(x.as_dtype(Dtype::Float32).unwrap(), w.as_dtype(Dtype::Float32).unwrap().t()).unwrap()
+}
+
 fn reference_gate(y: &Array, n: i32, activation: Activation) -> Array {
     let parts = y.split_at_indices(&[n], -1).unwrap();
     let g = match activation {
@@ -53,7 +58,7 @@ fn half_precision_weights_match_mlx_within_one_rounding() {
             let ours = cpu_linear::linear(&x, &w, None).unwrap();
             assert_eq!(ours.dtype(), dtype);
             // MLX accumulates in float32 too; both round once to the output type.
-            let exact = ops::matmul(&x.as_dtype(Dtype::Float32).unwrap(), w.as_dtype(Dtype::Float32).unwrap().t()).unwrap();
+            let exact = matmul_f32(&x, &w);
             let err = relative_error(&ours, &exact);
             let bound = if dtype == Dtype::Bfloat16 { 8e-3 } else { 1e-3 };
             assert!(err < bound, "{dtype:?} [{b}, {l}]: relative error {err}");
@@ -102,7 +107,7 @@ fn gated_projection_matches_act_gate_times_up() {
             let (xb, wb) = (x.as_dtype(Dtype::Bfloat16).unwrap(), w.as_dtype(Dtype::Bfloat16).unwrap());
             let ours = cpu_linear::gated(&xb, &wb, None, activation).unwrap();
             assert_eq!(ours.dtype(), Dtype::Bfloat16);
-            let exact = reference_gate(&ops::matmul(&xb.as_dtype(Dtype::Float32).unwrap(), wb.as_dtype(Dtype::Float32).unwrap().t()).unwrap(), 80, activation);
+            let exact = reference_gate(&matmul_f32(&xb, &wb), 80, activation);
             let err = relative_error(&ours, &exact);
             assert!(err < 8e-3, "{activation:?} bf16 [{b}, {l}]: relative error {err}");
         }
@@ -124,7 +129,7 @@ fn large_weights_cross_block_boundaries() {
         let wb = w.as_dtype(Dtype::Bfloat16).unwrap();
         let xb = xr.as_dtype(Dtype::Bfloat16).unwrap();
         let ours = cpu_linear::gated(&xb, &wb, None, Activation::Silu).unwrap();
-        let exact = reference_gate(&ops::matmul(&xb.as_dtype(Dtype::Float32).unwrap(), wb.as_dtype(Dtype::Float32).unwrap().t()).unwrap(), 500, Activation::Silu);
+        let exact = reference_gate(&matmul_f32(&xb, &wb), 500, Activation::Silu);
         assert!(relative_error(&ours, &exact) < 8e-3);
     }
 }
