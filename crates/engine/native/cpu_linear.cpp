@@ -16,13 +16,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <functional>
-#include <mutex>
-#include <thread>
 #include <cstdint>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -33,6 +29,9 @@
 #include "mlx/backend/cpu/encoder.h"
 #include "mlx/ops.h"
 #include "mlx/primitives.h"
+
+#include "cpu_linear/loops.h"
+#include "cpu_linear/two_cores.h"
 
 namespace mx = mlx::core;
 
@@ -57,20 +56,6 @@ const Blas& blas() {
     return b;
   }();
   return found;
-}
-
-// Hot loops get AVX-512 and AVX2 clones on x86-64; the default build targets baseline SSE2.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define WIDE_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define WIDE_LOOP
-#endif
-
-WIDE_LOOP void widen_bf16(const uint16_t* in, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits = uint32_t(in[i]) << 16;
-    std::memcpy(out + i, &bits, 4);
-  }
 }
 
 void widen(const mx::array& a, const void* data, float* out, int64_t n) {
@@ -101,175 +86,6 @@ float scalar_at(const mx::array& a, const void* data, int64_t i) {
       return static_cast<float>(static_cast<const mx::float16_t*>(data)[i]);
     default:
       throw std::invalid_argument("confab cpu_linear: unsupported scale dtype");
-  }
-}
-
-// One group of `group` weights: w = scale · q + bias, q unpacked low bits first (MLX's layout).
-template <int Bits>
-WIDE_LOOP void dequantize_group(const uint32_t* packed, float scale, float bias, float* out, int group) {
-  constexpr int per_word = 32 / Bits;
-  constexpr uint32_t mask = (1u << Bits) - 1;
-  for (int w = 0; w < group / per_word; ++w) {
-    uint32_t word = packed[w];
-    for (int j = 0; j < per_word; ++j) {
-      out[w * per_word + j] = scale * float((word >> (Bits * j)) & mask) + bias;
-    }
-  }
-}
-
-// One-row products straight from the stored format: y[r] = Σ w[r, i] · x[i]. Sixteen partial
-// sums per row keep the loop vectorizable without reassociating float math.
-constexpr int kLanes = 16;
-
-WIDE_LOOP void rows_dot_bf16(const uint16_t* w, const float* x, int64_t rows, int64_t k, float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint16_t* row = w + r * k;
-    float acc[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= k; i += kLanes) {
-      for (int j = 0; j < kLanes; ++j) {
-        uint32_t bits = uint32_t(row[i + j]) << 16;
-        float v;
-        std::memcpy(&v, &bits, 4);
-        acc[j] += v * x[i + j];
-      }
-    }
-    float sum = 0.0f;
-    for (; i < k; ++i) {
-      uint32_t bits = uint32_t(row[i]) << 16;
-      float v;
-      std::memcpy(&v, &bits, 4);
-      sum += v * x[i];
-    }
-    for (int j = 0; j < kLanes; ++j) sum += acc[j];
-    y[r] = sum;
-  }
-}
-
-// Quantized: per group, y += scale · Σ q·x + bias · Σ x, with Σ x per group computed once.
-// MLX packs values low bits first, so in memory byte t of a 4-bit row holds values 2t (low
-// nibble) and 2t + 1 (high nibble); `x_split` is x rearranged to match: per group, the
-// even-indexed values, then the odd-indexed ones. Loops run over bytes, which vectorizes.
-WIDE_LOOP void rows_dot_q4(const uint8_t* packed, const float* scales, const float* biases, const float* x_split,
-                           const float* x_group_sums, int64_t rows, int64_t k, int group, float* y) {
-  const int64_t groups = k / group, half = group / 2;
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint8_t* row = packed + r * k / 2;
-    float sum = 0.0f;
-    for (int64_t g = 0; g < groups; ++g) {
-      const uint8_t* bytes = row + g * half;
-      const float* even = x_split + g * group;
-      const float* odd = even + half;
-      float acc[kLanes] = {};
-      int64_t t = 0;
-      for (; t + kLanes <= half; t += kLanes) {
-        for (int j = 0; j < kLanes; ++j) {
-          acc[j] += float(bytes[t + j] & 15) * even[t + j] + float(bytes[t + j] >> 4) * odd[t + j];
-        }
-      }
-      float qx = 0.0f;
-      for (; t < half; ++t) qx += float(bytes[t] & 15) * even[t] + float(bytes[t] >> 4) * odd[t];
-      for (int j = 0; j < kLanes; ++j) qx += acc[j];
-      sum += scales[r * groups + g] * qx + biases[r * groups + g] * x_group_sums[g];
-    }
-    y[r] = sum;
-  }
-}
-
-// 8 bits: byte i of a row is value i.
-WIDE_LOOP void rows_dot_q8(const uint8_t* packed, const float* scales, const float* biases, const float* x,
-                           const float* x_group_sums, int64_t rows, int64_t k, int group, float* y) {
-  const int64_t groups = k / group;
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint8_t* row = packed + r * k;
-    float sum = 0.0f;
-    for (int64_t g = 0; g < groups; ++g) {
-      const uint8_t* bytes = row + g * group;
-      const float* xg = x + g * group;
-      float acc[kLanes] = {};
-      int64_t t = 0;
-      for (; t + kLanes <= group; t += kLanes) {
-        for (int j = 0; j < kLanes; ++j) acc[j] += float(bytes[t + j]) * xg[t + j];
-      }
-      float qx = 0.0f;
-      for (; t < group; ++t) qx += float(bytes[t]) * xg[t];
-      for (int j = 0; j < kLanes; ++j) qx += acc[j];
-      sum += scales[r * groups + g] * qx + biases[r * groups + g] * x_group_sums[g];
-    }
-    y[r] = sum;
-  }
-}
-
-// A second core for the loops above. BLAS calls bring their own threads; Confab's own loops
-// split their rows with one helper thread, which spins briefly after each job because decode
-// calls come every few microseconds, then sleeps.
-class Helper {
- public:
-  static Helper& get() {
-    static Helper* helper = new Helper();  // never destroyed: the thread outlives statics
-    return *helper;
-  }
-
-  // f(begin, end) over [0, n): the upper part on the helper, the lower part here.
-  template <class F>
-  void split(int64_t n, F&& f) {
-    // One caller at a time (MLX runs one thread per stream); another runs its rows alone.
-    std::unique_lock<std::mutex> caller(caller_, std::try_to_lock);
-    if (!caller.owns_lock()) {
-      f(0, n);
-      return;
-    }
-    const int64_t mid = n / 2;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      job_ = [&f, mid, n] { f(mid, n); };
-      pending_.store(true, std::memory_order_release);
-    }
-    wake_.notify_one();
-    f(0, mid);
-    while (pending_.load(std::memory_order_acquire) || busy_.load(std::memory_order_acquire)) {
-      std::this_thread::yield();
-    }
-  }
-
- private:
-  Helper() : thread_([this] { loop(); }) { thread_.detach(); }
-
-  void loop() {
-    for (;;) {
-      std::function<void()> job;
-      {
-        // Spin for a while (about 100 µs) before sleeping.
-        for (int i = 0; i < 20000 && !pending_.load(std::memory_order_acquire); ++i) {
-#if defined(__x86_64__)
-          __builtin_ia32_pause();
-#endif
-        }
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [this] { return pending_.load(std::memory_order_acquire); });
-        job = std::move(job_);
-        busy_.store(true, std::memory_order_release);
-        pending_.store(false, std::memory_order_release);
-      }
-      job();
-      busy_.store(false, std::memory_order_release);
-    }
-  }
-
-  std::mutex caller_, mutex_;
-  std::condition_variable wake_;
-  std::function<void()> job_;
-  std::atomic<bool> pending_{false}, busy_{false};
-  std::thread thread_;
-};
-
-// Splits across two cores when there is enough work to pay for the hand-off.
-template <class F>
-void over_rows(int64_t rows, int64_t work_per_row, F&& f) {
-  if (rows >= 2 && rows * work_per_row >= (1 << 16) && std::thread::hardware_concurrency() > 1) {
-    Helper::get().split(rows, f);
-  } else {
-    f(0, rows);
   }
 }
 
