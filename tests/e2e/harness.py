@@ -693,13 +693,15 @@ class AppTestCase(unittest.TestCase):
     app: ChatApp
     home: pathlib.Path
     with_model = True
+    # Extra environment for the app (it inherits tauri-driver's).
+    app_env: dict[str, str] = {}
 
     @classmethod
     def setUpClass(cls):
         cls.home = make_home(cls.__name__, cls.with_model)
         cls.app = ChatApp(cls.home, log_name=cls.__name__)
         try:
-            cls.app.start()
+            cls.app.start(cls.app_env)
         except BaseException:
             cls.app.quit()
             raise
