@@ -395,11 +395,13 @@ extern "C" {
 // Whether this build can run the kernel: the BLAS entry points were found.
 int confab_cpu_linear_available() { return blas().ok() ? 1 : 0; }
 
-// *out = x · Wᵀ (or act(x · Gateᵀ) · (x · Upᵀ) when `gate_activation` is 1 (silu) or 2
-// (gelu, tanh approximation) and W's rows are [gate; up]) on the CPU stream, in x's dtype, or
-// in float32 rounded to x's precision when `float32_out` is 1 (logits), as a new heap-allocated mlx::core::array (mlx-c's
-// `mlx_array.ctx`). Arrays are passed as mlx-c `ctx` pointers. scales/biases are null for a
-// dense W. Returns 0, or 1 with a message in `err`.
+// *out = x · Wᵀ on the CPU stream, as a new heap-allocated mlx::core::array (what mlx-c's
+// `mlx_array.ctx` holds); arrays come in as such `ctx` pointers.
+// - scales/biases: null for a dense W.
+// - gate_activation 1 (silu) or 2 (gelu, tanh approximation): W's rows are [gate; up] and the
+//   result is act(x · Gateᵀ) · (x · Upᵀ).
+// - float32_out 1: a float32 result rounded to x's precision (logits); else x's dtype.
+// Returns 0, or 1 with a message in `err`.
 int confab_cpu_linear(void** out, void* x_ctx, void* w_ctx, void* scales_ctx, void* biases_ctx, int group_size,
                       int bits, int gate_activation, int float32_out, char* err, size_t err_len) {
   try {
