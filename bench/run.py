@@ -87,7 +87,7 @@ def main() -> None:
         # folder has float32 scales, so it computes in float32 too).
         ("4-bit MLX", q4, "auto", q4, 128),
         # mlx-lm has no GGUF loader: its column runs the same weights dequantized (f32 folder).
-        # `float32` widens the GGUF at load, like for like; `auto` keeps it packed (4.3x less memory).
+        # `float32` widens the GGUF at load, like for like; `auto` keeps it packed (about 4x less memory).
         ("Q4_1→f32", gguf, "float32", f32, 128),
         ("Q4_1 packed", gguf, "auto", f32, 128),
     ]

@@ -5,7 +5,7 @@
 // OpenBLAS's sgemm packs the whole weight matrix first and runs about 3x slower than sgemv;
 // half-precision and quantized weights take MLX's scalar loops, about 10x slower than BLAS.
 // Here a one-row product goes to sgemv, and weights stored in another format are widened to
-// float32 a block of rows at a time (a few hundred KB, in cache) on their way to BLAS, so the
+// float32 a block of rows at a time (64 KB, in cache) on their way to BLAS, so the
 // memory held stays that of the stored weights. The math is MLX's: the same dequantization
 // (scale · q + bias per group), float32 accumulation, one rounding to the output dtype.
 //
@@ -152,10 +152,13 @@ struct Scratch {
   float* floats() { return static_cast<float*>(buffer.raw_ptr()); }
 };
 
-// Rows of W per BLAS call when rows are widened or gated: about 256 KB of float32, enough for
-// BLAS to run near full speed and small beside the weights.
+// Float32 scratch per widened block (of W's rows, or of half-precision x rows): 64 KB, small
+// beside the activations so peak memory stays that of MLX's own path, and enough for BLAS.
+constexpr int64_t kBlockFloats = 16 * 1024;
+
+// Rows of W per BLAS call when rows are widened or gated.
 int64_t block_rows(int64_t k) {
-  return std::max<int64_t>(32, (16 * 1024) / k);
+  return std::max<int64_t>(32, kBlockFloats / k);
 }
 
 // Stores float32 results into the output array, converting when it is half precision.
@@ -199,12 +202,12 @@ void row_product(const float* x, const Weight& wt, float* y) {
     over_rows(n, k, [&](int64_t r0, int64_t r1) { rows_dot_bf16(w + r0 * k, x, r1 - r0, k, y + r0); });
   } else if (wt.bits > 0 && wt.scales->dtype() == mx::float32) {
     const int group = wt.group;
-    std::vector<float> sums(k / group, 0.0f);
+    const int64_t groups = k / group;
+    std::vector<float> sums(groups, 0.0f);
     for (int64_t i = 0; i < k; ++i) sums[i / group] += x[i];
     auto packed = static_cast<const uint8_t*>(wt.data);
     auto scales = static_cast<const float*>(wt.scales_data), biases = static_cast<const float*>(wt.biases_data);
     if (wt.bits == 8) {
-      const int64_t groups = k / group;
       over_rows(n, k, [&](int64_t r0, int64_t r1) {
         rows_dot_q8(packed + r0 * k, scales + r0 * groups, biases + r0 * groups, x, sums.data(), r1 - r0, k, group,
                     y + r0);
@@ -216,7 +219,6 @@ void row_product(const float* x, const Weight& wt, float* y) {
       const int64_t g = i / group, at = i % group;
       split[g * group + (at % 2) * (group / 2) + at / 2] = x[i];
     }
-    const int64_t groups = k / group;
     over_rows(n, k, [&](int64_t r0, int64_t r1) {
       rows_dot_q4(packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data(), sums.data(), r1 - r0,
                   k, group, y + r0);
@@ -328,46 +330,46 @@ class CpuLinear : public mx::Primitive {
 
  private:
   static void compute(const mx::array& x, mx::array& y, Weight& wt, int64_t m, int act) {
-      const bool x_f32 = x.dtype() == mx::float32;
-      if (m > 1 && x_f32) {
-        rows_product(x.data<float>(), 0, m, wt, act, y);
-        return;
+    const bool x_f32 = x.dtype() == mx::float32;
+    if (m > 1 && x_f32) {
+      rows_product(x.data<float>(), 0, m, wt, act, y);
+      return;
+    }
+    if (m > 1) {
+      // Half-precision rows are widened a slice at a time.
+      const int64_t slice = std::max<int64_t>(1, kBlockFloats / wt.k);
+      Scratch x_wide(std::min(slice, m) * wt.k * 4);
+      for (int64_t i0 = 0; i0 < m; i0 += slice) {
+        const int64_t rows = std::min(slice, m - i0);
+        widen(x, static_cast<const char*>(x.data<void>()) + i0 * wt.k * x.itemsize(), x_wide.floats(), rows * wt.k);
+        rows_product(x_wide.floats(), i0, rows, wt, act, y);
       }
-      if (m > 1) {
-        // Half-precision rows are widened a slice at a time (about 256 KB), to stay small in
-        // memory beside the activations.
-        const int64_t slice = std::max<int64_t>(1, (16 * 1024) / wt.k);
-        Scratch x_wide(std::min(slice, m) * wt.k * 4);
-        for (int64_t i0 = 0; i0 < m; i0 += slice) {
-          const int64_t rows = std::min(slice, m - i0);
-          widen(x, static_cast<const char*>(x.data<void>()) + i0 * wt.k * x.itemsize(), x_wide.floats(), rows * wt.k);
-          rows_product(x_wide.floats(), i0, rows, wt, act, y);
-        }
-        return;
+      return;
+    }
+    Scratch x_wide(x_f32 ? 0 : x.size() * 4);
+    const float* xf = x_f32 ? x.data<float>() : x_wide.floats();
+    if (!x_f32) widen(x, x.data<void>(), x_wide.floats(), x.size());
+    // One row: straight into a float32 output; through float32 scratch otherwise.
+    const int64_t n = act == kNone ? wt.n : wt.n / 2;
+    if (act == kNone && y.dtype() != mx::float32) {
+      // Half-precision output, through float32 scratch a slice of W's rows at a time (the
+      // output may be vocabulary-sized).
+      const int64_t slice = 4096;
+      Scratch part(std::min(slice, n) * 4);
+      for (int64_t r0 = 0; r0 < n; r0 += slice) {
+        const int64_t r = std::min(slice, n - r0);
+        row_product(xf, wt.rows(r0, r), part.floats());
+        store(y, n, 0, 1, r0, r, part.floats(), r);
       }
-      Scratch x_wide(x_f32 ? 0 : x.size() * 4);
-      const float* xf = x_f32 ? x.data<float>() : x_wide.floats();
-      if (!x_f32) widen(x, x.data<void>(), x_wide.floats(), x.size());
-      // One row: straight into a float32 output; through float32 scratch otherwise.
-      const int64_t n = act == kNone ? wt.n : wt.n / 2;
-      if (act == kNone && y.dtype() != mx::float32) {
-        // Half-precision output (the logits of a bf16 model: vocabulary-sized): in slices.
-        const int64_t slice = 4096;
-        Scratch part(std::min(slice, n) * 4);
-        for (int64_t r0 = 0; r0 < n; r0 += slice) {
-          const int64_t r = std::min(slice, n - r0);
-          row_product(xf, wt.rows(r0, r), part.floats());
-          store(y, n, 0, 1, r0, r, part.floats(), r);
-        }
-        return;
-      }
-      Scratch full(act == kNone ? 0 : wt.n * 4);
-      float* yf = act == kNone ? y.data<float>() : full.floats();
-      row_product(xf, wt, yf);
-      if (act == kNone) return;
-      gate(act, yf, yf + n, yf, n);  // in place: element j reads j and n + j first
-      if (y.dtype() == mx::float32) std::memcpy(y.data<float>(), yf, n * 4);
-      else store(y, n, 0, 1, 0, n, yf, n);
+      return;
+    }
+    Scratch full(act == kNone ? 0 : wt.n * 4);
+    float* yf = act == kNone ? y.data<float>() : full.floats();
+    row_product(xf, wt, yf);
+    if (act == kNone) return;
+    gate(act, yf, yf + n, yf, n);  // in place: element j reads j and n + j first
+    if (y.dtype() == mx::float32) std::memcpy(y.data<float>(), yf, n * 4);
+    else store(y, n, 0, 1, 0, n, yf, n);
   }
 
   int group_, bits_, act_;

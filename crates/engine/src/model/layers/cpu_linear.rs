@@ -1,6 +1,7 @@
 //! Confab's linear-layer kernel for MLX's CPU device (`native/cpu_linear.cpp`): one-row
-//! products through sgemv instead of sgemm, and bfloat16/float16 or 4/8-bit weights widened to
-//! float32 block by block on their way to BLAS, so they keep their stored size in memory.
+//! products through sgemv instead of sgemm (or read straight from bfloat16 and 4/8-bit
+//! weights), and several rows through sgemm on weights widened to float32 block by block, so
+//! every format keeps its stored size in memory.
 //!
 //! On by default when the engine runs on the CPU (`enable_for_device`); MLX's own matmul
 //! everywhere else. `CONFAB_CPU_KERNELS=0` turns it off, to compare.

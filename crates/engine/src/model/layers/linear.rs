@@ -47,20 +47,14 @@ impl Linear {
     }
 
     pub fn forward(&self, x: &Array) -> Result<Array> {
-        if let Some((weight, quantized)) = self.cpu_kernel_weight(x) {
-            let y = cpu_linear::linear(x, weight, quantized.as_ref())?;
-            return Ok(match self.bias() {
-                Some(b) => ops::add(&y, b)?,
-                None => y,
-            });
-        }
-        let (y, bias) = match self {
-            Linear::Dense { weight, bias } => (ops::matmul(x, weight.t())?, bias),
-            Linear::Quantized { weight, scales, biases, bias, group_size, bits } => {
-                (ops::quantized_matmul(x, weight, scales, biases.as_ref(), true, *group_size, *bits)?, bias)
+        let y = match (self.cpu_kernel_weight(x), self) {
+            (Some((weight, quantized)), _) => cpu_linear::linear(x, weight, quantized.as_ref())?,
+            (None, Linear::Dense { weight, .. }) => ops::matmul(x, weight.t())?,
+            (None, Linear::Quantized { weight, scales, biases, group_size, bits, .. }) => {
+                ops::quantized_matmul(x, weight, scales, biases.as_ref(), true, *group_size, *bits)?
             }
         };
-        Ok(match bias {
+        Ok(match self.bias() {
             Some(b) => ops::add(&y, b)?,
             None => y,
         })
