@@ -159,6 +159,10 @@ export interface Plan {
   reused_tokens: number;
   reuse_source: 'memory' | 'disk' | 'none';
   reuse_declined: string | null;
+  /** Set when layers that cannot be cut back resumed from a checkpoint before the shared prefix. */
+  resumed_from_checkpoint?: { position: number; shared: number } | null;
+  /** Checkpoints the prefill took (0 for models whose state can be cut back). */
+  checkpoints?: number;
   chunk_size: number;
   chunks: number;
   /** Each image and clip in the prompt, and where its tower output came from. */

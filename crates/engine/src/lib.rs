@@ -10,6 +10,7 @@ pub mod npy;
 pub mod paths;
 pub mod runtime;
 pub mod sample;
+pub mod state;
 pub mod text;
 
 pub use error::{EngineError, MediaProblem, Result};

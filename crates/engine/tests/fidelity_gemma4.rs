@@ -73,9 +73,9 @@ fn gemma4_media_prompt_from_embeddings() {
     let b = embeds.take_axis(&text_rows, 1).unwrap();
     assert!(max_diff(a.as_slice::<f32>(), b.as_slice::<f32>()) < 1e-6, "embed");
 
-    let mut cache = m.new_cache();
+    let mut state = m.new_state();
     let input = EmbeddingsInput { embeds: &embeds, ids: &llm_ids, media_blocks: Some(&blocks) };
-    let logits = m.forward_embeddings(input, &mut cache).unwrap();
+    let logits = m.forward_embeddings(input, &mut state).unwrap();
     let want = npy::read_f32(&arrays.join("first_logits.npy")).unwrap();
     let diff = max_diff(logits.index((0, ..)).as_slice::<f32>(), &want);
     eprintln!("gemma4 media prompt: first-step logits max abs diff {diff:e}");
@@ -85,7 +85,7 @@ fn gemma4_media_prompt_from_embeddings() {
     let steps = reference["steps"].as_u64().unwrap() as usize;
     while got.len() < steps {
         let token = Array::from_slice(&[*got.last().unwrap() as i32], &[1, 1]);
-        let logits = m.forward(&token, &mut cache).unwrap();
+        let logits = m.forward(&token, &mut state).unwrap();
         got.push(argmax(&logits.index((0, ..))));
     }
     assert_eq!(got, ids(&reference["greedy_ids"]), "media prompt: greedy ids");

@@ -118,9 +118,9 @@ fn towers_spliced_into_the_prompt_give_the_reference_generation() {
     eprintln!("gemma4 spliced inputs_embeds: max abs diff {diff:e}");
     assert!(diff < EMBED_TOLERANCE, "spliced embeddings differ by up to {diff}");
 
-    let mut cache = m.new_cache();
+    let mut state = m.new_state();
     let input = EmbeddingsInput { embeds: &embeds, ids: &llm_ids, media_blocks: Some(&blocks) };
-    let logits = m.forward_embeddings(input, &mut cache).unwrap();
+    let logits = m.forward_embeddings(input, &mut state).unwrap();
     let want = npy::read_f32(&dir.join("media_reference/first_logits.npy")).unwrap();
     let want = Array::from_slice(&want, &[1, want.len() as i32]);
     let diff = max_diff(&logits, &want);
@@ -131,7 +131,7 @@ fn towers_spliced_into_the_prompt_give_the_reference_generation() {
     let steps = reference["steps"].as_u64().unwrap() as usize;
     while got.len() < steps {
         let token = Array::from_slice(&[*got.last().unwrap() as i32], &[1, 1]);
-        got.push(argmax(&m.forward(&token, &mut cache).unwrap().index((0, ..))));
+        got.push(argmax(&m.forward(&token, &mut state).unwrap().index((0, ..))));
     }
     let want: Vec<u32> = reference["greedy_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
     assert_eq!(got, want, "greedy ids");

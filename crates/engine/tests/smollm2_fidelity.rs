@@ -14,15 +14,15 @@ fn fixtures() -> PathBuf {
 }
 
 fn greedy(model: &model::LoadedModel, prompt: &[u32], steps: usize) -> (Vec<u32>, Vec<f32>) {
-    let mut cache = model.model.new_cache();
+    let mut state = model.model.new_state();
     let ids: Vec<i32> = prompt.iter().map(|&t| t as i32).collect();
-    let mut logits = model.model.forward(&Array::from_slice(&ids, &[1, ids.len() as i32]), &mut cache).unwrap();
+    let mut logits = model.model.forward(&Array::from_slice(&ids, &[1, ids.len() as i32]), &mut state).unwrap();
     let first = logits.as_slice::<f32>().to_vec();
     let mut out = vec![];
     for _ in 0..steps {
         let next = ops::indexing::argmax_axis(&logits, -1, None).unwrap().item_cast::<u32>();
         out.push(next);
-        logits = model.model.forward(&Array::from_slice(&[next as i32], &[1, 1]), &mut cache).unwrap();
+        logits = model.model.forward(&Array::from_slice(&[next as i32], &[1, 1]), &mut state).unwrap();
     }
     (out, first)
 }

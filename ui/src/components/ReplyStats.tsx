@@ -34,6 +34,10 @@ export function planText(plan: Plan): string {
     text = `processing ${plan.prompt_tokens} prompt tokens${why}`;
   } else {
     text = `reused ${plan.reused_tokens} of ${plan.prompt_tokens} prompt tokens from ${plan.reuse_source}`;
+    const resumed = plan.resumed_from_checkpoint;
+    if (resumed) {
+      text += ` (checkpoint at ${resumed.position}: ${resumed.shared} tokens matched, and this model's state cannot be cut back)`;
+    }
   }
   const media = plan.media ?? [];
   return media.length === 0 ? text : `${text}; ${media.map(mediaText).join('; ')}`;

@@ -1,21 +1,36 @@
-//! The prefix cache's disk tier: one safetensors file of keys and values per entry, beside a
-//! JSON manifest (format version, model fingerprint, tokens, media hashes, checksum). The file
-//! handling (atomic writes, verification, byte budget) is `entries::EntryDir`'s.
+//! The prefix cache's disk tier: one safetensors file per entry holding its layers' state and
+//! its checkpoints, beside a JSON manifest (format version, model fingerprint, tokens, media
+//! hashes, each layer's kind, the checkpoints' positions, checksum). The file handling (atomic
+//! writes, verification, byte budget) is `entries::EntryDir`'s.
+
+use std::collections::HashMap;
+
+use mlx_rs::Array;
 
 use crate::cache::entries::{EntryDir, Seal};
-use crate::cache::prefix::PrefixKey;
-use crate::cache::{KvCache, LayerKv};
+use crate::cache::prefix::{resume_point, PrefixKey};
 use crate::model::format::Fingerprint;
+use crate::state::{Checkpoint, LayerState, SequenceState, StateKind};
 
-const FORMAT_VERSION: u32 = 1;
+/// 2: per-layer state kinds and checkpoints (version 1 held keys and values only).
+const FORMAT_VERSION: u32 = 2;
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Manifest {
     format_version: u32,
     key: PrefixKey,
-    layers: usize,
+    /// Each layer's kind, in order.
+    kinds: Vec<StateKind>,
+    /// Each checkpoint's position and the layers it holds.
+    checkpoints: Vec<SavedCheckpoint>,
     #[serde(flatten)]
     seal: Seal,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedCheckpoint {
+    len: usize,
+    layers: Vec<usize>,
 }
 
 impl crate::cache::entries::Manifest for Manifest {
@@ -26,6 +41,23 @@ impl crate::cache::entries::Manifest for Manifest {
     fn seal(&self) -> &Seal {
         &self.seal
     }
+}
+
+impl Manifest {
+    fn resume_point(&self, shared: usize) -> (usize, Option<usize>) {
+        let trimmable = self.kinds.iter().all(|k| k.trimmable());
+        let positions: Vec<usize> = self.checkpoints.iter().map(|c| c.len).collect();
+        resume_point(trimmable, self.key.tokens.len(), &positions, shared)
+    }
+}
+
+/// The disk entry that serves a request best.
+pub struct DiskMatch {
+    pub id: String,
+    /// Where the request resumes.
+    pub at: usize,
+    pub checkpoint: Option<usize>,
+    pub shared: usize,
 }
 
 pub struct DiskTier {
@@ -42,37 +74,40 @@ impl DiskTier {
         self.entries.is_empty()
     }
 
-    /// The entry sharing the longest prefix with `key` (at most `limit`), and its length.
-    pub fn best_match(&self, key: &PrefixKey, limit: usize) -> Option<(usize, String)> {
+    /// The entry a request can resume furthest into; `shared_with` gives the usable shared
+    /// length with an entry's key.
+    pub fn best_match(&self, key: &PrefixKey, shared_with: &dyn Fn(&PrefixKey) -> usize) -> Option<DiskMatch> {
         self.entries
             .entries()
-            .map(|(id, m)| (m.key.shared_len(key).min(limit), id.to_string()))
-            .filter(|(n, _)| *n > 0)
-            .max_by_key(|(n, _)| *n)
+            .filter(|(_, m)| m.key.fingerprint == key.fingerprint)
+            .map(|(id, m)| {
+                let shared = shared_with(&m.key);
+                let (at, checkpoint) = m.resume_point(shared);
+                DiskMatch { id: id.to_string(), at, checkpoint, shared }
+            })
+            .filter(|m| m.at > 0)
+            .max_by_key(|m| m.at)
     }
 
     /// Loads and verifies an entry; a bad one is deleted and `None` returned.
-    pub fn load(&mut self, id: &str, fingerprint: &str) -> Option<KvCache> {
+    pub fn load(&mut self, id: &str, fingerprint: &str) -> Option<(SequenceState, Vec<Checkpoint>)> {
         self.entries.load(id, |manifest, mut arrays| {
             if manifest.key.fingerprint != fingerprint {
                 return Err("it belongs to another model".into());
             }
-            let tokens = manifest.key.tokens.len() as i32;
-            let mut layers = Vec::with_capacity(manifest.layers);
-            for i in 0..manifest.layers {
-                let keys = arrays.remove(&format!("layer.{i}.keys")).ok_or("a layer is missing")?;
-                let values = arrays.remove(&format!("layer.{i}.values")).ok_or("a layer is missing")?;
-                if keys.dim(2) != tokens || values.dim(2) != tokens {
-                    return Err("its length disagrees with its tokens".into());
-                }
-                layers.push(LayerKv::from_arrays(keys, values));
+            let len = manifest.key.tokens.len();
+            let layers = layers_from(&manifest.kinds, "layer", (0..manifest.kinds.len()).collect(), &mut arrays, len)?;
+            let mut checkpoints = Vec::with_capacity(manifest.checkpoints.len());
+            for (c, saved) in manifest.checkpoints.iter().enumerate() {
+                let held = layers_from(&manifest.kinds, &format!("checkpoint.{c}.layer"), saved.layers.clone(), &mut arrays, saved.len)?;
+                checkpoints.push(Checkpoint { len: saved.len, layers: saved.layers.iter().copied().zip(held).collect() });
             }
-            Ok(KvCache { layers })
+            Ok((SequenceState { layers }, checkpoints))
         })
     }
 
     /// Writes an entry, then trims the tier to its budget.
-    pub fn store(&mut self, key: &PrefixKey, cache: &KvCache) {
+    pub fn store(&mut self, key: &PrefixKey, state: &SequenceState, checkpoints: &[Checkpoint]) {
         let mut id_hash = Fingerprint::new();
         id_hash.add(key.fingerprint.as_bytes());
         key.tokens.iter().for_each(|t| {
@@ -82,22 +117,36 @@ impl DiskTier {
             id_hash.add(m.hash.as_bytes());
         });
         let id = id_hash.finish();
-        let mut arrays = vec![];
-        for (i, layer) in cache.layers.iter().enumerate() {
-            let Some((k, v)) = layer.valid() else {
-                eprintln!("confab: prefix cache: could not write an entry: an empty layer");
-                return;
-            };
-            arrays.push((format!("layer.{i}.keys"), k));
-            arrays.push((format!("layer.{i}.values"), v));
+        let mut arrays: Vec<(String, Array)> = vec![];
+        for (i, layer) in state.layers.iter().enumerate() {
+            arrays.extend(layer.to_disk(&format!("layer.{i}")));
         }
-        let refs: Vec<(String, &mlx_rs::Array)> = arrays.iter().map(|(n, a)| (n.clone(), a)).collect();
-        let layers = cache.layers.len();
-        self.entries.store(&id, &refs, |seal| Manifest {
-            format_version: FORMAT_VERSION,
-            key: key.clone(),
-            layers,
-            seal,
-        });
+        let mut saved = vec![];
+        for (c, checkpoint) in checkpoints.iter().enumerate() {
+            for (i, layer) in &checkpoint.layers {
+                arrays.extend(layer.to_disk(&format!("checkpoint.{c}.layer.{i}")));
+            }
+            saved.push(SavedCheckpoint { len: checkpoint.len, layers: checkpoint.layers.iter().map(|(i, _)| *i).collect() });
+        }
+        let refs: Vec<(String, &Array)> = arrays.iter().map(|(n, a)| (n.clone(), a)).collect();
+        let kinds = state.kinds();
+        self.entries.store(&id, &refs, |seal| Manifest { format_version: FORMAT_VERSION, key: key.clone(), kinds, checkpoints: saved, seal });
     }
+}
+
+/// The layers `indices` (of `kinds`) saved under `prefix`.{index}.
+fn layers_from(
+    kinds: &[StateKind],
+    prefix: &str,
+    indices: Vec<usize>,
+    arrays: &mut HashMap<String, Array>,
+    len: usize,
+) -> Result<Vec<LayerState>, String> {
+    indices
+        .into_iter()
+        .map(|i| {
+            let kind = *kinds.get(i).ok_or("a checkpoint names a layer the entry does not have")?;
+            LayerState::from_disk(kind, &format!("{prefix}.{i}"), arrays, len)
+        })
+        .collect()
 }

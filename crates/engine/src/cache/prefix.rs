@@ -1,15 +1,20 @@
-//! The prefix ("session") cache: each finished sequence's KV cache, kept under its identity so
+//! The prefix ("session") cache: each finished sequence's state, kept under its identity so
 //! the next request that starts the same way prefills only what is new.
 //!
 //! Identity = model fingerprint + token ids + the content hash of every media item and where
 //! it sits (placeholder tokens look alike for different images, so tokens alone are not enough).
-//! A request takes the entry sharing the longest prefix with it, truncated to that point.
+//! A request takes the entry sharing the longest prefix with it, cut back to that point. State
+//! that cannot be cut back (rotating windows, recurrent layers) resumes instead from the
+//! latest of the entry's checkpoints at or before the shared prefix.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::cache::disk::DiskTier;
-use crate::cache::KvCache;
+use crate::state::{Checkpoint, SequenceState};
+
+/// Checkpoints kept per entry (the latest ones); each costs the non-trimmable layers' bytes.
+pub const MAX_CHECKPOINTS: usize = 16;
 
 /// A media item in a prompt: its first token position and its content hash.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -80,21 +85,62 @@ impl ReuseSource {
     }
 }
 
-/// What a lookup found: a cache holding the first `reused` positions, or why nothing.
+/// What a lookup found: a state holding the first `reused` positions, or why nothing.
 pub struct Reuse {
-    pub cache: Option<KvCache>,
+    pub state: Option<SequenceState>,
     pub reused: usize,
     pub source: ReuseSource,
     pub declined: Option<String>,
+    /// Set when the state was restored from a checkpoint (not cut back): the shared prefix it
+    /// fell back from.
+    pub from_checkpoint: Option<CheckpointResume>,
+    /// The source entry's checkpoints up to `reused`, still valid for the resumed sequence.
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+/// A resume from a checkpoint, for the plan.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CheckpointResume {
+    /// Where the checkpoint is.
+    pub position: usize,
+    /// How far the request matched the cached sequence.
+    pub shared: usize,
+}
+
+impl Reuse {
+    pub fn none(why: &str) -> Self {
+        Reuse { state: None, reused: 0, source: ReuseSource::None, declined: Some(why.into()), from_checkpoint: None, checkpoints: vec![] }
+    }
+}
+
+/// How far a cached sequence can serve a request sharing `shared` positions with it (at most
+/// `allowed(shared)`): cut back where its state allows, else the latest checkpoint before.
+/// Returns the position and, for a checkpoint resume, its index.
+pub(crate) fn resume_point(trimmable: bool, len: usize, checkpoints: &[usize], shared: usize) -> (usize, Option<usize>) {
+    if trimmable || shared == len {
+        return (shared, None);
+    }
+    match checkpoints.iter().enumerate().filter(|(_, &p)| p <= shared).max_by_key(|(_, &p)| p) {
+        Some((i, &p)) => (p, Some(i)),
+        None => (0, None),
+    }
 }
 
 struct Entry {
     key: PrefixKey,
-    cache: KvCache,
+    state: SequenceState,
+    checkpoints: Vec<Checkpoint>,
     last_used: Instant,
     bytes: usize,
     /// Already written to disk as it is now.
     persisted: bool,
+}
+
+impl Entry {
+    fn resume_point(&self, shared: usize) -> (usize, Option<usize>) {
+        let positions: Vec<usize> = self.checkpoints.iter().map(|c| c.len).collect();
+        resume_point(self.state.trimmable(), self.state.len(), &positions, shared)
+    }
 }
 
 pub struct PrefixCache {
@@ -117,53 +163,74 @@ impl PrefixCache {
     }
 
     /// The longest usable prefix for `key`, leaving at least one position to compute (the
-    /// last prompt token must run to produce the next token's logits).
-    pub fn lookup(&mut self, key: &PrefixKey) -> Reuse {
-        let none = |why: &str| Reuse { cache: None, reused: 0, source: ReuseSource::None, declined: Some(why.into()) };
+    /// last prompt token must run to produce the next token's logits). `allowed` moves a
+    /// shared length back to where the request may resume (not inside a media item).
+    pub fn lookup(&mut self, key: &PrefixKey, allowed: &dyn Fn(usize) -> usize) -> Reuse {
         if !self.options.enabled {
-            return none("the prefix cache is off");
+            return Reuse::none("the prefix cache is off");
         }
         let limit = key.tokens.len().saturating_sub(1);
+        let shared_with = |k: &PrefixKey| allowed(k.shared_len(key).min(limit));
+        // (entry, resume position, checkpoint index, shared length)
         let best_memory = self
             .entries
             .iter()
             .enumerate()
-            .map(|(i, e)| (i, e.key.shared_len(key).min(limit)))
-            .max_by_key(|&(_, n)| n);
-        let best_disk = self.disk.as_ref().and_then(|d| d.best_match(key, limit));
+            .map(|(i, e)| {
+                let shared = shared_with(&e.key);
+                let (at, checkpoint) = e.resume_point(shared);
+                (i, at, checkpoint, shared)
+            })
+            .max_by_key(|&(_, at, _, _)| at);
+        let best_disk = self.disk.as_ref().and_then(|d| d.best_match(key, &shared_with));
+        let memory_len = best_memory.map_or(0, |(_, at, _, _)| at);
 
         match (best_memory, best_disk) {
-            (_, Some((disk_len, id))) if disk_len > best_memory.map_or(0, |(_, n)| n) => {
-                match self.disk.as_mut().expect("disk matched").load(&id, &key.fingerprint) {
-                    Some(mut cache) => {
-                        cache.truncate(disk_len);
-                        Reuse { cache: Some(cache), reused: disk_len, source: ReuseSource::Disk, declined: None }
-                    }
-                    None => none("the disk entry was unreadable and has been removed"),
+            (_, Some(disk)) if disk.at > memory_len => {
+                match self.disk.as_mut().expect("disk matched").load(&disk.id, &key.fingerprint) {
+                    Some((state, checkpoints)) => resume(state, checkpoints, disk.at, disk.checkpoint, disk.shared, ReuseSource::Disk),
+                    None => Reuse::none("the disk entry was unreadable and has been removed"),
                 }
             }
-            (Some((i, n)), _) if n > 0 => {
+            (Some((i, at, checkpoint, shared)), _) if at > 0 => {
                 let entry = &mut self.entries[i];
                 entry.last_used = Instant::now();
-                let mut cache = entry.cache.clone();
-                cache.truncate(n);
-                Reuse { cache: Some(cache), reused: n, source: ReuseSource::Memory, declined: None }
+                resume(entry.state.clone(), entry.checkpoints.clone(), at, checkpoint, shared, ReuseSource::Memory)
             }
+            (Some((_, 0, _, shared)), _) if shared > 0 => Reuse::none(&format!(
+                "a cached conversation shares {shared} tokens, but its layers cannot be cut back and it has no checkpoint before that"
+            )),
             _ if self.entries.is_empty() && self.disk.as_ref().is_none_or(|d| d.is_empty()) => {
-                none("the prefix cache is empty")
+                Reuse::none("the prefix cache is empty")
             }
-            _ => none("no cached conversation starts like this prompt"),
+            _ => Reuse::none("no cached conversation starts like this prompt"),
         }
     }
 
-    /// Keep a finished sequence's cache. An entry that is a prefix of it is replaced.
-    pub fn insert(&mut self, key: PrefixKey, cache: KvCache) {
-        if !self.options.enabled || cache.len() != key.tokens.len() {
+    /// Keep a finished sequence's state and the checkpoints taken on the way. An entry that is
+    /// a prefix of it is replaced.
+    pub fn insert(&mut self, key: PrefixKey, state: SequenceState, mut checkpoints: Vec<Checkpoint>) {
+        if !self.options.enabled || state.len() != key.tokens.len() {
             return;
         }
-        self.entries.retain(|e| !(e.key.fingerprint == key.fingerprint && key.shared_len(&e.key) == e.key.tokens.len()));
-        let bytes = cache.nbytes();
-        self.entries.push(Entry { key, cache, last_used: Instant::now(), bytes, persisted: false });
+        // An entry this sequence extends is replaced; where its state cannot be cut back, its
+        // end (the end of a reply, usually) and its checkpoints stay as this one's checkpoints.
+        let (replaced, kept): (Vec<Entry>, Vec<Entry>) = std::mem::take(&mut self.entries)
+            .into_iter()
+            .partition(|e| e.key.fingerprint == key.fingerprint && key.shared_len(&e.key) == e.key.tokens.len());
+        self.entries = kept;
+        for old in replaced.into_iter().filter(|e| !e.state.trimmable()) {
+            checkpoints.extend(old.state.checkpoint());
+            checkpoints.extend(old.checkpoints);
+        }
+        checkpoints.retain(|c| c.len <= state.len());
+        checkpoints.sort_by_key(|c| c.len);
+        checkpoints.dedup_by_key(|c| c.len);
+        if checkpoints.len() > MAX_CHECKPOINTS {
+            checkpoints.drain(..checkpoints.len() - MAX_CHECKPOINTS);
+        }
+        let bytes = state.nbytes() + checkpoints.iter().map(Checkpoint::nbytes).sum::<usize>();
+        self.entries.push(Entry { key, state, checkpoints, last_used: Instant::now(), bytes, persisted: false });
         self.evict_to_budget();
     }
 
@@ -177,7 +244,7 @@ impl PrefixCache {
 
     fn persist(&mut self, entry: &Entry) {
         if let (Some(disk), false) = (self.disk.as_mut(), entry.persisted) {
-            disk.store(&entry.key, &entry.cache);
+            disk.store(&entry.key, &entry.state, &entry.checkpoints);
         }
     }
 
@@ -223,6 +290,27 @@ impl PrefixCache {
     }
 }
 
+/// A cached state taken to `at`: cut back, or restored from checkpoint `checkpoint`.
+fn resume(
+    mut state: SequenceState,
+    checkpoints: Vec<Checkpoint>,
+    at: usize,
+    checkpoint: Option<usize>,
+    shared: usize,
+    source: ReuseSource,
+) -> Reuse {
+    let restored = match checkpoint {
+        Some(i) => state.restore(&checkpoints[i]),
+        None => state.trim(at),
+    };
+    if let Err(e) = restored {
+        return Reuse::none(&format!("the cached state could not be resumed ({e})"));
+    }
+    let kept = checkpoints.into_iter().filter(|c| c.len <= at).collect();
+    let from_checkpoint = checkpoint.map(|_| CheckpointResume { position: at, shared });
+    Reuse { state: Some(state), reused: at, source, declined: None, from_checkpoint, checkpoints: kept }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +330,17 @@ mod tests {
         let mut other = key(&[1, 2, 3], &[]);
         other.fingerprint = "other model".into();
         assert_eq!(key(&[1, 2, 3], &[]).shared_len(&other), 0);
+    }
+
+    #[test]
+    fn untrimmable_state_resumes_from_the_latest_checkpoint_before_the_shared_prefix() {
+        // Trimmable: anywhere.
+        assert_eq!(resume_point(true, 100, &[], 40), (40, None));
+        // Not trimmable: the whole entry (an exact continuation), else a checkpoint.
+        assert_eq!(resume_point(false, 100, &[16, 32, 64], 100), (100, None));
+        assert_eq!(resume_point(false, 100, &[16, 32, 64], 63), (32, Some(1)));
+        assert_eq!(resume_point(false, 100, &[16, 32, 64], 64), (64, Some(2)));
+        assert_eq!(resume_point(false, 100, &[16, 32, 64], 10), (0, None));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use mlx_rs::{Array, Dtype};
 
-use crate::cache::KvCache;
+use crate::state::{SequenceState, StateKind};
 use crate::error::{EngineError, Result};
 pub use config::TextConfig;
 pub use format::Format;
@@ -22,9 +22,9 @@ pub use format::Format;
 /// A decoder-only language model.
 pub trait TextModel {
     fn config(&self) -> &TextConfig;
-    /// tokens [1, L] (int32) → logits [1, vocab] (float32) of the last position; the cache
+    /// tokens [1, L] (int32) → logits [1, vocab] (float32) of the last position; the state
     /// grows by L.
-    fn forward(&self, tokens: &Array, cache: &mut KvCache) -> Result<Array>;
+    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array>;
     /// Every weight, so loading can evaluate them once.
     fn arrays(&self) -> Vec<&Array>;
 
@@ -35,8 +35,8 @@ pub trait TextModel {
     }
 
     /// `forward` from embeddings: multimodal prompts, whose media rows come from a vision or
-    /// audio tower. Logits of the last position; the cache grows by L.
-    fn forward_embeddings(&self, _input: EmbeddingsInput, _cache: &mut KvCache) -> Result<Array> {
+    /// audio tower. Logits of the last position; the state grows by L.
+    fn forward_embeddings(&self, _input: EmbeddingsInput, _state: &mut SequenceState) -> Result<Array> {
         Err(EngineError::invalid("input", format!("{} takes token ids only", self.config().arch)))
     }
 
@@ -45,8 +45,15 @@ pub trait TextModel {
         None
     }
 
-    fn new_cache(&self) -> KvCache {
-        KvCache::new(self.config().num_layers)
+    /// The state each layer keeps between calls, in the order `forward` reads them
+    /// (default: full keys and values for every layer).
+    fn state_kinds(&self) -> Vec<StateKind> {
+        vec![StateKind::KeysValues; self.config().num_layers]
+    }
+
+    /// A fresh sequence's state.
+    fn new_state(&self) -> SequenceState {
+        SequenceState::new(&self.state_kinds())
     }
 }
 

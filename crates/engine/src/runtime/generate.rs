@@ -8,16 +8,17 @@ use std::time::Instant;
 
 use mlx_rs::{ops, transforms, Array};
 
-use crate::cache::{EncoderCache, KvCache, PrefixCache, PrefixKey, Reuse, ReuseSource};
+use crate::cache::{EncoderCache, PrefixCache, PrefixKey, Reuse, ReuseSource};
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
 use crate::runtime::media_encode::MediaOutputs;
-use crate::runtime::media_prefill::{chunk_ranges, forward_chunk, image_ranges};
+use crate::runtime::media_prefill::{chunk_ranges, forward_chunk, image_ranges, split_at};
 use crate::runtime::media_prompt::{self, MediaPrompt};
 use crate::runtime::model::ReadyModel;
 use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
 use crate::sample::Sampler;
-use crate::text::{StopMatcher, StreamDecoder};
+use crate::state::{Checkpoint, SequenceState};
+use crate::text::{ChatMessage, StopMatcher, StreamDecoder};
 
 /// What a request uses besides its model: the caches, and the limits media must keep to.
 pub struct Shared<'a> {
@@ -29,6 +30,25 @@ pub struct Shared<'a> {
 /// The prompt as token ids, through the chat template when it is a conversation.
 pub fn prompt_ids(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits) -> Result<Vec<u32>> {
     Ok(prepare(model, prompt, limits)?.0)
+}
+
+/// Messages whose ends are checkpointed (the latest ones): an edit or a regenerate resumes at
+/// one of them.
+const CHECKPOINTED_MESSAGES: usize = 8;
+
+/// Where the last few messages of a conversation end in `ids`, for models whose state must be
+/// checkpointed to be reused. A message whose rendering is not a prefix of the whole (a
+/// template that rewrites earlier turns) has no boundary.
+fn message_boundaries(model: &ReadyModel, messages: &[ChatMessage], ids: &[u32]) -> Vec<usize> {
+    let Some(template) = model.template.as_ref() else { return vec![] };
+    let first = messages.len().saturating_sub(CHECKPOINTED_MESSAGES).max(1);
+    (first..=messages.len())
+        .filter_map(|k| {
+            let text = template.render(&messages[..k], false, None).ok()?;
+            let prefix = model.tokenizer.encode_prompt(&text).ok()?;
+            (prefix.len() < ids.len() && ids.starts_with(&prefix)).then_some(prefix.len())
+        })
+        .collect()
 }
 
 /// The prompt's ids and, when it carries media, where each item is.
@@ -85,13 +105,27 @@ pub fn run(
         None => PrefixKey { fingerprint: fingerprint.clone(), tokens: ids.clone(), media: vec![] },
     };
     let reuse = if request.reuse_prefix {
-        shared.prefix.lookup(&key)
+        shared.prefix.lookup(&key, &|n| media.as_ref().map_or(n, |m| m.reusable(n)))
     } else {
-        Reuse { cache: None, reused: 0, source: ReuseSource::None, declined: Some("the request asked not to reuse".into()) }
+        Reuse::none("the request asked not to reuse")
     };
-    let mut cache = reuse.cache.unwrap_or_else(|| model.model.new_cache());
-    let reused = media.as_ref().map_or(reuse.reused, |m| m.reusable(reuse.reused));
-    cache.truncate(reused);
+    let mut state = reuse.state.unwrap_or_else(|| model.model.new_state());
+    let reused = reuse.reused;
+    // State that cannot be cut back is checkpointed at chunk and message boundaries (and where
+    // this request resumed), so a later request sharing part of this prompt can resume there.
+    let mut checkpoints = reuse.checkpoints;
+    let checkpointing = !state.trimmable();
+    if checkpointing && reused > 0 && checkpoints.last().is_none_or(|c| c.len < reused) {
+        checkpoints.extend(state.checkpoint());
+    }
+    // Boundaries: where messages end, and where media items start (a prompt with another
+    // image in the same place resumes just before it).
+    let boundaries = match (&request.prompt, &media) {
+        _ if !checkpointing => vec![],
+        (_, Some(m)) => m.items.iter().map(|i| i.span.start).collect(),
+        (Prompt::Chat(messages), None) => message_boundaries(model, messages, &ids),
+        _ => vec![],
+    };
 
     // Tower outputs for the media past the reused prefix: from the encoder cache where it has them.
     let encoder = model.encoder.as_deref();
@@ -100,12 +134,14 @@ pub fn run(
         _ => None,
     };
     let whole = media.as_ref().map(image_ranges).unwrap_or_default();
-    let ranges = chunk_ranges(reused, ids.len(), chunk, &whole);
+    let ranges = split_at(chunk_ranges(reused, ids.len(), chunk, &whole), &boundaries);
     emit(Event::Plan(Plan {
         prompt_tokens: ids.len(),
         reused_tokens: reused,
         reuse_source: if reused > 0 { reuse.source.as_str() } else { ReuseSource::None.as_str() },
         reuse_declined: reuse.declined,
+        resumed_from_checkpoint: reuse.from_checkpoint,
+        checkpoints: if checkpointing { ranges.len() } else { 0 },
         chunk_size: chunk,
         chunks: ranges.len(),
         media: match (&media, &outputs) {
@@ -117,24 +153,33 @@ pub fn run(
     mlx_rs::memory::reset_peak_memory()?;
     if let (Some(m), Some(o), Some(e)) = (&media, outputs.as_mut(), encoder) {
         if cancel.load(Ordering::Relaxed) {
-            return finish(emit, StopReason::Cancelled, ids.len(), reused, 0, started, None, None);
+            return finish(emit, Finished::cancelled(ids.len(), reused), started, None, None);
         }
         o.run_towers(m, e, shared.encoders, shared.limits)?;
     }
 
-    let mut forward = |range: Range<usize>, cache: &mut KvCache| match (&media, &outputs) {
-        (Some(m), Some(o)) => forward_chunk(model, m, o, range, cache),
-        _ => model.model.forward(&tokens_array(&ids[range]), cache),
+    let mut forward = |range: Range<usize>, state: &mut SequenceState| match (&media, &outputs) {
+        (Some(m), Some(o)) => forward_chunk(model, m, o, range, state),
+        _ => model.model.forward(&tokens_array(&ids[range]), state),
     };
-    // Exactly the tokens the cache holds, to key it when the request ends.
+    // Exactly the tokens the state holds, to key it when the request ends.
     let mut fed: Vec<u32> = ids[..reused].to_vec();
-    let result = decode(model, &request, &sampling, &ids, &ranges, &mut forward, &mut cache, &mut fed, cancel, emit, started);
-    shared.prefix.insert(PrefixKey { tokens: fed, ..key }, cache);
+    let mut sequence = Sequence { state: &mut state, fed: &mut fed, checkpoints: checkpointing.then_some(&mut checkpoints) };
+    let result = decode(model, &request, &sampling, &ids, &ranges, &mut forward, &mut sequence, cancel, emit, started);
+    shared.prefix.insert(PrefixKey { tokens: fed, ..key }, state, checkpoints);
     result
 }
 
-/// Prefill `ranges` (the prompt past the reused prefix) with `forward`, then decode; `fed`
-/// tracks what the cache holds.
+/// The sequence a request grows: its state, the tokens it holds, and (for state that cannot be
+/// cut back) the checkpoints taken on the way.
+struct Sequence<'a> {
+    state: &'a mut SequenceState,
+    fed: &'a mut Vec<u32>,
+    checkpoints: Option<&'a mut Vec<Checkpoint>>,
+}
+
+/// Prefill `ranges` (the prompt past the reused prefix) with `forward`, checkpointing between
+/// chunks where the state needs it, then decode.
 #[allow(clippy::too_many_arguments)]
 fn decode(
     model: &ReadyModel,
@@ -142,9 +187,8 @@ fn decode(
     sampling: &crate::sample::SamplingParams,
     ids: &[u32],
     ranges: &[Range<usize>],
-    forward: &mut dyn FnMut(Range<usize>, &mut KvCache) -> Result<Array>,
-    cache: &mut KvCache,
-    fed: &mut Vec<u32>,
+    forward: &mut dyn FnMut(Range<usize>, &mut SequenceState) -> Result<Array>,
+    sequence: &mut Sequence,
     cancel: &AtomicBool,
     emit: &mut dyn FnMut(Event),
     started: Instant,
@@ -158,14 +202,21 @@ fn decode(
     let mut logits = None;
     for (i, range) in ranges.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {
-            return finish(emit, StopReason::Cancelled, ids.len(), reused, 0, started, None, None);
+            return finish(emit, Finished::cancelled(ids.len(), reused), started, None, None);
         }
-        let out = forward(range.clone(), cache)?;
-        fed.extend_from_slice(&ids[range.clone()]);
-        if i + 1 == ranges.len() {
+        let out = forward(range.clone(), sequence.state)?;
+        sequence.fed.extend_from_slice(&ids[range.clone()]);
+        let last = i + 1 == ranges.len();
+        if !last {
+            transforms::eval(sequence.state.arrays())?;
+        }
+        // Also at the prompt's end: the next turn shares the prompt, and often not the reply
+        // as the template writes it back.
+        if let Some(checkpoints) = sequence.checkpoints.as_mut() {
+            checkpoints.extend(sequence.state.checkpoint());
+        }
+        if last {
             logits = Some(out);
-        } else {
-            transforms::eval(cache.arrays())?;
         }
     }
     let mut logits = logits.expect("a non-empty prompt has a last chunk");
@@ -191,10 +242,11 @@ fn decode(
         // alive through the whole decode.
         logits = Array::from_int(0);
     }
+    let (state, fed) = (&mut *sequence.state, &mut *sequence.fed);
     let reason = loop {
         let token = match next.take() {
             Some(y) => {
-                let following = model.model.forward(&y.reshape(&[1, 1])?, cache)?;
+                let following = model.model.forward(&y.reshape(&[1, 1])?, state)?;
                 let after = argmax(&following)?;
                 transforms::async_eval([&after])?;
                 let token = y.try_item_cast::<u32>().map_err(|e| EngineError::Mlx(e.to_string()))?;
@@ -225,7 +277,7 @@ fn decode(
             break StopReason::Cancelled;
         }
         if !pipelined {
-            logits = model.model.forward(&tokens_array(&[token]), cache)?;
+            logits = model.model.forward(&tokens_array(&[token]), state)?;
             fed.push(token);
         }
     };
@@ -240,7 +292,8 @@ fn decode(
             emit(Event::Text(tail));
         }
     }
-    finish(emit, reason, ids.len(), reused, generated, started, first_token_at, Some(Instant::now()))
+    let done = Finished { reason, prompt: ids.len(), cached: reused, generated, state: state.bytes() };
+    finish(emit, done, started, first_token_at, Some(Instant::now()))
 }
 
 fn tokens_array(ids: &[u32]) -> Array {
@@ -252,17 +305,23 @@ fn argmax(logits: &Array) -> Result<Array> {
     Ok(ops::indexing::argmax_axis(logits, -1, None)?)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    emit: &mut dyn FnMut(Event),
+/// How a request ended, for its `Done` event.
+struct Finished {
     reason: StopReason,
     prompt: usize,
     cached: usize,
     generated: usize,
-    started: Instant,
-    first_token: Option<Instant>,
-    ended: Option<Instant>,
-) -> Result<()> {
+    state: crate::state::StateBytes,
+}
+
+impl Finished {
+    fn cancelled(prompt: usize, cached: usize) -> Self {
+        Self { reason: StopReason::Cancelled, prompt, cached, generated: 0, state: Default::default() }
+    }
+}
+
+fn finish(emit: &mut dyn FnMut(Event), done: Finished, started: Instant, first_token: Option<Instant>, ended: Option<Instant>) -> Result<()> {
+    let Finished { reason, prompt, cached, generated, state } = done;
     let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
     let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);
     let decode = match (first_token, ended) {
@@ -275,6 +334,6 @@ fn finish(
         decode_tokens_per_s: decode,
         peak_memory_bytes: mlx_rs::memory::peak_memory().unwrap_or(0) as u64,
     };
-    emit(Event::Done { reason, usage: Usage { prompt, cached, generated }, timings });
+    emit(Event::Done { reason, usage: Usage { prompt, cached, generated, state_bytes: state }, timings });
     Ok(())
 }

@@ -6,13 +6,13 @@ use std::ops::Range;
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 
-use crate::cache::KvCache;
 use crate::error::{EngineError, Result};
 use crate::media::MediaKind;
 use crate::model::EmbeddingsInput;
 use crate::runtime::media_encode::MediaOutputs;
 use crate::runtime::media_prompt::MediaPrompt;
 use crate::runtime::model::ReadyModel;
+use crate::state::SequenceState;
 
 /// Splits `start..end` into chunks of about `chunk` positions; a chunk that would end inside
 /// one of `whole` (image soft-token ranges) is extended to that range's end.
@@ -31,6 +31,23 @@ pub fn chunk_ranges(start: usize, end: usize, chunk: usize, whole: &[Range<usize
     ranges
 }
 
+/// `ranges` further split at each of `boundaries` inside them.
+pub fn split_at(ranges: Vec<Range<usize>>, boundaries: &[usize]) -> Vec<Range<usize>> {
+    let mut out = Vec::with_capacity(ranges.len() + boundaries.len());
+    for range in ranges {
+        let mut start = range.start;
+        let mut inside: Vec<usize> = boundaries.iter().copied().filter(|&b| range.start < b && b < range.end).collect();
+        inside.sort_unstable();
+        inside.dedup();
+        for b in inside {
+            out.push(start..b);
+            start = b;
+        }
+        out.push(start..range.end);
+    }
+    out
+}
+
 /// The image soft-token ranges of a prompt (audio is causal and may be split).
 pub fn image_ranges(prompt: &MediaPrompt) -> Vec<Range<usize>> {
     prompt.items.iter().filter(|i| i.kind == MediaKind::Image).map(|i| i.range()).collect()
@@ -42,7 +59,7 @@ pub fn forward_chunk(
     prompt: &MediaPrompt,
     outputs: &MediaOutputs,
     range: Range<usize>,
-    cache: &mut KvCache,
+    state: &mut SequenceState,
 ) -> Result<Array> {
     let pad = model.model.media_pad_id().ok_or_else(|| {
         EngineError::invalid("input", format!("{} takes token ids only", model.config().arch))
@@ -91,7 +108,7 @@ pub fn forward_chunk(
     }
     let embeds = if rows.len() == 1 { rows.pop().expect("one piece") } else { ops::concatenate(&rows, 1)? };
     let media_blocks = blocks.iter().any(|&x| x >= 0).then_some(blocks.as_slice());
-    model.model.forward_embeddings(EmbeddingsInput { embeds: &embeds, ids: &ids, media_blocks }, cache)
+    model.model.forward_embeddings(EmbeddingsInput { embeds: &embeds, ids: &ids, media_blocks }, state)
 }
 
 #[cfg(test)]

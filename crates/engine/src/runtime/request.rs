@@ -59,6 +59,12 @@ pub struct Plan {
     /// `memory`, `disk` or `none`.
     pub reuse_source: &'static str,
     pub reuse_declined: Option<String>,
+    /// Set when the reused state came from a checkpoint: layers that cannot be cut back
+    /// (rotating windows, recurrent state) resume at the latest checkpoint at or before the
+    /// prefix the prompt shares with a cached conversation.
+    pub resumed_from_checkpoint: Option<crate::cache::CheckpointResume>,
+    /// Checkpoints this request's prefill takes (0 for models whose state can be cut back).
+    pub checkpoints: usize,
     pub chunk_size: usize,
     pub chunks: usize,
     /// Every image and clip in the prompt, in order.
@@ -114,6 +120,8 @@ pub struct Usage {
     /// Prompt tokens served from a cache instead of computed.
     pub cached: usize,
     pub generated: usize,
+    /// What the sequence's state holds at the end, by kind.
+    pub state_bytes: crate::state::StateBytes,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]

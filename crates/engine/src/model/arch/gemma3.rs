@@ -5,7 +5,7 @@
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 
-use crate::cache::KvCache;
+use crate::state::{SequenceState, StateKind};
 use crate::error::Result;
 use crate::model::config::{LayerKind, TextConfig};
 use crate::model::layers::{Attention, Embedding, Mlp, RmsNorm};
@@ -69,10 +69,10 @@ impl TextModel for Gemma3 {
         &self.config
     }
 
-    fn forward(&self, tokens: &Array, cache: &mut KvCache) -> Result<Array> {
+    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
         let mut h = ops::multiply(&self.embed.forward(tokens)?, &self.embed_scale)?;
-        for (b, layer_cache) in self.blocks.iter().zip(cache.layers.iter_mut()) {
-            let a = b.attention.forward(&b.input_norm.forward(&h)?, layer_cache)?;
+        for (b, layer_state) in self.blocks.iter().zip(state.layers.iter_mut()) {
+            let a = b.attention.forward(&b.input_norm.forward(&h)?, layer_state)?;
             h = ops::add(&h, &b.post_attention_norm.forward(&a)?)?;
             let m = b.mlp.forward(&b.pre_feedforward_norm.forward(&h)?)?;
             h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
@@ -84,6 +84,11 @@ impl TextModel for Gemma3 {
             logits = ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)?;
         }
         Ok(logits)
+    }
+
+    /// Sliding layers keep only their window.
+    fn state_kinds(&self) -> Vec<StateKind> {
+        self.blocks.iter().map(|b| b.attention.window.map_or(StateKind::KeysValues, |size| StateKind::Window { size })).collect()
     }
 
     fn arrays(&self) -> Vec<&Array> {

@@ -19,15 +19,16 @@
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{fast, nn, ops, Array, Dtype};
 
-use crate::cache::KvCache;
 use crate::error::{EngineError, Result};
 use crate::model::config::{Gemma4Extras, LayerKind, MoeConfig, TextConfig};
 use crate::model::layers::attention::sliding_causal_mask;
 use crate::model::layers::moe::top_k;
+use crate::model::layers::attention::Attended;
 use crate::model::layers::{Attention, Embedding, Experts, KvSource, Linear, Mlp, RmsNorm};
 use crate::model::loader::{AttentionShape, AttentionSpec, KvWeights, LayerLoader};
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
+use crate::state::{SequenceState, StateKind};
 
 /// The routed experts beside a layer's dense MLP, and their norms.
 struct Moe {
@@ -257,28 +258,31 @@ impl PerLayerInputs {
 }
 
 impl Gemma4 {
-    fn run(&self, embeds: Array, ids: &Array, cache: &mut KvCache, blocks: Option<&[i32]>) -> Result<Array> {
+    fn run(&self, embeds: Array, ids: &Array, state: &mut SequenceState, blocks: Option<&[i32]>) -> Result<Array> {
         let layers = self.blocks.len() as i32;
         let per_layer = self.per_layer_inputs.as_ref().map(|p| p.compute(ids, &embeds, layers)).transpose()?;
-        let offset = cache.len();
+        let offset = state.len();
         let l = embeds.dim(1) as usize;
+        // Sliding layers with an image in this chunk: its tokens see each other both ways.
         let media_mask = match (blocks, self.extras.bidirectional_attention.as_deref(), self.config.sliding_window) {
-            (Some(b), Some("vision"), Some(window)) if b.iter().any(|&x| x >= 0) => Some(media_sliding_mask(offset, l, window, b)?),
+            (Some(b), Some("vision"), Some(window)) if b.iter().any(|&x| x >= 0) => {
+                Some(move |offset: usize, start: usize| media_sliding_mask(offset, l, window, b, start))
+            }
             _ => None,
         };
-        let mut shared: Vec<Option<(Array, Array)>> = vec![None; self.blocks.len()];
-        // The cache holds only the layers that compute their own keys and values.
-        let mut slots = cache.layers.iter_mut();
+        let mut shared: Vec<Option<Attended>> = (0..self.blocks.len()).map(|_| None).collect();
+        // The state holds only the layers that compute their own keys and values.
+        let mut slots = state.layers.iter_mut();
         let mut h = embeds;
         for (i, b) in self.blocks.iter().enumerate() {
             let kv = match b.kv_from.and_then(|j| shared[j].as_ref()) {
-                Some((keys, values)) => KvSource::Shared { keys, values, offset },
-                None => KvSource::Own(slots.next().ok_or_else(|| EngineError::Mlx("the KV cache has fewer layers than the model".into()))?),
+                Some(a) => KvSource::Shared { keys: &a.keys, values: &a.values, offset, start: a.start },
+                None => KvSource::Own(slots.next().ok_or_else(|| EngineError::Mlx("the state has fewer layers than the model".into()))?),
             };
-            let mask = media_mask.as_ref().filter(|_| b.kind == LayerKind::Sliding);
-            let (a, keys, values) = b.attention.forward_with(&b.input_norm.forward(&h)?, kv, mask)?;
+            let mask = media_mask.as_ref().filter(|_| b.kind == LayerKind::Sliding).map(|m| m as &dyn Fn(usize, usize) -> Result<Array>);
+            let (a, attended) = b.attention.forward_with(&b.input_norm.forward(&h)?, kv, mask)?;
             if self.producers[i] {
-                shared[i] = Some((keys, values));
+                shared[i] = Some(attended);
             }
             h = ops::add(&h, &b.post_attention_norm.forward(&a)?)?;
             let dense = b.mlp.forward(&b.pre_feedforward_norm.forward(&h)?)?;
@@ -306,19 +310,20 @@ impl Gemma4 {
     }
 }
 
-/// Sliding layers with media: AND(window, OR(causal, same media block)) over [L, offset + L];
-/// `blocks` labels this chunk's positions (-1 for text). Earlier chunks are all in the past.
-fn media_sliding_mask(offset: usize, l: usize, window: usize, blocks: &[i32]) -> Result<Array> {
+/// Sliding layers with media: AND(window, OR(causal, same media block)) over
+/// [L, offset + L - start] (keys from position `start`); `blocks` labels this chunk's positions
+/// (-1 for text). Earlier chunks are all in the past.
+fn media_sliding_mask(offset: usize, l: usize, window: usize, blocks: &[i32], start: usize) -> Result<Array> {
     if blocks.len() != l {
         return Err(EngineError::invalid("media_blocks", format!("{} labels for {l} positions", blocks.len())));
     }
-    let base = sliding_causal_mask(offset, l, window)?;
-    let keys: Vec<i32> = std::iter::repeat_n(-1, offset).chain(blocks.iter().copied()).collect();
+    let base = sliding_causal_mask(offset, l, window, start)?;
+    let keys: Vec<i32> = std::iter::repeat_n(-1, offset - start).chain(blocks.iter().copied()).collect();
     let q = Array::from_slice(blocks, &[l as i32, 1]);
-    let k = Array::from_slice(&keys, &[1, (offset + l) as i32]);
+    let k = Array::from_slice(&keys, &[1, (offset + l - start) as i32]);
     let same = ops::logical_and(&ops::eq(&q, &k)?, &ops::ge(&q, Array::from_int(0))?)?;
     let qpos = ops::add(&Array::from_iter(0..l as i32, &[l as i32, 1]), Array::from_int(offset as i32))?;
-    let kpos = Array::from_iter(0..(offset + l) as i32, &[1, (offset + l) as i32]);
+    let kpos = Array::from_iter(start as i32..(offset + l) as i32, &[1, (offset + l - start) as i32]);
     let in_window = ops::gt(&kpos, &ops::subtract(&qpos, Array::from_int(window as i32))?)?;
     Ok(ops::logical_or(&base, &ops::logical_and(&same, &in_window)?)?)
 }
@@ -328,22 +333,23 @@ impl TextModel for Gemma4 {
         &self.config
     }
 
-    fn forward(&self, tokens: &Array, cache: &mut KvCache) -> Result<Array> {
+    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
         let embeds = self.embed(tokens)?;
-        self.run(embeds, tokens, cache, None)
+        self.run(embeds, tokens, state, None)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
         Ok(ops::multiply(&self.embed.forward(tokens)?, &self.embed_scale)?)
     }
 
-    fn forward_embeddings(&self, input: EmbeddingsInput, cache: &mut KvCache) -> Result<Array> {
-        self.run(input.embeds.clone(), input.ids, cache, input.media_blocks)
+    fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
+        self.run(input.embeds.clone(), input.ids, state, input.media_blocks)
     }
 
-    /// KV-shared layers cache nothing of their own.
-    fn new_cache(&self) -> KvCache {
-        KvCache::new(self.blocks.iter().filter(|b| b.kv_from.is_none()).count())
+    /// KV-shared layers keep nothing of their own; sliding layers keep only their window.
+    fn state_kinds(&self) -> Vec<StateKind> {
+        let own = self.blocks.iter().filter(|b| b.kv_from.is_none());
+        own.map(|b| b.attention.window.map_or(StateKind::KeysValues, |size| StateKind::Window { size })).collect()
     }
 
     fn media_pad_id(&self) -> Option<u32> {

@@ -6,7 +6,7 @@
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::Array;
 
-use crate::cache::KvCache;
+use crate::state::SequenceState;
 use crate::error::Result;
 use crate::model::config::TextConfig;
 use crate::model::layers::{Attention, Embedding, Linear, Mlp, RmsNorm};
@@ -58,10 +58,10 @@ impl TextModel for Llama {
         &self.config
     }
 
-    fn forward(&self, tokens: &Array, cache: &mut KvCache) -> Result<Array> {
+    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
         let mut h = self.embed.forward(tokens)?;
-        for (block, layer_cache) in self.blocks.iter().zip(cache.layers.iter_mut()) {
-            let a = block.attention.forward(&block.input_norm.forward(&h)?, layer_cache)?;
+        for (block, layer_state) in self.blocks.iter().zip(state.layers.iter_mut()) {
+            let a = block.attention.forward(&block.input_norm.forward(&h)?, layer_state)?;
             h = mlx_rs::ops::add(&h, &a)?;
             let m = block.mlp.forward(&block.post_attention_norm.forward(&h)?)?;
             h = mlx_rs::ops::add(&h, &m)?;

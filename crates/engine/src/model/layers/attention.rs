@@ -6,7 +6,7 @@ use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 
-use crate::cache::kv::LayerKv;
+use crate::state::LayerState;
 use crate::error::Result;
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 
@@ -32,23 +32,33 @@ pub struct Attention {
 
 /// Where a layer's keys and values come from.
 pub enum KvSource<'a> {
-    /// Its own projections, appended to its cache.
-    Own(&'a mut LayerKv),
-    /// Another layer's keys and values, everything cached so far including this step's
-    /// (Gemma 4's KV-shared layers); `offset` is the position of the first query.
-    Shared { keys: &'a Array, values: &'a Array, offset: usize },
+    /// Its own projections, added to its state (full keys/values or a rotating window).
+    Own(&'a mut LayerState),
+    /// Another layer's keys and values, what it attended to including this step's (Gemma 4's
+    /// KV-shared layers); `offset` is the position of the first query, `start` the position of
+    /// the first key.
+    Shared { keys: &'a Array, values: &'a Array, offset: usize, start: usize },
+}
+
+/// The keys and values a layer attends to, as `Attention::forward_with` returns them.
+pub struct Attended {
+    pub keys: Array,
+    pub values: Array,
+    /// Position of the first key.
+    pub start: usize,
 }
 
 impl Attention {
-    /// x is [B, L, hidden]; the layer's cache grows by L.
-    pub fn forward(&self, x: &Array, cache: &mut LayerKv) -> Result<Array> {
+    /// x is [B, L, hidden]; the layer's state grows by L.
+    pub fn forward(&self, x: &Array, cache: &mut LayerState) -> Result<Array> {
         Ok(self.forward_with(x, KvSource::Own(cache), None)?.0)
     }
 
-    /// The general form: keys and values from `kv`; `mask` ([L, offset + L] booleans, true =
-    /// attend) replaces the causal/sliding mask when given. Returns the output and the keys and
-    /// values attended to (for layers that share them).
-    pub fn forward_with(&self, x: &Array, kv: KvSource, mask: Option<&Array>) -> Result<(Array, Array, Array)> {
+    /// The general form: keys and values from `kv`; `mask` (a function of the query offset
+    /// and the first key's position giving [L, keys] booleans, true = attend) replaces the
+    /// causal/sliding mask when given. Returns the output and the keys and values attended to
+    /// (for layers that share them).
+    pub fn forward_with(&self, x: &Array, kv: KvSource, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Attended)> {
         let (b, l) = (x.dim(0), x.dim(1));
         let mut qkv = self.qkv.forward(x)?.into_iter();
         let heads = |y: Array, n: usize, norm: &Option<RmsNorm>| -> Result<Array> {
@@ -60,41 +70,51 @@ impl Attention {
             Ok(y.transpose_axes(&[0, 2, 1, 3])?)
         };
         let q = qkv.next().expect("a query projection");
-        let (offset, keys, values) = match kv {
-            KvSource::Own(cache) => {
-                let offset = cache.len();
+        let (offset, keys, values, start) = match kv {
+            KvSource::Own(state) => {
+                let offset = state.len();
                 let k = qkv.next().expect("a key projection");
                 let v = if self.values_from_keys { k.clone() } else { qkv.next().expect("a value projection") };
                 let k = self.rope.forward(&heads(k, self.num_kv_heads, &self.k_norm)?, offset)?;
                 let v = heads(v, self.num_kv_heads, &self.v_norm)?;
-                let (keys, values) = cache.append(k, v)?;
-                (offset, keys, values)
+                match state {
+                    LayerState::Window(window) => {
+                        let w = window.append(k, v)?;
+                        (offset, w.keys, w.values, w.start)
+                    }
+                    other => {
+                        let (keys, values) = other.keys_values_mut()?.append(k, v)?;
+                        (offset, keys, values, 0)
+                    }
+                }
             }
-            KvSource::Shared { keys, values, offset } => (offset, keys.clone(), values.clone()),
+            KvSource::Shared { keys, values, offset, start } => (offset, keys.clone(), values.clone(), start),
         };
         let q = self.rope.forward(&heads(q, self.num_heads, &self.q_norm)?, offset)?;
         let attend = |keys: &Array, values: &Array, mask: ScaledDotProductAttentionMask| {
             fast::scaled_dot_product_attention(&q, keys, values, self.scale, mask, None)
         };
+        let held = keys.dim(2) as usize;
         let out = match (mask, self.window) {
-            (Some(mask), _) => attend(&keys, &values, ScaledDotProductAttentionMask::Array(mask))?,
-            (None, Some(window)) if offset + l as usize > window => {
+            (Some(mask), _) => attend(&keys, &values, ScaledDotProductAttentionMask::Array(&mask(offset, start)?))?,
+            (None, Some(window)) if offset + l as usize > start + window => {
                 if l == 1 {
                     // Decoding: the window is simply the last `window` keys.
-                    let start = (offset + 1 - window) as i32;
-                    let k = keys.index((.., .., start.., ..));
-                    let v = values.index((.., .., start.., ..));
+                    let from = (held - window) as i32;
+                    let k = keys.index((.., .., from.., ..));
+                    let v = values.index((.., .., from.., ..));
                     fast::scaled_dot_product_attention(&q, &k, &v, self.scale, None, None)?
                 } else {
-                    let mask = sliding_causal_mask(offset, l as usize, window)?;
+                    let mask = sliding_causal_mask(offset, l as usize, window, start)?;
                     attend(&keys, &values, ScaledDotProductAttentionMask::Array(&mask))?
                 }
             }
+            // Every held key is within the window: plain causal attention.
             _ if l > 1 => attend(&keys, &values, ScaledDotProductAttentionMask::Causal)?,
             _ => fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, None, None)?,
         };
         let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, (self.num_heads * self.head_dim) as i32])?;
-        Ok((self.o_proj.forward(&out)?, keys, values))
+        Ok((self.o_proj.forward(&out)?, Attended { keys, values, start }))
     }
 }
 
@@ -106,10 +126,11 @@ impl Attention {
     }
 }
 
-/// [L, offset + L] booleans: query i (at offset + i) sees key j when i + offset - window < j ≤ i + offset.
-pub fn sliding_causal_mask(offset: usize, l: usize, window: usize) -> Result<Array> {
+/// [L, offset + L - start] booleans: query i (at offset + i) sees the key at position p
+/// (keys start at `start`) when i + offset - window < p ≤ i + offset.
+pub fn sliding_causal_mask(offset: usize, l: usize, window: usize, start: usize) -> Result<Array> {
     let q = ops::add(&Array::from_iter(0..l as i32, &[l as i32, 1]), Array::from_int(offset as i32))?;
-    let k = Array::from_iter(0..(offset + l) as i32, &[1, (offset + l) as i32]);
+    let k = Array::from_iter(start as i32..(offset + l) as i32, &[1, (offset + l - start) as i32]);
     let causal = ops::le(&k, &q)?;
     let recent = ops::gt(&k, &ops::subtract(&q, Array::from_int(window as i32))?)?;
     Ok(ops::logical_and(&causal, &recent)?)

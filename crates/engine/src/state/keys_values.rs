@@ -1,4 +1,5 @@
-//! Per-sequence attention state: keys and values of every layer, grown in steps.
+//! Full keys and values: every position a layer has seen, grown in steps. Trimmable to any
+//! shorter prefix (a position's keys never depend on later ones).
 
 use mlx_rs::ops::indexing::{IndexOp, TryIndexMutOp};
 use mlx_rs::{ops, Array};
@@ -12,14 +13,14 @@ const STEP: usize = 256;
 /// Cloning is cheap (arrays are shared) and safe: MLX arrays are immutable, so appending to a
 /// clone never changes the original.
 #[derive(Default, Clone)]
-pub struct LayerKv {
+pub struct KeysValues {
     /// [B, kv_heads, capacity, head_dim]; the first `len` positions are valid.
     keys: Option<Array>,
     values: Option<Array>,
     len: usize,
 }
 
-impl LayerKv {
+impl KeysValues {
     pub fn len(&self) -> usize {
         self.len
     }
@@ -78,38 +79,5 @@ impl LayerKv {
     /// Bytes held by the buffers (their capacity, not only the valid part).
     pub fn nbytes(&self) -> usize {
         self.arrays().map(Array::nbytes).sum()
-    }
-}
-
-/// One sequence's cache across all layers.
-#[derive(Clone)]
-pub struct KvCache {
-    pub layers: Vec<LayerKv>,
-}
-
-impl KvCache {
-    pub fn new(num_layers: usize) -> Self {
-        Self { layers: (0..num_layers).map(|_| LayerKv::default()).collect() }
-    }
-
-    /// Positions cached (the same in every layer).
-    pub fn len(&self) -> usize {
-        self.layers.first().map_or(0, LayerKv::len)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn truncate(&mut self, len: usize) {
-        self.layers.iter_mut().for_each(|l| l.truncate(len));
-    }
-
-    pub fn arrays(&self) -> impl Iterator<Item = &Array> {
-        self.layers.iter().flat_map(LayerKv::arrays)
-    }
-
-    pub fn nbytes(&self) -> usize {
-        self.layers.iter().map(LayerKv::nbytes).sum()
     }
 }

@@ -1,0 +1,285 @@
+//! Per-sequence state, one entry per layer, by kind:
+//!
+//! | kind | holds | trim to a shorter prefix | checkpoint |
+//! |---|---|---|---|
+//! | [`KeysValues`] | every position's keys and values | yes | not needed |
+//! | [`RotatingWindow`] | the last `window - 1` positions | no | a copy of the window |
+//! | [`Recurrent`] | convolution inputs + recurrent matrix | no | a copy of both |
+//!
+//! A model says which kind each of its layers needs ([`StateKind`]); the runtime and the
+//! caches only ask a state what it can do. Layers that cannot be trimmed are snapshotted at
+//! boundaries during prefill ([`Checkpoint`]), and a sequence resumes from the latest
+//! checkpoint at or before the prefix it shares with a cached one.
+
+mod keys_values;
+mod recurrent;
+mod window;
+
+use std::collections::HashMap;
+
+use mlx_rs::Array;
+
+use crate::error::{EngineError, Result};
+pub use keys_values::KeysValues;
+pub use recurrent::Recurrent;
+pub use window::{RotatingWindow, WindowKeys};
+
+/// What a layer keeps between forward calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateKind {
+    KeysValues,
+    Window { size: usize },
+    Recurrent,
+}
+
+impl StateKind {
+    /// Whether the state can be cut back to any shorter prefix.
+    pub fn trimmable(self) -> bool {
+        self == StateKind::KeysValues
+    }
+}
+
+#[derive(Clone)]
+pub enum LayerState {
+    KeysValues(KeysValues),
+    Window(RotatingWindow),
+    Recurrent(Recurrent),
+}
+
+impl LayerState {
+    pub fn new(kind: StateKind) -> Self {
+        match kind {
+            StateKind::KeysValues => Self::KeysValues(KeysValues::default()),
+            StateKind::Window { size } => Self::Window(RotatingWindow::new(size)),
+            StateKind::Recurrent => Self::Recurrent(Recurrent::default()),
+        }
+    }
+
+    pub fn kind(&self) -> StateKind {
+        match self {
+            Self::KeysValues(_) => StateKind::KeysValues,
+            Self::Window(w) => StateKind::Window { size: w.size() },
+            Self::Recurrent(_) => StateKind::Recurrent,
+        }
+    }
+
+    /// Positions the layer has seen.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::KeysValues(s) => s.len(),
+            Self::Window(s) => s.len(),
+            Self::Recurrent(s) => s.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `trim(len)` would succeed.
+    pub fn can_trim_to(&self, len: usize) -> bool {
+        len == self.len() || (self.kind().trimmable() && len <= self.len())
+    }
+
+    /// Cuts the state back to its first `len` positions, where its kind allows.
+    pub fn trim(&mut self, len: usize) -> Result<()> {
+        match self {
+            Self::KeysValues(s) if len <= s.len() => {
+                s.truncate(len);
+                Ok(())
+            }
+            _ if len == self.len() => Ok(()),
+            _ => Err(EngineError::Mlx(format!(
+                "a {:?} layer state at {} positions cannot be cut back to {len}; resume from a checkpoint",
+                self.kind(),
+                self.len()
+            ))),
+        }
+    }
+
+    pub fn arrays(&self) -> Vec<&Array> {
+        match self {
+            Self::KeysValues(s) => s.arrays().collect(),
+            Self::Window(s) => s.arrays().collect(),
+            Self::Recurrent(s) => s.arrays().collect(),
+        }
+    }
+
+    pub fn nbytes(&self) -> usize {
+        match self {
+            Self::KeysValues(s) => s.nbytes(),
+            Self::Window(s) => s.nbytes(),
+            Self::Recurrent(s) => s.nbytes(),
+        }
+    }
+
+    /// The arrays that make up the state on disk, named under `prefix`.
+    pub fn to_disk(&self, prefix: &str) -> Vec<(String, Array)> {
+        let named = |a: Option<(Array, Array)>, x: &str, y: &str| -> Vec<(String, Array)> {
+            a.map(|(a, b)| vec![(format!("{prefix}.{x}"), a), (format!("{prefix}.{y}"), b)]).unwrap_or_default()
+        };
+        match self {
+            Self::KeysValues(s) => named(s.valid(), "keys", "values"),
+            Self::Window(s) => named(s.held().map(|(k, v)| (k.clone(), v.clone())), "keys", "values"),
+            Self::Recurrent(s) => named(s.conv.clone().zip(s.state.clone()), "conv", "state"),
+        }
+    }
+
+    /// The state `to_disk` wrote under `prefix`, for a layer of `kind` that had seen `len`
+    /// positions; a message saying what is wrong otherwise.
+    pub fn from_disk(kind: StateKind, prefix: &str, arrays: &mut HashMap<String, Array>, len: usize) -> std::result::Result<Self, String> {
+        let mut take = |name: &str| arrays.remove(&format!("{prefix}.{name}"));
+        let state = match kind {
+            StateKind::KeysValues => {
+                let (Some(k), Some(v)) = (take("keys"), take("values")) else { return Err(format!("{prefix} is missing")) };
+                if k.dim(2) as usize != len || v.dim(2) as usize != len {
+                    return Err(format!("{prefix} holds {} positions, not {len}", k.dim(2)));
+                }
+                Self::KeysValues(KeysValues::from_arrays(k, v))
+            }
+            StateKind::Window { size } => match (take("keys"), take("values")) {
+                (Some(k), Some(v)) if k.dim(2) as usize == len.min(size - 1) && v.dim(2) == k.dim(2) => {
+                    Self::Window(RotatingWindow::from_arrays(size, k, v, len))
+                }
+                (None, None) if len.min(size - 1) == 0 => Self::Window(RotatingWindow::new(size)),
+                _ => return Err(format!("{prefix} does not hold a {size}-position window at {len}")),
+            },
+            StateKind::Recurrent => {
+                let (Some(conv), Some(state)) = (take("conv"), take("state")) else { return Err(format!("{prefix} is missing")) };
+                Self::Recurrent(Recurrent::from_arrays(conv, state, len))
+            }
+        };
+        Ok(state)
+    }
+
+    pub fn keys_values_mut(&mut self) -> Result<&mut KeysValues> {
+        match self {
+            Self::KeysValues(s) => Ok(s),
+            other => Err(mismatch(other.kind(), "keys and values")),
+        }
+    }
+
+    pub fn recurrent_mut(&mut self) -> Result<&mut Recurrent> {
+        match self {
+            Self::Recurrent(s) => Ok(s),
+            other => Err(mismatch(other.kind(), "recurrent")),
+        }
+    }
+}
+
+fn mismatch(kind: StateKind, wanted: &str) -> EngineError {
+    EngineError::Mlx(format!("a layer expected {wanted} state but holds {kind:?}; the model and its state disagree"))
+}
+
+/// Non-trimmable layers' state at a position, to resume from.
+#[derive(Clone)]
+pub struct Checkpoint {
+    /// Positions covered.
+    pub len: usize,
+    /// (layer index, its state at `len`), for every layer that cannot be trimmed.
+    pub layers: Vec<(usize, LayerState)>,
+}
+
+impl Checkpoint {
+    pub fn nbytes(&self) -> usize {
+        self.layers.iter().map(|(_, s)| s.nbytes()).sum()
+    }
+
+    pub fn arrays(&self) -> Vec<&Array> {
+        self.layers.iter().flat_map(|(_, s)| s.arrays()).collect()
+    }
+}
+
+/// Bytes a sequence holds, by kind of state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StateBytes {
+    pub keys_values: usize,
+    pub window: usize,
+    pub recurrent: usize,
+}
+
+impl StateBytes {
+    pub fn total(&self) -> usize {
+        self.keys_values + self.window + self.recurrent
+    }
+}
+
+/// One sequence's state across all layers that keep any.
+#[derive(Clone)]
+pub struct SequenceState {
+    pub layers: Vec<LayerState>,
+}
+
+impl SequenceState {
+    pub fn new(kinds: &[StateKind]) -> Self {
+        Self { layers: kinds.iter().map(|&k| LayerState::new(k)).collect() }
+    }
+
+    pub fn kinds(&self) -> Vec<StateKind> {
+        self.layers.iter().map(LayerState::kind).collect()
+    }
+
+    /// Positions seen (the same in every layer).
+    pub fn len(&self) -> usize {
+        self.layers.first().map_or(0, LayerState::len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether every layer can be trimmed, so any shorter prefix is reusable without checkpoints.
+    pub fn trimmable(&self) -> bool {
+        self.layers.iter().all(|l| l.kind().trimmable())
+    }
+
+    pub fn can_trim_to(&self, len: usize) -> bool {
+        self.layers.iter().all(|l| l.can_trim_to(len))
+    }
+
+    pub fn trim(&mut self, len: usize) -> Result<()> {
+        self.layers.iter_mut().try_for_each(|l| l.trim(len))
+    }
+
+    /// The non-trimmable layers' state now; `None` when every layer is trimmable (no
+    /// checkpoint needed).
+    pub fn checkpoint(&self) -> Option<Checkpoint> {
+        let layers: Vec<(usize, LayerState)> =
+            self.layers.iter().enumerate().filter(|(_, l)| !l.kind().trimmable()).map(|(i, l)| (i, l.clone())).collect();
+        (!layers.is_empty()).then(|| Checkpoint { len: self.len(), layers })
+    }
+
+    /// This state (which must extend `checkpoint`'s prefix) taken back to the checkpoint:
+    /// trimmable layers are trimmed, the others replaced by the checkpoint's copies.
+    pub fn restore(&mut self, checkpoint: &Checkpoint) -> Result<()> {
+        for (i, layer) in self.layers.iter_mut().enumerate() {
+            match checkpoint.layers.iter().find(|(j, _)| *j == i) {
+                Some((_, saved)) => *layer = saved.clone(),
+                None => layer.trim(checkpoint.len)?,
+            }
+        }
+        Ok(())
+    }
+
+    pub fn arrays(&self) -> Vec<&Array> {
+        self.layers.iter().flat_map(LayerState::arrays).collect()
+    }
+
+    pub fn nbytes(&self) -> usize {
+        self.layers.iter().map(LayerState::nbytes).sum()
+    }
+
+    pub fn bytes(&self) -> StateBytes {
+        let mut b = StateBytes::default();
+        for layer in &self.layers {
+            let n = layer.nbytes();
+            match layer {
+                LayerState::KeysValues(_) => b.keys_values += n,
+                LayerState::Window(_) => b.window += n,
+                LayerState::Recurrent(_) => b.recurrent += n,
+            }
+        }
+        b
+    }
+}
