@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use confab_engine::model::towers::Gemma4Towers;
+use confab_engine::model::families::gemma4::Gemma4Towers;
 use confab_engine::model::{self, EmbeddingsInput, LoadOptions};
 use confab_engine::npy;
 use mlx_rs::ops::indexing::IndexOp;

@@ -8,11 +8,11 @@
 
 use std::path::{Path, PathBuf};
 
-use confab_engine::media::gemma4::{
+use confab_engine::model::families::gemma4::processor::{
     audio_soft_tokens, expand_prompt, extract_features, image_soft_tokens, preprocess_image, ImageConfig,
     MediaTokens, ProcessorConfig,
 };
-use confab_engine::media::gemma4::AudioConfig;
+use confab_engine::model::families::gemma4::processor::AudioConfig;
 use confab_engine::media::pil_resize::{resize_like_pil, PilFilter};
 use confab_engine::media::{decode_audio, decode_image, MediaKind, MediaLimits};
 use confab_engine::npy::read_f32;

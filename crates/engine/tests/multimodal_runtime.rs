@@ -19,7 +19,7 @@ mod common;
 
 use common::crafted::{huge_png_header, wav_header, write};
 use confab_engine::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
-use confab_engine::media::gemma4::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
+use confab_engine::model::families::gemma4::processor::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
 use confab_engine::media::{MediaItem, MediaKind, MediaLimits, RgbImage};
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::generate::{self, Shared};

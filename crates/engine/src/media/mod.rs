@@ -1,10 +1,10 @@
 //! Media attachments: decoding images and audio clips into what a model's preprocessing takes
 //! (RGB8 pixels, mono f32 samples at a chosen rate), checking limits before any expensive work,
-//! and the content hash that identifies a file across the store and the caches. Each model's own
-//! preprocessing (resize, features, prompt expansion) lives in a submodule named for the model.
+//! and the content hash that identifies a file across the store and the caches. Each model
+//! family's own preprocessing (resize, features, prompt expansion) lives in its folder under
+//! `model::families`.
 
 pub mod audio;
-pub mod gemma4;
 pub mod hash;
 pub mod image;
 pub mod item;

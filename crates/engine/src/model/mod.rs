@@ -1,8 +1,8 @@
 //! From files on disk to a model that maps tokens to logits.
 
-pub mod arch;
 pub mod config;
 pub mod discover;
+pub mod families;
 pub mod format;
 pub mod layers;
 pub mod loader;

@@ -3,17 +3,17 @@
 use crate::error::Result;
 use crate::model::config::TextConfig;
 use crate::model::weights::Weights;
-use crate::model::{arch, BuildOptions, TextModel};
+use crate::model::{families, BuildOptions, TextModel};
 
 pub type BuildFn = fn(&TextConfig, &mut Weights, &BuildOptions) -> Result<Box<dyn TextModel>>;
 
 pub const ARCHITECTURES: &[(&str, BuildFn)] = &[
-    ("llama", arch::llama::build),
-    ("mistral", arch::llama::build),
-    ("qwen2", arch::llama::build),
-    ("qwen3", arch::llama::build),
-    ("gemma3_text", arch::gemma3::build),
-    ("gemma4_text", arch::gemma4::build),
+    ("llama", families::llama::build),
+    ("mistral", families::llama::build),
+    ("qwen2", families::llama::build),
+    ("qwen3", families::llama::build),
+    ("gemma3_text", families::gemma3::build),
+    ("gemma4_text", families::gemma4::build),
 ];
 
 pub fn builder(model_type: &str) -> Option<BuildFn> {

@@ -8,7 +8,7 @@ use mlx_rs::Array;
 
 use crate::cache::{EncoderCache, EncoderKey, EncoderSource};
 use crate::error::{EngineError, Result};
-use crate::media::gemma4::{extract_features, preprocess_image};
+use crate::model::families::gemma4::processor::{extract_features, preprocess_image};
 use crate::media::{decode_image, MediaKind, MediaLimits};
 use crate::runtime::media_encoder::MediaEncoder;
 use crate::runtime::media_prompt::{named, MediaPrompt, PromptItem};

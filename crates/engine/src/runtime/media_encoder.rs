@@ -5,7 +5,7 @@
 use mlx_rs::Array;
 
 use crate::error::Result;
-use crate::media::gemma4::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
+use crate::model::families::gemma4::processor::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
 
 pub trait MediaEncoder {
     /// The towers' identity for the encoder cache: the model fingerprint and every

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::cache::{MediaSpan, PrefixKey};
 use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::gemma4::{audio_soft_tokens, expand_prompt, image_soft_tokens, SoftTokenSpan};
+use crate::model::families::gemma4::processor::{audio_soft_tokens, expand_prompt, image_soft_tokens, SoftTokenSpan};
 use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits};
 use crate::runtime::media_encoder::MediaEncoder;
 use crate::runtime::model::ReadyModel;

@@ -2,7 +2,6 @@
 
 pub mod device;
 pub mod engine;
-pub mod gemma4_encoder;
 pub mod generate;
 pub mod media_encode;
 pub mod media_encoder;

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{EngineError, Result};
-use crate::runtime::gemma4_encoder::Gemma4Encoder;
+use crate::model::families::gemma4::Gemma4Encoder;
 use crate::runtime::media_encoder::MediaEncoder;
 use crate::model::{self, Format, LoadOptions, LoadedModel, TextConfig};
 use crate::sample::SamplingParams;

@@ -6,8 +6,8 @@ use std::path::Path;
 use mlx_rs::{Array, Dtype};
 
 use crate::error::Result;
-use crate::media::gemma4::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
-use crate::model::towers::Gemma4Towers;
+use crate::model::families::gemma4::processor::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
+use crate::model::families::gemma4::towers::Gemma4Towers;
 use crate::runtime::media_encoder::MediaEncoder;
 
 pub struct Gemma4Encoder {

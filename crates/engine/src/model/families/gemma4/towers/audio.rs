@@ -7,11 +7,11 @@ use mlx_rs::{Array, Dtype};
 
 use crate::error::{EngineError, Result};
 use crate::model::layers::Linear;
-use crate::model::towers::gemma4::audio_attention::relative_positions;
-use crate::model::towers::gemma4::config::AudioConfig;
-use crate::model::towers::gemma4::conformer::ConformerLayer;
-use crate::model::towers::gemma4::subsample::Subsample;
-use crate::model::towers::load::TowerLoader;
+use crate::model::families::gemma4::towers::audio_attention::relative_positions;
+use crate::model::families::gemma4::towers::config::AudioConfig;
+use crate::model::families::gemma4::towers::conformer::ConformerLayer;
+use crate::model::families::gemma4::towers::subsample::Subsample;
+use crate::model::towers::TowerLoader;
 
 pub struct AudioTower {
     subsample: Subsample,

@@ -9,8 +9,8 @@ use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::error::Result;
 use crate::model::layers::{ClippedLinear, Linear};
-use crate::model::towers::gemma4::config::AudioConfig;
-use crate::model::towers::load::TowerLoader;
+use crate::model::families::gemma4::towers::config::AudioConfig;
+use crate::model::towers::TowerLoader;
 
 pub struct AudioAttention {
     q: ClippedLinear,

@@ -1,3 +1,8 @@
+//! Media encoders ("towers"): from a processor's tensors (image patches, log-mel frames) to
+//! soft tokens in the text model's hidden size, ready to splice into `TextModel::embed`'s
+//! output at the placeholder positions (`EmbeddingsInput`). A family keeps its own towers in
+//! its folder; this module has what they share.
+//!
 //! Reading a multimodal checkpoint's tower weights (the text model's are left to
 //! `format::hf`), under names without the `model.` prefix transformers 5 adds:
 //! `vision_tower.…`, `audio_tower.…`, `embed_vision.…`, `embed_audio.…` (transformers 4 and

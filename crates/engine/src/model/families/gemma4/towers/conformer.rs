@@ -6,9 +6,9 @@ use mlx_rs::{nn, ops, Array};
 
 use crate::error::Result;
 use crate::model::layers::{ClippedLinear, RmsNorm};
-use crate::model::towers::gemma4::audio_attention::AudioAttention;
-use crate::model::towers::gemma4::config::AudioConfig;
-use crate::model::towers::load::TowerLoader;
+use crate::model::families::gemma4::towers::audio_attention::AudioAttention;
+use crate::model::families::gemma4::towers::config::AudioConfig;
+use crate::model::towers::TowerLoader;
 
 /// transformers' Gemma4RMSNorm default, used where the audio tower doesn't pass its config's.
 const DEFAULT_EPS: f32 = 1e-6;

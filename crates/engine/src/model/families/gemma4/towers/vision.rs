@@ -12,8 +12,8 @@ use mlx_rs::{nn, ops, Array, Dtype};
 use crate::error::{EngineError, Result};
 use crate::model::layers::axial_rope::AxialTables;
 use crate::model::layers::{AxialRope, ClippedLinear, Linear, RmsNorm};
-use crate::model::towers::gemma4::config::VisionConfig;
-use crate::model::towers::load::TowerLoader;
+use crate::model::families::gemma4::towers::config::VisionConfig;
+use crate::model::towers::TowerLoader;
 
 struct VisionAttention {
     q: ClippedLinear,

@@ -1,0 +1,7 @@
+//! One folder per model family: its config arguments, its text model, the layers only it uses
+//! and, where it reads images or audio, its towers, processor and encoder adapter. Adding one:
+//! a folder here and a line in `registry.rs`.
+
+pub mod gemma3;
+pub mod gemma4;
+pub mod llama;
