@@ -43,7 +43,9 @@ def run(model, prompt, gen_tokens):
 def main() -> None:
     path, prompt_tokens, gen_tokens = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     model, config = load_model(Path(path))
-    prompt = synthetic_prompt(prompt_tokens, config["vocab_size"])
+    # Vision-language configs (Qwen3.5) keep the text model's size under text_config.
+    vocab = config.get("vocab_size") or config["text_config"]["vocab_size"]
+    prompt = synthetic_prompt(prompt_tokens, vocab)
     run(model, prompt, gen_tokens)  # warm-up
     print(json.dumps(run(model, prompt, gen_tokens)))
 

@@ -8,6 +8,13 @@ Sets up what it needs once (cached in .deps/bench): a venv with mlx-lm 0.32.2 on
 mlx-cpu 0.32.2 wheel with the same OpenBLAS swap as Confab's, the benchmark checkpoints
 (bench/make_models.py), and a release build of `confab`. Targets (issue 3): prefill ≥ 1.2×,
 decode ≥ 1.05×, peak memory ≤ mlx-lm's.
+
+    python3 bench/run.py --qwen3-5 [--only-qwen3-5]
+
+adds Qwen3.5 (hybrid Gated DeltaNet + full attention) on a random-weight checkpoint with the real
+Qwen3.5-0.8B dimensions (bench/make_qwen3_5.py; speed does not depend on the weights' values),
+float32 on both sides, and continuing a 2,000-token chat on it from memory and from disk
+(recurrent state resumed from checkpoints).
 """
 import argparse
 import json
@@ -29,7 +36,7 @@ CONFAB = os.path.join(ROOT, "target", "release", "confab")
 def setup() -> str:
     if not os.path.exists(PY):
         subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([PY, "-m", "pip", "install", "-q", "mlx[cpu]==0.32.2", "mlx-lm==0.32.2", "gguf"], check=True)
+        subprocess.run([PY, "-m", "pip", "install", "-q", "mlx[cpu]==0.32.2", "mlx-lm==0.32.2", "gguf", "tokenizers"], check=True)
     site = subprocess.run([PY, "-c", "import mlx, os; print(os.path.dirname(list(mlx.__path__)[0]))"],
                           check=True, capture_output=True, text=True).stdout.strip()
     if sys.platform.startswith("linux"):
@@ -41,6 +48,23 @@ def setup() -> str:
     return gguf
 
 
+def qwen3_5_models() -> str:
+    """The random Qwen3.5-0.8B checkpoint, and its float32 copy (what both sides compute in on a CPU)."""
+    subprocess.run([PY, "-m", "pip", "install", "-q", "tokenizers"], check=True)
+    bf16 = os.path.join(WORK, "qwen3_5-0.8b-bf16")
+    subprocess.run([PY, os.path.join(ROOT, "bench", "make_qwen3_5.py"), bf16], check=True)
+    f32 = os.path.join(WORK, "qwen3_5-0.8b-f32")
+    if not os.path.exists(os.path.join(f32, "model.safetensors")):
+        widen = ("import mlx.core as mx, os, shutil, sys\n"
+                 "src, dst = sys.argv[1], sys.argv[2]\n"
+                 "os.makedirs(dst, exist_ok=True)\n"
+                 "w = mx.load(os.path.join(src, 'model.safetensors'))\n"
+                 "mx.save_safetensors(os.path.join(dst, 'model.safetensors'), {k: v.astype(mx.float32) for k, v in w.items()}, {'format': 'pt'})\n"
+                 "[shutil.copy(os.path.join(src, f), dst) for f in os.listdir(src) if f != 'model.safetensors']\n")
+        subprocess.run([PY, "-c", widen, bf16, f32], check=True)
+    return f32
+
+
 def default_models_dir() -> str:
     if os.environ.get("CONFAB_HOME"):
         return os.path.join(os.environ["CONFAB_HOME"], "models")
@@ -49,15 +73,15 @@ def default_models_dir() -> str:
     return os.path.join(os.environ.get("XDG_DATA_HOME", os.path.expanduser("~/.local/share")), "confab", "models")
 
 
-def confab(model: str, prompt: int, dtype: str) -> dict:
+def confab(model: str, prompt: int, dtype: str, gen: int = GEN) -> dict:
     out = subprocess.run([CONFAB, "bench", "--model", model,
-                          "--prompt-tokens", str(prompt), "--gen-tokens", str(GEN), "--dtype", dtype, "--json"],
+                          "--prompt-tokens", str(prompt), "--gen-tokens", str(gen), "--dtype", dtype, "--json"],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 
-def mlx_lm(model: str, prompt: int) -> dict:
-    out = subprocess.run([PY, os.path.join(ROOT, "bench", "mlx_lm_bench.py"), model, str(prompt), str(GEN)],
+def mlx_lm(model: str, prompt: int, gen: int = GEN) -> dict:
+    out = subprocess.run([PY, os.path.join(ROOT, "bench", "mlx_lm_bench.py"), model, str(prompt), str(gen)],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -75,8 +99,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="128-token prompts only")
     parser.add_argument("--prompts", default="128,1024,4096", help="float32 prompt lengths")
     parser.add_argument("--repeats", type=int, default=2, help="runs per side, interleaved; the best is shown")
+    parser.add_argument("--qwen3-5", action="store_true", help="add Qwen3.5-0.8B (random weights) rows")
+    parser.add_argument("--only-qwen3-5", action="store_true", help="only the Qwen3.5 rows")
     args = parser.parse_args()
     gguf = setup()
+    if args.only_qwen3_5:
+        return qwen3_5_rows(args.repeats)
     f32, bf16, q4 = (os.path.join(WORK, n) for n in ("smollm2-f32", "smollm2-bf16", "smollm2-4bit"))
     # (label, confab model, confab dtype, mlx-lm model, prompt tokens)
     lengths = [128] if args.quick else [int(n) for n in args.prompts.split(",")]
@@ -91,31 +119,50 @@ def main() -> None:
         ("Q4_1→f32", gguf, "float32", f32, 128),
         ("Q4_1 packed", gguf, "auto", f32, 128),
     ]
-    header = f"{'SmolLM2-135M':<11} {'prompt':>6} | {'prefill tok/s':^24} | {'decode tok/s':^24} | {'peak MB':^24}"
+    table("SmolLM2-135M", cases, args.repeats)
+
+    # The prefix cache (issue 4): continuing a ~2,000-token conversation with a 30-token turn.
+    print()
+    session_row(gguf, "auto")
+    if args.qwen3_5:
+        print()
+        qwen3_5_rows(args.repeats)
+
+
+def qwen3_5_rows(repeats: int) -> None:
+    f32 = qwen3_5_models()
+    # mlx-lm runs the delta rule as a per-token loop on a CPU (a few tok/s at 0.8B): short rows.
+    table("Qwen3.5-0.8B", [("float32", f32, "float32", f32, 128)], repeats, gen=32)
+    print()
+    session_row(f32, "float32")
+
+
+def session_row(model: str, dtype: str) -> None:
+    session = json.loads(subprocess.run([CONFAB, "bench-session", "--model", model, "--dtype", dtype, "--json"],
+                                        check=True, capture_output=True, text=True).stdout)
+    print(f"session ({os.path.basename(model)}): {session['history_tokens']} history + {session['turn_tokens']} new tokens, "
+          f"time to first token: cold {session['cold_ttft_ms']:.0f} ms | from memory {session['memory_ttft_ms']:.0f} ms "
+          f"({session['memory_speedup']:.1f}x, target 20x) | from disk after restart {session['disk_ttft_ms']:.0f} ms "
+          f"({session['disk_speedup']:.1f}x, target 5x)", flush=True)
+
+
+def table(title: str, cases: list, repeats: int, gen: int = GEN) -> None:
+    header = f"{title:<12} {'prompt':>6} | {'prefill tok/s':^24} | {'decode tok/s':^24} | {'peak MB':^24}"
     print(header)
-    print(f"{'':<11} {'':>6} | {'confab':>7} {'mlx-lm':>7} {'ratio':>7} | {'confab':>7} {'mlx-lm':>7} {'ratio':>7} | {'confab':>7} {'mlx-lm':>7} {'ratio':>6}")
+    print(f"{'':<12} {'':>6} | {'confab':>7} {'mlx-lm':>7} {'ratio':>7} | {'confab':>7} {'mlx-lm':>7} {'ratio':>7} | {'confab':>7} {'mlx-lm':>7} {'ratio':>6}")
     print("-" * len(header))
     for label, ours_model, dtype, theirs_model, prompt in cases:
         # Interleaved, best of `--repeats`: on a shared machine the best run is the one least
         # disturbed by anything else.
         ours_runs, theirs_runs = [], []
-        for _ in range(args.repeats):
-            ours_runs.append(confab(ours_model, prompt, dtype))
-            theirs_runs.append(mlx_lm(theirs_model, prompt))
+        for _ in range(repeats):
+            ours_runs.append(confab(ours_model, prompt, dtype, gen))
+            theirs_runs.append(mlx_lm(theirs_model, prompt, gen))
         ours, theirs = best(ours_runs), best(theirs_runs)
         p, d, m = (ours[k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "peak_memory_gb"))
         tp, td, tm = (theirs[k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "peak_memory_gb"))
-        print(f"{label:<11} {prompt:>6} | {p:>7.1f} {tp:>7.1f} {p / tp:>6.2f}x | {d:>7.1f} {td:>7.1f} {d / td:>6.2f}x | "
+        print(f"{label:<12} {prompt:>6} | {p:>7.1f} {tp:>7.1f} {p / tp:>6.2f}x | {d:>7.1f} {td:>7.1f} {d / td:>6.2f}x | "
               f"{m * 1e3:>7.1f} {tm * 1e3:>7.1f} {m / tm:>5.3f}x", flush=True)
-
-    # The prefix cache (issue 4): continuing a ~2,000-token conversation with a 30-token turn.
-    print()
-    session = json.loads(subprocess.run([CONFAB, "bench-session", "--model", gguf, "--json"],
-                                        check=True, capture_output=True, text=True).stdout)
-    print(f"session: {session['history_tokens']} history + {session['turn_tokens']} new tokens, time to first token: "
-          f"cold {session['cold_ttft_ms']:.0f} ms | from memory {session['memory_ttft_ms']:.0f} ms "
-          f"({session['memory_speedup']:.1f}x, target 20x) | from disk after restart {session['disk_ttft_ms']:.0f} ms "
-          f"({session['disk_speedup']:.1f}x, target 5x)")
 
 
 if __name__ == "__main__":
