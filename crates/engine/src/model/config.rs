@@ -82,40 +82,25 @@ pub struct TextConfig {
     /// The checkpoint's own float dtype (`bfloat16`, `float16`, `float32`).
     pub dtype: Option<String>,
     pub quantization: Option<Quantization>,
-    /// What only Gemma 4 has; `None` for every other architecture.
-    pub gemma4: Option<Gemma4Extras>,
 }
 
-/// Gemma 4's additions to the text model, per layer where they vary.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Gemma4Extras {
-    /// Head size of each layer: full-attention layers use `global_head_dim` (per_layer_config).
-    pub head_dims: Vec<usize>,
-    /// KV heads of each layer (full layers with `attention_k_eq_v` may have fewer).
-    pub kv_heads: Vec<usize>,
-    /// Full-attention layers have no v_proj: the key projection doubles as the values.
-    pub attention_k_eq_v: bool,
-    /// The last this many layers reuse the keys and values of the last earlier layer of their kind.
-    pub num_kv_shared_layers: usize,
-    /// Per-layer input embeddings (PLE) width; 0 when the model has none.
-    pub hidden_size_per_layer_input: usize,
-    pub vocab_size_per_layer_input: usize,
-    pub moe: Option<MoeConfig>,
-    /// `vision`: tokens of one image attend to each other both ways in sliding layers;
-    /// `all`: no causal mask at all (not supported for generation).
-    pub bidirectional_attention: Option<String>,
-    pub pad_token_id: u32,
-    /// Placeholder ids of the multimodal checkpoint (`image_token_id`, `audio_token_id`, `video_token_id`).
-    pub image_token_id: Option<u32>,
-    pub audio_token_id: Option<u32>,
-    pub video_token_id: Option<u32>,
+/// What config.json means when it leaves a shared key out, where model families differ (each
+/// family says so in its registry entry; see `registry::defaults`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConfigDefaults {
+    /// `rope_theta` of a config with neither `rope_parameters` nor `rope_theta`.
+    pub rope_theta: f32,
+    pub tie_word_embeddings: bool,
+    pub attention_bias: bool,
+    /// Read `sliding_window_pattern` (transformers 4 keys, no `layer_types`): every
+    /// `pattern`-th layer is global, the others slide.
+    pub sliding_window_pattern: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct MoeConfig {
-    pub num_experts: usize,
-    pub top_k: usize,
-    pub intermediate_size: usize,
+impl Default for ConfigDefaults {
+    fn default() -> Self {
+        Self { rope_theta: 10_000.0, tie_word_embeddings: false, attention_bias: false, sliding_window_pattern: false }
+    }
 }
 
 /// Reads values out of a JSON object with the fallbacks config.json files need.
@@ -192,7 +177,7 @@ impl TextConfig {
             .or_else(|| root.get("model_type").and_then(Value::as_str))
             .ok_or_else(|| EngineError::ModelFormat { path: path.into(), reason: "config.json has no `model_type`".into() })?
             .to_string();
-        let gemma = arch.starts_with("gemma");
+        let defaults = crate::model::registry::defaults(&arch);
         let hidden_size = k.require("hidden_size")?;
         let num_heads = k.require("num_attention_heads")?;
         let num_layers = k.require("num_hidden_layers")?;
@@ -205,7 +190,7 @@ impl TextConfig {
             ),
             Some(p) => (rope_from(p, "rope_theta", 10_000.0), None),
             None => {
-                let rope = rope_from(obj, "rope_theta", if gemma { 1_000_000.0 } else { 10_000.0 });
+                let rope = rope_from(obj, "rope_theta", defaults.rope_theta);
                 let local = k.f32("rope_local_base_freq").map(|theta| RopeConfig { theta, scaling: RopeScaling::None });
                 (rope, local)
             }
@@ -217,8 +202,8 @@ impl TextConfig {
                 .iter()
                 .map(|t| if t.as_str() == Some("sliding_attention") { LayerKind::Sliding } else { LayerKind::Full })
                 .collect(),
-            None => match (k.usize("sliding_window_pattern"), gemma) {
-                // Gemma 3 (v4 keys): every `pattern`-th layer is global, the others slide.
+            None => match (k.usize("sliding_window_pattern"), defaults.sliding_window_pattern) {
+                // Every `pattern`-th layer is global, the others slide.
                 (Some(pattern), true) if pattern > 0 => (0..num_layers)
                     .map(|i| if (i + 1) % pattern == 0 { LayerKind::Full } else { LayerKind::Sliding })
                     .collect(),
@@ -235,7 +220,6 @@ impl TextConfig {
             "gelu_pytorch_tanh" | "gelu_tanh" | "gelu" => Activation::GeluTanh,
             _ => Activation::Silu,
         };
-        let gemma4 = if arch.starts_with("gemma4") { Some(gemma4_extras(&k, root, &layer_kinds, num_heads, path)?) } else { None };
         let mut eos = token_ids(k.get("eos_token_id"));
         for id in token_ids(root.get("eos_token_id")) {
             if !eos.contains(&id) {
@@ -256,8 +240,8 @@ impl TextConfig {
             tie_word_embeddings: k
                 .bool("tie_word_embeddings")
                 .or_else(|| root.get("tie_word_embeddings").and_then(Value::as_bool))
-                .unwrap_or(gemma),
-            attention_bias: k.bool("attention_bias").unwrap_or(arch == "qwen2"),
+                .unwrap_or(defaults.tie_word_embeddings),
+            attention_bias: k.bool("attention_bias").unwrap_or(defaults.attention_bias),
             mlp_bias: k.bool("mlp_bias").unwrap_or(false),
             activation,
             rope,
@@ -272,62 +256,9 @@ impl TextConfig {
             eos_token_ids: eos,
             dtype: k.str("torch_dtype").or_else(|| k.str("dtype")).or_else(|| root.get("torch_dtype").and_then(Value::as_str)).map(str::to_string),
             quantization: quantization(root),
-            gemma4,
             arch,
         })
     }
-}
-
-/// Gemma 4's keys. Full-attention layers get `global_head_dim` (default 512, as transformers)
-/// and, with `attention_k_eq_v`, `num_global_key_value_heads`; transformers 5.24 writes the
-/// same thing as `per_layer_config` {layer index: {head_dim, num_key_value_heads}}, which wins.
-fn gemma4_extras(k: &Keys, root: &Value, kinds: &[LayerKind], num_heads: usize, path: &Path) -> Result<Gemma4Extras> {
-    let head_dim = k.usize("head_dim").unwrap_or(256);
-    let kv = k.usize("num_key_value_heads").unwrap_or(num_heads);
-    let k_eq_v = k.bool("attention_k_eq_v").unwrap_or(false);
-    let global_head_dim = k.usize("global_head_dim").unwrap_or(512);
-    let global_kv = k.usize("num_global_key_value_heads").filter(|_| k_eq_v).unwrap_or(kv);
-    let per_layer = k.get("per_layer_config").and_then(Value::as_object);
-    let mut head_dims = Vec::with_capacity(kinds.len());
-    let mut kv_heads = Vec::with_capacity(kinds.len());
-    for (i, kind) in kinds.iter().enumerate() {
-        let (d, h) = match per_layer {
-            Some(layers) => {
-                let entry = layers.get(&i.to_string());
-                let get = |key: &str| entry.and_then(|e| e.get(key)).and_then(Value::as_u64).map(|v| v as usize);
-                (get("head_dim").unwrap_or(head_dim), get("num_key_value_heads").unwrap_or(kv))
-            }
-            None if *kind == LayerKind::Full => (global_head_dim, global_kv),
-            None => (head_dim, kv),
-        };
-        head_dims.push(d);
-        kv_heads.push(h);
-    }
-    let shared = k.usize("num_kv_shared_layers").unwrap_or(0);
-    if shared > kinds.len() {
-        return Err(EngineError::ModelFormat { path: path.into(), reason: format!("num_kv_shared_layers {shared} exceeds the {} layers", kinds.len()) });
-    }
-    let moe = if k.bool("enable_moe_block").unwrap_or(false) {
-        let need = |key: &str| k.require(key);
-        Some(MoeConfig { num_experts: need("num_experts")?, top_k: need("top_k_experts")?, intermediate_size: need("moe_intermediate_size")? })
-    } else {
-        None
-    };
-    let root_id = |key: &str| root.get(key).and_then(Value::as_u64).map(|v| v as u32);
-    Ok(Gemma4Extras {
-        head_dims,
-        kv_heads,
-        attention_k_eq_v: k_eq_v,
-        num_kv_shared_layers: shared,
-        hidden_size_per_layer_input: k.usize("hidden_size_per_layer_input").unwrap_or(0),
-        vocab_size_per_layer_input: k.usize("vocab_size_per_layer_input").unwrap_or(0),
-        moe,
-        bidirectional_attention: k.str("use_bidirectional_attention").map(str::to_string),
-        pad_token_id: k.usize("pad_token_id").unwrap_or(0) as u32,
-        image_token_id: root_id("image_token_id"),
-        audio_token_id: root_id("audio_token_id"),
-        video_token_id: root_id("video_token_id"),
-    })
 }
 
 /// mlx-community's `quantization` block: defaults plus per-layer entries keyed by module path.
@@ -361,36 +292,5 @@ impl Quantization {
             Some(setting) => *setting,
             None => Some((self.group_size, self.bits)),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Gemma 4 as released (global_head_dim, num_global_key_value_heads; no per_layer_config).
-    #[test]
-    fn gemma4_global_layer_keys() {
-        let json = serde_json::json!({
-            "model_type": "gemma4",
-            "image_token_id": 258880,
-            "text_config": {
-                "model_type": "gemma4_text", "hidden_size": 64, "intermediate_size": 128,
-                "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
-                "vocab_size": 400, "global_head_dim": 32, "num_global_key_value_heads": 1, "attention_k_eq_v": true,
-                "layer_types": ["sliding_attention", "sliding_attention", "full_attention"],
-                "num_kv_shared_layers": 1, "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": 400,
-                "rope_parameters": {
-                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
-                    "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}
-                }
-            }
-        });
-        let c = TextConfig::from_hf_json(&json, Path::new("config.json")).unwrap();
-        let g = c.gemma4.unwrap();
-        assert_eq!(g.head_dims, [16, 16, 32]);
-        assert_eq!(g.kv_heads, [2, 2, 1]);
-        assert_eq!(g.image_token_id, Some(258880));
-        assert_eq!(c.rope.scaling, RopeScaling::Proportional { factor: 1.0, partial_rotary_factor: 0.25 });
     }
 }

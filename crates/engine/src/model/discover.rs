@@ -89,7 +89,7 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
         name: display_name(dir),
         path: dir.to_path_buf(),
         format: Format::Safetensors,
-        supported: registry::builder(&text_arch).is_some(),
+        supported: registry::family(&text_arch).is_some(),
         architecture,
         quantization,
         size_bytes,

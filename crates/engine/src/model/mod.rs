@@ -129,14 +129,15 @@ pub struct LoadedModel {
 
 pub fn load(path: &Path, options: &LoadOptions) -> Result<LoadedModel> {
     let format = Format::detect(path)?;
-    let (config, mut weights, fingerprint, gguf) = match format {
+    // GGUF files have no config.json: their families build from the shared config alone.
+    let (config, json, mut weights, fingerprint, gguf) = match format {
         Format::Safetensors => {
             let l = format::hf::load(path)?;
-            (l.config, l.weights, l.fingerprint, None)
+            (l.config, Some(l.json), l.weights, l.fingerprint, None)
         }
         Format::Gguf => {
             let l = format::gguf::load(path)?;
-            (l.config, l.weights, l.fingerprint, Some(l.file))
+            (l.config, None, l.weights, l.fingerprint, Some(l.file))
         }
     };
     let build = registry::builder(&config.arch).ok_or_else(|| EngineError::UnknownArchitecture {
@@ -146,7 +147,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<LoadedModel> {
     })?;
     let quantized = weights.remaining().any(|n| n.ends_with(".scales"));
     let opts = build_options(&config, quantized, options)?;
-    let model = build(&config, &mut weights, &opts)?;
+    let model = build(&config, json.as_ref(), &mut weights, &opts)?;
     mlx_rs::transforms::eval(model.arrays())?;
     Ok(LoadedModel { model, path: path.into(), format, fingerprint, dtype: opts.dtype, quantized: quantized && !opts.dequantize, gguf })
 }

@@ -3,9 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{EngineError, Result};
-use crate::model::families::gemma4::Gemma4Encoder;
 use crate::runtime::media_encoder::MediaEncoder;
-use crate::model::{self, Format, LoadOptions, LoadedModel, TextConfig};
+use crate::model::{self, registry, Format, LoadOptions, LoadedModel, TextConfig};
 use crate::sample::SamplingParams;
 use crate::text::{ChatTemplate, Tokenizer};
 
@@ -91,10 +90,12 @@ impl ReadyModel {
             audio: false,
         };
         let mut ready = Self { model, tokenizer, template, eos_ids, defaults, info, encoder: None };
-        if ready.info.architecture.starts_with("gemma4") && format == Format::Safetensors {
+        // The family's vision and audio towers, where it has them (from Hugging Face folders).
+        let load_encoder = registry::family(&ready.info.architecture).and_then(|f| f.encoder);
+        if let (Some(load_encoder), Format::Safetensors) = (load_encoder, format) {
             progress(LoadProgress { stage: "reading vision and audio towers", fraction: 0.95 });
-            if let Some(encoder) = Gemma4Encoder::load(&path, dtype)? {
-                ready.attach_encoder(Box::new(encoder));
+            if let Some(encoder) = load_encoder(&path, dtype)? {
+                ready.attach_encoder(encoder);
             }
         }
         progress(LoadProgress { stage: "ready", fraction: 1.0 });

@@ -168,7 +168,6 @@ impl Meta<'_> {
             eos_token_ids: id("tokenizer.ggml.eos_token_id").into_iter().chain(id("tokenizer.ggml.eot_token_id")).collect(),
             dtype: None,
             quantization: None,
-            gemma4: None,
         })
     }
 }

@@ -77,6 +77,8 @@ pub fn validate_safetensors(path: &Path) -> Result<Vec<u8>> {
 
 pub struct Loaded {
     pub config: TextConfig,
+    /// The whole config.json, for the family's own keys.
+    pub json: serde_json::Value,
     pub weights: Weights,
     pub fingerprint: String,
 }
@@ -101,7 +103,7 @@ pub fn load(dir: &Path) -> Result<Loaded> {
         ..q
     });
     let weights = Weights::new(tensors, dir, quantization);
-    Ok(Loaded { config, weights, fingerprint: fingerprint.finish() })
+    Ok(Loaded { config, json, weights, fingerprint: fingerprint.finish() })
 }
 
 /// Multimodal checkpoints nest the text model: `language_model.model.…` (transformers 4 and

@@ -4,14 +4,24 @@
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
+use serde_json::Value;
 
 use crate::state::{SequenceState, StateKind};
 use crate::error::Result;
-use crate::model::config::{LayerKind, TextConfig};
+use crate::model::config::{ConfigDefaults, LayerKind, TextConfig};
 use crate::model::layers::{Attention, Embedding, Mlp, RmsNorm};
 use crate::model::loader::{AttentionSpec, LayerLoader};
 use crate::model::weights::Weights;
+use crate::model::registry::Family;
 use crate::model::{BuildOptions, TextModel};
+
+pub const FAMILY: Family = Family { model_types: &["gemma3_text"], defaults: |_| defaults(), build, encoder: None };
+
+/// What Gemma's config.json files leave out: tied embeddings, RoPE θ 10⁶ and, in transformers 4
+/// keys, `sliding_window_pattern`.
+pub fn defaults() -> ConfigDefaults {
+    ConfigDefaults { rope_theta: 1_000_000.0, tie_word_embeddings: true, attention_bias: false, sliding_window_pattern: true }
+}
 
 struct Block {
     input_norm: RmsNorm,
@@ -33,7 +43,7 @@ pub struct Gemma3 {
 /// Gemma's norms multiply by `1 + weight`.
 const NORM_OFFSET: f32 = 1.0;
 
-pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
+pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
     let mut l = LayerLoader::new(w, config, opts, NORM_OFFSET);
     let scale = config.query_pre_attn_scalar.unwrap_or(config.head_dim as f32).powf(-0.5);
     let mut blocks = Vec::with_capacity(config.num_layers);

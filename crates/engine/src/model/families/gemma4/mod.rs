@@ -1,12 +1,35 @@
-//! Gemma 4: the text model (`text`), its vision and audio towers (`towers`), the processor that
-//! prepares images, audio and prompts for them (`processor`), and the adapter that plugs both
-//! into the runtime (`encoder`).
+//! Gemma 4: its config arguments (`config`), the text model (`text`), its vision and audio towers
+//! (`towers`), the processor that prepares images, audio and prompts for them (`processor`), and
+//! the adapter that plugs both into the runtime (`encoder`).
 
+pub mod config;
 pub mod encoder;
 pub mod processor;
 pub mod text;
 pub mod towers;
 
+use std::path::Path;
+
+use mlx_rs::Dtype;
+
+use crate::error::Result;
+use crate::model::config::ConfigDefaults;
+use crate::model::registry::Family;
+use crate::runtime::media_encoder::MediaEncoder;
+
+pub use config::Gemma4Args;
 pub use encoder::Gemma4Encoder;
 pub use text::build;
 pub use towers::Gemma4Towers;
+
+pub const FAMILY: Family = Family {
+    model_types: &["gemma4_text"],
+    // As Gemma 3: tied embeddings, RoPE θ 10⁶, `sliding_window_pattern` in transformers 4 keys.
+    defaults: |_| ConfigDefaults { rope_theta: 1_000_000.0, tie_word_embeddings: true, attention_bias: false, sliding_window_pattern: true },
+    build,
+    encoder: Some(load_encoder),
+};
+
+fn load_encoder(dir: &Path, dtype: Dtype) -> Result<Option<Box<dyn MediaEncoder>>> {
+    Ok(Gemma4Encoder::load(dir, dtype)?.map(|e| Box::new(e) as Box<dyn MediaEncoder>))
+}

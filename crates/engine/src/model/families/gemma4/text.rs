@@ -18,9 +18,10 @@
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{fast, nn, ops, Array, Dtype};
+use serde_json::Value;
 
 use crate::error::{EngineError, Result};
-use crate::model::config::{Gemma4Extras, LayerKind, MoeConfig, TextConfig};
+use crate::model::config::{LayerKind, TextConfig};
 use crate::model::layers::attention::sliding_causal_mask;
 use crate::model::layers::moe::top_k;
 use crate::model::layers::attention::Attended;
@@ -29,6 +30,8 @@ use crate::model::loader::{AttentionShape, AttentionSpec, KvWeights, LayerLoader
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
 use crate::state::{SequenceState, StateKind};
+
+use super::config::{Gemma4Args, MoeConfig};
 
 /// The routed experts beside a layer's dense MLP, and their norms.
 struct Moe {
@@ -77,7 +80,7 @@ struct PerLayerInputs {
 
 pub struct Gemma4 {
     config: TextConfig,
-    extras: Gemma4Extras,
+    extras: Gemma4Args,
     embed: Embedding,
     embed_scale: Array,
     per_layer_inputs: Option<PerLayerInputs>,
@@ -88,8 +91,10 @@ pub struct Gemma4 {
     producers: Vec<bool>,
 }
 
-pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
-    let extras = config.gemma4.clone().ok_or_else(|| EngineError::Mlx("gemma4 config without its Gemma 4 keys".into()))?;
+pub fn build(config: &TextConfig, json: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
+    let path = w.source().join("config.json");
+    let json = json.ok_or_else(|| EngineError::ModelFormat { path: path.clone(), reason: format!("{} loads from a config.json", config.arch) })?;
+    let extras = Gemma4Args::from_json(json, config, &path)?;
     let kv_from = kv_sources(&config.layer_kinds, extras.num_kv_shared_layers)
         .map_err(|reason| EngineError::CorruptWeights { path: "config.json".into(), reason })?;
     let mut l = LayerLoader::new(w, config, opts, 0.0);

@@ -5,14 +5,24 @@
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::Array;
+use serde_json::Value;
 
 use crate::state::SequenceState;
 use crate::error::Result;
-use crate::model::config::TextConfig;
+use crate::model::config::{ConfigDefaults, TextConfig};
 use crate::model::layers::{Attention, Embedding, Linear, Mlp, RmsNorm};
 use crate::model::loader::{AttentionSpec, LayerLoader};
 use crate::model::weights::Weights;
+use crate::model::registry::Family;
 use crate::model::{BuildOptions, TextModel};
+
+pub const FAMILY: Family = Family {
+    model_types: &["llama", "mistral", "qwen2", "qwen3"],
+    // Qwen2's q/k/v projections have biases, which its config.json does not mention.
+    defaults: |model_type| ConfigDefaults { attention_bias: model_type == "qwen2", ..ConfigDefaults::default() },
+    build,
+    encoder: None,
+};
 
 struct Block {
     input_norm: RmsNorm,
@@ -30,7 +40,7 @@ pub struct Llama {
     lm_head: Option<Linear>,
 }
 
-pub fn build(config: &TextConfig, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
+pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
     let mut l = LayerLoader::new(w, config, opts, 0.0);
     let scale = (config.head_dim as f32).powf(-0.5);
     let mut blocks = Vec::with_capacity(config.num_layers);
