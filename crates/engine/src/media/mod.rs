@@ -10,6 +10,7 @@ pub mod image;
 pub mod item;
 pub mod limits;
 pub mod pil_resize;
+pub mod prompt;
 pub mod resample;
 
 use std::fs::File;
@@ -21,6 +22,7 @@ pub use self::hash::{content_hash, hash_file};
 pub use self::image::{decode_image, decode_image_bytes};
 pub use self::item::MediaItem;
 pub use self::limits::MediaLimits;
+pub use self::prompt::{ExpandedPrompt, SoftTokenSpan};
 pub use ::image::RgbImage;
 
 use crate::error::{EngineError, MediaProblem, Result};

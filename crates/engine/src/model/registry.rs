@@ -13,7 +13,7 @@ use crate::model::config::{ConfigDefaults, TextConfig};
 use crate::model::families;
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, TextModel};
-use crate::runtime::media_encoder::MediaEncoder;
+use crate::runtime::media_processor::MediaProcessor;
 
 pub const FAMILIES: &[Family] = &[
     families::llama::FAMILY,
@@ -28,7 +28,7 @@ pub type BuildFn = fn(&TextConfig, Option<&Value>, &mut Weights, &BuildOptions) 
 
 /// Loads a family's vision and audio towers, with their preprocessing, from a Hugging Face
 /// folder, computing in the dtype given; `Ok(None)` when the checkpoint has none.
-pub type EncoderFn = fn(&Path, Dtype) -> Result<Option<Box<dyn MediaEncoder>>>;
+pub type EncoderFn = fn(&Path, Dtype) -> Result<Option<Box<dyn MediaProcessor>>>;
 
 /// A model family, as its folder declares it.
 #[derive(Clone, Copy)]

@@ -8,9 +8,8 @@ use mlx_rs::Array;
 
 use crate::cache::{EncoderCache, EncoderKey, EncoderSource};
 use crate::error::{EngineError, Result};
-use crate::model::families::gemma4::processor::{extract_features, preprocess_image};
 use crate::media::{decode_image, MediaKind, MediaLimits};
-use crate::runtime::media_encoder::MediaEncoder;
+use crate::runtime::media_processor::MediaProcessor;
 use crate::runtime::media_prompt::{named, MediaPrompt, PromptItem};
 use crate::runtime::request::{EncoderUse, MediaPlan};
 
@@ -23,7 +22,7 @@ pub struct MediaOutputs {
 impl MediaOutputs {
     /// Looks every item past `reused` up in the encoder cache. An item repeated within the
     /// prompt is looked up once: its later copies share the first one's output.
-    pub fn lookup(prompt: &MediaPrompt, reused: usize, encoder: &dyn MediaEncoder, cache: &mut EncoderCache) -> Self {
+    pub fn lookup(prompt: &MediaPrompt, reused: usize, encoder: &dyn MediaProcessor, cache: &mut EncoderCache) -> Self {
         let tower = encoder.identity();
         let mut seen: HashMap<(MediaKind, &str), usize> = HashMap::new();
         let mut uses = Vec::with_capacity(prompt.items.len());
@@ -61,7 +60,7 @@ impl MediaOutputs {
     pub fn run_towers(
         &mut self,
         prompt: &MediaPrompt,
-        encoder: &dyn MediaEncoder,
+        encoder: &dyn MediaProcessor,
         cache: &mut EncoderCache,
         limits: &MediaLimits,
     ) -> Result<()> {
@@ -107,18 +106,16 @@ impl MediaOutputs {
 }
 
 /// Preprocesses one item and runs its tower; checks it gives one row per soft token.
-fn encode(item: &PromptItem, encoder: &dyn MediaEncoder, limits: &MediaLimits) -> Result<Array> {
-    let processor = encoder.processor();
+fn encode(item: &PromptItem, encoder: &dyn MediaProcessor, limits: &MediaLimits) -> Result<Array> {
+    // Preprocessing errors say "image"/"audio"; the tower's are not media errors.
     let output = match item.kind {
         MediaKind::Image => {
             let image = decode_image(&item.path, limits)?;
-            let input = preprocess_image(&image, &processor.image).map_err(|e| named(e, &item.file))?;
-            encoder.encode_image(&input)?
+            encoder.embed_image(&image).map_err(|e| named(e, &item.file))?
         }
         MediaKind::Audio => {
             let samples = item.samples.as_deref().unwrap_or_default();
-            let input = extract_features(samples, &processor.audio, processor.audio_seq_length).map_err(|e| named(e, &item.file))?;
-            encoder.encode_audio(&input)?
+            encoder.embed_audio(samples).map_err(|e| named(e, &item.file))?
         }
     };
     let rows = output.shape().first().copied().unwrap_or(0) as usize;

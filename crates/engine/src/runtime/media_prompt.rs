@@ -12,9 +12,8 @@ use serde_json::{json, Value};
 
 use crate::cache::{MediaSpan, PrefixKey};
 use crate::error::{EngineError, MediaProblem, Result};
-use crate::model::families::gemma4::processor::{audio_soft_tokens, expand_prompt, image_soft_tokens, SoftTokenSpan};
-use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits};
-use crate::runtime::media_encoder::MediaEncoder;
+use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, SoftTokenSpan};
+use crate::runtime::media_processor::MediaProcessor;
 use crate::runtime::model::ReadyModel;
 use crate::text::ChatMessage;
 
@@ -94,7 +93,7 @@ pub fn build(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits)
     }
     let counts = |kind| measured.iter().filter(|m: &&Measured| m.kind == kind).map(|m| m.soft_tokens).collect::<Vec<_>>();
     let rendered = template.render_any(&content_lists(messages), true, None)?;
-    let expanded = expand_prompt(&model.tokenizer, encoder.media_tokens(), &rendered, &counts(MediaKind::Image), &counts(MediaKind::Audio))?;
+    let expanded = encoder.expand_prompt(&model.tokenizer, &rendered, &counts(MediaKind::Image), &counts(MediaKind::Audio))?;
 
     // The n-th span of a kind is the n-th attached item of that kind.
     let (images, clips): (Vec<Measured>, Vec<Measured>) = measured.into_iter().partition(|m| m.kind == MediaKind::Image);
@@ -124,21 +123,20 @@ struct Measured {
     samples: Option<Vec<f32>>,
 }
 
-fn measure(item: &MediaItem, encoder: &dyn MediaEncoder, limits: &MediaLimits) -> Result<Measured> {
+fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, limits: &MediaLimits) -> Result<Measured> {
     let file = item.file_name();
-    let processor = encoder.processor();
     let (soft_tokens, samples) = match item.kind {
         MediaKind::Image => {
             let info = probe(&item.path, limits)?;
             let (MediaKind::Image, Some(width), Some(height)) = (info.kind, info.width, info.height) else {
                 return Err(EngineError::media(&file, MediaProblem::UnsupportedImage));
             };
-            let n = image_soft_tokens(height as usize, width as usize, &processor.image).map_err(|e| named(e, &file))?;
+            let n = encoder.image_soft_tokens(width, height).map_err(|e| named(e, &file))?;
             (n, None)
         }
         MediaKind::Audio => {
-            let audio = decode_audio(&item.path, processor.audio.sampling_rate, limits)?;
-            let n = audio_soft_tokens(audio.samples.len(), &processor.audio, processor.audio_seq_length);
+            let audio = decode_audio(&item.path, encoder.sampling_rate(), limits)?;
+            let n = encoder.audio_soft_tokens(&audio.samples);
             if n == 0 {
                 let detail = "the clip is too short for the model".to_string();
                 return Err(EngineError::media(&file, MediaProblem::Unsuitable { detail }));

@@ -4,13 +4,13 @@ pub mod device;
 pub mod engine;
 pub mod generate;
 pub mod media_encode;
-pub mod media_encoder;
 pub mod media_prefill;
+pub mod media_processor;
 pub mod media_prompt;
 pub mod model;
 pub mod request;
 
 pub use engine::{Engine, EngineOptions, Generation};
 pub use model::{LoadProgress, ModelInfo, ReadyModel};
-pub use media_encoder::MediaEncoder;
+pub use media_processor::MediaProcessor;
 pub use request::{EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, Request, StopReason, Timings, Usage};

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{EngineError, Result};
-use crate::runtime::media_encoder::MediaEncoder;
+use crate::media::MediaKind;
+use crate::runtime::media_processor::MediaProcessor;
 use crate::model::{self, registry, Format, LoadOptions, LoadedModel, TextConfig};
 use crate::sample::SamplingParams;
 use crate::text::{ChatTemplate, Tokenizer};
@@ -17,7 +18,7 @@ pub struct ReadyModel {
     pub defaults: SamplingParams,
     pub info: ModelInfo,
     /// The vision and audio towers, for models that have them.
-    pub encoder: Option<Box<dyn MediaEncoder>>,
+    pub encoder: Option<Box<dyn MediaProcessor>>,
 }
 
 /// What the app and CLI show about a loaded model.
@@ -103,9 +104,9 @@ impl ReadyModel {
     }
 
     /// Plugs in the model's vision and audio towers; `info` then advertises what they read.
-    pub fn attach_encoder(&mut self, encoder: Box<dyn MediaEncoder>) {
-        self.info.vision = encoder.has_vision();
-        self.info.audio = encoder.has_audio();
+    pub fn attach_encoder(&mut self, encoder: Box<dyn MediaProcessor>) {
+        self.info.vision = encoder.reads(MediaKind::Image);
+        self.info.audio = encoder.reads(MediaKind::Audio);
         self.encoder = Some(encoder);
     }
 }

@@ -1,14 +1,82 @@
-//! Gemma 4's towers as the runtime's `MediaEncoder`: the processor's settings and marker
+//! Gemma 4's towers as the runtime's `MediaProcessor`: the processor's settings and marker
 //! tokens from the checkpoint folder, the preprocessed item as arrays for the towers.
+//!
+//! [`MediaEncoder`] is the towers as Gemma 4's processor sees them (preprocessed arrays in,
+//! soft-token rows out); whatever implements it — the real towers ([`Gemma4Encoder`]) or a
+//! test's stand-in — is a `MediaProcessor`, the processor doing the rest.
 
 use std::path::Path;
 
 use mlx_rs::{Array, Dtype};
 
+use super::processor::{
+    audio_soft_tokens, expand_prompt, extract_features, image_soft_tokens, preprocess_image, AudioInput, ImageInput,
+    MediaTokens, ProcessorConfig,
+};
+use super::towers::Gemma4Towers;
 use crate::error::Result;
-use crate::model::families::gemma4::processor::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
-use crate::model::families::gemma4::towers::Gemma4Towers;
-use crate::runtime::media_encoder::MediaEncoder;
+use crate::media::{ExpandedPrompt, MediaKind, RgbImage};
+use crate::runtime::media_processor::MediaProcessor;
+use crate::text::Tokenizer;
+
+/// Gemma 4's vision and audio towers behind its processor.
+pub trait MediaEncoder {
+    /// The towers' identity for the encoder cache: the model fingerprint and every
+    /// preprocessing parameter that changes a tower's input. Outputs cached under one identity
+    /// are never served to another.
+    fn identity(&self) -> String;
+    /// The preprocessing settings the towers expect.
+    fn processor(&self) -> &ProcessorConfig;
+    /// The prompt's media marker strings.
+    fn media_tokens(&self) -> &MediaTokens;
+    fn has_vision(&self) -> bool;
+    fn has_audio(&self) -> bool;
+    /// One image → `[soft_tokens, hidden]` rows, in the text model's embedding space.
+    fn encode_image(&self, input: &ImageInput) -> Result<Array>;
+    /// One clip → `[soft_tokens, hidden]` rows, in the text model's embedding space.
+    fn encode_audio(&self, input: &AudioInput) -> Result<Array>;
+}
+
+impl<T: MediaEncoder> MediaProcessor for T {
+    fn identity(&self) -> String {
+        MediaEncoder::identity(self)
+    }
+
+    fn reads(&self, kind: MediaKind) -> bool {
+        match kind {
+            MediaKind::Image => self.has_vision(),
+            MediaKind::Audio => self.has_audio(),
+        }
+    }
+
+    fn sampling_rate(&self) -> u32 {
+        self.processor().audio.sampling_rate
+    }
+
+    fn image_soft_tokens(&self, width: u32, height: u32) -> Result<usize> {
+        image_soft_tokens(height as usize, width as usize, &self.processor().image)
+    }
+
+    fn audio_soft_tokens(&self, samples: &[f32]) -> usize {
+        let processor = self.processor();
+        audio_soft_tokens(samples.len(), &processor.audio, processor.audio_seq_length)
+    }
+
+    fn expand_prompt(&self, tokenizer: &Tokenizer, rendered: &str, image_tokens: &[usize], audio_tokens: &[usize]) -> Result<ExpandedPrompt> {
+        expand_prompt(tokenizer, self.media_tokens(), rendered, image_tokens, audio_tokens)
+    }
+
+    fn embed_image(&self, image: &RgbImage) -> Result<Array> {
+        let input = preprocess_image(image, &self.processor().image)?;
+        self.encode_image(&input)
+    }
+
+    fn embed_audio(&self, samples: &[f32]) -> Result<Array> {
+        let processor = self.processor();
+        let input = extract_features(samples, &processor.audio, processor.audio_seq_length)?;
+        self.encode_audio(&input)
+    }
+}
 
 pub struct Gemma4Encoder {
     towers: Gemma4Towers,

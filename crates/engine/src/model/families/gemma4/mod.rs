@@ -15,10 +15,10 @@ use mlx_rs::Dtype;
 use crate::error::Result;
 use crate::model::config::ConfigDefaults;
 use crate::model::registry::Family;
-use crate::runtime::media_encoder::MediaEncoder;
+use crate::runtime::MediaProcessor;
 
 pub use config::Gemma4Args;
-pub use encoder::Gemma4Encoder;
+pub use encoder::{Gemma4Encoder, MediaEncoder};
 pub use text::build;
 pub use towers::Gemma4Towers;
 
@@ -30,6 +30,6 @@ pub const FAMILY: Family = Family {
     encoder: Some(load_encoder),
 };
 
-fn load_encoder(dir: &Path, dtype: Dtype) -> Result<Option<Box<dyn MediaEncoder>>> {
-    Ok(Gemma4Encoder::load(dir, dtype)?.map(|e| Box::new(e) as Box<dyn MediaEncoder>))
+fn load_encoder(dir: &Path, dtype: Dtype) -> Result<Option<Box<dyn MediaProcessor>>> {
+    Ok(Gemma4Encoder::load(dir, dtype)?.map(|e| Box::new(e) as Box<dyn MediaProcessor>))
 }

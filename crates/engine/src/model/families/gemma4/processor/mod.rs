@@ -30,4 +30,4 @@ mod prompt;
 pub use self::audio::{extract_features, soft_tokens as audio_soft_tokens, AudioInput};
 pub use self::config::{AudioConfig, ImageConfig, ProcessorConfig, SUPPORTED_SOFT_TOKENS};
 pub use self::image::{preprocess_image, soft_tokens as image_soft_tokens, target_size, ImageInput};
-pub use self::prompt::{expand_prompt, ExpandedPrompt, MediaTokens, SoftTokenSpan};
+pub use self::prompt::{expand_prompt, MediaTokens};

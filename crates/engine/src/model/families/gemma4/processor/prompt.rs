@@ -8,9 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::cache::prefix::MediaSpan;
 use crate::error::{EngineError, Result};
-use crate::media::MediaKind;
+use crate::media::{ExpandedPrompt, MediaKind, SoftTokenSpan};
 use crate::text::Tokenizer;
 
 /// The marker strings, from the tokenizer's config (`tokenizer_config.json` names them
@@ -86,32 +85,6 @@ impl MediaTokens {
             MediaKind::Audio => [&self.boa, &self.audio, &self.eoa],
         }
     }
-}
-
-/// Where one media item's soft tokens are in the prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SoftTokenSpan {
-    pub kind: MediaKind,
-    /// Which image (or clip) this is, counting that kind's placeholders from the start.
-    pub index: usize,
-    /// Position of the first soft token (just after the begin marker).
-    pub start: usize,
-    /// Number of soft tokens.
-    pub len: usize,
-}
-
-impl SoftTokenSpan {
-    /// The prefix cache's record of this item, keyed by the file's content hash.
-    pub fn media_span(&self, hash: impl Into<String>) -> MediaSpan {
-        MediaSpan { position: self.start, hash: hash.into() }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExpandedPrompt {
-    pub ids: Vec<u32>,
-    /// One per placeholder, in prompt order.
-    pub spans: Vec<SoftTokenSpan>,
 }
 
 /// Expands the placeholders in `rendered` (the chat template's output) and tokenizes it.

@@ -1,0 +1,34 @@
+//! What the runtime needs from a model family's media side: which kinds it reads, how many soft
+//! tokens an item takes, the prompt with its placeholders expanded, and an item's rows from its
+//! towers. A family plugs its processor and towers in through a thin adapter (its registry
+//! entry's encoder loader returns one); the runtime does the rest (decoding files, the encoder
+//! cache, splicing tower outputs into the prompt's embeddings).
+
+use mlx_rs::Array;
+
+use crate::error::Result;
+use crate::media::{ExpandedPrompt, MediaKind, RgbImage};
+use crate::text::Tokenizer;
+
+pub trait MediaProcessor {
+    /// The towers' identity for the encoder cache: the model fingerprint and every
+    /// preprocessing parameter that changes a tower's input. Outputs cached under one identity
+    /// are never served to another.
+    fn identity(&self) -> String;
+    /// Whether a tower for this kind is loaded.
+    fn reads(&self, kind: MediaKind) -> bool;
+    /// The rate (Hz) clips are decoded at for `audio_soft_tokens` and `embed_audio`.
+    fn sampling_rate(&self) -> u32;
+    /// Soft tokens a `width × height` image takes in the prompt, without its pixels.
+    fn image_soft_tokens(&self, width: u32, height: u32) -> Result<usize>;
+    /// Soft tokens a clip takes (mono samples at `sampling_rate`); 0 when it is too short.
+    fn audio_soft_tokens(&self, samples: &[f32]) -> usize;
+    /// Tokenizes `rendered` (the chat template's output) with each media placeholder expanded
+    /// to its soft tokens: `image_tokens[i]` for the i-th image placeholder, `audio_tokens[i]`
+    /// for the i-th audio one. Returns the ids and, per placeholder, where its soft tokens are.
+    fn expand_prompt(&self, tokenizer: &Tokenizer, rendered: &str, image_tokens: &[usize], audio_tokens: &[usize]) -> Result<ExpandedPrompt>;
+    /// One decoded image → `[soft_tokens, hidden]` rows, in the text model's embedding space.
+    fn embed_image(&self, image: &RgbImage) -> Result<Array>;
+    /// One clip (samples at `sampling_rate`) → `[soft_tokens, hidden]` rows.
+    fn embed_audio(&self, samples: &[f32]) -> Result<Array>;
+}
