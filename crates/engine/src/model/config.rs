@@ -25,9 +25,9 @@ pub enum RopeScaling {
     None,
     /// Positions divided by `factor`.
     Linear { factor: f32 },
-    /// Llama 3.x: long wavelengths slowed by `factor`, short ones kept, a smooth ramp between.
+    /// `llama3`: long wavelengths slowed by `factor`, short ones kept, a smooth ramp between.
     Llama3 { factor: f32, low_freq_factor: f32, high_freq_factor: f32, original_max_position: f32 },
-    /// Gemma 4's global layers: only the first `partial_rotary_factor × head_dim / 2` frequency
+    /// `proportional`: only the first `partial_rotary_factor × head_dim / 2` frequency
     /// pairs rotate (exponents over the whole head_dim), the rest have frequency 0; frequencies
     /// are divided by `factor`.
     Proportional { factor: f32, partial_rotary_factor: f32 },
@@ -50,7 +50,7 @@ pub struct Quantization {
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TextConfig {
-    /// `model_type` as Hugging Face names it (llama, qwen2, qwen3, gemma3_text).
+    /// `model_type` as Hugging Face names it (the text config's, for a multimodal checkpoint).
     pub arch: String,
     pub hidden_size: usize,
     pub intermediate_size: usize,
@@ -67,13 +67,13 @@ pub struct TextConfig {
     pub activation: Activation,
     /// RoPE of full-attention layers.
     pub rope: RopeConfig,
-    /// RoPE of sliding-window layers, where it differs (Gemma 3).
+    /// RoPE of sliding-window layers, where it differs.
     pub rope_local: Option<RopeConfig>,
-    /// Pairs rotated interleaved (GPT-J) rather than in halves; llama.cpp's layout for llama.
+    /// Pairs rotated interleaved (GPT-J) rather than in halves; some GGUF conversions' layout.
     pub rope_traditional: bool,
     pub layer_kinds: Vec<LayerKind>,
     pub sliding_window: Option<usize>,
-    /// Attention scale is `query_pre_attn_scalar^-0.5` when set (Gemma), else `head_dim^-0.5`.
+    /// Attention scale is `query_pre_attn_scalar^-0.5` when set, else `head_dim^-0.5`.
     pub query_pre_attn_scalar: Option<f32>,
     pub final_logit_softcap: Option<f32>,
     pub attn_logit_softcap: Option<f32>,
@@ -182,7 +182,7 @@ impl TextConfig {
         let num_heads = k.require("num_attention_heads")?;
         let num_layers = k.require("num_hidden_layers")?;
 
-        // v5 nests RoPE under rope_parameters, per layer type for Gemma; v4 keeps flat keys.
+        // v5 nests RoPE under rope_parameters, per layer type where they differ; v4 keeps flat keys.
         let (rope, rope_local) = match k.get("rope_parameters") {
             Some(p) if p.get("full_attention").is_some() => (
                 rope_from(&p["full_attention"], "rope_theta", 1_000_000.0),

@@ -15,7 +15,7 @@ pub struct LayerLoader<'a> {
     pub config: &'a TextConfig,
     pub dtype: Dtype,
     dequantize: bool,
-    /// 1.0 for Gemma, whose norms multiply by `1 + weight`.
+    /// 1.0 for checkpoints whose norms multiply by `1 + weight`.
     norm_offset: f32,
 }
 
@@ -31,7 +31,7 @@ pub struct AttentionShape {
     pub head_dim: usize,
     pub kv_heads: usize,
     pub kv: KvWeights,
-    /// Normalise values (RMS, no weight), as Gemma 4 does.
+    /// Normalise values (RMS, no weight).
     pub v_norm: bool,
 }
 
@@ -39,7 +39,7 @@ pub struct AttentionShape {
 pub enum KvWeights {
     /// k_proj and v_proj.
     Own,
-    /// k_proj alone, doubling as the values (Gemma 4's `attention_k_eq_v` full layers).
+    /// k_proj alone, doubling as the values (`attention_k_eq_v`).
     KeysAsValues,
     /// None: the layer attends to another layer's keys and values.
     Shared,
@@ -70,7 +70,7 @@ impl<'a> LayerLoader<'a> {
         self.attention_shaped(prefix, spec, shape)
     }
 
-    /// `attention` for layers whose shape differs from the config's defaults (Gemma 4).
+    /// `attention` for layers whose shape differs from the config's defaults.
     pub fn attention_shaped(&mut self, prefix: &str, spec: AttentionSpec, shape: AttentionShape) -> Result<Attention> {
         let p = format!("{prefix}.self_attn");
         let c = self.config;

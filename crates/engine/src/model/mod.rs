@@ -40,7 +40,7 @@ pub trait TextModel {
         Err(EngineError::invalid("input", format!("{} takes token ids only", self.config().arch)))
     }
 
-    /// The id to put in `EmbeddingsInput::ids` at media positions (Gemma 4: its pad id).
+    /// The id to put in `EmbeddingsInput::ids` at media positions (a pad id, say).
     fn media_pad_id(&self) -> Option<u32> {
         None
     }
@@ -63,14 +63,13 @@ pub struct EmbeddingsInput<'a> {
     /// towers' outputs (already projected to the text hidden size).
     pub embeds: &'a Array,
     /// [1, L] int32: the ids behind the rows, with every media placeholder replaced by
-    /// `media_pad_id()`. Gemma 4 looks its per-layer input embeddings up from these (so media
-    /// rows get the pad id's, plus a projection of the spliced embeddings), as transformers does.
+    /// `media_pad_id()`, for models that look more up by id than the input embeddings (per-layer
+    /// inputs, say), as transformers does.
     pub ids: &'a Array,
     /// Per position of this chunk, which media item it belongs to (0, 1, … in order), or -1
-    /// for text and for media the model attends to causally. Gemma 4 with
-    /// `use_bidirectional_attention = "vision"` lets the positions of one image (or video frame
-    /// group) see each other both ways in its sliding layers; full layers stay causal; audio is
-    /// causal (label it -1). An item must not be split across chunks.
+    /// for text and for media the model attends to causally. A model may let the positions of
+    /// one item (an image, say) see each other both ways; media it reads causally (audio, say)
+    /// are labelled -1. An item must not be split across chunks.
     pub media_blocks: Option<&'a [i32]>,
 }
 

@@ -1,5 +1,5 @@
 //! `strftime_now(format)` for chat templates that put today's date in the system prompt
-//! (Llama 3.x: `strftime_now("%d %b %Y")`). The common C specifiers, in UTC: the date is
+//! (e.g. `strftime_now("%d %b %Y")`). The common C specifiers, in UTC: the date is
 //! context for the model, and a time-zone database is not worth a dependency here.
 
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,6 +1,6 @@
-//! Multi-head attention with grouped KV heads, optional q/k/v norms (Qwen 3, Gemma 3, Gemma 4),
-//! an optional sliding window (Gemma's local layers), keys doubling as values and keys/values
-//! borrowed from another layer (Gemma 4), and an explicit mask where the model needs one.
+//! Multi-head attention with grouped KV heads, optional per-head q/k/v norms, an optional
+//! sliding window (local layers), keys doubling as values, keys/values borrowed from another
+//! layer (KV sharing), and an explicit mask where the model needs one.
 
 use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::IndexOp;
@@ -17,9 +17,9 @@ pub struct Attention {
     pub o_proj: Linear,
     pub q_norm: Option<RmsNorm>,
     pub k_norm: Option<RmsNorm>,
-    /// Gemma 4 normalises values too (without a weight).
+    /// Values normalised too (without a weight), where the model does.
     pub v_norm: Option<RmsNorm>,
-    /// Gemma 4's `attention_k_eq_v`: the key projection (before k_norm and RoPE) is also the values.
+    /// `attention_k_eq_v`: the key projection (before k_norm and RoPE) is also the values.
     pub values_from_keys: bool,
     pub num_heads: usize,
     pub num_kv_heads: usize,
@@ -34,8 +34,8 @@ pub struct Attention {
 pub enum KvSource<'a> {
     /// Its own projections, added to its state (full keys/values or a rotating window).
     Own(&'a mut LayerState),
-    /// Another layer's keys and values, what it attended to including this step's (Gemma 4's
-    /// KV-shared layers); `offset` is the position of the first query, `start` the position of
+    /// Another layer's keys and values, what it attended to including this step's (KV-shared
+    /// layers); `offset` is the position of the first query, `start` the position of
     /// the first key.
     Shared { keys: &'a Array, values: &'a Array, offset: usize, start: usize },
 }

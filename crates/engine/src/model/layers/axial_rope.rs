@@ -1,4 +1,4 @@
-//! Axial (2-D) rotary embeddings for image patches (Gemma 4's vision tower): the head splits in
+//! Axial (2-D) rotary embeddings for image patches (vision towers): the head splits in
 //! two halves, the first rotated by the patch's x, the second by its y, each half with the
 //! usual rotate-half pairing and the same frequencies `theta^(-2i / (head_dim / 2))`.
 

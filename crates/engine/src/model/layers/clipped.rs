@@ -1,4 +1,4 @@
-//! A linear layer whose input and output may be clamped to stored bounds (Gemma 4's towers:
+//! A linear layer whose input and output may be clamped to stored bounds (some media towers:
 //! `input_min`/`input_max`/`output_min`/`output_max` beside `linear.weight`).
 
 use mlx_rs::{ops, Array};

@@ -1,4 +1,4 @@
-//! RMS normalisation, with Gemma's `(1 + weight)` convention folded in at load.
+//! RMS normalisation, with the `(1 + weight)` convention of some checkpoints folded in at load.
 
 use mlx_rs::{fast, ops, Array, Dtype};
 
@@ -10,7 +10,7 @@ pub struct RmsNorm {
 }
 
 impl RmsNorm {
-    /// `offset` is 1.0 for Gemma, whose checkpoints store `weight - 1`.
+    /// `offset` is 1.0 for checkpoints that store `weight - 1`.
     pub fn new(weight: Array, eps: f32, offset: f32, dtype: Dtype) -> Result<Self> {
         let weight = weight.as_dtype(Dtype::Float32)?;
         let weight = if offset != 0.0 { ops::add(&weight, Array::from_f32(offset))? } else { weight };

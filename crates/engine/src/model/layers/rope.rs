@@ -10,7 +10,7 @@ pub struct Rope {
     traditional: bool,
     base: Option<f32>,
     scale: f32,
-    /// Per-pair periods, when the scaling is not a plain base (Llama 3).
+    /// Per-pair periods, when the scaling is not a plain base (`llama3`, `proportional`).
     freqs: Option<Array>,
 }
 
@@ -38,7 +38,7 @@ impl Rope {
     }
 }
 
-/// Llama 3.1's frequency rescaling, expressed as periods (MLX's `freqs` convention): long
+/// The `llama3` rope type's frequency rescaling, expressed as periods (MLX's `freqs` convention): long
 /// wavelengths are stretched by `factor`, short ones kept, and a smooth ramp joins them.
 fn llama3_periods(dims: usize, theta: f32, factor: f32, low: f32, high: f32, original_max: f32) -> Vec<f32> {
     let low_freq_wavelen = original_max / low;
@@ -60,7 +60,7 @@ fn llama3_periods(dims: usize, theta: f32, factor: f32, low: f32, high: f32, ori
         .collect()
 }
 
-/// Gemma 4's proportional RoPE as periods over the whole head: the first
+/// Proportional RoPE as periods over the whole head: the first
 /// `partial × dims / 2` pairs have the usual periods `theta^(2i/dims) × factor`, the others an
 /// infinite period (frequency 0: cos 1, sin 0), so they pass through unrotated. Pairs are
 /// (i, i + dims/2) as in transformers' rotate_half, which is why this is not `dims` = the

@@ -297,7 +297,7 @@ impl Gemma4 {
             };
             h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
             if let (Some(g), Some(inputs)) = (&b.per_layer, &per_layer) {
-                let x = ops::multiply(&nn::gelu_approximate(&g.gate.forward(&h)?)?, &inputs.index((.., .., i as i32, ..)))?;
+                let x = ops::multiply(&nn::gelu_approximate(&g.gate.forward(&h)?)?, inputs.index((.., .., i as i32, ..)))?;
                 h = ops::add(&h, &g.norm.forward(&g.projection.forward(&x)?)?)?;
             }
             h = ops::multiply(&h, &b.layer_scalar)?;
@@ -327,7 +327,7 @@ fn media_sliding_mask(offset: usize, l: usize, window: usize, blocks: &[i32], st
     let q = Array::from_slice(blocks, &[l as i32, 1]);
     let k = Array::from_slice(&keys, &[1, (offset + l - start) as i32]);
     let same = ops::logical_and(&ops::eq(&q, &k)?, &ops::ge(&q, Array::from_int(0))?)?;
-    let qpos = ops::add(&Array::from_iter(0..l as i32, &[l as i32, 1]), Array::from_int(offset as i32))?;
+    let qpos = ops::add(Array::from_iter(0..l as i32, &[l as i32, 1]), Array::from_int(offset as i32))?;
     let kpos = Array::from_iter(start as i32..(offset + l) as i32, &[1, (offset + l - start) as i32]);
     let in_window = ops::gt(&kpos, &ops::subtract(&qpos, Array::from_int(window as i32))?)?;
     Ok(ops::logical_or(&base, &ops::logical_and(&same, &in_window)?)?)
