@@ -229,7 +229,11 @@ impl TextConfig {
 
         Ok(Self {
             hidden_size,
-            intermediate_size: k.require("intermediate_size")?,
+            // All-MoE configs (Qwen3.5-MoE) may have no dense width.
+            intermediate_size: match k.usize("intermediate_size").or_else(|| k.usize("moe_intermediate_size")) {
+                Some(i) => i,
+                None => k.require("intermediate_size")?,
+            },
             num_layers,
             num_heads,
             num_kv_heads: k.usize("num_key_value_heads").unwrap_or(num_heads),

@@ -19,6 +19,7 @@ pub const FAMILIES: &[Family] = &[
     families::llama::FAMILY,
     families::gemma3::FAMILY,
     families::gemma4::FAMILY,
+    families::qwen3_5::FAMILY,
 ];
 
 /// Builds a family's text model from the shared config, the whole config.json it was read from

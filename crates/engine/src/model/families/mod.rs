@@ -5,3 +5,4 @@
 pub mod gemma3;
 pub mod gemma4;
 pub mod llama;
+pub mod qwen3_5;

@@ -2,14 +2,18 @@
 
 pub mod attention;
 pub mod axial_rope;
+pub mod causal_conv;
 pub mod clipped;
 pub mod cpu_linear;
 pub mod embedding;
+pub mod gated_delta;
+pub mod gated_norm;
 pub mod linear;
 pub mod mlp;
 pub mod moe;
 pub mod norm;
 pub mod rope;
+pub mod switch_glu;
 
 pub use attention::{Attention, KvSource};
 pub use axial_rope::AxialRope;

@@ -1,0 +1,98 @@
+//! Full attention with an output gate (`self_attn`): q_proj yields, per head, the query and a
+//! gate of the same size; after grouped-query attention (per-head q/k norms, partial RoPE) the
+//! output is scaled by `sigmoid(gate)` before o_proj.
+
+use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
+use mlx_rs::{nn, ops, Array};
+
+use crate::error::{EngineError, Result};
+use crate::model::config::RopeConfig;
+use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
+use crate::model::loader::LayerLoader;
+use crate::state::LayerState;
+
+pub struct GatedAttention {
+    /// q_proj (query and gate interleaved by head: [q_0 | gate_0 | q_1 | gate_1 | …]), k_proj,
+    /// v_proj as one matmul.
+    qkv: FusedLinear,
+    o_proj: Linear,
+    q_norm: RmsNorm,
+    k_norm: RmsNorm,
+    heads: i32,
+    kv_heads: i32,
+    head_dim: i32,
+    scale: f32,
+    rope: Rope,
+}
+
+impl GatedAttention {
+    /// `{prefix}.self_attn`; `rotary_dim` leading channels of each head rotate.
+    pub fn load(l: &mut LayerLoader, prefix: &str, rope: &RopeConfig, rotary_dim: usize) -> Result<Self> {
+        let p = format!("{prefix}.self_attn");
+        let c = l.config;
+        let parts = vec![l.linear(&format!("{p}.q_proj"))?, l.linear(&format!("{p}.k_proj"))?, l.linear(&format!("{p}.v_proj"))?];
+        let (queries, keys) = (2 * c.num_heads * c.head_dim, c.num_kv_heads * c.head_dim);
+        if parts[0].out_features() as usize != queries
+            || parts[1].out_features() as usize != keys
+            || parts[2].out_features() as usize != keys
+        {
+            return Err(EngineError::CorruptWeights {
+                path: l.weights.source().into(),
+                reason: format!(
+                    "`{p}` q/k/v_proj have {}/{}/{} outputs; {} heads and {} kv heads of {} (each query with its output gate) need {queries}/{keys}/{keys}",
+                    parts[0].out_features(),
+                    parts[1].out_features(),
+                    parts[2].out_features(),
+                    c.num_heads,
+                    c.num_kv_heads,
+                    c.head_dim
+                ),
+            });
+        }
+        Ok(Self {
+            qkv: FusedLinear::new(parts)?,
+            o_proj: l.linear(&format!("{p}.o_proj"))?,
+            q_norm: l.norm(&format!("{p}.q_norm.weight"))?,
+            k_norm: l.norm(&format!("{p}.k_norm.weight"))?,
+            heads: c.num_heads as i32,
+            kv_heads: c.num_kv_heads as i32,
+            head_dim: c.head_dim as i32,
+            scale: (c.head_dim as f32).powf(-0.5),
+            rope: Rope::new(rotary_dim, rope, false),
+        })
+    }
+
+    /// x [B, L, hidden] → [B, L, hidden]; the layer's keys and values grow by L.
+    pub fn forward(&self, x: &Array, state: &mut LayerState) -> Result<Array> {
+        let (b, l) = (x.dim(0), x.dim(1));
+        let (h, kvh, d) = (self.heads, self.kv_heads, self.head_dim);
+        let mut parts = self.qkv.forward(x)?.into_iter();
+        let (qg, k, v) = (parts.next().expect("q_proj"), parts.next().expect("k_proj"), parts.next().expect("v_proj"));
+        let mut halves = qg.reshape(&[b, l, h, 2 * d])?.split_at_indices(&[d], -1)?.into_iter();
+        let (q, gate) = (halves.next().expect("query"), halves.next().expect("gate"));
+        let q = self.q_norm.forward(&q)?.transpose_axes(&[0, 2, 1, 3])?;
+        let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
+        let v = v.reshape(&[b, l, kvh, d])?.transpose_axes(&[0, 2, 1, 3])?;
+
+        let cache = state.keys_values_mut()?;
+        let offset = cache.len();
+        let q = self.rope.forward(&q, offset)?;
+        let k = self.rope.forward(&k, offset)?;
+        let (keys, values) = cache.append(k, v)?;
+        let out = if l > 1 {
+            fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, ScaledDotProductAttentionMask::Causal, None)?
+        } else {
+            fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, None, None)?
+        };
+        let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?;
+        let gated = ops::multiply(&out, &nn::sigmoid(&gate.reshape(&[b, l, h * d])?)?)?;
+        self.o_proj.forward(&gated)
+    }
+
+    pub fn arrays(&self) -> Vec<&Array> {
+        let mut all = self.qkv.arrays();
+        all.extend(self.o_proj.arrays());
+        all.extend([self.q_norm.weight(), self.k_norm.weight()]);
+        all
+    }
+}

@@ -1,0 +1,190 @@
+//! The text model: embeddings, the hybrid stack (pre-norm mixer, pre-norm feed-forward, both
+//! residual), the final norm and the output head (tied or not).
+
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{ops, Array};
+use serde_json::Value;
+
+use crate::error::{EngineError, Result};
+use crate::model::config::TextConfig;
+use crate::model::layers::{Embedding, Linear, Mlp, RmsNorm};
+use crate::model::loader::LayerLoader;
+use crate::model::weights::Weights;
+use crate::model::{BuildOptions, TextModel};
+use crate::state::{SequenceState, StateKind};
+
+use super::attention::GatedAttention;
+use super::config::{Mixer, Qwen35Args, Variant};
+use super::delta_net::{conv_is_mlx, conv_weight, DeltaNet};
+use super::moe::SparseMoe;
+
+enum Mixing {
+    Linear(DeltaNet),
+    Attention(GatedAttention),
+}
+
+enum FeedForward {
+    Dense(Mlp),
+    Moe(Box<SparseMoe>),
+}
+
+struct Block {
+    input_norm: RmsNorm,
+    mixing: Mixing,
+    post_attention_norm: RmsNorm,
+    feed_forward: FeedForward,
+}
+
+pub struct Qwen35 {
+    config: TextConfig,
+    embed: Embedding,
+    blocks: Vec<Block>,
+    norm: RmsNorm,
+    /// None when the output head is tied to the embeddings.
+    lm_head: Option<Linear>,
+}
+
+/// Tensors of checkpoints whose text model is all we load: the vision tower (Qwen3.5 is
+/// vision-language; transformers 5 names it `model.visual.*`, mlx-vlm `vision_tower.*`) and the
+/// multi-token-prediction head (`mtp.*`, which transformers and mlx-lm skip too).
+const NOT_TEXT: &[&str] = &["model.visual.", "visual.", "vision_tower.", "model.vision_tower.", "mtp.", "model.mtp."];
+
+pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
+    let source = w.source().to_path_buf();
+    let bad_config = |reason: String| EngineError::ModelFormat { path: source.clone(), reason };
+    let raw =
+        raw.ok_or_else(|| bad_config(format!("{} loads from a Hugging Face or MLX folder (config.json and *.safetensors)", config.arch)))?;
+    let args = Qwen35Args::from_json(raw, config).map_err(bad_config)?;
+    let config = args.text_config(config);
+    let corrupt = |reason: String| EngineError::CorruptWeights { path: source.clone(), reason };
+
+    let unused: Vec<String> = w.remaining().filter(|n| NOT_TEXT.iter().any(|p| n.starts_with(p))).cloned().collect();
+    for name in unused {
+        w.take_optional(&name);
+    }
+
+    // The convolution weights tell the layouts apart: PyTorch's [C, 1, K] with zero-centred norms
+    // (Hugging Face), or mlx-lm's [C, K, 1] with the norms stored as 1 + w.
+    let mut convs = Vec::new();
+    for (i, mixer) in args.mixers.iter().enumerate() {
+        if *mixer == Mixer::Linear {
+            let name = format!("model.layers.{i}.linear_attn.conv1d.weight");
+            let stored = w.take(&name)?;
+            convs.push((name, stored));
+        }
+    }
+    let mlx = match convs.iter().find_map(|(_, c)| conv_is_mlx(c)) {
+        Some(mlx) => mlx,
+        None => config.quantization.is_some(),
+    };
+    let mut l = LayerLoader::new(w, &config, opts, if mlx { 0.0 } else { 1.0 });
+
+    let mut blocks = Vec::with_capacity(config.num_layers);
+    let mut convs = convs.into_iter();
+    for (i, mixer) in args.mixers.iter().enumerate() {
+        let p = format!("model.layers.{i}");
+        let mixing = match mixer {
+            Mixer::Linear => {
+                let (name, stored) = convs.next().expect("one convolution per linear layer");
+                let conv = conv_weight(&stored, mlx, &name, &args).map_err(corrupt)?.as_dtype(l.dtype)?;
+                Mixing::Linear(DeltaNet::load(&mut l, &p, &args, &conv)?)
+            }
+            Mixer::Full => Mixing::Attention(GatedAttention::load(&mut l, &p, &config.rope, args.rotary_dim)?),
+        };
+        let k = &args.keys;
+        let feed_forward = if args.is_moe(i) {
+            let normalize = k.norm_topk_prob || args.variant != Variant::Next;
+            FeedForward::Moe(Box::new(SparseMoe::load(&mut l, &p, k.num_experts, k.num_experts_per_tok, normalize)?))
+        } else {
+            FeedForward::Dense(l.mlp(&p)?)
+        };
+        blocks.push(Block {
+            input_norm: l.norm(&format!("{p}.input_layernorm.weight"))?,
+            mixing,
+            post_attention_norm: l.norm(&format!("{p}.post_attention_layernorm.weight"))?,
+            feed_forward,
+        });
+    }
+    let embed = Embedding { table: l.linear("model.embed_tokens")? };
+    let norm = l.norm("model.norm.weight")?;
+    let lm_head = if config.tie_word_embeddings {
+        // A tied checkpoint may still carry a copy of the head; the embeddings are used.
+        let copies: Vec<String> = l.weights.remaining().filter(|n| n.starts_with("lm_head.")).cloned().collect();
+        for name in copies {
+            l.weights.take_optional(&name);
+        }
+        None
+    } else {
+        Some(l.linear("lm_head")?)
+    };
+
+    let mut leftover: Vec<&String> = l.weights.remaining().collect();
+    if !leftover.is_empty() {
+        leftover.sort();
+        let shown: Vec<String> = leftover.iter().take(5).map(|n| format!("`{n}`")).collect();
+        let more = if leftover.len() > 5 { format!(" and {} more", leftover.len() - 5) } else { String::new() };
+        return Err(corrupt(format!("tensor {}{more} is not part of a {} model", shown.join(", "), config.arch)));
+    }
+    Ok(Box::new(Qwen35 { embed, blocks, norm, lm_head, config }))
+}
+
+impl TextModel for Qwen35 {
+    fn config(&self) -> &TextConfig {
+        &self.config
+    }
+
+    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        if state.layers.len() != self.blocks.len() {
+            return Err(EngineError::Mlx(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
+        }
+        let mut h = self.embed.forward(tokens)?;
+        for (b, layer_state) in self.blocks.iter().zip(state.layers.iter_mut()) {
+            let x = b.input_norm.forward(&h)?;
+            let mixed = match &b.mixing {
+                Mixing::Linear(m) => m.forward(&x, layer_state.recurrent_mut()?)?,
+                Mixing::Attention(a) => a.forward(&x, layer_state)?,
+            };
+            h = ops::add(&h, &mixed)?;
+            let x = b.post_attention_norm.forward(&h)?;
+            let ff = match &b.feed_forward {
+                FeedForward::Dense(mlp) => mlp.forward(&x)?,
+                FeedForward::Moe(moe) => moe.forward(&x)?,
+            };
+            h = ops::add(&h, &ff)?;
+        }
+        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        match &self.lm_head {
+            Some(head) => head.forward_f32(&last),
+            None => self.embed.as_logits(&last),
+        }
+    }
+
+    /// Linear-attention layers keep recurrent state, attention layers every key and value.
+    fn state_kinds(&self) -> Vec<StateKind> {
+        self.blocks
+            .iter()
+            .map(|b| match b.mixing {
+                Mixing::Linear(_) => StateKind::Recurrent,
+                Mixing::Attention(_) => StateKind::KeysValues,
+            })
+            .collect()
+    }
+
+    fn arrays(&self) -> Vec<&Array> {
+        let mut all: Vec<&Array> = self.embed.table.arrays();
+        for b in &self.blocks {
+            all.extend(match &b.mixing {
+                Mixing::Linear(m) => m.arrays(),
+                Mixing::Attention(a) => a.arrays(),
+            });
+            all.extend(match &b.feed_forward {
+                FeedForward::Dense(mlp) => mlp.arrays(),
+                FeedForward::Moe(moe) => moe.arrays(),
+            });
+            all.extend([b.input_norm.weight(), b.post_attention_norm.weight()]);
+        }
+        all.push(self.norm.weight());
+        all.extend(self.lm_head.iter().flat_map(Linear::arrays));
+        all
+    }
+}

@@ -1,0 +1,156 @@
+//! Qwen3.5 (dense and MoE) and Qwen3-Next against their references, on the tiny checkpoints
+//! made by tests/reference/make_qwen3_5.py: transformers 5.24 (float32, eager; chunked gated
+//! delta rule for the prefill, the recurrent one for decode) for the Hugging Face folders,
+//! mlx-lm for the 4-bit MLX folder. Prefilled in chunks of 16, so the recurrent state and the
+//! convolution's inputs carry across calls. Plus the load errors particular to this family.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use common::{check_fixture, fixture};
+use confab_engine::model::LoadOptions;
+use confab_engine::runtime::{Engine, EngineOptions, Event, Prompt, Request};
+use confab_engine::sample::SamplingParams;
+use confab_engine::EngineError;
+use mlx_rs::Array;
+
+const LOGIT_TOLERANCE: f32 = 1e-4;
+
+#[test]
+fn qwen3_5_dense_with_vision_tower_in_the_checkpoint() {
+    check_fixture("qwen3_5", LOGIT_TOLERANCE);
+}
+
+#[test]
+fn qwen3_5_moe_with_fused_experts() {
+    check_fixture("qwen3_5_moe", LOGIT_TOLERANCE);
+}
+
+#[test]
+fn qwen3_next_grouped_projections_and_per_expert_weights() {
+    check_fixture("qwen3_next", LOGIT_TOLERANCE);
+}
+
+#[test]
+fn qwen3_5_mlx_4bit_against_mlx_lm() {
+    check_fixture("qwen3_5_mlx4", LOGIT_TOLERANCE);
+}
+
+/// The whole 40-token prompt in one call: one 40-position delta-rule chunk, and 80 (token,
+/// expert) pairs, enough for the experts to run sorted by expert.
+#[test]
+fn whole_prompt_in_one_chunk() {
+    for name in ["qwen3_5_moe", "qwen3_next", "qwen3_5"] {
+        let dir = fixture(name);
+        let reference = common::json(&dir.join("reference.json"));
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let (model, _) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
+        let logits = std::env::temp_dir().join(format!("confab-qwen3_5-one-chunk-{name}-{}.npy", std::process::id()));
+        let mut sampling = SamplingParams::greedy();
+        sampling.max_tokens = reference["steps"].as_u64().unwrap() as u32;
+        let mut request = Request::new(model, Prompt::Tokens(common::ids(&reference["prompt_ids"])), sampling);
+        request.ignore_eos = true;
+        request.logits_path = Some(logits.clone());
+        request.chunk_size = 64;
+        let ids: Vec<u32> = engine
+            .generate(request)
+            .filter_map(|event| match event {
+                Event::Token { id, .. } => Some(id),
+                Event::Error(e) => panic!("{name}: {e}"),
+                _ => None,
+            })
+            .collect();
+        let run = common::GreedyRun { ids, first_logits: confab_engine::npy::read_f32(&logits).unwrap() };
+        std::fs::remove_file(&logits).ok();
+        common::assert_matches(&run, &reference, LOGIT_TOLERANCE, &format!("{name} (one chunk)"));
+    }
+}
+
+/// A scratch copy of a fixture folder to break.
+fn copy_of(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(fixture(name)).unwrap().flatten() {
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    dir
+}
+
+fn load_error(path: &Path) -> EngineError {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    engine.load(path, LoadOptions::default(), |_| {}).expect_err("loading should fail")
+}
+
+fn assert_says(err: &EngineError, words: &[&str]) {
+    let message = err.to_string();
+    for w in words {
+        assert!(message.contains(w), "`{message}` should mention `{w}`");
+    }
+}
+
+/// Rewrites model.safetensors after `edit` changes its tensors (by checkpoint name).
+fn edit_weights(dir: &Path, edit: impl Fn(&mut HashMap<String, Array>)) {
+    let file = dir.join("model.safetensors");
+    let mut tensors = Array::load_safetensors(&file).unwrap();
+    edit(&mut tensors);
+    std::fs::remove_file(&file).unwrap();
+    Array::save_safetensors(tensors, None, &file).unwrap();
+}
+
+fn edit_config(dir: &Path, edit: impl Fn(&mut serde_json::Value)) {
+    let path = dir.join("config.json");
+    let mut config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut config);
+    std::fs::write(&path, config.to_string()).unwrap();
+}
+
+#[test]
+fn missing_linear_attention_tensor_is_named() {
+    let dir = copy_of("qwen3_5");
+    edit_weights(dir.path(), |t| {
+        t.remove("model.language_model.layers.1.linear_attn.A_log").unwrap();
+    });
+    let err = load_error(dir.path());
+    assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
+    assert_says(&err, &["model.layers.1.linear_attn.A_log", "missing"]);
+}
+
+/// Sliding windows are another family's layer type; `mamba` nobody's.
+#[test]
+fn unknown_layer_type_is_named() {
+    for kind in ["sliding_attention", "mamba"] {
+        let dir = copy_of("qwen3_5");
+        edit_config(dir.path(), |c| c["text_config"]["layer_types"][2] = kind.into());
+        let err = load_error(dir.path());
+        assert!(matches!(err, EngineError::ModelFormat { .. }), "{err:?}");
+        assert_says(&err, &[kind, "layer_types"]);
+    }
+}
+
+#[test]
+fn conv_kernel_size_mismatch_says_both() {
+    for name in ["qwen3_next", "qwen3_5_mlx4"] {
+        let dir = copy_of(name);
+        edit_config(dir.path(), |c| {
+            let text = if c.get("text_config").is_some() { &mut c["text_config"] } else { c };
+            text["linear_conv_kernel_dim"] = 3.into();
+        });
+        let err = load_error(dir.path());
+        assert!(matches!(err, EngineError::CorruptWeights { .. }), "{name}: {err:?}");
+        assert_says(&err, &["conv1d", "kernel size 4", "linear_conv_kernel_dim is 3"]);
+    }
+}
+
+/// The vision tower is dropped on purpose; any other tensor the model does not use is an error.
+#[test]
+fn leftover_tensor_is_named() {
+    let dir = copy_of("qwen3_5");
+    edit_weights(dir.path(), |t| {
+        let norm = t["model.language_model.norm.weight"].clone();
+        t.insert("model.language_model.extra_norm.weight".into(), norm);
+    });
+    let err = load_error(dir.path());
+    assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
+    assert_says(&err, &["model.extra_norm.weight", "not part of"]);
+}
