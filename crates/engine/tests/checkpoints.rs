@@ -143,3 +143,20 @@ fn gemma3_sliding_layers_hold_window_sized_state() {
     assert!(long.keys_values > 30 * short.keys_values / 2, "full layers grow with the prompt: {short:?} {long:?}");
     eprintln!("gemma3 state at 4,000+8 tokens: {long:?}");
 }
+
+#[test]
+fn qwen3_5_recurrent_state_resumes_from_checkpoints() {
+    resumes_like_cold("qwen3_5");
+}
+
+/// Qwen 3.5's linear-attention layers hold a fixed-size state however long the prompt; its full
+/// layers grow.
+#[test]
+fn qwen3_5_recurrent_state_is_fixed_size() {
+    let (engine, model) = start(&tiny("qwen3_5"), None);
+    let bytes_at = |len: u32| run(&engine, model, Prompt::Tokens((0..len).map(|i| 3 + i * 7 % 400).collect()), false, 64).usage.state_bytes;
+    let (short, long) = (bytes_at(20), bytes_at(200));
+    assert!(short.recurrent > 0 && short.recurrent == long.recurrent, "{short:?} {long:?}");
+    assert_eq!(short.window, 0);
+    assert!(long.keys_values >= short.keys_values);
+}

@@ -12,6 +12,20 @@ use crate::error::{EngineError, Result};
 pub enum LayerKind {
     Full,
     Sliding,
+    /// Linear attention with a recurrent state (Qwen 3.5's Gated DeltaNet).
+    Linear,
+}
+
+impl LayerKind {
+    /// A `layer_types` entry as config.json writes it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "full_attention" => Some(Self::Full),
+            "sliding_attention" => Some(Self::Sliding),
+            "linear_attention" => Some(Self::Linear),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -200,8 +214,15 @@ impl TextConfig {
         let layer_kinds = match k.get("layer_types").and_then(Value::as_array) {
             Some(types) => types
                 .iter()
-                .map(|t| if t.as_str() == Some("sliding_attention") { LayerKind::Sliding } else { LayerKind::Full })
-                .collect(),
+                .map(|t| {
+                    t.as_str().and_then(LayerKind::from_name).ok_or_else(|| EngineError::ModelFormat {
+                        path: path.into(),
+                        reason: format!(
+                            "config.json's layer_types has an unknown entry {t}; known: full_attention, sliding_attention, linear_attention"
+                        ),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?,
             None => match (k.usize("sliding_window_pattern"), defaults.sliding_window_pattern) {
                 // Every `pattern`-th layer is global, the others slide.
                 (Some(pattern), true) if pattern > 0 => (0..num_layers)
