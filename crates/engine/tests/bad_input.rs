@@ -173,3 +173,22 @@ fn not_a_model_path() {
     let err = load_error(&engine, Path::new("/nonexistent/model"));
     assert_says(&err, &["no such file or folder"]);
 }
+
+/// A tensor no layer of the configured model reads (here: the config says 2 layers, the
+/// checkpoint has a third) is a load error naming it, for every family.
+#[test]
+fn tensors_left_over_after_loading_are_named() {
+    let dir = copy_of("llama");
+    let file = dir.path().join("model.safetensors");
+    let mut tensors = mlx_rs::Array::load_safetensors(&file).unwrap();
+    let norm = tensors["model.layers.0.input_layernorm.weight"].clone();
+    tensors.insert("model.layers.2.input_layernorm.weight".into(), norm);
+    mlx_rs::transforms::eval(tensors.values()).unwrap();
+    let rewritten = dir.path().join("rewritten.safetensors");
+    mlx_rs::Array::save_safetensors(tensors.iter().map(|(n, a)| (n.as_str(), a)), None, &rewritten).unwrap();
+    std::fs::rename(&rewritten, &file).unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let err = load_error(&engine, dir.path());
+    assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
+    assert_says(&err, &["model.layers.2.input_layernorm.weight", "not part of a llama model"]);
+}

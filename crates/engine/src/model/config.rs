@@ -12,7 +12,7 @@ use crate::error::{EngineError, Result};
 pub enum LayerKind {
     Full,
     Sliding,
-    /// Linear attention with a recurrent state (Qwen 3.5's Gated DeltaNet).
+    /// Linear attention with a recurrent state (e.g. Gated DeltaNet).
     Linear,
 }
 
@@ -250,7 +250,7 @@ impl TextConfig {
 
         Ok(Self {
             hidden_size,
-            // All-MoE configs (Qwen3.5-MoE) may have no dense width.
+            // Configs whose every layer routes to experts may have no dense width.
             intermediate_size: match k.usize("intermediate_size").or_else(|| k.usize("moe_intermediate_size")) {
                 Some(i) => i,
                 None => k.require("intermediate_size")?,

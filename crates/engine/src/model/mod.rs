@@ -147,6 +147,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<LoadedModel> {
     let quantized = weights.remaining().any(|n| n.ends_with(".scales"));
     let opts = build_options(&config, quantized, options)?;
     let model = build(&config, json.as_ref(), &mut weights, &opts)?;
+    weights.expect_all_taken(&config.arch)?;
     mlx_rs::transforms::eval(model.arrays())?;
     Ok(LoadedModel { model, path: path.into(), format, fingerprint, dtype: opts.dtype, quantized: quantized && !opts.dequantize, gguf })
 }

@@ -75,4 +75,27 @@ impl Weights {
     pub fn remaining(&self) -> impl Iterator<Item = &String> {
         self.tensors.keys()
     }
+
+    /// Drops the tensors under any of `prefixes`: parts of the checkpoint the text model does
+    /// not read (media towers, which load on their own; multi-token-prediction heads).
+    pub fn drop_prefixed(&mut self, prefixes: &[&str]) {
+        self.tensors.retain(|name, _| !prefixes.iter().any(|p| name.starts_with(p)));
+    }
+
+    /// After a build: a tensor no layer took means the checkpoint and its config.json disagree
+    /// (a layer the config does not describe, a misnamed tensor), so it is an error naming them.
+    pub fn expect_all_taken(&self, model_type: &str) -> Result<()> {
+        // Precomputed RoPE frequencies some checkpoints carry are buffers, not weights.
+        let mut left: Vec<&String> = self.tensors.keys().filter(|n| !n.ends_with("rotary_emb.inv_freq")).collect();
+        if left.is_empty() {
+            return Ok(());
+        }
+        left.sort();
+        let shown: Vec<String> = left.iter().take(5).map(|n| format!("`{n}`")).collect();
+        let more = if left.len() > 5 { format!(" and {} more", left.len() - 5) } else { String::new() };
+        Err(EngineError::CorruptWeights {
+            path: self.source.clone(),
+            reason: format!("tensor {}{more} is not part of a {model_type} model as its config describes it", shown.join(", ")),
+        })
+    }
 }

@@ -43,7 +43,11 @@ pub struct Gemma3 {
 /// Gemma's norms multiply by `1 + weight`.
 const NORM_OFFSET: f32 = 1.0;
 
+/// A vision-language checkpoint's tower and projector: it loads as text-only.
+const VISION: &[&str] = &["vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."];
+
 pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
+    w.drop_prefixed(VISION);
     let mut l = LayerLoader::new(w, config, opts, NORM_OFFSET);
     let scale = config.query_pre_attn_scalar.unwrap_or(config.head_dim as f32).powf(-0.5);
     let mut blocks = Vec::with_capacity(config.num_layers);

@@ -91,12 +91,26 @@ pub struct Gemma4 {
     producers: Vec<bool>,
 }
 
+/// Tensors of the media towers and their embedders, as the text model's loader names them.
+const TOWERS: &[&str] = &[
+    "vision_tower.",
+    "audio_tower.",
+    "embed_vision.",
+    "embed_audio.",
+    "model.vision_tower.",
+    "model.audio_tower.",
+    "model.embed_vision.",
+    "model.embed_audio.",
+];
+
 pub fn build(config: &TextConfig, json: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
     let path = w.source().join("config.json");
     let json = json.ok_or_else(|| EngineError::ModelFormat { path: path.clone(), reason: format!("{} loads from a config.json", config.arch) })?;
     let extras = Gemma4Args::from_json(json, config, &path)?;
     let kv_from = kv_sources(&config.layer_kinds, extras.num_kv_shared_layers)
         .map_err(|reason| EngineError::CorruptWeights { path: "config.json".into(), reason })?;
+    // The vision and audio towers load on their own (`encoder.rs`), from the same files.
+    w.drop_prefixed(TOWERS);
     let mut l = LayerLoader::new(w, config, opts, 0.0);
     let dtype = l.dtype;
     let scalar = |v: f32| Array::from_f32(v).as_dtype(dtype);

@@ -58,10 +58,7 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
     let config = args.text_config(config);
     let corrupt = |reason: String| EngineError::CorruptWeights { path: source.clone(), reason };
 
-    let unused: Vec<String> = w.remaining().filter(|n| NOT_TEXT.iter().any(|p| n.starts_with(p))).cloned().collect();
-    for name in unused {
-        w.take_optional(&name);
-    }
+    w.drop_prefixed(NOT_TEXT);
 
     // The convolution weights tell the layouts apart: PyTorch's [C, 1, K] with zero-centred norms
     // (Hugging Face), or mlx-lm's [C, K, 1] with the norms stored as 1 + w.
@@ -118,13 +115,6 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
         Some(l.linear("lm_head")?)
     };
 
-    let mut leftover: Vec<&String> = l.weights.remaining().collect();
-    if !leftover.is_empty() {
-        leftover.sort();
-        let shown: Vec<String> = leftover.iter().take(5).map(|n| format!("`{n}`")).collect();
-        let more = if leftover.len() > 5 { format!(" and {} more", leftover.len() - 5) } else { String::new() };
-        return Err(corrupt(format!("tensor {}{more} is not part of a {} model", shown.join(", "), config.arch)));
-    }
     Ok(Box::new(Qwen35 { embed, blocks, norm, lm_head, config }))
 }
 
