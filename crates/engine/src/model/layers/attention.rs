@@ -6,7 +6,7 @@ use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 
-use crate::state::LayerState;
+use crate::state::{LayerState, StateKind};
 use crate::error::Result;
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 
@@ -119,6 +119,12 @@ impl Attention {
 }
 
 impl Attention {
+    /// The state this layer keeps between calls: a rotating window when it slides, else every
+    /// position's keys and values.
+    pub fn state_kind(&self) -> StateKind {
+        self.window.map_or(StateKind::KeysValues, |size| StateKind::Window { size })
+    }
+
     /// Every weight, for evaluating once at load.
     pub fn arrays(&self) -> Vec<&mlx_rs::Array> {
         let norms = self.q_norm.iter().chain(&self.k_norm).chain(&self.v_norm).map(RmsNorm::weight);

@@ -102,7 +102,7 @@ impl TextModel for Gemma3 {
 
     /// Sliding layers keep only their window.
     fn state_kinds(&self) -> Vec<StateKind> {
-        self.blocks.iter().map(|b| b.attention.window.map_or(StateKind::KeysValues, |size| StateKind::Window { size })).collect()
+        self.blocks.iter().map(|b| b.attention.state_kind()).collect()
     }
 
     fn arrays(&self) -> Vec<&Array> {

@@ -367,8 +367,7 @@ impl TextModel for Gemma4 {
 
     /// KV-shared layers keep nothing of their own; sliding layers keep only their window.
     fn state_kinds(&self) -> Vec<StateKind> {
-        let own = self.blocks.iter().filter(|b| b.kv_from.is_none());
-        own.map(|b| b.attention.window.map_or(StateKind::KeysValues, |size| StateKind::Window { size })).collect()
+        self.blocks.iter().filter(|b| b.kv_from.is_none()).map(|b| b.attention.state_kind()).collect()
     }
 
     fn media_pad_id(&self) -> Option<u32> {
