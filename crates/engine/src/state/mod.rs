@@ -24,6 +24,14 @@ pub use keys_values::KeysValues;
 pub use recurrent::Recurrent;
 pub use window::{RotatingWindow, WindowKeys};
 
+/// A copy of `a` in a buffer of its own. What a layer keeps between calls is often a small
+/// slice of a chunk-sized buffer (the last positions of a long prefill chunk); keeping the
+/// slice would keep the whole buffer alive. (`contiguous` is not enough: a slice along an
+/// outer axis can already be contiguous and is then returned as the same view.)
+pub fn own_copy(a: &Array) -> Result<Array> {
+    Ok(mlx_rs::ops::multiply(a, Array::from_f32(1.0).as_dtype(a.dtype())?)?)
+}
+
 /// What a layer keeps between forward calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -72,7 +72,7 @@ impl RotatingWindow {
                 let t = a.index((.., .., from.., ..));
                 // A long chunk's tail is a small view of a large buffer: copy it, so what the
                 // layer holds between calls is window-sized.
-                Ok(if total > 2 * keep { t.contiguous()? } else { t })
+                Ok(if total > 2 * keep { super::own_copy(&t)? } else { t })
             };
             (self.keys, self.values) = (Some(tail(&keys)?), Some(tail(&values)?));
         }
