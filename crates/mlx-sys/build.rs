@@ -32,7 +32,7 @@ fn main() {
     let mlx_c_root = mlx_c_sources(&manifest_dir);
     let compat = (target_arch != "aarch64").then(|| manifest_dir.join("native/compat.h"));
 
-    build_mlx_c(&mlx_c_root, &mlx_root, compat.as_deref());
+    build_mlx_c(&mlx_c_root, &mlx_root, &backend, compat.as_deref());
     println!("cargo:rustc-link-search=native={}", mlx_lib_dir.display());
     println!("cargo:rustc-link-lib=dylib=mlx");
     if target_os == "macos" {
@@ -127,17 +127,30 @@ fn find_in_cargo_registry() -> Option<PathBuf> {
         .find(|root| root.join("mlx/c/mlx.h").exists())
 }
 
-fn build_mlx_c(mlx_c_root: &Path, mlx_root: &Path, compat: Option<&Path>) {
+fn build_mlx_c(mlx_c_root: &Path, mlx_root: &Path, backend: &str, compat: Option<&Path>) {
+    let wheel_cmake = mlx_root.join("mlx/share/cmake/MLX");
     let mut config = cmake::Config::new(mlx_c_root);
+    if backend.starts_with("cuda") {
+        // The wheel's config asks for the CUDA toolkit and cuDNN, which mlx-c does not use.
+        let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        config
+            .define("MLX_DIR", manifest_dir.join("native/cmake-cuda"))
+            .define("CONFAB_MLX_WHEEL_CMAKE_DIR", &wheel_cmake);
+    } else {
+        config.define("MLX_DIR", &wheel_cmake);
+    }
     config
         .define("MLX_C_USE_SYSTEM_MLX", "ON")
-        .define("MLX_DIR", mlx_root.join("mlx/share/cmake/MLX"))
         .define("MLX_C_BUILD_EXAMPLES", "OFF")
         .define("BUILD_SHARED_LIBS", "OFF")
         // mlx-c is thin glue; an optimised build costs the same and keeps debug builds fast.
         .profile("Release");
     if let Some(header) = compat {
         config.cxxflag(format!("-include {}", header.display()));
+    }
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("macos") && !cfg!(target_os = "macos") {
+        // Compiling for macOS on another OS (the CI cross check): see the file.
+        config.define("CMAKE_PROJECT_INCLUDE", Path::new(env!("CARGO_MANIFEST_DIR")).join("native/macos-cross.cmake"));
     }
     let dst = config.build();
     println!("cargo:rustc-link-search=native={}/lib", dst.display());
