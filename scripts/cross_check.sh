@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Compiles the workspace for targets this machine cannot run, everything up to linking:
+#
+#   mac   aarch64-apple-darwin (Apple silicon): every crate with its macOS code paths, the app
+#         included, through clippy; mlx-c against the mlx-metal wheel's headers, the engine's
+#         CPU kernel and every other C/C++ build step through zig's clang and its macOS headers.
+#   cuda  x86_64-unknown-linux-gnu with mlx-sys's `cuda` feature: mlx-c against the
+#         mlx-cuda-12 wheel's headers, and the workspace above it, through clippy.
+#
+#   scripts/cross_check.sh [mac|cuda]...    (default: both)
+#
+# Linking needs Apple's SDK (frameworks, libSystem stubs) or the CUDA libraries, which are not
+# here: see README.md, "Cross-compile check". Tools come from scripts/setup.sh (step 7). The
+# build goes to target/cross, so the environment set here never rebuilds the development build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+deps=${CONFAB_DEPS_DIR:-$ROOT/.deps}
+cross=$deps/cross
+for need in "$cross/venv/bin/cargo-zigbuild" "$cross/mlx/metal/confab-wheel.json" "$cross/mlx/cuda-12/confab-wheel.json"; do
+  [[ -e $need ]] || { echo "cross_check: $need is missing; run scripts/setup.sh" >&2; exit 1; }
+done
+[[ -f ui/dist/index.html ]] || { echo "cross_check: the app embeds ui/dist; run 'make ui' first" >&2; exit 1; }
+
+export PATH="$cross/venv/bin:$PATH"   # zig (python -m ziglang) and cargo-zigbuild
+export CARGO_TARGET_DIR=${CONFAB_CROSS_TARGET_DIR:-$ROOT/target/cross}
+# mlx-sys takes the wheel from $CONFAB_DEPS_DIR/mlx/<backend>: metal for macOS, cuda-12 with `cuda`.
+export CONFAB_DEPS_DIR=$cross
+# bindgen's libclang (PyPI's 18: Debian's 14 rejects arm64's __bf16 in mlx-c's half.h), with
+# zig's copy of clang's own headers (stddef.h, arm_bf16.h, ...) for both targets.
+LIBCLANG_PATH=$(echo "$cross"/venv/lib/python3*/site-packages/clang/native)
+zig_lib=$(echo "$cross"/venv/lib/python3*/site-packages/ziglang/lib)
+export LIBCLANG_PATH
+export BINDGEN_EXTRA_CLANG_ARGS_x86_64_unknown_linux_gnu="-isystem $zig_lib/include"
+# The app's minimum macOS (tauri.macos.conf.json) and the Metal wheel's.
+export MACOSX_DEPLOYMENT_TARGET=14.0
+
+# clippy: rustc's checks plus clippy's deny-by-default lints fail the step; its warnings are
+# printed, not fatal (the engine carries a few that the host build has too).
+lint=(--workspace --all-targets)
+
+check_mac() {
+  echo "== cross check: aarch64-apple-darwin (Metal wheel)"
+  cargo-zigbuild clippy "${lint[@]}" --target aarch64-apple-darwin
+}
+
+check_cuda() {
+  echo "== cross check: x86_64-unknown-linux-gnu, mlx-sys/cuda (mlx-cuda-12 wheel)"
+  cargo clippy "${lint[@]}" --target x86_64-unknown-linux-gnu --features mlx-sys/cuda
+}
+
+targets=("$@")
+((${#targets[@]})) || targets=(mac cuda)
+for t in "${targets[@]}"; do
+  case $t in
+    mac) check_mac ;;
+    cuda) check_cuda ;;
+    *) echo "cross_check: unknown target '$t' (mac, cuda)" >&2; exit 2 ;;
+  esac
+done
