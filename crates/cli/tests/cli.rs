@@ -75,6 +75,41 @@ fn doctor_reports_mlx_and_fails_without_the_default_model() {
 }
 
 #[test]
+fn doctor_says_what_auto_computes_with_as_the_engine_does() {
+    // What doctor says about this machine (a CPU here) against what the engine does when it
+    // loads a 4-bit model with `--dtype auto`.
+    let home = tempfile::tempdir().unwrap();
+    let doctor = |kernels: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_confab"));
+        cmd.args(["doctor", "--json"]).env("CONFAB_HOME", home.path()).env_remove("CONFAB_CPU_KERNELS");
+        if let Some(v) = kernels {
+            cmd.env("CONFAB_CPU_KERNELS", v);
+        }
+        let out = cmd.output().unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).expect("doctor --json prints JSON")["compute"].clone()
+    };
+    let compute = doctor(None);
+    let loaded = confab_engine::model::load(&tiny("qwen3_mlx4"), &Default::default()).unwrap();
+    let kernel = confab_engine::model::layers::cpu_linear::enabled();
+    assert_eq!(compute["device"], if confab_engine::runtime::device::default_is_gpu() { "gpu" } else { "cpu" });
+    assert_eq!(compute["cpu_kernel"], kernel);
+    assert_eq!(compute["auto_quantized_weights"], if loaded.quantized { "packed" } else { "float32" });
+    let dtype = format!("{:?}", loaded.dtype).to_lowercase();
+    if compute["device"] == "cpu" {
+        assert_eq!((compute["backend"].as_str(), compute["auto_dtype"].as_str()), (Some("cpu"), Some("float32")));
+        assert_eq!(dtype, "float32");
+        assert!(kernel && loaded.quantized, "on a CPU, auto keeps 4-bit weights packed for the CPU kernel");
+        // With the kernel turned off, doctor says the weights are widened (the engine's
+        // dequantize-at-load path, held to its reference by the fidelity tests).
+        let off = doctor(Some("0"));
+        assert_eq!((off["cpu_kernel"].as_bool(), off["auto_quantized_weights"].as_str()), (Some(false), Some("float32")));
+    } else {
+        assert_eq!(compute["auto_dtype"], "checkpoint");
+        assert!(!kernel && loaded.quantized, "on a GPU, auto keeps the checkpoint's quantization and the CPU kernel is off");
+    }
+}
+
+#[test]
 fn the_default_model_knows_the_capital_of_france() {
     let out = confab(&["chat", "--prompt", "What is the capital of France?", "--temperature", "0", "--no-prefix-cache"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

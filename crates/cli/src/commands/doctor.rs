@@ -1,4 +1,5 @@
-//! `confab doctor`: what MLX we run on and whether the default model is where it should be.
+//! `confab doctor`: what MLX we run on, what the engine computes with there, and whether the
+//! default model is where it should be.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,10 +16,57 @@ pub struct Args {
 #[derive(serde::Serialize)]
 struct Report {
     mlx: MlxRuntime,
+    compute: Compute,
     paths: AppPaths,
     other_model_folders: Vec<PathBuf>,
     default_model: DefaultModelStatus,
     problems: Vec<String>,
+}
+
+/// What a model loaded with `--dtype auto` computes with on this machine: the engine's choice
+/// in `model::build_options` (crates/engine/src/model/mod.rs), which keys on MLX's default
+/// device, and the CPU kernel's switch (`model::layers::cpu_linear::enable_for_device`).
+#[derive(Debug, PartialEq, serde::Serialize)]
+struct Compute {
+    /// The wheel that was linked: `cpu`, `metal` or `cuda-12`.
+    backend: &'static str,
+    /// MLX's default device: `cpu` or `gpu`.
+    device: &'static str,
+    /// Activations under `--dtype auto`: `float32`, or `checkpoint` (the checkpoint's own).
+    auto_dtype: &'static str,
+    /// Quantized weights under `--dtype auto`: `packed` (kept as stored) or `float32` (widened
+    /// at load, when the float32 copy fits half the memory).
+    auto_quantized_weights: &'static str,
+    /// Whether Confab's CPU linear kernel runs the linear layers.
+    cpu_kernel: bool,
+    /// The same in words, for the text report.
+    summary: String,
+}
+
+impl Compute {
+    fn new(backend: &'static str, device: &'static str, cpu_kernel: bool) -> Self {
+        let gpu = device == "gpu";
+        let (auto_dtype, auto_quantized_weights, summary) = if gpu {
+            ("checkpoint", "packed", "the checkpoint's dtype and quantization, on MLX's GPU kernels; the CPU kernel is off".into())
+        } else if cpu_kernel {
+            ("float32", "packed", "float32 activations; quantized weights stay packed, read by Confab's CPU kernel".into())
+        } else {
+            (
+                "float32",
+                "float32",
+                "float32 activations on MLX's own kernels (CPU kernel off); quantized weights widened to float32 at load when they fit half the memory".into(),
+            )
+        };
+        Self { backend, device, auto_dtype, auto_quantized_weights, cpu_kernel: cpu_kernel && !gpu, summary }
+    }
+
+    /// As the engine decides when it loads a model: the kernel runs on a CPU device unless
+    /// `CONFAB_CPU_KERNELS=0` or BLAS was not found.
+    fn probe(mlx: &MlxRuntime) -> Self {
+        let gpu = mlx.device == "gpu";
+        confab_engine::model::layers::cpu_linear::enable_for_device(!gpu);
+        Self::new(mlx.backend, mlx.device, confab_engine::model::layers::cpu_linear::enabled())
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -61,6 +109,7 @@ fn gather() -> anyhow::Result<Report> {
         ));
     }
     Ok(Report {
+        compute: Compute::probe(&mlx),
         other_model_folders: paths.other_model_folders(),
         default_model: DefaultModelStatus { name: model.name, path: model_path, present },
         mlx,
@@ -71,8 +120,17 @@ fn gather() -> anyhow::Result<Report> {
 
 fn print_text(r: &Report) {
     let shown = |p: &Option<PathBuf>| p.as_ref().map_or("(none)".to_string(), |p| p.display().to_string());
-    println!("MLX            {} (wheel mlx-{}, built against {})", r.mlx.version, r.mlx.backend, r.mlx.built_against);
-    println!("device         {}", r.mlx.device);
+    println!("MLX            {} (built against {})", r.mlx.version, r.mlx.built_against);
+    let backend = match r.compute.backend {
+        "metal" => "Metal",
+        "cuda-12" => "CUDA 12",
+        "cpu" => "CPU",
+        other => other,
+    };
+    println!("backend        {backend} (wheel mlx-{})", r.compute.backend);
+    println!("device         {}", r.compute.device);
+    println!("dtype (auto)   {}", r.compute.summary);
+    println!("CPU kernel     {}", if r.compute.cpu_kernel { "on (CONFAB_CPU_KERNELS=0 turns it off)" } else { "off" });
     println!("libmlx         {}", shown(&r.mlx.library));
     if cfg!(target_os = "macos") {
         println!("metallib       {}", shown(&r.mlx.metallib));
@@ -89,5 +147,30 @@ fn print_text(r: &Report) {
     }
     if r.problems.is_empty() {
         println!("all good");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Compute;
+
+    #[test]
+    fn on_a_gpu_auto_keeps_the_checkpoint_and_the_cpu_kernel_is_off() {
+        for backend in ["metal", "cuda-12"] {
+            // Whatever the kernel's switch says, a GPU device never uses it (enable_for_device(false)).
+            for kernel in [true, false] {
+                let c = Compute::new(backend, "gpu", kernel);
+                assert_eq!((c.auto_dtype, c.auto_quantized_weights, c.cpu_kernel), ("checkpoint", "packed", false));
+                assert!(c.summary.contains("checkpoint's dtype and quantization"), "{}", c.summary);
+            }
+        }
+    }
+
+    #[test]
+    fn on_a_cpu_auto_computes_in_float32_with_packed_weights_through_the_kernel() {
+        let c = Compute::new("cpu", "cpu", true);
+        assert_eq!((c.auto_dtype, c.auto_quantized_weights, c.cpu_kernel), ("float32", "packed", true));
+        let off = Compute::new("cpu", "cpu", false);
+        assert_eq!((off.auto_dtype, off.auto_quantized_weights, off.cpu_kernel), ("float32", "float32", false));
     }
 }
