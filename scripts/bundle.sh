@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 (cd ui && npm run build)
+# The app's run-time path names only the bundle's own folder (crates/mlx-rpath), not .deps.
+export CONFAB_BUNDLE=1
 TAURI_APP_PATH=src-tauri TAURI_FRONTEND_PATH=ui ui/node_modules/.bin/tauri build "$@"
 echo "bundles:"
 find target/*/bundle -maxdepth 2 \( -name '*.deb' -o -name '*.dmg' -o -name '*.app' \) -newer tauri.conf.json 2>/dev/null

@@ -1,5 +1,5 @@
 fn main() {
-    mlx_rpath::link_libmlx();
+    mlx_rpath::link_app_libmlx();
     // Only the commands listed here get permissions; capabilities/ grants them to windows.
     let manifest = tauri_build::AppManifest::new().commands(&[
         "runtime_info",

@@ -1,0 +1,64 @@
+"""The installable package as a user gets it: the .deb's app binary finds libmlx inside the
+package (or the system's library folders), and names no path of the machine that built it.
+
+Needs a built .deb: scripts/test.sh builds one (`scripts/bundle.sh --debug`) and runs this with
+CONFAB_DEB set to it; without CONFAB_DEB the tests are skipped.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEB = os.environ.get("CONFAB_DEB")
+BINARY = "usr/bin/confab-app"
+
+
+def run_path(binary: str) -> list[str]:
+    """The binary's RUNPATH (or RPATH) entries, as readelf shows them."""
+    out = subprocess.run(["readelf", "-d", binary], check=True, capture_output=True, text=True).stdout
+    found = re.findall(r"\((?:RUNPATH|RPATH)\)\s+Library (?:runpath|rpath): \[(.*)\]", out)
+    return [p for entry in found for p in entry.split(":")]
+
+
+@unittest.skipUnless(DEB, "set CONFAB_DEB to a .deb built by scripts/bundle.sh (scripts/test.sh does)")
+@unittest.skipUnless(shutil.which("dpkg-deb") and shutil.which("readelf"), "needs dpkg-deb and readelf")
+class DebPackage(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.root = os.path.join(cls.tmp.name, "installed")
+        subprocess.run(["dpkg-deb", "-x", DEB, cls.root], check=True)
+        cls.binary = os.path.join(cls.root, BINARY)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_the_run_path_names_only_the_package_folder(self):
+        self.assertEqual(run_path(self.binary), ["$ORIGIN/../lib/confab/mlx/lib"])
+
+    def test_libmlx_resolves_inside_the_package(self):
+        # What the dynamic loader picks, with the build tree (and its .deps copy) still here.
+        env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+        out = subprocess.run(["ldd", self.binary], check=True, capture_output=True, text=True, env=env).stdout
+        mlx = [line for line in out.splitlines() if "libmlx" in line or "mlx_cpu.libs" in line]
+        self.assertTrue(any("libmlx.so" in line for line in mlx), out)
+        for line in mlx:
+            self.assertIn("=> " + self.root + "/usr/lib/confab/", line, "resolved outside the package")
+
+    def test_no_path_of_the_build_machine(self):
+        with open(self.binary, "rb") as f:
+            data = f.read()
+        for path in {ROOT, os.path.realpath(ROOT)}:
+            self.assertNotIn((path + "/.deps").encode(), data)
+        self.assertNotIn(b"/.deps/mlx/", data)
+        for entry in run_path(self.binary):
+            self.assertTrue(entry.startswith("$ORIGIN/"), entry)
+
+
+if __name__ == "__main__":
+    unittest.main()
