@@ -25,3 +25,9 @@ echo "== cross check: the workspace compiled for Apple silicon and for CUDA, up 
 # Its own target folder (target/cross); see README.md, "Cross-compile check".
 scripts/cross_check.sh
 
+echo "== bundle: the .deb's app finds libmlx inside the package"
+# Last: it rebuilds target/debug/confab-app for the bundle (no .deps run-time path), which the
+# end-to-end suite above must not get. The next cargo test builds the development one again.
+scripts/bundle.sh --debug
+deb=$(ls -t "${CARGO_TARGET_DIR:-target}"/debug/bundle/deb/*.deb | head -n 1)
+CONFAB_DEB=$deb python3 -m unittest discover -s tests/setup -p test_bundle_package.py -v
