@@ -22,7 +22,8 @@ echo "== confab doctor"
 target/debug/confab doctor
 
 echo "== cross check: the workspace compiled for Apple silicon and for CUDA, up to linking"
-# Its own target folder (target/cross); see README.md, "Cross-compile check".
+# In the same target folder (its artifacts under target/<triple>/); see README.md,
+# "Cross-compile check".
 scripts/cross_check.sh
 
 echo "== bundle: the .deb's app finds libmlx inside the package"
