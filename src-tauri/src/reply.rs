@@ -43,6 +43,25 @@ impl Drop for Running<'_> {
     }
 }
 
+/// How long deleting a replying chat waits for its reply to stop: a token and a save, unless
+/// the engine is in the middle of a long prefill chunk.
+pub const STOP_WAIT: Duration = Duration::from_secs(30);
+
+/// Stops the conversation's reply, if one is running, and waits until it has ended and saved
+/// its text; false if it is still running after `wait`.
+pub async fn stop_and_wait(state: &AppState, conversation: ConversationId, wait: Duration) -> bool {
+    let Some(cancel) = lock(&state.replies).get(&conversation).cloned() else { return true };
+    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    let deadline = Instant::now() + wait;
+    while lock(&state.replies).contains_key(&conversation) {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
 /// The model a reply will use, or a message saying how to get one.
 pub fn require_model(state: &AppState) -> Result<Current, Failure> {
     if let Some(current) = state.model.current() {

@@ -4,7 +4,8 @@ use confab_store::{Conversation, ConversationCursor, ConversationId, Conversatio
 
 use super::App;
 use crate::failure::Failure;
-use crate::title::UNTITLED;
+use crate::reply::{stop_and_wait, STOP_WAIT};
+use crate::title::{cut, MAX_RENAME_CHARS, UNTITLED};
 use crate::views::{current_branch, MessageView};
 
 #[tauri::command]
@@ -23,19 +24,23 @@ pub async fn create_conversation(state: App<'_>) -> Result<Conversation, Failure
     Ok(state.store.create_conversation(new).await?)
 }
 
+/// Renames a chat; returns the title as stored (one line, cut to `MAX_RENAME_CHARS`).
 #[tauri::command]
-pub async fn rename_conversation(state: App<'_>, id: ConversationId, title: String) -> Result<(), Failure> {
-    let title = title.trim();
-    if title.is_empty() {
-        return Err("A conversation needs a title.".into());
+pub async fn rename_conversation(state: App<'_>, id: ConversationId, title: String) -> Result<String, Failure> {
+    let line = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return Err("A chat needs a title: type one, or press Esc to keep the old one.".into());
     }
-    Ok(state.store.rename_conversation(id, title).await?)
+    let title = cut(&line, MAX_RENAME_CHARS);
+    state.store.rename_conversation(id, &title).await?;
+    Ok(title)
 }
 
+/// Deletes a chat; one that is replying is stopped first (its reply ends within a token).
 #[tauri::command]
 pub async fn delete_conversation(state: App<'_>, id: ConversationId) -> Result<(), Failure> {
-    if state.replies.lock().map(|r| r.contains_key(&id)).unwrap_or(false) {
-        return Err("This chat is still replying; stop it before deleting.".into());
+    if !stop_and_wait(&state, id, STOP_WAIT).await {
+        return Err("This chat's reply did not stop in time; try deleting it again in a moment.".into());
     }
     Ok(state.store.delete_conversation(id).await?)
 }
