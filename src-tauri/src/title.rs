@@ -13,7 +13,11 @@ use crate::state::AppState;
 
 /// What a conversation is called before it has a first message.
 pub const UNTITLED: &str = "New chat";
+/// Titles written from a message or by the model.
 const MAX_CHARS: usize = 60;
+/// Titles the user types: enough for any real name, short enough for a sidebar row and a
+/// search result.
+pub const MAX_RENAME_CHARS: usize = 120;
 
 /// The first words of the first message, until the model has written a title.
 pub fn provisional(first_message: &str) -> String {
@@ -27,12 +31,16 @@ pub fn clean(raw: &str) -> String {
     let line = raw.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     let line = line.strip_prefix("Title:").or_else(|| line.strip_prefix("title:")).unwrap_or(line);
     let line = line.trim().trim_matches(|c: char| matches!(c, '"' | '\'' | '*' | '#' | '`' | '“' | '”')).trim();
-    let line = line.trim_end_matches(['.', ':']);
-    let mut title: String = line.chars().take(MAX_CHARS).collect();
-    if line.chars().count() > MAX_CHARS {
-        title = format!("{}…", title.trim_end());
+    cut(line.trim_end_matches(['.', ':']), MAX_CHARS)
+}
+
+/// At most `max` characters, an ellipsis marking a cut.
+pub fn cut(title: &str, max: usize) -> String {
+    if title.chars().count() <= max {
+        return title.to_string();
     }
-    title
+    let kept: String = title.chars().take(max - 1).collect();
+    format!("{}…", kept.trim_end())
 }
 
 /// Asks the loaded model for a title and renames the conversation if it is still provisional.
@@ -82,8 +90,15 @@ mod tests {
     fn titles_are_one_clean_short_line() {
         assert_eq!(clean("\"Paris, the Capital of France.\"\nMore"), "Paris, the Capital of France");
         assert_eq!(clean("Title: Weekend plans"), "Weekend plans");
-        assert!(clean(&"word ".repeat(40)).chars().count() <= MAX_CHARS + 1);
+        assert!(clean(&"word ".repeat(40)).chars().count() <= MAX_CHARS);
         assert_eq!(provisional("   "), UNTITLED);
         assert_eq!(provisional("What is the capital of France?"), "What is the capital of France?");
+    }
+
+    #[test]
+    fn a_cut_title_keeps_its_limit_and_says_it_was_cut() {
+        assert_eq!(cut("Holiday", 5 + 2), "Holiday");
+        assert_eq!(cut("Holiday plans", 8), "Holiday…");
+        assert_eq!(cut(&"é".repeat(5000), MAX_RENAME_CHARS).chars().count(), MAX_RENAME_CHARS);
     }
 }

@@ -52,6 +52,55 @@ class Sidebar(AppTestCase):
         self.item("apples")  # the other one stays
         app.open_conversation(self.ids["apples"])
 
+    def test_delete_while_replying_stops_the_reply_and_deletes(self):
+        app = self.app
+        app.set_settings(max_tokens=2000)
+        try:
+            app.new_chat()
+            _, reply = app.send("Write a very long story about a lighthouse keeper. Make it at least ten paragraphs long.")
+            streaming, _ = app.watch_stream(reply["id"], until=lambda r: len(r["text"]) >= 40)
+            self.assertEqual(streaming["status"], "streaming", f"the reply ended before the delete: {streaming}")
+            here = app.current_conversation()
+            item = app.wait_for("conversation-item", extra=f'[data-id="{here}"]')
+            app.hover(item)
+            app.one("delete-button", within=item).click()
+            row = lambda: app.wait_for("conversation-item", extra=f'[data-id="{here}"]')
+            app.wait_until(lambda: app.one("delete-button", '[aria-label="Confirm delete"]', within=row()), 10,
+                           "no confirming delete button").click()
+            # Stopped and deleted: gone from the list, nothing left streaming, no error.
+            app.wait_until(lambda: not app.all("conversation-item", f'[data-id="{here}"]'), 30,
+                           "the replying conversation is still listed")
+            app.wait_until(lambda: not app.messages(), 10, "the deleted conversation's messages still shown")
+            self.assertEqual(app.banners("error-banner"), [], "an error was shown for the delete")
+            # The engine is free again: a new message gets its reply.
+            app.set_settings(max_tokens=16)
+            _, after = app.send("Say hello.")
+            self.assertEqual(app.wait_reply(after["id"], 120)["status"], "complete")
+        finally:
+            app.set_settings(max_tokens=16)
+
+    def test_rename_says_why_an_empty_title_is_refused_and_cuts_a_long_one(self):
+        app = self.app
+        title = lambda: app.text(app.one("conversation-title", within=self.item("apples")))
+        before = title()
+
+        def rename(text):
+            item = self.item("apples")
+            app.hover(item)
+            app.one("rename-button", within=item).click()
+            box = app.wait_for("rename-input")
+            app.fill(box, text)
+            box.send_keys(Keys.ENTER)
+
+        rename("   ")
+        banner = app.wait_for("error-banner", 10)
+        self.assertIn("needs a title", app.text(banner))
+        self.assertEqual(title(), before)
+        app.dismiss("error-banner")
+        rename("long " * 1000)
+        app.wait_until(lambda: title().endswith("…"), 10, lambda: f"title is {title()!r}")
+        self.assertLessEqual(len(title()), 120)
+
     def test_search_without_a_match(self):
         app = self.app
         box = app.fill("search-input", "zzqxjvk")

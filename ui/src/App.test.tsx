@@ -144,6 +144,7 @@ describe('streaming', () => {
     await waitFor(() => expect(streaming()?.textContent).toContain('Once upon'));
     expect(streaming()?.dataset.status).toBe('streaming');
     expect(screen.getByTestId('plan').textContent).toBe('reused 120 of 300 prompt tokens from memory');
+    expect(screen.getByTestId('plan').closest('details')?.open, 'the plan is folded away').toBe(false);
 
     fireEvent.click(screen.getByTestId('stop-button'));
     await waitFor(() => expect(lastArgs('stop_reply')).toEqual({ conversation: 1 }));
@@ -252,7 +253,7 @@ describe('sidebar', () => {
 
   it('renames inline, deletes after confirming, and takes background titles', async () => {
     await renderApp();
-    commands.set('rename_conversation', () => null);
+    commands.set('rename_conversation', (args) => args.title);
     commands.set('delete_conversation', () => null);
     fireEvent.click(screen.getByTestId('rename-button'));
     const rename = screen.getByTestId('rename-input');
@@ -269,6 +270,38 @@ describe('sidebar', () => {
     fireEvent.click(screen.getByTestId('delete-button'));
     await waitFor(() => expect(screen.queryByTestId('conversation-item')).toBeNull());
     expect(lastArgs('delete_conversation')).toEqual({ id: 1 });
+  });
+
+  it('shows the title as stored, and says why an empty one is refused', async () => {
+    await renderApp();
+    commands.set('rename_conversation', (args) => {
+      if (!args.title) throw 'A chat needs a title: type one, or press Esc to keep the old one.';
+      return `${String(args.title).slice(0, 9)}…`;
+    });
+    const renameTo = (value: string) => {
+      fireEvent.click(screen.getByTestId('rename-button'));
+      const box = screen.getByTestId('rename-input');
+      fireEvent.change(box, { target: { value } });
+      fireEvent.keyDown(box, { key: 'Enter' });
+    };
+    renameTo('A very long title indeed');
+    await waitFor(() => expect(screen.getByTestId('conversation-title').textContent).toBe('A very lo…'));
+    renameTo('   ');
+    expect((await screen.findByTestId('error-banner')).textContent).toContain('A chat needs a title');
+    expect(screen.getByTestId('conversation-title').textContent).toBe('A very lo…');
+  });
+
+  it('keeps a chat open, with the error, when it cannot be deleted', async () => {
+    await renderApp();
+    await openFirstConversation();
+    commands.set('delete_conversation', () => {
+      throw "This chat's reply did not stop in time; try deleting it again in a moment.";
+    });
+    fireEvent.click(screen.getByTestId('delete-button'));
+    fireEvent.click(screen.getByTestId('delete-button'));
+    expect((await screen.findByTestId('error-banner')).textContent).toContain('did not stop in time');
+    expect(screen.getAllByTestId('message')).toHaveLength(2);
+    expect(screen.getAllByTestId('conversation-item')).toHaveLength(1);
   });
 
   it('pages with a cursor', async () => {

@@ -13,7 +13,7 @@ import { useFileDrop } from './state/useFileDrop';
 import { useModel } from './state/useModel';
 import { usePendingAttachments } from './state/usePendingAttachments';
 import { useTheme } from './state/useTheme';
-import { LineIcon } from './components/LineIcon';
+import { Icon } from './components/Icon';
 
 export function App() {
   const [error, setError] = useState<string | null>(null);
@@ -76,8 +76,9 @@ export function App() {
   const { remove: removeConversation } = conversations;
   const deleteConversation = useCallback(
     (id: ConversationId) => {
-      void removeConversation(id).then(() => {
-        if (id === conversationId) openChat(null);
+      // A chat that could not be deleted stays open, so its reply stays in sight.
+      void removeConversation(id).then((removed) => {
+        if (removed && id === conversationId) openChat(null);
       });
     },
     [removeConversation, conversationId, openChat],
@@ -168,7 +169,7 @@ export function App() {
             aria-label="Settings"
             onClick={() => setSettingsOpen(true)}
           >
-            <LineIcon path="M4 7h10M18 7h2M4 17h4M12 17h8M14 4v6M8 14v6" />
+            <Icon name="sliders" />
           </button>
         </header>
         <div className="banners">

@@ -128,7 +128,8 @@ export function createConversation(): Promise<Conversation> {
   return call('create_conversation');
 }
 
-export function renameConversation(id: ConversationId, title: string): Promise<void> {
+/** Resolves to the title as stored (the backend trims and limits it). */
+export function renameConversation(id: ConversationId, title: string): Promise<string> {
   return call('rename_conversation', { id, title });
 }
 

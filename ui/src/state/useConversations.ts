@@ -23,7 +23,8 @@ export interface Conversations {
   /** Puts a conversation (new or changed) at the top. */
   touch: (conversation: Conversation) => void;
   rename: (id: ConversationId, title: string) => Promise<void>;
-  remove: (id: ConversationId) => Promise<void>;
+  /** False if the chat could not be deleted (the error is shown). */
+  remove: (id: ConversationId) => Promise<boolean>;
 }
 
 export function useConversations(onError: (message: string) => void): Conversations {
@@ -93,8 +94,8 @@ export function useConversations(onError: (message: string) => void): Conversati
   const rename = useCallback(
     async (id: ConversationId, title: string) => {
       try {
-        await renameConversation(id, title);
-        setItems((previous) => previous.map((c) => (c.id === id ? { ...c, title } : c)));
+        const stored = await renameConversation(id, title);
+        setItems((previous) => previous.map((c) => (c.id === id ? { ...c, title: stored } : c)));
       } catch (e) {
         onError(`Could not rename: ${(e as Error).message}`);
       }
@@ -102,13 +103,16 @@ export function useConversations(onError: (message: string) => void): Conversati
     [onError],
   );
 
+  /** Deletes a chat (the backend stops its reply first); false, with the error shown, if it could not. */
   const remove = useCallback(
-    async (id: ConversationId) => {
+    async (id: ConversationId): Promise<boolean> => {
       try {
         await deleteConversation(id);
         setItems((previous) => previous.filter((c) => c.id !== id));
+        return true;
       } catch (e) {
         onError(`Could not delete: ${(e as Error).message}`);
+        return false;
       }
     },
     [onError],
