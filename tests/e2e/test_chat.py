@@ -30,6 +30,13 @@ class Chat(AppTestCase):
         app.wait_until(lambda: app.last("assistant")["stats"], 10, "no reply-stats under the finished reply")
         stats = app.text(app.one("reply-stats", within=app.message_el(done["id"])))
         self.assertRegex(stats, r"\d", f"reply-stats shows numbers: {stats!r}")
+        # The engine's plan is folded under "Details" until asked for.
+        here = app.message_el(done["id"])
+        plan = app.one("plan", within=here)
+        self.assertFalse(plan.is_displayed(), "the plan is shown without asking")
+        app.one("plan-toggle", within=here).click()
+        app.wait_until(plan.is_displayed, 10, "Details did not open the plan")
+        self.assertIn("prompt tokens", app.text(plan))
         # The conversation is in the sidebar, named: the first words at once, then the model's title.
         app.wait_for("conversation-item")
         def title():

@@ -42,7 +42,7 @@ class Multimodal(AppTestCase):
         _, reply = app.send("What do you see and hear?")
         done = app.wait_reply(reply["id"])
         self.assertEqual(done["status"], "complete", done)
-        plan = app.text(app.wait_for("plan"))
+        plan = app.text(app.wait_for("plan", visible=False))  # folded under "Details"
         self.assertIn("image", plan)
         self.assertIn("audio", plan)
         self.assertIn("encoded now", plan, "a new image and clip run their towers")

@@ -1,6 +1,7 @@
 import type { Attachment } from '../ipc';
 import { humanSize } from '../lib/format';
 import { AttachmentPreview } from './AttachmentPreview';
+import { Icon } from './Icon';
 
 /** A pending attachment in the composer, with its preview and a remove button. */
 export function AttachmentChip({ attachment, onRemove }: { attachment: Attachment; onRemove: () => void }) {
@@ -13,7 +14,7 @@ export function AttachmentChip({ attachment, onRemove }: { attachment: Attachmen
         <span className="muted">{humanSize(attachment.size)}</span>
       </div>
       <button type="button" className="chip-remove" data-testid="attachment-remove" aria-label={`Remove ${name}`} onClick={onRemove}>
-        ×
+        <Icon name="close" size={14} />
       </button>
     </div>
   );

@@ -1,7 +1,7 @@
 import { forwardRef, useImperativeHandle, useLayoutEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent } from 'react';
 import type { PendingAttachments } from '../state/usePendingAttachments';
 import { AttachmentChip } from './AttachmentChip';
-import { LineIcon } from './LineIcon';
+import { Icon } from './Icon';
 
 export interface ComposerHandle {
   focus: () => void;
@@ -88,7 +88,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           aria-label="Attach images or audio"
           onClick={() => picker.current?.click()}
         >
-          <LineIcon path="M21 11.5l-8.6 8.6a5.5 5.5 0 01-7.8-7.8l8.6-8.6a3.7 3.7 0 015.2 5.2l-8.6 8.6a1.8 1.8 0 01-2.6-2.6l7.9-7.9" />
+          <Icon name="paperclip" />
         </button>
         <input
           ref={picker}

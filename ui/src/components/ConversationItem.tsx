@@ -1,7 +1,7 @@
 import { memo, useRef, useState } from 'react';
 import type { Conversation, ConversationId } from '../ipc';
 import { shortDate } from '../lib/format';
-import { LineIcon } from './LineIcon';
+import { Icon } from './Icon';
 
 interface Props {
   conversation: Conversation;
@@ -35,8 +35,9 @@ export const ConversationItem = memo(function ConversationItem({ conversation, s
     if (!renameOpen.current) return;
     renameOpen.current = false;
     setRenaming(false);
+    // An empty title goes to the backend too, which says why it is refused.
     const next = draft.trim();
-    if (next && next !== conversation.title) onRename(conversation.id, next);
+    if (next !== conversation.title) onRename(conversation.id, next);
   };
 
   return (
@@ -101,7 +102,7 @@ export const ConversationItem = memo(function ConversationItem({ conversation, s
                 title="Rename"
                 onClick={startRename}
               >
-                ✎
+                <Icon name="pencil" size={14} />
               </button>
               <button
                 type="button"
@@ -111,7 +112,7 @@ export const ConversationItem = memo(function ConversationItem({ conversation, s
                 title="Delete"
                 onClick={() => setConfirmingDelete(true)}
               >
-                <LineIcon path="M2.5 4h11M6 4V2.5h4V4M4 4l.7 9.5h6.6L12 4M6.7 6.5v5M9.3 6.5v5" size={13} viewBox={16} weight={1.4} />
+                <Icon name="trash" size={14} />
               </button>
             </>
           )}

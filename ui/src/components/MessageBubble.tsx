@@ -83,7 +83,6 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
         </div>
       ) : (
         <div className="bubble">
-          {plan && !isUser && <PlanLine plan={plan} />}
           <div className="message-content" data-testid="message-content">
             {isUser ? (
               <p className="plain-text">{message.content}</p>
@@ -133,6 +132,7 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
         </footer>
       )}
       {!isUser && finished && message.stats && <ReplyStats stats={message.stats} />}
+      {plan && !isUser && <PlanLine plan={plan} />}
     </article>
   );
 });

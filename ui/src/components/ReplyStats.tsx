@@ -43,10 +43,14 @@ export function planText(plan: Plan): string {
   return media.length === 0 ? text : `${text}; ${media.map(mediaText).join('; ')}`;
 }
 
+/** The engine's plan for a reply, folded under "Details": for the curious, out of everyone's way. */
 export function PlanLine({ plan }: { plan: Plan }) {
   return (
-    <div className="plan" data-testid="plan">
-      {planText(plan)}
-    </div>
+    <details className="plan-details">
+      <summary data-testid="plan-toggle">Details</summary>
+      <div className="plan" data-testid="plan">
+        {planText(plan)}
+      </div>
+    </details>
   );
 }

@@ -2,6 +2,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { errorMessage, getSettings, saveSettings, type Settings, type Theme } from '../ipc';
 import { ErrorBanner } from './ErrorBanner';
 import { StatusPanel } from './StatusPanel';
+import { Icon } from './Icon';
 
 /** The numeric fields, edited as text so that a half-typed number isn't rewritten under the cursor. */
 const numberFields = [
@@ -136,7 +137,7 @@ export function SettingsPane({ onSaved, onPreviewTheme, onClose }: Props) {
         <header className="modal-header">
           <h2>Settings</h2>
           <button type="button" className="ghost" data-testid="settings-close" aria-label="Close settings" onClick={close}>
-            ×
+            <Icon name="close" size={14} />
           </button>
         </header>
         <div className="modal-body">

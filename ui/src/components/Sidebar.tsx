@@ -4,6 +4,7 @@ import { modKey } from '../lib/format';
 import type { Conversations } from '../state/useConversations';
 import { ConversationItem } from './ConversationItem';
 import { SearchResults } from './SearchResults';
+import { Icon } from './Icon';
 
 export interface SidebarHandle {
   focusSearch: () => void;
@@ -80,7 +81,7 @@ export const Sidebar = memo(
     <aside className="sidebar" data-testid="sidebar">
       <div className="sidebar-top">
         <button type="button" className="new-chat" data-testid="new-chat" onClick={onNewChat} title={`New chat (${modKey()}N)`}>
-          <span aria-hidden="true">＋</span> New chat
+          <Icon name="plus" size={16} /> New chat
         </button>
         <input
           ref={searchInput}
