@@ -1,5 +1,6 @@
-//! Links libmlx (run-time paths) and compiles Confab's CPU kernel for MLX (`native/`), built
-//! against the same wheel's headers as mlx-c.
+//! Links libmlx (run-time paths), compiles Confab's CPU kernel for MLX (`native/`), built
+//! against the same wheel's headers as mlx-c, and compiles libsoxr (`native/soxr`, the
+//! resampler transformers' audio loader uses).
 
 fn main() {
     mlx_rpath::link_libmlx();
@@ -13,4 +14,23 @@ fn main() {
         .flag_if_supported("-Wno-unused-parameter")
         .file("native/cpu_linear.cpp")
         .compile("confab_cpu_linear");
+    build_soxr();
+}
+
+/// libsoxr's single-precision resampler; its SIMD core only on x86-64 (see soxr-config.h).
+fn build_soxr() {
+    let mut sources = vec!["soxr.c", "data-io.c", "dbesi0.c", "filter.c", "cr.c", "cr32.c", "fft4g32.c", "fft4g64.c"];
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64") {
+        sources.extend(["cr32s.c", "pffft32s.c", "util32s.c"]);
+    }
+    cc::Build::new()
+        .include("native/soxr")
+        .define("SOXR_LIB", "0")
+        .opt_level(2)
+        .warnings(false)
+        .files(sources.iter().map(|s| format!("native/soxr/{s}")))
+        .compile("confab_soxr");
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("windows") {
+        println!("cargo:rustc-link-lib=m");
+    }
 }

@@ -7,11 +7,15 @@
 //!   the 8-token window; and the chat template (chat_template.jinja) gives transformers' ids;
 //! - the embeddings path (`forward_embeddings`) on the image + audio prompt, fed the reference's
 //!   spliced embeddings: media rows from the towers, per-layer ids with media as pad, and the
-//!   image's bidirectional block in sliding layers.
+//!   image's bidirectional block in sliding layers;
+//! - media placeholder ids typed as text (a text-only prompt holding image, audio and video
+//!   placeholder ids) and fed as a decode step read as the pad id, as transformers reads them
+//!   (placeholder_reference.json, from make_gemma4_placeholders.py).
 
 mod common;
 
-use common::{check_fixture, fixture, ids, json, max_diff};
+use common::{assert_matches, check_fixture, fixture, floats, greedy_run, ids, json, max_diff};
+use confab_engine::runtime::{Engine, EngineOptions};
 use confab_engine::model::{self, EmbeddingsInput, LoadOptions};
 use confab_engine::npy;
 use mlx_rs::ops::indexing::IndexOp;
@@ -89,4 +93,27 @@ fn gemma4_media_prompt_from_embeddings() {
         got.push(argmax(&logits.index((0, ..))));
     }
     assert_eq!(got, ids(&reference["greedy_ids"]), "media prompt: greedy ids");
+}
+
+#[test]
+fn gemma4_placeholder_ids_in_a_text_prompt_and_a_decode_step_read_as_pad() {
+    let dir = fixture("gemma4");
+    let reference = json(&dir.join("placeholder_reference.json"));
+
+    // Through the runtime: prefilled in chunks of 16, then 16 greedy steps.
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (id, _) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
+    assert_matches(&greedy_run(&engine, id, &reference, "gemma4 placeholders"), &reference, LOGIT_TOLERANCE, "gemma4 placeholders");
+
+    // A decode step that is a placeholder id.
+    let loaded = model::load(&dir, &LoadOptions::default()).unwrap();
+    let m = loaded.model.as_ref();
+    let prompt: Vec<i32> = ids(&reference["prompt_ids"]).iter().map(|&x| x as i32).collect();
+    let mut state = m.new_state();
+    m.forward(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap();
+    let decode_id = reference["decode_id"].as_u64().unwrap() as i32;
+    let logits = m.forward(&Array::from_slice(&[decode_id], &[1, 1]), &mut state).unwrap();
+    let diff = max_diff(logits.index((0, ..)).as_slice::<f32>(), &floats(&reference["decode_logits"]));
+    eprintln!("gemma4 placeholder decode step: logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "placeholder decode step: logits differ by up to {diff}");
 }

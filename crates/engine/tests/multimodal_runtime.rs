@@ -8,7 +8,10 @@
 //! counting their runs. So those tests check everything but the towers' arithmetic (which
 //! fidelity_gemma4_towers.rs covers). The last test runs the real towers through the engine:
 //! our (Pillow-exact) preprocessing of gradient.png equals the fixture's pixel_values to float
-//! rounding, and the reference's 16 greedy ids come out.
+//! rounding, and the reference's 16 greedy ids come out. And from files as people drop them:
+//! a JPEG photo and a 44.1 kHz stereo WAV, decoded, resampled and preprocessed by the engine,
+//! give transformers' first-step logits and greedy ids (media_files_reference.json, from
+//! tests/reference/make_gemma4_media_files.py).
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -423,4 +426,46 @@ fn real_towers_end_to_end_with_caches_and_a_restart() {
     assert_eq!(sources(&again.plan), [EncoderUse::Disk, EncoderUse::Disk]);
     assert_eq!(again.plan.tower_runs, 0);
     assert_eq!(again.ids, first.ids);
+}
+
+#[test]
+fn a_jpeg_photo_and_a_44k_stereo_clip_give_the_reference_logits_and_tokens() {
+    let reference: Value =
+        serde_json::from_str(&std::fs::read_to_string(gemma4().join("media_files_reference.json")).unwrap()).unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let file = |key: &str| root.join(reference[key].as_str().unwrap());
+    let messages = vec![ChatMessage::user(QUESTION).with_media([MediaItem::image(file("image")), MediaItem::audio(file("audio"))])];
+
+    let engine = engine_with_encoder_dir(None);
+    let (model, _) = engine.load(gemma4(), LoadOptions::default(), |_| {}).unwrap();
+    let logits_file = tempfile::NamedTempFile::new().unwrap();
+    let mut sampling = SamplingParams::greedy();
+    sampling.max_tokens = reference["steps"].as_u64().unwrap() as u32;
+    let mut request = Request::new(model, Prompt::Chat(messages), sampling);
+    request.ignore_eos = true;
+    request.chunk_size = 16;
+    request.logits_path = Some(logits_file.path().to_path_buf());
+    let (mut plan, mut ids) = (None, vec![]);
+    for event in engine.generate(request) {
+        match event {
+            Event::Plan(p) => plan = Some(p),
+            Event::Token { id, .. } => ids.push(id),
+            Event::Error(e) => panic!("{e}"),
+            _ => {}
+        }
+    }
+    let plan = plan.unwrap();
+    let count = |key: &str| reference[key].as_u64().unwrap() as usize;
+    assert_eq!(plan.prompt_tokens, reference["input_ids"].as_array().unwrap().len(), "prompt length");
+    assert_eq!((plan.media[0].soft_tokens, plan.media[1].soft_tokens), (count("image_tokens"), count("audio_tokens")));
+
+    let got = confab_engine::npy::read_f32(logits_file.path()).unwrap();
+    let want: Vec<f32> = reference["first_logits"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+    assert_eq!(got.len(), want.len());
+    let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    eprintln!("JPEG + 44.1 kHz stereo WAV: first-step logits max abs diff {diff:e}");
+    // float32 on both sides; what differs is summation order (as fidelity_gemma4.rs).
+    assert!(diff < 1e-4, "first-step logits differ by up to {diff}");
+    let want_ids: Vec<u32> = reference["greedy_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+    assert_eq!(ids, want_ids, "greedy ids");
 }

@@ -1,5 +1,6 @@
 //! Audio: WAV, MP3, FLAC, Ogg Vorbis and AAC/M4A, decoded with `symphonia`, downmixed to mono
-//! f32 and resampled to the rate a model wants. The duration limit is checked on the
+//! f32 (the channels' mean, as the reference loader) and resampled to the rate a model wants
+//! with libsoxr, as the reference loader does (`resample`). The duration limit is checked on the
 //! container's frame count before decoding, and again while decoding when it isn't known.
 
 use std::io::Cursor;
@@ -58,7 +59,7 @@ fn decode_guarded(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLi
     let (track, params) = audio_track(file, reader.as_ref())?;
     check_header(file, &header(&params, is_mp4), limits)?;
     let decoded = decode(file, reader.as_mut(), track, &params, limits)?;
-    Ok(Audio { samples: resample::resample(&decoded.samples, decoded.sample_rate, sample_rate), sample_rate })
+    Ok(Audio { samples: resample::resample(&decoded.samples, decoded.sample_rate, sample_rate)?, sample_rate })
 }
 
 /// Reads only the container's headers and checks the duration limit.
@@ -185,8 +186,9 @@ fn decode(
         }
         let buffer = buffer.as_mut().expect("allocated above");
         buffer.copy_interleaved_ref(decoded);
-        let scale = 1.0 / channels as f32;
-        mono.extend(buffer.samples().chunks_exact(channels).map(|frame| frame.iter().sum::<f32>() * scale));
+        // Summed in order, then divided: numpy's `mean(axis=0)`, bit for bit.
+        let count = channels as f32;
+        mono.extend(buffer.samples().chunks_exact(channels).map(|frame| frame.iter().sum::<f32>() / count));
         if rate > 0 && mono.len() as f64 > limits.max_audio_seconds * rate as f64 {
             return Err(EngineError::media(
                 file,

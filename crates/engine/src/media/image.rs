@@ -1,4 +1,5 @@
-//! Images: PNG, JPEG, WebP, GIF (first frame), BMP and TIFF, decoded with `image`, turned
+//! Images: PNG, JPEG, WebP, GIF (first frame), BMP and TIFF, decoded with `image` (JPEG pixels
+//! with libjpeg-turbo, as Pillow decodes them: see `jpeg`), turned
 //! upright by their EXIF orientation and converted to 8-bit RGB (alpha dropped, as the
 //! reference processors' `convert("RGB")` does). The pixel limit is checked on the header's
 //! dimensions, before a pixel is decoded.
@@ -55,7 +56,10 @@ fn decode_guarded(file: &str, bytes: &[u8], limits: &MediaLimits) -> Result<RgbI
     let mut image_limits = image::Limits::default();
     image_limits.max_alloc = Some(2 << 30);
     decoder.set_limits(image_limits).map_err(|e| problem(file, e))?;
-    let mut image = DynamicImage::from_decoder(decoder).map_err(|e| problem(file, e))?;
+    let mut image = match format {
+        ImageFormat::Jpeg => DynamicImage::ImageRgb8(super::jpeg::decode(file, bytes)?),
+        _ => DynamicImage::from_decoder(decoder).map_err(|e| problem(file, e))?,
+    };
     image.apply_orientation(orientation);
     Ok(image.into_rgb8())
 }

@@ -8,6 +8,7 @@ pub mod audio;
 pub mod hash;
 pub mod image;
 pub mod item;
+mod jpeg;
 pub mod limits;
 pub mod pil_resize;
 pub mod prompt;

@@ -11,8 +11,11 @@
 //! - optionally a routed MoE beside the dense MLP;
 //! - a per-layer output scalar.
 //!
+//! Every id that is a media placeholder (image, audio or video) is read as the pad id, in every
+//! forward pass (text-only prompts and decode steps too), for both embedding tables, as
+//! transformers does; so a placeholder typed as text, or generated, looks up the pad rows.
 //! Multimodal prompts run from embeddings (`forward_embeddings`): media rows come from the
-//! towers, their per-layer ids are the pad id (as transformers does), and with
+//! towers, and with
 //! `use_bidirectional_attention = "vision"` the tokens of one image see each other both ways in
 //! sliding layers (full layers stay causal).
 
@@ -277,6 +280,24 @@ impl PerLayerInputs {
 }
 
 impl Gemma4 {
+    /// `tokens` with every media placeholder id replaced by the pad id.
+    fn placeholders_as_pad(&self, tokens: &Array) -> Result<Array> {
+        let e = &self.extras;
+        let placeholders = [e.image_token_id, e.audio_token_id, e.video_token_id];
+        let mut ids = tokens.clone();
+        let pad = Array::from_int(e.pad_token_id as i32).as_dtype(tokens.dtype())?;
+        for id in placeholders.into_iter().flatten() {
+            let is_placeholder = ops::eq(tokens, Array::from_int(id as i32).as_dtype(tokens.dtype())?)?;
+            ids = ops::select(&is_placeholder, &pad, &ids)?;
+        }
+        Ok(ids)
+    }
+
+    /// Input embeddings of ids already read through `placeholders_as_pad`.
+    fn embed_ids(&self, ids: &Array) -> Result<Array> {
+        Ok(ops::multiply(&self.embed.forward(ids)?, &self.embed_scale)?)
+    }
+
     fn run(&self, embeds: Array, ids: &Array, state: &mut SequenceState, blocks: Option<&[i32]>) -> Result<Array> {
         let layers = self.blocks.len() as i32;
         let per_layer = self.per_layer_inputs.as_ref().map(|p| p.compute(ids, &embeds, layers)).transpose()?;
@@ -353,16 +374,18 @@ impl TextModel for Gemma4 {
     }
 
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        let embeds = self.embed(tokens)?;
-        self.run(embeds, tokens, state, None)
+        let ids = self.placeholders_as_pad(tokens)?;
+        let embeds = self.embed_ids(&ids)?;
+        self.run(embeds, &ids, state, None)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
-        Ok(ops::multiply(&self.embed.forward(tokens)?, &self.embed_scale)?)
+        self.embed_ids(&self.placeholders_as_pad(tokens)?)
     }
 
     fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
-        self.run(input.embeds.clone(), input.ids, state, input.media_blocks)
+        let ids = self.placeholders_as_pad(input.ids)?;
+        self.run(input.embeds.clone(), &ids, state, input.media_blocks)
     }
 
     /// KV-shared layers keep nothing of their own; sliding layers keep only their window.
