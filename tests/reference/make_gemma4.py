@@ -7,8 +7,8 @@ Needs the reference venv (transformers 5.24, torch on the CPU, tokenizers, numpy
 for the image/video processors (Gemma4ImageProcessor is the torchvision backend). The venv has neither, and
 no torchvision wheel exists yet for its torch 2.15; torchvision 0.29.2 (for torch 2.14) installed beside it
 works for the resize the processor needs (its C ops are not used):
-    pip install --target /work/g4pydeps --no-deps pillow torchvision==0.29.2
-    PYTHONPATH=/work/g4pydeps /opt/confab-ref/bin/python tests/reference/make_gemma4.py
+    pip install --target .deps/g4pydeps --no-deps pillow torchvision==0.29.2
+    PYTHONPATH=.deps/g4pydeps /opt/confab-ref/bin/python tests/reference/make_gemma4.py
 Works offline:
 models are built from configs, the tokenizer is trained on make_tiny_models.CORPUS. CI never runs this;
 the outputs are committed. It deletes and rewrites fixtures/tiny/gemma4 and fixtures/tiny/gemma4_moe.

@@ -5,9 +5,9 @@ from the media corpus (fixtures/media_fidelity, from make_media_fidelity.py), th
 transformers reads them: `load_image` (Pillow, EXIF transpose, RGB) and `load_audio` (soundfile,
 channel mean, soxr 'soxr_hq' to 16 kHz), then the processor and the model.
 
-    PYTHONPATH=/work/media-pydeps /opt/confab-ref/bin/python tests/reference/make_gemma4_media_files.py
+    PYTHONPATH=.deps/media-pydeps /opt/confab-ref/bin/python tests/reference/make_gemma4_media_files.py
 
-(see make_media_fidelity.py for /work/media-pydeps). The image processor is
+(see make_media_fidelity.py for .deps/media-pydeps). The image processor is
 `Gemma4ImageProcessorPil`, the one transformers uses without torchvision and the one the engine
 follows, with the checkpoint's settings (patch 4, pooling 2, max_soft_tokens 70).
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MLX-quantized copies of the tiny Gemma 4 checkpoints, made and run by mlx-lm itself.
 
-    /work/main/.deps/bench/venv/bin/python tests/reference/make_gemma4_mlx4.py
+    .deps/bench/venv/bin/python tests/reference/make_gemma4_mlx4.py
 
 Needs mlx 0.32.2 + mlx-lm 0.32.2 (and numpy). Reads fixtures/tiny/gemma4 and gemma4_moe (made by
 make_gemma4.py), deletes and rewrites the folders below. CI never runs this; the outputs are committed.

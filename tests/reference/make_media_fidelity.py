@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A corpus of JPEGs and audio clips, and what the reference pipeline reads from them.
 
-    pip install --target /work/media-pydeps --no-deps pillow soxr soundfile cffi pycparser
-    PYTHONPATH=/work/media-pydeps /opt/confab-ref/bin/python tests/reference/make_media_fidelity.py
+    pip install --target .deps/media-pydeps --no-deps pillow soxr soundfile cffi pycparser
+    PYTHONPATH=.deps/media-pydeps /opt/confab-ref/bin/python tests/reference/make_media_fidelity.py
 
 (the reference venv, transformers 5.24, plus Pillow for images and soundfile + soxr, the loader
 transformers' `load_audio` uses without torchcodec). Offline and deterministic; CI never runs it,
