@@ -63,6 +63,11 @@ impl Generation {
         self.events.recv().ok()
     }
 
+    /// The next event if one has arrived, without waiting.
+    pub fn try_next(&self) -> Option<Event> {
+        self.events.try_recv().ok()
+    }
+
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
     }
