@@ -111,6 +111,32 @@ pub fn positions_needed(model: &ReadyModel, request: &Request, prompt: usize) ->
     }
 }
 
+/// One request alone, start to finish, on the caller's thread, its events handed to `emit`
+/// (for tests that drive a model directly; the engine runs requests through its scheduler).
+pub fn run(model: &ReadyModel, shared: &mut Shared, request: Request, cancel: &AtomicBool, emit: &mut dyn FnMut(Event)) -> Result<()> {
+    let prepared = check(model, &request, shared.limits)?;
+    let (events, received) = std::sync::mpsc::channel();
+    let cancel = Arc::new(AtomicBool::new(cancel.load(Ordering::Relaxed)));
+    let mut row = admit(model, shared, prepared, request, cancel, events)?;
+    let result = (|| {
+        while row.stopped.is_none() {
+            row.check_cancel();
+            if !row.prefilled() {
+                row.prefill_chunk(model)?;
+            } else if row.stopped.is_none() {
+                decode_step(model, &mut [&mut row])?;
+            }
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => row.finish(shared.prefix),
+        Err(e) => row.fail(e),
+    }
+    received.try_iter().for_each(emit);
+    Ok(())
+}
+
 /// The token a row chose but has not fed to the model yet.
 enum Unfed {
     /// Read on the host (and already streamed).
