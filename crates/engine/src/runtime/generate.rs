@@ -356,8 +356,11 @@ impl Row {
         self.history.push(token);
         self.generated += 1;
         let step = self.stops.push(&self.decoder.push(token)?);
-        let _ = self.events.send(Event::Token { id: token, text: step.text });
-        self.stopped = if step.stopped.is_some() {
+        let listening = self.events.send(Event::Token { id: token, text: step.text }).is_ok();
+        self.stopped = if !listening {
+            // Nobody reads its events any more (the caller dropped its `Generation`).
+            Some(StopReason::Cancelled)
+        } else if step.stopped.is_some() {
             Some(StopReason::StopString)
         } else if self.generated >= self.max_tokens {
             Some(StopReason::MaxTokens)
