@@ -156,6 +156,9 @@ struct Scratch {
 // beside the activations so peak memory stays that of MLX's own path, and enough for BLAS.
 constexpr int64_t kBlockFloats = 16 * 1024;
 
+// Up to this many rows of x count as a few (decode steps batched), not a prompt.
+constexpr int64_t kFewRows = 32;
+
 // Rows of W per BLAS call when rows are widened or gated.
 int64_t block_rows(int64_t k) {
   return std::max<int64_t>(32, kBlockFloats / k);
@@ -243,36 +246,50 @@ void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int
   const int64_t k = wt.k, n = act == kNone ? wt.n : wt.n / 2;
   const bool y_f32 = y.dtype() == mx::float32, dense = wt.dense_f32();
   float* y_rows = y_f32 ? y.data<float>() + row0 * n : nullptr;
-  if (dense && y_f32 && act == kNone) {
+  // A few rows (a batch of decode steps) go block by block too: one sgemm over all of W
+  // packs the whole matrix first, which for a few rows costs more than the product (as for
+  // one row); a block is packed in cache, and W is still read from memory once.
+  if (dense && y_f32 && act == kNone && m > kFewRows) {
     b.sgemm(RowMajor, NoTrans, Trans, m, n, k, 1.0f, x, k, static_cast<const float*>(wt.data), k, 0.0f, y_rows, n);
     return;
   }
   const int64_t rows = block_rows(k);
   const int parts = act == kNone ? 1 : 2;
-  Scratch block(dense ? 0 : rows * k * 4), tiles(parts * m * rows * 4), gated(act != kNone && !y_f32 ? m * rows * 4 : 0);
-  for (int64_t r0 = 0; r0 < n; r0 += rows) {
-    const int64_t r = std::min(rows, n - r0);
-    for (int part = 0; part < parts; ++part) {
-      const int64_t first = r0 + part * n;  // the up rows follow the gate rows
-      const float* w = static_cast<const float*>(wt.data) + first * k;
-      if (!dense) {
-        wt.widen_rows(first, r, block.floats());
-        w = block.floats();
+  // W's rows [begin, end), a block at a time, with scratch of its own.
+  auto blocks = [&](int64_t begin, int64_t end) {
+    Scratch block(dense ? 0 : rows * k * 4), tiles(parts * m * rows * 4), gated(act != kNone && !y_f32 ? m * rows * 4 : 0);
+    for (int64_t r0 = begin; r0 < end; r0 += rows) {
+      const int64_t r = std::min(rows, end - r0);
+      for (int part = 0; part < parts; ++part) {
+        const int64_t first = r0 + part * n;  // the up rows follow the gate rows
+        const float* w = static_cast<const float*>(wt.data) + first * k;
+        if (!dense) {
+          wt.widen_rows(first, r, block.floats());
+          w = block.floats();
+        }
+        float* out = act == kNone && y_f32 ? y_rows + r0 : tiles.floats() + part * m * r;
+        const int64_t ld = act == kNone && y_f32 ? n : r;
+        b.sgemm(RowMajor, NoTrans, Trans, m, r, k, 1.0f, x, k, w, k, 0.0f, out, ld);
       }
-      float* out = act == kNone && y_f32 ? y_rows + r0 : tiles.floats() + part * m * r;
-      const int64_t ld = act == kNone && y_f32 ? n : r;
-      b.sgemm(RowMajor, NoTrans, Trans, m, r, k, 1.0f, x, k, w, k, 0.0f, out, ld);
+      if (act == kNone) {
+        if (!y_f32) store(y, n, row0, m, r0, r, tiles.floats(), r);
+        continue;
+      }
+      float* dst = y_f32 ? y_rows + r0 : gated.floats();
+      const int64_t ld = y_f32 ? n : r;
+      for (int64_t i = 0; i < m; ++i) {
+        gate(act, tiles.floats() + i * r, tiles.floats() + m * r + i * r, dst + i * ld, r);
+      }
+      if (!y_f32) store(y, n, row0, m, r0, r, gated.floats(), r);
     }
-    if (act == kNone) {
-      if (!y_f32) store(y, n, row0, m, r0, r, tiles.floats(), r);
-      continue;
-    }
-    float* dst = y_f32 ? y_rows + r0 : gated.floats();
-    const int64_t ld = y_f32 ? n : r;
-    for (int64_t i = 0; i < m; ++i) {
-      gate(act, tiles.floats() + i * r, tiles.floats() + m * r + i * r, dst + i * ld, r);
-    }
-    if (!y_f32) store(y, n, row0, m, r0, r, gated.floats(), r);
+  };
+  if (dense && y_f32 && m <= kFewRows) {
+    // A few rows of dense weights (BLAS threads a prompt's big products itself; widening
+    // takes both cores itself): the two cores take half of W's rows each, in whole blocks.
+    const int64_t count = (n + rows - 1) / rows;
+    over_rows(count, rows * k * m, [&](int64_t a, int64_t z) { blocks(a * rows, std::min(n, z * rows)); });
+  } else {
+    blocks(0, n);
   }
 }
 

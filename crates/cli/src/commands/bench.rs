@@ -1,7 +1,9 @@
 //! `confab bench`: prefill and decode speed and peak memory on a synthetic prompt, the same
 //! workload as mlx-lm's benchmark (random prompt tokens, greedy, end-of-sequence ignored).
 
-use confab_engine::runtime::{Event, Prompt, Request, Timings};
+use std::time::Instant;
+
+use confab_engine::runtime::{Engine, Event, ModelId, Prompt, Request, Timings};
 use confab_engine::sample::SamplingParams;
 
 use super::common::ModelArgs;
@@ -22,6 +24,11 @@ pub struct Args {
     chunk: usize,
     #[arg(long)]
     json: bool,
+    /// Run this many requests at once instead (continuous batching): prompts of mixed
+    /// lengths around --prompt-tokens, each generating --gen-tokens; reports aggregate
+    /// output tok/s and time to first token.
+    #[arg(long)]
+    concurrent: Option<usize>,
 }
 
 #[derive(serde::Serialize)]
@@ -53,6 +60,9 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let mut model = args.model.clone();
     model.cache.no_prefix_cache = true;
     let (engine, id, info) = model.load(false)?;
+    if let Some(clients) = args.concurrent {
+        return concurrent(&args, &engine, id, info.vocab_size, clients.max(1));
+    }
     let prompt = synthetic_prompt(args.prompt_tokens, info.vocab_size);
     let mut measured: Vec<Timings> = vec![];
     for run in 0..=args.runs {
@@ -88,6 +98,85 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         println!(
             "prompt {} tok: prefill {:.1} tok/s | generate {} tok: decode {:.1} tok/s | peak {:.2} GB",
             report.prompt_tokens, report.prefill_tokens_per_s, report.gen_tokens, report.decode_tokens_per_s, report.peak_memory_gb
+        );
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+#[derive(serde::Serialize)]
+struct ConcurrentReport {
+    concurrent: usize,
+    prompt_tokens: Vec<usize>,
+    gen_tokens: u32,
+    wall_s: f64,
+    /// Every request's generated tokens over the wall time, first submit to last Done.
+    aggregate_tokens_per_s: f64,
+    /// From submitting (all at once) to each request's first token.
+    ttft_p50_ms: f64,
+    ttft_p95_ms: f64,
+}
+
+/// `clients` requests submitted together, each read on its own thread.
+fn concurrent(args: &Args, engine: &Engine, id: ModelId, vocab: usize, clients: usize) -> anyhow::Result<std::process::ExitCode> {
+    // Mixed lengths around the asked one; distinct prompts (slices of one long synthetic text).
+    let lengths: Vec<usize> = (0..clients).map(|i| (args.prompt_tokens * [4, 2, 6, 3][i % 4] / 4).max(1)).collect();
+    let text = synthetic_prompt(lengths.iter().sum::<usize>() + clients, vocab);
+    let request = |i: usize| {
+        let start: usize = lengths[..i].iter().sum::<usize>() + i;
+        let mut sampling = SamplingParams::greedy();
+        sampling.max_tokens = args.gen_tokens;
+        let mut request = Request::new(id, Prompt::Tokens(text[start..start + lengths[i]].to_vec()), sampling);
+        request.ignore_eos = true;
+        request.chunk_size = args.chunk;
+        request.reuse_prefix = false;
+        request
+    };
+    // Warm-up: one request alone.
+    engine.generate(request(0)).for_each(drop);
+
+    let started = Instant::now();
+    let readers: Vec<_> = (0..clients)
+        .map(|i| {
+            let generation = engine.generate(request(i));
+            std::thread::spawn(move || -> anyhow::Result<(f64, usize)> {
+                let mut first = None;
+                for event in generation {
+                    match event {
+                        Event::Token { .. } => drop(first.get_or_insert_with(|| started.elapsed().as_secs_f64())),
+                        Event::Done { usage, .. } => return Ok((first.unwrap_or(0.0), usage.generated)),
+                        Event::Error(e) => return Err(e.into()),
+                        _ => {}
+                    }
+                }
+                anyhow::bail!("the engine stopped")
+            })
+        })
+        .collect();
+    let mut ttfts = vec![];
+    let mut generated = 0;
+    for reader in readers {
+        let (ttft, n) = reader.join().map_err(|_| anyhow::anyhow!("a reader thread panicked"))??;
+        ttfts.push(ttft);
+        generated += n;
+    }
+    let wall = started.elapsed().as_secs_f64();
+    ttfts.sort_by(f64::total_cmp);
+    let percentile = |p: f64| ttfts[((ttfts.len() - 1) as f64 * p).round() as usize] * 1e3;
+    let report = ConcurrentReport {
+        concurrent: clients,
+        prompt_tokens: lengths,
+        gen_tokens: args.gen_tokens,
+        wall_s: wall,
+        aggregate_tokens_per_s: generated as f64 / wall,
+        ttft_p50_ms: percentile(0.5),
+        ttft_p95_ms: percentile(0.95),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "{} concurrent (prompts {:?} tok, {} tok each): {:.1} tok/s aggregate | time to first token p50 {:.0} ms, p95 {:.0} ms",
+            report.concurrent, report.prompt_tokens, report.gen_tokens, report.aggregate_tokens_per_s, report.ttft_p50_ms, report.ttft_p95_ms
         );
     }
     Ok(std::process::ExitCode::SUCCESS)

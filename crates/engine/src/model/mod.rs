@@ -28,6 +28,18 @@ pub trait TextModel {
     /// Every weight, so loading can evaluate them once.
     fn arrays(&self) -> Vec<&Array>;
 
+    /// Whether `forward_batch` works: several sequences decoded in one forward pass.
+    fn batches(&self) -> bool {
+        false
+    }
+
+    /// One decode step for several sequences at once: tokens [B, 1] (row i continues
+    /// `states[i]`, whatever its length) → logits [B, vocab] (float32); each state grows by 1.
+    /// Models that cannot (see `batches`) have their rows stepped one at a time instead.
+    fn forward_batch(&self, _tokens: &Array, _states: &mut [&mut SequenceState]) -> Result<Array> {
+        Err(EngineError::invalid("input", format!("{} decodes one sequence at a time", self.config().arch)))
+    }
+
     /// tokens [1, L] → the input embeddings [1, L, hidden] the model's own `forward` starts
     /// from (scaled where the model scales them), for splicing media rows into.
     fn embed(&self, _tokens: &Array) -> Result<Array> {

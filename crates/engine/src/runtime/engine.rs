@@ -14,6 +14,7 @@ use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
 use crate::model::LoadOptions;
 use crate::runtime::generate;
+use crate::runtime::scheduler::{BatchOptions, Scheduler};
 use crate::runtime::model::{LoadProgress, ModelInfo, ReadyModel};
 use crate::runtime::request::{Event, ModelId, Request};
 
@@ -29,6 +30,8 @@ pub struct EngineOptions {
     pub encoder: EncoderOptions,
     /// How large an attached image or clip may be.
     pub media_limits: MediaLimits,
+    /// How many requests run at once, and the memory their state may take.
+    pub batch: BatchOptions,
 }
 
 /// A session idle this long has its cache written to disk (kept in memory too).
@@ -58,6 +61,11 @@ impl Generation {
     /// The next event; `None` after `Done` or `Error`.
     pub fn next(&self) -> Option<Event> {
         self.events.recv().ok()
+    }
+
+    /// The next event if one has arrived, without waiting.
+    pub fn try_next(&self) -> Option<Event> {
+        self.events.try_recv().ok()
     }
 
     pub fn cancel(&self) {
@@ -147,52 +155,63 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
     let mut encoders = EncoderCache::new(options.encoder);
     let limits = options.media_limits;
     let mut next_id = 1u64;
-    loop {
-        let command = match commands.recv_timeout(IDLE_PERSIST / 2) {
-            Ok(command) => command,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                prefix.persist_idle(IDLE_PERSIST);
-                continue;
+    let mut scheduler = Scheduler::new(&options.batch);
+    let mut open = true;
+    while open || !scheduler.is_idle() {
+        // Idle: wait for a command. Busy: take whatever has arrived, then run an iteration.
+        let mut arrived = vec![];
+        if scheduler.is_idle() {
+            match commands.recv_timeout(IDLE_PERSIST / 2) {
+                Ok(command) => arrived.push(command),
+                Err(mpsc::RecvTimeoutError::Timeout) => prefix.persist_idle(IDLE_PERSIST),
+                Err(mpsc::RecvTimeoutError::Disconnected) => open = false,
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        };
-        match command {
-            Command::Load { path, options, mut progress, reply } => {
-                let result = ReadyModel::load(&path, &options, &mut progress).map(|model| {
-                    let id = ModelId(next_id);
-                    next_id += 1;
-                    let info = model.info.clone();
-                    models.insert(id, model);
-                    (id, info)
-                });
-                let _ = reply.send(result);
+        }
+        while open {
+            match commands.try_recv() {
+                Ok(command) => arrived.push(command),
+                Err(mpsc::TryRecvError::Empty) => break,
+                // The engine was dropped: finish what is running, then stop.
+                Err(mpsc::TryRecvError::Disconnected) => open = false,
             }
-            Command::Unload { model } => {
-                if let Some(gone) = models.remove(&model) {
-                    prefix.release_model(&gone.info.fingerprint);
-                    if let Some(encoder) = &gone.encoder {
-                        encoders.release_tower(&encoder.identity());
+        }
+        for command in arrived {
+            match command {
+                Command::Load { path, options, mut progress, reply } => {
+                    let result = ReadyModel::load(&path, &options, &mut progress).map(|model| {
+                        let id = ModelId(next_id);
+                        next_id += 1;
+                        let info = model.info.clone();
+                        models.insert(id, model);
+                        (id, info)
+                    });
+                    let _ = reply.send(result);
+                }
+                Command::Unload { model } => {
+                    if let Some(gone) = models.remove(&model) {
+                        prefix.release_model(&gone.info.fingerprint);
+                        if let Some(encoder) = &gone.encoder {
+                            encoders.release_tower(&encoder.identity());
+                        }
                     }
+                    let _ = mlx_rs::memory::clear_cache();
                 }
-                let _ = mlx_rs::memory::clear_cache();
-            }
-            Command::Tokenize { model, prompt, reply } => {
-                let result = models.get(&model).ok_or_else(unknown_model).and_then(|m| generate::prompt_ids(m, &prompt, &limits));
-                let _ = reply.send(result);
-            }
-            Command::Generate { request, cancel, events } => {
-                let Some(model) = models.get(&request.model) else {
-                    let _ = events.send(Event::Error(unknown_model()));
-                    continue;
-                };
-                let mut emit = |event| {
-                    let _ = events.send(event);
-                };
-                let mut shared = generate::Shared { prefix: &mut prefix, encoders: &mut encoders, limits: &limits };
-                if let Err(e) = generate::run(model, &mut shared, request, &cancel, &mut emit) {
-                    emit(Event::Error(e));
+                Command::Tokenize { model, prompt, reply } => {
+                    let result = models.get(&model).ok_or_else(unknown_model).and_then(|m| generate::prompt_ids(m, &prompt, &limits));
+                    let _ = reply.send(result);
                 }
+                Command::Generate { request, cancel, events } => match models.get(&request.model) {
+                    Some(model) => {
+                        let shared = generate::Shared { prefix: &mut prefix, encoders: &mut encoders, limits: &limits };
+                        scheduler.submit(model, &shared, request, cancel, events);
+                    }
+                    None => drop(events.send(Event::Error(unknown_model()))),
+                },
             }
+        }
+        if !scheduler.is_idle() {
+            let mut shared = generate::Shared { prefix: &mut prefix, encoders: &mut encoders, limits: &limits };
+            scheduler.step(&models, &mut shared);
         }
     }
     // The engine was dropped: a clean shutdown keeps every session on disk.

@@ -1,11 +1,17 @@
 //! One request, start to finish, on the engine thread: tokenize, plan, prefill in chunks,
-//! decode, stream text, stop. Prompts with media take their own path to ids and embeddings
+//! decode, stream text, stop. The scheduler (`scheduler`) interleaves rows and batches their
+//! decode steps. Prompts with media take their own path to ids and embeddings
 //! (`media_prompt`, `media_encode`, `media_prefill`); decoding is the same.
 
+use std::collections::VecDeque;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
 use std::time::Instant;
 
+use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, transforms, Array};
 
 use crate::cache::{EncoderCache, PrefixCache, PrefixKey, Reuse, ReuseSource};
@@ -77,25 +83,122 @@ fn prepare(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits) -> Result<
     Ok((ids, media))
 }
 
-pub fn run(
-    model: &ReadyModel,
-    shared: &mut Shared,
-    request: Request,
-    cancel: &AtomicBool,
-    emit: &mut dyn FnMut(Event),
-) -> Result<()> {
-    let started = Instant::now();
-    let (ids, media) = prepare(model, &request.prompt, shared.limits)?;
+/// A prompt ready to run: its ids and, when it carries media, where each item is. Made when the
+/// request arrives, so admission knows its size.
+pub struct Prepared {
+    pub ids: Vec<u32>,
+    media: Option<MediaPrompt>,
+}
+
+/// Checks a request before it waits for a place: its prompt, its context, its settings.
+pub fn check(model: &ReadyModel, request: &Request, limits: &MediaLimits) -> Result<Prepared> {
+    let (ids, media) = prepare(model, &request.prompt, limits)?;
     let context = model.config().max_position;
     if ids.len() >= context {
         return Err(EngineError::ContextOverflow { prompt: ids.len(), context });
     }
+    Sampler::new(request.sampling.clone(), model.config().vocab_size)?; // invalid settings fail before any work
+    StopMatcher::new(request.sampling.stop.iter().cloned())?;
+    Ok(Prepared { ids, media })
+}
+
+/// Positions a request may come to hold: its prompt and every token it may generate.
+pub fn positions_needed(model: &ReadyModel, request: &Request, prompt: usize) -> usize {
+    let context = model.config().max_position;
+    match request.sampling.max_tokens as usize {
+        0 => context,
+        n => (prompt + n).min(context),
+    }
+}
+
+/// One request alone, start to finish, on the caller's thread, its events handed to `emit`
+/// (for tests that drive a model directly; the engine runs requests through its scheduler).
+pub fn run(model: &ReadyModel, shared: &mut Shared, request: Request, cancel: &AtomicBool, emit: &mut dyn FnMut(Event)) -> Result<()> {
+    let prepared = check(model, &request, shared.limits)?;
+    let (events, received) = std::sync::mpsc::channel();
+    let cancel = Arc::new(AtomicBool::new(cancel.load(Ordering::Relaxed)));
+    let mut row = admit(model, shared, prepared, request, cancel, events)?;
+    let result = (|| {
+        while row.stopped.is_none() {
+            row.check_cancel();
+            if !row.prefilled() {
+                row.prefill_chunk(model)?;
+            } else if row.stopped.is_none() {
+                decode_step(model, &mut [&mut row])?;
+            }
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => row.finish(shared.prefix),
+        Err(e) => row.fail(e),
+    }
+    received.try_iter().for_each(emit);
+    Ok(())
+}
+
+/// The token a row chose but has not fed to the model yet.
+enum Unfed {
+    /// Read on the host (and already streamed).
+    Known(u32),
+    /// Still on the device: row `row` of `tokens`, the batch's choices at step `step`. Read
+    /// (and streamed) after the next step is queued, so the device never waits for the host.
+    Pending { tokens: Array, row: usize, step: u64 },
+}
+
+/// One request being served: prefilled chunk by chunk, then one token per decode step,
+/// until it stops. Its state is its own; the scheduler batches rows' decode steps.
+pub struct Row {
+    events: Sender<Event>,
+    cancel: Arc<AtomicBool>,
+    started: Instant,
+    ids: Vec<u32>,
+    media: Option<(MediaPrompt, MediaOutputs)>,
+    key: PrefixKey,
+    state: SequenceState,
+    /// Exactly the tokens the state holds, to key it when the request ends.
+    fed: Vec<u32>,
+    /// State that cannot be cut back is checkpointed at chunk and message boundaries (and
+    /// where this request resumed), so a later request sharing part of this prompt can
+    /// resume there; `None` for state that can be cut back.
+    checkpoints: Option<Vec<Checkpoint>>,
+    /// Prompt chunks still to prefill.
+    chunks: VecDeque<Range<usize>>,
+    reused: usize,
+    logits_path: Option<PathBuf>,
+    ignore_eos: bool,
+    sampler: Sampler,
+    /// Greedy without penalties: the token is chosen on the device and read a step later.
+    pipelined: bool,
+    stops: StopMatcher,
+    decoder: StreamDecoder,
+    /// Prompt and generated tokens, for penalties and the context limit.
+    history: Vec<u32>,
+    generated: usize,
+    max_tokens: usize,
+    first_token_at: Option<Instant>,
+    unfed: Option<Unfed>,
+    /// Why it stopped, once it has.
+    pub stopped: Option<StopReason>,
+}
+
+/// Starts a checked request: reuses the longest cached prefix, sends the plan, runs the
+/// towers its media needs. The row then prefills and decodes in the scheduler's steps.
+pub fn admit(
+    model: &ReadyModel,
+    shared: &mut Shared,
+    prepared: Prepared,
+    request: Request,
+    cancel: Arc<AtomicBool>,
+    events: Sender<Event>,
+) -> Result<Row> {
+    let started = Instant::now();
+    let Prepared { ids, media } = prepared;
+    let context = model.config().max_position;
     let mut sampling = request.sampling.clone();
     if sampling.max_tokens == 0 {
         sampling.max_tokens = (context - ids.len()) as u32;
     }
-    Sampler::new(sampling.clone(), model.config().vocab_size)?; // invalid settings fail before any work
-    StopMatcher::new(sampling.stop.iter().cloned())?;
     let chunk = request.chunk_size.max(1);
 
     // Reuse the longest cached prefix (never ending inside a media item); prefill only the rest.
@@ -109,10 +212,8 @@ pub fn run(
     } else {
         Reuse::none("the request asked not to reuse")
     };
-    let mut state = reuse.state.unwrap_or_else(|| model.model.new_state());
+    let state = reuse.state.unwrap_or_else(|| model.model.new_state());
     let reused = reuse.reused;
-    // State that cannot be cut back is checkpointed at chunk and message boundaries (and where
-    // this request resumed), so a later request sharing part of this prompt can resume there.
     let mut checkpoints = reuse.checkpoints;
     let checkpointing = !state.trimmable();
     if checkpointing && reused > 0 && checkpoints.last().is_none_or(|c| c.len < reused) {
@@ -135,7 +236,7 @@ pub fn run(
     };
     let whole = media.as_ref().map(image_ranges).unwrap_or_default();
     let ranges = split_at(chunk_ranges(reused, ids.len(), chunk, &whole), &boundaries);
-    emit(Event::Plan(Plan {
+    let _ = events.send(Event::Plan(Plan {
         prompt_tokens: ids.len(),
         reused_tokens: reused,
         reuse_source: if reused > 0 { reuse.source.as_str() } else { ReuseSource::None.as_str() },
@@ -150,150 +251,259 @@ pub fn run(
         },
         tower_runs: outputs.as_ref().map_or(0, MediaOutputs::misses),
     }));
-    mlx_rs::memory::reset_peak_memory()?;
     if let (Some(m), Some(o), Some(e)) = (&media, outputs.as_mut(), encoder) {
-        if cancel.load(Ordering::Relaxed) {
-            return finish(emit, Finished::cancelled(ids.len(), reused), started, None, None);
+        if !cancel.load(Ordering::Relaxed) {
+            o.run_towers(m, e, shared.encoders, shared.limits)?;
         }
-        o.run_towers(m, e, shared.encoders, shared.limits)?;
     }
 
-    let mut forward = |range: Range<usize>, state: &mut SequenceState| match (&media, &outputs) {
-        (Some(m), Some(o)) => forward_chunk(model, m, o, range, state),
-        _ => model.model.forward(&tokens_array(&ids[range]), state),
-    };
-    // Exactly the tokens the state holds, to key it when the request ends.
-    let mut fed: Vec<u32> = ids[..reused].to_vec();
-    let mut sequence = Sequence { state: &mut state, fed: &mut fed, checkpoints: checkpointing.then_some(&mut checkpoints) };
-    let result = decode(model, &request, &sampling, &ids, &ranges, &mut forward, &mut sequence, cancel, emit, started);
-    shared.prefix.insert(PrefixKey { tokens: fed, ..key }, state, checkpoints);
-    result
+    let sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
+    let pipelined = sampler.is_greedy()
+        && sampling.repetition_penalty == 1.0
+        && sampling.presence_penalty == 0.0
+        && sampling.logit_bias.is_empty();
+    Ok(Row {
+        events,
+        cancel,
+        started,
+        fed: ids[..reused].to_vec(),
+        history: ids.clone(),
+        ids,
+        media: media.zip(outputs),
+        key,
+        state,
+        checkpoints: checkpointing.then_some(checkpoints),
+        chunks: ranges.into(),
+        reused,
+        logits_path: request.logits_path,
+        ignore_eos: request.ignore_eos,
+        sampler,
+        pipelined,
+        stops: StopMatcher::new(sampling.stop.iter().cloned())?,
+        decoder: StreamDecoder::new(model.tokenizer.clone(), true),
+        generated: 0,
+        max_tokens: sampling.max_tokens as usize,
+        first_token_at: None,
+        unfed: None,
+        stopped: None,
+    })
 }
 
-/// The sequence a request grows: its state, the tokens it holds, and (for state that cannot be
-/// cut back) the checkpoints taken on the way.
-struct Sequence<'a> {
-    state: &'a mut SequenceState,
-    fed: &'a mut Vec<u32>,
-    checkpoints: Option<&'a mut Vec<Checkpoint>>,
-}
+impl Row {
+    /// Whether its prompt is all in the state (it now decodes).
+    pub fn prefilled(&self) -> bool {
+        self.chunks.is_empty()
+    }
 
-/// Prefill `ranges` (the prompt past the reused prefix) with `forward`, checkpointing between
-/// chunks where the state needs it, then decode.
-#[allow(clippy::too_many_arguments)]
-fn decode(
-    model: &ReadyModel,
-    request: &Request,
-    sampling: &crate::sample::SamplingParams,
-    ids: &[u32],
-    ranges: &[Range<usize>],
-    forward: &mut dyn FnMut(Range<usize>, &mut SequenceState) -> Result<Array>,
-    sequence: &mut Sequence,
-    cancel: &AtomicBool,
-    emit: &mut dyn FnMut(Event),
-    started: Instant,
-) -> Result<()> {
-    let reused = ranges.first().map_or(ids.len(), |r| r.start);
-    let context = model.config().max_position;
-    let mut sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
-    let mut stops = StopMatcher::new(sampling.stop.iter().cloned())?;
-    let mut decoder = StreamDecoder::new(model.tokenizer.clone(), true);
-    // Prefill: every chunk but the last only fills the cache.
-    let mut logits = None;
-    for (i, range) in ranges.iter().enumerate() {
-        if cancel.load(Ordering::Relaxed) {
-            return finish(emit, Finished::cancelled(ids.len(), reused), started, None, None);
+    /// Stops the row if its caller asked to.
+    pub fn check_cancel(&mut self) {
+        if self.stopped.is_none() && self.cancel.load(Ordering::Relaxed) {
+            self.stopped = Some(StopReason::Cancelled);
         }
-        let out = forward(range.clone(), sequence.state)?;
-        sequence.fed.extend_from_slice(&ids[range.clone()]);
-        let last = i + 1 == ranges.len();
+    }
+
+    /// Whether it is greedy without penalties (see `Unfed::Pending`).
+    pub fn pipelined(&self) -> bool {
+        self.pipelined
+    }
+
+    /// Runs its next prompt chunk. After the last one it has its first token: chosen on the
+    /// device when pipelined, else sampled (and streamed) now.
+    pub fn prefill_chunk(&mut self, model: &ReadyModel) -> Result<()> {
+        let Some(range) = self.chunks.pop_front() else { return Ok(()) };
+        let out = match &self.media {
+            Some((m, o)) => forward_chunk(model, m, o, range.clone(), &mut self.state)?,
+            None => model.model.forward(&tokens_array(&self.ids[range.clone()]), &mut self.state)?,
+        };
+        self.fed.extend_from_slice(&self.ids[range]);
+        let last = self.chunks.is_empty();
         if !last {
-            transforms::eval(sequence.state.arrays())?;
+            transforms::eval(self.state.arrays())?;
         }
         // Also at the prompt's end: the next turn shares the prompt, and often not the reply
         // as the template writes it back.
-        if let Some(checkpoints) = sequence.checkpoints.as_mut() {
-            checkpoints.extend(sequence.state.checkpoint());
+        if let Some(checkpoints) = self.checkpoints.as_mut() {
+            checkpoints.extend(self.state.checkpoint());
         }
-        if last {
-            logits = Some(out);
+        if !last {
+            return Ok(());
         }
-    }
-    let mut logits = logits.expect("a non-empty prompt has a last chunk");
-    if let Some(path) = &request.logits_path {
-        logits.eval()?;
-        crate::npy::write_f32(path, logits.as_slice::<f32>(), &[logits.size()])?;
+        if let Some(path) = &self.logits_path {
+            out.eval()?;
+            crate::npy::write_f32(path, out.as_slice::<f32>(), &[out.size()])?;
+        }
+        if self.pipelined {
+            // Queued on its own, so the first token is ready when the prefill is, not after
+            // the step that follows it.
+            let first = argmax(&out)?;
+            transforms::async_eval([&first])?;
+            self.unfed = Some(Unfed::Pending { tokens: first, row: 0, step: NEXT_STEP.fetch_add(1, Ordering::Relaxed) });
+        } else {
+            let token = self.sampler.sample(&out, &self.history)?;
+            self.accept(model, token)?;
+            self.unfed = Some(Unfed::Known(token));
+        }
+        Ok(())
     }
 
-    // Decode. Greedy without penalties keeps the next step's graph queued on the device while
-    // the host handles the current token (as mlx-lm does); other samplers need the host.
-    let pipelined = sampler.is_greedy() && sampling.repetition_penalty == 1.0 && sampling.presence_penalty == 0.0 && sampling.logit_bias.is_empty();
-    let mut history = ids.to_vec();
-    let mut generated = 0usize;
-    let mut first_token_at = None;
-    let mut next = None;
-    if pipelined {
-        // Queued on its own, so the first token is ready when the prefill is, not after the
-        // step that follows it.
-        let first = argmax(&logits)?;
-        transforms::async_eval([&first])?;
-        next = Some(first);
-        // The logits are not needed again; holding them would keep a vocabulary-sized buffer
-        // alive through the whole decode.
-        logits = Array::from_int(0);
-    }
-    let (state, fed) = (&mut *sequence.state, &mut *sequence.fed);
-    let reason = loop {
-        let token = match next.take() {
-            Some(y) => {
-                let following = model.model.forward(&y.reshape(&[1, 1])?, state)?;
-                let after = argmax(&following)?;
-                transforms::async_eval([&after])?;
-                let token = y.try_item_cast::<u32>().map_err(|e| EngineError::Mlx(e.to_string()))?;
-                fed.push(token);
-                next = Some(after);
-                token
-            }
-            None => sampler.sample(&logits, &history)?,
+    /// A chosen token: streamed, and checked against every reason to stop.
+    fn accept(&mut self, model: &ReadyModel, token: u32) -> Result<()> {
+        self.first_token_at.get_or_insert_with(Instant::now);
+        if !self.ignore_eos && model.eos_ids.contains(&token) {
+            self.stopped = Some(StopReason::Eos);
+            return Ok(());
+        }
+        self.history.push(token);
+        self.generated += 1;
+        let step = self.stops.push(&self.decoder.push(token)?);
+        let listening = self.events.send(Event::Token { id: token, text: step.text }).is_ok();
+        self.stopped = if !listening {
+            // Nobody reads its events any more (the caller dropped its `Generation`).
+            Some(StopReason::Cancelled)
+        } else if step.stopped.is_some() {
+            Some(StopReason::StopString)
+        } else if self.generated >= self.max_tokens {
+            Some(StopReason::MaxTokens)
+        } else if self.history.len() >= model.config().max_position {
+            Some(StopReason::Context)
+        } else {
+            None
         };
-        first_token_at.get_or_insert_with(Instant::now);
-        if !request.ignore_eos && model.eos_ids.contains(&token) {
-            break StopReason::Eos;
+        Ok(())
+    }
+
+    /// Ends the row: waits for a step still running on its behalf, streams held-back text,
+    /// sends `Done`, and keeps its state in the prefix cache.
+    pub fn finish(mut self, prefix: &mut PrefixCache) {
+        // A speculative step may still be running on MLX's stream: let it finish before its
+        // arrays are dropped (and before the cache it extended is stored).
+        if let Some(Unfed::Pending { tokens, .. }) = self.unfed.take() {
+            if let Err(e) = tokens.eval() {
+                return self.fail(e.into());
+            }
         }
-        history.push(token);
-        generated += 1;
-        let step = stops.push(&decoder.push(token)?);
-        emit(Event::Token { id: token, text: step.text });
-        if step.stopped.is_some() {
-            break StopReason::StopString;
+        if let Err(e) = self.send_done() {
+            return self.fail(e);
         }
-        if generated >= sampling.max_tokens as usize {
-            break StopReason::MaxTokens;
+        prefix.insert(PrefixKey { tokens: self.fed, ..self.key }, self.state, self.checkpoints.unwrap_or_default());
+    }
+
+    fn send_done(&mut self) -> Result<()> {
+        let reason = self.stopped.unwrap_or(StopReason::Cancelled);
+        let decoded = self.first_token_at.is_some();
+        if decoded && reason != StopReason::StopString {
+            let tail = self.stops.push(&self.decoder.finish()?).text + &self.stops.finish();
+            if !tail.is_empty() {
+                let _ = self.events.send(Event::Text(tail));
+            }
         }
-        if history.len() >= context {
-            break StopReason::Context;
+        let done = Finished {
+            reason,
+            prompt: self.ids.len(),
+            cached: self.reused,
+            generated: self.generated,
+            state: if decoded { self.state.bytes() } else { Default::default() },
+        };
+        finish(&mut |e| drop(self.events.send(e)), done, self.started, self.first_token_at, decoded.then(Instant::now))
+    }
+
+    /// Reports an error that ended the row.
+    pub fn fail(self, error: EngineError) {
+        let _ = self.events.send(Event::Error(error));
+    }
+}
+
+/// Where a decode step's tokens came from, so the next step can feed them without a copy.
+static NEXT_STEP: AtomicU64 = AtomicU64::new(1);
+
+/// One decode step for every row (all prefilled, all of one model): each row's unfed token
+/// goes in, one forward pass for the batch (or one per row where the model cannot batch),
+/// and each row chooses its next token. When every row is greedy the choices stay on the
+/// device and are read after the next step is queued; otherwise they are sampled now.
+pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
+    // The tokens to feed, [B, 1]: the previous step's choices as they are when every row
+    // continues from it in order, else gathered row by row.
+    let whole = match rows.first().and_then(|r| r.unfed.as_ref()) {
+        Some(Unfed::Pending { tokens, step, .. }) if tokens.dim(0) as usize == rows.len() => {
+            let same = rows.iter().enumerate().all(|(i, r)| matches!(&r.unfed, Some(Unfed::Pending { row, step: s, .. }) if *row == i && s == step));
+            same.then(|| tokens.clone())
         }
-        if cancel.load(Ordering::Relaxed) {
-            break StopReason::Cancelled;
-        }
-        if !pipelined {
-            logits = model.model.forward(&tokens_array(&[token]), state)?;
-            fed.push(token);
-        }
+        _ => None,
     };
-    // The speculative next step may still be running on MLX's stream: let it finish before
-    // its arrays are dropped (and before the cache it extended is stored).
-    if let Some(pending) = next.take() {
-        pending.eval()?;
-    }
-    if reason != StopReason::StopString {
-        let tail = stops.push(&decoder.finish()?).text + &stops.finish();
-        if !tail.is_empty() {
-            emit(Event::Text(tail));
+    let input = match whole {
+        Some(tokens) => tokens,
+        None => {
+            let pieces = rows
+                .iter()
+                .map(|r| match &r.unfed {
+                    Some(Unfed::Known(t)) => Ok(Array::from_slice(&[*t], &[1])),
+                    Some(Unfed::Pending { tokens, row, .. }) => Ok(tokens.index(*row as i32..*row as i32 + 1).as_dtype(mlx_rs::Dtype::Uint32)?),
+                    None => Err(EngineError::Mlx("a decoding row has no token to feed".into())),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            if pieces.len() == 1 { pieces.into_iter().next().expect("one row") } else { ops::concatenate(&pieces, 0)? }
         }
     }
-    let done = Finished { reason, prompt: ids.len(), cached: reused, generated, state: state.bytes() };
-    finish(emit, done, started, first_token_at, Some(Instant::now()))
+    .reshape(&[rows.len() as i32, 1])?;
+
+    let logits = if rows.len() == 1 {
+        model.model.forward(&input, &mut rows[0].state)?
+    } else if model.model.batches() {
+        let mut states: Vec<&mut SequenceState> = rows.iter_mut().map(|r| &mut r.state).collect();
+        model.model.forward_batch(&input, &mut states)?
+    } else {
+        let mut each = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter_mut().enumerate() {
+            each.push(model.model.forward(&input.index(i as i32..i as i32 + 1), &mut row.state)?);
+        }
+        ops::concatenate(&each, 0)?
+    };
+    let pipelined = rows.iter().all(|r| r.pipelined);
+    let next = if pipelined {
+        let next = argmax(&logits)?;
+        transforms::async_eval([&next])?;
+        Some(next)
+    } else {
+        None
+    };
+
+    // What was fed: tokens already streamed, or the previous step's choices, read now.
+    let mut fed_values: Option<Vec<u32>> = None;
+    for (i, row) in rows.iter_mut().enumerate() {
+        let token = match row.unfed.take() {
+            Some(Unfed::Known(t)) => t,
+            _ => {
+                let values = match &fed_values {
+                    Some(v) => v,
+                    None => {
+                        input.eval()?;
+                        fed_values.insert(input.as_slice::<u32>().to_vec())
+                    }
+                };
+                let token = values[i];
+                row.fed.push(token);
+                row.accept(model, token)?;
+                continue;
+            }
+        };
+        row.fed.push(token);
+    }
+
+    let step = NEXT_STEP.fetch_add(1, Ordering::Relaxed);
+    for (i, row) in rows.iter_mut().enumerate() {
+        if row.stopped.is_some() {
+            continue;
+        }
+        match &next {
+            Some(tokens) => row.unfed = Some(Unfed::Pending { tokens: tokens.clone(), row: i, step }),
+            None => {
+                let token = row.sampler.sample(&logits.index(i as i32), &row.history)?;
+                row.accept(model, token)?;
+                row.unfed = Some(Unfed::Known(token));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn tokens_array(ids: &[u32]) -> Array {
@@ -312,12 +522,6 @@ struct Finished {
     cached: usize,
     generated: usize,
     state: crate::state::StateBytes,
-}
-
-impl Finished {
-    fn cancelled(prompt: usize, cached: usize) -> Self {
-        Self { reason: StopReason::Cancelled, prompt, cached, generated: 0, state: Default::default() }
-    }
 }
 
 fn finish(emit: &mut dyn FnMut(Event), done: Finished, started: Instant, first_token: Option<Instant>, ended: Option<Instant>) -> Result<()> {

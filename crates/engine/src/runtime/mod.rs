@@ -9,8 +9,10 @@ pub mod media_processor;
 pub mod media_prompt;
 pub mod model;
 pub mod request;
+pub mod scheduler;
 
 pub use engine::{Engine, EngineOptions, Generation};
+pub use scheduler::BatchOptions;
 pub use model::{LoadProgress, ModelInfo, ReadyModel};
 pub use media_processor::MediaProcessor;
 pub use request::{EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, Request, StopReason, Timings, Usage};

@@ -21,6 +21,11 @@ pub struct KeysValues {
 }
 
 impl KeysValues {
+    /// Positions a layer's buffers hold once it has seen `positions` (they grow in steps).
+    pub fn capacity_for(positions: usize) -> usize {
+        positions.div_ceil(STEP) * STEP
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

@@ -59,8 +59,34 @@ impl Attention {
     /// causal/sliding mask when given. Returns the output and the keys and values attended to
     /// (for layers that share them).
     pub fn forward_with(&self, x: &Array, kv: KvSource, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Attended)> {
-        let (b, l) = (x.dim(0), x.dim(1));
-        let mut qkv = self.qkv.forward(x)?.into_iter();
+        let projected = self.qkv.forward(x)?;
+        let (out, attended) = self.attend(projected, kv, mask)?;
+        Ok((self.o_proj.forward(&out)?, attended))
+    }
+
+    /// Several sequences at once, each with its own state (and so its own position): x is
+    /// [B, L, hidden], row i's state grows by L. The projections run once for the whole batch
+    /// (the weights are read once, which is what batching buys); the attention itself runs
+    /// per row, against that row's keys and values, exactly as `forward` would.
+    pub fn forward_rows(&self, x: &Array, states: &mut [&mut LayerState]) -> Result<Array> {
+        let projected = self.qkv.forward(x)?;
+        let mut rows = Vec::with_capacity(states.len());
+        for (i, state) in states.iter_mut().enumerate() {
+            let row = i as i32..i as i32 + 1;
+            let mine = projected.iter().map(|p| p.index((row.clone(), .., ..))).collect();
+            rows.push(self.attend(mine, KvSource::Own(state), None)?.0);
+        }
+        let out = if rows.len() == 1 { rows.pop().expect("one row") } else { ops::concatenate(&rows, 0)? };
+        self.o_proj.forward(&out)
+    }
+
+    /// Attention from the projections (q, then k and v where the layer has its own): the
+    /// heads' output [B, L, heads × head_dim] before the output projection, and the keys and
+    /// values attended to.
+    fn attend(&self, projected: Vec<Array>, kv: KvSource, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Attended)> {
+        let mut qkv = projected.into_iter();
+        let q = qkv.next().expect("a query projection");
+        let (b, l) = (q.dim(0), q.dim(1));
         let heads = |y: Array, n: usize, norm: &Option<RmsNorm>| -> Result<Array> {
             let y = y.reshape(&[b, l, n as i32, self.head_dim as i32])?;
             let y = match norm {
@@ -69,7 +95,6 @@ impl Attention {
             };
             Ok(y.transpose_axes(&[0, 2, 1, 3])?)
         };
-        let q = qkv.next().expect("a query projection");
         let (offset, keys, values, start) = match kv {
             KvSource::Own(state) => {
                 let offset = state.len();
@@ -114,7 +139,7 @@ impl Attention {
             _ => fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, None, None)?,
         };
         let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, (self.num_heads * self.head_dim) as i32])?;
-        Ok((self.o_proj.forward(&out)?, Attended { keys, values, start }))
+        Ok((out, Attended { keys, values, start }))
     }
 }
 

@@ -7,8 +7,8 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::Array;
 use serde_json::Value;
 
-use crate::state::SequenceState;
-use crate::error::Result;
+use crate::state::{LayerState, SequenceState};
+use crate::error::{EngineError, Result};
 use crate::model::config::{ConfigDefaults, TextConfig};
 use crate::model::layers::{Attention, Embedding, Linear, Mlp, RmsNorm};
 use crate::model::loader::{AttentionSpec, LayerLoader};
@@ -63,15 +63,13 @@ pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: 
     }))
 }
 
-impl TextModel for Llama {
-    fn config(&self) -> &TextConfig {
-        &self.config
-    }
-
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+impl Llama {
+    /// tokens [B, L] → logits [B, vocab] of the last position; `attend(layer, attention, x)`
+    /// runs a block's attention against the state (one sequence's, or each row's).
+    fn run(&self, tokens: &Array, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
         let mut h = self.embed.forward(tokens)?;
-        for (block, layer_state) in self.blocks.iter().zip(state.layers.iter_mut()) {
-            let a = block.attention.forward(&block.input_norm.forward(&h)?, layer_state)?;
+        for (i, block) in self.blocks.iter().enumerate() {
+            let a = attend(i, &block.attention, &block.input_norm.forward(&h)?)?;
             h = mlx_rs::ops::add(&h, &a)?;
             let m = block.mlp.forward(&block.post_attention_norm.forward(&h)?)?;
             h = mlx_rs::ops::add(&h, &m)?;
@@ -81,6 +79,27 @@ impl TextModel for Llama {
             Some(head) => head.forward_f32(&last),
             None => self.embed.as_logits(&last),
         }
+    }
+}
+
+impl TextModel for Llama {
+    fn config(&self) -> &TextConfig {
+        &self.config
+    }
+
+    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        self.run(tokens, |i, attention, x| attention.forward(x, layer(state, i)?))
+    }
+
+    fn batches(&self) -> bool {
+        true
+    }
+
+    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        self.run(tokens, |i, attention, x| {
+            let mut layers = states.iter_mut().map(|s| layer(s, i)).collect::<Result<Vec<_>>>()?;
+            attention.forward_rows(x, &mut layers)
+        })
     }
 
     fn arrays(&self) -> Vec<&Array> {
@@ -93,4 +112,10 @@ impl TextModel for Llama {
         all.extend(self.lm_head.iter().flat_map(Linear::arrays));
         all
     }
+}
+
+/// Layer `i`'s state, or an error when the state was made for another model.
+fn layer(state: &mut SequenceState, i: usize) -> Result<&mut LayerState> {
+    let layers = state.layers.len();
+    state.layers.get_mut(i).ok_or_else(|| EngineError::Mlx(format!("the sequence's state has {layers} layers, not {}; it belongs to another model", i + 1)))
 }

@@ -1,0 +1,180 @@
+//! Continuous batching: requests that run together give exactly the tokens they give alone
+//! (greedy), whatever their prompt lengths and whenever they join; a request waits while the
+//! running ones hold the memory it needs, and one that could never fit is refused.
+
+use std::path::PathBuf;
+
+use confab_engine::model::LoadOptions;
+use confab_engine::runtime::{BatchOptions, Engine, EngineOptions, Event, Generation, ModelId, Prompt, Request, StopReason};
+use confab_engine::sample::SamplingParams;
+use confab_engine::{AppPaths, DefaultModel, EngineError};
+
+fn start(model: PathBuf, batch: BatchOptions) -> (Engine, ModelId) {
+    // No prefix cache: each request computes its whole prompt, alone or batched.
+    let mut options = EngineOptions { batch, ..Default::default() };
+    options.prefix.enabled = false;
+    let engine = Engine::start(options).unwrap();
+    let (id, _) = engine.load(model, LoadOptions::default(), |_| {}).unwrap();
+    (engine, id)
+}
+
+fn tiny_llama() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny/llama")
+}
+
+fn smollm2() -> PathBuf {
+    let path = DefaultModel::manifest().path(&AppPaths::from_env());
+    assert!(path.exists(), "{} is missing: run scripts/setup.sh", path.display());
+    path
+}
+
+/// A greedy request for `prompt`, `max_tokens` long, prefilled in chunks of 16 (so a long
+/// prompt takes several iterations, interleaved with the others' decode steps).
+/// `penalized` adds a repetition penalty, which moves the row off the device-side pipeline
+/// onto host sampling.
+fn request(model: ModelId, prompt: Vec<u32>, max_tokens: u32, penalized: bool) -> Request {
+    let mut sampling = SamplingParams::greedy();
+    sampling.max_tokens = max_tokens;
+    if penalized {
+        sampling.repetition_penalty = 1.3;
+    }
+    let mut request = Request::new(model, Prompt::Tokens(prompt), sampling);
+    request.ignore_eos = true;
+    request.chunk_size = 16;
+    request
+}
+
+fn tokens_of(events: impl Iterator<Item = Event>) -> Vec<u32> {
+    let mut tokens = vec![];
+    for event in events {
+        match event {
+            Event::Token { id, .. } => tokens.push(id),
+            Event::Done { reason, .. } => assert_eq!(reason, StopReason::MaxTokens),
+            Event::Error(e) => panic!("{e}"),
+            _ => {}
+        }
+    }
+    tokens
+}
+
+/// Waits for `n` tokens of `generation`, keeping them.
+fn take_tokens(generation: &Generation, n: usize, into: &mut Vec<Event>) {
+    let mut seen = 0;
+    while seen < n {
+        let event = generation.next().expect("the generation is still running");
+        seen += matches!(event, Event::Token { .. }) as usize;
+        into.push(event);
+    }
+}
+
+/// Prompts of 5, 40, 100 and 23 tokens; the first runs alone for a while, the others join
+/// while it (and each other) decode, one of them sampling on the host.
+fn batched_matches_alone(model: PathBuf, vocab: u32) {
+    let prompts: Vec<Vec<u32>> = [5usize, 40, 100, 23]
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| (0..n as u32).map(|i| 3 + (i * 7 + k as u32 * 13) % (vocab - 3)).collect())
+        .collect();
+    let max_tokens = [40u32, 30, 24, 36];
+    let penalized = [false, false, false, true];
+    let (engine, id) = start(model, BatchOptions::default());
+
+    let alone: Vec<Vec<u32>> = (0..4)
+        .map(|i| tokens_of(engine.generate(request(id, prompts[i].clone(), max_tokens[i], penalized[i]))))
+        .collect();
+
+    // Join at different steps: each next request arrives after the last one's third token.
+    let mut events: Vec<Vec<Event>> = (0..4).map(|_| vec![]).collect();
+    let mut running: Vec<Generation> = vec![];
+    for i in 0..4 {
+        running.push(engine.generate(request(id, prompts[i].clone(), max_tokens[i], penalized[i])));
+        take_tokens(&running[i], 3, &mut events[i]);
+    }
+    for (i, generation) in running.into_iter().enumerate() {
+        let mut all = std::mem::take(&mut events[i]);
+        all.extend(generation);
+        let batched = tokens_of(all.into_iter());
+        assert_eq!(batched.len(), max_tokens[i] as usize);
+        assert_eq!(batched, alone[i], "request {i} (prompt of {} tokens) batched differs from alone", prompts[i].len());
+    }
+}
+
+#[test]
+fn batched_greedy_decoding_matches_one_at_a_time_tiny_llama() {
+    batched_matches_alone(tiny_llama(), 384);
+}
+
+/// Qwen 3 (per-head q/k norms) and 4-bit weights batch too; sliding-window (Gemma 3) and
+/// recurrent (Qwen 3.5) families decode their rows one at a time, interleaved.
+#[test]
+fn other_families_match_one_at_a_time() {
+    for (name, vocab) in [("qwen3", 512), ("llama_mlx4", 384), ("gemma3", 320), ("qwen3_5", 448)] {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name);
+        batched_matches_alone(dir, vocab);
+    }
+}
+
+#[test]
+fn batched_greedy_decoding_matches_one_at_a_time_smollm2() {
+    batched_matches_alone(smollm2(), 49152);
+}
+
+/// Bytes the tiny llama's state takes for a request whose prompt and reply fit in 256
+/// positions: 2 layers × (keys + values) × 2 heads × 16 × 4 bytes per position.
+const TINY_REQUEST_BYTES: usize = 256 * 2 * 2 * 2 * 16 * 4;
+
+#[test]
+fn a_request_waits_while_the_running_ones_hold_its_memory() {
+    let budget = BatchOptions { state_budget: Some(TINY_REQUEST_BYTES * 3 / 2), ..Default::default() };
+    let (engine, id) = start(tiny_llama(), budget);
+    let first = engine.generate(request(id, (3..30).collect(), 60, false));
+    let second = engine.generate(request(id, (3..20).collect(), 10, false));
+    // The second is admitted (its plan sent) only once the first has finished.
+    let second_plan = second.next();
+    assert!(matches!(second_plan, Some(Event::Plan(_))), "{second_plan:?}");
+    let first_events: Vec<Event> = std::iter::from_fn(|| first.try_next()).collect();
+    assert!(
+        matches!(first_events.last(), Some(Event::Done { reason: StopReason::MaxTokens, .. })),
+        "the first request had not finished when the second started"
+    );
+    assert_eq!(tokens_of(second).len(), 10);
+}
+
+#[test]
+fn a_request_that_could_never_fit_is_refused_and_the_engine_goes_on() {
+    // Less than any request of this model needs (its buffers grow 256 positions at a time).
+    let budget = BatchOptions { state_budget: Some(TINY_REQUEST_BYTES / 2), ..Default::default() };
+    let (engine, id) = start(tiny_llama(), budget);
+    for _ in 0..2 {
+        let events: Vec<Event> = engine.generate(request(id, (3..30).collect(), 100, false)).collect();
+        let [Event::Error(error @ EngineError::InvalidSetting { .. })] = events.as_slice() else { panic!("{events:?}") };
+        let message = error.to_string();
+        assert!(message.contains("lower max_tokens or shorten the prompt"), "{message}");
+    }
+    // The engine still answers.
+    assert_eq!(engine.tokenize(id, Prompt::Tokens(vec![5, 6])).unwrap(), [5, 6]);
+}
+
+#[test]
+fn rows_stop_and_cancel_independently() {
+    let (engine, id) = start(tiny_llama(), BatchOptions::default());
+    let long = engine.generate(request(id, (3..20).collect(), 200, false));
+    let short = engine.generate(request(id, (5..50).collect(), 5, false));
+    let cancelled = engine.generate(request(id, (7..15).collect(), 200, true));
+    let mut seen = vec![];
+    take_tokens(&cancelled, 2, &mut seen);
+    cancelled.cancel();
+    let reason = |g: Generation| {
+        g.filter_map(|e| match e {
+            Event::Done { reason, usage, .. } => Some((reason, usage.generated)),
+            _ => None,
+        })
+        .next()
+        .unwrap()
+    };
+    let (why, generated) = reason(cancelled);
+    assert_eq!(why, StopReason::Cancelled);
+    assert!(generated < 200);
+    assert_eq!(reason(short), (StopReason::MaxTokens, 5));
+    assert_eq!(reason(long), (StopReason::MaxTokens, 200));
+}
