@@ -1,100 +1,96 @@
 #!/usr/bin/env python3
-"""`confab serve` against `mlx_lm.server` 0.32.2 under concurrent load, in one run: the same
-weights (the default model's float32 folder from bench/make_models.py), the same libmlx and BLAS,
-loopback only, bounded in requests and time. Prints each server's figures and their ratios.
+"""`confab serve` against `mlx_lm.server` 0.32.2 under the same load, in one run: 1, 4 and 8
+concurrent streaming clients, mixed prompt lengths, on the same weights (float32 SmolLM2 from
+bench/make_models.py, what both compute in on a CPU), over loopback. Prints, per server and
+level, the aggregate output tokens/s and p50/p95 time to first token, and the ratios.
 
-    python3 bench/serve.py [--clients 1,4,8] [--requests 3] [--max-tokens 64] [--only confab]
+    python3 bench/serve.py [--clients 1,4,8] [--requests 2] [--max-tokens 32]
 
-Each client streams chat completions one after another (`--requests` each) with prompts of
-mixed lengths (about 30, 250 and 900 tokens, rotating), greedy, `max_tokens` fixed. Every prompt
-starts with its own request number, so neither server's prompt cache turns the load into cache
-hits: this measures batching. For each number of concurrent clients:
+Bounded: each client sends --requests streamed completions, one after another; every request
+has a timeout and the whole run a --budget in seconds. Needs `python3 bench/run.py` to have
+made .deps/bench (its venv with mlx-lm, the checkpoints) and a release `confab`.
 
-- aggregate output tok/s: completion tokens of all requests / wall time of the level;
-- time to first token (first content chunk), p50 and p95 over the level's requests.
-
-Targets (issue 13): at 8 clients, aggregate tok/s ≥ 3× one client's and ≥ 1.2× mlx_lm.server's,
-with p95 time to first token no worse than its. Needs `target/release/confab` and the bench venv
-(`python3 bench/run.py --quick` sets both up once).
+Every prompt starts with a number no other request uses, so neither server's prompt cache
+turns the load into cache hits. Greedy, so both write the same tokens.
 """
 import argparse
 import http.client
 import json
 import os
-import socket
+import re
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 WORK = os.path.join(ROOT, ".deps", "bench")
 PY = os.path.join(WORK, "venv", "bin", "python")
-CONFAB = os.path.join(ROOT, "target", "release", "confab")
-MODEL = os.path.join(WORK, "smollm2-f32")
-
-# Sentences to build prompts of a given rough length (about 14 tokens each).
-FILLER = ("The river carried the boats past the old mill, where the miller counted sacks of grain. ",
-          "A lighthouse keeper wrote the weather in a ledger every evening before lighting the lamp. ",
-          "In the market square, children traded marbles while their parents argued about prices. ")
-PROMPT_SENTENCES = (2, 18, 64)  # about 30, 250 and 900 tokens
+TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+CONFAB = os.path.join(TARGET, "release", "confab")
+# Mixed prompt lengths (in words, about as many tokens): short chats and a long pasted text.
+PROMPT_WORDS = [24, 96, 400]
+WORDS = "the river runs past old stone walls where children play and merchants call out prices".split()
 
 
-def prompt(request: int) -> str:
-    n = PROMPT_SENTENCES[request % len(PROMPT_SENTENCES)]
-    body = "".join(FILLER[(request + i) % len(FILLER)] for i in range(n))
-    return f"Request {request}. {body}\nSummarise the text above in one sentence."
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def prompt(serial: int, words: int) -> str:
+    body = " ".join(WORDS[(serial + i) % len(WORDS)] for i in range(words))
+    return f"Request {serial}. {body}. Now continue the story:"
 
 
 class Server:
-    """A server process on loopback, started and waited for; stopped on exit."""
-
-    def __init__(self, name: str, argv: list, port: int):
-        self.name, self.port = name, port
-        self.log = open(os.path.join(WORK, f"serve-{name}.log"), "w")
-        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 180
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                sys.exit(f"{name} exited with {self.proc.returncode}; see {self.log.name}")
+    def __init__(self, name: str, command: list[str], ready_pattern: str | None, port: int | None):
+        self.name = name
+        self.log = tempfile.NamedTemporaryFile("w+", prefix=f"bench-serve-{name}-", suffix=".log", delete=False)
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        if ready_pattern:
+            line = self.process.stdout.readline()
+            match = re.search(ready_pattern, line)
+            if not match:
+                self.stop()
+                raise SystemExit(f"{name} did not start: {line!r}; log in {self.log.name}")
+            self.base = match.group(1)
+        else:
+            self.base = f"http://127.0.0.1:{port}/v1"
+        deadline = time.time() + 300
+        while True:
             try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                conn.request("GET", "/v1/models")
-                conn.getresponse()  # any answer: listening (mlx_lm.server's list needs a hub cache)
-                return
+                with urllib.request.urlopen(self.base + "/models", timeout=5) as r:
+                    raw = r.read()
+                # mlx_lm.server answers 200 with an empty body when its cache folder lists nothing.
+                self.models = json.loads(raw)["data"] if raw.strip() else []
+                break
             except OSError:
-                pass
-            time.sleep(0.5)
-        self.stop()
-        sys.exit(f"{name} did not answer on port {port} within 180 s; see {self.log.name}")
+                if time.time() > deadline or self.process.poll() is not None:
+                    self.stop()
+                    raise SystemExit(f"{name} did not answer; log in {self.log.name}")
+                time.sleep(0.5)
 
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.log.close()
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
 
-def stream_chat(port: int, model: str, text: str, max_tokens: int) -> dict:
-    """One streamed chat completion: time to first content, completion tokens, total time."""
-    body = json.dumps({"model": model, "messages": [{"role": "user", "content": text}],
-                       "max_tokens": max_tokens, "temperature": 0.0, "stream": True,
-                       "stream_options": {"include_usage": True}})
-    start = time.perf_counter()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-    conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
-    response = conn.getresponse()
+def stream_one(base: str, model: str, text: str, max_tokens: int, timeout: float) -> tuple[float, int]:
+    """One streamed completion: (seconds to the first text, completion tokens)."""
+    host, port = re.match(r"http://([^:/]+):(\d+)", base).groups()
+    connection = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    body = json.dumps({"model": model, "prompt": text, "max_tokens": max_tokens, "temperature": 0,
+                       "stream": True, "stream_options": {"include_usage": True}})
+    started = time.perf_counter()
+    connection.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+    response = connection.getresponse()
     if response.status != 200:
-        raise RuntimeError(f"HTTP {response.status}: {response.read()[:300]!r}")
+        raise RuntimeError(f"{response.status}: {response.read()[:300]!r}")
     first, chunks, usage = None, 0, None
     for raw in response:
         line = raw.decode().strip()
@@ -105,117 +101,108 @@ def stream_chat(port: int, model: str, text: str, max_tokens: int) -> dict:
             break
         event = json.loads(data)
         if event.get("usage"):
-            usage = event["usage"]
+            usage = event["usage"]["completion_tokens"]
         for choice in event.get("choices") or []:
-            if (choice.get("delta") or {}).get("content"):
+            if choice.get("text"):
                 chunks += 1
                 if first is None:
-                    first = time.perf_counter() - start
-    conn.close()
-    tokens = usage["completion_tokens"] if usage else chunks
-    return {"ttft": first if first is not None else time.perf_counter() - start,
-            "tokens": tokens, "seconds": time.perf_counter() - start}
+                    first = time.perf_counter() - started
+    connection.close()
+    return (first if first is not None else time.perf_counter() - started), (usage if usage is not None else chunks)
 
 
-def load_level(port: int, model: str, clients: int, requests: int, max_tokens: int,
-               first_request: int, time_limit: float) -> dict:
-    """`clients` threads, each streaming `requests` chats in turn; stops issuing at the limit."""
-    results, errors = [], []
+def level(server: Server, model: str, clients: int, requests: int, max_tokens: int, timeout: float, serial0: int) -> dict:
+    ttfts, tokens, errors = [], [], []
     lock = threading.Lock()
-    deadline = time.perf_counter() + time_limit
 
-    def client(c: int) -> None:
+    def client(index: int):
         for r in range(requests):
-            if time.perf_counter() > deadline:
-                return
-            number = first_request + c * requests + r
+            serial = serial0 + index * requests + r
+            text = prompt(serial, PROMPT_WORDS[(index + r) % len(PROMPT_WORDS)])
             try:
-                result = stream_chat(port, model, prompt(number), max_tokens)
-            except Exception as e:  # noqa: BLE001 - reported, not fatal to the level
+                ttft, n = stream_one(server.base, model, text, max_tokens, timeout)
+                with lock:
+                    ttfts.append(ttft)
+                    tokens.append(n)
+            except Exception as e:  # noqa: BLE001 — reported, not fatal
                 with lock:
                     errors.append(str(e))
-                return
-            with lock:
-                results.append(result)
 
-    start = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    started = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    wall = time.perf_counter() - start
-    ttfts = sorted(r["ttft"] for r in results)
-    p95 = ttfts[min(len(ttfts) - 1, int(round(0.95 * (len(ttfts) - 1))))] if ttfts else float("nan")
-    return {"clients": clients, "requests": len(results), "errors": errors,
-            "tokens": sum(r["tokens"] for r in results), "wall": wall,
-            "tok_s": sum(r["tokens"] for r in results) / wall,
-            "ttft_p50": statistics.median(ttfts) if ttfts else float("nan"), "ttft_p95": p95}
+    wall = time.perf_counter() - started
+    ttfts.sort()
+    pick = lambda q: ttfts[min(len(ttfts) - 1, int(round(q * (len(ttfts) - 1))))] if ttfts else float("nan")
+    return {"clients": clients, "requests": len(ttfts), "errors": errors, "tokens": sum(tokens), "wall_s": wall,
+            "tok_s": sum(tokens) / wall if wall else 0.0, "ttft_p50_s": pick(0.5), "ttft_p95_s": pick(0.95)}
 
 
-def served_model(port: int, fallback: str) -> str:
-    """The first model the server lists; mlx_lm.server lists only its hub cache, so for it the
-    folder it was started with."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    conn.request("GET", "/v1/models")
-    response = conn.getresponse()
-    try:
-        return json.loads(response.read())["data"][0]["id"] if response.status == 200 else fallback
-    except (ValueError, KeyError, IndexError):
-        return fallback
-
-
-def run_server(name: str, argv: list, args) -> list:
-    port = int(argv[argv.index("--port") + 1])
-    server = Server(name, argv, port)
-    try:
-        model_name = served_model(port, args.model)
-        stream_chat(port, model_name, prompt(0), 8)  # warm-up: weights paged in, kernels built
-        levels = []
-        for i, clients in enumerate(args.clients):
-            level = load_level(port, model_name, clients, args.requests, args.max_tokens,
-                               first_request=1000 * (i + 1), time_limit=args.time_limit)
-            levels.append(level)
-            print(f"  {name:>10} {clients:>2} clients: {level['requests']:>3} requests, {level['tokens']:>5} tokens "
-                  f"in {level['wall']:6.1f} s = {level['tok_s']:6.1f} tok/s; TTFT p50 {level['ttft_p50']:.2f} s, "
-                  f"p95 {level['ttft_p95']:.2f} s" + (f"; {len(level['errors'])} errors: {level['errors'][0]}" if level['errors'] else ""),
-                  flush=True)
-        return levels
-    finally:
-        server.stop()
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--clients", default="1,4,8", type=lambda s: [int(x) for x in s.split(",")])
-    parser.add_argument("--requests", type=int, default=3, help="requests per client at each level")
-    parser.add_argument("--max-tokens", type=int, default=64)
-    parser.add_argument("--time-limit", type=float, default=300, help="seconds per level before no new request")
-    parser.add_argument("--model", default=MODEL)
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=os.path.join(WORK, "smollm2-f32"))
+    parser.add_argument("--confab", default=CONFAB)
+    parser.add_argument("--clients", default="1,4,8")
+    parser.add_argument("--requests", type=int, default=2, help="per client, one after another")
+    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--timeout", type=float, default=300, help="per request, seconds")
+    parser.add_argument("--budget", type=float, default=1200, help="the whole run, seconds")
     parser.add_argument("--only", choices=["confab", "mlx-lm"])
     args = parser.parse_args()
-    for need in ([CONFAB] if args.only != "mlx-lm" else []) + ([PY] if args.only != "confab" else []) + [args.model]:
-        if not os.path.exists(need):
-            sys.exit(f"{need} is missing: run `python3 bench/run.py --quick` once (it builds and sets up both)")
+    levels = [int(c) for c in args.clients.split(",")]
+    for path, what in ((args.model, "the benchmark checkpoint"), (PY, "the bench venv"), (args.confab, "a release confab")):
+        if not os.path.exists(path):
+            raise SystemExit(f"{what} is missing ({path}); run python3 bench/run.py once (or cargo build --release -p confab-cli)")
 
-    print(f"model {args.model}; clients {args.clients}, {args.requests} requests each, "
-          f"max_tokens {args.max_tokens}, greedy, prompts of ~30/250/900 tokens", flush=True)
-    ours = theirs = None
+    servers = []
     if args.only != "mlx-lm":
-        ours = run_server("confab", [CONFAB, "serve", "--model", args.model, "--port", str(free_port())], args)
+        servers.append(("confab", [args.confab, "serve", "--model", args.model, "--port", "0", "--no-prefix-cache"],
+                        r"at (http://\S+)", None, None))
     if args.only != "confab":
-        theirs = run_server("mlx_lm", [PY, "-m", "mlx_lm", "server", "--model", args.model, "--port", str(free_port()),
-                                       "--log-level", "WARNING"], args)
+        port = 18000 + os.getpid() % 1000
+        servers.append(("mlx_lm.server", [PY, "-m", "mlx_lm", "server", "--model", args.model, "--port", str(port),
+                                          "--log-level", "WARNING"], None, port, args.model))
+    started = time.time()
+    results: dict[str, list[dict]] = {}
+    serial = 0
+    for name, command, pattern, port, model_field in servers:
+        server = Server(name, command, pattern, port)
+        try:
+            model = model_field or server.models[0]["id"]
+            stream_one(server.base, model, prompt(10**6, 8), 4, args.timeout)  # warm-up: first graphs, allocations
+            results[name] = []
+            for clients in levels:
+                if time.time() - started > args.budget:
+                    print(f"budget of {args.budget:.0f} s spent; stopping", file=sys.stderr)
+                    break
+                row = level(server, model, clients, args.requests, args.max_tokens, args.timeout, serial)
+                serial += clients * args.requests
+                results[name].append(row)
+                print(f"{name:14} {clients} clients: {row['tok_s']:7.1f} tok/s aggregate ({row['tokens']} tokens in "
+                      f"{row['wall_s']:.1f} s), TTFT p50 {row['ttft_p50_s']:.2f} s, p95 {row['ttft_p95_s']:.2f} s"
+                      + (f", {len(row['errors'])} errors: {row['errors'][0]}" if row["errors"] else ""), flush=True)
+        finally:
+            server.stop()
 
-    if ours:
-        one = ours[0]["tok_s"]
-        for level in ours[1:]:
-            print(f"confab scaling: {level['clients']} clients {level['tok_s'] / one:.2f}x one client's tok/s")
-    if ours and theirs:
-        for a, b in zip(ours, theirs):
-            print(f"{a['clients']:>2} clients: tok/s confab/mlx_lm {a['tok_s'] / b['tok_s']:.2f}x; "
-                  f"TTFT p95 mlx_lm/confab {b['ttft_p95'] / a['ttft_p95']:.2f}x (above 1: confab sooner)")
+    print()
+    print("| clients | " + " | ".join(f"{n} tok/s | {n} TTFT p50/p95 (s)" for n in results) + " | tok/s ratio |")
+    print("|---" * (2 * len(results) + 2) + "|")
+    for i, clients in enumerate(levels):
+        rows = [results[n][i] for n in results if i < len(results[n])]
+        if len(rows) != len(results):
+            break
+        cells = " | ".join(f"{r['tok_s']:.1f} | {r['ttft_p50_s']:.2f} / {r['ttft_p95_s']:.2f}" for r in rows)
+        ratio = f"{rows[0]['tok_s'] / rows[1]['tok_s']:.2f}×" if len(rows) == 2 and rows[1]["tok_s"] else "-"
+        print(f"| {clients} | {cells} | {ratio} |")
+    for name, rows in results.items():
+        if len(rows) >= 2 and rows[0]["tok_s"]:
+            print(f"{name}: {rows[-1]['clients']} clients give {rows[-1]['tok_s'] / rows[0]['tok_s']:.2f}× one client's tok/s")
+    print(json.dumps(results))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

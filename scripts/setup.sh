@@ -10,6 +10,7 @@
 #   6. end-to-end test tools: tauri-driver (.deps/tools), a Python venv with Selenium (.deps/e2e)
 #   7. cross-check tools: the Rust target aarch64-apple-darwin, zig, cargo-zigbuild and libclang
 #      (.deps/cross/venv), the mlx-metal and mlx-cuda-12 wheels' headers (.deps/cross/mlx)
+#   8. the local server's test client: a Python venv with the pinned openai package (.deps/server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -120,4 +121,16 @@ if [[ "$(uname -s)" == Linux && "${CONFAB_SETUP_CROSS:-1}" != 0 ]]; then
   fi
   python3 crates/mlx-sys/fetch_mlx_wheel.py --backend metal --platform macosx_14_0_arm64 --dest "$deps/cross/mlx" >/dev/null
   python3 crates/mlx-sys/fetch_mlx_wheel.py --backend cuda-12 --platform manylinux_2_35_x86_64 --dest "$deps/cross/mlx" >/dev/null
+fi
+
+# --- 8. the local server's test client --------------------------------------------------------
+# tests/server drives `confab serve` with the real openai client, pinned.
+SERVER_PIP=(openai==3.57.0)
+venv=$deps/server/venv
+want="${SERVER_PIP[*]}"
+if [[ "$(cat "$venv/.confab-pip" 2>/dev/null)" != "$want" ]]; then
+  say "creating the server-test venv ($want)"
+  python3 -m venv --clear "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "${SERVER_PIP[@]}"
+  echo "$want" >"$venv/.confab-pip"
 fi

@@ -9,6 +9,10 @@ python3 -m unittest discover -s tests/setup -v
 echo "== Rust"
 cargo test --workspace --no-fail-fast
 
+echo "== local server (the openai client against confab serve)"
+# The confab binary the Rust tests just built; the pinned openai client from setup's venv.
+"${CONFAB_DEPS_DIR:-.deps}/server/venv/bin/python" -m unittest discover -s tests/server -v
+
 echo "== UI"
 (cd ui && npm test)
 

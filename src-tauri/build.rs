@@ -22,6 +22,7 @@ fn main() {
         "load_model",
         "get_settings",
         "save_settings",
+        "server_status",
     ]);
     let attributes = tauri_build::Attributes::new()
         .config_path("../tauri.conf.json")

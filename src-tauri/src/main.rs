@@ -7,6 +7,7 @@
 mod commands;
 mod failure;
 mod inspect;
+mod local_server;
 mod model_slot;
 mod reply;
 mod settings;
@@ -27,6 +28,12 @@ fn main() -> ExitCode {
             let paths = confab_engine::AppPaths::from_env();
             let state = Arc::new(tauri::async_runtime::block_on(AppState::open(paths))?);
             app.manage(state.clone());
+            // The local server, when Settings have it on.
+            let serving = state.clone();
+            tauri::async_runtime::spawn(async move {
+                let settings = serving.settings();
+                local_server::apply(&serving, &settings).await;
+            });
             // The window opens now; the model loads behind it and reports progress.
             model_slot::load_at_startup(app.handle().clone(), state);
             Ok(())
@@ -63,6 +70,7 @@ fn main() -> ExitCode {
             commands::models::load_model,
             commands::settings::get_settings,
             commands::settings::save_settings,
+            commands::settings::server_status,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"));
     match result {

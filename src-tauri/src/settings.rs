@@ -29,6 +29,11 @@ pub struct Settings {
     pub theme: Theme,
     /// The model loaded at startup; `None`: the default model.
     pub model_path: Option<PathBuf>,
+    /// The local OpenAI-compatible server (loopback only): off unless turned on.
+    pub server_enabled: bool,
+    pub server_port: u16,
+    /// Clients must send `Authorization: Bearer <key>`; empty: no key asked.
+    pub server_key: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -56,6 +61,9 @@ impl Default for Settings {
             kv_cache_disk_mb: 8192,
             theme: Theme::System,
             model_path: None,
+            server_enabled: false,
+            server_port: confab_server::DEFAULT_PORT,
+            server_key: String::new(),
         }
     }
 }
@@ -90,6 +98,12 @@ impl Settings {
         }
         if self.kv_cache_memory_mb > 1 << 20 || self.kv_cache_disk_mb > 1 << 24 {
             return Err("The cache budgets are too large; give them in MiB (e.g. 2048).".into());
+        }
+        if self.server_port < 1024 {
+            return Err(format!("The server's port must be between 1024 and 65535 (it is {}).", self.server_port));
+        }
+        if self.server_key.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err("The server's key cannot contain spaces; use letters, digits and punctuation.".into());
         }
         if let Some(folder) = self.model_folders.iter().find(|f| !f.is_absolute()) {
             return Err(format!("Model folder \"{}\" must be a full path, such as /Users/me/models.", folder.display()));
@@ -127,6 +141,10 @@ mod tests {
         assert!(hot.validate().unwrap_err().to_lowercase().contains("temperature"));
         let long = Settings { max_tokens: 0, ..Settings::default() };
         assert!(long.validate().unwrap_err().contains("max_tokens"));
+        let low = Settings { server_port: 80, ..Settings::default() };
+        assert!(low.validate().unwrap_err().contains("port"));
+        let spaced = Settings { server_key: "a b".into(), ..Settings::default() };
+        assert!(spaced.validate().unwrap_err().contains("key"));
         let relative = Settings { model_folders: vec!["models".into()], ..Settings::default() };
         assert!(relative.validate().unwrap_err().contains("full path"));
     }

@@ -10,6 +10,7 @@ use confab_engine::runtime::{Engine, EngineOptions};
 use confab_engine::AppPaths;
 use confab_store::{ConversationId, Store};
 
+use crate::local_server::LocalServer;
 use crate::model_slot::ModelSlot;
 use crate::settings::Settings;
 
@@ -19,8 +20,10 @@ pub const DATABASE_FILE: &str = "confab.db";
 pub struct AppState {
     pub paths: AppPaths,
     pub store: Store,
-    pub engine: Engine,
-    pub model: ModelSlot,
+    /// Shared with the local server, which runs requests on the same engine and caches.
+    pub engine: Arc<Engine>,
+    pub model: Arc<ModelSlot>,
+    pub server: LocalServer,
     pub settings: Mutex<Settings>,
     /// The Stop switch of each conversation's reply in progress (one at a time per chat).
     pub replies: Mutex<HashMap<ConversationId, Arc<AtomicBool>>>,
@@ -43,7 +46,7 @@ impl AppState {
             }
         }
         let settings = Settings::load(&store).await;
-        let engine = Engine::start(EngineOptions {
+        let engine = Arc::new(Engine::start(EngineOptions {
             prefix: PrefixOptions {
                 enabled: true,
                 memory_budget: (settings.kv_cache_memory_mb as usize) << 20,
@@ -53,12 +56,13 @@ impl AppState {
             encoder: EncoderOptions { dir: Some(paths.cache_dir.join("encoder")), ..EncoderOptions::default() },
             ..EngineOptions::default()
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?);
         Ok(AppState {
             paths,
             store,
             engine,
-            model: ModelSlot::default(),
+            model: Arc::default(),
+            server: LocalServer::default(),
             settings: Mutex::new(settings),
             replies: Mutex::new(HashMap::new()),
             dropped: Mutex::new(HashSet::new()),

@@ -381,3 +381,36 @@ describe('settings and theme', () => {
     expect(document.documentElement.dataset.theme).toBe('light');
   });
 });
+
+describe('local server', () => {
+  it('is off by default; turning it on saves port and key, and the header shows it and its requests', async () => {
+    await renderApp();
+    expect(screen.queryByTestId('server-badge')).toBeNull();
+    fireEvent.click(screen.getByTestId('settings-button'));
+    await screen.findByTestId('settings-pane');
+    const enabled = (await screen.findByTestId('setting-server_enabled')) as HTMLInputElement;
+    expect(enabled.checked).toBe(false);
+
+    fireEvent.click(enabled);
+    fireEvent.change(screen.getByTestId('setting-server_port'), { target: { value: '80' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    expect((await screen.findByTestId('error-banner')).textContent).toContain('1024');
+
+    commands.set('save_settings', (args) => args.settings);
+    fireEvent.change(screen.getByTestId('setting-server_port'), { target: { value: '9191' } });
+    fireEvent.change(screen.getByTestId('setting-server_key'), { target: { value: ' s3cret ' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(screen.queryByTestId('settings-pane')).toBeNull());
+    expect(lastArgs('save_settings')).toEqual({ settings: { ...settings, server_enabled: true, server_port: 9191, server_key: 's3cret' } });
+
+    commands.set('server_status', () => ({ address: 'http://127.0.0.1:9191/v1', active_requests: 2, error: null }));
+    const badge = await screen.findByTestId('server-badge', {}, { timeout: 4000 });
+    expect(badge.textContent).toBe('Server :9191 · 2 running');
+  });
+
+  it('says so in the header when the port could not be opened', async () => {
+    commands.set('server_status', () => ({ address: null, active_requests: 0, error: 'could not listen on 127.0.0.1:8080' }));
+    await renderApp();
+    expect((await screen.findByTestId('server-badge')).title).toContain('could not listen');
+  });
+});

@@ -4,6 +4,7 @@ import { Composer, type ComposerHandle } from './components/Composer';
 import { ErrorBanner, Notice } from './components/ErrorBanner';
 import { MessageList } from './components/MessageList';
 import { ModelPicker, NoModels } from './components/ModelPicker';
+import { ServerBadge } from './components/ServerBadge';
 import { SettingsPane } from './components/SettingsPane';
 import { Sidebar, type SidebarHandle } from './components/Sidebar';
 import { modKey } from './lib/format';
@@ -12,6 +13,7 @@ import { useConversations } from './state/useConversations';
 import { useFileDrop } from './state/useFileDrop';
 import { useModel } from './state/useModel';
 import { usePendingAttachments } from './state/usePendingAttachments';
+import { useServerStatus } from './state/useServerStatus';
 import { useTheme } from './state/useTheme';
 import { Icon } from './components/Icon';
 
@@ -42,6 +44,7 @@ export function App() {
 
   const chat = useChat({ onError: showError, onTouched: conversations.touch, findConversation });
   const models = useModel();
+  const server = useServerStatus();
   const loaded = models.state.loaded;
   const attachments = usePendingAttachments({ loaded, models: models.models ?? [], onError: showError, onNotice: showNotice });
   const dragging = useFileDrop((paths) => void attachments.addPaths(paths));
@@ -161,16 +164,19 @@ export function App() {
       <main className="chat">
         <header className="chat-header">
           <ModelPicker models={models} />
-          <button
-            type="button"
-            className="icon-button"
-            data-testid="settings-button"
-            title={`Settings (${modKey()},)`}
-            aria-label="Settings"
-            onClick={() => setSettingsOpen(true)}
-          >
-            <Icon name="sliders" />
-          </button>
+          <div className="header-end">
+            <ServerBadge status={server} />
+            <button
+              type="button"
+              className="icon-button"
+              data-testid="settings-button"
+              title={`Settings (${modKey()},)`}
+              aria-label="Settings"
+              onClick={() => setSettingsOpen(true)}
+            >
+              <Icon name="sliders" />
+            </button>
+          </div>
         </header>
         <div className="banners">
           {error && <ErrorBanner message={error} onDismiss={() => setError(null)} />}

@@ -335,6 +335,11 @@ export interface Settings {
   theme: Theme;
   /** The model loaded at startup; null: the default model. */
   model_path: string | null;
+  /** The local OpenAI-compatible server (this computer only); off by default. */
+  server_enabled: boolean;
+  server_port: number;
+  /** Clients send it as `Authorization: Bearer <key>`; empty: no key asked. */
+  server_key: string;
 }
 
 export function getSettings(): Promise<Settings> {
@@ -344,6 +349,22 @@ export function getSettings(): Promise<Settings> {
 /** Validates and saves; rejects with a message naming the bad field. Returns what was saved. */
 export function saveSettings(settings: Settings): Promise<Settings> {
   return call('save_settings', { settings });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local server
+
+/** Mirrors `ServerStatus` in src-tauri/src/local_server.rs. */
+export interface ServerStatus {
+  /** `http://127.0.0.1:PORT/v1` while it runs; null when off. */
+  address: string | null;
+  active_requests: number;
+  /** Why it could not start (a port in use). */
+  error: string | null;
+}
+
+export function serverStatus(): Promise<ServerStatus> {
+  return call('server_status');
 }
 
 // ---------------------------------------------------------------------------------------------

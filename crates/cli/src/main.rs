@@ -27,6 +27,8 @@ enum Command {
     BenchMedia(commands::bench_media::Args),
     /// List the models found on this machine (* marks architectures this build can't run).
     Models(commands::models::Args),
+    /// Serve the model over an OpenAI-compatible HTTP API (loopback by default).
+    Serve(commands::serve::Args),
     #[command(hide = true)]
     ExportTokenizer(commands::export_tokenizer::Args),
 }
@@ -41,6 +43,7 @@ fn main() -> std::process::ExitCode {
         Command::Models(args) => commands::models::run(args),
         Command::BenchSession(args) => commands::bench_session::run(args),
         Command::BenchMedia(args) => commands::bench_media::run(args),
+        Command::Serve(args) => commands::serve::run(args),
         Command::ExportTokenizer(args) => commands::export_tokenizer::run(args),
     };
     match result {

@@ -2,6 +2,7 @@
 
 use super::App;
 use crate::failure::Failure;
+use crate::local_server::{self, ServerStatus};
 use crate::settings::Settings;
 use crate::state::lock;
 
@@ -10,10 +11,18 @@ pub fn get_settings(state: App<'_>) -> Settings {
     state.settings()
 }
 
-/// Checks and saves; a rejected value changes nothing and the message names it.
+/// Checks and saves; a rejected value changes nothing and the message names it. The local
+/// server follows at once (a port that cannot be opened shows in its status).
 #[tauri::command]
 pub async fn save_settings(state: App<'_>, settings: Settings) -> Result<Settings, Failure> {
     settings.save(&state.store).await?;
     *lock(&state.settings) = settings.clone();
+    local_server::apply(&state, &settings).await;
     Ok(settings)
+}
+
+/// Whether the local server runs, where, and how many requests it is serving.
+#[tauri::command]
+pub async fn server_status(state: App<'_>) -> Result<ServerStatus, Failure> {
+    Ok(state.server.status().await)
 }

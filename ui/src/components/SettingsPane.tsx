@@ -1,6 +1,7 @@
 import { useEffect, useState, type ReactNode } from 'react';
 import { errorMessage, getSettings, saveSettings, type Settings, type Theme } from '../ipc';
 import { ErrorBanner } from './ErrorBanner';
+import { LocalServerFields, type ServerForm } from './LocalServerFields';
 import { StatusPanel } from './StatusPanel';
 import { Icon } from './Icon';
 
@@ -18,7 +19,7 @@ const numberFields = [
 
 type NumberKey = (typeof numberFields)[number]['key'];
 
-interface Form {
+interface Form extends ServerForm {
   system_prompt: string;
   numbers: Record<NumberKey, string>;
   seed: string;
@@ -34,12 +35,25 @@ function toForm(settings: Settings): Form {
     seed: settings.seed === null ? '' : String(settings.seed),
     model_folders: settings.model_folders,
     theme: settings.theme,
+    server_enabled: settings.server_enabled,
+    server_port: String(settings.server_port),
+    server_key: settings.server_key,
   };
 }
 
 /** The settings to save, or the first field that isn't a number. */
 function fromForm(form: Form, base: Settings): Settings | string {
-  const next: Settings = { ...base, system_prompt: form.system_prompt, model_folders: form.model_folders, theme: form.theme };
+  const next: Settings = {
+    ...base,
+    system_prompt: form.system_prompt,
+    model_folders: form.model_folders,
+    theme: form.theme,
+    server_enabled: form.server_enabled,
+    server_key: form.server_key.trim(),
+  };
+  const port = Number(form.server_port);
+  if (!Number.isInteger(port) || port < 1024 || port > 65535) return 'The server port must be a whole number from 1024 to 65535.';
+  next.server_port = port;
   for (const { key, label } of numberFields) {
     const value = Number(form.numbers[key]);
     if (form.numbers[key].trim() === '' || !Number.isFinite(value)) return `${label} must be a number.`;
@@ -244,6 +258,7 @@ export function SettingsPane({ onSaved, onPreviewTheme, onClose }: Props) {
                   ))}
                 </div>
               </section>
+              <LocalServerFields form={form} onChange={update} />
               <section>
                 <h3>Appearance</h3>
                 <Field label="Theme">

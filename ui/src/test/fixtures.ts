@@ -58,6 +58,9 @@ export const settings: Settings = {
   kv_cache_disk_mb: 2048,
   theme: 'light',
   model_path: null,
+  server_enabled: false,
+  server_port: 8080,
+  server_key: '',
 };
 
 export const imageAttachment: Attachment = {
@@ -79,6 +82,7 @@ export function installBackend() {
   commands.set('model_state', () => ({ loaded: smolLoaded, loading: null, error: null }));
   commands.set('list_models', () => models);
   commands.set('get_settings', () => settings);
+  commands.set('server_status', () => ({ address: null, active_requests: 0, error: null }));
   commands.set('runtime_info', () => {
     throw 'no runtime in tests';
   });

@@ -7,3 +7,4 @@ pub mod doctor;
 pub mod export_tokenizer;
 pub mod generate;
 pub mod models;
+pub mod serve;

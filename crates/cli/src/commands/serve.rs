@@ -1,0 +1,75 @@
+//! `confab serve`: the local OpenAI-compatible server on one model, until Ctrl-C.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use confab_engine::runtime::Engine;
+use confab_engine::AppPaths;
+use confab_server::{ModelSource, ServedModel, ServerOptions};
+
+use super::common::ModelArgs;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// The address to listen on; the default is this machine only. 0.0.0.0 opens it to the
+    /// network: set --api-key then.
+    #[arg(long, default_value = confab_server::DEFAULT_HOST)]
+    host: String,
+    /// The port (0: any free one; the address is printed).
+    #[arg(long, default_value_t = confab_server::DEFAULT_PORT)]
+    port: u16,
+    /// Require `Authorization: Bearer <KEY>` on every API call (also read from CONFAB_API_KEY).
+    #[arg(long, env = "CONFAB_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// The largest request body accepted, in MiB (images and clips come base64-encoded).
+    #[arg(long, default_value_t = confab_server::DEFAULT_BODY_LIMIT >> 20)]
+    max_body_mib: usize,
+}
+
+/// One model, loaded at start and served for good.
+struct OneModel {
+    engine: Engine,
+    model: ServedModel,
+}
+
+impl ModelSource for OneModel {
+    fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    fn current(&self) -> Option<ServedModel> {
+        Some(self.model.clone())
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
+    let (engine, id, info) = args.model.load(true)?;
+    let name = served_name(&info.path);
+    let source = Arc::new(OneModel { engine, model: ServedModel { id, name: name.clone(), info } });
+    let options = ServerOptions {
+        host: args.host,
+        port: args.port,
+        api_key: args.api_key,
+        body_limit: args.max_body_mib << 20,
+        media_dir: AppPaths::from_env().cache_dir.join("server-media"),
+    };
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let server = confab_server::start(options, source).await?;
+        // Scripts and tests wait for this line (with --port 0 it says which port).
+        println!("confab serve: model `{name}` at http://{}/v1", server.address());
+        tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+        eprintln!("confab serve: stopping");
+        server.stop().await;
+        anyhow::Ok(())
+    })?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// What clients call the model: a GGUF file's stem, or the folder's name.
+fn served_name(path: &std::path::Path) -> String {
+    let name = if path.is_file() { path.file_stem() } else { path.file_name() };
+    name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
+}

@@ -1,0 +1,1 @@
+fn main() { mlx_rpath::link_libmlx() }

@@ -1,0 +1,134 @@
+//! Every failure the server answers with, in OpenAI's error shape:
+//! `{"error": {"message", "type", "param", "code"}}`, so clients raise their usual exceptions.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use confab_engine::EngineError;
+use serde_json::json;
+
+/// Failures before the server is listening.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("could not listen on {address}: {source}. Pick another port (--port) or stop what is using it.")]
+    Bind { address: String, source: std::io::Error },
+    #[error("the server's media folder {path} could not be created: {source}")]
+    MediaFolder { path: String, source: std::io::Error },
+}
+
+/// One error answer: the HTTP status and the body's fields.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+    /// `invalid_request_error`, `authentication_error`, `not_found_error`, `server_error`.
+    pub kind: &'static str,
+    /// The request field at fault, where there is one.
+    pub param: Option<String>,
+    pub code: Option<&'static str>,
+}
+
+impl ApiError {
+    pub fn invalid(param: Option<&str>, message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+            kind: "invalid_request_error",
+            param: param.map(str::to_owned),
+            code: None,
+        }
+    }
+
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    pub fn with_status(mut self, status: StatusCode) -> Self {
+        self.status = status;
+        self
+    }
+
+    pub fn unknown_model(asked: &str, served: Option<&str>) -> Self {
+        let message = match served {
+            Some(name) => format!("The model `{asked}` does not exist here; this server runs `{name}` (see GET /v1/models)."),
+            None => format!("The model `{asked}` does not exist here, and no model is loaded yet; load one and try again."),
+        };
+        Self::invalid(Some("model"), message).with_code("model_not_found").with_status(StatusCode::NOT_FOUND)
+    }
+
+    pub fn no_model() -> Self {
+        Self {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: "No model is loaded yet; load one in Confab and try again.".into(),
+            kind: "server_error",
+            param: None,
+            code: Some("model_not_loaded"),
+        }
+    }
+
+    pub fn unauthorized() -> Self {
+        Self {
+            status: StatusCode::UNAUTHORIZED,
+            message: "Missing or wrong API key. Send it as `Authorization: Bearer <key>` (the key set in Confab's settings or with --api-key).".into(),
+            kind: "authentication_error",
+            param: None,
+            code: Some("invalid_api_key"),
+        }
+    }
+
+    pub fn not_found(path: &str) -> Self {
+        Self::invalid(None, format!("There is no endpoint {path}. This server offers POST /v1/chat/completions, POST /v1/completions, GET /v1/models and GET /health."))
+            .with_status(StatusCode::NOT_FOUND)
+            .with_code("unknown_url")
+    }
+
+    pub fn method_not_allowed() -> Self {
+        Self::invalid(None, "This endpoint does not take that method; chat and completions are POST, models and health are GET.")
+            .with_status(StatusCode::METHOD_NOT_ALLOWED)
+            .with_code("method_not_allowed")
+    }
+
+    pub fn body_too_large(limit: usize) -> Self {
+        Self::invalid(None, format!("The request body is over the server's limit of {} MiB; send smaller images or clips.", limit >> 20))
+            .with_status(StatusCode::PAYLOAD_TOO_LARGE)
+            .with_code("request_too_large")
+    }
+
+    pub fn body(&self) -> serde_json::Value {
+        json!({ "error": { "message": self.message, "type": self.kind, "param": self.param, "code": self.code } })
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(error: EngineError) -> Self {
+        let message = error.to_string();
+        match &error {
+            EngineError::InvalidSetting { name, .. } => Self::invalid(Some(name), message),
+            EngineError::ContextOverflow { .. } => {
+                Self::invalid(Some("messages"), message).with_code("context_length_exceeded")
+            }
+            EngineError::Media { .. } | EngineError::ModelCannotRead { .. } => Self::invalid(Some("messages"), message),
+            EngineError::Template(_) | EngineError::Tokenizer(_) => Self::invalid(None, message),
+            EngineError::EngineStopped => Self {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message,
+                kind: "server_error",
+                param: None,
+                code: None,
+            },
+            _ => Self {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                message,
+                kind: "server_error",
+                param: None,
+                code: None,
+            },
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, axum::Json(self.body())).into_response()
+    }
+}

@@ -1,0 +1,136 @@
+//! confab-server: a local OpenAI-compatible HTTP API on Confab's engine, for editors, agents,
+//! scripts and notebooks. `confab serve` and the app both start it; it never touches the chat
+//! history (server requests are not conversations).
+//!
+//! Endpoints: `POST /v1/chat/completions`, `POST /v1/completions` (whole or streamed as
+//! server-sent events), `GET /v1/models`, `GET /health`. Every error is OpenAI's error shape.
+
+mod error;
+mod messages;
+mod openai;
+mod reply;
+mod routes;
+mod running;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use confab_engine::runtime::{Engine, ModelId, ModelInfo};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use error::{ApiError, ServerError};
+
+/// Loopback only, unless the user asks for more.
+pub const DEFAULT_HOST: &str = "127.0.0.1";
+pub const DEFAULT_PORT: u16 = 8080;
+/// Room for a few photos or a clip, base64-encoded.
+pub const DEFAULT_BODY_LIMIT: usize = 25 << 20;
+
+/// Where the server gets its engine and model: `confab serve` holds one model for good; the app
+/// serves whichever model the user has loaded.
+pub trait ModelSource: Send + Sync + 'static {
+    fn engine(&self) -> &Engine;
+    /// The model requests run on; `None` while none is loaded.
+    fn current(&self) -> Option<ServedModel>;
+}
+
+/// The loaded model, and the name clients call it by (`GET /v1/models`).
+#[derive(Debug, Clone)]
+pub struct ServedModel {
+    pub id: ModelId,
+    pub name: String,
+    pub info: ModelInfo,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    pub host: String,
+    /// 0 picks a free port (see `RunningServer::address`).
+    pub port: u16,
+    /// When set, every API call must send `Authorization: Bearer <key>`.
+    pub api_key: Option<String>,
+    /// Requests with a larger body are refused (413).
+    pub body_limit: usize,
+    /// Images and clips are written here while their request runs.
+    pub media_dir: PathBuf,
+}
+
+impl ServerOptions {
+    pub fn new(media_dir: PathBuf) -> Self {
+        Self { host: DEFAULT_HOST.into(), port: DEFAULT_PORT, api_key: None, body_limit: DEFAULT_BODY_LIMIT, media_dir }
+    }
+}
+
+/// What every handler shares.
+pub(crate) struct ServerState {
+    source: Arc<dyn ModelSource>,
+    api_key: Option<String>,
+    body_limit: usize,
+    media: messages::MediaFolder,
+    active: Arc<AtomicUsize>,
+    next_serial: AtomicU64,
+    /// Unix seconds, shown as the model's `created`.
+    started: u64,
+}
+
+/// A server that is listening; `stop` ends it.
+pub struct RunningServer {
+    address: SocketAddr,
+    active: Arc<AtomicUsize>,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<()>,
+}
+
+impl RunningServer {
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Requests the engine is working on (or still finishing after their client left).
+    pub fn active_requests(&self) -> usize {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// Stops accepting connections and waits for those open to finish.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.task).await;
+    }
+}
+
+/// Binds the address and serves on the current tokio runtime until `stop`.
+pub async fn start(options: ServerOptions, source: Arc<dyn ModelSource>) -> Result<RunningServer, ServerError> {
+    let address = format!("{}:{}", options.host, options.port);
+    let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
+        .await
+        .map_err(|source| ServerError::Bind { address: address.clone(), source })?;
+    let local = listener.local_addr().map_err(|source| ServerError::Bind { address, source })?;
+    let active = Arc::new(AtomicUsize::new(0));
+    let state = Arc::new(ServerState {
+        source,
+        api_key: options.api_key.filter(|k| !k.is_empty()),
+        body_limit: options.body_limit,
+        media: messages::MediaFolder::create(options.media_dir)?,
+        active: active.clone(),
+        next_serial: AtomicU64::new(1),
+        started: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+    });
+    let (stop, stopped) = oneshot::channel::<()>();
+    let app = routes::router(state);
+    let task = tokio::spawn(async move {
+        let serving = axum::serve(listener, app).with_graceful_shutdown(async {
+            let _ = stopped.await;
+        });
+        if let Err(e) = serving.await {
+            tracing::error!("the local server stopped: {e}");
+        }
+    });
+    tracing::info!("local server listening on http://{local}/v1");
+    Ok(RunningServer { address: local, active, stop: Some(stop), task })
+}

@@ -1,0 +1,163 @@
+//! OpenAI chat messages to the engine's: text parts joined, images (`image_url` data URLs) and
+//! clips (`input_audio`) written to files for the engine to read, removed when the request ends.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use base64::Engine as _;
+use confab_engine::media::{content_hash, MediaItem};
+use confab_engine::runtime::ModelInfo;
+use confab_engine::{ChatMessage, MediaKind};
+
+use crate::error::{ApiError, ServerError};
+use crate::openai::{Content, Message, Part};
+
+/// Where requests' media files are written while they run.
+pub struct MediaFolder {
+    dir: PathBuf,
+    next: AtomicU64,
+}
+
+impl MediaFolder {
+    pub fn create(dir: PathBuf) -> Result<Self, ServerError> {
+        std::fs::create_dir_all(&dir)
+            .map_err(|source| ServerError::MediaFolder { path: dir.display().to_string(), source })?;
+        Ok(Self { dir, next: AtomicU64::new(1) })
+    }
+
+    /// Writes one item's bytes under a name no other request uses.
+    fn write(&self, bytes: &[u8], extension: &str, files: &mut RequestFiles) -> Result<PathBuf, ApiError> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.join(format!("{}-{n}.{extension}", std::process::id()));
+        std::fs::write(&path, bytes).map_err(|e| {
+            ApiError::from(confab_engine::EngineError::io(&path, e))
+        })?;
+        files.0.push(path.clone());
+        Ok(path)
+    }
+}
+
+/// The media files one request wrote; they go when it ends (the encoder cache keys tower
+/// outputs by content, so a repeated image still hits it).
+#[derive(Default)]
+pub struct RequestFiles(Vec<PathBuf>);
+
+impl Drop for RequestFiles {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// The conversation as the engine takes it, and the files it needs while it runs.
+pub fn chat_messages(messages: &[Message], folder: &MediaFolder, model: &ModelInfo, model_name: &str) -> Result<(Vec<ChatMessage>, RequestFiles), ApiError> {
+    if messages.is_empty() {
+        return Err(ApiError::invalid(Some("messages"), "messages is empty; send at least one message."));
+    }
+    let mut files = RequestFiles::default();
+    let mut out = Vec::with_capacity(messages.len());
+    for (i, message) in messages.iter().enumerate() {
+        let role = match message.role.as_str() {
+            "system" | "developer" => "system",
+            "user" => "user",
+            "assistant" => "assistant",
+            other => {
+                return Err(ApiError::invalid(
+                    Some(&format!("messages[{i}].role")),
+                    format!("role `{other}` is not supported; use system, developer, user or assistant."),
+                ))
+            }
+        };
+        let mut text = Vec::new();
+        let mut media = Vec::new();
+        match &message.content {
+            None => {}
+            Some(Content::Text(t)) => text.push(t.as_str()),
+            Some(Content::Parts(parts)) => {
+                for (j, part) in parts.iter().enumerate() {
+                    let param = format!("messages[{i}].content[{j}]");
+                    match part {
+                        Part::Text { text: t } => text.push(t.as_str()),
+                        Part::ImageUrl { image_url } => {
+                            require(model.vision, MediaKind::Image, model_name, &param)?;
+                            let (bytes, extension) = data_url(&image_url.url, &param)?;
+                            let path = folder.write(&bytes, &extension, &mut files)?;
+                            media.push(MediaItem::image(path).with_hash(content_hash(&bytes)));
+                        }
+                        Part::InputAudio { input_audio } => {
+                            require(model.audio, MediaKind::Audio, model_name, &param)?;
+                            let bytes = base64(&input_audio.data, &param)?;
+                            let extension = clean_extension(&input_audio.format, &param)?;
+                            let path = folder.write(&bytes, &extension, &mut files)?;
+                            media.push(MediaItem::audio(path).with_hash(content_hash(&bytes)));
+                        }
+                    }
+                }
+            }
+        }
+        out.push(ChatMessage::new(role, text.join("\n")).with_media(media));
+    }
+    Ok((out, files))
+}
+
+fn require(reads: bool, kind: MediaKind, model_name: &str, param: &str) -> Result<(), ApiError> {
+    if reads {
+        return Ok(());
+    }
+    let what = match kind {
+        MediaKind::Image => "images",
+        MediaKind::Audio => "audio",
+    };
+    Err(ApiError::invalid(
+        Some(param),
+        format!("The model `{model_name}` does not read {what}; send text only, or load a model that reads {what}."),
+    )
+    .with_code("unsupported_content"))
+}
+
+/// `data:<type>/<subtype>;base64,<data>` to bytes and a file extension. Other URLs are refused:
+/// a local server does not fetch from the network.
+fn data_url(url: &str, param: &str) -> Result<(Vec<u8>, String), ApiError> {
+    let refuse = || {
+        ApiError::invalid(
+            Some(param),
+            "image_url must be a data URL (data:image/png;base64,...); this local server does not download images.",
+        )
+    };
+    let rest = url.strip_prefix("data:").ok_or_else(refuse)?;
+    let (header, data) = rest.split_once(',').ok_or_else(refuse)?;
+    let mime = header.strip_suffix(";base64").ok_or_else(refuse)?;
+    let subtype = mime.split_once('/').map_or("bin", |(_, s)| s);
+    let extension = if subtype == "jpeg" { "jpg".to_string() } else { clean_extension(subtype, param)? };
+    Ok((base64(data, param)?, extension))
+}
+
+fn base64(data: &str, param: &str) -> Result<Vec<u8>, ApiError> {
+    base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| ApiError::invalid(Some(param), format!("the media data is not valid base64 ({e}).")))
+}
+
+/// A media type's name, safe as a file extension (the decoders look at the bytes, not the name).
+fn clean_extension(name: &str, param: &str) -> Result<String, ApiError> {
+    let ok = !name.is_empty() && name.len() <= 16 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '+');
+    if !ok {
+        return Err(ApiError::invalid(Some(param), format!("`{name}` is not a media format name (such as png, jpeg, wav or mp3).")));
+    }
+    Ok(name.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_urls_decode_and_others_are_refused() {
+        let (bytes, extension) = data_url("data:image/jpeg;base64,AAEC", "p").unwrap();
+        assert_eq!((bytes, extension.as_str()), (vec![0, 1, 2], "jpg"));
+        assert!(data_url("https://example.com/cat.png", "p").unwrap_err().message.contains("does not download"));
+        assert!(data_url("data:image/png;base64,@@@", "p").unwrap_err().message.contains("base64"));
+        assert!(data_url("data:image/../x;base64,AA==", "p").is_err());
+    }
+}

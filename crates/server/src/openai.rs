@@ -1,0 +1,201 @@
+//! The requests the server reads, as OpenAI's API defines them (the fields Confab honours;
+//! others are ignored, as OpenAI-compatible servers do), and how they become engine settings.
+
+use confab_engine::sample::SamplingParams;
+use serde::Deserialize;
+
+use crate::error::ApiError;
+
+/// OpenAI accepts at most this many stop sequences.
+const MAX_STOPS: usize = 4;
+
+/// `POST /v1/chat/completions`.
+#[derive(Debug, Deserialize)]
+pub struct ChatRequest {
+    pub model: Option<String>,
+    pub messages: Vec<Message>,
+    #[serde(flatten)]
+    pub sampling: SamplingFields,
+}
+
+/// `POST /v1/completions`.
+#[derive(Debug, Deserialize)]
+pub struct CompletionRequest {
+    pub model: Option<String>,
+    pub prompt: PromptField,
+    #[serde(flatten)]
+    pub sampling: SamplingFields,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum PromptField {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// What chat and completions share: sampling, length, stops, streaming.
+#[derive(Debug, Default, Deserialize)]
+pub struct SamplingFields {
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    /// Signed, so that a negative value gets a clear error rather than a parse failure.
+    pub max_tokens: Option<i64>,
+    /// The newer name of `max_tokens` on chat; it wins when both are given.
+    pub max_completion_tokens: Option<i64>,
+    pub stop: Option<StopField>,
+    pub seed: Option<i64>,
+    pub presence_penalty: Option<f32>,
+    pub frequency_penalty: Option<f32>,
+    pub n: Option<i64>,
+    #[serde(default)]
+    pub stream: bool,
+    pub stream_options: Option<StreamOptions>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum StopField {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct StreamOptions {
+    #[serde(default)]
+    pub include_usage: bool,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Message {
+    pub role: String,
+    /// A string, or a list of parts; absent on some assistant messages.
+    #[serde(default)]
+    pub content: Option<Content>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    Text { text: String },
+    ImageUrl { image_url: ImageUrl },
+    InputAudio { input_audio: InputAudio },
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ImageUrl {
+    pub url: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct InputAudio {
+    /// Base64 of the clip's bytes.
+    pub data: String,
+    /// `wav`, `mp3`, ...
+    pub format: String,
+}
+
+impl SamplingFields {
+    /// The engine's settings: the model's defaults, with what the request sets on top.
+    /// `default_max_tokens` is the endpoint's default (0: up to the context's end).
+    pub fn to_params(&self, defaults: &SamplingParams, default_max_tokens: u32) -> Result<SamplingParams, ApiError> {
+        if let Some(n) = self.n.filter(|&n| n != 1) {
+            return Err(ApiError::invalid(Some("n"), format!("n = {n} is not supported; this server returns one choice (n = 1).")));
+        }
+        if self.frequency_penalty.is_some_and(|p| p != 0.0) {
+            return Err(ApiError::invalid(
+                Some("frequency_penalty"),
+                "frequency_penalty is not supported; use presence_penalty, or leave it at 0.",
+            ));
+        }
+        let mut params = SamplingParams { max_tokens: default_max_tokens, stop: vec![], seed: None, ..defaults.clone() };
+        if let Some(t) = self.temperature {
+            params.temperature = t;
+        }
+        if let Some(p) = self.top_p {
+            params.top_p = p;
+        }
+        if let Some(p) = self.presence_penalty {
+            params.presence_penalty = p;
+        }
+        let (name, limit) = match (self.max_completion_tokens, self.max_tokens) {
+            (Some(m), _) => ("max_completion_tokens", Some(m)),
+            (None, m) => ("max_tokens", m),
+        };
+        if let Some(limit) = limit {
+            if limit < 1 || limit > i64::from(u32::MAX) {
+                return Err(ApiError::invalid(Some(name), format!("{name} is {limit}; it must be 1 or more.")));
+            }
+            params.max_tokens = limit as u32;
+        }
+        if let Some(seed) = self.seed {
+            params.seed = Some(seed as u64);
+        }
+        params.stop = match &self.stop {
+            None => vec![],
+            Some(StopField::One(s)) => vec![s.clone()],
+            Some(StopField::Many(list)) => list.clone(),
+        };
+        if params.stop.len() > MAX_STOPS {
+            return Err(ApiError::invalid(Some("stop"), format!("{} stop sequences given; at most {MAX_STOPS} are allowed.", params.stop.len())));
+        }
+        // Checked here too (the engine checks again), so every bad setting is a 400 naming it.
+        // (0 max_tokens means "to the context's end" here, which the engine resolves.)
+        let checked = SamplingParams { max_tokens: params.max_tokens.max(1), ..params.clone() };
+        checked.validate(usize::MAX).map_err(ApiError::from)?;
+        Ok(params)
+    }
+
+    pub fn include_usage(&self) -> bool {
+        self.stream_options.as_ref().is_some_and(|o| o.include_usage)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(json: &str) -> SamplingFields {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn request_settings_override_the_model_defaults() {
+        let defaults = SamplingParams { temperature: 0.3, top_k: 40, ..SamplingParams::default() };
+        let params = fields(r#"{"temperature":0,"top_p":0.5,"max_tokens":7,"stop":"\n","seed":3}"#).to_params(&defaults, 0).unwrap();
+        assert_eq!((params.temperature, params.top_p, params.top_k), (0.0, 0.5, 40));
+        assert_eq!((params.max_tokens, params.stop, params.seed), (7, vec!["\n".to_string()], Some(3)));
+        let newer = fields(r#"{"max_tokens":7,"max_completion_tokens":9}"#).to_params(&defaults, 0).unwrap();
+        assert_eq!(newer.max_tokens, 9);
+        assert_eq!(fields("{}").to_params(&defaults, 16).unwrap().max_tokens, 16);
+    }
+
+    #[test]
+    fn bad_settings_name_their_field() {
+        let defaults = SamplingParams::default();
+        let bad = |json: &str| fields(json).to_params(&defaults, 0).unwrap_err().param;
+        assert_eq!(bad(r#"{"max_tokens":-1}"#).as_deref(), Some("max_tokens"));
+        assert_eq!(bad(r#"{"max_completion_tokens":0}"#).as_deref(), Some("max_completion_tokens"));
+        assert_eq!(bad(r#"{"temperature":-2}"#).as_deref(), Some("temperature"));
+        assert_eq!(bad(r#"{"stop":["a","b","c","d","e"]}"#).as_deref(), Some("stop"));
+        assert_eq!(bad(r#"{"n":2}"#).as_deref(), Some("n"));
+    }
+
+    #[test]
+    fn content_parts_parse() {
+        let message: Message = serde_json::from_str(
+            r#"{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AA==","detail":"low"}},{"type":"input_audio","input_audio":{"data":"AA==","format":"wav"}}]}"#,
+        )
+        .unwrap();
+        let Some(Content::Parts(parts)) = message.content else { panic!("parts") };
+        assert!(matches!(&parts[1], Part::ImageUrl { image_url } if image_url.url.starts_with("data:")));
+        assert!(matches!(&parts[2], Part::InputAudio { input_audio } if input_audio.format == "wav"));
+    }
+}

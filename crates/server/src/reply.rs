@@ -1,0 +1,129 @@
+//! The answers' JSON, whole and as stream chunks, for chat and for plain completions.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use confab_engine::runtime::{StopReason, Usage};
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Chat,
+    Completion,
+}
+
+/// One reply's identity: every chunk of a stream carries the same id, time and model.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub endpoint: Endpoint,
+    pub id: String,
+    pub created: u64,
+    pub model: String,
+}
+
+impl Reply {
+    pub fn new(endpoint: Endpoint, serial: u64, model: String) -> Self {
+        let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let prefix = match endpoint {
+            Endpoint::Chat => "chatcmpl",
+            Endpoint::Completion => "cmpl",
+        };
+        Self { endpoint, id: format!("{prefix}-{created:x}{serial:06x}"), created, model }
+    }
+
+    fn object(&self, chunk: bool) -> &'static str {
+        match (self.endpoint, chunk) {
+            (Endpoint::Chat, false) => "chat.completion",
+            (Endpoint::Chat, true) => "chat.completion.chunk",
+            (Endpoint::Completion, _) => "text_completion",
+        }
+    }
+
+    fn envelope(&self, chunk: bool, choices: Value) -> Value {
+        json!({ "id": self.id, "object": self.object(chunk), "created": self.created, "model": self.model, "choices": choices })
+    }
+
+    /// The non-streamed answer.
+    pub fn whole(&self, text: &str, reason: StopReason, usage: &Usage) -> Value {
+        let choice = match self.endpoint {
+            Endpoint::Chat => json!({ "index": 0, "message": { "role": "assistant", "content": text }, "logprobs": null, "finish_reason": finish_reason(reason) }),
+            Endpoint::Completion => json!({ "index": 0, "text": text, "logprobs": null, "finish_reason": finish_reason(reason) }),
+        };
+        let mut body = self.envelope(false, json!([choice]));
+        body["usage"] = usage_json(usage);
+        body
+    }
+
+    /// The chunk that opens a chat stream (the role, as OpenAI sends it); none for completions.
+    pub fn opening(&self) -> Option<Value> {
+        (self.endpoint == Endpoint::Chat)
+            .then(|| self.envelope(true, json!([{ "index": 0, "delta": { "role": "assistant", "content": "" }, "logprobs": null, "finish_reason": null }])))
+    }
+
+    pub fn text_chunk(&self, text: &str) -> Value {
+        self.envelope(true, json!([self.choice(text, None)]))
+    }
+
+    pub fn final_chunk(&self, reason: StopReason) -> Value {
+        self.envelope(true, json!([self.choice("", Some(reason))]))
+    }
+
+    /// Sent last when the client asked for `stream_options.include_usage`: no choices.
+    pub fn usage_chunk(&self, usage: &Usage) -> Value {
+        let mut body = self.envelope(true, json!([]));
+        body["usage"] = usage_json(usage);
+        body
+    }
+
+    fn choice(&self, text: &str, reason: Option<StopReason>) -> Value {
+        let finish = reason.map(finish_reason);
+        match (self.endpoint, reason) {
+            (Endpoint::Chat, None) => json!({ "index": 0, "delta": { "content": text }, "logprobs": null, "finish_reason": null }),
+            (Endpoint::Chat, Some(_)) => json!({ "index": 0, "delta": {}, "logprobs": null, "finish_reason": finish }),
+            (Endpoint::Completion, _) => json!({ "index": 0, "text": text, "logprobs": null, "finish_reason": finish }),
+        }
+    }
+}
+
+/// OpenAI's names: `stop` for a natural end or a stop sequence, `length` for a token limit.
+fn finish_reason(reason: StopReason) -> &'static str {
+    match reason {
+        StopReason::Eos | StopReason::StopString | StopReason::Cancelled => "stop",
+        StopReason::MaxTokens | StopReason::Context => "length",
+    }
+}
+
+/// `cached_tokens`: prompt tokens the prefix cache served instead of computing them.
+fn usage_json(usage: &Usage) -> Value {
+    json!({
+        "prompt_tokens": usage.prompt,
+        "completion_tokens": usage.generated,
+        "total_tokens": usage.prompt + usage.generated,
+        "prompt_tokens_details": { "cached_tokens": usage.cached },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_answers_carry_usage_with_cached_tokens() {
+        let reply = Reply::new(Endpoint::Chat, 1, "m".into());
+        let usage = Usage { prompt: 10, cached: 6, generated: 3, ..Usage::default() };
+        let body = reply.whole("hi", StopReason::MaxTokens, &usage);
+        assert_eq!(body["object"], "chat.completion");
+        assert_eq!(body["choices"][0]["message"]["content"], "hi");
+        assert_eq!(body["choices"][0]["finish_reason"], "length");
+        assert_eq!(body["usage"]["total_tokens"], 13);
+        assert_eq!(body["usage"]["prompt_tokens_details"]["cached_tokens"], 6);
+    }
+
+    #[test]
+    fn completion_chunks_carry_text() {
+        let reply = Reply::new(Endpoint::Completion, 2, "m".into());
+        assert!(reply.opening().is_none());
+        assert_eq!(reply.text_chunk("a")["choices"][0]["text"], "a");
+        assert_eq!(reply.final_chunk(StopReason::StopString)["choices"][0]["finish_reason"], "stop");
+        assert_eq!(reply.usage_chunk(&Usage::default())["choices"], json!([]));
+    }
+}

@@ -1,0 +1,191 @@
+//! The endpoints, the key check, and the body and routing errors in OpenAI's shape.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Request as HttpRequest, State};
+use axum::http::{header, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use confab_engine::runtime::{Event, Prompt, Request};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use crate::error::ApiError;
+use crate::messages::{chat_messages, RequestFiles};
+use crate::openai::{ChatRequest, CompletionRequest, PromptField, SamplingFields};
+use crate::reply::{Endpoint, Reply};
+use crate::running::{self, Running};
+use crate::{ServedModel, ServerState};
+
+/// OpenAI's default length for `/v1/completions` (chat's default is the context's end).
+const COMPLETION_DEFAULT_MAX_TOKENS: u32 = 16;
+
+pub fn router(state: Arc<ServerState>) -> Router {
+    let api = Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/completions", post(completions))
+        .route("/v1/models", get(models))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_key));
+    Router::new()
+        .route("/health", get(health))
+        .merge(api)
+        .fallback(|uri: Uri| async move { ApiError::not_found(uri.path()) })
+        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
+        .layer(DefaultBodyLimit::max(state.body_limit))
+        .with_state(state)
+}
+
+/// With a key set, every API call must carry it as `Authorization: Bearer <key>`.
+async fn require_key(State(state): State<Arc<ServerState>>, request: HttpRequest, next: Next) -> Response {
+    if let Some(key) = &state.api_key {
+        let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+        if given.map(str::trim) != Some(key.as_str()) {
+            return ApiError::unauthorized().into_response();
+        }
+    }
+    next.run(request).await
+}
+
+async fn health(State(state): State<Arc<ServerState>>) -> Json<Value> {
+    let model = state.source.current().map(|m| m.name);
+    Json(json!({ "status": "ok", "model": model, "active_requests": state.active.load(Ordering::Relaxed) }))
+}
+
+async fn models(State(state): State<Arc<ServerState>>) -> Json<Value> {
+    let data: Vec<Value> = state
+        .source
+        .current()
+        .into_iter()
+        .map(|m| json!({ "id": m.name, "object": "model", "created": state.started, "owned_by": "confab" }))
+        .collect();
+    Json(json!({ "object": "list", "data": data }))
+}
+
+async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
+    let answer = async {
+        let request: ChatRequest = parse(body, state.body_limit)?;
+        let model = served(&state, request.model.as_deref())?;
+        let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
+        let (messages, files) = chat_messages(&request.messages, &state.media, &model.info, &model.name)?;
+        let engine_request = Request::new(model.id, Prompt::Chat(messages), sampling);
+        answer(&state, Endpoint::Chat, model, engine_request, files, &request.sampling).await
+    };
+    answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn completions(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
+    let answer = async {
+        let request: CompletionRequest = parse(body, state.body_limit)?;
+        let model = served(&state, request.model.as_deref())?;
+        let sampling = request.sampling.to_params(&model.info.default_sampling, COMPLETION_DEFAULT_MAX_TOKENS)?;
+        let prompt = match request.prompt {
+            PromptField::One(text) => text,
+            PromptField::Many(mut texts) if texts.len() == 1 => texts.remove(0),
+            PromptField::Many(texts) => {
+                return Err(ApiError::invalid(Some("prompt"), format!("{} prompts given; send one prompt per request.", texts.len())))
+            }
+        };
+        let engine_request = Request::new(model.id, Prompt::Text(prompt), sampling);
+        answer(&state, Endpoint::Completion, model, engine_request, RequestFiles::default(), &request.sampling).await
+    };
+    answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// The body as JSON, with a too-large or malformed body as an OpenAI error.
+fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>, limit: usize) -> Result<T, ApiError> {
+    let bytes = body.map_err(|rejection| match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::body_too_large(limit),
+        _ => ApiError::invalid(None, format!("The request body could not be read ({}).", rejection.body_text())),
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::invalid(None, format!("The request body is not valid JSON for this endpoint ({e}). See OpenAI's API reference for the fields."))
+    })
+}
+
+/// The loaded model, when the request names it.
+fn served(state: &ServerState, asked: Option<&str>) -> Result<ServedModel, ApiError> {
+    let asked = asked.ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the model this server runs."))?;
+    let current = state.source.current();
+    match current {
+        Some(model) if model.name == asked || model.info.path.to_str() == Some(asked) => Ok(model),
+        Some(model) => Err(ApiError::unknown_model(asked, Some(&model.name))),
+        None => Err(ApiError::no_model()),
+    }
+}
+
+/// Runs the request and answers whole, or as server-sent events when the client streams.
+async fn answer(state: &ServerState, endpoint: Endpoint, model: ServedModel, request: Request, files: RequestFiles, fields: &SamplingFields) -> Result<Response, ApiError> {
+    let reply = Reply::new(endpoint, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
+    let mut running = running::start(state.source.engine(), request, files, state.active.clone()).await?;
+    if fields.stream {
+        return Ok(stream(running, reply, fields.include_usage()).into_response());
+    }
+    let mut text = String::new();
+    while let Some(event) = running.next().await {
+        match event {
+            Event::Token { text: piece, .. } | Event::Text(piece) => text.push_str(&piece),
+            Event::Done { reason, usage, .. } => return Ok(Json(reply.whole(&text, reason, &usage)).into_response()),
+            Event::Error(e) => return Err(e.into()),
+            Event::Plan(_) => {}
+        }
+    }
+    Err(confab_engine::EngineError::EngineStopped.into())
+}
+
+/// What a stream still has to send, and the request it reads (dropped with the stream when
+/// the client disconnects, which cancels the generation).
+struct StreamState {
+    running: Running,
+    reply: Reply,
+    include_usage: bool,
+    pending: VecDeque<SseEvent>,
+    ended: bool,
+}
+
+fn stream(running: Running, reply: Reply, include_usage: bool) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
+    let mut pending = VecDeque::new();
+    pending.extend(reply.opening().map(|chunk| data(&chunk)));
+    let state = StreamState { running, reply, include_usage, pending, ended: false };
+    Sse::new(futures_util::stream::unfold(state, |mut s| async move {
+        loop {
+            if let Some(event) = s.pending.pop_front() {
+                return Some((Ok(event), s));
+            }
+            if s.ended {
+                return None;
+            }
+            match s.running.next().await {
+                Some(Event::Token { text, .. } | Event::Text(text)) if !text.is_empty() => {
+                    s.pending.push_back(data(&s.reply.text_chunk(&text)));
+                }
+                Some(Event::Done { reason, usage, .. }) => {
+                    s.pending.push_back(data(&s.reply.final_chunk(reason)));
+                    if s.include_usage {
+                        s.pending.push_back(data(&s.reply.usage_chunk(&usage)));
+                    }
+                    s.pending.push_back(SseEvent::default().data("[DONE]"));
+                    s.ended = true;
+                }
+                // Headers are sent: an error mid-stream is a last event in the error shape.
+                Some(Event::Error(e)) => {
+                    s.pending.push_back(data(&ApiError::from(e).body()));
+                    s.ended = true;
+                }
+                None => s.ended = true,
+                Some(_) => {}
+            }
+        }
+    }))
+}
+
+fn data(value: &Value) -> SseEvent {
+    SseEvent::default().data(value.to_string())
+}

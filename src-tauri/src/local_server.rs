@@ -1,0 +1,139 @@
+//! The local OpenAI-compatible server inside the app: on when Settings say so, serving whichever
+//! model is loaded, on the app's engine and caches. Its requests never touch the chat history.
+
+use std::sync::{Arc, Mutex};
+
+use confab_engine::runtime::Engine;
+use confab_server::{ModelSource, RunningServer, ServedModel, ServerOptions};
+
+use crate::model_slot::ModelSlot;
+use crate::settings::Settings;
+use crate::state::{lock, AppState};
+
+/// The engine and the model slot, as the server sees them.
+struct AppModels {
+    engine: Arc<Engine>,
+    slot: Arc<ModelSlot>,
+}
+
+impl ModelSource for AppModels {
+    fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    fn current(&self) -> Option<ServedModel> {
+        self.slot.current().map(|c| ServedModel { id: c.id, name: c.view.name, info: c.info })
+    }
+}
+
+/// What the server was started with: a change restarts it.
+#[derive(Debug, Clone, PartialEq)]
+struct Listening {
+    port: u16,
+    key: String,
+}
+
+#[derive(Default)]
+pub struct LocalServer {
+    running: tokio::sync::Mutex<Option<(RunningServer, Listening)>>,
+    /// Why the last start failed (a port in use), until the next start.
+    error: Mutex<Option<String>>,
+}
+
+/// Mirrors `ServerStatus` in ui/src/ipc.ts: for the header and the settings pane.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ServerStatus {
+    /// `http://127.0.0.1:PORT/v1` while it runs.
+    pub address: Option<String>,
+    pub active_requests: usize,
+    pub error: Option<String>,
+}
+
+impl LocalServer {
+    pub async fn status(&self) -> ServerStatus {
+        let running = self.running.lock().await;
+        ServerStatus {
+            address: running.as_ref().map(|(server, _)| format!("http://{}/v1", server.address())),
+            active_requests: running.as_ref().map_or(0, |(server, _)| server.active_requests()),
+            error: lock(&self.error).clone(),
+        }
+    }
+}
+
+/// Starts, restarts or stops the server to match `settings`. A failure to start is kept for
+/// the status (the settings themselves were valid).
+pub async fn apply(state: &AppState, settings: &Settings) {
+    let server = &state.server;
+    let mut running = server.running.lock().await;
+    let wanted = settings.server_enabled.then(|| Listening { port: settings.server_port, key: settings.server_key.clone() });
+    if running.as_ref().map(|(_, listening)| listening) == wanted.as_ref() {
+        return;
+    }
+    if let Some((old, _)) = running.take() {
+        old.stop().await;
+    }
+    *lock(&server.error) = None;
+    let Some(listening) = wanted else { return };
+    let options = ServerOptions {
+        port: listening.port,
+        api_key: Some(listening.key.clone()).filter(|k| !k.is_empty()),
+        ..ServerOptions::new(state.paths.cache_dir.join("server-media"))
+    };
+    let source = Arc::new(AppModels { engine: state.engine.clone(), slot: state.model.clone() });
+    match confab_server::start(options, source).await {
+        Ok(started) => *running = Some((started, listening)),
+        Err(e) => *lock(&server.error) = Some(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    /// A plain HTTP/1.1 exchange: the status line and the body.
+    fn request(address: &str, method: &str, path: &str, body: &str) -> (String, String) {
+        let host = address.trim_start_matches("http://").trim_end_matches("/v1");
+        let mut stream = std::net::TcpStream::connect(host).unwrap();
+        let head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(body.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        (head.lines().next().unwrap().to_string(), body.to_string())
+    }
+
+    #[test]
+    fn settings_turn_the_server_on_and_off_and_it_serves_the_loaded_model() {
+        let dir = tempfile::tempdir().unwrap();
+        tauri::async_runtime::block_on(async {
+            let state = AppState::open(confab_engine::AppPaths::under(dir.path())).await.unwrap();
+            assert_eq!(state.server.status().await.address, None, "off by default");
+            // Port 0: any free one (the settings pane asks for 1024 and up).
+            let on = Settings { server_enabled: true, server_port: 0, server_key: "k".into(), ..Settings::default() };
+            apply(&state, &on).await;
+            let status = state.server.status().await;
+            let address = status.address.clone().expect("listening");
+            assert_eq!((status.active_requests, status.error), (0, None));
+
+            let address_for_io = address.clone();
+            let answers = tokio::task::spawn_blocking(move || {
+                let health = request(&address_for_io, "GET", "/health", "");
+                let chat = request(&address_for_io, "POST", "/v1/chat/completions", r#"{"model":"m","messages":[]}"#);
+                (health, chat)
+            })
+            .await
+            .unwrap();
+            let (health, chat) = answers;
+            assert!(health.0.contains("200"), "{health:?}");
+            assert!(health.1.contains(r#""model":null"#), "no model loaded yet: {health:?}");
+            assert!(chat.0.contains("401"), "the key is asked: {chat:?}");
+            assert!(chat.1.contains("invalid_api_key"), "{chat:?}");
+
+            apply(&state, &Settings { server_enabled: false, ..on }).await;
+            assert_eq!(state.server.status().await.address, None);
+        });
+    }
+}

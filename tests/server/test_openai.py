@@ -1,0 +1,284 @@
+"""`confab serve` driven by the real `openai` Python client (pinned in scripts/setup.sh).
+
+Runs the built CLI (`cargo build -p confab-cli`) on the default model, SmolLM2-135M-Instruct,
+and on the tiny Gemma 4 fixture (which reads images and audio). Replies are kept to a few
+tokens: what is checked is the API, not the model. Every error must come in OpenAI's shape,
+and the server must still answer after each.
+
+Run: .deps/server/venv/bin/python -m unittest discover -s tests/server -v
+Environment: CONFAB_SERVER_MODEL (the default model file), CARGO_TARGET_DIR.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import urllib.error
+import urllib.request
+
+import openai
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+CONFAB = TARGET / "debug" / "confab"
+GEMMA4 = ROOT / "tests" / "reference" / "fixtures" / "tiny" / "gemma4"
+KEY = "test-key-123"
+# Small, so the oversized-body test sends little.
+BODY_LIMIT_MIB = 2
+
+
+def default_model() -> pathlib.Path:
+    """Where setup installed the default model (same rules as AppPaths::from_env)."""
+    if os.environ.get("CONFAB_SERVER_MODEL"):
+        return pathlib.Path(os.environ["CONFAB_SERVER_MODEL"])
+    manifest = json.loads((ROOT / "assets" / "default-model.json").read_text())
+    if sys.platform == "darwin":
+        models = pathlib.Path.home() / "Library" / "Application Support" / "Confab" / "models"
+    else:
+        data = os.environ.get("XDG_DATA_HOME") or str(pathlib.Path.home() / ".local" / "share")
+        models = pathlib.Path(data) / "confab" / "models"
+    return models / manifest["folder"] / manifest["file"]
+
+
+class Server:
+    """`confab serve` on a free port in a fresh CONFAB_HOME; stopped with Ctrl-C (SIGINT)."""
+
+    def __init__(self, *args: str):
+        if not CONFAB.is_file():
+            raise unittest.SkipTest(f"{CONFAB} is not built; run cargo build -p confab-cli")
+        self.home = pathlib.Path(tempfile.mkdtemp(prefix="confab-serve-"))
+        env = dict(os.environ, CONFAB_HOME=str(self.home))
+        self.log = open(self.home / "stderr.log", "w")
+        self.process = subprocess.Popen(
+            [str(CONFAB), "serve", "--port", "0", *args], env=env, stdout=subprocess.PIPE, stderr=self.log, text=True,
+        )
+        line = self.process.stdout.readline()  # printed once the model is loaded and listening
+        match = re.search(r"model `([^`]+)` at (http://\S+)", line)
+        if not match:
+            self.stop()
+            raise AssertionError(f"confab serve did not start: {line!r}\n{(self.home / 'stderr.log').read_text()}")
+        self.model, self.base_url = match.group(1), match.group(2)
+
+    def health(self) -> dict:
+        with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/health", timeout=10) as response:
+            return json.load(response)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process.stdout.close()
+        self.log.close()
+        shutil.rmtree(self.home, ignore_errors=True)
+        return self.process.returncode
+
+
+class ServerTest(unittest.TestCase):
+    server: Server
+    client: openai.OpenAI
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.server.stop()
+        assert code == 0, f"confab serve exited with {code} on Ctrl-C"
+
+    def chat(self, content, **kwargs):
+        kwargs.setdefault("max_tokens", 4)
+        kwargs.setdefault("temperature", 0)
+        return self.client.chat.completions.create(
+            model=self.server.model, messages=[{"role": "user", "content": content}], **kwargs
+        )
+
+    def assert_error_shape(self, error: openai.APIStatusError, status: int, param: str | None = None):
+        self.assert_error_body(error.status_code, error.response.json(), status, param)
+
+    def assert_error_body(self, got_status: int, body: dict, status: int, param: str | None = None):
+        self.assertEqual(got_status, status)
+        self.assertEqual(set(body), {"error"})
+        self.assertEqual(set(body["error"]), {"message", "type", "param", "code"})
+        self.assertTrue(body["error"]["message"])
+        self.assertTrue(body["error"]["type"])
+        if param is not None:
+            self.assertEqual(body["error"]["param"], param)
+
+    def assert_still_serving(self):
+        reply = self.chat("Hi", max_tokens=1)
+        self.assertEqual(len(reply.choices), 1)
+        self.assertEqual(self.server.health()["status"], "ok")
+
+
+class SmolLM2(ServerTest):
+    @classmethod
+    def setUpClass(cls):
+        model = default_model()
+        if not model.is_file():
+            raise unittest.SkipTest(f"the default model is not installed at {model}; run scripts/setup.sh")
+        cls.server = Server("--model", str(model), "--api-key", KEY, "--max-body-mib", str(BODY_LIMIT_MIB))
+        cls.client = openai.OpenAI(base_url=cls.server.base_url, api_key=KEY, max_retries=0, timeout=120)
+
+    def test_models_lists_the_served_model(self):
+        models = self.client.models.list().data
+        self.assertEqual([m.id for m in models], [self.server.model])
+        self.assertEqual(models[0].owned_by, "confab")
+
+    def test_plain_and_streamed_chat_agree(self):
+        plain = self.chat("Name a colour.", max_tokens=6)
+        text = plain.choices[0].message.content
+        self.assertTrue(text)
+        self.assertEqual(plain.choices[0].message.role, "assistant")
+        self.assertIn(plain.choices[0].finish_reason, ("stop", "length"))
+        self.assertLessEqual(plain.usage.completion_tokens, 6)
+        self.assertEqual(plain.usage.total_tokens, plain.usage.prompt_tokens + plain.usage.completion_tokens)
+
+        chunks = list(self.chat("Name a colour.", max_tokens=6, stream=True, stream_options={"include_usage": True}))
+        self.assertEqual(chunks[0].choices[0].delta.role, "assistant")
+        streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        self.assertEqual(streamed, text, "greedy: the stream says what the whole answer said")
+        finals = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+        self.assertEqual(finals, [plain.choices[0].finish_reason])
+        self.assertEqual(chunks[-1].choices, [])
+        self.assertEqual(chunks[-1].usage.completion_tokens, plain.usage.completion_tokens)
+
+    def test_completions_whole_and_streamed(self):
+        whole = self.client.completions.create(model=self.server.model, prompt="The capital of France is", max_tokens=4, temperature=0)
+        self.assertEqual(whole.object, "text_completion")
+        self.assertTrue(whole.choices[0].text)
+        self.assertEqual(whole.usage.completion_tokens, 4)
+        streamed = self.client.completions.create(model=self.server.model, prompt="The capital of France is", max_tokens=4, temperature=0, stream=True)
+        self.assertEqual("".join(c.choices[0].text for c in streamed if c.choices), whole.choices[0].text)
+
+    def test_repeated_prefix_is_reported_as_cached(self):
+        system = "You are a terse assistant for a hardware store. " * 20
+        ask = lambda q: self.client.chat.completions.create(
+            model=self.server.model, max_tokens=1, temperature=0,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": q}],
+        )
+        first = ask("Do you sell hammers?")
+        second = ask("Do you sell nails?")
+        cached = second.usage.prompt_tokens_details.cached_tokens
+        # The whole system prompt (well over 150 tokens) comes from the prefix cache.
+        self.assertGreater(cached, 150)
+        self.assertLess(cached, second.usage.prompt_tokens)
+        self.assertGreaterEqual(first.usage.prompt_tokens, 150)
+
+    def test_stop_strings_end_the_reply_before_them(self):
+        prompt = "List three fruits."
+        free = self.chat(prompt, max_tokens=8).choices[0].message.content
+        words = free.split()
+        self.assertGreaterEqual(len(words), 2, free)
+        stop = words[1]
+        stopped = self.chat(prompt, max_tokens=8, stop=[stop, "never-appears"])
+        self.assertEqual(stopped.choices[0].message.content, free[: free.index(stop)])
+        self.assertEqual(stopped.choices[0].finish_reason, "stop")
+
+    def test_closing_the_stream_cancels_the_generation(self):
+        stream = self.client.completions.create(
+            model=self.server.model, prompt="1, 2, 3, 4, 5,", max_tokens=2000, temperature=0, stream=True
+        )
+        received = 0
+        for _ in stream:
+            received += 1
+            if received == 3:
+                break
+        stream.close()
+        # 2000 tokens would take minutes here; a cancelled request ends within a step.
+        deadline = time.time() + 30
+        while self.server.health()["active_requests"] and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(self.server.health()["active_requests"], 0)
+        self.assert_still_serving()
+
+    def test_malformed_json(self):
+        request = urllib.request.Request(
+            self.server.base_url + "/chat/completions", data=b'{"model": "x", "messages": [',
+            headers={"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"},
+        )
+        with self.assertRaises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=30)
+        self.assert_error_body(caught.exception.code, json.load(caught.exception), 400)
+        self.assert_still_serving()
+
+    def test_unknown_model(self):
+        with self.assertRaises(openai.NotFoundError) as caught:
+            self.client.chat.completions.create(model="gpt-9", messages=[{"role": "user", "content": "Hi"}], max_tokens=1)
+        self.assert_error_shape(caught.exception, 404, "model")
+        self.assertEqual(caught.exception.code, "model_not_found")
+        self.assert_still_serving()
+
+    def test_negative_max_tokens(self):
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.chat("Hi", max_tokens=-5)
+        self.assert_error_shape(caught.exception, 400, "max_tokens")
+        self.assert_still_serving()
+
+    def test_oversized_body(self):
+        with self.assertRaises(openai.APIStatusError) as caught:
+            self.chat("x" * ((BODY_LIMIT_MIB << 20) + 1000))
+        self.assert_error_shape(caught.exception, 413)
+        self.assert_still_serving()
+
+    def test_image_for_a_text_only_model(self):
+        png = base64.b64encode((GEMMA4 / "media" / "gradient.png").read_bytes()).decode()
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.chat([{"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}}])
+        self.assert_error_shape(caught.exception, 400)
+        self.assertIn("does not read images", caught.exception.message)
+        self.assert_still_serving()
+
+    def test_wrong_api_key(self):
+        other = openai.OpenAI(base_url=self.server.base_url, api_key="wrong", max_retries=0)
+        with self.assertRaises(openai.AuthenticationError) as caught:
+            other.models.list()
+        self.assert_error_shape(caught.exception, 401)
+        self.assert_still_serving()
+
+
+class TinyGemma4(ServerTest):
+    """The tiny random Gemma 4 reads images and audio; its words are noise, its token counts are not."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--model", str(GEMMA4))
+        cls.client = openai.OpenAI(base_url=cls.server.base_url, api_key="unused", max_retries=0, timeout=120)
+
+    def test_image_request(self):
+        png = base64.b64encode((GEMMA4 / "media" / "gradient.png").read_bytes()).decode()
+        text_only = self.chat("What is this?", max_tokens=2)
+        with_image = self.chat(
+            [{"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}}],
+            max_tokens=2,
+        )
+        self.assertEqual(with_image.usage.completion_tokens, 2)
+        # The image's soft tokens (63 for this fixture, see media_reference.json) and its markers.
+        self.assertGreaterEqual(with_image.usage.prompt_tokens - text_only.usage.prompt_tokens, 63)
+
+    def test_audio_request(self):
+        wav = base64.b64encode((GEMMA4 / "media" / "chirp.wav").read_bytes()).decode()
+        reply = self.chat([{"type": "input_audio", "input_audio": {"data": wav, "format": "wav"}}, {"type": "text", "text": "What is this?"}], max_tokens=2)
+        self.assertEqual(reply.usage.completion_tokens, 2)
+        self.assertGreaterEqual(reply.usage.prompt_tokens, 25)
+
+    def test_an_image_that_is_not_one(self):
+        junk = base64.b64encode(b"not an image at all").decode()
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.chat([{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{junk}"}}])
+        self.assert_error_shape(caught.exception, 400)
+        self.assert_still_serving()
+
+
+if __name__ == "__main__":
+    unittest.main()

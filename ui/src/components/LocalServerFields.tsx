@@ -1,0 +1,59 @@
+export interface ServerForm {
+  server_enabled: boolean;
+  server_port: string;
+  server_key: string;
+}
+
+interface Props {
+  form: ServerForm;
+  onChange: (change: Partial<ServerForm>) => void;
+}
+
+/** The settings pane's "Local server" section: on/off, port, key. */
+export function LocalServerFields({ form, onChange }: Props) {
+  return (
+    <section>
+      <h3>Local server</h3>
+      <p className="field-hint muted">
+        An OpenAI-compatible API on this computer (127.0.0.1) for editors, agents and scripts, on the loaded model. Its requests
+        are not saved as chats.
+      </p>
+      <label className="field checkbox-field">
+        <input
+          type="checkbox"
+          data-testid="setting-server_enabled"
+          checked={form.server_enabled}
+          onChange={(event) => onChange({ server_enabled: event.target.checked })}
+        />
+        <span className="field-label">Serve the OpenAI API</span>
+      </label>
+      <div className="field-grid">
+        <label className="field">
+          <span className="field-label">Port</span>
+          <input
+            type="number"
+            min="1024"
+            max="65535"
+            step="1"
+            data-testid="setting-server_port"
+            value={form.server_port}
+            onChange={(event) => onChange({ server_port: event.target.value })}
+          />
+          <span className="field-hint muted">Base URL: http://127.0.0.1:{form.server_port || '…'}/v1</span>
+        </label>
+        <label className="field">
+          <span className="field-label">API key</span>
+          <input
+            type="password"
+            autoComplete="off"
+            placeholder="None"
+            data-testid="setting-server_key"
+            value={form.server_key}
+            onChange={(event) => onChange({ server_key: event.target.value })}
+          />
+          <span className="field-hint muted">Clients send it as a Bearer token; empty: none asked.</span>
+        </label>
+      </div>
+    </section>
+  );
+}
