@@ -1,3 +1,5 @@
+import { Field } from './Field';
+
 export interface ServerForm {
   server_enabled: boolean;
   server_port: string;
@@ -28,8 +30,7 @@ export function LocalServerFields({ form, onChange }: Props) {
         <span className="field-label">Serve the OpenAI API</span>
       </label>
       <div className="field-grid">
-        <label className="field">
-          <span className="field-label">Port</span>
+        <Field label="Port" hint={`Base URL: http://127.0.0.1:${form.server_port || '…'}/v1`}>
           <input
             type="number"
             min="1024"
@@ -39,10 +40,8 @@ export function LocalServerFields({ form, onChange }: Props) {
             value={form.server_port}
             onChange={(event) => onChange({ server_port: event.target.value })}
           />
-          <span className="field-hint muted">Base URL: http://127.0.0.1:{form.server_port || '…'}/v1</span>
-        </label>
-        <label className="field">
-          <span className="field-label">API key</span>
+        </Field>
+        <Field label="API key" hint="Clients send it as a Bearer token; empty: none asked.">
           <input
             type="password"
             autoComplete="off"
@@ -51,8 +50,7 @@ export function LocalServerFields({ form, onChange }: Props) {
             value={form.server_key}
             onChange={(event) => onChange({ server_key: event.target.value })}
           />
-          <span className="field-hint muted">Clients send it as a Bearer token; empty: none asked.</span>
-        </label>
+        </Field>
       </div>
     </section>
   );

@@ -1,8 +1,9 @@
-import { useEffect, useState, type ReactNode } from 'react';
+import { useEffect, useState } from 'react';
 import { errorMessage, getSettings, saveSettings, type Settings, type Theme } from '../ipc';
 import { ErrorBanner } from './ErrorBanner';
 import { LocalServerFields, type ServerForm } from './LocalServerFields';
 import { StatusPanel } from './StatusPanel';
+import { Field } from './Field';
 import { Icon } from './Icon';
 
 /** The numeric fields, edited as text so that a half-typed number isn't rewritten under the cursor. */
@@ -66,16 +67,6 @@ function fromForm(form: Form, base: Settings): Settings | string {
     next.seed = seed;
   }
   return next;
-}
-
-function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
-  return (
-    <label className="field">
-      <span className="field-label">{label}</span>
-      {children}
-      {hint && <span className="field-hint muted">{hint}</span>}
-    </label>
-  );
 }
 
 interface Props {
