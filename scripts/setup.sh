@@ -15,6 +15,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 say() { printf '\033[1msetup:\033[0m %s\n' "$*"; }
+# A venv holding exactly the pinned packages; made again only when the pins change.
+#   pinned_venv DIR PYTHON "VENV OPTIONS" PACKAGE...
+pinned_venv() {
+  local venv=$1 python=$2 options=$3
+  shift 3
+  local want="$*"
+  [[ "$(cat "$venv/.confab-pip" 2>/dev/null)" == "$want" ]] && return
+  say "creating $venv ($want)"
+  # shellcheck disable=SC2086 # the options are words
+  "$python" -m venv --clear $options "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "$@"
+  echo "$want" >"$venv/.confab-pip"
+}
 
 # --- 1. system packages -------------------------------------------------------------------
 APT_PACKAGES=(
@@ -87,16 +100,8 @@ if [[ "$(uname -s)" == Linux && "${CONFAB_SETUP_E2E:-1}" != 0 ]]; then
     say "installing tauri-driver $TAURI_DRIVER_VERSION"
     cargo install --quiet --root "$deps/tools" tauri-driver --version "$TAURI_DRIVER_VERSION" --locked
   fi
-  E2E_PIP=(selenium==4.40.0 Pillow==12.0.0)
-  venv=$deps/e2e/venv
-  want="${E2E_PIP[*]}"
-  if [[ "$(cat "$venv/.confab-pip" 2>/dev/null)" != "$want" ]]; then
-    say "creating the e2e venv ($want)"
-    # Debian's python3, not one on PATH from pyenv: python3-gi is installed for it.
-    /usr/bin/python3 -m venv --clear --system-site-packages "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "${E2E_PIP[@]}"
-    echo "$want" >"$venv/.confab-pip"
-  fi
+  # Debian's python3, not one on PATH from pyenv: python3-gi is installed for it.
+  pinned_venv "$deps/e2e/venv" /usr/bin/python3 --system-site-packages selenium==4.40.0 Pillow==12.0.0
 fi
 
 # --- 7. cross-check tools -------------------------------------------------------------------
@@ -110,27 +115,11 @@ if [[ "$(uname -s)" == Linux && "${CONFAB_SETUP_CROSS:-1}" != 0 ]]; then
     rustup target add aarch64-apple-darwin
   fi
   # libclang 18 for bindgen: Debian's 14 rejects arm64's __bf16 in mlx-c's half.h.
-  CROSS_PIP=(ziglang==0.15.2 cargo-zigbuild==0.24.1 libclang==18.1.1)
-  venv=$deps/cross/venv
-  want="${CROSS_PIP[*]}"
-  if [[ "$(cat "$venv/.confab-pip" 2>/dev/null)" != "$want" ]]; then
-    say "creating the cross-check venv ($want)"
-    python3 -m venv --clear "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "${CROSS_PIP[@]}"
-    echo "$want" >"$venv/.confab-pip"
-  fi
+  pinned_venv "$deps/cross/venv" python3 "" ziglang==0.15.2 cargo-zigbuild==0.24.1 libclang==18.1.1
   python3 crates/mlx-sys/fetch_mlx_wheel.py --backend metal --platform macosx_14_0_arm64 --dest "$deps/cross/mlx" >/dev/null
   python3 crates/mlx-sys/fetch_mlx_wheel.py --backend cuda-12 --platform manylinux_2_35_x86_64 --dest "$deps/cross/mlx" >/dev/null
 fi
 
 # --- 8. the local server's test client --------------------------------------------------------
 # tests/server drives `confab serve` with the real openai client, pinned.
-SERVER_PIP=(openai==3.57.0)
-venv=$deps/server/venv
-want="${SERVER_PIP[*]}"
-if [[ "$(cat "$venv/.confab-pip" 2>/dev/null)" != "$want" ]]; then
-  say "creating the server-test venv ($want)"
-  python3 -m venv --clear "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "${SERVER_PIP[@]}"
-  echo "$want" >"$venv/.confab-pip"
-fi
+pinned_venv "$deps/server/venv" python3 "" openai==3.57.0
