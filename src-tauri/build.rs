@@ -3,6 +3,7 @@ fn main() {
     // Only the commands listed here get permissions; capabilities/ grants them to windows.
     let manifest = tauri_build::AppManifest::new().commands(&[
         "runtime_info",
+        "diagnostics",
         "list_conversations",
         "create_conversation",
         "rename_conversation",

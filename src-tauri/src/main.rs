@@ -23,6 +23,8 @@ use tauri::{DragDropEvent, Manager, WebviewEvent, WindowEvent};
 use crate::state::AppState;
 
 fn main() -> ExitCode {
+    confab_log::init_app(&confab_engine::AppPaths::from_env().logs_dir());
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), "confab-app starting");
     let result = tauri::Builder::default()
         .setup(|app| {
             let paths = confab_engine::AppPaths::from_env();
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         })
         .invoke_handler(tauri::generate_handler![
             commands::runtime::runtime_info,
+            commands::runtime::diagnostics,
             commands::conversations::list_conversations,
             commands::conversations::create_conversation,
             commands::conversations::rename_conversation,
@@ -76,7 +79,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("confab-app: {e}");
+            tracing::error!("the app stopped: {e}");
             ExitCode::FAILURE
         }
     }

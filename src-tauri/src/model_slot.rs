@@ -153,7 +153,7 @@ pub fn load_at_startup(app: AppHandle, state: Arc<AppState>) {
     }
     tauri::async_runtime::spawn_blocking(move || {
         if let Err(e) = load_blocking(&app, &state, &path) {
-            eprintln!("confab-app: {e}");
+            tracing::warn!("the model did not load: {e}");
         }
     });
 }

@@ -78,7 +78,7 @@ impl Settings {
             Ok(Some(settings)) if settings.validate().is_ok() => settings,
             Ok(None) => Settings::default(),
             Ok(Some(_)) | Err(_) => {
-                eprintln!("confab-app: the saved settings were unreadable; using the defaults");
+                tracing::warn!("the saved settings were unreadable; using the defaults");
                 Settings::default()
             }
         }

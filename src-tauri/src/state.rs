@@ -42,7 +42,7 @@ impl AppState {
         })?;
         if let Ok(interrupted) = store.recover_interrupted().await {
             if !interrupted.is_empty() {
-                eprintln!("confab-app: kept {} reply(ies) interrupted by the last exit", interrupted.len());
+                tracing::warn!(replies = interrupted.len(), "kept the replies the last exit interrupted, marked interrupted");
             }
         }
         let settings = Settings::load(&store).await;

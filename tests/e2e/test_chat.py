@@ -138,6 +138,24 @@ class Chat(AppTestCase):
         self.assertEqual(app.d.title, title)
         self.assertNotEqual(app.js("return document.title"), "pwned")
 
+    def test_06_the_log_tells_each_request_without_its_text(self):
+        app = self.app
+        log_file = app.home / "logs" / "confab.log"
+        log = log_file.read_text()
+        self.assertIn("confab-app starting", log)
+        self.assertRegex(log, r"load\{path=.*\}: .*loaded architecture=llama")
+        self.assertRegex(log, r"request\{id=\d+\}: .*prefix cache (hit|miss)")
+        self.assertRegex(log, r"request\{id=\d+\}: .*done reason=")
+        # What people write never reaches the log.
+        self.assertNotIn(PARIS, log)
+        self.assertNotIn("Paris", log)
+        app.open_settings()
+        try:
+            self.assertEqual(app.text(app.wait_for("log-file")), str(log_file))
+            self.assertTrue(app.one("copy-diagnostics").is_displayed())
+        finally:
+            app.close_settings()
+
 
 if __name__ == "__main__":
     unittest.main()

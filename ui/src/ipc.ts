@@ -26,11 +26,18 @@ export interface RuntimeInfo {
     path: string;
     present: boolean;
   };
+  /** The app's current log file. */
+  log_file: string;
 }
 
 /** Which MLX the app runs on, where it keeps its files, and whether the default model is there. */
 export function runtimeInfo(): Promise<RuntimeInfo> {
   return call<RuntimeInfo>('runtime_info');
+}
+
+/** Versions, the loaded model and the log's last lines, as text for a bug report. */
+export function diagnostics(): Promise<string> {
+  return call<string>('diagnostics');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,10 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "confab", version, about = "Local, private, multimodal chat on MLX")]
 struct Cli {
+    /// More log lines on stderr: -v a line per model load and request, -vv prefill chunks and
+    /// cache lookups, -vvv every decode step. CONFAB_LOG overrides (e.g. confab_engine=debug).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -35,6 +39,9 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // A server logs a line per request by default, as other servers do.
+    let verbosity = if matches!(cli.command, Command::Serve(_)) { cli.verbose.max(1) } else { cli.verbose };
+    confab_log::init_stderr(verbosity);
     let result = match cli.command {
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Chat(args) => commands::chat::run(args),

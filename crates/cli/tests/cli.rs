@@ -91,7 +91,7 @@ fn doctor_says_what_auto_computes_with_as_the_engine_does() {
     let compute = doctor(None);
     let loaded = confab_engine::model::load(&tiny("qwen3_mlx4"), &Default::default()).unwrap();
     let kernel = confab_engine::model::layers::cpu_linear::enabled();
-    assert_eq!(compute["device"], if confab_engine::runtime::device::default_is_gpu() { "gpu" } else { "cpu" });
+    assert_eq!(compute["device"], if confab_engine::device::default_is_gpu() { "gpu" } else { "cpu" });
     assert_eq!(compute["cpu_kernel"], kernel);
     assert_eq!(compute["auto_quantized_weights"], if loaded.quantized { "packed" } else { "float32" });
     let dtype = format!("{:?}", loaded.dtype).to_lowercase();

@@ -3,6 +3,7 @@
 //! This crate knows nothing of Tauri or SQLite; the CLI and the app are its clients.
 
 pub mod cache;
+pub mod device;
 pub mod error;
 pub mod media;
 pub mod model;
@@ -16,5 +17,5 @@ pub mod text;
 pub use error::{EngineError, MediaProblem, Result};
 pub use media::{MediaInfo, MediaKind, MediaLimits};
 pub use paths::{AppPaths, DefaultModel};
-pub use runtime::device::{MlxRuntime, RuntimeError};
+pub use device::{MlxRuntime, RuntimeError};
 pub use text::{ChatMessage, ChatTemplate, StopMatcher, StopStep, StreamDecoder, Tokenizer};

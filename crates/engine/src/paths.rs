@@ -34,6 +34,11 @@ impl AppPaths {
         }
     }
 
+    /// The app's log files (see `confab_log`).
+    pub fn logs_dir(&self) -> PathBuf {
+        self.data_dir.join("logs")
+    }
+
     /// Folders other apps keep models in, that exist on this machine.
     pub fn other_model_folders(&self) -> Vec<PathBuf> {
         let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else { return vec![] };

@@ -40,7 +40,18 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .fallback(|uri: Uri| async move { ApiError::not_found(uri.path()) })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(DefaultBodyLimit::max(state.body_limit))
+        .layer(middleware::from_fn(log_request))
         .with_state(state)
+}
+
+/// A log line per HTTP request; a streamed reply's time is until its headers (the engine's
+/// own `done` line, in the request's span, has the rest).
+async fn log_request(request: HttpRequest, next: Next) -> Response {
+    let (method, path) = (request.method().clone(), request.uri().path().to_string());
+    let began = std::time::Instant::now();
+    let response = next.run(request).await;
+    tracing::info!(%method, path, status = response.status().as_u16(), ms = began.elapsed().as_millis() as u64, "http");
+    response
 }
 
 /// With a key set, every API call must carry it as `Authorization: Bearer <key>`.

@@ -10,7 +10,6 @@ use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -20,10 +19,9 @@ use tempfile::NamedTempFile;
 
 use crate::db::{begin_immediate, now_ms, Store};
 use crate::error::{Result, StoreError};
-use crate::messages::MessageId;
+use crate::ids::MessageId;
 
 /// Temporary files older than this in `attachments/tmp/` are leftovers of a crash.
-const STALE_TEMP: Duration = Duration::from_secs(3600);
 
 /// The SHA-256 of an attachment's bytes, 64 lowercase hex digits. Also the encoder cache key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -323,26 +321,6 @@ fn sync_dir(dir: &Path) {
     if let Ok(handle) = fs::File::open(dir) {
         let _ = handle.sync_all();
     }
-}
-
-/// Creates the attachments folder and clears what crashed writes left in `tmp/`.
-pub(crate) fn prepare_dir(dir: &Path) -> Result<()> {
-    let tmp = dir.join("tmp");
-    fs::create_dir_all(&tmp).map_err(|e| StoreError::io("create", &tmp, e))?;
-    let now = SystemTime::now();
-    for entry in fs::read_dir(&tmp)
-        .map_err(|e| StoreError::io("read", &tmp, e))?
-        .flatten()
-    {
-        let stale = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|modified| now.duration_since(modified).unwrap_or_default() > STALE_TEMP);
-        if stale {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
-    Ok(())
 }
 
 /// Inside a write: links `hashes` to `message` after its existing attachments.

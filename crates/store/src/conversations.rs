@@ -1,7 +1,5 @@
 //! Conversations: create, list (newest activity first, keyset-paginated), get, update, delete.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, Sqlite, Transaction};
@@ -9,20 +7,10 @@ use sqlx::{Row, Sqlite, Transaction};
 use crate::attachments;
 use crate::db::{begin_immediate, now_ms, Store};
 use crate::error::{Result, StoreError};
-use crate::messages::MessageId;
+use crate::ids::{ConversationId, MessageId};
 
 /// The largest page [`Store::list_conversations`] returns; bigger limits are clamped to it.
 pub const MAX_PAGE: u32 = 500;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ConversationId(pub i64);
-
-impl fmt::Display for ConversationId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {

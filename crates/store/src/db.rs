@@ -13,7 +13,6 @@ use sqlx::sqlite::{
 };
 use sqlx::{Connection, Sqlite, SqliteConnection, Transaction};
 
-use crate::attachments;
 use crate::error::{is_not_a_database, Result, StoreError};
 
 /// How long a statement waits for another process's write lock before failing with `Busy`.
@@ -102,7 +101,7 @@ impl Store {
             .await?;
 
         let attachments_dir = folder.join("attachments");
-        attachments::prepare_dir(&attachments_dir)?;
+        prepare_attachments_dir(&attachments_dir)?;
         Ok(Store {
             writer,
             reader,
@@ -202,6 +201,29 @@ pub(crate) fn now_ms() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
+}
+
+/// Temporary attachment files older than this are what a crashed write left.
+const STALE_TEMP: Duration = Duration::from_secs(3600);
+
+/// Creates the attachments folder and clears what crashed writes left in `tmp/`.
+fn prepare_attachments_dir(dir: &Path) -> Result<()> {
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).map_err(|e| StoreError::io("create", &tmp, e))?;
+    let now = SystemTime::now();
+    for entry in std::fs::read_dir(&tmp)
+        .map_err(|e| StoreError::io("read", &tmp, e))?
+        .flatten()
+    {
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| now.duration_since(modified).unwrap_or_default() > STALE_TEMP);
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

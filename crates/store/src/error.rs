@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::messages::{MessageId, MessageStatus};
+use crate::ids::MessageId;
 
 /// Every fallible store call returns this.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -25,7 +25,8 @@ pub enum StoreError {
     )]
     NotStreaming {
         id: MessageId,
-        status: MessageStatus,
+        /// `MessageStatus::as_str` (the status is the messages module's).
+        status: &'static str,
     },
 
     /// The file exists but is not an SQLite database, or its header is damaged.

@@ -4,6 +4,7 @@ mod attachments;
 mod conversations;
 mod db;
 mod error;
+mod ids;
 mod messages;
 mod replies;
 mod search;
@@ -11,10 +12,11 @@ mod settings;
 
 pub use attachments::{Attachment, AttachmentHash, AttachmentMeta};
 pub use conversations::{
-    Conversation, ConversationCursor, ConversationId, ConversationPage, NewConversation, MAX_PAGE,
+    Conversation, ConversationCursor, ConversationPage, NewConversation, MAX_PAGE,
 };
 pub use db::Store;
 pub use error::{Result, StoreError};
-pub use messages::{Message, MessageId, MessageStatus, ReplyStats, Role, Siblings};
+pub use ids::{ConversationId, MessageId};
+pub use messages::{Message, MessageStatus, ReplyStats, Role, Siblings};
 pub use replies::ReplyEnd;
 pub use search::{SearchHit, SnippetPart, MAX_HITS};

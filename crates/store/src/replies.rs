@@ -9,10 +9,10 @@
 use serde::{Deserialize, Serialize};
 use sqlx::{Executor, Sqlite};
 
-use crate::conversations::ConversationId;
 use crate::db::{now_ms, Store};
 use crate::error::{Result, StoreError};
-use crate::messages::{self, MessageId, MessageStatus, ReplyStats, Role};
+use crate::ids::{ConversationId, MessageId};
+use crate::messages::{self, MessageStatus, ReplyStats, Role};
 
 /// How a reply ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,7 +163,10 @@ async fn check_streaming<'e>(
         None => Err(StoreError::not_found("message", id)),
         Some(status) => match status.parse()? {
             MessageStatus::Streaming => Ok(()),
-            status => Err(StoreError::NotStreaming { id, status }),
+            status => Err(StoreError::NotStreaming {
+                id,
+                status: status.as_str(),
+            }),
         },
     }
 }

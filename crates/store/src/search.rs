@@ -7,10 +7,10 @@
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
-use crate::conversations::ConversationId;
 use crate::db::Store;
 use crate::error::Result;
-use crate::messages::{MessageId, Role};
+use crate::ids::{ConversationId, MessageId};
+use crate::messages::Role;
 
 /// Most hits one search returns; bigger limits are clamped to it.
 pub const MAX_HITS: u32 = 200;

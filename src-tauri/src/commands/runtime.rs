@@ -1,8 +1,13 @@
-//! Which MLX the app runs on, and where it keeps its files.
+//! Which MLX the app runs on, where it keeps its files, and what to paste into a bug report.
 
 use std::path::PathBuf;
 
 use confab_engine::{AppPaths, DefaultModel, MlxRuntime};
+
+use super::App;
+
+/// How much of the log "Copy diagnostics" takes.
+const DIAGNOSTIC_LINES: usize = 200;
 
 /// Mirrors `RuntimeInfo` in ui/src/ipc.ts.
 #[derive(Debug, serde::Serialize)]
@@ -10,6 +15,8 @@ pub struct RuntimeInfo {
     pub mlx: MlxRuntime,
     pub paths: AppPaths,
     pub default_model: DefaultModelStatus,
+    /// The app's current log file.
+    pub log_file: PathBuf,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -36,9 +43,35 @@ fn gather(paths: AppPaths) -> Result<RuntimeInfo, String> {
     };
     Ok(RuntimeInfo {
         mlx,
+        log_file: confab_log::log_path(&paths.logs_dir()),
         paths,
         default_model,
     })
+}
+
+/// Versions, the machine, the loaded model and the log's last lines, as plain text for a bug
+/// report. It holds no conversation text and no key: the log never has them.
+#[tauri::command]
+pub async fn diagnostics(state: App<'_>) -> Result<String, String> {
+    let mut text = format!("Confab {} on {} {}\n", env!("CARGO_PKG_VERSION"), std::env::consts::OS, std::env::consts::ARCH);
+    match MlxRuntime::probe() {
+        Ok(mlx) => text += &format!("MLX {} ({}, {})\n", mlx.version, mlx.backend, mlx.device),
+        Err(e) => text += &format!("MLX is not usable: {e}\n"),
+    }
+    match state.model.current() {
+        Some(model) => {
+            let m = &model.view;
+            text += &format!("Model: {} ({}, {}, {}, {} tokens)\n", m.path.display(), m.architecture, m.format, m.dtype, m.context_length);
+        }
+        None => text += "Model: none loaded\n",
+    }
+    let logs = state.paths.logs_dir();
+    text += &format!("Log: {}\n\n", confab_log::log_path(&logs).display());
+    for line in confab_log::tail(&logs, DIAGNOSTIC_LINES) {
+        text += &line;
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

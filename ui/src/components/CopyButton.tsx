@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 
-/** Copies `text`, and says "Copied" for a moment. */
-export function CopyButton({ text, label = 'Copy', testId }: { text: () => string; label?: string; testId: string }) {
+/** Copies `text` (which may have to be fetched first), and says "Copied" for a moment. */
+export function CopyButton({ text, label = 'Copy', testId }: { text: () => string | Promise<string>; label?: string; testId: string }) {
   const [copied, setCopied] = useState(false);
 
   useEffect(() => {
@@ -11,10 +11,12 @@ export function CopyButton({ text, label = 'Copy', testId }: { text: () => strin
   }, [copied]);
 
   const copy = () => {
-    navigator.clipboard?.writeText(text()).then(
-      () => setCopied(true),
-      () => setCopied(false),
-    );
+    Promise.resolve(text())
+      .then((value) => navigator.clipboard.writeText(value))
+      .then(
+        () => setCopied(true),
+        () => setCopied(false),
+      );
   };
 
   return (

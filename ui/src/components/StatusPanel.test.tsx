@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { StatusPanel } from './StatusPanel';
-import { runtimeInfo, type RuntimeInfo } from '../ipc';
+import { diagnostics, runtimeInfo, type RuntimeInfo } from '../ipc';
 
 vi.mock('../ipc', async (importOriginal) => ({
   ...(await importOriginal<typeof import('../ipc')>()),
   runtimeInfo: vi.fn(),
+  diagnostics: vi.fn(),
 }));
 
 const info: RuntimeInfo = {
@@ -19,6 +20,7 @@ const info: RuntimeInfo = {
   },
   paths: { data_dir: '/d', models_dir: '/d/models', cache_dir: '/c' },
   default_model: { name: 'SmolLM2-135M-Instruct', path: '/d/models/smol.gguf', present: false },
+  log_file: '/d/logs/confab.log',
 };
 
 afterEach(() => {
@@ -50,5 +52,17 @@ describe('StatusPanel', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Try again' }));
     expect(await screen.findByText('present')).toBeTruthy();
     expect(screen.queryByRole('alert')).toBeNull();
+  });
+
+  it('shows the log file and copies the diagnostics', async () => {
+    vi.mocked(runtimeInfo).mockResolvedValue(info);
+    vi.mocked(diagnostics).mockResolvedValue('Confab 0.1.0 on linux x86_64\n');
+    const writeText = vi.fn().mockResolvedValue(undefined);
+    Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
+    render(<StatusPanel />);
+    expect((await screen.findByTestId('log-file')).textContent).toBe('/d/logs/confab.log');
+    fireEvent.click(screen.getByTestId('copy-diagnostics'));
+    expect(await screen.findByText('Copied')).toBeTruthy();
+    expect(writeText).toHaveBeenCalledWith('Confab 0.1.0 on linux x86_64\n');
   });
 });

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
-import { errorMessage, runtimeInfo, type RuntimeInfo } from '../ipc';
+import { diagnostics, errorMessage, runtimeInfo, type RuntimeInfo } from '../ipc';
+import { CopyButton } from './CopyButton';
 
 type State =
   | { kind: 'loading' }
@@ -60,6 +61,13 @@ function Details({ info }: { info: RuntimeInfo }) {
           <span className="warn">missing</span>
         )}
         <div className="path">{model.path || '—'}</div>
+      </dd>
+      <dt>Log</dt>
+      <dd>
+        <div className="path" data-testid="log-file">
+          {info.log_file}
+        </div>
+        <CopyButton text={diagnostics} label="Copy diagnostics" testId="copy-diagnostics" />
       </dd>
     </dl>
   );

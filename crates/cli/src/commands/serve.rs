@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         // Scripts and tests wait for this line (with --port 0 it says which port).
         println!("confab serve: model `{name}` at http://{}/v1", server.address());
         tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
-        eprintln!("confab serve: stopping");
+        tracing::info!("stopping");
         server.stop().await;
         anyhow::Ok(())
     })?;

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use mlx_rs::Array;
 
 use crate::cache::entries::{EntryDir, Seal};
-use crate::cache::prefix::{resume_point, PrefixKey};
+use crate::cache::key::{resume_point, PrefixKey};
 use crate::model::format::Fingerprint;
 use crate::state::{Checkpoint, LayerState, SequenceState, StateKind};
 

@@ -170,7 +170,7 @@ impl<M: Manifest> EntryDir<M> {
 }
 
 fn warn(label: &str, message: String) {
-    eprintln!("confab: {label}: {message}");
+    tracing::warn!(cache = label, "{message}");
 }
 
 fn remove_files(dir: &Path, id: &str) {

@@ -4,7 +4,9 @@
 pub mod disk;
 pub mod encoder;
 pub(crate) mod entries;
+pub mod key;
 pub mod prefix;
 
 pub use encoder::{EncoderCache, EncoderKey, EncoderLookup, EncoderOptions, EncoderSource, EncoderStats};
-pub use prefix::{CheckpointResume, MediaSpan, PrefixCache, PrefixKey, PrefixOptions, Reuse, ReuseSource};
+pub use key::{MediaSpan, PrefixKey};
+pub use prefix::{CheckpointResume, PrefixCache, PrefixOptions, Reuse, ReuseSource};

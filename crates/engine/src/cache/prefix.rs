@@ -1,9 +1,7 @@
 //! The prefix ("session") cache: each finished sequence's state, kept under its identity so
 //! the next request that starts the same way prefills only what is new.
 //!
-//! Identity = model fingerprint + token ids + the content hash of every media item and where
-//! it sits (placeholder tokens look alike for different images, so tokens alone are not enough).
-//! A request takes the entry sharing the longest prefix with it, cut back to that point. State
+//! Identity is `key::PrefixKey`. A request takes the entry sharing the longest prefix with it, cut back to that point. State
 //! that cannot be cut back (rotating windows, recurrent layers) resumes instead from the
 //! latest of the entry's checkpoints at or before the shared prefix.
 
@@ -11,43 +9,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::cache::disk::DiskTier;
+use crate::cache::key::{resume_point, PrefixKey};
 use crate::state::{Checkpoint, SequenceState};
 
 /// Checkpoints kept per entry (the latest ones); each costs the non-trimmable layers' bytes.
 pub const MAX_CHECKPOINTS: usize = 16;
-
-/// A media item in a prompt: its first token position and its content hash.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct MediaSpan {
-    pub position: usize,
-    pub hash: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PrefixKey {
-    pub fingerprint: String,
-    pub tokens: Vec<u32>,
-    pub media: Vec<MediaSpan>,
-}
-
-impl PrefixKey {
-    /// How many leading positions this key shares with another of the same model: the common
-    /// token prefix, cut before the first media item whose content differs.
-    pub fn shared_len(&self, other: &PrefixKey) -> usize {
-        if self.fingerprint != other.fingerprint {
-            return 0;
-        }
-        let tokens = self.tokens.iter().zip(&other.tokens).take_while(|(a, b)| a == b).count();
-        let unmatched = |a: &[MediaSpan], b: &[MediaSpan]| -> Option<usize> {
-            a.iter().filter(|m| m.position < tokens && !b.contains(m)).map(|m| m.position).min()
-        };
-        [Some(tokens), unmatched(&self.media, &other.media), unmatched(&other.media, &self.media)]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(0)
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct PrefixOptions {
@@ -110,19 +76,6 @@ pub struct CheckpointResume {
 impl Reuse {
     pub fn none(why: &str) -> Self {
         Reuse { state: None, reused: 0, source: ReuseSource::None, declined: Some(why.into()), from_checkpoint: None, checkpoints: vec![] }
-    }
-}
-
-/// How far a cached sequence can serve a request sharing `shared` positions with it (at most
-/// `allowed(shared)`): cut back where its state allows, else the latest checkpoint before.
-/// Returns the position and, for a checkpoint resume, its index.
-pub(crate) fn resume_point(trimmable: bool, len: usize, checkpoints: &[usize], shared: usize) -> (usize, Option<usize>) {
-    if trimmable || shared == len {
-        return (shared, None);
-    }
-    match checkpoints.iter().enumerate().filter(|(_, &p)| p <= shared).max_by_key(|(_, &p)| p) {
-        Some((i, &p)) => (p, Some(i)),
-        None => (0, None),
     }
 }
 
@@ -314,6 +267,7 @@ fn resume(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::key::MediaSpan;
 
     fn key(tokens: &[u32], media: &[(usize, &str)]) -> PrefixKey {
         PrefixKey {

@@ -2,7 +2,6 @@
 //! it: the ids, and where each item's soft tokens are (the model later replaces their
 //! embeddings with the towers' outputs).
 
-use crate::cache::prefix::MediaSpan;
 use crate::media::MediaKind;
 
 /// Where one media item's soft tokens are in the prompt.
@@ -15,13 +14,6 @@ pub struct SoftTokenSpan {
     pub start: usize,
     /// Number of soft tokens.
     pub len: usize,
-}
-
-impl SoftTokenSpan {
-    /// The prefix cache's record of this item, keyed by the file's content hash.
-    pub fn media_span(&self, hash: impl Into<String>) -> MediaSpan {
-        MediaSpan { position: self.start, hash: hash.into() }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

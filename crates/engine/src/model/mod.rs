@@ -6,6 +6,7 @@ pub mod families;
 pub mod format;
 pub mod layers;
 pub mod loader;
+pub mod media_processor;
 pub mod registry;
 pub mod towers;
 pub mod weights;
@@ -18,6 +19,7 @@ use crate::state::{SequenceState, StateKind};
 use crate::error::{EngineError, Result};
 pub use config::TextConfig;
 pub use format::Format;
+pub use media_processor::MediaProcessor;
 
 /// A decoder-only language model.
 pub trait TextModel {
@@ -165,7 +167,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<LoadedModel> {
 }
 
 fn build_options(config: &TextConfig, quantized: bool, options: &LoadOptions) -> Result<BuildOptions> {
-    let on_gpu = crate::runtime::device::default_is_gpu();
+    let on_gpu = crate::device::default_is_gpu();
     crate::model::layers::cpu_linear::enable_for_device(!on_gpu);
     let checkpoint = match config.dtype.as_deref() {
         Some("bfloat16") => Dtype::Bfloat16,
@@ -179,7 +181,7 @@ fn build_options(config: &TextConfig, quantized: bool, options: &LoadOptions) ->
         DtypeChoice::Float16 => Dtype::Float16,
     };
     let dense_bytes = parameter_count(config) * dtype_bytes(dtype);
-    let budget = options.dequantize_budget.unwrap_or_else(|| crate::runtime::device::physical_memory() / 2);
+    let budget = options.dequantize_budget.unwrap_or_else(|| crate::device::physical_memory() / 2);
     // On a CPU, quantized weights are widened to float32 at load only when asked for
     // (`--dtype float32`) or when Confab's CPU kernel is missing: the kernel computes with
     // float32 activations straight from the packed weights, so `auto` keeps the checkpoint's

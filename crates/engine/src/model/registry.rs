@@ -13,7 +13,7 @@ use crate::model::config::{ConfigDefaults, TextConfig};
 use crate::model::families;
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, TextModel};
-use crate::runtime::media_processor::MediaProcessor;
+use crate::model::MediaProcessor;
 
 pub const FAMILIES: &[Family] = &[
     families::llama::FAMILY,

@@ -148,7 +148,7 @@ impl Drop for Engine {
 }
 
 fn serve(options: EngineOptions, commands: Receiver<Command>) {
-    let limit = options.mlx_cache_limit.unwrap_or((crate::runtime::device::physical_memory() / 4) as usize);
+    let limit = options.mlx_cache_limit.unwrap_or((crate::device::physical_memory() / 4) as usize);
     let _ = mlx_rs::memory::set_cache_limit(limit);
     let mut models: HashMap<ModelId, ReadyModel> = HashMap::new();
     let mut prefix = PrefixCache::new(options.prefix);
@@ -189,6 +189,7 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 }
                 Command::Unload { model } => {
                     if let Some(gone) = models.remove(&model) {
+                        tracing::info!(path = %gone.info.path.display(), "unloaded");
                         prefix.release_model(&gone.info.fingerprint);
                         if let Some(encoder) = &gone.encoder {
                             encoders.release_tower(&encoder.identity());

@@ -149,6 +149,8 @@ enum Unfed {
 /// One request being served: prefilled chunk by chunk, then one token per decode step,
 /// until it stops. Its state is its own; the scheduler batches rows' decode steps.
 pub struct Row {
+    /// The request's log span: every line about it carries its id.
+    span: tracing::Span,
     events: Sender<Event>,
     cancel: Arc<AtomicBool>,
     started: Instant,
@@ -193,6 +195,8 @@ pub fn admit(
     events: Sender<Event>,
 ) -> Result<Row> {
     let started = Instant::now();
+    let span = tracing::info_span!("request", id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed));
+    let _in_span = span.clone().entered();
     let Prepared { ids, media } = prepared;
     let context = model.config().max_position;
     let mut sampling = request.sampling.clone();
@@ -236,6 +240,10 @@ pub fn admit(
     };
     let whole = media.as_ref().map(image_ranges).unwrap_or_default();
     let ranges = split_at(chunk_ranges(reused, ids.len(), chunk, &whole), &boundaries);
+    match &reuse.declined {
+        _ if reused > 0 => tracing::info!(prompt_tokens = ids.len(), reused, source = reuse.source.as_str(), chunks = ranges.len(), "prefix cache hit"),
+        why => tracing::info!(prompt_tokens = ids.len(), chunks = ranges.len(), why = why.as_deref().unwrap_or("nothing cached"), "prefix cache miss"),
+    }
     let _ = events.send(Event::Plan(Plan {
         prompt_tokens: ids.len(),
         reused_tokens: reused,
@@ -263,6 +271,7 @@ pub fn admit(
         && sampling.presence_penalty == 0.0
         && sampling.logit_bias.is_empty();
     Ok(Row {
+        span,
         events,
         cancel,
         started,
@@ -311,15 +320,19 @@ impl Row {
     /// device when pipelined, else sampled (and streamed) now.
     pub fn prefill_chunk(&mut self, model: &ReadyModel) -> Result<()> {
         let Some(range) = self.chunks.pop_front() else { return Ok(()) };
+        let _in_span = self.span.clone().entered();
+        let began = Instant::now();
         let out = match &self.media {
             Some((m, o)) => forward_chunk(model, m, o, range.clone(), &mut self.state)?,
             None => model.model.forward(&tokens_array(&self.ids[range.clone()]), &mut self.state)?,
         };
-        self.fed.extend_from_slice(&self.ids[range]);
+        self.fed.extend_from_slice(&self.ids[range.clone()]);
         let last = self.chunks.is_empty();
         if !last {
             transforms::eval(self.state.arrays())?;
         }
+        // The last chunk is only queued here; its time shows in the first token's.
+        tracing::debug!(start = range.start, tokens = range.len(), ms = millis(began), last, "prefill chunk");
         // Also at the prompt's end: the next turn shares the prompt, and often not the reply
         // as the template writes it back.
         if let Some(checkpoints) = self.checkpoints.as_mut() {
@@ -348,7 +361,10 @@ impl Row {
 
     /// A chosen token: streamed, and checked against every reason to stop.
     fn accept(&mut self, model: &ReadyModel, token: u32) -> Result<()> {
-        self.first_token_at.get_or_insert_with(Instant::now);
+        if self.first_token_at.is_none() {
+            self.first_token_at = Some(Instant::now());
+            tracing::debug!(parent: &self.span, ms = millis(self.started), "first token");
+        }
         if !self.ignore_eos && model.eos_ids.contains(&token) {
             self.stopped = Some(StopReason::Eos);
             return Ok(());
@@ -389,6 +405,7 @@ impl Row {
     }
 
     fn send_done(&mut self) -> Result<()> {
+        let _in_span = self.span.clone().entered();
         let reason = self.stopped.unwrap_or(StopReason::Cancelled);
         let decoded = self.first_token_at.is_some();
         if decoded && reason != StopReason::StopString {
@@ -409,9 +426,13 @@ impl Row {
 
     /// Reports an error that ended the row.
     pub fn fail(self, error: EngineError) {
+        tracing::info!(parent: &self.span, "failed: {error}");
         let _ = self.events.send(Event::Error(error));
     }
 }
+
+/// Request ids, for the log.
+static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
 /// Where a decode step's tokens came from, so the next step can feed them without a copy.
 static NEXT_STEP: AtomicU64 = AtomicU64::new(1);
@@ -421,6 +442,7 @@ static NEXT_STEP: AtomicU64 = AtomicU64::new(1);
 /// and each row chooses its next token. When every row is greedy the choices stay on the
 /// device and are read after the next step is queued; otherwise they are sampled now.
 pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
+    tracing::trace!(rows = rows.len(), "decode step");
     // The tokens to feed, [B, 1]: the previous step's choices as they are when every row
     // continues from it in order, else gathered row by row.
     let whole = match rows.first().and_then(|r| r.unfed.as_ref()) {
@@ -538,6 +560,20 @@ fn finish(emit: &mut dyn FnMut(Event), done: Finished, started: Instant, first_t
         decode_tokens_per_s: decode,
         peak_memory_bytes: mlx_rs::memory::peak_memory().unwrap_or(0) as u64,
     };
+    tracing::info!(
+        reason = ?reason,
+        prompt,
+        cached,
+        generated,
+        ttft_ms = timings.time_to_first_token_ms.round(),
+        prefill_tok_s = timings.prefill_tokens_per_s.round(),
+        decode_tok_s = (timings.decode_tokens_per_s * 10.0).round() / 10.0,
+        "done"
+    );
     emit(Event::Done { reason, usage: Usage { prompt, cached, generated, state_bytes: state }, timings });
     Ok(())
+}
+
+fn millis(since: Instant) -> u64 {
+    since.elapsed().as_millis() as u64
 }

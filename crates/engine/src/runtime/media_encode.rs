@@ -9,7 +9,7 @@ use mlx_rs::Array;
 use crate::cache::{EncoderCache, EncoderKey, EncoderSource};
 use crate::error::{EngineError, Result};
 use crate::media::{decode_image, MediaKind, MediaLimits};
-use crate::runtime::media_processor::MediaProcessor;
+use crate::model::MediaProcessor;
 use crate::runtime::media_prompt::{named, MediaPrompt, PromptItem};
 use crate::runtime::request::{EncoderUse, MediaPlan};
 
@@ -40,6 +40,7 @@ impl MediaOutputs {
             }
             seen.insert((item.kind, &item.hash), i);
             let found = cache.lookup(&EncoderKey::new(tower.clone(), item.hash.clone()));
+            tracing::debug!(kind = ?item.kind, file = %item.file, source = found.source.as_str(), "encoder cache");
             uses.push(match found.source {
                 EncoderSource::Memory => EncoderUse::Memory,
                 EncoderSource::Disk => EncoderUse::Disk,
@@ -69,8 +70,10 @@ impl MediaOutputs {
             if self.uses[i] == EncoderUse::Prefix || self.outputs[i].is_some() {
                 continue;
             }
+            let began = std::time::Instant::now();
             let output = encode(item, encoder, limits)?;
             output.eval()?;
+            tracing::info!(kind = ?item.kind, file = %item.file, soft_tokens = item.span.len, ms = began.elapsed().as_millis() as u64, "tower run");
             cache.insert(EncoderKey::new(tower.clone(), item.hash.clone()), output.clone());
             for j in i..prompt.items.len() {
                 let same = prompt.items[j].kind == item.kind && prompt.items[j].hash == item.hash;

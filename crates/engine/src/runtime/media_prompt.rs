@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::cache::{MediaSpan, PrefixKey};
 use crate::error::{EngineError, MediaProblem, Result};
 use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, SoftTokenSpan};
-use crate::runtime::media_processor::MediaProcessor;
+use crate::model::MediaProcessor;
 use crate::runtime::model::ReadyModel;
 use crate::text::ChatMessage;
 
@@ -46,7 +46,7 @@ impl PromptItem {
     }
 
     pub fn media_span(&self) -> MediaSpan {
-        self.span.media_span(self.hash.clone())
+        MediaSpan { position: self.span.start, hash: self.hash.clone() }
     }
 }
 

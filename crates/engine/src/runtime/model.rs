@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{EngineError, Result};
 use crate::media::MediaKind;
-use crate::runtime::media_processor::MediaProcessor;
+use crate::model::MediaProcessor;
 use crate::model::{self, registry, Format, LoadOptions, LoadedModel, TextConfig};
 use crate::sample::SamplingParams;
 use crate::text::{ChatTemplate, Tokenizer};
@@ -55,6 +55,26 @@ impl ReadyModel {
     }
 
     pub fn load(path: &Path, options: &LoadOptions, progress: &mut dyn FnMut(LoadProgress)) -> Result<Self> {
+        let _in_span = tracing::info_span!("load", path = %path.display()).entered();
+        let began = std::time::Instant::now();
+        let ready = Self::load_unlogged(path, options, progress);
+        match &ready {
+            Ok(m) => tracing::info!(
+                architecture = %m.info.architecture,
+                format = ?m.info.format,
+                dtype = %m.info.dtype,
+                parameters = m.info.parameters,
+                vision = m.info.vision,
+                audio = m.info.audio,
+                ms = began.elapsed().as_millis() as u64,
+                "loaded"
+            ),
+            Err(e) => tracing::info!("could not load: {e}"),
+        }
+        ready
+    }
+
+    fn load_unlogged(path: &Path, options: &LoadOptions, progress: &mut dyn FnMut(LoadProgress)) -> Result<Self> {
         progress(LoadProgress { stage: "reading weights", fraction: 0.05 });
         let LoadedModel { model, path, format, fingerprint, dtype, quantized, gguf } = model::load(path, options)?;
         progress(LoadProgress { stage: "reading tokenizer", fraction: 0.9 });

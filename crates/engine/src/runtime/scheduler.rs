@@ -58,7 +58,7 @@ pub struct Scheduler {
 
 impl Scheduler {
     pub fn new(options: &BatchOptions) -> Self {
-        let budget = options.state_budget.unwrap_or((crate::runtime::device::physical_memory() / 4) as usize);
+        let budget = options.state_budget.unwrap_or((crate::device::physical_memory() / 4) as usize);
         Self { waiting: VecDeque::new(), running: vec![], max_rows: options.max_rows.unwrap_or(DEFAULT_MAX_ROWS).max(1), budget }
     }
 
@@ -84,6 +84,7 @@ impl Scheduler {
                     megabytes(self.budget)
                 ),
             );
+            tracing::warn!("refused a request: {error}");
             return drop(events.send(Event::Error(error)));
         }
         self.waiting.push_back(Waiting { model: request.model, request, prepared, cancel, events, needs });

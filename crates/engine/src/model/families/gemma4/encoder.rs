@@ -16,7 +16,7 @@ use super::processor::{
 use super::towers::Gemma4Towers;
 use crate::error::Result;
 use crate::media::{ExpandedPrompt, MediaKind, RgbImage};
-use crate::runtime::media_processor::MediaProcessor;
+use crate::model::MediaProcessor;
 use crate::text::Tokenizer;
 
 /// Gemma 4's vision and audio towers behind its processor.

@@ -15,7 +15,7 @@ use mlx_rs::Dtype;
 use crate::error::Result;
 use crate::model::config::ConfigDefaults;
 use crate::model::registry::Family;
-use crate::runtime::MediaProcessor;
+use crate::model::MediaProcessor;
 
 pub use config::Gemma4Args;
 pub use encoder::{Gemma4Encoder, MediaEncoder};
