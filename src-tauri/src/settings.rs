@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use confab_engine::defaults;
 use confab_engine::sample::SamplingParams;
 use confab_store::Store;
 
@@ -57,8 +58,8 @@ impl Default for Settings {
             max_tokens: 1024,
             seed: None,
             model_folders: Vec::new(),
-            kv_cache_memory_mb: 2048,
-            kv_cache_disk_mb: 8192,
+            kv_cache_memory_mb: defaults::PREFIX_CACHE_MEMORY_MIB as u64,
+            kv_cache_disk_mb: defaults::PREFIX_CACHE_DISK_MIB,
             theme: Theme::System,
             model_path: None,
             server_enabled: false,

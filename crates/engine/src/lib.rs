@@ -3,6 +3,7 @@
 //! This crate knows nothing of Tauri or SQLite; the CLI and the app are its clients.
 
 pub mod cache;
+pub mod defaults;
 pub mod device;
 pub mod error;
 pub mod media;

@@ -21,8 +21,6 @@ use crate::db::{begin_immediate, now_ms, Store};
 use crate::error::{Result, StoreError};
 use crate::ids::MessageId;
 
-/// Temporary files older than this in `attachments/tmp/` are leftovers of a crash.
-
 /// The SHA-256 of an attachment's bytes, 64 lowercase hex digits. Also the encoder cache key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]

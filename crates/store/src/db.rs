@@ -203,7 +203,7 @@ pub(crate) fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// Temporary attachment files older than this are what a crashed write left.
+/// Temporary files older than this in `attachments/tmp/` are leftovers of a crash.
 const STALE_TEMP: Duration = Duration::from_secs(3600);
 
 /// Creates the attachments folder and clears what crashed writes left in `tmp/`.

@@ -19,8 +19,8 @@ pub struct Args {
     /// Measured runs after one warm-up; the report is their mean.
     #[arg(long, default_value_t = 1)]
     runs: usize,
-    /// Prefill chunk size (the engine's default, 512; mlx-lm uses 2048).
-    #[arg(long, default_value_t = 512)]
+    /// Prefill chunk size (mlx-lm uses 2048).
+    #[arg(long, default_value_t = confab_engine::defaults::PREFILL_CHUNK_TOKENS)]
     chunk: usize,
     #[arg(long)]
     json: bool,

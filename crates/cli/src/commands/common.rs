@@ -7,7 +7,7 @@ use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::model::{DtypeChoice, LoadOptions};
 use confab_engine::runtime::{Engine, EngineOptions, ModelId, ModelInfo};
 use confab_engine::media::MediaItem;
-use confab_engine::{AppPaths, DefaultModel};
+use confab_engine::{defaults, AppPaths, DefaultModel};
 
 #[derive(clap::Args, Clone)]
 pub struct ModelArgs {
@@ -28,10 +28,10 @@ pub struct CacheArgs {
     #[arg(long)]
     pub no_prefix_cache: bool,
     /// Memory for conversation caches, in MiB.
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = defaults::PREFIX_CACHE_MEMORY_MIB)]
     pub prefix_cache_memory_mib: usize,
     /// Disk for conversation caches, in MiB.
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = defaults::PREFIX_CACHE_DISK_MIB)]
     pub prefix_cache_disk_mib: u64,
     /// Folder for conversation caches (default: <cache folder>/prefix).
     #[arg(long)]
@@ -40,10 +40,10 @@ pub struct CacheArgs {
     #[arg(long)]
     pub no_encoder_cache: bool,
     /// Memory for tower outputs, in MiB.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = defaults::ENCODER_CACHE_MEMORY_MIB)]
     pub encoder_cache_memory_mib: usize,
     /// Disk for tower outputs, in MiB.
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = defaults::ENCODER_CACHE_DISK_MIB)]
     pub encoder_cache_disk_mib: u64,
     /// Folder for tower outputs (default: <cache folder>/encoder).
     #[arg(long)]

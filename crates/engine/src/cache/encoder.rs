@@ -50,8 +50,8 @@ pub struct EncoderOptions {
 
 impl Default for EncoderOptions {
     fn default() -> Self {
-        // One image is typically 256–1k tokens × 1–4k dims in 16-bit: 0.5–8 MB.
-        Self { enabled: true, memory_budget: 512 << 20, disk_budget: 2 << 30, dir: None }
+        use crate::defaults::{ENCODER_CACHE_DISK_MIB, ENCODER_CACHE_MEMORY_MIB};
+        Self { enabled: true, memory_budget: ENCODER_CACHE_MEMORY_MIB << 20, disk_budget: ENCODER_CACHE_DISK_MIB << 20, dir: None }
     }
 }
 

@@ -28,7 +28,8 @@ pub struct PrefixOptions {
 
 impl Default for PrefixOptions {
     fn default() -> Self {
-        Self { enabled: true, memory_budget: 2 << 30, disk_budget: 8 << 30, dir: None }
+        use crate::defaults::{PREFIX_CACHE_DISK_MIB, PREFIX_CACHE_MEMORY_MIB};
+        Self { enabled: true, memory_budget: PREFIX_CACHE_MEMORY_MIB << 20, disk_budget: PREFIX_CACHE_DISK_MIB << 20, dir: None }
     }
 }
 

@@ -47,7 +47,7 @@ impl Prompt {
 
 impl Request {
     pub fn new(model: ModelId, prompt: Prompt, sampling: SamplingParams) -> Self {
-        Self { model, prompt, sampling, chunk_size: 512, logits_path: None, ignore_eos: false, reuse_prefix: true }
+        Self { model, prompt, sampling, chunk_size: crate::defaults::PREFILL_CHUNK_TOKENS, logits_path: None, ignore_eos: false, reuse_prefix: true }
     }
 }
 
