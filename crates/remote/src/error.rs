@@ -121,15 +121,12 @@ pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
 /// The errors below `error`, outermost first. `io::Error` hides the error it wraps from
 /// `source()`, so it is opened by hand.
 fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
-    let mut found = vec![error];
-    let mut next = error.source();
+    let mut found = Vec::new();
+    let mut next = Some(error);
     while let Some(e) = next {
         found.push(e);
         next = match e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
-            Some(inner) => {
-                found.push(inner);
-                inner.source()
-            }
+            Some(inner) => Some(inner as &(dyn StdError + 'static)),
             None => e.source(),
         };
     }

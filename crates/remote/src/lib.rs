@@ -306,7 +306,7 @@ impl ChatStream {
                 Err(e) => {
                     self.end();
                     let detail = if e.is_timeout() {
-                        format!("no data for {} s", self.read_timeout.as_secs())
+                        format!("no data for {:.1} s", self.read_timeout.as_secs_f64())
                     } else {
                         RemoteError::from_transport(&self.server, &e, Duration::ZERO).to_string()
                     };
