@@ -6,6 +6,7 @@
 
 mod error;
 mod request;
+pub mod secrets;
 mod sse;
 
 use std::sync::Once;
