@@ -27,8 +27,10 @@ pub enum SecretError {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SecretStore {
-    /// The operating system's store: the macOS Keychain or the Secret Service.
-    System,
+    /// The operating system's store: the macOS Keychain or the Secret Service. Entries are
+    /// named after the data folder too, so that two data folders (`CONFAB_HOME`, tests) never
+    /// share or overwrite each other's keys.
+    System { folder: PathBuf },
     /// A JSON file readable by the user alone.
     File(PathBuf),
 }
@@ -37,7 +39,7 @@ impl SecretStore {
     /// The system's store where there is one that answers, else the file in `folder`.
     pub fn open(folder: &Path) -> SecretStore {
         if system_store_answers() {
-            SecretStore::System
+            SecretStore::System { folder: folder.to_path_buf() }
         } else {
             tracing::info!(folder = %folder.display(), "no system keychain answers; provider keys go to a file only you can read");
             SecretStore::file(folder)
@@ -51,15 +53,15 @@ impl SecretStore {
     /// Where keys are kept, in words, for Settings and the README.
     pub fn describe(&self) -> String {
         match self {
-            SecretStore::System if cfg!(target_os = "macos") => "the macOS Keychain".into(),
-            SecretStore::System => "the Secret Service (the desktop's keyring)".into(),
+            SecretStore::System { .. } if cfg!(target_os = "macos") => "the macOS Keychain".into(),
+            SecretStore::System { .. } => "the Secret Service (the desktop's keyring)".into(),
             SecretStore::File(path) => format!("{} (readable only by you)", path.display()),
         }
     }
 
     pub fn set(&self, name: &str, secret: &str) -> Result<(), SecretError> {
         match self {
-            SecretStore::System => entry(name)
+            SecretStore::System { folder } => entry(folder, name)
                 .and_then(|e| e.set_password(secret))
                 .map_err(|e| SecretError::Keychain { action: "save", detail: e.to_string() }),
             SecretStore::File(path) => {
@@ -72,7 +74,7 @@ impl SecretStore {
 
     pub fn get(&self, name: &str) -> Result<Option<String>, SecretError> {
         match self {
-            SecretStore::System => match entry(name).and_then(|e| e.get_password()) {
+            SecretStore::System { folder } => match entry(folder, name).and_then(|e| e.get_password()) {
                 Ok(secret) => Ok(Some(secret)),
                 Err(keyring::Error::NoEntry) => Ok(None),
                 Err(e) => Err(SecretError::Keychain { action: "read", detail: e.to_string() }),
@@ -83,7 +85,7 @@ impl SecretStore {
 
     pub fn delete(&self, name: &str) -> Result<(), SecretError> {
         match self {
-            SecretStore::System => match entry(name).and_then(|e| e.delete_credential()) {
+            SecretStore::System { folder } => match entry(folder, name).and_then(|e| e.delete_credential()) {
                 Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
                 Err(e) => Err(SecretError::Keychain { action: "delete", detail: e.to_string() }),
             },
@@ -98,8 +100,9 @@ impl SecretStore {
     }
 }
 
-fn entry(name: &str) -> keyring::Result<keyring::Entry> {
-    keyring::Entry::new(SERVICE, name)
+/// The account name shown in Keychain Access / Seahorse: `provider:1 (/path/to/data)`.
+fn entry(folder: &Path, name: &str) -> keyring::Result<keyring::Entry> {
+    keyring::Entry::new(SERVICE, &format!("{name} ({})", folder.display()))
 }
 
 /// macOS always has its Keychain. On Linux the Secret Service needs a session bus and a
@@ -111,7 +114,7 @@ fn system_store_answers() -> bool {
     if !cfg!(target_os = "linux") || std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
         return false;
     }
-    match entry("confab-probe").and_then(|e| e.get_password()) {
+    match entry(Path::new("probe"), "confab-probe").and_then(|e| e.get_password()) {
         Ok(_) | Err(keyring::Error::NoEntry) => true,
         Err(e) => {
             tracing::debug!(error = %e, "the Secret Service does not answer");
