@@ -4,10 +4,13 @@ use std::path::PathBuf;
 
 use confab_engine::defaults;
 use confab_engine::sample::SamplingParams;
+use confab_remote::secrets::SecretStore;
 use confab_store::Store;
 
 /// The store's key for the whole settings object.
 const KEY: &str = "app";
+/// The secret store's name for the local server's key (kept out of the SQLite file).
+const SERVER_KEY_SECRET: &str = "local-server";
 
 /// Mirrors `Settings` in ui/src/ipc.ts. Missing fields (older files) take their defaults.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -33,7 +36,8 @@ pub struct Settings {
     /// The local OpenAI-compatible server (loopback only): off unless turned on.
     pub server_enabled: bool,
     pub server_port: u16,
-    /// Clients must send `Authorization: Bearer <key>`; empty: no key asked.
+    /// Clients must send `Authorization: Bearer <key>`; empty: no key asked. Travels to the
+    /// settings pane with the rest, but is saved in the secret store, never in SQLite.
     pub server_key: String,
 }
 
@@ -73,21 +77,42 @@ impl Default for Settings {
 const MAX_REPLY_TOKENS: u32 = 131_072;
 
 impl Settings {
-    /// Reads the saved settings; unreadable ones fall back to the defaults (and say so).
-    pub async fn load(store: &Store) -> Settings {
-        match store.setting_as::<Settings>(KEY).await {
+    /// Reads the saved settings; unreadable ones fall back to the defaults (and say so). The
+    /// server's key comes from the secret store; one that an older version left in SQLite moves
+    /// there now.
+    pub async fn load(store: &Store, secrets: &SecretStore) -> Settings {
+        let mut settings = match store.setting_as::<Settings>(KEY).await {
             Ok(Some(settings)) if settings.validate().is_ok() => settings,
             Ok(None) => Settings::default(),
             Ok(Some(_)) | Err(_) => {
                 tracing::warn!("the saved settings were unreadable; using the defaults");
                 Settings::default()
             }
+        };
+        if !settings.server_key.is_empty() {
+            if let Err(e) = settings.save(store, secrets).await {
+                tracing::warn!("could not move the local server's key out of the database: {e}");
+            }
+            return settings;
         }
+        match secrets.get(SERVER_KEY_SECRET) {
+            Ok(key) => settings.server_key = key.unwrap_or_default(),
+            Err(e) => {
+                // Without its key the server would take any client: it stays off instead.
+                tracing::warn!("{e} The local server stays off until the key can be read.");
+                settings.server_enabled = false;
+            }
+        }
+        settings
     }
 
-    pub async fn save(&self, store: &Store) -> Result<(), String> {
+    /// Checks, then saves: the key to the secret store, everything else to SQLite.
+    pub async fn save(&self, store: &Store, secrets: &SecretStore) -> Result<(), String> {
         self.validate()?;
-        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        let saved = if self.server_key.is_empty() { secrets.delete(SERVER_KEY_SECRET) } else { secrets.set(SERVER_KEY_SECRET, &self.server_key) };
+        saved.map_err(|e| e.to_string())?;
+        let without_key = Settings { server_key: String::new(), ..self.clone() };
+        let value = serde_json::to_value(&without_key).map_err(|e| e.to_string())?;
         store.set_setting(KEY, &value).await.map_err(|e| e.to_string())
     }
 
@@ -161,14 +186,51 @@ mod tests {
     #[test]
     fn saved_settings_round_trip_through_sqlite() {
         let dir = tempfile::tempdir().unwrap();
+        let secrets = SecretStore::file(dir.path());
         tauri::async_runtime::block_on(async {
             let store = Store::open(dir.path().join("confab.db")).await.unwrap();
             let mine = Settings { system_prompt: "Be brief.".into(), seed: Some(7), ..Settings::default() };
-            mine.save(&store).await.unwrap();
-            assert_eq!(Settings::load(&store).await, mine);
+            mine.save(&store, &secrets).await.unwrap();
+            assert_eq!(Settings::load(&store, &secrets).await, mine);
             let bad = Settings { top_p: 2.0, ..Settings::default() };
-            assert!(bad.save(&store).await.is_err());
-            assert_eq!(Settings::load(&store).await, mine, "a rejected save changes nothing");
+            assert!(bad.save(&store, &secrets).await.is_err());
+            assert_eq!(Settings::load(&store, &secrets).await, mine, "a rejected save changes nothing");
+        });
+    }
+
+    /// Every byte SQLite wrote for this database: the file and its write-ahead log.
+    fn database_bytes(dir: &std::path::Path) -> Vec<u8> {
+        ["confab.db", "confab.db-wal"].iter().filter_map(|f| std::fs::read(dir.join(f)).ok()).flatten().collect()
+    }
+
+    fn contains(haystack: &[u8], needle: &str) -> bool {
+        haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+    }
+
+    #[test]
+    fn the_server_key_lives_in_the_secret_store_not_in_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = SecretStore::file(dir.path());
+        let key = "srv-key-7f3a9c";
+        tauri::async_runtime::block_on(async {
+            let store = Store::open(dir.path().join("confab.db")).await.unwrap();
+            let mine = Settings { server_enabled: true, server_key: key.into(), ..Settings::default() };
+            mine.save(&store, &secrets).await.unwrap();
+            assert_eq!(Settings::load(&store, &secrets).await, mine);
+            assert!(!contains(&database_bytes(dir.path()), key), "the key is nowhere in the database file or its log");
+            assert_eq!(secrets.get(SERVER_KEY_SECRET).unwrap().as_deref(), Some(key));
+
+            // What an older version saved: the key inside the settings JSON. It moves out.
+            store.set_setting(KEY, &serde_json::to_value(&mine).unwrap()).await.unwrap();
+            secrets.delete(SERVER_KEY_SECRET).unwrap();
+            let loaded = Settings::load(&store, &secrets).await;
+            assert_eq!(loaded, mine, "still the server's key");
+            assert_eq!(secrets.get(SERVER_KEY_SECRET).unwrap().as_deref(), Some(key));
+            let row: Settings = store.setting_as(KEY).await.unwrap().unwrap();
+            assert_eq!(row.server_key, "", "moved out of the settings row");
+
+            Settings { server_key: String::new(), ..loaded }.save(&store, &secrets).await.unwrap();
+            assert_eq!(secrets.get(SERVER_KEY_SECRET).unwrap(), None, "an emptied key is deleted");
         });
     }
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::runtime::{Engine, EngineOptions};
 use confab_engine::AppPaths;
+use confab_remote::secrets::SecretStore;
 use confab_store::{ConversationId, Store};
 
 use crate::local_server::LocalServer;
@@ -25,6 +26,8 @@ pub struct AppState {
     pub model: Arc<ModelSlot>,
     pub server: LocalServer,
     pub settings: Mutex<Settings>,
+    /// Keys (the local server's) outside the SQLite file: the OS keychain, or a 0600 file.
+    pub secrets: SecretStore,
     /// The Stop switch of each conversation's reply in progress (one at a time per chat).
     pub replies: Mutex<HashMap<ConversationId, Arc<AtomicBool>>>,
     /// Files the user dropped on the window: the only paths `attach_paths` will read.
@@ -45,7 +48,8 @@ impl AppState {
                 tracing::warn!(replies = interrupted.len(), "kept the replies the last exit interrupted, marked interrupted");
             }
         }
-        let settings = Settings::load(&store).await;
+        let secrets = SecretStore::open(&paths.data_dir);
+        let settings = Settings::load(&store, &secrets).await;
         let engine = Arc::new(Engine::start(EngineOptions {
             prefix: PrefixOptions {
                 enabled: true,
@@ -64,6 +68,7 @@ impl AppState {
             model: Arc::default(),
             server: LocalServer::default(),
             settings: Mutex::new(settings),
+            secrets,
             replies: Mutex::new(HashMap::new()),
             dropped: Mutex::new(HashSet::new()),
         })

@@ -31,7 +31,7 @@ pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result
     let loaded = tauri::async_runtime::spawn_blocking(move || load_blocking(&app, &worker, &target)).await??;
     let mut settings = state.settings();
     settings.model_path = Some(path);
-    settings.save(&state.store).await?;
+    settings.save(&state.store, &state.secrets).await?;
     *crate::state::lock(&state.settings) = settings;
     Ok(loaded)
 }

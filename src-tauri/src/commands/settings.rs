@@ -15,7 +15,7 @@ pub fn get_settings(state: App<'_>) -> Settings {
 /// server follows at once (a port that cannot be opened shows in its status).
 #[tauri::command]
 pub async fn save_settings(state: App<'_>, settings: Settings) -> Result<Settings, Failure> {
-    settings.save(&state.store).await?;
+    settings.save(&state.store, &state.secrets).await?;
     *lock(&state.settings) = settings.clone();
     local_server::apply(&state, &settings).await;
     Ok(settings)
