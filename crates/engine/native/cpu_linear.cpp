@@ -31,11 +31,13 @@
 #include "mlx/primitives.h"
 
 #include "cpu_linear/loops.h"
-#include "cpu_linear/two_cores.h"
+#include "two_cores.h"
 
 namespace mx = mlx::core;
 
 namespace {
+
+using confab_cpu::over_rows;
 
 // CBLAS, found at run time in the BLAS that libmlx already loaded (OpenBLAS on Linux).
 enum { RowMajor = 101, NoTrans = 111, Trans = 112 };
