@@ -23,6 +23,10 @@ use tauri::{DragDropEvent, Manager, WebviewEvent, WindowEvent};
 use crate::state::AppState;
 
 fn main() -> ExitCode {
+    // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
+    if let Some(problem) = confab_engine::runtime::blas::run_on_the_right_blas_core() {
+        eprintln!("note: {problem}");
+    }
     let result = tauri::Builder::default()
         .setup(|app| {
             let paths = confab_engine::AppPaths::from_env();

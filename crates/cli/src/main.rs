@@ -34,6 +34,10 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
+    if let Some(problem) = confab_engine::runtime::blas::run_on_the_right_blas_core() {
+        eprintln!("note: {problem}");
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Doctor(args) => commands::doctor::run(args),

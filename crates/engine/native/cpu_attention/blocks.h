@@ -41,11 +41,24 @@ INLINE void store(float* p, Vec v) { std::memcpy(p, &v, sizeof v); }
 
 INLINE Vec splat(float x) { return Vec{} + x; }
 
+// Lane-wise `mask ? a : b` for a comparison's mask (all bits set or none), written with bit
+// operations: GCC and Clang agree on those for vector types, not on `?:`.
+INLINE Vec select(IVec mask, Vec a, Vec b) {
+  IVec ia, ib;
+  std::memcpy(&ia, &a, sizeof ia);
+  std::memcpy(&ib, &b, sizeof ib);
+  const IVec bits = (mask & ia) | (~mask & ib);
+  Vec out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
 // e^x for x ≤ 0 (scores minus their running maximum), 0 below -87 (where float32 e^x is a
 // denormal or 0; -inf marks a masked key). Cephes' expf: x = n·ln2 + r, |r| ≤ ln2/2, a degree-5
 // polynomial for e^r, 2^n from the exponent bits; within 2 ulp of the exact value.
 INLINE Vec exp_nonpositive(Vec x) {
-  const Vec clamped = x < splat(-87.0f) ? splat(-87.0f) : x;
+  const IVec tiny = x < splat(-87.0f);
+  const Vec clamped = select(tiny, splat(-87.0f), x);
   const Vec magic = splat(12582912.0f);  // 1.5·2^23: adding it rounds to an integer
   const Vec n = (clamped * splat(1.44269504088896341f) + magic) - magic;
   Vec r = clamped - n * splat(0.693359375f);
@@ -61,7 +74,7 @@ INLINE Vec exp_nonpositive(Vec x) {
   Vec two_n;
   std::memcpy(&two_n, &bits, sizeof two_n);
   const Vec y = p * two_n;
-  return x < splat(-87.0f) ? Vec{} : y;
+  return select(tiny, Vec{}, y);
 }
 
 // S[rows, kKeyBlock] = Q[rows, d] · Kt[d, kKeyBlock] for R ≤ kTileRows rows.
@@ -150,7 +163,7 @@ ATTENTION_LOOP void attend_block(const float* q, int64_t rows, int64_t d, const 
     Vec top = load(row);
     for (int c = kWidth; c < kKeyBlock; c += kWidth) {
       const Vec x = load(row + c);
-      top = x > top ? x : top;
+      top = select(x > top, x, top);
     }
     float block_max = top[0];
     for (int i = 1; i < kWidth; ++i) block_max = std::max(block_max, top[i]);

@@ -1,5 +1,6 @@
 //! The engine's native side: the thread that owns every MLX array, the requests it serves.
 
+pub mod blas;
 pub mod device;
 pub mod engine;
 pub mod generate;
