@@ -107,6 +107,40 @@ fn doctor_names_the_blas_core_and_it_is_the_one_the_cpu_calls_for() {
     assert_eq!(forced["better_core"].as_str(), better_core("Prescott", CpuLevel::detect()), "{forced}");
 }
 
+/// A CPU that OpenBLAS misdetects, simulated: a preloaded `openblas_get_corename` (found
+/// before OpenBLAS's own) names "Prescott" unless OPENBLAS_CORETYPE is set. `main` must then
+/// restart once with the core the CPU calls for, and the real OpenBLAS must run that core.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn a_misdetected_openblas_core_is_replaced_before_anything_runs() {
+    use confab_engine::runtime::blas::{better_core, CpuLevel};
+    let Some(expected) = better_core("Prescott", CpuLevel::detect()) else {
+        return; // a CPU without AVX2: Prescott's kernels are what it has
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("fake_core.c");
+    std::fs::write(
+        &source,
+        "#include <stdlib.h>\nchar* openblas_get_corename(void) { char* c = getenv(\"OPENBLAS_CORETYPE\"); return c ? c : \"Prescott\"; }\n",
+    )
+    .unwrap();
+    let shim = dir.path().join("libfake_core.so");
+    let built = Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&shim).arg(&source).status().unwrap();
+    assert!(built.success(), "cc could not build the shim");
+    let out = Command::new(env!("CARGO_BIN_EXE_confab"))
+        .args(["doctor", "--json"])
+        .env("CONFAB_HOME", dir.path())
+        .env("LD_PRELOAD", &shim)
+        .env_remove("OPENBLAS_CORETYPE")
+        .output()
+        .unwrap();
+    let blas = serde_json::from_slice::<Value>(&out.stdout).expect("doctor --json prints JSON")["blas"].clone();
+    assert_eq!(blas["core_type_env"].as_str(), Some(expected), "restarted with OPENBLAS_CORETYPE: {blas}");
+    assert_eq!(blas["core"].as_str(), Some(expected), "{blas}");
+    // OpenBLAS's own description: the real library took the core.
+    assert!(blas["config"].as_str().is_some_and(|c| c.contains(expected)), "{blas}");
+}
+
 #[test]
 fn doctor_says_what_auto_computes_with_as_the_engine_does() {
     // What doctor says about this machine (a CPU here) against what the engine does when it

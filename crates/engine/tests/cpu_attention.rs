@@ -35,9 +35,10 @@ fn mlx_attention(q: &Array, k: &Array, v: &Array, scale: f32, mask: Causal) -> A
 /// the kernel's e^x is within 2 ulp: 1e-5 absolute is ~30 float32 ulps at these magnitudes.
 const TOLERANCE: f32 = 1e-5;
 
-/// q [B, heads, L, d] and a cache-like [B, kv_heads, capacity, d] buffer of which the first
-/// `keys` positions are the keys (a strided view, as the engine's cache hands them out).
-fn case(b: i32, kv_heads: i32, group: i32, l: i32, keys: i32, d: i32, mask: Causal, seed: u64) {
+/// q [B, kv_heads × group, L, d] and a cache-like [B, kv_heads, capacity, d] buffer of which
+/// the first `keys` positions are the keys (a strided view, as the engine's cache hands them
+/// out).
+fn case(b: i32, (kv_heads, group): (i32, i32), l: i32, keys: i32, d: i32, mask: Causal, seed: u64) {
     let heads = kv_heads * group;
     // q as the engine makes it: [B, L, heads, d] transposed.
     let q = random(&[b, l, heads, d], seed).transpose_axes(&[0, 2, 1, 3]).unwrap();
@@ -65,7 +66,7 @@ fn causal_matches_mlx_for_every_group_ratio_and_head_dim() {
     for (group, d) in [(1, 64), (3, 64), (8, 64), (3, 128), (8, 128), (1, 256), (3, 256)] {
         for (i, (l, first)) in LENGTHS.into_iter().enumerate() {
             let mask = Causal { first_query: first as usize, window: None };
-            case(1, 3, group, l, first + l, d, mask, 10 * i as u64 + group as u64);
+            case(1, (3, group), l, first + l, d, mask, 10 * i as u64 + group as u64);
         }
     }
 }
@@ -75,7 +76,7 @@ fn sliding_window_matches_mlx() {
     for (group, d) in [(1, 64), (3, 128), (8, 256)] {
         for (l, first) in LENGTHS {
             for window in [1, 16, 100, 512] {
-                case(1, 2, group, l, first + l, d, Causal { first_query: first as usize, window: Some(window) }, window as u64);
+                case(1, (2, group), l, first + l, d, Causal { first_query: first as usize, window: Some(window) }, window as u64);
             }
         }
     }
@@ -84,9 +85,9 @@ fn sliding_window_matches_mlx() {
 #[test]
 fn batches_and_many_groups_match_mlx() {
     // Two sequences; eight key/value heads (no two-way key split for a decode step).
-    case(2, 2, 3, 33, 33, 64, Causal { first_query: 0, window: None }, 5);
-    case(2, 8, 2, 1, 700, 64, Causal { first_query: 699, window: None }, 6);
-    case(1, 8, 1, 130, 900, 128, Causal { first_query: 770, window: Some(300) }, 7);
+    case(2, (2, 3), 33, 33, 64, Causal { first_query: 0, window: None }, 5);
+    case(2, (8, 2), 1, 700, 64, Causal { first_query: 699, window: None }, 6);
+    case(1, (8, 1), 130, 900, 128, Causal { first_query: 770, window: Some(300) }, 7);
 }
 
 #[test]
