@@ -128,3 +128,39 @@ fn inputs_it_cannot_take_are_errors_not_crashes() {
     }
     assert!(!cpu_attention::supports(&half, &k));
 }
+
+/// Not a test: prints the kernel's and MLX's time for SmolLM2-135M's attention shapes (9 query
+/// heads over 3 key/value heads, d 64), one layer. Speed is compared, never asserted.
+/// `cargo test -p confab-engine --test cpu_attention -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn speed_against_mlx() {
+    use std::time::Instant;
+    let time = |f: &dyn Fn() -> Array| {
+        f().eval().unwrap();
+        let mut best = f64::MAX;
+        for _ in 0..3 {
+            let start = Instant::now();
+            f().eval().unwrap();
+            best = best.min(start.elapsed().as_secs_f64());
+        }
+        best * 1e3
+    };
+    // (what, queries, keys): a 512-token prefill chunk at the end of a 4,096-token prompt, a
+    // 30-token turn over a 3,000-token history, decode steps over 1,024 and 4,096 keys.
+    for (what, l, t) in [("prefill chunk", 512, 4096), ("30-token turn", 30, 3030), ("decode", 1, 1024), ("decode", 1, 4096)] {
+        let q = random(&[1, 9, l, 64], 1);
+        let k = random(&[1, 3, t, 64], 2);
+        let v = random(&[1, 3, t, 64], 3);
+        let mask = Causal { first_query: (t - l) as usize, window: None };
+        let ours = time(&|| cpu_attention::causal(&q, &k, &v, 0.125, mask).unwrap());
+        let theirs = time(&|| {
+            if l > 1 {
+                fast::scaled_dot_product_attention(&q, &k, &v, 0.125, ScaledDotProductAttentionMask::Causal, None).unwrap()
+            } else {
+                fast::scaled_dot_product_attention(&q, &k, &v, 0.125, None, None).unwrap()
+            }
+        });
+        println!("{what:>14} L {l:>4} over {t:>4} keys: kernel {ours:8.2} ms, MLX {theirs:8.2} ms ({:.1}x)", theirs / ours);
+    }
+}
