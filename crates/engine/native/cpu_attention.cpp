@@ -113,19 +113,24 @@ void run_job(const Shape& sh, const View& q, const View& k, const View& v, const
   // Rows' bounds grow with the query: the first row sees the fewest recent keys, the last the
   // fewest old ones.
   const Visible first = sc.visible[0], last = sc.visible[job.queries - 1];
+  const bool direct = rows <= kDirectRows && k.dim == 1;
   for (int64_t key0 = job.key_first; key0 <= job.key_last; key0 += kKeyBlock) {
     const int count = static_cast<int>(std::min<int64_t>(kKeyBlock, job.key_last + 1 - key0));
-    // Keys transposed into [d, kKeyBlock]: the score tile's loads are then contiguous.
-    for (int j = 0; j < count; ++j) {
-      const float* key = k.at(job.b, job.kv_head, key0 + j);
-      for (int64_t c = 0; c < d; ++c) sc.kt[c * kKeyBlock + j] = key[c * k.dim];
-    }
-    for (int64_t c = 0; c < d && count < kKeyBlock; ++c) {
-      std::fill(sc.kt.begin() + c * kKeyBlock + count, sc.kt.begin() + (c + 1) * kKeyBlock, 0.0f);
+    // Keys transposed into [d, kKeyBlock]: the score tile's loads are then contiguous. A few
+    // rows with contiguous keys read them in place instead.
+    if (!direct) {
+      for (int j = 0; j < count; ++j) {
+        const float* key = k.at(job.b, job.kv_head, key0 + j);
+        for (int64_t c = 0; c < d; ++c) sc.kt[c * kKeyBlock + j] = key[c * k.dim];
+      }
+      for (int64_t c = 0; c < d && count < kKeyBlock; ++c) {
+        std::fill(sc.kt.begin() + c * kKeyBlock + count, sc.kt.begin() + (c + 1) * kKeyBlock, 0.0f);
+      }
     }
     const bool masked = first.last < key0 + count - 1 || last.first > key0;
-    attend_block(sc.q.data(), rows, d, sc.kt.data(), v.at(job.b, job.kv_head, key0), v.pos, key0, count,
-                 sc.visible.data(), masked, sc.s.data(), sc.o.data(), sc.max.data(), sc.sum.data());
+    attend_block(sc.q.data(), rows, d, sc.kt.data(), k.at(job.b, job.kv_head, key0), k.pos,
+                 v.at(job.b, job.kv_head, key0), v.pos, key0, count, sc.visible.data(), masked, direct, sc.s.data(),
+                 sc.o.data(), sc.max.data(), sc.sum.data());
   }
   if (job.partial >= 0) {
     Partial& p = partials[job.partial];

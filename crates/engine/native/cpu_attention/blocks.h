@@ -98,6 +98,26 @@ INLINE void scores_tile(const float* q, int64_t d, const float* kt, float* s) {
   }
 }
 
+// The same for a few rows (a decode step) straight from the keys in place (rows `k_stride`
+// apart): one dot product per row and key, the key loaded once for all rows. Transposing a
+// block would cost more than these few products.
+template <int R>
+INLINE void scores_direct(const float* q, int64_t d, const float* k, int64_t k_stride, int count, float* s) {
+  for (int j = 0; j < count; ++j) {
+    const float* key = k + j * k_stride;
+    Vec acc[R] = {};
+    for (int64_t c = 0; c < d; c += kWidth) {
+      const Vec x = load(key + c);
+      for (int r = 0; r < R; ++r) acc[r] += load(q + r * d + c) * x;
+    }
+    for (int r = 0; r < R; ++r) {
+      float sum = 0.0f;
+      for (int i = 0; i < kWidth; ++i) sum += acc[r][i];
+      s[r * kKeyBlock + j] = sum;
+    }
+  }
+}
+
 // O[rows, d] += P[rows, count] · V[count, d] (V rows `v_stride` apart), R ≤ kTileRows rows.
 template <int R>
 INLINE void values_tile(const float* p, const float* v, int64_t v_stride, int count, int64_t d, float* o) {
@@ -127,18 +147,34 @@ struct Visible {
   int64_t first, last;
 };
 
+// Up to this many rows score straight from the keys (`scores_direct`), more from a transposed
+// block.
+constexpr int kDirectRows = kTileRows;
+
 // One block of keys (`count` ≤ kKeyBlock of them, from index `key0`) for `rows` query rows:
-// - q: the rows, pre-scaled, [rows, d]; kt: the keys transposed, [d, kKeyBlock], zero-padded;
+// - q: the rows, pre-scaled, [rows, d]; kt: the keys transposed, [d, kKeyBlock], zero-padded,
+//   or with `direct` (rows ≤ kDirectRows), k: the block's first key, rows `k_stride` apart;
 // - v: the block's first value row, rows `v_stride` apart;
 // - visible[r]: row r's visible keys (indices into all keys);
 // - s: scratch [rows, kKeyBlock]; o [rows, d], row_max and row_sum [rows]: the running
 //   (unnormalised) output, maximum score and sum of e^(score - maximum) per row.
 // `masked`: some row does not see all of the block (else no row's bounds are checked).
-ATTENTION_LOOP void attend_block(const float* q, int64_t rows, int64_t d, const float* kt, const float* v,
-                                 int64_t v_stride, int64_t key0, int count, const Visible* visible, bool masked,
-                                 float* s, float* o, float* row_max, float* row_sum) {
+ATTENTION_LOOP void attend_block(const float* q, int64_t rows, int64_t d, const float* kt, const float* k,
+                                 int64_t k_stride, const float* v, int64_t v_stride, int64_t key0, int count,
+                                 const Visible* visible, bool masked, bool direct, float* s, float* o,
+                                 float* row_max, float* row_sum) {
   constexpr float kMasked = -std::numeric_limits<float>::infinity();
   int64_t r = 0;
+  if (direct && rows <= kDirectRows) {
+    switch (rows) {
+      case 1: scores_direct<1>(q, d, k, k_stride, count, s); break;
+      case 2: scores_direct<2>(q, d, k, k_stride, count, s); break;
+      case 3: scores_direct<3>(q, d, k, k_stride, count, s); break;
+      case 4: scores_direct<4>(q, d, k, k_stride, count, s); break;
+      default: break;
+    }
+    r = rows;
+  }
   for (; r + kTileRows <= rows; r += kTileRows) scores_tile<kTileRows>(q + r * d, d, kt, s + r * kKeyBlock);
   switch (rows - r) {
     case 1: scores_tile<1>(q + r * d, d, kt, s + r * kKeyBlock); break;
