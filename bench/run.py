@@ -101,6 +101,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="runs per side, interleaved; the best is shown")
     parser.add_argument("--qwen3-5", action="store_true", help="add Qwen3.5-0.8B (random weights) rows")
     parser.add_argument("--only-qwen3-5", action="store_true", help="only the Qwen3.5 rows")
+    parser.add_argument("--float32-only", action="store_true", help="only the float32 rows (no other formats, no session)")
     args = parser.parse_args()
     gguf = setup()
     if args.only_qwen3_5:
@@ -109,6 +110,8 @@ def main() -> None:
     # (label, confab model, confab dtype, mlx-lm model, prompt tokens)
     lengths = [128] if args.quick else [int(n) for n in args.prompts.split(",")]
     cases = [("float32", f32, "float32", f32, n) for n in lengths]
+    if args.float32_only:
+        return table("SmolLM2-135M", cases, args.repeats)
     cases += [
         ("bf16", bf16, "bfloat16", bf16, 128),
         # Confab's default on a CPU: weights stay packed, activations float32 (mlx-lm's 4-bit

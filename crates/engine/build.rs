@@ -1,4 +1,4 @@
-//! Links libmlx (run-time paths), compiles Confab's CPU kernel for MLX (`native/`), built
+//! Links libmlx (run-time paths), compiles Confab's CPU kernels for MLX (`native/`), built
 //! against the same wheel's headers as mlx-c, and compiles libsoxr (`native/soxr`, the
 //! resampler transformers' audio loader uses).
 
@@ -10,10 +10,22 @@ fn main() {
         .cpp(true)
         .std("c++20")
         .opt_level(3)
-        .include(include)
+        .include(&include)
         .flag_if_supported("-Wno-unused-parameter")
         .file("native/cpu_linear.cpp")
         .compile("confab_cpu_linear");
+    // The attention kernel's tiles are multiply-adds: fused (one rounding each, as MLX's own
+    // matmul does through BLAS), which ISO C++ mode would otherwise forbid.
+    cc::Build::new()
+        .cpp(true)
+        .std("c++20")
+        .opt_level(3)
+        .include(&include)
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-ffp-contract=fast")
+        .flag_if_supported("-Wno-psabi")
+        .file("native/cpu_attention.cpp")
+        .compile("confab_cpu_attention");
     build_soxr();
 }
 

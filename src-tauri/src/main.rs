@@ -23,8 +23,13 @@ use tauri::{DragDropEvent, Manager, WebviewEvent, WindowEvent};
 use crate::state::AppState;
 
 fn main() -> ExitCode {
+    // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
+    let blas_note = confab_engine::blas::run_on_the_right_blas_core();
     confab_log::init_app(&confab_engine::AppPaths::from_env().logs_dir());
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "confab-app starting");
+    if let Some(note) = blas_note {
+        tracing::warn!("{note}");
+    }
     let result = tauri::Builder::default()
         .setup(|app| {
             let paths = confab_engine::AppPaths::from_env();

@@ -38,10 +38,15 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
+    let blas_note = confab_engine::blas::run_on_the_right_blas_core();
     let cli = Cli::parse();
     // A server logs a line per request by default, as other servers do.
     let verbosity = if matches!(cli.command, Command::Serve(_)) { cli.verbose.max(1) } else { cli.verbose };
     confab_log::init_stderr(verbosity);
+    if let Some(note) = blas_note {
+        tracing::warn!("{note}");
+    }
     let result = match cli.command {
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Chat(args) => commands::chat::run(args),

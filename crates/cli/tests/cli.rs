@@ -75,6 +75,73 @@ fn doctor_reports_mlx_and_fails_without_the_default_model() {
 }
 
 #[test]
+fn doctor_names_the_blas_core_and_it_is_the_one_the_cpu_calls_for() {
+    use confab_engine::blas::{better_core, CpuLevel};
+    let home = tempfile::tempdir().unwrap();
+    let doctor = |core_type: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_confab"));
+        cmd.args(["doctor", "--json"]).env("CONFAB_HOME", home.path()).env_remove("OPENBLAS_CORETYPE");
+        if let Some(core) = core_type {
+            cmd.env("OPENBLAS_CORETYPE", core);
+        }
+        let out = cmd.output().unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).expect("doctor --json prints JSON")["blas"].clone()
+    };
+    let blas = doctor(None);
+    assert!(blas["float32_gflops"].as_f64().is_some_and(|g| g > 0.0), "{blas}");
+    if !cfg!(target_os = "linux") {
+        return; // Accelerate on macOS: no core to name
+    }
+    // Linux: the wheel's BLAS is swapped for OpenBLAS (scripts/setup.sh).
+    let core = blas["core"].as_str().unwrap_or_else(|| panic!("OpenBLAS names its core: {blas}"));
+    // Whatever OpenBLAS detected, the process runs the core the CPU calls for: OpenBLAS's own
+    // choice when it is right, else the one `main` restarted with (OPENBLAS_CORETYPE set).
+    assert!(blas["better_core"].is_null(), "running {core} on a CPU that has more: {blas}");
+    if !blas["core_type_env"].is_null() {
+        assert_eq!(blas["core_type_env"].as_str().map(str::to_lowercase), Some(core.to_lowercase()));
+    }
+    // Forced to the generic core old OpenBLAS releases pick for CPUs newer than themselves:
+    // doctor reports it, keeps it (the user's setting) and says what the CPU calls for.
+    let forced = doctor(Some("Prescott"));
+    assert_eq!((forced["core"].as_str(), forced["core_type_env"].as_str()), (Some("Prescott"), Some("Prescott")), "{forced}");
+    assert_eq!(forced["better_core"].as_str(), better_core("Prescott", CpuLevel::detect()), "{forced}");
+}
+
+/// A CPU that OpenBLAS misdetects, simulated: a preloaded `openblas_get_corename` (found
+/// before OpenBLAS's own) names "Prescott" unless OPENBLAS_CORETYPE is set. `main` must then
+/// restart once with the core the CPU calls for, and the real OpenBLAS must run that core.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn a_misdetected_openblas_core_is_replaced_before_anything_runs() {
+    use confab_engine::blas::{better_core, CpuLevel};
+    let Some(expected) = better_core("Prescott", CpuLevel::detect()) else {
+        return; // a CPU without AVX2: Prescott's kernels are what it has
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("fake_core.c");
+    std::fs::write(
+        &source,
+        "#include <stdlib.h>\nchar* openblas_get_corename(void) { char* c = getenv(\"OPENBLAS_CORETYPE\"); return c ? c : \"Prescott\"; }\n",
+    )
+    .unwrap();
+    let shim = dir.path().join("libfake_core.so");
+    let built = Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&shim).arg(&source).status().unwrap();
+    assert!(built.success(), "cc could not build the shim");
+    let out = Command::new(env!("CARGO_BIN_EXE_confab"))
+        .args(["doctor", "--json"])
+        .env("CONFAB_HOME", dir.path())
+        .env("LD_PRELOAD", &shim)
+        .env_remove("OPENBLAS_CORETYPE")
+        .output()
+        .unwrap();
+    let blas = serde_json::from_slice::<Value>(&out.stdout).expect("doctor --json prints JSON")["blas"].clone();
+    assert_eq!(blas["core_type_env"].as_str(), Some(expected), "restarted with OPENBLAS_CORETYPE: {blas}");
+    assert_eq!(blas["core"].as_str(), Some(expected), "{blas}");
+    // OpenBLAS's own description: the real library took the core.
+    assert!(blas["config"].as_str().is_some_and(|c| c.contains(expected)), "{blas}");
+}
+
+#[test]
 fn doctor_says_what_auto_computes_with_as_the_engine_does() {
     // What doctor says about this machine (a CPU here) against what the engine does when it
     // loads a 4-bit model with `--dtype auto`.

@@ -31,11 +31,13 @@
 #include "mlx/primitives.h"
 
 #include "cpu_linear/loops.h"
-#include "cpu_linear/two_cores.h"
+#include "two_cores.h"
 
 namespace mx = mlx::core;
 
 namespace {
+
+using confab_cpu::over_rows;
 
 // CBLAS, found at run time in the BLAS that libmlx already loaded (OpenBLAS on Linux).
 enum { RowMajor = 101, NoTrans = 111, Trans = 112 };
@@ -407,12 +409,33 @@ void write_error(char* err, size_t len, const std::string& message) {
   std::snprintf(err, len, "%s", message.c_str());
 }
 
+void copy_text(char* out, size_t len, const char* text) {
+  if (out && len > 0) std::snprintf(out, len, "%s", text ? text : "");
+}
+
 }  // namespace
 
 extern "C" {
 
 // Whether this build can run the kernel: the BLAS entry points were found.
 int confab_cpu_linear_available() { return blas().ok() ? 1 : 0; }
+
+// The BLAS found above, for `confab doctor`: the file that provides cblas_sgemm, and, when it
+// is OpenBLAS, its core and build description (empty strings when unknown). Returns 0.
+int confab_blas_describe(char* library, size_t library_len, char* core, size_t core_len, char* config,
+                         size_t config_len) {
+  copy_text(library, library_len, "");
+  copy_text(core, core_len, "");
+  copy_text(config, config_len, "");
+  Dl_info info{};
+  if (blas().sgemm && dladdr(reinterpret_cast<void*>(blas().sgemm), &info) && info.dli_fname) {
+    copy_text(library, library_len, info.dli_fname);
+  }
+  using Text = char* (*)();
+  if (auto name = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_corename"))) copy_text(core, core_len, name());
+  if (auto text = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) copy_text(config, config_len, text());
+  return 0;
+}
 
 // *out = x · Wᵀ on the CPU stream, as a new heap-allocated mlx::core::array (what mlx-c's
 // `mlx_array.ctx` holds); arrays come in as such `ctx` pointers.

@@ -2,6 +2,7 @@
 //!
 //! This crate knows nothing of Tauri or SQLite; the CLI and the app are its clients.
 
+pub mod blas;
 pub mod cache;
 pub mod defaults;
 pub mod device;

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use confab_engine::blas::BlasInfo;
 use confab_engine::{AppPaths, DefaultModel, MlxRuntime};
 
 #[derive(clap::Args)]
@@ -17,6 +18,8 @@ pub struct Args {
 struct Report {
     mlx: MlxRuntime,
     compute: Compute,
+    /// The BLAS under MLX's CPU matmuls; none when it could not be measured (see `problems`).
+    blas: Option<BlasInfo>,
     paths: AppPaths,
     other_model_folders: Vec<PathBuf>,
     default_model: DefaultModelStatus,
@@ -108,14 +111,39 @@ fn gather() -> anyhow::Result<Report> {
             model.name, model_path.display(), model.pypi_package, model.pypi_version
         ));
     }
+    let blas = match BlasInfo::probe() {
+        Ok(blas) => Some(blas),
+        Err(e) => {
+            problems.push(format!("BLAS: a float32 matmul through MLX failed ({e}); run scripts/setup.sh"));
+            None
+        }
+    };
     Ok(Report {
         compute: Compute::probe(&mlx),
+        blas,
         other_model_folders: paths.other_model_folders(),
         default_model: DefaultModelStatus { name: model.name, path: model_path, present },
         mlx,
         paths,
         problems,
     })
+}
+
+fn print_blas(blas: &BlasInfo) {
+    let core = match (&blas.core, &blas.core_type_env) {
+        (Some(core), Some(env)) => format!("core {core} (OPENBLAS_CORETYPE={env})"),
+        (Some(core), None) => format!("core {core}"),
+        (None, _) => "not OpenBLAS".to_string(),
+    };
+    println!("BLAS           {core}; float32 matmul {:.0} GFLOP/s", blas.float32_gflops);
+    if let Some(config) = &blas.config {
+        println!("BLAS build     {config}");
+    }
+    println!("BLAS library   {}", blas.library.as_ref().map_or("(not found)".to_string(), |p| p.display().to_string()));
+    if let (Some(core), Some(better)) = (&blas.core, blas.better_core) {
+        // Only when OPENBLAS_CORETYPE holds it back: otherwise `main` restarted on `better`.
+        println!("BLAS note      the {core} kernels use less of this CPU than {better}'s: unset OPENBLAS_CORETYPE");
+    }
 }
 
 fn print_text(r: &Report) {
@@ -131,6 +159,9 @@ fn print_text(r: &Report) {
     println!("device         {}", r.compute.device);
     println!("dtype (auto)   {}", r.compute.summary);
     println!("CPU kernel     {}", if r.compute.cpu_kernel { "on (CONFAB_CPU_KERNELS=0 turns it off)" } else { "off" });
+    if let Some(blas) = &r.blas {
+        print_blas(blas);
+    }
     println!("libmlx         {}", shown(&r.mlx.library));
     if cfg!(target_os = "macos") {
         println!("metallib       {}", shown(&r.mlx.metallib));

@@ -8,6 +8,7 @@ use mlx_rs::{ops, Array};
 
 use crate::state::{LayerState, StateKind};
 use crate::error::Result;
+use crate::model::layers::cpu_attention::{self, Causal};
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 
 pub struct Attention {
@@ -116,27 +117,12 @@ impl Attention {
             KvSource::Shared { keys, values, offset, start } => (offset, keys.clone(), values.clone(), start),
         };
         let q = self.rope.forward(&heads(q, self.num_heads, &self.q_norm)?, offset)?;
-        let attend = |keys: &Array, values: &Array, mask: ScaledDotProductAttentionMask| {
-            fast::scaled_dot_product_attention(&q, keys, values, self.scale, mask, None)
-        };
-        let held = keys.dim(2) as usize;
-        let out = match (mask, self.window) {
-            (Some(mask), _) => attend(&keys, &values, ScaledDotProductAttentionMask::Array(&mask(offset, start)?))?,
-            (None, Some(window)) if offset + l as usize > start + window => {
-                if l == 1 {
-                    // Decoding: the window is simply the last `window` keys.
-                    let from = (held - window) as i32;
-                    let k = keys.index((.., .., from.., ..));
-                    let v = values.index((.., .., from.., ..));
-                    fast::scaled_dot_product_attention(&q, &k, &v, self.scale, None, None)?
-                } else {
-                    let mask = sliding_causal_mask(offset, l as usize, window, start)?;
-                    attend(&keys, &values, ScaledDotProductAttentionMask::Array(&mask))?
-                }
+        let out = match mask {
+            Some(mask) => {
+                let mask = mask(offset, start)?;
+                fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, ScaledDotProductAttentionMask::Array(&mask), None)?
             }
-            // Every held key is within the window: plain causal attention.
-            _ if l > 1 => attend(&keys, &values, ScaledDotProductAttentionMask::Causal)?,
-            _ => fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, None, None)?,
+            None => cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset - start, window: self.window })?,
         };
         let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, (self.num_heads * self.head_dim) as i32])?;
         Ok((out, Attended { keys, values, start }))

@@ -4,7 +4,8 @@
 //! every format keeps its stored size in memory.
 //!
 //! On by default when the engine runs on the CPU (`enable_for_device`); MLX's own matmul
-//! everywhere else. `CONFAB_CPU_KERNELS=0` turns it off, to compare.
+//! everywhere else. `CONFAB_CPU_KERNELS=0` turns it off, to compare (and the attention
+//! kernel, `cpu_attention`, which this switch also governs).
 
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,6 +42,7 @@ pub fn enable_for_device(cpu: bool) {
     // SAFETY: looks two symbols up once; no arguments.
     let available = unsafe { confab_cpu_linear_available() } == 1;
     ENABLED.store(cpu && allowed && available, Ordering::Relaxed);
+    super::cpu_attention::enable(cpu && allowed);
 }
 
 pub fn enabled() -> bool {

@@ -4,6 +4,7 @@ pub mod attention;
 pub mod axial_rope;
 pub mod causal_conv;
 pub mod clipped;
+pub mod cpu_attention;
 pub mod cpu_linear;
 pub mod embedding;
 pub mod gated_delta;

@@ -2,11 +2,11 @@
 //! gate of the same size; after grouped-query attention (per-head q/k norms, partial RoPE) the
 //! output is scaled by `sigmoid(gate)` before o_proj.
 
-use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::{nn, ops, Array};
 
 use crate::error::{EngineError, Result};
 use crate::model::config::RopeConfig;
+use crate::model::layers::cpu_attention::{self, Causal};
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 use crate::model::loader::LayerLoader;
 use crate::state::LayerState;
@@ -79,11 +79,7 @@ impl GatedAttention {
         let q = self.rope.forward(&q, offset)?;
         let k = self.rope.forward(&k, offset)?;
         let (keys, values) = cache.append(k, v)?;
-        let out = if l > 1 {
-            fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, ScaledDotProductAttentionMask::Causal, None)?
-        } else {
-            fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, None, None)?
-        };
+        let out = cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset, window: None })?;
         let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?;
         let gated = ops::multiply(&out, &nn::sigmoid(&gate.reshape(&[b, l, h * d])?)?)?;
         self.o_proj.forward(&gated)

@@ -1,4 +1,5 @@
-// Two cores for cpu_linear.cpp's own loops (included there only).
+// Two cores for the CPU kernels' own loops (cpu_linear.cpp, cpu_attention.cpp). One helper
+// thread for the process: the class lives in a named namespace so both files share it.
 #pragma once
 
 #include <atomic>
@@ -8,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-namespace {
+namespace confab_cpu {
 
 // A second core for the loops above. BLAS calls bring their own threads; Confab's own loops
 // split their rows with one helper thread, which spins briefly after each job because decode
@@ -83,4 +84,4 @@ void over_rows(int64_t rows, int64_t work_per_row, F&& f) {
   }
 }
 
-}  // namespace
+}  // namespace confab_cpu

@@ -1,0 +1,313 @@
+// Confab's attention for MLX's CPU device: softmax(q·kᵀ·scale + mask)·v, float32.
+//
+// Why it exists: on a CPU, MLX's scaled_dot_product_attention falls back to plain ops: it
+// repeats the keys and values of grouped-query heads, materialises the [L, T] scores (and a
+// mask array for sliding windows), and runs three passes over them. Here the keys and values
+// are read in place from the cache (any strides, the heads of a group sharing one read), the
+// causal and sliding-window masks are bounds computed per row, and the work goes a block at a
+// time, flash-attention style: for a block of query rows (all heads of a group at once) and a
+// block of 64 keys, scores by a register-tiled product, an online softmax (running maximum and
+// sum), then the weighted values added into the running output. A prefill chunk and a 30-token
+// turn over a long cache run as matmul-like tiles; a decode step splits its keys over two cores.
+//
+// The math is MLX's (q scaled first, float32 throughout, softmax with the maximum subtracted);
+// the sums run in another order, so results agree to float32 rounding (tests/cpu_attention.rs).
+//
+// The C entry point builds a graph node (a Primitive) on the CPU stream, like cpu_linear.cpp.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mlx/allocator.h"
+#include "mlx/array.h"
+#include "mlx/backend/cpu/encoder.h"
+#include "mlx/ops.h"
+#include "mlx/primitives.h"
+
+#include "cpu_attention/blocks.h"
+#include "two_cores.h"
+
+namespace mx = mlx::core;
+
+namespace {
+
+using confab_cpu::over_rows;
+
+// Query rows per block (the heads of a group times consecutive queries), so a block's scores
+// and output stay in L2 and each key block is transposed once for many rows.
+constexpr int64_t kQueryRows = 64;
+
+// A decode step (one query block per group) over at least this many keys splits them in two,
+// so both cores work when there are fewer groups than that.
+constexpr int64_t kSplitKeys = 512;
+
+// An array's data and element strides, as [batch, heads, positions, dim].
+struct View {
+  const float* data;
+  int64_t batch, head, pos, dim;
+  const float* at(int64_t b, int64_t h, int64_t p) const { return data + b * batch + h * head + p * pos; }
+};
+
+View view(const mx::array& a) { return {a.data<float>(), a.strides(0), a.strides(1), a.strides(2), a.strides(3)}; }
+
+struct Shape {
+  int64_t batch, heads, kv_heads, queries, keys, d;
+  float scale;
+  bool causal;
+  int64_t first_query;  // position of query 0 among the keys (key i is at position i)
+  int64_t window;       // 0: none; else a query at p sees keys p - window + 1 ..= p
+  int64_t group() const { return heads / kv_heads; }
+  int64_t block_queries() const { return std::max<int64_t>(1, kQueryRows / group()); }
+  Visible visible(int64_t query) const {
+    const int64_t p = first_query + query;
+    return {window > 0 ? std::max<int64_t>(0, p - window + 1) : 0, causal ? std::min(keys - 1, p) : keys - 1};
+  }
+};
+
+// One unit of work: a group's block of queries, against the keys it sees or a part of them.
+struct Job {
+  int64_t b, kv_head, query0, queries, key_first, key_last;  // keys [key_first, key_last]
+  int partial = -1;  // where a part's results go to be merged; -1: the whole block, written out
+};
+
+// What one part of the keys gave each row: unnormalised output, maximum, sum.
+struct Partial {
+  std::vector<float> out, max, sum;
+};
+
+struct Scratch {
+  std::vector<float> q, kt, s, o, max, sum;
+  std::vector<Visible> visible;
+  Scratch(int64_t rows, int64_t d)
+      : q(rows * d), kt(d * kKeyBlock), s(rows * kKeyBlock), o(rows * d), max(rows), sum(rows), visible(rows) {}
+};
+
+// Where row (g, i) of a job goes in the output [B, L, heads, d].
+float* out_row(const Shape& sh, const Job& job, int64_t g, int64_t i, float* out) {
+  return out + ((job.b * sh.queries + job.query0 + i) * sh.heads + job.kv_head * sh.group() + g) * sh.d;
+}
+
+// Runs one job; rows are ordered head-major (row = g · queries + i). A whole block's rows are
+// normalised into `out`; a part's go to `partials[job.partial]`.
+void run_job(const Shape& sh, const View& q, const View& k, const View& v, const Job& job, Scratch& sc,
+             std::vector<Partial>& partials, float* out) {
+  const int64_t group = sh.group(), d = sh.d, rows = group * job.queries;
+  for (int64_t g = 0; g < group; ++g) {
+    for (int64_t i = 0; i < job.queries; ++i) {
+      const int64_t row = g * job.queries + i;
+      const float* src = q.at(job.b, job.kv_head * group + g, job.query0 + i);
+      float* dst = sc.q.data() + row * d;
+      for (int64_t c = 0; c < d; ++c) dst[c] = src[c * q.dim] * sh.scale;
+      sc.visible[row] = sh.visible(job.query0 + i);
+    }
+  }
+  std::fill(sc.o.begin(), sc.o.begin() + rows * d, 0.0f);
+  std::fill(sc.max.begin(), sc.max.begin() + rows, -std::numeric_limits<float>::infinity());
+  std::fill(sc.sum.begin(), sc.sum.begin() + rows, 0.0f);
+  // Rows' bounds grow with the query: the first row sees the fewest recent keys, the last the
+  // fewest old ones.
+  const Visible first = sc.visible[0], last = sc.visible[job.queries - 1];
+  const bool direct = rows <= kDirectRows && k.dim == 1;
+  for (int64_t key0 = job.key_first; key0 <= job.key_last; key0 += kKeyBlock) {
+    const int count = static_cast<int>(std::min<int64_t>(kKeyBlock, job.key_last + 1 - key0));
+    // Keys transposed into [d, kKeyBlock]: the score tile's loads are then contiguous. A few
+    // rows with contiguous keys read them in place instead.
+    if (!direct) {
+      for (int j = 0; j < count; ++j) {
+        const float* key = k.at(job.b, job.kv_head, key0 + j);
+        for (int64_t c = 0; c < d; ++c) sc.kt[c * kKeyBlock + j] = key[c * k.dim];
+      }
+      for (int64_t c = 0; c < d && count < kKeyBlock; ++c) {
+        std::fill(sc.kt.begin() + c * kKeyBlock + count, sc.kt.begin() + (c + 1) * kKeyBlock, 0.0f);
+      }
+    }
+    const bool masked = first.last < key0 + count - 1 || last.first > key0;
+    attend_block(sc.q.data(), rows, d, sc.kt.data(), k.at(job.b, job.kv_head, key0), k.pos,
+                 v.at(job.b, job.kv_head, key0), v.pos, key0, count, sc.visible.data(), masked, direct, sc.s.data(),
+                 sc.o.data(), sc.max.data(), sc.sum.data());
+  }
+  if (job.partial >= 0) {
+    Partial& p = partials[job.partial];
+    p.out.assign(sc.o.begin(), sc.o.begin() + rows * d);
+    p.max.assign(sc.max.begin(), sc.max.begin() + rows);
+    p.sum.assign(sc.sum.begin(), sc.sum.begin() + rows);
+    return;
+  }
+  for (int64_t g = 0; g < group; ++g) {
+    for (int64_t i = 0; i < job.queries; ++i) {
+      const int64_t row = g * job.queries + i;
+      const float inv = sc.sum[row] > 0.0f ? 1.0f / sc.sum[row] : 0.0f;
+      const float* src = sc.o.data() + row * d;
+      float* dst = out_row(sh, job, g, i, out);
+      for (int64_t c = 0; c < d; ++c) dst[c] = src[c] * inv;
+    }
+  }
+}
+
+// The jobs for the whole call: per batch row, group and block of queries, the keys the block
+// sees; a decode step over a long cache with fewer than four groups splits them in two
+// (partials 2n and 2n + 1 of the n-th split block). Ordered so that the two halves of the list
+// (one per core) cost about the same: causal blocks grow with their position, so the list
+// alternates cheapest and dearest.
+std::vector<Job> plan(const Shape& sh) {
+  std::vector<Job> jobs;
+  const int64_t block = sh.block_queries();
+  const int64_t blocks = (sh.queries + block - 1) / block;
+  int partials = 0;
+  for (int64_t qb = 0; qb < blocks; ++qb) {
+    for (int64_t b = 0; b < sh.batch; ++b) {
+      for (int64_t h = 0; h < sh.kv_heads; ++h) {
+        const int64_t query0 = qb * block, n = std::min(block, sh.queries - query0);
+        const int64_t key_first = sh.visible(query0).first, key_last = sh.visible(query0 + n - 1).last;
+        const int64_t keys = key_last - key_first + 1;
+        const bool split = blocks == 1 && keys >= kSplitKeys && sh.batch * sh.kv_heads < 4;
+        if (!split) {
+          jobs.push_back({b, h, query0, n, key_first, key_last});
+          continue;
+        }
+        const int64_t half = (keys / 2 + kKeyBlock - 1) / kKeyBlock * kKeyBlock;
+        jobs.push_back({b, h, query0, n, key_first, key_first + half - 1, partials++});
+        jobs.push_back({b, h, query0, n, key_first + half, key_last, partials++});
+      }
+    }
+  }
+  std::vector<Job> ordered;
+  ordered.reserve(jobs.size());
+  for (size_t lo = 0, hi = jobs.size(); lo < hi;) {
+    ordered.push_back(jobs[lo++]);
+    if (lo < hi) ordered.push_back(jobs[--hi]);
+  }
+  return ordered;
+}
+
+// The split blocks' two parts merged by their maxima, normalised into `out`.
+void merge(const Shape& sh, const std::vector<Job>& jobs, const std::vector<Partial>& partials, float* out) {
+  const int64_t group = sh.group(), d = sh.d;
+  for (const Job& job : jobs) {
+    if (job.partial < 0 || job.partial % 2 != 0) continue;
+    const Partial &a = partials[job.partial], &b = partials[job.partial + 1];
+    for (int64_t g = 0; g < group; ++g) {
+      for (int64_t i = 0; i < job.queries; ++i) {
+        const int64_t row = g * job.queries + i;
+        const float m = std::max(a.max[row], b.max[row]);
+        const float wa = a.sum[row] > 0.0f ? std::exp(a.max[row] - m) : 0.0f;
+        const float wb = b.sum[row] > 0.0f ? std::exp(b.max[row] - m) : 0.0f;
+        const float sum = a.sum[row] * wa + b.sum[row] * wb;
+        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+        const float *x = a.out.data() + row * d, *y = b.out.data() + row * d;
+        float* dst = out_row(sh, job, g, i, out);
+        for (int64_t c = 0; c < d; ++c) dst[c] = (x[c] * wa + y[c] * wb) * inv;
+      }
+    }
+  }
+}
+
+// Values are read a row at a time: a value array whose last axis is not contiguous is copied
+// first (the engine's caches never are: this is for other callers).
+View contiguous_values(const mx::array& v, std::vector<float>& copy) {
+  View from = view(v);
+  if (from.dim == 1) return from;
+  const int64_t b = v.shape(0), h = v.shape(1), t = v.shape(2), d = v.shape(3);
+  copy.resize(b * h * t * d);
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t j = 0; j < h; ++j)
+      for (int64_t p = 0; p < t; ++p)
+        for (int64_t c = 0; c < d; ++c) copy[((i * h + j) * t + p) * d + c] = from.at(i, j, p)[c * from.dim];
+  return {copy.data(), h * t * d, t * d, d, 1};
+}
+
+void attention(const Shape& sh, const mx::array& q, const mx::array& k, const mx::array& v, float* out) {
+  std::vector<float> v_copy;
+  const View qv = view(q), kv = view(k), vv = contiguous_values(v, v_copy);
+  const std::vector<Job> jobs = plan(sh);
+  const int64_t max_rows = sh.group() * std::min(sh.block_queries(), sh.queries);
+  std::vector<Partial> partials(jobs.size());
+  const int64_t work = max_rows * sh.d * std::max<int64_t>(1, sh.keys / static_cast<int64_t>(jobs.size()));
+  over_rows(static_cast<int64_t>(jobs.size()), work, [&](int64_t begin, int64_t end) {
+    Scratch scratch(max_rows, sh.d);
+    for (int64_t i = begin; i < end; ++i) run_job(sh, qv, kv, vv, jobs[i], scratch, partials, out);
+  });
+  merge(sh, jobs, partials, out);
+}
+
+class CpuAttention : public mx::Primitive {
+ public:
+  CpuAttention(mx::Stream stream, float scale, bool causal, int64_t first_query, int64_t window)
+      : mx::Primitive(stream), scale_(scale), causal_(causal), first_query_(first_query), window_(window) {}
+
+  void eval_gpu(const std::vector<mx::array>&, std::vector<mx::array>&) override {
+    throw std::runtime_error("confab cpu_attention runs on the CPU device only");
+  }
+
+  const char* name() const override { return "ConfabCpuAttention"; }
+
+  bool is_equivalent(const mx::Primitive& other) const override {
+    auto o = dynamic_cast<const CpuAttention*>(&other);
+    return o && o->scale_ == scale_ && o->causal_ == causal_ && o->first_query_ == first_query_ && o->window_ == window_;
+  }
+
+  void eval_cpu(const std::vector<mx::array>& inputs, std::vector<mx::array>& outputs) override {
+    mx::array& y = outputs[0];
+    y.set_data(mx::allocator::malloc(y.nbytes()));
+    const mx::array &q = inputs[0], &k = inputs[1], &v = inputs[2];
+    Shape sh{q.shape(0), q.shape(1), k.shape(1), q.shape(2), k.shape(2), q.shape(3),
+             scale_,     causal_,    first_query_, window_};
+    auto& encoder = mx::cpu::get_command_encoder(stream());
+    for (auto& in : inputs) encoder.set_input_array(in);
+    encoder.set_output_array(y);
+    encoder.dispatch([q = mx::array::unsafe_weak_copy(q), k = mx::array::unsafe_weak_copy(k), v = mx::array::unsafe_weak_copy(v),
+                      y = mx::array::unsafe_weak_copy(y), sh]() mutable { attention(sh, q, k, v, y.data<float>()); });
+  }
+
+ private:
+  float scale_;
+  bool causal_;
+  int64_t first_query_, window_;
+};
+
+void write_error(char* err, size_t len, const std::string& message) {
+  if (!err || len == 0) return;
+  std::snprintf(err, len, "%s", message.c_str());
+}
+
+}  // namespace
+
+extern "C" {
+
+// *out = softmax(q · kᵀ · scale + mask) · v on the CPU stream, as a new heap-allocated
+// mlx::core::array (what mlx-c's `mlx_array.ctx` holds); arrays come in as such `ctx` pointers.
+// q [B, heads, L, d], k and v [B, kv_heads, T, d], float32, heads a multiple of kv_heads, d a
+// multiple of 16. Query i is at position first_query + i among the keys: with `causal` it sees
+// keys up to there, and with window > 0 only the last `window` of those. The result is
+// [B, heads, L, d] (a transposed view of a [B, L, heads, d] buffer: the layout the output
+// projection reads). Returns 0, or 1 with a message in `err`.
+int confab_cpu_attention(void** out, void* q_ctx, void* k_ctx, void* v_ctx, float scale, int causal,
+                         int64_t first_query, int64_t window, char* err, size_t err_len) {
+  try {
+    const auto& q = *static_cast<mx::array*>(q_ctx);
+    const auto& k = *static_cast<mx::array*>(k_ctx);
+    const auto& v = *static_cast<mx::array*>(v_ctx);
+    if (q.ndim() != 4 || k.ndim() != 4 || v.shape() != k.shape()) throw std::invalid_argument("q must be [B, heads, L, d], k and v [B, kv_heads, T, d]");
+    if (q.dtype() != mx::float32 || k.dtype() != mx::float32 || v.dtype() != mx::float32) throw std::invalid_argument("float32 only");
+    const int b = q.shape(0), heads = q.shape(1), l = q.shape(2), d = q.shape(3);
+    if (k.shape(0) != b || k.shape(3) != d || heads % k.shape(1) != 0) throw std::invalid_argument("q, k and v do not agree");
+    if (d % (2 * kWidth) != 0) throw std::invalid_argument("head dim must be a multiple of 16");
+    if (first_query < 0 || window < 0 || (window > 0 && !causal)) throw std::invalid_argument("bad mask");
+    auto s = mx::default_stream(mx::Device::cpu);
+    auto y = mx::array({b, l, heads, d}, mx::float32, std::make_shared<CpuAttention>(s, scale, causal != 0, first_query, window),
+                       {q, k, v});
+    *out = new mx::array(mx::transpose(y, {0, 2, 1, 3}, s));
+    return 0;
+  } catch (const std::exception& e) {
+    write_error(err, err_len, e.what());
+    return 1;
+  }
+}
+
+}  // extern "C"
