@@ -4,7 +4,7 @@
 //! and without a sliding window; keys and values read through the strides of a larger cache
 //! buffer. The fidelity tests then hold whole models to the references.
 
-use confab_engine::model::layers::attention::sliding_causal_mask;
+use confab_engine::model::layers::mask::sliding_causal_mask;
 use confab_engine::model::layers::cpu_attention::{self, Causal};
 use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::IndexOp;

@@ -28,7 +28,7 @@ struct Report {
 
 /// What a model loaded with `--dtype auto` computes with on this machine: the engine's choice
 /// in `model::build_options` (crates/engine/src/model/mod.rs), which keys on MLX's default
-/// device, and the CPU kernel's switch (`model::layers::cpu_linear::enable_for_device`).
+/// device, and the CPU kernel's switch (`model::layers::enable_cpu_kernels`).
 #[derive(Debug, PartialEq, serde::Serialize)]
 struct Compute {
     /// The wheel that was linked: `cpu`, `metal` or `cuda-12`.
@@ -67,7 +67,7 @@ impl Compute {
     /// `CONFAB_CPU_KERNELS=0` or BLAS was not found.
     fn probe(mlx: &MlxRuntime) -> Self {
         let gpu = mlx.device == "gpu";
-        confab_engine::model::layers::cpu_linear::enable_for_device(!gpu);
+        confab_engine::model::layers::enable_cpu_kernels(!gpu);
         Self::new(mlx.backend, mlx.device, confab_engine::model::layers::cpu_linear::enabled())
     }
 }
@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn on_a_gpu_auto_keeps_the_checkpoint_and_the_cpu_kernel_is_off() {
         for backend in ["metal", "cuda-12"] {
-            // Whatever the kernel's switch says, a GPU device never uses it (enable_for_device(false)).
+            // Whatever the kernel's switch says, a GPU device never uses it (enable_cpu_kernels(false)).
             for kernel in [true, false] {
                 let c = Compute::new(backend, "gpu", kernel);
                 assert_eq!((c.auto_dtype, c.auto_quantized_weights, c.cpu_kernel), ("checkpoint", "packed", false));

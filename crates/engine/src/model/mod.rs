@@ -168,7 +168,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<LoadedModel> {
 
 fn build_options(config: &TextConfig, quantized: bool, options: &LoadOptions) -> Result<BuildOptions> {
     let on_gpu = crate::device::default_is_gpu();
-    crate::model::layers::cpu_linear::enable_for_device(!on_gpu);
+    crate::model::layers::enable_cpu_kernels(!on_gpu);
     let checkpoint = match config.dtype.as_deref() {
         Some("bfloat16") => Dtype::Bfloat16,
         Some("float32") => Dtype::Float32,

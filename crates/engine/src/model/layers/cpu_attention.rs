@@ -3,7 +3,7 @@
 //! causal and sliding-window masks computed per row instead of materialised, and the work done
 //! in blocks with an online softmax, so neither the scores nor a mask ever exist in memory.
 //!
-//! On with the CPU linear kernel (`cpu_linear::enable_for_device`), float32 only;
+//! On with the CPU linear kernel (`layers::enable_cpu_kernels`), float32 only;
 //! `CONFAB_CPU_KERNELS=0` turns both off and `CONFAB_CPU_ATTENTION=0` this one alone, to
 //! compare. MLX's `scaled_dot_product_attention` everywhere else.
 
@@ -33,7 +33,7 @@ extern "C" {
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Called by `cpu_linear::enable_for_device` (one switch for the CPU kernels), with whether
+/// Called by `layers::enable_cpu_kernels` (one switch for the CPU kernels), with whether
 /// they are allowed there.
 pub(crate) fn enable(allowed: bool) {
     let own = std::env::var("CONFAB_CPU_ATTENTION").map_or(true, |v| v != "0");
@@ -96,7 +96,7 @@ pub fn attend(q: &Array, keys: &Array, values: &Array, scale: f32, mask: Causal)
                 let v = values.index((.., .., from.., ..));
                 Ok(fast::scaled_dot_product_attention(q, &k, &v, scale, None, None)?)
             } else {
-                let visible = super::attention::sliding_causal_mask(mask.first_query, l, window, 0)?;
+                let visible = super::mask::sliding_causal_mask(mask.first_query, l, window, 0)?;
                 Ok(fast::scaled_dot_product_attention(q, keys, values, scale, ScaledDotProductAttentionMask::Array(&visible), None)?)
             }
         }

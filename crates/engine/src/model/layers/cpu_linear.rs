@@ -3,7 +3,7 @@
 //! weights), and several rows through sgemm on weights widened to float32 block by block, so
 //! every format keeps its stored size in memory.
 //!
-//! On by default when the engine runs on the CPU (`enable_for_device`); MLX's own matmul
+//! On by default when the engine runs on the CPU (`layers::enable_cpu_kernels`); MLX's own matmul
 //! everywhere else. `CONFAB_CPU_KERNELS=0` turns it off, to compare (and the attention
 //! kernel, `cpu_attention`, which this switch also governs).
 
@@ -35,14 +35,12 @@ extern "C" {
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Use the kernel when MLX computes on the CPU (and BLAS was found), unless the environment
-/// says `CONFAB_CPU_KERNELS=0`. Called when a model is loaded.
-pub fn enable_for_device(cpu: bool) {
-    let allowed = std::env::var("CONFAB_CPU_KERNELS").map_or(true, |v| v != "0");
+/// Called by `layers::enable_cpu_kernels`, with whether the CPU kernels are allowed: the
+/// kernel runs when they are and BLAS was found.
+pub(crate) fn enable(allowed: bool) {
     // SAFETY: looks two symbols up once; no arguments.
     let available = unsafe { confab_cpu_linear_available() } == 1;
-    ENABLED.store(cpu && allowed && available, Ordering::Relaxed);
-    super::cpu_attention::enable(cpu && allowed);
+    ENABLED.store(allowed && available, Ordering::Relaxed);
 }
 
 pub fn enabled() -> bool {

@@ -10,6 +10,7 @@ pub mod embedding;
 pub mod gated_delta;
 pub mod gated_norm;
 pub mod linear;
+pub mod mask;
 pub mod mlp;
 pub mod moe;
 pub mod norm;
@@ -25,3 +26,11 @@ pub use mlp::Mlp;
 pub use moe::Experts;
 pub use norm::RmsNorm;
 pub use rope::Rope;
+
+/// Confab's CPU kernels (linear and attention) run when MLX computes on the CPU, unless the
+/// environment says `CONFAB_CPU_KERNELS=0`. Called when a model is loaded.
+pub fn enable_cpu_kernels(cpu: bool) {
+    let allowed = cpu && std::env::var("CONFAB_CPU_KERNELS").map_or(true, |v| v != "0");
+    cpu_linear::enable(allowed);
+    cpu_attention::enable(allowed);
+}

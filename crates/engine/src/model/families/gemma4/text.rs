@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::{LayerKind, TextConfig};
-use crate::model::layers::attention::sliding_causal_mask;
+use crate::model::layers::mask::sliding_causal_mask;
 use crate::model::layers::moe::top_k;
 use crate::model::layers::attention::Attended;
 use crate::model::layers::{Attention, Embedding, Experts, KvSource, Linear, Mlp, RmsNorm};
