@@ -41,14 +41,21 @@ impl AppPaths {
     /// Folders other apps keep models in, that exist on this machine.
     pub fn other_model_folders(&self) -> Vec<PathBuf> {
         let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else { return vec![] };
-        let hf_hub = std::env::var_os("HF_HUB_CACHE")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HF_HOME").map(|h| PathBuf::from(h).join("hub")))
-            .unwrap_or_else(|| home.join(".cache/huggingface/hub"));
-        [hf_hub, home.join(".lmstudio/models"), home.join(".cache/lm-studio/models")]
+        [Self::hf_hub_cache(), home.join(".lmstudio/models"), home.join(".cache/lm-studio/models")]
             .into_iter()
             .filter(|p| p.is_dir())
             .collect()
+    }
+}
+
+impl AppPaths {
+    /// The Hugging Face cache, where downloads from the hub land (shared with mlx-lm and
+    /// transformers): `HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`.
+    pub fn hf_hub_cache() -> PathBuf {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        var("HF_HUB_CACHE")
+            .or_else(|| var("HF_HOME").map(|h| h.join("hub")))
+            .unwrap_or_else(|| var("HOME").unwrap_or_else(|| ".".into()).join(".cache/huggingface/hub"))
     }
 }
 

@@ -1,4 +1,5 @@
-//! The Hugging Face cache layout, so that mlx-lm, transformers and Confab share downloads:
+//! The Hugging Face cache layout, so that mlx-lm, transformers and Confab share downloads (the
+//! cache folder itself is the caller's: `confab_engine::AppPaths::hf_hub_cache`):
 //!
 //! ```text
 //! <cache>/models--owner--name/
@@ -11,14 +12,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{HubError, Result};
-
-/// `HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, as huggingface_hub has it.
-pub fn default_cache_dir() -> PathBuf {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("HF_HUB_CACHE")
-        .or_else(|| var("HF_HOME").map(|h| h.join("hub")))
-        .unwrap_or_else(|| var("HOME").unwrap_or_else(|| ".".into()).join(".cache/huggingface/hub"))
-}
 
 /// One repository's folder in the cache.
 #[derive(Debug, Clone)]

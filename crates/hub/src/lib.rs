@@ -11,6 +11,6 @@ pub mod error;
 pub mod pull;
 
 pub use api::{HubClient, HubOptions, ModelInfo, RepoFile, SearchHit, Token, DEFAULT_ENDPOINT};
-pub use cache::{default_cache_dir, RepoCache};
+pub use cache::RepoCache;
 pub use error::{HubError, Result};
 pub use pull::{pull, Progress, PullOptions, Pulled};

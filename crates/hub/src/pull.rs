@@ -22,14 +22,16 @@ const DISK_MARGIN: u64 = 64 << 20;
 
 /// What to pull and how.
 pub struct PullOptions {
-    /// The cache folder (see [`crate::cache::default_cache_dir`]).
+    /// The Hugging Face cache folder.
     pub cache_dir: PathBuf,
     pub revision: String,
     /// Only these files (plus, for a Hugging Face folder, config.json); all the model's
     /// files when empty.
     pub files: Vec<String>,
-    /// Whether the engine runs a `model_type` (config.json's, or a GGUF's architecture).
+    /// Whether the engine runs a config.json's `model_type`.
     pub supported: Box<dyn Fn(&str) -> bool + Send + Sync>,
+    /// Whether the engine reads GGUF files of a `general.architecture`.
+    pub supported_gguf: Box<dyn Fn(&str) -> bool + Send + Sync>,
     /// The engine's list of what it runs, for the error.
     pub supported_list: String,
     /// Set to stop: the partial file is kept for a later resume.
@@ -39,12 +41,18 @@ pub struct PullOptions {
 }
 
 impl PullOptions {
-    pub fn new(cache_dir: PathBuf, supported: impl Fn(&str) -> bool + Send + Sync + 'static, supported_list: String) -> Self {
+    pub fn new(
+        cache_dir: PathBuf,
+        supported: impl Fn(&str) -> bool + Send + Sync + 'static,
+        supported_gguf: impl Fn(&str) -> bool + Send + Sync + 'static,
+        supported_list: String,
+    ) -> Self {
         PullOptions {
             cache_dir,
             revision: "main".into(),
             files: vec![],
             supported: Box::new(supported),
+            supported_gguf: Box::new(supported_gguf),
             supported_list,
             cancel: Arc::new(AtomicBool::new(false)),
             retry_delay: Duration::from_millis(500),
@@ -93,7 +101,7 @@ pub async fn pull(client: &HubClient, repo: &str, options: &PullOptions, mut pro
         done += config.size();
         check_architecture(repo, &path, options)?;
     } else if let Some(architecture) = info.gguf.as_ref().and_then(|g| g.get("architecture")).and_then(|a| a.as_str()) {
-        if !(options.supported)(architecture) {
+        if !(options.supported_gguf)(architecture) {
             return Err(unsupported(repo, architecture, options));
         }
     }
@@ -251,6 +259,8 @@ async fn download(
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<()> {
     let size = file.size();
+    // There from the start, so an empty file verifies like any other.
+    std::fs::OpenOptions::new().create(true).append(true).open(partial).map_err(|e| HubError::io(partial, e))?;
     let mut drops = 0u32;
     loop {
         if options.cancel.load(Ordering::Relaxed) {
@@ -268,7 +278,7 @@ async fn download(
         if have > 0 {
             tracing::info!(file = file.name, from = have, "resuming");
         }
-        let drop = |drops: &mut u32, reason: String| -> Result<Duration> {
+        let on_drop = |drops: &mut u32, reason: String| -> Result<Duration> {
             *drops += 1;
             if *drops > MAX_DROPS_IN_A_ROW {
                 return Err(HubError::Network { file: file.name.clone(), attempts: *drops, reason });
@@ -279,7 +289,7 @@ async fn download(
         let mut response = match client.open_file(repo, revision, &file.name, have).await {
             Ok(response) => response,
             Err(HubError::Unreachable { reason, .. }) => {
-                tokio::time::sleep(drop(&mut drops, reason)?).await;
+                tokio::time::sleep(on_drop(&mut drops, reason)?).await;
                 continue;
             }
             Err(e) => return Err(e),
@@ -322,13 +332,13 @@ async fn download(
                 if have > start {
                     drops = 0;
                 }
-                tokio::time::sleep(drop(&mut drops, format!("the answer ended at byte {have} of {size}"))?).await;
+                tokio::time::sleep(on_drop(&mut drops, format!("the answer ended at byte {have} of {size}"))?).await;
             }
             Err(HubError::Network { reason, .. }) => {
                 if have > start {
                     drops = 0;
                 }
-                tokio::time::sleep(drop(&mut drops, reason)?).await;
+                tokio::time::sleep(on_drop(&mut drops, reason)?).await;
             }
             Err(e) => return Err(e),
         }
