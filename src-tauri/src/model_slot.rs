@@ -138,22 +138,40 @@ pub fn load_blocking(app: &AppHandle, state: &Arc<AppState>, path: &Path) -> Res
     }
 }
 
-/// At startup: the model from the settings, or the default one; never blocks the window.
+/// At startup: the model from the settings, or the default one; never blocks the window. On
+/// an installed Confab's first run the default model is copied (and checked) from the package
+/// into the models folder first.
 pub fn load_at_startup(app: AppHandle, state: Arc<AppState>) {
     let chosen = state.settings().model_path;
-    let default = confab_engine::DefaultModel::manifest();
-    let path = chosen.clone().unwrap_or_else(|| default.path(&state.paths));
-    if chosen.is_none() && !default.is_present(&state.paths) {
-        let message = format!(
-            "The default model ({}) is not installed. Run scripts/setup.sh, or pick a model in the model menu.",
-            default.name
-        );
-        state.model.update(&app, |s| s.error = Some(message));
-        return;
-    }
     tauri::async_runtime::spawn_blocking(move || {
+        let path = match chosen {
+            Some(path) => path,
+            None => match install_default_model(&app, &state) {
+                Ok(path) => path,
+                Err(message) => {
+                    state.model.update(&app, |s| {
+                        s.loading = None;
+                        s.error = Some(message);
+                    });
+                    return;
+                }
+            },
+        };
         if let Err(e) = load_blocking(&app, &state, &path) {
             tracing::warn!("the model did not load: {e}");
         }
     });
+}
+
+/// The default model's path, installed from the package when the models folder lacks it.
+fn install_default_model(app: &AppHandle, state: &Arc<AppState>) -> Result<PathBuf, String> {
+    let default = confab_engine::DefaultModel::manifest();
+    if default.is_present(&state.paths) {
+        return Ok(default.path(&state.paths));
+    }
+    state.model.update(app, |s| {
+        s.loading = Some(Loading { path: default.path(&state.paths), stage: "installing the default model".into(), fraction: 0.0 });
+        s.error = None;
+    });
+    default.install_from_package(&state.paths, &confab_engine::packaged_model_folders()).map_err(|e| e.to_string())
 }

@@ -1,5 +1,6 @@
 """The bundle layout: one tauri.conf.json at the top level, reachable by the tauri CLI from
-src-tauri/, and platform files whose sources are where setup puts MLX."""
+src-tauri/, and platform files whose sources are where setup puts MLX and where scripts/bundle.sh stages the
+default model."""
 
 import json
 import os
@@ -7,6 +8,8 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TAURI_DIR = os.path.join(ROOT, "src-tauri")
+# scripts/bundle.sh places the default model here before `tauri build`.
+STAGED_MODELS = "../.deps/package/models"
 
 
 class BundleConfig(unittest.TestCase):
@@ -30,13 +33,16 @@ class BundleConfig(unittest.TestCase):
         config = json.load(open(os.path.join(ROOT, "tauri.linux.conf.json")))
         files = config["bundle"]["linux"]["deb"]["files"]
         self.assertIn("/usr/lib/confab/mlx/lib", files, "the binary's rpath is $ORIGIN/../lib/confab/mlx/lib")
+        self.assertEqual(files["/usr/share/confab/models"], STAGED_MODELS, "the app looks in ../share/confab/models")
         for source in files.values():
-            self.assertTrue(os.path.isdir(os.path.join(TAURI_DIR, source)), source)
+            if source != STAGED_MODELS:
+                self.assertTrue(os.path.isdir(os.path.join(TAURI_DIR, source)), source)
         self.assertTrue(os.path.isfile(os.path.join(TAURI_DIR, files["/usr/lib/confab/mlx/lib"], "libmlx.so")))
 
     def test_macos_bundle_puts_the_metallib_beside_libmlx(self):
         config = json.load(open(os.path.join(ROOT, "tauri.macos.conf.json")))
-        files = config["bundle"]["macOS"]["files"]
+        files = dict(config["bundle"]["macOS"]["files"])
+        self.assertEqual(files.pop("Resources/models"), STAGED_MODELS, "the app looks in ../Resources/models")
         self.assertEqual(
             {os.path.dirname(k) for k in files}, {"Frameworks"}, "MLX loads mlx.metallib from libmlx's folder"
         )

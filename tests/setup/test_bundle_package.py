@@ -1,10 +1,13 @@
 """The installable package as a user gets it: the .deb's app binary finds libmlx inside the
-package (or the system's library folders), and names no path of the machine that built it.
+package (or the system's library folders), and names no path of the machine that built it; the
+package carries the default model, which the app installs into the models folder on first launch.
 
 Needs a built .deb: scripts/test.sh builds one (`scripts/bundle.sh --debug`) and runs this with
 CONFAB_DEB set to it; without CONFAB_DEB the tests are skipped.
 """
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -15,6 +18,7 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEB = os.environ.get("CONFAB_DEB")
 BINARY = "usr/bin/confab-app"
+MANIFEST = os.path.join(ROOT, "assets", "default-model.json")
 
 
 def run_path(binary: str) -> list[str]:
@@ -56,6 +60,25 @@ class DebPackage(unittest.TestCase):
         # decides which libmlx loads.)
         for entry in run_path(self.binary):
             self.assertTrue(entry.startswith("$ORIGIN/"), entry)
+
+    def test_the_package_carries_the_default_model_as_the_manifest_says(self):
+        # Where crates/engine/src/paths.rs (packaged_model_folders) looks, beside usr/bin.
+        with open(MANIFEST) as f:
+            model = json.load(f)
+        path = os.path.join(self.root, "usr/share/confab/models", model["folder"], model["file"])
+        self.assertTrue(os.path.isfile(path), f"{path} is not in the package")
+        self.assertEqual(os.path.getsize(path), model["size_bytes"])
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        self.assertEqual(digest.hexdigest(), model["sha256"])
+
+    def test_the_package_has_no_partial_files(self):
+        for folder, _, files in os.walk(self.root):
+            for name in files:
+                self.assertFalse(name.endswith((".partial", ".incomplete")), os.path.join(folder, name))
+
 
 if __name__ == "__main__":
     unittest.main()

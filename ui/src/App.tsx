@@ -130,7 +130,7 @@ export function App() {
     ? 'Loading model…'
     : !loaded
       ? models.models?.length === 0
-        ? 'No models found: run scripts/setup.sh or add a model folder in Settings.'
+        ? 'No models found: add a folder with models in Settings.'
         : 'Choose a model to start chatting.'
       : chat.streaming && !streamingHere
         ? 'Another chat is still replying.'

@@ -31,6 +31,10 @@ enum Command {
     BenchMedia(commands::bench_media::Args),
     /// List the models found on this machine (* marks architectures this build can't run).
     Models(commands::models::Args),
+    /// Download a model from the Hugging Face hub (or HF_ENDPOINT), resumable and verified.
+    Pull(commands::pull::Args),
+    /// Search the hub (or HF_ENDPOINT) for models by name.
+    Search(commands::search::Args),
     /// Serve the model over an OpenAI-compatible HTTP API (loopback by default).
     Serve(commands::serve::Args),
     #[command(hide = true)]
@@ -55,6 +59,8 @@ fn main() -> std::process::ExitCode {
         Command::Models(args) => commands::models::run(args),
         Command::BenchSession(args) => commands::bench_session::run(args),
         Command::BenchMedia(args) => commands::bench_media::run(args),
+        Command::Pull(args) => commands::pull::run(args),
+        Command::Search(args) => commands::search::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::ExportTokenizer(args) => commands::export_tokenizer::run(args),
     };

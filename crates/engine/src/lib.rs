@@ -18,6 +18,6 @@ pub mod text;
 
 pub use error::{EngineError, MediaProblem, Result};
 pub use media::{MediaInfo, MediaKind, MediaLimits};
-pub use paths::{AppPaths, DefaultModel};
+pub use paths::{packaged_model_folders, AppPaths, DefaultModel, DefaultModelError};
 pub use device::{MlxRuntime, RuntimeError};
 pub use text::{ChatMessage, ChatTemplate, StopMatcher, StopStep, StreamDecoder, Tokenizer};

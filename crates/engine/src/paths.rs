@@ -3,13 +3,17 @@
 //! One convention for every client (CLI, app, setup script): `$CONFAB_HOME` when set (tests,
 //! portable installs), otherwise the platform's data and cache folders.
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct AppPaths {
     /// The SQLite file, attachments, settings.
     pub data_dir: PathBuf,
-    /// The app's own models folder; setup puts the default model here.
+    /// The app's own models folder; the default model is installed here (by setup in a source
+    /// checkout, by the app itself from its package on first launch).
     pub models_dir: PathBuf,
     /// Prefix (KV) and encoder caches.
     pub cache_dir: PathBuf,
@@ -42,15 +46,35 @@ impl AppPaths {
     /// Folders other apps keep models in, that exist on this machine.
     pub fn other_model_folders(&self) -> Vec<PathBuf> {
         let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else { return vec![] };
-        let hf_hub = std::env::var_os("HF_HUB_CACHE")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HF_HOME").map(|h| PathBuf::from(h).join("hub")))
-            .unwrap_or_else(|| home.join(".cache/huggingface/hub"));
-        [hf_hub, home.join(".lmstudio/models"), home.join(".cache/lm-studio/models")]
+        [Self::hf_hub_cache(), home.join(".lmstudio/models"), home.join(".cache/lm-studio/models")]
             .into_iter()
             .filter(|p| p.is_dir())
             .collect()
     }
+}
+
+impl AppPaths {
+    /// The Hugging Face cache, where downloads from the hub land (shared with mlx-lm and
+    /// transformers): `HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`.
+    pub fn hf_hub_cache() -> PathBuf {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        var("HF_HUB_CACHE")
+            .or_else(|| var("HF_HOME").map(|h| h.join("hub")))
+            .unwrap_or_else(|| var("HOME").unwrap_or_else(|| ".".into()).join(".cache/huggingface/hub"))
+    }
+}
+
+/// Folders an installed Confab carries models in, found beside its binary: the Linux package's
+/// `/usr/share/confab/models` (binary in `/usr/bin`) and the macOS app's
+/// `Contents/Resources/models` (binary in `Contents/MacOS`). Only those that exist.
+pub fn packaged_model_folders() -> Vec<PathBuf> {
+    let Some(bin_dir) = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)) else {
+        return vec![];
+    };
+    [bin_dir.join("../share/confab/models"), bin_dir.join("../Resources/models")]
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect()
 }
 
 #[cfg(target_os = "macos")]
@@ -92,10 +116,86 @@ impl DefaultModel {
         paths.models_dir.join(&self.folder).join(&self.file)
     }
 
-    /// Whether setup has placed the model: the file is there with the manifest's size.
+    /// Whether the model is installed: the file is there with the manifest's size (the
+    /// SHA-256 was checked when it was placed).
     pub fn is_present(&self, paths: &AppPaths) -> bool {
         self.path(paths).metadata().is_ok_and(|m| m.len() == self.size_bytes)
     }
+
+    /// The copy an installed Confab carries in one of `packaged` (see
+    /// [`packaged_model_folders`]), if one has the manifest's size.
+    pub fn packaged_copy(&self, packaged: &[PathBuf]) -> Option<PathBuf> {
+        packaged
+            .iter()
+            .map(|folder| folder.join(&self.folder).join(&self.file))
+            .find(|p| p.metadata().is_ok_and(|m| m.len() == self.size_bytes))
+    }
+
+    /// First run: installs the model into the models folder from the copy the package carries
+    /// (checked against the manifest's SHA-256 while copying; a partial file never takes the
+    /// final name). Returns the installed path; does nothing when it is already there.
+    pub fn install_from_package(&self, paths: &AppPaths, packaged: &[PathBuf]) -> Result<PathBuf, DefaultModelError> {
+        let target = self.path(paths);
+        if self.is_present(paths) {
+            return Ok(target);
+        }
+        let source = self.packaged_copy(packaged).ok_or_else(|| DefaultModelError::NotPackaged {
+            name: self.name.clone(),
+            models_dir: paths.models_dir.clone(),
+        })?;
+        let io = |e: std::io::Error| DefaultModelError::Io { target: target.clone(), reason: e.to_string() };
+        std::fs::create_dir_all(target.parent().unwrap_or(&paths.models_dir)).map_err(io)?;
+        let partial = target.with_extension("gguf.partial");
+        let copied = copy_hashing(&source, &partial);
+        let sha256 = match copied {
+            Ok(sha256) => sha256,
+            Err(e) => {
+                let _ = std::fs::remove_file(&partial);
+                return Err(io(e));
+            }
+        };
+        if sha256 != self.sha256 {
+            let _ = std::fs::remove_file(&partial);
+            return Err(DefaultModelError::Checksum { packaged: source, expected: self.sha256.clone(), actual: sha256 });
+        }
+        std::fs::rename(&partial, &target).map_err(io)?;
+        Ok(target)
+    }
+}
+
+/// Copies `from` to `to`, flushed to disk, and returns the SHA-256 (hex) of what was copied.
+fn copy_hashing(from: &Path, to: &Path) -> std::io::Result<String> {
+    let mut input = std::fs::File::open(from)?;
+    let mut output = std::fs::File::create(to)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    loop {
+        let n = input.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        output.write_all(&buffer[..n])?;
+    }
+    output.sync_all()?;
+    Ok(hex(&hasher.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Why the default model could not be installed on first run.
+#[derive(Debug, thiserror::Error)]
+pub enum DefaultModelError {
+    #[error("The default model ({name}) is not in {models_dir} and this copy of Confab carries none. Pick a model in the model menu, or add a folder with models in Settings.")]
+    NotPackaged { name: String, models_dir: PathBuf },
+
+    #[error("The default model in {packaged} is damaged (SHA-256 {actual}, expected {expected}). Reinstall Confab, or pick a model in the model menu.")]
+    Checksum { packaged: PathBuf, expected: String, actual: String },
+
+    #[error("Could not install the default model into {target}: {reason}. Free some disk space (it needs about 100 MB) and start Confab again.")]
+    Io { target: PathBuf, reason: String },
 }
 
 #[cfg(test)]
@@ -109,5 +209,35 @@ mod tests {
         let model = DefaultModel::manifest();
         assert_eq!(model.path(&paths), Path::new("/tmp/x/models/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf"));
         assert!(!model.is_present(&AppPaths::under(Path::new("/nonexistent/confab"))));
+    }
+
+    #[test]
+    fn nothing_packaged_says_what_to_do_instead() {
+        let home = tempfile::tempdir().unwrap();
+        let paths = AppPaths::under(home.path());
+        let err = DefaultModel::manifest().install_from_package(&paths, &[home.path().join("share")]).unwrap_err();
+        assert!(matches!(err, DefaultModelError::NotPackaged { .. }), "{err}");
+        assert!(err.to_string().contains("model menu") && !err.to_string().contains(".sh"), "{err}");
+    }
+
+    #[test]
+    fn a_damaged_packaged_copy_is_refused_and_leaves_nothing() {
+        // A file of the right size but the wrong bytes: caught by the SHA-256, not installed.
+        let home = tempfile::tempdir().unwrap();
+        let paths = AppPaths::under(&home.path().join("data"));
+        let model = DefaultModel { size_bytes: 1000, ..DefaultModel::manifest() };
+        let share = home.path().join("share");
+        std::fs::create_dir_all(share.join(&model.folder)).unwrap();
+        std::fs::write(share.join(&model.folder).join(&model.file), vec![7u8; 1000]).unwrap();
+        let err = model.install_from_package(&paths, &[share.clone()]).unwrap_err();
+        assert!(matches!(err, DefaultModelError::Checksum { .. }), "{err}");
+        let folder = paths.models_dir.join(&model.folder);
+        assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0, "no partial or final file left");
+
+        // The same bytes with their own hash in the manifest: installed, and found installed.
+        let good = DefaultModel { sha256: hex(&Sha256::digest(vec![7u8; 1000])), ..model };
+        let installed = good.install_from_package(&paths, &[share]).unwrap();
+        assert_eq!(installed, good.path(&paths));
+        assert!(good.is_present(&paths));
     }
 }

@@ -137,7 +137,8 @@ export function NoModels({ error }: { error?: string | null }) {
         <strong>No models found.</strong>
       </p>
       <p className="muted">
-        Run <code>scripts/setup.sh</code> to download the default model, or add a folder with models in Settings.
+        Add a folder with models in Settings: Hugging Face folders and <code>.gguf</code> files are found in it,
+        as they are in the Hugging Face cache and LM Studio's folders.
       </p>
       {error && <p className="model-error">{error}</p>}
     </div>

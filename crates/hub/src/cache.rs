@@ -1,0 +1,110 @@
+//! The Hugging Face cache layout, so that mlx-lm, transformers and Confab share downloads (the
+//! cache folder itself is the caller's: `confab_engine::AppPaths::hf_hub_cache`):
+//!
+//! ```text
+//! <cache>/models--owner--name/
+//!   blobs/<sha256 or git sha1>               the bytes, named by their checksum
+//!   blobs/<...>.incomplete                   a download in progress (resumed from its length)
+//!   snapshots/<commit>/<file> -> ../../blobs/<...>
+//!   refs/main                                the commit `main` pointed at
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{HubError, Result};
+
+/// One repository's folder in the cache.
+#[derive(Debug, Clone)]
+pub struct RepoCache {
+    pub root: PathBuf,
+}
+
+impl RepoCache {
+    pub fn new(cache_dir: &Path, repo: &str) -> Self {
+        RepoCache { root: cache_dir.join(format!("models--{}", repo.replace('/', "--"))) }
+    }
+
+    pub fn blob(&self, checksum: &str) -> PathBuf {
+        self.root.join("blobs").join(checksum)
+    }
+
+    pub fn incomplete(&self, checksum: &str) -> PathBuf {
+        self.root.join("blobs").join(format!("{checksum}.incomplete"))
+    }
+
+    pub fn snapshot(&self, commit: &str) -> PathBuf {
+        self.root.join("snapshots").join(commit)
+    }
+
+    /// Points `snapshots/<commit>/<file>` at its blob (a relative link, as huggingface_hub
+    /// makes it; a copy where links are not available).
+    pub fn link(&self, commit: &str, file: &str, checksum: &str) -> Result<PathBuf> {
+        let target = self.snapshot(commit).join(file);
+        let parent = target.parent().unwrap_or(&self.root).to_path_buf();
+        std::fs::create_dir_all(&parent).map_err(|e| HubError::io(&parent, e))?;
+        let _ = std::fs::remove_file(&target);
+        let up = "../".repeat(2 + file.matches('/').count());
+        let relative = PathBuf::from(format!("{up}blobs/{checksum}"));
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&relative, &target).map_err(|e| HubError::io(&target, e))?;
+        #[cfg(not(unix))]
+        std::fs::copy(self.blob(checksum), &target).map_err(|e| HubError::io(&target, e))?;
+        Ok(target)
+    }
+
+    /// Written when every file of the snapshot is in place.
+    pub fn write_ref(&self, revision: &str, commit: &str) -> Result<()> {
+        let path = self.root.join("refs").join(revision);
+        std::fs::create_dir_all(path.parent().unwrap_or(&self.root)).map_err(|e| HubError::io(&path, e))?;
+        std::fs::write(&path, commit).map_err(|e| HubError::io(&path, e))
+    }
+}
+
+/// Free bytes for an unprivileged writer on the file system holding `dir` (or its nearest
+/// existing ancestor); `None` where it cannot be told.
+pub fn free_space(dir: &Path) -> Option<u64> {
+    let existing = dir.ancestors().find(|p| p.exists())?;
+    statvfs_available(existing)
+}
+
+#[cfg(unix)]
+fn statvfs_available(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut stats = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: a valid NUL-terminated path and a pointer to writable memory of the right type;
+    // the struct is read only when the call succeeds.
+    let stats = unsafe {
+        if libc::statvfs(c_path.as_ptr(), stats.as_mut_ptr()) != 0 {
+            return None;
+        }
+        stats.assume_init()
+    };
+    #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
+    Some(stats.f_bavail as u64 * stats.f_frsize as u64)
+}
+
+#[cfg(not(unix))]
+fn statvfs_available(_: &Path) -> Option<u64> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_matches_huggingface_hub() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = RepoCache::new(dir.path(), "owner/name");
+        assert!(repo.root.ends_with("models--owner--name"));
+        std::fs::create_dir_all(repo.blob("abc").parent().unwrap()).unwrap();
+        std::fs::write(repo.blob("abc"), b"x").unwrap();
+        let linked = repo.link("c0ffee", "sub/file.json", "abc").unwrap();
+        assert_eq!(std::fs::read_link(&linked).unwrap(), Path::new("../../../blobs/abc"));
+        assert_eq!(std::fs::read(&linked).unwrap(), b"x");
+        repo.write_ref("main", "c0ffee").unwrap();
+        assert_eq!(std::fs::read_to_string(repo.root.join("refs/main")).unwrap(), "c0ffee");
+        assert!(free_space(&dir.path().join("not/yet")).is_some_and(|n| n > 0));
+    }
+}
