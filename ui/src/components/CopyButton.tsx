@@ -11,12 +11,13 @@ export function CopyButton({ text, label = 'Copy', testId }: { text: () => strin
   }, [copied]);
 
   const copy = () => {
-    Promise.resolve(text())
-      .then((value) => navigator.clipboard.writeText(value))
-      .then(
-        () => setCopied(true),
-        () => setCopied(false),
-      );
+    const write = (value: string) => navigator.clipboard?.writeText(value) ?? Promise.reject(new Error('no clipboard'));
+    // A string is written at once (inside the click, as browsers want); a promise when it comes.
+    const value = text();
+    (typeof value === 'string' ? write(value) : value.then(write)).then(
+      () => setCopied(true),
+      () => setCopied(false),
+    );
   };
 
   return (
