@@ -45,10 +45,14 @@ lint=(--workspace)
 
 check_mac() {
   echo "== cross check: aarch64-apple-darwin (Metal wheel)"
-  # From outside the checkout: zig names its own headers relative to the current folder when they
-  # are below it (.deps/cross/...), and bindgen, run in each crate's folder, would not find them.
+  # From a new empty folder, so never one the checkout is below (a clone under /tmp, say): zig
+  # names its own headers relative to the current folder when they are below it
+  # (.deps/cross/...), and bindgen, run in each crate's folder, would not find them.
   # (No .cargo/config.toml is read from the checkout then; the workspace has none.)
-  (cd "${TMPDIR:-/tmp}" && cargo-zigbuild clippy --manifest-path "$ROOT/Cargo.toml" "${lint[@]}" --target aarch64-apple-darwin)
+  local outside
+  outside=$(mktemp -d)
+  (cd "$outside" && cargo-zigbuild clippy --manifest-path "$ROOT/Cargo.toml" "${lint[@]}" --target aarch64-apple-darwin)
+  rmdir "$outside"
 }
 
 check_cuda() {
