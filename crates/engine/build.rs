@@ -6,27 +6,22 @@ fn main() {
     mlx_rpath::link_libmlx();
     println!("cargo:rerun-if-changed=native");
     let include = std::env::var("DEP_MLX_INCLUDE").expect("DEP_MLX_INCLUDE: confab-engine must depend on mlx-sys directly");
-    cc::Build::new()
-        .cpp(true)
-        .std("c++20")
-        .opt_level(3)
-        .include(&include)
-        .flag_if_supported("-Wno-unused-parameter")
-        .file("native/cpu_linear.cpp")
-        .compile("confab_cpu_linear");
+    kernel(&include).file("native/cpu_linear.cpp").compile("confab_cpu_linear");
     // The attention kernel's tiles are multiply-adds: fused (one rounding each, as MLX's own
     // matmul does through BLAS), which ISO C++ mode would otherwise forbid.
-    cc::Build::new()
-        .cpp(true)
-        .std("c++20")
-        .opt_level(3)
-        .include(&include)
-        .flag_if_supported("-Wno-unused-parameter")
+    kernel(&include)
         .flag_if_supported("-ffp-contract=fast")
         .flag_if_supported("-Wno-psabi")
         .file("native/cpu_attention.cpp")
         .compile("confab_cpu_attention");
     build_soxr();
+}
+
+/// A CPU kernel's build: C++20 at -O3 against the wheel's MLX headers.
+fn kernel(include: &str) -> cc::Build {
+    let mut build = cc::Build::new();
+    build.cpp(true).std("c++20").opt_level(3).include(include).flag_if_supported("-Wno-unused-parameter");
+    build
 }
 
 /// libsoxr's single-precision resampler; its SIMD core only on x86-64 (see soxr-config.h).
