@@ -24,6 +24,12 @@ fn main() {
         "get_settings",
         "save_settings",
         "server_status",
+        "list_providers",
+        "save_provider",
+        "remove_provider",
+        "refresh_provider_models",
+        "mark_remote_model_inputs",
+        "select_remote_model",
     ]);
     let attributes = tauri_build::Attributes::new()
         .config_path("../tauri.conf.json")

@@ -9,6 +9,8 @@ mod failure;
 mod inspect;
 mod local_server;
 mod model_slot;
+mod providers;
+mod remote_reply;
 mod reply;
 mod settings;
 mod state;
@@ -79,6 +81,12 @@ fn main() -> ExitCode {
             commands::settings::get_settings,
             commands::settings::save_settings,
             commands::settings::server_status,
+            commands::providers::list_providers,
+            commands::providers::save_provider,
+            commands::providers::remove_provider,
+            commands::providers::refresh_provider_models,
+            commands::providers::mark_remote_model_inputs,
+            commands::providers::select_remote_model,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"));
     match result {

@@ -5,6 +5,7 @@ pub mod attachments;
 pub mod chat;
 pub mod conversations;
 pub mod models;
+pub mod providers;
 pub mod runtime;
 pub mod settings;
 
