@@ -190,15 +190,31 @@ export interface MediaPlan {
   encoder: 'prefix' | 'memory' | 'disk' | 'miss';
 }
 
-/** Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`. */
+/** Mirrors `RemotePlan` in src-tauri/src/remote_reply.rs: a reply a provider's model writes. */
+export interface RemotePlan {
+  provider: string;
+  /** `scheme://host:port`: the machine the conversation went to. */
+  server: string;
+  model: string;
+  /** Media sent as content parts. */
+  images: number;
+  clips: number;
+}
+
+/** What a reply's "Details" show: the local engine's plan, or where a provider wrote it. */
+export type AnyPlan = Plan | RemotePlan;
+
+/** Events of one reply, in order: `started`, `plan` (or `remote`), `token`*, then `done` or `error`. */
 export type ReplyEvent =
   /** The user's message (new, or the edited copy) and the empty reply now streaming. */
   | { kind: 'started'; user: MessageView; reply: Message }
   | { kind: 'plan'; plan: Plan }
+  /** Instead of `plan` when a remote provider writes the reply. */
+  | { kind: 'remote'; plan: RemotePlan }
   | { kind: 'token'; text: string }
   /** The reply as stored: complete or stopped, with its stats. */
   | { kind: 'done'; reply: Message }
-  /** The reply (kept, with its text so far) when it exists, and why it failed. */
+  /** The reply (kept, with its text so far: `error`, or `interrupted` when a provider's stream was cut) and why. */
   | { kind: 'error'; message: string; reply: Message | null };
 
 export type ReplyHandler = (event: ReplyEvent) => void;
@@ -372,6 +388,77 @@ export interface ServerStatus {
 
 export function serverStatus(): Promise<ServerStatus> {
   return call('server_status');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Remote providers: OpenAI-compatible servers on other machines. Keys never come back to the
+// page: only whether one is set.
+
+/** Mirrors `ProviderModel` in src-tauri/src/providers.rs. */
+export interface ProviderModel {
+  id: string;
+  context_length: number | null;
+  vision: boolean;
+  audio: boolean;
+  /** True when the endpoint itself listed the model's inputs; false: `vision`/`audio` are the user's marks. */
+  inputs_reported: boolean;
+}
+
+export interface ProviderView {
+  id: number;
+  name: string;
+  base_url: string;
+  has_key: boolean;
+  models: ProviderModel[];
+}
+
+/** The remote model replies go to. */
+export interface RemoteChoice {
+  provider: number;
+  model: string;
+}
+
+export interface ProvidersView {
+  providers: ProviderView[];
+  /** null: replies go to the local model. */
+  selected: RemoteChoice | null;
+  /** Where keys are kept, in words. */
+  key_store: string;
+}
+
+/** A provider to add (`id` null) or edit. `api_key`: null keeps the saved one, '' removes it. */
+export interface ProviderInput {
+  id: number | null;
+  name: string;
+  base_url: string;
+  api_key: string | null;
+}
+
+export function listProviders(): Promise<ProvidersView> {
+  return call('list_providers');
+}
+
+export function saveProvider(provider: ProviderInput): Promise<ProvidersView> {
+  return call('save_provider', { provider });
+}
+
+export function removeProvider(id: number): Promise<ProvidersView> {
+  return call('remove_provider', { id });
+}
+
+/** Asks the provider for its models (`GET /v1/models`). */
+export function refreshProviderModels(id: number): Promise<ProvidersView> {
+  return call('refresh_provider_models', { id });
+}
+
+/** Marks what a model takes, for endpoints that do not say. */
+export function markRemoteModelInputs(provider: number, model: string, vision: boolean, audio: boolean): Promise<ProvidersView> {
+  return call('mark_remote_model_inputs', { provider, model, vision, audio });
+}
+
+/** Replies go to this provider's model from now on; null: back to the local model. */
+export function selectRemoteModel(choice: RemoteChoice | null): Promise<ProvidersView> {
+  return call('select_remote_model', { choice });
 }
 
 // ---------------------------------------------------------------------------------------------

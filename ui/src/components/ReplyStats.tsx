@@ -1,4 +1,4 @@
-import type { MediaPlan, Plan, ReplyStats as Stats } from '../ipc';
+import type { AnyPlan, MediaPlan, Plan, RemotePlan, ReplyStats as Stats } from '../ipc';
 import { humanDuration } from '../lib/format';
 
 /** "42 tokens · 31.2 tok/s · 180 ms to first token · 120 cached" under a finished reply. */
@@ -43,13 +43,20 @@ export function planText(plan: Plan): string {
   return media.length === 0 ? text : `${text}; ${media.map(mediaText).join('; ')}`;
 }
 
-/** The engine's plan for a reply, folded under "Details": for the curious, out of everyone's way. */
-export function PlanLine({ plan }: { plan: Plan }) {
+/** Where a provider's model wrote the reply: "written by llama-3 on Workstation (http://10.0.0.5:8000); 1 image sent". */
+export function remotePlanText(plan: RemotePlan): string {
+  const media = [plan.images && `${plan.images} image${plan.images > 1 ? 's' : ''}`, plan.clips && `${plan.clips} audio clip${plan.clips > 1 ? 's' : ''}`].filter(Boolean);
+  const sent = media.length > 0 ? `; ${media.join(' and ')} sent as content parts` : '';
+  return `written by ${plan.model} on ${plan.provider} (${plan.server}), a remote provider${sent}`;
+}
+
+/** The reply's plan, folded under "Details": for the curious, out of everyone's way. */
+export function PlanLine({ plan }: { plan: AnyPlan }) {
   return (
     <details className="plan-details">
       <summary data-testid="plan-toggle">Details</summary>
-      <div className="plan" data-testid="plan">
-        {planText(plan)}
+      <div className="plan" data-testid="plan" data-remote={'server' in plan ? 'true' : undefined}>
+        {'server' in plan ? remotePlanText(plan) : planText(plan)}
       </div>
     </details>
   );
