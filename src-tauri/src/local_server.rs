@@ -40,8 +40,8 @@ pub struct LocalServer {
     error: Mutex<Option<String>>,
 }
 
-/// Mirrors `ServerStatus` in ui/src/ipc.ts: for the header and the settings pane.
-#[derive(Debug, Clone, serde::Serialize)]
+/// For the header and the settings pane.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct ServerStatus {
     /// `http://127.0.0.1:PORT/v1` while it runs.
     pub address: Option<String>,

@@ -4,9 +4,12 @@
 // No console window on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+#[macro_use]
 mod commands;
 mod failure;
 mod inspect;
+#[cfg(test)]
+mod ipc;
 mod local_server;
 mod model_slot;
 mod providers;
@@ -23,6 +26,13 @@ use std::sync::Arc;
 use tauri::{DragDropEvent, Manager, WebviewEvent, WindowEvent};
 
 use crate::state::AppState;
+
+/// `app_commands!(invoke_handler)`: Tauri's handler for every command in commands/list.rs.
+macro_rules! invoke_handler {
+    ($($module:ident :: $command:ident),* $(,)?) => {
+        tauri::generate_handler![$(commands::$module::$command),*]
+    };
+}
 
 fn main() -> ExitCode {
     // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
@@ -58,36 +68,7 @@ fn main() -> ExitCode {
                 window.state::<Arc<AppState>>().allow_dropped(paths);
             }
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::runtime::runtime_info,
-            commands::runtime::diagnostics,
-            commands::conversations::list_conversations,
-            commands::conversations::create_conversation,
-            commands::conversations::rename_conversation,
-            commands::conversations::delete_conversation,
-            commands::conversations::conversation_messages,
-            commands::conversations::select_branch,
-            commands::conversations::search_messages,
-            commands::chat::send_message,
-            commands::chat::regenerate,
-            commands::chat::edit_message,
-            commands::chat::stop_reply,
-            commands::attachments::attach_paths,
-            commands::attachments::attach_bytes,
-            commands::attachments::attachment_bytes,
-            commands::models::list_models,
-            commands::models::model_state,
-            commands::models::load_model,
-            commands::settings::get_settings,
-            commands::settings::save_settings,
-            commands::settings::server_status,
-            commands::providers::list_providers,
-            commands::providers::save_provider,
-            commands::providers::remove_provider,
-            commands::providers::refresh_provider_models,
-            commands::providers::mark_remote_model_inputs,
-            commands::providers::select_remote_model,
-        ])
+        .invoke_handler(app_commands!(invoke_handler))
         .run(tauri::generate_context!("../tauri.conf.json"));
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,8 +10,7 @@ use tauri::{AppHandle, Emitter};
 
 use crate::state::{lock, AppState};
 
-/// Mirrors `LoadedModel` in ui/src/ipc.ts.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct LoadedModel {
     pub name: String,
     pub path: PathBuf,
@@ -25,15 +24,15 @@ pub struct LoadedModel {
     pub audio: bool,
 }
 
-/// Mirrors `ModelState` in ui/src/ipc.ts; sent as the `model-state` event on every change.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+/// Sent as the `model-state` event on every change.
+#[derive(Debug, Clone, Default, serde::Serialize, ts_rs::TS)]
 pub struct ModelState {
     pub loaded: Option<LoadedModel>,
     pub loading: Option<Loading>,
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct Loading {
     pub path: PathBuf,
     pub stage: String,

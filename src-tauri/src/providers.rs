@@ -39,8 +39,7 @@ pub struct Provider {
     pub models: Vec<ProviderModel>,
 }
 
-/// Mirrors `ProviderModel` in ui/src/ipc.ts.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 pub struct ProviderModel {
     pub id: String,
     pub context_length: Option<u64>,
@@ -51,15 +50,15 @@ pub struct ProviderModel {
     pub inputs_reported: bool,
 }
 
-/// Mirrors `RemoteChoice` in ui/src/ipc.ts.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// The remote model replies go to.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 pub struct RemoteChoice {
     pub provider: u32,
     pub model: String,
 }
 
-/// Mirrors `ProviderView` in ui/src/ipc.ts: a provider as the page sees it, without its key.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// A provider as the page sees it, without its key.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct ProviderView {
     pub id: u32,
     pub name: String,
@@ -68,8 +67,9 @@ pub struct ProviderView {
     pub models: Vec<ProviderModel>,
 }
 
-/// Mirrors `ProvidersView` in ui/src/ipc.ts.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// The providers, the remote model picked (`None`: replies go to the local model), and where
+/// keys are kept.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct ProvidersView {
     pub providers: Vec<ProviderView>,
     pub selected: Option<RemoteChoice>,
@@ -79,7 +79,7 @@ pub struct ProvidersView {
 
 /// A provider as the settings pane sends it. `api_key`: `None` keeps the saved one, an empty
 /// string removes it.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, ts_rs::TS)]
 pub struct ProviderInput {
     pub id: Option<u32>,
     pub name: String,

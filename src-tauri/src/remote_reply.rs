@@ -12,8 +12,8 @@ use crate::providers::RemoteTarget;
 use crate::reply::{Outcome, ReplyEvent, SAVE_EVERY};
 use crate::settings::Settings;
 
-/// Mirrors `RemotePlan` in ui/src/ipc.ts: where the reply is being written, for "Details".
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// Where a provider's model is writing the reply, for "Details".
+#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct RemotePlan {
     pub provider: String,
     /// `scheme://host:port`.

@@ -19,16 +19,19 @@ use crate::remote_reply::{self, RemotePlan};
 use crate::state::{lock, AppState};
 use crate::views::{message_view, MessageView};
 
-/// Mirrors `ReplyEvent` in ui/src/ipc.ts.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+/// Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`.
 pub enum ReplyEvent {
+    /// The user's message (new, or the edited copy) and the empty reply now streaming.
     Started { user: MessageView, reply: Message },
     Plan { plan: Plan },
     /// Instead of `plan` when a provider writes the reply.
     Remote { plan: RemotePlan },
     Token { text: String },
+    /// The reply as stored: complete or stopped, with its stats.
     Done { reply: Message },
+    /// The reply (kept, with its text so far) when it exists, and why it failed.
     Error { message: String, reply: Option<Message> },
 }
 

@@ -12,8 +12,8 @@ const KEY: &str = "app";
 /// The secret store's name for the local server's key (kept out of the SQLite file).
 const SERVER_KEY_SECRET: &str = "local-server";
 
-/// Mirrors `Settings` in ui/src/ipc.ts. Missing fields (older files) take their defaults.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// Missing fields (older files) take their defaults.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(default)]
 pub struct Settings {
     pub system_prompt: String,
@@ -41,7 +41,7 @@ pub struct Settings {
     pub server_key: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Theme {
     System,
@@ -50,17 +50,17 @@ pub enum Theme {
 }
 
 impl Default for Settings {
-    /// What LM Studio and Ollama's app start with, give or take: focused but not greedy.
     fn default() -> Self {
+        let sampling = defaults::chat_sampling();
         Self {
             system_prompt: String::new(),
-            temperature: 0.3,
-            top_p: 0.9,
-            top_k: 40,
-            min_p: 0.05,
-            repetition_penalty: 1.1,
-            max_tokens: 1024,
-            seed: None,
+            temperature: sampling.temperature,
+            top_p: sampling.top_p,
+            top_k: sampling.top_k,
+            min_p: sampling.min_p,
+            repetition_penalty: sampling.repetition_penalty,
+            max_tokens: sampling.max_tokens,
+            seed: sampling.seed,
             model_folders: Vec::new(),
             kv_cache_memory_mb: defaults::PREFIX_CACHE_MEMORY_MIB as u64,
             kv_cache_disk_mb: defaults::PREFIX_CACHE_DISK_MIB,
@@ -72,9 +72,6 @@ impl Default for Settings {
         }
     }
 }
-
-/// The most tokens one reply may ask for; the model's context is the real bound.
-const MAX_REPLY_TOKENS: u32 = 131_072;
 
 impl Settings {
     /// Reads the saved settings; unreadable ones fall back to the defaults (and say so). The
@@ -119,8 +116,8 @@ impl Settings {
     /// A message naming the field and the allowed range, for the settings pane.
     pub fn validate(&self) -> Result<(), String> {
         self.sampling().validate(usize::MAX).map_err(|e| e.to_string())?;
-        if self.max_tokens == 0 || self.max_tokens > MAX_REPLY_TOKENS {
-            return Err(format!("Max tokens must be between 1 and {MAX_REPLY_TOKENS}."));
+        if self.max_tokens == 0 || self.max_tokens > defaults::MAX_REPLY_TOKENS {
+            return Err(format!("Max tokens must be between 1 and {}.", defaults::MAX_REPLY_TOKENS));
         }
         if self.kv_cache_memory_mb > 1 << 20 || self.kv_cache_disk_mb > 1 << 24 {
             return Err("The cache budgets are too large; give them in MiB (e.g. 2048).".into());

@@ -2,8 +2,7 @@
 
 use confab_store::{Attachment, ConversationId, Message, Siblings, Store};
 
-/// Mirrors `MessageView` in ui/src/ipc.ts.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct MessageView {
     pub message: Message,
     pub attachments: Vec<Attachment>,

@@ -75,7 +75,7 @@ describe('composer', () => {
     act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null }));
     fireEvent.change(screen.getByTestId('file-input'), { target: { files: [file] } });
     await screen.findByTestId('attachment-chip');
-    expect(lastArgs('attach_bytes')).toMatchObject({ name: 'cat.png', mime: 'image/png', bytes: [1, 2] });
+    expect(lastArgs('attach_bytes')).toMatchObject({ name: 'cat.png', bytes: [1, 2] });
     fireEvent.click(screen.getByTestId('attachment-remove'));
     expect(screen.queryByTestId('attachment-chip')).toBeNull();
   });
@@ -137,7 +137,7 @@ describe('streaming', () => {
     fireEvent.keyDown(input(), { key: 'Enter' });
     const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
     await push(stream, { kind: 'started', user: view(message(3, 'user', 'Tell me', { parent_id: 2 })), reply });
-    await push(stream, { kind: 'plan', plan: { prompt_tokens: 300, reused_tokens: 120, reuse_source: 'memory', reuse_declined: null, chunk_size: 512, chunks: 1, media: [], tower_runs: 0 } });
+    await push(stream, { kind: 'plan', plan: { prompt_tokens: 300, reused_tokens: 120, reuse_source: 'memory', reuse_declined: null, resumed_from_checkpoint: null, checkpoints: 0, chunk_size: 512, chunks: 1, media: [], tower_runs: 0 } });
     await push(stream, { kind: 'token', text: 'Once ' });
     await push(stream, { kind: 'token', text: 'upon' });
     const streaming = () => screen.getAllByTestId('message').find((m) => m.dataset.id === '4');

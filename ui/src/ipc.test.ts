@@ -56,8 +56,8 @@ describe('ipc', () => {
 
   it('sends bytes as a number array and reads them back from either shape', async () => {
     commands.set('attach_bytes', () => ({}));
-    await attachBytes('a.png', 'image/png', new Uint8Array([1, 2, 255]));
-    expect(lastArgs('attach_bytes')).toEqual({ name: 'a.png', mime: 'image/png', bytes: [1, 2, 255] });
+    await attachBytes('a.png', new Uint8Array([1, 2, 255]));
+    expect(lastArgs('attach_bytes')).toEqual({ name: 'a.png', bytes: [1, 2, 255] });
 
     commands.set('attachment_bytes', () => [4, 5]);
     expect(Array.from(await attachmentBytes('h'))).toEqual([4, 5]);

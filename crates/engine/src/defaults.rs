@@ -1,6 +1,8 @@
 //! The defaults a person can change, in one place: the engine's option structs, the CLI's flags
 //! and the app's Settings all start from these.
 
+use crate::sample::SamplingParams;
+
 /// Memory for conversation (prefix) caches, MiB.
 pub const PREFIX_CACHE_MEMORY_MIB: usize = 2048;
 /// Disk for conversation caches, MiB: kept across restarts.
@@ -13,3 +15,24 @@ pub const ENCODER_CACHE_DISK_MIB: u64 = 2048;
 /// Prompt tokens per prefill chunk: small enough that a long prompt does not stall the other
 /// requests' decoding for long, large enough to run at the matmul rate (mlx-lm uses 2048).
 pub const PREFILL_CHUNK_TOKENS: usize = 512;
+
+/// Chat sampling when a model ships no generation_config.json (GGUF files), and the app's
+/// initial settings: focused settings that small models stay coherent with (SmolLM2's card
+/// suggests temperature 0.2, top-p 0.9). No repetition penalty, as in mlx-lm and the OpenAI API:
+/// it changes even greedy replies; people who want one set it.
+pub fn chat_sampling() -> SamplingParams {
+    SamplingParams {
+        temperature: 0.3,
+        top_p: 0.9,
+        top_k: 40,
+        min_p: 0.05,
+        repetition_penalty: 1.0,
+        max_tokens: REPLY_TOKENS,
+        ..SamplingParams::default()
+    }
+}
+
+/// The most tokens a reply may have unless a request or the settings say otherwise.
+pub const REPLY_TOKENS: u32 = 1024;
+/// The most tokens one reply may ask for in the settings; the model's context is the real bound.
+pub const MAX_REPLY_TOKENS: u32 = 131_072;

@@ -12,7 +12,7 @@ pub enum RuntimeError {
 }
 
 /// What `confab doctor` reports about MLX.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct MlxRuntime {
     /// The version libmlx reports at run time.
     pub version: String,

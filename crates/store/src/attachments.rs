@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 use sha2::{Digest, Sha256};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, Sqlite, Transaction};
@@ -22,7 +23,7 @@ use crate::error::{Result, StoreError};
 use crate::ids::MessageId;
 
 /// The SHA-256 of an attachment's bytes, 64 lowercase hex digits. Also the encoder cache key.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
 #[serde(try_from = "String", into = "String")]
 pub struct AttachmentHash(String);
 
@@ -90,7 +91,7 @@ pub struct AttachmentMeta {
 }
 
 /// A stored attachment. When the same bytes are added twice, the first metadata is kept.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 pub struct Attachment {
     pub hash: AttachmentHash,
     pub mime: String,

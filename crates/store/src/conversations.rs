@@ -1,6 +1,7 @@
 //! Conversations: create, list (newest activity first, keyset-paginated), get, update, delete.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, Sqlite, Transaction};
 
@@ -12,7 +13,7 @@ use crate::ids::{ConversationId, MessageId};
 /// The largest page [`Store::list_conversations`] returns; bigger limits are clamped to it.
 pub const MAX_PAGE: u32 = 500;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 pub struct Conversation {
     pub id: ConversationId,
     pub title: String,
@@ -34,13 +35,13 @@ pub struct NewConversation {
 }
 
 /// Where the next page starts: the last conversation of the previous one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ConversationCursor {
     pub updated_at: i64,
     pub id: ConversationId,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 pub struct ConversationPage {
     pub conversations: Vec<Conversation>,
     /// Pass this to get the following page; `None` on the last page.

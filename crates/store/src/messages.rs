@@ -5,6 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, Sqlite, Transaction};
 
@@ -14,7 +15,7 @@ use crate::db::{now_ms, Store};
 use crate::error::{Result, StoreError};
 use crate::ids::{ConversationId, MessageId};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
@@ -23,7 +24,7 @@ pub enum Role {
 }
 
 /// Where a message is in its life. Only assistant replies are ever anything but `Complete`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum MessageStatus {
     /// A reply being generated: `append_reply` adds to it, `finish_reply` ends it.
@@ -80,7 +81,7 @@ string_enum!(MessageStatus, "message status", {
 });
 
 /// How a reply was generated; stored with the reply by `finish_reply`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
 pub struct ReplyStats {
     pub prompt_tokens: u32,
     /// Prompt tokens served from the prefix cache instead of being prefilled.
@@ -92,7 +93,7 @@ pub struct ReplyStats {
     pub model: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 pub struct Message {
     pub id: MessageId,
     pub conversation_id: ConversationId,
@@ -109,7 +110,7 @@ pub struct Message {
 }
 
 /// A message among its siblings (same parent, oldest first): the UI's "< 2/3 >".
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct Siblings {
     pub ids: Vec<MessageId>,
     /// Where the message asked about is in `ids` (0-based).

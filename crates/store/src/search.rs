@@ -5,6 +5,7 @@
 //! match, and the last one matches as a prefix while it is being typed.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 use sqlx::Row;
 
 use crate::db::Store;
@@ -19,7 +20,7 @@ pub const MAX_HITS: u32 = 200;
 const OPEN: char = '\u{E000}';
 const CLOSE: char = '\u{E001}';
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
 pub struct SearchHit {
     pub conversation_id: ConversationId,
     pub conversation_title: String,
@@ -32,7 +33,7 @@ pub struct SearchHit {
     pub snippet: Vec<SnippetPart>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct SnippetPart {
     pub text: String,
     pub highlight: bool,

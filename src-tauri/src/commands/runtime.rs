@@ -9,8 +9,7 @@ use super::App;
 /// How much of the log "Copy diagnostics" takes.
 const DIAGNOSTIC_LINES: usize = 200;
 
-/// Mirrors `RuntimeInfo` in ui/src/ipc.ts.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, ts_rs::TS)]
 pub struct RuntimeInfo {
     pub mlx: MlxRuntime,
     pub paths: AppPaths,
@@ -19,7 +18,7 @@ pub struct RuntimeInfo {
     pub log_file: PathBuf,
 }
 
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, ts_rs::TS)]
 pub struct DefaultModelStatus {
     pub name: String,
     pub path: PathBuf,

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { installBackend, message, view } from '../test/fixtures';
+import { imageAttachment, installBackend, message, view } from '../test/fixtures';
 import { holdStream, push, renderApp } from '../test/renderApp';
 import { callsOf, commands, invoke, lastArgs } from '../test/tauriMock';
 import type { ProviderInput, ProvidersView, RemotePlan } from '../ipc';
@@ -142,6 +142,7 @@ describe('remote providers', () => {
     state.selected = { provider: 1, model: 'big-model' };
     fireEvent.click(screen.getByTestId('model-picker'));
     await screen.findByTestId('remote-badge');
+    commands.set('attach_bytes', () => imageAttachment);
     const file = new File([new Uint8Array([1, 2])], 'cat.png', { type: 'image/png' });
     fireEvent.change(screen.getByTestId('file-input'), { target: { files: [file] } });
     expect((await screen.findByTestId('notice')).textContent).toContain('big-model on Workstation');

@@ -6,6 +6,8 @@ const base: Plan = {
   prompt_tokens: 120,
   reused_tokens: 0,
   reuse_source: 'none',
+  resumed_from_checkpoint: null,
+  checkpoints: 0,
   reuse_declined: 'the prefix cache is empty',
   chunk_size: 512,
   chunks: 1,

@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { gemmaLoaded, models, smolLoaded } from '../test/fixtures';
-import { capabilityProblem, guessMime, mediaKindOfMime, mediaKindOfPath } from './capabilities';
+import { capabilityProblem, mediaKindOfMime } from './capabilities';
 
 describe('capabilities', () => {
-  it('tells media kinds from paths and MIME types', () => {
-    expect(mediaKindOfPath('/a/Photo.JPG')).toBe('image');
-    expect(mediaKindOfPath('/a/voice.m4a')).toBe('audio');
-    expect(mediaKindOfPath('/a/notes.txt')).toBe('other');
+  it('tells media kinds from the MIME type the engine gave', () => {
     expect(mediaKindOfMime('audio/wav')).toBe('audio');
-    expect(guessMime('x.jpg')).toBe('image/jpeg');
+    expect(mediaKindOfMime('image/jpeg')).toBe('image');
+    expect(mediaKindOfMime('application/pdf')).toBe('other');
   });
 
   it('lets capable models (or none loaded yet) take media', () => {

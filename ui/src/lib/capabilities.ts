@@ -3,29 +3,11 @@ import type { LoadedModel, ModelSummary } from '../ipc';
 
 export type MediaKind = 'image' | 'audio' | 'other';
 
-const imageExtensions = ['png', 'jpg', 'jpeg', 'gif', 'webp', 'bmp', 'tif', 'tiff', 'heic', 'heif', 'avif'];
-const audioExtensions = ['wav', 'mp3', 'm4a', 'aac', 'flac', 'ogg', 'oga', 'opus', 'aif', 'aiff', 'webm'];
-
+/** The kind of a stored attachment, from the MIME type the engine gave it when it probed the file. */
 export function mediaKindOfMime(mime: string): MediaKind {
   if (mime.startsWith('image/')) return 'image';
   if (mime.startsWith('audio/')) return 'audio';
   return 'other';
-}
-
-/** Dropped files arrive as paths only, so their kind comes from the extension. */
-export function mediaKindOfPath(path: string): MediaKind {
-  const extension = path.split('.').pop()?.toLowerCase() ?? '';
-  if (imageExtensions.includes(extension)) return 'image';
-  if (audioExtensions.includes(extension)) return 'audio';
-  return 'other';
-}
-
-/** A MIME type for a picked or pasted file the browser could not type. */
-export function guessMime(name: string): string {
-  const extension = name.split('.').pop()?.toLowerCase() ?? '';
-  if (mediaKindOfPath(name) === 'image') return `image/${extension === 'jpg' ? 'jpeg' : extension}`;
-  if (mediaKindOfPath(name) === 'audio') return `audio/${extension === 'mp3' ? 'mpeg' : extension}`;
-  return 'application/octet-stream';
 }
 
 /**

@@ -2,7 +2,7 @@
 // Media the loaded model can't take is turned away with a notice instead of failing at send.
 import { useCallback, useState } from 'react';
 import { attachBytes, attachPaths, errorMessage, type Attachment, type ModelSummary } from '../ipc';
-import { capabilityProblem, guessMime, mediaKindOfMime, type MediaKind, type Replier } from '../lib/capabilities';
+import { capabilityProblem, mediaKindOfMime, type MediaKind, type Replier } from '../lib/capabilities';
 
 export interface PendingAttachments {
   items: Attachment[];
@@ -80,7 +80,7 @@ export function usePendingAttachments({ loaded, models, onError, onNotice }: Opt
         for (const file of files) {
           const bytes = new Uint8Array(await file.arrayBuffer());
           try {
-            checked.push(await attachBytes(file.name, file.type || guessMime(file.name), bytes));
+            checked.push(await attachBytes(file.name, bytes));
           } catch (e) {
             onError(`Could not attach ${file.name}: ${errorMessage(e)}`);
           }

@@ -18,7 +18,7 @@ export const smolLoaded: LoadedModel = {
   name: 'SmolLM2',
   path: '/models/smol.gguf',
   architecture: 'llama',
-  format: 'gguf',
+  format: 'Gguf',
   dtype: 'q8_0',
   quantized: true,
   context_length: 8192,
@@ -32,16 +32,16 @@ export const gemmaLoaded: LoadedModel = {
   name: 'Gemma 4',
   path: '/models/gemma4',
   architecture: 'gemma4',
-  format: 'mlx',
+  format: 'Safetensors',
   context_length: 131072,
   vision: true,
   audio: true,
 };
 
 export const models: ModelSummary[] = [
-  { name: 'SmolLM2', path: '/models/smol.gguf', format: 'gguf', architecture: 'llama', supported: true, quantization: 'Q8_0', size_bytes: 145_000_000, context_length: 8192, vision: false, audio: false },
-  { name: 'Gemma 4', path: '/models/gemma4', format: 'mlx', architecture: 'gemma4', supported: true, quantization: '4-bit', size_bytes: 3_200_000_000, context_length: 131072, vision: true, audio: true },
-  { name: 'Mamba', path: '/models/mamba', format: 'safetensors', architecture: 'mamba', supported: false, quantization: 'bf16', size_bytes: 1_000_000, context_length: null, vision: false, audio: false },
+  { name: 'SmolLM2', path: '/models/smol.gguf', format: 'Gguf', architecture: 'llama', supported: true, quantization: 'Q8_0', size_bytes: 145_000_000, context_length: 8192, vision: false, audio: false },
+  { name: 'Gemma 4', path: '/models/gemma4', format: 'Safetensors', architecture: 'gemma4', supported: true, quantization: '4-bit', size_bytes: 3_200_000_000, context_length: 131072, vision: true, audio: true },
+  { name: 'Mamba', path: '/models/mamba', format: 'Safetensors', architecture: 'mamba', supported: false, quantization: 'bf16', size_bytes: 1_000_000, context_length: null, vision: false, audio: false },
 ];
 
 export const settings: Settings = {

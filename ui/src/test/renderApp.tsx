@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { act, render, screen, waitFor } from '@testing-library/react';
 import { App } from '../App';
-import type { ReplyEvent } from '../ipc';
+import type { CommandName, ReplyEvent } from '../ipc';
 import { Channel, commands } from './tauriMock';
 
 /** Renders the app against the fake backend and waits for startup to settle. */
@@ -13,7 +13,7 @@ export async function renderApp() {
 }
 
 /** A streamed command held open: the test pushes events, then ends it. */
-export function holdStream(command: string) {
+export function holdStream(command: CommandName) {
   const stream: { channel: Channel<ReplyEvent> | null; args: Record<string, unknown> | null; end: () => void } = {
     channel: null,
     args: null,

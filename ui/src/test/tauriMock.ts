@@ -2,6 +2,7 @@
 // `Channel` is a plain object whose onmessage the test calls, and event listeners are kept
 // so that a test can emit backend events.
 import { vi } from 'vitest';
+import type { CommandName } from '../ipc.generated';
 
 export class Channel<T> {
   onmessage: (message: T) => void = () => {};
@@ -9,9 +10,10 @@ export class Channel<T> {
 
 export type CommandHandler = (args: Record<string, unknown>) => unknown;
 
-export const commands = new Map<string, CommandHandler>();
+/** Fake commands by name: only names the app really has (ipc.generated.ts). */
+export const commands = new Map<CommandName, CommandHandler>();
 
-export const invoke = vi.fn(async (command: string, args: Record<string, unknown> = {}) => {
+export const invoke = vi.fn(async (command: CommandName, args: Record<string, unknown> = {}) => {
   const handler = commands.get(command);
   if (!handler) throw `unknown command ${command}`;
   return handler(args);
@@ -41,7 +43,7 @@ export const getCurrentWebview = vi.fn(() => ({
 }));
 
 /** The arguments of the last call of `command`. */
-export function lastArgs(command: string): Record<string, unknown> | undefined {
+export function lastArgs(command: CommandName): Record<string, unknown> | undefined {
   const call = [...invoke.mock.calls].reverse().find(([name]) => name === command);
   return call?.[1];
 }

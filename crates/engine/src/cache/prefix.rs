@@ -66,7 +66,7 @@ pub struct Reuse {
 }
 
 /// A resume from a checkpoint, for the plan.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
 pub struct CheckpointResume {
     /// Where the checkpoint is.
     pub position: usize,

@@ -28,7 +28,7 @@ pub use ::image::RgbImage;
 
 use crate::error::{EngineError, MediaProblem, Result};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum MediaKind {
     Image,

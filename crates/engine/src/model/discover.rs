@@ -7,7 +7,7 @@ use crate::model::format::gguf_header::{self, MetaValue};
 use crate::model::format::{hf, Format};
 use crate::model::registry;
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct ModelSummary {
     pub name: String,
     pub path: PathBuf,

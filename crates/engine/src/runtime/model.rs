@@ -86,7 +86,7 @@ impl ReadyModel {
         let generation_config = read_generation_config(&path, format)?;
         let defaults = match &generation_config {
             Some(json) => SamplingParams::from_generation_config(json)?,
-            None => chat_defaults(),
+            None => crate::defaults::chat_sampling(),
         };
         let config = model.config();
         let mut eos_ids = config.eos_token_ids.clone();
@@ -129,12 +129,6 @@ impl ReadyModel {
         self.info.audio = encoder.reads(MediaKind::Audio);
         self.encoder = Some(encoder);
     }
-}
-
-/// Sampling for a model that ships no generation_config.json (GGUF files): focused settings
-/// that small models stay coherent with (SmolLM2's card suggests temperature 0.2, top-p 0.9).
-fn chat_defaults() -> SamplingParams {
-    SamplingParams { temperature: 0.3, top_p: 0.9, top_k: 40, min_p: 0.05, ..SamplingParams::default() }
 }
 
 fn read_generation_config(path: &Path, format: Format) -> Result<Option<serde_json::Value>> {

@@ -52,7 +52,7 @@ impl Request {
 }
 
 /// Decided before any work: what the request reuses, and why not when it doesn't.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct Plan {
     pub prompt_tokens: usize,
     pub reused_tokens: usize,
@@ -74,7 +74,7 @@ pub struct Plan {
 }
 
 /// One media item of a request's prompt, as the plan reports it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct MediaPlan {
     pub kind: MediaKind,
     /// The file's name.
@@ -89,7 +89,7 @@ pub struct MediaPlan {
 }
 
 /// How a media item's tower output is obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum EncoderUse {
     /// The reused prefix already holds it: no tower output needed.

@@ -58,7 +58,7 @@ impl Default for SamplingParams {
             presence_penalty: 0.0,
             logit_bias: HashMap::new(),
             seed: None,
-            max_tokens: 1024,
+            max_tokens: crate::defaults::REPLY_TOKENS,
             stop: Vec::new(),
         }
     }

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::error::{EngineError, Result};
 
 /// Which reader a path needs, decided from what is on disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
 pub enum Format {
     Safetensors,
     Gguf,

@@ -1,0 +1,526 @@
+// Generated from the Rust types and the commands in src-tauri/src/commands/list.rs by
+// src-tauri/src/ipc.rs. Do not edit: `UPDATE_IPC=1 cargo test -p confab-app ipc` rewrites it.
+import type { Channel } from '@tauri-apps/api/core';
+
+export type AppPaths = {
+  /**
+   * The SQLite file, attachments, settings.
+   */
+  data_dir: string,
+  /**
+   * The app's own models folder; the default model is installed here (by setup in a source
+   * checkout, by the app itself from its package on first launch).
+   */
+  models_dir: string,
+  /**
+   * Prefix (KV) and encoder caches.
+   */
+  cache_dir: string,
+};
+
+/**
+ * A stored attachment. When the same bytes are added twice, the first metadata is kept.
+ */
+export type Attachment = {
+  hash: AttachmentHash,
+  mime: string,
+  size: number,
+  original_name: string | null,
+  width: number | null,
+  height: number | null,
+  duration_ms: number | null,
+  /**
+   * Unix milliseconds.
+   */
+  created_at: number,
+};
+
+/**
+ * The SHA-256 of an attachment's bytes, 64 lowercase hex digits. Also the encoder cache key.
+ */
+export type AttachmentHash = string;
+
+/**
+ * A resume from a checkpoint, for the plan.
+ */
+export type CheckpointResume = {
+  /**
+   * Where the checkpoint is.
+   */
+  position: number,
+  /**
+   * How far the request matched the cached sequence.
+   */
+  shared: number,
+};
+
+export type Conversation = {
+  id: ConversationId,
+  title: string,
+  /**
+   * Unix milliseconds.
+   */
+  created_at: number,
+  /**
+   * Unix milliseconds; bumped by new messages, finished replies and edits to the conversation.
+   */
+  updated_at: number,
+  model: string | null,
+  system_prompt: string | null,
+  /**
+   * The message whose path from the root the UI shows; `None` while empty.
+   */
+  current_leaf: MessageId | null,
+};
+
+/**
+ * Where the next page starts: the last conversation of the previous one.
+ */
+export type ConversationCursor = {
+  updated_at: number,
+  id: ConversationId,
+};
+
+export type ConversationId = number;
+
+export type ConversationPage = {
+  conversations: Array<Conversation>,
+  /**
+   * Pass this to get the following page; `None` on the last page.
+   */
+  next: ConversationCursor | null,
+};
+
+export type DefaultModelStatus = {
+  name: string,
+  path: string,
+  present: boolean,
+};
+
+/**
+ * How a media item's tower output is obtained.
+ */
+export type EncoderUse = "prefix" | "memory" | "disk" | "miss";
+
+/**
+ * Which reader a path needs, decided from what is on disk.
+ */
+export type Format = "Safetensors" | "Gguf";
+
+export type LoadedModel = {
+  name: string,
+  path: string,
+  architecture: string,
+  format: string,
+  dtype: string,
+  quantized: boolean,
+  context_length: number,
+  parameters: number,
+  vision: boolean,
+  audio: boolean,
+};
+
+export type Loading = {
+  path: string,
+  stage: string,
+  fraction: number,
+};
+
+export type MediaKind = "image" | "audio";
+
+/**
+ * One media item of a request's prompt, as the plan reports it.
+ */
+export type MediaPlan = {
+  kind: MediaKind,
+  /**
+   * The file's name.
+   */
+  file: string,
+  /**
+   * The first 12 hex digits of the content hash.
+   */
+  hash: string,
+  /**
+   * Where its soft tokens start in the prompt.
+   */
+  position: number,
+  soft_tokens: number,
+  /**
+   * Where its tower output comes from.
+   */
+  encoder: EncoderUse,
+};
+
+export type Message = {
+  id: MessageId,
+  conversation_id: ConversationId,
+  parent_id: MessageId | null,
+  role: Role,
+  /**
+   * For a `Streaming` reply, the text appended so far.
+   */
+  content: string,
+  status: MessageStatus,
+  /**
+   * Why generation failed, for status `Error` (and `Interrupted` when the cause is known).
+   */
+  error: string | null,
+  /**
+   * Unix milliseconds.
+   */
+  created_at: number,
+  stats: ReplyStats | null,
+};
+
+export type MessageId = number;
+
+/**
+ * Where a message is in its life. Only assistant replies are ever anything but `Complete`.
+ */
+export type MessageStatus = "streaming" | "complete" | "stopped" | "error" | "interrupted";
+
+export type MessageView = {
+  message: Message,
+  attachments: Array<Attachment>,
+  siblings: Siblings,
+};
+
+/**
+ * What `confab doctor` reports about MLX.
+ */
+export type MlxRuntime = {
+  /**
+   * The version libmlx reports at run time.
+   */
+  version: string,
+  /**
+   * The version of the wheel we built against.
+   */
+  built_against: string,
+  /**
+   * `cpu`, `metal` or `cuda-12`: the wheel that was linked.
+   */
+  backend: string,
+  /**
+   * `gpu` or `cpu`: MLX's default device.
+   */
+  device: string,
+  /**
+   * The libmlx that the dynamic loader actually mapped.
+   */
+  library: string | null,
+  /**
+   * Where MLX looks for its Metal kernels (macOS only).
+   */
+  metallib: string | null,
+};
+
+/**
+ * Sent as the `model-state` event on every change.
+ */
+export type ModelState = {
+  loaded: LoadedModel | null,
+  loading: Loading | null,
+  error: string | null,
+};
+
+export type ModelSummary = {
+  name: string,
+  path: string,
+  format: Format,
+  architecture: string,
+  /**
+   * Whether this build can run the architecture.
+   */
+  supported: boolean,
+  /**
+   * `bf16`, `4-bit`, `Q4_1`, …
+   */
+  quantization: string,
+  size_bytes: number,
+  context_length: number | null,
+  vision: boolean,
+  audio: boolean,
+};
+
+/**
+ * Decided before any work: what the request reuses, and why not when it doesn't.
+ */
+export type Plan = {
+  prompt_tokens: number,
+  reused_tokens: number,
+  /**
+   * `memory`, `disk` or `none`.
+   */
+  reuse_source: string,
+  reuse_declined: string | null,
+  /**
+   * Set when the reused state came from a checkpoint: layers that cannot be cut back
+   * (rotating windows, recurrent state) resume at the latest checkpoint at or before the
+   * prefix the prompt shares with a cached conversation.
+   */
+  resumed_from_checkpoint: CheckpointResume | null,
+  /**
+   * Checkpoints this request's prefill takes (0 for models whose state can be cut back).
+   */
+  checkpoints: number,
+  chunk_size: number,
+  chunks: number,
+  /**
+   * Every image and clip in the prompt, in order.
+   */
+  media: Array<MediaPlan>,
+  /**
+   * Vision and audio tower runs this request needs (encoder-cache misses).
+   */
+  tower_runs: number,
+};
+
+/**
+ * A provider as the settings pane sends it. `api_key`: `None` keeps the saved one, an empty
+ * string removes it.
+ */
+export type ProviderInput = {
+  id: number | null,
+  name: string,
+  base_url: string,
+  api_key: string | null,
+};
+
+export type ProviderModel = {
+  id: string,
+  context_length: number | null,
+  vision: boolean,
+  audio: boolean,
+  /**
+   * True when the endpoint listed the model's input kinds; false: `vision` and `audio`
+   * are the user's marks.
+   */
+  inputs_reported: boolean,
+};
+
+/**
+ * A provider as the page sees it, without its key.
+ */
+export type ProviderView = {
+  id: number,
+  name: string,
+  base_url: string,
+  has_key: boolean,
+  models: Array<ProviderModel>,
+};
+
+/**
+ * The providers, the remote model picked (`None`: replies go to the local model), and where
+ * keys are kept.
+ */
+export type ProvidersView = {
+  providers: Array<ProviderView>,
+  selected: RemoteChoice | null,
+  /**
+   * Where keys are kept, in words ("the Secret Service", a file readable only by you).
+   */
+  key_store: string,
+};
+
+/**
+ * The remote model replies go to.
+ */
+export type RemoteChoice = {
+  provider: number,
+  model: string,
+};
+
+/**
+ * Where a provider's model is writing the reply, for "Details".
+ */
+export type RemotePlan = {
+  provider: string,
+  /**
+   * `scheme://host:port`.
+   */
+  server: string,
+  model: string,
+  /**
+   * Media sent as content parts.
+   */
+  images: number,
+  clips: number,
+};
+
+/**
+ * Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`.
+ */
+export type ReplyEvent = {
+  "kind": "started",
+  user: MessageView,
+  reply: Message,
+} | {
+  "kind": "plan",
+  plan: Plan,
+} | {
+  "kind": "remote",
+  plan: RemotePlan,
+} | {
+  "kind": "token",
+  text: string,
+} | {
+  "kind": "done",
+  reply: Message,
+} | {
+  "kind": "error",
+  message: string,
+  reply: Message | null,
+};
+
+/**
+ * How a reply was generated; stored with the reply by `finish_reply`.
+ */
+export type ReplyStats = {
+  prompt_tokens: number,
+  /**
+   * Prompt tokens served from the prefix cache instead of being prefilled.
+   */
+  cached_tokens: number,
+  generated_tokens: number,
+  /**
+   * `None` when no token came (e.g. an error during prefill).
+   */
+  time_to_first_token_ms: number | null,
+  decode_tokens_per_second: number | null,
+  model: string,
+};
+
+export type Role = "system" | "user" | "assistant";
+
+export type RuntimeInfo = {
+  mlx: MlxRuntime,
+  paths: AppPaths,
+  default_model: DefaultModelStatus,
+  /**
+   * The app's current log file.
+   */
+  log_file: string,
+};
+
+export type SearchHit = {
+  conversation_id: ConversationId,
+  conversation_title: string,
+  message_id: MessageId,
+  role: Role,
+  /**
+   * Unix milliseconds.
+   */
+  created_at: number,
+  /**
+   * An excerpt around the match, as plain-text pieces: render `highlight` ones marked. Kept
+   * as data rather than HTML so a message's own markup can never be interpreted.
+   */
+  snippet: Array<SnippetPart>,
+};
+
+/**
+ * For the header and the settings pane.
+ */
+export type ServerStatus = {
+  /**
+   * `http://127.0.0.1:PORT/v1` while it runs.
+   */
+  address: string | null,
+  active_requests: number,
+  error: string | null,
+};
+
+/**
+ * Missing fields (older files) take their defaults.
+ */
+export type Settings = {
+  system_prompt: string,
+  temperature: number,
+  top_p: number,
+  top_k: number,
+  min_p: number,
+  repetition_penalty: number,
+  max_tokens: number,
+  /**
+   * `None`: a new seed for each reply.
+   */
+  seed: number | null,
+  /**
+   * Extra folders searched for models.
+   */
+  model_folders: Array<string>,
+  /**
+   * Prefix (KV) cache budgets in MiB; they apply from the next launch.
+   */
+  kv_cache_memory_mb: number,
+  kv_cache_disk_mb: number,
+  theme: Theme,
+  /**
+   * The model loaded at startup; `None`: the default model.
+   */
+  model_path: string | null,
+  /**
+   * The local OpenAI-compatible server (loopback only): off unless turned on.
+   */
+  server_enabled: boolean,
+  server_port: number,
+  /**
+   * Clients must send `Authorization: Bearer <key>`; empty: no key asked. Travels to the
+   * settings pane with the rest, but is saved in the secret store, never in SQLite.
+   */
+  server_key: string,
+};
+
+/**
+ * A message among its siblings (same parent, oldest first): the UI's "< 2/3 >".
+ */
+export type Siblings = {
+  ids: Array<MessageId>,
+  /**
+   * Where the message asked about is in `ids` (0-based).
+   */
+  index: number,
+};
+
+export type SnippetPart = {
+  text: string,
+  highlight: boolean,
+};
+
+export type Theme = "system" | "light" | "dark";
+
+/** Every command the app answers: its arguments (camelCase) and its result. */
+export interface Commands {
+  runtime_info: { args: Record<string, never>; result: RuntimeInfo };
+  diagnostics: { args: Record<string, never>; result: string };
+  list_conversations: { args: { cursor: ConversationCursor | null; limit: number | null }; result: ConversationPage };
+  create_conversation: { args: Record<string, never>; result: Conversation };
+  rename_conversation: { args: { id: ConversationId; title: string }; result: string };
+  delete_conversation: { args: { id: ConversationId }; result: void };
+  conversation_messages: { args: { id: ConversationId }; result: MessageView[] };
+  select_branch: { args: { message: MessageId }; result: MessageView[] };
+  search_messages: { args: { query: string }; result: SearchHit[] };
+  send_message: { args: { conversation: ConversationId; text: string; attachments: string[]; channel: Channel<ReplyEvent> }; result: void };
+  regenerate: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
+  edit_message: { args: { message: MessageId; text: string; channel: Channel<ReplyEvent> }; result: void };
+  stop_reply: { args: { conversation: ConversationId }; result: void };
+  attach_paths: { args: { paths: string[] }; result: Attachment[] };
+  attach_bytes: { args: { name: string; bytes: number[] }; result: Attachment };
+  attachment_bytes: { args: { hash: string }; result: ArrayBuffer | number[] };
+  list_models: { args: Record<string, never>; result: ModelSummary[] };
+  model_state: { args: Record<string, never>; result: ModelState };
+  load_model: { args: { path: string }; result: LoadedModel };
+  get_settings: { args: Record<string, never>; result: Settings };
+  save_settings: { args: { settings: Settings }; result: Settings };
+  server_status: { args: Record<string, never>; result: ServerStatus };
+  list_providers: { args: Record<string, never>; result: ProvidersView };
+  save_provider: { args: { provider: ProviderInput }; result: ProvidersView };
+  remove_provider: { args: { id: number }; result: ProvidersView };
+  refresh_provider_models: { args: { id: number }; result: ProvidersView };
+  mark_remote_model_inputs: { args: { provider: number; model: string; vision: boolean; audio: boolean }; result: ProvidersView };
+  select_remote_model: { args: { choice: RemoteChoice | null }; result: ProvidersView };
+}
+
+export type CommandName = keyof Commands;
