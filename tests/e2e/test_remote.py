@@ -20,18 +20,22 @@ PARIS = "What is the capital of France?"
 CONFAB = pathlib.Path(os.environ.get("CONFAB_E2E_CLI") or TARGET / "debug" / "confab")
 
 
-class ConfabServe:
-    """`confab serve` on a free loopback port with the default model and KEY."""
+GEMMA4 = pathlib.Path(__file__).resolve().parents[2] / "tests/reference/fixtures/tiny/gemma4"
 
-    def __init__(self):
+
+class ConfabServe:
+    """`confab serve` on a free loopback port: the default model behind KEY, or `model` without a key."""
+
+    def __init__(self, model: pathlib.Path | None = None):
         if not CONFAB.is_file():
             raise unittest.SkipTest(f"no {CONFAB}: cargo build -p confab-cli")
-        model = installed_default_model()
-        if not model.is_file():
-            raise unittest.SkipTest(f"default model not installed at {model}; run scripts/setup.sh")
+        key = ["--api-key", KEY] if model is None else []
+        model = model or installed_default_model()
+        if not model.exists():
+            raise unittest.SkipTest(f"no model at {model}; run scripts/setup.sh")
         self.home = tempfile.mkdtemp(prefix="confab-e2e-serve-")
         self.process = subprocess.Popen(
-            [str(CONFAB), "serve", "--port", "0", "--no-prefix-cache", "--no-encoder-cache", "--api-key", KEY, "--model", str(model)],
+            [str(CONFAB), "serve", "--port", "0", "--no-prefix-cache", "--no-encoder-cache", *key, "--model", str(model)],
             env=dict(os.environ, CONFAB_HOME=self.home),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -200,6 +204,70 @@ class RemoteProvider(AppTestCase):
         self.assertIn("Could not reach http://127.0.0.1:", text)
         self.assertIn("Check that the server is running", text)
         app.screenshot("remote-unreachable")
+
+
+class RemoteImage(AppTestCase):
+    """An image to a remote model the user marked as reading images: the tiny Gemma 4 (vision
+    tower) behind `confab serve`, no key."""
+
+    with_model = False
+
+    @classmethod
+    def setUpClass(cls):
+        cls.serve = ConfabServe(GEMMA4)
+        try:
+            super().setUpClass()
+        except BaseException:
+            cls.serve.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.serve.stop()
+
+    def field(self, testid: str, within=None):
+        el = self.app.wait_for(testid, within=within)
+        self.app.js("arguments[0].scrollIntoView({block: 'center'})", el)
+        return el
+
+    def test_01_mark_the_model_as_reading_images_and_send_one(self):
+        app = self.app
+        app.open_settings()
+        self.field("provider-add").click()
+        app.fill(self.field("provider-name"), "Vision box")
+        app.fill(self.field("provider-url"), self.serve.base_url)
+        self.field("provider-save").click()
+        row = app.wait_for("provider-model", 60, extra=f'[data-model="{self.serve.model}"]')
+        self.assertEqual(app.text(app.wait_for("provider-key-status")), "no key")
+        vision = self.field("provider-model-vision", within=row)
+        self.assertFalse(vision.is_selected(), "confab serve does not say what a model takes: the user marks it")
+        vision.click()
+        app.wait_until(lambda: app.one("provider-model-vision", within=app.one("provider-model")).is_selected(), 20, "not marked")
+        app.close_settings()
+        app.click("model-picker")
+        app.click("remote-model-item", extra=f'[data-model="{self.serve.model}"]')
+        app.wait_for("remote-badge", 30)
+        app.set_settings(max_tokens=4, seed=1)
+
+        app.new_chat()
+        report = app.drop_files([GEMMA4 / "media/gradient.png"], app.one("message-list") or app.one("composer-input"))
+        self.assertIn("DATA-GET", report, f"the window never asked for the dropped data: {report}")
+        app.wait_until(lambda: len(app.all("attachment-chip")) == 1, 60,
+                       lambda: f"chips: {len(app.all('attachment-chip'))}, notices: {app.banners('notice')} {app.banners('error-banner')}")
+        _, reply = app.send("What is this?")
+        done = app.wait_reply(reply["id"])
+        self.assertEqual(done["status"], "complete", done)
+        here = app.message_el(done["id"])
+        plan = app.text(app.wait_for("plan", visible=False, within=here))
+        self.assertIn("1 image sent as content parts", plan)
+        stats = app.text(app.wait_until(lambda: app.one("reply-stats", within=here), 10, "no reply-stats"))
+        prompt = int(re.search(r"of (\d+) prompt tokens", stats).group(1))
+        # The image's 63 soft tokens (as `confab generate` reports them for this picture) reached the server.
+        self.assertGreaterEqual(prompt, 63, stats)
+        app.screenshot("remote-image")
 
 
 if __name__ == "__main__":
