@@ -43,14 +43,29 @@ export function planText(plan: Plan): string {
   return media.length === 0 ? text : `${text}; ${media.map(mediaText).join('; ')}`;
 }
 
+/** Said above the reply when the engine left the oldest turns out to fit the context. */
+export function droppedText(plan: Plan): string | null {
+  const n = plan.dropped_messages;
+  if (!n) return null;
+  return `${n} earlier ${n === 1 ? 'message was' : 'messages were'} left out to fit the model's context; start a new chat to keep everything in view.`;
+}
+
 /** The engine's plan for a reply, folded under "Details": for the curious, out of everyone's way. */
 export function PlanLine({ plan }: { plan: Plan }) {
+  const dropped = droppedText(plan);
   return (
-    <details className="plan-details">
-      <summary data-testid="plan-toggle">Details</summary>
-      <div className="plan" data-testid="plan">
-        {planText(plan)}
-      </div>
-    </details>
+    <>
+      {dropped && (
+        <div className="context-note" data-testid="context-note">
+          {dropped}
+        </div>
+      )}
+      <details className="plan-details">
+        <summary data-testid="plan-toggle">Details</summary>
+        <div className="plan" data-testid="plan">
+          {planText(plan)}
+        </div>
+      </details>
+    </>
   );
 }
