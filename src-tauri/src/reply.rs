@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use confab_engine::runtime::{Event, Plan, Prompt, Request, StopReason};
+use confab_engine::runtime::{ContextPolicy, Event, Plan, Prompt, Request, StopReason};
 use confab_engine::media::MediaItem;
 use confab_engine::ChatMessage;
 use confab_store::{ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
@@ -16,7 +16,8 @@ use crate::failure::Failure;
 use crate::model_slot::Current;
 use crate::providers::RemoteTarget;
 use crate::remote_reply::{self, RemotePlan};
-use crate::state::{lock, AppState};
+use crate::state::AppState;
+use crate::sync::lock;
 use crate::views::{message_view, MessageView};
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
@@ -145,6 +146,8 @@ pub async fn stream_reply(
             let messages = chat_messages(system, &turns);
             let mut request = Request::new(model.id, Prompt::Chat(messages), settings.sampling());
             request.sampling.stop = model.info.default_sampling.stop.clone();
+            // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
+            request.context_policy = ContextPolicy::DropOldestTurns;
 
             let worker_state = state.clone();
             let worker_channel = channel.clone();
@@ -212,14 +215,11 @@ pub struct Outcome {
 fn generate(
     state: &AppState,
     model: &Current,
-    mut request: Request,
+    request: Request,
     cancel: Arc<AtomicBool>,
     reply: MessageId,
     channel: &Channel<ReplyEvent>,
 ) -> Outcome {
-    if let Err(e) = fit_to_context(state, model, &mut request) {
-        return Outcome { end: ReplyEnd::Error(e), stats: None };
-    }
     let mut unsaved = String::new();
     let mut last_save = Instant::now();
     let save = |store: &Store, text: &mut String| {
@@ -265,28 +265,6 @@ fn generate(
     }
     save(&state.store, &mut unsaved);
     Outcome { end: ReplyEnd::Error("the engine stopped; restart Confab".into()), stats: None }
-}
-
-/// Drops the oldest turns until the prompt leaves room for a reply, as LM Studio's default
-/// "truncate middle" policy does; the system prompt and the newest message always stay.
-fn fit_to_context(state: &AppState, model: &Current, request: &mut Request) -> Result<(), String> {
-    let Prompt::Chat(messages) = &mut request.prompt else { return Ok(()) };
-    let context = model.info.context_length;
-    let room_for_reply = (request.sampling.max_tokens as usize).min(context / 4).max(1);
-    loop {
-        let tokens = state.engine.tokenize(model.id, Prompt::Chat(messages.clone())).map_err(|e| e.to_string())?;
-        if tokens.len() + room_for_reply <= context {
-            return Ok(());
-        }
-        let first_turn = messages.iter().position(|m| m.role != "system");
-        match first_turn {
-            // Keep the newest message: the engine then says the prompt is too long.
-            Some(i) if messages.len() - i > 1 => {
-                messages.remove(i);
-            }
-            _ => return Ok(()),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ pub enum Theme {
 
 impl Default for Settings {
     fn default() -> Self {
-        let sampling = defaults::chat_sampling();
+        let sampling = SamplingParams::chat();
         Self {
             system_prompt: String::new(),
             temperature: sampling.temperature,

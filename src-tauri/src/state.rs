@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::runtime::{Engine, EngineOptions};
@@ -15,6 +15,7 @@ use crate::local_server::LocalServer;
 use crate::model_slot::ModelSlot;
 use crate::providers::Providers;
 use crate::settings::Settings;
+use crate::sync::lock;
 
 /// The SQLite file's name in the data folder.
 pub const DATABASE_FILE: &str = "confab.db";
@@ -94,6 +95,12 @@ impl AppState {
         path.canonicalize().map(|p| lock(&self.dropped).contains(&p)).unwrap_or(false)
     }
 
+    /// Starts, restarts or stops the local server to match `settings`.
+    pub async fn apply_server_settings(&self, settings: &Settings) {
+        let media_dir = self.paths.cache_dir.join("server-media");
+        self.server.apply(settings, &self.engine, &self.model, media_dir).await;
+    }
+
     /// Every folder models are looked for in: ours, other apps', and the user's.
     pub fn model_folders(&self) -> Vec<PathBuf> {
         let mut folders = vec![self.paths.models_dir.clone()];
@@ -102,9 +109,4 @@ impl AppState {
         folders.dedup();
         folders
     }
-}
-
-/// A poisoned lock only means another command panicked; the data is still usable.
-pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -137,7 +137,7 @@ describe('streaming', () => {
     fireEvent.keyDown(input(), { key: 'Enter' });
     const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
     await push(stream, { kind: 'started', user: view(message(3, 'user', 'Tell me', { parent_id: 2 })), reply });
-    await push(stream, { kind: 'plan', plan: { prompt_tokens: 300, reused_tokens: 120, reuse_source: 'memory', reuse_declined: null, resumed_from_checkpoint: null, checkpoints: 0, chunk_size: 512, chunks: 1, media: [], tower_runs: 0 } });
+    await push(stream, { kind: 'plan', plan: { prompt_tokens: 300, reused_tokens: 120, reuse_source: 'memory', reuse_declined: null, resumed_from_checkpoint: null, checkpoints: 0, chunk_size: 512, chunks: 1, media: [], tower_runs: 0, dropped_messages: 0 } });
     await push(stream, { kind: 'token', text: 'Once ' });
     await push(stream, { kind: 'token', text: 'upon' });
     const streaming = () => screen.getAllByTestId('message').find((m) => m.dataset.id === '4');

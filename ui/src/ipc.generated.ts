@@ -275,6 +275,11 @@ export type Plan = {
    * Vision and audio tower runs this request needs (encoder-cache misses).
    */
   tower_runs: number,
+  /**
+   * The oldest turns left out so that the conversation fits the context (see
+   * `ContextPolicy::DropOldestTurns`).
+   */
+  dropped_messages: number,
 };
 
 /**

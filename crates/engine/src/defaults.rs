@@ -1,8 +1,6 @@
 //! The defaults a person can change, in one place: the engine's option structs, the CLI's flags
 //! and the app's Settings all start from these.
 
-use crate::sample::SamplingParams;
-
 /// Memory for conversation (prefix) caches, MiB.
 pub const PREFIX_CACHE_MEMORY_MIB: usize = 2048;
 /// Disk for conversation caches, MiB: kept across restarts.
@@ -16,21 +14,15 @@ pub const ENCODER_CACHE_DISK_MIB: u64 = 2048;
 /// requests' decoding for long, large enough to run at the matmul rate (mlx-lm uses 2048).
 pub const PREFILL_CHUNK_TOKENS: usize = 512;
 
-/// Chat sampling when a model ships no generation_config.json (GGUF files), and the app's
-/// initial settings: focused settings that small models stay coherent with (SmolLM2's card
-/// suggests temperature 0.2, top-p 0.9). No repetition penalty, as in mlx-lm and the OpenAI API:
-/// it changes even greedy replies; people who want one set it.
-pub fn chat_sampling() -> SamplingParams {
-    SamplingParams {
-        temperature: 0.3,
-        top_p: 0.9,
-        top_k: 40,
-        min_p: 0.05,
-        repetition_penalty: 1.0,
-        max_tokens: REPLY_TOKENS,
-        ..SamplingParams::default()
-    }
-}
+/// Chat sampling (`SamplingParams::chat`) when a model ships no generation_config.json (GGUF
+/// files), and the app's initial settings: focused settings that small models stay coherent
+/// with (SmolLM2's card suggests temperature 0.2, top-p 0.9). No repetition penalty, as in
+/// mlx-lm and the OpenAI API: it changes even greedy replies; people who want one set it.
+pub const CHAT_TEMPERATURE: f32 = 0.3;
+pub const CHAT_TOP_P: f32 = 0.9;
+pub const CHAT_TOP_K: i32 = 40;
+pub const CHAT_MIN_P: f32 = 0.05;
+pub const CHAT_REPETITION_PENALTY: f32 = 1.0;
 
 /// The most tokens a reply may have unless a request or the settings say otherwise.
 pub const REPLY_TOKENS: u32 = 1024;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::media::MediaKind;
+use crate::media_kind::MediaKind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -34,8 +34,17 @@ pub enum EngineError {
     #[error("the engine has stopped; restart Confab")]
     EngineStopped,
 
+    /// An MLX operation failed (out of memory, a shape MLX refused).
     #[error("MLX: {0}")]
     Mlx(String),
+
+    /// The weights do not have the shapes or parts the architecture needs.
+    #[error("the model's weights are not laid out as its architecture expects ({0}). Download the model again or pick another.")]
+    WeightLayout(String),
+
+    /// Something the engine guarantees did not hold: a bug, never the person's doing.
+    #[error("internal error: {0}. This is a bug in Confab; please report it with the diagnostics (Settings › Runtime › Copy diagnostics).")]
+    Internal(String),
 
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },

@@ -8,6 +8,7 @@ pub mod defaults;
 pub mod device;
 pub mod error;
 pub mod media;
+mod media_kind;
 pub mod model;
 pub mod npy;
 pub mod paths;

@@ -9,7 +9,7 @@ use tauri::{AppHandle, Emitter};
 use super::App;
 use crate::failure::Failure;
 use crate::reply::{require_target, stream_reply, ReplyEvent};
-use crate::state::lock;
+use crate::sync::lock;
 use crate::title::{provisional, UNTITLED};
 
 /// Saves the user's message on the current branch, then streams the reply to it.

@@ -29,11 +29,11 @@ pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result
     }
     let worker = state.inner().clone();
     let target = path.clone();
-    let loaded = tauri::async_runtime::spawn_blocking(move || load_blocking(&app, &worker, &target)).await??;
+    let loaded = tauri::async_runtime::spawn_blocking(move || load_blocking(&app, &worker.engine, &worker.model, &target)).await??;
     let mut settings = state.settings();
     settings.model_path = Some(path);
     settings.save(&state.store, &state.secrets).await?;
-    *crate::state::lock(&state.settings) = settings;
+    *crate::sync::lock(&state.settings) = settings;
     // Picking a local model takes replies back from a remote one.
     state.providers.lock().await.select(None, &state.store).await?;
     Ok(loaded)

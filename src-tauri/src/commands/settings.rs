@@ -2,9 +2,9 @@
 
 use super::App;
 use crate::failure::Failure;
-use crate::local_server::{self, ServerStatus};
+use crate::local_server::ServerStatus;
 use crate::settings::Settings;
-use crate::state::lock;
+use crate::sync::lock;
 
 #[tauri::command]
 pub fn get_settings(state: App<'_>) -> Settings {
@@ -17,7 +17,7 @@ pub fn get_settings(state: App<'_>) -> Settings {
 pub async fn save_settings(state: App<'_>, settings: Settings) -> Result<Settings, Failure> {
     settings.save(&state.store, &state.secrets).await?;
     *lock(&state.settings) = settings.clone();
-    local_server::apply(&state, &settings).await;
+    state.apply_server_settings(&settings).await;
     Ok(settings)
 }
 

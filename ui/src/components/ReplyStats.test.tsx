@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Plan } from '../ipc';
-import { planText } from './ReplyStats';
+import { droppedText, planText } from './ReplyStats';
 
 const base: Plan = {
   prompt_tokens: 120,
@@ -13,6 +13,7 @@ const base: Plan = {
   chunks: 1,
   media: [],
   tower_runs: 0,
+  dropped_messages: 0,
 };
 
 describe('planText', () => {
@@ -35,5 +36,11 @@ describe('planText', () => {
     expect(planText({ ...base, reused_tokens: 96, reuse_source: 'disk', resumed_from_checkpoint: { position: 96, shared: 110 } })).toBe(
       'reused 96 of 120 prompt tokens from disk (checkpoint at 96: 110 tokens matched, and this model\'s state cannot be cut back)',
     );
+  });
+
+  it('says when the oldest turns were left out to fit the context', () => {
+    expect(droppedText(base)).toBeNull();
+    expect(droppedText({ ...base, dropped_messages: 1 })).toMatch(/^1 earlier message was left out to fit the model's context/);
+    expect(droppedText({ ...base, dropped_messages: 4 })).toMatch(/^4 earlier messages were left out/);
   });
 });

@@ -50,14 +50,30 @@ export function remotePlanText(plan: RemotePlan): string {
   return `written by ${plan.model} on ${plan.provider} (${plan.server}), a remote provider${sent}`;
 }
 
-/** The reply's plan, folded under "Details": for the curious, out of everyone's way. */
+/** Said above the reply when the engine left the oldest turns out to fit the context. */
+export function droppedText(plan: Plan): string | null {
+  const n = plan.dropped_messages;
+  if (!n) return null;
+  return `${n} earlier ${n === 1 ? 'message was' : 'messages were'} left out to fit the model's context; start a new chat to keep everything in view.`;
+}
+
+/** The reply's plan (the engine's, or where a provider wrote it), folded under "Details": for the curious, out of everyone's way. */
 export function PlanLine({ plan }: { plan: AnyPlan }) {
+  const remote = 'server' in plan;
+  const dropped = remote ? null : droppedText(plan);
   return (
-    <details className="plan-details">
-      <summary data-testid="plan-toggle">Details</summary>
-      <div className="plan" data-testid="plan" data-remote={'server' in plan ? 'true' : undefined}>
-        {'server' in plan ? remotePlanText(plan) : planText(plan)}
-      </div>
-    </details>
+    <>
+      {dropped && (
+        <div className="context-note" data-testid="context-note">
+          {dropped}
+        </div>
+      )}
+      <details className="plan-details">
+        <summary data-testid="plan-toggle">Details</summary>
+        <div className="plan" data-testid="plan" data-remote={remote ? 'true' : undefined}>
+          {remote ? remotePlanText(plan) : planText(plan)}
+        </div>
+      </details>
+    </>
   );
 }

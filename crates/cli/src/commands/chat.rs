@@ -3,7 +3,7 @@
 use std::io::{BufRead, Write};
 
 use confab_engine::media::MediaItem;
-use confab_engine::runtime::{Engine, Event, ModelId, Prompt, Request};
+use confab_engine::runtime::{ContextPolicy, Engine, Event, ModelId, Prompt, Request};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 
@@ -76,7 +76,9 @@ fn attachment(line: &str) -> Option<MediaItem> {
 
 /// Streams one reply to stdout and returns its text.
 fn reply(engine: &Engine, id: ModelId, messages: &[ChatMessage], sampling: &SamplingParams, stats: bool) -> anyhow::Result<String> {
-    let request = Request::new(id, Prompt::Chat(messages.to_vec()), sampling.clone());
+    let mut request = Request::new(id, Prompt::Chat(messages.to_vec()), sampling.clone());
+    // A long chat goes on: its oldest turns are left out, as in the app.
+    request.context_policy = ContextPolicy::DropOldestTurns;
     let mut text = String::new();
     let mut stdout = std::io::stdout().lock();
     for event in engine.generate(request) {
@@ -90,7 +92,14 @@ fn reply(engine: &Engine, id: ModelId, messages: &[ChatMessage], sampling: &Samp
                 "\n[{} prompt ({} cached), {} generated; {:.0} ms to first token, {:.1} tok/s]",
                 usage.prompt, usage.cached, usage.generated, timings.time_to_first_token_ms, timings.decode_tokens_per_s
             ),
-            Event::Plan(plan) if stats => print_media(&plan),
+            Event::Plan(plan) => {
+                if plan.dropped_messages > 0 {
+                    eprintln!("[{} earlier messages left out to fit the context]", plan.dropped_messages);
+                }
+                if stats {
+                    print_media(&plan);
+                }
+            }
             Event::Error(e) => return Err(e.into()),
             _ => {}
         }

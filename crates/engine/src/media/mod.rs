@@ -23,17 +23,11 @@ pub use self::hash::{content_hash, hash_file};
 pub use self::image::{decode_image, decode_image_bytes};
 pub use self::item::MediaItem;
 pub use self::limits::MediaLimits;
+pub use crate::media_kind::MediaKind;
 pub use self::prompt::{ExpandedPrompt, SoftTokenSpan};
 pub use ::image::RgbImage;
 
 use crate::error::{EngineError, MediaProblem, Result};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, ts_rs::TS)]
-#[serde(rename_all = "lowercase")]
-pub enum MediaKind {
-    Image,
-    Audio,
-}
 
 /// What `probe` learns from a file's headers.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -183,7 +183,8 @@ fn rope_scaling(s: &Value) -> RopeScaling {
 
 impl TextConfig {
     /// Parse a Hugging Face config.json (the text part for multimodal configs).
-    pub fn from_hf_json(root: &Value, path: &Path) -> Result<Self> {
+    /// `defaults_of` says what a model type means by a key it leaves out (`registry::defaults`).
+    pub fn from_hf_json(root: &Value, path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Self> {
         let obj = root.get("text_config").filter(|v| v.is_object()).unwrap_or(root);
         let k = Keys { obj, path };
         let arch = k
@@ -191,7 +192,7 @@ impl TextConfig {
             .or_else(|| root.get("model_type").and_then(Value::as_str))
             .ok_or_else(|| EngineError::ModelFormat { path: path.into(), reason: "config.json has no `model_type`".into() })?
             .to_string();
-        let defaults = crate::model::registry::defaults(&arch);
+        let defaults = defaults_of(&arch);
         let hidden_size = k.require("hidden_size")?;
         let num_heads = k.require("num_attention_heads")?;
         let num_layers = k.require("num_hidden_layers")?;

@@ -7,6 +7,7 @@ pub mod format;
 pub mod layers;
 pub mod loader;
 pub mod media_processor;
+pub mod family;
 pub mod registry;
 pub mod towers;
 pub mod weights;
@@ -145,7 +146,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<LoadedModel> {
     // GGUF files have no config.json: their families build from the shared config alone.
     let (config, json, mut weights, fingerprint, gguf) = match format {
         Format::Safetensors => {
-            let l = format::hf::load(path)?;
+            let l = format::hf::load(path, registry::defaults)?;
             (l.config, Some(l.json), l.weights, l.fingerprint, None)
         }
         Format::Gguf => {

@@ -91,7 +91,7 @@ impl Engine {
         let thread = std::thread::Builder::new()
             .name("confab-engine".into())
             .spawn(move || serve(options, rx))
-            .map_err(|e| EngineError::Mlx(format!("could not start the engine thread: {e}")))?;
+            .map_err(|e| EngineError::Internal(format!("could not start the engine thread: {e}")))?;
         Ok(Self { commands: Some(tx), thread: Some(thread) })
     }
 

@@ -17,9 +17,11 @@ use mlx_rs::{ops, transforms, Array};
 use crate::cache::{EncoderCache, PrefixCache, PrefixKey, Reuse, ReuseSource};
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
+use crate::runtime::context;
+use crate::runtime::prepared::{prepare, Prepared};
 use crate::runtime::media_encode::MediaOutputs;
 use crate::runtime::media_prefill::{chunk_ranges, forward_chunk, image_ranges, split_at};
-use crate::runtime::media_prompt::{self, MediaPrompt};
+use crate::runtime::media_prompt::MediaPrompt;
 use crate::runtime::model::ReadyModel;
 use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
 use crate::sample::Sampler;
@@ -35,7 +37,7 @@ pub struct Shared<'a> {
 
 /// The prompt as token ids, through the chat template when it is a conversation.
 pub fn prompt_ids(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits) -> Result<Vec<u32>> {
-    Ok(prepare(model, prompt, limits)?.0)
+    Ok(prepare(model, prompt, limits)?.ids)
 }
 
 /// Messages whose ends are checkpointed (the latest ones): an edit or a regenerate resumes at
@@ -57,49 +59,14 @@ fn message_boundaries(model: &ReadyModel, messages: &[ChatMessage], ids: &[u32])
         .collect()
 }
 
-/// The prompt's ids and, when it carries media, where each item is.
-fn prepare(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits) -> Result<(Vec<u32>, Option<MediaPrompt>)> {
-    let (ids, media) = match prompt {
-        Prompt::Chat(messages) if prompt.has_media() => {
-            let media = media_prompt::build(model, messages, limits)?;
-            (media.ids.clone(), Some(media))
-        }
-        Prompt::Tokens(ids) => (ids.clone(), None),
-        Prompt::Text(text) => (model.tokenizer.encode_prompt(text)?, None),
-        Prompt::Chat(messages) => {
-            let template = model.template.as_ref().ok_or_else(|| {
-                EngineError::Template("this model has no chat template; send plain text instead".into())
-            })?;
-            (model.tokenizer.encode_prompt(&template.render(messages, true, None)?)?, None)
-        }
-    };
-    if ids.is_empty() {
-        return Err(EngineError::invalid("prompt", "the prompt is empty; type something first"));
-    }
-    let vocab = model.config().vocab_size as u32;
-    if let Some(bad) = ids.iter().find(|&&id| id >= vocab) {
-        return Err(EngineError::invalid("prompt", format!("token id {bad} is outside the vocabulary (size {vocab})")));
-    }
-    Ok((ids, media))
-}
-
-/// A prompt ready to run: its ids and, when it carries media, where each item is. Made when the
-/// request arrives, so admission knows its size.
-pub struct Prepared {
-    pub ids: Vec<u32>,
-    media: Option<MediaPrompt>,
-}
-
-/// Checks a request before it waits for a place: its prompt, its context, its settings.
-pub fn check(model: &ReadyModel, request: &Request, limits: &MediaLimits) -> Result<Prepared> {
-    let (ids, media) = prepare(model, &request.prompt, limits)?;
-    let context = model.config().max_position;
-    if ids.len() >= context {
-        return Err(EngineError::ContextOverflow { prompt: ids.len(), context });
-    }
+/// Checks a request before it waits for a place: its settings, then its prompt, fitted to the
+/// context under the request's policy (which may leave the oldest turns out of it).
+pub fn check(model: &ReadyModel, request: &mut Request, limits: &MediaLimits) -> Result<Prepared> {
     Sampler::new(request.sampling.clone(), model.config().vocab_size)?; // invalid settings fail before any work
     StopMatcher::new(request.sampling.stop.iter().cloned())?;
-    Ok(Prepared { ids, media })
+    let (mut prepared, dropped) = context::fit(model, &mut request.prompt, request.context_policy, request.sampling.max_tokens, limits)?;
+    prepared.dropped_messages = dropped;
+    Ok(prepared)
 }
 
 /// Positions a request may come to hold: its prompt and every token it may generate.
@@ -113,8 +80,8 @@ pub fn positions_needed(model: &ReadyModel, request: &Request, prompt: usize) ->
 
 /// One request alone, start to finish, on the caller's thread, its events handed to `emit`
 /// (for tests that drive a model directly; the engine runs requests through its scheduler).
-pub fn run(model: &ReadyModel, shared: &mut Shared, request: Request, cancel: &AtomicBool, emit: &mut dyn FnMut(Event)) -> Result<()> {
-    let prepared = check(model, &request, shared.limits)?;
+pub fn run(model: &ReadyModel, shared: &mut Shared, mut request: Request, cancel: &AtomicBool, emit: &mut dyn FnMut(Event)) -> Result<()> {
+    let prepared = check(model, &mut request, shared.limits)?;
     let (events, received) = std::sync::mpsc::channel();
     let cancel = Arc::new(AtomicBool::new(cancel.load(Ordering::Relaxed)));
     let mut row = admit(model, shared, prepared, request, cancel, events)?;
@@ -197,7 +164,7 @@ pub fn admit(
     let started = Instant::now();
     let span = tracing::info_span!("request", id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed));
     let _in_span = span.clone().entered();
-    let Prepared { ids, media } = prepared;
+    let Prepared { ids, media, dropped_messages } = prepared;
     let context = model.config().max_position;
     let mut sampling = request.sampling.clone();
     if sampling.max_tokens == 0 {
@@ -258,6 +225,7 @@ pub fn admit(
             _ => vec![],
         },
         tower_runs: outputs.as_ref().map_or(0, MediaOutputs::misses),
+        dropped_messages,
     }));
     if let (Some(m), Some(o), Some(e)) = (&media, outputs.as_mut(), encoder) {
         if !cancel.load(Ordering::Relaxed) {
@@ -460,7 +428,7 @@ pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
                 .map(|r| match &r.unfed {
                     Some(Unfed::Known(t)) => Ok(Array::from_slice(&[*t], &[1])),
                     Some(Unfed::Pending { tokens, row, .. }) => Ok(tokens.index(*row as i32..*row as i32 + 1).as_dtype(mlx_rs::Dtype::Uint32)?),
-                    None => Err(EngineError::Mlx("a decoding row has no token to feed".into())),
+                    None => Err(EngineError::Internal("a decoding row has no token to feed".into())),
                 })
                 .collect::<Result<Vec<_>>>()?;
             if pieces.len() == 1 { pieces.into_iter().next().expect("one row") } else { ops::concatenate(&pieces, 0)? }

@@ -123,7 +123,7 @@ fn encode(item: &PromptItem, encoder: &dyn MediaProcessor, limits: &MediaLimits)
     };
     let rows = output.shape().first().copied().unwrap_or(0) as usize;
     if output.ndim() != 2 || rows != item.span.len {
-        return Err(EngineError::Mlx(format!(
+        return Err(EngineError::Internal(format!(
             "{}: the tower gave {:?} for {} soft tokens; the model's towers and preprocessing disagree",
             item.file,
             output.shape(),

@@ -98,7 +98,7 @@ pub fn forward_chunk(
             None => text.index((.., local, ..)),
             Some(index) => {
                 let output = outputs.output(index).ok_or_else(|| {
-                    EngineError::Mlx(format!("no tower output for media item {} of the prompt", index + 1))
+                    EngineError::Internal(format!("no tower output for media item {} of the prompt", index + 1))
                 })?;
                 let first = prompt.items[index].span.start;
                 let part = output.index(((s - first) as i32..(e - first) as i32, ..));

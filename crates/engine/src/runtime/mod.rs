@@ -1,15 +1,17 @@
 //! The engine's native side: the thread that owns every MLX array, the requests it serves.
 
+pub mod context;
 pub mod engine;
 pub mod generate;
 pub mod media_encode;
 pub mod media_prefill;
 pub mod media_prompt;
 pub mod model;
+pub mod prepared;
 pub mod request;
 pub mod scheduler;
 
 pub use engine::{Engine, EngineOptions, Generation};
 pub use scheduler::BatchOptions;
 pub use model::{LoadProgress, ModelInfo, ReadyModel};
-pub use request::{EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, Request, StopReason, Timings, Usage};
+pub use request::{ContextPolicy, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, Request, StopReason, Timings, Usage};

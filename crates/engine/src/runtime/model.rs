@@ -86,7 +86,7 @@ impl ReadyModel {
         let generation_config = read_generation_config(&path, format)?;
         let defaults = match &generation_config {
             Some(json) => SamplingParams::from_generation_config(json)?,
-            None => crate::defaults::chat_sampling(),
+            None => SamplingParams::chat(),
         };
         let config = model.config();
         let mut eos_ids = config.eos_token_ids.clone();

@@ -36,6 +36,21 @@ pub struct Request {
     pub ignore_eos: bool,
     /// Start from the longest cached prefix (default); off for cold measurements.
     pub reuse_prefix: bool,
+    /// What to do when the prompt is longer than the context (default: refuse).
+    pub context_policy: ContextPolicy,
+}
+
+/// What to do with a prompt longer than the model's context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ContextPolicy {
+    /// Refuse it (`EngineError::ContextOverflow`): the caller decides what to cut. The server
+    /// does this, as OpenAI's API does.
+    #[default]
+    Refuse,
+    /// Leave out the oldest turns until the prompt leaves room for a reply, as LM Studio's
+    /// default ("truncate middle") does (runtime/context.rs). The system prompt and the newest message always
+    /// stay; when they alone are too long, the request is refused.
+    DropOldestTurns,
 }
 
 impl Prompt {
@@ -47,7 +62,16 @@ impl Prompt {
 
 impl Request {
     pub fn new(model: ModelId, prompt: Prompt, sampling: SamplingParams) -> Self {
-        Self { model, prompt, sampling, chunk_size: crate::defaults::PREFILL_CHUNK_TOKENS, logits_path: None, ignore_eos: false, reuse_prefix: true }
+        Self {
+            model,
+            prompt,
+            sampling,
+            chunk_size: crate::defaults::PREFILL_CHUNK_TOKENS,
+            logits_path: None,
+            ignore_eos: false,
+            reuse_prefix: true,
+            context_policy: ContextPolicy::default(),
+        }
     }
 }
 
@@ -71,6 +95,9 @@ pub struct Plan {
     pub media: Vec<MediaPlan>,
     /// Vision and audio tower runs this request needs (encoder-cache misses).
     pub tower_runs: usize,
+    /// The oldest turns left out so that the conversation fits the context (see
+    /// `ContextPolicy::DropOldestTurns`).
+    pub dropped_messages: usize,
 }
 
 /// One media item of a request's prompt, as the plan reports it.

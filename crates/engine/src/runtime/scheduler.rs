@@ -13,7 +13,8 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 
 use crate::error::EngineError;
-use crate::runtime::generate::{self, Prepared, Row, Shared};
+use crate::runtime::generate::{self, Row, Shared};
+use crate::runtime::prepared::Prepared;
 use crate::runtime::model::ReadyModel;
 use crate::runtime::request::{Event, ModelId, Request, StopReason, Timings, Usage};
 use crate::state::{KeysValues, StateKind};
@@ -68,8 +69,8 @@ impl Scheduler {
     }
 
     /// A new request: checked now (a bad one fails at once), then queued.
-    pub fn submit(&mut self, model: &ReadyModel, shared: &Shared, request: Request, cancel: Arc<AtomicBool>, events: Sender<Event>) {
-        let prepared = match generate::check(model, &request, shared.limits) {
+    pub fn submit(&mut self, model: &ReadyModel, shared: &Shared, mut request: Request, cancel: Arc<AtomicBool>, events: Sender<Event>) {
+        let prepared = match generate::check(model, &mut request, shared.limits) {
             Ok(p) => p,
             Err(e) => return drop(events.send(Event::Error(e))),
         };

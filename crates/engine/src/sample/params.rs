@@ -65,6 +65,20 @@ impl Default for SamplingParams {
 }
 
 impl SamplingParams {
+    /// The chat defaults (`crate::defaults`): for models without a generation_config.json, and
+    /// the app's initial settings.
+    pub fn chat() -> Self {
+        use crate::defaults::*;
+        Self {
+            temperature: CHAT_TEMPERATURE,
+            top_p: CHAT_TOP_P,
+            top_k: CHAT_TOP_K,
+            min_p: CHAT_MIN_P,
+            repetition_penalty: CHAT_REPETITION_PENALTY,
+            ..Self::default()
+        }
+    }
+
     /// The same settings with temperature 0: the most likely token every step.
     pub fn greedy() -> Self {
         Self { temperature: 0.0, ..Self::default() }

@@ -98,7 +98,7 @@ impl LayerState {
                 Ok(())
             }
             _ if len == self.len() => Ok(()),
-            _ => Err(EngineError::Mlx(format!(
+            _ => Err(EngineError::Internal(format!(
                 "a {:?} layer state at {} positions cannot be cut back to {len}; resume from a checkpoint",
                 self.kind(),
                 self.len()
@@ -177,7 +177,7 @@ impl LayerState {
 }
 
 fn mismatch(kind: StateKind, wanted: &str) -> EngineError {
-    EngineError::Mlx(format!("a layer expected {wanted} state but holds {kind:?}; the model and its state disagree"))
+    EngineError::Internal(format!("a layer expected {wanted} state but holds {kind:?}; the model and its state disagree"))
 }
 
 /// Non-trimmable layers' state at a position, to resume from.

@@ -9,16 +9,16 @@ use std::path::{Path, PathBuf};
 use mlx_rs::Array;
 
 use crate::error::{EngineError, Result};
-use crate::model::config::{Quantization, TextConfig};
+use crate::model::config::{ConfigDefaults, Quantization, TextConfig};
 use crate::model::format::Fingerprint;
 use crate::model::weights::Weights;
 
-pub fn read_config(dir: &Path) -> Result<(serde_json::Value, TextConfig)> {
+pub fn read_config(dir: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<(serde_json::Value, TextConfig)> {
     let path = dir.join("config.json");
     let text = std::fs::read_to_string(&path).map_err(|e| EngineError::io(&path, e))?;
     let json: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| EngineError::ModelFormat { path: path.clone(), reason: format!("config.json is not valid JSON ({e})") })?;
-    let config = TextConfig::from_hf_json(&json, &path)?;
+    let config = TextConfig::from_hf_json(&json, &path, defaults_of)?;
     Ok((json, config))
 }
 
@@ -83,8 +83,9 @@ pub struct Loaded {
     pub fingerprint: String,
 }
 
-pub fn load(dir: &Path) -> Result<Loaded> {
-    let (json, config) = read_config(dir)?;
+/// `defaults_of`: what each model type means by a config key it leaves out.
+pub fn load(dir: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Loaded> {
+    let (json, config) = read_config(dir, defaults_of)?;
     let mut fingerprint = Fingerprint::new();
     fingerprint.add(json.to_string().as_bytes());
     let mut tensors: HashMap<String, Array> = HashMap::new();

@@ -129,7 +129,7 @@ fn call(q: &Array, keys: &Array, values: &Array, scale: f32, causal: bool, first
     if status != 0 || out.is_null() {
         // SAFETY: the kernel wrote a NUL-terminated message into `err`.
         let message = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
-        return Err(EngineError::Mlx(format!("cpu attention kernel: {message}")));
+        return Err(EngineError::Internal(format!("cpu attention kernel: {message}")));
     }
     // SAFETY: `out` is an owned mlx::core::array*, exactly what an mlx_array's ctx holds.
     Ok(unsafe { Array::from_ptr(mlx_sys::mlx_array { ctx: out }) })

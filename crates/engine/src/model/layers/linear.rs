@@ -147,7 +147,7 @@ impl FusedLinear {
                 return Ok(None);
             }
             if arrays.len() != parts.len() {
-                return Err(crate::error::EngineError::Mlx("fused parts disagree on bias".into()));
+                return Err(crate::error::EngineError::WeightLayout("fused parts disagree on bias".into()));
             }
             Ok(Some(ops::concatenate(&arrays, 0)?))
         };

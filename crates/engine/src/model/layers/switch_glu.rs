@@ -30,7 +30,7 @@ impl ExpertWeights {
             Linear::Quantized { weight, scales, biases, bias: None, group_size, bits } => {
                 Ok(Self::Quantized { weight, scales, biases, group_size, bits })
             }
-            _ => Err(EngineError::Mlx(format!("`{name}` has a bias; routed experts have none"))),
+            _ => Err(EngineError::WeightLayout(format!("`{name}` has a bias; routed experts have none"))),
         }
     }
 

@@ -12,7 +12,7 @@ use crate::model::config::{ConfigDefaults, LayerKind, TextConfig};
 use crate::model::layers::{Attention, Embedding, Mlp, RmsNorm};
 use crate::model::loader::{AttentionSpec, LayerLoader};
 use crate::model::weights::Weights;
-use crate::model::registry::Family;
+use crate::model::family::Family;
 use crate::model::{BuildOptions, TextModel};
 
 pub const FAMILY: Family = Family { model_types: &["gemma3_text"], defaults: |_| defaults(), build, encoder: None };

@@ -174,7 +174,7 @@ mod tests {
             }
         });
         let path = Path::new("config.json");
-        let c = TextConfig::from_hf_json(&json, path).unwrap();
+        let c = TextConfig::from_hf_json(&json, path, crate::model::registry::defaults).unwrap();
         let g = Gemma4Args::from_json(&json, &c, path).unwrap();
         assert_eq!(g.head_dims, [16, 16, 32]);
         assert_eq!(g.kv_heads, [2, 2, 1]);

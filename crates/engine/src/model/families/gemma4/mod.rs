@@ -14,7 +14,7 @@ use mlx_rs::Dtype;
 
 use crate::error::Result;
 use crate::model::config::ConfigDefaults;
-use crate::model::registry::Family;
+use crate::model::family::Family;
 use crate::model::MediaProcessor;
 
 pub use config::Gemma4Args;

@@ -317,7 +317,7 @@ impl Gemma4 {
         for (i, b) in self.blocks.iter().enumerate() {
             let kv = match b.kv_from.and_then(|j| shared[j].as_ref()) {
                 Some(a) => KvSource::Shared { keys: &a.keys, values: &a.values, offset, start: a.start },
-                None => KvSource::Own(slots.next().ok_or_else(|| EngineError::Mlx("the state has fewer layers than the model".into()))?),
+                None => KvSource::Own(slots.next().ok_or_else(|| EngineError::Internal("the state has fewer layers than the model".into()))?),
             };
             let mask = media_mask.as_ref().filter(|_| b.kind == LayerKind::Sliding).map(|m| m as &dyn Fn(usize, usize) -> Result<Array>);
             let (a, attended) = b.attention.forward_with(&b.input_norm.forward(&h)?, kv, mask)?;

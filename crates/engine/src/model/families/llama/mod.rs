@@ -13,7 +13,7 @@ use crate::model::config::{ConfigDefaults, TextConfig};
 use crate::model::layers::{Attention, Embedding, Linear, Mlp, RmsNorm};
 use crate::model::loader::{AttentionSpec, LayerLoader};
 use crate::model::weights::Weights;
-use crate::model::registry::Family;
+use crate::model::family::Family;
 use crate::model::{BuildOptions, TextModel};
 
 pub const FAMILY: Family = Family {
@@ -117,5 +117,5 @@ impl TextModel for Llama {
 /// Layer `i`'s state, or an error when the state was made for another model.
 fn layer(state: &mut SequenceState, i: usize) -> Result<&mut LayerState> {
     let layers = state.layers.len();
-    state.layers.get_mut(i).ok_or_else(|| EngineError::Mlx(format!("the sequence's state has {layers} layers, not {}; it belongs to another model", i + 1)))
+    state.layers.get_mut(i).ok_or_else(|| EngineError::Internal(format!("the sequence's state has {layers} layers, not {}; it belongs to another model", i + 1)))
 }

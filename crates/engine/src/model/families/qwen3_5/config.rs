@@ -229,7 +229,7 @@ mod tests {
     use super::*;
 
     fn config(json: &Value) -> TextConfig {
-        TextConfig::from_hf_json(json, Path::new("config.json")).unwrap()
+        TextConfig::from_hf_json(json, Path::new("config.json"), crate::model::registry::defaults).unwrap()
     }
 
     fn qwen3_5(layer_types: Value) -> Value {

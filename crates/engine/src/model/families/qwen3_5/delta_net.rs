@@ -85,7 +85,7 @@ impl DeltaNet {
         let (b, l) = (x.dim(0), x.dim(1));
         let (hk, hv, dk, dv) = (self.key_heads, self.value_heads, self.key_dim, self.value_dim);
         let mut parts = self.in_proj.forward(x)?.into_iter();
-        let mut next = || parts.next().ok_or_else(|| EngineError::Mlx("DeltaNet input projection has too few parts".into()));
+        let mut next = || parts.next().ok_or_else(|| EngineError::WeightLayout("DeltaNet input projection has too few parts".into()));
         let (qkv, z, beta, a) = (next()?, next()?, next()?, next()?);
 
         let (mixed, conv_state) = self.conv.forward(&qkv, state.conv.as_ref())?;

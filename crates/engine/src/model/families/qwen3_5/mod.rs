@@ -27,7 +27,7 @@ mod moe;
 mod text;
 
 use crate::model::config::ConfigDefaults;
-use crate::model::registry::Family;
+use crate::model::family::Family;
 
 pub use config::{Mixer, Qwen35Args, TextKeys, Variant};
 pub use text::{build, Qwen35};

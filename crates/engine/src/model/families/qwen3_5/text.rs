@@ -125,7 +125,7 @@ impl TextModel for Qwen35 {
 
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
         if state.layers.len() != self.blocks.len() {
-            return Err(EngineError::Mlx(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
+            return Err(EngineError::Internal(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
         }
         let mut h = self.embed.forward(tokens)?;
         for (b, layer_state) in self.blocks.iter().zip(state.layers.iter_mut()) {

@@ -1,0 +1,58 @@
+//! A prompt made ready to run: token ids through the chat template, media expanded to their
+//! soft tokens, checked against the vocabulary. Done once per request, when it arrives.
+
+use crate::error::{EngineError, Result};
+use crate::media::MediaLimits;
+use crate::runtime::media_prompt::{self, MediaPrompt};
+use crate::runtime::model::ReadyModel;
+use crate::runtime::request::Prompt;
+use crate::text::ChatMessage;
+
+/// The prompt's ids and, when it carries media, where each item is.
+pub(crate) fn prepare(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits) -> Result<Prepared> {
+    match prompt {
+        Prompt::Chat(messages) => prepare_chat(model, messages, limits),
+        Prompt::Tokens(ids) => checked(model, ids.clone(), None),
+        Prompt::Text(text) => checked(model, model.tokenizer.encode_prompt(text)?, None),
+    }
+}
+
+/// A conversation through the chat template, its media expanded to their soft tokens.
+pub(crate) fn prepare_chat(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits) -> Result<Prepared> {
+    if messages.iter().any(|m| !m.media.is_empty()) {
+        let media = media_prompt::build(model, messages, limits)?;
+        return checked(model, media.ids.clone(), Some(media));
+    }
+    let template = model
+        .template
+        .as_ref()
+        .ok_or_else(|| EngineError::Template("this model has no chat template; send plain text instead".into()))?;
+    checked(model, model.tokenizer.encode_prompt(&template.render(messages, true, None)?)?, None)
+}
+
+fn checked(model: &ReadyModel, ids: Vec<u32>, media: Option<MediaPrompt>) -> Result<Prepared> {
+    if ids.is_empty() {
+        return Err(EngineError::invalid("prompt", "the prompt is empty; type something first"));
+    }
+    let vocab = model.config().vocab_size as u32;
+    if let Some(bad) = ids.iter().find(|&&id| id >= vocab) {
+        return Err(EngineError::invalid("prompt", format!("token id {bad} is outside the vocabulary (size {vocab})")));
+    }
+    Ok(Prepared { ids, media, dropped_messages: 0 })
+}
+
+/// A prompt ready to run: its ids and, when it carries media, where each item is. Made when the
+/// request arrives, so admission knows its size.
+pub struct Prepared {
+    pub ids: Vec<u32>,
+    pub(crate) media: Option<MediaPrompt>,
+    /// Oldest turns the context policy left out.
+    pub(crate) dropped_messages: usize,
+}
+
+impl Prepared {
+    /// The soft tokens of each media item, in prompt order.
+    pub(crate) fn media_tokens(&self) -> Vec<usize> {
+        self.media.as_ref().map_or(vec![], |m| m.items.iter().map(|i| i.span.len).collect())
+    }
+}
