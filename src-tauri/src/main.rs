@@ -15,6 +15,7 @@ mod model_slot;
 mod providers;
 mod remote_reply;
 mod reply;
+mod reply_event;
 mod settings;
 mod state;
 mod sync;

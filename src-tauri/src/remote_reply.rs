@@ -9,20 +9,8 @@ use confab_remote::{ChatEvent, ChatRequest, Part, RemoteError, Sampling};
 use confab_store::{Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 
 use crate::providers::RemoteTarget;
-use crate::reply::{Outcome, ReplyEvent, SAVE_EVERY};
+use crate::reply_event::{Outcome, RemotePlan, ReplyEvent, SAVE_EVERY};
 use crate::settings::Settings;
-
-/// Where a provider's model is writing the reply, for "Details".
-#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
-pub struct RemotePlan {
-    pub provider: String,
-    /// `scheme://host:port`.
-    pub server: String,
-    pub model: String,
-    /// Media sent as content parts.
-    pub images: usize,
-    pub clips: usize,
-}
 
 /// How often a reply waiting on the provider looks at its Stop switch.
 const STOP_POLL: Duration = Duration::from_millis(25);

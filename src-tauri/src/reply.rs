@@ -5,39 +5,22 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use confab_engine::runtime::{ContextPolicy, Event, Plan, Prompt, Request, StopReason};
+use confab_engine::runtime::{ContextPolicy, Event, Prompt, Request, StopReason};
 use confab_engine::media::MediaItem;
 use confab_engine::ChatMessage;
-use confab_store::{ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
+use confab_store::{Attachment, ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 use tauri::ipc::Channel;
 use tauri::AppHandle;
 
 use crate::failure::Failure;
-use crate::model_slot::Current;
+use crate::model_slot::{Current, LoadedModel};
 use crate::providers::RemoteTarget;
-use crate::remote_reply::{self, RemotePlan};
+use crate::remote_reply;
 use crate::state::AppState;
 use crate::sync::lock;
-use crate::views::{message_view, MessageView};
+use crate::views::message_view;
 
-#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-/// Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`.
-pub enum ReplyEvent {
-    /// The user's message (new, or the edited copy) and the empty reply now streaming.
-    Started { user: MessageView, reply: Message },
-    Plan { plan: Plan },
-    /// Instead of `plan` when a provider writes the reply.
-    Remote { plan: RemotePlan },
-    Token { text: String },
-    /// The reply as stored: complete or stopped, with its stats.
-    Done { reply: Message },
-    /// The reply (kept, with its text so far) when it exists, and why it failed.
-    Error { message: String, reply: Option<Message> },
-}
-
-/// Streamed text reaches the database at least this often (and at the end).
-pub const SAVE_EVERY: Duration = Duration::from_millis(250);
+pub use crate::reply_event::{Outcome, ReplyEvent, SAVE_EVERY};
 
 /// Clears a conversation's Stop switch when its reply ends, however it ends.
 struct Running<'a> {
@@ -101,7 +84,7 @@ impl Target {
     /// A model that cannot take the attachment gets nothing; the message says what would.
     pub fn check_takes(&self, attachment: &confab_store::Attachment) -> Result<(), Failure> {
         match self {
-            Target::Local(model) => crate::commands::attachments::check_model_takes(&model.view, attachment),
+            Target::Local(model) => check_model_takes(&model.view, attachment),
             Target::Remote(remote) => remote.check_takes(attachment).map_err(Failure::from),
         }
     }
@@ -205,12 +188,6 @@ pub fn chat_messages(system_prompt: &str, branch: &[(Message, Vec<MediaItem>)]) 
     system.into_iter().chain(turns).collect()
 }
 
-/// How a reply ended, and its stats when it got that far.
-pub struct Outcome {
-    pub end: ReplyEnd,
-    pub stats: Option<ReplyStats>,
-}
-
 /// Runs on a blocking thread: the engine's events become channel messages and saved text.
 fn generate(
     state: &AppState,
@@ -265,6 +242,25 @@ fn generate(
     }
     save(&state.store, &mut unsaved);
     Outcome { end: ReplyEnd::Error("the engine stopped; restart Confab".into()), stats: None }
+}
+
+/// A text-only model gets no images; the message names what would work.
+fn check_model_takes(model: &LoadedModel, attachment: &Attachment) -> Result<(), Failure> {
+    let name = attachment.original_name.as_deref().unwrap_or("this file");
+    let (ok, what) = match attachment.mime.split('/').next() {
+        Some("image") => (model.vision, "images"),
+        Some("audio") => (model.audio, "audio"),
+        _ => (false, "this kind of file"),
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(format!(
+        "{} reads text only, so it cannot take {name} ({what}). Load a model with {} (such as Gemma 4) from the model menu, or remove the attachment.",
+        model.name,
+        if what == "audio" { "audio" } else { "vision" }
+    )
+    .into())
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@ use tauri::ipc::Response;
 use super::App;
 use crate::failure::Failure;
 use crate::inspect::{inspect_bytes, inspect_file};
-use crate::model_slot::LoadedModel;
 
 /// Files dropped on the window. Only paths the window's own drop event delivered are read.
 #[tauri::command]
@@ -49,25 +48,6 @@ async fn tokio_read(path: PathBuf) -> Result<Vec<u8>, Failure> {
         .await
         .map_err(|e| Failure(e.to_string()))?
         .map_err(Failure::from)
-}
-
-/// A text-only model gets no images; the message names what would work.
-pub fn check_model_takes(model: &LoadedModel, attachment: &Attachment) -> Result<(), Failure> {
-    let name = attachment.original_name.as_deref().unwrap_or("this file");
-    let (ok, what) = match attachment.mime.split('/').next() {
-        Some("image") => (model.vision, "images"),
-        Some("audio") => (model.audio, "audio"),
-        _ => (false, "this kind of file"),
-    };
-    if ok {
-        return Ok(());
-    }
-    Err(format!(
-        "{} reads text only, so it cannot take {name} ({what}). Load a model with {} (such as Gemma 4) from the model menu, or remove the attachment.",
-        model.name,
-        if what == "audio" { "audio" } else { "vision" }
-    )
-    .into())
 }
 
 fn name_of(path: &Path) -> String {

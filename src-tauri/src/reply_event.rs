@@ -1,0 +1,46 @@
+//! What a reply sends to the window and how it ends: shared by local replies (reply.rs) and
+//! replies through a remote provider (remote_reply.rs).
+
+use std::time::Duration;
+
+use confab_engine::runtime::Plan;
+use confab_store::{Message, ReplyEnd, ReplyStats};
+
+use crate::views::MessageView;
+
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+/// Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`.
+pub enum ReplyEvent {
+    /// The user's message (new, or the edited copy) and the empty reply now streaming.
+    Started { user: MessageView, reply: Message },
+    Plan { plan: Plan },
+    /// Instead of `plan` when a provider writes the reply.
+    Remote { plan: RemotePlan },
+    Token { text: String },
+    /// The reply as stored: complete or stopped, with its stats.
+    Done { reply: Message },
+    /// The reply (kept, with its text so far) when it exists, and why it failed.
+    Error { message: String, reply: Option<Message> },
+}
+
+/// Streamed text reaches the database at least this often (and at the end).
+pub const SAVE_EVERY: Duration = Duration::from_millis(250);
+
+/// How a reply ended, and its stats when it got that far.
+pub struct Outcome {
+    pub end: ReplyEnd,
+    pub stats: Option<ReplyStats>,
+}
+
+/// Where a provider's model is writing the reply, for "Details".
+#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
+pub struct RemotePlan {
+    pub provider: String,
+    /// `scheme://host:port`.
+    pub server: String,
+    pub model: String,
+    /// Media sent as content parts.
+    pub images: usize,
+    pub clips: usize,
+}
