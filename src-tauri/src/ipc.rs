@@ -34,6 +34,11 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<crate::model_slot::ModelState>();
     collect.visit::<crate::settings::Settings>();
     collect.visit::<crate::local_server::ServerStatus>();
+    // Get models; "download" events carry a Download.
+    collect.visit::<crate::commands::hub::HubSettings>();
+    collect.visit::<crate::commands::hub::HubModel>();
+    collect.visit::<crate::commands::hub::RepoDetails>();
+    collect.visit::<crate::downloads::Download>();
     collect.found
 }
 

@@ -29,6 +29,15 @@ macro_rules! app_commands {
             settings::get_settings,
             settings::save_settings,
             settings::server_status,
+            hub::hub_settings,
+            hub::save_hub_settings,
+            hub::search_hub,
+            hub::repo_details,
+            hub::list_downloads,
+            hub::start_download,
+            hub::pause_download,
+            hub::resume_download,
+            hub::cancel_download,
         }
     };
 }
