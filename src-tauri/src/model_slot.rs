@@ -31,6 +31,9 @@ pub struct ModelState {
     pub loaded: Option<LoadedModel>,
     pub loading: Option<Loading>,
     pub error: Option<String>,
+    /// Counts the changes. Events and the `model_state` snapshot travel separately and can
+    /// arrive out of order: the window keeps the state with the highest revision.
+    pub revision: u64,
 }
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
@@ -67,6 +70,7 @@ impl ModelSlot {
         let state = {
             let mut state = lock(&self.state);
             change(&mut state);
+            state.revision += 1;
             state.clone()
         };
         let _ = app.emit("model-state", state);

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { App } from './App';
 import { conversation, gemmaLoaded, imageAttachment, installBackend, message, settings, view } from './test/fixtures';
 import { holdStream, push, renderApp } from './test/renderApp';
 import { callsOf, commands, dragDropHandler, emit, invoke, lastArgs } from './test/tauriMock';
@@ -72,7 +73,7 @@ describe('composer', () => {
     fireEvent.change(screen.getByTestId('file-input'), { target: { files: [file] } });
     expect((await screen.findByTestId('notice')).textContent).toContain('SmolLM2 reads text only');
     // ...and takes it once a vision model is loaded.
-    act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null }));
+    act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null, revision: 101 }));
     fireEvent.change(screen.getByTestId('file-input'), { target: { files: [file] } });
     await screen.findByTestId('attachment-chip');
     expect(lastArgs('attach_bytes')).toMatchObject({ name: 'cat.png', bytes: [1, 2] });
@@ -104,7 +105,7 @@ describe('composer', () => {
 
   it('shows why an attachment was refused and keeps the text', async () => {
     await renderApp();
-    act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null }));
+    act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null, revision: 102 }));
     commands.set('attach_paths', () => {
       throw 'cat.png is not a readable image';
     });
@@ -330,14 +331,25 @@ describe('models', () => {
     expect(items[1]?.textContent).toContain('vision');
     fireEvent.click(items[1]!);
     expect(lastArgs('load_model')).toEqual({ path: '/models/gemma4' });
-    act(() => emit('model-state', { loaded: null, loading: { path: '/models/gemma4', stage: 'Reading weights', fraction: 0.4 }, error: null }));
+    act(() => emit('model-state', { loaded: null, loading: { path: '/models/gemma4', stage: 'Reading weights', fraction: 0.4 }, error: null, revision: 103 }));
     expect(screen.getByTestId('model-status').dataset.state).toBe('loading');
     expect((screen.getByTestId('load-progress') as HTMLProgressElement).value).toBeCloseTo(0.4);
     expect((screen.getByTestId('send-button') as HTMLButtonElement).disabled).toBe(true);
     expect(screen.getByTestId('send-button').textContent).toBe('Loading model…');
-    act(() => emit('model-state', { loaded: null, loading: null, error: 'bad weights' }));
+    act(() => emit('model-state', { loaded: null, loading: null, error: 'bad weights', revision: 104 }));
     expect(screen.getByTestId('model-status').dataset.state).toBe('error');
     expect(screen.getByTestId('model-status').textContent).toContain('bad weights');
+  });
+
+  it('keeps the newest model state when the snapshot arrives after a newer event', async () => {
+    // The snapshot was taken mid-load, but the "loaded" event overtakes it.
+    let answer: (state: unknown) => void = () => {};
+    commands.set('model_state', () => new Promise((resolve) => (answer = resolve)));
+    render(<App />);
+    await waitFor(() => expect(callsOf('model_state').length).toBe(1));
+    act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null, revision: 7 }));
+    await act(async () => answer({ loaded: null, loading: { path: '/models/gemma4', stage: 'ready', fraction: 1 }, error: null, revision: 6 }));
+    expect(screen.getByTestId('model-status').dataset.state).toBe('ready');
   });
 });
 

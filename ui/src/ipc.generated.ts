@@ -292,6 +292,11 @@ export type ModelState = {
   loaded: LoadedModel | null,
   loading: Loading | null,
   error: string | null,
+  /**
+   * Counts the changes. Events and the `model_state` snapshot travel separately and can
+   * arrive out of order: the window keeps the state with the highest revision.
+   */
+  revision: number,
 };
 
 export type ModelSummary = {

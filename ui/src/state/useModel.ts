@@ -14,7 +14,12 @@ export interface Models {
   load: (path: string) => void;
 }
 
-const nothing: ModelState = { loaded: null, loading: null, error: null };
+const nothing: ModelState = { loaded: null, loading: null, error: null, revision: 0 };
+
+/** The newer of two states: events and the snapshot can arrive out of order. */
+function newer(previous: ModelState, next: ModelState): ModelState {
+  return next.revision >= previous.revision ? next : previous;
+}
 
 export function modelStatus(state: ModelState): ModelStatus {
   if (state.loading) return 'loading';
@@ -31,15 +36,18 @@ export function useModel(): Models {
   useEffect(() => {
     let live = true;
     let unlisten: (() => void) | null = null;
-    // Subscribe first so that no progress event falls between the snapshot and the listener.
-    onModelState((next) => live && setState(next))
+    // Subscribed before the snapshot is asked for, so that no change falls between the two;
+    // whichever of them arrives last, the newest revision wins.
+    const snapshot = () =>
+      modelState()
+        .then((state) => live && setState((previous) => newer(previous, state)))
+        .catch((e: unknown) => live && setState({ ...nothing, error: errorMessage(e) }));
+    onModelState((next) => live && setState((previous) => newer(previous, next)))
       .then((stop) => (live ? (unlisten = stop) : stop()))
       .catch(() => {
         /* No event bridge outside Tauri. */
-      });
-    modelState()
-      .then((snapshot) => live && setState(snapshot))
-      .catch((e: unknown) => live && setState({ ...nothing, error: errorMessage(e) }));
+      })
+      .finally(snapshot);
     return () => {
       live = false;
       unlisten?.();
@@ -65,7 +73,7 @@ export function useModel(): Models {
     // Show the load at once; the backend's events then carry the stages.
     setState((previous) => ({ ...previous, loading: { path, stage: 'Starting', fraction: 0 }, error: null }));
     loadModel(path).then(
-      (loaded) => setState((previous) => (previous.loading?.path === path ? { loaded, loading: null, error: null } : previous)),
+      (loaded) => setState((previous) => (previous.loading?.path === path ? { ...previous, loaded, loading: null, error: null } : previous)),
       (e: unknown) => setState((previous) => ({ ...previous, loading: null, error: errorMessage(e) })),
     );
   }, []);

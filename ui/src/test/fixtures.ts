@@ -79,7 +79,7 @@ export function installBackend() {
   commands.clear();
   commands.set('list_conversations', () => ({ conversations: [conversation(1, 'First chat')], next: null }));
   commands.set('conversation_messages', () => []);
-  commands.set('model_state', () => ({ loaded: smolLoaded, loading: null, error: null }));
+  commands.set('model_state', () => ({ loaded: smolLoaded, loading: null, error: null, revision: 1 }));
   commands.set('list_models', () => models);
   commands.set('get_settings', () => settings);
   commands.set('server_status', () => ({ address: null, active_requests: 0, error: null }));

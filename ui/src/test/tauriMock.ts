@@ -48,6 +48,6 @@ export function lastArgs(command: CommandName): Record<string, unknown> | undefi
   return call?.[1];
 }
 
-export function callsOf(command: string): Record<string, unknown>[] {
+export function callsOf(command: CommandName): Record<string, unknown>[] {
   return invoke.mock.calls.filter(([name]) => name === command).map(([, args]) => args ?? {});
 }

@@ -6,20 +6,22 @@ use crate::error::{EngineError, MediaProblem, Result};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct MediaLimits {
-    /// Largest file accepted, in bytes. Default 200 MB: a long lossless recording or a large
-    /// camera RAW-sized TIFF, far beyond what a chat needs.
+    /// Largest file accepted, in bytes.
     pub max_file_bytes: u64,
-    /// Most pixels in one image. Default 40 MP: covers current phone and camera photos; models
-    /// downscale to well under 1 MP anyway, and a 40 MP RGB image is 120 MB decoded.
+    /// Most pixels in one image.
     pub max_image_pixels: u64,
-    /// Longest audio clip, in seconds. Default 30 minutes: 30 min of 16 kHz mono f32 is 115 MB,
-    /// and audio towers see at most a few minutes per turn.
+    /// Longest audio clip, in seconds.
     pub max_audio_seconds: f64,
 }
 
 impl Default for MediaLimits {
     fn default() -> Self {
-        Self { max_file_bytes: 200_000_000, max_image_pixels: 40_000_000, max_audio_seconds: 30.0 * 60.0 }
+        use crate::defaults::{MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_FILE_BYTES, MEDIA_MAX_IMAGE_PIXELS};
+        Self {
+            max_file_bytes: MEDIA_MAX_FILE_BYTES,
+            max_image_pixels: MEDIA_MAX_IMAGE_PIXELS,
+            max_audio_seconds: MEDIA_MAX_AUDIO_SECONDS,
+        }
     }
 }
 
