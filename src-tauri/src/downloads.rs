@@ -19,6 +19,9 @@ pub const EVENT: &str = "download";
 const SAVED_FILE: &str = "downloads.json";
 /// Progress events at most this often per download (the last one always goes).
 const EMIT_EVERY: Duration = Duration::from_millis(200);
+/// How often the list is saved while bytes arrive, so that after a crash or a quit the row
+/// shows about how far it got.
+const SAVE_EVERY: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
@@ -222,6 +225,7 @@ impl Downloads {
         let started = Instant::now();
         let mut first_bytes = None;
         let mut last_sent: Option<Instant> = None;
+        let mut last_saved = Instant::now();
         let result = confab_hub::pull(&source.client, &repo, &options, |p: &Progress| {
             let first = *first_bytes.get_or_insert(p.bytes);
             let elapsed = started.elapsed().as_secs_f64();
@@ -238,6 +242,10 @@ impl Downloads {
                 if let Some(view) = view {
                     (self.notify)(&view);
                 }
+            }
+            if last_saved.elapsed() >= SAVE_EVERY {
+                last_saved = Instant::now();
+                self.save();
             }
         })
         .await;
@@ -432,17 +440,20 @@ mod tests {
 
     #[test]
     fn a_restart_shows_it_paused_and_resuming_fetches_only_the_rest() {
-        let mirror = Mirror::start(&["--delay", "0.2"]);
+        let mirror = Mirror::start(&["--delay", "0.4"]);
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("hub");
         let (first, _) = manager(dir.path());
         first.start(mirror.source(&cache, None), REPO, &[]);
         wait_for(&first, REPO, |d| d.file == WEIGHTS && d.bytes > 100_000);
+        // Long enough for the list to be saved with the bytes so far.
+        std::thread::sleep(SAVE_EVERY + Duration::from_millis(200));
 
         // The app quits mid-file (its saved list says running): the next run shows it paused.
         let (second, _) = manager(dir.path());
         let paused = second.get(REPO).expect("remembered");
         assert_eq!(paused.status, DownloadStatus::Paused);
+        assert!(paused.bytes > 100_000 && paused.total > paused.bytes, "shows how far it got: {paused:?}");
         assert_eq!(second.unfinished_folders(&cache), vec![RepoCache::new(&cache, REPO).root]);
         first.pause(REPO);
         let stopped = wait_for(&first, REPO, |d| d.status != DownloadStatus::Running);
@@ -457,6 +468,19 @@ mod tests {
         let weights: Vec<u64> = ranges.iter().filter(|(f, _)| f == WEIGHTS).map(|(_, o)| *o).collect();
         assert_eq!(weights.len(), 2, "{ranges:?}");
         assert!(weights[1] >= 99_000, "resumed from where the first run stopped: {weights:?}");
+    }
+
+    #[test]
+    fn a_connection_that_keeps_dropping_resumes_by_itself() {
+        let mirror = Mirror::start(&["--drop-every", "100000"]);
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("hub");
+        let (downloads, _) = manager(dir.path());
+        downloads.start(mirror.source(&cache, None), REPO, &[]);
+        let done = wait_for(&downloads, REPO, |d| d.status != DownloadStatus::Running);
+        assert_eq!(done.status, DownloadStatus::Done, "{:?}", done.error);
+        let offsets: Vec<u64> = mirror.ranges().into_iter().filter(|(f, _)| f == WEIGHTS).map(|(_, o)| o).collect();
+        assert!(offsets.len() >= 5 && offsets.windows(2).all(|w| w[0] < w[1]), "each drop resumed where it stopped: {offsets:?}");
     }
 
     #[test]

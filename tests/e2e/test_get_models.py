@@ -14,6 +14,8 @@ sys.path.insert(0, str(ROOT / "tests" / "hub"))
 from mirror import Mirror, fixture_repo  # noqa: E402
 
 REPO = "confab-test/tiny-llama"
+# The same files under another name: a second download, for the restart.
+SECOND = "confab-test/tiny-llama-again"
 TOKEN = "hf_e2e_token_5b7d"
 
 
@@ -22,7 +24,7 @@ class GetModels(AppTestCase):
     def setUpClass(cls):
         files = fixture_repo(str(ROOT / "tests/reference/fixtures/tiny/llama"))
         files.pop("reference.json", None)
-        cls.mirror = Mirror({REPO: files}).__enter__()
+        cls.mirror = Mirror({REPO: files, SECOND: dict(files)}).__enter__()
         # Gated, so the token set in the window is what lets the download through; slow enough
         # (64 KiB every 0.4 s) to watch the bar move.
         cls.mirror.gated.add(REPO)
@@ -31,8 +33,9 @@ class GetModels(AppTestCase):
         cls.home = make_home(cls.__name__)
         cls.hub_cache = cls.home / "hub"
         cls.app = ChatApp(cls.home, log_name=cls.__name__)
+        cls.env = {"HF_ENDPOINT": cls.mirror.endpoint, "HF_HUB_CACHE": str(cls.hub_cache), "HF_TOKEN": ""}
         try:
-            cls.app.start({"HF_ENDPOINT": cls.mirror.endpoint, "HF_HUB_CACHE": str(cls.hub_cache), "HF_TOKEN": ""})
+            cls.app.start(cls.env)
         except BaseException:
             cls.app.quit()
             cls.mirror.__exit__(None, None, None)
@@ -110,6 +113,46 @@ class GetModels(AppTestCase):
         self.assertTrue(any(p.name.startswith("confab.db") for p in stored), [str(p) for p in stored])
         for path in stored:
             self.assertNotIn(TOKEN.encode(), path.read_bytes(), f"the token is in {path}")
+
+    def row(self, repo: str) -> tuple[str | None, float | None]:
+        """The status and the bar's value of `repo`'s download row."""
+        return tuple(self.app.js(
+            "const r = Array.from(document.querySelectorAll('[data-testid=\"download-row\"]'))"
+            ".find(r => r.querySelector('.download-name').textContent === arguments[0]);"
+            "return r ? [r.dataset.status, r.querySelector('progress').value] : [null, null]", repo))
+
+    def test_05_a_restart_mid_download_shows_it_paused_and_resume_fetches_only_the_rest(self):
+        app = self.app
+        self.mirror.gated.discard(SECOND)
+        self.mirror.delay = 1.0  # 64 KiB a second: about eight seconds for the weights
+        app.click("get-models-button")
+        app.fill(app.wait_for("hub-search"), "again")
+        app.wait_for("hub-search").submit()
+        results = app.wait_for("search-results")
+        app.wait_until(lambda: SECOND in app.text(results), 30, "the second repository is not in the results")
+        app.js("Array.from(document.querySelectorAll('[data-testid=\"search-results\"] .hub-item-name'))"
+               ".find(n => n.textContent === arguments[0]).click()", SECOND)
+        app.wait_until(lambda: SECOND in app.text(app.wait_for("repo-view")), 30, "the repository did not open")
+        app.wait_for("download-model", 60).click()
+        app.wait_until(lambda: self.row(SECOND)[0] == "running" and (self.row(SECOND)[1] or 0) > 20, 60,
+                       lambda: f"the download did not get going: {self.row(SECOND)}")
+
+        app.quit()
+        app.start(self.env)
+        app.wait_model_ready()
+        app.click("get-models-button")
+        app.wait_until(lambda: self.row(SECOND)[0] == "paused", 30, lambda: f"not shown paused after the restart: {self.row(SECOND)}")
+        self.assertGreater(self.row(SECOND)[1], 0, "what arrived before the restart still counts")
+        app.screenshot("get-models-paused-after-restart")
+        self.mirror.delay = 0.05
+        app.js("Array.from(document.querySelectorAll('[data-testid=\"download-row\"]'))"
+               ".find(r => r.querySelector('.download-name').textContent === arguments[0])"
+               ".querySelector('.download-actions button').click()", SECOND)
+        app.wait_until(lambda: self.row(SECOND)[0] in ("done", "failed"), 120, lambda: f"not done: {self.row(SECOND)}")
+        error = app.one("download-error")
+        self.assertEqual(self.row(SECOND)[0], "done", app.text(error) if error else "")
+        resumed = [offset for name, offset in self.mirror.ranges if name == "model.safetensors" and offset > 0]
+        self.assertTrue(resumed, f"the weights were fetched again from the start: {self.mirror.ranges}")
 
 
 if __name__ == "__main__":

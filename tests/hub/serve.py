@@ -3,10 +3,11 @@ the end-to-end suite): serves the tiny llama fixture as confab-test/tiny-llama, 
 endpoint on the first line of stdout, and runs until stdin closes; then prints the byte offsets
 each file was asked from (JSON) and exits.
 
-    python3 tests/hub/serve.py [--delay SECONDS] [--gated]
+    python3 tests/hub/serve.py [--delay SECONDS] [--gated] [--drop-every BYTES]
 
 --delay sleeps between 64 KiB chunks (a download slow enough to watch or pause); --gated makes
-the repository need the token `hf_test_token`. Listens on 127.0.0.1 only.
+the repository need the token `hf_test_token`; --drop-every closes each answer after that many
+bytes (a connection that keeps dropping). Listens on 127.0.0.1 only.
 """
 
 import argparse
@@ -26,12 +27,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--gated", action="store_true")
+    parser.add_argument("--drop-every", type=int, default=None)
     args = parser.parse_args()
     files = fixture_repo(TINY_LLAMA)
     # The reference outputs are the test suite's, not the model's.
     files.pop("reference.json", None)
     with Mirror({REPO: files}) as mirror:
         mirror.delay = args.delay
+        mirror.drop_every = args.drop_every
         if args.gated:
             mirror.gated.add(REPO)
         print(mirror.endpoint, flush=True)
