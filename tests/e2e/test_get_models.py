@@ -98,8 +98,8 @@ class GetModels(AppTestCase):
         app.wait_until(lambda: any("models--confab-test--tiny-llama" in p for p in self.picker_paths()), 30,
                        "the downloaded model is not in the picker")
         app.click("model-picker")
-        loaded = app.js("return document.querySelector('[data-testid=\"model-picker\"]').textContent")
-        self.assertNotIn("SmolLM2", loaded, "the downloaded model replaced the default one")
+        app.wait_until(lambda: REPO in app.text(app.wait_for("model-picker")), 30,
+                       lambda: f"the picker does not name the downloaded model: {app.text(app.wait_for('model-picker'))}")
         app.set_settings(max_tokens=8, seed=1)
         app.new_chat()
         _, reply = app.send("Hello there")
@@ -137,14 +137,17 @@ class GetModels(AppTestCase):
         app.wait_until(lambda: self.row(SECOND)[0] == "running" and (self.row(SECOND)[1] or 0) > 20, 60,
                        lambda: f"the download did not get going: {self.row(SECOND)}")
 
+        # Slower still, so that the download cannot finish while the app quits (which can take
+        # seconds on a busy machine).
+        self.mirror.delay = 30.0
         app.quit()
+        self.mirror.delay = 0.05
         app.start(self.env)
         app.wait_model_ready()
         app.click("get-models-button")
         app.wait_until(lambda: self.row(SECOND)[0] == "paused", 30, lambda: f"not shown paused after the restart: {self.row(SECOND)}")
         self.assertGreater(self.row(SECOND)[1], 0, "what arrived before the restart still counts")
         app.screenshot("get-models-paused-after-restart")
-        self.mirror.delay = 0.05
         app.js("Array.from(document.querySelectorAll('[data-testid=\"download-row\"]'))"
                ".find(r => r.querySelector('.download-name').textContent === arguments[0])"
                ".querySelector('.download-actions button').click()", SECOND)
