@@ -27,8 +27,8 @@ venv=$deps/e2e/venv
 if [[ "${CONFAB_E2E_BUILD:-1}" != 0 ]]; then
   say "building the UI"
   (cd ui && nice -n 10 npm run build)
-  say "building confab-app (debug)"
-  nice -n 10 cargo build -p confab-app
+  say "building confab-app and confab (debug; the remote-provider tests run confab serve)"
+  nice -n 10 cargo build -p confab-app -p confab-cli
 fi
 
 target=${CARGO_TARGET_DIR:-$ROOT/target}

@@ -34,6 +34,9 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<crate::model_slot::ModelState>();
     collect.visit::<crate::settings::Settings>();
     collect.visit::<crate::local_server::ServerStatus>();
+    collect.visit::<crate::providers::ProvidersView>();
+    collect.visit::<crate::providers::ProviderInput>();
+    collect.visit::<crate::providers::RemoteChoice>();
     // Get models; "download" events carry a Download.
     collect.visit::<crate::commands::hub::HubSettings>();
     collect.visit::<crate::commands::hub::HubModel>();

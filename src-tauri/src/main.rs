@@ -13,6 +13,8 @@ mod inspect;
 mod ipc;
 mod local_server;
 mod model_slot;
+mod providers;
+mod remote_reply;
 mod reply;
 mod settings;
 mod state;

@@ -14,6 +14,8 @@ use tauri::AppHandle;
 
 use crate::failure::Failure;
 use crate::model_slot::Current;
+use crate::providers::RemoteTarget;
+use crate::remote_reply::{self, RemotePlan};
 use crate::state::AppState;
 use crate::sync::lock;
 use crate::views::{message_view, MessageView};
@@ -25,6 +27,8 @@ pub enum ReplyEvent {
     /// The user's message (new, or the edited copy) and the empty reply now streaming.
     Started { user: MessageView, reply: Message },
     Plan { plan: Plan },
+    /// Instead of `plan` when a provider writes the reply.
+    Remote { plan: RemotePlan },
     Token { text: String },
     /// The reply as stored: complete or stopped, with its stats.
     Done { reply: Message },
@@ -33,7 +37,7 @@ pub enum ReplyEvent {
 }
 
 /// Streamed text reaches the database at least this often (and at the end).
-const SAVE_EVERY: Duration = Duration::from_millis(250);
+pub const SAVE_EVERY: Duration = Duration::from_millis(250);
 
 /// Clears a conversation's Stop switch when its reply ends, however it ends.
 struct Running<'a> {
@@ -79,6 +83,30 @@ pub fn require_model(state: &AppState) -> Result<Current, Failure> {
     }))
 }
 
+/// Who writes a reply: the loaded model, or a provider's model picked in the model menu.
+pub enum Target {
+    Local(Current),
+    Remote(RemoteTarget),
+}
+
+/// The model replies go to now, or a message saying how to get one.
+pub async fn require_target(state: &AppState) -> Result<Target, Failure> {
+    if let Some(remote) = state.providers.lock().await.target(&state.secrets)? {
+        return Ok(Target::Remote(remote));
+    }
+    require_model(state).map(Target::Local)
+}
+
+impl Target {
+    /// A model that cannot take the attachment gets nothing; the message says what would.
+    pub fn check_takes(&self, attachment: &confab_store::Attachment) -> Result<(), Failure> {
+        match self {
+            Target::Local(model) => crate::commands::attachments::check_model_takes(&model.view, attachment),
+            Target::Remote(remote) => remote.check_takes(attachment).map_err(Failure::from),
+        }
+    }
+}
+
 /// Writes the reply to `user` (a saved user message), streaming it to `channel`.
 pub async fn stream_reply(
     app: AppHandle,
@@ -87,7 +115,7 @@ pub async fn stream_reply(
     user: MessageId,
     channel: Channel<ReplyEvent>,
 ) -> Result<(), Failure> {
-    let model = require_model(&state)?;
+    let target = require_target(&state).await?;
     let cancel = Arc::new(AtomicBool::new(false));
     {
         let mut replies = lock(&state.replies);
@@ -106,30 +134,43 @@ pub async fn stream_reply(
     });
 
     let branch = store.branch(conversation, user).await?;
-    let mut turns = Vec::with_capacity(branch.len());
-    for message in &branch {
-        turns.push((message.clone(), media_of(store, message.id).await?));
-    }
     let system = store.conversation(conversation).await?.system_prompt;
     let settings = state.settings();
-    let messages = chat_messages(system.as_deref().unwrap_or(&settings.system_prompt), &turns);
-    let mut request = Request::new(model.id, Prompt::Chat(messages), settings.sampling());
-    request.sampling.stop = model.info.default_sampling.stop.clone();
-    // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
-    request.context_policy = ContextPolicy::DropOldestTurns;
+    let system = system.as_deref().unwrap_or(&settings.system_prompt);
+    let outcome = match target {
+        Target::Local(model) => {
+            let mut turns = Vec::with_capacity(branch.len());
+            for message in &branch {
+                turns.push((message.clone(), media_of(store, message.id).await?));
+            }
+            let messages = chat_messages(system, &turns);
+            let mut request = Request::new(model.id, Prompt::Chat(messages), settings.sampling());
+            request.sampling.stop = model.info.default_sampling.stop.clone();
+            // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
+            request.context_policy = ContextPolicy::DropOldestTurns;
 
-    let worker_state = state.clone();
-    let worker_channel = channel.clone();
-    let outcome = tauri::async_runtime::spawn_blocking(move || {
-        generate(&worker_state, &model, request, cancel, reply, &worker_channel)
-    })
-    .await
-    .unwrap_or_else(|e| Outcome { end: ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}")), stats: None });
+            let worker_state = state.clone();
+            let worker_channel = channel.clone();
+            tauri::async_runtime::spawn_blocking(move || generate(&worker_state, &model, request, cancel, reply, &worker_channel))
+                .await
+                .unwrap_or_else(|e| Outcome { end: ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}")), stats: None })
+        }
+        Target::Remote(remote) => match remote_reply::chat_messages(store, &remote, system, &branch).await {
+            Ok(messages) => {
+                let request = confab_remote::ChatRequest { model: remote.model.id.clone(), messages, sampling: remote_reply::sampling(&settings) };
+                let send = |event| {
+                    let _ = channel.send(event);
+                };
+                remote_reply::generate(store, &remote, request, &cancel, reply, &send).await
+            }
+            Err(message) => Outcome { end: ReplyEnd::Error(message), stats: None },
+        },
+    };
 
     store.finish_reply(reply, outcome.end.clone(), outcome.stats.as_ref()).await?;
     let saved = store.message(reply).await?;
     let _ = channel.send(match outcome.end {
-        ReplyEnd::Error(message) => ReplyEvent::Error { message, reply: Some(saved) },
+        ReplyEnd::Error(message) | ReplyEnd::Interrupted(message) => ReplyEvent::Error { message, reply: Some(saved) },
         _ => ReplyEvent::Done { reply: saved },
     });
     if branch.len() == 1 {
@@ -164,9 +205,10 @@ pub fn chat_messages(system_prompt: &str, branch: &[(Message, Vec<MediaItem>)]) 
     system.into_iter().chain(turns).collect()
 }
 
-struct Outcome {
-    end: ReplyEnd,
-    stats: Option<ReplyStats>,
+/// How a reply ended, and its stats when it got that far.
+pub struct Outcome {
+    pub end: ReplyEnd,
+    pub stats: Option<ReplyStats>,
 }
 
 /// Runs on a blocking thread: the engine's events become channel messages and saved text.

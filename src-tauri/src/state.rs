@@ -13,6 +13,7 @@ use confab_store::{ConversationId, Store};
 
 use crate::local_server::LocalServer;
 use crate::model_slot::ModelSlot;
+use crate::providers::Providers;
 use crate::settings::Settings;
 use crate::sync::lock;
 
@@ -27,8 +28,11 @@ pub struct AppState {
     pub model: Arc<ModelSlot>,
     pub server: LocalServer,
     pub settings: Mutex<Settings>,
-    /// Keys (the local server's) outside the SQLite file: the OS keychain, or a 0600 file.
+    /// Keys (the local server's, providers') outside the SQLite file: the OS keychain, or a
+    /// 0600 file.
     pub secrets: SecretStore,
+    /// Remote providers and the remote model picked, if any.
+    pub providers: tokio::sync::Mutex<Providers>,
     /// The Stop switch of each conversation's reply in progress (one at a time per chat).
     pub replies: Mutex<HashMap<ConversationId, Arc<AtomicBool>>>,
     /// Files the user dropped on the window: the only paths `attach_paths` will read.
@@ -51,6 +55,7 @@ impl AppState {
         }
         let secrets = SecretStore::open(&paths.data_dir);
         let settings = Settings::load(&store, &secrets).await;
+        let providers = Providers::load(&store).await;
         let engine = Arc::new(Engine::start(EngineOptions {
             prefix: PrefixOptions {
                 enabled: true,
@@ -70,6 +75,7 @@ impl AppState {
             server: LocalServer::default(),
             settings: Mutex::new(settings),
             secrets,
+            providers: tokio::sync::Mutex::new(providers),
             replies: Mutex::new(HashMap::new()),
             dropped: Mutex::new(HashSet::new()),
         })

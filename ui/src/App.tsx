@@ -5,6 +5,7 @@ import { ErrorBanner, Notice } from './components/ErrorBanner';
 import { GetModels } from './components/GetModels';
 import { MessageList } from './components/MessageList';
 import { ModelPicker, NoModels } from './components/ModelPicker';
+import { RemoteBadge } from './components/RemoteBadge';
 import { ServerBadge } from './components/ServerBadge';
 import { SettingsPane } from './components/SettingsPane';
 import { Sidebar, type SidebarHandle } from './components/Sidebar';
@@ -15,6 +16,7 @@ import { useDownloads } from './state/useDownloads';
 import { useFileDrop } from './state/useFileDrop';
 import { useModel } from './state/useModel';
 import { usePendingAttachments } from './state/usePendingAttachments';
+import { useProviders } from './state/useProviders';
 import { useServerStatus } from './state/useServerStatus';
 import { useTheme } from './state/useTheme';
 import { Icon } from './components/Icon';
@@ -47,11 +49,22 @@ export function App() {
 
   const chat = useChat({ onError: showError, onTouched: conversations.touch, findConversation });
   const models = useModel();
+  const providers = useProviders();
   const server = useServerStatus();
   // A finished download is a new model for the picker.
   const downloads = useDownloads(models.refreshModels, showError);
   const loaded = models.state.loaded;
-  const attachments = usePendingAttachments({ loaded, models: models.models ?? [], onError: showError, onNotice: showNotice });
+  const remote = providers.current;
+  // What attachments are checked against: the remote model when one is picked.
+  const replier = remote ? { name: `${remote.model.id} on ${remote.provider.name}`, vision: remote.model.vision, audio: remote.model.audio } : loaded;
+  const attachments = usePendingAttachments({ loaded: replier, models: models.models ?? [], onError: showError, onNotice: showNotice });
+
+  // Loading a local model takes replies back from a remote one (the backend says so in its list).
+  const { refresh: refreshProviders } = providers;
+  const loadedPath = loaded?.path;
+  useEffect(() => {
+    if (loadedPath) refreshProviders();
+  }, [loadedPath, refreshProviders]);
   const dragging = useFileDrop((paths) => void attachments.addPaths(paths));
 
   const { open: openChat, conversationId } = chat;
@@ -132,7 +145,11 @@ export function App() {
   }, [closeSettings, getModelsOpen, newChat, settingsOpen, stop, streaming]);
 
   const streamingHere = chat.streaming !== null && chat.streaming.conversation === chat.conversationId;
-  const blockedReason = models.state.loading
+  const blockedReason = remote
+    ? chat.streaming && !streamingHere
+      ? 'Another chat is still replying.'
+      : null
+    : models.state.loading
     ? 'Loading model…'
     : !loaded
       ? models.models?.length === 0
@@ -150,7 +167,10 @@ export function App() {
     <div className="empty-chat">
       <h2>What's on your mind?</h2>
       <p className="muted">
-        Everything stays on this computer. Drop images or audio here to ask about them; {modKey()}K searches past chats.
+        {remote
+          ? `Messages in this chat go to ${remote.provider.name} (${remote.provider.base_url}).`
+          : 'Everything stays on this computer.'}{' '}
+        Drop images or audio here to ask about them; {modKey()}K searches past chats.
       </p>
     </div>
   );
@@ -169,8 +189,9 @@ export function App() {
       />
       <main className="chat">
         <header className="chat-header">
-          <ModelPicker models={models} />
+          <ModelPicker models={models} providers={providers} onError={showError} />
           <div className="header-end">
+            <RemoteBadge current={remote} />
             <ServerBadge status={server} />
             <button type="button" className="ghost small" data-testid="get-models-button" onClick={() => setGetModelsOpen(true)}>
               Get models
@@ -226,7 +247,7 @@ export function App() {
           onClose={() => setGetModelsOpen(false)}
         />
       )}
-      {settingsOpen && <SettingsPane onSaved={saved} onPreviewTheme={setThemePreview} onClose={closeSettings} />}
+      {settingsOpen && <SettingsPane providers={providers} onSaved={saved} onPreviewTheme={setThemePreview} onClose={closeSettings} />}
     </div>
   );
 }

@@ -232,7 +232,7 @@ export type Message = {
   content: string,
   status: MessageStatus,
   /**
-   * Why generation failed, for status `Error`.
+   * Why generation failed, for status `Error` (and `Interrupted` when the cause is known).
    */
   error: string | null,
   /**
@@ -357,6 +357,78 @@ export type Plan = {
 };
 
 /**
+ * A provider as the settings pane sends it. `api_key`: `None` keeps the saved one, an empty
+ * string removes it.
+ */
+export type ProviderInput = {
+  id: number | null,
+  name: string,
+  base_url: string,
+  api_key: string | null,
+};
+
+export type ProviderModel = {
+  id: string,
+  context_length: number | null,
+  vision: boolean,
+  audio: boolean,
+  /**
+   * True when the endpoint listed the model's input kinds; false: `vision` and `audio`
+   * are the user's marks.
+   */
+  inputs_reported: boolean,
+};
+
+/**
+ * A provider as the page sees it, without its key.
+ */
+export type ProviderView = {
+  id: number,
+  name: string,
+  base_url: string,
+  has_key: boolean,
+  models: Array<ProviderModel>,
+};
+
+/**
+ * The providers, the remote model picked (`None`: replies go to the local model), and where
+ * keys are kept.
+ */
+export type ProvidersView = {
+  providers: Array<ProviderView>,
+  selected: RemoteChoice | null,
+  /**
+   * Where keys are kept, in words ("the Secret Service", a file readable only by you).
+   */
+  key_store: string,
+};
+
+/**
+ * The remote model replies go to.
+ */
+export type RemoteChoice = {
+  provider: number,
+  model: string,
+};
+
+/**
+ * Where a provider's model is writing the reply, for "Details".
+ */
+export type RemotePlan = {
+  provider: string,
+  /**
+   * `scheme://host:port`.
+   */
+  server: string,
+  model: string,
+  /**
+   * Media sent as content parts.
+   */
+  images: number,
+  clips: number,
+};
+
+/**
  * Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`.
  */
 export type ReplyEvent = {
@@ -366,6 +438,9 @@ export type ReplyEvent = {
 } | {
   "kind": "plan",
   plan: Plan,
+} | {
+  "kind": "remote",
+  plan: RemotePlan,
 } | {
   "kind": "token",
   text: string,
@@ -557,6 +632,12 @@ export interface Commands {
   get_settings: { args: Record<string, never>; result: Settings };
   save_settings: { args: { settings: Settings }; result: Settings };
   server_status: { args: Record<string, never>; result: ServerStatus };
+  list_providers: { args: Record<string, never>; result: ProvidersView };
+  save_provider: { args: { provider: ProviderInput }; result: ProvidersView };
+  remove_provider: { args: { id: number }; result: ProvidersView };
+  refresh_provider_models: { args: { id: number }; result: ProvidersView };
+  mark_remote_model_inputs: { args: { provider: number; model: string; vision: boolean; audio: boolean }; result: ProvidersView };
+  select_remote_model: { args: { choice: RemoteChoice | null }; result: ProvidersView };
   hub_settings: { args: Record<string, never>; result: HubSettings };
   save_hub_settings: { args: { endpoint: string; token: string | null }; result: HubSettings };
   search_hub: { args: { query: string }; result: HubModel[] };

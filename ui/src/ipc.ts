@@ -19,6 +19,11 @@ import type {
   MessageView,
   ModelState,
   ModelSummary,
+  Plan,
+  ProviderInput,
+  ProvidersView,
+  RemoteChoice,
+  RemotePlan,
   RepoDetails,
   ReplyEvent,
   RuntimeInfo,
@@ -79,6 +84,9 @@ export function searchMessages(query: string): Promise<SearchHit[]> {
 
 // ---------------------------------------------------------------------------------------------
 // Generation: send, regenerate, edit stream a reply through a Channel.
+
+/** What a reply's "Details" show: the local engine's plan, or where a provider wrote it. */
+export type AnyPlan = Plan | RemotePlan;
 
 export type ReplyHandler = (event: ReplyEvent) => void;
 
@@ -179,6 +187,37 @@ export function saveSettings(settings: Settings): Promise<Settings> {
 
 export function serverStatus(): Promise<ServerStatus> {
   return call('server_status');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Remote providers: OpenAI-compatible servers on other machines. Keys never come back to the
+// page: only whether one is set.
+
+export function listProviders(): Promise<ProvidersView> {
+  return call('list_providers');
+}
+
+export function saveProvider(provider: ProviderInput): Promise<ProvidersView> {
+  return call('save_provider', { provider });
+}
+
+export function removeProvider(id: number): Promise<ProvidersView> {
+  return call('remove_provider', { id });
+}
+
+/** Asks the provider for its models (`GET /v1/models`). */
+export function refreshProviderModels(id: number): Promise<ProvidersView> {
+  return call('refresh_provider_models', { id });
+}
+
+/** Marks what a model takes, for endpoints that do not say. */
+export function markRemoteModelInputs(provider: number, model: string, vision: boolean, audio: boolean): Promise<ProvidersView> {
+  return call('mark_remote_model_inputs', { provider, model, vision, audio });
+}
+
+/** Replies go to this provider's model from now on; null: back to the local model. */
+export function selectRemoteModel(choice: RemoteChoice | null): Promise<ProvidersView> {
+  return call('select_remote_model', { choice });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -35,7 +35,8 @@ pub enum MessageStatus {
     Stopped,
     /// Generation failed; `Message::error` says why, the text so far is kept.
     Error,
-    /// Still `Streaming` when the process died; marked by `recover_interrupted`, text kept.
+    /// Cut off: still `Streaming` when the process died (marked by `recover_interrupted`), or
+    /// a provider's stream broke (`Message::error` says how). The text so far is kept.
     Interrupted,
 }
 
@@ -101,7 +102,7 @@ pub struct Message {
     /// For a `Streaming` reply, the text appended so far.
     pub content: String,
     pub status: MessageStatus,
-    /// Why generation failed, for status `Error`.
+    /// Why generation failed, for status `Error` (and `Interrupted` when the cause is known).
     pub error: Option<String>,
     /// Unix milliseconds.
     pub created_at: i64,

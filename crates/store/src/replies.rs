@@ -23,6 +23,9 @@ pub enum ReplyEnd {
     Stopped,
     /// Generation failed, with the reason to show.
     Error(String),
+    /// The reply was cut off before its end (a remote provider's stream broke); the text so
+    /// far is kept, with the reason to show.
+    Interrupted(String),
 }
 
 /// The text so far of reply `m`: its content followed by its chunks.
@@ -83,6 +86,7 @@ impl Store {
             ReplyEnd::Complete => (MessageStatus::Complete, None),
             ReplyEnd::Stopped => (MessageStatus::Stopped, None),
             ReplyEnd::Error(reason) => (MessageStatus::Error, Some(reason)),
+            ReplyEnd::Interrupted(reason) => (MessageStatus::Interrupted, Some(reason)),
         };
         let stat = |f: fn(&ReplyStats) -> Option<i64>| stats.and_then(f);
         let mut tx = self.begin_write().await?;

@@ -8,7 +8,7 @@ use tauri::{AppHandle, Emitter};
 
 use super::App;
 use crate::failure::Failure;
-use crate::reply::{require_model, stream_reply, ReplyEvent};
+use crate::reply::{require_target, stream_reply, ReplyEvent};
 use crate::sync::lock;
 use crate::title::{provisional, UNTITLED};
 
@@ -26,11 +26,10 @@ pub async fn send_message(
         return Err("Type a message first.".into());
     }
     // Checked before anything is saved: a message the model cannot take is not sent.
-    let model = require_model(&state)?;
+    let target = require_target(&state).await?;
     let hashes = attachments.iter().map(|h| AttachmentHash::parse(h)).collect::<Result<Vec<_>, _>>()?;
     for hash in &hashes {
-        let attachment = state.store.attachment(hash).await?;
-        super::attachments::check_model_takes(&model.view, &attachment)?;
+        target.check_takes(&state.store.attachment(hash).await?)?;
     }
     let store = &state.store;
     let chat = store.conversation(conversation).await?;
@@ -48,7 +47,7 @@ pub async fn send_message(
 /// Another reply to the same user message, kept beside the earlier ones.
 #[tauri::command]
 pub async fn regenerate(app: AppHandle, state: App<'_>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
-    require_model(&state)?;
+    require_target(&state).await?;
     let old = state.store.message(reply).await?;
     let user = match (old.role, old.parent_id) {
         (Role::Assistant, Some(parent)) => parent,
@@ -69,7 +68,7 @@ pub async fn edit_message(
     if text.trim().is_empty() {
         return Err("An edited message cannot be empty.".into());
     }
-    require_model(&state)?;
+    require_target(&state).await?;
     let store = &state.store;
     let original = store.message(message).await?;
     if original.role != Role::User {

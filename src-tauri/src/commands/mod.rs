@@ -9,6 +9,7 @@ pub mod chat;
 pub mod conversations;
 pub mod hub;
 pub mod models;
+pub mod providers;
 pub mod runtime;
 pub mod settings;
 

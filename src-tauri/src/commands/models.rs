@@ -23,7 +23,8 @@ pub fn model_state(state: App<'_>) -> ModelState {
     state.model.state()
 }
 
-/// Loads `path` in place of the current model and remembers it for the next launch.
+/// Loads `path` in place of the current model and remembers it for the next launch; replies
+/// go to it from now on, even if a remote model was picked.
 #[tauri::command]
 pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result<LoadedModel, Failure> {
     if state.model.state().loading.is_some() {
@@ -36,5 +37,7 @@ pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result
     settings.model_path = Some(path);
     settings.save(&state.store, &state.secrets).await?;
     *crate::sync::lock(&state.settings) = settings;
+    // Picking a local model takes replies back from a remote one.
+    state.providers.lock().await.select(None, &state.store).await?;
     Ok(loaded)
 }

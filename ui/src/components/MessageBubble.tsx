@@ -1,5 +1,5 @@
 import { memo, useState } from 'react';
-import type { MessageId, MessageView, Plan } from '../ipc';
+import type { AnyPlan, MessageId, MessageView } from '../ipc';
 import { AttachmentPreview } from './AttachmentPreview';
 import { CopyButton } from './CopyButton';
 import { Markdown } from './Markdown';
@@ -8,7 +8,7 @@ import { SiblingSwitcher } from './SiblingSwitcher';
 
 interface Props {
   view: MessageView;
-  plan: Plan | undefined;
+  plan: AnyPlan | undefined;
   /** A reply is streaming somewhere: actions that start another wait. */
   busy: boolean;
   onRegenerate: (reply: MessageId) => void;
@@ -99,7 +99,7 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
           {badge && (
             <div className={`status-badge status-${message.status}`}>
               {badge}
-              {message.status === 'error' && message.error ? `: ${message.error}` : ''}
+              {(message.status === 'error' || message.status === 'interrupted') && message.error ? `: ${message.error}` : ''}
             </div>
           )}
         </div>

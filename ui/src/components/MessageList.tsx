@@ -1,11 +1,11 @@
 import { useEffect, useLayoutEffect, useRef, type ReactNode } from 'react';
-import type { ConversationId, MessageId, MessageView, Plan } from '../ipc';
+import type { AnyPlan, ConversationId, MessageId, MessageView } from '../ipc';
 import { MessageBubble } from './MessageBubble';
 
 interface Props {
   conversationId: ConversationId | null;
   messages: MessageView[];
-  plans: ReadonlyMap<MessageId, Plan>;
+  plans: ReadonlyMap<MessageId, AnyPlan>;
   busy: boolean;
   /** Shown when there are no messages. */
   empty: ReactNode;

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
-import type { ModelSummary } from '../ipc';
+import { errorMessage, selectRemoteModel, type ModelSummary, type ProviderModel, type ProviderView } from '../ipc';
 import { humanSize, humanTokens } from '../lib/format';
 import type { Models } from '../state/useModel';
+import type { Providers } from '../state/useProviders';
 
 /** Why a model can't be picked, or null. */
 function unsupportedReason(model: ModelSummary): string | null {
@@ -38,11 +39,47 @@ function ModelItem({ model, current, onPick }: { model: ModelSummary; current: b
   );
 }
 
-/** The header's model button, its status, and the popover that lists models to load. */
-export function ModelPicker({ models }: { models: Models }) {
+/** A provider's model: picking it sends the chat's replies to that machine. */
+function RemoteModelItem({ provider, model, current, onPick }: { provider: ProviderView; model: ProviderModel; current: boolean; onPick: () => void }) {
+  return (
+    <li>
+      <button
+        type="button"
+        className={`model-item${current ? ' current' : ''}`}
+        data-testid="remote-model-item"
+        data-provider={provider.id}
+        data-model={model.id}
+        title={`${model.id} on ${provider.name} (${provider.base_url})`}
+        onClick={onPick}
+      >
+        <span className="model-item-name">
+          {model.id}
+          <span className="badge remote">remote</span>
+          {model.vision && <span className="badge">vision</span>}
+          {model.audio && <span className="badge">audio</span>}
+          {current && <span className="badge accent">selected</span>}
+        </span>
+        <span className="model-item-meta">
+          {[provider.name, model.context_length ? `${humanTokens(model.context_length)} context` : null].filter(Boolean).join(' · ')}
+        </span>
+      </button>
+    </li>
+  );
+}
+
+interface Props {
+  models: Models;
+  providers: Providers;
+  onError: (message: string) => void;
+}
+
+/** The header's model button, its status, and the popover that lists models to load and remote models to use. */
+export function ModelPicker({ models, providers, onError }: Props) {
   const [open, setOpen] = useState(false);
   const popover = useRef<HTMLDivElement>(null);
-  const { state, status } = models;
+  const { state } = models;
+  const remote = providers.current;
+  const status = remote ? 'ready' : models.status;
 
   // Clicking outside closes the popover.
   useEffect(() => {
@@ -65,7 +102,23 @@ export function ModelPicker({ models }: { models: Models }) {
   }, [open]);
 
   const loadingName = state.loading ? (models.models?.find((m) => m.path === state.loading?.path)?.name ?? state.loading.path.split('/').pop()) : null;
-  const label = state.loaded?.name ?? (status === 'loading' ? 'Loading…' : 'Choose a model');
+  const label = remote ? remote.model.id : (state.loaded?.name ?? (status === 'loading' ? 'Loading…' : 'Choose a model'));
+  const remoteProviders = (providers.view?.providers ?? []).filter((p) => p.models.length > 0);
+
+  const pickRemote = (provider: ProviderView, model: ProviderModel) => {
+    setOpen(false);
+    providers.run(() => selectRemoteModel({ provider: provider.id, model: model.id })).catch((e: unknown) => onError(errorMessage(e)));
+  };
+
+  const pickLocal = (path: string) => {
+    setOpen(false);
+    // The loaded model needs no reload: replies just come back to it.
+    if (remote && state.loaded?.path === path) {
+      providers.run(() => selectRemoteModel(null)).catch((e: unknown) => onError(errorMessage(e)));
+      return;
+    }
+    models.load(path);
+  };
 
   return (
     <div className="model-picker" ref={popover}>
@@ -76,7 +129,10 @@ export function ModelPicker({ models }: { models: Models }) {
         aria-haspopup="listbox"
         aria-expanded={open}
         onClick={() => {
-          if (!open) models.refreshModels();
+          if (!open) {
+            models.refreshModels();
+            providers.refresh();
+          }
           setOpen(!open);
         }}
       >
@@ -93,9 +149,14 @@ export function ModelPicker({ models }: { models: Models }) {
             <progress data-testid="load-progress" max={1} value={state.loading.fraction} />
           </>
         )}
-        {!state.loading && state.error && <span className="model-error">Could not load the model: {state.error}</span>}
-        {!state.loading && !state.error && !state.loaded && <span className="muted">No model loaded</span>}
-        {!state.loading && !state.error && state.loaded && (
+        {remote && (
+          <span className="muted" data-testid="remote-status">
+            {[`on ${remote.provider.name}`, remote.model.vision && 'vision', remote.model.audio && 'audio'].filter(Boolean).join(' · ')}
+          </span>
+        )}
+        {!remote && !state.loading && state.error && <span className="model-error">Could not load the model: {state.error}</span>}
+        {!remote && !state.loading && !state.error && !state.loaded && <span className="muted">No model loaded</span>}
+        {!remote && !state.loading && !state.error && state.loaded && (
           <span className="muted">
             {[`${humanTokens(state.loaded.context_length)} context`, state.loaded.vision && 'vision', state.loaded.audio && 'audio']
               .filter(Boolean)
@@ -112,18 +173,28 @@ export function ModelPicker({ models }: { models: Models }) {
           ) : (
             <ul className="model-list">
               {models.models.map((model) => (
-                <ModelItem
-                  key={model.path}
-                  model={model}
-                  current={state.loaded?.path === model.path}
-                  onPick={() => {
-                    setOpen(false);
-                    models.load(model.path);
-                  }}
-                />
+                <ModelItem key={model.path} model={model} current={!remote && state.loaded?.path === model.path} onPick={() => pickLocal(model.path)} />
               ))}
             </ul>
           )}
+          {remoteProviders.map((provider) => (
+            <div key={provider.id} className="model-group" data-testid="remote-model-group">
+              <h4 className="model-group-title">
+                Remote: {provider.name} <span className="muted">{provider.base_url}</span>
+              </h4>
+              <ul className="model-list">
+                {provider.models.map((model) => (
+                  <RemoteModelItem
+                    key={model.id}
+                    provider={provider}
+                    model={model}
+                    current={remote?.provider.id === provider.id && remote.model.id === model.id}
+                    onPick={() => pickRemote(provider, model)}
+                  />
+                ))}
+              </ul>
+            </div>
+          ))}
         </div>
       )}
     </div>

@@ -1,4 +1,4 @@
-import type { MediaPlan, Plan, ReplyStats as Stats } from '../ipc';
+import type { AnyPlan, MediaPlan, Plan, RemotePlan, ReplyStats as Stats } from '../ipc';
 import { humanDuration } from '../lib/format';
 
 /** "42 tokens · 31.2 tok/s · 180 ms to first token · 120 cached" under a finished reply. */
@@ -43,6 +43,13 @@ export function planText(plan: Plan): string {
   return media.length === 0 ? text : `${text}; ${media.map(mediaText).join('; ')}`;
 }
 
+/** Where a provider's model wrote the reply: "written by llama-3 on Workstation (http://10.0.0.5:8000); 1 image sent". */
+export function remotePlanText(plan: RemotePlan): string {
+  const media = [plan.images && `${plan.images} image${plan.images > 1 ? 's' : ''}`, plan.clips && `${plan.clips} audio clip${plan.clips > 1 ? 's' : ''}`].filter(Boolean);
+  const sent = media.length > 0 ? `; ${media.join(' and ')} sent as content parts` : '';
+  return `written by ${plan.model} on ${plan.provider} (${plan.server}), a remote provider${sent}`;
+}
+
 /** Said above the reply when the engine left the oldest turns out to fit the context. */
 export function droppedText(plan: Plan): string | null {
   const n = plan.dropped_messages;
@@ -50,9 +57,10 @@ export function droppedText(plan: Plan): string | null {
   return `${n} earlier ${n === 1 ? 'message was' : 'messages were'} left out to fit the model's context; start a new chat to keep everything in view.`;
 }
 
-/** The engine's plan for a reply, folded under "Details": for the curious, out of everyone's way. */
-export function PlanLine({ plan }: { plan: Plan }) {
-  const dropped = droppedText(plan);
+/** The reply's plan (the engine's, or where a provider wrote it), folded under "Details": for the curious, out of everyone's way. */
+export function PlanLine({ plan }: { plan: AnyPlan }) {
+  const remote = 'server' in plan;
+  const dropped = remote ? null : droppedText(plan);
   return (
     <>
       {dropped && (
@@ -62,8 +70,8 @@ export function PlanLine({ plan }: { plan: Plan }) {
       )}
       <details className="plan-details">
         <summary data-testid="plan-toggle">Details</summary>
-        <div className="plan" data-testid="plan">
-          {planText(plan)}
+        <div className="plan" data-testid="plan" data-remote={remote ? 'true' : undefined}>
+          {remote ? remotePlanText(plan) : planText(plan)}
         </div>
       </details>
     </>

@@ -2,6 +2,8 @@ import { useEffect, useState } from 'react';
 import { errorMessage, getSettings, saveSettings, type Settings, type Theme } from '../ipc';
 import { ErrorBanner } from './ErrorBanner';
 import { LocalServerFields, type ServerForm } from './LocalServerFields';
+import { RemoteProviders } from './RemoteProviders';
+import type { Providers } from '../state/useProviders';
 import { StatusPanel } from './StatusPanel';
 import { Field } from './Field';
 import { Icon } from './Icon';
@@ -70,6 +72,8 @@ function fromForm(form: Form, base: Settings): Settings | string {
 }
 
 interface Props {
+  /** Remote providers save at once (their keys never travel with the other settings). */
+  providers: Providers;
   onSaved: (settings: Settings) => void;
   /** The theme as picked, applied at once; `null` goes back to the saved one. */
   onPreviewTheme: (theme: Theme | null) => void;
@@ -77,7 +81,7 @@ interface Props {
 }
 
 /** Generation, models, cache and appearance settings, saved together. */
-export function SettingsPane({ onSaved, onPreviewTheme, onClose }: Props) {
+export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Props) {
   const [saved, setSaved] = useState<Settings | null>(null);
   const [form, setForm] = useState<Form | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -250,6 +254,7 @@ export function SettingsPane({ onSaved, onPreviewTheme, onClose }: Props) {
                 </div>
               </section>
               <LocalServerFields form={form} onChange={update} />
+              <RemoteProviders providers={providers} />
               <section>
                 <h3>Appearance</h3>
                 <Field label="Theme">

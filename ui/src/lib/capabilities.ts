@@ -15,7 +15,10 @@ export function mediaKindOfMime(mime: string): MediaKind {
  * attachment is kept for whichever model comes); otherwise a message that says so and names a
  * model that would work.
  */
-export function capabilityProblem(kind: MediaKind, loaded: LoadedModel | null, models: ModelSummary[]): string | null {
+/** What attachments are checked against: the loaded model, or a remote one picked. */
+export type Replier = Pick<LoadedModel, 'name' | 'vision' | 'audio'>;
+
+export function capabilityProblem(kind: MediaKind, loaded: Replier | null, models: ModelSummary[]): string | null {
   if (!loaded || kind === 'other') return null;
   const needs = kind === 'image' ? 'vision' : 'audio';
   if (loaded[needs]) return null;

@@ -14,7 +14,7 @@ import {
   type Message,
   type MessageId,
   type MessageView,
-  type Plan,
+  type AnyPlan,
   type ReplyEvent,
   type ReplyHandler,
 } from '../ipc';
@@ -31,7 +31,7 @@ export interface Chat {
   loading: boolean;
   streaming: Streaming | null;
   /** What each reply reused, as its plan said (kept for this session only). */
-  plans: ReadonlyMap<MessageId, Plan>;
+  plans: ReadonlyMap<MessageId, AnyPlan>;
   open: (id: ConversationId | null) => void;
   /** Resolves true once the message is saved (the composer can let go of its text). */
   send: (text: string, attachments: string[]) => Promise<boolean>;
@@ -76,7 +76,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
   const [messages, setMessages] = useState<MessageView[]>([]);
   const [loading, setLoading] = useState(false);
   const [streaming, setStreamingState] = useState<Streaming | null>(null);
-  const [plans, setPlans] = useState<ReadonlyMap<MessageId, Plan>>(new Map());
+  const [plans, setPlans] = useState<ReadonlyMap<MessageId, AnyPlan>>(new Map());
 
   // Event handlers outlive renders, so they read the current values from refs.
   const currentRef = useRef<ConversationId | null>(null);
@@ -157,6 +157,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             break;
           }
           case 'plan':
+          case 'remote':
             if (replyId !== null) {
               const id = replyId;
               setPlans((previous) => new Map(previous).set(id, event.plan));

@@ -1,8 +1,8 @@
 // Attachments waiting in the composer: added from drops (paths), the picker and pastes (bytes).
 // Media the loaded model can't take is turned away with a notice instead of failing at send.
 import { useCallback, useState } from 'react';
-import { attachBytes, attachPaths, errorMessage, type Attachment, type LoadedModel, type ModelSummary } from '../ipc';
-import { capabilityProblem, mediaKindOfMime, type MediaKind } from '../lib/capabilities';
+import { attachBytes, attachPaths, errorMessage, type Attachment, type ModelSummary } from '../ipc';
+import { capabilityProblem, mediaKindOfMime, type MediaKind, type Replier } from '../lib/capabilities';
 
 export interface PendingAttachments {
   items: Attachment[];
@@ -16,7 +16,8 @@ export interface PendingAttachments {
 }
 
 interface Options {
-  loaded: LoadedModel | null;
+  /** The model replies go to (local or remote). */
+  loaded: Replier | null;
   models: ModelSummary[];
   onError: (message: string) => void;
   onNotice: (message: string) => void;

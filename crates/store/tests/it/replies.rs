@@ -103,6 +103,19 @@ async fn stopped_and_failed_replies_keep_their_text() {
         store.siblings(failed).await.unwrap().ids,
         vec![stopped, failed]
     );
+
+    // A provider's stream cut mid-reply: the text so far, marked interrupted, with why.
+    let cut = store.start_reply(c, q).await.unwrap();
+    store.append_reply(cut, "1 2 3 4").await.unwrap();
+    store
+        .finish_reply(cut, ReplyEnd::Interrupted("the connection closed".into()), None)
+        .await
+        .unwrap();
+    let m = store.message(cut).await.unwrap();
+    assert_eq!(
+        (m.status, m.content.as_str(), m.error.as_deref()),
+        (MessageStatus::Interrupted, "1 2 3 4", Some("the connection closed"))
+    );
     assert_healthy(&store).await;
 }
 
