@@ -37,6 +37,11 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<crate::providers::ProvidersView>();
     collect.visit::<crate::providers::ProviderInput>();
     collect.visit::<crate::providers::RemoteChoice>();
+    // Get models; "download" events carry a Download.
+    collect.visit::<crate::commands::hub::HubSettings>();
+    collect.visit::<crate::commands::hub::HubModel>();
+    collect.visit::<crate::commands::hub::RepoDetails>();
+    collect.visit::<crate::downloads::Download>();
     collect.found
 }
 

@@ -6,6 +6,7 @@
 
 #[macro_use]
 mod commands;
+mod downloads;
 mod failure;
 mod inspect;
 #[cfg(test)]
@@ -25,7 +26,7 @@ mod views;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tauri::{DragDropEvent, Manager, WebviewEvent, WindowEvent};
+use tauri::{DragDropEvent, Emitter, Manager, WebviewEvent, WindowEvent};
 
 use crate::state::AppState;
 
@@ -49,6 +50,12 @@ fn main() -> ExitCode {
             let paths = confab_engine::AppPaths::from_env();
             let state = Arc::new(tauri::async_runtime::block_on(AppState::open(paths))?);
             app.manage(state.clone());
+            // Downloads from the hub; an earlier run's unfinished ones come back paused.
+            let window = app.handle().clone();
+            let notify = Box::new(move |download: &downloads::Download| {
+                let _ = window.emit(downloads::EVENT, download);
+            });
+            app.manage(downloads::Downloads::open(&state.paths.data_dir, notify));
             // The local server, when Settings have it on.
             let serving = state.clone();
             tauri::async_runtime::spawn(async move {

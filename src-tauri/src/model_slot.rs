@@ -77,8 +77,12 @@ impl ModelSlot {
     }
 }
 
-/// A name for the picker: the file's stem for a GGUF, the folder's name otherwise.
+/// A name for the picker: the repository for a model in the Hugging Face cache (whose folders
+/// are named by commit), else the file's stem for a GGUF, the folder's name otherwise.
 pub fn display_name(path: &Path) -> String {
+    if let Some(repo) = confab_engine::model::discover::hub_repo_name(path) {
+        return repo;
+    }
     let name = if path.is_file() { path.file_stem() } else { path.file_name() };
     name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }

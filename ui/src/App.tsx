@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { getSettings, type Conversation, type ConversationId, type MessageId, type SearchHit, type Settings, type Theme } from './ipc';
 import { Composer, type ComposerHandle } from './components/Composer';
 import { ErrorBanner, Notice } from './components/ErrorBanner';
+import { GetModels } from './components/GetModels';
 import { MessageList } from './components/MessageList';
 import { ModelPicker, NoModels } from './components/ModelPicker';
 import { RemoteBadge } from './components/RemoteBadge';
@@ -11,6 +12,7 @@ import { Sidebar, type SidebarHandle } from './components/Sidebar';
 import { modKey } from './lib/format';
 import { useChat } from './state/useChat';
 import { useConversations } from './state/useConversations';
+import { useDownloads } from './state/useDownloads';
 import { useFileDrop } from './state/useFileDrop';
 import { useModel } from './state/useModel';
 import { usePendingAttachments } from './state/usePendingAttachments';
@@ -25,6 +27,7 @@ export function App() {
   const [settings, setSettings] = useState<Settings | null>(null);
   const [themePreview, setThemePreview] = useState<Theme | null>(null);
   const [settingsOpen, setSettingsOpen] = useState(false);
+  const [getModelsOpen, setGetModelsOpen] = useState(false);
   const [focusMessage, setFocusMessage] = useState<MessageId | null>(null);
   const sidebar = useRef<SidebarHandle>(null);
   const composer = useRef<ComposerHandle>(null);
@@ -48,6 +51,8 @@ export function App() {
   const models = useModel();
   const providers = useProviders();
   const server = useServerStatus();
+  // A finished download is a new model for the picker.
+  const downloads = useDownloads(models.refreshModels, showError);
   const loaded = models.state.loaded;
   const remote = providers.current;
   // What attachments are checked against: the remote model when one is picked.
@@ -130,13 +135,14 @@ export function App() {
         event.preventDefault();
         setSettingsOpen(true);
       } else if (event.key === 'Escape' && !event.defaultPrevented) {
-        if (settingsOpen) closeSettings();
+        if (getModelsOpen) setGetModelsOpen(false);
+        else if (settingsOpen) closeSettings();
         else if (streaming) stop();
       }
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
-  }, [closeSettings, newChat, settingsOpen, stop, streaming]);
+  }, [closeSettings, getModelsOpen, newChat, settingsOpen, stop, streaming]);
 
   const streamingHere = chat.streaming !== null && chat.streaming.conversation === chat.conversationId;
   const blockedReason = remote
@@ -187,6 +193,9 @@ export function App() {
           <div className="header-end">
             <RemoteBadge current={remote} />
             <ServerBadge status={server} />
+            <button type="button" className="ghost small" data-testid="get-models-button" onClick={() => setGetModelsOpen(true)}>
+              Get models
+            </button>
             <button
               type="button"
               className="icon-button"
@@ -228,6 +237,16 @@ export function App() {
           </div>
         )}
       </main>
+      {getModelsOpen && (
+        <GetModels
+          downloads={downloads}
+          onLoad={(path) => {
+            models.load(path);
+            setGetModelsOpen(false);
+          }}
+          onClose={() => setGetModelsOpen(false)}
+        />
+      )}
       {settingsOpen && <SettingsPane providers={providers} onSaved={saved} onPreviewTheme={setThemePreview} onClose={closeSettings} />}
     </div>
   );

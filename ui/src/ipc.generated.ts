@@ -98,6 +98,43 @@ export type DefaultModelStatus = {
 };
 
 /**
+ * One download, as the window shows it.
+ */
+export type Download = {
+  /**
+   * The repository, and the files asked for when not the whole model.
+   */
+  id: string,
+  repo: string,
+  /**
+   * Empty: the model's files as confab-hub chooses them.
+   */
+  files: Array<string>,
+  status: DownloadStatus,
+  /**
+   * The file being fetched.
+   */
+  file: string,
+  bytes: number,
+  total: number,
+  /**
+   * This run's speed (not counting what a resumed partial already had).
+   */
+  bytes_per_second: number,
+  seconds_left: number | null,
+  /**
+   * What went wrong and what to do, for a failed download.
+   */
+  error: string | null,
+  /**
+   * What the engine loads, once done.
+   */
+  model_path: string | null,
+};
+
+export type DownloadStatus = "running" | "paused" | "done" | "failed" | "cancelled";
+
+/**
  * How a media item's tower output is obtained.
  */
 export type EncoderUse = "prefix" | "memory" | "disk" | "miss";
@@ -106,6 +143,38 @@ export type EncoderUse = "prefix" | "memory" | "disk" | "miss";
  * Which reader a path needs, decided from what is on disk.
  */
 export type Format = "Safetensors" | "Gguf";
+
+/**
+ * One search hit, with whether the engine runs what its tags say it is.
+ */
+export type HubModel = {
+  id: string,
+  downloads: number,
+  likes: number,
+  /**
+   * "gguf", "safetensors", "mlx": what it comes as.
+   */
+  formats: Array<string>,
+  /**
+   * An architecture tag the engine runs.
+   */
+  runs: boolean,
+};
+
+/**
+ * What the settings pane knows of the hub: never the token itself.
+ */
+export type HubSettings = {
+  /**
+   * Empty: `HF_ENDPOINT`, else the default.
+   */
+  endpoint: string,
+  /**
+   * The endpoint downloads use now.
+   */
+  effective_endpoint: string,
+  token_set: boolean,
+};
 
 export type LoadedModel = {
   name: string,
@@ -402,6 +471,44 @@ export type ReplyStats = {
   model: string,
 };
 
+/**
+ * A repository as Get models shows it.
+ */
+export type RepoDetails = {
+  repo: string,
+  /**
+   * config.json's `model_type`, or the GGUF's `general.architecture`.
+   */
+  architecture: string | null,
+  runs: boolean,
+  gated: boolean,
+  /**
+   * The files one Download fetches for the whole model (a folder), with their total; empty
+   * for a repository of GGUF files, each downloaded alone.
+   */
+  model_files: Array<string>,
+  model_bytes: number,
+  files: Array<RepoFileView>,
+  /**
+   * This machine's memory, for "fits".
+   */
+  memory_bytes: number,
+};
+
+export type RepoFileView = {
+  name: string,
+  size: number,
+  /**
+   * "Q4_K_M", "4-bit", ...
+   */
+  quantization: string | null,
+  /**
+   * A GGUF file, downloadable alone.
+   */
+  gguf: boolean,
+  fits: boolean,
+};
+
 export type Role = "system" | "user" | "assistant";
 
 export type RuntimeInfo = {
@@ -531,6 +638,15 @@ export interface Commands {
   refresh_provider_models: { args: { id: number }; result: ProvidersView };
   mark_remote_model_inputs: { args: { provider: number; model: string; vision: boolean; audio: boolean }; result: ProvidersView };
   select_remote_model: { args: { choice: RemoteChoice | null }; result: ProvidersView };
+  hub_settings: { args: Record<string, never>; result: HubSettings };
+  save_hub_settings: { args: { endpoint: string; token: string | null }; result: HubSettings };
+  search_hub: { args: { query: string }; result: HubModel[] };
+  repo_details: { args: { repo: string }; result: RepoDetails };
+  list_downloads: { args: Record<string, never>; result: Download[] };
+  start_download: { args: { repo: string; files: string[] }; result: Download };
+  pause_download: { args: { id: string }; result: void };
+  resume_download: { args: { id: string }; result: Download };
+  cancel_download: { args: { id: string }; result: void };
 }
 
 export type CommandName = keyof Commands;

@@ -11,6 +11,9 @@ import type {
   ConversationCursor,
   ConversationId,
   ConversationPage,
+  Download,
+  HubModel,
+  HubSettings,
   LoadedModel,
   MessageId,
   MessageView,
@@ -21,6 +24,7 @@ import type {
   ProvidersView,
   RemoteChoice,
   RemotePlan,
+  RepoDetails,
   ReplyEvent,
   RuntimeInfo,
   SearchHit,
@@ -214,6 +218,54 @@ export function markRemoteModelInputs(provider: number, model: string, vision: b
 /** Replies go to this provider's model from now on; null: back to the local model. */
 export function selectRemoteModel(choice: RemoteChoice | null): Promise<ProvidersView> {
   return call('select_remote_model', { choice });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Get models: the hub and downloads
+
+/** The hub's endpoint, and whether a token is set (the token itself never comes back). */
+export function hubSettings(): Promise<HubSettings> {
+  return call('hub_settings');
+}
+
+/** `token`: null keeps the one set, '' removes it. */
+export function saveHubSettings(endpoint: string, token: string | null): Promise<HubSettings> {
+  return call('save_hub_settings', { endpoint, token });
+}
+
+/** Repositories on the hub in a format the engine reads, the ones it runs first. */
+export function searchHub(query: string): Promise<HubModel[]> {
+  return call('search_hub', { query });
+}
+
+export function repoDetails(repo: string): Promise<RepoDetails> {
+  return call('repo_details', { repo });
+}
+
+export function listDownloads(): Promise<Download[]> {
+  return call('list_downloads');
+}
+
+/** Downloads a repository's model files, or only `files` (one GGUF). */
+export function startDownload(repo: string, files: string[] = []): Promise<Download> {
+  return call('start_download', { repo, files });
+}
+
+export function pauseDownload(id: string): Promise<void> {
+  return call('pause_download', { id });
+}
+
+export function resumeDownload(id: string): Promise<Download> {
+  return call('resume_download', { id });
+}
+
+export function cancelDownload(id: string): Promise<void> {
+  return call('cancel_download', { id });
+}
+
+/** Every change of a download: progress, paused, done, failed. */
+export function onDownload(handler: (download: Download) => void): Promise<UnlistenFn> {
+  return listen<Download>('download', (event) => handler(event.payload));
 }
 
 // ---------------------------------------------------------------------------------------------

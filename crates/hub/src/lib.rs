@@ -13,4 +13,4 @@ pub mod pull;
 pub use api::{HubClient, HubOptions, ModelInfo, RepoFile, SearchHit, Token, DEFAULT_ENDPOINT};
 pub use cache::RepoCache;
 pub use error::{HubError, Result};
-pub use pull::{pull, Progress, PullOptions, Pulled};
+pub use pull::{choose_files, pull, Progress, PullOptions, Pulled};

@@ -131,7 +131,7 @@ pub async fn pull(client: &HubClient, repo: &str, options: &PullOptions, mut pro
 
 /// The files a model needs: a Hugging Face folder's config, weights, tokenizer and templates
 /// (top level only: `original/` and the like hold other formats), or one GGUF file.
-fn choose_files(repo: &str, info: &ModelInfo, wanted: &[String]) -> Result<Vec<RepoFile>> {
+pub fn choose_files(repo: &str, info: &ModelInfo, wanted: &[String]) -> Result<Vec<RepoFile>> {
     if !wanted.is_empty() {
         let mut chosen = vec![];
         for name in wanted {

@@ -35,6 +35,15 @@ macro_rules! app_commands {
             providers::refresh_provider_models,
             providers::mark_remote_model_inputs,
             providers::select_remote_model,
+            hub::hub_settings,
+            hub::save_hub_settings,
+            hub::search_hub,
+            hub::repo_details,
+            hub::list_downloads,
+            hub::start_download,
+            hub::pause_download,
+            hub::resume_download,
+            hub::cancel_download,
         }
     };
 }

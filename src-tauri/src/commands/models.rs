@@ -10,9 +10,12 @@ use crate::failure::Failure;
 use crate::model_slot::{load_blocking, LoadedModel, ModelState};
 
 #[tauri::command]
-pub async fn list_models(state: App<'_>) -> Result<Vec<ModelSummary>, Failure> {
+pub async fn list_models(state: App<'_>, downloads: tauri::State<'_, std::sync::Arc<crate::downloads::Downloads>>) -> Result<Vec<ModelSummary>, Failure> {
     let folders = state.model_folders();
-    Ok(tauri::async_runtime::spawn_blocking(move || discover(&folders)).await?)
+    // A model still downloading is not there yet, even where some of its files are.
+    let unfinished = downloads.unfinished_folders(&super::hub::cache_dir());
+    let found = tauri::async_runtime::spawn_blocking(move || discover(&folders)).await?;
+    Ok(found.into_iter().filter(|m| !unfinished.iter().any(|f| m.path.starts_with(f))).collect())
 }
 
 #[tauri::command]

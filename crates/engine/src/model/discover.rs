@@ -58,14 +58,16 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<ModelSummary>) {
 }
 
 fn display_name(path: &Path) -> String {
-    // HF cache snapshots are named by revision; the repository is three levels up.
+    hub_repo_name(path).unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
+}
+
+/// For a model in the Hugging Face cache, its repository ("owner/name"): snapshots are named by
+/// revision, and the repository's folder is above them.
+pub fn hub_repo_name(path: &Path) -> Option<String> {
     let components: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-    if let Some(pos) = components.iter().rposition(|c| c == "snapshots") {
-        if let Some(repo) = pos.checked_sub(1).and_then(|i| components[i].strip_prefix("models--")) {
-            return repo.replace("--", "/");
-        }
-    }
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    let pos = components.iter().rposition(|c| c == "snapshots")?;
+    let repo = pos.checked_sub(1).and_then(|i| components[i].strip_prefix("models--"))?;
+    Some(repo.replace("--", "/"))
 }
 
 fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
