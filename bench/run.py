@@ -15,6 +15,12 @@ adds Qwen3.5 (hybrid Gated DeltaNet + full attention) on a random-weight checkpo
 Qwen3.5-0.8B dimensions (bench/make_qwen3_5.py; speed does not depend on the weights' values),
 float32 on both sides, and continuing a 2,000-token chat on it from memory and from disk
 (recurrent state resumed from checkpoints).
+
+Every run (also --float32-only) ends with the continuation row (issue 20): a 3,000-token
+SmolLM2 float32 chat (plus an 8-token reply) continued by 30 tokens, time to first token for
+Confab from memory and from disk after a restart (`confab bench-session`) beside mlx-lm's
+in-process prompt cache (bench/mlx_lm_continuation.py). Targets: from memory at least 4x
+faster than mlx-lm, from disk within 1.5x of mlx-lm's time.
 """
 import argparse
 import json
@@ -30,7 +36,8 @@ sys.path.insert(0, os.path.join(ROOT, "crates", "mlx-sys"))
 from fetch_mlx_wheel import use_openblas  # noqa: E402
 
 GEN = 128
-CONFAB = os.path.join(ROOT, "target", "release", "confab")
+# `setup` builds with cargo, which honours CARGO_TARGET_DIR.
+CONFAB = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release", "confab")
 
 
 def setup() -> str:
@@ -101,7 +108,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="runs per side, interleaved; the best is shown")
     parser.add_argument("--qwen3-5", action="store_true", help="add Qwen3.5-0.8B (random weights) rows")
     parser.add_argument("--only-qwen3-5", action="store_true", help="only the Qwen3.5 rows")
-    parser.add_argument("--float32-only", action="store_true", help="only the float32 rows (no other formats, no session)")
+    parser.add_argument("--float32-only", action="store_true", help="only the float32 rows and the continuation row")
+    parser.add_argument("--only-continuation", action="store_true", help="only the continuation row")
     args = parser.parse_args()
     gguf = setup()
     if args.only_qwen3_5:
@@ -110,8 +118,12 @@ def main() -> None:
     # (label, confab model, confab dtype, mlx-lm model, prompt tokens)
     lengths = [128] if args.quick else [int(n) for n in args.prompts.split(",")]
     cases = [("float32", f32, "float32", f32, n) for n in lengths]
+    if args.only_continuation:
+        return continuation_row(f32, args.repeats)
     if args.float32_only:
-        return table("SmolLM2-135M", cases, args.repeats)
+        table("SmolLM2-135M", cases, args.repeats)
+        print()
+        return continuation_row(f32, args.repeats)
     cases += [
         ("bf16", bf16, "bfloat16", bf16, 128),
         # Confab's default on a CPU: weights stay packed, activations float32 (mlx-lm's 4-bit
@@ -127,6 +139,8 @@ def main() -> None:
     # The prefix cache (issue 4): continuing a ~2,000-token conversation with a 30-token turn.
     print()
     session_row(gguf, "auto")
+    print()
+    continuation_row(f32, args.repeats)
     if args.qwen3_5:
         print()
         qwen3_5_rows(args.repeats)
@@ -147,6 +161,34 @@ def session_row(model: str, dtype: str) -> None:
           f"time to first token: cold {session['cold_ttft_ms']:.0f} ms | from memory {session['memory_ttft_ms']:.0f} ms "
           f"({session['memory_speedup']:.1f}x, target 20x) | from disk after restart {session['disk_ttft_ms']:.0f} ms "
           f"({session['disk_speedup']:.1f}x, target 5x)", flush=True)
+
+
+CONTINUATION_HISTORY, CONTINUATION_TURN = 3000, 30
+
+
+def continuation_row(model: str, repeats: int) -> None:
+    """Issue 20: a 3,000-token chat continued by 30 tokens. Confab from memory and from disk
+    after a restart, mlx-lm from its in-process prompt cache; interleaved, best of `repeats`."""
+    ours_runs, theirs_runs = [], []
+    for _ in range(repeats):
+        ours_runs.append(json.loads(subprocess.run(
+            [CONFAB, "bench-session", "--model", model, "--dtype", "float32", "--history", str(CONTINUATION_HISTORY),
+             "--turn", str(CONTINUATION_TURN), "--json"], check=True, capture_output=True, text=True).stdout))
+        out = subprocess.run([PY, os.path.join(ROOT, "bench", "mlx_lm_continuation.py"), model,
+                              str(CONTINUATION_HISTORY), str(CONTINUATION_TURN)],
+                             check=True, capture_output=True, text=True).stdout
+        theirs_runs.append(json.loads(out.strip().splitlines()[-1]))
+    memory = min(r["memory_ttft_ms"] for r in ours_runs)
+    disk = min(r["disk_ttft_ms"] for r in ours_runs)
+    theirs = min(r["ttft_ms"] for r in theirs_runs)
+    ours, them = ours_runs[0], theirs_runs[0]
+    print(f"continuation ({os.path.basename(model)}, float32): {ours['history_tokens']} cached + "
+          f"{ours['history_tokens'] + ours['turn_tokens'] - ours['memory_reused']} new tokens (mlx-lm: "
+          f"{them['cached_tokens']} + {them['new_tokens']}), time to first token, best of {repeats}:", flush=True)
+    print(f"  confab from memory {memory:.0f} ms | confab from disk after restart {disk:.0f} ms | "
+          f"mlx-lm in-process prompt cache {theirs:.0f} ms", flush=True)
+    print(f"  memory: {theirs / memory:.2f}x faster than mlx-lm (target 4x) | "
+          f"disk: {disk / theirs:.2f}x mlx-lm's time (target at most 1.5x)", flush=True)
 
 
 def table(title: str, cases: list, repeats: int, gen: int = GEN) -> None:

@@ -67,6 +67,29 @@ fn continuing_a_conversation_prefills_only_the_new_tokens() {
     assert_eq!(next.usage.prompt - next.usage.cached, 20, "only the new turn is computed");
 }
 
+/// A request that continues a whole entry takes it out of the cache (to extend its keys and
+/// values in place); its own state goes back when it ends, and the entry it extended in place
+/// gives the same tokens as computing everything.
+#[test]
+fn a_continued_conversation_is_back_in_the_cache_when_the_request_ends() {
+    let (engine, model) = engine(None, "llama");
+    let (first, second) = conversation(&engine, model);
+    let continued = run(&engine, model, &second, 6, true);
+    assert_eq!(continued.plan.reused_tokens, first.len() + 6);
+    let again = run(&engine, model, &second, 6, true); // a regenerate: all but the last prompt token
+    assert_eq!(again.plan.reuse_source, "memory");
+    assert_eq!(again.plan.reused_tokens, second.len() - 1);
+    let cold = run(&engine, model, &second, 6, false);
+    assert_eq!(continued.tokens, cold.tokens);
+    assert_eq!(again.tokens, cold.tokens);
+    // The first turn alone, diverging inside the extended entry: cut back, and still exact.
+    let mut edited = first.clone();
+    edited.extend([200, 201, 202]);
+    let edit = run(&engine, model, &edited, 6, true);
+    assert_eq!(edit.plan.reused_tokens, first.len());
+    assert_eq!(edit.tokens, run(&engine, model, &edited, 6, false).tokens);
+}
+
 #[test]
 fn an_edit_in_the_middle_reuses_up_to_the_edit() {
     let (engine, model) = engine(None, "llama");

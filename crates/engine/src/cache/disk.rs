@@ -13,7 +13,8 @@ use crate::model::format::Fingerprint;
 use crate::state::{Checkpoint, LayerState, SequenceState, StateKind};
 
 /// 2: per-layer state kinds and checkpoints (version 1 held keys and values only).
-const FORMAT_VERSION: u32 = 2;
+/// 3: CRC-32 checksums (2's FNV-1a went a byte at a time, one dependent multiply per byte).
+const FORMAT_VERSION: u32 = 3;
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Manifest {

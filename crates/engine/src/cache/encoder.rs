@@ -13,7 +13,8 @@ use mlx_rs::Array;
 use crate::cache::entries::{EntryDir, Seal};
 use crate::model::format::Fingerprint;
 
-const FORMAT_VERSION: u32 = 1;
+/// 2: CRC-32 checksums (1 had FNV-1a).
+const FORMAT_VERSION: u32 = 2;
 const TENSOR: &str = "output";
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

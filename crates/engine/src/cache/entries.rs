@@ -13,9 +13,7 @@ use mlx_rs::Array;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::model::format::Fingerprint;
-
-/// The data file's size and FNV-1a 64 checksum, as recorded in its manifest.
+/// The data file's size and CRC-32 checksum, as recorded in its manifest.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Seal {
     pub checksum: String,
@@ -44,7 +42,7 @@ pub(crate) struct EntryDir<M> {
 }
 
 pub(crate) fn checksum(bytes: &[u8]) -> String {
-    Fingerprint::new().add(bytes).finish()
+    format!("{:08x}", crc32fast::hash(bytes))
 }
 
 impl<M: Manifest> EntryDir<M> {

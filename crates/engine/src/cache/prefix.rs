@@ -1,9 +1,11 @@
 //! The prefix ("session") cache: each finished sequence's state, kept under its identity so
 //! the next request that starts the same way prefills only what is new.
 //!
-//! Identity is `key::PrefixKey`. A request takes the entry sharing the longest prefix with it, cut back to that point. State
-//! that cannot be cut back (rotating windows, recurrent layers) resumes instead from the
-//! latest of the entry's checkpoints at or before the shared prefix.
+//! Identity is `key::PrefixKey`. A request takes the entry sharing the longest prefix with it,
+//! cut back to that point (shared with the cache; a request that continues the whole entry
+//! moves it out, and puts its own back when it ends). State that cannot be cut back (rotating
+//! windows, recurrent layers) resumes instead from the latest of the entry's checkpoints at or
+//! before the shared prefix.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -145,6 +147,14 @@ impl PrefixCache {
                     Some((state, checkpoints)) => resume(state, checkpoints, disk.at, disk.checkpoint, disk.shared, ReuseSource::Disk),
                     None => Reuse::none("the disk entry was unreadable and has been removed"),
                 }
+            }
+            // A request that continues the whole entry takes it: the entry would be replaced
+            // by the request's own when it ends, and a state held once is extended in place
+            // (MLX writes into an array only it holds; a shared one is copied whole, keys and
+            // values of every cached position, at the first new token).
+            (Some((i, at, checkpoint, shared)), _) if at > 0 && at == self.entries[i].key.tokens.len() => {
+                let entry = self.entries.remove(i);
+                resume(entry.state, entry.checkpoints, at, checkpoint, shared, ReuseSource::Memory)
             }
             (Some((i, at, checkpoint, shared)), _) if at > 0 => {
                 let entry = &mut self.entries[i];
