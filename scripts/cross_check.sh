@@ -4,7 +4,7 @@
 #   mac   aarch64-apple-darwin (Apple silicon): every crate with its macOS code paths, the app
 #         included, through clippy; mlx-c against the mlx-metal wheel's headers, the engine's
 #         CPU kernel and every other C/C++ build step through zig's clang and its macOS headers.
-#   cuda  x86_64-unknown-linux-gnu with mlx-sys's `cuda` feature: mlx-c and the engine (its CPU
+#   cuda  this machine's target (x86_64 Linux) with mlx-sys's `cuda` feature: mlx-c and the engine (its CPU
 #         kernel included) against the mlx-cuda-12 wheel's headers, through clippy.
 #
 #   scripts/cross_check.sh [mac|cuda]...    (default: both)
@@ -13,8 +13,10 @@
 # here: see README.md, "Cross-compile check". Tools come from scripts/setup.sh (step 7).
 #
 # It shares the development build's target folder: the build scripts and proc macros it compiles
-# for this machine are the ones `cargo test` already built, and what it compiles for the other
-# targets lands in target/<triple>/, so it rebuilds nothing of the development build.
+# for this machine are the ones `cargo test` already built, and what it compiles for Apple
+# silicon lands in target/aarch64-apple-darwin/ (for CUDA, in target/debug/ under mlx-sys's own
+# feature set), so it rebuilds nothing of the development build. Run it after the tests: the
+# mac check's bindgen settings make the next host build compile bindgen and mlx-sys again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,17 +27,8 @@ for need in "$cross/venv/bin/cargo-zigbuild" "$cross/mlx/metal/confab-wheel.json
 done
 [[ -f ui/dist/index.html ]] || { echo "cross_check: the app embeds ui/dist; run 'make ui' first" >&2; exit 1; }
 
-export PATH="$cross/venv/bin:$PATH"   # zig (python -m ziglang) and cargo-zigbuild
 # mlx-sys takes the wheel from $CONFAB_DEPS_DIR/mlx/<backend>: metal for macOS, cuda-12 with `cuda`.
 export CONFAB_DEPS_DIR=$cross
-# bindgen's libclang (PyPI's 18: Debian's 14 rejects arm64's __bf16 in mlx-c's half.h), with
-# zig's copy of clang's own headers (stddef.h, arm_bf16.h, ...) for both targets.
-LIBCLANG_PATH=$(echo "$cross"/venv/lib/python3*/site-packages/clang/native)
-zig_lib=$(echo "$cross"/venv/lib/python3*/site-packages/ziglang/lib)
-export LIBCLANG_PATH
-export BINDGEN_EXTRA_CLANG_ARGS_x86_64_unknown_linux_gnu="-isystem $zig_lib/include"
-# The app's minimum macOS (tauri.macos.conf.json) and the Metal wheel's.
-export MACOSX_DEPLOYMENT_TARGET=14.0
 
 # clippy: rustc's checks plus clippy's deny-by-default lints fail the step; its warnings are
 # printed, not fatal (the engine carries a few that the host build has too). The libraries and
@@ -51,15 +44,26 @@ check_mac() {
   # (No .cargo/config.toml is read from the checkout then; the workspace has none.)
   local outside
   outside=$(mktemp -d)
-  (cd "$outside" && cargo-zigbuild clippy --manifest-path "$ROOT/Cargo.toml" "${lint[@]}" --target aarch64-apple-darwin)
+  (
+  export PATH="$cross/venv/bin:$PATH"   # zig (python -m ziglang) and cargo-zigbuild
+  # bindgen's libclang (PyPI's 18: Debian's 14 rejects arm64's __bf16 in mlx-c's half.h), with
+  # zig's copy of clang's own headers (stddef.h, arm_bf16.h, ...).
+  LIBCLANG_PATH=$(echo "$cross"/venv/lib/python3*/site-packages/clang/native)
+  export LIBCLANG_PATH
+  # The app's minimum macOS (tauri.macos.conf.json) and the Metal wheel's.
+  export MACOSX_DEPLOYMENT_TARGET=14.0
+  cd "$outside" && cargo-zigbuild clippy --manifest-path "$ROOT/Cargo.toml" "${lint[@]}" --target aarch64-apple-darwin
+  )
   rmdir "$outside"
 }
 
 check_cuda() {
-  echo "== cross check: x86_64-unknown-linux-gnu, mlx-sys/cuda (mlx-cuda-12 wheel)"
+  echo "== cross check: x86_64 Linux, mlx-sys/cuda (mlx-cuda-12 wheel)"
   # mlx-sys and the engine (the CPU kernel against the CUDA wheel's headers): the crates above
   # them compile the same for x86_64 Linux as the host build, which the tests already cover.
-  cargo clippy -p mlx-sys -p confab-engine --target x86_64-unknown-linux-gnu --features mlx-sys/cuda
+  # For the host, with the host's own bindgen setup: the build scripts and proc macros the tests
+  # built are reused as they are (a `--target` build would compile them all again).
+  cargo clippy -p mlx-sys -p confab-engine --features mlx-sys/cuda
 }
 
 targets=("$@")
