@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{Engine, ModelId, ModelInfo};
+use confab_engine::runtime::{Engine, ModelId, ModelInfo, TokenCounter};
 use confab_engine::AppPaths;
 use tauri::{AppHandle, Emitter};
 
@@ -49,6 +49,8 @@ pub struct Current {
     pub id: ModelId,
     pub info: ModelInfo,
     pub view: LoadedModel,
+    /// Counts prompt tokens for the context meter without the engine thread.
+    pub counter: TokenCounter,
 }
 
 #[derive(Default)]
@@ -108,9 +110,9 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
             s.loading = Some(Loading { path: progress_path.clone(), stage: p.stage.into(), fraction: p.fraction });
         });
     };
-    let result = engine.load(path, LoadOptions::default(), progress);
+    let result = engine.load(path, LoadOptions::default(), progress).and_then(|(id, info)| Ok((id, info, engine.token_counter(id)?)));
     match result {
-        Ok((id, info)) => {
+        Ok((id, info, counter)) => {
             let view = LoadedModel {
                 name: display_name(path),
                 path: path.into(),
@@ -123,7 +125,7 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
                 vision: info.vision,
                 audio: info.audio,
             };
-            let previous = lock(&slot.current).replace(Current { id, info, view: view.clone() });
+            let previous = lock(&slot.current).replace(Current { id, info, view: view.clone(), counter });
             if let Some(previous) = previous {
                 let _ = engine.unload(previous.id);
             }

@@ -68,7 +68,8 @@ pub fn require_model(state: &AppState) -> Result<Current, Failure> {
 
 /// Who writes a reply: the loaded model, or a provider's model picked in the model menu.
 pub enum Target {
-    Local(Current),
+    /// Boxed: a loaded model's handle (its tokenizer and template included) is the larger.
+    Local(Box<Current>),
     Remote(RemoteTarget),
 }
 
@@ -77,7 +78,7 @@ pub async fn require_target(state: &AppState) -> Result<Target, Failure> {
     if let Some(remote) = state.providers.lock().await.target(&state.secrets)? {
         return Ok(Target::Remote(remote));
     }
-    require_model(state).map(Target::Local)
+    require_model(state).map(|model| Target::Local(Box::new(model)))
 }
 
 impl Target {
@@ -122,11 +123,7 @@ pub async fn stream_reply(
     let system = system.as_deref().unwrap_or(&settings.system_prompt);
     let outcome = match target {
         Target::Local(model) => {
-            let mut turns = Vec::with_capacity(branch.len());
-            for message in &branch {
-                turns.push((message.clone(), media_of(store, message.id).await?));
-            }
-            let messages = chat_messages(system, &turns);
+            let messages = local_messages(store, system, &branch).await?;
             let mut request = Request::new(model.id, Prompt::Chat(messages), settings.sampling());
             request.sampling.stop = model.info.default_sampling.stop.clone();
             // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
@@ -160,6 +157,15 @@ pub async fn stream_reply(
         crate::title::write_in_background(app, state.clone(), conversation, branch[0].content.clone());
     }
     Ok(())
+}
+
+/// The branch as the local model takes it: the system prompt, then each message with its media.
+pub async fn local_messages(store: &Store, system_prompt: &str, branch: &[Message]) -> confab_store::Result<Vec<ChatMessage>> {
+    let mut turns = Vec::with_capacity(branch.len());
+    for message in branch {
+        turns.push((message.clone(), media_of(store, message.id).await?));
+    }
+    Ok(chat_messages(system_prompt, &turns))
 }
 
 /// A message's attachments as the engine takes them: the stored file, known by its hash.

@@ -2,6 +2,8 @@
 import re
 import unittest
 
+from selenium.webdriver.common.keys import Keys
+
 from harness import AppTestCase
 
 PARIS = "What is the capital of France?"
@@ -155,6 +157,31 @@ class Chat(AppTestCase):
             self.assertTrue(app.one("copy-diagnostics").is_displayed())
         finally:
             app.close_settings()
+
+    def test_07_the_context_meter_flags_a_huge_paste_before_sending(self):
+        app = self.app
+        app.new_chat()
+        before = app.messages()
+        # A short draft: the chat and the draft against SmolLM2's 8,192 tokens, by its tokenizer.
+        app.compose("How far is the Moon?")
+        meter = app.wait_for("context-meter")
+        app.wait_until(lambda: re.fullmatch(r"[\d,]+ / 8,192 tokens", app.text(meter)), 20,
+                       lambda: f"context-meter says {app.text(meter)!r}")
+        self.assertEqual(meter.get_attribute("data-verdict"), "fits")
+        self.assertIsNone(app.one("context-warning"))
+        # 200,000 characters: flagged while still in the box, never sent.
+        app.paste("The quick brown fox jumps over the lazy dog. " * 4445)
+        warning = app.wait_for("context-warning", 30)
+        self.assertEqual(warning.get_attribute("data-verdict"), "too-long")
+        self.assertIn("Shorten it", app.text(warning))
+        used = int(re.match(r"[\d,]+", app.text(meter)).group(0).replace(",", ""))
+        self.assertGreater(used, 8192, app.text(meter))
+        self.assertFalse(app.one("send-button").is_enabled(), "Send stays off for a message the model cannot read")
+        app.one("composer-input").send_keys(Keys.ENTER)
+        self.assertEqual(app.messages(), before, "nothing was sent")
+        self.assertEqual(len(app.js("return arguments[0].value", app.one("composer-input"))), 200_025)
+        app.screenshot("context-too-long")
+        app.fill("composer-input", "")
 
 
 if __name__ == "__main__":

@@ -159,6 +159,18 @@ export function App() {
         ? 'Another chat is still replying.'
         : null;
 
+  // What the context count depends on besides the draft: a change counts again.
+  const lastMessage = chat.messages.at(-1)?.message;
+  const contextKey = [
+    lastMessage?.id,
+    lastMessage?.status,
+    chat.streaming !== null,
+    loaded?.path,
+    remote?.model.id,
+    settings?.max_tokens,
+    settings?.system_prompt,
+  ].join('|');
+
   const emptyChat = chat.loading ? (
     <p className="muted">Loading…</p>
   ) : models.models?.length === 0 && !loaded ? (
@@ -230,6 +242,9 @@ export function App() {
           streaming={streamingHere}
           onSend={chat.send}
           onStop={chat.stop}
+          conversationId={chat.conversationId}
+          contextKey={contextKey}
+          onNewChat={newChat}
         />
         {dragging && (
           <div className="drop-overlay" aria-hidden="true">

@@ -20,6 +20,7 @@ macro_rules! app_commands {
             chat::regenerate,
             chat::edit_message,
             chat::stop_reply,
+            chat::measure_context,
             attachments::attach_paths,
             attachments::attach_bytes,
             attachments::attachment_bytes,

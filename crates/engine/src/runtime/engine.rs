@@ -13,6 +13,7 @@ use crate::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
 use crate::model::LoadOptions;
+use crate::runtime::count::TokenCounter;
 use crate::runtime::generate;
 use crate::runtime::scheduler::{BatchOptions, Scheduler};
 use crate::runtime::model::{LoadProgress, ModelInfo, ReadyModel};
@@ -44,6 +45,7 @@ enum Command {
     Unload { model: ModelId },
     Generate { request: Request, cancel: Arc<AtomicBool>, events: Sender<Event> },
     Tokenize { model: ModelId, prompt: crate::runtime::request::Prompt, reply: Sender<Result<Vec<u32>>> },
+    Counter { model: ModelId, reply: Sender<Result<TokenCounter>> },
 }
 
 pub struct Engine {
@@ -119,6 +121,13 @@ impl Engine {
     pub fn tokenize(&self, model: ModelId, prompt: crate::runtime::request::Prompt) -> Result<Vec<u32>> {
         let (reply, answer) = mpsc::channel();
         self.send(Command::Tokenize { model, prompt, reply })?;
+        answer.recv().map_err(|_| EngineError::EngineStopped)?
+    }
+
+    /// The model's tokenizer and template, to count text-only prompts on another thread.
+    pub fn token_counter(&self, model: ModelId) -> Result<TokenCounter> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Command::Counter { model, reply })?;
         answer.recv().map_err(|_| EngineError::EngineStopped)?
     }
 
@@ -200,6 +209,9 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 Command::Tokenize { model, prompt, reply } => {
                     let result = models.get(&model).ok_or_else(unknown_model).and_then(|m| generate::prompt_ids(m, &prompt, &limits));
                     let _ = reply.send(result);
+                }
+                Command::Counter { model, reply } => {
+                    let _ = reply.send(models.get(&model).ok_or_else(unknown_model).map(ReadyModel::token_counter));
                 }
                 Command::Generate { request, cancel, events } => match models.get(&request.model) {
                     Some(model) => {
