@@ -20,6 +20,7 @@ import { useProviders } from './state/useProviders';
 import { useServerStatus } from './state/useServerStatus';
 import { useTheme } from './state/useTheme';
 import { Icon } from './components/Icon';
+import { Welcome } from './components/Welcome';
 
 export function App() {
   const [error, setError] = useState<string | null>(null);
@@ -149,6 +150,8 @@ export function App() {
     ? chat.streaming && !streamingHere
       ? 'Another chat is still replying.'
       : null
+    : models.status === 'starting'
+    ? 'Starting…'
     : models.state.loading
     ? 'Loading model…'
     : !loaded
@@ -176,15 +179,15 @@ export function App() {
   ) : models.models?.length === 0 && !loaded ? (
     <NoModels error={models.listError} />
   ) : (
-    <div className="empty-chat">
-      <h2>What's on your mind?</h2>
-      <p className="muted">
-        {remote
+    <Welcome
+      firstRun={conversations.items.length === 0}
+      where={`${
+        remote
           ? `Messages in this chat go to ${remote.provider.name} (${remote.provider.base_url}).`
-          : 'Everything stays on this computer.'}{' '}
-        Drop images or audio here to ask about them; {modKey()}K searches past chats.
-      </p>
-    </div>
+          : 'Everything stays on this computer.'
+      } Drop images or audio here to ask about them; ${modKey()}K searches past chats.`}
+      onPick={(prompt) => composer.current?.fill(prompt)}
+    />
   );
 
   return (

@@ -215,6 +215,10 @@ export type LoadedModel = {
 
 export type Loading = {
   path: string,
+  /**
+   * As the picker will show it once loaded (`display_name`).
+   */
+  name: string,
   stage: string,
   fraction: number,
 };

@@ -9,6 +9,8 @@ import { Icon } from './Icon';
 
 export interface ComposerHandle {
   focus: () => void;
+  /** Replaces the draft with `text` (a suggested prompt) and focuses the box. */
+  fill: (text: string) => void;
 }
 
 interface Props {
@@ -40,7 +42,17 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
   const input = useRef<HTMLTextAreaElement>(null);
   const picker = useRef<HTMLInputElement>(null);
 
-  useImperativeHandle(ref, () => ({ focus: () => input.current?.focus() }), []);
+  useImperativeHandle(
+    ref,
+    () => ({
+      focus: () => input.current?.focus(),
+      fill: (draft: string) => {
+        setText(draft);
+        input.current?.focus();
+      },
+    }),
+    [],
+  );
 
   // Grow with the text up to a limit (the CSS max-height), then scroll.
   useLayoutEffect(() => {

@@ -84,7 +84,8 @@ impl ReadyModel {
 
     fn load_unlogged(path: &Path, options: &LoadOptions, progress: &mut dyn FnMut(LoadProgress)) -> Result<Self> {
         progress(LoadProgress { stage: "reading weights", fraction: 0.05 });
-        let LoadedModel { model, path, format, fingerprint, dtype, quantized, gguf } = model::load(path, options)?;
+        let weights_progress = &mut |share: f32| progress(LoadProgress { stage: "reading weights", fraction: 0.05 + 0.85 * share });
+        let LoadedModel { model, path, format, fingerprint, dtype, quantized, gguf } = model::load_with_progress(path, options, weights_progress)?;
         progress(LoadProgress { stage: "reading tokenizer", fraction: 0.9 });
         let tokenizer = match &gguf {
             Some(file) => Tokenizer::from_gguf(file, &path)?,
