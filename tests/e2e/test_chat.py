@@ -183,6 +183,34 @@ class Chat(AppTestCase):
         app.screenshot("context-too-long")
         app.fill("composer-input", "")
 
+    def test_08_continue_writes_more_of_a_stopped_reply_into_it(self):
+        app = self.app
+        app.set_settings(max_tokens=2000)
+        try:
+            app.new_chat()
+            _, reply = app.send("Write a very long story about a lighthouse keeper and a whale. "
+                                "Make it at least ten paragraphs long.")
+            app.watch_stream(reply["id"], until=lambda r: len(r["text"]) >= 60)
+            app.click("stop-button")
+            stopped = app.wait_reply(reply["id"], 30)
+            self.assertEqual(stopped["status"], "stopped", stopped)
+        finally:
+            app.set_settings(max_tokens=48)
+        try:
+            app.click_in_message(reply["id"], "continue-button")
+            status = lambda: next(m for m in app.messages() if m["id"] == reply["id"])["status"]
+            app.wait_until(lambda: status() != "stopped", 30, "Continue did not start")
+            done = app.wait_reply(reply["id"], 120)
+            self.assertEqual(done["status"], "complete", done)
+            # (Compared as shown: the markdown of the longer text may lay out its end differently.)
+            self.assertEqual(done["text"][:40], stopped["text"][:40])
+            self.assertGreater(len(done["text"]), len(stopped["text"]) + 10, "more text was written")
+            self.assertEqual([m["id"] for m in app.messages() if m["role"] == "assistant"], [reply["id"]],
+                             "the same message, not a new one")
+            self.assertIsNone(app.one("continue-button", within=app.message_el(reply["id"])))
+        finally:
+            app.set_settings(max_tokens=96)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -91,8 +91,9 @@ export function App() {
     [openChat, conversationId],
   );
 
-  const { regenerate, edit } = chat;
+  const { regenerate, edit, continueReply } = chat;
   const regenerateReply = useCallback((reply: MessageId) => void regenerate(reply), [regenerate]);
+  const continueStopped = useCallback((reply: MessageId) => void continueReply(reply), [continueReply]);
   const editMessage = useCallback((message: MessageId, text: string) => void edit(message, text), [edit]);
 
   const { remove: removeConversation } = conversations;
@@ -235,6 +236,7 @@ export function App() {
           empty={emptyChat}
           focusMessage={focusMessage}
           onRegenerate={regenerateReply}
+          onContinue={continueStopped}
           onEdit={editMessage}
           onSelectSibling={chat.selectSibling}
         />

@@ -649,6 +649,7 @@ export interface Commands {
   search_messages: { args: { query: string }; result: SearchHit[] };
   send_message: { args: { conversation: ConversationId; text: string; attachments: string[]; channel: Channel<ReplyEvent> }; result: void };
   regenerate: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
+  continue_reply: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
   edit_message: { args: { message: MessageId; text: string; channel: Channel<ReplyEvent> }; result: void };
   stop_reply: { args: { conversation: ConversationId }; result: void };
   measure_context: { args: { conversation: ConversationId | null; draft: string }; result: ContextUse | null };

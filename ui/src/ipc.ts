@@ -115,6 +115,11 @@ export function regenerate(reply: MessageId, onEvent: ReplyHandler): Promise<voi
   return call('regenerate', { reply, channel: replyChannel(onEvent) });
 }
 
+/** More of a stopped or interrupted reply, streamed into the same message. */
+export function continueReply(reply: MessageId, onEvent: ReplyHandler): Promise<void> {
+  return call('continue_reply', { reply, channel: replyChannel(onEvent) });
+}
+
 /** An edited copy of a user message (a new branch; the original stays), then its reply. */
 export function editMessage(message: MessageId, text: string, onEvent: ReplyHandler): Promise<void> {
   return call('edit_message', { message, text, channel: replyChannel(onEvent) });

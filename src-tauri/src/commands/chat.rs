@@ -57,6 +57,12 @@ pub async fn regenerate(app: AppHandle, state: App<'_>, reply: MessageId, channe
     stream_reply(app, state.inner().clone(), old.conversation_id, user, channel).await
 }
 
+/// More of a stopped or interrupted reply, appended to it.
+#[tauri::command]
+pub async fn continue_reply(state: App<'_>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
+    crate::reply::continue_reply(state.inner().clone(), reply, channel).await
+}
+
 /// An edited copy of a user message, as a new branch from the same parent; then its reply.
 #[tauri::command]
 pub async fn edit_message(

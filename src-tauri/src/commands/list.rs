@@ -18,6 +18,7 @@ macro_rules! app_commands {
             conversations::search_messages,
             chat::send_message,
             chat::regenerate,
+            chat::continue_reply,
             chat::edit_message,
             chat::stop_reply,
             chat::measure_context,
