@@ -6,6 +6,7 @@
 
 #[macro_use]
 mod commands;
+mod context_meter;
 mod downloads;
 mod failure;
 mod inspect;

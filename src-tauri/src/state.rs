@@ -11,6 +11,7 @@ use confab_engine::AppPaths;
 use confab_remote::secrets::SecretStore;
 use confab_store::{ConversationId, Store};
 
+use crate::context_meter::ContextMeter;
 use crate::local_server::LocalServer;
 use crate::model_slot::ModelSlot;
 use crate::providers::Providers;
@@ -37,6 +38,8 @@ pub struct AppState {
     pub replies: Mutex<HashMap<ConversationId, Arc<AtomicBool>>>,
     /// Files the user dropped on the window: the only paths `attach_paths` will read.
     pub dropped: Mutex<HashSet<PathBuf>>,
+    /// The open chat's token counts, for the context meter.
+    pub context_meter: ContextMeter,
 }
 
 impl AppState {
@@ -78,6 +81,7 @@ impl AppState {
             providers: tokio::sync::Mutex::new(providers),
             replies: Mutex::new(HashMap::new()),
             dropped: Mutex::new(HashSet::new()),
+            context_meter: ContextMeter::default(),
         })
     }
 

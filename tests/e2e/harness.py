@@ -522,6 +522,15 @@ class ChatApp(App):
         self.wait_until(composer.is_enabled, 30, "composer disabled")
         return self.fill(composer, text)
 
+    def paste(self, text: str) -> WebElement:
+        """Puts `text` in the message box at once, as a paste does (typing a long text key by key
+        would take minutes): one input event that React sees."""
+        composer = self.wait_for("composer-input")
+        self.js("const box = arguments[0];"
+                "Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set.call(box, arguments[1]);"
+                "box.dispatchEvent(new Event('input', { bubbles: true }));", composer, text)
+        return composer
+
     def send(self, text: str, timeout: float = 60) -> tuple[dict, dict]:
         """Sends `text`; returns (user message, assistant reply) as the UI shows them once the
         reply has started."""

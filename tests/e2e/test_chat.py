@@ -2,6 +2,8 @@
 import re
 import unittest
 
+from selenium.webdriver.common.keys import Keys
+
 from harness import AppTestCase
 
 PARIS = "What is the capital of France?"
@@ -155,6 +157,59 @@ class Chat(AppTestCase):
             self.assertTrue(app.one("copy-diagnostics").is_displayed())
         finally:
             app.close_settings()
+
+    def test_07_the_context_meter_flags_a_huge_paste_before_sending(self):
+        app = self.app
+        app.new_chat()
+        before = app.messages()
+        # A short draft: the chat and the draft against SmolLM2's 8,192 tokens, by its tokenizer.
+        app.compose("How far is the Moon?")
+        meter = app.wait_for("context-meter")
+        app.wait_until(lambda: re.fullmatch(r"[\d,]+ / 8,192 tokens", app.text(meter)), 20,
+                       lambda: f"context-meter says {app.text(meter)!r}")
+        self.assertEqual(meter.get_attribute("data-verdict"), "fits")
+        self.assertIsNone(app.one("context-warning"))
+        # 200,000 characters: flagged while still in the box, never sent.
+        app.paste("The quick brown fox jumps over the lazy dog. " * 4445)
+        warning = app.wait_for("context-warning", 30)
+        self.assertEqual(warning.get_attribute("data-verdict"), "too-long")
+        self.assertIn("Shorten it", app.text(warning))
+        used = int(re.match(r"[\d,]+", app.text(meter)).group(0).replace(",", ""))
+        self.assertGreater(used, 8192, app.text(meter))
+        self.assertFalse(app.one("send-button").is_enabled(), "Send stays off for a message the model cannot read")
+        app.one("composer-input").send_keys(Keys.ENTER)
+        self.assertEqual(app.messages(), before, "nothing was sent")
+        self.assertEqual(len(app.js("return arguments[0].value", app.one("composer-input"))), 200_025)
+        app.screenshot("context-too-long")
+        app.fill("composer-input", "")
+
+    def test_08_continue_writes_more_of_a_stopped_reply_into_it(self):
+        app = self.app
+        app.set_settings(max_tokens=2000)
+        try:
+            app.new_chat()
+            _, reply = app.send("Write a very long story about a lighthouse keeper and a whale. "
+                                "Make it at least ten paragraphs long.")
+            app.watch_stream(reply["id"], until=lambda r: len(r["text"]) >= 60)
+            app.click("stop-button")
+            stopped = app.wait_reply(reply["id"], 30)
+            self.assertEqual(stopped["status"], "stopped", stopped)
+        finally:
+            app.set_settings(max_tokens=48)
+        try:
+            app.click_in_message(reply["id"], "continue-button")
+            status = lambda: next(m for m in app.messages() if m["id"] == reply["id"])["status"]
+            app.wait_until(lambda: status() != "stopped", 30, "Continue did not start")
+            done = app.wait_reply(reply["id"], 120)
+            self.assertEqual(done["status"], "complete", done)
+            # (Compared as shown: the markdown of the longer text may lay out its end differently.)
+            self.assertEqual(done["text"][:40], stopped["text"][:40])
+            self.assertGreater(len(done["text"]), len(stopped["text"]) + 10, "more text was written")
+            self.assertEqual([m["id"] for m in app.messages() if m["role"] == "assistant"], [reply["id"]],
+                             "the same message, not a new one")
+            self.assertIsNone(app.one("continue-button", within=app.message_el(reply["id"])))
+        finally:
+            app.set_settings(max_tokens=96)
 
 
 if __name__ == "__main__":

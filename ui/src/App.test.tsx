@@ -331,7 +331,7 @@ describe('models', () => {
     expect(items[1]?.textContent).toContain('vision');
     fireEvent.click(items[1]!);
     expect(lastArgs('load_model')).toEqual({ path: '/models/gemma4' });
-    act(() => emit('model-state', { loaded: null, loading: { path: '/models/gemma4', stage: 'Reading weights', fraction: 0.4 }, error: null, revision: 103 }));
+    act(() => emit('model-state', { loaded: null, loading: { path: '/models/gemma4', name: 'gemma4', stage: 'Reading weights', fraction: 0.4 }, error: null, revision: 103 }));
     expect(screen.getByTestId('model-status').dataset.state).toBe('loading');
     expect((screen.getByTestId('load-progress') as HTMLProgressElement).value).toBeCloseTo(0.4);
     expect((screen.getByTestId('send-button') as HTMLButtonElement).disabled).toBe(true);
@@ -348,7 +348,7 @@ describe('models', () => {
     render(<App />);
     await waitFor(() => expect(callsOf('model_state').length).toBe(1));
     act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null, revision: 7 }));
-    await act(async () => answer({ loaded: null, loading: { path: '/models/gemma4', stage: 'ready', fraction: 1 }, error: null, revision: 6 }));
+    await act(async () => answer({ loaded: null, loading: { path: '/models/gemma4', name: 'gemma4', stage: 'ready', fraction: 1 }, error: null, revision: 6 }));
     expect(screen.getByTestId('model-status').dataset.state).toBe('ready');
   });
 });

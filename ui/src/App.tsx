@@ -20,6 +20,7 @@ import { useProviders } from './state/useProviders';
 import { useServerStatus } from './state/useServerStatus';
 import { useTheme } from './state/useTheme';
 import { Icon } from './components/Icon';
+import { Welcome } from './components/Welcome';
 
 export function App() {
   const [error, setError] = useState<string | null>(null);
@@ -90,8 +91,9 @@ export function App() {
     [openChat, conversationId],
   );
 
-  const { regenerate, edit } = chat;
+  const { regenerate, edit, continueReply } = chat;
   const regenerateReply = useCallback((reply: MessageId) => void regenerate(reply), [regenerate]);
+  const continueStopped = useCallback((reply: MessageId) => void continueReply(reply), [continueReply]);
   const editMessage = useCallback((message: MessageId, text: string) => void edit(message, text), [edit]);
 
   const { remove: removeConversation } = conversations;
@@ -149,6 +151,8 @@ export function App() {
     ? chat.streaming && !streamingHere
       ? 'Another chat is still replying.'
       : null
+    : models.status === 'starting'
+    ? 'Starting…'
     : models.state.loading
     ? 'Loading model…'
     : !loaded
@@ -159,20 +163,32 @@ export function App() {
         ? 'Another chat is still replying.'
         : null;
 
+  // What the context count depends on besides the draft: a change counts again.
+  const lastMessage = chat.messages.at(-1)?.message;
+  const contextKey = [
+    lastMessage?.id,
+    lastMessage?.status,
+    chat.streaming !== null,
+    loaded?.path,
+    remote?.model.id,
+    settings?.max_tokens,
+    settings?.system_prompt,
+  ].join('|');
+
   const emptyChat = chat.loading ? (
     <p className="muted">Loading…</p>
   ) : models.models?.length === 0 && !loaded ? (
     <NoModels error={models.listError} />
   ) : (
-    <div className="empty-chat">
-      <h2>What's on your mind?</h2>
-      <p className="muted">
-        {remote
+    <Welcome
+      firstRun={conversations.items.length === 0}
+      where={`${
+        remote
           ? `Messages in this chat go to ${remote.provider.name} (${remote.provider.base_url}).`
-          : 'Everything stays on this computer.'}{' '}
-        Drop images or audio here to ask about them; {modKey()}K searches past chats.
-      </p>
-    </div>
+          : 'Everything stays on this computer.'
+      } Drop images or audio here to ask about them; ${modKey()}K searches past chats.`}
+      onPick={(prompt) => composer.current?.fill(prompt)}
+    />
   );
 
   return (
@@ -220,6 +236,7 @@ export function App() {
           empty={emptyChat}
           focusMessage={focusMessage}
           onRegenerate={regenerateReply}
+          onContinue={continueStopped}
           onEdit={editMessage}
           onSelectSibling={chat.selectSibling}
         />
@@ -230,6 +247,9 @@ export function App() {
           streaming={streamingHere}
           onSend={chat.send}
           onStop={chat.stop}
+          conversationId={chat.conversationId}
+          contextKey={contextKey}
+          onNewChat={newChat}
         />
         {dragging && (
           <div className="drop-overlay" aria-hidden="true">

@@ -54,6 +54,30 @@ export type CheckpointResume = {
   shared: number,
 };
 
+/**
+ * What the window's meter shows, and what it warns about before sending.
+ */
+export type ContextUse = {
+  /**
+   * Tokens of the chat as it would be sent now, the draft as its newest message.
+   */
+  used: number,
+  /**
+   * Tokens of the system prompt and the draft alone, as a new chat would send them.
+   */
+  alone: number,
+  /**
+   * What a prompt may take: the context less the room kept for the reply. Past it the
+   * oldest turns are left out (`ContextPolicy::DropOldestTurns`); a newest message that is
+   * past it alone is refused.
+   */
+  limit: number,
+  /**
+   * The model's context length.
+   */
+  context: number,
+};
+
 export type Conversation = {
   id: ConversationId,
   title: string,
@@ -191,6 +215,10 @@ export type LoadedModel = {
 
 export type Loading = {
   path: string,
+  /**
+   * As the picker will show it once loaded (`display_name`).
+   */
+  name: string,
   stage: string,
   fraction: number,
 };
@@ -621,8 +649,10 @@ export interface Commands {
   search_messages: { args: { query: string }; result: SearchHit[] };
   send_message: { args: { conversation: ConversationId; text: string; attachments: string[]; channel: Channel<ReplyEvent> }; result: void };
   regenerate: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
+  continue_reply: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
   edit_message: { args: { message: MessageId; text: string; channel: Channel<ReplyEvent> }; result: void };
   stop_reply: { args: { conversation: ConversationId }; result: void };
+  measure_context: { args: { conversation: ConversationId | null; draft: string }; result: ContextUse | null };
   attach_paths: { args: { paths: string[] }; result: Attachment[] };
   attach_bytes: { args: { name: string; bytes: number[] }; result: Attachment };
   attachment_bytes: { args: { hash: string }; result: ArrayBuffer | number[] };

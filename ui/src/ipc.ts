@@ -11,6 +11,7 @@ import type {
   ConversationCursor,
   ConversationId,
   ConversationPage,
+  ContextUse,
   Download,
   HubModel,
   HubSettings,
@@ -114,6 +115,11 @@ export function regenerate(reply: MessageId, onEvent: ReplyHandler): Promise<voi
   return call('regenerate', { reply, channel: replyChannel(onEvent) });
 }
 
+/** More of a stopped or interrupted reply, streamed into the same message. */
+export function continueReply(reply: MessageId, onEvent: ReplyHandler): Promise<void> {
+  return call('continue_reply', { reply, channel: replyChannel(onEvent) });
+}
+
 /** An edited copy of a user message (a new branch; the original stays), then its reply. */
 export function editMessage(message: MessageId, text: string, onEvent: ReplyHandler): Promise<void> {
   return call('edit_message', { message, text, channel: replyChannel(onEvent) });
@@ -122,6 +128,14 @@ export function editMessage(message: MessageId, text: string, onEvent: ReplyHand
 /** Stops the conversation's reply within one token; the text so far is kept as `stopped`. */
 export function stopReply(conversation: ConversationId): Promise<void> {
   return call('stop_reply', { conversation });
+}
+
+/**
+ * How full the loaded model's context would be with `draft` sent next in `conversation` (null:
+ * a new chat). Null when no local model would take it (none loaded, or a provider's is picked).
+ */
+export function measureContext(conversation: ConversationId | null, draft: string): Promise<ContextUse | null> {
+  return call('measure_context', { conversation, draft });
 }
 
 /** The backend tells the UI when a conversation changed on its own (the background title). */

@@ -105,3 +105,22 @@ fn a_newest_message_longer_than_the_context_is_refused() {
     // The engine still serves.
     assert!(run(&engine, request(model, chat(1), ContextPolicy::DropOldestTurns)).is_ok());
 }
+
+#[test]
+fn the_token_counter_counts_off_the_engine_thread_as_the_engine_does() {
+    let (engine, model) = engine();
+    let counter = engine.token_counter(model).unwrap();
+    let messages = chat(3);
+    let counted = std::thread::spawn({
+        let (counter, messages) = (counter.clone(), messages.clone());
+        move || counter.chat(&messages).unwrap()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(counted, tokens(&engine, model, &messages));
+    assert!(counter.text("What comes after three?").unwrap() > 0);
+    // Media are measured by the model's processor, on the engine thread: the counter says so.
+    let photo = ChatMessage::user("this").with_media([confab_engine::media::MediaItem::image("/nowhere.png")]);
+    let refused = counter.chat(&[photo]).unwrap_err().to_string();
+    assert!(refused.contains("Engine::tokenize"), "{refused}");
+}

@@ -130,6 +130,28 @@ impl Store {
         Ok(())
     }
 
+    /// Opens a stopped or interrupted reply again so that more text can be appended to it
+    /// ("Continue"): it is `Streaming` once more, its error cleared, and `append_reply` and
+    /// `finish_reply` go on from its text.
+    pub async fn resume_reply(&self, id: MessageId) -> Result<()> {
+        let resumed = sqlx::query(
+            "UPDATE messages SET status = 'streaming', error = NULL
+             WHERE id = ?1 AND role = 'assistant' AND status IN ('stopped', 'interrupted')",
+        )
+        .bind(id.0)
+        .execute(&self.writer)
+        .await?;
+        if resumed.rows_affected() == 1 {
+            return Ok(());
+        }
+        let message = self.message(id).await?;
+        Err(StoreError::InvalidInput(format!(
+            "only a stopped or interrupted reply can be continued; this message is {} and {}",
+            message.role.as_str(),
+            message.status.as_str()
+        )))
+    }
+
     /// Marks every reply still `Streaming` as `Interrupted`, keeping the text it had; returns
     /// their ids. Call once at start-up: a reply left streaming there was cut off by a crash
     /// or kill. (Not while another process may be streaming into the same file.)

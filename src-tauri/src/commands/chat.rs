@@ -8,7 +8,8 @@ use tauri::{AppHandle, Emitter};
 
 use super::App;
 use crate::failure::Failure;
-use crate::reply::{require_target, stream_reply, ReplyEvent};
+use crate::context_meter::ContextUse;
+use crate::reply::{local_messages, require_target, stream_reply, ReplyEvent};
 use crate::sync::lock;
 use crate::title::{provisional, UNTITLED};
 
@@ -56,6 +57,12 @@ pub async fn regenerate(app: AppHandle, state: App<'_>, reply: MessageId, channe
     stream_reply(app, state.inner().clone(), old.conversation_id, user, channel).await
 }
 
+/// More of a stopped or interrupted reply, appended to it.
+#[tauri::command]
+pub async fn continue_reply(state: App<'_>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
+    crate::reply::continue_reply(state.inner().clone(), reply, channel).await
+}
+
 /// An edited copy of a user message, as a new branch from the same parent; then its reply.
 #[tauri::command]
 pub async fn edit_message(
@@ -87,4 +94,35 @@ pub fn stop_reply(state: App<'_>, conversation: ConversationId) {
     if let Some(cancel) = lock(&state.replies).get(&conversation) {
         cancel.store(true, Ordering::Relaxed);
     }
+}
+
+/// How full the loaded model's context would be with `draft` sent next in `conversation` (none
+/// yet: a new chat), for the meter under the message box. `None` when no local model would
+/// take it: none is loaded, or a provider's model is picked.
+#[tauri::command]
+pub async fn measure_context(state: App<'_>, conversation: Option<ConversationId>, draft: String) -> Result<Option<ContextUse>, Failure> {
+    let Some(model) = state.model.current() else { return Ok(None) };
+    if state.providers.lock().await.selected.is_some() {
+        return Ok(None);
+    }
+    let settings = state.settings();
+    let store = &state.store;
+    let (own_system, branch) = match conversation {
+        Some(id) => {
+            let chat = store.conversation(id).await?;
+            let branch = match chat.current_leaf {
+                Some(leaf) => store.branch(id, leaf).await?,
+                None => vec![],
+            };
+            (chat.system_prompt, branch)
+        }
+        None => (None, vec![]),
+    };
+    let history = local_messages(store, own_system.as_deref().unwrap_or(&settings.system_prompt), &branch).await?;
+    let state = state.inner().clone();
+    let used = tauri::async_runtime::spawn_blocking(move || {
+        state.context_meter.measure(&state.engine, &model, history, &draft, settings.max_tokens)
+    })
+    .await??;
+    Ok(Some(used))
 }

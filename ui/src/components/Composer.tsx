@@ -1,10 +1,16 @@
 import { forwardRef, useImperativeHandle, useLayoutEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent } from 'react';
+import type { ConversationId } from '../ipc';
+import { contextVerdict } from '../lib/context';
+import { useContextMeter } from '../state/useContextMeter';
 import type { PendingAttachments } from '../state/usePendingAttachments';
 import { AttachmentChip } from './AttachmentChip';
+import { ContextMeter, ContextWarning } from './ContextMeter';
 import { Icon } from './Icon';
 
 export interface ComposerHandle {
   focus: () => void;
+  /** Replaces the draft with `text` (a suggested prompt) and focuses the box. */
+  fill: (text: string) => void;
 }
 
 interface Props {
@@ -16,18 +22,37 @@ interface Props {
   /** Resolves true when the message was saved; false puts the text back. */
   onSend: (text: string, attachments: string[]) => Promise<boolean>;
   onStop: () => void;
+  /** The open chat (null: a new one), for the context meter. */
+  conversationId: ConversationId | null;
+  /** Everything else the context count depends on (the last message, the model): a change counts again. */
+  contextKey: string;
+  /** Opens a new chat, keeping the draft (offered when the draft does not fit this one). */
+  onNewChat: () => void;
 }
 
 /** The message box: Enter sends, Shift+Enter adds a line; files come from paste and the picker. */
 export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
-  { attachments, blockedReason, streaming, onSend, onStop },
+  { attachments, blockedReason, streaming, onSend, onStop, conversationId, contextKey, onNewChat },
   ref,
 ) {
   const [text, setText] = useState('');
+  const meter = useContextMeter(conversationId, contextKey, text);
+  // The warning speaks of the text in the box, never of an older count.
+  const counted = meter.measured?.draft === text ? meter.measured.use : null;
   const input = useRef<HTMLTextAreaElement>(null);
   const picker = useRef<HTMLInputElement>(null);
 
-  useImperativeHandle(ref, () => ({ focus: () => input.current?.focus() }), []);
+  useImperativeHandle(
+    ref,
+    () => ({
+      focus: () => input.current?.focus(),
+      fill: (draft: string) => {
+        setText(draft);
+        input.current?.focus();
+      },
+    }),
+    [],
+  );
 
   // Grow with the text up to a limit (the CSS max-height), then scroll.
   useLayoutEffect(() => {
@@ -37,10 +62,18 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
     element.style.height = `${element.scrollHeight}px`;
   }, [text]);
 
-  const canSend = blockedReason === null && !streaming && !attachments.busy && (text.trim() !== '' || attachments.items.length > 0);
+  const tooLong = counted !== null && contextVerdict(counted) === 'too-long';
+  const canSend =
+    blockedReason === null && !tooLong && !streaming && !attachments.busy && (text.trim() !== '' || attachments.items.length > 0);
 
-  const send = async () => {
+  /** `anyway`: sent even where the engine must leave the oldest messages out. */
+  const send = async (anyway = false) => {
     if (!canSend) return;
+    // Checked before sending, with a fresh count when typing has outrun the meter: a draft
+    // that does not fit stays in the box, and the warning says what can be done.
+    const use = counted ?? (await meter.measureNow(text));
+    const verdict = use ? contextVerdict(use) : 'fits';
+    if (verdict === 'too-long' || (verdict === 'drops-turns' && !anyway)) return;
     const sentText = text;
     const sentAttachments = attachments.items;
     // Clear at once so that the box is ready for the next message; a failure puts it back.
@@ -125,14 +158,22 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
             className="primary"
             data-testid="send-button"
             disabled={!canSend}
-            title={blockedReason ?? 'Send (Enter)'}
+            title={blockedReason ?? (tooLong ? 'Too long for the model: shorten it' : 'Send (Enter)')}
             onClick={() => void send()}
           >
             {blockedReason === 'Loading model…' ? 'Loading model…' : 'Send'}
           </button>
         )}
       </div>
-      {blockedReason && <div className="composer-hint muted">{blockedReason}</div>}
+      {counted && !streaming && (
+        <ContextWarning use={counted} onNewChat={onNewChat} onSendAnyway={() => void send(true)} />
+      )}
+      {(blockedReason || meter.measured) && (
+        <div className="composer-footer">
+          <div className="composer-hint muted">{blockedReason}</div>
+          {meter.measured && <ContextMeter use={meter.measured.use} />}
+        </div>
+      )}
     </div>
   );
 });

@@ -12,6 +12,8 @@ interface Props {
   /** A reply is streaming somewhere: actions that start another wait. */
   busy: boolean;
   onRegenerate: (reply: MessageId) => void;
+  /** Set on the last message: a stopped or interrupted reply offers Continue. */
+  onContinue?: (reply: MessageId) => void;
   onEdit: (message: MessageId, text: string) => void;
   onSelectSibling: (message: MessageId) => void;
 }
@@ -23,7 +25,7 @@ const statusLabels: Partial<Record<string, string>> = {
 };
 
 /** One message: the user's as plain text, the assistant's as markdown, with their actions. */
-export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onRegenerate, onEdit, onSelectSibling }: Props) {
+export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onRegenerate, onContinue, onEdit, onSelectSibling }: Props) {
   const { message, attachments, siblings } = view;
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(message.content);
@@ -31,6 +33,7 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
   const streaming = message.status === 'streaming';
   const finished = !streaming;
   const badge = statusLabels[message.status];
+  const continuable = onContinue && (message.status === 'stopped' || message.status === 'interrupted') && message.content.trim() !== '';
 
   const saveEdit = () => {
     const text = draft.trim();
@@ -122,6 +125,18 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
               }}
             >
               Edit
+            </button>
+          )}
+          {continuable && (
+            <button
+              type="button"
+              className="ghost small"
+              data-testid="continue-button"
+              title="Write more of this reply"
+              disabled={busy}
+              onClick={() => onContinue(message.id)}
+            >
+              Continue
             </button>
           )}
           {!isUser && finished && (

@@ -12,6 +12,8 @@ interface Props {
   /** A search hit to bring into view once it is on screen. */
   focusMessage: MessageId | null;
   onRegenerate: (reply: MessageId) => void;
+  /** More of a stopped or interrupted reply; offered on the last message only. */
+  onContinue: (reply: MessageId) => void;
   onEdit: (message: MessageId, text: string) => void;
   onSelectSibling: (message: MessageId) => void;
 }
@@ -20,7 +22,7 @@ interface Props {
 const stickSlack = 48;
 
 /** The branch, following the bottom as a reply streams unless the user has scrolled up. */
-export function MessageList({ conversationId, messages, plans, busy, empty, focusMessage, onRegenerate, onEdit, onSelectSibling }: Props) {
+export function MessageList({ conversationId, messages, plans, busy, empty, focusMessage, onRegenerate, onContinue, onEdit, onSelectSibling }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
   const focused = useRef<MessageId | null>(null);
@@ -61,13 +63,14 @@ export function MessageList({ conversationId, messages, plans, busy, empty, focu
         <div className="empty-state">{empty}</div>
       ) : (
         <div className="message-column">
-          {visible.map((view) => (
+          {visible.map((view, index) => (
             <MessageBubble
               key={view.message.id}
               view={view}
               plan={plans.get(view.message.id)}
               busy={busy}
               onRegenerate={onRegenerate}
+              onContinue={index === visible.length - 1 ? onContinue : undefined}
               onEdit={onEdit}
               onSelectSibling={onSelectSibling}
             />

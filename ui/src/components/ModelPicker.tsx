@@ -101,8 +101,9 @@ export function ModelPicker({ models, providers, onError }: Props) {
     };
   }, [open]);
 
-  const loadingName = state.loading ? (models.models?.find((m) => m.path === state.loading?.path)?.name ?? state.loading.path.split('/').pop()) : null;
-  const label = remote ? remote.model.id : (state.loaded?.name ?? (status === 'loading' ? 'Loading…' : 'Choose a model'));
+  const label = remote
+    ? remote.model.id
+    : (state.loaded?.name ?? (status === 'loading' ? 'Loading…' : status === 'starting' ? 'Starting…' : 'Choose a model'));
   const remoteProviders = (providers.view?.providers ?? []).filter((p) => p.models.length > 0);
 
   const pickRemote = (provider: ProviderView, model: ProviderModel) => {
@@ -143,8 +144,8 @@ export function ModelPicker({ models, providers, onError }: Props) {
       <div className="model-status" data-testid="model-status" data-state={status} aria-live="polite">
         {state.loading && (
           <>
-            <span className="muted">
-              Loading {loadingName}: {state.loading.stage}
+            <span className="muted" data-testid="load-stage">
+              Loading {state.loading.name}… {state.loading.stage}
             </span>
             <progress data-testid="load-progress" max={1} value={state.loading.fraction} />
           </>
@@ -155,7 +156,7 @@ export function ModelPicker({ models, providers, onError }: Props) {
           </span>
         )}
         {!remote && !state.loading && state.error && <span className="model-error">Could not load the model: {state.error}</span>}
-        {!remote && !state.loading && !state.error && !state.loaded && <span className="muted">No model loaded</span>}
+        {status === 'none' && <span className="muted">No model loaded</span>}
         {!remote && !state.loading && !state.error && state.loaded && (
           <span className="muted">
             {[`${humanTokens(state.loaded.context_length)} context`, state.loaded.vision && 'vision', state.loaded.audio && 'audio']

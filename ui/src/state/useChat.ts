@@ -1,6 +1,7 @@
 // The open conversation: its current branch, and the reply streaming into it.
 import { useCallback, useRef, useState } from 'react';
 import {
+  continueReply,
   conversationMessages,
   createConversation,
   editMessage,
@@ -36,6 +37,8 @@ export interface Chat {
   /** Resolves true once the message is saved (the composer can let go of its text). */
   send: (text: string, attachments: string[]) => Promise<boolean>;
   regenerate: (reply: MessageId) => Promise<boolean>;
+  /** More of a stopped or interrupted reply, in the same message. */
+  continueReply: (reply: MessageId) => Promise<boolean>;
   edit: (message: MessageId, text: string) => Promise<boolean>;
   stop: () => void;
   selectSibling: (message: MessageId) => void;
@@ -249,6 +252,15 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
     [stream],
   );
 
+  const continueStopped = useCallback(
+    (reply: MessageId) => {
+      const id = currentRef.current;
+      if (id === null) return Promise.resolve(false);
+      return stream(id, (handler) => continueReply(reply, handler), true);
+    },
+    [stream],
+  );
+
   const edit = useCallback(
     (message: MessageId, text: string) => {
       const id = currentRef.current;
@@ -285,6 +297,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
     open,
     send,
     regenerate: regenerateReply,
+    continueReply: continueStopped,
     edit,
     stop,
     selectSibling,

@@ -2,7 +2,8 @@
 import { useCallback, useEffect, useState } from 'react';
 import { errorMessage, listModels, loadModel, modelState, onModelState, type ModelState, type ModelSummary } from '../ipc';
 
-export type ModelStatus = 'loading' | 'ready' | 'error' | 'none';
+/** `starting`: the backend's state has not arrived yet (the window's first frame). */
+export type ModelStatus = 'starting' | 'loading' | 'ready' | 'error' | 'none';
 
 export interface Models {
   state: ModelState;
@@ -25,7 +26,7 @@ export function modelStatus(state: ModelState): ModelStatus {
   if (state.loading) return 'loading';
   if (state.error) return 'error';
   if (state.loaded) return 'ready';
-  return 'none';
+  return state.revision === 0 ? 'starting' : 'none';
 }
 
 export function useModel(): Models {
@@ -71,7 +72,7 @@ export function useModel(): Models {
 
   const load = useCallback((path: string) => {
     // Show the load at once; the backend's events then carry the stages.
-    setState((previous) => ({ ...previous, loading: { path, stage: 'Starting', fraction: 0 }, error: null }));
+    setState((previous) => ({ ...previous, loading: { path, name: path.split('/').pop() ?? path, stage: 'starting', fraction: 0 }, error: null }));
     loadModel(path).then(
       (loaded) => setState((previous) => (previous.loading?.path === path ? { ...previous, loaded, loading: null, error: null } : previous)),
       (e: unknown) => setState((previous) => ({ ...previous, loading: null, error: errorMessage(e) })),

@@ -1,5 +1,5 @@
 // Backend-shaped values for tests, and a fake backend that answers the startup commands.
-import type { Attachment, Conversation, LoadedModel, Message, MessageView, ModelSummary, Settings } from '../ipc';
+import type { Attachment, ContextUse, Conversation, LoadedModel, Message, MessageView, ModelSummary, Settings } from '../ipc';
 import { commands } from './tauriMock';
 
 export function conversation(id: number, title = `Chat ${id}`): Conversation {
@@ -74,6 +74,12 @@ export const imageAttachment: Attachment = {
   created_at: 1,
 };
 
+/** A count as measure_context gives it: the chat's tokens, then a token per 4 characters of draft. */
+export function contextUse(chatTokens: number, draftChars: number, context = 8192): ContextUse {
+  const draft = Math.ceil(draftChars / 4);
+  return { used: chatTokens + draft, alone: 10 + draft, limit: context - 1024, context };
+}
+
 /** A backend with one conversation, SmolLM2 loaded, and the models above. */
 export function installBackend() {
   commands.clear();
@@ -90,6 +96,7 @@ export function installBackend() {
   });
   commands.set('attachment_bytes', () => [1, 2, 3]);
   commands.set('stop_reply', () => null);
+  commands.set('measure_context', (args) => contextUse(40, (args.draft as string).length));
   // The backend checks each file and stores it; the kind comes from its content (here, its name).
   commands.set('attach_paths', (args) =>
     (args.paths as string[]).map((path) => ({

@@ -142,6 +142,15 @@ pub struct LoadedModel {
 }
 
 pub fn load(path: &Path, options: &LoadOptions) -> Result<LoadedModel> {
+    load_with_progress(path, options, &mut |_| {})
+}
+
+/// The weights are made ready in this many groups, each reported: a progress bar moves while
+/// they load instead of sitting still for the whole of it.
+const WEIGHT_GROUPS: usize = 16;
+
+/// `load`, telling `progress` the share of the weights made ready so far (0 to 1).
+pub fn load_with_progress(path: &Path, options: &LoadOptions, progress: &mut dyn FnMut(f32)) -> Result<LoadedModel> {
     let format = Format::detect(path)?;
     // GGUF files have no config.json: their families build from the shared config alone.
     let (config, json, mut weights, fingerprint, gguf) = match format {
@@ -163,7 +172,13 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<LoadedModel> {
     let opts = build_options(&config, quantized, options)?;
     let model = build(&config, json.as_ref(), &mut weights, &opts)?;
     weights.expect_all_taken(&config.arch)?;
-    mlx_rs::transforms::eval(model.arrays())?;
+    let arrays = model.arrays();
+    let groups = arrays.chunks(arrays.len().div_ceil(WEIGHT_GROUPS).max(1));
+    let count = groups.len();
+    for (done, group) in groups.enumerate() {
+        mlx_rs::transforms::eval(group.iter().copied())?;
+        progress((done + 1) as f32 / count as f32);
+    }
     Ok(LoadedModel { model, path: path.into(), format, fingerprint, dtype: opts.dtype, quantized: quantized && !opts.dequantize, gguf })
 }
 

@@ -1,6 +1,7 @@
 //! The engine's native side: the thread that owns every MLX array, the requests it serves.
 
 pub mod context;
+pub mod count;
 pub mod engine;
 pub mod generate;
 pub mod media_encode;
@@ -11,6 +12,7 @@ pub mod prepared;
 pub mod request;
 pub mod scheduler;
 
+pub use count::TokenCounter;
 pub use engine::{Engine, EngineOptions, Generation};
 pub use scheduler::BatchOptions;
 pub use model::{LoadProgress, ModelInfo, ReadyModel};

@@ -1,18 +1,21 @@
 //! A model ready to serve: weights, tokenizer, chat template, stop ids, sampling defaults.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{EngineError, Result};
 use crate::media::MediaKind;
 use crate::model::MediaProcessor;
 use crate::model::{self, registry, Format, LoadOptions, LoadedModel, TextConfig};
 use crate::sample::SamplingParams;
+use crate::runtime::count::TokenCounter;
 use crate::text::{ChatTemplate, Tokenizer};
 
 pub struct ReadyModel {
     pub model: Box<dyn model::TextModel>,
     pub tokenizer: Tokenizer,
-    pub template: Option<ChatTemplate>,
+    /// Shared with the `TokenCounter`s handed out (runtime/count.rs).
+    pub template: Option<Arc<ChatTemplate>>,
     /// Every id that ends a reply: config.json, generation_config.json and the tokenizer's.
     pub eos_ids: Vec<u32>,
     pub defaults: SamplingParams,
@@ -54,6 +57,11 @@ impl ReadyModel {
         self.model.config()
     }
 
+    /// Counts text-only prompts as this model would see them, on any thread.
+    pub fn token_counter(&self) -> TokenCounter {
+        TokenCounter::new(self.tokenizer.clone(), self.template.clone())
+    }
+
     pub fn load(path: &Path, options: &LoadOptions, progress: &mut dyn FnMut(LoadProgress)) -> Result<Self> {
         let _in_span = tracing::info_span!("load", path = %path.display()).entered();
         let began = std::time::Instant::now();
@@ -76,13 +84,14 @@ impl ReadyModel {
 
     fn load_unlogged(path: &Path, options: &LoadOptions, progress: &mut dyn FnMut(LoadProgress)) -> Result<Self> {
         progress(LoadProgress { stage: "reading weights", fraction: 0.05 });
-        let LoadedModel { model, path, format, fingerprint, dtype, quantized, gguf } = model::load(path, options)?;
+        let weights_progress = &mut |share: f32| progress(LoadProgress { stage: "reading weights", fraction: 0.05 + 0.85 * share });
+        let LoadedModel { model, path, format, fingerprint, dtype, quantized, gguf } = model::load_with_progress(path, options, weights_progress)?;
         progress(LoadProgress { stage: "reading tokenizer", fraction: 0.9 });
         let tokenizer = match &gguf {
             Some(file) => Tokenizer::from_gguf(file, &path)?,
             None => Tokenizer::from_hf_folder(&path)?,
         };
-        let template = ChatTemplate::for_tokenizer(&tokenizer)?;
+        let template = ChatTemplate::for_tokenizer(&tokenizer)?.map(Arc::new);
         let generation_config = read_generation_config(&path, format)?;
         let defaults = match &generation_config {
             Some(json) => SamplingParams::from_generation_config(json)?,

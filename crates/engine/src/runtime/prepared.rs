@@ -5,6 +5,7 @@ use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
 use crate::runtime::media_prompt::{self, MediaPrompt};
 use crate::runtime::model::ReadyModel;
+use crate::runtime::count::chat_ids;
 use crate::runtime::request::Prompt;
 use crate::text::ChatMessage;
 
@@ -23,11 +24,7 @@ pub(crate) fn prepare_chat(model: &ReadyModel, messages: &[ChatMessage], limits:
         let media = media_prompt::build(model, messages, limits)?;
         return checked(model, media.ids.clone(), Some(media));
     }
-    let template = model
-        .template
-        .as_ref()
-        .ok_or_else(|| EngineError::Template("this model has no chat template; send plain text instead".into()))?;
-    checked(model, model.tokenizer.encode_prompt(&template.render(messages, true, None)?)?, None)
+    checked(model, chat_ids(&model.tokenizer, model.template.as_deref(), messages)?, None)
 }
 
 fn checked(model: &ReadyModel, ids: Vec<u32>, media: Option<MediaPrompt>) -> Result<Prepared> {

@@ -136,6 +136,21 @@ impl ChatTemplate {
         self.render_any(messages, add_generation_prompt, tools)
     }
 
+    /// The prompt that goes on with the final message (a reply cut short): the conversation
+    /// rendered whole, then cut right after that message's text, so that no end of turn follows
+    /// it and the model writes more of the same message (transformers' `continue_final_message`).
+    pub fn render_continuation(&self, messages: &[ChatMessage]) -> Result<String> {
+        let text = messages.last().map_or("", |m| m.content.trim());
+        if text.is_empty() {
+            return Err(EngineError::invalid("messages", "the last message has no text to continue"));
+        }
+        let rendered = self.render(messages, false, None)?;
+        let end = rendered.rfind(text).ok_or_else(|| {
+            EngineError::Template("the template rewrites the reply's text, so it cannot be continued; regenerate it instead".into())
+        })?;
+        Ok(rendered[..end + text.len()].to_string())
+    }
+
     /// `render` for messages in any serialisable shape (content lists with media parts).
     pub fn render_any<M: Serialize>(
         &self,
@@ -284,6 +299,28 @@ mod tests {
             ChatMessage::user("Hi"),
             ChatMessage::assistant("Hello!"),
         ]
+    }
+
+    const CHATML: &str = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}\
+                          {% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+    #[test]
+    fn a_continuation_leaves_the_final_message_open() {
+        let template = ChatTemplate::new(CHATML).unwrap();
+        let mut messages = chat();
+        messages[2].content = "Hello! Once upon a time ".into();
+        let prompt = template.render_continuation(&messages).unwrap();
+        assert_eq!(
+            prompt,
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello! Once upon a time"
+        );
+        // The same text as the whole conversation, up to where the reply's end of turn began.
+        assert!(template.render(&messages, false, None).unwrap().starts_with(&prompt));
+        messages[2].content = " ".into();
+        assert!(template.render_continuation(&messages).is_err(), "nothing to continue");
+        let rewrites = ChatTemplate::new("{% for m in messages %}{{ m.content | upper }}{% endfor %}").unwrap();
+        let refused = rewrites.render_continuation(&chat()).unwrap_err().to_string();
+        assert!(refused.contains("regenerate it instead"), "{refused}");
     }
 
     #[test]

@@ -250,3 +250,28 @@ async fn appends_stay_cheap_for_long_replies() {
     assert_eq!(store.message(r).await.unwrap().content, delta.repeat(n));
     assert_healthy(&store).await;
 }
+
+#[tokio::test]
+async fn a_stopped_reply_is_continued_in_place() {
+    let (store, _dir) = store().await;
+    let c = conversation(&store, "chat").await.id;
+    let q = store.add_message(c, None, Role::User, "Count").await.unwrap();
+    let r = store.start_reply(c, q).await.unwrap();
+    store.append_reply(r, "1 2 3").await.unwrap();
+    store.finish_reply(r, ReplyEnd::Stopped, None).await.unwrap();
+
+    store.resume_reply(r).await.unwrap();
+    assert_eq!(store.message(r).await.unwrap().status, MessageStatus::Streaming);
+    store.append_reply(r, " 4 5").await.unwrap();
+    store.finish_reply(r, ReplyEnd::Complete, Some(&stats())).await.unwrap();
+    let done = store.message(r).await.unwrap();
+    assert_eq!((done.status, done.content.as_str()), (MessageStatus::Complete, "1 2 3 4 5"));
+    assert_eq!(store.siblings(r).await.unwrap().ids, vec![r], "the same message, not a new one");
+    assert_eq!(store.search("5", 5).await.unwrap()[0].message_id, r);
+
+    // A complete reply, or the user's own message, is not continued.
+    let refused = store.resume_reply(r).await.unwrap_err().to_string();
+    assert!(refused.contains("only a stopped or interrupted reply"), "{refused}");
+    assert!(store.resume_reply(q).await.is_err());
+    assert_healthy(&store).await;
+}

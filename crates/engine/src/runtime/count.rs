@@ -1,0 +1,43 @@
+//! Counting prompt tokens away from the engine thread. The app's context meter counts while
+//! the user types; it must never wait behind a reply, nor make one wait.
+
+use std::sync::Arc;
+
+use crate::error::{EngineError, Result};
+use crate::text::{ChatMessage, ChatTemplate, Tokenizer};
+
+/// A loaded model's tokenizer and chat template, shared with it (cloning is cheap). It counts
+/// text only: media items have their soft tokens measured by the model's processor, which
+/// lives on the engine thread (`Engine::tokenize`).
+#[derive(Debug, Clone)]
+pub struct TokenCounter {
+    tokenizer: Tokenizer,
+    template: Option<Arc<ChatTemplate>>,
+}
+
+impl TokenCounter {
+    pub(crate) fn new(tokenizer: Tokenizer, template: Option<Arc<ChatTemplate>>) -> Self {
+        Self { tokenizer, template }
+    }
+
+    /// The prompt tokens of a text-only conversation, as `Prompt::Chat` runs it.
+    pub fn chat(&self, messages: &[ChatMessage]) -> Result<usize> {
+        if messages.iter().any(|m| !m.media.is_empty()) {
+            return Err(EngineError::invalid("messages", "the counter takes text only; count media with Engine::tokenize"));
+        }
+        Ok(chat_ids(&self.tokenizer, self.template.as_deref(), messages)?.len())
+    }
+
+    /// The tokens of `text` on its own, with no special tokens.
+    pub fn text(&self, text: &str) -> Result<usize> {
+        Ok(self.tokenizer.encode(text, false)?.len())
+    }
+}
+
+/// A text-only conversation through the chat template, ending where the assistant's reply
+/// begins.
+pub(crate) fn chat_ids(tokenizer: &Tokenizer, template: Option<&ChatTemplate>, messages: &[ChatMessage]) -> Result<Vec<u32>> {
+    let template =
+        template.ok_or_else(|| EngineError::Template("this model has no chat template; send plain text instead".into()))?;
+    tokenizer.encode_prompt(&template.render(messages, true, None)?)
+}
