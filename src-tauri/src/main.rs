@@ -13,6 +13,7 @@ mod inspect;
 mod ipc;
 mod local_server;
 mod model_slot;
+mod opener;
 mod providers;
 mod remote_reply;
 mod reply;

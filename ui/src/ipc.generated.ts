@@ -629,6 +629,8 @@ export interface Commands {
   list_models: { args: Record<string, never>; result: ModelSummary[] };
   model_state: { args: Record<string, never>; result: ModelState };
   load_model: { args: { path: string }; result: LoadedModel };
+  open_link: { args: { url: string }; result: void };
+  show_in_folder: { args: { path: string }; result: void };
   get_settings: { args: Record<string, never>; result: Settings };
   save_settings: { args: { settings: Settings }; result: Settings };
   server_status: { args: Record<string, never>; result: ServerStatus };

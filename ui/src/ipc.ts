@@ -166,8 +166,21 @@ export function loadModel(path: string): Promise<LoadedModel> {
   return call('load_model', { path });
 }
 
+/** Opens the model's folder (or the folder holding its file) in the file manager. */
+export function showInFolder(path: string): Promise<void> {
+  return call('show_in_folder', { path });
+}
+
 export function onModelState(handler: (state: ModelState) => void): Promise<UnlistenFn> {
   return listen<ModelState>('model-state', (event) => handler(event.payload));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Links
+
+/** Opens a web or mail link in the system browser; other addresses are refused with a message. */
+export function openLink(url: string): Promise<void> {
+  return call('open_link', { url });
 }
 
 // ---------------------------------------------------------------------------------------------
