@@ -341,6 +341,32 @@ describe('models', () => {
     expect(screen.getByTestId('model-status').textContent).toContain('bad weights');
   });
 
+  it('shows what people choose a model by, and unloads, shows its folder and gets more', async () => {
+    await renderApp();
+    commands.set('unload_model', () => undefined);
+    commands.set('show_in_folder', () => undefined);
+    fireEvent.click(screen.getByTestId('model-picker'));
+    const rows = await screen.findAllByTestId('model-row');
+    const smol = within(rows[0]!);
+    expect(smol.getByTestId('model-facts').textContent).toBe('llama · 135M parameters · Q8_0 · 138 MB on disk · GGUF · 8K context');
+    expect(smol.getByTestId('model-memory').textContent).toBe("needs about 238 MB of this machine's 24.0 GB");
+    const gemma = within(rows[1]!);
+    expect(gemma.getByTestId('model-facts').textContent).toContain('4.3B parameters · 4-bit');
+    expect(gemma.getByTestId('model-memory').textContent).toBe('may not fit: needs about 30.0 GB, this machine has 24.0 GB');
+    expect(gemma.getByText('vision')).toBeTruthy();
+    expect(gemma.getByText('audio')).toBeTruthy();
+    // Only the loaded model can be unloaded; every one can be shown in its folder.
+    expect(gemma.queryByTestId('unload-model')).toBeNull();
+    fireEvent.click(gemma.getByTestId('show-model-folder'));
+    expect(lastArgs('show_in_folder')).toEqual({ path: '/models/gemma4' });
+    fireEvent.click(smol.getByTestId('unload-model'));
+    expect(callsOf('unload_model')).toHaveLength(1);
+    expect(screen.queryByTestId('model-row')).toBeNull();
+    fireEvent.click(screen.getByTestId('model-picker'));
+    fireEvent.click(await screen.findByTestId('get-more-models'));
+    expect(await screen.findByTestId('get-models')).toBeTruthy();
+  });
+
   it('keeps the newest model state when the snapshot arrives after a newer event', async () => {
     // The snapshot was taken mid-load, but the "loaded" event overtakes it.
     let answer: (state: unknown) => void = () => {};

@@ -189,7 +189,7 @@ export function App() {
       />
       <main className="chat">
         <header className="chat-header">
-          <ModelPicker models={models} providers={providers} onError={showError} />
+          <ModelPicker models={models} providers={providers} onError={showError} onGetModels={() => setGetModelsOpen(true)} />
           <div className="header-end">
             <RemoteBadge current={remote} />
             <ServerBadge status={server} />

@@ -316,6 +316,19 @@ export type ModelSummary = {
   context_length: number | null,
   vision: boolean,
   audio: boolean,
+  /**
+   * The number of weights of its text model, where its configuration tells.
+   */
+  parameters: number | null,
+  /**
+   * About what it takes in memory: the weights as on disk, plus the key/value cache of a
+   * conversation that fills its whole context (the engine's default), in the dtype it computes in here.
+   */
+  memory_needed_bytes: number,
+  /**
+   * This machine's memory, to set `memory_needed_bytes` against.
+   */
+  machine_memory_bytes: number,
 };
 
 /**
@@ -629,6 +642,7 @@ export interface Commands {
   list_models: { args: Record<string, never>; result: ModelSummary[] };
   model_state: { args: Record<string, never>; result: ModelState };
   load_model: { args: { path: string }; result: LoadedModel };
+  unload_model: { args: Record<string, never>; result: void };
   open_link: { args: { url: string }; result: void };
   show_in_folder: { args: { path: string }; result: void };
   get_settings: { args: Record<string, never>; result: Settings };

@@ -166,6 +166,11 @@ export function loadModel(path: string): Promise<LoadedModel> {
   return call('load_model', { path });
 }
 
+/** Unloads the local model to free its memory; the `model-state` event follows. */
+export function unloadModel(): Promise<void> {
+  return call('unload_model');
+}
+
 /** Opens the model's folder (or the folder holding its file) in the file manager. */
 export function showInFolder(path: string): Promise<void> {
   return call('show_in_folder', { path });

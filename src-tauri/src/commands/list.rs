@@ -26,6 +26,7 @@ macro_rules! app_commands {
             models::list_models,
             models::model_state,
             models::load_model,
+            models::unload_model,
             desktop::open_link,
             desktop::show_in_folder,
             settings::get_settings,
