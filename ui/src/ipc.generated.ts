@@ -525,6 +525,10 @@ export type RepoFileView = {
 export type Role = "system" | "user" | "assistant";
 
 export type RuntimeInfo = {
+  /**
+   * Confab's own version.
+   */
+  app_version: string,
   mlx: MlxRuntime,
   paths: AppPaths,
   default_model: DefaultModelStatus,
@@ -532,6 +536,19 @@ export type RuntimeInfo = {
    * The app's current log file.
    */
   log_file: string,
+};
+
+/**
+ * A named set of sampling settings the pane offers; Balanced is the chat defaults.
+ */
+export type SamplingPreset = {
+  name: string,
+  hint: string,
+  temperature: number,
+  top_p: number,
+  top_k: number,
+  min_p: number,
+  repetition_penalty: number,
 };
 
 export type SearchHit = {
@@ -604,6 +621,15 @@ export type Settings = {
 };
 
 /**
+ * What the pane offers besides the saved settings: the defaults ("Reset to defaults" puts
+ * them back; nothing is saved until Save) and the sampling presets.
+ */
+export type SettingsChoices = {
+  defaults: Settings,
+  presets: Array<SamplingPreset>,
+};
+
+/**
  * A message among its siblings (same parent, oldest first): the UI's "< 2/3 >".
  */
 export type Siblings = {
@@ -628,6 +654,7 @@ export interface Commands {
   list_conversations: { args: { cursor: ConversationCursor | null; limit: number | null }; result: ConversationPage };
   create_conversation: { args: Record<string, never>; result: Conversation };
   rename_conversation: { args: { id: ConversationId; title: string }; result: string };
+  set_system_prompt: { args: { id: ConversationId; prompt: string }; result: Conversation };
   delete_conversation: { args: { id: ConversationId }; result: void };
   conversation_messages: { args: { id: ConversationId }; result: MessageView[] };
   select_branch: { args: { message: MessageId }; result: MessageView[] };
@@ -646,6 +673,7 @@ export interface Commands {
   open_link: { args: { url: string }; result: void };
   show_in_folder: { args: { path: string }; result: void };
   get_settings: { args: Record<string, never>; result: Settings };
+  settings_choices: { args: Record<string, never>; result: SettingsChoices };
   save_settings: { args: { settings: Settings }; result: Settings };
   server_status: { args: Record<string, never>; result: ServerStatus };
   list_providers: { args: Record<string, never>; result: ProvidersView };

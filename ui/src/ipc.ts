@@ -30,6 +30,7 @@ import type {
   SearchHit,
   ServerStatus,
   Settings,
+  SettingsChoices,
 } from './ipc.generated';
 
 export type * from './ipc.generated';
@@ -62,6 +63,11 @@ export function createConversation(): Promise<Conversation> {
 /** Resolves to the title as stored (the backend trims and limits it). */
 export function renameConversation(id: ConversationId, title: string): Promise<string> {
   return call('rename_conversation', { id, title });
+}
+
+/** The chat's own system prompt ('' goes back to the one in Settings); resolves to the chat as stored. */
+export function setSystemPrompt(id: ConversationId, prompt: string): Promise<Conversation> {
+  return call('set_system_prompt', { id, prompt });
 }
 
 export function deleteConversation(id: ConversationId): Promise<void> {
@@ -193,6 +199,11 @@ export function openLink(url: string): Promise<void> {
 
 export function getSettings(): Promise<Settings> {
   return call('get_settings');
+}
+
+/** The defaults ("Reset to defaults") and the sampling presets. */
+export function settingsChoices(): Promise<SettingsChoices> {
+  return call('settings_choices');
 }
 
 /** Validates and saves; rejects with a message naming the bad field. Returns what was saved. */
