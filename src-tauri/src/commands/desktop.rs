@@ -1,7 +1,7 @@
 //! Links and folders handed to the desktop (opener.rs): a link the person confirmed, a model's
 //! folder. Nothing else is opened.
 
-use std::path::PathBuf;
+use std::path::{Component, PathBuf};
 
 use super::App;
 use crate::failure::Failure;
@@ -20,14 +20,15 @@ pub fn open_link(url: String) -> Result<(), Failure> {
 /// paths inside the folders searched for models are shown.
 #[tauri::command]
 pub fn show_in_folder(state: App<'_>, path: PathBuf) -> Result<(), Failure> {
-    // Resolved first, so that `..` or a link cannot lead out of the model folders.
-    let Ok(resolved) = path.canonicalize() else {
-        return Err(format!("{} is no longer there; refresh the model list.", path.display()).into());
-    };
-    let inside = state.model_folders().iter().filter_map(|f| f.canonicalize().ok()).any(|f| resolved.starts_with(f));
-    if !inside {
+    // Checked as written, not resolved: a model folder may hold links to models kept elsewhere
+    // (the link is what the picker lists). `..` could lead out of the folders, so it is refused.
+    let inside = state.model_folders().iter().any(|folder| path.starts_with(folder));
+    if !inside || path.components().any(|c| c == Component::ParentDir) {
         return Err(format!("{} is not in a model folder, so it is not shown.", path.display()).into());
     }
-    let folder = if resolved.is_dir() { resolved.as_path() } else { resolved.parent().unwrap_or(&resolved) };
+    if !path.exists() {
+        return Err(format!("{} is no longer there; refresh the model list.", path.display()).into());
+    }
+    let folder = if path.is_dir() { path.as_path() } else { path.parent().unwrap_or(&path) };
     Ok(opener::open(folder.as_os_str())?)
 }

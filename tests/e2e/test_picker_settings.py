@@ -1,0 +1,109 @@
+"""The model picker, Settings and a chat's own system prompt in the real window (issue 19, items
+7 and 8): what the picker says of the default model, Show in folder through the opener (replaced
+by a script that writes down what it was given, so no file manager starts), unload and load
+again, Get more models; the Settings groups, a preset and Reset to defaults, saved; a chat's own
+system prompt saved with the chat."""
+import os
+import pathlib
+import stat
+import tempfile
+
+from harness import AppTestCase, installed_default_model
+
+
+class PickerAndSettings(AppTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.opener_dir = pathlib.Path(tempfile.mkdtemp(prefix="confab-e2e-opener-"))
+        cls.opened = cls.opener_dir / "opened.txt"
+        opener = cls.opener_dir / "opener.sh"
+        opener.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> "{cls.opened}"\n')
+        opener.chmod(opener.stat().st_mode | stat.S_IEXEC)
+        cls.app_env = {"CONFAB_OPENER": str(opener)}
+        super().setUpClass()
+
+    def opened_lines(self) -> list[str]:
+        return self.opened.read_text().splitlines() if self.opened.exists() else []
+
+    def default_row(self):
+        app = self.app
+        if not app.one("model-row"):
+            app.click("model-picker")
+        return app.wait_for("model-row", 30, extra=f'[data-path$="{installed_default_model().name}"]')
+
+    def test_01_the_picker_says_what_people_choose_by_and_shows_the_folder(self):
+        app = self.app
+        app.wait_model_ready()
+        row = self.default_row()
+        facts = app.text(app.one("model-facts", within=row))
+        self.assertIn("llama", facts)
+        self.assertIn("135M parameters", facts)
+        self.assertIn("on disk", facts)
+        self.assertIn("context", facts)
+        self.assertTrue(app.text(app.one("model-memory", within=row)).startswith("needs about"))
+        app.screenshot("model-picker-rows", app.js("return document.querySelector('.model-popover')"))
+        app.one("show-model-folder", within=row).click()
+        # The model's folder as the picker lists it (in this home, a link to the installed model).
+        folder = str(pathlib.Path(row.get_attribute("data-path")).parent)
+        app.wait_until(lambda: folder in self.opened_lines(), 15, lambda: f"the opener got {self.opened_lines()}, not {folder}")
+
+    def test_02_unload_then_get_more_models_then_load_again(self):
+        app = self.app
+        row = self.default_row()
+        app.one("unload-model", within=row).click()
+        app.wait_until(lambda: app.model_state() == "none", 30, "the model did not unload")
+        self.assertIn("No model loaded", app.text(app.wait_for("model-status")))
+        app.click("model-picker")
+        app.click("get-more-models")
+        app.wait_for("get-models")
+        app.click("get-models-close")
+        app.wait_gone("get-models", 10)
+        self.default_row()
+        app.click("model-item", extra=f'[data-path$="{installed_default_model().name}"]')
+        app.wait_model_ready()
+
+    def test_03_settings_groups_a_preset_and_reset_to_defaults(self):
+        app = self.app
+        pane = app.open_settings()
+        headings = app.js("return Array.from(arguments[0].querySelectorAll('section[id] > h3')).map(h => h.textContent)", pane)
+        self.assertEqual(headings, ["Chat", "Model", "Appearance", "Storage", "Advanced"])
+        app.click("preset-creative")
+        self.assertEqual(app.setting("temperature").get_attribute("value"), "0.9")
+        self.assertEqual(app.wait_for("preset-creative").get_attribute("aria-pressed"), "true")
+        app.click("settings-save")
+        app.wait_gone("settings-pane", 10)
+        app.open_settings()
+        self.assertEqual(app.setting("temperature").get_attribute("value"), "0.9", "the preset was saved")
+        app.click("settings-reset")
+        self.assertEqual(app.wait_for("preset-balanced").get_attribute("aria-pressed"), "true")
+        app.click("settings-save")
+        app.wait_gone("settings-pane", 10)
+        app.open_settings()
+        try:
+            self.assertEqual(app.wait_for("preset-balanced").get_attribute("aria-pressed"), "true", "the defaults were saved")
+            self.assertTrue(app.text(app.wait_for("mlx-version")))
+            self.assertTrue(app.text(app.wait_for("app-version")))
+        finally:
+            app.close_settings()
+
+    def test_04_a_chat_keeps_its_own_system_prompt(self):
+        app = self.app
+        app.new_chat()
+        _, reply = app.send("Hi")
+        app.wait_reply(reply["id"])
+        button = app.wait_for("chat-prompt-button")
+        self.assertEqual(app.text(button), "Chat prompt")
+        button.click()
+        app.fill(app.wait_for("chat-prompt-field"), "Answer in one word.")
+        app.click("chat-prompt-save")
+        app.wait_until(lambda: app.text(app.wait_for("chat-prompt-button")) == "Chat prompt (own)", 15, "the chat's prompt was not saved")
+        app.click("chat-prompt-button")
+        self.assertEqual(app.wait_for("chat-prompt-field").get_attribute("value"), "Answer in one word.")
+        app.click("chat-prompt-clear")
+        app.wait_until(lambda: app.text(app.wait_for("chat-prompt-button")) == "Chat prompt", 15, "the chat's prompt was not cleared")
+
+
+if __name__ == "__main__":
+    import unittest
+
+    unittest.main()
