@@ -2,9 +2,11 @@
 7 and 8): what the picker says of the default model, Show in folder through the opener (replaced
 by a script that writes down what it was given, so no file manager starts), unload and load
 again, Get more models; the Settings groups, a preset and Reset to defaults, saved; a chat's own
-system prompt saved with the chat."""
+system prompt saved with the chat; a link in a reply opened only after the confirmation that
+shows its address (issue 19, item 9)."""
 import os
 import pathlib
+import sqlite3
 import stat
 import tempfile
 
@@ -101,6 +103,26 @@ class PickerAndSettings(AppTestCase):
         self.assertEqual(app.wait_for("chat-prompt-field").get_attribute("value"), "Answer in one word.")
         app.click("chat-prompt-clear")
         app.wait_until(lambda: app.text(app.wait_for("chat-prompt-button")) == "Chat prompt", 15, "the chat's prompt was not cleared")
+
+    def test_05_a_link_in_a_reply_opens_after_a_confirmation_showing_its_address(self):
+        app = self.app
+        conversation = app.current_conversation()
+        reply = app.last("assistant")
+        # The small model will not write a link when asked: the reply gets one in the database.
+        address = "https://example.com/docs?page=1#intro"
+        with sqlite3.connect(self.home / "confab.db", timeout=10) as db:
+            db.execute("UPDATE messages SET content = ? WHERE id = ?", (f"See [the docs]({address}).", int(reply["id"])))
+        app.new_chat()
+        app.open_conversation(conversation)
+        link = app.wait_until(lambda: app.js("return document.querySelector('[data-testid=\"message-content\"] a')"), 15, "no link shown")
+        opened_before = len(self.opened_lines())
+        link.click()
+        app.wait_for("open-link-dialog")
+        self.assertEqual(app.text(app.one("open-link-address")), address)
+        self.assertEqual(len(self.opened_lines()), opened_before, "nothing opens before the confirmation")
+        app.click("open-link-confirm")
+        app.wait_gone("open-link-dialog", 10)
+        app.wait_until(lambda: address in self.opened_lines(), 15, lambda: f"the opener got {self.opened_lines()}")
 
 
 if __name__ == "__main__":
