@@ -104,6 +104,25 @@ class PickerAndSettings(AppTestCase):
         app.click("chat-prompt-clear")
         app.wait_until(lambda: app.text(app.wait_for("chat-prompt-button")) == "Chat prompt", 15, "the chat's prompt was not cleared")
 
+    def test_06_a_700_px_window_keeps_the_chat_readable_and_the_list_can_be_hidden(self):
+        app = self.app
+        size = app.d.get_window_size()
+        try:
+            app.d.set_window_size(700, size["height"])
+            app.wait_until(lambda: app.js("return window.innerWidth") <= 720, 10, "the window did not narrow")
+            width = lambda testid: app.js(f"return document.querySelector('[data-testid=\"{testid}\"]').getBoundingClientRect().width")
+            self.assertGreaterEqual(width("composer-input"), 300, "the composer keeps room to type")
+            app.screenshot("narrow-chat")
+            app.click("sidebar-toggle")
+            shown = lambda: app.js("const s = document.querySelector('.sidebar'); return !!s && s.getBoundingClientRect().width > 0")
+            app.wait_until(lambda: not shown(), 10, "the chat list is still shown")
+            self.assertGreaterEqual(width("composer-input"), 500, "the chat takes the list's room")
+            app.screenshot("narrow-chat-list-hidden")
+            app.click("sidebar-toggle")
+            app.wait_for("conversation-item", 10)
+        finally:
+            app.d.set_window_size(size["width"], size["height"])
+
     def test_05_a_link_in_a_reply_opens_after_a_confirmation_showing_its_address(self):
         app = self.app
         conversation = app.current_conversation()
