@@ -34,6 +34,7 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<confab_engine::model::discover::ModelSummary>();
     collect.visit::<crate::model_slot::ModelState>();
     collect.visit::<crate::settings::Settings>();
+    collect.visit::<crate::commands::settings::SettingsChoices>();
     collect.visit::<crate::local_server::ServerStatus>();
     collect.visit::<crate::providers::ProvidersView>();
     collect.visit::<crate::providers::ProviderInput>();

@@ -14,6 +14,7 @@ mod inspect;
 mod ipc;
 mod local_server;
 mod model_slot;
+mod opener;
 mod providers;
 mod remote_reply;
 mod reply;

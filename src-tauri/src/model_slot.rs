@@ -155,6 +155,16 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
     }
 }
 
+/// Unloads the loaded model, freeing its memory; the window then offers to load one.
+pub fn unload(app: &AppHandle, engine: &Engine, slot: &ModelSlot) -> Result<(), String> {
+    let Some(current) = lock(&slot.current).take() else { return Ok(()) };
+    slot.update(app, |s| {
+        s.loaded = None;
+        s.error = None;
+    });
+    engine.unload(current.id).map_err(|e| format!("Could not unload {}: {e}", current.view.name))
+}
+
 /// At startup: the model from the settings, or the default one; never blocks the window. On
 /// an installed Confab's first run the default model is copied (and checked) from the package
 /// into the models folder first.

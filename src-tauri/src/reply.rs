@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use confab_engine::runtime::{ContextPolicy, Event, Prompt, Request, StopReason};
 use confab_engine::media::MediaItem;
 use confab_engine::ChatMessage;
-use confab_store::{Attachment, ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
+use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 use tauri::ipc::Channel;
 use tauri::AppHandle;
 
@@ -16,6 +16,7 @@ use crate::failure::Failure;
 use crate::model_slot::{Current, LoadedModel};
 use crate::providers::RemoteTarget;
 use crate::remote_reply;
+use crate::settings::Settings;
 use crate::state::AppState;
 use crate::sync::lock;
 use crate::views::message_view;
@@ -123,9 +124,9 @@ pub async fn stream_reply(
     });
 
     let branch = store.branch(conversation, user).await?;
-    let system = store.conversation(conversation).await?.system_prompt;
+    let chat = store.conversation(conversation).await?;
     let settings = state.settings();
-    let system = system.as_deref().unwrap_or(&settings.system_prompt);
+    let system = system_prompt(&chat, &settings);
     let outcome = match target {
         Target::Local(model) => {
             let messages = local_messages(store, system, &branch).await?;
@@ -171,13 +172,13 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
     if old.content.trim().is_empty() {
         return Err("This reply has no text to continue; regenerate it instead.".into());
     }
-    if store.conversation(conversation).await?.current_leaf != Some(reply) {
+    let chat = store.conversation(conversation).await?;
+    if chat.current_leaf != Some(reply) {
         return Err("Only the last reply of a chat can be continued.".into());
     }
     let settings = state.settings();
-    let system = store.conversation(conversation).await?.system_prompt;
     let branch = store.branch(conversation, reply).await?;
-    let messages = local_messages(store, system.as_deref().unwrap_or(&settings.system_prompt), &branch).await?;
+    let messages = local_messages(store, system_prompt(&chat, &settings), &branch).await?;
     let engine = state.engine.clone();
     let id = model.id;
     let prompt = tauri::async_runtime::spawn_blocking(move || engine.continuation(id, messages)).await??;
@@ -243,6 +244,11 @@ async fn media_of(store: &Store, message: MessageId) -> confab_store::Result<Vec
 
 /// The branch as the chat template takes it, each message with its media. Failed empty
 /// replies are left out.
+/// The chat's own system prompt where it has one, else the one in Settings.
+pub fn system_prompt<'a>(chat: &'a Conversation, settings: &'a Settings) -> &'a str {
+    chat.system_prompt.as_deref().unwrap_or(&settings.system_prompt)
+}
+
 pub fn chat_messages(system_prompt: &str, branch: &[(Message, Vec<MediaItem>)]) -> Vec<ChatMessage> {
     let system = (!system_prompt.trim().is_empty()).then(|| ChatMessage::new("system", system_prompt));
     let turns = branch.iter().filter(|(m, _)| !(m.role == Role::Assistant && m.content.is_empty())).map(|(m, media)| {
@@ -363,5 +369,24 @@ mod tests {
         assert_eq!(roles, ["system", "user", "user"], "an empty failed reply is left out");
         assert_eq!(chat[1].media, vec![photo], "attachments travel with their message");
         assert_eq!(chat_messages("  ", &branch[..1]).len(), 1, "a blank system prompt is none");
+    }
+
+    #[test]
+    fn a_chat_s_own_system_prompt_reaches_the_prompt_in_place_of_the_global_one() {
+        let settings = Settings { system_prompt: "Be brief.".into(), ..Settings::default() };
+        let mut chat = Conversation {
+            id: ConversationId(1),
+            title: "t".into(),
+            created_at: 0,
+            updated_at: 0,
+            model: None,
+            system_prompt: None,
+            current_leaf: None,
+        };
+        let branch = [(message(1, Role::User, "hi"), vec![])];
+        assert_eq!(chat_messages(system_prompt(&chat, &settings), &branch)[0].content, "Be brief.");
+        chat.system_prompt = Some("Answer in French.".into());
+        let turns = chat_messages(system_prompt(&chat, &settings), &branch);
+        assert_eq!((turns[0].role.as_str(), turns[0].content.as_str()), ("system", "Answer in French."));
     }
 }

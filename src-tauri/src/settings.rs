@@ -49,6 +49,37 @@ pub enum Theme {
     Dark,
 }
 
+/// A named set of sampling settings the pane offers; Balanced is the chat defaults.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
+pub struct SamplingPreset {
+    pub name: String,
+    pub hint: String,
+    pub temperature: f32,
+    pub top_p: f32,
+    pub top_k: i32,
+    pub min_p: f32,
+    pub repetition_penalty: f32,
+}
+
+/// Precise, Balanced, Creative: from the likeliest words to the most varied.
+pub fn sampling_presets() -> Vec<SamplingPreset> {
+    let chat = SamplingParams::chat();
+    let preset = |name: &str, hint: &str, temperature, top_p, top_k, min_p, repetition_penalty| SamplingPreset {
+        name: name.into(),
+        hint: hint.into(),
+        temperature,
+        top_p,
+        top_k,
+        min_p,
+        repetition_penalty,
+    };
+    vec![
+        preset("Precise", "Facts, code and steps: nearly always the likeliest word.", 0.1, 0.8, 20, 0.1, chat.repetition_penalty),
+        preset("Balanced", "The defaults: steady, with some variety.", chat.temperature, chat.top_p, chat.top_k, chat.min_p, chat.repetition_penalty),
+        preset("Creative", "Stories and ideas: more varied wording.", 0.9, 0.95, 100, 0.02, 1.05),
+    ]
+}
+
 impl Default for Settings {
     fn default() -> Self {
         let sampling = SamplingParams::chat();
@@ -156,6 +187,28 @@ mod tests {
     #[test]
     fn defaults_are_valid() {
         Settings::default().validate().expect("defaults validate");
+    }
+
+    #[test]
+    fn presets_are_valid_and_balanced_is_the_default() {
+        let presets = sampling_presets();
+        let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["Precise", "Balanced", "Creative"]);
+        for p in &presets {
+            let settings = Settings {
+                temperature: p.temperature,
+                top_p: p.top_p,
+                top_k: p.top_k,
+                min_p: p.min_p,
+                repetition_penalty: p.repetition_penalty,
+                ..Settings::default()
+            };
+            settings.validate().unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            if p.name == "Balanced" {
+                assert_eq!(settings, Settings::default());
+            }
+        }
+        assert!(presets[0].temperature < presets[1].temperature && presets[1].temperature < presets[2].temperature);
     }
 
     #[test]

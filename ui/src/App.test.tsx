@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { App } from './App';
-import { conversation, gemmaLoaded, imageAttachment, installBackend, message, settings, view } from './test/fixtures';
+import { conversation, gemmaLoaded, imageAttachment, installBackend, message, settings, settingsChoices, view } from './test/fixtures';
 import { holdStream, push, renderApp } from './test/renderApp';
 import { callsOf, commands, dragDropHandler, emit, invoke, lastArgs } from './test/tauriMock';
 
@@ -341,6 +341,32 @@ describe('models', () => {
     expect(screen.getByTestId('model-status').textContent).toContain('bad weights');
   });
 
+  it('shows what people choose a model by, and unloads, shows its folder and gets more', async () => {
+    await renderApp();
+    commands.set('unload_model', () => undefined);
+    commands.set('show_in_folder', () => undefined);
+    fireEvent.click(screen.getByTestId('model-picker'));
+    const rows = await screen.findAllByTestId('model-row');
+    const smol = within(rows[0]!);
+    expect(smol.getByTestId('model-facts').textContent).toBe('llama · 135M parameters · Q8_0 · 138 MB on disk · GGUF · 8K context');
+    expect(smol.getByTestId('model-memory').textContent).toBe("needs about 238 MB of this machine's 24.0 GB");
+    const gemma = within(rows[1]!);
+    expect(gemma.getByTestId('model-facts').textContent).toContain('4.3B parameters · 4-bit');
+    expect(gemma.getByTestId('model-memory').textContent).toBe('may not fit: needs about 30.0 GB, this machine has 24.0 GB');
+    expect(gemma.getByText('vision')).toBeTruthy();
+    expect(gemma.getByText('audio')).toBeTruthy();
+    // Only the loaded model can be unloaded; every one can be shown in its folder.
+    expect(gemma.queryByTestId('unload-model')).toBeNull();
+    fireEvent.click(gemma.getByTestId('show-model-folder'));
+    expect(lastArgs('show_in_folder')).toEqual({ path: '/models/gemma4' });
+    fireEvent.click(smol.getByTestId('unload-model'));
+    expect(callsOf('unload_model')).toHaveLength(1);
+    expect(screen.queryByTestId('model-row')).toBeNull();
+    fireEvent.click(screen.getByTestId('model-picker'));
+    fireEvent.click(await screen.findByTestId('get-more-models'));
+    expect(await screen.findByTestId('get-models')).toBeTruthy();
+  });
+
   it('keeps the newest model state when the snapshot arrives after a newer event', async () => {
     // The snapshot was taken mid-load, but the "loaded" event overtakes it.
     let answer: (state: unknown) => void = () => {};
@@ -379,6 +405,65 @@ describe('settings and theme', () => {
     await waitFor(() => expect(screen.queryByTestId('settings-pane')).toBeNull());
     expect(lastArgs('save_settings')).toEqual({ settings: { ...settings, temperature: 0.2, seed: 42, theme: 'dark' } });
     expect(document.documentElement.dataset.theme).toBe('dark');
+  });
+
+  it('groups the pane, applies a preset, and resets to the defaults keeping the model folders', async () => {
+    await renderApp();
+    fireEvent.click(screen.getByTestId('settings-button'));
+    const pane = await screen.findByTestId('settings-pane');
+    const headings = [...pane.querySelectorAll('section[id] > h3')].map((h) => h.textContent);
+    expect(headings).toEqual(['Chat', 'Model', 'Appearance', 'Storage', 'Advanced']);
+    const precise = await screen.findByTestId('preset-precise');
+    expect(precise.getAttribute('aria-pressed')).toBe('false');
+    fireEvent.click(precise);
+    expect((screen.getByTestId('setting-temperature') as HTMLInputElement).value).toBe('0.1');
+    expect((screen.getByTestId('setting-top_k') as HTMLInputElement).value).toBe('20');
+    expect(precise.getAttribute('aria-pressed')).toBe('true');
+    expect((screen.getByTestId('setting-max_tokens') as HTMLInputElement).value).toBe('1024');
+
+    fireEvent.click(screen.getByTestId('settings-reset'));
+    expect(screen.getByTestId('preset-balanced').getAttribute('aria-pressed')).toBe('true');
+    expect((screen.getByTestId('setting-system_prompt') as HTMLTextAreaElement).value).toBe('');
+    expect((screen.getByTestId('setting-max_tokens') as HTMLInputElement).value).toBe('2048');
+    commands.set('save_settings', (args) => args.settings);
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(screen.queryByTestId('settings-pane')).toBeNull());
+    const saved = lastArgs('save_settings')?.settings as typeof settings;
+    expect(saved).toEqual({ ...settingsChoices.defaults, model_folders: settings.model_folders });
+  });
+
+  it("keeps a chat's own system prompt beside the one in Settings", async () => {
+    await renderApp();
+    expect(screen.queryByTestId('chat-prompt-button')).toBeNull();
+    fireEvent.click(within(screen.getByTestId('conversation-item')).getByText('First chat'));
+    const button = await screen.findByTestId('chat-prompt-button');
+    expect(button.textContent).toBe('Chat prompt');
+    commands.set('set_system_prompt', (args) => ({ ...conversation(1, 'First chat'), system_prompt: (args.prompt as string).trim() || null }));
+    fireEvent.click(button);
+    const field = screen.getByTestId('chat-prompt-field') as HTMLTextAreaElement;
+    expect(field.placeholder).toContain('Be brief.');
+    fireEvent.change(field, { target: { value: 'Answer in French.' } });
+    fireEvent.click(screen.getByTestId('chat-prompt-save'));
+    await waitFor(() => expect(screen.getByTestId('chat-prompt-button').textContent).toBe('Chat prompt (own)'));
+    expect(lastArgs('set_system_prompt')).toEqual({ id: 1, prompt: 'Answer in French.' });
+    expect(screen.queryByTestId('chat-prompt-panel')).toBeNull();
+
+    fireEvent.click(screen.getByTestId('chat-prompt-button'));
+    expect((screen.getByTestId('chat-prompt-field') as HTMLTextAreaElement).value).toBe('Answer in French.');
+    fireEvent.click(screen.getByTestId('chat-prompt-clear'));
+    await waitFor(() => expect(screen.getByTestId('chat-prompt-button').textContent).toBe('Chat prompt'));
+    expect(lastArgs('set_system_prompt')).toEqual({ id: 1, prompt: '' });
+  });
+
+  it('hides and shows the chat list', async () => {
+    const { container } = await renderApp();
+    const toggle = screen.getByTestId('sidebar-toggle');
+    expect(toggle.getAttribute('aria-expanded')).toBe('true');
+    fireEvent.click(toggle);
+    expect(container.querySelector('.app-shell')?.classList.contains('sidebar-hidden')).toBe(true);
+    expect(toggle.getAttribute('aria-label')).toBe('Show the chat list');
+    fireEvent.click(toggle);
+    expect(container.querySelector('.app-shell')?.classList.contains('sidebar-hidden')).toBe(false);
   });
 
   it('reverts a previewed theme on close', async () => {

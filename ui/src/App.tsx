@@ -4,6 +4,7 @@ import { Composer, type ComposerHandle } from './components/Composer';
 import { ErrorBanner, Notice } from './components/ErrorBanner';
 import { GetModels } from './components/GetModels';
 import { MessageList } from './components/MessageList';
+import { ChatSystemPrompt } from './components/ChatSystemPrompt';
 import { ModelPicker, NoModels } from './components/ModelPicker';
 import { RemoteBadge } from './components/RemoteBadge';
 import { ServerBadge } from './components/ServerBadge';
@@ -30,6 +31,7 @@ export function App() {
   const [settingsOpen, setSettingsOpen] = useState(false);
   const [getModelsOpen, setGetModelsOpen] = useState(false);
   const [focusMessage, setFocusMessage] = useState<MessageId | null>(null);
+  const [sidebarHidden, setSidebarHidden] = useState(false);
   const sidebar = useRef<SidebarHandle>(null);
   const composer = useRef<ComposerHandle>(null);
 
@@ -163,6 +165,7 @@ export function App() {
         ? 'Another chat is still replying.'
         : null;
 
+  const openConversationEntry = chat.conversationId === null ? undefined : conversations.items.find((c) => c.id === chat.conversationId);
   // What the context count depends on besides the draft: a change counts again.
   const lastMessage = chat.messages.at(-1)?.message;
   const contextKey = [
@@ -173,6 +176,7 @@ export function App() {
     remote?.model.id,
     settings?.max_tokens,
     settings?.system_prompt,
+    openConversationEntry?.system_prompt,
   ].join('|');
 
   const emptyChat = chat.loading ? (
@@ -192,7 +196,7 @@ export function App() {
   );
 
   return (
-    <div className="app-shell">
+    <div className={`app-shell${sidebarHidden ? ' sidebar-hidden' : ''}`}>
       <Sidebar
         ref={sidebar}
         conversations={conversations}
@@ -205,8 +209,22 @@ export function App() {
       />
       <main className="chat">
         <header className="chat-header">
-          <ModelPicker models={models} providers={providers} onError={showError} />
+          <button
+            type="button"
+            className="icon-button"
+            data-testid="sidebar-toggle"
+            aria-label={sidebarHidden ? 'Show the chat list' : 'Hide the chat list'}
+            aria-expanded={!sidebarHidden}
+            title={sidebarHidden ? 'Show the chat list' : 'Hide the chat list'}
+            onClick={() => setSidebarHidden(!sidebarHidden)}
+          >
+            <Icon name="sidebar" />
+          </button>
+          <ModelPicker models={models} providers={providers} onError={showError} onGetModels={() => setGetModelsOpen(true)} />
           <div className="header-end">
+            {openConversationEntry && (
+              <ChatSystemPrompt conversation={openConversationEntry} globalPrompt={settings?.system_prompt ?? ''} onSaved={conversations.replace} />
+            )}
             <RemoteBadge current={remote} />
             <ServerBadge status={server} />
             <button type="button" className="ghost small" data-testid="get-models-button" onClick={() => setGetModelsOpen(true)}>

@@ -344,6 +344,19 @@ export type ModelSummary = {
   context_length: number | null,
   vision: boolean,
   audio: boolean,
+  /**
+   * The number of weights of its text model, where its configuration tells.
+   */
+  parameters: number | null,
+  /**
+   * About what it takes in memory: the weights as on disk, plus the key/value cache of a
+   * conversation that fills its whole context (the engine's default), in the dtype it computes in here.
+   */
+  memory_needed_bytes: number,
+  /**
+   * This machine's memory, to set `memory_needed_bytes` against.
+   */
+  machine_memory_bytes: number,
 };
 
 /**
@@ -540,6 +553,10 @@ export type RepoFileView = {
 export type Role = "system" | "user" | "assistant";
 
 export type RuntimeInfo = {
+  /**
+   * Confab's own version.
+   */
+  app_version: string,
   mlx: MlxRuntime,
   paths: AppPaths,
   default_model: DefaultModelStatus,
@@ -547,6 +564,19 @@ export type RuntimeInfo = {
    * The app's current log file.
    */
   log_file: string,
+};
+
+/**
+ * A named set of sampling settings the pane offers; Balanced is the chat defaults.
+ */
+export type SamplingPreset = {
+  name: string,
+  hint: string,
+  temperature: number,
+  top_p: number,
+  top_k: number,
+  min_p: number,
+  repetition_penalty: number,
 };
 
 export type SearchHit = {
@@ -619,6 +649,15 @@ export type Settings = {
 };
 
 /**
+ * What the pane offers besides the saved settings: the defaults ("Reset to defaults" puts
+ * them back; nothing is saved until Save) and the sampling presets.
+ */
+export type SettingsChoices = {
+  defaults: Settings,
+  presets: Array<SamplingPreset>,
+};
+
+/**
  * A message among its siblings (same parent, oldest first): the UI's "< 2/3 >".
  */
 export type Siblings = {
@@ -643,6 +682,7 @@ export interface Commands {
   list_conversations: { args: { cursor: ConversationCursor | null; limit: number | null }; result: ConversationPage };
   create_conversation: { args: Record<string, never>; result: Conversation };
   rename_conversation: { args: { id: ConversationId; title: string }; result: string };
+  set_system_prompt: { args: { id: ConversationId; prompt: string }; result: Conversation };
   delete_conversation: { args: { id: ConversationId }; result: void };
   conversation_messages: { args: { id: ConversationId }; result: MessageView[] };
   select_branch: { args: { message: MessageId }; result: MessageView[] };
@@ -659,7 +699,11 @@ export interface Commands {
   list_models: { args: Record<string, never>; result: ModelSummary[] };
   model_state: { args: Record<string, never>; result: ModelState };
   load_model: { args: { path: string }; result: LoadedModel };
+  unload_model: { args: Record<string, never>; result: void };
+  open_link: { args: { url: string }; result: void };
+  show_in_folder: { args: { path: string }; result: void };
   get_settings: { args: Record<string, never>; result: Settings };
+  settings_choices: { args: Record<string, never>; result: SettingsChoices };
   save_settings: { args: { settings: Settings }; result: Settings };
   server_status: { args: Record<string, never>; result: ServerStatus };
   list_providers: { args: Record<string, never>; result: ProvidersView };

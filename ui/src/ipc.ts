@@ -31,6 +31,7 @@ import type {
   SearchHit,
   ServerStatus,
   Settings,
+  SettingsChoices,
 } from './ipc.generated';
 
 export type * from './ipc.generated';
@@ -63,6 +64,11 @@ export function createConversation(): Promise<Conversation> {
 /** Resolves to the title as stored (the backend trims and limits it). */
 export function renameConversation(id: ConversationId, title: string): Promise<string> {
   return call('rename_conversation', { id, title });
+}
+
+/** The chat's own system prompt ('' goes back to the one in Settings); resolves to the chat as stored. */
+export function setSystemPrompt(id: ConversationId, prompt: string): Promise<Conversation> {
+  return call('set_system_prompt', { id, prompt });
 }
 
 export function deleteConversation(id: ConversationId): Promise<void> {
@@ -180,8 +186,26 @@ export function loadModel(path: string): Promise<LoadedModel> {
   return call('load_model', { path });
 }
 
+/** Unloads the local model to free its memory; the `model-state` event follows. */
+export function unloadModel(): Promise<void> {
+  return call('unload_model');
+}
+
+/** Opens the model's folder (or the folder holding its file) in the file manager. */
+export function showInFolder(path: string): Promise<void> {
+  return call('show_in_folder', { path });
+}
+
 export function onModelState(handler: (state: ModelState) => void): Promise<UnlistenFn> {
   return listen<ModelState>('model-state', (event) => handler(event.payload));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Links
+
+/** Opens a web or mail link in the system browser; other addresses are refused with a message. */
+export function openLink(url: string): Promise<void> {
+  return call('open_link', { url });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,6 +213,11 @@ export function onModelState(handler: (state: ModelState) => void): Promise<Unli
 
 export function getSettings(): Promise<Settings> {
   return call('get_settings');
+}
+
+/** The defaults ("Reset to defaults") and the sampling presets. */
+export function settingsChoices(): Promise<SettingsChoices> {
+  return call('settings_choices');
 }
 
 /** Validates and saves; rejects with a message naming the bad field. Returns what was saved. */

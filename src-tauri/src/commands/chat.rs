@@ -9,7 +9,7 @@ use tauri::{AppHandle, Emitter};
 use super::App;
 use crate::failure::Failure;
 use crate::context_meter::ContextUse;
-use crate::reply::{local_messages, require_target, stream_reply, ReplyEvent};
+use crate::reply::{self, local_messages, require_target, stream_reply, ReplyEvent};
 use crate::sync::lock;
 use crate::title::{provisional, UNTITLED};
 
@@ -107,18 +107,18 @@ pub async fn measure_context(state: App<'_>, conversation: Option<ConversationId
     }
     let settings = state.settings();
     let store = &state.store;
-    let (own_system, branch) = match conversation {
+    let (system, branch) = match conversation {
         Some(id) => {
             let chat = store.conversation(id).await?;
             let branch = match chat.current_leaf {
                 Some(leaf) => store.branch(id, leaf).await?,
                 None => vec![],
             };
-            (chat.system_prompt, branch)
+            (reply::system_prompt(&chat, &settings).to_owned(), branch)
         }
-        None => (None, vec![]),
+        None => (settings.system_prompt.clone(), vec![]),
     };
-    let history = local_messages(store, own_system.as_deref().unwrap_or(&settings.system_prompt), &branch).await?;
+    let history = local_messages(store, &system, &branch).await?;
     let state = state.inner().clone();
     let used = tauri::async_runtime::spawn_blocking(move || {
         state.context_meter.measure(&state.engine, &model, history, &draft, settings.max_tokens)

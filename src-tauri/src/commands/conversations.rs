@@ -36,6 +36,15 @@ pub async fn rename_conversation(state: App<'_>, id: ConversationId, title: Stri
     Ok(title)
 }
 
+/// Sets the chat's own system prompt, used in place of the one in Settings; an empty one goes
+/// back to the Settings one. Returns the chat as stored.
+#[tauri::command]
+pub async fn set_system_prompt(state: App<'_>, id: ConversationId, prompt: String) -> Result<Conversation, Failure> {
+    let prompt = prompt.trim();
+    state.store.set_system_prompt(id, (!prompt.is_empty()).then_some(prompt)).await?;
+    Ok(state.store.conversation(id).await?)
+}
+
 /// Deletes a chat; one that is replying is stopped first (its reply ends within a token).
 #[tauri::command]
 pub async fn delete_conversation(state: App<'_>, id: ConversationId) -> Result<(), Failure> {

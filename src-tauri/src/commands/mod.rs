@@ -7,6 +7,7 @@ mod list;
 pub mod attachments;
 pub mod chat;
 pub mod conversations;
+pub mod desktop;
 pub mod hub;
 pub mod models;
 pub mod providers;

@@ -8,6 +8,7 @@ use tauri::AppHandle;
 use super::App;
 use crate::failure::Failure;
 use crate::model_slot::{load_blocking, LoadedModel, ModelState};
+use crate::sync::lock;
 
 #[tauri::command]
 pub async fn list_models(state: App<'_>, downloads: tauri::State<'_, std::sync::Arc<crate::downloads::Downloads>>) -> Result<Vec<ModelSummary>, Failure> {
@@ -40,4 +41,16 @@ pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result
     // Picking a local model takes replies back from a remote one.
     state.providers.lock().await.select(None, &state.store).await?;
     Ok(loaded)
+}
+
+/// Unloads the local model to free its memory. Refused while a reply is being written.
+#[tauri::command]
+pub fn unload_model(app: AppHandle, state: App<'_>) -> Result<(), Failure> {
+    if state.model.state().loading.is_some() {
+        return Err("A model is loading; wait for it to finish, then unload it.".into());
+    }
+    if !lock(&state.replies).is_empty() {
+        return Err("A reply is being written; stop it before unloading the model.".into());
+    }
+    Ok(crate::model_slot::unload(&app, &state.engine, &state.model)?)
 }

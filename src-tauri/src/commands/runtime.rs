@@ -11,6 +11,8 @@ const DIAGNOSTIC_LINES: usize = 200;
 
 #[derive(Debug, serde::Serialize, ts_rs::TS)]
 pub struct RuntimeInfo {
+    /// Confab's own version.
+    pub app_version: String,
     pub mlx: MlxRuntime,
     pub paths: AppPaths,
     pub default_model: DefaultModelStatus,
@@ -41,6 +43,7 @@ fn gather(paths: AppPaths) -> Result<RuntimeInfo, String> {
         name: model.name,
     };
     Ok(RuntimeInfo {
+        app_version: env!("CARGO_PKG_VERSION").into(),
         mlx,
         log_file: confab_log::log_path(&paths.logs_dir()),
         paths,

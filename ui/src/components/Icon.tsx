@@ -7,6 +7,7 @@ const paths = {
   close: 'M6.5 6.5l11 11M17.5 6.5l-11 11',
   paperclip: 'M21 11.5l-8.6 8.6a5.5 5.5 0 01-7.8-7.8l8.6-8.6a3.7 3.7 0 015.2 5.2l-8.6 8.6a1.8 1.8 0 01-2.6-2.6l7.9-7.9',
   sliders: 'M4 7h10M18 7h2M4 17h4M12 17h8M14 4v6M8 14v6',
+  sidebar: 'M4 5h16v14H4zM9.5 5v14',
 } as const;
 
 export type IconName = keyof typeof paths;

@@ -15,7 +15,7 @@ interface Props {
 export function LocalServerFields({ form, onChange }: Props) {
   return (
     <section>
-      <h3>Local server</h3>
+      <h4>Local server</h4>
       <p className="field-hint muted">
         An OpenAI-compatible API on this computer (127.0.0.1) for editors, agents and scripts, on the loaded model. Its requests
         are not saved as chats.

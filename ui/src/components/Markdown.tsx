@@ -1,6 +1,7 @@
 // Model output as markdown. Model text is untrusted: raw HTML is never parsed (no rehype-raw;
-// it is shown as the literal text the model wrote), URLs go through react-markdown's safe-protocol filter, and the tree
-// is sanitised *before* KaTeX and highlight.js run, so only their own output (built from text)
+// it is shown as the literal text the model wrote), URLs go through react-markdown's
+// safe-protocol filter, links open only after a confirmation (ExternalLink.tsx), and the tree is
+// sanitised *before* KaTeX and highlight.js run, so only their own output (built from text)
 // adds classes and styles. Remote images are not loaded (a private app makes no requests).
 import { memo, type ComponentPropsWithoutRef } from 'react';
 import ReactMarkdown, { type Components, type ExtraProps } from 'react-markdown';
@@ -12,6 +13,7 @@ import rehypeHighlight from 'rehype-highlight';
 import type { Element, ElementContent } from 'hast';
 import 'katex/dist/katex.min.css';
 import { CopyButton } from './CopyButton';
+import { ExternalLink } from './ExternalLink';
 
 interface MarkdownNode {
   type: string;
@@ -55,15 +57,6 @@ function CodeBlock({ node, children, ...props }: ComponentPropsWithoutRef<'pre'>
   );
 }
 
-function Link({ node: _node, href, children, ...props }: ComponentPropsWithoutRef<'a'> & ExtraProps) {
-  // Following a link would navigate the app's own window away; show where it goes instead.
-  return (
-    <a {...props} href={href} title={href} onClick={(event) => event.preventDefault()}>
-      {children}
-    </a>
-  );
-}
-
 function Image({ alt }: ComponentPropsWithoutRef<'img'> & ExtraProps) {
   return <span className="muted">[image{alt ? `: ${alt}` : ''}]</span>;
 }
@@ -76,7 +69,7 @@ function Table({ node: _node, ...props }: ComponentPropsWithoutRef<'table'> & Ex
   );
 }
 
-const components: Components = { pre: CodeBlock, a: Link, img: Image, table: Table };
+const components: Components = { pre: CodeBlock, a: ExternalLink, img: Image, table: Table };
 
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
   return (

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
-import { errorMessage, selectRemoteModel, type ModelSummary, type ProviderModel, type ProviderView } from '../ipc';
-import { humanSize, humanTokens } from '../lib/format';
+import { errorMessage, selectRemoteModel, showInFolder, unloadModel, type ModelSummary, type ProviderModel, type ProviderView } from '../ipc';
+import { humanParameters, humanSize, humanTokens } from '../lib/format';
 import type { Models } from '../state/useModel';
 import type { Providers } from '../state/useProviders';
 
@@ -9,10 +9,37 @@ function unsupportedReason(model: ModelSummary): string | null {
   return model.supported ? null : `The ${model.architecture || 'model'} architecture isn't supported yet`;
 }
 
-function ModelItem({ model, current, onPick }: { model: ModelSummary; current: boolean; onPick: () => void }) {
+/** What it needs against what this machine has; over it, it may not fit. */
+function memoryNote(model: ModelSummary): { text: string; fits: boolean } {
+  const needed = humanSize(model.memory_needed_bytes);
+  const has = humanSize(model.machine_memory_bytes);
+  return model.memory_needed_bytes <= model.machine_memory_bytes
+    ? { text: `needs about ${needed} of this machine's ${has}`, fits: true }
+    : { text: `may not fit: needs about ${needed}, this machine has ${has}`, fits: false };
+}
+
+interface ModelItemProps {
+  model: ModelSummary;
+  current: boolean;
+  onPick: () => void;
+  onUnload: () => void;
+  onShowFolder: () => void;
+}
+
+/** One model: what people choose by (family, size, quantization, memory, context, inputs), and its actions. */
+function ModelItem({ model, current, onPick, onUnload, onShowFolder }: ModelItemProps) {
   const reason = unsupportedReason(model);
+  const memory = memoryNote(model);
+  const facts = [
+    model.architecture,
+    model.parameters ? `${humanParameters(model.parameters)} parameters` : null,
+    model.quantization,
+    `${humanSize(model.size_bytes)} on disk`,
+    formatName(model.format),
+    model.context_length ? `${humanTokens(model.context_length)} context` : null,
+  ];
   return (
-    <li>
+    <li className="model-row" data-testid="model-row" data-path={model.path}>
       <button
         type="button"
         className={`model-item${current ? ' current' : ''}`}
@@ -28,13 +55,24 @@ function ModelItem({ model, current, onPick }: { model: ModelSummary; current: b
           {model.audio && <span className="badge">audio</span>}
           {current && <span className="badge accent">loaded</span>}
         </span>
-        <span className="model-item-meta">
-          {[humanSize(model.size_bytes), model.quantization, formatName(model.format), model.context_length ? `${humanTokens(model.context_length)} context` : null]
-            .filter(Boolean)
-            .join(' · ')}
+        <span className="model-item-meta" data-testid="model-facts">
+          {facts.filter(Boolean).join(' · ')}
+        </span>
+        <span className={`model-item-meta${memory.fits ? '' : ' model-item-reason'}`} data-testid="model-memory">
+          {memory.text}
         </span>
         {reason && <span className="model-item-reason">{reason}</span>}
       </button>
+      <span className="model-row-actions">
+        {current && (
+          <button type="button" className="ghost small" data-testid="unload-model" onClick={onUnload}>
+            Unload
+          </button>
+        )}
+        <button type="button" className="ghost small" data-testid="show-model-folder" aria-label={`Show ${model.name} in its folder`} onClick={onShowFolder}>
+          Show in folder
+        </button>
+      </span>
     </li>
   );
 }
@@ -71,10 +109,12 @@ interface Props {
   models: Models;
   providers: Providers;
   onError: (message: string) => void;
+  /** Opens Get models. */
+  onGetModels: () => void;
 }
 
 /** The header's model button, its status, and the popover that lists models to load and remote models to use. */
-export function ModelPicker({ models, providers, onError }: Props) {
+export function ModelPicker({ models, providers, onError, onGetModels }: Props) {
   const [open, setOpen] = useState(false);
   const popover = useRef<HTMLDivElement>(null);
   const { state } = models;
@@ -127,7 +167,7 @@ export function ModelPicker({ models, providers, onError }: Props) {
         type="button"
         className="model-button"
         data-testid="model-picker"
-        aria-haspopup="listbox"
+        aria-haspopup="dialog"
         aria-expanded={open}
         onClick={() => {
           if (!open) {
@@ -166,7 +206,7 @@ export function ModelPicker({ models, providers, onError }: Props) {
         )}
       </div>
       {open && (
-        <div className="popover model-popover" role="listbox">
+        <div className="popover model-popover" role="dialog" aria-label="Models">
           {models.models === null ? (
             <p className="muted">Looking for models…</p>
           ) : models.models.length === 0 ? (
@@ -174,7 +214,17 @@ export function ModelPicker({ models, providers, onError }: Props) {
           ) : (
             <ul className="model-list">
               {models.models.map((model) => (
-                <ModelItem key={model.path} model={model} current={!remote && state.loaded?.path === model.path} onPick={() => pickLocal(model.path)} />
+                <ModelItem
+                  key={model.path}
+                  model={model}
+                  current={!remote && state.loaded?.path === model.path}
+                  onPick={() => pickLocal(model.path)}
+                  onUnload={() => {
+                    setOpen(false);
+                    unloadModel().catch((e: unknown) => onError(errorMessage(e)));
+                  }}
+                  onShowFolder={() => showInFolder(model.path).catch((e: unknown) => onError(errorMessage(e)))}
+                />
               ))}
             </ul>
           )}
@@ -196,6 +246,17 @@ export function ModelPicker({ models, providers, onError }: Props) {
               </ul>
             </div>
           ))}
+          <button
+            type="button"
+            className="ghost model-get-more"
+            data-testid="get-more-models"
+            onClick={() => {
+              setOpen(false);
+              onGetModels();
+            }}
+          >
+            Get more models…
+          </button>
         </div>
       )}
     </div>

@@ -74,7 +74,7 @@ export function RemoteProviders({ providers }: { providers: Providers }) {
 
   return (
     <section data-testid="remote-providers">
-      <h3>Remote providers</h3>
+      <h4>Remote providers</h4>
       <p className="field-hint muted">
         OpenAI-compatible servers on other machines (vLLM, llama.cpp, Ollama, LM Studio, another Confab) or a hosted API. Nothing
         is sent anywhere until you add one and pick one of its models; keys are kept in {providers.view?.key_store ?? 'the system keychain'}.

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { errorMessage, getSettings, saveSettings, type Settings, type Theme } from '../ipc';
+import { errorMessage, getSettings, saveSettings, settingsChoices, type SamplingPreset, type Settings, type SettingsChoices, type Theme } from '../ipc';
 import { ErrorBanner } from './ErrorBanner';
 import { LocalServerFields, type ServerForm } from './LocalServerFields';
 import { RemoteProviders } from './RemoteProviders';
@@ -80,6 +80,20 @@ interface Props {
   onClose: () => void;
 }
 
+/** The sampling fields a preset sets. */
+const presetKeys = ['temperature', 'top_p', 'top_k', 'min_p', 'repetition_penalty'] as const;
+
+function presetMatches(preset: SamplingPreset, numbers: Record<NumberKey, string>): boolean {
+  return presetKeys.every((key) => Number(numbers[key]) === preset[key]);
+}
+
+/** The pane's groups, in order; the links at the top scroll to them. */
+const groups = ['Chat', 'Model', 'Appearance', 'Storage', 'Advanced'] as const;
+
+function groupId(group: (typeof groups)[number]): string {
+  return `settings-${group.toLowerCase()}`;
+}
+
 /** Generation, models, cache and appearance settings, saved together. */
 export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Props) {
   const [saved, setSaved] = useState<Settings | null>(null);
@@ -87,9 +101,16 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [newFolder, setNewFolder] = useState('');
+  const [choices, setChoices] = useState<SettingsChoices | null>(null);
 
   useEffect(() => {
     let live = true;
+    settingsChoices().then(
+      (found) => live && setChoices(found),
+      () => {
+        /* Without them the pane has no presets and no reset; the settings still work. */
+      },
+    );
     getSettings().then(
       (settings) => {
         if (!live) return;
@@ -133,6 +154,21 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
 
   const update = (change: Partial<Form>) => setForm((previous) => (previous ? { ...previous, ...change } : previous));
 
+  const applyPreset = (preset: SamplingPreset) => {
+    if (!form) return;
+    const numbers = { ...form.numbers };
+    for (const key of presetKeys) numbers[key] = String(preset[key]);
+    update({ numbers });
+  };
+
+  /** The defaults in the form, keeping the model folders and the server's key (saved on Save). */
+  const resetToDefaults = () => {
+    if (!form || !saved || !choices) return;
+    const defaults = toForm({ ...choices.defaults, model_folders: form.model_folders, server_key: form.server_key });
+    setForm(defaults);
+    onPreviewTheme(defaults.theme);
+  };
+
   const addFolder = () => {
     const folder = newFolder.trim();
     if (!form || !folder || form.model_folders.includes(folder)) return;
@@ -160,9 +196,21 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                 void save();
               }}
             >
-              <section>
-                <h3>Conversation</h3>
-                <Field label="System prompt" hint="Sent before every conversation.">
+              <nav className="settings-groups" aria-label="Settings groups">
+                {groups.map((group) => (
+                  <button
+                    key={group}
+                    type="button"
+                    className="ghost small"
+                    onClick={() => document.getElementById(groupId(group))?.scrollIntoView({ block: 'start' })}
+                  >
+                    {group}
+                  </button>
+                ))}
+              </nav>
+              <section id={groupId('Chat')} aria-labelledby={`${groupId('Chat')}-title`}>
+                <h3 id={`${groupId('Chat')}-title`}>Chat</h3>
+                <Field label="System prompt" hint="Sent before every chat that has no system prompt of its own.">
                   <textarea
                     data-testid="setting-system_prompt"
                     rows={4}
@@ -170,9 +218,23 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                     onChange={(event) => update({ system_prompt: event.target.value })}
                   />
                 </Field>
-              </section>
-              <section>
-                <h3>Sampling</h3>
+                {choices && (
+                  <div className="presets" role="group" aria-label="Sampling presets" data-testid="sampling-presets">
+                    {choices.presets.map((preset) => (
+                      <button
+                        key={preset.name}
+                        type="button"
+                        className="preset"
+                        title={preset.hint}
+                        aria-pressed={presetMatches(preset, form.numbers)}
+                        data-testid={`preset-${preset.name.toLowerCase()}`}
+                        onClick={() => applyPreset(preset)}
+                      >
+                        {preset.name}
+                      </button>
+                    ))}
+                  </div>
+                )}
                 <div className="field-grid">
                   {numberFields.slice(0, 6).map(({ key, label, step, hint }) => (
                     <Field key={key} label={label} hint={hint}>
@@ -198,8 +260,9 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                   </Field>
                 </div>
               </section>
-              <section>
-                <h3>Model folders</h3>
+              <section id={groupId('Model')} aria-labelledby={`${groupId('Model')}-title`}>
+                <h3 id={`${groupId('Model')}-title`}>Model</h3>
+                <h4>Model folders</h4>
                 <p className="field-hint muted">Searched for models besides the app's own folder, the Hugging Face cache and LM Studio's.</p>
                 <ul className="folder-list">
                   {form.model_folders.map((folder) => (
@@ -236,27 +299,8 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                   </button>
                 </div>
               </section>
-              <section>
-                <h3>Prompt cache</h3>
-                <div className="field-grid">
-                  {numberFields.slice(6).map(({ key, label, step, hint }) => (
-                    <Field key={key} label={label} hint={hint}>
-                      <input
-                        type="number"
-                        step={step}
-                        min="0"
-                        data-testid={`setting-${key}`}
-                        value={form.numbers[key]}
-                        onChange={(event) => update({ numbers: { ...form.numbers, [key]: event.target.value } })}
-                      />
-                    </Field>
-                  ))}
-                </div>
-              </section>
-              <LocalServerFields form={form} onChange={update} />
-              <RemoteProviders providers={providers} />
-              <section>
-                <h3>Appearance</h3>
+              <section id={groupId('Appearance')} aria-labelledby={`${groupId('Appearance')}-title`}>
+                <h3 id={`${groupId('Appearance')}-title`}>Appearance</h3>
                 <Field label="Theme">
                   <select
                     data-testid="setting-theme"
@@ -273,14 +317,46 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                   </select>
                 </Field>
               </section>
-              <section className="about">
-                <h3>About</h3>
-                <StatusPanel />
+              <section id={groupId('Storage')} aria-labelledby={`${groupId('Storage')}-title`}>
+                <h3 id={`${groupId('Storage')}-title`}>Storage</h3>
+                <div className="field-grid">
+                  {numberFields.slice(6).map(({ key, label, step, hint }) => (
+                    <Field key={key} label={label} hint={hint}>
+                      <input
+                        type="number"
+                        step={step}
+                        min="0"
+                        data-testid={`setting-${key}`}
+                        value={form.numbers[key]}
+                        onChange={(event) => update({ numbers: { ...form.numbers, [key]: event.target.value } })}
+                      />
+                    </Field>
+                  ))}
+                </div>
+              </section>
+              <section id={groupId('Advanced')} aria-labelledby={`${groupId('Advanced')}-title`}>
+                <h3 id={`${groupId('Advanced')}-title`}>Advanced</h3>
+                <LocalServerFields form={form} onChange={update} />
+                <RemoteProviders providers={providers} />
+                <div className="about">
+                  <h4>About</h4>
+                  <StatusPanel />
+                </div>
               </section>
             </form>
           )}
         </div>
         <footer className="modal-footer">
+          <button
+            type="button"
+            className="ghost settings-reset"
+            data-testid="settings-reset"
+            title="Puts back the default settings, keeping your model folders and the server's key; nothing is saved until Save."
+            disabled={!form || !choices}
+            onClick={resetToDefaults}
+          >
+            Reset to defaults
+          </button>
           <button type="button" className="ghost" onClick={close}>
             Cancel
           </button>

@@ -7,7 +7,7 @@ type State =
   | { kind: 'ready'; info: RuntimeInfo }
   | { kind: 'error'; message: string };
 
-/** A small report on the runtime: MLX, device, and the default model. */
+/** About: the versions of Confab, MLX and the engine's backend, and the default model. */
 export function StatusPanel() {
   const [state, setState] = useState<State>({ kind: 'loading' });
 
@@ -27,7 +27,7 @@ export function StatusPanel() {
 
   return (
     <section className="status" aria-label="Runtime status">
-      <h3>Runtime</h3>
+      <h4>Versions</h4>
       {state.kind === 'loading' && <p className="muted">Checking the runtime…</p>}
       {state.kind === 'error' && (
         <div role="alert" className="error">
@@ -42,16 +42,19 @@ export function StatusPanel() {
   );
 }
 
+/** Versions first (what a bug report needs), then whether the default model is there and the log. */
 function Details({ info }: { info: RuntimeInfo }) {
   const { mlx, default_model: model } = info;
   return (
     <dl>
+      <dt>Confab</dt>
+      <dd data-testid="app-version">{info.app_version}</dd>
       <dt>MLX</dt>
-      <dd>
-        {mlx.version} <span className="muted">({mlx.backend})</span>
+      <dd data-testid="mlx-version">{mlx.version}</dd>
+      <dt>Engine backend</dt>
+      <dd data-testid="engine-backend">
+        {mlx.backend} <span className="muted">(runs on the {mlx.device})</span>
       </dd>
-      <dt>Device</dt>
-      <dd>{mlx.device}</dd>
       <dt>Default model</dt>
       <dd>
         {model.name}{' '}
@@ -60,7 +63,6 @@ function Details({ info }: { info: RuntimeInfo }) {
         ) : (
           <span className="warn">missing</span>
         )}
-        <div className="path">{model.path || '—'}</div>
       </dd>
       <dt>Log</dt>
       <dd>

@@ -20,6 +20,12 @@ export function humanTokens(count: number): string {
   return String(count);
 }
 
+/** 134_515_008 → "135M", 4_020_000_000 → "4B": a model's parameters as people name them. */
+export function humanParameters(count: number): string {
+  const [value, unit] = count >= 1e9 ? [count / 1e9, 'B'] : count >= 1e6 ? [count / 1e6, 'M'] : [count / 1e3, 'K'];
+  return `${value >= 10 ? Math.round(value) : Number(value.toFixed(1))}${unit}`;
+}
+
 /** 180 → "180 ms", 2400 → "2.4 s". */
 export function humanDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;

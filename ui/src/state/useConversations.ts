@@ -22,6 +22,8 @@ export interface Conversations {
   loadMore: () => void;
   /** Puts a conversation (new or changed) at the top. */
   touch: (conversation: Conversation) => void;
+  /** Puts the conversation as the backend returned it in place of the list's entry. */
+  replace: (conversation: Conversation) => void;
   rename: (id: ConversationId, title: string) => Promise<void>;
   /** False if the chat could not be deleted (the error is shown). */
   remove: (id: ConversationId) => Promise<boolean>;
@@ -68,6 +70,10 @@ export function useConversations(onError: (message: string) => void): Conversati
       const moved = { ...current, updated_at: conversation.updated_at };
       return [moved, ...previous.filter((c) => c.id !== conversation.id)];
     });
+  }, []);
+
+  const replace = useCallback((conversation: Conversation) => {
+    setItems((previous) => previous.map((c) => (c.id === conversation.id ? conversation : c)));
   }, []);
 
   // Background updates (the auto-title) change the entry in place, without reordering.
@@ -125,7 +131,7 @@ export function useConversations(onError: (message: string) => void): Conversati
   const hasMore = next !== null;
   // One object per change, so that the (memoised) sidebar skips renders while a reply streams.
   return useMemo(
-    () => ({ items, loaded, hasMore, loadingMore, loadMore, touch, rename, remove }),
-    [items, loaded, hasMore, loadingMore, loadMore, touch, rename, remove],
+    () => ({ items, loaded, hasMore, loadingMore, loadMore, touch, replace, rename, remove }),
+    [items, loaded, hasMore, loadingMore, loadMore, touch, replace, rename, remove],
   );
 }

@@ -1,5 +1,5 @@
 // Backend-shaped values for tests, and a fake backend that answers the startup commands.
-import type { Attachment, ContextUse, Conversation, LoadedModel, Message, MessageView, ModelSummary, Settings } from '../ipc';
+import type { Attachment, ContextUse, Conversation, LoadedModel, Message, MessageView, ModelSummary, Settings, SettingsChoices } from '../ipc';
 import { commands } from './tauriMock';
 
 export function conversation(id: number, title = `Chat ${id}`): Conversation {
@@ -39,9 +39,9 @@ export const gemmaLoaded: LoadedModel = {
 };
 
 export const models: ModelSummary[] = [
-  { name: 'SmolLM2', path: '/models/smol.gguf', format: 'Gguf', architecture: 'llama', supported: true, quantization: 'Q8_0', size_bytes: 145_000_000, context_length: 8192, vision: false, audio: false },
-  { name: 'Gemma 4', path: '/models/gemma4', format: 'Safetensors', architecture: 'gemma4', supported: true, quantization: '4-bit', size_bytes: 3_200_000_000, context_length: 131072, vision: true, audio: true },
-  { name: 'Mamba', path: '/models/mamba', format: 'Safetensors', architecture: 'mamba', supported: false, quantization: 'bf16', size_bytes: 1_000_000, context_length: null, vision: false, audio: false },
+  { name: 'SmolLM2', path: '/models/smol.gguf', format: 'Gguf', architecture: 'llama', supported: true, quantization: 'Q8_0', size_bytes: 145_000_000, context_length: 8192, vision: false, audio: false, parameters: 134_515_008, memory_needed_bytes: 250_000_000, machine_memory_bytes: 24 * 2 ** 30 },
+  { name: 'Gemma 4', path: '/models/gemma4', format: 'Safetensors', architecture: 'gemma4', supported: true, quantization: '4-bit', size_bytes: 3_200_000_000, context_length: 131072, vision: true, audio: true, parameters: 4_300_000_000, memory_needed_bytes: 30 * 2 ** 30, machine_memory_bytes: 24 * 2 ** 30 },
+  { name: 'Mamba', path: '/models/mamba', format: 'Safetensors', architecture: 'mamba', supported: false, quantization: 'bf16', size_bytes: 1_000_000, context_length: null, vision: false, audio: false, parameters: null, memory_needed_bytes: 1_000_000, machine_memory_bytes: 24 * 2 ** 30 },
 ];
 
 export const settings: Settings = {
@@ -61,6 +61,16 @@ export const settings: Settings = {
   server_enabled: false,
   server_port: 8080,
   server_key: '',
+};
+
+/** What settings_choices answers: the backend's defaults and its presets. */
+export const settingsChoices: SettingsChoices = {
+  defaults: { ...settings, system_prompt: '', temperature: 0.3, top_p: 0.9, top_k: 40, min_p: 0.05, repetition_penalty: 1, max_tokens: 2048, model_folders: [], theme: 'system', kv_cache_memory_mb: 2048, kv_cache_disk_mb: 8192 },
+  presets: [
+    { name: 'Precise', hint: 'Facts.', temperature: 0.1, top_p: 0.8, top_k: 20, min_p: 0.1, repetition_penalty: 1 },
+    { name: 'Balanced', hint: 'The defaults.', temperature: 0.3, top_p: 0.9, top_k: 40, min_p: 0.05, repetition_penalty: 1 },
+    { name: 'Creative', hint: 'Stories.', temperature: 0.9, top_p: 0.95, top_k: 100, min_p: 0.02, repetition_penalty: 1.05 },
+  ],
 };
 
 export const imageAttachment: Attachment = {
@@ -88,6 +98,7 @@ export function installBackend() {
   commands.set('model_state', () => ({ loaded: smolLoaded, loading: null, error: null, revision: 1 }));
   commands.set('list_models', () => models);
   commands.set('get_settings', () => settings);
+  commands.set('settings_choices', () => settingsChoices);
   commands.set('server_status', () => ({ address: null, active_requests: 0, error: null }));
   commands.set('list_providers', () => ({ providers: [], selected: null, key_store: 'the test keyring' }));
   commands.set('list_downloads', () => []);

@@ -21,6 +21,13 @@ pub struct ModelSummary {
     pub context_length: Option<usize>,
     pub vision: bool,
     pub audio: bool,
+    /// The number of weights of its text model, where its configuration tells.
+    pub parameters: Option<u64>,
+    /// About what it takes in memory: the weights as on disk, plus the key/value cache of a
+    /// conversation that fills its whole context (the engine's default), in the dtype it computes in here.
+    pub memory_needed_bytes: u64,
+    /// This machine's memory, to set `memory_needed_bytes` against.
+    pub machine_memory_bytes: u64,
 }
 
 /// Every model under `folders` (searched a few levels deep), sorted by name.
@@ -87,6 +94,10 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
         },
     };
     let text_arch = text_config.get("model_type").and_then(|v| v.as_str()).unwrap_or(&architecture).to_string();
+    let context_length = text_config.get("max_position_embeddings").and_then(|v| v.as_u64()).map(|v| v as usize);
+    // The engine's own reading of the configuration, where it can read it (a supported family).
+    let config = hf::read_config(dir, registry::defaults).ok().map(|(_, config)| config);
+    let kv_bytes = config.as_ref().map_or(0, |c| crate::model::kv_cache_bytes(c, context_length.unwrap_or(c.max_position)));
     Some(ModelSummary {
         name: display_name(dir),
         path: dir.to_path_buf(),
@@ -95,14 +106,18 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
         architecture,
         quantization,
         size_bytes,
-        context_length: text_config.get("max_position_embeddings").and_then(|v| v.as_u64()).map(|v| v as usize),
+        context_length,
         vision: json.get("vision_config").is_some(),
         audio: json.get("audio_config").is_some(),
+        parameters: config.as_ref().map(crate::model::parameter_count),
+        memory_needed_bytes: size_bytes + kv_bytes,
+        machine_memory_bytes: crate::device::physical_memory(),
     })
 }
 
 fn summarize_gguf(path: &Path) -> Option<ModelSummary> {
-    let meta = gguf_header::read_metadata(path).ok()?;
+    let header = gguf_header::read_header(path).ok()?;
+    let meta = header.metadata;
     let text = |k: &str| match meta.get(k) {
         Some(MetaValue::Str(s)) => Some(s.clone()),
         _ => None,
@@ -112,16 +127,31 @@ fn summarize_gguf(path: &Path) -> Option<ModelSummary> {
         _ => None,
     };
     let architecture = text("general.architecture").unwrap_or_else(|| "unknown".into());
+    let key = |k: &str| int(&format!("{architecture}.{k}")).map(|v| v as usize);
+    let context_length = key("context_length");
+    let size_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    // The GGUF families the engine runs have full attention in every layer.
+    let kv_bytes = match (key("block_count"), key("attention.head_count"), key("embedding_length")) {
+        (Some(layers), Some(heads), Some(hidden)) if heads > 0 => {
+            let kv_heads = key("attention.head_count_kv").unwrap_or(heads);
+            let head_dim = key("attention.key_length").unwrap_or(hidden / heads);
+            (layers * context_length.unwrap_or(0)) as u64 * crate::model::kv_bytes_per_token_and_layer(kv_heads, head_dim)
+        }
+        _ => 0,
+    };
     Some(ModelSummary {
         name: display_name(path),
         path: path.to_path_buf(),
         format: Format::Gguf,
         supported: crate::model::format::gguf::supports(&architecture),
         quantization: int("general.file_type").map_or("unknown", gguf_header::file_type_name).to_string(),
-        size_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
-        context_length: int(&format!("{architecture}.context_length")).map(|v| v as usize),
+        size_bytes,
+        context_length,
         architecture,
         vision: false,
         audio: false,
+        parameters: Some(header.parameters).filter(|&p| p > 0),
+        memory_needed_bytes: size_bytes + kv_bytes,
+        machine_memory_bytes: crate::device::physical_memory(),
     })
 }

@@ -18,6 +18,7 @@ use mlx_rs::{Array, Dtype};
 
 use crate::state::{SequenceState, StateKind};
 use crate::error::{EngineError, Result};
+use crate::model::config::LayerKind;
 pub use config::TextConfig;
 pub use format::Format;
 pub use media_processor::MediaProcessor;
@@ -209,6 +210,28 @@ fn build_options(config: &TextConfig, quantized: bool, options: &LoadOptions) ->
 
 fn dtype_bytes(dtype: Dtype) -> u64 {
     if dtype == Dtype::Float32 { 4 } else { 2 }
+}
+
+/// The bytes one token takes in one attention layer's key/value cache: keys and values of
+/// every KV head, in the dtype the engine computes in here (float32 on a CPU, half precision
+/// on a GPU).
+pub fn kv_bytes_per_token_and_layer(num_kv_heads: usize, head_dim: usize) -> u64 {
+    let element = if crate::device::default_is_gpu() { 2 } else { 4 };
+    2 * (num_kv_heads * head_dim) as u64 * element
+}
+
+/// The key/value cache of `tokens` tokens: sliding-window layers keep at most their window,
+/// linear-attention layers keep a fixed state (left out: it is small).
+pub fn kv_cache_bytes(c: &TextConfig, tokens: usize) -> u64 {
+    let per_layer = kv_bytes_per_token_and_layer(c.num_kv_heads, c.head_dim);
+    let kinds = (0..c.num_layers).map(|i| c.layer_kinds.get(i).copied().unwrap_or(LayerKind::Full));
+    kinds
+        .map(|kind| match kind {
+            LayerKind::Full => tokens as u64 * per_layer,
+            LayerKind::Sliding => tokens.min(c.sliding_window.unwrap_or(tokens)) as u64 * per_layer,
+            LayerKind::Linear => 0,
+        })
+        .sum()
 }
 
 /// An estimate for memory planning: embeddings, attention and MLP weights.

@@ -221,3 +221,20 @@ async fn deleting_a_very_deep_conversation_works() {
     assert!(store.search("turn", 10).await.unwrap().is_empty());
     assert_healthy(&store).await;
 }
+
+#[tokio::test]
+async fn a_chat_keeps_its_own_system_prompt_across_a_reopen_until_cleared() {
+    let (store, dir) = store().await;
+    let chat = conversation(&store, "French").await;
+    let other = conversation(&store, "Other").await;
+    assert_eq!(chat.system_prompt, None, "a new chat uses the one in Settings");
+    store.set_system_prompt(chat.id, Some("Answer in French.")).await.unwrap();
+    store.close().await;
+
+    let store = confab_store::Store::open(dir.path().join("history.sqlite")).await.unwrap();
+    assert_eq!(store.conversation(chat.id).await.unwrap().system_prompt.as_deref(), Some("Answer in French."));
+    assert_eq!(store.conversation(other.id).await.unwrap().system_prompt, None, "only that chat has it");
+    store.set_system_prompt(chat.id, None).await.unwrap();
+    assert_eq!(store.conversation(chat.id).await.unwrap().system_prompt, None);
+    assert_healthy(&store).await;
+}

@@ -17,6 +17,17 @@ pub enum MetaValue {
 }
 
 pub fn read_metadata(path: &Path) -> std::io::Result<HashMap<String, MetaValue>> {
+    read_header(path).map(|header| header.metadata)
+}
+
+/// What the header says: the metadata, and the tensors' sizes without their data.
+pub struct Header {
+    pub metadata: HashMap<String, MetaValue>,
+    /// The number of weights: every tensor's element count, added up.
+    pub parameters: u64,
+}
+
+pub fn read_header(path: &Path) -> std::io::Result<Header> {
     let mut r = Reader(BufReader::new(File::open(path)?));
     let mut magic = [0u8; 4];
     r.0.read_exact(&mut magic)?;
@@ -24,7 +35,7 @@ pub fn read_metadata(path: &Path) -> std::io::Result<HashMap<String, MetaValue>>
     if &magic != b"GGUF" || !(2..=3).contains(&version) {
         return Err(invalid("not a GGUF v2/v3 file"));
     }
-    let _tensors = r.u64()?;
+    let tensors = r.u64()?;
     let count = r.u64()?;
     if count > 1_000_000 {
         return Err(invalid("implausible metadata count"));
@@ -35,7 +46,26 @@ pub fn read_metadata(path: &Path) -> std::io::Result<HashMap<String, MetaValue>>
         let kind = r.u32()?;
         meta.insert(key, r.value(kind)?);
     }
-    Ok(meta)
+    if tensors > 1_000_000 {
+        return Err(invalid("implausible tensor count"));
+    }
+    // Each tensor: name, dimension count, dimensions, type, offset.
+    let mut parameters = 0u64;
+    for _ in 0..tensors {
+        r.string()?;
+        let dims = r.u32()?;
+        if dims > 8 {
+            return Err(invalid("implausible tensor rank"));
+        }
+        let mut elements = 1u64;
+        for _ in 0..dims {
+            elements = elements.saturating_mul(r.u64()?);
+        }
+        r.u32()?;
+        r.u64()?;
+        parameters = parameters.saturating_add(elements);
+    }
+    Ok(Header { metadata: meta, parameters })
 }
 
 fn invalid(msg: &str) -> std::io::Error {

@@ -1,0 +1,43 @@
+//! What the model picker shows of a model before it is loaded: its parameters and the memory it
+//! needs (weights plus a full context's key/value cache), read from headers only.
+
+use std::path::{Path, PathBuf};
+
+use confab_engine::model::discover::{discover, ModelSummary};
+use confab_engine::model::{kv_bytes_per_token_and_layer, LoadOptions};
+use confab_engine::runtime::{Engine, EngineOptions};
+use confab_engine::{AppPaths, DefaultModel};
+
+/// The model at `path`, as discovery in `folder` finds it.
+fn summary_of(folder: &Path, path: &Path) -> ModelSummary {
+    discover(&[folder.to_path_buf()]).into_iter().find(|m| m.path == path).unwrap_or_else(|| panic!("{} was not found", path.display()))
+}
+
+#[test]
+fn the_default_model_gives_its_parameters_and_the_memory_it_needs() {
+    let path = DefaultModel::manifest().path(&AppPaths::from_env());
+    assert!(path.exists(), "{} is missing: run scripts/setup.sh", path.display());
+    let model = summary_of(path.parent().unwrap(), &path);
+    // SmolLM2-135M: 134.5 million weights; 30 layers of 3 KV heads of 64 dimensions.
+    let parameters = model.parameters.expect("a GGUF header counts its weights");
+    assert!((134_000_000..135_000_000).contains(&parameters), "{parameters}");
+    let context = model.context_length.expect("the GGUF names its context") as u64;
+    assert_eq!(context, 8192);
+    let kv = 30 * context * kv_bytes_per_token_and_layer(3, 64);
+    assert_eq!(model.memory_needed_bytes, model.size_bytes + kv);
+    assert!(model.machine_memory_bytes > model.memory_needed_bytes, "this machine runs the default model");
+}
+
+#[test]
+fn a_folder_model_counts_what_the_loaded_model_reports() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny/llama");
+    let dir = dir.canonicalize().unwrap();
+    let model = summary_of(&dir, &dir);
+    let mut options = EngineOptions::default();
+    options.prefix.enabled = false;
+    let engine = Engine::start(options).unwrap();
+    let (_, info) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
+    assert_eq!(model.parameters, Some(info.parameters));
+    // 2 layers of 2 KV heads of 16 dimensions, 256 tokens of context.
+    assert_eq!(model.memory_needed_bytes, model.size_bytes + 2 * 256 * kv_bytes_per_token_and_layer(2, 16));
+}
