@@ -65,9 +65,9 @@ function replaceMessage(views: MessageView[], message: Message): MessageView[] {
   return views.map((view) => (view.message.id === message.id ? { ...view, message } : view));
 }
 
-/** Streamed text is drawn at most this often: each draw takes the web process's time, which on
- * a small machine is the engine's time. */
-const DRAW_EVERY_MS = 100;
+/** Streamed text is drawn at most 5 times a second: each draw (layout and paint, in software
+ * under WebKitGTK) takes the web process's time, which on a small machine is the engine's. */
+const DRAW_EVERY_MS = 200;
 
 /** Calls `callback` on the next frame (or soon, where there are no frames, as in tests). */
 function nextFrame(callback: () => void): void {
@@ -123,7 +123,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
     [onError],
   );
 
-  /** One handler per reply; tokens are batched and drawn on a frame, at most every DRAW_EVERY_MS. */
+  /** One handler per reply; tokens are batched and drawn on a frame, at most once every DRAW_EVERY_MS. */
   const makeHandler = useCallback(
     (conversation: ConversationId, started: { value: boolean }, addsSiblings: boolean): ReplyHandler => {
       let replyId: MessageId | null = null;
