@@ -65,9 +65,9 @@ function replaceMessage(views: MessageView[], message: Message): MessageView[] {
   return views.map((view) => (view.message.id === message.id ? { ...view, message } : view));
 }
 
-/** Streamed text is drawn at most 5 times a second: each draw (layout and paint, in software
+/** Streamed text is drawn at most twice a second: each draw (layout and paint, in software
  * under WebKitGTK) takes the web process's time, which on a small machine is the engine's. */
-const DRAW_EVERY_MS = 200;
+const DRAW_EVERY_MS = 500;
 
 /** Calls `callback` on the next frame (or soon, where there are no frames, as in tests). */
 function nextFrame(callback: () => void): void {
