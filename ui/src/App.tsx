@@ -208,6 +208,8 @@ export function App() {
         onError={showError}
       />
       <main className="chat">
+        {/* For screen readers: the page's name, as its first heading. */}
+        <h1 className="visually-hidden">Confab</h1>
         <header className="chat-header">
           <button
             type="button"

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, waitFor } from '@testing-library/react';
-import { Markdown } from './Markdown';
+import { Markdown, splitBlocks } from './Markdown';
 
 afterEach(cleanup);
 
@@ -61,5 +61,25 @@ describe('Markdown', () => {
     expect(container.querySelectorAll('.katex').length).toBeGreaterThanOrEqual(2);
     expect(container.querySelector('.katex-display')).not.toBeNull();
     expectInert(container);
+  });
+
+  it('splits a streaming reply at blank lines, never inside code, math or an indented continuation', () => {
+    const text = 'Intro.\n\n```py\na = 1\n\nb = 2\n```\n\n$$\nx\n\ny\n$$\n\n1. one\n\n   more of one\n2. two';
+    expect(splitBlocks(text)).toEqual([
+      'Intro.\n',
+      '```py\na = 1\n\nb = 2\n```\n',
+      '$$\nx\n\ny\n$$\n',
+      '1. one\n\n   more of one\n2. two',
+    ]);
+    expect(splitBlocks('')).toEqual(['']);
+  });
+
+  it('renders a streaming reply block by block as it renders the finished one', () => {
+    const text = 'Intro with $x^2$.\n\n```js\nconst x = 1;\n\nx;\n```\n\n- a\n- b\n\n3. three\n4. four';
+    const streaming = render(<Markdown text={text} streaming />).container;
+    const finished = render(<Markdown text={text} />).container;
+    // The same elements; only the newlines between top-level blocks differ.
+    const elements = (html: string) => html.replace(/>\n+</g, '><');
+    expect(elements(streaming.innerHTML)).toBe(elements(finished.innerHTML));
   });
 });

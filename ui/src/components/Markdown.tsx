@@ -71,16 +71,60 @@ function Table({ node: _node, ...props }: ComponentPropsWithoutRef<'table'> & Ex
 
 const components: Components = { pre: CodeBlock, a: ExternalLink, img: Image, table: Table };
 
-export const Markdown = memo(function Markdown({ text }: { text: string }) {
+/** One piece of markdown, rendered only when its text changes. */
+const MarkdownBlock = memo(function MarkdownBlock({ text }: { text: string }) {
+  return (
+    <ReactMarkdown
+      remarkPlugins={[remarkGfm, remarkMath, remarkHtmlAsText]}
+      rehypePlugins={[[rehypeSanitize, schema], rehypeKatex, [rehypeHighlight, { detect: false }]]}
+      components={components}
+    >
+      {text}
+    </ReactMarkdown>
+  );
+});
+
+/**
+ * Splits markdown into top-level blocks: at a blank line followed by an unindented line, never
+ * inside a code fence or $$ math. A streaming reply re-renders only its last block (parsing the
+ * whole reply on every token costs time quadratic in its length, taken from the engine).
+ */
+export function splitBlocks(text: string): string[] {
+  const blocks: string[] = [];
+  let current: string[] = [];
+  let fence: string | null = null;
+  let math = false;
+  let blankBefore = false;
+  for (const line of text.split('\n')) {
+    const trimmed = line.trim();
+    if (!fence && !math && blankBefore && /^\S/.test(line) && current.length > 0) {
+      blocks.push(current.join('\n'));
+      current = [];
+    }
+    current.push(line);
+    blankBefore = trimmed === '';
+    const marker = /^(`{3,}|~{3,})/.exec(trimmed)?.[1];
+    if (fence) {
+      if (marker && marker[0] === fence[0] && marker.length >= fence.length) fence = null;
+    } else if (marker) {
+      fence = marker;
+    } else if ((line.match(/\$\$/g)?.length ?? 0) % 2 === 1) {
+      math = !math;
+    }
+  }
+  blocks.push(current.join('\n'));
+  return blocks;
+}
+
+/** Model output as markdown; while `streaming`, block by block so finished blocks keep their render. */
+export const Markdown = memo(function Markdown({ text, streaming = false }: { text: string; streaming?: boolean }) {
   return (
     <div className="markdown">
-      <ReactMarkdown
-        remarkPlugins={[remarkGfm, remarkMath, remarkHtmlAsText]}
-        rehypePlugins={[[rehypeSanitize, schema], rehypeKatex, [rehypeHighlight, { detect: false }]]}
-        components={components}
-      >
-        {text}
-      </ReactMarkdown>
+      {streaming ? (
+        splitBlocks(text).map((block, index) => <MarkdownBlock key={index} text={block} />)
+      ) : (
+        <MarkdownBlock text={text} />
+      )}
     </div>
   );
 });

@@ -90,13 +90,9 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
             {isUser ? (
               <p className="plain-text">{message.content}</p>
             ) : message.content ? (
-              <Markdown text={message.content} />
+              <Markdown text={message.content} streaming={streaming} />
             ) : streaming ? (
-              <span className="typing" aria-label="Writing">
-                <span />
-                <span />
-                <span />
-              </span>
+              <span className="typing muted">Writing…</span>
             ) : null}
           </div>
           {badge && (

@@ -68,6 +68,10 @@ function replaceMessage(views: MessageView[], message: Message): MessageView[] {
   return views.map((view) => (view.message.id === message.id ? { ...view, message } : view));
 }
 
+/** Streamed text is drawn at most twice a second: each draw (layout and paint, in software
+ * under WebKitGTK) takes the web process's time, which on a small machine is the engine's. */
+const DRAW_EVERY_MS = 500;
+
 /** Calls `callback` on the next frame (or soon, where there are no frames, as in tests). */
 function nextFrame(callback: () => void): void {
   if (typeof requestAnimationFrame === 'function') requestAnimationFrame(callback);
@@ -122,16 +126,18 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
     [onError],
   );
 
-  /** One handler per reply; tokens are batched and drawn once a frame. */
+  /** One handler per reply; tokens are batched and drawn on a frame, at most once every DRAW_EVERY_MS. */
   const makeHandler = useCallback(
     (conversation: ConversationId, started: { value: boolean }, addsSiblings: boolean): ReplyHandler => {
       let replyId: MessageId | null = null;
       let pending = '';
       let scheduled = false;
+      let drawnAt = 0;
       const visible = () => currentRef.current === conversation;
 
       const flush = () => {
         scheduled = false;
+        drawnAt = Date.now();
         if (!pending || replyId === null) return;
         const text = pending;
         const id = replyId;
@@ -170,7 +176,9 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             pending += event.text;
             if (!scheduled) {
               scheduled = true;
-              nextFrame(flush);
+              const wait = drawnAt + DRAW_EVERY_MS - Date.now();
+              if (wait > 0) setTimeout(() => nextFrame(flush), wait);
+              else nextFrame(flush);
             }
             break;
           case 'done':

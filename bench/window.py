@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""What the window costs the engine: Enter -> first token and streamed tokens/s in the real app
+window (under Xvfb, driven through WebDriver as in tests/e2e) against `confab generate` on the
+same model, prompt, seed and sampling settings, side by side in one run; prints the ratios.
+
+For each prompt (a short question, and a long reply with code and math) and each run:
+  cli     `confab generate --json` with a fresh CONFAB_HOME (a cold prefix cache): the engine's
+          own time to first token and decode tokens/s.
+  window  a fresh launch with a fresh CONFAB_HOME (a cold prefix cache), settings set, then the
+          prompt sent with Enter. Measured in the page (a MutationObserver, performance.now()):
+          Enter -> the reply's first text on screen, and (generated tokens - 1) / (last text
+          change - first text) for the stream. The engine's own numbers inside the app (the
+          reply's stats line) and the CPU seconds the web process spent are printed beside them.
+
+    bench/window.py [--runs 3] [--long-runs 1] [--no-long]
+
+Needs the e2e tools (scripts/setup.sh) and debug builds of both: `cd ui && npm run build`,
+`cargo build -p confab-app -p confab-cli`. Re-runs itself in the e2e venv and under xvfb-run.
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DEPS = pathlib.Path(os.environ.get("CONFAB_DEPS_DIR") or ROOT / ".deps")
+VENV_PY = DEPS / "e2e" / "venv" / "bin" / "python"
+TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+
+SHORT = "What is the capital of France?"
+# Asks for code and math; at these settings SmolLM2-135M writes about 2,000 tokens (mostly prose).
+LONG = ("Write a detailed tutorial on numerical integration: explain the trapezoidal rule and Simpson's rule "
+        "with LaTeX formulas like $$\\int_a^b f(x)\\,dx$$, then give Python code for each with examples, "
+        "and a table comparing their errors.")
+# The app's chat defaults (crates/engine/src/defaults.rs) and a fixed seed, given to both.
+SAMPLING = {"temperature": 0.3, "top_p": 0.9, "top_k": 40, "min_p": 0.05, "repetition_penalty": 1.0, "seed": 7}
+
+# Records, from Enter on, when the newest reply's text first shows and when it last changed;
+# resolves once the reply has stopped streaming and shows its stats.
+WATCH_JS = """
+const done = arguments[arguments.length - 1];
+const composer = document.querySelector('[data-testid="composer-input"]');
+const before = document.querySelectorAll('[data-testid="message"][data-role="assistant"]').length;
+const out = {enter: null, first: null, last: null, changes: 0};
+let length = 0;
+const check = () => {
+  const replies = document.querySelectorAll('[data-testid="message"][data-role="assistant"]');
+  if (replies.length <= before) return;
+  const reply = replies[replies.length - 1];
+  // The reply's markdown, not the "Writing…" shown before its first token.
+  const content = reply.querySelector('[data-testid="message-content"] .markdown');
+  const now = performance.now();
+  const n = content ? content.textContent.length : 0;
+  if (reply.dataset.status === 'streaming') {
+    if (n > 0 && out.first === null) out.first = now;
+    if (n !== length) { length = n; out.last = now; out.changes++; }
+    return;
+  }
+  const stats = reply.querySelector('[data-testid="reply-stats"]');
+  if (!stats) return;
+  if (out.first === null) out.first = now;
+  if (out.last === null) out.last = now;
+  observer.disconnect();
+  out.stats = stats.textContent;
+  out.status = reply.dataset.status;
+  done(out);
+};
+const observer = new MutationObserver(check);
+observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+out.enter = performance.now();
+composer.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', code: 'Enter', bubbles: true, cancelable: true}));
+"""
+
+
+def reexec() -> None:
+    """Into the e2e venv, then under Xvfb (as bench/startup.py)."""
+    if pathlib.Path(sys.prefix).resolve() != VENV_PY.parent.parent.resolve():
+        if not VENV_PY.exists():
+            sys.exit(f"window: no e2e venv at {VENV_PY}; run scripts/setup.sh")
+        os.execv(str(VENV_PY), [str(VENV_PY), __file__, *sys.argv[1:]])
+    if os.environ.get("CONFAB_BENCH_XVFB") != "1":
+        os.environ["CONFAB_BENCH_XVFB"] = "1"
+        xvfb = shutil.which("xvfb-run") or sys.exit("window: xvfb-run missing; run scripts/setup.sh")
+        os.execv(xvfb, [xvfb, "-a", "-s", "-screen 0 1400x900x24", sys.executable, __file__, *sys.argv[1:]])
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of the processes (Linux /proc, clock ticks)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError):
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def web_process_pids(harness, app) -> list[int]:
+    pids = []
+    for pid in harness.descendants(app.tauri_driver.pid):
+        try:
+            if "WebKitWebProc" in pathlib.Path(f"/proc/{pid}/comm").read_text():
+                pids.append(pid)
+        except OSError:
+            continue
+    return pids
+
+
+def model_path(harness) -> pathlib.Path:
+    return harness.installed_default_model()
+
+
+def run_cli(cli: pathlib.Path, model: pathlib.Path, prompt: str, max_tokens: int) -> dict:
+    home = tempfile.mkdtemp(prefix="confab-bench-cli-")
+    try:
+        flags = [f"--{k.replace('_', '-')}={v}" for k, v in SAMPLING.items()]
+        out = subprocess.run(
+            [str(cli), "generate", "--json", "--model", str(model), "--prompt", prompt,
+             "--max-tokens", str(max_tokens), *flags],
+            env=dict(os.environ, CONFAB_HOME=home), capture_output=True, text=True, check=True)
+        result = json.loads(out.stdout)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    t = result["timings"]
+    return {"ttft": t["time_to_first_token_ms"], "tok/s": t["decode_tokens_per_s"],
+            "tokens": result["usage"]["generated"], "cached": result["usage"]["cached"]}
+
+
+STATS = re.compile(r"(\d+) tokens(?: · ([\d.]+) tok/s)?(?: · ([\d.]+) (ms|s) to first token)? · (\d+) of")
+
+
+def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int) -> dict:
+    home = harness.make_home("bench-window")
+    app = harness.ChatApp(home, app=app_path, log_name="window")
+    try:
+        app.start()
+        app.wait_model_ready()
+        app.set_settings(max_tokens=max_tokens, **SAMPLING)
+        app.compose(prompt)
+        web = web_process_pids(harness, app)
+        cpu_before = cpu_seconds(web)
+        app.d.set_script_timeout(harness.seconds(1200))
+        seen = app.d.execute_async_script(WATCH_JS)
+        cpu = cpu_seconds(web) - cpu_before
+    finally:
+        app.quit()
+        shutil.rmtree(home, ignore_errors=True)
+    m = STATS.search(seen["stats"])
+    if not m:
+        raise AssertionError(f"unreadable stats line: {seen['stats']!r} (status {seen['status']})")
+    tokens = int(m.group(1))
+    engine_ttft = float(m.group(3)) * (1000 if m.group(4) == "s" else 1) if m.group(3) else None
+    stream_s = (seen["last"] - seen["first"]) / 1000
+    return {
+        "ttft": seen["first"] - seen["enter"],
+        "tok/s": (tokens - 1) / stream_s if tokens > 1 and stream_s > 0 else None,
+        "tokens": tokens,
+        "cached": int(m.group(5)),
+        "engine ttft": engine_ttft,
+        "engine tok/s": float(m.group(2)) if m.group(2) else None,
+        "web cpu %": 100 * cpu / max(0.001, (seen["last"] - seen["enter"]) / 1000),
+        "renders": seen["changes"],
+    }
+
+
+def median(runs: list[dict], key: str) -> float | None:
+    values = [r[key] for r in runs if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(value) -> str:
+    return "-" if value is None else f"{value:.1f}" if isinstance(value, float) else str(value)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs of the short prompt")
+    parser.add_argument("--long-runs", type=int, default=1, help="runs of the long prompt")
+    parser.add_argument("--no-long", action="store_true")
+    parser.add_argument("--short-tokens", type=int, default=64)
+    parser.add_argument("--long-tokens", type=int, default=2000)
+    parser.add_argument("--app", type=pathlib.Path,
+                        default=pathlib.Path(os.environ.get("CONFAB_E2E_APP") or TARGET / "debug" / "confab-app"))
+    parser.add_argument("--cli", type=pathlib.Path, default=TARGET / "debug" / "confab")
+    args = parser.parse_args()
+    reexec()
+
+    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+    import harness
+
+    os.environ.setdefault("CONFAB_E2E_LOGS", str(ROOT / "target" / "bench-window-logs"))
+    harness.LOGS = pathlib.Path(os.environ["CONFAB_E2E_LOGS"])
+    model = model_path(harness)
+    print(f"app: {args.app}\ncli: {args.cli}\nmodel: {model}\nsampling: {SAMPLING}")
+    cases = [("short", SHORT, args.short_tokens, args.runs)]
+    if not args.no_long:
+        cases.append(("long", LONG, args.long_tokens, args.long_runs))
+    for name, prompt, max_tokens, runs in cases:
+        cli_runs, window_runs = [], []
+        for i in range(runs):
+            # Alternated, so that both see the same load on a shared machine.
+            cli_runs.append(run_cli(args.cli, model, prompt, max_tokens))
+            window_runs.append(run_window(harness, args.app, prompt, max_tokens))
+            print(f"  {name} run {i + 1}: cli {cli_runs[-1]}\n  {' ' * len(name)}        window {window_runs[-1]}",
+                  flush=True)
+        keys = ["ttft", "tok/s", "tokens", "cached", "engine ttft", "engine tok/s", "web cpu %", "renders"]
+        print(f"\n{name} prompt, max {max_tokens} tokens, medians of {runs} runs (ttft in ms)")
+        print("  " + f"{'':>8}" + "".join(f"{k:>14}" for k in keys))
+        for label, rs in (("cli", cli_runs), ("window", window_runs)):
+            print("  " + f"{label:>8}" + "".join(f"{fmt(median(rs, k)):>14}" for k in keys))
+        ttft = median(window_runs, "ttft") / median(cli_runs, "ttft")
+        speed = median(window_runs, "tok/s") / median(cli_runs, "tok/s")
+        print(f"  window/cli: first token {ttft:.2f}x the time, streaming {speed:.2f}x the speed\n", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
