@@ -68,9 +68,18 @@ function replaceMessage(views: MessageView[], message: Message): MessageView[] {
   return views.map((view) => (view.message.id === message.id ? { ...view, message } : view));
 }
 
-/** Streamed text is drawn at most twice a second: each draw (layout and paint, in software
- * under WebKitGTK) takes the web process's time, which on a small machine is the engine's. */
-const DRAW_EVERY_MS = 500;
+/** How often streamed text is drawn: each draw (render, layout, paint) takes the web process's
+ * time, which on a small machine is the engine's. The wait is a few times what the last draw
+ * took, so a fast machine draws about ten times a second, and software rendering (about 0.1 s a
+ * draw under WebKitGTK on two cores) twice a second: bench/window.py measured 0.63x the
+ * command line's streaming speed at five draws a second there, 1.04x at two. */
+const DRAW_COST_FACTOR = 5;
+const MIN_DRAW_EVERY_MS = 100;
+const MAX_DRAW_EVERY_MS = 500;
+
+export function drawInterval(lastDrawMs: number): number {
+  return Math.min(MAX_DRAW_EVERY_MS, Math.max(MIN_DRAW_EVERY_MS, lastDrawMs * DRAW_COST_FACTOR));
+}
 
 /** Calls `callback` on the next frame (or soon, where there are no frames, as in tests). */
 function nextFrame(callback: () => void): void {
@@ -126,13 +135,14 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
     [onError],
   );
 
-  /** One handler per reply; tokens are batched and drawn on a frame, at most once every DRAW_EVERY_MS. */
+  /** One handler per reply; tokens are batched and drawn on a frame, at most once every drawInterval. */
   const makeHandler = useCallback(
     (conversation: ConversationId, started: { value: boolean }, addsSiblings: boolean): ReplyHandler => {
       let replyId: MessageId | null = null;
       let pending = '';
       let scheduled = false;
       let drawnAt = 0;
+      let drawEvery = MAX_DRAW_EVERY_MS;
       const visible = () => currentRef.current === conversation;
 
       const flush = () => {
@@ -143,6 +153,9 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
         const id = replyId;
         pending = '';
         if (!visible()) return;
+        // The frame after next has this draw painted: its cost sets the wait before the next one.
+        const start = performance.now();
+        nextFrame(() => nextFrame(() => (drawEvery = drawInterval(performance.now() - start))));
         setMessages((views) =>
           views.map((view) =>
             view.message.id === id ? { ...view, message: { ...view.message, content: view.message.content + text } } : view,
@@ -176,7 +189,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             pending += event.text;
             if (!scheduled) {
               scheduled = true;
-              const wait = drawnAt + DRAW_EVERY_MS - Date.now();
+              const wait = drawnAt + drawEvery - Date.now();
               if (wait > 0) setTimeout(() => nextFrame(flush), wait);
               else nextFrame(flush);
             }
