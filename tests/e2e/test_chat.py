@@ -26,7 +26,9 @@ class Chat(AppTestCase):
         self.assertEqual(user["text"].strip(), PARIS)
         done, lengths = app.watch_stream(reply["id"])
         self.assertEqual(done["status"], "complete", done)
-        self.assertGreaterEqual(len(lengths), 3, f"content should grow over several polls while streaming: {lengths}")
+        # Part of the text shows before the reply ends (streamed text is drawn a few times a second).
+        partial = [n for n in lengths if 0 < n < len(done["text"])]
+        self.assertTrue(partial, f"no partial text while streaming: {lengths}, {len(done['text'])} at the end")
         self.assertEqual(lengths, sorted(lengths), f"streamed text only grows: {lengths}")
         self.assertIn("Paris", done["text"])
         app.wait_until(lambda: app.last("assistant")["stats"], 10, "no reply-stats under the finished reply")

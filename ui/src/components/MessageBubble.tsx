@@ -91,10 +91,14 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
               <p className="plain-text">{message.content}</p>
             ) : message.content ? (
               <Markdown text={message.content} streaming={streaming} />
-            ) : streaming ? (
-              <span className="typing muted">Writing…</span>
             ) : null}
           </div>
+          {/* A status, not the reply's text: outside its content. */}
+          {!isUser && !message.content && streaming && (
+            <span className="typing muted" role="status">
+              Writing…
+            </span>
+          )}
           {badge && (
             <div className={`status-badge status-${message.status}`}>
               {badge}
