@@ -6,5 +6,5 @@ export default defineConfig({
   server: { port: 1420, strictPort: true },
   // The bundle loads from disk, not a network: one chunk (markdown, KaTeX, highlight.js) is fine.
   build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 1500 },
-  test: { environment: 'jsdom' },
+  test: { environment: 'jsdom', setupFiles: ['src/test/setup.ts'] },
 });

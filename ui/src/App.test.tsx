@@ -1,22 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { App } from './App';
 import { conversation, gemmaLoaded, imageAttachment, installBackend, message, settings, settingsChoices, view } from './test/fixtures';
 import { holdStream, push, renderApp } from './test/renderApp';
 import { callsOf, commands, dragDropHandler, emit, invoke, lastArgs } from './test/tauriMock';
 
-vi.mock('@tauri-apps/api/core', async () => {
-  const mock = await import('./test/tauriMock');
-  return { invoke: mock.invoke, Channel: mock.Channel };
-});
-vi.mock('@tauri-apps/api/event', async () => ({ listen: (await import('./test/tauriMock')).listen }));
-vi.mock('@tauri-apps/api/webview', async () => ({ getCurrentWebview: (await import('./test/tauriMock')).getCurrentWebview }));
-
 beforeEach(() => {
   installBackend();
   invoke.mockClear();
 });
-afterEach(cleanup);
 
 const input = () => screen.getByTestId('composer-input') as HTMLTextAreaElement;
 

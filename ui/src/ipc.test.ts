@@ -1,13 +1,7 @@
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { attachBytes, attachmentBytes, editMessage, listConversations, regenerate, renameConversation, saveSettings, sendMessage, stopReply } from './ipc';
 import { settings } from './test/fixtures';
 import { Channel, commands, invoke, lastArgs } from './test/tauriMock';
-
-vi.mock('@tauri-apps/api/core', async () => {
-  const mock = await import('./test/tauriMock');
-  return { invoke: mock.invoke, Channel: mock.Channel };
-});
-vi.mock('@tauri-apps/api/event', async () => ({ listen: (await import('./test/tauriMock')).listen }));
 
 beforeEach(() => {
   commands.clear();

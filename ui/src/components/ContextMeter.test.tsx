@@ -1,21 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { contextUse, installBackend, message, view } from '../test/fixtures';
 import { holdStream, renderApp } from '../test/renderApp';
 import { callsOf, commands, invoke } from '../test/tauriMock';
-
-vi.mock('@tauri-apps/api/core', async () => {
-  const mock = await import('../test/tauriMock');
-  return { invoke: mock.invoke, Channel: mock.Channel };
-});
-vi.mock('@tauri-apps/api/event', async () => ({ listen: (await import('../test/tauriMock')).listen }));
-vi.mock('@tauri-apps/api/webview', async () => ({ getCurrentWebview: (await import('../test/tauriMock')).getCurrentWebview }));
 
 beforeEach(() => {
   installBackend();
   invoke.mockClear();
 });
-afterEach(cleanup);
 
 const input = () => screen.getByTestId('composer-input') as HTMLTextAreaElement;
 

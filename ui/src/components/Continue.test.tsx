@@ -1,21 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { installBackend, message, view } from '../test/fixtures';
 import { holdStream, push, renderApp } from '../test/renderApp';
 import { commands, invoke } from '../test/tauriMock';
 
-vi.mock('@tauri-apps/api/core', async () => {
-  const mock = await import('../test/tauriMock');
-  return { invoke: mock.invoke, Channel: mock.Channel };
-});
-vi.mock('@tauri-apps/api/event', async () => ({ listen: (await import('../test/tauriMock')).listen }));
-vi.mock('@tauri-apps/api/webview', async () => ({ getCurrentWebview: (await import('../test/tauriMock')).getCurrentWebview }));
-
 beforeEach(() => {
   installBackend();
   invoke.mockClear();
 });
-afterEach(cleanup);
 
 async function openWith(messages: ReturnType<typeof view>[]) {
   commands.set('conversation_messages', () => messages);

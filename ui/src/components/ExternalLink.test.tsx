@@ -1,19 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { callsOf, commands, invoke } from '../test/tauriMock';
 import { Markdown } from './Markdown';
-
-vi.mock('@tauri-apps/api/core', async () => {
-  const mock = await import('../test/tauriMock');
-  return { invoke: mock.invoke, Channel: mock.Channel };
-});
 
 beforeEach(() => {
   invoke.mockClear();
   commands.clear();
   commands.set('open_link', () => undefined);
 });
-afterEach(cleanup);
 
 describe('links in a reply', () => {
   it('ask first, showing the whole address, and open only when confirmed', async () => {

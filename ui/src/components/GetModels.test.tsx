@@ -1,17 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import type { Download, RepoDetails } from '../ipc';
 import { CATALOG } from '../lib/catalog';
 import { installBackend } from '../test/fixtures';
 import { renderApp } from '../test/renderApp';
 import { callsOf, commands, emit, invoke, lastArgs } from '../test/tauriMock';
-
-vi.mock('@tauri-apps/api/core', async () => {
-  const mock = await import('../test/tauriMock');
-  return { invoke: mock.invoke, Channel: mock.Channel };
-});
-vi.mock('@tauri-apps/api/event', async () => ({ listen: (await import('../test/tauriMock')).listen }));
-vi.mock('@tauri-apps/api/webview', async () => ({ getCurrentWebview: (await import('../test/tauriMock')).getCurrentWebview }));
 
 const REPO = 'confab-test/tiny-llama';
 const GiB = 1 << 30;
@@ -60,7 +53,6 @@ beforeEach(() => {
   commands.set('cancel_download', () => null);
   commands.set('load_model', () => new Promise(() => {}));
 });
-afterEach(cleanup);
 
 async function openGetModels() {
   await renderApp();

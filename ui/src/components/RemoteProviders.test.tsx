@@ -1,16 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { imageAttachment, installBackend, message, view } from '../test/fixtures';
 import { holdStream, push, renderApp } from '../test/renderApp';
 import { callsOf, commands, invoke, lastArgs } from '../test/tauriMock';
 import type { ProviderInput, ProvidersView, RemotePlan } from '../ipc';
-
-vi.mock('@tauri-apps/api/core', async () => {
-  const mock = await import('../test/tauriMock');
-  return { invoke: mock.invoke, Channel: mock.Channel };
-});
-vi.mock('@tauri-apps/api/event', async () => ({ listen: (await import('../test/tauriMock')).listen }));
-vi.mock('@tauri-apps/api/webview', async () => ({ getCurrentWebview: (await import('../test/tauriMock')).getCurrentWebview }));
 
 const KEY = 'sk-typed-in-the-page-1234';
 
@@ -52,7 +45,6 @@ beforeEach(() => {
   installBackend();
   invoke.mockClear();
 });
-afterEach(cleanup);
 
 async function addProvider() {
   fireEvent.click(screen.getByTestId('settings-button'));

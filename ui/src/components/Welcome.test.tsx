@@ -1,23 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { App } from '../App';
 import { installBackend } from '../test/fixtures';
 import { holdStream } from '../test/renderApp';
 import { commands, emit, invoke } from '../test/tauriMock';
 import { SUGGESTED_PROMPTS } from './Welcome';
 
-vi.mock('@tauri-apps/api/core', async () => {
-  const mock = await import('../test/tauriMock');
-  return { invoke: mock.invoke, Channel: mock.Channel };
-});
-vi.mock('@tauri-apps/api/event', async () => ({ listen: (await import('../test/tauriMock')).listen }));
-vi.mock('@tauri-apps/api/webview', async () => ({ getCurrentWebview: (await import('../test/tauriMock')).getCurrentWebview }));
-
 beforeEach(() => {
   installBackend();
   invoke.mockClear();
 });
-afterEach(cleanup);
 
 const loadingSmol = (fraction: number, revision: number) => ({
   loaded: null,
