@@ -242,13 +242,13 @@ async fn media_of(store: &Store, message: MessageId) -> confab_store::Result<Vec
     Ok(media)
 }
 
-/// The branch as the chat template takes it, each message with its media. Failed empty
-/// replies are left out.
 /// The chat's own system prompt where it has one, else the one in Settings.
 pub fn system_prompt<'a>(chat: &'a Conversation, settings: &'a Settings) -> &'a str {
     chat.system_prompt.as_deref().unwrap_or(&settings.system_prompt)
 }
 
+/// The branch as the chat template takes it, each message with its media. Failed empty
+/// replies are left out.
 pub fn chat_messages(system_prompt: &str, branch: &[(Message, Vec<MediaItem>)]) -> Vec<ChatMessage> {
     let system = (!system_prompt.trim().is_empty()).then(|| ChatMessage::new("system", system_prompt));
     let turns = branch.iter().filter(|(m, _)| !(m.role == Role::Assistant && m.content.is_empty())).map(|(m, media)| {
