@@ -32,6 +32,7 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<crate::context_meter::ContextUse>();
     collect.visit::<confab_store::Attachment>();
     collect.visit::<confab_engine::model::discover::ModelSummary>();
+    collect.visit::<crate::folders::FolderListing>();
     collect.visit::<crate::model_slot::ModelState>();
     collect.visit::<crate::settings::Settings>();
     collect.visit::<crate::commands::settings::SettingsChoices>();

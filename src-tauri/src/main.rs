@@ -9,6 +9,7 @@ mod commands;
 mod context_meter;
 mod downloads;
 mod failure;
+mod folders;
 mod inspect;
 #[cfg(test)]
 mod ipc;

@@ -2,13 +2,16 @@
 7 and 8): what the picker says of the default model, Show in folder through the opener (replaced
 by a script that writes down what it was given, so no file manager starts), unload and load
 again, Get more models; the Settings groups, a preset and Reset to defaults, saved; a chat's own
-system prompt saved with the chat; a link in a reply opened only after the confirmation that
-shows its address (issue 19, item 9)."""
+system prompt saved with the chat; a model folder picked by browsing, whose models the picker
+then lists; a link in a reply opened only after the confirmation that shows its address (issue
+19, item 9)."""
 import os
 import pathlib
 import sqlite3
 import stat
 import tempfile
+
+from selenium.webdriver.common.keys import Keys
 
 from harness import AppTestCase, installed_default_model
 
@@ -142,6 +145,43 @@ class PickerAndSettings(AppTestCase):
         app.click("open-link-confirm")
         app.wait_gone("open-link-dialog", 10)
         app.wait_until(lambda: address in self.opened_lines(), 15, lambda: f"the opener got {self.opened_lines()}")
+
+    def test_07_a_model_folder_picked_by_browsing_is_searched(self):
+        app = self.app
+        # A folder of the person's with a model in a subfolder (a link to the installed GGUF file).
+        folder = pathlib.Path(tempfile.mkdtemp(prefix="confab-e2e-folder-")).resolve()
+        (folder / "llms").mkdir()
+        model = folder / "llms" / "my-smol.gguf"
+        model.symlink_to(installed_default_model())
+        (folder / "Photos").mkdir()
+        app.open_settings()
+        try:
+            # Browsing starts from a path typed in the box; without one, from the home folder.
+            app.fill(app.setting("model_folder_new"), str(folder))
+            app.click("setting-model_folder_browse")
+            app.wait_until(lambda: app.text(app.wait_for("folder-picker-path")) == str(folder), 15, "the picker did not open the typed folder")
+            entries = app.all("folder-picker-entry")
+            listed = [(e.get_attribute("data-name"), e.get_attribute("data-has-model")) for e in entries]
+            self.assertEqual(listed, [("llms", "true"), ("Photos", "false")])
+            # Two frames, so that the listing is painted before the window is captured.
+            app.d.execute_async_script("requestAnimationFrame(() => requestAnimationFrame(arguments[0]))")
+            app.screenshot("folder-picker", app.wait_for("folder-picker"))
+            entries[0].click()
+            app.wait_until(lambda: app.text(app.wait_for("folder-picker-path")) == str(folder / "llms"), 15, "the picker did not open llms")
+            self.assertIn("1 model directly in this folder", app.text(app.one("folder-picker-models")))
+            app.click("folder-picker-choose")
+            app.wait_gone("folder-picker", 10)
+            app.click("settings-save")
+            app.wait_gone("settings-pane", 10)
+        except BaseException:
+            if app.one("folder-picker"):
+                app.one("folder-picker").send_keys(Keys.ESCAPE)
+            app.close_settings()
+            raise
+        app.click("model-picker")
+        app.wait_for("model-row", 30, extra=f'[data-path="{model}"]')
+        app.click("model-picker")
+
 
 
 if __name__ == "__main__":

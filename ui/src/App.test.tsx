@@ -424,6 +424,55 @@ describe('settings and theme', () => {
     expect(saved).toEqual({ ...settingsChoices.defaults, model_folders: settings.model_folders });
   });
 
+  it('adds a model folder picked by browsing, and Esc closes only the picker', async () => {
+    const listings: Record<string, unknown> = {
+      '/home/me': {
+        path: '/home/me',
+        parent: '/home',
+        folders: [
+          { name: 'Documents', path: '/home/me/Documents', has_model: false },
+          { name: 'llms', path: '/home/me/llms', has_model: true },
+        ],
+        models_inside: 0,
+      },
+      '/home/me/llms': { path: '/home/me/llms', parent: '/home/me', folders: [], models_inside: 2 },
+    };
+    commands.set('list_folder', (args) => {
+      const listing = listings[(args.path as string | null) ?? '/home/me'];
+      if (!listing) throw 'Cannot open /nowhere: No such file or directory (os error 2).';
+      return listing;
+    });
+    await renderApp();
+    fireEvent.click(screen.getByTestId('settings-button'));
+    await screen.findByTestId('settings-pane');
+    fireEvent.click(screen.getByTestId('setting-model_folder_browse'));
+    const picker = await screen.findByTestId('folder-picker');
+    await waitFor(() => expect(screen.getByTestId('folder-picker-path').textContent).toBe('/home/me'));
+    const entries = within(picker).getAllByTestId('folder-picker-entry');
+    expect(entries.map((e) => e.textContent)).toEqual(['Documents', 'llmsmodels']);
+    // The list has the keyboard, so a folder opens with Enter.
+    expect(document.activeElement).toBe(entries[0]);
+    fireEvent.click(entries[1]!);
+    await waitFor(() => expect(screen.getByTestId('folder-picker-path').textContent).toBe('/home/me/llms'));
+    expect(screen.getByTestId('folder-picker-models').textContent).toContain('2 models directly in this folder');
+    fireEvent.click(screen.getByTestId('folder-picker-choose'));
+    expect(screen.queryByTestId('folder-picker')).toBeNull();
+    expect(screen.getByText('/home/me/llms')).toBeTruthy();
+
+    // Esc leaves the settings open; a typed path that is gone says so.
+    fireEvent.change(screen.getByTestId('setting-model_folder_new'), { target: { value: '/nowhere' } });
+    fireEvent.click(screen.getByTestId('setting-model_folder_browse'));
+    expect((await screen.findByTestId('folder-picker-error')).textContent).toContain('No such file');
+    fireEvent.keyDown(screen.getByTestId('folder-picker'), { key: 'Escape' });
+    expect(screen.queryByTestId('folder-picker')).toBeNull();
+    expect(screen.getByTestId('settings-pane')).toBeTruthy();
+
+    commands.set('save_settings', (args) => args.settings);
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(screen.queryByTestId('settings-pane')).toBeNull());
+    expect((lastArgs('save_settings')?.settings as typeof settings).model_folders).toEqual([...settings.model_folders, '/home/me/llms']);
+  });
+
   it("keeps a chat's own system prompt beside the one in Settings", async () => {
     await renderApp();
     expect(screen.queryByTestId('chat-prompt-button')).toBeNull();

@@ -163,6 +163,38 @@ export type DownloadStatus = "running" | "paused" | "done" | "failed" | "cancell
  */
 export type EncoderUse = "prefix" | "memory" | "disk" | "miss";
 
+export type FolderEntry = {
+  name: string,
+  path: string,
+  /**
+   * It is a model (it has a `config.json`) or holds `.gguf` files.
+   */
+  has_model: boolean,
+};
+
+/**
+ * A folder as the picker shows it.
+ */
+export type FolderListing = {
+  /**
+   * The folder, absolute.
+   */
+  path: string,
+  /**
+   * The folder above it; `None` at the root.
+   */
+  parent: string | null,
+  /**
+   * Its subfolders, hidden ones (`.name`) left out, sorted by name.
+   */
+  folders: Array<FolderEntry>,
+  /**
+   * Models directly inside it: model folders (a `config.json`) and `.gguf` files. A model
+   * folder added to the settings is searched deeper than this.
+   */
+  models_inside: number,
+};
+
 /**
  * Which reader a path needs, decided from what is on disk.
  */
@@ -702,6 +734,7 @@ export interface Commands {
   unload_model: { args: Record<string, never>; result: void };
   open_link: { args: { url: string }; result: void };
   show_in_folder: { args: { path: string }; result: void };
+  list_folder: { args: { path: string | null }; result: FolderListing };
   get_settings: { args: Record<string, never>; result: Settings };
   settings_choices: { args: Record<string, never>; result: SettingsChoices };
   save_settings: { args: { settings: Settings }; result: Settings };

@@ -13,6 +13,7 @@ import type {
   ConversationPage,
   ContextUse,
   Download,
+  FolderListing,
   HubModel,
   HubSettings,
   LoadedModel,
@@ -194,6 +195,11 @@ export function unloadModel(): Promise<void> {
 /** Opens the model's folder (or the folder holding its file) in the file manager. */
 export function showInFolder(path: string): Promise<void> {
   return call('show_in_folder', { path });
+}
+
+/** One folder for the model-folder picker; without a path, the home folder. */
+export function listFolder(path: string | null = null): Promise<FolderListing> {
+  return call('list_folder', { path });
 }
 
 export function onModelState(handler: (state: ModelState) => void): Promise<UnlistenFn> {

@@ -1,10 +1,11 @@
 //! Links and folders handed to the desktop (opener.rs): a link the person confirmed, a model's
-//! folder. Nothing else is opened.
+//! folder. Nothing else is opened. And the folder picker's listings (folders.rs).
 
 use std::path::{Component, PathBuf};
 
 use super::App;
 use crate::failure::Failure;
+use crate::folders::{self, FolderListing};
 use crate::opener;
 
 /// Opens a web or mail link in the system's browser or mail app; anything else is refused with
@@ -31,4 +32,14 @@ pub fn show_in_folder(state: App<'_>, path: PathBuf) -> Result<(), Failure> {
     }
     let folder = if path.is_dir() { path.as_path() } else { path.parent().unwrap_or(&path) };
     Ok(opener::open(folder.as_os_str())?)
+}
+
+/// One folder for the model-folder picker: its subfolders and which hold models. Without a
+/// path, the home folder.
+#[tauri::command]
+pub async fn list_folder(path: Option<PathBuf>) -> Result<FolderListing, Failure> {
+    let path = path.unwrap_or_else(folders::start_folder);
+    // A slow disk (a network share) must not hold up the window's other calls.
+    let listing = tauri::async_runtime::spawn_blocking(move || folders::list(&path)).await.map_err(|e| e.to_string())?;
+    Ok(listing?)
 }

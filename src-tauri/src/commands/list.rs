@@ -32,6 +32,7 @@ macro_rules! app_commands {
             models::unload_model,
             desktop::open_link,
             desktop::show_in_folder,
+            desktop::list_folder,
             settings::get_settings,
             settings::settings_choices,
             settings::save_settings,

@@ -8,6 +8,8 @@ const paths = {
   paperclip: 'M21 11.5l-8.6 8.6a5.5 5.5 0 01-7.8-7.8l8.6-8.6a3.7 3.7 0 015.2 5.2l-8.6 8.6a1.8 1.8 0 01-2.6-2.6l7.9-7.9',
   sliders: 'M4 7h10M18 7h2M4 17h4M12 17h8M14 4v6M8 14v6',
   sidebar: 'M4 5h16v14H4zM9.5 5v14',
+  folder: 'M3 6.5V18h18V8.5h-9L10 6H3.5z',
+  up: 'M12 19V5M6 11l6-6 6 6',
 } as const;
 
 export type IconName = keyof typeof paths;

@@ -6,6 +6,7 @@ import { RemoteProviders } from './RemoteProviders';
 import type { Providers } from '../state/useProviders';
 import { StatusPanel } from './StatusPanel';
 import { Field } from './Field';
+import { FolderPicker } from './FolderPicker';
 import { Icon } from './Icon';
 
 /** The numeric fields, edited as text so that a half-typed number isn't rewritten under the cursor. */
@@ -101,6 +102,7 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [newFolder, setNewFolder] = useState('');
+  const [browsing, setBrowsing] = useState(false);
   const [choices, setChoices] = useState<SettingsChoices | null>(null);
 
   useEffect(() => {
@@ -169,8 +171,7 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
     onPreviewTheme(defaults.theme);
   };
 
-  const addFolder = () => {
-    const folder = newFolder.trim();
+  const addFolder = (folder = newFolder.trim()) => {
     if (!form || !folder || form.model_folders.includes(folder)) return;
     update({ model_folders: [...form.model_folders, folder] });
     setNewFolder('');
@@ -294,10 +295,23 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                       }
                     }}
                   />
-                  <button type="button" onClick={addFolder} disabled={!newFolder.trim()}>
+                  <button type="button" onClick={() => addFolder()} disabled={!newFolder.trim()}>
                     Add
                   </button>
+                  <button type="button" onClick={() => setBrowsing(true)} data-testid="setting-model_folder_browse">
+                    <Icon name="folder" /> Browse…
+                  </button>
                 </div>
+                {browsing && (
+                  <FolderPicker
+                    start={newFolder.trim().startsWith('/') ? newFolder.trim() : null}
+                    onPick={(folder) => {
+                      addFolder(folder);
+                      setBrowsing(false);
+                    }}
+                    onClose={() => setBrowsing(false)}
+                  />
+                )}
               </section>
               <section id={groupId('Appearance')} aria-labelledby={`${groupId('Appearance')}-title`}>
                 <h3 id={`${groupId('Appearance')}-title`}>Appearance</h3>
