@@ -85,6 +85,10 @@ struct Output {
     stop_reason: Option<StopReason>,
     usage: Usage,
     timings: Timings,
+    /// From handing the request to the engine to its first token, milliseconds: the engine's
+    /// time to first token plus the template, tokenizing and queueing before it (the part a
+    /// person waits for after pressing Enter, which bench/window.py sets the window against).
+    request_to_first_token_ms: Option<f64>,
     plan: Option<Plan>,
 }
 
@@ -104,6 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
 
     let mut out = Output::default();
     let mut stdout = std::io::stdout().lock();
+    let requested = std::time::Instant::now();
     for event in engine.generate(request) {
         match event {
             Event::Plan(plan) => {
@@ -113,6 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
                 out.plan = Some(plan);
             }
             Event::Token { id, text } => {
+                out.request_to_first_token_ms.get_or_insert_with(|| requested.elapsed().as_secs_f64() * 1e3);
                 out.ids.push(id);
                 out.text.push_str(&text);
                 if !args.json {
