@@ -3,6 +3,7 @@ import { getSettings, type Conversation, type ConversationId, type MessageId, ty
 import { Composer, type ComposerHandle } from './components/Composer';
 import { ErrorBanner, Notice } from './components/ErrorBanner';
 import { GetModels } from './components/GetModels';
+import { MarkdownWarmUp } from './components/Markdown';
 import { MessageList } from './components/MessageList';
 import { ChatSystemPrompt } from './components/ChatSystemPrompt';
 import { ModelPicker, NoModels } from './components/ModelPicker';
@@ -288,6 +289,8 @@ export function App() {
         />
       )}
       {settingsOpen && <SettingsPane providers={providers} onSaved={saved} onPreviewTheme={setThemePreview} onClose={closeSettings} />}
+      {/* Not in the UI tests, whose queries would meet the sample. */}
+      {import.meta.env.MODE !== 'test' && <MarkdownWarmUp />}
     </div>
   );
 }

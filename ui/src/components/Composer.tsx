@@ -1,6 +1,6 @@
 import { forwardRef, useImperativeHandle, useLayoutEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent } from 'react';
 import type { ConversationId } from '../ipc';
-import { contextVerdict } from '../lib/context';
+import { contextVerdict, surelyFits } from '../lib/context';
 import { useContextMeter } from '../state/useContextMeter';
 import type { PendingAttachments } from '../state/usePendingAttachments';
 import { AttachmentChip } from './AttachmentChip';
@@ -36,7 +36,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
   ref,
 ) {
   const [text, setText] = useState('');
-  const meter = useContextMeter(conversationId, contextKey, text);
+  const meter = useContextMeter(conversationId, contextKey, text, streaming);
   // The warning speaks of the text in the box, never of an older count.
   const counted = meter.measured?.draft === text ? meter.measured.use : null;
   const input = useRef<HTMLTextAreaElement>(null);
@@ -69,9 +69,11 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
   /** `anyway`: sent even where the engine must leave the oldest messages out. */
   const send = async (anyway = false) => {
     if (!canSend) return;
-    // Checked before sending, with a fresh count when typing has outrun the meter: a draft
-    // that does not fit stays in the box, and the warning says what can be done.
-    const use = counted ?? (await meter.measureNow(text));
+    // Checked before sending: a draft that does not fit stays in the box, and the warning says
+    // what can be done. When typing has outrun the meter, a fresh count is waited for only
+    // where the earlier one leaves doubt.
+    const earlier = meter.measured?.use;
+    const use = counted ?? (earlier && surelyFits(earlier, text) ? null : await meter.measureNow(text));
     const verdict = use ? contextVerdict(use) : 'fits';
     if (verdict === 'too-long' || (verdict === 'drops-turns' && !anyway)) return;
     const sentText = text;

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { contextUse, installBackend, message, view } from '../test/fixtures';
-import { holdStream, renderApp } from '../test/renderApp';
+import { holdStream, push, renderApp } from '../test/renderApp';
 import { callsOf, commands, invoke } from '../test/tauriMock';
 
 beforeEach(() => {
@@ -66,6 +66,39 @@ describe('context meter', () => {
     await screen.findByTestId('context-warning');
     expect(callsOf('send_message')).toHaveLength(0);
     expect(input().value).toBe(paste);
+  });
+
+  it('sends a short draft typed faster than the meter at once, without waiting for a count', async () => {
+    await renderApp();
+    await openFirstConversation();
+    await waitFor(() => expect(screen.getByTestId('context-meter').textContent).toBe('40 / 8,192 tokens'));
+    // A count that never answers: a send that waited for one would never go.
+    commands.set('measure_context', () => new Promise(() => undefined));
+    const counts = callsOf('measure_context').length;
+    const stream = holdStream('send_message');
+    fireEvent.change(input(), { target: { value: 'What is the capital of France?' } });
+    fireEvent.keyDown(input(), { key: 'Enter' });
+    await waitFor(() => expect(stream.args).toMatchObject({ conversation: 1, text: 'What is the capital of France?' }));
+    expect(callsOf('measure_context')).toHaveLength(counts);
+  });
+
+  it('counts nothing while a reply is written (the engine needs the CPU), then counts the chat again', async () => {
+    await renderApp();
+    await openFirstConversation();
+    await waitFor(() => expect(screen.getByTestId('context-meter').textContent).toBe('40 / 8,192 tokens'));
+    const stream = holdStream('send_message');
+    fireEvent.change(input(), { target: { value: 'Tell me more' } });
+    fireEvent.keyDown(input(), { key: 'Enter' });
+    const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
+    await push(stream, { kind: 'started', user: view(message(3, 'user', 'Tell me more', { parent_id: 2 })), reply });
+    const counts = callsOf('measure_context').length;
+    await act(() => new Promise((resolve) => setTimeout(resolve, 800)));
+    expect(callsOf('measure_context')).toHaveLength(counts);
+    // The last count stays shown meanwhile.
+    expect(screen.getByTestId('context-meter').textContent).toBe('40 / 8,192 tokens');
+    commands.set('measure_context', () => contextUse(60, 0));
+    await push(stream, { kind: 'done', reply: { ...reply, content: 'Sure.', status: 'complete' } });
+    await waitFor(() => expect(screen.getByTestId('context-meter').textContent).toBe('60 / 8,192 tokens'));
   });
 
   it('offers a new chat or leaving out old messages when the chat is too long for the draft', async () => {

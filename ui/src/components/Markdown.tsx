@@ -3,7 +3,7 @@
 // safe-protocol filter, links open only after a confirmation (ExternalLink.tsx), and the tree is
 // sanitised *before* KaTeX and highlight.js run, so only their own output (built from text)
 // adds classes and styles. Remote images are not loaded (a private app makes no requests).
-import { memo, type ComponentPropsWithoutRef } from 'react';
+import { memo, useEffect, useState, type ComponentPropsWithoutRef } from 'react';
 import ReactMarkdown, { type Components, type ExtraProps } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
 import remarkMath from 'remark-math';
@@ -128,3 +128,40 @@ export const Markdown = memo(function Markdown({ text, streaming = false }: { te
     </div>
   );
 });
+
+/** A reply with a bit of everything markdown draws: headings, emphasis, a link, code, math, a table, a list. */
+const WARM_UP_SAMPLE = [
+  '## Warm-up',
+  'Some *emphasis*, **strength**, `code`, [a link](https://example.com) and $e^{i\\pi} + 1 = 0$.',
+  '```python\ndef area(r: float) -> float:\n    return 3.14159 * r ** 2\n```',
+  '$$\\int_a^b f(x)\\,dx \\approx \\frac{b - a}{2}\\left(f(a) + f(b)\\right)$$',
+  '| rule | error |\n|---|---|\n| trapezoid | $O(h^2)$ |',
+  '1. one\n2. two\n\n- [x] done\n- [ ] to do\n\n> quoted',
+].join('\n\n');
+
+/**
+ * Draws a sample reply once, out of sight and out of reach, soon after launch, then removes it.
+ * The first markdown a window draws costs about 100 ms on a slow machine (the parsers'
+ * code compiled, highlight.js and KaTeX set up, their fonts loaded); without this, that lands
+ * between the first reply's first token and the screen, while the engine needs the CPU.
+ */
+export function MarkdownWarmUp() {
+  const [phase, setPhase] = useState<'waiting' | 'drawing' | 'done'>('waiting');
+  useEffect(() => {
+    if (phase === 'waiting') {
+      const timer = setTimeout(() => setPhase('drawing'), 300);
+      return () => clearTimeout(timer);
+    }
+    if (phase === 'drawing') {
+      // Kept for two frames: drawn and painted, fonts included.
+      let frame = requestAnimationFrame(() => (frame = requestAnimationFrame(() => setPhase('done'))));
+      return () => cancelAnimationFrame(frame);
+    }
+  }, [phase]);
+  if (phase !== 'drawing') return null;
+  return (
+    <div className="markdown-warm-up" aria-hidden="true" inert>
+      <Markdown text={WARM_UP_SAMPLE} streaming />
+    </div>
+  );
+}

@@ -69,13 +69,14 @@ function replaceMessage(views: MessageView[], message: Message): MessageView[] {
 }
 
 /** How often streamed text is drawn: each draw (render, layout, paint) takes the web process's
- * time, which on a small machine is the engine's. The wait is a few times what the last draw
- * took, so a fast machine draws about ten times a second, and software rendering (about 0.1 s a
- * draw under WebKitGTK on two cores) twice a second: bench/window.py measured 0.63x the
- * command line's streaming speed at five draws a second there, 1.04x at two. */
-const DRAW_COST_FACTOR = 5;
+ * time, which on a small machine is the engine's. The wait is nine times what the last draw
+ * took, so drawing takes at most a tenth of the time: a fast machine draws ten times a second,
+ * software rendering (0.1 to 0.2 s a draw under WebKitGTK on two cores, more for a long code
+ * block) about once a second. bench/window.py measured the 2,000-token reply at 0.58x the
+ * command line's streaming speed drawing twice a second there. */
+const DRAW_COST_FACTOR = 9;
 const MIN_DRAW_EVERY_MS = 100;
-const MAX_DRAW_EVERY_MS = 500;
+const MAX_DRAW_EVERY_MS = 1500;
 
 export function drawInterval(lastDrawMs: number): number {
   return Math.min(MAX_DRAW_EVERY_MS, Math.max(MIN_DRAW_EVERY_MS, lastDrawMs * DRAW_COST_FACTOR));
@@ -142,7 +143,8 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
       let pending = '';
       let scheduled = false;
       let drawnAt = 0;
-      let drawEvery = MAX_DRAW_EVERY_MS;
+      // Until the first draw has been timed.
+      let drawEvery = MIN_DRAW_EVERY_MS;
       const visible = () => currentRef.current === conversation;
 
       const flush = () => {
@@ -187,7 +189,9 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             break;
           case 'token':
             pending += event.text;
-            if (!scheduled) {
+            // The first text is drawn at once: it is what a person waits for after Enter.
+            if (drawnAt === 0) flush();
+            else if (!scheduled) {
               scheduled = true;
               const wait = drawnAt + drawEvery - Date.now();
               if (wait > 0) setTimeout(() => nextFrame(flush), wait);

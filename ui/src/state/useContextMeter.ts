@@ -22,9 +22,11 @@ export interface ContextMeter {
 
 /**
  * `key` names everything besides the draft that the count depends on (the conversation, its
- * last message, the model): a new key counts again.
+ * last message, the model): a new key counts again. While `paused` (a reply is being written,
+ * and counting would take CPU from it) nothing is counted and the last count stays shown; the
+ * count follows once the pause ends.
  */
-export function useContextMeter(conversation: ConversationId | null, key: string, draft: string): ContextMeter {
+export function useContextMeter(conversation: ConversationId | null, key: string, draft: string, paused = false): ContextMeter {
   const [measured, setMeasured] = useState<Measured | null>(null);
   // Answers can come back out of order: only the latest request's is kept.
   const latest = useRef(0);
@@ -45,9 +47,10 @@ export function useContextMeter(conversation: ConversationId | null, key: string
   );
 
   useEffect(() => {
+    if (paused) return;
     const timer = setTimeout(() => void measure(draft), MEASURE_DELAY_MS);
     return () => clearTimeout(timer);
-  }, [measure, draft]);
+  }, [measure, draft, paused]);
 
-  return { measured: measured?.key === key ? measured : null, measureNow: measure };
+  return { measured: paused || measured?.key === key ? measured : null, measureNow: measure };
 }
