@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use confab_engine::model::discover::{has_gguf_name, is_model_folder};
+
 /// A folder as the picker shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct FolderListing {
@@ -51,20 +53,17 @@ pub fn list(path: &Path) -> Result<FolderListing, String> {
         if name.starts_with('.') || !child.is_dir() {
             continue;
         }
-        let has_model = is_model_folder(&child) || holds_gguf(&child);
-        models_inside += usize::from(is_model_folder(&child));
+        let is_model = is_model_folder(&child);
+        models_inside += usize::from(is_model);
+        let has_model = is_model || holds_gguf(&child);
         folders.push(FolderEntry { name, path: child, has_model });
     }
     folders.sort_by_key(|f| f.name.to_lowercase());
     Ok(FolderListing { parent: path.parent().map(Path::to_path_buf), path, folders, models_inside })
 }
 
-fn is_model_folder(dir: &Path) -> bool {
-    dir.join("config.json").is_file()
-}
-
 fn is_gguf(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) && path.is_file()
+    has_gguf_name(path) && path.is_file()
 }
 
 fn holds_gguf(dir: &Path) -> bool {

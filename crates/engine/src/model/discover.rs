@@ -46,7 +46,7 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<ModelSummary>) {
     if depth > 5 {
         return;
     }
-    if dir.join("config.json").is_file() {
+    if is_model_folder(dir) {
         if let Some(summary) = summarize_folder(dir) {
             found.push(summary);
         }
@@ -58,10 +58,20 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<ModelSummary>) {
     for path in entries {
         if path.is_dir() {
             walk(&path, depth + 1, found);
-        } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
+        } else if has_gguf_name(&path) {
             found.extend(summarize_gguf(&path));
         }
     }
+}
+
+/// A model in the Hugging Face layout: a folder with its `config.json` at the top.
+pub fn is_model_folder(dir: &Path) -> bool {
+    dir.join("config.json").is_file()
+}
+
+/// A GGUF model file, as its name says.
+pub fn has_gguf_name(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
 }
 
 fn display_name(path: &Path) -> String {
