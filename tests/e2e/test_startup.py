@@ -20,8 +20,18 @@ class Startup(AppTestCase):
         self.assertTrue(sidebar.is_displayed())
         end = time.monotonic() + 300
         while time.monotonic() < end:
-            # One look at the page per poll (elements come and go as it loads).
+            # One look at the page per poll (elements come and go as it loads). The first look
+            # also starts a sampler in the page, so the bar's values are seen even when a
+            # WebDriver round trip (typing, clicking) takes longer than the load has left.
             state, bar, fraction, stage, body = app.js(
+                "if (!window.__loadFractions) {"
+                "  window.__loadFractions = [];"
+                "  const sample = () => {"
+                "    const p = document.querySelector('[data-testid=\"load-progress\"]');"
+                "    if (p && !window.__loadFractions.includes(p.value)) window.__loadFractions.push(p.value);"
+                "  };"
+                "  sample(); window.__loadSampler = setInterval(sample, 20);"
+                "}"
                 "const s = document.querySelector('[data-testid=\"model-status\"]');"
                 "const b = document.querySelector('[data-testid=\"load-progress\"]');"
                 "const t = document.querySelector('[data-testid=\"load-stage\"]');"
@@ -44,6 +54,7 @@ class Startup(AppTestCase):
                 break
             time.sleep(0.1)
         self.assertEqual(states[-1], "ready", f"model-status went {states}; {app.text(app.one('model-status'))}")
+        fractions.update(app.js("clearInterval(window.__loadSampler); return window.__loadFractions") or [])
         name = default_model_manifest()["name"]
         self.assertIn("SmolLM2", app.text(app.one("model-status")) + app.text(app.one("model-picker")),
                       f"model-status/model-picker should name {name}")
