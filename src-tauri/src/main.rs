@@ -25,6 +25,7 @@ mod state;
 mod sync;
 mod title;
 mod views;
+mod web_view_priority;
 
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -10,6 +10,7 @@ use confab_engine::AppPaths;
 use tauri::{AppHandle, Emitter};
 
 use crate::sync::lock;
+use crate::web_view_priority;
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct LoadedModel {
@@ -119,6 +120,9 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
         });
     };
     let result = engine.load(path, LoadOptions::default(), progress).and_then(|(id, info)| Ok((id, info, engine.token_counter(id)?)));
+    // The window exists by now: from here on it draws below the engine in priority, also
+    // the first message's own drawing, which overlaps its prompt's reading.
+    web_view_priority::lower();
     match result {
         Ok((id, info, counter)) => {
             let view = LoadedModel {

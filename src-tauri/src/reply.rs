@@ -20,6 +20,7 @@ use crate::settings::Settings;
 use crate::state::AppState;
 use crate::sync::lock;
 use crate::views::message_view;
+use crate::web_view_priority;
 
 pub use crate::reply_event::{Outcome, ReplyEvent, SAVE_EVERY};
 
@@ -204,6 +205,7 @@ async fn generate_local(
     reply: MessageId,
     channel: &Channel<ReplyEvent>,
 ) -> Outcome {
+    web_view_priority::lower();
     let worker_state = state.clone();
     let worker_channel = channel.clone();
     tauri::async_runtime::spawn_blocking(move || generate(&worker_state, &model, request, cancel, reply, &worker_channel))

@@ -1,0 +1,99 @@
+//! The window's web content runs below the engine in CPU priority.
+//!
+//! On Linux, WebKitGTK draws the window in its own processes (WebKitWebProcess), in software
+//! when there is no GPU, on the same cores the engine computes on. A reply being drawn then
+//! takes its CPU from the reply being generated: a tenth to a quarter of its speed on a
+//! two-core machine. With a higher nice value, the web process still gets every idle moment
+//! (the engine leaves many between its operations) but yields when both want a core. Lowering
+//! one's own children's priority needs no privilege; raising the engine's would.
+//!
+//! On macOS the window and the engine share nothing that needs this (Metal computes, the GPU
+//! draws), so it does nothing there.
+
+/// The nice value given to the web processes: a fraction of a core's share (≈1/10 of a
+/// nice-0 thread's weight under Linux's scheduler) when the engine keeps both cores busy.
+/// `CONFAB_WEB_VIEW_NICE` overrides it (0 leaves the priority alone, for comparing).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+const WEB_VIEW_NICE: i32 = 10;
+
+/// Lowers the CPU priority of every thread of this app's web processes (idempotent and cheap:
+/// one pass over /proc). Called once a model has loaded and again as each reply starts, so
+/// that threads the web view started since are caught too.
+pub fn lower() {
+    #[cfg(target_os = "linux")]
+    {
+        let nice = std::env::var("CONFAB_WEB_VIEW_NICE").ok().and_then(|v| v.parse().ok()).unwrap_or(WEB_VIEW_NICE);
+        if nice > 0 {
+            let lowered = linux::lower_children_named("WebKit", nice);
+            if lowered > 0 {
+                tracing::debug!(threads = lowered, nice, "web view threads lowered in CPU priority");
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::fs;
+
+    /// Sets `nice` on each thread of this process's children whose name starts with `prefix`,
+    /// where it is lower; returns how many threads it changed.
+    pub fn lower_children_named(prefix: &str, nice: i32) -> usize {
+        let parent = std::process::id();
+        let Ok(entries) = fs::read_dir("/proc") else { return 0 };
+        let children = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| parent_and_name(pid).is_some_and(|(ppid, name)| ppid == parent && name.starts_with(prefix)));
+        let mut lowered = 0;
+        for pid in children {
+            let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+            for tid in tasks.flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()) {
+                if lower_thread(tid, nice) {
+                    lowered += 1;
+                }
+            }
+        }
+        lowered
+    }
+
+    /// The parent pid and command name, from /proc/PID/stat ("pid (name) state ppid ...";
+    /// the name may hold spaces and parentheses, so it is read up to the last ')').
+    fn parent_and_name(pid: u32) -> Option<(u32, String)> {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+        let name = stat.get(open + 1..close)?.to_string();
+        let ppid = stat.get(close + 1..)?.split_whitespace().nth(1)?.parse().ok()?;
+        Some((ppid, name))
+    }
+
+    /// On Linux, PRIO_PROCESS with a thread id sets that one thread's nice value.
+    fn lower_thread(tid: u32, nice: i32) -> bool {
+        // SAFETY: getpriority/setpriority read and write a scheduling value; no memory is shared.
+        unsafe {
+            *libc::__errno_location() = 0;
+            let current = libc::getpriority(libc::PRIO_PROCESS, tid);
+            if *libc::__errno_location() != 0 || current >= nice {
+                return false;
+            }
+            libc::setpriority(libc::PRIO_PROCESS, tid, nice) == 0
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn lowers_each_child_of_that_name_once() {
+            let child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+            let (ppid, name) = parent_and_name(child.id()).unwrap();
+            assert_eq!((ppid, name.as_str()), (std::process::id(), "sleep"));
+            let mut child = child;
+            assert_eq!(lower_children_named("sleep", 5), 1, "the child's one thread is lowered");
+            assert_eq!(lower_children_named("sleep", 5), 0, "and only once");
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+}
