@@ -252,13 +252,16 @@ impl Downloads {
 
         let cancelled = lock(&self.entries).iter().any(|e| e.view.id == id && e.cancelled);
         if cancelled {
+            // The partial files go first: while the entry is listed, the picker hides its folder.
+            remove_partials(&source.cache_dir, &repo);
+            // Forgotten and saved in one step, so no one sees it gone while the list still has it.
             let view = {
                 let mut entries = lock(&self.entries);
-                entries.iter().position(|e| e.view.id == id).map(|i| entries.remove(i).view)
+                let view = entries.iter().position(|e| e.view.id == id).map(|i| entries.remove(i).view);
+                self.write_saved(&entries);
+                view
             };
-            self.save();
             if let Some(mut view) = view {
-                remove_partials(&source.cache_dir, &view.repo);
                 view.status = DownloadStatus::Cancelled;
                 (self.notify)(&view);
             }
@@ -305,8 +308,12 @@ impl Downloads {
 
     /// Writes the unfinished downloads (atomically: a crash leaves the old list or the new).
     fn save(&self) {
+        self.write_saved(&lock(&self.entries));
+    }
+
+    fn write_saved(&self, entries: &[Entry]) {
         let unfinished: Vec<Download> =
-            lock(&self.entries).iter().filter(|e| e.view.status != DownloadStatus::Done).map(|e| e.view.clone()).collect();
+            entries.iter().filter(|e| e.view.status != DownloadStatus::Done).map(|e| e.view.clone()).collect();
         let write = || -> std::io::Result<()> {
             let temporary = self.saved_at.with_extension("json.tmp");
             std::fs::write(&temporary, serde_json::to_vec_pretty(&unfinished)?)?;
@@ -408,6 +415,16 @@ mod tests {
         }
     }
 
+    /// Waits for the window to be told of a change: the manager's state changes first, then it
+    /// saves and sends the event.
+    fn wait_for_event(events: &Mutex<Vec<Download>>, what: impl Fn(&Download) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !lock(events).last().is_some_and(&what) {
+            assert!(Instant::now() < deadline, "waited a minute; the last event is {:?}", lock(events).last());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn partials(cache: &Path) -> Vec<PathBuf> {
         let blobs = RepoCache::new(cache, REPO).root.join("blobs");
         std::fs::read_dir(blobs).map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "incomplete")).collect()).unwrap_or_default()
@@ -423,6 +440,7 @@ mod tests {
         assert_eq!(started.status, DownloadStatus::Running);
         let done = wait_for(&downloads, REPO, |d| d.status != DownloadStatus::Running);
         assert_eq!(done.status, DownloadStatus::Done, "{:?}", done.error);
+        wait_for_event(&events, |e| e.status != DownloadStatus::Running);
         let model = done.model_path.clone().unwrap();
         assert!(model.join("config.json").is_file() && model.join(WEIGHTS).is_file());
         assert!(model.starts_with(RepoCache::new(&cache, REPO).root.join("snapshots")));
