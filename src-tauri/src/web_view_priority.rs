@@ -10,21 +10,23 @@
 //! On macOS the window and the engine share nothing that needs this (Metal computes, the GPU
 //! draws), so it does nothing there.
 
-/// The nice value given to the web processes: a fraction of a core's share (≈1/10 of a
-/// nice-0 thread's weight under Linux's scheduler) when the engine keeps both cores busy.
+/// The nice value given to the web processes and to this process's software-rendering
+/// threads: about a tenth of a nice-0 thread's weight under Linux's scheduler, when the engine
+/// keeps both cores busy.
 /// `CONFAB_WEB_VIEW_NICE` overrides it (0 leaves the priority alone, for comparing).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const WEB_VIEW_NICE: i32 = 10;
 
-/// Lowers the CPU priority of every thread of this app's web processes (idempotent and cheap:
-/// one pass over /proc). Called once a model has loaded and again as each reply starts, so
-/// that threads the web view started since are caught too.
+/// Lowers the CPU priority of every thread of this app's web processes, and of the threads
+/// that rasterize its frames here (idempotent and cheap: one pass over /proc). Called once a
+/// model has loaded and again as each reply starts, so that threads the web view started since
+/// are caught too.
 pub fn lower() {
     #[cfg(target_os = "linux")]
     {
         let nice = std::env::var("CONFAB_WEB_VIEW_NICE").ok().and_then(|v| v.parse().ok()).unwrap_or(WEB_VIEW_NICE);
         if nice > 0 {
-            let lowered = linux::lower_children_named("WebKit", nice);
+            let lowered = linux::lower_children_named("WebKit", nice) + linux::lower_own_threads_named("llvmpipe", nice);
             if lowered > 0 {
                 tracing::debug!(threads = lowered, nice, "web view threads lowered in CPU priority");
             }
@@ -55,6 +57,19 @@ mod linux {
             }
         }
         lowered
+    }
+
+    /// Sets `nice` on this process's own threads whose name starts with `prefix` (Mesa's
+    /// software rasterizer threads, which put the web view's frames on screen), where it is
+    /// lower; returns how many threads it changed.
+    pub fn lower_own_threads_named(prefix: &str, nice: i32) -> usize {
+        let Ok(tasks) = fs::read_dir("/proc/self/task") else { return 0 };
+        tasks
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|tid| fs::read_to_string(format!("/proc/self/task/{tid}/comm")).is_ok_and(|name| name.starts_with(prefix)))
+            .filter(|&tid| lower_thread(tid, nice))
+            .count()
     }
 
     /// The parent pid and command name, from /proc/PID/stat ("pid (name) state ppid ...";
@@ -94,6 +109,24 @@ mod linux {
             assert_eq!(lower_children_named("sleep", 5), 0, "and only once");
             child.kill().unwrap();
             child.wait().unwrap();
+        }
+
+        #[test]
+        fn lowers_own_threads_by_name_only() {
+            let (ready, started) = std::sync::mpsc::channel::<()>();
+            let (quit, wait) = std::sync::mpsc::channel::<()>();
+            let thread = std::thread::Builder::new()
+                .name("llvmpipe-test".into())
+                .spawn(move || {
+                    ready.send(()).unwrap();
+                    wait.recv().unwrap();
+                })
+                .unwrap();
+            started.recv().unwrap();
+            assert_eq!(lower_own_threads_named("llvmpipe-test", 5), 1);
+            assert_eq!(lower_own_threads_named("llvmpipe-test", 5), 0, "only once");
+            quit.send(()).unwrap();
+            thread.join().unwrap();
         }
     }
 }
