@@ -76,6 +76,7 @@ const check = () => {
 const observer = new MutationObserver(check);
 observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
 out.enter = performance.now();
+out.origin = performance.timeOrigin;
 composer.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', code: 'Enter', bubbles: true, cancelable: true}));
 """
 
@@ -136,6 +137,21 @@ def run_cli(cli: pathlib.Path, model: pathlib.Path, prompt: str, max_tokens: int
             "engine ttft": t["time_to_first_token_ms"], "engine tok/s": t["decode_tokens_per_s"]}
 
 
+# The engine's first line about a request (its prefix-cache lookup), in the app's log.
+REQUEST_LINE = re.compile(r"^(\S+)Z\s+INFO request\{id=(\d+)\}: confab_engine::runtime::generate: prefix cache", re.M)
+
+
+def engine_start_epoch_ms(log: str) -> float | None:
+    """When the engine took the app's first request (epoch ms, from the log's UTC timestamp)."""
+    import datetime
+
+    m = REQUEST_LINE.search(log)
+    if not m:
+        return None
+    stamp = datetime.datetime.fromisoformat(m.group(1)[:26]).replace(tzinfo=datetime.timezone.utc)
+    return stamp.timestamp() * 1000
+
+
 STATS = re.compile(r"(\d+) tokens(?: · ([\d.]+) tok/s)?(?: · ([\d.]+) (ms|s) to first token)? · (\d+) of")
 
 
@@ -154,6 +170,7 @@ def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int) ->
         cpu = cpu_seconds(web) - cpu_before
     finally:
         app.quit()
+        log = app.log_path.read_text(errors="replace") if app.log_path.exists() else ""
         shutil.rmtree(home, ignore_errors=True)
     m = STATS.search(seen["stats"])
     if not m:
@@ -161,6 +178,11 @@ def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int) ->
     tokens = int(m.group(1))
     engine_ttft = float(m.group(3)) * (1000 if m.group(4) == "s" else 1) if m.group(3) else None
     stream_s = (seen["last"] - seen["first"]) / 1000
+    # Where the window's time to first token goes: before the engine has the request (IPC, the
+    # store), the engine's own time, and from its first token to the text on screen.
+    started = engine_start_epoch_ms(log)
+    before_engine = started - (seen["origin"] + seen["enter"]) if started is not None else None
+    to_screen = (seen["first"] - seen["enter"]) - before_engine - engine_ttft if before_engine is not None and engine_ttft else None
     return {
         "ttft": seen["first"] - seen["enter"],
         "tok/s": (tokens - 1) / stream_s if tokens > 1 and stream_s > 0 else None,
@@ -170,6 +192,8 @@ def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int) ->
         "engine tok/s": float(m.group(2)) if m.group(2) else None,
         "web cpu %": 100 * cpu / max(0.001, (seen["last"] - seen["enter"]) / 1000),
         "renders": seen["changes"],
+        "before engine": before_engine,
+        "to screen": to_screen,
     }
 
 
@@ -212,14 +236,16 @@ def main() -> int:
             window_runs.append(run_window(harness, args.app, prompt, max_tokens))
             print(f"  {name} run {i + 1}: cli {cli_runs[-1]}\n  {' ' * len(name)}        window {window_runs[-1]}",
                   flush=True)
-        keys = ["ttft", "tok/s", "tokens", "cached", "engine ttft", "engine tok/s", "web cpu %", "renders"]
+        keys = ["ttft", "tok/s", "tokens", "cached", "engine ttft", "engine tok/s", "web cpu %", "renders",
+                "before engine", "to screen"]
         print(f"\n{name} prompt, max {max_tokens} tokens, medians of {runs} runs (ttft in ms)")
         print("  " + f"{'':>8}" + "".join(f"{k:>14}" for k in keys))
         for label, rs in (("cli", cli_runs), ("window", window_runs)):
             print("  " + f"{label:>8}" + "".join(f"{fmt(median(rs, k)):>14}" for k in keys))
         ttft = median(window_runs, "ttft") / median(cli_runs, "ttft")
-        speed = median(window_runs, "tok/s") / median(cli_runs, "tok/s")
-        print(f"  window/cli: first token {ttft:.2f}x the time, streaming {speed:.2f}x the speed\n", flush=True)
+        window_speed, cli_speed = median(window_runs, "tok/s"), median(cli_runs, "tok/s")
+        speed = f"{window_speed / cli_speed:.2f}x" if window_speed and cli_speed else "-"
+        print(f"  window/cli: first token {ttft:.2f}x the time, streaming {speed} the speed\n", flush=True)
     return 0
 
 
