@@ -200,12 +200,14 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
 async fn generate_local(
     state: &Arc<AppState>,
     model: Current,
-    request: Request,
+    mut request: Request,
     cancel: Arc<AtomicBool>,
     reply: MessageId,
     channel: &Channel<ReplyEvent>,
 ) -> Outcome {
     web_view_priority::lower();
+    // The window draws the first token at once, where it shares the engine's cores.
+    request.yield_after_first_token = true;
     let worker_state = state.clone();
     let worker_channel = channel.clone();
     tauri::async_runtime::spawn_blocking(move || generate(&worker_state, &model, request, cancel, reply, &worker_channel))

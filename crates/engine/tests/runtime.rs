@@ -36,6 +36,31 @@ fn plan_then_tokens_then_done_with_usage() {
 }
 
 #[test]
+fn yielding_after_the_first_token_leaves_the_cpu_and_the_same_tokens() {
+    let (engine, model) = tiny_llama();
+    let run = |yield_after_first_token: bool| {
+        let mut request = Request::new(model, Prompt::Tokens((3..43).collect()), greedy(4));
+        request.ignore_eos = true;
+        request.yield_after_first_token = yield_after_first_token;
+        let events: Vec<Event> = engine.generate(request).collect();
+        let tokens: Vec<u32> = events.iter().filter_map(|e| if let Event::Token { id, .. } = e { Some(*id) } else { None }).collect();
+        let Some(Event::Done { usage, timings, .. }) = events.last() else { panic!("last event is Done") };
+        // The engine's own clock from the first token to the end (no reader's delay in it).
+        let decode_s = (usage.generated - 1) as f64 / timings.decode_tokens_per_s;
+        (tokens, decode_s)
+    };
+    let (plain, _) = run(false);
+    let (yielded, decode_s) = run(true);
+    assert_eq!(plain, yielded);
+    // A lower bound only (the engine sleeps at least this long), so load cannot fail it. On a
+    // GPU device the engine does not yield.
+    if !confab_engine::device::default_is_gpu() {
+        let least = confab_engine::defaults::FIRST_TOKEN_YIELD_MS as f64 / 1e3;
+        assert!(decode_s >= least, "first token to the end took {decode_s} s, expected at least {least} s");
+    }
+}
+
+#[test]
 fn chunk_size_does_not_change_the_output() {
     let (engine, model) = tiny_llama();
     let run = |chunk: usize| -> Vec<u32> {

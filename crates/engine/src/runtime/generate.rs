@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, transforms, Array};
@@ -146,6 +146,8 @@ pub struct Row {
     generated: usize,
     max_tokens: usize,
     first_token_at: Option<Instant>,
+    /// How long to leave the cores to the caller after the first token (zero: not at all).
+    first_token_yield: Duration,
     unfed: Option<Unfed>,
     /// Why it stopped, once it has.
     pub stopped: Option<StopReason>,
@@ -261,6 +263,11 @@ pub fn admit(
         generated: 0,
         max_tokens: sampling.max_tokens as usize,
         first_token_at: None,
+        first_token_yield: if request.yield_after_first_token && !crate::device::default_is_gpu() {
+            Duration::from_millis(crate::defaults::FIRST_TOKEN_YIELD_MS)
+        } else {
+            Duration::ZERO
+        },
         unfed: None,
         stopped: None,
     })
@@ -329,7 +336,8 @@ impl Row {
 
     /// A chosen token: streamed, and checked against every reason to stop.
     fn accept(&mut self, model: &ReadyModel, token: u32) -> Result<()> {
-        if self.first_token_at.is_none() {
+        let first = self.first_token_at.is_none();
+        if first {
             self.first_token_at = Some(Instant::now());
             tracing::debug!(parent: &self.span, ms = millis(self.started), "first token");
         }
@@ -341,6 +349,9 @@ impl Row {
         self.generated += 1;
         let step = self.stops.push(&self.decoder.push(token)?);
         let listening = self.events.send(Event::Token { id: token, text: step.text }).is_ok();
+        if first && listening && !self.first_token_yield.is_zero() {
+            std::thread::sleep(self.first_token_yield);
+        }
         self.stopped = if !listening {
             // Nobody reads its events any more (the caller dropped its `Generation`).
             Some(StopReason::Cancelled)

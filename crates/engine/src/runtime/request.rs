@@ -38,6 +38,11 @@ pub struct Request {
     pub reuse_prefix: bool,
     /// What to do when the prompt is longer than the context (default: refuse).
     pub context_policy: ContextPolicy,
+    /// The caller shows the reply on the cores the engine computes on (the app's window on a
+    /// CPU machine): after the first token the engine leaves them to it for a moment
+    /// (`defaults::FIRST_TOKEN_YIELD_MS`), so the first token is drawn at once instead of
+    /// between decode steps. Nothing changes where the engine computes on a GPU.
+    pub yield_after_first_token: bool,
 }
 
 /// What to do with a prompt longer than the model's context.
@@ -71,6 +76,7 @@ impl Request {
             ignore_eos: false,
             reuse_prefix: true,
             context_policy: ContextPolicy::default(),
+            yield_after_first_token: false,
         }
     }
 }
