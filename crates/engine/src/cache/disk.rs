@@ -10,7 +10,7 @@ use mlx_rs::Array;
 use crate::cache::entries::{EntryDir, Seal};
 use crate::cache::key::{resume_point, PrefixKey};
 use crate::model::format::Fingerprint;
-use crate::state::{Checkpoint, LayerState, SequenceState, StateKind};
+use crate::state::{Checkpoint, LayerState, PositionShift, SequenceState, StateKind};
 
 /// 2: per-layer state kinds and checkpoints (version 1 held keys and values only).
 /// 3: CRC-32 checksums (2's FNV-1a went a byte at a time, one dependent multiply per byte).
@@ -24,6 +24,9 @@ struct Manifest {
     kinds: Vec<StateKind>,
     /// Each checkpoint's position and the layers it holds.
     checkpoints: Vec<SavedCheckpoint>,
+    /// Where the sequence's positions run ahead of its indices (absent: nowhere).
+    #[serde(default)]
+    position_shifts: Vec<PositionShift>,
     #[serde(flatten)]
     seal: Seal,
 }
@@ -103,7 +106,7 @@ impl DiskTier {
                 let held = layers_from(&manifest.kinds, &format!("checkpoint.{c}.layer"), saved.layers.clone(), &mut arrays, saved.len)?;
                 checkpoints.push(Checkpoint { len: saved.len, layers: saved.layers.iter().copied().zip(held).collect() });
             }
-            Ok((SequenceState { layers }, checkpoints))
+            Ok((SequenceState::from_parts(layers, manifest.position_shifts.clone()), checkpoints))
         })
     }
 
@@ -131,7 +134,15 @@ impl DiskTier {
         }
         let refs: Vec<(String, &Array)> = arrays.iter().map(|(n, a)| (n.clone(), a)).collect();
         let kinds = state.kinds();
-        self.entries.store(&id, &refs, |seal| Manifest { format_version: FORMAT_VERSION, key: key.clone(), kinds, checkpoints: saved, seal });
+        let position_shifts = state.position_shifts.clone();
+        self.entries.store(&id, &refs, |seal| Manifest {
+            format_version: FORMAT_VERSION,
+            key: key.clone(),
+            kinds,
+            checkpoints: saved,
+            position_shifts,
+            seal,
+        });
     }
 }
 
