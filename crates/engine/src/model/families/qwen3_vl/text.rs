@@ -1,0 +1,268 @@
+//! The text model: Qwen 3's dense decoder (per-head q/k norms, gated MLP) with multimodal RoPE
+//! and deepstack.
+//!
+//! Multimodal RoPE: each token has a position on three axes (time, height, width). Text tokens
+//! have the same one on all three; an image's tokens take their grid coordinates (see
+//! `processor::token_positions`). Of the head's `head_dim / 2` frequencies, every third from
+//! 1 (below 3 × the height section) follows height, every third from 2 (below 3 × the width
+//! section) follows width, the rest time, as transformers 5 interleaves them. Positions come
+//! from `EmbeddingsInput::positions` in a prompt with images; elsewhere (text, decode) token i
+//! sits at i plus the state's position shift, which a prompt with images leaves behind (its
+//! last position + 1 − its length: the rope delta).
+//!
+//! Deepstack: the tower's extra rows (`EmbeddingsInput::layer_additions`) are added to the
+//! hidden states after the first decoder layers.
+
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{ops, Array, Dtype};
+use serde_json::Value;
+
+use crate::error::{EngineError, Result};
+use crate::model::config::TextConfig;
+use crate::model::layers::cpu_attention::{self, Causal};
+use crate::model::layers::{Embedding, FusedLinear, Linear, Mlp, RmsNorm};
+use crate::model::loader::LayerLoader;
+use crate::model::weights::Weights;
+use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
+use crate::state::{LayerState, SequenceState};
+
+use super::config::TextArgs;
+
+/// Tensors the text model does not read: the vision tower's (loaded by the encoder).
+const NOT_TEXT: &[&str] = &["model.visual.", "visual."];
+
+struct Attention {
+    qkv: FusedLinear,
+    o_proj: Linear,
+    q_norm: RmsNorm,
+    k_norm: RmsNorm,
+    heads: i32,
+    kv_heads: i32,
+    head_dim: i32,
+    scale: f32,
+}
+
+struct Block {
+    input_norm: RmsNorm,
+    attention: Attention,
+    post_attention_norm: RmsNorm,
+    mlp: Mlp,
+}
+
+pub struct Qwen3VlText {
+    config: TextConfig,
+    embed: Embedding,
+    blocks: Vec<Block>,
+    norm: RmsNorm,
+    lm_head: Option<Linear>,
+    /// Per frequency: which position axis (0 time, 1 height, 2 width) it follows.
+    axis_of_frequency: Vec<i32>,
+    /// [head_dim / 2] float32: θ^(-2j / head_dim), as transformers computes it.
+    inv_freq: Array,
+    image_token_id: u32,
+}
+
+pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
+    let source = w.source().to_path_buf();
+    let raw = raw.ok_or_else(|| EngineError::ModelFormat {
+        path: source.clone(),
+        reason: format!("{} loads from a Hugging Face folder (config.json and *.safetensors)", config.arch),
+    })?;
+    let args = TextArgs::from_json(raw, config.head_dim).map_err(|reason| EngineError::ModelFormat { path: source.clone(), reason })?;
+    w.drop_prefixed(NOT_TEXT);
+
+    let mut l = LayerLoader::new(w, config, opts, 0.0);
+    let mut blocks = Vec::with_capacity(config.num_layers);
+    for i in 0..config.num_layers {
+        let p = format!("model.layers.{i}");
+        let a = format!("{p}.self_attn");
+        let attention = Attention {
+            qkv: FusedLinear::new(vec![l.linear(&format!("{a}.q_proj"))?, l.linear(&format!("{a}.k_proj"))?, l.linear(&format!("{a}.v_proj"))?])?,
+            o_proj: l.linear(&format!("{a}.o_proj"))?,
+            q_norm: l.norm(&format!("{a}.q_norm.weight"))?,
+            k_norm: l.norm(&format!("{a}.k_norm.weight"))?,
+            heads: config.num_heads as i32,
+            kv_heads: config.num_kv_heads as i32,
+            head_dim: config.head_dim as i32,
+            scale: (config.head_dim as f32).powf(-0.5),
+        };
+        blocks.push(Block {
+            input_norm: l.norm(&format!("{p}.input_layernorm.weight"))?,
+            attention,
+            post_attention_norm: l.norm(&format!("{p}.post_attention_layernorm.weight"))?,
+            mlp: l.mlp(&p)?,
+        });
+    }
+    let embed = Embedding { table: l.linear("model.embed_tokens")? };
+    let norm = l.norm("model.norm.weight")?;
+    let lm_head = if config.tie_word_embeddings {
+        l.weights.take_optional("lm_head.weight");
+        None
+    } else {
+        Some(l.linear("lm_head")?)
+    };
+
+    let frequencies = config.head_dim / 2;
+    let [_, h, w] = args.mrope_section;
+    let axis_of_frequency = (0..frequencies)
+        .map(|j| match j % 3 {
+            1 if j < 3 * h => 1,
+            2 if j < 3 * w => 2,
+            _ => 0,
+        })
+        .collect();
+    let theta = config.rope.theta;
+    let inv_freq: Vec<f32> = (0..frequencies).map(|j| 1.0 / theta.powf((2 * j) as f32 / config.head_dim as f32)).collect();
+    let inv_freq = Array::from_slice(&inv_freq, &[frequencies as i32]);
+
+    Ok(Box::new(Qwen3VlText {
+        config: config.clone(),
+        embed,
+        blocks,
+        norm,
+        lm_head,
+        axis_of_frequency,
+        inv_freq,
+        image_token_id: args.image_token_id,
+    }))
+}
+
+/// cos and sin [L, head_dim] for positions [3, L].
+struct Rotation {
+    cos: Array,
+    sin: Array,
+}
+
+impl Qwen3VlText {
+    fn rotation(&self, positions: &Array) -> Result<Rotation> {
+        let axes = Array::from_slice(&self.axis_of_frequency, &[self.axis_of_frequency.len() as i32]);
+        // [frequencies, L]: each frequency's axis row, then × its inverse frequency.
+        let per_frequency = positions.as_dtype(Dtype::Float32)?.take_axis(&axes, 0)?;
+        let angles = ops::multiply(&per_frequency.transpose()?, &self.inv_freq)?;
+        let doubled = ops::concatenate(&[angles.clone(), angles], -1)?;
+        Ok(Rotation { cos: ops::cos(&doubled)?, sin: ops::sin(&doubled)? })
+    }
+
+    /// Positions [3, L] of `len` tokens after the state's `start`: text placement.
+    fn text_positions(start: i64, len: i32) -> Result<Array> {
+        let row = ops::add(&Array::from_iter(0..len, &[len]), Array::from_int(start as i32))?;
+        Ok(ops::broadcast_to(&row.expand_dims(0)?, &[3, len])?)
+    }
+
+    /// Hidden states [1, L, hidden] through the decoder; logits of the last position.
+    fn run(&self, mut h: Array, positions: Option<&Array>, additions: Option<&Array>, state: &mut SequenceState) -> Result<Array> {
+        if state.layers.len() != self.blocks.len() {
+            return Err(EngineError::Internal(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
+        }
+        let l = h.dim(1);
+        let start = state.len() as i64 + state.position_shift();
+        let own;
+        let positions = match positions {
+            Some(p) if p.shape() == [3, l] => p,
+            Some(p) => {
+                return Err(EngineError::Internal(format!("positions of shape {:?} for {l} tokens; multimodal RoPE needs [3, {l}]", p.shape())));
+            }
+            None => {
+                own = Self::text_positions(start, l)?;
+                &own
+            }
+        };
+        let rotation = self.rotation(positions)?;
+        let extra = additions.map(|a| a.dim(0) as usize).unwrap_or(0);
+        for (i, (block, layer)) in self.blocks.iter().zip(state.layers.iter_mut()).enumerate() {
+            let a = block.attention.forward(&block.input_norm.forward(&h)?, &rotation, layer)?;
+            h = ops::add(&h, &a)?;
+            let m = block.mlp.forward(&block.post_attention_norm.forward(&h)?)?;
+            h = ops::add(&h, &m)?;
+            if i < extra {
+                let rows = additions.expect("counted above").index(i as i32);
+                h = ops::add(&h, &rows.as_dtype(h.dtype())?)?;
+            }
+        }
+        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        match &self.lm_head {
+            Some(head) => head.forward_f32(&last),
+            None => self.embed.as_logits(&last),
+        }
+    }
+}
+
+impl Attention {
+    /// x [1, L, hidden] → [1, L, hidden]; the layer's keys and values grow by L.
+    fn forward(&self, x: &Array, rotation: &Rotation, state: &mut LayerState) -> Result<Array> {
+        let (b, l) = (x.dim(0), x.dim(1));
+        let (h, kvh, d) = (self.heads, self.kv_heads, self.head_dim);
+        let mut parts = self.qkv.forward(x)?.into_iter();
+        let (q, k, v) = (parts.next().expect("q_proj"), parts.next().expect("k_proj"), parts.next().expect("v_proj"));
+        let q = self.q_norm.forward(&q.reshape(&[b, l, h, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
+        let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
+        let v = v.reshape(&[b, l, kvh, d])?.transpose_axes(&[0, 2, 1, 3])?;
+        let (q, k) = (rotate(&q, rotation)?, rotate(&k, rotation)?);
+        let cache = state.keys_values_mut()?;
+        let offset = cache.len();
+        let (keys, values) = cache.append(k, v)?;
+        let out = cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset, window: None })?;
+        self.o_proj.forward(&out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?)
+    }
+
+    fn arrays(&self) -> Vec<&Array> {
+        let mut all = self.qkv.arrays();
+        all.extend(self.o_proj.arrays());
+        all.extend([self.q_norm.weight(), self.k_norm.weight()]);
+        all
+    }
+}
+
+/// x·cos + rotate_half(x)·sin, x [B, heads, L, head_dim] (rotate_half pairs channel i with
+/// i + head_dim/2, as transformers does).
+fn rotate(x: &Array, r: &Rotation) -> Result<Array> {
+    let half = x.dim(-1) / 2;
+    let mut halves = x.split_at_indices(&[half], -1)?.into_iter();
+    let (x1, x2) = (halves.next().expect("first half"), halves.next().expect("second half"));
+    let rotated = ops::concatenate(&[ops::negative(&x2)?, x1], -1)?;
+    let cos = r.cos.as_dtype(x.dtype())?;
+    let sin = r.sin.as_dtype(x.dtype())?;
+    Ok(ops::add(&ops::multiply(x, &cos)?, &ops::multiply(&rotated, &sin)?)?)
+}
+
+impl TextModel for Qwen3VlText {
+    fn config(&self) -> &TextConfig {
+        &self.config
+    }
+
+    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        // Placeholder ids typed as text read as the image token's own embedding, as in
+        // transformers (which only replaces them when pixels come with them).
+        let h = self.embed.forward(tokens)?;
+        self.run(h, None, None, state)
+    }
+
+    fn embed(&self, tokens: &Array) -> Result<Array> {
+        self.embed.forward(tokens)
+    }
+
+    fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
+        let logits = self.run(input.embeds.clone(), input.positions, input.layer_additions, state)?;
+        if let Some(positions) = input.positions {
+            // The next token goes one past the furthest position so far (transformers' rope delta).
+            let furthest = positions.max(None)?.try_item_cast::<i32>().map_err(|e| EngineError::Internal(format!("positions: {e}")))? as i64;
+            state.set_position_shift(furthest + 1 - state.len() as i64);
+        }
+        Ok(logits)
+    }
+
+    fn media_pad_id(&self) -> Option<u32> {
+        Some(self.image_token_id)
+    }
+
+    fn arrays(&self) -> Vec<&Array> {
+        let mut all: Vec<&Array> = self.embed.table.arrays();
+        for b in &self.blocks {
+            all.extend(b.attention.arrays().into_iter().chain(b.mlp.arrays()));
+            all.extend([b.input_norm.weight(), b.post_attention_norm.weight()]);
+        }
+        all.push(self.norm.weight());
+        all.extend(self.lm_head.iter().flat_map(Linear::arrays));
+        all
+    }
+}

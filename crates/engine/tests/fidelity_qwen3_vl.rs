@@ -1,0 +1,209 @@
+//! Qwen3-VL against transformers 5.24 (float32, eager) on the tiny random checkpoint of
+//! tests/reference/make_qwen3_vl.py (fixtures/tiny/qwen3_vl), the image path:
+//! - the processor: two PNGs of different aspect ratios (one shrunk to the pixel budget, one
+//!   with a side that rounds half to even) decode and preprocess to the reference's pixel
+//!   values (within 1e-6: the same bytes through the same float steps) and grids, and the chat
+//!   [user: image, image, text] gives its prompt ids and its multimodal RoPE positions (3 × T);
+//! - the vision tower on the reference's own pixel values: the merger's rows and both
+//!   deepstack features within 1e-4;
+//! - through the engine (load, generate with two image attachments, prefill in chunks of 16):
+//!   first-step logits within 1e-4 and the 16 greedy ids; again with the prefix cache off, so
+//!   the tower outputs come from the encoder cache (no tower run, same logits and ids); and a
+//!   second turn that reuses the first's cached prefix (images included, so its rope delta)
+//!   gives the ids the same prompt gives cold.
+
+mod common;
+
+use common::{fixture, floats, ids, json, max_diff};
+use confab_engine::cache::PrefixOptions;
+use confab_engine::media::{decode_image, MediaItem, MediaLimits};
+use confab_engine::model::families::qwen3_vl::config::{ImageProcessorConfig, VisionConfig};
+use confab_engine::model::families::qwen3_vl::processor::preprocess_image;
+use confab_engine::model::families::qwen3_vl::Qwen3VlEncoder;
+use confab_engine::model::LoadOptions;
+use confab_engine::runtime::media_prompt;
+use confab_engine::runtime::{EncoderUse, Engine, EngineOptions, Event, ModelId, Plan, Prompt, ReadyModel, Request};
+use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{Array, Dtype};
+use serde_json::Value;
+
+/// Pixel values: the same bytes (Pillow-exact resize) through the same float64 → float32
+/// rescale and float32 normalisation; only a last-bit difference could show.
+const PIXEL_TOLERANCE: f32 = 1e-6;
+/// float32 on both sides; what differs is summation order (towers: |x| up to about 10).
+const TOWER_TOLERANCE: f32 = 1e-4;
+const LOGIT_TOLERANCE: f32 = 1e-4;
+
+fn dir() -> std::path::PathBuf {
+    fixture("qwen3_vl")
+}
+
+fn reference() -> Value {
+    json(&dir().join("reference.json"))
+}
+
+fn messages(reference: &Value) -> Vec<ChatMessage> {
+    let question = reference["messages"][0]["content"][2]["text"].as_str().unwrap();
+    let images = reference["images"].as_array().unwrap().iter().map(|p| MediaItem::image(dir().join(p.as_str().unwrap())));
+    vec![ChatMessage::user(question).with_media(images)]
+}
+
+fn npy(name: &str) -> Array {
+    Array::load_numpy(dir().join(name)).unwrap()
+}
+
+fn to_vec(a: &Array) -> Vec<f32> {
+    a.as_dtype(Dtype::Float32).unwrap().as_slice::<f32>().to_vec()
+}
+
+#[test]
+fn processor_gives_the_reference_pixels_grids_prompt_and_positions() {
+    let reference = reference();
+    let path = dir().join("config.json");
+    let config: Value = json(&path);
+    let vision = VisionConfig::from_json(&config, &path).unwrap().unwrap();
+    let settings = ImageProcessorConfig::from_folder(&dir()).unwrap().resolve(&vision, &path).unwrap();
+
+    let mut pixels = Vec::new();
+    let mut grids = Vec::new();
+    for file in reference["images"].as_array().unwrap() {
+        let image = decode_image(&dir().join(file.as_str().unwrap()), &MediaLimits::default()).unwrap();
+        let patches = preprocess_image(&image, &settings).unwrap();
+        grids.push(patches.grid.iter().map(|&g| g as u64).collect::<Vec<_>>());
+        pixels.extend(patches.values);
+    }
+    let want: Vec<Vec<u64>> = serde_json::from_value(reference["image_grid_thw"].clone()).unwrap();
+    assert_eq!(grids, want, "image grids");
+    let diff = max_diff(&pixels, &to_vec(&npy("pixel_values.npy")));
+    eprintln!("qwen3_vl pixel values: max abs diff {diff:e}");
+    assert!(diff <= PIXEL_TOLERANCE, "pixel values differ by up to {diff}");
+
+    let model = ReadyModel::load(&dir(), &LoadOptions::default(), &mut |_| {}).unwrap();
+    assert!(model.info.vision && !model.info.audio);
+    let prompt = media_prompt::build(&model, &messages(&reference), &MediaLimits::default()).unwrap();
+    assert_eq!(prompt.ids, ids(&reference["input_ids"]), "prompt ids");
+    let spans: Vec<usize> = prompt.items.iter().map(|i| i.span.len).collect();
+    assert_eq!(spans, ids(&reference["image_tokens"]).iter().map(|&n| n as usize).collect::<Vec<_>>(), "soft tokens per image");
+    let positions = prompt.positions.expect("multimodal RoPE positions");
+    let want: Vec<Vec<i32>> = serde_json::from_value(reference["position_ids"].clone()).unwrap();
+    assert_eq!(positions.axes, 3);
+    assert_eq!(positions.values, want.concat(), "position ids (time, height, width)");
+    let furthest = *positions.values.iter().max().unwrap() as i64;
+    assert_eq!(furthest + 1 - prompt.ids.len() as i64, reference["rope_delta"].as_i64().unwrap(), "rope delta");
+}
+
+#[test]
+fn vision_tower_gives_the_reference_rows_and_deepstack_features() {
+    let reference = reference();
+    let encoder = Qwen3VlEncoder::load(&dir(), Dtype::Float32).unwrap().expect("a vision tower");
+    let pixels = npy("pixel_values.npy");
+    let patch_dim = pixels.dim(1) as usize;
+    let grids: Vec<[usize; 3]> = serde_json::from_value(reference["image_grid_thw"].clone()).unwrap();
+    let (mut start, mut outputs) = (0i32, Vec::new());
+    for grid in &grids {
+        let n = grid.iter().product::<usize>() as i32;
+        let patches = to_vec(&pixels.index(start..start + n));
+        outputs.push(encoder.encode(&patches, *grid, patch_dim).unwrap());
+        start += n;
+    }
+    let files = &reference["files"];
+    let streams = ["image_embeds".to_string(), "deepstack_0".into(), "deepstack_1".into()];
+    for (k, name) in streams.iter().enumerate() {
+        let got: Vec<f32> = outputs.iter().flat_map(|o| to_vec(&o.index(k as i32))).collect();
+        let want = to_vec(&npy(files[name.as_str()].as_str().unwrap()));
+        let diff = max_diff(&got, &want);
+        eprintln!("qwen3_vl tower {name}: max abs diff {diff:e}");
+        assert!(diff < TOWER_TOLERANCE, "{name} differs by up to {diff}");
+    }
+}
+
+struct Outcome {
+    plan: Plan,
+    ids: Vec<u32>,
+    text: String,
+    first_logits: Vec<f32>,
+}
+
+fn ask(engine: &Engine, model: ModelId, messages: Vec<ChatMessage>, steps: u32) -> Outcome {
+    let logits_file = tempfile::NamedTempFile::new().unwrap();
+    let mut sampling = SamplingParams::greedy();
+    sampling.max_tokens = steps;
+    let mut request = Request::new(model, Prompt::Chat(messages), sampling);
+    request.ignore_eos = true;
+    request.chunk_size = 16;
+    request.logits_path = Some(logits_file.path().to_path_buf());
+    let (mut plan, mut ids, mut text) = (None, vec![], String::new());
+    for event in engine.generate(request) {
+        match event {
+            Event::Plan(p) => plan = Some(p),
+            Event::Token { id, text: t } => {
+                ids.push(id);
+                text.push_str(&t);
+            }
+            Event::Text(t) => text.push_str(&t),
+            Event::Error(e) => panic!("{e}"),
+            Event::Done { .. } => {}
+        }
+    }
+    let first_logits = confab_engine::npy::read_f32(logits_file.path()).unwrap();
+    Outcome { plan: plan.expect("a plan comes first"), ids, text, first_logits }
+}
+
+fn sources(plan: &Plan) -> Vec<EncoderUse> {
+    plan.media.iter().map(|m| m.encoder).collect()
+}
+
+fn check(out: &Outcome, reference: &Value, tag: &str) {
+    let diff = max_diff(&out.first_logits, &floats(&reference["first_logits"]));
+    eprintln!("qwen3_vl {tag}: first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "{tag}: first-step logits differ by up to {diff}");
+    assert_eq!(out.ids, ids(&reference["greedy_ids"]), "{tag}: greedy ids");
+}
+
+#[test]
+fn two_images_through_the_engine_give_the_reference_logits_and_tokens_then_the_encoder_cache_serves_them() {
+    let reference = reference();
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    // The prefix cache off: a repeated prompt must take its tower outputs from the encoder cache.
+    let engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let (model, info) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    assert!(info.vision, "the tiny Qwen3-VL reads images");
+
+    let first = ask(&engine, model, messages(&reference), steps);
+    assert_eq!(first.plan.prompt_tokens, reference["input_ids"].as_array().unwrap().len());
+    assert_eq!(sources(&first.plan), [EncoderUse::Miss, EncoderUse::Miss]);
+    assert_eq!(first.plan.tower_runs, 2);
+    check(&first, &reference, "two images (towers run)");
+
+    let again = ask(&engine, model, messages(&reference), steps);
+    assert_eq!(sources(&again.plan), [EncoderUse::Memory, EncoderUse::Memory]);
+    assert_eq!(again.plan.tower_runs, 0, "the encoder cache serves both images");
+    check(&again, &reference, "two images (encoder cache hit)");
+}
+
+#[test]
+fn a_second_turn_resumes_past_the_images_with_their_rope_delta() {
+    let reference = reference();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let first = ask(&engine, model, messages(&reference), 8);
+    let mut turn = messages(&reference);
+    turn.push(ChatMessage::assistant(first.text.clone()));
+    turn.push(ChatMessage::user("And the colours?"));
+    let second = ask(&engine, model, turn.clone(), 8);
+    let images_end = first.plan.media[1].position + first.plan.media[1].soft_tokens;
+    assert!(second.plan.reused_tokens >= images_end, "reused {} tokens, the images end at {images_end}", second.plan.reused_tokens);
+    assert_eq!(sources(&second.plan), [EncoderUse::Prefix, EncoderUse::Prefix]);
+
+    // The same conversation cold: a fresh engine, nothing cached.
+    let cold_engine = Engine::start(EngineOptions::default()).unwrap();
+    let (cold_model, _) = cold_engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let cold = ask(&cold_engine, cold_model, turn, 8);
+    assert_eq!(cold.plan.reused_tokens, 0);
+    assert_eq!(second.ids, cold.ids, "resumed and cold second turns");
+    let diff = max_diff(&second.first_logits, &cold.first_logits);
+    eprintln!("qwen3_vl second turn: resumed vs cold first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "resumed second turn differs from cold by up to {diff}");
+}
