@@ -9,8 +9,12 @@
 //! - through the engine (load, generate with two image attachments, prefill in chunks of 16):
 //!   first-step logits within 1e-4 and the 16 greedy ids; again with the prefix cache off, so
 //!   the tower outputs come from the encoder cache (no tower run, same logits and ids); and a
-//!   second turn that reuses the first's cached prefix (images included, so its rope delta)
-//!   gives the ids the same prompt gives cold.
+//!   second turn that reuses the first's cached prefix (images included) gives the ids and
+//!   logits the same prompt gives cold, from memory and, after a restart, from the disk tier.
+//!   (A prompt with images carries every chunk's positions, so a resumed one re-derives its
+//!   rope delta; the delta kept with the state serves its decode steps and continuations
+//!   without positions: `cache/disk.rs` tests that it survives the disk.)
+//! - an image past the processor's 200:1 aspect ratio is a typed error naming the file.
 
 mod common;
 
@@ -206,4 +210,59 @@ fn a_second_turn_resumes_past_the_images_with_their_rope_delta() {
     let diff = max_diff(&second.first_logits, &cold.first_logits);
     eprintln!("qwen3_vl second turn: resumed vs cold first-step logits max abs diff {diff:e}");
     assert!(diff < LOGIT_TOLERANCE, "resumed second turn differs from cold by up to {diff}");
+}
+
+#[test]
+fn after_a_restart_the_prefix_cache_disk_tier_resumes_past_the_images() {
+    let reference = reference();
+    let cache = tempfile::tempdir().unwrap();
+    let options = || EngineOptions { prefix: PrefixOptions { dir: Some(cache.path().to_path_buf()), ..Default::default() }, ..Default::default() };
+    let mut turn = messages(&reference);
+    {
+        let engine = Engine::start(options()).unwrap();
+        let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+        let first = ask(&engine, model, messages(&reference), 8);
+        turn.push(ChatMessage::assistant(first.text));
+        turn.push(ChatMessage::user("And the colours?"));
+        // Dropping the engine writes its cached conversations to disk.
+    }
+    let engine = Engine::start(options()).unwrap();
+    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let resumed = ask(&engine, model, turn.clone(), 8);
+    assert_eq!(resumed.plan.reuse_source, "disk", "the restarted engine reads the first turn from disk");
+    assert_eq!(sources(&resumed.plan), [EncoderUse::Prefix, EncoderUse::Prefix]);
+
+    let cold_engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let (cold_model, _) = cold_engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let cold = ask(&cold_engine, cold_model, turn, 8);
+    assert_eq!(resumed.ids, cold.ids, "resumed from disk and cold second turns");
+    let diff = max_diff(&resumed.first_logits, &cold.first_logits);
+    eprintln!("qwen3_vl second turn from disk: resumed vs cold first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "resumed-from-disk second turn differs from cold by up to {diff}");
+}
+
+#[test]
+fn an_image_past_the_processors_aspect_ratio_is_a_typed_error_and_the_model_still_answers() {
+    let reference = reference();
+    let folder = tempfile::tempdir().unwrap();
+    let sliver = folder.path().join("sliver.png");
+    confab_engine::media::RgbImage::from_pixel(402, 2, image::Rgb([200, 10, 10])).save(&sliver).unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let mut sampling = SamplingParams::greedy();
+    sampling.max_tokens = 4;
+    let request = Request::new(model, Prompt::Chat(vec![ChatMessage::user("What is this?").with_media([MediaItem::image(&sliver)])]), sampling);
+    let error = engine.generate(request).find_map(|e| match e {
+        Event::Error(e) => Some(e),
+        _ => None,
+    });
+    match error {
+        Some(confab_engine::EngineError::Media { file, problem: confab_engine::MediaProblem::Unsuitable { detail } }) => {
+            assert_eq!(file, "sliver.png");
+            assert!(detail.contains("200:1"), "{detail}");
+        }
+        other => panic!("expected an unsuitable-image error naming the file, got {other:?}"),
+    }
+    let after = ask(&engine, model, messages(&reference), reference["steps"].as_u64().unwrap() as u32);
+    check(&after, &reference, "two images after a refused one");
 }

@@ -162,3 +162,24 @@ fn layers_from(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_shifts_survive_the_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tier = DiskTier::open(dir.path().to_path_buf(), 1 << 20);
+        let mut state = SequenceState::new(&[StateKind::KeysValues]);
+        let zeros = || mlx_rs::ops::zeros::<f32>(&[1, 1, 3, 16]).unwrap();
+        state.layers[0].keys_values_mut().unwrap().append(zeros(), zeros()).unwrap();
+        state.set_position_shift(-5);
+        let key = PrefixKey { fingerprint: "model".into(), tokens: vec![1, 2, 3], media: vec![] };
+        tier.store(&key, &state, &[]);
+        let found = tier.best_match(&key, &|k| k.tokens.len()).expect("the stored entry");
+        let (loaded, _) = tier.load(&found.id, "model").expect("it loads back");
+        assert_eq!(loaded.position_shifts, [PositionShift { from: 3, shift: -5 }]);
+        assert_eq!(loaded.position_shift(), -5);
+    }
+}

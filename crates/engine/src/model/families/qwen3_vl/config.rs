@@ -129,7 +129,7 @@ impl VisionConfig {
         let Some(v) = root.get("vision_config").filter(|v| v.is_object()) else { return Ok(None) };
         let bad = |reason: String| EngineError::ModelFormat { path: path.into(), reason };
         let c: Self = serde_json::from_value(v.clone()).map_err(|e| bad(format!("vision_config: {e}")))?;
-        if c.num_heads == 0 || c.hidden_size % c.num_heads != 0 || c.head_dim() % 4 != 0 {
+        if c.num_heads == 0 || !c.hidden_size.is_multiple_of(c.num_heads) || !c.head_dim().is_multiple_of(4) {
             return Err(bad(format!("vision_config: hidden_size {} does not split into {} heads of a multiple of 4", c.hidden_size, c.num_heads)));
         }
         if c.grid_side() * c.grid_side() != c.num_position_embeddings || c.num_position_embeddings == 0 {
@@ -263,7 +263,7 @@ impl ImageProcessorConfig {
         if s.min_pixels > s.max_pixels || s.max_pixels == 0 {
             return Err(bad(format!("the pixel budget {}..{} is empty", s.min_pixels, s.max_pixels)));
         }
-        if s.image_std.iter().any(|&x| x == 0.0) {
+        if s.image_std.contains(&0.0) {
             return Err(bad("image_std has a zero".into()));
         }
         Ok(s)

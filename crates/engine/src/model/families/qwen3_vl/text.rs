@@ -145,7 +145,7 @@ impl Qwen3VlText {
 
     /// Positions [3, L] of `len` tokens after the state's `start`: text placement.
     fn text_positions(start: i64, len: i32) -> Result<Array> {
-        let row = ops::add(&Array::from_iter(0..len, &[len]), Array::from_int(start as i32))?;
+        let row = ops::add(Array::from_iter(0..len, &[len]), Array::from_int(start as i32))?;
         Ok(ops::broadcast_to(&row.expand_dims(0)?, &[3, len])?)
     }
 
