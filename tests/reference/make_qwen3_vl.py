@@ -210,9 +210,11 @@ def save_npy(folder: str, name: str, array) -> str:
     return name
 
 
-def main() -> None:
-    from transformers import Qwen3VLForConditionalGeneration, __version__ as tf_version
+def build(out: str, name: str, cfg, cls, seed: int) -> None:
+    """The folder `out` for model class `cls` with config `cfg`, and its references."""
+    from transformers import __version__ as tf_version
 
+    OUT = out
     if os.path.exists(OUT):
         shutil.rmtree(OUT)
     os.makedirs(OUT)
@@ -223,11 +225,10 @@ def main() -> None:
     inputs = processor(text=[text], images=images, return_tensors="pt")
     print("processor outputs:", {k: tuple(v.shape) for k, v in inputs.items()})
 
-    cfg = config()
     for attempt in range(40):
-        torch.manual_seed(SEED + attempt)
-        model = Qwen3VLForConditionalGeneration(cfg).to(torch.float32).eval()
-        randomize(model, SEED + attempt)
+        torch.manual_seed(seed + attempt)
+        model = cls(cfg).to(torch.float32).eval()
+        randomize(model, seed + attempt)
         model.config._attn_implementation = "eager"
         for sub in (model.model.visual.config, model.model.language_model.config):
             sub._attn_implementation = "eager"
@@ -240,15 +241,14 @@ def main() -> None:
     model.save_pretrained(OUT)
 
     # Reload as the engine will (from the folder, eager attention) and check the same outputs come back.
-    loaded = Qwen3VLForConditionalGeneration.from_pretrained(OUT, dtype=torch.float32,
-                                                             attn_implementation="eager").eval()
+    loaded = cls.from_pretrained(OUT, dtype=torch.float32, attn_implementation="eager").eval()
     first2, new2, _ = greedy(loaded, dict(inputs))
     assert new2 == new and np.array_equal(first2, first), "the reloaded folder computes something else"
 
     with torch.no_grad():
         vision = loaded.model.get_image_features(inputs["pixel_values"], inputs["image_grid_thw"])
         embeds = torch.cat(list(vision.pooler_output)).numpy()
-        deepstack = [torch.cat(list(f)).numpy() for f in vision.deepstack_features]
+        deepstack = [torch.cat(list(f)).numpy() for f in getattr(vision, "deepstack_features", None) or []]
         positions, delta = loaded.model.get_rope_index(inputs["input_ids"], inputs["mm_token_type_ids"],
                                                        image_grid_thw=inputs["image_grid_thw"])
     files = {"pixel_values": save_npy(OUT, "pixel_values.npy", inputs["pixel_values"].numpy()),
@@ -258,12 +258,12 @@ def main() -> None:
     ids = [int(x) for x in inputs["input_ids"][0]]
     assert ids.count(ID["<|image_pad|>"]) == embeds.shape[0]
     reference = {
-        "name": "qwen3_vl",
+        "name": name,
         "producer": f"transformers {tf_version}",
         "compute": (f"transformers {tf_version}, torch {torch.__version__} on the CPU, float32, "
-                    "Qwen3VLForConditionalGeneration(attn_implementation='eager'), forward passes with the "
+                    f"{cls.__name__}(attn_implementation='eager'), forward passes with the "
                     "model's cache (no generate()); processor Qwen3VLProcessor with Qwen2VLImageProcessorPil"),
-        "seed": SEED,
+        "seed": seed,
         "weights_attempt": attempt,
         "messages": CHAT,
         "text": text,
@@ -286,6 +286,12 @@ def main() -> None:
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(OUT) for f in fs)
     print(f"wrote {OUT} ({total / 1e3:.0f} kB): grids {reference['image_grid_thw']}, "
           f"{len(ids)} prompt tokens, rope delta {reference['rope_delta']}, greedy {new}, min gap {min(gaps):.3f}")
+
+
+def main() -> None:
+    from transformers import Qwen3VLForConditionalGeneration
+
+    build(OUT, "qwen3_vl", config(), Qwen3VLForConditionalGeneration, SEED)
 
 
 if __name__ == "__main__":

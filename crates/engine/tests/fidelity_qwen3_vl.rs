@@ -40,22 +40,36 @@ const PIXEL_TOLERANCE: f32 = 1e-6;
 const TOWER_TOLERANCE: f32 = 1e-4;
 const LOGIT_TOLERANCE: f32 = 1e-4;
 
+fn dir_of(name: &str) -> std::path::PathBuf {
+    fixture(name)
+}
+
 fn dir() -> std::path::PathBuf {
-    fixture("qwen3_vl")
+    dir_of("qwen3_vl")
 }
 
 fn reference() -> Value {
-    json(&dir().join("reference.json"))
+    reference_of("qwen3_vl")
 }
 
+fn reference_of(name: &str) -> Value {
+    json(&dir_of(name).join("reference.json"))
+}
+
+/// The reference's chat, with its images from the fixture named in `reference["name"]`.
 fn messages(reference: &Value) -> Vec<ChatMessage> {
+    let folder = dir_of(reference["name"].as_str().unwrap());
     let question = reference["messages"][0]["content"][2]["text"].as_str().unwrap();
-    let images = reference["images"].as_array().unwrap().iter().map(|p| MediaItem::image(dir().join(p.as_str().unwrap())));
+    let images = reference["images"].as_array().unwrap().iter().map(|p| MediaItem::image(folder.join(p.as_str().unwrap())));
     vec![ChatMessage::user(question).with_media(images)]
 }
 
-fn npy(name: &str) -> Array {
-    Array::load_numpy(dir().join(name)).unwrap()
+fn npy_of(name: &str, file: &str) -> Array {
+    Array::load_numpy(dir_of(name).join(file)).unwrap()
+}
+
+fn npy(file: &str) -> Array {
+    npy_of("qwen3_vl", file)
 }
 
 fn to_vec(a: &Array) -> Vec<f32> {
@@ -265,4 +279,71 @@ fn an_image_past_the_processors_aspect_ratio_is_a_typed_error_and_the_model_stil
     }
     let after = ask(&engine, model, messages(&reference), reference["steps"].as_u64().unwrap() as u32);
     check(&after, &reference, "two images after a refused one");
+}
+
+// ---- Qwen3.5 with a vision tower (fixtures/tiny/qwen3_5_vl, make_qwen3_5_vl.py): the same
+// tower without deepstack, on the hybrid text model (multimodal RoPE on the attention layers'
+// rotated channels, recurrent linear-attention layers resumed from checkpoints). ----
+
+#[test]
+fn qwen3_5_with_vision_gives_the_reference_prompt_tower_rows_logits_and_tokens() {
+    let name = "qwen3_5_vl";
+    let reference = reference_of(name);
+    let folder = dir_of(name);
+
+    let model = ReadyModel::load(&folder, &LoadOptions::default(), &mut |_| {}).unwrap();
+    assert!(model.info.vision, "the tiny Qwen3.5 reads images");
+    let prompt = media_prompt::build(&model, &messages(&reference), &MediaLimits::default()).unwrap();
+    assert_eq!(prompt.ids, ids(&reference["input_ids"]), "qwen3_5_vl prompt ids");
+    let want: Vec<Vec<i32>> = serde_json::from_value(reference["position_ids"].clone()).unwrap();
+    assert_eq!(prompt.positions.expect("positions").values, want.concat(), "qwen3_5_vl position ids");
+
+    let encoder = Qwen3VlEncoder::load(&folder, Dtype::Float32).unwrap().expect("a vision tower");
+    let pixels = npy_of(name, "pixel_values.npy");
+    let grids: Vec<[usize; 3]> = serde_json::from_value(reference["image_grid_thw"].clone()).unwrap();
+    let (mut start, mut rows) = (0i32, Vec::new());
+    for grid in &grids {
+        let n = grid.iter().product::<usize>() as i32;
+        let out = encoder.encode(&to_vec(&pixels.index(start..start + n)), *grid, pixels.dim(1) as usize).unwrap();
+        assert_eq!(out.dim(0), 1, "Qwen3.5's tower has no deepstack rows");
+        rows.extend(to_vec(&out.index(0)));
+        start += n;
+    }
+    let diff = max_diff(&rows, &to_vec(&npy_of(name, "image_embeds.npy")));
+    eprintln!("qwen3_5_vl tower rows: max abs diff {diff:e}");
+    assert!(diff < TOWER_TOLERANCE, "qwen3_5_vl tower rows differ by up to {diff}");
+
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let (id, _) = engine.load(&folder, LoadOptions::default(), |_| {}).unwrap();
+    let first = ask(&engine, id, messages(&reference), steps);
+    assert_eq!(first.plan.tower_runs, 2);
+    check(&first, &reference, "qwen3_5_vl two images (towers run)");
+    let again = ask(&engine, id, messages(&reference), steps);
+    assert_eq!((sources(&again.plan), again.plan.tower_runs), (vec![EncoderUse::Memory, EncoderUse::Memory], 0));
+    check(&again, &reference, "qwen3_5_vl two images (encoder cache hit)");
+}
+
+#[test]
+fn qwen3_5_with_vision_resumes_a_second_turn_past_the_images_from_a_checkpoint() {
+    let name = "qwen3_5_vl";
+    let reference = reference_of(name);
+    let folder = dir_of(name);
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (id, _) = engine.load(&folder, LoadOptions::default(), |_| {}).unwrap();
+    let first = ask(&engine, id, messages(&reference), 8);
+    let mut turn = messages(&reference);
+    turn.push(ChatMessage::assistant(first.text.clone()));
+    turn.push(ChatMessage::user("And the colours?"));
+    let second = ask(&engine, id, turn.clone(), 8);
+    let images_end = first.plan.media[1].position + first.plan.media[1].soft_tokens;
+    assert!(second.plan.reused_tokens >= images_end, "reused {} tokens, the images end at {images_end}", second.plan.reused_tokens);
+
+    let cold_engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let (cold_id, _) = cold_engine.load(&folder, LoadOptions::default(), |_| {}).unwrap();
+    let cold = ask(&cold_engine, cold_id, turn, 8);
+    assert_eq!(second.ids, cold.ids, "qwen3_5_vl resumed and cold second turns");
+    let diff = max_diff(&second.first_logits, &cold.first_logits);
+    eprintln!("qwen3_5_vl second turn: resumed vs cold first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "qwen3_5_vl resumed second turn differs from cold by up to {diff}");
 }

@@ -65,8 +65,10 @@ pub struct VisionConfig {
     pub out_hidden_size: usize,
     #[serde(default = "defaults::positions")]
     pub num_position_embeddings: usize,
-    #[serde(default = "defaults::deepstack")]
+    /// Qwen3-VL's default is [8, 16, 24]; Qwen3.5's tower (the same one) has no deepstack.
+    #[serde(default)]
     pub deepstack_visual_indexes: Vec<usize>,
+    pub model_type: Option<String>,
     pub rope_parameters: Option<Value>,
 }
 
@@ -104,9 +106,6 @@ mod defaults {
     pub fn positions() -> usize {
         2304
     }
-    pub fn deepstack() -> Vec<usize> {
-        vec![8, 16, 24]
-    }
 }
 
 impl VisionConfig {
@@ -128,7 +127,11 @@ impl VisionConfig {
     pub fn from_json(root: &Value, path: &Path) -> Result<Option<Self>> {
         let Some(v) = root.get("vision_config").filter(|v| v.is_object()) else { return Ok(None) };
         let bad = |reason: String| EngineError::ModelFormat { path: path.into(), reason };
-        let c: Self = serde_json::from_value(v.clone()).map_err(|e| bad(format!("vision_config: {e}")))?;
+        let mut c: Self = serde_json::from_value(v.clone()).map_err(|e| bad(format!("vision_config: {e}")))?;
+        let qwen3_vl = matches!(c.model_type.as_deref(), None | Some("qwen3_vl" | "qwen3_vl_vision" | "qwen3_vl_moe" | "qwen3_vl_moe_vision"));
+        if v.get("deepstack_visual_indexes").is_none() && qwen3_vl {
+            c.deepstack_visual_indexes = vec![8, 16, 24];
+        }
         if c.num_heads == 0 || !c.hidden_size.is_multiple_of(c.num_heads) || !c.head_dim().is_multiple_of(4) {
             return Err(bad(format!("vision_config: hidden_size {} does not split into {} heads of a multiple of 4", c.hidden_size, c.num_heads)));
         }

@@ -14,12 +14,13 @@
 //! hidden states after the first decoder layers.
 
 use mlx_rs::ops::indexing::IndexOp;
-use mlx_rs::{ops, Array, Dtype};
+use mlx_rs::{ops, Array};
 use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
 use crate::model::layers::cpu_attention::{self, Causal};
+use crate::model::layers::mrope::{MultiAxisRope, Rotation};
 use crate::model::layers::{Embedding, FusedLinear, Linear, Mlp, RmsNorm};
 use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
@@ -55,10 +56,7 @@ pub struct Qwen3VlText {
     blocks: Vec<Block>,
     norm: RmsNorm,
     lm_head: Option<Linear>,
-    /// Per frequency: which position axis (0 time, 1 height, 2 width) it follows.
-    axis_of_frequency: Vec<i32>,
-    /// [head_dim / 2] float32: θ^(-2j / head_dim), as transformers computes it.
-    inv_freq: Array,
+    rope: MultiAxisRope,
     image_token_id: u32,
 }
 
@@ -102,53 +100,18 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
         Some(l.linear("lm_head")?)
     };
 
-    let frequencies = config.head_dim / 2;
-    let [_, h, w] = args.mrope_section;
-    let axis_of_frequency = (0..frequencies)
-        .map(|j| match j % 3 {
-            1 if j < 3 * h => 1,
-            2 if j < 3 * w => 2,
-            _ => 0,
-        })
-        .collect();
-    let theta = config.rope.theta;
-    let inv_freq: Vec<f32> = (0..frequencies).map(|j| 1.0 / theta.powf((2 * j) as f32 / config.head_dim as f32)).collect();
-    let inv_freq = Array::from_slice(&inv_freq, &[frequencies as i32]);
-
     Ok(Box::new(Qwen3VlText {
         config: config.clone(),
         embed,
         blocks,
         norm,
         lm_head,
-        axis_of_frequency,
-        inv_freq,
+        rope: MultiAxisRope::new(config.head_dim, config.rope.theta, args.mrope_section),
         image_token_id: args.image_token_id,
     }))
 }
 
-/// cos and sin [L, head_dim] for positions [3, L].
-struct Rotation {
-    cos: Array,
-    sin: Array,
-}
-
 impl Qwen3VlText {
-    fn rotation(&self, positions: &Array) -> Result<Rotation> {
-        let axes = Array::from_slice(&self.axis_of_frequency, &[self.axis_of_frequency.len() as i32]);
-        // [frequencies, L]: each frequency's axis row, then × its inverse frequency.
-        let per_frequency = positions.as_dtype(Dtype::Float32)?.take_axis(&axes, 0)?;
-        let angles = ops::multiply(&per_frequency.transpose()?, &self.inv_freq)?;
-        let doubled = ops::concatenate(&[angles.clone(), angles], -1)?;
-        Ok(Rotation { cos: ops::cos(&doubled)?, sin: ops::sin(&doubled)? })
-    }
-
-    /// Positions [3, L] of `len` tokens after the state's `start`: text placement.
-    fn text_positions(start: i64, len: i32) -> Result<Array> {
-        let row = ops::add(Array::from_iter(0..len, &[len]), Array::from_int(start as i32))?;
-        Ok(ops::broadcast_to(&row.expand_dims(0)?, &[3, len])?)
-    }
-
     /// Hidden states [1, L, hidden] through the decoder; logits of the last position.
     fn run(&self, mut h: Array, positions: Option<&Array>, additions: Option<&Array>, state: &mut SequenceState) -> Result<Array> {
         if state.layers.len() != self.blocks.len() {
@@ -163,11 +126,11 @@ impl Qwen3VlText {
                 return Err(EngineError::Internal(format!("positions of shape {:?} for {l} tokens; multimodal RoPE needs [3, {l}]", p.shape())));
             }
             None => {
-                own = Self::text_positions(start, l)?;
+                own = MultiAxisRope::text_positions(start, l)?;
                 &own
             }
         };
-        let rotation = self.rotation(positions)?;
+        let rotation = self.rope.rotation(positions)?;
         let extra = additions.map(|a| a.dim(0) as usize).unwrap_or(0);
         for (i, (block, layer)) in self.blocks.iter().zip(state.layers.iter_mut()).enumerate() {
             let a = block.attention.forward(&block.input_norm.forward(&h)?, &rotation, layer)?;
@@ -197,7 +160,7 @@ impl Attention {
         let q = self.q_norm.forward(&q.reshape(&[b, l, h, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
         let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
         let v = v.reshape(&[b, l, kvh, d])?.transpose_axes(&[0, 2, 1, 3])?;
-        let (q, k) = (rotate(&q, rotation)?, rotate(&k, rotation)?);
+        let (q, k) = (rotation.apply(&q)?, rotation.apply(&k)?);
         let cache = state.keys_values_mut()?;
         let offset = cache.len();
         let (keys, values) = cache.append(k, v)?;
@@ -211,18 +174,6 @@ impl Attention {
         all.extend([self.q_norm.weight(), self.k_norm.weight()]);
         all
     }
-}
-
-/// x·cos + rotate_half(x)·sin, x [B, heads, L, head_dim] (rotate_half pairs channel i with
-/// i + head_dim/2, as transformers does).
-fn rotate(x: &Array, r: &Rotation) -> Result<Array> {
-    let half = x.dim(-1) / 2;
-    let mut halves = x.split_at_indices(&[half], -1)?.into_iter();
-    let (x1, x2) = (halves.next().expect("first half"), halves.next().expect("second half"));
-    let rotated = ops::concatenate(&[ops::negative(&x2)?, x1], -1)?;
-    let cos = r.cos.as_dtype(x.dtype())?;
-    let sin = r.sin.as_dtype(x.dtype())?;
-    Ok(ops::add(&ops::multiply(x, &cos)?, &ops::multiply(&rotated, &sin)?)?)
 }
 
 impl TextModel for Qwen3VlText {
