@@ -210,8 +210,9 @@ def save_npy(folder: str, name: str, array) -> str:
     return name
 
 
-def build(out: str, name: str, cfg, cls, seed: int) -> None:
-    """The folder `out` for model class `cls` with config `cfg`, and its references."""
+def build(out: str, name: str, cfg, cls, seed: int, after_save=None) -> None:
+    """The folder `out` for model class `cls` with config `cfg`, and its references; `after_save(folder)` may
+    rewrite the saved weights (the reload must then still compute the same outputs)."""
     from transformers import __version__ as tf_version
 
     OUT = out
@@ -239,6 +240,8 @@ def build(out: str, name: str, cfg, cls, seed: int) -> None:
     else:
         raise RuntimeError("no robust weights")
     model.save_pretrained(OUT)
+    if after_save:
+        after_save(OUT)
 
     # Reload as the engine will (from the folder, eager attention) and check the same outputs come back.
     loaded = cls.from_pretrained(OUT, dtype=torch.float32, attn_implementation="eager").eval()

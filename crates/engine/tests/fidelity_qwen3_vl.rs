@@ -347,3 +347,20 @@ fn qwen3_5_with_vision_resumes_a_second_turn_past_the_images_from_a_checkpoint()
     eprintln!("qwen3_5_vl second turn: resumed vs cold first-step logits max abs diff {diff:e}");
     assert!(diff < LOGIT_TOLERANCE, "qwen3_5_vl resumed second turn differs from cold by up to {diff}");
 }
+
+// ---- Qwen3-VL-MoE (fixtures/tiny/qwen3_vl_moe, make_qwen3_vl_moe.py): the same tower and
+// processor, routed experts in every text layer, stored fused in the released layout. ----
+
+#[test]
+fn qwen3_vl_moe_gives_the_reference_logits_and_tokens() {
+    let name = "qwen3_vl_moe";
+    let reference = reference_of(name);
+    let folder = dir_of(name);
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (id, info) = engine.load(&folder, LoadOptions::default(), |_| {}).unwrap();
+    assert!(info.vision);
+    let out = ask(&engine, id, messages(&reference), steps);
+    assert_eq!(out.plan.prompt_tokens, reference["input_ids"].as_array().unwrap().len());
+    check(&out, &reference, "qwen3_vl_moe two images");
+}

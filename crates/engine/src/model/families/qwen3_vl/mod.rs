@@ -1,4 +1,4 @@
-//! Qwen3-VL (`qwen3_vl`): Qwen 3's dense text model with multimodal RoPE and deepstack
+//! Qwen3-VL (`qwen3_vl`, and `qwen3_vl_moe` with routed experts): Qwen 3's text model with multimodal RoPE and deepstack
 //! (`text`), its vision tower (`vision`), the image processor and prompt expansion
 //! (`processor`), the config files (`config`) and the adapter that plugs the tower into the
 //! runtime (`encoder`). Images only for now; a video will be frames filling the temporal
@@ -24,7 +24,7 @@ pub use text::{build, Qwen3VlText};
 
 pub const FAMILY: Family = Family {
     // The text config's model type (a Qwen3-VL folder's top-level one is `qwen3_vl`).
-    model_types: &["qwen3_vl_text"],
+    model_types: &["qwen3_vl_text", "qwen3_vl_moe_text"],
     defaults: |_| ConfigDefaults { rope_theta: 5_000_000.0, ..ConfigDefaults::default() },
     build,
     encoder: Some(load_encoder),

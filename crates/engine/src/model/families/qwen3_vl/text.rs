@@ -1,5 +1,5 @@
-//! The text model: Qwen 3's dense decoder (per-head q/k norms, gated MLP) with multimodal RoPE
-//! and deepstack.
+//! The text model: Qwen 3's decoder (per-head q/k norms; a gated MLP, or for `qwen3_vl_moe`
+//! routed experts) with multimodal RoPE and deepstack.
 //!
 //! Multimodal RoPE: each token has a position on three axes (time, height, width). Text tokens
 //! have the same one on all three; an image's tokens take their grid coordinates (see
@@ -21,6 +21,7 @@ use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
 use crate::model::layers::cpu_attention::{self, Causal};
 use crate::model::layers::mrope::{MultiAxisRope, Rotation};
+use crate::model::layers::switch_glu::{route, ExpertWeights, SwitchGlu};
 use crate::model::layers::{Embedding, FusedLinear, Linear, Mlp, RmsNorm};
 use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
@@ -43,11 +44,100 @@ struct Attention {
     scale: f32,
 }
 
+/// `qwen3_vl_moe`: a softmax router picks the top-k experts (weights renormalised to sum to 1);
+/// no shared expert.
+struct SparseMoe {
+    router: Linear,
+    top_k: i32,
+    experts: SwitchGlu,
+}
+
+enum FeedForward {
+    Dense(Mlp),
+    Moe(Box<SparseMoe>),
+}
+
+impl FeedForward {
+    fn forward(&self, x: &Array) -> Result<Array> {
+        match self {
+            FeedForward::Dense(mlp) => mlp.forward(x),
+            FeedForward::Moe(moe) => {
+                let shape = x.shape().to_vec();
+                let flat = x.reshape(&[-1, shape[2]])?;
+                let (experts, weights) = route(&moe.router.forward(&flat)?, moe.top_k, true, x.dtype())?;
+                Ok(moe.experts.forward(&flat, &experts, &weights)?.reshape(&shape)?)
+            }
+        }
+    }
+
+    fn arrays(&self) -> Vec<&Array> {
+        match self {
+            FeedForward::Dense(mlp) => mlp.arrays(),
+            FeedForward::Moe(moe) => moe.router.arrays().into_iter().chain(moe.experts.arrays()).collect(),
+        }
+    }
+}
+
+/// The MoE keys of a `qwen3_vl_moe_text` config.
+#[derive(serde::Deserialize)]
+struct MoeKeys {
+    /// Released configs say `num_experts`; transformers 5 writes `num_local_experts`.
+    #[serde(alias = "num_local_experts")]
+    num_experts: usize,
+    num_experts_per_tok: usize,
+    moe_intermediate_size: usize,
+    #[serde(default = "one")]
+    decoder_sparse_step: usize,
+    #[serde(default)]
+    mlp_only_layers: Option<Vec<usize>>,
+}
+
+fn one() -> usize {
+    1
+}
+
+impl MoeKeys {
+    /// Whether layer `i` routes to experts, as transformers decides.
+    fn sparse(&self, i: usize) -> bool {
+        !self.mlp_only_layers.as_deref().unwrap_or_default().contains(&i) && self.num_experts > 0 && (i + 1).is_multiple_of(self.decoder_sparse_step.max(1))
+    }
+}
+
+/// `{p}.mlp.experts.gate_up_proj` and `down_proj`, fused, as released ([E, hidden, 2 × width]
+/// and [E, width, hidden]) or as transformers holds them ([E, 2 × width, hidden] and
+/// [E, hidden, width]); told apart by shape.
+fn load_experts(l: &mut LayerLoader, p: &str, keys: &MoeKeys) -> Result<SwitchGlu> {
+    let hidden = l.config.hidden_size as i32;
+    let width = keys.moe_intermediate_size as i32;
+    let experts = keys.num_experts as i32;
+    let corrupt = |l: &LayerLoader, name: &str, shape: &[i32]| EngineError::CorruptWeights {
+        path: l.weights.source().into(),
+        reason: format!("`{name}` has shape {shape:?}; {experts} experts of width {width} over hidden {hidden} need [{experts}, {hidden}, {}] or [{experts}, {}, {hidden}]", 2 * width, 2 * width),
+    };
+    let gate_up_name = format!("{p}.mlp.experts.gate_up_proj");
+    let gate_up = l.weights.take(&gate_up_name)?.as_dtype(l.dtype)?;
+    let gate_up = match gate_up.shape() {
+        [e, h, w] if *e == experts && *h == hidden && *w == 2 * width => gate_up.transpose_axes(&[0, 2, 1])?,
+        [e, w, h] if *e == experts && *h == hidden && *w == 2 * width => gate_up,
+        shape => return Err(corrupt(l, &gate_up_name, shape)),
+    };
+    let down_name = format!("{p}.mlp.experts.down_proj");
+    let down = l.weights.take(&down_name)?.as_dtype(l.dtype)?;
+    let down = match down.shape() {
+        [e, w, h] if *e == experts && *h == hidden && *w == width => down.transpose_axes(&[0, 2, 1])?,
+        [e, h, w] if *e == experts && *h == hidden && *w == width => down,
+        shape => return Err(corrupt(l, &down_name, shape)),
+    };
+    let mut halves = gate_up.split_equal(2, 1)?.into_iter();
+    let (gate, up) = (halves.next().expect("gate"), halves.next().expect("up"));
+    SwitchGlu::new(ExpertWeights::dense(gate)?, ExpertWeights::dense(up)?, ExpertWeights::dense(down)?, l.config.activation)
+}
+
 struct Block {
     input_norm: RmsNorm,
     attention: Attention,
     post_attention_norm: RmsNorm,
-    mlp: Mlp,
+    mlp: FeedForward,
 }
 
 pub struct Qwen3VlText {
@@ -69,6 +159,21 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
     let args = TextArgs::from_json(raw, config.head_dim).map_err(|reason| EngineError::ModelFormat { path: source.clone(), reason })?;
     w.drop_prefixed(NOT_TEXT);
 
+    let moe: Option<MoeKeys> = match config.arch.as_str() {
+        "qwen3_vl_moe_text" => {
+            let text = raw.get("text_config").filter(|t| t.is_object()).unwrap_or(raw);
+            let keys: MoeKeys = serde_json::from_value(text.clone())
+                .map_err(|e| EngineError::ModelFormat { path: source.clone(), reason: format!("text_config: {e}") })?;
+            if keys.num_experts_per_tok == 0 || keys.num_experts_per_tok > keys.num_experts {
+                return Err(EngineError::ModelFormat {
+                    path: source.clone(),
+                    reason: format!("num_experts_per_tok ({}) must be between 1 and num_experts ({})", keys.num_experts_per_tok, keys.num_experts),
+                });
+            }
+            Some(keys)
+        }
+        _ => None,
+    };
     let mut l = LayerLoader::new(w, config, opts, 0.0);
     let mut blocks = Vec::with_capacity(config.num_layers);
     for i in 0..config.num_layers {
@@ -88,7 +193,14 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
             input_norm: l.norm(&format!("{p}.input_layernorm.weight"))?,
             attention,
             post_attention_norm: l.norm(&format!("{p}.post_attention_layernorm.weight"))?,
-            mlp: l.mlp(&p)?,
+            mlp: match &moe {
+                Some(keys) if keys.sparse(i) => FeedForward::Moe(Box::new(SparseMoe {
+                    router: l.linear(&format!("{p}.mlp.gate"))?,
+                    top_k: keys.num_experts_per_tok as i32,
+                    experts: load_experts(&mut l, &p, keys)?,
+                })),
+                _ => FeedForward::Dense(l.mlp(&p)?),
+            },
         });
     }
     let embed = Embedding { table: l.linear("model.embed_tokens")? };
