@@ -364,3 +364,24 @@ fn qwen3_vl_moe_gives_the_reference_logits_and_tokens() {
     assert_eq!(out.plan.prompt_tokens, reference["input_ids"].as_array().unwrap().len());
     check(&out, &reference, "qwen3_vl_moe two images");
 }
+
+#[test]
+fn a_vision_config_whose_tower_is_named_otherwise_loads_as_text_only() {
+    // mlx-vlm's conversions call the tower `vision_tower.*` (channels-last), which is not read
+    // yet: the model must still load, without vision, as it did before towers were read.
+    for name in ["qwen3_5_vl", "qwen3_vl"] {
+        let folder = tempfile::tempdir().unwrap();
+        for entry in std::fs::read_dir(dir_of(name)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() && path.file_name().unwrap() != "model.safetensors" {
+                std::fs::copy(&path, folder.path().join(path.file_name().unwrap())).unwrap();
+            }
+        }
+        let tensors = Array::load_safetensors(dir_of(name).join("model.safetensors")).unwrap();
+        let renamed: Vec<(String, Array)> =
+            tensors.into_iter().map(|(k, v)| (k.replace("model.visual.", "vision_tower."), v)).collect();
+        Array::save_safetensors(renamed.iter().map(|(k, v)| (k.as_str(), v)), None, folder.path().join("model.safetensors")).unwrap();
+        let model = ReadyModel::load(folder.path(), &LoadOptions::default(), &mut |_| {}).unwrap();
+        assert!(!model.info.vision, "{name}: no tower read, no vision");
+    }
+}

@@ -25,11 +25,17 @@ pub struct Qwen3VlEncoder {
 
 impl Qwen3VlEncoder {
     /// The vision tower of the Qwen3-VL folder `dir`, computing in `dtype`; `None` when its
-    /// config.json has no `vision_config`.
+    /// config.json has no `vision_config` or its weights no `visual.*` tower.
     pub fn load(dir: &Path, dtype: Dtype) -> Result<Option<Self>> {
         let mut checkpoint = read_checkpoint(dir)?;
         let path = dir.join("config.json");
         let Some(vision) = VisionConfig::from_json(&checkpoint.config, &path)? else { return Ok(None) };
+        // Conversions that name the tower otherwise (mlx-vlm's `vision_tower.*`, channels-last
+        // convolutions) are not read yet: such a folder loads as text-only, as before.
+        if !checkpoint.weights.contains("visual.patch_embed.proj.weight") {
+            tracing::warn!(folder = %dir.display(), "vision_config without transformers' `visual.*` tower tensors; loading the text model only");
+            return Ok(None);
+        }
         let settings = ImageProcessorConfig::from_folder(dir)?.resolve(&vision, &dir.join("preprocessor_config.json"))?;
         let began = std::time::Instant::now();
         let tower = VisionTower::load(&mut TowerLoader { weights: &mut checkpoint.weights, dtype }, &vision)?;

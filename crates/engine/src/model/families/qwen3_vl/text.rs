@@ -30,8 +30,9 @@ use crate::state::{LayerState, SequenceState};
 
 use super::config::TextArgs;
 
-/// Tensors the text model does not read: the vision tower's (loaded by the encoder).
-const NOT_TEXT: &[&str] = &["model.visual.", "visual."];
+/// Tensors the text model does not read: the vision tower's (loaded by the encoder; mlx-vlm
+/// names it `vision_tower`).
+const NOT_TEXT: &[&str] = &["model.visual.", "visual.", "vision_tower.", "model.vision_tower."];
 
 struct Attention {
     qkv: FusedLinear,
