@@ -14,7 +14,10 @@
 //!   (A prompt with images carries every chunk's positions, so a resumed one re-derives its
 //!   rope delta; the delta kept with the state serves its decode steps and continuations
 //!   without positions: `cache/disk.rs` tests that it survives the disk.)
-//! - an image past the processor's 200:1 aspect ratio is a typed error naming the file.
+//! - an image past the processor's 200:1 aspect ratio is a typed error naming the file;
+//! - image requests decoded in one batch with a text-only one each give their own tokens;
+//! - Qwen3.5 with a vision tower and Qwen3-VL-MoE (below); a vision_config whose tower is named
+//!   otherwise loads text-only.
 
 mod common;
 
@@ -384,4 +387,46 @@ fn a_vision_config_whose_tower_is_named_otherwise_loads_as_text_only() {
         let model = ReadyModel::load(folder.path(), &LoadOptions::default(), &mut |_| {}).unwrap();
         assert!(!model.info.vision, "{name}: no tower read, no vision");
     }
+}
+
+#[test]
+fn image_requests_decoded_together_each_give_their_own_tokens() {
+    // Three requests at once (the prefix cache off, so each computes its prompt): the two-image
+    // chat twice, the second joining after the first's third token, and a text-only chat.
+    // Batched decode steps place each row at its own position (images shift them).
+    let reference = reference();
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let request = |messages: Vec<ChatMessage>| {
+        let mut sampling = SamplingParams::greedy();
+        sampling.max_tokens = steps;
+        let mut r = Request::new(model, Prompt::Chat(messages), sampling);
+        r.ignore_eos = true;
+        r.chunk_size = 16;
+        r
+    };
+    let text_only = || vec![ChatMessage::user("Describe a sunset over the sea in a few words.")];
+    let text_alone = ask(&engine, model, text_only(), steps).ids;
+    let tokens = |events: Vec<Event>| -> Vec<u32> {
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Token { id, .. } => Some(id),
+                Event::Error(e) => panic!("{e}"),
+                _ => None,
+            })
+            .collect()
+    };
+    let first = engine.generate(request(messages(&reference)));
+    let mut first_events = Vec::new();
+    while first_events.iter().filter(|e| matches!(e, Event::Token { .. })).count() < 3 {
+        first_events.push(first.next().expect("still running"));
+    }
+    let second = engine.generate(request(messages(&reference)));
+    let third = engine.generate(request(text_only()));
+    first_events.extend(first);
+    assert_eq!(tokens(first_events), ids(&reference["greedy_ids"]), "the first image request");
+    assert_eq!(tokens(second.collect()), ids(&reference["greedy_ids"]), "the second image request, joined mid-way");
+    assert_eq!(tokens(third.collect()), text_alone, "the text-only request beside them");
 }

@@ -266,10 +266,31 @@ impl Qwen3VlText {
 impl Attention {
     /// x [1, L, hidden] → [1, L, hidden]; the layer's keys and values grow by L.
     fn forward(&self, x: &Array, rotation: &Rotation, state: &mut LayerState) -> Result<Array> {
-        let (b, l) = (x.dim(0), x.dim(1));
-        let (h, kvh, d) = (self.heads, self.kv_heads, self.head_dim);
-        let mut parts = self.qkv.forward(x)?.into_iter();
+        let projected = self.qkv.forward(x)?;
+        let out = self.attend(projected, rotation, state)?;
+        self.o_proj.forward(&out)
+    }
+
+    /// Several sequences' decode step, x [B, 1, hidden]: the projections once for the batch,
+    /// the attention per row against its own keys and values and at its own position.
+    fn forward_rows(&self, x: &Array, rotations: &[Rotation], states: &mut [&mut LayerState]) -> Result<Array> {
+        let projected = self.qkv.forward(x)?;
+        let mut rows = Vec::with_capacity(states.len());
+        for (i, (state, rotation)) in states.iter_mut().zip(rotations).enumerate() {
+            let row = i as i32..i as i32 + 1;
+            let mine = projected.iter().map(|p| p.index((row.clone(), .., ..))).collect();
+            rows.push(self.attend(mine, rotation, state)?);
+        }
+        let out = if rows.len() == 1 { rows.pop().expect("one row") } else { ops::concatenate(&rows, 0)? };
+        self.o_proj.forward(&out)
+    }
+
+    /// q, k, v projections [b, L, ·] → the heads' output [b, L, heads × head_dim].
+    fn attend(&self, projected: Vec<Array>, rotation: &Rotation, state: &mut LayerState) -> Result<Array> {
+        let mut parts = projected.into_iter();
         let (q, k, v) = (parts.next().expect("q_proj"), parts.next().expect("k_proj"), parts.next().expect("v_proj"));
+        let (b, l) = (q.dim(0), q.dim(1));
+        let (h, kvh, d) = (self.heads, self.kv_heads, self.head_dim);
         let q = self.q_norm.forward(&q.reshape(&[b, l, h, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
         let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
         let v = v.reshape(&[b, l, kvh, d])?.transpose_axes(&[0, 2, 1, 3])?;
@@ -278,7 +299,7 @@ impl Attention {
         let offset = cache.len();
         let (keys, values) = cache.append(k, v)?;
         let out = cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset, window: None })?;
-        self.o_proj.forward(&out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?)
+        Ok(out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?)
     }
 
     fn arrays(&self) -> Vec<&Array> {
@@ -299,6 +320,35 @@ impl TextModel for Qwen3VlText {
         // transformers (which only replaces them when pixels come with them).
         let h = self.embed.forward(tokens)?;
         self.run(h, None, None, state)
+    }
+
+    fn batches(&self) -> bool {
+        true
+    }
+
+    /// One decode step for several sequences, each at its own position (its length plus its
+    /// position shift: rows after images sit where their own prompts left them).
+    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        if states.iter().any(|s| s.layers.len() != self.blocks.len()) || tokens.dim(0) as usize != states.len() || tokens.dim(1) != 1 {
+            return Err(EngineError::Internal(format!("a batch of {:?} tokens for {} sequences of this model's {} layers", tokens.shape(), states.len(), self.blocks.len())));
+        }
+        let rotations = states
+            .iter()
+            .map(|s| self.rope.rotation(&MultiAxisRope::text_positions(s.len() as i64 + s.position_shift(), 1)?))
+            .collect::<Result<Vec<_>>>()?;
+        let mut h = self.embed.forward(tokens)?;
+        for (i, block) in self.blocks.iter().enumerate() {
+            let mut layers: Vec<&mut LayerState> = states.iter_mut().map(|s| &mut s.layers[i]).collect();
+            let a = block.attention.forward_rows(&block.input_norm.forward(&h)?, &rotations, &mut layers)?;
+            h = ops::add(&h, &a)?;
+            let m = block.mlp.forward(&block.post_attention_norm.forward(&h)?)?;
+            h = ops::add(&h, &m)?;
+        }
+        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        match &self.lm_head {
+            Some(head) => head.forward_f32(&last),
+            None => self.embed.as_logits(&last),
+        }
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
