@@ -78,7 +78,7 @@ fn gemma4_media_prompt_from_embeddings() {
     assert!(max_diff(a.as_slice::<f32>(), b.as_slice::<f32>()) < 1e-6, "embed");
 
     let mut state = m.new_state();
-    let input = EmbeddingsInput { embeds: &embeds, ids: &llm_ids, media_blocks: Some(&blocks) };
+    let input = EmbeddingsInput { embeds: &embeds, ids: &llm_ids, media_blocks: Some(&blocks), positions: None, layer_additions: None };
     let logits = m.forward_embeddings(input, &mut state).unwrap();
     let want = npy::read_f32(&arrays.join("first_logits.npy")).unwrap();
     let diff = max_diff(logits.index((0, ..)).as_slice::<f32>(), &want);

@@ -119,7 +119,7 @@ fn towers_spliced_into_the_prompt_give_the_reference_generation() {
     assert!(diff < EMBED_TOLERANCE, "spliced embeddings differ by up to {diff}");
 
     let mut state = m.new_state();
-    let input = EmbeddingsInput { embeds: &embeds, ids: &llm_ids, media_blocks: Some(&blocks) };
+    let input = EmbeddingsInput { embeds: &embeds, ids: &llm_ids, media_blocks: Some(&blocks), positions: None, layer_additions: None };
     let logits = m.forward_embeddings(input, &mut state).unwrap();
     let want = npy::read_f32(&dir.join("media_reference/first_logits.npy")).unwrap();
     let want = Array::from_slice(&want, &[1, want.len() as i32]);

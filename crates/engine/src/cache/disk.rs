@@ -10,7 +10,7 @@ use mlx_rs::Array;
 use crate::cache::entries::{EntryDir, Seal};
 use crate::cache::key::{resume_point, PrefixKey};
 use crate::model::format::Fingerprint;
-use crate::state::{Checkpoint, LayerState, SequenceState, StateKind};
+use crate::state::{Checkpoint, LayerState, PositionShift, SequenceState, StateKind};
 
 /// 2: per-layer state kinds and checkpoints (version 1 held keys and values only).
 /// 3: CRC-32 checksums (2's FNV-1a went a byte at a time, one dependent multiply per byte).
@@ -24,6 +24,9 @@ struct Manifest {
     kinds: Vec<StateKind>,
     /// Each checkpoint's position and the layers it holds.
     checkpoints: Vec<SavedCheckpoint>,
+    /// Where the sequence's positions run ahead of its indices (absent: nowhere).
+    #[serde(default)]
+    position_shifts: Vec<PositionShift>,
     #[serde(flatten)]
     seal: Seal,
 }
@@ -103,7 +106,7 @@ impl DiskTier {
                 let held = layers_from(&manifest.kinds, &format!("checkpoint.{c}.layer"), saved.layers.clone(), &mut arrays, saved.len)?;
                 checkpoints.push(Checkpoint { len: saved.len, layers: saved.layers.iter().copied().zip(held).collect() });
             }
-            Ok((SequenceState { layers }, checkpoints))
+            Ok((SequenceState::from_parts(layers, manifest.position_shifts.clone()), checkpoints))
         })
     }
 
@@ -131,7 +134,15 @@ impl DiskTier {
         }
         let refs: Vec<(String, &Array)> = arrays.iter().map(|(n, a)| (n.clone(), a)).collect();
         let kinds = state.kinds();
-        self.entries.store(&id, &refs, |seal| Manifest { format_version: FORMAT_VERSION, key: key.clone(), kinds, checkpoints: saved, seal });
+        let position_shifts = state.position_shifts.clone();
+        self.entries.store(&id, &refs, |seal| Manifest {
+            format_version: FORMAT_VERSION,
+            key: key.clone(),
+            kinds,
+            checkpoints: saved,
+            position_shifts,
+            seal,
+        });
     }
 }
 
@@ -150,4 +161,25 @@ fn layers_from(
             LayerState::from_disk(kind, &format!("{prefix}.{i}"), arrays, len)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_shifts_survive_the_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tier = DiskTier::open(dir.path().to_path_buf(), 1 << 20);
+        let mut state = SequenceState::new(&[StateKind::KeysValues]);
+        let zeros = || mlx_rs::ops::zeros::<f32>(&[1, 1, 3, 16]).unwrap();
+        state.layers[0].keys_values_mut().unwrap().append(zeros(), zeros()).unwrap();
+        state.set_position_shift(-5);
+        let key = PrefixKey { fingerprint: "model".into(), tokens: vec![1, 2, 3], media: vec![] };
+        tier.store(&key, &state, &[]);
+        let found = tier.best_match(&key, &|k| k.tokens.len()).expect("the stored entry");
+        let (loaded, _) = tier.load(&found.id, "model").expect("it loads back");
+        assert_eq!(loaded.position_shifts, [PositionShift { from: 3, shift: -5 }]);
+        assert_eq!(loaded.position_shift(), -5);
+    }
 }

@@ -24,7 +24,7 @@ pub use self::image::{decode_image, decode_image_bytes};
 pub use self::item::MediaItem;
 pub use self::limits::MediaLimits;
 pub use crate::media_kind::MediaKind;
-pub use self::prompt::{ExpandedPrompt, SoftTokenSpan};
+pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions};
 pub use ::image::RgbImage;
 
 use crate::error::{EngineError, MediaProblem, Result};

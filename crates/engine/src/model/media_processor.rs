@@ -7,7 +7,7 @@
 use mlx_rs::Array;
 
 use crate::error::Result;
-use crate::media::{ExpandedPrompt, MediaKind, RgbImage};
+use crate::media::{ExpandedPrompt, MediaKind, RgbImage, SoftTokenSpan, TokenPositions};
 use crate::text::Tokenizer;
 
 pub trait MediaProcessor {
@@ -27,7 +27,15 @@ pub trait MediaProcessor {
     /// to its soft tokens: `image_tokens[i]` for the i-th image placeholder, `audio_tokens[i]`
     /// for the i-th audio one. Returns the ids and, per placeholder, where its soft tokens are.
     fn expand_prompt(&self, tokenizer: &Tokenizer, rendered: &str, image_tokens: &[usize], audio_tokens: &[usize]) -> Result<ExpandedPrompt>;
-    /// One decoded image → `[soft_tokens, hidden]` rows, in the text model's embedding space.
+    /// Each token's position along several axes, for models that place media in more than one
+    /// dimension (multimodal RoPE); `None` (the default) when token i sits at position i.
+    /// `image_sizes[i]` is the i-th image's `(width, height)` as displayed.
+    fn token_positions(&self, _ids: &[u32], _spans: &[SoftTokenSpan], _image_sizes: &[(u32, u32)]) -> Result<Option<TokenPositions>> {
+        Ok(None)
+    }
+    /// One decoded image → its rows in the text model's embedding space: `[soft_tokens, hidden]`,
+    /// or `[1 + k, soft_tokens, hidden]` where the model also adds k more sets of rows to the
+    /// hidden states after its first k decoder layers (deepstack): see `EmbeddingsInput`.
     fn embed_image(&self, image: &RgbImage) -> Result<Array>;
     /// One clip (samples at `sampling_rate`) → `[soft_tokens, hidden]` rows.
     fn embed_audio(&self, samples: &[f32]) -> Result<Array>;

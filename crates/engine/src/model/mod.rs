@@ -87,6 +87,13 @@ pub struct EmbeddingsInput<'a> {
     /// one item (an image, say) see each other both ways; media it reads causally (audio, say)
     /// are labelled -1. An item must not be split across chunks.
     pub media_blocks: Option<&'a [i32]>,
+    /// [axes, L] int32: each position's place along several axes (multimodal RoPE), for models
+    /// whose processor gives `TokenPositions`; `None`: position i of the sequence is i (plus the
+    /// state's position shift).
+    pub positions: Option<&'a Array>,
+    /// [k, 1, L, hidden]: rows added to the hidden states after decoder layer j (j < k), zero at
+    /// positions that have none (text); from towers that give several sets of rows (deepstack).
+    pub layer_additions: Option<&'a Array>,
 }
 
 /// What dtype to compute in.

@@ -12,6 +12,7 @@ pub const FAMILIES: &[Family] = &[
     families::gemma3::FAMILY,
     families::gemma4::FAMILY,
     families::qwen3_5::FAMILY,
+    families::qwen3_vl::FAMILY,
 ];
 
 /// The family that builds `model_type`.

@@ -6,7 +6,7 @@
 //! Reading a multimodal checkpoint's tower weights (the text model's are left to
 //! `format::hf`), under names without the `model.` prefix transformers 5 adds:
 //! `vision_tower.…`, `audio_tower.…`, `embed_vision.…`, `embed_audio.…` (transformers 4 and
-//! mlx-community already write them so).
+//! mlx-community already write them so), and `visual.…` (the Qwen-VL families' tower).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,7 +19,7 @@ use crate::model::format::Fingerprint;
 use crate::model::layers::{ClippedLinear, Linear, RmsNorm};
 use crate::model::weights::Weights;
 
-const TOWER_PREFIXES: [&str; 4] = ["vision_tower.", "audio_tower.", "embed_vision.", "embed_audio."];
+const TOWER_PREFIXES: [&str; 5] = ["vision_tower.", "audio_tower.", "embed_vision.", "embed_audio.", "visual."];
 
 /// A checkpoint's config.json, its tower tensors and the checkpoint's fingerprint (the same
 /// one `model::load` reports: config plus every shard's header).

@@ -121,8 +121,9 @@ fn encode(item: &PromptItem, encoder: &dyn MediaProcessor, limits: &MediaLimits)
             encoder.embed_audio(samples).map_err(|e| named(e, &item.file))?
         }
     };
-    let rows = output.shape().first().copied().unwrap_or(0) as usize;
-    if output.ndim() != 2 || rows != item.span.len {
+    // [rows, hidden], or [1 + k, rows, hidden] with rows for k decoder layers too.
+    let rows = if output.ndim() >= 2 { output.dim(output.ndim() as i32 - 2) as usize } else { 0 };
+    if !(output.ndim() == 2 || output.ndim() == 3) || rows != item.span.len {
         return Err(EngineError::Internal(format!(
             "{}: the tower gave {:?} for {} soft tokens; the model's towers and preprocessing disagree",
             item.file,

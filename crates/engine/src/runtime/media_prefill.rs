@@ -91,24 +91,68 @@ pub fn forward_chunk(
 
     let ids = Array::from_slice(&ids, &[1, (b - a) as i32]);
     let text = model.model.embed(&ids)?;
+    // Outputs of towers that also give rows for the first decoder layers: [1 + k, rows, hidden].
+    let layers_added = pieces
+        .iter()
+        .filter_map(|&(_, _, item)| item.and_then(|i| outputs.output(i)))
+        .filter(|o| o.ndim() == 3)
+        .map(|o| o.dim(0) as usize - 1)
+        .max()
+        .unwrap_or(0);
     let mut rows = Vec::with_capacity(pieces.len());
+    let mut added: Vec<Vec<Array>> = vec![Vec::with_capacity(pieces.len()); layers_added];
     for (s, e, item) in pieces {
         let local = (s - a) as i32..(e - a) as i32;
-        rows.push(match item {
-            None => text.index((.., local, ..)),
+        match item {
+            None => {
+                let piece = text.index((.., local, ..));
+                for layer in added.iter_mut() {
+                    layer.push(ops::zeros_like(&piece)?);
+                }
+                rows.push(piece);
+            }
             Some(index) => {
                 let output = outputs.output(index).ok_or_else(|| {
                     EngineError::Internal(format!("no tower output for media item {} of the prompt", index + 1))
                 })?;
                 let first = prompt.items[index].span.start;
-                let part = output.index(((s - first) as i32..(e - first) as i32, ..));
-                part.as_dtype(text.dtype())?.expand_dims(0)?
+                let within = (s - first) as i32..(e - first) as i32;
+                let (main, extra) = match output.ndim() {
+                    3 => (output.index((0, within.clone(), ..)), output.dim(0) - 1),
+                    _ => (output.index((within.clone(), ..)), 0),
+                };
+                let piece = main.as_dtype(text.dtype())?.expand_dims(0)?;
+                for (j, layer) in added.iter_mut().enumerate() {
+                    layer.push(if (j as i32) < extra {
+                        output.index((j as i32 + 1, within.clone(), ..)).as_dtype(text.dtype())?.expand_dims(0)?
+                    } else {
+                        ops::zeros_like(&piece)?
+                    });
+                }
+                rows.push(piece);
             }
-        });
+        }
     }
-    let embeds = if rows.len() == 1 { rows.pop().expect("one piece") } else { ops::concatenate(&rows, 1)? };
+    let join = |mut parts: Vec<Array>| -> Result<Array> {
+        Ok(if parts.len() == 1 { parts.pop().expect("one piece") } else { ops::concatenate(&parts, 1)? })
+    };
+    let embeds = join(rows)?;
+    let layer_additions = if added.is_empty() {
+        None
+    } else {
+        let layers = added.into_iter().map(join).collect::<Result<Vec<_>>>()?;
+        Some(ops::stack(&layers, 0)?)
+    };
+    let positions = prompt.positions.as_ref().map(|p| p.slice(range.clone()));
     let media_blocks = blocks.iter().any(|&x| x >= 0).then_some(blocks.as_slice());
-    model.model.forward_embeddings(EmbeddingsInput { embeds: &embeds, ids: &ids, media_blocks }, state)
+    let input = EmbeddingsInput {
+        embeds: &embeds,
+        ids: &ids,
+        media_blocks,
+        positions: positions.as_ref(),
+        layer_additions: layer_additions.as_ref(),
+    };
+    model.model.forward_embeddings(input, state)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::cache::{MediaSpan, PrefixKey};
 use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, SoftTokenSpan};
+use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, SoftTokenSpan, TokenPositions};
 use crate::model::MediaProcessor;
 use crate::runtime::model::ReadyModel;
 use crate::text::ChatMessage;
@@ -22,6 +22,8 @@ pub struct MediaPrompt {
     pub ids: Vec<u32>,
     /// In prompt order.
     pub items: Vec<PromptItem>,
+    /// Every token's position along several axes, where the model's processor places media so.
+    pub positions: Option<TokenPositions>,
 }
 
 /// One image or clip of a prompt.
@@ -94,6 +96,8 @@ pub fn build(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits)
     let counts = |kind| measured.iter().filter(|m: &&Measured| m.kind == kind).map(|m| m.soft_tokens).collect::<Vec<_>>();
     let rendered = template.render_any(&content_lists(messages), true, None)?;
     let expanded = encoder.expand_prompt(&model.tokenizer, &rendered, &counts(MediaKind::Image), &counts(MediaKind::Audio))?;
+    let image_sizes: Vec<(u32, u32)> = measured.iter().filter_map(|m| m.size).collect();
+    let positions = encoder.token_positions(&expanded.ids, &expanded.spans, &image_sizes)?;
 
     // The n-th span of a kind is the n-th attached item of that kind.
     let (images, clips): (Vec<Measured>, Vec<Measured>) = measured.into_iter().partition(|m| m.kind == MediaKind::Image);
@@ -110,7 +114,7 @@ pub fn build(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits)
             PromptItem { kind: m.kind, path: m.path, file: m.file, hash: m.hash, span, samples: m.samples }
         })
         .collect();
-    Ok(MediaPrompt { ids: expanded.ids, items })
+    Ok(MediaPrompt { ids: expanded.ids, items, positions })
 }
 
 /// What an item needs before expansion: its identity and soft-token count.
@@ -121,18 +125,20 @@ struct Measured {
     hash: String,
     soft_tokens: usize,
     samples: Option<Vec<f32>>,
+    /// An image's `(width, height)`.
+    size: Option<(u32, u32)>,
 }
 
 fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, limits: &MediaLimits) -> Result<Measured> {
     let file = item.file_name();
-    let (soft_tokens, samples) = match item.kind {
+    let (soft_tokens, samples, size) = match item.kind {
         MediaKind::Image => {
             let info = probe(&item.path, limits)?;
             let (MediaKind::Image, Some(width), Some(height)) = (info.kind, info.width, info.height) else {
                 return Err(EngineError::media(&file, MediaProblem::UnsupportedImage));
             };
             let n = encoder.image_soft_tokens(width, height).map_err(|e| named(e, &file))?;
-            (n, None)
+            (n, None, Some((width, height)))
         }
         MediaKind::Audio => {
             let audio = decode_audio(&item.path, encoder.sampling_rate(), limits)?;
@@ -141,10 +147,10 @@ fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, limits: &MediaLimits)
                 let detail = "the clip is too short for the model".to_string();
                 return Err(EngineError::media(&file, MediaProblem::Unsuitable { detail }));
             }
-            (n, Some(audio.samples))
+            (n, Some(audio.samples), None)
         }
     };
-    Ok(Measured { kind: item.kind, path: item.path.clone(), file, hash: item.content_hash()?, soft_tokens, samples })
+    Ok(Measured { kind: item.kind, path: item.path.clone(), file, hash: item.content_hash()?, soft_tokens, samples, size })
 }
 
 /// Preprocessing errors say "image"/"audio"; the person wants the file's name.

@@ -213,15 +213,50 @@ impl StateBytes {
     }
 }
 
+/// From token `from` on, the model places tokens `shift` positions further than their index
+/// (multimodal RoPE packs an image's tokens into fewer positions than it has tokens, so the text
+/// after it continues from a shifted position, through decode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PositionShift {
+    pub from: usize,
+    pub shift: i64,
+}
+
 /// One sequence's state across all layers that keep any.
 #[derive(Clone)]
 pub struct SequenceState {
     pub layers: Vec<LayerState>,
+    /// In order of `from`; empty for models that place token i at position i.
+    pub position_shifts: Vec<PositionShift>,
 }
 
 impl SequenceState {
     pub fn new(kinds: &[StateKind]) -> Self {
-        Self { layers: kinds.iter().map(|&k| LayerState::new(k)).collect() }
+        Self { layers: kinds.iter().map(|&k| LayerState::new(k)).collect(), position_shifts: Vec::new() }
+    }
+
+    /// A state read back from its layers and the shifts it had.
+    pub fn from_parts(layers: Vec<LayerState>, position_shifts: Vec<PositionShift>) -> Self {
+        Self { layers, position_shifts }
+    }
+
+    /// How far past its index the next token's position is.
+    pub fn position_shift(&self) -> i64 {
+        self.position_shifts.last().map_or(0, |s| s.shift)
+    }
+
+    /// Tokens from the current length on are placed `shift` past their index.
+    pub fn set_position_shift(&mut self, shift: i64) {
+        let from = self.len();
+        self.position_shifts.retain(|s| s.from < from);
+        if self.position_shift() != shift {
+            self.position_shifts.push(PositionShift { from, shift });
+        }
+    }
+
+    /// Shifts that start past `len` belong to positions no longer held.
+    fn forget_shifts_past(&mut self, len: usize) {
+        self.position_shifts.retain(|s| s.from <= len);
     }
 
     pub fn kinds(&self) -> Vec<StateKind> {
@@ -247,7 +282,9 @@ impl SequenceState {
     }
 
     pub fn trim(&mut self, len: usize) -> Result<()> {
-        self.layers.iter_mut().try_for_each(|l| l.trim(len))
+        self.layers.iter_mut().try_for_each(|l| l.trim(len))?;
+        self.forget_shifts_past(len);
+        Ok(())
     }
 
     /// The non-trimmable layers' state now; `None` when every layer is trimmable (no
@@ -267,6 +304,7 @@ impl SequenceState {
                 None => layer.trim(checkpoint.len)?,
             }
         }
+        self.forget_shifts_past(checkpoint.len);
         Ok(())
     }
 
@@ -289,5 +327,39 @@ impl SequenceState {
             }
         }
         b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state_of(len: usize) -> SequenceState {
+        let mut s = SequenceState::new(&[StateKind::KeysValues]);
+        let zeros = || mlx_rs::ops::zeros::<f32>(&[1, 1, len as i32, 16]).unwrap();
+        s.layers[0].keys_values_mut().unwrap().append(zeros(), zeros()).unwrap();
+        s
+    }
+
+    #[test]
+    fn position_shifts_follow_trims_and_restores() {
+        let mut s = state_of(10);
+        assert_eq!(s.position_shift(), 0);
+        s.set_position_shift(-4);
+        s.set_position_shift(-4);
+        assert_eq!(s.position_shifts, [PositionShift { from: 10, shift: -4 }]);
+        s.layers[0].keys_values_mut().unwrap().append(
+            mlx_rs::ops::zeros::<f32>(&[1, 1, 5, 16]).unwrap(),
+            mlx_rs::ops::zeros::<f32>(&[1, 1, 5, 16]).unwrap(),
+        )
+        .unwrap();
+        s.set_position_shift(-7);
+        assert_eq!(s.position_shift(), -7);
+        // Back to 12 positions: the shift set at 15 goes, the one from 10 stays.
+        s.trim(12).unwrap();
+        assert_eq!(s.position_shift(), -4);
+        s.trim(9).unwrap();
+        assert_eq!(s.position_shift(), 0);
+        assert!(s.position_shifts.is_empty());
     }
 }

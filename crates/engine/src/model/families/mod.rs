@@ -6,3 +6,4 @@ pub mod gemma3;
 pub mod gemma4;
 pub mod llama;
 pub mod qwen3_5;
+pub mod qwen3_vl;

@@ -13,6 +13,7 @@ pub mod linear;
 pub mod mask;
 pub mod mlp;
 pub mod moe;
+pub mod mrope;
 pub mod norm;
 pub mod rope;
 pub mod switch_glu;

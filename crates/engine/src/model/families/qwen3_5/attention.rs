@@ -7,9 +7,19 @@ use mlx_rs::{nn, ops, Array};
 use crate::error::{EngineError, Result};
 use crate::model::config::RopeConfig;
 use crate::model::layers::cpu_attention::{self, Causal};
+use crate::model::layers::mrope::Rotation;
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 use crate::model::loader::LayerLoader;
 use crate::state::LayerState;
+
+/// Where a forward pass's tokens sit for RoPE.
+#[derive(Clone, Copy)]
+pub enum Placement<'a> {
+    /// Token i of the sequence at position i + shift (text; decode).
+    Shifted(i64),
+    /// Multimodal RoPE's rotation for this pass's positions.
+    Explicit(&'a Rotation),
+}
 
 pub struct GatedAttention {
     /// q_proj (query and gate interleaved by head: [q_0 | gate_0 | q_1 | gate_1 | …]), k_proj,
@@ -62,8 +72,9 @@ impl GatedAttention {
         })
     }
 
-    /// x [B, L, hidden] → [B, L, hidden]; the layer's keys and values grow by L.
-    pub fn forward(&self, x: &Array, state: &mut LayerState) -> Result<Array> {
+    /// x [B, L, hidden] → [B, L, hidden]; the layer's keys and values grow by L. `placement`:
+    /// token i at its index plus a shift, or explicit multimodal positions.
+    pub fn forward(&self, x: &Array, state: &mut LayerState, placement: Placement) -> Result<Array> {
         let (b, l) = (x.dim(0), x.dim(1));
         let (h, kvh, d) = (self.heads, self.kv_heads, self.head_dim);
         let mut parts = self.qkv.forward(x)?.into_iter();
@@ -76,8 +87,13 @@ impl GatedAttention {
 
         let cache = state.keys_values_mut()?;
         let offset = cache.len();
-        let q = self.rope.forward(&q, offset)?;
-        let k = self.rope.forward(&k, offset)?;
+        let (q, k) = match placement {
+            Placement::Shifted(shift) => {
+                let at = (offset as i64 + shift).max(0) as usize;
+                (self.rope.forward(&q, at)?, self.rope.forward(&k, at)?)
+            }
+            Placement::Explicit(rotation) => (rotation.apply(&q)?, rotation.apply(&k)?),
+        };
         let (keys, values) = cache.append(k, v)?;
         let out = cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset, window: None })?;
         let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?;

@@ -16,9 +16,11 @@
 //!   store them shifted (and the convolution as [C, K, 1]), which is how the two layouts are told
 //!   apart. The DeltaNet output norm multiplies by its weight as it is in both.
 //!
-//! Vision-language checkpoints load as text-only: the vision tower's tensors (and the
-//! multi-token-prediction head's, which transformers also skips) are dropped, and any other
-//! tensor the model does not use is a load error.
+//! Vision-language checkpoints (a `vision_config`) read images through Qwen3-VL's tower and
+//! processor (the same ones, without deepstack: `families::qwen3_vl`), with multimodal RoPE on
+//! the attention layers' rotated channels; the text model drops the tower's tensors (and the
+//! multi-token-prediction head's, which transformers also skips), and any other tensor it does
+//! not use is a load error.
 
 mod attention;
 mod config;
@@ -38,5 +40,10 @@ pub const FAMILY: Family = Family {
     model_types: &["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_next"],
     defaults: |_| ConfigDefaults::default(),
     build,
-    encoder: None,
+    encoder: Some(load_encoder),
 };
+
+/// Qwen3.5's vision tower is Qwen3-VL's (without deepstack), behind the same processor.
+fn load_encoder(dir: &std::path::Path, dtype: mlx_rs::Dtype) -> crate::error::Result<Option<Box<dyn crate::model::MediaProcessor>>> {
+    Ok(crate::model::families::qwen3_vl::Qwen3VlEncoder::load(dir, dtype)?.map(|e| Box::new(e) as Box<dyn crate::model::MediaProcessor>))
+}

@@ -7,13 +7,14 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
+use crate::model::layers::mrope::{MultiAxisRope, Rotation};
 use crate::model::layers::{Embedding, Linear, Mlp, RmsNorm};
 use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, TextModel};
+use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
 use crate::state::{SequenceState, StateKind};
 
-use super::attention::GatedAttention;
+use super::attention::{GatedAttention, Placement};
 use super::config::{Mixer, Qwen35Args, Variant};
 use super::delta_net::{conv_is_mlx, conv_weight, DeltaNet};
 use super::moe::SparseMoe;
@@ -42,6 +43,8 @@ pub struct Qwen35 {
     norm: RmsNorm,
     /// None when the output head is tied to the embeddings.
     lm_head: Option<Linear>,
+    /// Multimodal RoPE and the image placeholder's id, for checkpoints with a vision tower.
+    vision: Option<(MultiAxisRope, u32)>,
 }
 
 /// Tensors of checkpoints whose text model is all we load: the vision tower (Qwen3.5 is
@@ -115,24 +118,44 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
         Some(l.linear("lm_head")?)
     };
 
-    Ok(Box::new(Qwen35 { embed, blocks, norm, lm_head, config }))
+    let vision = if args.has_vision {
+        let text = raw.get("text_config").filter(|t| t.is_object()).unwrap_or(raw);
+        let section = text.get("rope_parameters").and_then(|r| r.get("mrope_section")).cloned();
+        let section: Vec<usize> = match section {
+            Some(v) => serde_json::from_value(v).map_err(|e| bad_config(format!("mrope_section is not a list of sizes ({e})")))?,
+            None => vec![11, 11, 10],
+        };
+        let [t, h, w] = section[..] else {
+            return Err(bad_config(format!("mrope_section has {} entries; time, height and width need 3", section.len())));
+        };
+        if 2 * (t + h + w) != args.rotary_dim {
+            return Err(bad_config(format!("mrope_section {section:?} does not cover the {} rotated frequencies", args.rotary_dim / 2)));
+        }
+        let image = raw.get("image_token_id").and_then(Value::as_u64).unwrap_or(248_056) as u32;
+        Some((MultiAxisRope::new(args.rotary_dim, config.rope.theta, [t, h, w]), image))
+    } else {
+        None
+    };
+
+    Ok(Box::new(Qwen35 { embed, blocks, norm, lm_head, config, vision }))
 }
 
-impl TextModel for Qwen35 {
-    fn config(&self) -> &TextConfig {
-        &self.config
-    }
-
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+impl Qwen35 {
+    /// Hidden states [1, L, hidden] through the stack; logits of the last position. Attention
+    /// layers place tokens by `rotation` (multimodal positions) or at index + shift.
+    fn run(&self, mut h: Array, rotation: Option<&Rotation>, state: &mut SequenceState) -> Result<Array> {
         if state.layers.len() != self.blocks.len() {
             return Err(EngineError::Internal(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
         }
-        let mut h = self.embed.forward(tokens)?;
+        let placement = match rotation {
+            Some(r) => Placement::Explicit(r),
+            None => Placement::Shifted(state.position_shift()),
+        };
         for (b, layer_state) in self.blocks.iter().zip(state.layers.iter_mut()) {
             let x = b.input_norm.forward(&h)?;
             let mixed = match &b.mixing {
                 Mixing::Linear(m) => m.forward(&x, layer_state.recurrent_mut()?)?,
-                Mixing::Attention(a) => a.forward(&x, layer_state)?,
+                Mixing::Attention(a) => a.forward(&x, layer_state, placement)?,
             };
             h = ops::add(&h, &mixed)?;
             let x = b.post_attention_norm.forward(&h)?;
@@ -147,6 +170,42 @@ impl TextModel for Qwen35 {
             Some(head) => head.forward_f32(&last),
             None => self.embed.as_logits(&last),
         }
+    }
+}
+
+impl TextModel for Qwen35 {
+    fn config(&self) -> &TextConfig {
+        &self.config
+    }
+
+    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        self.run(self.embed.forward(tokens)?, None, state)
+    }
+
+    fn embed(&self, tokens: &Array) -> Result<Array> {
+        match self.vision {
+            Some(_) => self.embed.forward(tokens),
+            None => Err(EngineError::invalid("input", format!("{} takes token ids only", self.config.arch))),
+        }
+    }
+
+    /// Image rows spliced in; multimodal positions where the prompt gives them (the next
+    /// token then goes one past the furthest: the rope delta, kept with the state).
+    fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
+        let Some((rope, _)) = &self.vision else {
+            return Err(EngineError::invalid("input", format!("{} takes token ids only", self.config.arch)));
+        };
+        let rotation = input.positions.map(|p| rope.rotation(p)).transpose()?;
+        let logits = self.run(input.embeds.clone(), rotation.as_ref(), state)?;
+        if let Some(positions) = input.positions {
+            let furthest = positions.max(None)?.try_item_cast::<i32>().map_err(|e| EngineError::Internal(format!("positions: {e}")))? as i64;
+            state.set_position_shift(furthest + 1 - state.len() as i64);
+        }
+        Ok(logits)
+    }
+
+    fn media_pad_id(&self) -> Option<u32> {
+        self.vision.as_ref().map(|(_, id)| *id)
     }
 
     /// Linear-attention layers keep recurrent state, attention layers every key and value.

@@ -1,0 +1,251 @@
+//! Qwen3-VL's processor for images, as transformers 5.24's `Qwen3VLProcessor` with the Pillow
+//! image processor (`Qwen2VLImageProcessorPil`) prepares them:
+//!
+//! - `smart_resize`: both sides to multiples of patch × merge, the pixel count into the budget,
+//!   the aspect ratio kept as closely as that allows (Python's rounding: halves to even);
+//! - Pillow's resize (bicubic by default), rescale in float64 stored as float32, normalise in
+//!   float32;
+//! - patches: each `patch × patch` square of every channel, repeated `temporal_patch_size`
+//!   times (an image is one frame; a video's frames will fill the temporal patches instead),
+//!   flattened as (channel, time, row, column), in merge-block order; the grid is
+//!   (1, rows, columns) in patches;
+//! - the prompt: each `<|image_pad|>` the chat template wrote becomes one per soft token
+//!   (patches / merge²), the whole text tokenized at once;
+//! - multimodal RoPE positions (`get_rope_index`): text advances all three axes by one; an
+//!   image's tokens take (start, start + row, start + column) over the merged grid, and the
+//!   text after it continues at start + max(rows, columns).
+
+use crate::error::{EngineError, MediaProblem, Result};
+use crate::media::pil_resize::{resize_like_pil, PilFilter};
+use crate::media::{ExpandedPrompt, MediaKind, RgbImage, SoftTokenSpan, TokenPositions};
+use crate::text::Tokenizer;
+
+use super::config::ImageSettings;
+
+/// A preprocessed image: its patches and grid.
+pub struct ImagePatches {
+    /// [t × h × w, 3 × temporal × patch²], row-major.
+    pub values: Vec<f32>,
+    /// (t, h, w) in patches.
+    pub grid: [usize; 3],
+    pub patch_dim: usize,
+}
+
+/// The size (height, width) `smart_resize` gives a `height × width` image.
+pub fn smart_resize(height: usize, width: usize, s: &ImageSettings) -> Result<(usize, usize)> {
+    let factor = (s.patch_size * s.merge_size) as f64;
+    let (h, w) = (height as f64, width as f64);
+    if height == 0 || width == 0 {
+        return Err(unsuitable("the image has no pixels".into()));
+    }
+    if h.max(w) / h.min(w) > 200.0 {
+        return Err(unsuitable(format!("its aspect ratio {:.0}:1 is over the model's 200:1", h.max(w) / h.min(w))));
+    }
+    let mut h_bar = (h / factor).round_ties_even() * factor;
+    let mut w_bar = (w / factor).round_ties_even() * factor;
+    if h_bar * w_bar > s.max_pixels as f64 {
+        let beta = (h * w / s.max_pixels as f64).sqrt();
+        h_bar = factor.max((h / beta / factor).floor() * factor);
+        w_bar = factor.max((w / beta / factor).floor() * factor);
+    } else if h_bar * w_bar < s.min_pixels as f64 {
+        let beta = (s.min_pixels as f64 / (h * w)).sqrt();
+        h_bar = (h * beta / factor).ceil() * factor;
+        w_bar = (w * beta / factor).ceil() * factor;
+    }
+    Ok((h_bar as usize, w_bar as usize))
+}
+
+fn unsuitable(detail: String) -> EngineError {
+    EngineError::media("image", MediaProblem::Unsuitable { detail })
+}
+
+/// The patch grid (t, h, w) of a `height × width` image.
+pub fn image_grid(height: usize, width: usize, s: &ImageSettings) -> Result<[usize; 3]> {
+    let (h, w) = if s.do_resize { smart_resize(height, width, s)? } else { (height, width) };
+    let unit = s.patch_size * s.merge_size;
+    if h % unit != 0 || w % unit != 0 || h == 0 || w == 0 {
+        return Err(unsuitable(format!("{w} × {h} pixels are not whole {unit}-pixel blocks")));
+    }
+    Ok([1, h / s.patch_size, w / s.patch_size])
+}
+
+/// Soft tokens of a grid.
+pub fn grid_tokens(grid: [usize; 3], s: &ImageSettings) -> usize {
+    grid.iter().product::<usize>() / (s.merge_size * s.merge_size)
+}
+
+/// An image as the tower's input.
+pub fn preprocess_image(image: &RgbImage, s: &ImageSettings) -> Result<ImagePatches> {
+    let (height, width) = (image.height() as usize, image.width() as usize);
+    let grid = image_grid(height, width, s)?;
+    let (rh, rw) = (grid[1] * s.patch_size, grid[2] * s.patch_size);
+    let resized;
+    let image = if (rh, rw) != (height, width) {
+        let filter = PilFilter::from_pil(s.resample)
+            .ok_or_else(|| EngineError::invalid("resample", format!("resampling filter {} is not supported", s.resample)))?;
+        resized = resize_like_pil(image, rw as u32, rh as u32, filter);
+        &resized
+    } else {
+        image
+    };
+    let scale: [Box<dyn Fn(u8) -> f32>; 3] = std::array::from_fn(|c| {
+        let (rescale, factor, normalize) = (s.do_rescale, s.rescale_factor, s.do_normalize);
+        let (mean, std) = (s.image_mean[c] as f32, s.image_std[c] as f32);
+        Box::new(move |v: u8| {
+            // transformers rescales in float64 and stores float32, then normalises in float32.
+            let x = if rescale { (v as f64 * factor) as f32 } else { v as f32 };
+            if normalize {
+                (x - mean) / std
+            } else {
+                x
+            }
+        }) as Box<dyn Fn(u8) -> f32>
+    });
+    let (ps, m, tp) = (s.patch_size, s.merge_size, s.temporal_patch_size);
+    let patch_dim = 3 * tp * ps * ps;
+    let mut values = Vec::with_capacity(grid[1] * grid[2] * patch_dim);
+    let raw = image.as_raw();
+    for block_row in 0..grid[1] / m {
+        for block_col in 0..grid[2] / m {
+            for in_row in 0..m {
+                for in_col in 0..m {
+                    let (top, left) = ((block_row * m + in_row) * ps, (block_col * m + in_col) * ps);
+                    for (c, scale) in scale.iter().enumerate() {
+                        for _ in 0..tp {
+                            for y in top..top + ps {
+                                for x in left..left + ps {
+                                    values.push(scale(raw[(y * rw + x) * 3 + c]));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(ImagePatches { values, grid, patch_dim })
+}
+
+/// The prompt's marker strings and ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VisionTokens {
+    pub image: String,
+    pub image_id: u32,
+}
+
+/// Expands each image placeholder in `rendered` to `image_tokens[i]` copies and tokenizes the
+/// whole text; each image's span is its run of placeholder ids.
+pub fn expand_prompt(tokenizer: &Tokenizer, tokens: &VisionTokens, rendered: &str, image_tokens: &[usize], audio_tokens: &[usize]) -> Result<ExpandedPrompt> {
+    if !audio_tokens.is_empty() {
+        return Err(EngineError::invalid("input", "Qwen3-VL reads no audio"));
+    }
+    let found = rendered.matches(tokens.image.as_str()).count();
+    if found != image_tokens.len() {
+        return Err(EngineError::Template(format!(
+            "the prompt has {found} image placeholders (`{}`) but {} images were attached",
+            tokens.image,
+            image_tokens.len()
+        )));
+    }
+    let mut text = String::with_capacity(rendered.len() + tokens.image.len() * image_tokens.iter().sum::<usize>());
+    let mut pieces = rendered.split(tokens.image.as_str());
+    text.push_str(pieces.next().unwrap_or_default());
+    for (piece, &n) in pieces.zip(image_tokens) {
+        (0..n).for_each(|_| text.push_str(&tokens.image));
+        text.push_str(piece);
+    }
+    let ids = tokenizer.encode_prompt(&text)?;
+    let mut spans = Vec::with_capacity(image_tokens.len());
+    let mut at = 0;
+    for (index, &n) in image_tokens.iter().enumerate() {
+        let start = (at..ids.len()).find(|&p| ids[p] == tokens.image_id).ok_or_else(|| {
+            EngineError::Tokenizer(format!("image {} did not tokenize to its {n} `{}` tokens", index + 1, tokens.image))
+        })?;
+        let run = ids[start..].iter().take_while(|&&t| t == tokens.image_id).count();
+        if run < n {
+            return Err(EngineError::Tokenizer(format!("image {} tokenized to {run} `{}` tokens, not {n}", index + 1, tokens.image)));
+        }
+        spans.push(SoftTokenSpan { kind: MediaKind::Image, index, start, len: n });
+        at = start + n;
+    }
+    Ok(ExpandedPrompt { ids, spans })
+}
+
+/// Every token's (time, height, width) position, given each image span's merged grid.
+pub fn token_positions(len: usize, spans: &[SoftTokenSpan], grids: &[[usize; 3]], merge: usize) -> Result<TokenPositions> {
+    let mut axes = [Vec::with_capacity(len), Vec::with_capacity(len), Vec::with_capacity(len)];
+    let mut next: i64 = 0;
+    let mut cursor = 0;
+    let mut grids = grids.iter();
+    for span in spans {
+        let grid = grids.next().ok_or_else(|| EngineError::Internal("more image spans than image sizes".into()))?;
+        let (t, h, w) = (grid[0], grid[1] / merge, grid[2] / merge);
+        if t * h * w != span.len || span.start < cursor {
+            return Err(EngineError::Internal(format!("image {} has {} soft tokens but a {t} × {h} × {w} grid", span.index + 1, span.len)));
+        }
+        for _ in cursor..span.start {
+            axes.iter_mut().for_each(|a| a.push(next as i32));
+            next += 1;
+        }
+        for ti in 0..t {
+            for hi in 0..h {
+                for wi in 0..w {
+                    axes[0].push((next + ti as i64) as i32);
+                    axes[1].push((next + hi as i64) as i32);
+                    axes[2].push((next + wi as i64) as i32);
+                }
+            }
+        }
+        next += h.max(w) as i64;
+        cursor = span.start + span.len;
+    }
+    for _ in cursor..len {
+        axes.iter_mut().for_each(|a| a.push(next as i32));
+        next += 1;
+    }
+    Ok(TokenPositions { axes: 3, values: axes.concat() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> ImageSettings {
+        ImageSettings {
+            do_resize: true,
+            do_rescale: true,
+            do_normalize: true,
+            rescale_factor: 1.0 / 255.0,
+            image_mean: [0.5; 3],
+            image_std: [0.5; 3],
+            resample: 3,
+            patch_size: 8,
+            temporal_patch_size: 2,
+            merge_size: 2,
+            min_pixels: 512,
+            max_pixels: 4096,
+        }
+    }
+
+    #[test]
+    fn smart_resize_follows_the_reference() {
+        let s = settings();
+        // Over the budget: shrunk; 2.5 blocks round to 2 (halves to even, as Python's round).
+        assert_eq!(smart_resize(50, 90, &s).unwrap(), (32, 80));
+        assert_eq!(smart_resize(100, 40, &s).unwrap(), (96, 32));
+        // Under the minimum: grown.
+        assert_eq!(smart_resize(10, 10, &s).unwrap(), (32, 32));
+        assert!(smart_resize(1, 300, &s).is_err());
+        assert!(smart_resize(0, 3, &s).is_err());
+    }
+
+    #[test]
+    fn positions_follow_the_merged_grid() {
+        let spans = [SoftTokenSpan { kind: MediaKind::Image, index: 0, start: 2, len: 6 }];
+        let p = token_positions(10, &spans, &[[1, 4, 6]], 2).unwrap();
+        let axis = |a: usize| p.values[a * 10..(a + 1) * 10].to_vec();
+        assert_eq!(axis(0), [0, 1, 2, 2, 2, 2, 2, 2, 5, 6]);
+        assert_eq!(axis(1), [0, 1, 2, 2, 2, 3, 3, 3, 5, 6]);
+        assert_eq!(axis(2), [0, 1, 2, 3, 4, 2, 3, 4, 5, 6]);
+    }
+}

@@ -1,0 +1,432 @@
+//! Qwen3-VL against transformers 5.24 (float32, eager) on the tiny random checkpoint of
+//! tests/reference/make_qwen3_vl.py (fixtures/tiny/qwen3_vl), the image path:
+//! - the processor: two PNGs of different aspect ratios (one shrunk to the pixel budget, one
+//!   with a side that rounds half to even) decode and preprocess to the reference's pixel
+//!   values (within 1e-6: the same bytes through the same float steps) and grids, and the chat
+//!   [user: image, image, text] gives its prompt ids and its multimodal RoPE positions (3 × T);
+//! - the vision tower on the reference's own pixel values: the merger's rows and both
+//!   deepstack features within 1e-4;
+//! - through the engine (load, generate with two image attachments, prefill in chunks of 16):
+//!   first-step logits within 1e-4 and the 16 greedy ids; again with the prefix cache off, so
+//!   the tower outputs come from the encoder cache (no tower run, same logits and ids); and a
+//!   second turn that reuses the first's cached prefix (images included) gives the ids and
+//!   logits the same prompt gives cold, from memory and, after a restart, from the disk tier.
+//!   (A prompt with images carries every chunk's positions, so a resumed one re-derives its
+//!   rope delta; the delta kept with the state serves its decode steps and continuations
+//!   without positions: `cache/disk.rs` tests that it survives the disk.)
+//! - an image past the processor's 200:1 aspect ratio is a typed error naming the file;
+//! - image requests decoded in one batch with a text-only one each give their own tokens;
+//! - Qwen3.5 with a vision tower and Qwen3-VL-MoE (below); a vision_config whose tower is named
+//!   otherwise loads text-only.
+
+mod common;
+
+use common::{fixture, floats, ids, json, max_diff};
+use confab_engine::cache::PrefixOptions;
+use confab_engine::media::{decode_image, MediaItem, MediaLimits};
+use confab_engine::model::families::qwen3_vl::config::{ImageProcessorConfig, VisionConfig};
+use confab_engine::model::families::qwen3_vl::processor::preprocess_image;
+use confab_engine::model::families::qwen3_vl::Qwen3VlEncoder;
+use confab_engine::model::LoadOptions;
+use confab_engine::runtime::media_prompt;
+use confab_engine::runtime::{EncoderUse, Engine, EngineOptions, Event, ModelId, Plan, Prompt, ReadyModel, Request};
+use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{Array, Dtype};
+use serde_json::Value;
+
+/// Pixel values: the same bytes (Pillow-exact resize) through the same float64 → float32
+/// rescale and float32 normalisation; only a last-bit difference could show.
+const PIXEL_TOLERANCE: f32 = 1e-6;
+/// float32 on both sides; what differs is summation order (towers: |x| up to about 10).
+const TOWER_TOLERANCE: f32 = 1e-4;
+const LOGIT_TOLERANCE: f32 = 1e-4;
+
+fn dir_of(name: &str) -> std::path::PathBuf {
+    fixture(name)
+}
+
+fn dir() -> std::path::PathBuf {
+    dir_of("qwen3_vl")
+}
+
+fn reference() -> Value {
+    reference_of("qwen3_vl")
+}
+
+fn reference_of(name: &str) -> Value {
+    json(&dir_of(name).join("reference.json"))
+}
+
+/// The reference's chat, with its images from the fixture named in `reference["name"]`.
+fn messages(reference: &Value) -> Vec<ChatMessage> {
+    let folder = dir_of(reference["name"].as_str().unwrap());
+    let question = reference["messages"][0]["content"][2]["text"].as_str().unwrap();
+    let images = reference["images"].as_array().unwrap().iter().map(|p| MediaItem::image(folder.join(p.as_str().unwrap())));
+    vec![ChatMessage::user(question).with_media(images)]
+}
+
+fn npy_of(name: &str, file: &str) -> Array {
+    Array::load_numpy(dir_of(name).join(file)).unwrap()
+}
+
+fn npy(file: &str) -> Array {
+    npy_of("qwen3_vl", file)
+}
+
+fn to_vec(a: &Array) -> Vec<f32> {
+    a.as_dtype(Dtype::Float32).unwrap().as_slice::<f32>().to_vec()
+}
+
+#[test]
+fn processor_gives_the_reference_pixels_grids_prompt_and_positions() {
+    let reference = reference();
+    let path = dir().join("config.json");
+    let config: Value = json(&path);
+    let vision = VisionConfig::from_json(&config, &path).unwrap().unwrap();
+    let settings = ImageProcessorConfig::from_folder(&dir()).unwrap().resolve(&vision, &path).unwrap();
+
+    let mut pixels = Vec::new();
+    let mut grids = Vec::new();
+    for file in reference["images"].as_array().unwrap() {
+        let image = decode_image(&dir().join(file.as_str().unwrap()), &MediaLimits::default()).unwrap();
+        let patches = preprocess_image(&image, &settings).unwrap();
+        grids.push(patches.grid.iter().map(|&g| g as u64).collect::<Vec<_>>());
+        pixels.extend(patches.values);
+    }
+    let want: Vec<Vec<u64>> = serde_json::from_value(reference["image_grid_thw"].clone()).unwrap();
+    assert_eq!(grids, want, "image grids");
+    let diff = max_diff(&pixels, &to_vec(&npy("pixel_values.npy")));
+    eprintln!("qwen3_vl pixel values: max abs diff {diff:e}");
+    assert!(diff <= PIXEL_TOLERANCE, "pixel values differ by up to {diff}");
+
+    let model = ReadyModel::load(&dir(), &LoadOptions::default(), &mut |_| {}).unwrap();
+    assert!(model.info.vision && !model.info.audio);
+    let prompt = media_prompt::build(&model, &messages(&reference), &MediaLimits::default()).unwrap();
+    assert_eq!(prompt.ids, ids(&reference["input_ids"]), "prompt ids");
+    let spans: Vec<usize> = prompt.items.iter().map(|i| i.span.len).collect();
+    assert_eq!(spans, ids(&reference["image_tokens"]).iter().map(|&n| n as usize).collect::<Vec<_>>(), "soft tokens per image");
+    let positions = prompt.positions.expect("multimodal RoPE positions");
+    let want: Vec<Vec<i32>> = serde_json::from_value(reference["position_ids"].clone()).unwrap();
+    assert_eq!(positions.axes, 3);
+    assert_eq!(positions.values, want.concat(), "position ids (time, height, width)");
+    let furthest = *positions.values.iter().max().unwrap() as i64;
+    assert_eq!(furthest + 1 - prompt.ids.len() as i64, reference["rope_delta"].as_i64().unwrap(), "rope delta");
+}
+
+#[test]
+fn vision_tower_gives_the_reference_rows_and_deepstack_features() {
+    let reference = reference();
+    let encoder = Qwen3VlEncoder::load(&dir(), Dtype::Float32).unwrap().expect("a vision tower");
+    let pixels = npy("pixel_values.npy");
+    let patch_dim = pixels.dim(1) as usize;
+    let grids: Vec<[usize; 3]> = serde_json::from_value(reference["image_grid_thw"].clone()).unwrap();
+    let (mut start, mut outputs) = (0i32, Vec::new());
+    for grid in &grids {
+        let n = grid.iter().product::<usize>() as i32;
+        let patches = to_vec(&pixels.index(start..start + n));
+        outputs.push(encoder.encode(&patches, *grid, patch_dim).unwrap());
+        start += n;
+    }
+    let files = &reference["files"];
+    let streams = ["image_embeds".to_string(), "deepstack_0".into(), "deepstack_1".into()];
+    for (k, name) in streams.iter().enumerate() {
+        let got: Vec<f32> = outputs.iter().flat_map(|o| to_vec(&o.index(k as i32))).collect();
+        let want = to_vec(&npy(files[name.as_str()].as_str().unwrap()));
+        let diff = max_diff(&got, &want);
+        eprintln!("qwen3_vl tower {name}: max abs diff {diff:e}");
+        assert!(diff < TOWER_TOLERANCE, "{name} differs by up to {diff}");
+    }
+}
+
+struct Outcome {
+    plan: Plan,
+    ids: Vec<u32>,
+    text: String,
+    first_logits: Vec<f32>,
+}
+
+fn ask(engine: &Engine, model: ModelId, messages: Vec<ChatMessage>, steps: u32) -> Outcome {
+    let logits_file = tempfile::NamedTempFile::new().unwrap();
+    let mut sampling = SamplingParams::greedy();
+    sampling.max_tokens = steps;
+    let mut request = Request::new(model, Prompt::Chat(messages), sampling);
+    request.ignore_eos = true;
+    request.chunk_size = 16;
+    request.logits_path = Some(logits_file.path().to_path_buf());
+    let (mut plan, mut ids, mut text) = (None, vec![], String::new());
+    for event in engine.generate(request) {
+        match event {
+            Event::Plan(p) => plan = Some(p),
+            Event::Token { id, text: t } => {
+                ids.push(id);
+                text.push_str(&t);
+            }
+            Event::Text(t) => text.push_str(&t),
+            Event::Error(e) => panic!("{e}"),
+            Event::Done { .. } => {}
+        }
+    }
+    let first_logits = confab_engine::npy::read_f32(logits_file.path()).unwrap();
+    Outcome { plan: plan.expect("a plan comes first"), ids, text, first_logits }
+}
+
+fn sources(plan: &Plan) -> Vec<EncoderUse> {
+    plan.media.iter().map(|m| m.encoder).collect()
+}
+
+fn check(out: &Outcome, reference: &Value, tag: &str) {
+    let diff = max_diff(&out.first_logits, &floats(&reference["first_logits"]));
+    eprintln!("qwen3_vl {tag}: first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "{tag}: first-step logits differ by up to {diff}");
+    assert_eq!(out.ids, ids(&reference["greedy_ids"]), "{tag}: greedy ids");
+}
+
+#[test]
+fn two_images_through_the_engine_give_the_reference_logits_and_tokens_then_the_encoder_cache_serves_them() {
+    let reference = reference();
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    // The prefix cache off: a repeated prompt must take its tower outputs from the encoder cache.
+    let engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let (model, info) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    assert!(info.vision, "the tiny Qwen3-VL reads images");
+
+    let first = ask(&engine, model, messages(&reference), steps);
+    assert_eq!(first.plan.prompt_tokens, reference["input_ids"].as_array().unwrap().len());
+    assert_eq!(sources(&first.plan), [EncoderUse::Miss, EncoderUse::Miss]);
+    assert_eq!(first.plan.tower_runs, 2);
+    check(&first, &reference, "two images (towers run)");
+
+    let again = ask(&engine, model, messages(&reference), steps);
+    assert_eq!(sources(&again.plan), [EncoderUse::Memory, EncoderUse::Memory]);
+    assert_eq!(again.plan.tower_runs, 0, "the encoder cache serves both images");
+    check(&again, &reference, "two images (encoder cache hit)");
+}
+
+#[test]
+fn a_second_turn_resumes_past_the_images_with_their_rope_delta() {
+    let reference = reference();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let first = ask(&engine, model, messages(&reference), 8);
+    let mut turn = messages(&reference);
+    turn.push(ChatMessage::assistant(first.text.clone()));
+    turn.push(ChatMessage::user("And the colours?"));
+    let second = ask(&engine, model, turn.clone(), 8);
+    let images_end = first.plan.media[1].position + first.plan.media[1].soft_tokens;
+    assert!(second.plan.reused_tokens >= images_end, "reused {} tokens, the images end at {images_end}", second.plan.reused_tokens);
+    assert_eq!(sources(&second.plan), [EncoderUse::Prefix, EncoderUse::Prefix]);
+
+    // The same conversation cold: a fresh engine, nothing cached.
+    let cold_engine = Engine::start(EngineOptions::default()).unwrap();
+    let (cold_model, _) = cold_engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let cold = ask(&cold_engine, cold_model, turn, 8);
+    assert_eq!(cold.plan.reused_tokens, 0);
+    assert_eq!(second.ids, cold.ids, "resumed and cold second turns");
+    let diff = max_diff(&second.first_logits, &cold.first_logits);
+    eprintln!("qwen3_vl second turn: resumed vs cold first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "resumed second turn differs from cold by up to {diff}");
+}
+
+#[test]
+fn after_a_restart_the_prefix_cache_disk_tier_resumes_past_the_images() {
+    let reference = reference();
+    let cache = tempfile::tempdir().unwrap();
+    let options = || EngineOptions { prefix: PrefixOptions { dir: Some(cache.path().to_path_buf()), ..Default::default() }, ..Default::default() };
+    let mut turn = messages(&reference);
+    {
+        let engine = Engine::start(options()).unwrap();
+        let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+        let first = ask(&engine, model, messages(&reference), 8);
+        turn.push(ChatMessage::assistant(first.text));
+        turn.push(ChatMessage::user("And the colours?"));
+        // Dropping the engine writes its cached conversations to disk.
+    }
+    let engine = Engine::start(options()).unwrap();
+    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let resumed = ask(&engine, model, turn.clone(), 8);
+    assert_eq!(resumed.plan.reuse_source, "disk", "the restarted engine reads the first turn from disk");
+    assert_eq!(sources(&resumed.plan), [EncoderUse::Prefix, EncoderUse::Prefix]);
+
+    let cold_engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let (cold_model, _) = cold_engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let cold = ask(&cold_engine, cold_model, turn, 8);
+    assert_eq!(resumed.ids, cold.ids, "resumed from disk and cold second turns");
+    let diff = max_diff(&resumed.first_logits, &cold.first_logits);
+    eprintln!("qwen3_vl second turn from disk: resumed vs cold first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "resumed-from-disk second turn differs from cold by up to {diff}");
+}
+
+#[test]
+fn an_image_past_the_processors_aspect_ratio_is_a_typed_error_and_the_model_still_answers() {
+    let reference = reference();
+    let folder = tempfile::tempdir().unwrap();
+    let sliver = folder.path().join("sliver.png");
+    confab_engine::media::RgbImage::from_pixel(402, 2, image::Rgb([200, 10, 10])).save(&sliver).unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let mut sampling = SamplingParams::greedy();
+    sampling.max_tokens = 4;
+    let request = Request::new(model, Prompt::Chat(vec![ChatMessage::user("What is this?").with_media([MediaItem::image(&sliver)])]), sampling);
+    let error = engine.generate(request).find_map(|e| match e {
+        Event::Error(e) => Some(e),
+        _ => None,
+    });
+    match error {
+        Some(confab_engine::EngineError::Media { file, problem: confab_engine::MediaProblem::Unsuitable { detail } }) => {
+            assert_eq!(file, "sliver.png");
+            assert!(detail.contains("200:1"), "{detail}");
+        }
+        other => panic!("expected an unsuitable-image error naming the file, got {other:?}"),
+    }
+    let after = ask(&engine, model, messages(&reference), reference["steps"].as_u64().unwrap() as u32);
+    check(&after, &reference, "two images after a refused one");
+}
+
+// ---- Qwen3.5 with a vision tower (fixtures/tiny/qwen3_5_vl, make_qwen3_5_vl.py): the same
+// tower without deepstack, on the hybrid text model (multimodal RoPE on the attention layers'
+// rotated channels, recurrent linear-attention layers resumed from checkpoints). ----
+
+#[test]
+fn qwen3_5_with_vision_gives_the_reference_prompt_tower_rows_logits_and_tokens() {
+    let name = "qwen3_5_vl";
+    let reference = reference_of(name);
+    let folder = dir_of(name);
+
+    let model = ReadyModel::load(&folder, &LoadOptions::default(), &mut |_| {}).unwrap();
+    assert!(model.info.vision, "the tiny Qwen3.5 reads images");
+    let prompt = media_prompt::build(&model, &messages(&reference), &MediaLimits::default()).unwrap();
+    assert_eq!(prompt.ids, ids(&reference["input_ids"]), "qwen3_5_vl prompt ids");
+    let want: Vec<Vec<i32>> = serde_json::from_value(reference["position_ids"].clone()).unwrap();
+    assert_eq!(prompt.positions.expect("positions").values, want.concat(), "qwen3_5_vl position ids");
+
+    let encoder = Qwen3VlEncoder::load(&folder, Dtype::Float32).unwrap().expect("a vision tower");
+    let pixels = npy_of(name, "pixel_values.npy");
+    let grids: Vec<[usize; 3]> = serde_json::from_value(reference["image_grid_thw"].clone()).unwrap();
+    let (mut start, mut rows) = (0i32, Vec::new());
+    for grid in &grids {
+        let n = grid.iter().product::<usize>() as i32;
+        let out = encoder.encode(&to_vec(&pixels.index(start..start + n)), *grid, pixels.dim(1) as usize).unwrap();
+        assert_eq!(out.dim(0), 1, "Qwen3.5's tower has no deepstack rows");
+        rows.extend(to_vec(&out.index(0)));
+        start += n;
+    }
+    let diff = max_diff(&rows, &to_vec(&npy_of(name, "image_embeds.npy")));
+    eprintln!("qwen3_5_vl tower rows: max abs diff {diff:e}");
+    assert!(diff < TOWER_TOLERANCE, "qwen3_5_vl tower rows differ by up to {diff}");
+
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let (id, _) = engine.load(&folder, LoadOptions::default(), |_| {}).unwrap();
+    let first = ask(&engine, id, messages(&reference), steps);
+    assert_eq!(first.plan.tower_runs, 2);
+    check(&first, &reference, "qwen3_5_vl two images (towers run)");
+    let again = ask(&engine, id, messages(&reference), steps);
+    assert_eq!((sources(&again.plan), again.plan.tower_runs), (vec![EncoderUse::Memory, EncoderUse::Memory], 0));
+    check(&again, &reference, "qwen3_5_vl two images (encoder cache hit)");
+}
+
+#[test]
+fn qwen3_5_with_vision_resumes_a_second_turn_past_the_images_from_a_checkpoint() {
+    let name = "qwen3_5_vl";
+    let reference = reference_of(name);
+    let folder = dir_of(name);
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (id, _) = engine.load(&folder, LoadOptions::default(), |_| {}).unwrap();
+    let first = ask(&engine, id, messages(&reference), 8);
+    let mut turn = messages(&reference);
+    turn.push(ChatMessage::assistant(first.text.clone()));
+    turn.push(ChatMessage::user("And the colours?"));
+    let second = ask(&engine, id, turn.clone(), 8);
+    let images_end = first.plan.media[1].position + first.plan.media[1].soft_tokens;
+    assert!(second.plan.reused_tokens >= images_end, "reused {} tokens, the images end at {images_end}", second.plan.reused_tokens);
+
+    let cold_engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let (cold_id, _) = cold_engine.load(&folder, LoadOptions::default(), |_| {}).unwrap();
+    let cold = ask(&cold_engine, cold_id, turn, 8);
+    assert_eq!(second.ids, cold.ids, "qwen3_5_vl resumed and cold second turns");
+    let diff = max_diff(&second.first_logits, &cold.first_logits);
+    eprintln!("qwen3_5_vl second turn: resumed vs cold first-step logits max abs diff {diff:e}");
+    assert!(diff < LOGIT_TOLERANCE, "qwen3_5_vl resumed second turn differs from cold by up to {diff}");
+}
+
+// ---- Qwen3-VL-MoE (fixtures/tiny/qwen3_vl_moe, make_qwen3_vl_moe.py): the same tower and
+// processor, routed experts in every text layer, stored fused in the released layout. ----
+
+#[test]
+fn qwen3_vl_moe_gives_the_reference_logits_and_tokens() {
+    let name = "qwen3_vl_moe";
+    let reference = reference_of(name);
+    let folder = dir_of(name);
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (id, info) = engine.load(&folder, LoadOptions::default(), |_| {}).unwrap();
+    assert!(info.vision);
+    let out = ask(&engine, id, messages(&reference), steps);
+    assert_eq!(out.plan.prompt_tokens, reference["input_ids"].as_array().unwrap().len());
+    check(&out, &reference, "qwen3_vl_moe two images");
+}
+
+#[test]
+fn a_vision_config_whose_tower_is_named_otherwise_loads_as_text_only() {
+    // mlx-vlm's conversions call the tower `vision_tower.*` (channels-last), which is not read
+    // yet: the model must still load, without vision, as it did before towers were read.
+    for name in ["qwen3_5_vl", "qwen3_vl"] {
+        let folder = tempfile::tempdir().unwrap();
+        for entry in std::fs::read_dir(dir_of(name)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() && path.file_name().unwrap() != "model.safetensors" {
+                std::fs::copy(&path, folder.path().join(path.file_name().unwrap())).unwrap();
+            }
+        }
+        let tensors = Array::load_safetensors(dir_of(name).join("model.safetensors")).unwrap();
+        let renamed: Vec<(String, Array)> =
+            tensors.into_iter().map(|(k, v)| (k.replace("model.visual.", "vision_tower."), v)).collect();
+        Array::save_safetensors(renamed.iter().map(|(k, v)| (k.as_str(), v)), None, folder.path().join("model.safetensors")).unwrap();
+        let model = ReadyModel::load(folder.path(), &LoadOptions::default(), &mut |_| {}).unwrap();
+        assert!(!model.info.vision, "{name}: no tower read, no vision");
+    }
+}
+
+#[test]
+fn image_requests_decoded_together_each_give_their_own_tokens() {
+    // Three requests at once (the prefix cache off, so each computes its prompt): the two-image
+    // chat twice, the second joining after the first's third token, and a text-only chat.
+    // Batched decode steps place each row at its own position (images shift them).
+    let reference = reference();
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let request = |messages: Vec<ChatMessage>| {
+        let mut sampling = SamplingParams::greedy();
+        sampling.max_tokens = steps;
+        let mut r = Request::new(model, Prompt::Chat(messages), sampling);
+        r.ignore_eos = true;
+        r.chunk_size = 16;
+        r
+    };
+    let text_only = || vec![ChatMessage::user("Describe a sunset over the sea in a few words.")];
+    let text_alone = ask(&engine, model, text_only(), steps).ids;
+    let tokens = |events: Vec<Event>| -> Vec<u32> {
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Token { id, .. } => Some(id),
+                Event::Error(e) => panic!("{e}"),
+                _ => None,
+            })
+            .collect()
+    };
+    let first = engine.generate(request(messages(&reference)));
+    let mut first_events = Vec::new();
+    while first_events.iter().filter(|e| matches!(e, Event::Token { .. })).count() < 3 {
+        first_events.push(first.next().expect("still running"));
+    }
+    let second = engine.generate(request(messages(&reference)));
+    let third = engine.generate(request(text_only()));
+    first_events.extend(first);
+    assert_eq!(tokens(first_events), ids(&reference["greedy_ids"]), "the first image request");
+    assert_eq!(tokens(second.collect()), ids(&reference["greedy_ids"]), "the second image request, joined mid-way");
+    assert_eq!(tokens(third.collect()), text_alone, "the text-only request beside them");
+}
