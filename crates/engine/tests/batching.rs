@@ -8,6 +8,7 @@ use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{BatchOptions, Engine, EngineOptions, Event, Generation, ModelId, Prompt, Request, StopReason};
 use confab_engine::sample::SamplingParams;
 use confab_engine::{AppPaths, DefaultModel, EngineError};
+use mlx_rs::Array;
 
 fn start(model: PathBuf, batch: BatchOptions) -> (Engine, ModelId) {
     // No prefix cache: each request computes its whole prompt, alone or batched.
@@ -177,4 +178,87 @@ fn rows_stop_and_cancel_independently() {
     assert!(generated < 200);
     assert_eq!(reason(short), (StopReason::MaxTokens, 5));
     assert_eq!(reason(long), (StopReason::MaxTokens, 200));
+}
+
+/// Graph nodes (operations) between `a` and what is already evaluated, from MLX's dot export.
+fn graph_nodes(a: &Array) -> usize {
+    use std::ffi::{c_char, c_int, CString};
+    extern "C" {
+        fn fopen(path: *const c_char, mode: *const c_char) -> *mut mlx_sys::FILE;
+        fn fclose(file: *mut mlx_sys::FILE) -> c_int;
+    }
+    let path = std::env::temp_dir().join(format!("confab-step-{}.dot", std::process::id()));
+    let (c_path, mode) = (CString::new(path.to_str().unwrap()).unwrap(), CString::new("w").unwrap());
+    // SAFETY: a fresh FILE for the export; the outputs vector holds a live array.
+    unsafe {
+        let file = fopen(c_path.as_ptr(), mode.as_ptr());
+        assert!(!file.is_null());
+        let namer = mlx_sys::mlx_node_namer_new();
+        let outputs = mlx_sys::mlx_vector_array_new_value(a.as_ptr());
+        mlx_sys::mlx_export_to_dot(file, namer, outputs);
+        mlx_sys::mlx_vector_array_free(outputs);
+        mlx_sys::mlx_node_namer_free(namer);
+        fclose(file);
+    }
+    let dot = std::fs::read_to_string(&path).unwrap();
+    match std::env::var("CONFAB_STEP_GRAPH") {
+        Ok(keep) => drop(std::fs::rename(&path, keep)),
+        Err(_) => drop(std::fs::remove_file(&path)),
+    }
+    // Operations are drawn as boxes, arrays as ovals.
+    dot.lines().filter(|l| l.contains("shape=rectangle") || l.contains("shape=box")).count()
+}
+
+/// Not a test: the cost of one decode step of float32 SmolLM2-135M for 1, 4 and 8 rows
+/// (prompts of 100–170 tokens, prefilled first; the median of 24 steps, each evaluated before
+/// the next), and the graph nodes a step builds. Speed is printed, never asserted. Compare
+/// `CONFAB_CPU_DECODE=0` (rows attend one by one through MLX's RoPE and cache updates).
+/// `cargo test -p confab-engine --test batching -- --ignored --nocapture decode_step_cost`
+#[test]
+#[ignore]
+fn decode_step_cost() {
+    use confab_engine::model::{self, DtypeChoice};
+    use confab_engine::state::SequenceState;
+    use std::time::Instant;
+    let loaded = model::load(&smollm2(), &LoadOptions { dtype: DtypeChoice::Float32, ..Default::default() }).unwrap();
+    let m = &loaded.model;
+    let layers = m.config().num_layers;
+    for rows in [1usize, 4, 8] {
+        let mut states: Vec<SequenceState> = (0..rows)
+            .map(|r| {
+                let mut state = m.new_state();
+                let prompt: Vec<i32> = (0..100 + 10 * r as i32).map(|i| 3 + (i * 7) % 40000).collect();
+                m.forward(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap().eval().unwrap();
+                state
+            })
+            .collect();
+        let mut tokens = Array::from_slice(&vec![42i32; rows], &[rows as i32, 1]);
+        let mut times = vec![];
+        let mut nodes = 0;
+        for step in 0..28 {
+            let start = Instant::now();
+            let logits = if rows == 1 {
+                m.forward(&tokens, &mut states[0]).unwrap()
+            } else {
+                let mut refs: Vec<&mut SequenceState> = states.iter_mut().collect();
+                m.forward_batch(&tokens, &mut refs).unwrap()
+            };
+            let next = mlx_rs::ops::indexing::argmax_axis(&logits, -1, None).unwrap().as_dtype(mlx_rs::Dtype::Int32).unwrap();
+            if step == 0 {
+                nodes = graph_nodes(&next);
+            }
+            next.eval().unwrap();
+            if step >= 4 {
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+            tokens = next.reshape(&[rows as i32, 1]).unwrap();
+        }
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let ms = times[times.len() / 2];
+        println!(
+            "{rows} rows: {ms:6.1} ms a step ({:5.1} tok/s), {nodes} graph nodes ({:.1} per layer per row)",
+            rows as f64 * 1e3 / ms,
+            nodes as f64 / (layers * rows) as f64
+        );
+    }
 }
