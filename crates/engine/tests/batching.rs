@@ -156,6 +156,37 @@ fn a_request_that_could_never_fit_is_refused_and_the_engine_goes_on() {
     assert_eq!(engine.tokenize(id, Prompt::Tokens(vec![5, 6])).unwrap(), [5, 6]);
 }
 
+/// Rows whose caches share buffers with a prefix-cache entry: two requests resume from one
+/// cached conversation (clones of its buffers, cut back to the prompt they share) and compute
+/// their last prompt token as a one-token step, so each writes into a buffer the entry and the
+/// other row still hold, then decode together. A shared buffer must be copied, never written
+/// into: both give the tokens they give on an engine without the cache, and so does a third
+/// request continuing the entry afterwards.
+#[test]
+fn rows_resuming_one_cached_prefix_write_their_own_copies() {
+    let shared: Vec<u32> = (0..40).map(|i| 3 + (i * 11) % 380).collect();
+    let with_last = |t: u32| -> Vec<u32> { shared.iter().copied().chain([t]).collect() };
+    let requests = [with_last(7), with_last(9)];
+    let (plain, plain_id) = start(tiny_llama(), BatchOptions::default());
+    let alone: Vec<Vec<u32>> = requests.iter().map(|p| tokens_of(plain.generate(request(plain_id, p.clone(), 12, false)))).collect();
+
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (id, _) = engine.load(tiny_llama(), LoadOptions::default(), |_| {}).unwrap();
+    let first = tokens_of(engine.generate(request(id, shared.clone(), 6, false)));
+    assert!(!requests.iter().any(|p| p[40] == first[0]), "the entry must not continue into either prompt");
+    let running: Vec<Generation> = requests.iter().map(|p| engine.generate(request(id, p.clone(), 12, false))).collect();
+    for (i, generation) in running.into_iter().enumerate() {
+        let events: Vec<Event> = generation.collect();
+        let reused = events.iter().any(|e| matches!(e, Event::Plan(plan) if plan.reuse_source == "memory" && plan.reused_tokens == 40));
+        assert!(reused, "request {i} did not resume from the cached conversation");
+        assert_eq!(tokens_of(events.into_iter()), alone[i], "request {i} resumed from the cache differs from alone");
+    }
+    // The entry itself is as it was: continuing it gives what the plain engine gives.
+    let whole: Vec<u32> = shared.iter().copied().chain(first.iter().copied()).collect();
+    let after = tokens_of(engine.generate(request(id, whole.clone(), 8, false)));
+    assert_eq!(after, tokens_of(plain.generate(request(plain_id, whole, 8, false))));
+}
+
 #[test]
 fn rows_stop_and_cancel_independently() {
     let (engine, id) = start(tiny_llama(), BatchOptions::default());
