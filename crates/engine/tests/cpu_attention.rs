@@ -264,7 +264,7 @@ fn decode_inputs_it_cannot_take_are_errors_not_crashes() {
         ("no keys at all", cpu_attention::decode_attention(&q, &two(&k), &two(&k), &[3, 0], 4, 0.1, rope.table())),
         ("half precision", cpu_attention::decode_attention(&q, &two(&half), &two(&half), &[3, 4], 4, 0.1, rope.table())),
         ("heads unlike q's", cpu_attention::decode_attention(&q, &two(&k), &two(&k), &[3, 4], 3, 0.1, rope.table())),
-        ("rows unlike q's", cpu_attention::decode_attention(&q, &[k.clone()], &[k.clone()], &[3], 4, 0.1, rope.table())),
+        ("rows unlike q's", cpu_attention::decode_attention(&q, std::slice::from_ref(&k), std::slice::from_ref(&k), &[3], 4, 0.1, rope.table())),
         ("a position past the buffer", cpu_attention::cache_write(&k, &q.index((.., .., ..kv_heads * d)), 0, 256, rope.table())),
         ("a row past the batch", cpu_attention::cache_write(&k, &q.index((.., .., ..kv_heads * d)), 2, 3, rope.table())),
         ("new keys unlike the buffer's heads", cpu_attention::cache_write(&k, &q, 0, 3, rope.table())),
@@ -272,7 +272,7 @@ fn decode_inputs_it_cannot_take_are_errors_not_crashes() {
         let err = result.err().unwrap_or_else(|| panic!("{what}: accepted"));
         assert!(err.to_string().contains("kernel"), "{what}: {err}");
     }
-    let mismatched = cpu_attention::decode_attention(&q, &two(&k), &[k.clone()], &[3, 4], 4, 0.1, rope.table());
+    let mismatched = cpu_attention::decode_attention(&q, &two(&k), std::slice::from_ref(&k), &[3, 4], 4, 0.1, rope.table());
     assert!(mismatched.is_err());
 }
 

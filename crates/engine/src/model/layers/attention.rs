@@ -111,9 +111,9 @@ impl Attention {
             && q.ndim() == 3
             && q.dim(1) == 1
             && rows as usize == states.len()
-            && self.head_dim % 16 == 0
+            && self.head_dim.is_multiple_of(16)
             && self.num_kv_heads > 0
-            && self.num_heads % self.num_kv_heads == 0
+            && self.num_heads.is_multiple_of(self.num_kv_heads)
             && projected.len() == if self.values_from_keys { 2 } else { 3 }
             && states.iter().all(|s| matches!(s, LayerState::KeysValues(_)));
         let rope = match self.rope.table() {
