@@ -89,6 +89,11 @@ impl KeysValues {
         Ok((self.keys.clone().expect("written keys"), self.values.clone().expect("written values")))
     }
 
+    /// The buffers' dtype and batch size, once there are buffers.
+    pub fn layout(&self) -> Option<(Dtype, i32)> {
+        self.keys.as_ref().map(|k| (k.dtype(), k.dim(0)))
+    }
+
     /// Forget everything after the first `len` positions.
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);

@@ -115,7 +115,8 @@ impl Attention {
             && self.num_kv_heads > 0
             && self.num_heads.is_multiple_of(self.num_kv_heads)
             && projected.len() == if self.values_from_keys { 2 } else { 3 }
-            && states.iter().all(|s| matches!(s, LayerState::KeysValues(_)));
+            // One sequence per state, float32 buffers (or none yet): what the kernels write.
+            && states.iter().all(|s| matches!(s, LayerState::KeysValues(kv) if kv.layout().is_none_or(|l| l == (Dtype::Float32, 1))));
         let rope = match self.rope.table() {
             Some(rope) if applies => rope,
             _ => return Ok(None),
