@@ -14,6 +14,10 @@ fn main() {
         .flag_if_supported("-Wno-psabi")
         .file("native/cpu_attention.cpp")
         .compile("confab_cpu_attention");
+    // The decode kernels' RoPE, its products rounded as MLX's are (see the file): no fused
+    // multiply-adds.
+    // After the attention library, which calls it (static libraries link in order).
+    kernel(&include).flag_if_supported("-ffp-contract=off").file("native/cpu_rope.cpp").compile("confab_cpu_rope");
     build_soxr();
 }
 

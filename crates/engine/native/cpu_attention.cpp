@@ -31,6 +31,7 @@
 #include "mlx/primitives.h"
 
 #include "cpu_attention/blocks.h"
+#include "cpu_attention/rope.h"
 #include "two_cores.h"
 
 namespace mx = mlx::core;
@@ -186,25 +187,29 @@ std::vector<Job> plan(const Shape& sh) {
   return ordered;
 }
 
-// The split blocks' two parts merged by their maxima, normalised into `out`.
-void merge(const Shape& sh, const std::vector<Job>& jobs, const std::vector<Partial>& partials, float* out) {
+// A split block's two parts (partials a and b) merged by their maxima, normalised into `out`.
+void merge_pair(const Shape& sh, const Job& job, const Partial& a, const Partial& b, float* out) {
   const int64_t group = sh.group(), d = sh.d;
+  for (int64_t g = 0; g < group; ++g) {
+    for (int64_t i = 0; i < job.queries; ++i) {
+      const int64_t row = g * job.queries + i;
+      const float m = std::max(a.max[row], b.max[row]);
+      const float wa = a.sum[row] > 0.0f ? std::exp(a.max[row] - m) : 0.0f;
+      const float wb = b.sum[row] > 0.0f ? std::exp(b.max[row] - m) : 0.0f;
+      const float sum = a.sum[row] * wa + b.sum[row] * wb;
+      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+      const float *x = a.out.data() + row * d, *y = b.out.data() + row * d;
+      float* dst = out_row(sh, job, g, i, out);
+      for (int64_t c = 0; c < d; ++c) dst[c] = (x[c] * wa + y[c] * wb) * inv;
+    }
+  }
+}
+
+// The split blocks' two parts merged, normalised into `out`.
+void merge(const Shape& sh, const std::vector<Job>& jobs, const std::vector<Partial>& partials, float* out) {
   for (const Job& job : jobs) {
     if (job.partial < 0 || job.partial % 2 != 0) continue;
-    const Partial &a = partials[job.partial], &b = partials[job.partial + 1];
-    for (int64_t g = 0; g < group; ++g) {
-      for (int64_t i = 0; i < job.queries; ++i) {
-        const int64_t row = g * job.queries + i;
-        const float m = std::max(a.max[row], b.max[row]);
-        const float wa = a.sum[row] > 0.0f ? std::exp(a.max[row] - m) : 0.0f;
-        const float wb = b.sum[row] > 0.0f ? std::exp(b.max[row] - m) : 0.0f;
-        const float sum = a.sum[row] * wa + b.sum[row] * wb;
-        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-        const float *x = a.out.data() + row * d, *y = b.out.data() + row * d;
-        float* dst = out_row(sh, job, g, i, out);
-        for (int64_t c = 0; c < d; ++c) dst[c] = (x[c] * wa + y[c] * wb) * inv;
-      }
-    }
+    merge_pair(sh, job, partials[job.partial], partials[job.partial + 1], out);
   }
 }
 
@@ -271,6 +276,239 @@ class CpuAttention : public mx::Primitive {
   int64_t first_query_, window_;
 };
 
+// ---- Decode steps: one new token for each of several sequences, each with its own cache ----
+//
+// A batched decode step would otherwise run, per row and layer, its own slices of the batch,
+// MLX's RoPE (about twenty small ops on a CPU), cache updates and attention call: most of a
+// step's time at 8 rows. Here a layer's step is one cache write per row and buffer
+// (`CacheWrite`, in place like MLX's slice update) and one attention node for all rows
+// (`DecodeAttention`), RoPE applied inside both.
+
+// One token's projection per batch row, head-major: row b's head h, feature c at
+// data[b·row + h·head + c·dim]. From [B, 1, n·d] or [B, 1, n, d], any strides.
+struct Heads {
+  const float* data;
+  int64_t row, head, dim;
+  const float* at(int64_t b, int64_t h) const { return data + b * row + h * head; }
+};
+
+Heads heads_view(const mx::array& a, int64_t d) {
+  if (a.ndim() == 3) return {a.data<float>(), a.strides(0), d * a.strides(2), a.strides(2)};
+  return {a.data<float>(), a.strides(0), a.strides(2), a.strides(3)};
+}
+
+// RoPE's parameters, owned (dims 0: no rotation).
+struct Rope {
+  int64_t dims = 0;
+  bool traditional = false;
+  float scale = 1.0f;
+  std::vector<float> inv_freq;
+  confab_cpu::RopeSpec spec() const { return {dims, traditional, scale, inv_freq.data()}; }
+  bool operator==(const Rope& o) const {
+    return dims == o.dims && traditional == o.traditional && scale == o.scale && inv_freq == o.inv_freq;
+  }
+};
+
+// `heads` heads of row `row` of `src`, rotated as at `position` where `rope` says so, into
+// dst (head h at dst + h·dst_head).
+void place_heads(const Rope& rope, const Heads& src, int64_t row, int64_t position, int64_t heads, int64_t d,
+                 float* dst, int64_t dst_head) {
+  if (rope.dims > 0) {
+    confab_cpu::rope_heads(rope.spec(), position, src.at(row, 0), src.head, src.dim, heads, d, dst, dst_head);
+  } else {
+    confab_cpu::copy_heads(src.at(row, 0), src.head, src.dim, heads, d, dst, dst_head);
+  }
+}
+
+// Writes row `row` of a token's keys (rotated) or values, [B, 1, kv_heads·d], into one
+// sequence's cache buffer [1, kv_heads, capacity, d] at `position`. Like MLX's slice update:
+// into the buffer itself when nothing else holds it, else into a new buffer holding a copy of
+// the first `position` positions (the rest is never read before it is written).
+class CacheWrite : public mx::Primitive {
+ public:
+  CacheWrite(mx::Stream stream, int64_t row, int64_t position, Rope rope)
+      : mx::Primitive(stream), row_(row), position_(position), rope_(std::move(rope)) {}
+
+  void eval_gpu(const std::vector<mx::array>&, std::vector<mx::array>&) override {
+    throw std::runtime_error("confab cache write runs on the CPU device only");
+  }
+
+  const char* name() const override { return "ConfabCacheWrite"; }
+
+  bool is_equivalent(const mx::Primitive& other) const override {
+    auto o = dynamic_cast<const CacheWrite*>(&other);
+    return o && o->row_ == row_ && o->position_ == position_ && o->rope_ == rope_;
+  }
+
+  void eval_cpu(const std::vector<mx::array>& inputs, std::vector<mx::array>& outputs) override {
+    const mx::array &buffer = inputs[0], &fresh = inputs[1];
+    mx::array& out = outputs[0];
+    const bool in_place = buffer.is_donatable() && buffer.flags().row_contiguous && buffer.data_size() == buffer.size();
+    if (in_place) {
+      out.copy_shared_buffer(buffer);
+    } else {
+      out.set_data(mx::allocator::malloc(out.nbytes()));
+    }
+    auto& encoder = mx::cpu::get_command_encoder(stream());
+    for (auto& in : inputs) encoder.set_input_array(in);
+    encoder.set_output_array(out);
+    encoder.dispatch([buffer = mx::array::unsafe_weak_copy(buffer), fresh = mx::array::unsafe_weak_copy(fresh),
+                      out = mx::array::unsafe_weak_copy(out), in_place, row = row_, position = position_,
+                      rope = rope_]() mutable {
+      const int64_t heads = out.shape(1), capacity = out.shape(2), d = out.shape(3);
+      float* dst = out.data<float>();
+      if (!in_place) {
+        const View from = view(buffer);
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t p = 0; p < position; ++p) {
+            const float* x = from.at(0, h, p);
+            float* y = dst + (h * capacity + p) * d;
+            for (int64_t c = 0; c < d; ++c) y[c] = x[c * from.dim];
+          }
+      }
+      place_heads(rope, heads_view(fresh, d), row, position, heads, d, dst + position * d, capacity * d);
+    });
+  }
+
+ private:
+  int64_t row_, position_;
+  Rope rope_;
+};
+
+// One query per row, each row over its own cache: row b's query (rotated to position
+// lens[b] - 1) against the first lens[b] positions of keys[b] and values[b]
+// ([1, kv_heads, capacity_b, d], read in place). Each row's work is exactly what a one-row
+// call of `attention` does (the same jobs, key splits and order of sums), so a row's result
+// does not depend on the rows it is batched with. out is [B, heads·d].
+void decode(const std::vector<int64_t>& lens, int64_t heads, float scale, const Rope& rope, const mx::array& q,
+            const std::vector<mx::array>& keys, const std::vector<mx::array>& values, float* out) {
+  const int64_t rows = static_cast<int64_t>(lens.size()), d = keys[0].shape(3), kv_heads = keys[0].shape(1);
+  std::vector<float> rotated(rows * heads * d);
+  const Heads qv = heads_view(q, d);
+  for (int64_t b = 0; b < rows; ++b) place_heads(rope, qv, b, lens[b] - 1, heads, d, rotated.data() + b * heads * d, d);
+
+  struct RowJob {
+    int64_t row;
+    Job job;
+  };
+  std::vector<Shape> shapes;
+  std::vector<View> qs, ks, vs;
+  std::vector<std::vector<float>> v_copies(rows);
+  std::vector<RowJob> jobs;
+  int partials = 0;
+  int64_t work = 0;
+  for (int64_t b = 0; b < rows; ++b) {
+    const Shape sh{1, heads, kv_heads, 1, lens[b], d, scale, true, lens[b] - 1, 0};
+    shapes.push_back(sh);
+    qs.push_back({rotated.data() + b * heads * d, heads * d, d, 0, 1});
+    ks.push_back(view(keys[b]));
+    vs.push_back(contiguous_values(values[b], v_copies[b]));
+    int split = 0;
+    for (Job job : plan(sh)) {
+      if (job.partial >= 0) {
+        job.partial += partials;
+        ++split;
+      }
+      work += sh.group() * d * (job.key_last - job.key_first + 1);
+      jobs.push_back({b, job});
+    }
+    partials += split;
+  }
+  // Two halves of about equal cost (the helper core takes the upper one): dearest first, each
+  // to the cheaper half while it has room.
+  std::vector<size_t> by_cost(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) by_cost[i] = i;
+  auto cost = [&](size_t i) { return jobs[i].job.key_last - jobs[i].job.key_first + 1; };
+  std::stable_sort(by_cost.begin(), by_cost.end(), [&](size_t a, size_t b) { return cost(a) > cost(b); });
+  std::vector<RowJob> lower, upper;
+  const size_t lower_room = jobs.size() / 2;
+  int64_t lower_cost = 0, upper_cost = 0;
+  for (size_t i : by_cost) {
+    const bool to_lower = lower.size() < lower_room && (lower_cost <= upper_cost || upper.size() == jobs.size() - lower_room);
+    (to_lower ? lower : upper).push_back(jobs[i]);
+    (to_lower ? lower_cost : upper_cost) += cost(i);
+  }
+  lower.insert(lower.end(), upper.begin(), upper.end());
+  jobs = std::move(lower);
+
+  std::vector<Partial> parts(partials);
+  const int64_t count = static_cast<int64_t>(jobs.size());
+  // (`work` counted per key/value head: a one-row step splits over the cores where the
+  // one-row `attention` would.)
+  over_rows(count, work / kv_heads / std::max<int64_t>(1, count), [&](int64_t begin, int64_t end) {
+    Scratch scratch(shapes[0].group(), d);
+    for (int64_t i = begin; i < end; ++i) {
+      const RowJob& rj = jobs[i];
+      run_job(shapes[rj.row], qs[rj.row], ks[rj.row], vs[rj.row], rj.job, scratch, parts, out + rj.row * heads * d);
+    }
+  });
+  for (const RowJob& rj : jobs) {
+    if (rj.job.partial < 0 || rj.job.partial % 2 != 0) continue;
+    merge_pair(shapes[rj.row], rj.job, parts[rj.job.partial], parts[rj.job.partial + 1], out + rj.row * heads * d);
+  }
+}
+
+class DecodeAttention : public mx::Primitive {
+ public:
+  DecodeAttention(mx::Stream stream, std::vector<int64_t> lens, int64_t heads, float scale, Rope rope)
+      : mx::Primitive(stream), lens_(std::move(lens)), heads_(heads), scale_(scale), rope_(std::move(rope)) {}
+
+  void eval_gpu(const std::vector<mx::array>&, std::vector<mx::array>&) override {
+    throw std::runtime_error("confab decode attention runs on the CPU device only");
+  }
+
+  const char* name() const override { return "ConfabDecodeAttention"; }
+
+  bool is_equivalent(const mx::Primitive& other) const override {
+    auto o = dynamic_cast<const DecodeAttention*>(&other);
+    return o && o->lens_ == lens_ && o->heads_ == heads_ && o->scale_ == scale_ && o->rope_ == rope_;
+  }
+
+  void eval_cpu(const std::vector<mx::array>& inputs, std::vector<mx::array>& outputs) override {
+    mx::array& y = outputs[0];
+    y.set_data(mx::allocator::malloc(y.nbytes()));
+    auto& encoder = mx::cpu::get_command_encoder(stream());
+    for (auto& in : inputs) encoder.set_input_array(in);
+    encoder.set_output_array(y);
+    const size_t rows = lens_.size();
+    std::vector<mx::array> keys, values;
+    for (size_t b = 0; b < rows; ++b) {
+      keys.push_back(mx::array::unsafe_weak_copy(inputs[1 + b]));
+      values.push_back(mx::array::unsafe_weak_copy(inputs[1 + rows + b]));
+    }
+    encoder.dispatch([q = mx::array::unsafe_weak_copy(inputs[0]), keys = std::move(keys), values = std::move(values),
+                      y = mx::array::unsafe_weak_copy(y), lens = lens_, heads = heads_, scale = scale_,
+                      rope = rope_]() mutable { decode(lens, heads, scale, rope, q, keys, values, y.data<float>()); });
+  }
+
+ private:
+  std::vector<int64_t> lens_;
+  int64_t heads_;
+  float scale_;
+  Rope rope_;
+};
+
+Rope make_rope(int64_t dims, int traditional, float scale, const float* inv_freq) {
+  Rope rope;
+  rope.dims = dims;
+  rope.traditional = traditional != 0;
+  rope.scale = scale;
+  if (dims > 0) rope.inv_freq.assign(inv_freq, inv_freq + dims / 2);
+  return rope;
+}
+
+// A [B, 1, n·d] or [B, 1, n, d] float32 projection of B rows with n heads of d.
+void check_heads(const mx::array& a, int64_t rows, int64_t n, int64_t d, const char* what) {
+  const bool shaped = (a.ndim() == 3 && a.shape(2) == n * d) || (a.ndim() == 4 && a.shape(2) == n && a.shape(3) == d);
+  if (a.dtype() != mx::float32 || a.shape(0) != rows || a.shape(1) != 1 || !shaped) {
+    throw std::invalid_argument(std::string(what) + " must be float32 [B, 1, heads × d] or [B, 1, heads, d]");
+  }
+}
+
+void check_rope(int64_t dims, const float* inv_freq, int64_t d) {
+  if (dims < 0 || dims % 2 != 0 || dims > d || (dims > 0 && inv_freq == nullptr)) throw std::invalid_argument("bad rope");
+}
+
 void write_error(char* err, size_t len, const std::string& message) {
   if (!err || len == 0) return;
   std::snprintf(err, len, "%s", message.c_str());
@@ -303,6 +541,77 @@ int confab_cpu_attention(void** out, void* q_ctx, void* k_ctx, void* v_ctx, floa
     auto y = mx::array({b, l, heads, d}, mx::float32, std::make_shared<CpuAttention>(s, scale, causal != 0, first_query, window),
                        {q, k, v});
     *out = new mx::array(mx::transpose(y, {0, 2, 1, 3}, s));
+    return 0;
+  } catch (const std::exception& e) {
+    write_error(err, err_len, e.what());
+    return 1;
+  }
+}
+
+
+// *out = the buffer [1, kv_heads, capacity, d] with row `row` of `fresh` ([B, 1, kv_heads·d]
+// or [B, 1, kv_heads, d]) at `position`, rotated there by RoPE when rope_dims > 0 (inv_freq:
+// rope_dims / 2 inverse frequencies). In place when nothing else holds the buffer. Returns 0,
+// or 1 with a message in `err`.
+int confab_cpu_cache_write(void** out, void* buffer_ctx, void* fresh_ctx, int64_t row, int64_t position,
+                           int64_t rope_dims, int traditional, float rope_scale, const float* inv_freq, char* err,
+                           size_t err_len) {
+  try {
+    const auto& buffer = *static_cast<mx::array*>(buffer_ctx);
+    const auto& fresh = *static_cast<mx::array*>(fresh_ctx);
+    if (buffer.ndim() != 4 || buffer.shape(0) != 1 || buffer.dtype() != mx::float32) {
+      throw std::invalid_argument("the cache buffer must be float32 [1, kv_heads, capacity, d]");
+    }
+    const int64_t heads = buffer.shape(1), d = buffer.shape(3);
+    if (fresh.ndim() < 3 || row < 0 || row >= fresh.shape(0)) throw std::invalid_argument("no such row");
+    check_heads(fresh, fresh.shape(0), heads, d, "the new keys or values");
+    if (position < 0 || position >= buffer.shape(2)) throw std::invalid_argument("position past the buffer's capacity");
+    check_rope(rope_dims, inv_freq, d);
+    auto s = mx::default_stream(mx::Device::cpu);
+    auto prim = std::make_shared<CacheWrite>(s, row, position, make_rope(rope_dims, traditional, rope_scale, inv_freq));
+    *out = new mx::array(buffer.shape(), mx::float32, prim, {buffer, fresh});
+    return 0;
+  } catch (const std::exception& e) {
+    write_error(err, err_len, e.what());
+    return 1;
+  }
+}
+
+// *out = attention for one new query per row, [B, 1, heads·d]: q ([B, 1, heads·d] or
+// [B, 1, heads, d]) row b, rotated to position lens[b] - 1, over the first lens[b] positions
+// of keys[b] and values[b] ([1, kv_heads, capacity_b, d] each, float32, d a multiple of 16),
+// causal by construction. Returns 0, or 1 with a message in `err`.
+int confab_cpu_decode_attention(void** out, void* q_ctx, void* const* k_ctxs, void* const* v_ctxs, int64_t rows,
+                                const int64_t* lens, int64_t heads, float scale, int64_t rope_dims, int traditional,
+                                float rope_scale, const float* inv_freq, char* err, size_t err_len) {
+  try {
+    if (rows < 1) throw std::invalid_argument("no rows");
+    const auto& q = *static_cast<mx::array*>(q_ctx);
+    std::vector<mx::array> inputs{q};
+    std::vector<mx::array> values;
+    const auto& first = *static_cast<mx::array*>(k_ctxs[0]);
+    if (first.ndim() != 4) throw std::invalid_argument("keys must be [1, kv_heads, capacity, d]");
+    const int64_t kv_heads = first.shape(1), d = first.shape(3);
+    for (int64_t b = 0; b < rows; ++b) {
+      const auto& k = *static_cast<mx::array*>(k_ctxs[b]);
+      const auto& v = *static_cast<mx::array*>(v_ctxs[b]);
+      if (k.ndim() != 4 || k.shape(0) != 1 || k.shape(1) != kv_heads || k.shape(3) != d || v.shape() != k.shape()) {
+        throw std::invalid_argument("every row's keys and values must be [1, kv_heads, capacity, d] alike");
+      }
+      if (k.dtype() != mx::float32 || v.dtype() != mx::float32) throw std::invalid_argument("float32 only");
+      if (lens[b] < 1 || lens[b] > k.shape(2)) throw std::invalid_argument("a row's length is past its buffer");
+      inputs.push_back(k);
+      values.push_back(v);
+    }
+    inputs.insert(inputs.end(), values.begin(), values.end());
+    if (kv_heads < 1 || heads % kv_heads != 0) throw std::invalid_argument("heads must be a multiple of kv_heads");
+    if (d % (2 * kWidth) != 0) throw std::invalid_argument("head dim must be a multiple of 16");
+    check_heads(q, rows, heads, d, "q");
+    check_rope(rope_dims, inv_freq, d);
+    auto s = mx::default_stream(mx::Device::cpu);
+    auto prim = std::make_shared<DecodeAttention>(s, std::vector<int64_t>(lens, lens + rows), heads, scale,
+                                                  make_rope(rope_dims, traditional, rope_scale, inv_freq));
+    *out = new mx::array({static_cast<int>(rows), 1, static_cast<int>(heads * d)}, mx::float32, prim, std::move(inputs));
     return 0;
   } catch (const std::exception& e) {
     write_error(err, err_len, e.what());

@@ -8,6 +8,7 @@ use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{BatchOptions, Engine, EngineOptions, Event, Generation, ModelId, Prompt, Request, StopReason};
 use confab_engine::sample::SamplingParams;
 use confab_engine::{AppPaths, DefaultModel, EngineError};
+use mlx_rs::Array;
 
 fn start(model: PathBuf, batch: BatchOptions) -> (Engine, ModelId) {
     // No prefix cache: each request computes its whole prompt, alone or batched.
@@ -155,6 +156,37 @@ fn a_request_that_could_never_fit_is_refused_and_the_engine_goes_on() {
     assert_eq!(engine.tokenize(id, Prompt::Tokens(vec![5, 6])).unwrap(), [5, 6]);
 }
 
+/// Rows whose caches share buffers with a prefix-cache entry: two requests resume from one
+/// cached conversation (clones of its buffers, cut back to the prompt they share) and compute
+/// their last prompt token as a one-token step, so each writes into a buffer the entry and the
+/// other row still hold, then decode together. A shared buffer must be copied, never written
+/// into: both give the tokens they give on an engine without the cache, and so does a third
+/// request continuing the entry afterwards.
+#[test]
+fn rows_resuming_one_cached_prefix_write_their_own_copies() {
+    let shared: Vec<u32> = (0..40).map(|i| 3 + (i * 11) % 380).collect();
+    let with_last = |t: u32| -> Vec<u32> { shared.iter().copied().chain([t]).collect() };
+    let requests = [with_last(7), with_last(9)];
+    let (plain, plain_id) = start(tiny_llama(), BatchOptions::default());
+    let alone: Vec<Vec<u32>> = requests.iter().map(|p| tokens_of(plain.generate(request(plain_id, p.clone(), 12, false)))).collect();
+
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (id, _) = engine.load(tiny_llama(), LoadOptions::default(), |_| {}).unwrap();
+    let first = tokens_of(engine.generate(request(id, shared.clone(), 6, false)));
+    assert!(!requests.iter().any(|p| p[40] == first[0]), "the entry must not continue into either prompt");
+    let running: Vec<Generation> = requests.iter().map(|p| engine.generate(request(id, p.clone(), 12, false))).collect();
+    for (i, generation) in running.into_iter().enumerate() {
+        let events: Vec<Event> = generation.collect();
+        let reused = events.iter().any(|e| matches!(e, Event::Plan(plan) if plan.reuse_source == "memory" && plan.reused_tokens == 40));
+        assert!(reused, "request {i} did not resume from the cached conversation");
+        assert_eq!(tokens_of(events.into_iter()), alone[i], "request {i} resumed from the cache differs from alone");
+    }
+    // The entry itself is as it was: continuing it gives what the plain engine gives.
+    let whole: Vec<u32> = shared.iter().copied().chain(first.iter().copied()).collect();
+    let after = tokens_of(engine.generate(request(id, whole.clone(), 8, false)));
+    assert_eq!(after, tokens_of(plain.generate(request(plain_id, whole, 8, false))));
+}
+
 #[test]
 fn rows_stop_and_cancel_independently() {
     let (engine, id) = start(tiny_llama(), BatchOptions::default());
@@ -177,4 +209,87 @@ fn rows_stop_and_cancel_independently() {
     assert!(generated < 200);
     assert_eq!(reason(short), (StopReason::MaxTokens, 5));
     assert_eq!(reason(long), (StopReason::MaxTokens, 200));
+}
+
+/// Graph nodes (operations) between `a` and what is already evaluated, from MLX's dot export.
+fn graph_nodes(a: &Array) -> usize {
+    use std::ffi::{c_char, c_int, CString};
+    extern "C" {
+        fn fopen(path: *const c_char, mode: *const c_char) -> *mut mlx_sys::FILE;
+        fn fclose(file: *mut mlx_sys::FILE) -> c_int;
+    }
+    let path = std::env::temp_dir().join(format!("confab-step-{}.dot", std::process::id()));
+    let (c_path, mode) = (CString::new(path.to_str().unwrap()).unwrap(), CString::new("w").unwrap());
+    // SAFETY: a fresh FILE for the export; the outputs vector holds a live array.
+    unsafe {
+        let file = fopen(c_path.as_ptr(), mode.as_ptr());
+        assert!(!file.is_null());
+        let namer = mlx_sys::mlx_node_namer_new();
+        let outputs = mlx_sys::mlx_vector_array_new_value(a.as_ptr());
+        mlx_sys::mlx_export_to_dot(file, namer, outputs);
+        mlx_sys::mlx_vector_array_free(outputs);
+        mlx_sys::mlx_node_namer_free(namer);
+        fclose(file);
+    }
+    let dot = std::fs::read_to_string(&path).unwrap();
+    match std::env::var("CONFAB_STEP_GRAPH") {
+        Ok(keep) => drop(std::fs::rename(&path, keep)),
+        Err(_) => drop(std::fs::remove_file(&path)),
+    }
+    // Operations are drawn as boxes, arrays as ovals.
+    dot.lines().filter(|l| l.contains("shape=rectangle") || l.contains("shape=box")).count()
+}
+
+/// Not a test: the cost of one decode step of float32 SmolLM2-135M for 1, 4 and 8 rows
+/// (prompts of 100–170 tokens, prefilled first; the median of 24 steps, each evaluated before
+/// the next), and the graph nodes a step builds. Speed is printed, never asserted. Compare
+/// `CONFAB_CPU_DECODE=0` (rows attend one by one through MLX's RoPE and cache updates).
+/// `cargo test -p confab-engine --test batching -- --ignored --nocapture decode_step_cost`
+#[test]
+#[ignore]
+fn decode_step_cost() {
+    use confab_engine::model::{self, DtypeChoice};
+    use confab_engine::state::SequenceState;
+    use std::time::Instant;
+    let loaded = model::load(&smollm2(), &LoadOptions { dtype: DtypeChoice::Float32, ..Default::default() }).unwrap();
+    let m = &loaded.model;
+    let layers = m.config().num_layers;
+    for rows in [1usize, 4, 8] {
+        let mut states: Vec<SequenceState> = (0..rows)
+            .map(|r| {
+                let mut state = m.new_state();
+                let prompt: Vec<i32> = (0..100 + 10 * r as i32).map(|i| 3 + (i * 7) % 40000).collect();
+                m.forward(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap().eval().unwrap();
+                state
+            })
+            .collect();
+        let mut tokens = Array::from_slice(&vec![42i32; rows], &[rows as i32, 1]);
+        let mut times = vec![];
+        let mut nodes = 0;
+        for step in 0..28 {
+            let start = Instant::now();
+            let logits = if rows == 1 {
+                m.forward(&tokens, &mut states[0]).unwrap()
+            } else {
+                let mut refs: Vec<&mut SequenceState> = states.iter_mut().collect();
+                m.forward_batch(&tokens, &mut refs).unwrap()
+            };
+            let next = mlx_rs::ops::indexing::argmax_axis(&logits, -1, None).unwrap().as_dtype(mlx_rs::Dtype::Int32).unwrap();
+            if step == 0 {
+                nodes = graph_nodes(&next);
+            }
+            next.eval().unwrap();
+            if step >= 4 {
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+            tokens = next.reshape(&[rows as i32, 1]).unwrap();
+        }
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let ms = times[times.len() / 2];
+        println!(
+            "{rows} rows: {ms:6.1} ms a step ({:5.1} tok/s), {nodes} graph nodes ({:.1} per layer per row)",
+            rows as f64 * 1e3 / ms,
+            nodes as f64 / (layers * rows) as f64
+        );
+    }
 }

@@ -4,8 +4,10 @@
 //! and without a sliding window; keys and values read through the strides of a larger cache
 //! buffer. The fidelity tests then hold whole models to the references.
 
+use confab_engine::model::config::{RopeConfig, RopeScaling};
 use confab_engine::model::layers::mask::sliding_causal_mask;
 use confab_engine::model::layers::cpu_attention::{self, Causal};
+use confab_engine::model::layers::Rope;
 use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, random, Array, Dtype};
@@ -127,6 +129,151 @@ fn inputs_it_cannot_take_are_errors_not_crashes() {
         assert!(err.to_string().contains("cpu attention kernel"), "{what}: {err}");
     }
     assert!(!cpu_attention::supports(&half, &k));
+}
+
+/// A decode step's query for `rows` rows as the engine hands it over: the first `heads × d`
+/// columns of a fused q/k/v projection [B, 1, (heads + 2 kv_heads) × d] (a strided view).
+fn fused_query(rows: i32, heads: i32, kv_heads: i32, d: i32, seed: u64) -> Array {
+    random(&[rows, 1, (heads + 2 * kv_heads) * d], seed).index((.., .., ..heads * d))
+}
+
+/// Unit-normal features times a cos or sin an ulp (6e-8) off: a few 1e-7 at most.
+const ROPE_TOLERANCE: f32 = 1e-6;
+
+fn plain_rope(d: usize) -> Rope {
+    Rope::new(d, &RopeConfig { theta: 100000.0, scaling: RopeScaling::None }, false)
+}
+
+/// The decode kernel: rows of one query each, every row over its own cache buffer (their
+/// capacities differ) up to its own length, q rotated inside. Each row is held to MLX alone:
+/// `Rope::forward` (fast::rope) at the row's position, then scaled_dot_product_attention over
+/// that row's keys.
+fn decode_case(lens: &[i32], (kv_heads, group): (i32, i32), d: i32, seed: u64) {
+    let (rows, heads) = (lens.len() as i32, kv_heads * group);
+    let rope = plain_rope(d as usize);
+    let q = fused_query(rows, heads, kv_heads, d, seed);
+    let buffers: Vec<(Array, Array)> = lens
+        .iter()
+        .enumerate()
+        .map(|(b, &len)| {
+            let capacity = (len + 255) / 256 * 256 + 256 * (b as i32 % 2);
+            (random(&[1, kv_heads, capacity, d], seed + 10 + b as u64), random(&[1, kv_heads, capacity, d], seed + 50 + b as u64))
+        })
+        .collect();
+    let keys: Vec<Array> = buffers.iter().map(|(k, _)| k.clone()).collect();
+    let values: Vec<Array> = buffers.iter().map(|(_, v)| v.clone()).collect();
+    let lengths: Vec<usize> = lens.iter().map(|&l| l as usize).collect();
+    let scale = 1.0 / (d as f32).sqrt();
+    let ours = cpu_attention::decode_attention(&q, &keys, &values, &lengths, heads as usize, scale, rope.table()).unwrap();
+    assert_eq!(ours.shape(), &[rows, 1, heads * d]);
+    for (b, &len) in lens.iter().enumerate() {
+        let row = b as i32..b as i32 + 1;
+        let qb = q.index((row.clone(), .., ..)).reshape(&[1, 1, heads, d]).unwrap().transpose_axes(&[0, 2, 1, 3]).unwrap();
+        let qb = rope.forward(&qb, len as usize - 1).unwrap();
+        let kb = keys[b].index((.., .., ..len, ..));
+        let vb = values[b].index((.., .., ..len, ..));
+        let theirs = fast::scaled_dot_product_attention(&qb, &kb, &vb, scale, None, None).unwrap();
+        let theirs = theirs.transpose_axes(&[0, 2, 1, 3]).unwrap().reshape(&[1, 1, heads * d]).unwrap();
+        let err = max_difference(&ours.index((row, .., ..)), &theirs);
+        assert!(err < TOLERANCE, "row {b} of {lens:?}, kv heads {kv_heads} × {group}, d {d}: max difference {err}");
+    }
+}
+
+#[test]
+fn decode_rows_match_mlx_row_by_row() {
+    // Ragged lengths: one key, a short cache, one past a buffer step, and long ones whose keys
+    // split over two cores.
+    let lens = [1, 40, 257, 700, 5, 1500];
+    for (group, d) in [(1, 64), (3, 64), (8, 64), (3, 128), (8, 128)] {
+        decode_case(&lens, (3, group), d, 100 + group as u64 + d as u64);
+    }
+    // One row, and eight key/value heads.
+    decode_case(&[33], (3, 3), 64, 7);
+    decode_case(&[600, 2], (8, 2), 64, 8);
+}
+
+/// The RoPE variants checkpoints use: plain, positions scaled, `llama3` periods, the
+/// traditional pair layout, and rotating only part of each head.
+fn ropes(d: usize) -> Vec<(&'static str, Rope)> {
+    let config = |scaling| RopeConfig { theta: 10000.0, scaling };
+    let llama3 = RopeScaling::Llama3 { factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position: 8192.0 };
+    vec![
+        ("plain", plain_rope(d)),
+        ("linear", Rope::new(d, &config(RopeScaling::Linear { factor: 4.0 }), false)),
+        ("llama3", Rope::new(d, &config(llama3), false)),
+        ("traditional", Rope::new(d, &config(RopeScaling::None), true)),
+        ("partial", Rope::new(d / 2, &config(RopeScaling::None), false)),
+    ]
+}
+
+/// A decode step's key written into a cache buffer is the key `Rope::forward` (MLX's RoPE)
+/// gives at that position, to float32 rounding (the kernel's sin comes from the C library,
+/// MLX's differs from it by an ulp here and there); the positions before it are kept, whether
+/// the buffer is written in place (held by nothing else) or copied (shared: the other holder's
+/// copy stays as it was, bit for bit).
+#[test]
+fn cache_writes_rotate_as_mlx_and_never_change_a_shared_buffer() {
+    let (kv_heads, d, rows) = (3, 64, 4);
+    let fresh = random(&[rows, 1, 3 * kv_heads * d], 60).index((.., .., kv_heads * d..2 * kv_heads * d));
+    for (name, rope) in ropes(d as usize) {
+        for (row, position) in [(0, 0), (2, 37), (3, 255), (1, 3000)] {
+            let capacity = (position + 256) / 256 * 256;
+            let original = random(&[1, kv_heads, capacity, d], 61 + position as u64);
+            original.eval().unwrap();
+            for shared in [true, false] {
+                // A buffer of its own (the original stays to compare with).
+                let buffer = ops::add(&original, Array::from_f32(0.0)).unwrap();
+                buffer.eval().unwrap();
+                let held = shared.then(|| buffer.clone());
+                let written = cpu_attention::cache_write(&buffer, &fresh, row, position as usize, rope.table()).unwrap();
+                drop(buffer);
+                written.eval().unwrap();
+                let r = row as i32;
+                let expected = fresh.index((r..r + 1, .., ..)).reshape(&[1, 1, kv_heads, d]).unwrap().transpose_axes(&[0, 2, 1, 3]).unwrap();
+                let expected = rope.forward(&expected, position as usize).unwrap();
+                let p = position;
+                let got = written.index((.., .., p..p + 1, ..));
+                let err = max_difference(&got, &expected);
+                assert!(err < ROPE_TOLERANCE, "{name}, row {row} at {position} (shared {shared}): max difference {err}");
+                if p > 0 {
+                    assert_eq!(max_difference(&written.index((.., .., ..p, ..)), &original.index((.., .., ..p, ..))), 0.0, "{name}: earlier positions changed");
+                }
+                if let Some(held) = held {
+                    assert_eq!(max_difference(&held, &original), 0.0, "{name}: a shared buffer was written into");
+                }
+            }
+        }
+    }
+    // Values go in unrotated.
+    let buffer = random(&[1, kv_heads, 256, d], 70);
+    let written = cpu_attention::cache_write(&buffer, &fresh, 1, 9, None).unwrap();
+    let expected = fresh.index((1..2, .., ..)).reshape(&[1, kv_heads, 1, d]).unwrap();
+    assert_eq!(max_difference(&written.index((.., .., 9..10, ..)), &expected), 0.0);
+}
+
+#[test]
+fn decode_inputs_it_cannot_take_are_errors_not_crashes() {
+    let (kv_heads, d) = (2, 64);
+    let q = fused_query(2, 4, kv_heads, d, 80);
+    let k = random(&[1, kv_heads, 256, d], 81);
+    let rope = plain_rope(d as usize);
+    let two = |a: &Array| vec![a.clone(), a.clone()];
+    let half = k.as_dtype(Dtype::Float16).unwrap();
+    for (what, result) in [
+        ("a length past the buffer", cpu_attention::decode_attention(&q, &two(&k), &two(&k), &[3, 257], 4, 0.1, rope.table())),
+        ("no keys at all", cpu_attention::decode_attention(&q, &two(&k), &two(&k), &[3, 0], 4, 0.1, rope.table())),
+        ("half precision", cpu_attention::decode_attention(&q, &two(&half), &two(&half), &[3, 4], 4, 0.1, rope.table())),
+        ("heads unlike q's", cpu_attention::decode_attention(&q, &two(&k), &two(&k), &[3, 4], 3, 0.1, rope.table())),
+        ("rows unlike q's", cpu_attention::decode_attention(&q, std::slice::from_ref(&k), std::slice::from_ref(&k), &[3], 4, 0.1, rope.table())),
+        ("a position past the buffer", cpu_attention::cache_write(&k, &q.index((.., .., ..kv_heads * d)), 0, 256, rope.table())),
+        ("a row past the batch", cpu_attention::cache_write(&k, &q.index((.., .., ..kv_heads * d)), 2, 3, rope.table())),
+        ("new keys unlike the buffer's heads", cpu_attention::cache_write(&k, &q, 0, 3, rope.table())),
+    ] {
+        let err = result.err().unwrap_or_else(|| panic!("{what}: accepted"));
+        assert!(err.to_string().contains("kernel"), "{what}: {err}");
+    }
+    let mismatched = cpu_attention::decode_attention(&q, &two(&k), std::slice::from_ref(&k), &[3, 4], 4, 0.1, rope.table());
+    assert!(mismatched.is_err());
 }
 
 /// Not a test: prints the kernel's and MLX's time for SmolLM2-135M's attention shapes (9 query

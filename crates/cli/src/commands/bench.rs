@@ -26,9 +26,9 @@ pub struct Args {
     json: bool,
     /// Run this many requests at once instead (continuous batching): prompts of mixed
     /// lengths around --prompt-tokens, each generating --gen-tokens; reports aggregate
-    /// output tok/s and time to first token.
-    #[arg(long)]
-    concurrent: Option<usize>,
+    /// output tok/s and time to first token. A list (`1,4,8`) runs each count in turn.
+    #[arg(long, value_delimiter = ',')]
+    concurrent: Vec<usize>,
 }
 
 #[derive(serde::Serialize)]
@@ -60,8 +60,11 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let mut model = args.model.clone();
     model.cache.no_prefix_cache = true;
     let (engine, id, info) = model.load(false)?;
-    if let Some(clients) = args.concurrent {
-        return concurrent(&args, &engine, id, info.vocab_size, clients.max(1));
+    if !args.concurrent.is_empty() {
+        for &clients in &args.concurrent {
+            concurrent(&args, &engine, id, info.vocab_size, clients.max(1))?;
+        }
+        return Ok(std::process::ExitCode::SUCCESS);
     }
     let prompt = synthetic_prompt(args.prompt_tokens, info.vocab_size);
     let mut measured: Vec<Timings> = vec![];

@@ -2,7 +2,7 @@
 //! shorter prefix (a position's keys never depend on later ones).
 
 use mlx_rs::ops::indexing::{IndexOp, TryIndexMutOp};
-use mlx_rs::{ops, Array};
+use mlx_rs::{ops, Array, Dtype};
 
 use crate::error::Result;
 
@@ -38,26 +38,60 @@ impl KeysValues {
     pub fn append(&mut self, k: Array, v: Array) -> Result<(Array, Array)> {
         let l = k.dim(2) as usize;
         let (start, end) = (self.len, self.len + l);
-        let capacity = self.keys.as_ref().map_or(0, |a| a.dim(2) as usize);
-        if end > capacity {
-            let grow = (l.div_ceil(STEP) * STEP) as i32;
-            let extend = |old: Option<&Array>, new: &Array| -> Result<Array> {
-                let shape = [new.dim(0), new.dim(1), grow, new.dim(3)];
-                let fresh = ops::zeros_dtype(&shape, new.dtype())?;
-                Ok(match old {
-                    Some(old) => ops::concatenate(&[old.index((.., .., ..start as i32, ..)), fresh], 2)?,
-                    None => fresh,
-                })
-            };
-            self.keys = Some(extend(self.keys.as_ref(), &k)?);
-            self.values = Some(extend(self.values.as_ref(), &v)?);
-        }
+        self.reserve(l, [k.dim(0), k.dim(1), k.dim(3)], k.dtype())?;
         let (keys, values) = (self.keys.as_mut().unwrap(), self.values.as_mut().unwrap());
         let range = start as i32..end as i32;
         keys.try_index_mut((.., .., range.clone(), ..), &k)?;
         values.try_index_mut((.., .., range, ..), &v)?;
         self.len = end;
         Ok((keys.index((.., .., ..end as i32, ..)), values.index((.., .., ..end as i32, ..))))
+    }
+
+    /// Room for `l` more positions of [batch, kv_heads, head_dim] (grown a step at a time).
+    fn reserve(&mut self, l: usize, [b, heads, d]: [i32; 3], dtype: Dtype) -> Result<()> {
+        let start = self.len;
+        let capacity = self.keys.as_ref().map_or(0, |a| a.dim(2) as usize);
+        if start + l > capacity {
+            let grow = (l.div_ceil(STEP) * STEP) as i32;
+            let extend = |old: Option<&Array>| -> Result<Array> {
+                let fresh = ops::zeros_dtype(&[b, heads, grow, d], dtype)?;
+                Ok(match old {
+                    Some(old) => ops::concatenate(&[old.index((.., .., ..start as i32, ..)), fresh], 2)?,
+                    None => fresh,
+                })
+            };
+            self.keys = Some(extend(self.keys.as_ref())?);
+            self.values = Some(extend(self.values.as_ref())?);
+        }
+        Ok(())
+    }
+
+    /// One more position (a decode step) written by `write(buffer, position, keys?)`, which
+    /// returns the buffer with it (the CPU kernels' `cache_write`); the buffers grow first when
+    /// full. The old buffers are dropped before the writes run, so an unshared buffer is
+    /// written in place. Returns the whole buffers, [1, kv_heads, capacity, head_dim]; the
+    /// first `len()` positions are valid.
+    pub fn push_with(&mut self, kv_heads: i32, head_dim: i32, dtype: Dtype, write: impl Fn(&Array, usize, bool) -> Result<Array>) -> Result<(Array, Array)> {
+        self.reserve(1, [1, kv_heads, head_dim], dtype)?;
+        let position = self.len;
+        for keys in [true, false] {
+            let slot = if keys { &mut self.keys } else { &mut self.values };
+            let old = slot.take().expect("reserved buffers");
+            match write(&old, position, keys) {
+                Ok(new) => *slot = Some(new),
+                Err(e) => {
+                    *slot = Some(old);
+                    return Err(e);
+                }
+            }
+        }
+        self.len = position + 1;
+        Ok((self.keys.clone().expect("written keys"), self.values.clone().expect("written values")))
+    }
+
+    /// The buffers' dtype and batch size, once there are buffers.
+    pub fn layout(&self) -> Option<(Dtype, i32)> {
+        self.keys.as_ref().map(|k| (k.dtype(), k.dim(0)))
     }
 
     /// Forget everything after the first `len` positions.

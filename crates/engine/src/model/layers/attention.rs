@@ -4,7 +4,7 @@
 
 use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::IndexOp;
-use mlx_rs::{ops, Array};
+use mlx_rs::{ops, Array, Dtype};
 
 use crate::state::{LayerState, StateKind};
 use crate::error::Result;
@@ -52,6 +52,15 @@ pub struct Attended {
 impl Attention {
     /// x is [B, L, hidden]; the layer's state grows by L.
     pub fn forward(&self, x: &Array, cache: &mut LayerState) -> Result<Array> {
+        if x.dim(1) == 1 {
+            // A decode step takes the CPU kernels' path where it applies, as a batch of rows does
+            // (`forward_rows`), so a sequence decodes the same alone or batched.
+            let projected = self.qkv.forward(x)?;
+            if let Some(out) = self.decode_rows(&projected, std::slice::from_mut(&mut &mut *cache))? {
+                return self.o_proj.forward(&out);
+            }
+            return self.o_proj.forward(&self.attend(projected, KvSource::Own(cache), None)?.0);
+        }
         Ok(self.forward_with(x, KvSource::Own(cache), None)?.0)
     }
 
@@ -67,10 +76,14 @@ impl Attention {
 
     /// Several sequences at once, each with its own state (and so its own position): x is
     /// [B, L, hidden], row i's state grows by L. The projections run once for the whole batch
-    /// (the weights are read once, which is what batching buys); the attention itself runs
-    /// per row, against that row's keys and values, exactly as `forward` would.
+    /// (the weights are read once, which is what batching buys). A decode step's attention is
+    /// one kernel call for every row where the CPU kernels apply (`decode_rows`); otherwise it
+    /// runs per row, against that row's keys and values, exactly as `forward` would.
     pub fn forward_rows(&self, x: &Array, states: &mut [&mut LayerState]) -> Result<Array> {
         let projected = self.qkv.forward(x)?;
+        if let Some(out) = self.decode_rows(&projected, states)? {
+            return self.o_proj.forward(&out);
+        }
         let mut rows = Vec::with_capacity(states.len());
         for (i, state) in states.iter_mut().enumerate() {
             let row = i as i32..i as i32 + 1;
@@ -79,6 +92,59 @@ impl Attention {
         }
         let out = if rows.len() == 1 { rows.pop().expect("one row") } else { ops::concatenate(&rows, 0)? };
         self.o_proj.forward(&out)
+    }
+
+    /// One decode step (x was [B, 1, hidden]) for B sequences, each with its own full
+    /// keys/values state, through the CPU kernels: per row, its new key (rotated) and value
+    /// written into its own cache buffer at its position, then one attention node for all rows,
+    /// reading every row's keys and values in place up to its own length, with the queries'
+    /// RoPE applied inside. A few nodes per row instead of the twenty-odd of RoPE, slicing,
+    /// cache updates and attention each row would take (MLX's RoPE alone is a graph of small
+    /// ops on a CPU). None where the kernels do not apply: another device or dtype, a sliding
+    /// window, another kind of state; the caller then attends per row.
+    fn decode_rows(&self, projected: &[Array], states: &mut [&mut LayerState]) -> Result<Option<Array>> {
+        let q = &projected[0];
+        let (rows, d) = (q.dim(0), self.head_dim as i32);
+        let applies = cpu_attention::decode_enabled()
+            && self.window.is_none()
+            && q.dtype() == Dtype::Float32
+            && q.ndim() == 3
+            && q.dim(1) == 1
+            && rows as usize == states.len()
+            && self.head_dim.is_multiple_of(16)
+            && self.num_kv_heads > 0
+            && self.num_heads.is_multiple_of(self.num_kv_heads)
+            && projected.len() == if self.values_from_keys { 2 } else { 3 }
+            // One sequence per state, float32 buffers (or none yet): what the kernels write.
+            && states.iter().all(|s| matches!(s, LayerState::KeysValues(kv) if kv.layout().is_none_or(|l| l == (Dtype::Float32, 1))));
+        let rope = match self.rope.table() {
+            Some(rope) if applies => rope,
+            _ => return Ok(None),
+        };
+        let heads = |y: &Array, n: usize, norm: &Option<RmsNorm>| -> Result<Array> {
+            match norm {
+                Some(norm) => norm.forward(&y.reshape(&[rows, 1, n as i32, d])?),
+                None => Ok(y.clone()),
+            }
+        };
+        let k = &projected[1];
+        let v = if self.values_from_keys { k } else { &projected[2] };
+        let (q, k, v) = (heads(q, self.num_heads, &self.q_norm)?, heads(k, self.num_kv_heads, &self.k_norm)?, heads(v, self.num_kv_heads, &self.v_norm)?);
+        let (mut keys, mut values, mut lens) = (Vec::with_capacity(states.len()), Vec::with_capacity(states.len()), Vec::with_capacity(states.len()));
+        for (row, state) in states.iter_mut().enumerate() {
+            let cache = state.keys_values_mut()?;
+            let (kb, vb) = cache.push_with(self.num_kv_heads as i32, d, Dtype::Float32, |buffer, position, is_keys| {
+                if is_keys {
+                    cpu_attention::cache_write(buffer, &k, row, position, Some(rope))
+                } else {
+                    cpu_attention::cache_write(buffer, &v, row, position, None)
+                }
+            })?;
+            keys.push(kb);
+            values.push(vb);
+            lens.push(cache.len());
+        }
+        Ok(Some(cpu_attention::decode_attention(&q, &keys, &values, &lens, self.num_heads, self.scale, Some(rope))?))
     }
 
     /// Attention from the projections (q, then k and v where the layer has its own): the

@@ -29,19 +29,62 @@ extern "C" {
         err: *mut c_char,
         err_len: usize,
     ) -> c_int;
+
+    #[allow(clippy::too_many_arguments)]
+    fn confab_cpu_cache_write(
+        out: *mut *mut c_void,
+        buffer: *mut c_void,
+        fresh: *mut c_void,
+        row: i64,
+        position: i64,
+        rope_dims: i64,
+        traditional: c_int,
+        rope_scale: f32,
+        inv_freq: *const f32,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+
+    #[allow(clippy::too_many_arguments)]
+    fn confab_cpu_decode_attention(
+        out: *mut *mut c_void,
+        q: *mut c_void,
+        keys: *const *mut c_void,
+        values: *const *mut c_void,
+        rows: i64,
+        lens: *const i64,
+        heads: i64,
+        scale: f32,
+        rope_dims: i64,
+        traditional: c_int,
+        rope_scale: f32,
+        inv_freq: *const f32,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
 }
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
+static DECODE: AtomicBool = AtomicBool::new(false);
 
 /// Called by `layers::enable_cpu_kernels` (one switch for the CPU kernels), with whether
-/// they are allowed there.
+/// they are allowed there. `CONFAB_CPU_DECODE=0` keeps the attention kernel but turns off its
+/// decode path (`decode_attention`, `cache_write`): decode steps then go row by row through
+/// MLX's RoPE and cache updates, as before it, to compare.
 pub(crate) fn enable(allowed: bool) {
-    let own = std::env::var("CONFAB_CPU_ATTENTION").map_or(true, |v| v != "0");
-    ENABLED.store(allowed && own, Ordering::Relaxed);
+    let on = |name: &str| std::env::var(name).map_or(true, |v| v != "0");
+    let own = allowed && on("CONFAB_CPU_ATTENTION");
+    ENABLED.store(own, Ordering::Relaxed);
+    DECODE.store(own && on("CONFAB_CPU_DECODE"), Ordering::Relaxed);
 }
 
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
+}
+
+/// Whether decode steps take `decode_attention` and `cache_write` (see `enable`).
+pub fn decode_enabled() -> bool {
+    DECODE.load(Ordering::Relaxed)
 }
 
 /// Whether the kernel takes these: float32 q [B, heads, L, d] and keys [B, kv_heads, T, d],
@@ -106,31 +149,88 @@ pub fn attend(q: &Array, keys: &Array, values: &Array, scale: f32, mask: Causal)
     }
 }
 
-fn call(q: &Array, keys: &Array, values: &Array, scale: f32, causal: bool, first_query: usize, window: usize) -> Result<Array> {
-    let ctx = |a: &Array| a.as_ptr().ctx;
+/// RoPE's parameters as the decode kernels take them (`Rope::table`): the first `dims`
+/// features of a head rotate, pair i by position × `scale` × `inv_freq[i]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RopeTable {
+    pub dims: usize,
+    pub traditional: bool,
+    pub scale: f32,
+    /// `dims / 2` inverse frequencies, exactly the ones MLX's RoPE computes.
+    pub inv_freq: Vec<f32>,
+}
+
+/// One sequence's cache buffer `buffer` ([1, kv_heads, capacity, d], float32) with row `row` of
+/// `fresh` (a decode step's keys or values for B rows, [B, 1, kv_heads × d] or
+/// [B, 1, kv_heads, d]) written at `position`, rotated there when `rope` is given (keys). MLX
+/// writes into the buffer itself when nothing else holds it (drop yours), else into a copy.
+pub fn cache_write(buffer: &Array, fresh: &Array, row: usize, position: usize, rope: Option<&RopeTable>) -> Result<Array> {
+    let (dims, traditional, scale, freqs) = rope_args(rope);
+    checked("cache write", |out, err, len| unsafe {
+        // SAFETY: live mlx::core::array ctx pointers; `freqs` holds dims / 2 floats.
+        confab_cpu_cache_write(out, buffer.as_ptr().ctx, fresh.as_ptr().ctx, row as i64, position as i64, dims, traditional, scale, freqs, err, len)
+    })
+}
+
+/// Attention for a decode step of several sequences in one node: row b of q ([B, 1, heads × d]
+/// or [B, 1, heads, d], float32), rotated by `rope` to position `lens[b] - 1`, over the first
+/// `lens[b]` positions of `keys[b]` and `values[b]` (each row's own cache buffer,
+/// [1, kv_heads, capacity, d], read in place). Returns [B, 1, heads × d]. Each row's result is
+/// what `causal` gives for it alone.
+pub fn decode_attention(q: &Array, keys: &[Array], values: &[Array], lens: &[usize], heads: usize, scale: f32, rope: Option<&RopeTable>) -> Result<Array> {
+    if keys.is_empty() || keys.len() != values.len() || keys.len() != lens.len() {
+        return Err(EngineError::Internal(format!("decode attention: {} rows of keys, {} of values, {} lengths", keys.len(), values.len(), lens.len())));
+    }
+    let (dims, traditional, rope_scale, freqs) = rope_args(rope);
+    let k: Vec<*mut c_void> = keys.iter().map(|a| a.as_ptr().ctx).collect();
+    let v: Vec<*mut c_void> = values.iter().map(|a| a.as_ptr().ctx).collect();
+    let lens: Vec<i64> = lens.iter().map(|&l| l as i64).collect();
+    checked("decode attention", |out, err, len| unsafe {
+        // SAFETY: live ctx pointers, `lens.len()` of each; `freqs` holds dims / 2 floats.
+        confab_cpu_decode_attention(
+            out,
+            q.as_ptr().ctx,
+            k.as_ptr(),
+            v.as_ptr(),
+            lens.len() as i64,
+            lens.as_ptr(),
+            heads as i64,
+            scale,
+            dims,
+            traditional,
+            rope_scale,
+            freqs,
+            err,
+            len,
+        )
+    })
+}
+
+fn rope_args(rope: Option<&RopeTable>) -> (i64, c_int, f32, *const f32) {
+    match rope {
+        Some(r) => (r.dims as i64, r.traditional as c_int, r.scale, r.inv_freq.as_ptr()),
+        None => (0, 0, 1.0, std::ptr::null()),
+    }
+}
+
+/// Runs a kernel entry point that makes a new array or writes a message.
+fn checked(what: &str, f: impl FnOnce(*mut *mut c_void, *mut c_char, usize) -> c_int) -> Result<Array> {
     let mut out: *mut c_void = std::ptr::null_mut();
     let mut err = [0 as c_char; 256];
-    // SAFETY: the ctx pointers are live mlx::core::array objects owned by the borrowed Arrays;
-    // on success `out` is a new heap array that `Array::from_ptr` takes ownership of.
-    let status = unsafe {
-        confab_cpu_attention(
-            &mut out,
-            ctx(q),
-            ctx(keys),
-            ctx(values),
-            scale,
-            causal as c_int,
-            first_query as i64,
-            window as i64,
-            err.as_mut_ptr(),
-            err.len(),
-        )
-    };
+    let status = f(&mut out, err.as_mut_ptr(), err.len());
     if status != 0 || out.is_null() {
         // SAFETY: the kernel wrote a NUL-terminated message into `err`.
         let message = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
-        return Err(EngineError::Internal(format!("cpu attention kernel: {message}")));
+        return Err(EngineError::Internal(format!("cpu {what} kernel: {message}")));
     }
     // SAFETY: `out` is an owned mlx::core::array*, exactly what an mlx_array's ctx holds.
     Ok(unsafe { Array::from_ptr(mlx_sys::mlx_array { ctx: out }) })
+}
+
+fn call(q: &Array, keys: &Array, values: &Array, scale: f32, causal: bool, first_query: usize, window: usize) -> Result<Array> {
+    let ctx = |a: &Array| a.as_ptr().ctx;
+    checked("attention", |out, err, len| unsafe {
+        // SAFETY: the ctx pointers are live mlx::core::array objects owned by the borrowed Arrays.
+        confab_cpu_attention(out, ctx(q), ctx(keys), ctx(values), scale, causal as c_int, first_query as i64, window as i64, err, len)
+    })
 }

@@ -1,9 +1,12 @@
 //! Rotary position embeddings, with the scaling variants checkpoints ask for.
 
-use mlx_rs::{fast, Array};
+use std::sync::OnceLock;
+
+use mlx_rs::{fast, ops, Array};
 
 use crate::error::Result;
 use crate::model::config::{RopeConfig, RopeScaling};
+use crate::model::layers::cpu_attention::RopeTable;
 
 pub struct Rope {
     dims: i32,
@@ -12,22 +15,24 @@ pub struct Rope {
     scale: f32,
     /// Per-pair periods, when the scaling is not a plain base (`llama3`, `proportional`).
     freqs: Option<Array>,
+    /// The same as the decode kernels take it, made on first use.
+    table: OnceLock<Option<RopeTable>>,
 }
 
 impl Rope {
     pub fn new(dims: usize, config: &RopeConfig, traditional: bool) -> Self {
         let dims_i = dims as i32;
-        let plain = |scale: f32| Self { dims: dims_i, traditional, base: Some(config.theta), scale, freqs: None };
+        let plain = |scale: f32| Self { dims: dims_i, traditional, base: Some(config.theta), scale, freqs: None, table: OnceLock::new() };
         match config.scaling {
             RopeScaling::None => plain(1.0),
             RopeScaling::Linear { factor } => plain(1.0 / factor),
             RopeScaling::Llama3 { factor, low_freq_factor, high_freq_factor, original_max_position } => {
                 let freqs = llama3_periods(dims, config.theta, factor, low_freq_factor, high_freq_factor, original_max_position);
-                Self { dims: dims_i, traditional, base: None, scale: 1.0, freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])) }
+                Self { dims: dims_i, traditional, base: None, scale: 1.0, freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])), table: OnceLock::new() }
             }
             RopeScaling::Proportional { factor, partial_rotary_factor } => {
                 let freqs = proportional_periods(dims, config.theta, factor, partial_rotary_factor);
-                Self { dims: dims_i, traditional, base: None, scale: 1.0, freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])) }
+                Self { dims: dims_i, traditional, base: None, scale: 1.0, freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])), table: OnceLock::new() }
             }
         }
     }
@@ -35,6 +40,34 @@ impl Rope {
     /// x is [B, heads, L, head_dim]; `offset` is the position of its first token.
     pub fn forward(&self, x: &Array, offset: usize) -> Result<Array> {
         Ok(fast::rope(x, self.dims, self.traditional, self.base, self.scale, offset as i32, self.freqs.as_ref())?)
+    }
+
+    /// These parameters for the CPU decode kernels, with the inverse frequencies computed as
+    /// MLX's RoPE computes them (the same ops, so a kernel's rotation equals `forward`'s bit
+    /// for bit); None if they could not be computed.
+    pub fn table(&self) -> Option<&RopeTable> {
+        self.table
+            .get_or_init(|| {
+                let inv_freq = self.inverse_frequencies().map_err(|e| tracing::warn!("RoPE table: {e}")).ok()?;
+                Some(RopeTable { dims: self.dims as usize, traditional: self.traditional, scale: self.scale, inv_freq })
+            })
+            .as_ref()
+    }
+
+    /// MLX's fallback RoPE: 1 / freqs when given, else exp(-i · ln(base) / half) for pair i.
+    fn inverse_frequencies(&self) -> Result<Vec<f32>> {
+        let half = self.dims / 2;
+        let inv = match (&self.freqs, self.base) {
+            (Some(freqs), _) => ops::reciprocal(freqs)?,
+            (None, Some(base)) => {
+                let steps: Vec<f32> = (0..half).map(|i| -(i as f32)).collect();
+                let steps = Array::from_slice(&steps, &[half]);
+                ops::exp(&ops::multiply(&steps, Array::from_f32(base.ln() / half as f32))?)?
+            }
+            (None, None) => return Err(crate::error::EngineError::Internal("RoPE without a base or frequencies".into())),
+        };
+        inv.eval()?;
+        Ok(inv.as_slice::<f32>().to_vec())
     }
 }
 
