@@ -44,3 +44,13 @@ pub const MEDIA_MAX_IMAGE_PIXELS: u64 = 40_000_000;
 /// Longest audio clip: 30 minutes (30 min of 16 kHz mono f32 is 115 MB), and audio towers see
 /// at most a few minutes per turn.
 pub const MEDIA_MAX_AUDIO_SECONDS: f64 = 30.0 * 60.0;
+
+/// Longest video accepted: its frames are sampled (Qwen3-VL: 2 per second), so a long one costs
+/// thousands of soft tokens and minutes of tower time.
+pub const MEDIA_MAX_VIDEO_SECONDS: f64 = 10.0 * 60.0;
+
+/// Most frames a video file may hold, checked from the container before decoding.
+pub const MEDIA_MAX_VIDEO_FRAMES: u64 = 36_000;
+
+/// Most pixels in one video frame (8K is 33 MP).
+pub const MEDIA_MAX_VIDEO_FRAME_PIXELS: u64 = 40_000_000;

@@ -100,6 +100,22 @@ pub enum MediaProblem {
 
     #[error("the file could not be read ({detail}); check that it still exists and is readable")]
     Unreadable { detail: String },
+
+    #[error("the video codec ({codec}) is not supported; export the video as H.264 MP4 (phones and screen recorders offer it) or as an animated GIF")]
+    UnsupportedVideoCodec { codec: String },
+
+    #[error("the video has no frames; record or pick another video")]
+    NoFrames,
+
+    #[error("the video is {} long and the limit is {}; trim it and try again", duration(*.seconds), duration(*.limit))]
+    VideoTooLong { seconds: f64, limit: f64 },
+
+    #[error("the video has {frames} frames and the limit is {limit}; trim it or lower its frame rate")]
+    TooManyFrames { frames: u64, limit: u64 },
+
+    #[error("the video's frames are {width}×{height} ({}) and the limit is {}; export it at a lower resolution",
+        megapixels(*.width as u64 * *.height as u64), megapixels(*.limit))]
+    FrameTooLarge { width: u32, height: u32, limit: u64 },
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -12,15 +12,27 @@ pub struct MediaLimits {
     pub max_image_pixels: u64,
     /// Longest audio clip, in seconds.
     pub max_audio_seconds: f64,
+    /// Longest video, in seconds.
+    pub max_video_seconds: f64,
+    /// Most frames in a video file.
+    pub max_video_frames: u64,
+    /// Most pixels in one video frame.
+    pub max_video_frame_pixels: u64,
 }
 
 impl Default for MediaLimits {
     fn default() -> Self {
-        use crate::defaults::{MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_FILE_BYTES, MEDIA_MAX_IMAGE_PIXELS};
+        use crate::defaults::{
+            MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_FILE_BYTES, MEDIA_MAX_IMAGE_PIXELS, MEDIA_MAX_VIDEO_FRAMES,
+            MEDIA_MAX_VIDEO_FRAME_PIXELS, MEDIA_MAX_VIDEO_SECONDS,
+        };
         Self {
             max_file_bytes: MEDIA_MAX_FILE_BYTES,
             max_image_pixels: MEDIA_MAX_IMAGE_PIXELS,
             max_audio_seconds: MEDIA_MAX_AUDIO_SECONDS,
+            max_video_seconds: MEDIA_MAX_VIDEO_SECONDS,
+            max_video_frames: MEDIA_MAX_VIDEO_FRAMES,
+            max_video_frame_pixels: MEDIA_MAX_VIDEO_FRAME_PIXELS,
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod limits;
 pub mod pil_resize;
 pub mod prompt;
 pub mod resample;
+pub mod video;
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -25,6 +26,7 @@ pub use self::item::MediaItem;
 pub use self::limits::MediaLimits;
 pub use crate::media_kind::MediaKind;
 pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions};
+pub use self::video::{decode_video, probe_video, Video, VideoInfo};
 pub use ::image::RgbImage;
 
 use crate::error::{EngineError, MediaProblem, Result};
