@@ -255,7 +255,7 @@ export type Loading = {
   fraction: number,
 };
 
-export type MediaKind = "image" | "audio";
+export type MediaKind = "image" | "audio" | "video";
 
 /**
  * One media item of a request's prompt, as the plan reports it.

@@ -150,6 +150,7 @@ fn cannot_read(model: &str, kind: MediaKind, vision: bool, audio: bool) -> Strin
     let (capability, items) = match kind {
         MediaKind::Image => ("vision", "images"),
         MediaKind::Audio => ("audio", "audio clips"),
+        MediaKind::Video => ("video", "videos"),
     };
     format!("this model ({model}) reads {reads}; load a model with {capability} (e.g. Gemma 4) to send {items}")
 }

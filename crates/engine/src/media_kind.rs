@@ -6,4 +6,6 @@
 pub enum MediaKind {
     Image,
     Audio,
+    /// Moving pictures (MP4/MOV, animated GIF or WebP), read as sampled frames.
+    Video,
 }

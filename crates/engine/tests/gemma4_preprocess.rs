@@ -200,6 +200,7 @@ fn prompt_with_two_images_and_a_clip_expands_to_the_reference_ids() {
         let (begin, soft, end) = match span.kind {
             MediaKind::Image => (id("boi_token"), id("image_token"), id("eoi_token")),
             MediaKind::Audio => (id("boa_token"), id("audio_token"), id("eoa_token")),
+            MediaKind::Video => panic!("Gemma 4 has no video spans"),
         };
         assert_eq!(reference[span.start - 1], begin);
         assert!(reference[span.start..span.start + span.len].iter().all(|&t| t == soft));

@@ -108,6 +108,7 @@ fn require(reads: bool, kind: MediaKind, model_name: &str, param: &str) -> Resul
     let what = match kind {
         MediaKind::Image => "images",
         MediaKind::Audio => "audio",
+        MediaKind::Video => "videos",
     };
     Err(ApiError::invalid(
         Some(param),

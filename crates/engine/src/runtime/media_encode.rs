@@ -120,6 +120,7 @@ fn encode(item: &PromptItem, encoder: &dyn MediaProcessor, limits: &MediaLimits)
             let samples = item.samples.as_deref().unwrap_or_default();
             encoder.embed_audio(samples).map_err(|e| named(e, &item.file))?
         }
+        MediaKind::Video => return Err(EngineError::Internal("video prompts are not built yet".into())),
     };
     // [rows, hidden], or [1 + k, rows, hidden] with rows for k decoder layers too.
     let rows = if output.ndim() >= 2 { output.dim(output.ndim() as i32 - 2) as usize } else { 0 };

@@ -73,6 +73,7 @@ pub fn check_capabilities(model: &ReadyModel, messages: &[ChatMessage]) -> Resul
         let readable = match item.kind {
             MediaKind::Image => vision,
             MediaKind::Audio => audio,
+            MediaKind::Video => false,
         };
         if !readable || model.encoder.is_none() {
             return Err(EngineError::ModelCannotRead { model: model.info.architecture.clone(), kind: item.kind, vision, audio });
@@ -109,6 +110,7 @@ pub fn build(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits)
             let next = match span.kind {
                 MediaKind::Image => images.next(),
                 MediaKind::Audio => clips.next(),
+                MediaKind::Video => None,
             };
             let m = next.expect("expand_prompt checked the counts");
             PromptItem { kind: m.kind, path: m.path, file: m.file, hash: m.hash, span, samples: m.samples }
@@ -149,6 +151,7 @@ fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, limits: &MediaLimits)
             }
             (n, Some(audio.samples), None)
         }
+        MediaKind::Video => return Err(EngineError::media(&file, MediaProblem::UnsupportedVideoCodec { codec: "any".into() })),
     };
     Ok(Measured { kind: item.kind, path: item.path.clone(), file, hash: item.content_hash()?, soft_tokens, samples, size })
 }
@@ -182,5 +185,6 @@ fn kind_name(kind: MediaKind) -> &'static str {
     match kind {
         MediaKind::Image => "image",
         MediaKind::Audio => "audio",
+        MediaKind::Video => "video",
     }
 }

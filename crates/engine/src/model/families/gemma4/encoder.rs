@@ -46,6 +46,7 @@ impl<T: MediaEncoder> MediaProcessor for T {
         match kind {
             MediaKind::Image => self.has_vision(),
             MediaKind::Audio => self.has_audio(),
+            MediaKind::Video => false,
         }
     }
 

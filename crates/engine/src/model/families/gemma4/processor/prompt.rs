@@ -75,6 +75,8 @@ impl MediaTokens {
         match kind {
             MediaKind::Image => &self.image,
             MediaKind::Audio => &self.audio,
+            // Gemma 4 reads no video: an empty placeholder is never found in a prompt.
+            MediaKind::Video => "",
         }
     }
 
@@ -83,6 +85,7 @@ impl MediaTokens {
         match kind {
             MediaKind::Image => [&self.boi, &self.image, &self.eoi],
             MediaKind::Audio => [&self.boa, &self.audio, &self.eoa],
+            MediaKind::Video => ["", "", ""],
         }
     }
 }
@@ -118,6 +121,7 @@ pub fn expand_prompt(
         let (index, counts) = match kind {
             MediaKind::Image => (&mut images, image_tokens),
             MediaKind::Audio => (&mut clips, audio_tokens),
+            MediaKind::Video => continue,
         };
         let n = counts[*index];
         let [begin, soft, end] = tokens.markers(kind);
@@ -196,6 +200,7 @@ fn kind_name(kind: MediaKind) -> &'static str {
     match kind {
         MediaKind::Image => "image",
         MediaKind::Audio => "audio",
+        MediaKind::Video => "video",
     }
 }
 
