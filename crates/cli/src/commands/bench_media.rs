@@ -1,4 +1,4 @@
-//! `confab bench-media`: what the encoder cache buys. The same image (and clips) asked about
+//! `confab bench-media`: what the encoder cache buys. The same image (clips, videos) asked about
 //! twice in one run, neither time reusing a conversation prefix: time to first token when
 //! the towers run, and when their outputs come from the encoder cache.
 
@@ -55,7 +55,7 @@ fn ttft(engine: &Engine, model: ModelId, media: &MediaArgs, question: &str) -> a
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     if args.media.is_empty() {
-        bail!("give at least one --image PATH or --audio PATH");
+        bail!("give at least one --image PATH, --audio PATH or --video PATH");
     }
     // A fresh, memory-only encoder cache: the first request is a true miss.
     let encoder = EncoderOptions { dir: None, ..Default::default() };

@@ -94,7 +94,7 @@ struct Output {
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     if !args.media.is_empty() && (args.raw || args.prompt.is_none()) {
-        bail!("--image and --audio go with a chat --prompt (not --raw or --prompt-ids)");
+        bail!("--image, --audio and --video go with a chat --prompt (not --raw or --prompt-ids)");
     }
     let prompt = match (&args.prompt, &args.prompt_ids) {
         (Some(text), _) if args.raw => Prompt::Text(text.clone()),
