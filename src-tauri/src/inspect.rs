@@ -1,21 +1,23 @@
 //! What an attached file is, checked by the engine's media decoders before it is stored: the
-//! limits (size, pixels, duration) first, then images decoded in full so a damaged one is
-//! refused now rather than when a model reads it.
+//! limits (size, pixels, duration, frames) first, then images decoded in full and a video's
+//! first frame, so a damaged one is refused now rather than when a model reads it.
 
 use std::path::Path;
 
-use confab_engine::media::{decode_image, probe, MediaKind, MediaLimits};
+use confab_engine::media::{decode_image, decode_video, probe, MediaKind, MediaLimits};
 use confab_store::AttachmentMeta;
 
 /// The file's metadata for the store, or a message naming the file and what to do.
 pub fn inspect_file(path: &Path, name: &str) -> Result<AttachmentMeta, String> {
     let limits = MediaLimits::default();
     let info = probe(path, &limits).map_err(|e| e.to_string())?;
-    if info.kind == MediaKind::Image {
-        decode_image(path, &limits).map_err(|e| e.to_string())?;
+    match info.kind {
+        MediaKind::Image => drop(decode_image(path, &limits).map_err(|e| e.to_string())?),
+        MediaKind::Video => drop(decode_video(path, &[0], &limits).map_err(|e| e.to_string())?),
+        MediaKind::Audio => {}
     }
     Ok(AttachmentMeta {
-        mime: info.mime.into(),
+        mime: info.kind.stored_mime(info.mime),
         original_name: Some(name.into()),
         width: info.width,
         height: info.height,

@@ -274,6 +274,8 @@ impl RemoteTarget {
         let (ok, what, mark) = match attachment.mime.split('/').next() {
             Some("image") => (self.model.vision, "images", "reads images"),
             Some("audio") => (self.model.audio, "audio", "hears audio"),
+            // OpenAI-style chat APIs have no video content part.
+            Some("video") => (false, "video", ""),
             _ => (false, "this kind of file", ""),
         };
         if ok {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use confab_engine::runtime::{ContextPolicy, Event, Prompt, Request, StopReason};
-use confab_engine::media::MediaItem;
+use confab_engine::media::{MediaItem, MediaKind};
 use confab_engine::ChatMessage;
 use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 use tauri::ipc::Channel;
@@ -240,7 +240,11 @@ async fn media_of(store: &Store, message: MessageId) -> confab_store::Result<Vec
     let mut media = Vec::new();
     for attachment in store.message_attachments(message).await? {
         let path = store.attachment_path(&attachment.hash).await?;
-        let item = if attachment.mime.starts_with("audio/") { MediaItem::audio(path) } else { MediaItem::image(path) };
+        let item = match MediaKind::of_mime(&attachment.mime) {
+            Some(MediaKind::Audio) => MediaItem::audio(path),
+            Some(MediaKind::Video) => MediaItem::video(path),
+            Some(MediaKind::Image) | None => MediaItem::image(path),
+        };
         media.push(item.with_hash(attachment.hash.as_str()));
     }
     Ok(media)

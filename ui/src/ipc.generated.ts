@@ -728,6 +728,7 @@ export interface Commands {
   attach_paths: { args: { paths: string[] }; result: Attachment[] };
   attach_bytes: { args: { name: string; bytes: number[] }; result: Attachment };
   attachment_bytes: { args: { hash: string }; result: ArrayBuffer | number[] };
+  attachment_thumbnail: { args: { hash: string }; result: ArrayBuffer | number[] };
   list_models: { args: Record<string, never>; result: ModelSummary[] };
   model_state: { args: Record<string, never>; result: ModelState };
   load_model: { args: { path: string }; result: LoadedModel };

@@ -166,7 +166,16 @@ export function attachBytes(name: string, bytes: Uint8Array): Promise<Attachment
 
 /** The attachment's bytes, for a thumbnail or playback (make a blob URL). */
 export async function attachmentBytes(hash: string): Promise<Uint8Array> {
-  const data = await call('attachment_bytes', { hash });
+  return bytesOf(await call('attachment_bytes', { hash }));
+}
+
+/** A video attachment's first frame, as PNG bytes. */
+export async function attachmentThumbnail(hash: string): Promise<Uint8Array> {
+  return bytesOf(await call('attachment_thumbnail', { hash }));
+}
+
+/** Raw IPC responses arrive as an ArrayBuffer in the app, as numbers through the mock. */
+function bytesOf(data: ArrayBuffer | number[]): Uint8Array {
   return data instanceof ArrayBuffer ? new Uint8Array(data) : Uint8Array.from(data);
 }
 

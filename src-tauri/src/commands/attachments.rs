@@ -43,6 +43,24 @@ pub async fn attachment_bytes(state: App<'_>, hash: String) -> Result<Response, 
     Ok(Response::new(bytes))
 }
 
+/// A video attachment's first frame as a PNG, for its chip and bubble (the web view need not
+/// play the file's codec).
+#[tauri::command]
+pub async fn attachment_thumbnail(state: App<'_>, hash: String) -> Result<Response, Failure> {
+    let hash = AttachmentHash::parse(&hash)?;
+    let path = state.store.attachment_path(&hash).await?;
+    let png = tauri::async_runtime::spawn_blocking(move || {
+        confab_engine::media::video_thumbnail(&path, THUMBNAIL_SIDE, &confab_engine::media::MediaLimits::default())
+    })
+    .await
+    .map_err(|e| Failure(e.to_string()))?
+    .map_err(|e| Failure(e.to_string()))?;
+    Ok(Response::new(png))
+}
+
+/// Chips show videos at 64 px and bubbles at up to 240; twice that for high-density screens.
+const THUMBNAIL_SIDE: u32 = 480;
+
 async fn tokio_read(path: PathBuf) -> Result<Vec<u8>, Failure> {
     tauri::async_runtime::spawn_blocking(move || std::fs::read(&path))
         .await

@@ -26,6 +26,7 @@ macro_rules! app_commands {
             attachments::attach_paths,
             attachments::attach_bytes,
             attachments::attachment_bytes,
+            attachments::attachment_thumbnail,
             models::list_models,
             models::model_state,
             models::load_model,

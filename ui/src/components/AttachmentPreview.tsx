@@ -1,20 +1,53 @@
 import type { Attachment } from '../ipc';
-import { useAttachmentUrl } from '../state/useAttachmentUrl';
+import { mediaKindOfMime } from '../lib/capabilities';
+import { clockDuration } from '../lib/format';
+import { useAttachmentUrl, useThumbnailUrl } from '../state/useAttachmentUrl';
+import { Icon } from './Icon';
 
-/** An image thumbnail or an audio player; other files by name. */
+/** An image thumbnail, an audio player, or a video's first frame with its length; other files by name. */
 export function AttachmentPreview({ attachment }: { attachment: Attachment }) {
-  const url = useAttachmentUrl(attachment.hash, attachment.mime);
   const name = attachment.original_name ?? attachment.mime;
-  if (attachment.mime.startsWith('image/')) {
-    return url ? <img className="thumbnail" src={url} alt={name} title={name} /> : <div className="thumbnail placeholder" title={name} />;
+  switch (mediaKindOfMime(attachment.mime)) {
+    case 'image':
+      return <ImagePreview attachment={attachment} name={name} />;
+    case 'audio':
+      return <AudioPreview attachment={attachment} name={name} />;
+    case 'video':
+      return <VideoPreview attachment={attachment} name={name} />;
+    case 'other':
+      return <span className="attachment-name">{name}</span>;
   }
-  if (attachment.mime.startsWith('audio/')) {
-    return (
-      <div className="audio-attachment" title={name}>
-        <span className="attachment-name">{name}</span>
-        {url && <audio controls src={url} preload="metadata" />}
-      </div>
-    );
-  }
-  return <span className="attachment-name">{name}</span>;
+}
+
+type PreviewProps = { attachment: Attachment; name: string };
+
+function ImagePreview({ attachment, name }: PreviewProps) {
+  const url = useAttachmentUrl(attachment.hash, attachment.mime);
+  return url ? <img className="thumbnail" src={url} alt={name} title={name} /> : <div className="thumbnail placeholder" title={name} />;
+}
+
+function AudioPreview({ attachment, name }: PreviewProps) {
+  const url = useAttachmentUrl(attachment.hash, attachment.mime);
+  return (
+    <div className="audio-attachment" title={name}>
+      <span className="attachment-name">{name}</span>
+      {url && <audio controls src={url} preload="metadata" />}
+    </div>
+  );
+}
+
+/** The first frame (decoded by the engine: the web view may not play the codec) and the length. */
+function VideoPreview({ attachment, name }: PreviewProps) {
+  const url = useThumbnailUrl(attachment.hash);
+  const length = attachment.duration_ms != null ? clockDuration(attachment.duration_ms) : null;
+  const label = length ? `Video ${name}, ${length}` : `Video ${name}`;
+  return (
+    <div className="video-attachment" data-testid="video-attachment" title={name}>
+      {url ? <img className="thumbnail" src={url} alt={label} /> : <div className="thumbnail placeholder" role="img" aria-label={label} />}
+      <span className="video-length" aria-hidden="true">
+        <Icon name="video" size={12} />
+        {length}
+      </span>
+    </div>
+  );
 }

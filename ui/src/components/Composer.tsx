@@ -119,8 +119,8 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           type="button"
           className="icon-button"
           data-testid="attach-button"
-          title="Attach images or audio"
-          aria-label="Attach images or audio"
+          title="Attach images, audio or video"
+          aria-label="Attach images, audio or video"
           onClick={() => picker.current?.click()}
         >
           <Icon name="paperclip" />
@@ -128,7 +128,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
         <input
           ref={picker}
           type="file"
-          accept="image/*,audio/*"
+          accept="image/*,audio/*,video/*,.mov,.m4v"
           multiple
           hidden
           data-testid="file-input"

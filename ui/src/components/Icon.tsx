@@ -10,6 +10,7 @@ const paths = {
   sidebar: 'M4 5h16v14H4zM9.5 5v14',
   folder: 'M3 6.5V18h18V8.5h-9L10 6H3.5z',
   up: 'M12 19V5M6 11l6-6 6 6',
+  video: 'M3.5 6.5h11v11h-11zM14.5 10.5l6-3.5v10l-6-3.5',
 } as const;
 
 export type IconName = keyof typeof paths;

@@ -1,12 +1,14 @@
 // Which media a model can take, and the friendly message when it can't.
 import type { LoadedModel, ModelSummary } from '../ipc';
 
-export type MediaKind = 'image' | 'audio' | 'other';
+export type MediaKind = 'image' | 'audio' | 'video' | 'other';
 
 /** The kind of a stored attachment, from the MIME type the engine gave it when it probed the file. */
 export function mediaKindOfMime(mime: string): MediaKind {
   if (mime.startsWith('image/')) return 'image';
   if (mime.startsWith('audio/')) return 'audio';
+  // Animated GIF and WebP are stored as video/gif and video/webp (the engine's MediaKind::stored_mime).
+  if (mime.startsWith('video/')) return 'video';
   return 'other';
 }
 

@@ -26,6 +26,14 @@ export function humanParameters(count: number): string {
   return `${value >= 10 ? Math.round(value) : Number(value.toFixed(1))}${unit}`;
 }
 
+/** A video's length as players show it: 4_200 → "0:04", 3_725_000 → "1:02:05". */
+export function clockDuration(ms: number): string {
+  const total = Math.round(ms / 1000);
+  const [hours, minutes, seconds] = [Math.floor(total / 3600), Math.floor(total / 60) % 60, total % 60];
+  const two = (n: number) => String(n).padStart(2, '0');
+  return hours > 0 ? `${hours}:${two(minutes)}:${two(seconds)}` : `${minutes}:${two(seconds)}`;
+}
+
 /** 180 → "180 ms", 2400 → "2.4 s". */
 export function humanDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;

@@ -13,6 +13,7 @@ pub mod limits;
 pub mod pil_resize;
 pub mod prompt;
 pub mod resample;
+mod thumbnail;
 pub mod video;
 
 use std::fs::File;
@@ -26,6 +27,7 @@ pub use self::item::MediaItem;
 pub use self::limits::MediaLimits;
 pub use crate::media_kind::MediaKind;
 pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions};
+pub use self::thumbnail::video_thumbnail;
 pub use self::video::{decode_video, probe_video, Video, VideoInfo};
 pub use ::image::RgbImage;
 
