@@ -1,12 +1,14 @@
 //! The context meter: how much of the loaded model's context the open chat takes with the
 //! draft being typed. Counted with the model's own tokenizer and template, away from the
 //! engine thread; the conversation's part is kept between calls, so a keystroke costs only the
-//! draft's tokens.
+//! draft's tokens. Attachments waiting in the composer count too: their soft tokens are measured
+//! by the model's processor once per set of files.
 
 use std::sync::Mutex;
 
 use confab_engine::runtime::context::room_for_reply;
 use confab_engine::runtime::{Engine, ModelId, Prompt};
+use confab_engine::media::MediaItem;
 use confab_engine::{ChatMessage, EngineError};
 
 use crate::model_slot::Current;
@@ -37,26 +39,36 @@ struct Base {
     fresh: usize,
 }
 
+/// The tokens the composer's attachments add to a message, and what they were counted for.
+struct Attached {
+    model: ModelId,
+    media: Vec<MediaItem>,
+    tokens: usize,
+}
+
 /// Keeps the open chat's counts; one chat is open at a time.
 #[derive(Default)]
 pub struct ContextMeter {
     base: Mutex<Option<Base>>,
+    attached: Mutex<Option<Attached>>,
 }
 
 impl ContextMeter {
-    /// How full the context would be with `draft` sent after `history` (the system prompt
-    /// first, then the branch). Blocks: call it off the async runtime. Only a history with
-    /// media goes through the engine thread, which measures their soft tokens; once per change.
+    /// How full the context would be with `draft` and its attachments `media` sent after
+    /// `history` (the system prompt first, then the branch). Blocks: call it off the async
+    /// runtime. Only media go through the engine thread, which measures their soft tokens;
+    /// once per change.
     pub fn measure(
         &self,
         engine: &Engine,
         model: &Current,
         history: Vec<ChatMessage>,
         draft: &str,
+        media: Vec<MediaItem>,
         max_tokens: u32,
     ) -> Result<ContextUse, EngineError> {
         let (chat, fresh) = self.base_counts(engine, model, history)?;
-        let draft = model.counter.text(draft)?;
+        let draft = model.counter.text(draft)? + self.attached_tokens(engine, model, media)?;
         let context = model.info.context_length;
         Ok(ContextUse { used: chat + draft, alone: fresh + draft, limit: context - room_for_reply(max_tokens, context), context })
     }
@@ -75,6 +87,27 @@ impl ContextMeter {
         *lock(&self.base) = Some(Base { model: model.id, history, chat, fresh });
         Ok((chat, fresh))
     }
+
+    /// What `media` add to an empty user message: their soft tokens and the template's markers.
+    /// Files the model cannot read count nothing: the composer says so when they are attached.
+    fn attached_tokens(&self, engine: &Engine, model: &Current, media: Vec<MediaItem>) -> Result<usize, EngineError> {
+        if media.is_empty() {
+            return Ok(0);
+        }
+        if let Some(kept) = lock(&self.attached).as_ref().filter(|a| a.model == model.id && a.media == media) {
+            return Ok(kept.tokens);
+        }
+        let empty = model.counter.chat(&[ChatMessage::user("")])?;
+        let tokens = match engine.tokenize(model.id, Prompt::Chat(vec![ChatMessage::user("").with_media(media.clone())])) {
+            Ok(ids) => ids.len().saturating_sub(empty),
+            Err(error) => {
+                tracing::debug!(%error, "the composer's attachments are not counted");
+                0
+            }
+        };
+        *lock(&self.attached) = Some(Attached { model: model.id, media, tokens });
+        Ok(tokens)
+    }
 }
 
 fn with_empty_draft(mut messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
@@ -89,10 +122,18 @@ mod tests {
     use confab_engine::runtime::EngineOptions;
     use std::path::Path;
 
+    fn fixture(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny").join(name)
+    }
+
     /// The tiny llama fixture: a real tokenizer and chat template, a 256-token context.
     fn tiny_llama(engine: &Engine) -> Current {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny/llama");
-        let (id, info) = engine.load(&path, LoadOptions::default(), |_| {}).expect("load the tiny llama");
+        tiny(engine, "llama")
+    }
+
+    fn tiny(engine: &Engine, name: &str) -> Current {
+        let path = fixture(name);
+        let (id, info) = engine.load(&path, LoadOptions::default(), |_| {}).expect("load the tiny model");
         let counter = engine.token_counter(id).expect("its counter");
         let view = crate::model_slot::LoadedModel {
             name: "tiny".into(),
@@ -103,8 +144,8 @@ mod tests {
             quantized: false,
             context_length: info.context_length,
             parameters: info.parameters,
-            vision: false,
-            audio: false,
+            vision: info.vision,
+            audio: info.audio,
         };
         Current { id, info, view, counter }
     }
@@ -124,7 +165,7 @@ mod tests {
             ChatMessage::assistant("Four."),
         ];
         for draft in ["And after four?", "A longer draft, with punctuation; and numbers 1 2 3 — and more words."] {
-            let used = meter.measure(&engine, &model, history.clone(), draft, 16).unwrap();
+            let used = meter.measure(&engine, &model, history.clone(), draft, vec![], 16).unwrap();
             let sent: Vec<ChatMessage> = history.iter().cloned().chain([ChatMessage::user(draft)]).collect();
             // The draft's tokens are counted on their own and added: a token may merge or split
             // where the draft meets the template's text.
@@ -142,13 +183,29 @@ mod tests {
         let model = tiny_llama(&engine);
         let meter = ContextMeter::default();
         let paste = "words and more words. ".repeat(2_000);
-        let used = meter.measure(&engine, &model, vec![], &paste, 0).unwrap();
+        let used = meter.measure(&engine, &model, vec![], &paste, vec![], 0).unwrap();
         assert!(used.alone > used.limit && used.used == used.alone, "{used:?}");
         assert_eq!(used.limit, 256 - 64, "max_tokens 0: a quarter of the context is kept for the reply");
 
-        let short = meter.measure(&engine, &model, vec![], "hi", 0).unwrap();
-        let longer = meter.measure(&engine, &model, vec![ChatMessage::user("hello"), ChatMessage::assistant("hi there")], "hi", 0).unwrap();
+        let short = meter.measure(&engine, &model, vec![], "hi", vec![], 0).unwrap();
+        let longer = meter.measure(&engine, &model, vec![ChatMessage::user("hello"), ChatMessage::assistant("hi there")], "hi", vec![], 0).unwrap();
         assert!(longer.used > short.used, "a changed history is not served from the kept counts");
         assert_eq!(longer.alone, short.alone);
+    }
+
+    #[test]
+    fn attachments_waiting_in_the_composer_count_as_the_engine_would_send_them() {
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let model = tiny(&engine, "gemma4");
+        let meter = ContextMeter::default();
+        let photo = MediaItem::image(fixture("gemma4/media/gradient.png"));
+        let history = vec![ChatMessage::user("Hello."), ChatMessage::assistant("Hi.")];
+        let without = meter.measure(&engine, &model, history.clone(), "What is this?", vec![], 16).unwrap();
+        let with = meter.measure(&engine, &model, history.clone(), "What is this?", vec![photo.clone()], 16).unwrap();
+        let sent: Vec<ChatMessage> = history.iter().cloned().chain([ChatMessage::user("What is this?").with_media(vec![photo.clone()])]).collect();
+        // Tolerance: as for text, a token may merge or split where the draft meets the template.
+        assert!(with.used.abs_diff(exact(&engine, &model, &sent)) <= 2, "{with:?} against {}", exact(&engine, &model, &sent));
+        assert!(with.used > without.used + 10, "the image's soft tokens count: {without:?} then {with:?}");
+        assert_eq!(with.alone - without.alone, with.used - without.used);
     }
 }

@@ -239,15 +239,20 @@ pub async fn local_messages(store: &Store, system_prompt: &str, branch: &[Messag
 async fn media_of(store: &Store, message: MessageId) -> confab_store::Result<Vec<MediaItem>> {
     let mut media = Vec::new();
     for attachment in store.message_attachments(message).await? {
-        let path = store.attachment_path(&attachment.hash).await?;
-        let item = match MediaKind::of_mime(&attachment.mime) {
-            Some(MediaKind::Audio) => MediaItem::audio(path),
-            Some(MediaKind::Video) => MediaItem::video(path),
-            Some(MediaKind::Image) | None => MediaItem::image(path),
-        };
-        media.push(item.with_hash(attachment.hash.as_str()));
+        media.push(media_item(store, &attachment).await?);
     }
     Ok(media)
+}
+
+/// A stored attachment as the engine takes it.
+pub async fn media_item(store: &Store, attachment: &confab_store::Attachment) -> confab_store::Result<MediaItem> {
+    let path = store.attachment_path(&attachment.hash).await?;
+    let item = match MediaKind::of_mime(&attachment.mime) {
+        Some(MediaKind::Audio) => MediaItem::audio(path),
+        Some(MediaKind::Video) => MediaItem::video(path),
+        Some(MediaKind::Image) | None => MediaItem::image(path),
+    };
+    Ok(item.with_hash(attachment.hash.as_str()))
 }
 
 /// The chat's own system prompt where it has one, else the one in Settings.

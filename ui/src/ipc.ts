@@ -141,8 +141,8 @@ export function stopReply(conversation: ConversationId): Promise<void> {
  * How full the loaded model's context would be with `draft` sent next in `conversation` (null:
  * a new chat). Null when no local model would take it (none loaded, or a provider's is picked).
  */
-export function measureContext(conversation: ConversationId | null, draft: string): Promise<ContextUse | null> {
-  return call('measure_context', { conversation, draft });
+export function measureContext(conversation: ConversationId | null, draft: string, attachments: string[] = []): Promise<ContextUse | null> {
+  return call('measure_context', { conversation, draft, attachments });
 }
 
 /** The backend tells the UI when a conversation changed on its own (the background title). */

@@ -100,7 +100,12 @@ pub fn stop_reply(state: App<'_>, conversation: ConversationId) {
 /// yet: a new chat), for the meter under the message box. `None` when no local model would
 /// take it: none is loaded, or a provider's model is picked.
 #[tauri::command]
-pub async fn measure_context(state: App<'_>, conversation: Option<ConversationId>, draft: String) -> Result<Option<ContextUse>, Failure> {
+pub async fn measure_context(
+    state: App<'_>,
+    conversation: Option<ConversationId>,
+    draft: String,
+    attachments: Vec<String>,
+) -> Result<Option<ContextUse>, Failure> {
     let Some(model) = state.model.current() else { return Ok(None) };
     if state.providers.lock().await.selected.is_some() {
         return Ok(None);
@@ -119,9 +124,14 @@ pub async fn measure_context(state: App<'_>, conversation: Option<ConversationId
         None => (settings.system_prompt.clone(), vec![]),
     };
     let history = local_messages(store, &system, &branch).await?;
+    let mut media = Vec::with_capacity(attachments.len());
+    for hash in &attachments {
+        let attachment = store.attachment(&AttachmentHash::parse(hash)?).await?;
+        media.push(reply::media_item(store, &attachment).await?);
+    }
     let state = state.inner().clone();
     let used = tauri::async_runtime::spawn_blocking(move || {
-        state.context_meter.measure(&state.engine, &model, history, &draft, settings.max_tokens)
+        state.context_meter.measure(&state.engine, &model, history, &draft, media, settings.max_tokens)
     })
     .await??;
     Ok(Some(used))

@@ -36,7 +36,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
   ref,
 ) {
   const [text, setText] = useState('');
-  const meter = useContextMeter(conversationId, contextKey, text, streaming);
+  const meter = useContextMeter(conversationId, contextKey, text, streaming, attachments.items.map((a) => a.hash));
   // The warning speaks of the text in the box, never of an older count.
   const counted = meter.measured?.draft === text ? meter.measured.use : null;
   const input = useRef<HTMLTextAreaElement>(null);

@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { contextUse, installBackend, message, view } from '../test/fixtures';
+import { contextUse, gemmaLoaded, imageAttachment, installBackend, message, view } from '../test/fixtures';
 import { holdStream, push, renderApp } from '../test/renderApp';
-import { callsOf, commands, invoke } from '../test/tauriMock';
+import { callsOf, commands, emit, invoke } from '../test/tauriMock';
 
 beforeEach(() => {
   installBackend();
@@ -28,9 +28,23 @@ describe('context meter', () => {
     await waitFor(() => expect(screen.getByTestId('context-meter').textContent).toBe('42 / 8,192 tokens'));
     // The keystrokes in between were not counted one by one.
     expect(callsOf('measure_context').map((args) => args.draft)).not.toContain('ab');
-    expect(callsOf('measure_context').at(-1)).toEqual({ conversation: 1, draft: 'abcdefgh' });
+    expect(callsOf('measure_context').at(-1)).toEqual({ conversation: 1, draft: 'abcdefgh', attachments: [] });
     expect(screen.getByTestId('context-meter').dataset.verdict).toBe('fits');
     expect(screen.queryByTestId('context-warning')).toBeNull();
+  });
+
+  it('counts the files waiting in the composer with the draft, and again when one is removed', async () => {
+    await renderApp();
+    act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null, revision: 101 }));
+    await openFirstConversation();
+    commands.set('attach_bytes', () => imageAttachment);
+    commands.set('measure_context', (args) => contextUse(40 + 256 * (args.attachments as string[]).length, (args.draft as string).length));
+    fireEvent.change(screen.getByTestId('file-input'), { target: { files: [new File([new Uint8Array([1])], 'cat.png', { type: 'image/png' })] } });
+    await screen.findByTestId('attachment-chip');
+    await waitFor(() => expect(screen.getByTestId('context-meter').textContent).toBe('296 / 8,192 tokens'));
+    expect(callsOf('measure_context').at(-1)?.attachments).toEqual([imageAttachment.hash]);
+    fireEvent.click(screen.getByTestId('attachment-remove'));
+    await waitFor(() => expect(screen.getByTestId('context-meter').textContent).toBe('40 / 8,192 tokens'));
   });
 
   it("hides when nothing counts (a provider's model is picked)", async () => {

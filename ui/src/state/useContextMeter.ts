@@ -22,11 +22,14 @@ export interface ContextMeter {
 
 /**
  * `key` names everything besides the draft that the count depends on (the conversation, its
- * last message, the model): a new key counts again. While `paused` (a reply is being written,
+ * last message, the model): a new key counts again. `attachments` (hashes) are the files
+ * waiting in the composer, counted with the draft. While `paused` (a reply is being written,
  * and counting would take CPU from it) nothing is counted and the last count stays shown; the
  * count follows once the pause ends.
  */
-export function useContextMeter(conversation: ConversationId | null, key: string, draft: string, paused = false): ContextMeter {
+export function useContextMeter(conversation: ConversationId | null, key: string, draft: string, paused = false, attachments: string[] = []): ContextMeter {
+  const attached = attachments.join(',');
+  const fullKey = `${key}|${attached}`;
   const [measured, setMeasured] = useState<Measured | null>(null);
   // Answers can come back out of order: only the latest request's is kept.
   const latest = useRef(0);
@@ -36,14 +39,14 @@ export function useContextMeter(conversation: ConversationId | null, key: string
       const request = ++latest.current;
       let use: ContextUse | null = null;
       try {
-        use = await measureContext(conversation, text);
+        use = await measureContext(conversation, text, attached ? attached.split(',') : []);
       } catch {
         /* No count: the meter hides, and sending goes ahead (the backend still checks). */
       }
-      if (request === latest.current) setMeasured(use ? { key, draft: text, use } : null);
+      if (request === latest.current) setMeasured(use ? { key: fullKey, draft: text, use } : null);
       return use;
     },
-    [conversation, key],
+    [conversation, fullKey, attached],
   );
 
   useEffect(() => {
@@ -52,5 +55,5 @@ export function useContextMeter(conversation: ConversationId | null, key: string
     return () => clearTimeout(timer);
   }, [measure, draft, paused]);
 
-  return { measured: paused || measured?.key === key ? measured : null, measureNow: measure };
+  return { measured: paused || measured?.key === fullKey ? measured : null, measureNow: measure };
 }
