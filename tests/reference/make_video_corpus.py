@@ -25,7 +25,7 @@ tests/reference/fixtures/video/, which crates/engine/tests/video.rs checks the e
 - three_hours.mp4: two frames of H.264 whose mvhd/tkhd/mdhd say 3 h.
 - wide.mp4: a one-frame H.264 MP4 whose SPS, avc1 and tkhd say 16000x2560 (41 MP), rewritten
   from a 64x48 one (its frame is never decoded); wide.gif: a GIF whose
-  logical screen is 16000x2600 with one 1x1 frame.
+  logical screen is 16000x2600 with two 1x1 frames.
 - truncated.mp4: h264_baseline.mp4 cut in the middle of its mdat (moov intact).
 - meta.json: every file's frames, size, fps and timestamps per PyAV/Pillow, and the versions.
 """
@@ -326,10 +326,11 @@ def make_gifs() -> dict:
     frames[0].save(OUT / "still.gif")
     # Header, a 40x30 logical screen with no colour table, and the trailer: no image at all.
     (OUT / "no_frames.gif").write_bytes(b"GIF89a" + struct.pack("<HHBBB", 40, 30, 0, 0, 0) + b";")
-    # A 16000x2600 logical screen holding a single 1x1 image.
+    # A 16000x2600 logical screen holding two 1x1 images (an animation, so a video).
     screen = b"GIF89a" + struct.pack("<HHBBB", 16000, 2600, 0x80, 0, 0) + bytes([0, 0, 0, 255, 255, 255])
-    image = b"," + struct.pack("<HHHHB", 0, 0, 1, 1, 0) + bytes([2, 2, 0x4C, 0x01, 0]) + b";"
-    (OUT / "wide.gif").write_bytes(screen + image)
+    delay = b"\x21\xf9\x04\x00" + struct.pack("<H", 10) + b"\x00\x00"
+    image = b"," + struct.pack("<HHHHB", 0, 0, 1, 1, 0) + bytes([2, 2, 0x4C, 0x01, 0])
+    (OUT / "wide.gif").write_bytes(screen + delay + image + delay + image + b";")
     composited = []
     with Image.open(OUT / "animated.gif") as gif:
         for index in range(gif.n_frames):
