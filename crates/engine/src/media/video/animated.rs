@@ -162,35 +162,45 @@ fn webp_header(data: &[u8], max_frames: u64) -> Result<Animation, String> {
     Ok(Animation { format: Format::WebP, width, height, delays })
 }
 
-/// Composites the animation and keeps the frames at `indices` (ascending).
-pub(crate) fn decode_frames(file: &str, format: Format, data: &[u8], indices: &[u64]) -> Result<Vec<RgbImage>> {
+/// Composites the animation and hands the frames at `indices` (ascending) to `sink`.
+pub(crate) fn decode_frames(
+    file: &str,
+    format: Format,
+    data: &[u8],
+    indices: &[u64],
+    sink: &mut dyn FnMut(u64, RgbImage) -> Result<()>,
+) -> Result<()> {
     let problem = |e: ImageError| EngineError::media(file, MediaProblem::Corrupt { detail: e.to_string() });
     let frames = match format {
         Format::Gif => GifDecoder::new(Cursor::new(data)).map_err(problem)?.into_frames(),
         Format::WebP => WebPDecoder::new(Cursor::new(data)).map_err(problem)?.into_frames(),
     };
-    let last = *indices.last().unwrap_or(&0);
-    let mut kept = Vec::with_capacity(indices.len());
-    let mut wanted = indices.iter().peekable();
+    let mut wanted = indices.iter().copied().peekable();
     for (index, frame) in frames.enumerate() {
+        let Some(&next) = wanted.peek() else { break };
         let index = index as u64;
-        if index > last {
-            break;
+        if index < next {
+            // Still composited (later frames draw over it), but never converted.
+            frame.map_err(problem)?;
+            continue;
         }
-        let frame = frame.map_err(problem)?;
-        if wanted.peek() == Some(&&index) {
-            let rgb = rgb(frame.buffer());
-            while wanted.peek() == Some(&&index) {
-                kept.push(rgb.clone());
-                wanted.next();
-            }
+        let rgb = rgb(frame.map_err(problem)?.buffer());
+        let mut copies = 0;
+        while wanted.next_if_eq(&index).is_some() {
+            copies += 1;
+        }
+        for _ in 1..copies {
+            sink(index, rgb.clone())?;
+        }
+        if copies > 0 {
+            sink(index, rgb)?;
         }
     }
-    if kept.len() < indices.len() {
-        let detail = format!("it holds fewer frames than its header lists ({} of {})", kept.len(), indices.len());
+    if let Some(missing) = wanted.next() {
+        let detail = format!("frame {missing} is missing, though the header lists it");
         return Err(EngineError::media(file, MediaProblem::Corrupt { detail }));
     }
-    Ok(kept)
+    Ok(())
 }
 
 fn rgb(rgba: &RgbaImage) -> RgbImage {

@@ -61,23 +61,44 @@ pub fn probe_video(path: &Path, limits: &MediaLimits) -> Result<VideoInfo> {
 
 /// Decodes the frames at `indices` (ascending, each below `probe_video`'s `frames`; repeats are
 /// allowed and give the frame again).
+///
+/// Every frame is held at full size until the call returns; a caller that shrinks frames can
+/// use `decode_video_with` to hold one at a time.
 pub fn decode_video(path: &Path, indices: &[u64], limits: &MediaLimits) -> Result<Video> {
+    let (mut frames, mut timestamps) = (Vec::with_capacity(indices.len()), Vec::with_capacity(indices.len()));
+    let info = decode_video_with(path, indices, limits, |_, time, frame| {
+        frames.push(frame);
+        timestamps.push(time);
+        Ok(())
+    })?;
+    Ok(Video { info, frames, timestamps })
+}
+
+/// Decodes the frames at `indices` (as `decode_video`) and hands each to `each(index, seconds,
+/// frame)` in order as soon as it is decoded; an error from `each` stops decoding.
+pub fn decode_video_with(
+    path: &Path,
+    indices: &[u64],
+    limits: &MediaLimits,
+    mut each: impl FnMut(u64, f64, RgbImage) -> Result<()>,
+) -> Result<VideoInfo> {
     let file = display_name(path);
     guarded(&file, || {
         let opened = open(path, &file, limits)?;
         check_indices(&opened.info, indices)?;
-        let frames = match &opened.source {
+        let mut deliver = |index: u64, frame: RgbImage| each(index, opened.timestamps[index as usize], frame);
+        match &opened.source {
             Source::Mp4(track, stream) => {
-                let planes = decode_h264(&file, path, track, stream, indices)?;
-                planes
-                    .iter()
-                    .map(|frame| upright(yuv::to_rgb(frame, stream.colour), track.orientation))
-                    .collect()
+                let mut sink = |index: u64, planes: YuvFrame| {
+                    deliver(index, upright(yuv::to_rgb(&planes, stream.colour), track.orientation))
+                };
+                decode_h264(&file, path, track, stream, indices, &mut sink)?;
             }
-            Source::Animated(animation, data) => animated::decode_frames(&file, animation.format, data, indices)?,
-        };
-        let timestamps = indices.iter().map(|&i| opened.timestamps[i as usize]).collect();
-        Ok(Video { info: opened.info, frames, timestamps })
+            Source::Animated(animation, data) => {
+                animated::decode_frames(&file, animation.format, data, indices, &mut deliver)?;
+            }
+        }
+        Ok(opened.info)
     })
 }
 
@@ -89,7 +110,14 @@ pub fn decode_video_planes(path: &Path, indices: &[u64], limits: &MediaLimits) -
         let opened = open(path, &file, limits)?;
         check_indices(&opened.info, indices)?;
         match &opened.source {
-            Source::Mp4(track, stream) => decode_h264(&file, path, track, stream, indices),
+            Source::Mp4(track, stream) => {
+                let mut frames = Vec::with_capacity(indices.len());
+                decode_h264(&file, path, track, stream, indices, &mut |_, planes| {
+                    frames.push(planes);
+                    Ok(())
+                })?;
+                Ok(frames)
+            }
             Source::Animated(..) => Err(EngineError::media(&file, MediaProblem::UnsupportedVideoCodec { codec: opened.info.codec.clone() })),
         }
     })
@@ -319,7 +347,14 @@ fn codec_name(entry: &[u8; 4]) -> String {
 /// of pictures that hold no requested frame when the next group starts with an IDR picture
 /// (which nothing before it can be referenced across), so a long clip sampled sparsely decodes
 /// little more than the sampled groups.
-fn decode_h264(file: &str, path: &Path, track: &VideoTrack, stream: &H264Stream, indices: &[u64]) -> Result<Vec<YuvFrame>> {
+fn decode_h264(
+    file: &str,
+    path: &Path,
+    track: &VideoTrack,
+    stream: &H264Stream,
+    indices: &[u64],
+    sink: &mut dyn FnMut(u64, YuvFrame) -> Result<()>,
+) -> Result<()> {
     let mut reader = File::open(path).map_err(|e| unreadable(file, e))?;
     let samples = &track.samples;
     // The display index of each sample, and the samples needed.
@@ -338,85 +373,107 @@ fn decode_h264(file: &str, path: &Path, track: &VideoTrack, stream: &H264Stream,
     group_starts.push(samples.len());
     let groups: Vec<(usize, usize)> = group_starts.windows(2).map(|w| (w[0], w[1])).collect();
 
-    let mut wanted: std::collections::BTreeMap<u64, Option<YuvFrame>> = indices.iter().map(|&i| (i, None)).collect();
+    let mut wanted = Wanted { indices, next: 0, held: Default::default(), sink };
     let mut decoder: Option<h264::Decoder> = None;
-    let mut annex_b = Vec::new();
-    let mut nal_types = Vec::new();
-    let mut data = Vec::new();
-    let mut previous_group_decoded = false;
+    let (mut data, mut annex_b, mut nal_types) = (Vec::new(), Vec::new(), Vec::new());
+    let mut decoded = 0usize;
     for &(start, end) in &groups {
-        if start > last_needed {
+        if wanted.done() || start > last_needed {
             break;
         }
         let useful = needed[start..end].iter().any(|&n| n);
-        // Reference frames in an open group can come from the one before it: decode it anyway.
-        let next_is_closed = |data: &mut Vec<u8>, reader: &mut File| -> Result<bool> {
-            if end >= samples.len() {
-                return Ok(true);
-            }
-            read_sample(file, reader, &samples[end], data)?;
-            let mut types = Vec::new();
-            let mut scratch = Vec::new();
-            h264::to_annex_b(data, stream.config.length_size, &mut scratch, &mut types).map_err(|d| corrupt(file, d))?;
-            Ok(types.contains(&5))
+        // An open group (the next one not starting with an IDR picture) may be referenced
+        // by the next: only a group before an IDR can be skipped.
+        let next_is_idr = end >= samples.len() || {
+            read_sample(file, &mut reader, &samples[end], &mut data)?;
+            annex_b.clear();
+            nal_types.clear();
+            h264::to_annex_b(&data, stream.config.length_size, &mut annex_b, &mut nal_types).map_err(|d| corrupt(file, d))?;
+            nal_types.contains(&5)
         };
-        if !useful && next_is_closed(&mut data, &mut reader)? {
-            if previous_group_decoded {
-                if let Some(mut done) = decoder.take() {
-                    drain(file, &mut done, &mut wanted)?;
-                }
+        if !useful && next_is_idr {
+            if let Some(mut done) = decoder.take() {
+                drain(file, &mut done, &mut wanted)?;
             }
-            previous_group_decoded = false;
             continue;
         }
-        if decoder.is_none() {
-            let mut fresh = h264::Decoder::new().map_err(|d| corrupt(file, d))?;
-            annex_b.clear();
-            h264::parameter_sets_annex_b(&stream.config, &mut annex_b);
-            fresh.decode(&annex_b, u64::MAX).map_err(|d| corrupt(file, d))?;
-            decoder = Some(fresh);
-        }
-        let active = decoder.as_mut().expect("created above");
-        for sample in start..end.min(samples.len()) {
+        let active = match &mut decoder {
+            Some(active) => active,
+            None => {
+                let mut fresh = h264::Decoder::new().map_err(|d| corrupt(file, d))?;
+                annex_b.clear();
+                h264::parameter_sets_annex_b(&stream.config, &mut annex_b);
+                fresh.decode(&annex_b, u64::MAX).map_err(|d| corrupt(file, d))?;
+                decoder.insert(fresh)
+            }
+        };
+        for sample in start..end {
             read_sample(file, &mut reader, &samples[sample], &mut data)?;
             annex_b.clear();
             nal_types.clear();
             h264::to_annex_b(&data, stream.config.length_size, &mut annex_b, &mut nal_types).map_err(|d| corrupt(file, d))?;
+            decoded += 1;
             let picture = active.decode(&annex_b, display_of[sample]).map_err(|d| corrupt(file, d))?;
-            keep(picture, &mut wanted);
-            if sample >= last_needed && wanted.values().all(Option::is_some) {
+            wanted.offer(picture)?;
+            if wanted.done() {
                 break;
             }
         }
-        previous_group_decoded = true;
     }
     if let Some(mut done) = decoder.take() {
         drain(file, &mut done, &mut wanted)?;
     }
-    let missing: Vec<u64> = wanted.iter().filter(|(_, f)| f.is_none()).map(|(&i, _)| i).collect();
-    if !missing.is_empty() {
-        let detail = format!("frame {} could not be decoded", missing[0]);
-        return Err(corrupt(file, detail));
+    tracing::debug!(file, decoded, requested = indices.len(), frames = samples.len(), "H.264 frames decoded");
+    match wanted.indices.get(wanted.next) {
+        Some(missing) => Err(corrupt(file, format!("frame {missing} could not be decoded"))),
+        None => Ok(()),
     }
-    Ok(indices.iter().map(|i| wanted[i].clone().expect("all present")).collect())
 }
 
-fn keep(picture: Option<h264::Picture<'_>>, wanted: &mut std::collections::BTreeMap<u64, Option<YuvFrame>>) {
-    if let Some(picture) = picture {
-        if let Some(slot @ None) = wanted.get_mut(&picture.timestamp) {
-            *slot = Some(picture.to_owned());
+/// The requested frames still to come: each decoded one is handed on in display order, held
+/// only while an earlier one is still missing.
+struct Wanted<'a> {
+    indices: &'a [u64],
+    /// Position in `indices` of the next frame to hand on.
+    next: usize,
+    held: std::collections::BTreeMap<u64, YuvFrame>,
+    sink: &'a mut dyn FnMut(u64, YuvFrame) -> Result<()>,
+}
+
+impl Wanted<'_> {
+    fn offer(&mut self, picture: Option<h264::Picture<'_>>) -> Result<()> {
+        let Some(picture) = picture else { return Ok(()) };
+        let rest = &self.indices[self.next..];
+        if rest.binary_search(&picture.timestamp).is_err() || self.held.contains_key(&picture.timestamp) {
+            return Ok(());
         }
+        self.held.insert(picture.timestamp, picture.to_owned());
+        while let Some(&index) = self.indices.get(self.next) {
+            let repeated = self.indices.get(self.next + 1) == Some(&index);
+            let frame = match repeated {
+                true => self.held.get(&index).cloned(),
+                false => self.held.remove(&index),
+            };
+            let Some(frame) = frame else { break };
+            (self.sink)(index, frame)?;
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    fn done(&self) -> bool {
+        self.next == self.indices.len()
     }
 }
 
 /// Ends the stream and collects the pictures held for reordering.
-fn drain(file: &str, decoder: &mut h264::Decoder, wanted: &mut std::collections::BTreeMap<u64, Option<YuvFrame>>) -> Result<()> {
+fn drain(file: &str, decoder: &mut h264::Decoder, wanted: &mut Wanted) -> Result<()> {
     let picture = decoder.end_of_stream().map_err(|d| corrupt(file, d))?;
-    keep(picture, wanted);
+    wanted.offer(picture)?;
     // The reorder buffer holds at most 16 pictures (H.264's DPB); a few more for safety.
     for _ in 0..32 {
         match decoder.flush().map_err(|d| corrupt(file, d))? {
-            Some(picture) => keep(Some(picture), wanted),
+            Some(picture) => wanted.offer(Some(picture))?,
             None => break,
         }
     }
