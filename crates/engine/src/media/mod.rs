@@ -27,7 +27,7 @@ pub use self::item::MediaItem;
 pub use self::limits::MediaLimits;
 pub use crate::media_kind::MediaKind;
 pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions};
-pub use self::video::{decode_video, decode_video_planes, probe_video, Video, VideoInfo, YuvFrame};
+pub use self::video::{decode_video, decode_video_planes, decode_video_with, probe_video, Video, VideoInfo, YuvFrame};
 pub use ::image::RgbImage;
 
 use crate::error::{EngineError, MediaProblem, Result};

@@ -103,20 +103,25 @@ pub(crate) fn to_rgb(frame: &YuvFrame, signal: ColourSignal) -> RgbImage {
     let c = Coefficients::new(signal);
     let (width, height) = (frame.width as usize, frame.height as usize);
     let chroma_width = width.div_ceil(2);
+    // Per-sample terms, looked up: the luma term for each Y, the chroma terms for each U and V.
+    let luma: [i32; 256] = std::array::from_fn(|y| mulhi(((y as i32) << 3) - c.y_offset, c.y));
+    let chroma = |coefficient: i32| -> [i32; 256] { std::array::from_fn(|v| mulhi(((v as i32) << 3) - (128 << 3), coefficient)) };
+    let (v_to_r, u_to_g, v_to_g, u_to_b) = (chroma(c.v_to_r), chroma(c.u_to_g), chroma(c.v_to_g), chroma(c.u_to_b));
     let mut out = vec![0u8; width * height * 3];
     let saturate = |v: i32| v.clamp(0, 255) as u8;
-    for row in 0..height {
-        let luma = &frame.y[row * width..(row + 1) * width];
-        let u_row = &frame.u[(row / 2) * chroma_width..(row / 2 + 1) * chroma_width];
-        let v_row = &frame.v[(row / 2) * chroma_width..(row / 2 + 1) * chroma_width];
-        let pixels = &mut out[row * width * 3..(row + 1) * width * 3];
-        for (x, pixel) in pixels.chunks_exact_mut(3).enumerate() {
-            let u = ((u_row[x / 2] as i32) << 3) - (128 << 3);
-            let v = ((v_row[x / 2] as i32) << 3) - (128 << 3);
-            let y = mulhi(((luma[x] as i32) << 3) - c.y_offset, c.y);
-            pixel[0] = saturate(y + mulhi(v, c.v_to_r));
-            pixel[1] = saturate(y + mulhi(u, c.u_to_g) + mulhi(v, c.v_to_g));
-            pixel[2] = saturate(y + mulhi(u, c.u_to_b));
+    for (row, pixels) in out.chunks_exact_mut(width * 3).enumerate() {
+        let luma_row = &frame.y[row * width..(row + 1) * width];
+        let chroma_row = (row / 2) * chroma_width..(row / 2 + 1) * chroma_width;
+        let (u_row, v_row) = (&frame.u[chroma_row.clone()], &frame.v[chroma_row]);
+        // Two pixels share each chroma sample (the last one alone when the width is odd).
+        for (((pair, ys), &u), &v) in pixels.chunks_mut(6).zip(luma_row.chunks(2)).zip(u_row).zip(v_row) {
+            let (r, g, b) = (v_to_r[v as usize], u_to_g[u as usize] + v_to_g[v as usize], u_to_b[u as usize]);
+            for (pixel, &y) in pair.chunks_exact_mut(3).zip(ys) {
+                let y = luma[y as usize];
+                pixel[0] = saturate(y + r);
+                pixel[1] = saturate(y + g);
+                pixel[2] = saturate(y + b);
+            }
         }
     }
     RgbImage::from_raw(frame.width, frame.height, out).expect("the buffer is width x height x 3")
