@@ -14,9 +14,11 @@ tests/reference/fixtures/video/, which crates/engine/tests/video.rs checks the e
 - h264_high.mp4: 96x54 (the SPS crops 64 rows to 54), High profile (CABAC, 8x8 transform,
   2 B-frames, so decode order != display order), BT.709 signalled in the VUI, 20 frames at 10 fps.
 - h264_main.mov: QuickTime ('qt  ' brand), 64x48 Main profile with B-frames, plus an AAC track.
+- h264_fragmented.mp4: the same stream as h264_baseline.mp4, fragmented (empty moov, a moof
+  per group of pictures), as browsers' MediaRecorder writes MP4.
 - h264_rotated.mp4: h264_baseline.mp4 with the tkhd display matrix of a phone held upright
   (90 degrees clockwise): stored 64x48, displayed 48x64.
-- {name}.f{index}.png (not for the rotated file, whose stream is the baseline one): PyAV's rgb24 frame at that display index (stored orientation);
+- {name}.f{index}.png (not for the rotated and fragmented files, whose stream is the baseline one): PyAV's rgb24 frame at that display index (stored orientation);
   {name}.f{index}.yuv: its Y, U and V planes (I420, cropped, no padding).
 - animated.gif: 4 frames, 40x30, delays 100 ms, 0 ms (shown for 100 ms, as browsers do), 200 ms,
   50 ms; still.gif: one frame (an image, not a video); no_frames.gif: a screen and no frames.
@@ -368,6 +370,10 @@ def main() -> None:
     encode(OUT / "h264_high.mp4", "libx264", 96, 54, 20, {**x264, "profile": "high", "bf": "2"}, colorspace="bt709")
     encode(OUT / "h264_main.mov", "libx264", 64, 48, 20, {**x264, "profile": "main", "bf": "2"},
            container_format="mov", audio=True)
+    # As browsers' MediaRecorder and some screen recorders write it: frames listed in moof boxes.
+    fragmented = OUT / "h264_fragmented.mp4"
+    encode(fragmented, "libx264", 64, 48, 20, {**x264, "profile": "baseline", "bf": "0"},
+           container_options={"movflags": "frag_keyframe+empty_moov+default_base_moof"})
     rotated = bytearray(baseline.read_bytes())
     patch_rotation(rotated)
     (OUT / "h264_rotated.mp4").write_bytes(rotated)
@@ -375,6 +381,10 @@ def main() -> None:
         videos[name] = reference_frames(OUT / name)
     # The same stream as h264_baseline.mp4: its frames are those, turned.
     videos["h264_rotated.mp4"] = reference_frames(OUT / "h264_rotated.mp4", save=False)
+    videos["h264_fragmented.mp4"] = reference_frames(fragmented, save=False)
+    with av.open(str(baseline)) as a, av.open(str(fragmented)) as b:
+        same = all(x.to_ndarray().tobytes() == y.to_ndarray().tobytes() for x, y in zip(a.decode(video=0), b.decode(video=0)))
+    assert same, "the fragmented file holds the baseline file's stream"
 
     encode(OUT / "hevc.mp4", "libx265", 64, 48, 5, {"preset": "fast", "x265-params": "log-level=none:pools=none:frame-threads=1"},
            codec_tag="hvc1")

@@ -171,6 +171,25 @@ fn a_rotated_phone_clip_comes_out_upright() {
 }
 
 #[test]
+fn a_fragmented_mp4_reads_its_frames_from_the_fragments() {
+    let limits = MediaLimits::default();
+    let info = probe_video(&corpus("h264_fragmented.mp4"), &limits).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((info.width, info.height, info.frames), (64, 48, 20));
+    assert!((info.seconds - 2.0).abs() < 1e-9 && (info.fps - 10.0).abs() < 1e-9, "{info:?}");
+    let all: Vec<u64> = (0..20).collect();
+    let fragmented = decode_video(&corpus("h264_fragmented.mp4"), &all, &limits).unwrap();
+    let whole = decode_video(&corpus("h264_baseline.mp4"), &all, &limits).unwrap();
+    assert_eq!(fragmented.frames, whole.frames, "the same stream as the baseline file");
+    assert_eq!(fragmented.timestamps, whole.timestamps);
+    let few = MediaLimits { max_video_frames: 15, ..Default::default() };
+    assert!(matches!(
+        problem(probe_video(&corpus("h264_fragmented.mp4"), &few), "h264_fragmented.mp4").0,
+        MediaProblem::TooManyFrames { limit: 15, .. }
+    ));
+    assert_eq!(media::probe(&corpus("h264_fragmented.mp4"), &limits).unwrap().kind, MediaKind::Video);
+}
+
+#[test]
 fn animated_gif_frames_and_browser_delays() {
     let limits = MediaLimits::default();
     let info = probe_video(&corpus("animated.gif"), &limits).unwrap();
@@ -343,7 +362,7 @@ fn truncated_and_damaged_movies_never_panic() {
     let dir = tempfile::tempdir().unwrap();
     let limits = MediaLimits::default();
     let all: Vec<u64> = (0..20).collect();
-    for name in ["h264_baseline.mp4", "h264_main.mov", "h264_high.mp4"] {
+    for name in ["h264_baseline.mp4", "h264_main.mov", "h264_high.mp4", "h264_fragmented.mp4"] {
         let data = std::fs::read(corpus(name)).unwrap();
         let path = dir.path().join(name);
         let mut decoded = 0;
@@ -351,7 +370,9 @@ fn truncated_and_damaged_movies_never_panic() {
         for cut in cuts {
             std::fs::write(&path, &data[..cut]).unwrap();
             let probed = probe_video(&path, &limits);
-            let decoded_result = decode_video(&path, &all, &limits);
+            // A fragmented recording cut after a whole fragment is the frames before the cut.
+            let frames = probed.as_ref().map_or(20, |info| info.frames);
+            let decoded_result = decode_video(&path, &all[..frames as usize], &limits);
             let _ = media::probe(&path, &limits);
             for result in [probed.map(|_| ()), decoded_result.map(|_| ())] {
                 match result {

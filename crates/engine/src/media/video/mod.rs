@@ -266,7 +266,7 @@ fn open_mp4(file: &str, reader: &mut File, bytes: u64, limits: &MediaLimits) -> 
         check_seconds(file, header.seconds, limits)?;
         Ok(())
     };
-    let movie = mp4::read_movie(file, reader, bytes, &mut check)?;
+    let movie = mp4::read_movie(file, reader, bytes, limits.max_video_frames, &mut check)?;
     let Some(track) = movie.video else { return Ok(None) };
     if track.samples.is_empty() {
         return Err(EngineError::media(file, MediaProblem::NoFrames));

@@ -28,6 +28,8 @@ pub(crate) struct VideoTrack {
     pub seconds: f64,
     /// Frames in decode order.
     pub samples: Vec<Sample>,
+    /// The track's id, which fragments name.
+    pub track_id: u32,
 }
 
 /// One coded frame.
@@ -37,6 +39,8 @@ pub(crate) struct Sample {
     pub size: u32,
     /// Presentation time in the track's timescale (decode time plus the composition offset).
     pub time: i64,
+    /// How long it is shown, in the track's timescale.
+    pub duration: i64,
     /// A sync sample (decoding can start here).
     pub sync: bool,
 }
@@ -50,6 +54,7 @@ pub(crate) struct Movie {
 }
 
 /// The header fields a limit is checked on, read before the sample table is built.
+#[derive(Debug, Clone)]
 pub(crate) struct TrackHeader<'a> {
     pub entry: [u8; 4],
     pub width: u32,
@@ -61,41 +66,169 @@ pub(crate) struct TrackHeader<'a> {
 }
 
 /// Reads the `moov` box of an MP4/MOV and the video track in it. `check` sees the track's
-/// header before any table is expanded (the caller's limits live there).
+/// header before any table is expanded (the caller's limits live there), and again with the
+/// real frame count and duration when the movie is fragmented; no more than `max_frames + 1`
+/// frames are ever listed.
 pub(crate) fn read_movie(
     file: &str,
     reader: &mut File,
     file_len: u64,
+    max_frames: u64,
     check: &mut dyn FnMut(&TrackHeader) -> Result<()>,
 ) -> Result<Movie> {
-    let moov = find_moov(file, reader, file_len)?;
+    let (moov, fragments) = top_level_boxes(file, reader, file_len)?;
     let mut movie_seconds = 0.0;
     let mut video = None;
-    let mut fragmented = false;
+    let mut extends = None;
     for item in Boxes::new(&moov) {
         let (kind, body) = item.map_err(|d| corrupt(file, d))?;
         match &kind {
             b"mvhd" => movie_seconds = media_header(body).map(|(scale, d)| seconds(d, scale)).unwrap_or(0.0),
-            b"mvex" => fragmented = true,
+            b"mvex" => extends = Some(body),
             b"trak" if video.is_none() => video = video_track(file, body, check)?,
             _ => {}
         }
     }
-    if let Some(track) = &video {
-        if track.samples.is_empty() && fragmented {
-            return Err(EngineError::media(
-                file,
-                MediaProblem::UnsupportedVideoFormat { format: "fragmented MP4".into() },
-            ));
+    if let (Some((track, header)), Some(mvex)) = (&mut video, extends) {
+        // Fragmented (browsers' and some recorders' MP4): the frames are listed in `moof` boxes.
+        let before = track.samples.len();
+        let defaults = track_defaults(mvex, track.track_id).map_err(|d| corrupt(file, d))?;
+        read_fragments(file, reader, &fragments, track, defaults, max_frames)?;
+        if track.samples.len() > before {
+            let start = track.samples.iter().map(|s| s.time).min().unwrap_or(0);
+            let end = track.samples.iter().map(|s| s.time.saturating_add(s.duration)).max().unwrap_or(0);
+            track.seconds = seconds(end.saturating_sub(start).max(0) as u64, track.timescale);
+            header.frames = track.samples.len() as u64;
+            header.seconds = header.seconds.max(track.seconds);
+            check(header)?;
         }
+    }
+    if let Some((track, _)) = &video {
         check_samples_present(file, track, file_len)?;
     }
-    Ok(Movie { video, seconds: movie_seconds })
+    Ok(Movie { video: video.map(|(track, _)| track), seconds: movie_seconds })
 }
 
-/// The `moov` payload, after walking the top-level boxes without reading `mdat`.
-fn find_moov(file: &str, reader: &mut File, file_len: u64) -> Result<Vec<u8>> {
+/// (default sample duration, size, flags) for `track_id` from `mvex`'s `trex`.
+fn track_defaults(mvex: &[u8], track_id: u32) -> Result<(u32, u32, u32), String> {
+    for item in Boxes::new(mvex) {
+        let (kind, body) = item?;
+        if &kind == b"trex" && be32(body, 4) == Some(track_id) {
+            let field = |at| be32(body, at).ok_or("'trex' is cut short");
+            return Ok((field(12)?, field(16)?, field(20)?));
+        }
+    }
+    Ok((0, 0, 0))
+}
+
+/// Appends the video track's samples listed in each `moof`.
+fn read_fragments(
+    file: &str,
+    reader: &mut File,
+    fragments: &[(u64, u64, u64)],
+    track: &mut VideoTrack,
+    (default_duration, default_size, default_flags): (u32, u32, u32),
+    max_frames: u64,
+) -> Result<()> {
+    let mut decode_time = track.samples.last().map_or(0, |s| s.time.saturating_add(s.duration));
+    for &(start, header, size) in fragments {
+        let mut moof = vec![0u8; (size - header) as usize];
+        reader.seek(SeekFrom::Start(start + header)).map_err(|e| unreadable(file, e))?;
+        reader.read_exact(&mut moof).map_err(|e| unreadable(file, e))?;
+        for item in Boxes::new(&moof) {
+            let (kind, traf) = item.map_err(|d| corrupt(file, d))?;
+            if &kind != b"traf" {
+                continue;
+            }
+            let bad = |d: String| corrupt(file, d);
+            let tfhd = child(traf, b"tfhd").map_err(bad)?.ok_or_else(|| bad("a fragment has no 'tfhd'".into()))?;
+            let flags = be32(tfhd, 0).unwrap_or(0) & 0xFF_FFFF;
+            if be32(tfhd, 4) != Some(track.track_id) {
+                continue;
+            }
+            let mut at = 8;
+            let mut optional = |present: bool, wide: bool| -> Option<u64> {
+                if !present {
+                    return None;
+                }
+                let value = if wide { be64(tfhd, at) } else { be32(tfhd, at).map(u64::from) };
+                at += if wide { 8 } else { 4 };
+                value
+            };
+            // Without an explicit base, offsets count from the moof (what every writer we know
+            // means, and what 'default-base-is-moof' says).
+            let base = optional(flags & 0x1 != 0, true).unwrap_or(start);
+            let _description = optional(flags & 0x2 != 0, false);
+            let duration = optional(flags & 0x8 != 0, false).map_or(default_duration, |v| v as u32);
+            let size = optional(flags & 0x10 != 0, false).map_or(default_size, |v| v as u32);
+            let sample_flags = optional(flags & 0x20 != 0, false).map_or(default_flags, |v| v as u32);
+            if let Some(tfdt) = child(traf, b"tfdt").map_err(bad)? {
+                let time = if tfdt.first() == Some(&1) { be64(tfdt, 4) } else { be32(tfdt, 4).map(u64::from) };
+                decode_time = time.ok_or_else(|| bad("'tfdt' is cut short".into()))?.min(i64::MAX as u64) as i64;
+            }
+            let mut data_at = base;
+            for run in Boxes::new(traf) {
+                let (kind, trun) = run.map_err(bad)?;
+                if &kind != b"trun" {
+                    continue;
+                }
+                let run_flags = be32(trun, 0).unwrap_or(0) & 0xFF_FFFF;
+                let signed_offsets = trun.first() == Some(&1);
+                let count = be32(trun, 4).ok_or_else(|| bad("'trun' is cut short".into()))?;
+                let mut at = 8;
+                if run_flags & 0x1 != 0 {
+                    let offset = be32(trun, at).ok_or_else(|| bad("'trun' is cut short".into()))? as i32 as i64;
+                    data_at = base.saturating_add_signed(offset);
+                    at += 4;
+                }
+                let first_flags = if run_flags & 0x4 != 0 {
+                    at += 4;
+                    be32(trun, at - 4)
+                } else {
+                    None
+                };
+                let fields = [0x100, 0x200, 0x400, 0x800].iter().filter(|&&f| run_flags & f != 0).count();
+                if (trun.len().saturating_sub(at) / 4) / fields.max(1) < count as usize && fields > 0 {
+                    return Err(bad(format!("'trun' says {count} frames and holds fewer")));
+                }
+                for i in 0..count {
+                    if track.samples.len() as u64 > max_frames {
+                        return Ok(());
+                    }
+                    let mut field = |flag: u32| -> Option<u32> {
+                        if run_flags & flag == 0 {
+                            return None;
+                        }
+                        at += 4;
+                        be32(trun, at - 4)
+                    };
+                    let sample_duration = field(0x100).unwrap_or(duration);
+                    let sample_size = field(0x200).unwrap_or(size);
+                    let flags = field(0x400).or(if i == 0 { first_flags } else { None }).unwrap_or(sample_flags);
+                    let offset = field(0x800).map_or(0, |v| if signed_offsets { v as i32 as i64 } else { v as i64 });
+                    track.samples.push(Sample {
+                        offset: data_at,
+                        size: sample_size,
+                        time: decode_time.saturating_add(offset),
+                        duration: sample_duration as i64,
+                        // sample_is_non_sync_sample
+                        sync: flags & 0x1_0000 == 0,
+                    });
+                    data_at = data_at.saturating_add(sample_size as u64);
+                    decode_time = decode_time.saturating_add(sample_duration as i64);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `moov` payload and where each `moof` is (start, header length, size), after walking the
+/// top-level boxes without reading `mdat`.
+fn top_level_boxes(file: &str, reader: &mut File, file_len: u64) -> Result<(Vec<u8>, Vec<(u64, u64, u64)>)> {
     let mut at = 0u64;
+    let mut moov = None;
+    let mut fragments = Vec::new();
     while at + 8 <= file_len {
         let mut header = [0u8; 16];
         reader.seek(SeekFrom::Start(at)).map_err(|e| unreadable(file, e))?;
@@ -113,22 +246,34 @@ fn find_moov(file: &str, reader: &mut File, file_len: u64) -> Result<Vec<u8>> {
             return Err(corrupt(file, format!("a box ('{}') says it is {size} bytes", fourcc(&kind))));
         }
         let end = at.checked_add(size).ok_or_else(|| corrupt(file, "a box size overflows".into()))?;
-        if &kind == b"moov" {
-            if end > file_len {
-                return Err(corrupt(file, "the movie header (moov) is cut short".into()));
+        match &kind {
+            b"moov" if moov.is_none() => {
+                if end > file_len {
+                    return Err(corrupt(file, "the movie header (moov) is cut short".into()));
+                }
+                let mut payload = vec![0u8; (size - header_len) as usize];
+                reader.seek(SeekFrom::Start(at + header_len)).map_err(|e| unreadable(file, e))?;
+                reader.read_exact(&mut payload).map_err(|e| unreadable(file, e))?;
+                moov = Some(payload);
             }
-            let mut moov = vec![0u8; (size - header_len) as usize];
-            reader.seek(SeekFrom::Start(at + header_len)).map_err(|e| unreadable(file, e))?;
-            reader.read_exact(&mut moov).map_err(|e| unreadable(file, e))?;
-            return Ok(moov);
+            // A fragment cut off at the end of a recording: the frames before it still count.
+            b"moof" if end <= file_len => fragments.push((at, header_len, size)),
+            _ => {}
         }
         at = end;
     }
-    Err(corrupt(file, "it has no movie header (moov box): the recording was not finished or the file was cut short".into()))
+    let moov = moov.ok_or_else(|| {
+        corrupt(file, "it has no movie header (moov box): the recording was not finished or the file was cut short".into())
+    })?;
+    Ok((moov, fragments))
 }
 
 /// The first track whose handler is `vide`, or `None` for other tracks.
-fn video_track(file: &str, trak: &[u8], check: &mut dyn FnMut(&TrackHeader) -> Result<()>) -> Result<Option<VideoTrack>> {
+fn video_track<'a>(
+    file: &str,
+    trak: &'a [u8],
+    check: &mut dyn FnMut(&TrackHeader) -> Result<()>,
+) -> Result<Option<(VideoTrack, TrackHeader<'a>)>> {
     let bad = |detail: String| corrupt(file, detail);
     let tkhd = child(trak, b"tkhd").map_err(bad)?;
     let mdia = child(trak, b"mdia").map_err(bad)?.ok_or_else(|| bad("a track has no media box".into()))?;
@@ -167,13 +312,16 @@ fn video_track(file: &str, trak: &[u8], check: &mut dyn FnMut(&TrackHeader) -> R
     };
     check(&header)?;
     let samples = table.samples().map_err(bad)?;
-    Ok(Some(VideoTrack {
+    let track_id = tkhd.and_then(|t| be32(t, if t.first() == Some(&1) { 20 } else { 12 })).unwrap_or(0);
+    let track = VideoTrack {
         config: config.map(<[u8]>::to_vec),
         orientation: header.orientation,
         timescale,
         seconds: media_seconds,
         samples,
-    }))
+        track_id,
+    };
+    Ok(Some((track, header)))
 }
 
 /// A cut-off `mdat` leaves the table pointing past the end: found here, before decoding.
@@ -360,7 +508,7 @@ impl<'a> SampleTables<'a> {
                     break;
                 }
                 let size = self.size(samples.len());
-                samples.push(Sample { offset, size, time: 0, sync: self.stss.is_none() });
+                samples.push(Sample { offset, size, time: 0, duration: 0, sync: self.stss.is_none() });
                 offset = offset.saturating_add(size as u64);
             }
         }
@@ -376,6 +524,7 @@ impl<'a> SampleTables<'a> {
             for _ in 0..n {
                 let Some(sample) = samples.get_mut(index) else { break };
                 sample.time = time;
+                sample.duration = delta;
                 time = time.saturating_add(delta);
                 index += 1;
             }
