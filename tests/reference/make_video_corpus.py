@@ -14,6 +14,8 @@ tests/reference/fixtures/video/, which crates/engine/tests/video.rs checks the e
 - h264_high.mp4: 96x54 (the SPS crops 64 rows to 54), High profile (CABAC, 8x8 transform,
   2 B-frames, so decode order != display order), BT.709 signalled in the VUI, 20 frames at 10 fps.
 - h264_main.mov: QuickTime ('qt  ' brand), 64x48 Main profile with B-frames, plus an AAC track.
+- h264_long.mp4: 64x48 High profile with B-frames, 60 frames in 6 groups of pictures (what the
+  decoder splits into pieces decoded in parallel); reference frames 0, 25 and 59.
 - h264_fragmented.mp4: the same stream as h264_baseline.mp4, fragmented (empty moov, a moof
   per group of pictures), as browsers' MediaRecorder writes MP4.
 - h264_rotated.mp4: h264_baseline.mp4 with the tkhd display matrix of a phone held upright
@@ -97,14 +99,14 @@ def encode(path: Path, codec: str, width: int, height: int, frames: int, options
             out.mux(sound.encode())
 
 
-def reference_frames(path: Path, save: bool = True) -> dict:
-    """Every frame's time; the RGB and planes of REFERENCE_INDICES (display order)."""
+def reference_frames(path: Path, save: bool = True, indices: list = REFERENCE_INDICES) -> dict:
+    """Every frame's time; the RGB and planes of `indices` (display order)."""
     times, saved = [], []
     with av.open(str(path)) as container:
         stream = container.streams.video[0]
         for index, frame in enumerate(container.decode(stream)):
             times.append(float(frame.time))
-            if not save or index not in REFERENCE_INDICES:
+            if not save or index not in indices:
                 continue
             rgb = frame.to_ndarray(format="rgb24")
             Image.fromarray(rgb, "RGB").save(OUT / f"{path.name}.f{index}.png")
@@ -370,6 +372,8 @@ def main() -> None:
     encode(OUT / "h264_high.mp4", "libx264", 96, 54, 20, {**x264, "profile": "high", "bf": "2"}, colorspace="bt709")
     encode(OUT / "h264_main.mov", "libx264", 64, 48, 20, {**x264, "profile": "main", "bf": "2"},
            container_format="mov", audio=True)
+    # Long enough (6 groups of pictures) to be decoded in parallel pieces.
+    encode(OUT / "h264_long.mp4", "libx264", 64, 48, 60, {**x264, "profile": "high", "bf": "2"})
     # As browsers' MediaRecorder and some screen recorders write it: frames listed in moof boxes.
     fragmented = OUT / "h264_fragmented.mp4"
     encode(fragmented, "libx264", 64, 48, 20, {**x264, "profile": "baseline", "bf": "0"},
@@ -380,6 +384,7 @@ def main() -> None:
     for name in ["h264_baseline.mp4", "h264_high.mp4", "h264_main.mov"]:
         videos[name] = reference_frames(OUT / name)
     # The same stream as h264_baseline.mp4: its frames are those, turned.
+    videos["h264_long.mp4"] = reference_frames(OUT / "h264_long.mp4", indices=[0, 25, 59])
     videos["h264_rotated.mp4"] = reference_frames(OUT / "h264_rotated.mp4", save=False)
     videos["h264_fragmented.mp4"] = reference_frames(fragmented, save=False)
     with av.open(str(baseline)) as a, av.open(str(fragmented)) as b:

@@ -100,8 +100,8 @@ pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
         return Ok(MediaInfo::video(bytes, info));
     }
     let is_mp4 = self::audio::is_mp4(&start);
-    let image_brand = start.get(8..12).is_some_and(|brand| IMAGE_BRANDS.iter().any(|b| &b[..] == brand));
-    if is_mp4 && !image_brand {
+    let image_brand = is_mp4 && start.get(8..12).is_some_and(|brand| IMAGE_BRANDS.iter().any(|b| &b[..] == brand));
+    if self::video::is_movie(&start) && !image_brand {
         // A movie with a video track is a video; one with only sound (M4A) is audio.
         if let Some(info) = self::video::probe_mp4(path, limits)? {
             return Ok(MediaInfo::video(bytes, info));

@@ -1,7 +1,11 @@
-//! Video files: MP4/MOV (H.264), animated GIF and animated WebP, read as the frames a model's
-//! processor samples. Limits (duration, frame count, frame size) are checked from the headers
-//! before any frame is decoded; `decode_video` then decodes only as far as the last sampled
-//! frame and converts only the sampled ones to RGB.
+//! Video files: MP4/MOV/M4V (H.264, plain or fragmented), animated GIF and animated WebP, read
+//! as the frames a model's processor samples. Limits (duration, frame count, frame size) are
+//! checked from the headers before any frame is decoded; `decode_video` then decodes only as far
+//! as the last sampled frame, skipping groups of pictures that hold no sampled frame, and
+//! converts only the sampled ones to RGB.
+//!
+//! Other codecs in MP4/MOV (HEVC, AV1, VP9, ProRes, ...) are refused by name from the sample
+//! description; other containers (WebM/Matroska, AVI, MPEG-TS) from their first bytes.
 //!
 //! Frame indices count frames in display order, as PyAV's `container.decode(video=0)` yields
 //! them (and so as transformers' video loaders index them). Timestamps are seconds from the
@@ -10,6 +14,7 @@
 
 mod animated;
 mod h264;
+mod h264_track;
 mod mp4;
 mod yuv;
 
@@ -89,10 +94,8 @@ pub fn decode_video_with(
         let mut deliver = |index: u64, frame: RgbImage| each(index, opened.timestamps[index as usize], frame);
         match &opened.source {
             Source::Mp4(track, stream) => {
-                let mut sink = |index: u64, planes: YuvFrame| {
-                    deliver(index, upright(yuv::to_rgb(&planes, stream.colour), track.orientation))
-                };
-                decode_h264(&file, path, track, stream, indices, &mut sink)?;
+                let convert = |planes: YuvFrame| upright(yuv::to_rgb(&planes, stream.colour), track.orientation);
+                h264_track::decode_frames(&stream.track(&file, path, track), indices, &convert, &mut deliver)?;
             }
             Source::Animated(animation, data) => {
                 animated::decode_frames(&file, animation.format, data, indices, &mut deliver)?;
@@ -112,7 +115,7 @@ pub fn decode_video_planes(path: &Path, indices: &[u64], limits: &MediaLimits) -
         match &opened.source {
             Source::Mp4(track, stream) => {
                 let mut frames = Vec::with_capacity(indices.len());
-                decode_h264(&file, path, track, stream, indices, &mut |_, planes| {
+                h264_track::decode_frames(&stream.track(&file, path, track), indices, &|planes| planes, &mut |_, planes| {
                     frames.push(planes);
                     Ok(())
                 })?;
@@ -123,9 +126,10 @@ pub fn decode_video_planes(path: &Path, indices: &[u64], limits: &MediaLimits) -
     })
 }
 
-/// Whether a file's first bytes name an MP4/QuickTime file.
-fn is_mp4(start: &[u8]) -> bool {
-    start.get(4..8) == Some(b"ftyp")
+/// Whether a file's first bytes are an MP4/QuickTime box: `ftyp`, or for QuickTime files older
+/// than it (some cameras still write them), a movie, data or padding box.
+pub(crate) fn is_movie(start: &[u8]) -> bool {
+    matches!(start.get(4..8), Some(b"ftyp" | b"moov" | b"mdat" | b"wide" | b"free" | b"skip" | b"pnot"))
 }
 
 /// An animated GIF or WebP with more than one frame (a still one is an image); `Ok(None)` for
@@ -185,13 +189,19 @@ struct H264Stream {
     display_order: Vec<usize>,
 }
 
+impl H264Stream {
+    fn track<'a>(&'a self, file: &'a str, path: &'a Path, track: &'a VideoTrack) -> h264_track::Track<'a> {
+        h264_track::Track { file, path, track, config: &self.config, display_order: &self.display_order }
+    }
+}
+
 fn open(path: &Path, file: &str, limits: &MediaLimits) -> Result<Opened> {
     let bytes = std::fs::metadata(path).map_err(|e| unreadable(file, e))?.len();
     limits.check_bytes(file, bytes)?;
     let mut reader = File::open(path).map_err(|e| unreadable(file, e))?;
     let mut start = Vec::with_capacity(512);
     reader.by_ref().take(512).read_to_end(&mut start).map_err(|e| unreadable(file, e))?;
-    if is_mp4(&start) {
+    if is_movie(&start) {
         return open_mp4(file, &mut reader, bytes, limits)?.ok_or_else(|| EngineError::media(file, MediaProblem::NoFrames));
     }
     if let Some(format) = animated::Format::sniff(&start) {
@@ -286,7 +296,7 @@ fn open_mp4(file: &str, reader: &mut File, bytes: u64, limits: &MediaLimits) -> 
     display_order.sort_by_key(|&i| (track.samples[i].time, i));
     let first_time = track.samples[display_order[0]].time;
     let timestamps: Vec<f64> =
-        display_order.iter().map(|&i| (track.samples[i].time - first_time) as f64 / track.timescale as f64).collect();
+        display_order.iter().map(|&i| track.samples[i].time.saturating_sub(first_time) as f64 / track.timescale as f64).collect();
 
     let frames = track.samples.len() as u64;
     let seconds = if track.seconds > 0.0 { track.seconds } else { movie.seconds };
@@ -339,155 +349,6 @@ fn codec_name(entry: &[u8; 4]) -> String {
         other => return format!("'{}'", mp4::fourcc(other)),
     }
     .into()
-}
-
-/// Decodes H.264 as far as the last requested frame and returns the requested frames' planes.
-///
-/// Decoding starts at the sync sample before the first requested frame and skips whole groups
-/// of pictures that hold no requested frame when the next group starts with an IDR picture
-/// (which nothing before it can be referenced across), so a long clip sampled sparsely decodes
-/// little more than the sampled groups.
-fn decode_h264(
-    file: &str,
-    path: &Path,
-    track: &VideoTrack,
-    stream: &H264Stream,
-    indices: &[u64],
-    sink: &mut dyn FnMut(u64, YuvFrame) -> Result<()>,
-) -> Result<()> {
-    let mut reader = File::open(path).map_err(|e| unreadable(file, e))?;
-    let samples = &track.samples;
-    // The display index of each sample, and the samples needed.
-    let mut display_of = vec![0u64; samples.len()];
-    for (display, &sample) in stream.display_order.iter().enumerate() {
-        display_of[sample] = display as u64;
-    }
-    let mut needed = vec![false; samples.len()];
-    for &i in indices {
-        needed[stream.display_order[i as usize]] = true;
-    }
-    let last_needed = needed.iter().rposition(|&n| n).unwrap_or(0);
-
-    // Groups of pictures: each starts at a sync sample (sample 0 always starts one).
-    let mut group_starts: Vec<usize> = (0..samples.len()).filter(|&i| i == 0 || samples[i].sync).collect();
-    group_starts.push(samples.len());
-    let groups: Vec<(usize, usize)> = group_starts.windows(2).map(|w| (w[0], w[1])).collect();
-
-    let mut wanted = Wanted { indices, next: 0, held: Default::default(), sink };
-    let mut decoder: Option<h264::Decoder> = None;
-    let (mut data, mut annex_b, mut nal_types) = (Vec::new(), Vec::new(), Vec::new());
-    let mut decoded = 0usize;
-    for &(start, end) in &groups {
-        if wanted.done() || start > last_needed {
-            break;
-        }
-        let useful = needed[start..end].iter().any(|&n| n);
-        // An open group (the next one not starting with an IDR picture) may be referenced
-        // by the next: only a group before an IDR can be skipped.
-        let next_is_idr = end >= samples.len() || {
-            read_sample(file, &mut reader, &samples[end], &mut data)?;
-            annex_b.clear();
-            nal_types.clear();
-            h264::to_annex_b(&data, stream.config.length_size, &mut annex_b, &mut nal_types).map_err(|d| corrupt(file, d))?;
-            nal_types.contains(&5)
-        };
-        if !useful && next_is_idr {
-            if let Some(mut done) = decoder.take() {
-                drain(file, &mut done, &mut wanted)?;
-            }
-            continue;
-        }
-        let active = match &mut decoder {
-            Some(active) => active,
-            None => {
-                let mut fresh = h264::Decoder::new().map_err(|d| corrupt(file, d))?;
-                annex_b.clear();
-                h264::parameter_sets_annex_b(&stream.config, &mut annex_b);
-                fresh.decode(&annex_b, u64::MAX).map_err(|d| corrupt(file, d))?;
-                decoder.insert(fresh)
-            }
-        };
-        for sample in start..end {
-            read_sample(file, &mut reader, &samples[sample], &mut data)?;
-            annex_b.clear();
-            nal_types.clear();
-            h264::to_annex_b(&data, stream.config.length_size, &mut annex_b, &mut nal_types).map_err(|d| corrupt(file, d))?;
-            decoded += 1;
-            let picture = active.decode(&annex_b, display_of[sample]).map_err(|d| corrupt(file, d))?;
-            wanted.offer(picture)?;
-            if wanted.done() {
-                break;
-            }
-        }
-    }
-    if let Some(mut done) = decoder.take() {
-        drain(file, &mut done, &mut wanted)?;
-    }
-    tracing::debug!(file, decoded, requested = indices.len(), frames = samples.len(), "H.264 frames decoded");
-    match wanted.indices.get(wanted.next) {
-        Some(missing) => Err(corrupt(file, format!("frame {missing} could not be decoded"))),
-        None => Ok(()),
-    }
-}
-
-/// The requested frames still to come: each decoded one is handed on in display order, held
-/// only while an earlier one is still missing.
-struct Wanted<'a> {
-    indices: &'a [u64],
-    /// Position in `indices` of the next frame to hand on.
-    next: usize,
-    held: std::collections::BTreeMap<u64, YuvFrame>,
-    sink: &'a mut dyn FnMut(u64, YuvFrame) -> Result<()>,
-}
-
-impl Wanted<'_> {
-    fn offer(&mut self, picture: Option<h264::Picture<'_>>) -> Result<()> {
-        let Some(picture) = picture else { return Ok(()) };
-        let rest = &self.indices[self.next..];
-        if rest.binary_search(&picture.timestamp).is_err() || self.held.contains_key(&picture.timestamp) {
-            return Ok(());
-        }
-        self.held.insert(picture.timestamp, picture.to_owned());
-        while let Some(&index) = self.indices.get(self.next) {
-            let repeated = self.indices.get(self.next + 1) == Some(&index);
-            let frame = match repeated {
-                true => self.held.get(&index).cloned(),
-                false => self.held.remove(&index),
-            };
-            let Some(frame) = frame else { break };
-            (self.sink)(index, frame)?;
-            self.next += 1;
-        }
-        Ok(())
-    }
-
-    fn done(&self) -> bool {
-        self.next == self.indices.len()
-    }
-}
-
-/// Ends the stream and collects the pictures held for reordering.
-fn drain(file: &str, decoder: &mut h264::Decoder, wanted: &mut Wanted) -> Result<()> {
-    let picture = decoder.end_of_stream().map_err(|d| corrupt(file, d))?;
-    wanted.offer(picture)?;
-    // The reorder buffer holds at most 16 pictures (H.264's DPB); a few more for safety.
-    for _ in 0..32 {
-        match decoder.flush().map_err(|d| corrupt(file, d))? {
-            Some(picture) => wanted.offer(Some(picture))?,
-            None => break,
-        }
-    }
-    Ok(())
-}
-
-fn read_sample(file: &str, reader: &mut File, sample: &mp4::Sample, data: &mut Vec<u8>) -> Result<()> {
-    use std::io::{Seek, SeekFrom};
-    data.resize(sample.size as usize, 0);
-    reader.seek(SeekFrom::Start(sample.offset)).map_err(|e| unreadable(file, e))?;
-    reader.read_exact(data).map_err(|e| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => corrupt(file, "the file is cut short in the middle of a frame".into()),
-        _ => unreadable(file, e),
-    })
 }
 
 /// Turns a decoded frame as the track's display matrix says.

@@ -125,13 +125,13 @@ fn track_defaults(mvex: &[u8], track_id: u32) -> Result<(u32, u32, u32), String>
 fn read_fragments(
     file: &str,
     reader: &mut File,
-    fragments: &[(u64, u64, u64)],
+    fragments: &[Fragment],
     track: &mut VideoTrack,
     (default_duration, default_size, default_flags): (u32, u32, u32),
     max_frames: u64,
 ) -> Result<()> {
     let mut decode_time = track.samples.last().map_or(0, |s| s.time.saturating_add(s.duration));
-    for &(start, header, size) in fragments {
+    for &Fragment { start, header, size } in fragments {
         let mut moof = vec![0u8; (size - header) as usize];
         reader.seek(SeekFrom::Start(start + header)).map_err(|e| unreadable(file, e))?;
         reader.read_exact(&mut moof).map_err(|e| unreadable(file, e))?;
@@ -223,13 +223,21 @@ fn read_fragments(
     Ok(())
 }
 
-/// The `moov` payload and where each `moof` is (start, header length, size), after walking the
-/// top-level boxes without reading `mdat`.
-fn top_level_boxes(file: &str, reader: &mut File, file_len: u64) -> Result<(Vec<u8>, Vec<(u64, u64, u64)>)> {
+/// Where a top-level `moof` box is.
+#[derive(Debug, Clone, Copy)]
+struct Fragment {
+    start: u64,
+    header: u64,
+    size: u64,
+}
+
+/// The `moov` payload and where each `moof` is, after walking the top-level boxes without
+/// reading `mdat`.
+fn top_level_boxes(file: &str, reader: &mut File, file_len: u64) -> Result<(Vec<u8>, Vec<Fragment>)> {
     let mut at = 0u64;
     let mut moov = None;
     let mut fragments = Vec::new();
-    while at + 8 <= file_len {
+    while at.saturating_add(8) <= file_len {
         let mut header = [0u8; 16];
         reader.seek(SeekFrom::Start(at)).map_err(|e| unreadable(file, e))?;
         let take = (file_len - at).min(16) as usize;
@@ -257,7 +265,7 @@ fn top_level_boxes(file: &str, reader: &mut File, file_len: u64) -> Result<(Vec<
                 moov = Some(payload);
             }
             // A fragment cut off at the end of a recording: the frames before it still count.
-            b"moof" if end <= file_len => fragments.push((at, header_len, size)),
+            b"moof" if end <= file_len => fragments.push(Fragment { start: at, header: header_len, size }),
             _ => {}
         }
         at = end;
@@ -293,7 +301,7 @@ fn video_track<'a>(
         .and_then(|minf| child(minf, b"stbl").ok().flatten())
         .ok_or_else(|| bad("the video track has no sample table".into()))?;
     let table = SampleTables::read(stbl).map_err(bad)?;
-    let (entry, width, height, config) = sample_entry(table.stsd).map_err(bad)?;
+    let SampleEntry { code: entry, width, height, config } = sample_entry(table.stsd).map_err(bad)?;
 
     // The frames' own durations: mdhd also counts the B-frame delay an edit list hides (2.1 s
     // for 20 frames at 10 fps), which no frame is shown for.
@@ -326,7 +334,7 @@ fn video_track<'a>(
 
 /// A cut-off `mdat` leaves the table pointing past the end: found here, before decoding.
 fn check_samples_present(file: &str, track: &VideoTrack, file_len: u64) -> Result<()> {
-    let present = track.samples.iter().filter(|s| s.offset + s.size as u64 <= file_len).count();
+    let present = track.samples.iter().filter(|s| s.offset.saturating_add(s.size as u64) <= file_len).count();
     if present < track.samples.len() {
         let detail = format!(
             "the file is cut short: {present} of its {} frames are in it",
@@ -366,8 +374,16 @@ fn orientation(tkhd: &[u8]) -> Orientation {
     }
 }
 
-/// The first sample description: its code, stored size and codec configuration box.
-fn sample_entry(stsd: &[u8]) -> Result<([u8; 4], u32, u32, Option<&[u8]>), String> {
+/// A sample description: its code, stored size and codec configuration box.
+struct SampleEntry<'a> {
+    code: [u8; 4],
+    width: u32,
+    height: u32,
+    config: Option<&'a [u8]>,
+}
+
+/// The first sample description.
+fn sample_entry(stsd: &[u8]) -> Result<SampleEntry<'_>, String> {
     let entries = stsd.get(8..).ok_or("the sample description is empty")?;
     let (entry, body) = Boxes::new(entries).next().ok_or("the video track has no sample description")??;
     // Visual sample entry: 6 reserved, data reference, 16 of versions and reserved, then the
@@ -383,7 +399,7 @@ fn sample_entry(stsd: &[u8]) -> Result<([u8; 4], u32, u32, Option<&[u8]>), Strin
         Some(children) => child(children, config_kind).unwrap_or(None),
         None => None,
     };
-    Ok((entry, width, height, config))
+    Ok(SampleEntry { code: entry, width, height, config })
 }
 
 /// The boxes of a sample table, not yet expanded.
@@ -468,7 +484,7 @@ impl<'a> SampleTables<'a> {
             SampleSizes::Each { field_bits: 8, table } => table.get(index).copied().unwrap_or(0) as u32,
             SampleSizes::Each { table, .. } => {
                 let byte = table.get(index / 2).copied().unwrap_or(0);
-                (if index % 2 == 0 { byte >> 4 } else { byte & 15 }) as u32
+                (if index.is_multiple_of(2) { byte >> 4 } else { byte & 15 }) as u32
             }
         }
     }
