@@ -88,7 +88,7 @@ pub enum MediaProblem {
     #[error("the audio codec ({codec}) is not supported; convert the clip to WAV, MP3, FLAC, Ogg Vorbis or AAC/M4A")]
     UnsupportedCodec { codec: String },
 
-    #[error("not an image or audio file Confab can read; use PNG, JPEG, WebP, GIF, BMP or TIFF images, or WAV, MP3, FLAC, Ogg Vorbis or AAC/M4A audio")]
+    #[error("not an image, audio or video file Confab can read; use PNG, JPEG, WebP, GIF, BMP or TIFF images, WAV, MP3, FLAC, Ogg Vorbis or AAC/M4A audio, or H.264 MP4/MOV or animated GIF/WebP videos")]
     Unrecognised,
 
     /// Decoded fine, but the model's preprocessing cannot take it (an image too long and thin).
@@ -103,6 +103,10 @@ pub enum MediaProblem {
 
     #[error("the video codec ({codec}) is not supported; export the video as H.264 MP4 (phones and screen recorders offer it) or as an animated GIF")]
     UnsupportedVideoCodec { codec: String },
+
+    /// A container Confab does not read (WebM/Matroska, AVI, fragmented MP4, ...).
+    #[error("the video format ({format}) is not supported; export the video as H.264 MP4 (phones and screen recorders offer it) or as an animated GIF")]
+    UnsupportedVideoFormat { format: String },
 
     #[error("the video has no frames; record or pick another video")]
     NoFrames,

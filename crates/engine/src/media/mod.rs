@@ -1,5 +1,6 @@
-//! Media attachments: decoding images and audio clips into what a model's preprocessing takes
-//! (RGB8 pixels, mono f32 samples at a chosen rate), checking limits before any expensive work,
+//! Media attachments: decoding images, audio clips and videos into what a model's preprocessing
+//! takes (RGB8 pixels, mono f32 samples at a chosen rate, sampled RGB8 frames), checking limits
+//! before any expensive work,
 //! and the content hash that identifies a file across the store and the caches. Each model
 //! family's own preprocessing (resize, features, prompt expansion) lives in its folder under
 //! `model::families`.
@@ -28,7 +29,7 @@ pub use self::limits::MediaLimits;
 pub use crate::media_kind::MediaKind;
 pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions};
 pub use self::thumbnail::video_thumbnail;
-pub use self::video::{decode_video, probe_video, Video, VideoInfo};
+pub use self::video::{decode_video, decode_video_planes, decode_video_with, probe_video, Video, VideoInfo, YuvFrame};
 pub use ::image::RgbImage;
 
 use crate::error::{EngineError, MediaProblem, Result};
@@ -39,21 +40,51 @@ pub struct MediaInfo {
     pub kind: MediaKind,
     pub mime: &'static str,
     pub bytes: u64,
-    /// Images: the size as displayed (EXIF orientation applied).
+    /// Images and videos: the size as displayed (EXIF orientation or the video's rotation
+    /// applied).
     pub width: Option<u32>,
     pub height: Option<u32>,
     /// Audio: as the container records it; `None` when it doesn't (decoding still enforces the
-    /// duration limit).
+    /// duration limit). Videos: as the container records it.
     pub seconds: Option<f64>,
     pub sample_rate: Option<u32>,
     pub channels: Option<u16>,
+    /// Videos: frames in the file and their average rate.
+    pub frames: Option<u64>,
+    pub fps: Option<f64>,
+    /// Videos: the codec or format as a person knows it ("H.264", "GIF", "WebP").
+    pub codec: Option<String>,
 }
 
-/// Names that promise an image or audio clip, to say which kind of format a rejected file is.
+impl MediaInfo {
+    fn video(bytes: u64, info: VideoInfo) -> Self {
+        MediaInfo {
+            kind: MediaKind::Video,
+            mime: info.mime,
+            bytes,
+            width: Some(info.width),
+            height: Some(info.height),
+            seconds: Some(info.seconds),
+            sample_rate: None,
+            channels: None,
+            frames: Some(info.frames),
+            fps: Some(info.fps),
+            codec: Some(info.codec),
+        }
+    }
+}
+
+/// Names that promise an image, audio clip or video, to say which kind of format a rejected
+/// file is.
 const IMAGE_EXTENSIONS: [&str; 13] =
     ["png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff", "heic", "heif", "avif", "svg", "ico"];
-const AUDIO_EXTENSIONS: [&str; 14] =
-    ["wav", "wave", "mp3", "flac", "ogg", "oga", "m4a", "mp4", "aac", "opus", "wma", "aiff", "aif", "caf"];
+const VIDEO_EXTENSIONS: [&str; 14] =
+    ["mp4", "m4v", "mov", "qt", "webm", "mkv", "avi", "wmv", "flv", "mpg", "mpeg", "ts", "3gp", "ogv"];
+const AUDIO_EXTENSIONS: [&str; 13] =
+    ["wav", "wave", "mp3", "flac", "ogg", "oga", "m4a", "aac", "opus", "wma", "aiff", "aif", "caf"];
+
+/// `ftyp` brands of still-image files built from MP4's boxes (HEIF, AVIF): not videos.
+const IMAGE_BRANDS: [&[u8; 4]; 9] = [b"heic", b"heix", b"heim", b"heis", b"hevc", b"mif1", b"msf1", b"avif", b"avis"];
 
 /// Classifies a file and checks it against `limits` from its headers alone: the app calls this
 /// when a file is attached, to store its metadata and turn bad files away early.
@@ -62,10 +93,22 @@ pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
     let bytes = std::fs::metadata(path).map_err(|e| unreadable(&file, e))?.len();
     limits.check_bytes(&file, bytes)?;
     let mut reader = BufReader::new(File::open(path).map_err(|e| unreadable(&file, e))?);
-    let mut start = Vec::with_capacity(16);
-    reader.by_ref().take(16).read_to_end(&mut start).map_err(|e| unreadable(&file, e))?;
+    let mut start = Vec::with_capacity(512);
+    reader.by_ref().take(512).read_to_end(&mut start).map_err(|e| unreadable(&file, e))?;
     reader.seek(SeekFrom::Start(0)).map_err(|e| unreadable(&file, e))?;
 
+    // Animated GIF/WebP are videos; a still one (one frame) is an image.
+    if let Some(info) = self::video::probe_animation(path, &start, limits)? {
+        return Ok(MediaInfo::video(bytes, info));
+    }
+    let is_mp4 = self::audio::is_mp4(&start);
+    let image_brand = is_mp4 && start.get(8..12).is_some_and(|brand| IMAGE_BRANDS.iter().any(|b| &b[..] == brand));
+    if self::video::is_movie(&start) && !image_brand {
+        // A movie with a video track is a video; one with only sound (M4A) is audio.
+        if let Some(info) = self::video::probe_mp4(path, limits)? {
+            return Ok(MediaInfo::video(bytes, info));
+        }
+    }
     if let Some(format) = self::image::sniff(&file, &start)? {
         let header = guarded(&file, || self::image::probe(&file, reader, format, limits))?;
         return Ok(MediaInfo {
@@ -77,10 +120,12 @@ pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
             seconds: None,
             sample_rate: None,
             channels: None,
+            frames: None,
+            fps: None,
+            codec: None,
         });
     }
     let source = File::open(path).map_err(|e| unreadable(&file, e))?;
-    let is_mp4 = self::audio::is_mp4(&start);
     match guarded(&file, || self::audio::probe(&file, Box::new(source), is_mp4, limits)) {
         Ok(header) => Ok(MediaInfo {
             kind: MediaKind::Audio,
@@ -91,8 +136,14 @@ pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
             seconds: header.seconds,
             sample_rate: header.sample_rate,
             channels: header.channels,
+            frames: None,
+            fps: None,
+            codec: None,
         }),
         Err(EngineError::Media { problem: MediaProblem::UnsupportedAudio, .. }) => {
+            if let Some(format) = self::video::foreign_container(&start) {
+                return Err(EngineError::media(&file, MediaProblem::UnsupportedVideoFormat { format: format.into() }));
+            }
             Err(EngineError::media(&file, unrecognised(&file)))
         }
         // An image format we don't read (HEIC is an MP4-like box file) can confuse the audio
@@ -111,6 +162,8 @@ fn unrecognised(file: &str) -> MediaProblem {
     let extension = Path::new(file).extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
     if IMAGE_EXTENSIONS.contains(&extension.as_str()) {
         MediaProblem::UnsupportedImage
+    } else if VIDEO_EXTENSIONS.contains(&extension.as_str()) {
+        MediaProblem::UnsupportedVideoFormat { format: extension.to_ascii_uppercase() }
     } else if AUDIO_EXTENSIONS.contains(&extension.as_str()) {
         MediaProblem::UnsupportedAudio
     } else {

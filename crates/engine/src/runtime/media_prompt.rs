@@ -136,7 +136,10 @@ fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, limits: &MediaLimits)
     let (soft_tokens, samples, size) = match item.kind {
         MediaKind::Image => {
             let info = probe(&item.path, limits)?;
-            let (MediaKind::Image, Some(width), Some(height)) = (info.kind, info.width, info.height) else {
+            // An animated GIF/WebP probes as a video; sent as an image it is its first frame
+            // (what `decode_image` gives), as before video support.
+            let still = info.kind == MediaKind::Image || (info.kind == MediaKind::Video && info.mime.starts_with("image/"));
+            let (true, Some(width), Some(height)) = (still, info.width, info.height) else {
                 return Err(EngineError::media(&file, MediaProblem::UnsupportedImage));
             };
             let n = encoder.image_soft_tokens(width, height).map_err(|e| named(e, &file))?;

@@ -1,0 +1,286 @@
+//! Decoding the requested frames of an MP4's H.264 track.
+//!
+//! The track is cut into groups of pictures at its sync samples. A group is decoded when it
+//! holds a requested frame, or when the next group does not start with an IDR picture (then the
+//! next may reference it); the others are skipped, so a long clip sampled sparsely decodes
+//! little more than its sampled groups, and nothing past the last requested frame is decoded.
+//!
+//! Runs of decoded groups are cut into pieces at every IDR picture, where nothing before can be
+//! referenced. Each piece is decoded by a fresh decoder, so pieces decode in parallel (one
+//! worker per core, up to `MAX_WORKERS`) with the same pixels as one decoder from the start:
+//! OpenH264 itself runs one thread. Frames reach the caller in display order, each converted by
+//! the worker that decoded it; a worker runs at most `FRAMES_AHEAD` frames ahead of the caller,
+//! which bounds memory.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
+use super::h264::{self, AvcConfig};
+use super::mp4::{Sample, VideoTrack};
+use super::yuv::YuvFrame;
+use crate::error::{EngineError, MediaProblem, Result};
+
+/// Decoder threads at most (each holds a decoder's reference pictures).
+const MAX_WORKERS: usize = 8;
+/// Converted frames a worker may hold for the caller before it waits.
+const FRAMES_AHEAD: usize = 2;
+/// Below this many frames to decode, one thread does it all (spawning costs more).
+const PARALLEL_FROM_SAMPLES: usize = 48;
+
+/// A range of samples (decode order) that one fresh decoder decodes, and the requested display
+/// indices it yields (ascending, repeats kept).
+#[derive(Debug, Clone, PartialEq)]
+struct Piece {
+    samples: std::ops::Range<usize>,
+    indices: Vec<u64>,
+}
+
+/// An H.264 track to decode: the file it is in, its samples and decoder configuration, and the
+/// sample (decode order) at each display index.
+pub(crate) struct Track<'a> {
+    pub file: &'a str,
+    pub path: &'a Path,
+    pub track: &'a VideoTrack,
+    pub config: &'a AvcConfig,
+    pub display_order: &'a [usize],
+}
+
+/// What a worker sends for each frame of a piece, in order.
+type FrameSender<T> = mpsc::SyncSender<Result<(u64, T)>>;
+
+/// Decodes the frames at `indices` (display order, ascending) and hands each, after `convert`,
+/// to `sink` in order.
+pub(crate) fn decode_frames<T: Send>(
+    t: &Track,
+    indices: &[u64],
+    convert: &(dyn Fn(YuvFrame) -> T + Sync),
+    sink: &mut dyn FnMut(u64, T) -> Result<()>,
+) -> Result<()> {
+    let Track { file, path, track, display_order, .. } = *t;
+    let mut reader = File::open(path).map_err(|e| unreadable(file, e))?;
+    let pieces = plan(t, &mut reader, indices)?;
+    let decoded: usize = pieces.iter().map(|p| p.samples.len()).sum();
+    // The display index of each sample.
+    let mut display_of = vec![0u64; track.samples.len()];
+    for (display, &sample) in display_order.iter().enumerate() {
+        display_of[sample] = display as u64;
+    }
+    let display_of = &display_of[..];
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_WORKERS).min(pieces.len());
+    tracing::debug!(file, decoded, pieces = pieces.len(), workers, requested = indices.len(), frames = track.samples.len(), "H.264 decode plan");
+
+    if workers <= 1 || decoded < PARALLEL_FROM_SAMPLES {
+        for piece in &pieces {
+            decode_piece(t, &mut reader, display_of, piece, &mut |index, frame| sink(index, convert(frame)))?;
+        }
+        return Ok(());
+    }
+
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let mut receivers = Vec::with_capacity(pieces.len());
+        let mut senders: Vec<Vec<(usize, FrameSender<T>)>> = (0..workers).map(|_| Vec::new()).collect();
+        for p in 0..pieces.len() {
+            let (sender, receiver) = mpsc::sync_channel(FRAMES_AHEAD);
+            senders[p % workers].push((p, sender));
+            receivers.push(receiver);
+        }
+        for assigned in senders {
+            let (pieces, stop) = (&pieces, &stop);
+            scope.spawn(move || {
+                let mut reader = match File::open(path) {
+                    Ok(reader) => reader,
+                    Err(e) => {
+                        for (_, sender) in assigned {
+                            let _ = sender.send(Err(unreadable(file, e.kind().into())));
+                        }
+                        return;
+                    }
+                };
+                for (p, sender) in assigned {
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let mut emit = |index: u64, frame: YuvFrame| {
+                        // The caller has stopped reading: stop decoding.
+                        sender.send(Ok((index, convert(frame)))).map_err(|_| EngineError::EngineStopped)
+                    };
+                    if let Err(error) = decode_piece(t, &mut reader, display_of, &pieces[p], &mut emit) {
+                        let _ = sender.send(Err(error));
+                        return;
+                    }
+                }
+            });
+        }
+        // Pieces in order: each one's frames come in display order through its own channel.
+        let result = (|| {
+            for receiver in &receivers {
+                for message in receiver {
+                    let (index, frame) = message?;
+                    sink(index, frame)?;
+                }
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        // Dropping the receivers wakes any worker waiting to send; the scope then joins them.
+        drop(receivers);
+        result
+    })
+}
+
+/// Which samples to decode, in pieces that each start a fresh decoder.
+fn plan(t: &Track, reader: &mut File, indices: &[u64]) -> Result<Vec<Piece>> {
+    let Track { file, track, config, display_order, .. } = *t;
+    let samples = &track.samples;
+    let mut needed = vec![false; samples.len()];
+    for &i in indices {
+        needed[display_order[i as usize]] = true;
+    }
+    let Some(last_needed) = needed.iter().rposition(|&n| n) else { return Ok(Vec::new()) };
+
+    // Groups of pictures: each starts at a sync sample (sample 0 always starts one).
+    let mut starts: Vec<usize> = (0..=last_needed).filter(|&i| i == 0 || samples[i].sync).collect();
+    let group_end = (last_needed + 1..samples.len()).find(|&i| samples[i].sync).unwrap_or(samples.len());
+    starts.push(group_end);
+    let mut data = Vec::new();
+    let mut starts_with_idr = |sample: usize| -> Result<bool> {
+        if sample >= samples.len() {
+            return Ok(true);
+        }
+        read_sample(file, reader, &samples[sample], &mut data)?;
+        let (mut scratch, mut types) = (Vec::new(), Vec::new());
+        h264::to_annex_b(&data, config.length_size, &mut scratch, &mut types).map_err(|d| corrupt(file, d))?;
+        Ok(types.contains(&5))
+    };
+
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut previous_decoded = false;
+    for (g, range) in starts.windows(2).map(|w| w[0]..w[1]).enumerate() {
+        let useful = needed[range.clone()].iter().any(|&n| n);
+        let next_is_idr = starts_with_idr(range.end)?;
+        if !useful && next_is_idr {
+            previous_decoded = false;
+            continue;
+        }
+        // A new piece where a decoder can start afresh: after a skipped group, or at an IDR.
+        let fresh = !previous_decoded || g == 0 || starts_with_idr(range.start)?;
+        match pieces.last_mut() {
+            Some(piece) if !fresh => piece.samples.end = range.end,
+            _ => pieces.push(Piece { samples: range, indices: Vec::new() }),
+        }
+        previous_decoded = true;
+    }
+    // Each requested frame goes to the piece holding its sample; with IDR cuts, the pieces'
+    // display ranges follow one another, so each piece's list stays ascending.
+    for &i in indices {
+        let sample = display_order[i as usize];
+        if let Some(piece) = pieces.iter_mut().find(|p| p.samples.contains(&sample)) {
+            piece.indices.push(i);
+        }
+    }
+    Ok(pieces)
+}
+
+/// Decodes one piece with a fresh decoder, handing its requested frames to `emit` in order.
+fn decode_piece(
+    t: &Track,
+    reader: &mut File,
+    display_of: &[u64],
+    piece: &Piece,
+    emit: &mut dyn FnMut(u64, YuvFrame) -> Result<()>,
+) -> Result<()> {
+    let Track { file, track, config, .. } = *t;
+    if piece.indices.is_empty() {
+        return Ok(());
+    }
+    let mut decoder = h264::Decoder::new().map_err(|d| corrupt(file, d))?;
+    let mut annex_b = Vec::new();
+    h264::parameter_sets_annex_b(config, &mut annex_b);
+    decoder.decode(&annex_b, u64::MAX).map_err(|d| corrupt(file, d))?;
+    let mut wanted = Wanted { indices: &piece.indices, next: 0, held: Default::default(), emit };
+    let (mut data, mut types) = (Vec::new(), Vec::new());
+    for sample in piece.samples.clone() {
+        if wanted.done() {
+            return Ok(());
+        }
+        read_sample(file, reader, &track.samples[sample], &mut data)?;
+        annex_b.clear();
+        types.clear();
+        h264::to_annex_b(&data, config.length_size, &mut annex_b, &mut types).map_err(|d| corrupt(file, d))?;
+        // Tagged with its display index, which the decoder hands back with the picture.
+        let picture = decoder.decode(&annex_b, display_of[sample]).map_err(|d| corrupt(file, d))?;
+        wanted.offer(picture)?;
+    }
+    if !wanted.done() {
+        // The end of the piece: the pictures held for reordering.
+        let picture = decoder.end_of_stream().map_err(|d| corrupt(file, d))?;
+        wanted.offer(picture)?;
+        // The reorder buffer holds at most 16 pictures (H.264's DPB); a few more for safety.
+        for _ in 0..32 {
+            match decoder.flush().map_err(|d| corrupt(file, d))? {
+                Some(picture) => wanted.offer(Some(picture))?,
+                None => break,
+            }
+        }
+    }
+    match wanted.indices.get(wanted.next) {
+        Some(missing) => Err(corrupt(file, format!("frame {missing} could not be decoded"))),
+        None => Ok(()),
+    }
+}
+
+/// A piece's requested frames still to come: each decoded one is handed on in display order,
+/// held only while an earlier one is still missing.
+struct Wanted<'a> {
+    indices: &'a [u64],
+    /// Position in `indices` of the next frame to hand on.
+    next: usize,
+    held: std::collections::BTreeMap<u64, YuvFrame>,
+    emit: &'a mut dyn FnMut(u64, YuvFrame) -> Result<()>,
+}
+
+impl Wanted<'_> {
+    fn offer(&mut self, picture: Option<h264::Picture<'_>>) -> Result<()> {
+        let Some(picture) = picture else { return Ok(()) };
+        let rest = &self.indices[self.next..];
+        if rest.binary_search(&picture.timestamp).is_err() || self.held.contains_key(&picture.timestamp) {
+            return Ok(());
+        }
+        self.held.insert(picture.timestamp, picture.to_owned());
+        while let Some(&index) = self.indices.get(self.next) {
+            let repeated = self.indices.get(self.next + 1) == Some(&index);
+            let frame = if repeated { self.held.get(&index).cloned() } else { self.held.remove(&index) };
+            let Some(frame) = frame else { break };
+            (self.emit)(index, frame)?;
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    fn done(&self) -> bool {
+        self.next == self.indices.len()
+    }
+}
+
+fn read_sample(file: &str, reader: &mut File, sample: &Sample, data: &mut Vec<u8>) -> Result<()> {
+    data.resize(sample.size as usize, 0);
+    reader.seek(SeekFrom::Start(sample.offset)).map_err(|e| unreadable(file, e))?;
+    reader.read_exact(data).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => corrupt(file, "the file is cut short in the middle of a frame".into()),
+        _ => unreadable(file, e),
+    })
+}
+
+fn corrupt(file: &str, detail: String) -> EngineError {
+    EngineError::media(file, MediaProblem::Corrupt { detail })
+}
+
+fn unreadable(file: &str, error: std::io::Error) -> EngineError {
+    EngineError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
+}
