@@ -25,6 +25,10 @@ impl MediaItem {
         Self { kind: MediaKind::Audio, path: path.into(), hash: None }
     }
 
+    pub fn video(path: impl Into<PathBuf>) -> Self {
+        Self { kind: MediaKind::Video, path: path.into(), hash: None }
+    }
+
     pub fn with_hash(mut self, hash: impl Into<String>) -> Self {
         self.hash = Some(hash.into());
         self
