@@ -240,7 +240,11 @@ async fn media_of(store: &Store, message: MessageId) -> confab_store::Result<Vec
     let mut media = Vec::new();
     for attachment in store.message_attachments(message).await? {
         let path = store.attachment_path(&attachment.hash).await?;
-        let item = if attachment.mime.starts_with("audio/") { MediaItem::audio(path) } else { MediaItem::image(path) };
+        let item = match attachment.mime.split('/').next() {
+            Some("audio") => MediaItem::audio(path),
+            Some("video") => MediaItem::video(path),
+            _ => MediaItem::image(path),
+        };
         media.push(item.with_hash(attachment.hash.as_str()));
     }
     Ok(media)

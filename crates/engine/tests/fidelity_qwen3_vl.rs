@@ -640,6 +640,10 @@ fn the_encoder_cache_keys_a_video_by_its_sampling_too() {
     let mut config: Value = json(&config_path);
     config["fps"] = serde_json::json!(3.0);
     std::fs::write(&config_path, config.to_string()).unwrap();
+    use confab_engine::model::MediaProcessor;
+    let towers = [dir_of(name), folder.path().to_path_buf()].map(|d| Qwen3VlEncoder::load(&d, Dtype::Float32).unwrap().unwrap());
+    assert_eq!(towers[0].identity(), towers[1].identity(), "one tower identity for both folders");
+    assert_ne!(towers[0].video_sampling(), towers[1].video_sampling());
 
     let (engine, model) = video_engine(name, no_prefix_cache());
     let (other, _) = engine.load(folder.path(), LoadOptions::default(), |_| {}).unwrap();

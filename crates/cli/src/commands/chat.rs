@@ -17,7 +17,7 @@ pub struct Args {
     /// Ask this, print the answer and exit.
     #[arg(long)]
     prompt: Option<String>,
-    /// Sent with the first message; in the chat, `/image PATH` and `/audio PATH` attach to the next.
+    /// Sent with the first message; in the chat, `/image PATH`, `/audio PATH` and `/video PATH` attach to the next.
     #[command(flatten)]
     media: MediaArgs,
     /// A system prompt for the conversation.
@@ -44,7 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         return Ok(std::process::ExitCode::SUCCESS);
     }
 
-    eprintln!("{} ({}). Empty line or Ctrl-D to quit; /image PATH or /audio PATH attaches to the next message.", info.path.display(), info.architecture);
+    eprintln!("{} ({}). Empty line or Ctrl-D to quit; /image, /audio or /video PATH attaches to the next message.", info.path.display(), info.architecture);
     let stdin = std::io::stdin();
     loop {
         eprint!("> ");
@@ -64,12 +64,13 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     }
 }
 
-/// `/image PATH` or `/audio PATH`.
+/// `/image PATH`, `/audio PATH` or `/video PATH`.
 fn attachment(line: &str) -> Option<MediaItem> {
     let (command, path) = line.split_once(' ')?;
     match command {
         "/image" => Some(MediaItem::image(path.trim())),
         "/audio" => Some(MediaItem::audio(path.trim())),
+        "/video" => Some(MediaItem::video(path.trim())),
         _ => None,
     }
 }

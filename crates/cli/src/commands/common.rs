@@ -72,7 +72,7 @@ impl CacheArgs {
     }
 }
 
-/// Images and audio clips to send with the (first) user message.
+/// Images, audio clips and videos to send with the (first) user message.
 #[derive(clap::Args, Clone, Default)]
 pub struct MediaArgs {
     /// An image to send with the message (repeatable).
@@ -81,16 +81,20 @@ pub struct MediaArgs {
     /// An audio clip to send with the message (repeatable).
     #[arg(long = "audio", value_name = "PATH")]
     pub audio: Vec<PathBuf>,
+    /// A video (MP4/MOV, animated GIF or WebP) to send with the message (repeatable).
+    #[arg(long = "video", value_name = "PATH")]
+    pub videos: Vec<PathBuf>,
 }
 
 impl MediaArgs {
     pub fn is_empty(&self) -> bool {
-        self.images.is_empty() && self.audio.is_empty()
+        self.images.is_empty() && self.audio.is_empty() && self.videos.is_empty()
     }
 
-    /// The images, then the clips.
+    /// The images, then the clips, then the videos.
     pub fn items(&self) -> Vec<MediaItem> {
-        self.images.iter().map(MediaItem::image).chain(self.audio.iter().map(MediaItem::audio)).collect()
+        let images = self.images.iter().map(MediaItem::image);
+        images.chain(self.audio.iter().map(MediaItem::audio)).chain(self.videos.iter().map(MediaItem::video)).collect()
     }
 }
 
