@@ -694,6 +694,25 @@ fn qwen3_5_with_vision_gives_the_reference_logits_and_tokens_for_a_video_and_an_
 }
 
 #[test]
+fn a_video_of_one_frame_is_a_typed_error_naming_the_file() {
+    // Qwen3-VL reads temporal patches of 2 frames: transformers refuses fewer too.
+    let name = "qwen3_vl";
+    let one = FixtureFrames::of(name).frames[..1].to_vec();
+    let reader = std::sync::Arc::new(FixtureFrames { frames: one, fps: 10.0 });
+    let engine = Engine::start(EngineOptions { video_reader: Some(reader), ..no_prefix_cache() }).unwrap();
+    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let request = Request::new(model, Prompt::Chat(video_messages(name, "video")), SamplingParams::greedy());
+    let error = engine.generate(request).find_map(|e| if let Event::Error(e) = e { Some(e) } else { None });
+    match error {
+        Some(confab_engine::EngineError::Media { file, problem: confab_engine::MediaProblem::Unsuitable { detail } }) => {
+            assert_eq!(file, "moving.gif");
+            assert!(detail.contains("at least 2 frames"), "{detail}");
+        }
+        other => panic!("expected an unsuitable-video error naming the file, got {other:?}"),
+    }
+}
+
+#[test]
 #[ignore = "needs media::video decoding (branch video-decode)"]
 fn the_gif_through_the_engines_own_video_decoding_gives_the_reference_logits_and_tokens() {
     // The whole path: the prompt probes media/moving.gif, decode_video reads its sampled frames
