@@ -8,6 +8,7 @@ import zipfile
 
 from harness import AppTestCase
 
+VIDEOS = pathlib.Path(__file__).resolve().parents[2] / "tests/reference/fixtures/video"
 KEEP = "this text stays in the composer"
 
 
@@ -27,6 +28,9 @@ def make_files(folder: pathlib.Path) -> dict[str, pathlib.Path]:
     files["txt"].write_text("plain notes\n")
     files["corrupt"] = folder / "broken-image.png"
     files["corrupt"].write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    for name in ["truncated.mp4", "hevc.mp4", "three_hours.mp4", "no_frames.gif", "wide.mp4"]:
+        files[name] = folder / name
+        shutil.copy(VIDEOS / name, files[name])
     return files
 
 
@@ -101,6 +105,21 @@ class Drop(AppTestCase):
 
     def test_corrupt_image_is_an_error(self):
         self.check_error("corrupt", "drop-corrupt-image-error")
+
+    def test_bad_videos_are_errors_that_say_what_to_do(self):
+        expected = {
+            "truncated.mp4": r"damaged|incomplete",
+            "hevc.mp4": r"HEVC",
+            "three_hours.mp4": r"3 h .* limit",
+            "no_frames.gif": r"no frames",
+            "wide.mp4": r"16000×",
+        }
+        for name, pattern in expected.items():
+            with self.subTest(name):
+                self.app.dismiss("error-banner")
+                error = self.check_error(name, f"drop-{name.replace('.', '-')}-error")
+                self.assertIn(name, error, "the error names the file")
+                self.assertRegex(error, pattern)
 
 
 if __name__ == "__main__":

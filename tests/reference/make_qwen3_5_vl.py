@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A tiny random Qwen3.5 checkpoint with its vision tower and float32 references for the image path.
+"""A tiny random Qwen3.5 checkpoint with its vision tower and float32 references for the image and video paths.
 
     /opt/confab-ref/bin/python tests/reference/make_qwen3_5_vl.py
 
@@ -9,7 +9,7 @@ text model of make_qwen3_5.py's `qwen3_5` (4 layers linear/linear/linear/full, g
 RoPE 0.25 over head_dim 32 and mrope_section [2, 1, 1] interleaved, Gated DeltaNet on transformers' torch
 fallback) with vocab 400, and the Qwen3-VL tower without deepstack (Qwen3.5's vision model has none):
 2 blocks, hidden 32, 2 heads, patch 8, temporal patch 2, merge 2, 36 position embeddings, out 64. Writes
-fixtures/tiny/qwen3_5_vl (about 0.8 MB) in a few seconds.
+fixtures/tiny/qwen3_5_vl (about 1.5 MB) in a few seconds.
 """
 import os
 import sys

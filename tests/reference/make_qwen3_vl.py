@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""A tiny random Qwen3-VL checkpoint with float32 references for the image path.
+"""A tiny random Qwen3-VL checkpoint with float32 references for the image and video paths.
 
     /opt/confab-ref/bin/python tests/reference/make_qwen3_vl.py
 
-Needs the reference venv (transformers 5.24.0, torch on the CPU, tokenizers, safetensors, numpy, Pillow).
-Without torchvision, transformers' image processor for Qwen3-VL is the Pillow backend
-(Qwen2VLImageProcessorPil: Pillow's bicubic resize, float64 rescale stored float32, float32 normalise),
-which is the path the engine matches. Works offline: the model is built from a config, the tokenizer is
+Needs the reference venv (transformers 5.24.0, torch on the CPU, tokenizers, safetensors, numpy, Pillow, and
+torchvision for the video processor: 0.29.2, `pip install --no-deps`, the newest there is, which takes torch >=
+2.14). Images go through the Pillow image processor (Qwen2VLImageProcessorPil: Pillow's bicubic resize, float64
+rescale stored float32, float32 normalise), which is the path the engine matches for images; videos through
+Qwen3VLVideoProcessor, whose only backend is torchvision: uint8 frames resized by torch's antialiased bicubic
+(int16 fixed-point weights on an AVX2 CPU), then rescale and normalise fused in float32. Works offline: the model is built from a config, the tokenizer is
 trained on make_tiny_models.CORPUS. CI never runs this; the outputs are committed. It deletes and rewrites
-only fixtures/tiny/qwen3_vl (about 0.7 MB) and takes a few seconds.
+only fixtures/tiny/qwen3_vl (about 1.7 MB) and takes a few seconds.
 
 What it makes (a Hugging Face folder, laid out like the released Qwen3-VL checkpoints):
 
@@ -27,6 +29,12 @@ What it makes (a Hugging Face folder, laid out like the released Qwen3-VL checkp
     (min/max pixels), mean/std 0.5, bicubic.
 
 References, all from the forward pass in float32 with eager attention (reference.json + .npy files):
+  - video (reference["video"]): 10 frames of 72 x 40 at 10 fps (media/video_frames.npy, uint8, and the same
+    frames as media/moving.gif), given to the processor as frames with VideoMetadata so decoding is out of
+    the comparison: fps 2 samples 4 frames [0, 3, 6, 9] (min_frames 4), smart_resize makes them 64 x 32, grid
+    (2, 4, 8); the chats [user: video, text] and [user: image, video, text] with their ids (timestamps
+    "<0.1 seconds>", "<0.8 seconds>"), positions, rope delta, first logits and 16 greedy ids;
+    pixel_values_videos.npy, video_embeds.npy and video_deepstack_{k}.npy;
   - media/wide.png (90 x 50) and media/tall.png (40 x 100), made here with numpy + Pillow: smart_resize
     gives 80 x 32 (over the pixel budget, so shrunk) and 32 x 96 (2.5 rounds to 2: Python's round);
   - the chat [user: image, image, text] through Qwen3VLProcessor: input_ids, image_grid_thw,
@@ -35,7 +43,7 @@ References, all from the forward pass in float32 with eager attention (reference
   - position_ids (3 x T) and the rope delta from get_rope_index;
   - first-step logits and 16 greedy ids by repeated forward passes with the model's cache.
 Weights are re-drawn (seed + attempt) until every greedy step's top-2 logit gap is >= 1e-2 and the ids
-are not one token repeated.
+are not one token repeated, for the image chat and both video chats.
 """
 import json
 import os
@@ -76,6 +84,19 @@ CHAT = [{"role": "user", "content": [{"type": "image"}, {"type": "image"}, {"typ
 IMAGE_SETTINGS = dict(patch_size=8, temporal_patch_size=2, merge_size=2,
                       size={"shortest_edge": 512, "longest_edge": 4096},
                       image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])
+# The video processor's own budget (over all sampled frames, as Qwen3VLVideoProcessor counts it); fps, min and
+# max frames are its defaults (2, 4, 768), cap_pixels_per_frame unset (5.24: uncapped, with a warning).
+VIDEO_SETTINGS = dict(patch_size=8, temporal_patch_size=2, merge_size=2,
+                      size={"shortest_edge": 512, "longest_edge": 16384},
+                      image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])
+# The video: 10 frames of 72 x 40 at 10 fps (1 s), a square moving across a gradient. Every channel takes
+# one of 6 levels (216 colours) so that the animated GIF written from it decodes to exactly these frames.
+VIDEO_FRAMES, VIDEO_FPS, VIDEO_SIZE = 10, 10.0, (72, 40)
+VIDEO_QUESTION = "What happens in this video?"
+VIDEO_CHAT = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": VIDEO_QUESTION}]}]
+MIXED_QUESTION = "Is the picture in the video?"
+MIXED_CHAT = [{"role": "user", "content": [{"type": "image"}, {"type": "video"},
+                                           {"type": "text", "text": MIXED_QUESTION}]}]
 
 
 def write_json(path: str, obj, indent=2) -> None:
@@ -120,16 +141,56 @@ def make_processor(folder: str):
     from transformers import AutoTokenizer
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
     from transformers.models.qwen3_vl.processing_qwen3_vl import Qwen3VLProcessor
+    from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
 
     tokenizer = AutoTokenizer.from_pretrained(folder)
-    # No torchvision, so no video processor class to check against; the image path needs none.
+    # Images through the Pillow processor (what the engine matches for images); videos through the video
+    # processor, which is torchvision's on uint8 tensors (bicubic, antialiased) whatever is installed.
     Qwen3VLProcessor.check_argument_for_proper_class = lambda self, name, arg: None
     processor = Qwen3VLProcessor(image_processor=Qwen2VLImageProcessorPil(**IMAGE_SETTINGS), tokenizer=tokenizer,
-                                 video_processor=None, chat_template=CHAT_TEMPLATE)
-    # The processor cannot save itself without its video processor; the image processor's settings are what
-    # the engine reads (preprocessor_config.json).
+                                 video_processor=Qwen3VLVideoProcessor(**VIDEO_SETTINGS), chat_template=CHAT_TEMPLATE)
+    # What the engine reads: preprocessor_config.json and video_preprocessor_config.json.
     processor.image_processor.save_pretrained(folder)
+    processor.video_processor.save_pretrained(folder)
     return processor
+
+
+def make_video(folder: str):
+    """The frames (media/video_frames.npy, uint8 [T, H, W, 3]), the same frames as an animated GIF
+    (media/moving.gif, 100 ms a frame), and their metadata as a decoder would give it."""
+    from PIL import Image
+    from transformers.video_utils import VideoMetadata
+
+    media = os.path.join(folder, "media")
+    os.makedirs(media, exist_ok=True)
+    w, h = VIDEO_SIZE
+    x = np.arange(w)[None, :]
+    y = np.arange(h)[:, None]
+    frames = []
+    for t in range(VIDEO_FRAMES):
+        r = (x * 6 // w + t) % 6
+        g = (y * 6 // h) % 6 + 0 * x
+        b = ((x + y + 3 * t) // 9) % 6
+        left, top = 4 + 6 * t, 6 + t
+        square = (x >= left) & (x < left + 14) & (y >= top) & (y < top + 12)
+        rgb = np.stack([np.where(square, 5, r), np.where(square, 0, g), np.where(square, 5 - t % 6, b)], -1)
+        frames.append((rgb * 51).astype(np.uint8))
+    frames = np.stack(frames)
+    np.save(os.path.join(media, "video_frames.npy"), frames)
+    gif = os.path.join(media, "moving.gif")
+    images = [Image.fromarray(f, "RGB") for f in frames]
+    images[0].save(gif, save_all=True, append_images=images[1:], duration=int(1000 / VIDEO_FPS), loop=0,
+                   optimize=False)
+    decoded = []
+    with Image.open(gif) as im:
+        for i in range(im.n_frames):
+            im.seek(i)
+            decoded.append(np.asarray(im.convert("RGB")))
+            assert im.info["duration"] == int(1000 / VIDEO_FPS)
+    assert np.array_equal(np.stack(decoded), frames), "the GIF does not decode to the frames"
+    metadata = VideoMetadata(total_num_frames=VIDEO_FRAMES, fps=VIDEO_FPS, width=w, height=h,
+                             duration=VIDEO_FRAMES / VIDEO_FPS)
+    return frames, metadata
 
 
 def make_images(folder: str):
@@ -225,6 +286,19 @@ def build(out: str, name: str, cfg, cls, seed: int, after_save=None) -> None:
     text = processor.apply_chat_template(CHAT, tokenize=False, add_generation_prompt=True)
     inputs = processor(text=[text], images=images, return_tensors="pt")
     print("processor outputs:", {k: tuple(v.shape) for k, v in inputs.items()})
+    frames, metadata = make_video(OUT)
+    prompts = {"video": (VIDEO_CHAT, dict()), "mixed": (MIXED_CHAT, dict(images=[images[0]]))}
+    video_inputs = {}
+    for key, (chat, extra) in prompts.items():
+        t = processor.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+        # A fresh metadata each call: the processor writes the sampled indices into it.
+        meta = type(metadata)(**{k: metadata[k] for k in metadata})
+        got = processor(text=[t], videos=[frames], video_metadata=[meta], return_tensors="pt", return_metadata=True,
+                        **extra)
+        # The processor's own copy, with the indices it sampled.
+        meta = got.pop("video_metadata")[0]
+        video_inputs[key] = (t, got, meta)
+        print(f"{key} processor outputs:", {k: tuple(v.shape) for k, v in got.items()}, "frames", meta.frames_indices)
 
     for attempt in range(40):
         torch.manual_seed(seed + attempt)
@@ -234,9 +308,11 @@ def build(out: str, name: str, cfg, cls, seed: int, after_save=None) -> None:
         for sub in (model.model.visual.config, model.model.language_model.config):
             sub._attn_implementation = "eager"
         first, new, gaps = greedy(model, dict(inputs))
-        if min(gaps) >= MIN_GAP and len(set(new)) >= MIN_DISTINCT:
+        others = [greedy(model, dict(got)) for _, got, _ in video_inputs.values()]
+        if all(min(g) >= MIN_GAP and len(set(n)) >= MIN_DISTINCT for _, n, g in [(first, new, gaps)] + others):
             break
-        print(f"  attempt {attempt}: min gap {min(gaps):.2e}, {len(set(new))} distinct ids, drawing another")
+        print(f"  attempt {attempt}: min gap {min(min(g) for _, _, g in [(first, new, gaps)] + others):.2e}, "
+              f"drawing another")
     else:
         raise RuntimeError("no robust weights")
     model.save_pretrained(OUT)
@@ -260,6 +336,41 @@ def build(out: str, name: str, cfg, cls, seed: int, after_save=None) -> None:
         files[f"deepstack_{k}"] = save_npy(OUT, f"deepstack_{k}.npy", f)
     ids = [int(x) for x in inputs["input_ids"][0]]
     assert ids.count(ID["<|image_pad|>"]) == embeds.shape[0]
+    video = {}
+    for key, (t, got, meta) in video_inputs.items():
+        vfirst, vnew, vgaps = greedy(loaded, dict(got))
+        with torch.no_grad():
+            features = loaded.model.get_video_features(got["pixel_values_videos"], got["video_grid_thw"])
+            vpos, vdelta = loaded.model.get_rope_index(got["input_ids"], got["mm_token_type_ids"],
+                                                       image_grid_thw=got.get("image_grid_thw"),
+                                                       video_grid_thw=got["video_grid_thw"])
+        vids = [int(x) for x in got["input_ids"][0]]
+        entry = {
+            "messages": prompts[key][0],
+            "text": t,
+            "input_ids": vids,
+            "video_grid_thw": [[int(v) for v in row] for row in got["video_grid_thw"]],
+            "video_frames": [int(i) for i in meta.frames_indices],
+            "video_tokens": vids.count(ID["<|video_pad|>"]),
+            "position_ids": [[int(v) for v in axis[0]] for axis in vpos],
+            "rope_delta": int(vdelta.reshape(-1)[0]),
+            "first_logits": [float(x) for x in vfirst],
+            "greedy_ids": vnew,
+            "min_gap": min(vgaps),
+        }
+        if "image_grid_thw" in got:
+            entry["image_grid_thw"] = [[int(v) for v in row] for row in got["image_grid_thw"]]
+            entry["images"] = ["media/wide.png"]
+        if key == "video":
+            # The mixed prompt's video is the same video: its pixels and tower rows are these.
+            files["pixel_values_videos"] = save_npy(OUT, "pixel_values_videos.npy", got["pixel_values_videos"].numpy())
+            files["video_embeds"] = save_npy(OUT, "video_embeds.npy", torch.cat(list(features.pooler_output)).numpy())
+            for k, f in enumerate(getattr(features, "deepstack_features", None) or []):
+                files[f"video_deepstack_{k}"] = save_npy(OUT, f"video_deepstack_{k}.npy", torch.cat(list(f)).numpy())
+            entry["pixel_values_videos_shape"] = list(got["pixel_values_videos"].shape)
+        else:
+            assert torch.equal(got["pixel_values_videos"], video_inputs["video"][1]["pixel_values_videos"])
+        video[key] = entry
     reference = {
         "name": name,
         "producer": f"transformers {tf_version}",
@@ -284,9 +395,15 @@ def build(out: str, name: str, cfg, cls, seed: int, after_save=None) -> None:
         "gaps": gaps,
         "min_gap": min(gaps),
         "files": files,
+        # Videos, given to the processor as decoded frames (media/video_frames.npy) with their metadata, so
+        # decoding is out of the comparison; media/moving.gif holds the same frames for the engine's own path.
+        "video": {"frames_file": "media/video_frames.npy", "gif": "media/moving.gif", "frames": VIDEO_FRAMES,
+                  "fps": VIDEO_FPS, "size": list(VIDEO_SIZE), **video},
     }
     write_json(os.path.join(OUT, "reference.json"), reference, indent=1)
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(OUT) for f in fs)
+    print(f"video: grid {video['video']['video_grid_thw']}, {video['video']['video_tokens']} tokens, frames "
+          f"{video['video']['video_frames']}, min gaps {video['video']['min_gap']:.3f} / {video['mixed']['min_gap']:.3f}")
     print(f"wrote {OUT} ({total / 1e3:.0f} kB): grids {reference['image_grid_thw']}, "
           f"{len(ids)} prompt tokens, rope delta {reference['rope_delta']}, greedy {new}, min gap {min(gaps):.3f}")
 

@@ -276,6 +276,10 @@ export type MediaPlan = {
   position: number,
   soft_tokens: number,
   /**
+   * A video's sampled frames (`None` for images and clips).
+   */
+  frames: number | null,
+  /**
    * Where its tower output comes from.
    */
   encoder: EncoderUse,
@@ -377,6 +381,11 @@ export type ModelSummary = {
   vision: boolean,
   audio: boolean,
   /**
+   * Has a vision tower, a video token and a video processor config (the loaded model's
+   * `ModelInfo::video` says for sure).
+   */
+  video: boolean,
+  /**
    * The number of weights of its text model, where its configuration tells.
    */
   parameters: number | null,
@@ -415,7 +424,7 @@ export type Plan = {
   chunk_size: number,
   chunks: number,
   /**
-   * Every image and clip in the prompt, in order.
+   * Every image, clip and video in the prompt, in order.
    */
   media: Array<MediaPlan>,
   /**

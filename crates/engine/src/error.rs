@@ -54,9 +54,9 @@ pub enum EngineError {
     #[error("{file}: {problem}")]
     Media { file: String, problem: MediaProblem },
 
-    /// An image or clip sent to a model without the tower that reads it.
-    #[error("{}", cannot_read(.model, *.kind, *.vision, *.audio))]
-    ModelCannotRead { model: String, kind: MediaKind, vision: bool, audio: bool },
+    /// An image, clip or video sent to a model without the tower (or processor) that reads it.
+    #[error("{}", cannot_read(.model, *.kind, *.vision, *.audio, *.video))]
+    ModelCannotRead { model: String, kind: MediaKind, vision: bool, audio: bool, video: bool },
 }
 
 /// What is wrong with a media file. Each message ends with what to do about it.
@@ -144,19 +144,22 @@ impl EngineError {
     }
 }
 
-fn cannot_read(model: &str, kind: MediaKind, vision: bool, audio: bool) -> String {
-    let reads = match (vision, audio) {
-        (false, false) => "text only",
-        (true, false) => "text and images, not audio",
-        (false, true) => "text and audio, not images",
-        (true, true) => "text, images and audio",
+fn cannot_read(model: &str, kind: MediaKind, vision: bool, audio: bool, video: bool) -> String {
+    let read: Vec<&str> = [(true, "text"), (vision, "images"), (audio, "audio"), (video, "video")]
+        .into_iter()
+        .filter_map(|(yes, what)| yes.then_some(what))
+        .collect();
+    let reads = match read.as_slice() {
+        [only] => format!("{only} only"),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => unreachable!("text is always read"),
     };
-    let (capability, items) = match kind {
-        MediaKind::Image => ("vision", "images"),
-        MediaKind::Audio => ("audio", "audio clips"),
-        MediaKind::Video => ("video", "videos"),
+    let (capability, items, example) = match kind {
+        MediaKind::Image => ("vision", "images", "Gemma 4"),
+        MediaKind::Audio => ("audio", "audio clips", "Gemma 4"),
+        MediaKind::Video => ("video", "videos", "Qwen3-VL"),
     };
-    format!("this model ({model}) reads {reads}; load a model with {capability} (e.g. Gemma 4) to send {items}")
+    format!("this model ({model}) reads {reads}; load a model with {capability} (e.g. {example}) to send {items}")
 }
 
 fn megabytes(bytes: u64) -> String {

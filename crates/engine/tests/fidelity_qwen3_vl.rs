@@ -430,3 +430,301 @@ fn image_requests_decoded_together_each_give_their_own_tokens() {
     assert_eq!(tokens(second.collect()), ids(&reference["greedy_ids"]), "the second image request, joined mid-way");
     assert_eq!(tokens(third.collect()), text_alone, "the text-only request beside them");
 }
+
+// ---- Video (reference["video"]: 10 frames of 72 × 40 at 10 fps, given to transformers as
+// decoded frames with their metadata). The engine reads the same frames through a
+// `VideoReader` that serves media/video_frames.npy for media/moving.gif (the GIF holds the same
+// frames), so decoding is out of the comparison; the GIF through the engine's own decoder is
+// the ignored test at the end. ----
+
+/// Serves the fixture's frames (uint8 [frames, height, width, 3]) for any path, as a decoder
+/// that read the GIF would.
+#[derive(Debug)]
+struct FixtureFrames {
+    frames: Vec<confab_engine::media::RgbImage>,
+    fps: f64,
+}
+
+impl FixtureFrames {
+    fn of(name: &str) -> std::sync::Arc<Self> {
+        let reference = reference_of(name);
+        let video = &reference["video"];
+        let array = npy_of(name, video["frames_file"].as_str().unwrap());
+        let [t, h, w, _] = array.shape()[..] else { panic!("frames are [t, h, w, 3]") };
+        let bytes: Vec<u8> = array.as_slice::<u8>().to_vec();
+        let per = (h * w * 3) as usize;
+        let frames = (0..t as usize)
+            .map(|i| confab_engine::media::RgbImage::from_raw(w as u32, h as u32, bytes[i * per..(i + 1) * per].to_vec()).unwrap())
+            .collect();
+        std::sync::Arc::new(Self { frames, fps: video["fps"].as_f64().unwrap() })
+    }
+
+    fn info(&self) -> confab_engine::media::VideoInfo {
+        let (w, h) = self.frames[0].dimensions();
+        let n = self.frames.len() as u64;
+        confab_engine::media::VideoInfo { codec: "GIF".into(), mime: "image/gif", width: w, height: h, frames: n, fps: self.fps, seconds: n as f64 / self.fps, rotation: 0 }
+    }
+}
+
+impl confab_engine::media::VideoReader for FixtureFrames {
+    fn probe(&self, _path: &std::path::Path, _limits: &MediaLimits) -> confab_engine::Result<confab_engine::media::VideoInfo> {
+        Ok(self.info())
+    }
+
+    fn decode(&self, _path: &std::path::Path, indices: &[u64], _limits: &MediaLimits) -> confab_engine::Result<confab_engine::media::Video> {
+        Ok(confab_engine::media::Video {
+            info: self.info(),
+            frames: indices.iter().map(|&i| self.frames[i as usize].clone()).collect(),
+            timestamps: indices.iter().map(|&i| i as f64 / self.fps).collect(),
+        })
+    }
+}
+
+/// A video chat of the reference (`key`: "video" or "mixed"), with the video as the fixture's GIF.
+fn video_messages(name: &str, key: &str) -> Vec<ChatMessage> {
+    let folder = dir_of(name);
+    let reference = reference_of(name);
+    let chat = &reference["video"][key];
+    let parts = chat["messages"][0]["content"].as_array().unwrap();
+    let question = parts.iter().find(|p| p["type"] == "text").unwrap()["text"].as_str().unwrap();
+    let gif = folder.join(reference["video"]["gif"].as_str().unwrap());
+    let media = parts.iter().filter_map(|p| match p["type"].as_str().unwrap() {
+        "image" => Some(MediaItem::image(folder.join(chat["images"][0].as_str().unwrap()))),
+        "video" => Some(MediaItem::video(&gif)),
+        _ => None,
+    });
+    vec![ChatMessage::user(question).with_media(media.collect::<Vec<_>>())]
+}
+
+fn video_engine(name: &str, options: EngineOptions) -> (Engine, ModelId) {
+    let engine = Engine::start(EngineOptions { video_reader: Some(FixtureFrames::of(name)), ..options }).unwrap();
+    let (model, info) = engine.load(dir_of(name), LoadOptions::default(), |_| {}).unwrap();
+    assert!(info.vision && info.video, "{name} reads images and videos");
+    (engine, model)
+}
+
+fn no_prefix_cache() -> EngineOptions {
+    EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }
+}
+
+#[test]
+fn video_processor_gives_the_reference_frames_pixels_grid_prompt_ids_and_positions() {
+    use confab_engine::model::families::qwen3_vl::config::VideoProcessorConfig;
+    use confab_engine::model::families::qwen3_vl::video::{layout, preprocess_video};
+    for name in ["qwen3_vl", "qwen3_5_vl"] {
+        let reference = reference_of(name);
+        let video = &reference["video"];
+        let path = dir_of(name).join("config.json");
+        let vision = VisionConfig::from_json(&json(&path), &path).unwrap().unwrap();
+        let (config, file) = VideoProcessorConfig::from_folder(&dir_of(name)).unwrap();
+        assert!(file.ends_with("video_preprocessor_config.json"));
+        let settings = config.resolve(&vision, &file).unwrap();
+        let frames = FixtureFrames::of(name);
+        let laid = layout(&frames.info(), &settings).unwrap();
+        assert_eq!(laid.frames, ids(&video["video"]["video_frames"]).iter().map(|&i| i as u64).collect::<Vec<_>>(), "{name}: sampled frames");
+        let grid: Vec<[usize; 3]> = serde_json::from_value(video["video"]["video_grid_thw"].clone()).unwrap();
+        assert_eq!(laid.grid, grid[0], "{name}: video grid");
+        assert_eq!(laid.soft_tokens(), video["video"]["video_tokens"].as_u64().unwrap() as usize);
+
+        let sampled: Vec<_> = laid.frames.iter().map(|&i| frames.frames[i as usize].clone()).collect();
+        let patches = preprocess_video(&sampled, laid.grid, &settings).unwrap();
+        let want = to_vec(&npy_of(name, reference["files"]["pixel_values_videos"].as_str().unwrap()));
+        let diff = max_diff(&patches.values, &want);
+        eprintln!("{name} pixel_values_videos: max abs diff {diff:e}");
+        assert!(diff <= PIXEL_TOLERANCE, "{name}: video pixel values differ by up to {diff}");
+
+        let mut model = ReadyModel::load(&dir_of(name), &LoadOptions::default(), &mut |_| {}).unwrap();
+        assert!(model.info.video, "{name} reads video");
+        model.video_reader = frames.clone();
+        for key in ["video", "mixed"] {
+            let chat = &video[key];
+            let prompt = media_prompt::build(&model, &video_messages(name, key), &MediaLimits::default()).unwrap();
+            assert_eq!(prompt.ids, ids(&chat["input_ids"]), "{name} {key}: prompt ids (timestamps included)");
+            let want: Vec<Vec<i32>> = serde_json::from_value(chat["position_ids"].clone()).unwrap();
+            let positions = prompt.positions.expect("multimodal RoPE positions");
+            assert_eq!(positions.values, want.concat(), "{name} {key}: position ids");
+            let furthest = *positions.values.iter().max().unwrap() as i64;
+            assert_eq!(furthest + 1 - prompt.ids.len() as i64, chat["rope_delta"].as_i64().unwrap(), "{name} {key}: rope delta");
+            let video_item = prompt.items.iter().find(|i| i.kind == confab_engine::media::MediaKind::Video).unwrap();
+            assert_eq!((video_item.runs.len(), video_item.span.len), (grid[0][0], laid.soft_tokens()), "{name} {key}: one run per frame group");
+        }
+    }
+}
+
+#[test]
+fn vision_tower_on_the_reference_video_patches_gives_its_rows_and_deepstack_features() {
+    for (name, streams) in [("qwen3_vl", &["video_embeds", "video_deepstack_0", "video_deepstack_1"][..]), ("qwen3_5_vl", &["video_embeds"][..])] {
+        let reference = reference_of(name);
+        let encoder = Qwen3VlEncoder::load(&dir_of(name), Dtype::Float32).unwrap().expect("a vision tower");
+        let pixels = npy_of(name, reference["files"]["pixel_values_videos"].as_str().unwrap());
+        let grid: Vec<[usize; 3]> = serde_json::from_value(reference["video"]["video"]["video_grid_thw"].clone()).unwrap();
+        let out = encoder.encode(&to_vec(&pixels), grid[0], pixels.dim(1) as usize).unwrap();
+        assert_eq!(out.dim(0) as usize, streams.len(), "{name}: merger rows and deepstack sets");
+        for (k, stream) in streams.iter().enumerate() {
+            let want = to_vec(&npy_of(name, reference["files"][*stream].as_str().unwrap()));
+            let diff = max_diff(&to_vec(&out.index(k as i32)), &want);
+            eprintln!("{name} tower {stream}: max abs diff {diff:e}");
+            assert!(diff < TOWER_TOLERANCE, "{name}: {stream} differs by up to {diff}");
+        }
+    }
+}
+
+#[test]
+fn a_video_and_an_image_with_a_video_through_the_engine_give_the_reference_logits_and_tokens_then_the_encoder_cache_serves_them() {
+    let name = "qwen3_vl";
+    let reference = reference_of(name);
+    let video = &reference["video"];
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let (engine, model) = video_engine(name, no_prefix_cache());
+
+    let first = ask(&engine, model, video_messages(name, "video"), steps);
+    assert_eq!(first.plan.prompt_tokens, video["video"]["input_ids"].as_array().unwrap().len());
+    assert_eq!(sources(&first.plan), [EncoderUse::Miss]);
+    assert_eq!(first.plan.media[0].frames, Some(4), "the plan says how many frames were read");
+    assert_eq!(first.plan.media[0].soft_tokens, 16);
+    check(&first, &video["video"], "video (tower runs)");
+
+    let again = ask(&engine, model, video_messages(name, "video"), steps);
+    assert_eq!((sources(&again.plan), again.plan.tower_runs), (vec![EncoderUse::Memory], 0), "the encoder cache serves the video");
+    check(&again, &video["video"], "video (encoder cache hit)");
+    assert_eq!(max_diff(&again.first_logits, &first.first_logits), 0.0, "a hit gives exactly the rows the tower gave (deepstack too)");
+
+    // The image is new, the video is the cached one.
+    let mixed = ask(&engine, model, video_messages(name, "mixed"), steps);
+    assert_eq!(sources(&mixed.plan), [EncoderUse::Miss, EncoderUse::Memory]);
+    assert_eq!(mixed.plan.media.iter().map(|m| m.frames).collect::<Vec<_>>(), [None, Some(4)]);
+    check(&mixed, &video["mixed"], "image + video");
+}
+
+#[test]
+fn a_video_through_a_cold_engine_matches_and_the_encoder_cache_disk_tier_serves_it_after_a_restart() {
+    let name = "qwen3_vl";
+    let reference = reference_of(name);
+    let video = &reference["video"];
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let cache = tempfile::tempdir().unwrap();
+    let options = || {
+        let mut o = no_prefix_cache();
+        o.encoder.dir = Some(cache.path().to_path_buf());
+        o
+    };
+    let cold = {
+        let (engine, model) = video_engine(name, options());
+        let out = ask(&engine, model, video_messages(name, "mixed"), steps);
+        assert_eq!(sources(&out.plan), [EncoderUse::Miss, EncoderUse::Miss]);
+        check(&out, &video["mixed"], "image + video, cold");
+        out
+    };
+    let (engine, model) = video_engine(name, options());
+    let out = ask(&engine, model, video_messages(name, "mixed"), steps);
+    assert_eq!((sources(&out.plan), out.plan.tower_runs), (vec![EncoderUse::Disk, EncoderUse::Disk], 0));
+    check(&out, &video["mixed"], "image + video, encoder cache from disk");
+    assert_eq!(max_diff(&out.first_logits, &cold.first_logits), 0.0, "the disk tier gives back exactly the rows");
+}
+
+#[test]
+fn the_encoder_cache_keys_a_video_by_its_sampling_too() {
+    // The same checkpoint with another frame rate in its video processor config: the tower's
+    // identity is the same (same weights and config.json), the sampling is not, so the video is
+    // not served from the other's entry, although both sample the same 4 frames here.
+    let name = "qwen3_vl";
+    let reference = reference_of(name);
+    let folder = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(dir_of(name)).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, folder.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let config_path = folder.path().join("video_preprocessor_config.json");
+    let mut config: Value = json(&config_path);
+    config["fps"] = serde_json::json!(3.0);
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    use confab_engine::model::MediaProcessor;
+    let towers = [dir_of(name), folder.path().to_path_buf()].map(|d| Qwen3VlEncoder::load(&d, Dtype::Float32).unwrap().unwrap());
+    assert_eq!(towers[0].identity(), towers[1].identity(), "one tower identity for both folders");
+    assert_ne!(towers[0].video_sampling(), towers[1].video_sampling());
+
+    let (engine, model) = video_engine(name, no_prefix_cache());
+    let (other, _) = engine.load(folder.path(), LoadOptions::default(), |_| {}).unwrap();
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let first = ask(&engine, model, video_messages(name, "video"), steps);
+    assert_eq!(sources(&first.plan), [EncoderUse::Miss]);
+    let second = ask(&engine, other, video_messages(name, "video"), steps);
+    assert_eq!(sources(&second.plan), [EncoderUse::Miss], "another sampling is another encoder-cache entry");
+    check(&second, &reference["video"]["video"], "video, fps 3 (the same 4 frames)");
+    let third = ask(&engine, other, video_messages(name, "video"), steps);
+    assert_eq!(sources(&third.plan), [EncoderUse::Memory]);
+}
+
+#[test]
+fn a_second_turn_resumes_past_the_video_with_its_rope_delta() {
+    for name in ["qwen3_vl", "qwen3_5_vl"] {
+        let (engine, model) = video_engine(name, EngineOptions::default());
+        let first = ask(&engine, model, video_messages(name, "mixed"), 8);
+        let mut turn = video_messages(name, "mixed");
+        turn.push(ChatMessage::assistant(first.text.clone()));
+        turn.push(ChatMessage::user("And the colours?"));
+        let second = ask(&engine, model, turn.clone(), 8);
+        let reference_ids = ids(&reference_of(name)["video"]["mixed"]["input_ids"]);
+        let video_end = reference_ids.iter().rposition(|&t| t == 6).unwrap() + 1; // past the last <|video_pad|>
+        assert!(second.plan.reused_tokens >= video_end, "{name}: reused {} tokens, the video ends at {video_end}", second.plan.reused_tokens);
+        assert_eq!(sources(&second.plan), [EncoderUse::Prefix, EncoderUse::Prefix], "{name}");
+
+        let (cold_engine, cold_model) = video_engine(name, no_prefix_cache());
+        let cold = ask(&cold_engine, cold_model, turn, 8);
+        assert_eq!(cold.plan.reused_tokens, 0);
+        assert_eq!(second.ids, cold.ids, "{name}: resumed and cold second turns");
+        let diff = max_diff(&second.first_logits, &cold.first_logits);
+        eprintln!("{name} second turn after a video: resumed vs cold first-step logits max abs diff {diff:e}");
+        assert!(diff < LOGIT_TOLERANCE, "{name}: resumed second turn differs from cold by up to {diff}");
+    }
+}
+
+#[test]
+fn qwen3_5_with_vision_gives_the_reference_logits_and_tokens_for_a_video_and_an_image_with_a_video() {
+    let name = "qwen3_5_vl";
+    let reference = reference_of(name);
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let (engine, model) = video_engine(name, no_prefix_cache());
+    for key in ["video", "mixed"] {
+        let out = ask(&engine, model, video_messages(name, key), steps);
+        check(&out, &reference["video"][key], &format!("qwen3_5_vl {key}"));
+    }
+}
+
+#[test]
+fn a_video_of_one_frame_is_a_typed_error_naming_the_file() {
+    // Qwen3-VL reads temporal patches of 2 frames: transformers refuses fewer too.
+    let name = "qwen3_vl";
+    let one = FixtureFrames::of(name).frames[..1].to_vec();
+    let reader = std::sync::Arc::new(FixtureFrames { frames: one, fps: 10.0 });
+    let engine = Engine::start(EngineOptions { video_reader: Some(reader), ..no_prefix_cache() }).unwrap();
+    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let request = Request::new(model, Prompt::Chat(video_messages(name, "video")), SamplingParams::greedy());
+    let error = engine.generate(request).find_map(|e| if let Event::Error(e) = e { Some(e) } else { None });
+    match error {
+        Some(confab_engine::EngineError::Media { file, problem: confab_engine::MediaProblem::Unsuitable { detail } }) => {
+            assert_eq!(file, "moving.gif");
+            assert!(detail.contains("at least 2 frames"), "{detail}");
+        }
+        other => panic!("expected an unsuitable-video error naming the file, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_gif_through_the_engines_own_video_decoding_gives_the_reference_logits_and_tokens() {
+    // The whole path: the prompt probes media/moving.gif, decode_video reads its sampled frames
+    // (a GIF's frames are exact RGB: the same as media/video_frames.npy), the tower, generate.
+    let name = "qwen3_vl";
+    let reference = reference_of(name);
+    let steps = reference["steps"].as_u64().unwrap() as u32;
+    let engine = Engine::start(no_prefix_cache()).unwrap();
+    let (model, info) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    assert!(info.video);
+    for key in ["video", "mixed"] {
+        let out = ask(&engine, model, video_messages(name, key), steps);
+        assert_eq!(out.plan.media.iter().find(|m| m.frames.is_some()).unwrap().frames, Some(4));
+        check(&out, &reference["video"][key], &format!("{key} from the GIF"));
+    }
+}

@@ -327,14 +327,19 @@ fn media_sent_to_a_text_only_model_is_a_typed_error() {
     let engine = Engine::start(EngineOptions::default()).unwrap();
     let (model, info) = engine.load(fixture("llama"), LoadOptions::default(), |_| {}).unwrap();
     assert!(!info.vision && !info.audio);
-    for (item, words) in [(image(), "load a model with vision (e.g. Gemma 4) to send images"), (audio(), "load a model with audio (e.g. Gemma 4) to send audio clips")] {
+    let video = MediaItem::video("never-read.mp4"); // refused before any file is touched
+    for (item, words) in [
+        (image(), "load a model with vision (e.g. Gemma 4) to send images"),
+        (audio(), "load a model with audio (e.g. Gemma 4) to send audio clips"),
+        (video, "load a model with video (e.g. Qwen3-VL) to send videos"),
+    ] {
         let kind = item.kind;
         let prompt = Prompt::Chat(vec![ChatMessage::user(QUESTION).with_media([item])]);
         let error = engine
             .generate(Request::new(model, prompt, SamplingParams::greedy()))
             .find_map(|e| if let Event::Error(e) = e { Some(e) } else { None })
             .expect("an error");
-        assert!(matches!(&error, EngineError::ModelCannotRead { kind: k, vision: false, audio: false, .. } if *k == kind), "{error:?}");
+        assert!(matches!(&error, EngineError::ModelCannotRead { kind: k, vision: false, audio: false, video: false, .. } if *k == kind), "{error:?}");
         let message = error.to_string();
         assert!(message.contains("reads text only") && message.contains(words), "{message}");
     }

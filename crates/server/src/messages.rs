@@ -81,9 +81,15 @@ pub fn chat_messages(messages: &[Message], folder: &MediaFolder, model: &ModelIn
                         Part::Text { text: t } => text.push(t.as_str()),
                         Part::ImageUrl { image_url } => {
                             require(model.vision, MediaKind::Image, model_name, &param)?;
-                            let (bytes, extension) = data_url(&image_url.url, &param)?;
+                            let (bytes, extension) = data_url(&image_url.url, &param, "image_url", "image/png")?;
                             let path = folder.write(&bytes, &extension, &mut files)?;
                             media.push(MediaItem::image(path).with_hash(content_hash(&bytes)));
+                        }
+                        Part::VideoUrl { video_url } => {
+                            require(model.video, MediaKind::Video, model_name, &param)?;
+                            let (bytes, extension) = data_url(&video_url.url, &param, "video_url", "video/mp4")?;
+                            let path = folder.write(&bytes, &extension, &mut files)?;
+                            media.push(MediaItem::video(path).with_hash(content_hash(&bytes)));
                         }
                         Part::InputAudio { input_audio } => {
                             require(model.audio, MediaKind::Audio, model_name, &param)?;
@@ -118,12 +124,12 @@ fn require(reads: bool, kind: MediaKind, model_name: &str, param: &str) -> Resul
 }
 
 /// `data:<type>/<subtype>;base64,<data>` to bytes and a file extension. Other URLs are refused:
-/// a local server does not fetch from the network.
-fn data_url(url: &str, param: &str) -> Result<(Vec<u8>, String), ApiError> {
+/// a local server does not fetch from the network. `field` and `example` name the part in errors.
+fn data_url(url: &str, param: &str, field: &str, example: &str) -> Result<(Vec<u8>, String), ApiError> {
     let refuse = || {
         ApiError::invalid(
             Some(param),
-            "image_url must be a data URL (data:image/png;base64,...); this local server does not download images.",
+            format!("{field} must be a data URL (data:{example};base64,...); this local server does not download media."),
         )
     };
     let rest = url.strip_prefix("data:").ok_or_else(refuse)?;
@@ -155,10 +161,13 @@ mod tests {
 
     #[test]
     fn data_urls_decode_and_others_are_refused() {
-        let (bytes, extension) = data_url("data:image/jpeg;base64,AAEC", "p").unwrap();
+        let url = |u: &str| data_url(u, "p", "image_url", "image/png");
+        let (bytes, extension) = url("data:image/jpeg;base64,AAEC").unwrap();
         assert_eq!((bytes, extension.as_str()), (vec![0, 1, 2], "jpg"));
-        assert!(data_url("https://example.com/cat.png", "p").unwrap_err().message.contains("does not download"));
-        assert!(data_url("data:image/png;base64,@@@", "p").unwrap_err().message.contains("base64"));
-        assert!(data_url("data:image/../x;base64,AA==", "p").is_err());
+        assert!(url("https://example.com/cat.png").unwrap_err().message.contains("does not download"));
+        assert!(url("data:image/png;base64,@@@").unwrap_err().message.contains("base64"));
+        assert!(url("data:image/../x;base64,AA==").is_err());
+        let (_, extension) = data_url("data:video/mp4;base64,AAEC", "p", "video_url", "video/mp4").unwrap();
+        assert_eq!(extension, "mp4");
     }
 }

@@ -87,6 +87,8 @@ pub enum Part {
     Text { text: String },
     ImageUrl { image_url: ImageUrl },
     InputAudio { input_audio: InputAudio },
+    /// vLLM's extension for videos: `{"type": "video_url", "video_url": {"url": "data:video/mp4;base64,..."}}`.
+    VideoUrl { video_url: ImageUrl },
 }
 
 #[derive(Debug, Deserialize)]

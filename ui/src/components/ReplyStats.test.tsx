@@ -17,17 +17,18 @@ const base: Plan = {
 };
 
 describe('planText', () => {
-  it('lists each image and clip with where its encoding came from', () => {
+  it('lists each image, clip and video with where its encoding came from', () => {
     const plan: Plan = {
       ...base,
       tower_runs: 1,
       media: [
-        { kind: 'image', file: 'a', hash: '3f2a9c1b04de', position: 5, soft_tokens: 63, encoder: 'miss' },
-        { kind: 'audio', file: 'b', hash: '77aa00bb11cc', position: 70, soft_tokens: 25, encoder: 'disk' },
+        { kind: 'image', file: 'a', hash: '3f2a9c1b04de', position: 5, soft_tokens: 63, frames: null, encoder: 'miss' },
+        { kind: 'audio', file: 'b', hash: '77aa00bb11cc', position: 70, soft_tokens: 25, frames: null, encoder: 'disk' },
+        { kind: 'video', file: 'c', hash: '0a1b2c3d4e5f', position: 99, soft_tokens: 16, frames: 4, encoder: 'memory' },
       ],
     };
     expect(planText(plan)).toBe(
-      'processing 120 prompt tokens (cache not used: the prefix cache is empty); image 3f2a9c1b04de: encoded now; audio 77aa00bb11cc: encoder cache (disk)',
+      'processing 120 prompt tokens (cache not used: the prefix cache is empty); image 3f2a9c1b04de: encoded now; audio 77aa00bb11cc: encoder cache (disk); video 0a1b2c3d4e5f (4 frames): encoder cache (memory)',
     );
   });
 

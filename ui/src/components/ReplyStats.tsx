@@ -21,9 +21,10 @@ const encoderText: Record<MediaPlan['encoder'], string> = {
   miss: 'encoded now',
 };
 
-/** "image 3f2a9c1b04de: encoder cache (memory)". */
+/** "image 3f2a9c1b04de: encoder cache (memory)"; a video says how many frames it read. */
 export function mediaText(item: MediaPlan): string {
-  return `${item.kind} ${item.hash}: ${encoderText[item.encoder]}`;
+  const frames = item.frames == null ? '' : ` (${item.frames} frame${item.frames === 1 ? '' : 's'})`;
+  return `${item.kind} ${item.hash}${frames}: ${encoderText[item.encoder]}`;
 }
 
 /** What the engine planned to reuse: "reused 120 of 300 prompt tokens from memory", then media. */

@@ -39,9 +39,9 @@ export const gemmaLoaded: LoadedModel = {
 };
 
 export const models: ModelSummary[] = [
-  { name: 'SmolLM2', path: '/models/smol.gguf', format: 'Gguf', architecture: 'llama', supported: true, quantization: 'Q8_0', size_bytes: 145_000_000, context_length: 8192, vision: false, audio: false, parameters: 134_515_008, memory_needed_bytes: 250_000_000, machine_memory_bytes: 24 * 2 ** 30 },
-  { name: 'Gemma 4', path: '/models/gemma4', format: 'Safetensors', architecture: 'gemma4', supported: true, quantization: '4-bit', size_bytes: 3_200_000_000, context_length: 131072, vision: true, audio: true, parameters: 4_300_000_000, memory_needed_bytes: 30 * 2 ** 30, machine_memory_bytes: 24 * 2 ** 30 },
-  { name: 'Mamba', path: '/models/mamba', format: 'Safetensors', architecture: 'mamba', supported: false, quantization: 'bf16', size_bytes: 1_000_000, context_length: null, vision: false, audio: false, parameters: null, memory_needed_bytes: 1_000_000, machine_memory_bytes: 24 * 2 ** 30 },
+  { name: 'SmolLM2', path: '/models/smol.gguf', format: 'Gguf', architecture: 'llama', supported: true, quantization: 'Q8_0', size_bytes: 145_000_000, context_length: 8192, vision: false, audio: false, video: false, parameters: 134_515_008, memory_needed_bytes: 250_000_000, machine_memory_bytes: 24 * 2 ** 30 },
+  { name: 'Gemma 4', path: '/models/gemma4', format: 'Safetensors', architecture: 'gemma4', supported: true, quantization: '4-bit', size_bytes: 3_200_000_000, context_length: 131072, vision: true, audio: true, video: false, parameters: 4_300_000_000, memory_needed_bytes: 30 * 2 ** 30, machine_memory_bytes: 24 * 2 ** 30 },
+  { name: 'Mamba', path: '/models/mamba', format: 'Safetensors', architecture: 'mamba', supported: false, quantization: 'bf16', size_bytes: 1_000_000, context_length: null, vision: false, audio: false, video: false, parameters: null, memory_needed_bytes: 1_000_000, machine_memory_bytes: 24 * 2 ** 30 },
 ];
 
 export const settings: Settings = {

@@ -15,7 +15,9 @@ pub mod pil_resize;
 pub mod prompt;
 pub mod resample;
 mod thumbnail;
+pub mod torch_resize;
 pub mod video;
+pub mod video_reader;
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -27,9 +29,10 @@ pub use self::image::{decode_image, decode_image_bytes};
 pub use self::item::MediaItem;
 pub use self::limits::MediaLimits;
 pub use crate::media_kind::MediaKind;
-pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions};
+pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
 pub use self::thumbnail::video_thumbnail;
 pub use self::video::{decode_video, decode_video_planes, decode_video_with, probe_video, Video, VideoInfo, YuvFrame};
+pub use self::video_reader::{FileVideos, VideoReader};
 pub use ::image::RgbImage;
 
 use crate::error::{EngineError, MediaProblem, Result};

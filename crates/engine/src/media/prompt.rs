@@ -4,11 +4,12 @@
 
 use crate::media::MediaKind;
 
-/// Where one media item's soft tokens are in the prompt.
+/// Where one run of a media item's soft tokens is in the prompt: an image or clip has one run, a
+/// video one per group of frames its tower reads together (text, its timestamps, between them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SoftTokenSpan {
     pub kind: MediaKind,
-    /// Which image (or clip) this is, counting that kind's placeholders from the start.
+    /// Which image (or clip, or video) this is, counting that kind's placeholders from the start.
     pub index: usize,
     /// Position of the first soft token (just after the begin marker).
     pub start: usize,
@@ -19,8 +20,31 @@ pub struct SoftTokenSpan {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpandedPrompt {
     pub ids: Vec<u32>,
-    /// One per placeholder, in prompt order.
+    /// One per run of soft tokens, in prompt order: one per image or clip placeholder, one per
+    /// frame group of a video.
     pub spans: Vec<SoftTokenSpan>,
+}
+
+/// How a model's processor lays one video out, from its headers alone (`MediaProcessor::
+/// video_layout`): which frames it reads, and the soft tokens and time of each group of frames
+/// its tower reads together. The runtime decodes `frames` and hands the layout back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VideoLayout {
+    /// The sampled frame indices, ascending.
+    pub frames: Vec<u64>,
+    /// Soft tokens of each frame group, in order.
+    pub group_tokens: Vec<usize>,
+    /// Each frame group's time in seconds, as the prompt states it.
+    pub group_seconds: Vec<f64>,
+    /// The tower's grid (frame groups, rows, columns) in patches.
+    pub grid: [usize; 3],
+}
+
+impl VideoLayout {
+    /// Soft tokens of the whole video.
+    pub fn soft_tokens(&self) -> usize {
+        self.group_tokens.iter().sum()
+    }
 }
 
 /// Each token's position along several axes, for models that place media in more than one

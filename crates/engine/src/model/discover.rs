@@ -21,6 +21,9 @@ pub struct ModelSummary {
     pub context_length: Option<usize>,
     pub vision: bool,
     pub audio: bool,
+    /// Has a vision tower, a video token and a video processor config (the loaded model's
+    /// `ModelInfo::video` says for sure).
+    pub video: bool,
     /// The number of weights of its text model, where its configuration tells.
     pub parameters: Option<u64>,
     /// About what it takes in memory: the weights as on disk, plus the key/value cache of a
@@ -119,6 +122,9 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
         context_length,
         vision: json.get("vision_config").is_some(),
         audio: json.get("audio_config").is_some(),
+        video: json.get("vision_config").is_some()
+            && json.get("video_token_id").is_some()
+            && dir.join("video_preprocessor_config.json").is_file(),
         parameters: config.as_ref().map(crate::model::parameter_count),
         memory_needed_bytes: size_bytes + kv_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
@@ -160,6 +166,7 @@ fn summarize_gguf(path: &Path) -> Option<ModelSummary> {
         architecture,
         vision: false,
         audio: false,
+        video: false,
         parameters: Some(header.parameters).filter(|&p| p > 0),
         memory_needed_bytes: size_bytes + kv_bytes,
         machine_memory_bytes: crate::device::physical_memory(),

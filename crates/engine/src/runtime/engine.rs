@@ -34,6 +34,8 @@ pub struct EngineOptions {
     pub media_limits: MediaLimits,
     /// How many requests run at once, and the memory their state may take.
     pub batch: BatchOptions,
+    /// Where videos are read from; `None`: their files (`media::probe_video`, `decode_video`).
+    pub video_reader: Option<std::sync::Arc<dyn crate::media::VideoReader>>,
 }
 
 /// A session idle this long has its cache written to disk (kept in memory too).
@@ -173,6 +175,7 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
     let mut prefix = PrefixCache::new(options.prefix);
     let mut encoders = EncoderCache::new(options.encoder);
     let limits = options.media_limits;
+    let video_reader = options.video_reader;
     let mut next_id = 1u64;
     let mut scheduler = Scheduler::new(&options.batch);
     let mut open = true;
@@ -197,7 +200,10 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
         for command in arrived {
             match command {
                 Command::Load { path, options, mut progress, reply } => {
-                    let result = ReadyModel::load(&path, &options, &mut progress).map(|model| {
+                    let result = ReadyModel::load(&path, &options, &mut progress).map(|mut model| {
+                        if let Some(reader) = &video_reader {
+                            model.video_reader = reader.clone();
+                        }
                         let id = ModelId(next_id);
                         next_id += 1;
                         let info = model.info.clone();

@@ -39,7 +39,7 @@ impl MediaOutputs {
                 continue;
             }
             seen.insert((item.kind, &item.hash), i);
-            let found = cache.lookup(&EncoderKey::new(tower.clone(), item.hash.clone()));
+            let found = cache.lookup(&key(&tower, item, encoder));
             tracing::debug!(kind = ?item.kind, file = %item.file, source = found.source.as_str(), "encoder cache");
             uses.push(match found.source {
                 EncoderSource::Memory => EncoderUse::Memory,
@@ -71,10 +71,10 @@ impl MediaOutputs {
                 continue;
             }
             let began = std::time::Instant::now();
-            let output = encode(item, encoder, limits)?;
+            let output = encode(item, encoder, prompt, limits)?;
             output.eval()?;
             tracing::info!(kind = ?item.kind, file = %item.file, soft_tokens = item.span.len, ms = began.elapsed().as_millis() as u64, "tower run");
-            cache.insert(EncoderKey::new(tower.clone(), item.hash.clone()), output.clone());
+            cache.insert(key(&tower, item, encoder), output.clone());
             for j in i..prompt.items.len() {
                 let same = prompt.items[j].kind == item.kind && prompt.items[j].hash == item.hash;
                 if same && self.uses[j] != EncoderUse::Prefix {
@@ -102,15 +102,29 @@ impl MediaOutputs {
                 hash: item.hash.chars().take(12).collect(),
                 position: item.span.start,
                 soft_tokens: item.span.len,
+                frames: item.video.as_ref().map(|v| v.frames.len()),
                 encoder,
             })
             .collect()
     }
 }
 
+/// An item's encoder-cache key: the tower's identity and the content hash, and for a video also
+/// what decides which frames are read at what size (the processor's sampling parameters and
+/// the frames and grid they gave), so another sampling of the same file is another entry.
+fn key(tower: &str, item: &PromptItem, encoder: &dyn MediaProcessor) -> EncoderKey {
+    match &item.video {
+        Some(layout) => EncoderKey::new(
+            tower,
+            format!("{} video [{}] frames {:?} grid {:?}", item.hash, encoder.video_sampling(), layout.frames, layout.grid),
+        ),
+        None => EncoderKey::new(tower, item.hash.clone()),
+    }
+}
+
 /// Preprocesses one item and runs its tower; checks it gives one row per soft token.
-fn encode(item: &PromptItem, encoder: &dyn MediaProcessor, limits: &MediaLimits) -> Result<Array> {
-    // Preprocessing errors say "image"/"audio"; the tower's are not media errors.
+fn encode(item: &PromptItem, encoder: &dyn MediaProcessor, prompt: &MediaPrompt, limits: &MediaLimits) -> Result<Array> {
+    // Preprocessing errors say "image"/"audio"/"video"; the tower's are not media errors.
     let output = match item.kind {
         MediaKind::Image => {
             let image = decode_image(&item.path, limits)?;
@@ -120,7 +134,11 @@ fn encode(item: &PromptItem, encoder: &dyn MediaProcessor, limits: &MediaLimits)
             let samples = item.samples.as_deref().unwrap_or_default();
             encoder.embed_audio(samples).map_err(|e| named(e, &item.file))?
         }
-        MediaKind::Video => return Err(EngineError::Internal("video prompts are not built yet".into())),
+        MediaKind::Video => {
+            let layout = item.video.as_ref().ok_or_else(|| EngineError::Internal(format!("{}: a video without its layout", item.file)))?;
+            let video = prompt.video_reader.decode(&item.path, &layout.frames, limits)?;
+            encoder.embed_video(&video, layout).map_err(|e| named(e, &item.file))?
+        }
     };
     // [rows, hidden], or [1 + k, rows, hidden] with rows for k decoder layers too.
     let rows = if output.ndim() >= 2 { output.dim(output.ndim() as i32 - 2) as usize } else { 0 };

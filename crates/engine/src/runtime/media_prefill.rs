@@ -1,5 +1,6 @@
 //! Prefill for a prompt with media: chunks that never split an image, and each chunk's input
-//! embeddings (the text model's own, with the media rows replaced by tower outputs).
+//! embeddings (the text model's own, with the media rows replaced by tower outputs; a video's
+//! rows fill its frame groups' runs in order, the text between them keeps its own).
 
 use std::ops::Range;
 
@@ -48,7 +49,7 @@ pub fn split_at(ranges: Vec<Range<usize>>, boundaries: &[usize]) -> Vec<Range<us
     out
 }
 
-/// The image soft-token ranges of a prompt (audio is causal and may be split).
+/// The image soft-token ranges of a prompt (audio and video are read causally and may be split).
 pub fn image_ranges(prompt: &MediaPrompt) -> Vec<Range<usize>> {
     prompt.items.iter().filter(|i| i.kind == MediaKind::Image).map(|i| i.range()).collect()
 }
@@ -67,23 +68,27 @@ pub fn forward_chunk(
     let (a, b) = (range.start, range.end);
     let mut ids: Vec<i32> = prompt.ids[range.clone()].iter().map(|&t| t as i32).collect();
     let mut blocks = vec![-1i32; b - a];
-    // The chunk's pieces in order: (start, end, Some(item)) for media rows, None for text.
-    let mut pieces: Vec<(usize, usize, Option<usize>)> = Vec::new();
+    // The chunk's pieces in order: (start, end, Some((item, first row))) for media rows, None
+    // for text. A video's runs each take the next rows of its output.
+    let mut pieces: Vec<(usize, usize, Option<(usize, usize)>)> = Vec::new();
     let mut cursor = a;
     for (index, item) in prompt.items.iter().enumerate() {
-        let (s, e) = (item.range().start.max(a), item.range().end.min(b));
-        if s >= e {
-            continue;
+        let mut row = 0;
+        for run in &item.runs {
+            let (s, e) = (run.start.max(a), run.end.min(b));
+            if s < e {
+                ids[s - a..e - a].iter_mut().for_each(|id| *id = pad as i32);
+                if item.kind == MediaKind::Image {
+                    blocks[s - a..e - a].iter_mut().for_each(|x| *x = index as i32);
+                }
+                if cursor < s {
+                    pieces.push((cursor, s, None));
+                }
+                pieces.push((s, e, Some((index, row + s - run.start))));
+                cursor = e;
+            }
+            row += run.len();
         }
-        ids[s - a..e - a].iter_mut().for_each(|id| *id = pad as i32);
-        if item.kind == MediaKind::Image {
-            blocks[s - a..e - a].iter_mut().for_each(|x| *x = index as i32);
-        }
-        if cursor < s {
-            pieces.push((cursor, s, None));
-        }
-        pieces.push((s, e, Some(index)));
-        cursor = e;
     }
     if cursor < b {
         pieces.push((cursor, b, None));
@@ -94,7 +99,7 @@ pub fn forward_chunk(
     // Outputs of towers that also give rows for the first decoder layers: [1 + k, rows, hidden].
     let layers_added = pieces
         .iter()
-        .filter_map(|&(_, _, item)| item.and_then(|i| outputs.output(i)))
+        .filter_map(|&(_, _, item)| item.and_then(|(i, _)| outputs.output(i)))
         .filter(|o| o.ndim() == 3)
         .map(|o| o.dim(0) as usize - 1)
         .max()
@@ -111,12 +116,11 @@ pub fn forward_chunk(
                 }
                 rows.push(piece);
             }
-            Some(index) => {
+            Some((index, first_row)) => {
                 let output = outputs.output(index).ok_or_else(|| {
                     EngineError::Internal(format!("no tower output for media item {} of the prompt", index + 1))
                 })?;
-                let first = prompt.items[index].span.start;
-                let within = (s - first) as i32..(e - first) as i32;
+                let within = first_row as i32..(first_row + e - s) as i32;
                 let (main, extra) = match output.ndim() {
                     3 => (output.index((0, within.clone(), ..)), output.dim(0) - 1),
                     _ => (output.index((within.clone(), ..)), 0),

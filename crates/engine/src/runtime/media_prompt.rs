@@ -1,18 +1,20 @@
-//! A chat prompt with images and audio clips, as token ids and where each item sits.
+//! A chat prompt with images, audio clips and videos, as token ids and where each item sits.
 //!
 //! Each message's media go to the chat template as a content list (the media parts, then the
 //! text), so the template emits its placeholders; the placeholders are then expanded to each
-//! item's soft tokens. Counting soft tokens needs an image's size (from its header) and a
-//! clip's length (decoded: the container's duration is not exact); the image's pixels are
-//! decoded later, and only when its tower output is not cached.
+//! item's soft tokens. Counting soft tokens needs an image's size (from its header), a clip's
+//! length (decoded: the container's duration is not exact) and a video's headers (size, frames,
+//! frame rate: the model's processor says which frames it reads); an image's pixels and a
+//! video's frames are decoded later, and only when the tower output is not cached.
 
+use std::ops::Range;
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
 use crate::cache::{MediaSpan, PrefixKey};
 use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, SoftTokenSpan, TokenPositions};
+use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, SoftTokenSpan, TokenPositions, VideoLayout, VideoReader};
 use crate::model::MediaProcessor;
 use crate::runtime::model::ReadyModel;
 use crate::text::ChatMessage;
@@ -24,9 +26,11 @@ pub struct MediaPrompt {
     pub items: Vec<PromptItem>,
     /// Every token's position along several axes, where the model's processor places media so.
     pub positions: Option<TokenPositions>,
+    /// Where its videos' frames are read from when their towers run.
+    pub video_reader: std::sync::Arc<dyn VideoReader>,
 }
 
-/// One image or clip of a prompt.
+/// One image, clip or video of a prompt.
 pub struct PromptItem {
     pub kind: MediaKind,
     pub path: PathBuf,
@@ -34,17 +38,23 @@ pub struct PromptItem {
     pub file: String,
     /// The content hash.
     pub hash: String,
-    /// Where its soft tokens are in `MediaPrompt::ids`.
+    /// Its first soft token's position in `MediaPrompt::ids` and how many soft tokens it has.
     pub span: SoftTokenSpan,
-    /// A clip's samples at the model's rate (decoded to count its soft tokens); images are
-    /// decoded when their tower runs.
+    /// Where its soft tokens are: one run for an image or clip, one per frame group for a video
+    /// (the model's text, such as timestamps, between them). The tower's rows follow them in order.
+    pub runs: Vec<Range<usize>>,
+    /// A clip's samples at the model's rate (decoded to count its soft tokens); images and
+    /// videos are decoded when their tower runs.
     pub samples: Option<Vec<f32>>,
+    /// A video's frames and frame groups, as the model's processor laid them out.
+    pub video: Option<VideoLayout>,
 }
 
 impl PromptItem {
-    /// Positions of its soft tokens.
-    pub fn range(&self) -> std::ops::Range<usize> {
-        self.span.start..self.span.start + self.span.len
+    /// The positions it spans, from its first soft token to its last (for a video, the text
+    /// between its frame groups too).
+    pub fn range(&self) -> Range<usize> {
+        self.span.start..self.runs.last().map_or(self.span.start + self.span.len, |r| r.end)
     }
 
     pub fn media_span(&self) -> MediaSpan {
@@ -68,15 +78,15 @@ impl MediaPrompt {
 
 /// Checks that the model reads every attached kind, before any file is touched.
 pub fn check_capabilities(model: &ReadyModel, messages: &[ChatMessage]) -> Result<()> {
-    let (vision, audio) = (model.info.vision, model.info.audio);
+    let (vision, audio, video) = (model.info.vision, model.info.audio, model.info.video);
     for item in messages.iter().flat_map(|m| &m.media) {
         let readable = match item.kind {
             MediaKind::Image => vision,
             MediaKind::Audio => audio,
-            MediaKind::Video => false,
+            MediaKind::Video => video,
         };
         if !readable || model.encoder.is_none() {
-            return Err(EngineError::ModelCannotRead { model: model.info.architecture.clone(), kind: item.kind, vision, audio });
+            return Err(EngineError::ModelCannotRead { model: model.info.architecture.clone(), kind: item.kind, vision, audio, video });
         }
     }
     Ok(())
@@ -92,31 +102,40 @@ pub fn build(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits)
 
     let mut measured = Vec::new();
     for item in messages.iter().flat_map(|m| &m.media) {
-        measured.push(measure(item, encoder, limits)?);
+        measured.push(measure(item, encoder, model.video_reader.as_ref(), limits)?);
     }
     let counts = |kind| measured.iter().filter(|m: &&Measured| m.kind == kind).map(|m| m.soft_tokens).collect::<Vec<_>>();
     let rendered = template.render_any(&content_lists(messages), true, None)?;
-    let expanded = encoder.expand_prompt(&model.tokenizer, &rendered, &counts(MediaKind::Image), &counts(MediaKind::Audio))?;
+    let videos: Vec<VideoLayout> = measured.iter().filter_map(|m| m.video.clone()).collect();
+    let expanded = encoder.expand_prompt(&model.tokenizer, &rendered, &counts(MediaKind::Image), &counts(MediaKind::Audio), &videos)?;
     let image_sizes: Vec<(u32, u32)> = measured.iter().filter_map(|m| m.size).collect();
-    let positions = encoder.token_positions(&expanded.ids, &expanded.spans, &image_sizes)?;
+    let positions = encoder.token_positions(&expanded.ids, &expanded.spans, &image_sizes, &videos)?;
 
-    // The n-th span of a kind is the n-th attached item of that kind.
-    let (images, clips): (Vec<Measured>, Vec<Measured>) = measured.into_iter().partition(|m| m.kind == MediaKind::Image);
-    let (mut images, mut clips) = (images.into_iter(), clips.into_iter());
-    let items = expanded
-        .spans
-        .iter()
-        .map(|&span| {
-            let next = match span.kind {
-                MediaKind::Image => images.next(),
-                MediaKind::Audio => clips.next(),
-                MediaKind::Video => None,
-            };
-            let m = next.expect("expand_prompt checked the counts");
-            PromptItem { kind: m.kind, path: m.path, file: m.file, hash: m.hash, span, samples: m.samples }
-        })
-        .collect();
-    Ok(MediaPrompt { ids: expanded.ids, items, positions })
+    // The n-th item of a kind in the spans is the n-th attached item of that kind; a video's
+    // frame groups are consecutive spans of one item.
+    let mut by_kind: [Vec<Option<Measured>>; 3] = [vec![], vec![], vec![]];
+    let slot = |kind: MediaKind| kind as usize;
+    for m in measured {
+        by_kind[slot(m.kind)].push(Some(m));
+    }
+    let mut items: Vec<PromptItem> = Vec::new();
+    for &span in &expanded.spans {
+        let run = span.start..span.start + span.len;
+        if let Some(last) = items.last_mut().filter(|i| i.kind == span.kind && i.span.index == span.index) {
+            last.span.len += span.len;
+            last.runs.push(run);
+            continue;
+        }
+        let m = by_kind[slot(span.kind)]
+            .get_mut(span.index)
+            .and_then(Option::take)
+            .ok_or_else(|| EngineError::Internal(format!("the prompt places {:?} {} twice or never attached it", span.kind, span.index + 1)))?;
+        items.push(PromptItem { kind: m.kind, path: m.path, file: m.file, hash: m.hash, span, runs: vec![run], samples: m.samples, video: m.video });
+    }
+    if let Some(missing) = by_kind.iter().flatten().flatten().next() {
+        return Err(EngineError::Internal(format!("{} has no place in the prompt", missing.file)));
+    }
+    Ok(MediaPrompt { ids: expanded.ids, items, positions, video_reader: model.video_reader.clone() })
 }
 
 /// What an item needs before expansion: its identity and soft-token count.
@@ -129,10 +148,12 @@ struct Measured {
     samples: Option<Vec<f32>>,
     /// An image's `(width, height)`.
     size: Option<(u32, u32)>,
+    video: Option<VideoLayout>,
 }
 
-fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, limits: &MediaLimits) -> Result<Measured> {
+fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, videos: &dyn VideoReader, limits: &MediaLimits) -> Result<Measured> {
     let file = item.file_name();
+    let mut video = None;
     let (soft_tokens, samples, size) = match item.kind {
         MediaKind::Image => {
             let info = probe(&item.path, limits)?;
@@ -154,12 +175,19 @@ fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, limits: &MediaLimits)
             }
             (n, Some(audio.samples), None)
         }
-        MediaKind::Video => return Err(EngineError::media(&file, MediaProblem::UnsupportedVideoCodec { codec: "any".into() })),
+        MediaKind::Video => {
+            let info = videos.probe(&item.path, limits)?;
+            let layout = encoder.video_layout(&info).map_err(|e| named(e, &file))?;
+            tracing::debug!(file = %file, frames = info.frames, fps = info.fps, sampled = layout.frames.len(), grid = ?layout.grid, "video layout");
+            let n = layout.soft_tokens();
+            video = Some(layout);
+            (n, None, None)
+        }
     };
-    Ok(Measured { kind: item.kind, path: item.path.clone(), file, hash: item.content_hash()?, soft_tokens, samples, size })
+    Ok(Measured { kind: item.kind, path: item.path.clone(), file, hash: item.content_hash()?, soft_tokens, samples, size, video })
 }
 
-/// Preprocessing errors say "image"/"audio"; the person wants the file's name.
+/// Preprocessing errors say "image"/"audio"/"video"; the person wants the file's name.
 pub(crate) fn named(error: EngineError, file: &str) -> EngineError {
     match error {
         EngineError::Media { problem, .. } => EngineError::media(file, problem),

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{EngineError, Result};
-use crate::media::MediaKind;
+use crate::media::{FileVideos, MediaKind, VideoReader};
 use crate::model::MediaProcessor;
 use crate::model::{self, registry, Format, LoadOptions, LoadedModel, TextConfig};
 use crate::sample::SamplingParams;
@@ -22,6 +22,9 @@ pub struct ReadyModel {
     pub info: ModelInfo,
     /// The vision and audio towers, for models that have them.
     pub encoder: Option<Box<dyn MediaProcessor>>,
+    /// Where its prompts' videos are read from (their files, unless the engine was given
+    /// another reader: `EngineOptions::video_reader`).
+    pub video_reader: Arc<dyn VideoReader>,
 }
 
 /// What the app and CLI show about a loaded model.
@@ -43,6 +46,8 @@ pub struct ModelInfo {
     pub vision: bool,
     /// Reads audio clips (an audio tower is loaded).
     pub audio: bool,
+    /// Reads videos (its vision tower and a video processor are loaded).
+    pub video: bool,
 }
 
 /// Progress of a load, for the app's progress bar.
@@ -74,6 +79,7 @@ impl ReadyModel {
                 parameters = m.info.parameters,
                 vision = m.info.vision,
                 audio = m.info.audio,
+                video = m.info.video,
                 ms = began.elapsed().as_millis() as u64,
                 "loaded"
             ),
@@ -118,8 +124,10 @@ impl ReadyModel {
             default_sampling: defaults.clone(),
             vision: false,
             audio: false,
+            video: false,
         };
-        let mut ready = Self { model, tokenizer, template, eos_ids, defaults, info, encoder: None };
+        let video_reader: Arc<dyn VideoReader> = Arc::new(FileVideos);
+        let mut ready = Self { model, tokenizer, template, eos_ids, defaults, info, encoder: None, video_reader };
         // The family's vision and audio towers, where it has them (from Hugging Face folders).
         let load_encoder = registry::family(&ready.info.architecture).and_then(|f| f.encoder);
         if let (Some(load_encoder), Format::Safetensors) = (load_encoder, format) {
@@ -136,6 +144,7 @@ impl ReadyModel {
     pub fn attach_encoder(&mut self, encoder: Box<dyn MediaProcessor>) {
         self.info.vision = encoder.reads(MediaKind::Image);
         self.info.audio = encoder.reads(MediaKind::Audio);
+        self.info.video = encoder.reads(MediaKind::Video);
         self.encoder = Some(encoder);
     }
 }

@@ -14,7 +14,7 @@ pub struct ModelId(pub u64);
 #[derive(Debug, Clone)]
 pub enum Prompt {
     /// Rendered with the model's chat template, ending where the assistant's reply begins.
-    /// Messages may carry images and audio clips (`ChatMessage::media`).
+    /// Messages may carry images, audio clips and videos (`ChatMessage::media`).
     Chat(Vec<ChatMessage>),
     /// Used as it is (tokenized with the tokenizer's own special-token rules).
     Text(String),
@@ -97,7 +97,7 @@ pub struct Plan {
     pub checkpoints: usize,
     pub chunk_size: usize,
     pub chunks: usize,
-    /// Every image and clip in the prompt, in order.
+    /// Every image, clip and video in the prompt, in order.
     pub media: Vec<MediaPlan>,
     /// Vision and audio tower runs this request needs (encoder-cache misses).
     pub tower_runs: usize,
@@ -117,6 +117,8 @@ pub struct MediaPlan {
     /// Where its soft tokens start in the prompt.
     pub position: usize,
     pub soft_tokens: usize,
+    /// A video's sampled frames (`None` for images and clips).
+    pub frames: Option<usize>,
     /// Where its tower output comes from.
     pub encoder: EncoderUse,
 }

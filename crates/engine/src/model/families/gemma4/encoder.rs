@@ -14,8 +14,8 @@ use super::processor::{
     MediaTokens, ProcessorConfig,
 };
 use super::towers::Gemma4Towers;
-use crate::error::Result;
-use crate::media::{ExpandedPrompt, MediaKind, RgbImage};
+use crate::error::{EngineError, Result};
+use crate::media::{ExpandedPrompt, MediaKind, RgbImage, VideoLayout};
 use crate::model::MediaProcessor;
 use crate::text::Tokenizer;
 
@@ -63,7 +63,17 @@ impl<T: MediaEncoder> MediaProcessor for T {
         audio_soft_tokens(samples.len(), &processor.audio, processor.audio_seq_length)
     }
 
-    fn expand_prompt(&self, tokenizer: &Tokenizer, rendered: &str, image_tokens: &[usize], audio_tokens: &[usize]) -> Result<ExpandedPrompt> {
+    fn expand_prompt(
+        &self,
+        tokenizer: &Tokenizer,
+        rendered: &str,
+        image_tokens: &[usize],
+        audio_tokens: &[usize],
+        videos: &[VideoLayout],
+    ) -> Result<ExpandedPrompt> {
+        if !videos.is_empty() {
+            return Err(EngineError::invalid("input", "Gemma 4 reads no video"));
+        }
         expand_prompt(tokenizer, self.media_tokens(), rendered, image_tokens, audio_tokens)
     }
 

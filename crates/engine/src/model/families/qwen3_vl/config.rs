@@ -273,6 +273,139 @@ impl ImageProcessorConfig {
     }
 }
 
+/// The video processor's settings (video_preprocessor_config.json, transformers'
+/// `Qwen3VLVideoProcessor`), with that class's defaults.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct VideoProcessorConfig {
+    #[serde(default = "yes")]
+    pub do_resize: bool,
+    #[serde(default = "yes")]
+    pub do_rescale: bool,
+    #[serde(default = "yes")]
+    pub do_normalize: bool,
+    #[serde(default = "rescale")]
+    pub rescale_factor: f64,
+    #[serde(default = "half")]
+    pub image_mean: [f64; 3],
+    #[serde(default = "half")]
+    pub image_std: [f64; 3],
+    #[serde(default = "bicubic")]
+    pub resample: u32,
+    pub patch_size: Option<usize>,
+    pub temporal_patch_size: Option<usize>,
+    pub merge_size: Option<usize>,
+    #[serde(default = "video_budget")]
+    pub size: PixelBudget,
+    #[serde(default = "yes")]
+    pub do_sample_frames: bool,
+    /// Frames sampled per second of video; `null` samples every frame (within the bounds).
+    #[serde(default = "two")]
+    pub fps: Option<f64>,
+    /// A fixed frame count instead of `fps`.
+    #[serde(default)]
+    pub num_frames: Option<usize>,
+    #[serde(default = "four")]
+    pub min_frames: usize,
+    #[serde(default = "frames_768")]
+    pub max_frames: usize,
+    /// qwen-vl-utils' per-frame pixel cap; unset is off in transformers 5.24 (it warns).
+    #[serde(default)]
+    pub cap_pixels_per_frame: Option<bool>,
+    #[serde(default = "frames_768")]
+    pub max_video_tokens: usize,
+}
+
+fn half() -> [f64; 3] {
+    [0.5; 3]
+}
+fn two() -> Option<f64> {
+    Some(2.0)
+}
+fn four() -> usize {
+    4
+}
+fn frames_768() -> usize {
+    768
+}
+fn video_budget() -> PixelBudget {
+    PixelBudget { shortest_edge: Some(128 * 32 * 32), longest_edge: Some(32 * 32 * 768) }
+}
+
+/// The video processor's settings, resolved against the vision tower's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VideoSettings {
+    /// Resize, rescale and normalisation, as for images (the budget is over all sampled frames).
+    pub frame: ImageSettings,
+    pub do_sample_frames: bool,
+    pub fps: Option<f64>,
+    pub num_frames: Option<usize>,
+    pub min_frames: usize,
+    pub max_frames: usize,
+    pub cap_pixels_per_frame: bool,
+    pub max_video_tokens: usize,
+}
+
+impl VideoProcessorConfig {
+    /// video_preprocessor_config.json in `dir`, else preprocessor_config.json (transformers falls back
+    /// to it), else the defaults. Returns the config and the file it came from.
+    pub fn from_folder(dir: &Path) -> Result<(Self, std::path::PathBuf)> {
+        for name in ["video_preprocessor_config.json", "preprocessor_config.json"] {
+            let path = dir.join(name);
+            match std::fs::read_to_string(&path) {
+                Ok(text) => {
+                    let config = serde_json::from_str(&text)
+                        .map_err(|e| EngineError::ModelFormat { path: path.clone(), reason: format!("not a Qwen3-VL video processor config ({e})") })?;
+                    return Ok((config, path));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(EngineError::io(&path, e)),
+            }
+        }
+        let path = dir.join("video_preprocessor_config.json");
+        Ok((serde_json::from_str("{}").expect("every field has a default"), path))
+    }
+
+    pub fn resolve(&self, vision: &VisionConfig, path: &Path) -> Result<VideoSettings> {
+        let image = ImageProcessorConfig {
+            do_resize: self.do_resize,
+            do_rescale: self.do_rescale,
+            do_normalize: self.do_normalize,
+            rescale_factor: self.rescale_factor,
+            image_mean: self.image_mean,
+            image_std: self.image_std,
+            resample: self.resample,
+            patch_size: self.patch_size,
+            temporal_patch_size: self.temporal_patch_size,
+            merge_size: self.merge_size,
+            size: self.size.clone(),
+            min_pixels: None,
+            max_pixels: None,
+        };
+        let frame = image.resolve(vision, path)?;
+        let bad = |reason: String| EngineError::ModelFormat { path: path.into(), reason };
+        if frame.resample != 3 {
+            return Err(bad(format!("video resampling filter {} is not supported (bicubic, 3, is)", frame.resample)));
+        }
+        if self.fps.is_some_and(|f| !(f > 0.0 && f.is_finite())) || self.min_frames > self.max_frames || self.max_frames == 0 {
+            return Err(bad(format!("the frame sampling (fps {:?}, {}..{} frames) is empty", self.fps, self.min_frames, self.max_frames)));
+        }
+        if self.num_frames.is_some() && self.fps.is_some() {
+            // transformers refuses the pair too.
+            return Err(bad("`num_frames` and `fps` are mutually exclusive".into()));
+        }
+        Ok(VideoSettings {
+            frame,
+            do_sample_frames: self.do_sample_frames,
+            fps: self.fps,
+            num_frames: self.num_frames,
+            min_frames: self.min_frames,
+            max_frames: self.max_frames,
+            cap_pixels_per_frame: self.cap_pixels_per_frame.unwrap_or(false),
+            max_video_tokens: self.max_video_tokens,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,17 +1,18 @@
 //! Qwen3-VL's vision tower behind its processor, as the runtime's `MediaProcessor`: soft-token
-//! counts from an image's size, the prompt expanded with each image's placeholders and every
-//! token's multimodal RoPE position, and an image's rows (the merger's, then each deepstack
-//! merger's) from the tower.
+//! counts from an image's size or a video's headers, the prompt expanded with each image's and
+//! video's placeholders and every token's multimodal RoPE position, and an item's rows (the
+//! merger's, then each deepstack merger's) from the tower.
 
 use std::path::Path;
 
 use mlx_rs::{Array, Dtype};
 
-use super::config::{ImageProcessorConfig, ImageSettings, VisionConfig};
+use super::config::{ImageProcessorConfig, ImageSettings, VideoProcessorConfig, VideoSettings, VisionConfig};
 use super::processor::{expand_prompt, grid_tokens, image_grid, preprocess_image, token_positions, VisionTokens};
+use super::video::{layout, preprocess_video};
 use super::vision::{VisionInput, VisionTower};
 use crate::error::{EngineError, Result};
-use crate::media::{ExpandedPrompt, MediaKind, RgbImage, SoftTokenSpan, TokenPositions};
+use crate::media::{ExpandedPrompt, MediaKind, RgbImage, SoftTokenSpan, TokenPositions, Video, VideoInfo, VideoLayout};
 use crate::model::towers::{read_checkpoint, TowerLoader};
 use crate::model::MediaProcessor;
 use crate::text::Tokenizer;
@@ -19,6 +20,8 @@ use crate::text::Tokenizer;
 pub struct Qwen3VlEncoder {
     tower: VisionTower,
     settings: ImageSettings,
+    /// `None` where the video processor's config cannot be used (images still can).
+    video: Option<VideoSettings>,
     tokens: VisionTokens,
     identity: String,
 }
@@ -37,16 +40,30 @@ impl Qwen3VlEncoder {
             return Ok(None);
         }
         let settings = ImageProcessorConfig::from_folder(dir)?.resolve(&vision, &dir.join("preprocessor_config.json"))?;
+        let video = match VideoProcessorConfig::from_folder(dir).and_then(|(c, path)| c.resolve(&vision, &path)) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::warn!(folder = %dir.display(), "video processor config not usable, loading without video: {e}");
+                None
+            }
+        };
         let began = std::time::Instant::now();
         let tower = VisionTower::load(&mut TowerLoader { weights: &mut checkpoint.weights, dtype }, &vision)?;
         checkpoint.weights.expect_all_taken("qwen3_vl vision tower")?;
         mlx_rs::transforms::eval(tower.arrays())?;
         tracing::info!(blocks = vision.depth, deepstack = vision.deepstack_visual_indexes.len(), ms = began.elapsed().as_millis() as u64, "vision tower loaded");
-        let image_id = checkpoint.config.get("image_token_id").and_then(serde_json::Value::as_u64).unwrap_or(151_655) as u32;
-        let tokens = VisionTokens { image: "<|image_pad|>".into(), image_id };
+        let id = |key: &str, default: u64| checkpoint.config.get(key).and_then(serde_json::Value::as_u64).unwrap_or(default) as u32;
+        let tokens = VisionTokens {
+            image: "<|image_pad|>".into(),
+            image_id: id("image_token_id", 151_655),
+            video: "<|video_pad|>".into(),
+            video_id: id("video_token_id", 151_656),
+            vision_start: "<|vision_start|>".into(),
+            vision_end: "<|vision_end|>".into(),
+        };
         // Everything that changes the tower's input or output for the same file.
         let identity = format!("{}:qwen3_vl:{settings:?}:{dtype:?}", checkpoint.fingerprint);
-        Ok(Some(Self { tower, settings, tokens, identity }))
+        Ok(Some(Self { tower, settings, video, tokens, identity }))
     }
 
     /// The tower's rows for preprocessed patches.
@@ -59,6 +76,14 @@ impl Qwen3VlEncoder {
     pub fn settings(&self) -> &ImageSettings {
         &self.settings
     }
+
+    pub fn video_settings(&self) -> Option<&VideoSettings> {
+        self.video.as_ref()
+    }
+
+    fn video_or_refuse(&self) -> Result<&VideoSettings> {
+        self.video.as_ref().ok_or_else(|| EngineError::invalid("input", "this model's video processor config could not be read (see the log)"))
+    }
 }
 
 impl MediaProcessor for Qwen3VlEncoder {
@@ -67,7 +92,11 @@ impl MediaProcessor for Qwen3VlEncoder {
     }
 
     fn reads(&self, kind: MediaKind) -> bool {
-        kind == MediaKind::Image
+        match kind {
+            MediaKind::Image => true,
+            MediaKind::Video => self.video.is_some(),
+            MediaKind::Audio => false,
+        }
     }
 
     fn sampling_rate(&self) -> u32 {
@@ -82,18 +111,58 @@ impl MediaProcessor for Qwen3VlEncoder {
         0
     }
 
-    fn expand_prompt(&self, tokenizer: &Tokenizer, rendered: &str, image_tokens: &[usize], audio_tokens: &[usize]) -> Result<ExpandedPrompt> {
-        if tokenizer.token_to_id(&self.tokens.image) != Some(self.tokens.image_id) {
-            return Err(EngineError::Tokenizer(format!("the vocabulary's `{}` is not image_token_id {}", self.tokens.image, self.tokens.image_id)));
-        }
-        expand_prompt(tokenizer, &self.tokens, rendered, image_tokens, audio_tokens)
+    fn video_layout(&self, info: &VideoInfo) -> Result<VideoLayout> {
+        layout(info, self.video_or_refuse()?)
     }
 
-    fn token_positions(&self, ids: &[u32], spans: &[SoftTokenSpan], image_sizes: &[(u32, u32)]) -> Result<Option<TokenPositions>> {
-        let grids = image_sizes
-            .iter()
-            .map(|&(width, height)| image_grid(height as usize, width as usize, &self.settings))
-            .collect::<Result<Vec<_>>>()?;
+    fn video_sampling(&self) -> String {
+        match &self.video {
+            Some(v) => format!(
+                "fps {:?}, frames {:?} in {}..={}, sample {}, pixels {}..={}, cap {} ({} tokens)",
+                v.fps, v.num_frames, v.min_frames, v.max_frames, v.do_sample_frames, v.frame.min_pixels, v.frame.max_pixels, v.cap_pixels_per_frame, v.max_video_tokens
+            ),
+            None => String::new(),
+        }
+    }
+
+    fn expand_prompt(
+        &self,
+        tokenizer: &Tokenizer,
+        rendered: &str,
+        image_tokens: &[usize],
+        audio_tokens: &[usize],
+        videos: &[VideoLayout],
+    ) -> Result<ExpandedPrompt> {
+        let t = &self.tokens;
+        let mut checks = vec![(&t.image, t.image_id, "image_token_id")];
+        if !videos.is_empty() {
+            checks.push((&t.video, t.video_id, "video_token_id"));
+        }
+        for (token, id, key) in checks {
+            if tokenizer.token_to_id(token) != Some(id) {
+                return Err(EngineError::Tokenizer(format!("the vocabulary's `{token}` is not {key} {id}")));
+            }
+        }
+        expand_prompt(tokenizer, t, rendered, image_tokens, audio_tokens, videos)
+    }
+
+    fn token_positions(&self, ids: &[u32], spans: &[SoftTokenSpan], image_sizes: &[(u32, u32)], videos: &[VideoLayout]) -> Result<Option<TokenPositions>> {
+        // One grid per span: an image's, or (1, rows, columns) for each frame group of a video.
+        let mut grids = Vec::with_capacity(spans.len());
+        let mut images = image_sizes.iter();
+        for span in spans {
+            grids.push(match span.kind {
+                MediaKind::Image => {
+                    let &(width, height) = images.next().ok_or_else(|| EngineError::Internal("more image spans than image sizes".into()))?;
+                    image_grid(height as usize, width as usize, &self.settings)?
+                }
+                MediaKind::Video => {
+                    let layout = videos.get(span.index).ok_or_else(|| EngineError::Internal(format!("no layout for video {}", span.index + 1)))?;
+                    [1, layout.grid[1], layout.grid[2]]
+                }
+                MediaKind::Audio => return Err(EngineError::invalid("input", "Qwen3-VL reads no audio")),
+            });
+        }
         Ok(Some(token_positions(ids.len(), spans, &grids, self.settings.merge_size)?))
     }
 
@@ -104,5 +173,14 @@ impl MediaProcessor for Qwen3VlEncoder {
 
     fn embed_audio(&self, _samples: &[f32]) -> Result<Array> {
         Err(EngineError::invalid("input", "Qwen3-VL reads no audio"))
+    }
+
+    fn embed_video(&self, video: &Video, layout: &VideoLayout) -> Result<Array> {
+        let settings = self.video_or_refuse()?;
+        if video.frames.len() != layout.frames.len() {
+            return Err(EngineError::Internal(format!("{} frames decoded, {} sampled", video.frames.len(), layout.frames.len())));
+        }
+        let patches = preprocess_video(&video.frames, layout.grid, settings)?;
+        self.encode(&patches.values, patches.grid, patches.patch_dim)
     }
 }

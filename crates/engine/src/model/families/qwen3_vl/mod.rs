@@ -1,13 +1,14 @@
 //! Qwen3-VL (`qwen3_vl`, and `qwen3_vl_moe` with routed experts): Qwen 3's text model with multimodal RoPE and deepstack
 //! (`text`), its vision tower (`vision`), the image processor and prompt expansion
-//! (`processor`), the config files (`config`) and the adapter that plugs the tower into the
-//! runtime (`encoder`). Images only for now; a video will be frames filling the temporal
-//! patches, with its own grid, through the same tower.
+//! (`processor`), the video processor (`video`: sampled frames filling the temporal patches,
+//! through the same tower), the config files (`config`) and the adapter that plugs the tower
+//! into the runtime (`encoder`).
 
 pub mod config;
 pub mod encoder;
 pub mod processor;
 pub mod text;
+pub mod video;
 pub mod vision;
 
 use std::path::Path;

@@ -10,14 +10,16 @@
 //!   flattened as (channel, time, row, column), in merge-block order; the grid is
 //!   (1, rows, columns) in patches;
 //! - the prompt: each `<|image_pad|>` the chat template wrote becomes one per soft token
-//!   (patches / merge²), the whole text tokenized at once;
+//!   (patches / merge²), each `<|video_pad|>` its frame groups with their times (`video`), the
+//!   whole text tokenized at once;
 //! - multimodal RoPE positions (`get_rope_index`): text advances all three axes by one; an
 //!   image's tokens take (start, start + row, start + column) over the merged grid, and the
-//!   text after it continues at start + max(rows, columns).
+//!   text after it continues at start + max(rows, columns); a video's frame groups each do the
+//!   same (separated by their timestamp text).
 
 use crate::error::{EngineError, MediaProblem, Result};
 use crate::media::pil_resize::{resize_like_pil, PilFilter};
-use crate::media::{ExpandedPrompt, MediaKind, RgbImage, SoftTokenSpan, TokenPositions};
+use crate::media::{ExpandedPrompt, MediaKind, RgbImage, SoftTokenSpan, TokenPositions, VideoLayout};
 use crate::text::Tokenizer;
 
 use super::config::ImageSettings;
@@ -131,57 +133,125 @@ pub fn preprocess_image(image: &RgbImage, s: &ImageSettings) -> Result<ImagePatc
 pub struct VisionTokens {
     pub image: String,
     pub image_id: u32,
+    pub video: String,
+    pub video_id: u32,
+    pub vision_start: String,
+    pub vision_end: String,
 }
 
-/// Expands each image placeholder in `rendered` to `image_tokens[i]` copies and tokenizes the
-/// whole text; each image's span is its run of placeholder ids.
-pub fn expand_prompt(tokenizer: &Tokenizer, tokens: &VisionTokens, rendered: &str, image_tokens: &[usize], audio_tokens: &[usize]) -> Result<ExpandedPrompt> {
+/// One placeholder the chat template wrote, in text order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placeholder {
+    Image,
+    Video,
+}
+
+/// Expands each image placeholder in `rendered` to `image_tokens[i]` copies and each video
+/// placeholder to its frame groups (`<{t:.1f} seconds>`, vision start, the group's pads, vision
+/// end), as `Qwen3VLProcessor.replace_video_token` does, and tokenizes the whole text; each
+/// image's span is its run of placeholder ids, each video frame group's likewise.
+pub fn expand_prompt(
+    tokenizer: &Tokenizer,
+    tokens: &VisionTokens,
+    rendered: &str,
+    image_tokens: &[usize],
+    audio_tokens: &[usize],
+    videos: &[VideoLayout],
+) -> Result<ExpandedPrompt> {
     if !audio_tokens.is_empty() {
         return Err(EngineError::invalid("input", "Qwen3-VL reads no audio"));
     }
-    let found = rendered.matches(tokens.image.as_str()).count();
-    if found != image_tokens.len() {
+    // The placeholders in text order, and the text between them.
+    let mut order = Vec::new();
+    let mut pieces = Vec::new();
+    let mut rest = rendered;
+    loop {
+        let image = rest.find(tokens.image.as_str());
+        let video = rest.find(tokens.video.as_str());
+        let (at, kind, len) = match (image, video) {
+            (Some(i), Some(v)) if v < i => (v, Placeholder::Video, tokens.video.len()),
+            (Some(i), _) => (i, Placeholder::Image, tokens.image.len()),
+            (None, Some(v)) => (v, Placeholder::Video, tokens.video.len()),
+            (None, None) => break,
+        };
+        pieces.push(&rest[..at]);
+        order.push(kind);
+        rest = &rest[at + len..];
+    }
+    let count = |k| order.iter().filter(|&&o| o == k).count();
+    let (found_images, found_videos) = (count(Placeholder::Image), count(Placeholder::Video));
+    if found_images != image_tokens.len() || found_videos != videos.len() {
         return Err(EngineError::Template(format!(
-            "the prompt has {found} image placeholders (`{}`) but {} images were attached",
+            "the prompt has {found_images} image placeholders (`{}`) and {found_videos} video placeholders (`{}`) but {} images and {} videos were attached",
             tokens.image,
-            image_tokens.len()
+            tokens.video,
+            image_tokens.len(),
+            videos.len()
         )));
     }
-    let mut text = String::with_capacity(rendered.len() + tokens.image.len() * image_tokens.iter().sum::<usize>());
-    let mut pieces = rendered.split(tokens.image.as_str());
-    text.push_str(pieces.next().unwrap_or_default());
-    for (piece, &n) in pieces.zip(image_tokens) {
-        (0..n).for_each(|_| text.push_str(&tokens.image));
+    // What each placeholder's soft tokens will be: (kind, item index, run length), in order.
+    let mut runs: Vec<(MediaKind, usize, usize)> = Vec::new();
+    let mut text = String::with_capacity(rendered.len() + 16 * image_tokens.iter().sum::<usize>());
+    let (mut images, mut video_index) = (image_tokens.iter().enumerate(), 0);
+    for (piece, kind) in pieces.iter().zip(&order) {
         text.push_str(piece);
-    }
-    let ids = tokenizer.encode_prompt(&text)?;
-    let mut spans = Vec::with_capacity(image_tokens.len());
-    let mut at = 0;
-    for (index, &n) in image_tokens.iter().enumerate() {
-        let start = (at..ids.len()).find(|&p| ids[p] == tokens.image_id).ok_or_else(|| {
-            EngineError::Tokenizer(format!("image {} did not tokenize to its {n} `{}` tokens", index + 1, tokens.image))
-        })?;
-        let run = ids[start..].iter().take_while(|&&t| t == tokens.image_id).count();
-        if run < n {
-            return Err(EngineError::Tokenizer(format!("image {} tokenized to {run} `{}` tokens, not {n}", index + 1, tokens.image)));
+        match kind {
+            Placeholder::Image => {
+                let (index, &n) = images.next().expect("counted above");
+                (0..n).for_each(|_| text.push_str(&tokens.image));
+                runs.push((MediaKind::Image, index, n));
+            }
+            Placeholder::Video => {
+                let layout = &videos[video_index];
+                if layout.group_tokens.len() != layout.group_seconds.len() {
+                    return Err(EngineError::Internal(format!("video {}: {} frame groups but {} times", video_index + 1, layout.group_tokens.len(), layout.group_seconds.len())));
+                }
+                for (&n, &seconds) in layout.group_tokens.iter().zip(&layout.group_seconds) {
+                    text.push_str(&format!("<{seconds:.1} seconds>"));
+                    text.push_str(&tokens.vision_start);
+                    (0..n).for_each(|_| text.push_str(&tokens.video));
+                    text.push_str(&tokens.vision_end);
+                    runs.push((MediaKind::Video, video_index, n));
+                }
+                video_index += 1;
+            }
         }
-        spans.push(SoftTokenSpan { kind: MediaKind::Image, index, start, len: n });
+    }
+    text.push_str(rest);
+    let ids = tokenizer.encode_prompt(&text)?;
+    let mut spans = Vec::with_capacity(runs.len());
+    let mut at = 0;
+    for (kind, index, n) in runs {
+        let (id, name, what) = match kind {
+            MediaKind::Video => (tokens.video_id, &tokens.video, "video"),
+            _ => (tokens.image_id, &tokens.image, "image"),
+        };
+        let start = (at..ids.len()).find(|&p| ids[p] == id).ok_or_else(|| {
+            EngineError::Tokenizer(format!("{what} {} did not tokenize to its {n} `{name}` tokens", index + 1))
+        })?;
+        let run = ids[start..].iter().take_while(|&&t| t == id).count();
+        if run < n {
+            return Err(EngineError::Tokenizer(format!("{what} {} tokenized to {run} `{name}` tokens, not {n}", index + 1)));
+        }
+        spans.push(SoftTokenSpan { kind, index, start, len: n });
         at = start + n;
     }
     Ok(ExpandedPrompt { ids, spans })
 }
 
-/// Every token's (time, height, width) position, given each image span's merged grid.
+/// Every token's (time, height, width) position, given each span's grid in patches (a video
+/// frame group's is (1, rows, columns): transformers splits a video's grid per group, as the
+/// timestamps between them are text).
 pub fn token_positions(len: usize, spans: &[SoftTokenSpan], grids: &[[usize; 3]], merge: usize) -> Result<TokenPositions> {
     let mut axes = [Vec::with_capacity(len), Vec::with_capacity(len), Vec::with_capacity(len)];
     let mut next: i64 = 0;
     let mut cursor = 0;
     let mut grids = grids.iter();
     for span in spans {
-        let grid = grids.next().ok_or_else(|| EngineError::Internal("more image spans than image sizes".into()))?;
+        let grid = grids.next().ok_or_else(|| EngineError::Internal("more media spans than grids".into()))?;
         let (t, h, w) = (grid[0], grid[1] / merge, grid[2] / merge);
         if t * h * w != span.len || span.start < cursor {
-            return Err(EngineError::Internal(format!("image {} has {} soft tokens but a {t} × {h} × {w} grid", span.index + 1, span.len)));
+            return Err(EngineError::Internal(format!("{:?} {} has {} soft tokens but a {t} × {h} × {w} grid", span.kind, span.index + 1, span.len)));
         }
         for _ in cursor..span.start {
             axes.iter_mut().for_each(|a| a.push(next as i32));
