@@ -146,6 +146,7 @@ mod tests {
             parameters: info.parameters,
             vision: info.vision,
             audio: info.audio,
+            video: info.video,
         };
         Current { id, info, view, counter }
     }

@@ -24,6 +24,7 @@ pub struct LoadedModel {
     pub parameters: u64,
     pub vision: bool,
     pub audio: bool,
+    pub video: bool,
 }
 
 /// Sent as the `model-state` event on every change.
@@ -136,6 +137,7 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
                 parameters: info.parameters,
                 vision: info.vision,
                 audio: info.audio,
+                video: info.video,
             };
             let previous = lock(&slot.current).replace(Current { id, info, view: view.clone(), counter });
             if let Some(previous) = previous {

@@ -60,7 +60,7 @@ export function App() {
   const loaded = models.state.loaded;
   const remote = providers.current;
   // What attachments are checked against: the remote model when one is picked.
-  const replier = remote ? { name: `${remote.model.id} on ${remote.provider.name}`, vision: remote.model.vision, audio: remote.model.audio } : loaded;
+  const replier = remote ? { name: `${remote.model.id} on ${remote.provider.name}`, vision: remote.model.vision, audio: remote.model.audio, video: false } : loaded;
   const attachments = usePendingAttachments({ loaded: replier, models: models.models ?? [], onError: showError, onNotice: showNotice });
 
   // Loading a local model takes replies back from a remote one (the backend says so in its list).
@@ -191,7 +191,7 @@ export function App() {
         remote
           ? `Messages in this chat go to ${remote.provider.name} (${remote.provider.base_url}).`
           : 'Everything stays on this computer.'
-      } Drop images or audio here to ask about them; ${modKey()}K searches past chats.`}
+      } Drop images, audio or video here to ask about them; ${modKey()}K searches past chats.`}
       onPick={(prompt) => composer.current?.fill(prompt)}
     />
   );
@@ -274,7 +274,7 @@ export function App() {
         />
         {dragging && (
           <div className="drop-overlay" aria-hidden="true">
-            Drop images or audio to attach
+            Drop images, audio or video to attach
           </div>
         )}
       </main>

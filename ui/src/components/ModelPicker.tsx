@@ -53,6 +53,7 @@ function ModelItem({ model, current, onPick, onUnload, onShowFolder }: ModelItem
           {model.name}
           {model.vision && <span className="badge">vision</span>}
           {model.audio && <span className="badge">audio</span>}
+          {model.video && <span className="badge">video</span>}
           {current && <span className="badge accent">loaded</span>}
         </span>
         <span className="model-item-meta" data-testid="model-facts">
@@ -199,7 +200,7 @@ export function ModelPicker({ models, providers, onError, onGetModels }: Props) 
         {status === 'none' && <span className="muted">No model loaded</span>}
         {!remote && !state.loading && !state.error && state.loaded && (
           <span className="muted">
-            {[`${humanTokens(state.loaded.context_length)} context`, state.loaded.vision && 'vision', state.loaded.audio && 'audio']
+            {[`${humanTokens(state.loaded.context_length)} context`, state.loaded.vision && 'vision', state.loaded.audio && 'audio', state.loaded.video && 'video']
               .filter(Boolean)
               .join(' · ')}
           </span>

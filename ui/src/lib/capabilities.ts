@@ -12,21 +12,27 @@ export function mediaKindOfMime(mime: string): MediaKind {
   return 'other';
 }
 
+/** What attachments are checked against: the loaded model, or a remote one picked. */
+export type Replier = Pick<LoadedModel, 'name' | 'vision' | 'audio' | 'video'>;
+
+/** Per kind: the model flag that reads it, what a model without it can't do, and what it is for. */
+const needs = {
+  image: { flag: 'vision', cannot: "can't see images", purpose: 'ask about images' },
+  audio: { flag: 'audio', cannot: "can't hear audio", purpose: 'ask about audio' },
+  video: { flag: 'video', cannot: "can't watch videos", purpose: 'ask about videos' },
+} as const;
+
 /**
  * Null when the loaded model can take this kind of media (or no model is loaded yet: the
  * attachment is kept for whichever model comes); otherwise a message that says so and names a
  * model that would work.
  */
-/** What attachments are checked against: the loaded model, or a remote one picked. */
-export type Replier = Pick<LoadedModel, 'name' | 'vision' | 'audio'>;
-
 export function capabilityProblem(kind: MediaKind, loaded: Replier | null, models: ModelSummary[]): string | null {
   if (!loaded || kind === 'other') return null;
-  const needs = kind === 'image' ? 'vision' : 'audio';
-  if (loaded[needs]) return null;
-  const what = loaded.vision || loaded.audio ? (kind === 'image' ? "can't see images" : "can't hear audio") : 'reads text only';
-  const capable = models.find((model) => model.supported && model[needs]);
+  const { flag, cannot, purpose } = needs[kind];
+  if (loaded[flag]) return null;
+  const what = loaded.vision || loaded.audio || loaded.video ? cannot : 'reads text only';
+  const capable = models.find((model) => model.supported && model[flag]);
   const example = capable ? `, such as ${capable.name},` : '';
-  const purpose = kind === 'image' ? 'ask about images' : 'ask about audio';
-  return `${loaded.name} ${what}. Load a model with ${needs}${example} to ${purpose}.`;
+  return `${loaded.name} ${what}. Load a model with ${flag}${example} to ${purpose}.`;
 }

@@ -25,6 +25,7 @@ export const smolLoaded: LoadedModel = {
   parameters: 135_000_000,
   vision: false,
   audio: false,
+  video: false,
 };
 
 export const gemmaLoaded: LoadedModel = {
@@ -36,6 +37,28 @@ export const gemmaLoaded: LoadedModel = {
   context_length: 131072,
   vision: true,
   audio: true,
+  video: false,
+};
+
+export const qwenVlLoaded: LoadedModel = {
+  ...smolLoaded,
+  name: 'Qwen3-VL',
+  path: '/models/qwen3-vl',
+  architecture: 'qwen3_vl',
+  format: 'Safetensors',
+  vision: true,
+  video: true,
+};
+
+export const videoAttachment: Attachment = {
+  hash: 'vid456',
+  mime: 'video/mp4',
+  size: 4096,
+  original_name: 'clip.mp4',
+  width: 96,
+  height: 64,
+  duration_ms: 65_400,
+  created_at: 1,
 };
 
 export const models: ModelSummary[] = [
@@ -114,7 +137,7 @@ export function installBackend() {
       ...imageAttachment,
       hash: path,
       original_name: path.split('/').pop() ?? path,
-      mime: /\.(wav|mp3|m4a|flac|ogg)$/.test(path) ? 'audio/wav' : 'image/png',
+      mime: /\.(wav|mp3|m4a|flac|ogg)$/.test(path) ? 'audio/wav' : /\.(mp4|mov)$/.test(path) ? 'video/mp4' : 'image/png',
     })),
   );
   commands.set('attach_bytes', (args) => ({ ...imageAttachment, original_name: args.name as string, mime: args.mime as string }));

@@ -38,8 +38,10 @@ pub(crate) struct Animation {
     pub format: Format,
     pub width: u32,
     pub height: u32,
-    /// Each frame's display time in seconds, browsers' minimum applied.
-    pub delays: Vec<f64>,
+    /// Each frame's display time in milliseconds, browsers' minimum applied. Whole
+    /// milliseconds, so that 10 frames of 0.1 s last exactly 1 s (a float sum gives
+    /// 0.9999…, then 10.000…2 fps, and the timestamps the prompt writes round otherwise).
+    pub delays: Vec<u32>,
 }
 
 impl Animation {
@@ -47,20 +49,25 @@ impl Animation {
     pub(crate) fn timestamps(&self) -> Vec<f64> {
         self.delays
             .iter()
-            .scan(0.0, |t, d| {
+            .scan(0u64, |t, &d| {
                 let start = *t;
-                *t += d;
-                Some(start)
+                *t += u64::from(d);
+                Some(start as f64 / 1000.0)
             })
             .collect()
+    }
+
+    /// How long the whole animation lasts.
+    pub(crate) fn seconds(&self) -> f64 {
+        self.delays.iter().map(|&d| u64::from(d)).sum::<u64>() as f64 / 1000.0
     }
 }
 
 /// Frames shown for 10 ms or less are shown for this long (Chromium and Firefox).
 const SHORTEST_DELAY_MS: u32 = 100;
 
-fn delay_seconds(ms: u32) -> f64 {
-    (if ms <= 10 { SHORTEST_DELAY_MS } else { ms }) as f64 / 1000.0
+fn delay_ms(ms: u32) -> u32 {
+    if ms <= 10 { SHORTEST_DELAY_MS } else { ms }
 }
 
 /// Walks the blocks of a GIF or the chunks of a WebP. `max_frames` stops the walk early (the
@@ -113,7 +120,7 @@ fn gif_header(data: &[u8], max_frames: u64) -> Result<Animation, String> {
                 }
                 at += 1; // LZW minimum code size
                 at = skip_sub_blocks(at)?;
-                delays.push(delay_seconds(pending_delay_cs * 10));
+                delays.push(delay_ms(pending_delay_cs * 10));
                 pending_delay_cs = 0;
                 if delays.len() as u64 > max_frames {
                     break;
@@ -145,7 +152,7 @@ fn webp_header(data: &[u8], max_frames: u64) -> Result<Animation, String> {
                 height = le(body + 7, 3)? + 1;
             }
             b"ANMF" => {
-                delays.push(delay_seconds(le(body + 12, 3)?));
+                delays.push(delay_ms(le(body + 12, 3)?));
                 if delays.len() as u64 > max_frames {
                     break;
                 }
@@ -157,7 +164,7 @@ fn webp_header(data: &[u8], max_frames: u64) -> Result<Animation, String> {
     }
     if delays.is_empty() && still {
         // A still WebP: one frame (its size is the image decoder's business).
-        delays.push(0.0);
+        delays.push(0);
     }
     Ok(Animation { format: Format::WebP, width, height, delays })
 }
@@ -214,7 +221,7 @@ mod tests {
 
     #[test]
     fn short_delays_count_as_a_tenth_of_a_second() {
-        assert_eq!([0, 10, 20, 500].map(delay_seconds), [0.1, 0.1, 0.02, 0.5]);
+        assert_eq!([0, 10, 20, 500].map(delay_ms), [100, 100, 20, 500]);
     }
 
     #[test]

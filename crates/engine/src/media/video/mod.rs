@@ -223,7 +223,7 @@ fn animation_info(file: &str, animation: &animated::Animation, limits: &MediaLim
     let frames = animation.delays.len() as u64;
     check_frames(file, frames, limits)?;
     check_frame_size(file, animation.width, animation.height, limits)?;
-    let seconds: f64 = animation.delays.iter().sum();
+    let seconds = animation.seconds();
     check_seconds(file, seconds, limits)?;
     let (codec, mime) = match animation.format {
         animated::Format::Gif => ("GIF", "image/gif"),
