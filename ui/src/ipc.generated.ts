@@ -243,6 +243,7 @@ export type LoadedModel = {
   parameters: number,
   vision: boolean,
   audio: boolean,
+  video: boolean,
 };
 
 export type Loading = {

@@ -24,7 +24,7 @@ describe('capabilities', () => {
     expect(capabilityProblem('audio', smolLoaded, models)).toBe(
       'SmolLM2 reads text only. Load a model with audio, such as Gemma 4, to ask about audio.',
     );
-    expect(capabilityProblem('video', gemmaLoaded, [...models, { ...models[1], name: 'Qwen3-VL', video: true }])).toBe(
+    expect(capabilityProblem('video', gemmaLoaded, [...models, { ...models[1]!, name: 'Qwen3-VL', video: true }])).toBe(
       "Gemma 4 can't watch videos. Load a model with video, such as Qwen3-VL, to ask about videos.",
     );
     expect(capabilityProblem('video', qwenVlLoaded, models)).toBeNull();
