@@ -331,21 +331,21 @@ fn generate(
     Outcome { end: ReplyEnd::Error("the engine stopped; restart Confab".into()), stats: None }
 }
 
-/// A text-only model gets no images; the message names what would work.
+/// A model gets only the kinds of media it reads; the message names what would work.
 fn check_model_takes(model: &LoadedModel, attachment: &Attachment) -> Result<(), Failure> {
     let name = attachment.original_name.as_deref().unwrap_or("this file");
-    let (ok, what) = match attachment.mime.split('/').next() {
-        Some("image") => (model.vision, "images"),
-        Some("audio") => (model.audio, "audio"),
-        _ => (false, "this kind of file"),
+    let (reads, what, capability, example) = match MediaKind::of_mime(&attachment.mime) {
+        Some(MediaKind::Image) => (model.vision, "images", "vision", "Gemma 4 or Qwen3-VL"),
+        Some(MediaKind::Audio) => (model.audio, "audio", "audio", "Gemma 4"),
+        Some(MediaKind::Video) => (model.video, "videos", "video", "Qwen3-VL"),
+        None => return Err(format!("{name} is not an image, audio clip or video; remove the attachment.").into()),
     };
-    if ok {
+    if reads {
         return Ok(());
     }
     Err(format!(
-        "{} reads text only, so it cannot take {name} ({what}). Load a model with {} (such as Gemma 4) from the model menu, or remove the attachment.",
-        model.name,
-        if what == "audio" { "audio" } else { "vision" }
+        "{} does not read {what}, so it cannot take {name}. Load a model with {capability} (such as {example}) from the model menu, or remove the attachment.",
+        model.name
     )
     .into())
 }
@@ -401,5 +401,40 @@ mod tests {
         chat.system_prompt = Some("Answer in French.".into());
         let turns = chat_messages(system_prompt(&chat, &settings), &branch);
         assert_eq!((turns[0].role.as_str(), turns[0].content.as_str()), ("system", "Answer in French."));
+    }
+
+    #[test]
+    fn a_model_takes_the_kinds_it_reads_and_the_refusal_names_one_that_would() {
+        let model = LoadedModel {
+            name: "Qwen3-VL".into(),
+            path: "/models/qwen3-vl".into(),
+            architecture: "qwen3_vl".into(),
+            format: "safetensors".into(),
+            dtype: "float32".into(),
+            quantized: false,
+            context_length: 1024,
+            parameters: 1,
+            vision: true,
+            audio: false,
+            video: true,
+        };
+        let file = |mime: &str, name: &str| Attachment {
+            hash: confab_store::AttachmentHash::parse(&"ab".repeat(32)).unwrap(),
+            mime: mime.into(),
+            size: 1,
+            original_name: Some(name.into()),
+            width: None,
+            height: None,
+            duration_ms: None,
+            created_at: 0,
+        };
+        assert!(check_model_takes(&model, &file("video/mp4", "clip.mp4")).is_ok());
+        assert!(check_model_takes(&model, &file("video/gif", "moving.gif")).is_ok());
+        assert!(check_model_takes(&model, &file("image/png", "cat.png")).is_ok());
+        let refused = check_model_takes(&model, &file("audio/wav", "memo.wav")).unwrap_err().0;
+        assert!(refused.starts_with("Qwen3-VL does not read audio, so it cannot take memo.wav."), "{refused}");
+        let text_only = LoadedModel { vision: false, video: false, ..model };
+        let refused = check_model_takes(&text_only, &file("video/mp4", "clip.mp4")).unwrap_err().0;
+        assert!(refused.contains("does not read videos") && refused.contains("such as Qwen3-VL"), "{refused}");
     }
 }
