@@ -54,6 +54,9 @@ pub fn image_ranges(prompt: &MediaPrompt) -> Vec<Range<usize>> {
     prompt.items.iter().filter(|i| i.kind == MediaKind::Image).map(|i| i.range()).collect()
 }
 
+/// Positions `start..end` of a chunk, and for media rows the item and the first of its rows there.
+type Piece = (usize, usize, Option<(usize, usize)>);
+
 /// Runs one chunk of a media prompt through the model; logits of its last position.
 pub fn forward_chunk(
     model: &ReadyModel,
@@ -70,7 +73,7 @@ pub fn forward_chunk(
     let mut blocks = vec![-1i32; b - a];
     // The chunk's pieces in order: (start, end, Some((item, first row))) for media rows, None
     // for text. A video's runs each take the next rows of its output.
-    let mut pieces: Vec<(usize, usize, Option<(usize, usize)>)> = Vec::new();
+    let mut pieces: Vec<Piece> = Vec::new();
     let mut cursor = a;
     for (index, item) in prompt.items.iter().enumerate() {
         let mut row = 0;
