@@ -6,6 +6,7 @@
 //! value in the store; each provider's API key is in the secret store under `provider:<id>`,
 //! never in SQLite, a log, or anything sent to the page (which only learns whether a key is set).
 
+use confab_engine::media::MediaKind;
 use confab_remote::secrets::SecretStore;
 use confab_remote::{Client, RemoteModel};
 use confab_store::{Attachment, Store};
@@ -271,12 +272,12 @@ impl RemoteTarget {
     /// mark it.
     pub fn check_takes(&self, attachment: &Attachment) -> Result<(), String> {
         let name = attachment.original_name.as_deref().unwrap_or("this file");
-        let (ok, what, mark) = match attachment.mime.split('/').next() {
-            Some("image") => (self.model.vision, "images", "reads images"),
-            Some("audio") => (self.model.audio, "audio", "hears audio"),
+        let (ok, what, mark) = match MediaKind::of_mime(&attachment.mime) {
+            Some(MediaKind::Image) => (self.model.vision, "images", "reads images"),
+            Some(MediaKind::Audio) => (self.model.audio, "audio", "hears audio"),
             // OpenAI-style chat APIs have no video content part.
-            Some("video") => (false, "video", ""),
-            _ => (false, "this kind of file", ""),
+            Some(MediaKind::Video) => (false, "video", ""),
+            None => (false, "this kind of file", ""),
         };
         if ok {
             return Ok(());

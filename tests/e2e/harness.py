@@ -704,10 +704,14 @@ class AppTestCase(unittest.TestCase):
     with_model = True
     # Extra environment for the app (it inherits tauri-driver's).
     app_env: dict[str, str] = {}
+    # Model folders linked into the home's models folder by name (fixtures the picker lists).
+    extra_models: dict[str, pathlib.Path] = {}
 
     @classmethod
     def setUpClass(cls):
         cls.home = make_home(cls.__name__, cls.with_model)
+        for name, folder in cls.extra_models.items():
+            (cls.home / "models" / name).symlink_to(folder, target_is_directory=True)
         cls.app = ChatApp(cls.home, log_name=cls.__name__)
         try:
             cls.app.start(cls.app_env)

@@ -3,23 +3,14 @@ menu, a real native drop of an image and a clip, and a reply whose plan lists bo
 import pathlib
 import unittest
 
-from harness import AppTestCase, ChatApp, make_home
+from harness import AppTestCase
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GEMMA4 = ROOT / "tests/reference/fixtures/tiny/gemma4"
 
 
 class Multimodal(AppTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.home = make_home(cls.__name__)
-        (cls.home / "models" / "gemma4-tiny").symlink_to(GEMMA4, target_is_directory=True)
-        cls.app = ChatApp(cls.home, log_name=cls.__name__)
-        try:
-            cls.app.start()
-        except BaseException:
-            cls.app.quit()
-            raise
+    extra_models = {"gemma4-tiny": GEMMA4}
 
     def test_01_pick_gemma4(self):
         app = self.app

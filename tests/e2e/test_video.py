@@ -5,7 +5,7 @@ import pathlib
 import re
 import unittest
 
-from harness import AppTestCase, ChatApp, make_home
+from harness import AppTestCase
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 QWEN3_VL = ROOT / "tests/reference/fixtures/tiny/qwen3_vl"
@@ -13,16 +13,7 @@ CLIP = ROOT / "tests/reference/fixtures/video/h264_baseline.mp4"
 
 
 class Video(AppTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.home = make_home(cls.__name__)
-        (cls.home / "models" / "qwen3-vl-tiny").symlink_to(QWEN3_VL, target_is_directory=True)
-        cls.app = ChatApp(cls.home, log_name=cls.__name__)
-        try:
-            cls.app.start()
-        except BaseException:
-            cls.app.quit()
-            raise
+    extra_models = {"qwen3-vl-tiny": QWEN3_VL}
 
     def test_01_pick_qwen3_vl_with_its_video_badge(self):
         app = self.app

@@ -277,10 +277,11 @@ pub fn token_positions(len: usize, spans: &[SoftTokenSpan], grids: &[[usize; 3]]
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn settings() -> ImageSettings {
+    /// A tiny tower's image settings (patch 8, merge 2), shared with the video tests.
+    pub(in crate::model::families::qwen3_vl) fn settings() -> ImageSettings {
         ImageSettings {
             do_resize: true,
             do_rescale: true,

@@ -228,20 +228,7 @@ mod tests {
 
     fn settings() -> VideoSettings {
         VideoSettings {
-            frame: ImageSettings {
-                do_resize: true,
-                do_rescale: true,
-                do_normalize: true,
-                rescale_factor: 1.0 / 255.0,
-                image_mean: [0.5; 3],
-                image_std: [0.5; 3],
-                resample: 3,
-                patch_size: 8,
-                temporal_patch_size: 2,
-                merge_size: 2,
-                min_pixels: 512,
-                max_pixels: 16384,
-            },
+            frame: ImageSettings { max_pixels: 16384, ..crate::model::families::qwen3_vl::processor::tests::settings() },
             do_sample_frames: true,
             fps: Some(2.0),
             num_frames: None,
