@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use confab_engine::media::MediaKind;
 use confab_remote::{ChatEvent, ChatRequest, Part, RemoteError, Sampling};
 use confab_store::{Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 
@@ -48,12 +49,13 @@ pub async fn chat_messages(store: &Store, target: &RemoteTarget, system_prompt: 
             parts.push(Part::Text(message.content.clone()));
         }
         for attachment in store.message_attachments(message.id).await.map_err(|e| e.to_string())? {
-            let audio = attachment.mime.starts_with("audio/");
             // Earlier turns may hold media this model does not take (sent to another model):
-            // they stay in the history but are not sent.
-            if !(if audio { target.model.audio } else { target.model.vision }) {
-                continue;
-            }
+            // they stay in the history but are not sent. Videos have no content part.
+            let audio = match MediaKind::of_mime(&attachment.mime) {
+                Some(MediaKind::Audio) if target.model.audio => true,
+                Some(MediaKind::Image) if target.model.vision => false,
+                _ => continue,
+            };
             let path = store.attachment_path(&attachment.hash).await.map_err(|e| e.to_string())?;
             let bytes = tauri::async_runtime::spawn_blocking(move || std::fs::read(path))
                 .await
