@@ -4,8 +4,9 @@
 // Why it exists: on a CPU, MLX hands every matmul to sgemm. For one row (a decode step)
 // OpenBLAS's sgemm packs the whole weight matrix first and runs about 3x slower than sgemv;
 // half-precision and quantized weights take MLX's scalar loops, about 10x slower than BLAS.
-// Here a one-row product goes to sgemv, and weights stored in another format are widened to
-// float32 a block of rows at a time (64 KB, in cache) on their way to BLAS, so the
+// Here a product of one or a few rows (decode steps, a short turn) reads W once with our own
+// register-tiled loop (`few_rows`), and weights stored in another format are widened to
+// float32 a block of rows at a time (64 KB, in cache) on their way to it or to BLAS, so the
 // memory held stays that of the stored weights. The math is MLX's: the same dequantization
 // (scale · q + bias per group), float32 accumulation, one rounding to the output dtype.
 //
@@ -30,6 +31,7 @@
 #include "mlx/ops.h"
 #include "mlx/primitives.h"
 
+#include "cpu_linear/few_rows.h"
 #include "cpu_linear/loops.h"
 #include "two_cores.h"
 
@@ -196,12 +198,14 @@ void gate(int act, const float* g, const float* u, float* out, int64_t n) {
 }
 
 // One row: y [n] float32 = x [k] float32 · Wᵀ, straight from the stored format where a fused
-// loop exists, else through sgemv on widened blocks.
+// loop exists (`few_rows` for float32), else through sgemv on widened blocks.
 void row_product(const float* x, const Weight& wt, float* y) {
   const auto& b = blas();
   const int64_t n = wt.n, k = wt.k;
   if (wt.dense_f32()) {
-    b.sgemv(RowMajor, NoTrans, n, k, 1.0f, static_cast<const float*>(wt.data), k, x, 1, 0.0f, y, 1);
+    // The loop a few rows take too, so a row's result is the same alone or in a batch.
+    auto w = static_cast<const float*>(wt.data);
+    over_rows(n, k, [&](int64_t r0, int64_t r1) { few_rows(x, 1, w + r0 * k, r1 - r0, k, y + r0, n); });
   } else if (wt.bits == 0 && wt.w->dtype() == mx::bfloat16) {
     auto w = static_cast<const uint16_t*>(wt.data);
     over_rows(n, k, [&](int64_t r0, int64_t r1) { rows_dot_bf16(w + r0 * k, x, r1 - r0, k, y + r0); });
@@ -239,25 +243,25 @@ void row_product(const float* x, const Weight& wt, float* y) {
   }
 }
 
-// Several rows (prefill): y [m, n] = x [m, k] float32 · Wᵀ by sgemm, a block of W's rows at a
-// time (widened when W is not float32); each block's results go straight to `y` (converted if
-// needed). With a gate, block j of the gate rows and block j of the up rows make block j of y.
-// Writes rows [row0, row0 + m) of y.
+// Several rows: y [m, n] = x [m, k] float32 · Wᵀ, writing rows [row0, row0 + m) of y. With a
+// gate, block j of the gate rows and block j of the up rows make block j of y.
+// - A prompt's rows (more than kFewRows): sgemm, on W whole when it is float32 and nothing
+//   follows, else a block of W's rows at a time (widened to float32 when W is stored otherwise,
+//   the results converted or gated on their way to y).
+// - A few rows (decode steps of a batch, a short turn): `few_rows` on blocks of W's rows, the
+//   two cores taking half the blocks each, so W is read from memory once.
 void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int act, mx::array& y) {
   const auto& b = blas();
   const int64_t k = wt.k, n = act == kNone ? wt.n : wt.n / 2;
-  const bool y_f32 = y.dtype() == mx::float32, dense = wt.dense_f32();
+  const bool y_f32 = y.dtype() == mx::float32, dense = wt.dense_f32(), few = m <= kFewRows;
   float* y_rows = y_f32 ? y.data<float>() + row0 * n : nullptr;
-  // A few rows (a batch of decode steps) go block by block too: one sgemm over all of W
-  // packs the whole matrix first, which for a few rows costs more than the product (as for
-  // one row); a block is packed in cache, and W is still read from memory once.
-  if (dense && y_f32 && act == kNone && m > kFewRows) {
+  if (dense && y_f32 && act == kNone && !few) {
     b.sgemm(RowMajor, NoTrans, Trans, m, n, k, 1.0f, x, k, static_cast<const float*>(wt.data), k, 0.0f, y_rows, n);
     return;
   }
   const int64_t rows = block_rows(k);
   const int parts = act == kNone ? 1 : 2;
-  // W's rows [begin, end), a block at a time, with scratch of its own.
+  // W's rows [begin, end), a block at a time, with scratch of its own (each core has its own).
   auto blocks = [&](int64_t begin, int64_t end) {
     Scratch block(dense ? 0 : rows * k * 4), tiles(parts * m * rows * 4), gated(act != kNone && !y_f32 ? m * rows * 4 : 0);
     for (int64_t r0 = begin; r0 < end; r0 += rows) {
@@ -266,12 +270,15 @@ void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int
         const int64_t first = r0 + part * n;  // the up rows follow the gate rows
         const float* w = static_cast<const float*>(wt.data) + first * k;
         if (!dense) {
-          wt.widen_rows(first, r, block.floats());
+          // A few rows: this core widens its own blocks. A prompt: both cores widen each block.
+          if (few) wt.widen_rows_here(first, r, block.floats());
+          else wt.widen_rows(first, r, block.floats());
           w = block.floats();
         }
         float* out = act == kNone && y_f32 ? y_rows + r0 : tiles.floats() + part * m * r;
         const int64_t ld = act == kNone && y_f32 ? n : r;
-        b.sgemm(RowMajor, NoTrans, Trans, m, r, k, 1.0f, x, k, w, k, 0.0f, out, ld);
+        if (few) few_rows(x, m, w, r, k, out, ld);
+        else b.sgemm(RowMajor, NoTrans, Trans, m, r, k, 1.0f, x, k, w, k, 0.0f, out, ld);
       }
       if (act == kNone) {
         if (!y_f32) store(y, n, row0, m, r0, r, tiles.floats(), r);
@@ -285,9 +292,8 @@ void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int
       if (!y_f32) store(y, n, row0, m, r0, r, gated.floats(), r);
     }
   };
-  if (dense && y_f32 && m <= kFewRows) {
-    // A few rows of dense weights (BLAS threads a prompt's big products itself; widening
-    // takes both cores itself): the two cores take half of W's rows each, in whole blocks.
+  if (few) {
+    // BLAS threads a prompt's big products itself; `few_rows` is one core's loop.
     const int64_t count = (n + rows - 1) / rows;
     over_rows(count, rows * k * m, [&](int64_t a, int64_t z) { blocks(a * rows, std::min(n, z * rows)); });
   } else {

@@ -153,3 +153,28 @@ fn float32_logits_equal_the_half_precision_output_widened() {
     let narrow = cpu_linear::linear(&x, &w, None).unwrap().as_dtype(Dtype::Float32).unwrap();
     assert_eq!(relative_error(&wide, &narrow), 0.0);
 }
+
+#[test]
+fn a_rows_result_is_the_same_alone_or_among_a_few() {
+    // Decode steps batched with others must give a sequence the logits it gets alone, bit for
+    // bit (float32 weights): the one-row and few-row paths sum every output in the same order.
+    // Odd sizes: k not a multiple of any vector width, n not a multiple of the tile.
+    let (k, n) = (203, 157);
+    let w = random(&[n, k], 16);
+    let x = random(&[32, k], 17);
+    let plain = cpu_linear::linear(&x, &w, None).unwrap();
+    assert!(relative_error(&plain, &ops::matmul(&x, w.t()).unwrap()) < 1e-5);
+    let gate = random(&[2 * n, k], 18);
+    for m in [2, 3, 5, 8, 13, 32] {
+        let few = x.index((..m, ..));
+        let together = cpu_linear::linear(&few, &w, None).unwrap();
+        let gated_together = cpu_linear::gated(&few, &gate, None, Activation::Silu).unwrap();
+        for row in [0, m - 1] {
+            let alone = cpu_linear::linear(&few.index((row..row + 1, ..)), &w, None).unwrap();
+            assert_eq!(relative_error(&alone, &together.index((row..row + 1, ..))), 0.0, "m={m} row={row}");
+            let gated_alone = cpu_linear::gated(&few.index((row..row + 1, ..)), &gate, None, Activation::Silu).unwrap();
+            assert_eq!(relative_error(&gated_alone, &gated_together.index((row..row + 1, ..))), 0.0, "gated m={m} row={row}");
+        }
+        assert!(relative_error(&together, &ops::matmul(&few, w.t()).unwrap()) < 1e-5, "m={m}");
+    }
+}
