@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Reference for the whole media path from files: the committed tiny Gemma 4 checkpoint
-(fixtures/tiny/gemma4, from make_gemma4.py) asked about a JPEG photo and a 44.1 kHz stereo WAV
-from the media corpus (fixtures/media_fidelity, from make_media_fidelity.py), the files read as
-transformers reads them: `load_image` (Pillow, EXIF transpose, RGB) and `load_audio` (soundfile,
-channel mean, soxr 'soxr_hq' to 16 kHz), then the processor and the model.
+(fixtures/tiny/gemma4, from make_gemma4.py) asked about a JPEG photo and a 44.1 kHz stereo clip
+from the media corpus (fixtures/media_fidelity, from make_media_fidelity.py), as WAV and as MP3,
+the files read as transformers reads them: `load_image` (Pillow, EXIF transpose, RGB) and
+`load_audio` (soundfile, whose libsndfile decodes MP3 with libmpg123; channel mean, soxr
+'soxr_hq' to 16 kHz), then the processor and the model.
 
-    PYTHONPATH=.deps/media-pydeps /opt/confab-ref/bin/python tests/reference/make_gemma4_media_files.py
+    PYTHONPATH=.deps/media-pydeps /opt/confab-ref/bin/python tests/reference/make_gemma4_media_files.py [wav] [mp3]
 
-(see make_media_fidelity.py for .deps/media-pydeps). The image processor is
-`Gemma4ImageProcessorPil`, the one transformers uses without torchvision and the one the engine
-follows, with the checkpoint's settings (patch 4, pooling 2, max_soft_tokens 70).
+(see make_media_fidelity.py for .deps/media-pydeps, or its venv, which has torch too). The image
+processor is `Gemma4ImageProcessorPil`, the one transformers uses without torchvision and the one
+the engine follows, with the checkpoint's settings (patch 4, pooling 2, max_soft_tokens 70).
 
-Writes fixtures/tiny/gemma4/media_files_reference.json: the chat, the two files (relative to the
-repository root), input_ids, image/audio soft-token counts, first_logits (float32), 16 greedy ids
-with the KV cache (eos ignored), and the top-1 gaps.
+Writes fixtures/tiny/gemma4/media_files_reference.json (WAV) and media_files_mp3_reference.json
+(MP3), both by default, or those named: the chat, the two files (relative to the repository
+root), input_ids, image/audio soft-token counts, first_logits (float32), 16 greedy ids with the
+KV cache (eos ignored), and the top-1 gaps.
 """
 
 import json
@@ -30,11 +32,19 @@ from make_gemma4 import CHAT_TEMPLATE, MEDIA_CHAT, gap  # noqa: E402
 FOLDER = os.path.join(HERE, "fixtures", "tiny", "gemma4")
 ROOT = os.path.dirname(os.path.dirname(HERE))
 IMAGE = "tests/reference/fixtures/media_fidelity/photo_baseline420.jpg"
-AUDIO = "tests/reference/fixtures/media_fidelity/clip_44100_stereo.wav"
+CLIPS = {
+    "wav": ("tests/reference/fixtures/media_fidelity/clip_44100_stereo.wav", "media_files_reference.json"),
+    "mp3": ("tests/reference/fixtures/media_fidelity/clip_44100_stereo.mp3", "media_files_mp3_reference.json"),
+}
 STEPS = 16
 
 
 def main() -> None:
+    for kind in sys.argv[1:] or list(CLIPS):
+        reference(*CLIPS[kind])
+
+
+def reference(audio: str, output: str) -> None:
     from transformers import AutoTokenizer, Gemma4ForConditionalGeneration, Gemma4Processor, __version__
     from transformers.audio_utils import load_audio
     from transformers.image_utils import load_image
@@ -56,7 +66,7 @@ def main() -> None:
     model.eval()
 
     image = load_image(os.path.join(ROOT, IMAGE))
-    clip = load_audio(os.path.join(ROOT, AUDIO), sampling_rate=16000, backend="soundfile")
+    clip = load_audio(os.path.join(ROOT, audio), sampling_rate=16000, backend="soundfile")
     text = processor.apply_chat_template(MEDIA_CHAT, tokenize=False, add_generation_prompt=True)
     inputs = processor(text=[text], images=[image], audio=[clip], return_tensors="pt")
 
@@ -71,16 +81,16 @@ def main() -> None:
             out = model(input_ids=torch.tensor([[new[-1]]]), cache=out.cache, use_cache=True)
 
     ids = inputs["input_ids"][0]
-    ref = {"producer": f"transformers {__version__}", "messages": MEDIA_CHAT, "image": IMAGE, "audio": AUDIO,
+    ref = {"producer": f"transformers {__version__}", "messages": MEDIA_CHAT, "image": IMAGE, "audio": audio,
            "input_ids": [int(x) for x in ids],
            "image_tokens": int((ids == model.config.image_token_id).sum()),
            "audio_tokens": int((ids == model.config.audio_token_id).sum()),
            "first_logits": [float(x) for x in first], "steps": STEPS, "greedy_ids": new, "gaps": gaps,
            "min_gap": min(gaps)}
-    with open(os.path.join(FOLDER, "media_files_reference.json"), "w") as f:
+    with open(os.path.join(FOLDER, output), "w") as f:
         json.dump(ref, f, indent=2)
         f.write("\n")
-    print(f"{len(ids)} prompt ids, {ref['image_tokens']} image and {ref['audio_tokens']} audio soft tokens, "
+    print(f"{output}: {len(ids)} prompt ids, {ref['image_tokens']} image and {ref['audio_tokens']} audio soft tokens, "
           f"min gap {min(gaps):.4f}, greedy {new}")
 
 

@@ -1,25 +1,33 @@
 #!/usr/bin/env python3
 """A corpus of JPEGs and audio clips, and what the reference pipeline reads from them.
 
-    pip install --target .deps/media-pydeps --no-deps pillow soxr soundfile cffi pycparser
-    PYTHONPATH=.deps/media-pydeps /opt/confab-ref/bin/python tests/reference/make_media_fidelity.py
+    apt-get install ffmpeg   # FFmpeg's shared libraries, for torchcodec (Debian 12: FFmpeg 5.1)
+    python3 -m venv .venv-ref && .venv-ref/bin/pip install transformers==5.24.0 pillow==13.0.0 \
+        soundfile==0.14.0 soxr==1.1.0 numpy torch torchcodec av==18.1.0
+    .venv-ref/bin/python tests/reference/make_media_fidelity.py
 
-(the reference venv, transformers 5.24, plus Pillow for images and soundfile + soxr, the loader
-transformers' `load_audio` uses without torchcodec). Offline and deterministic; CI never runs it,
-the outputs are committed. Writes tests/reference/fixtures/media_fidelity/, which
-crates/engine/tests/media_fidelity.rs checks the engine against:
+(transformers 5.24 with Pillow for images; for audio, soundfile + soxr, the loader transformers'
+`load_audio` uses for what soundfile reads; torchcodec with FFmpeg, the only loader it has for
+M4A/AAC, which soundfile cannot read; PyAV, whose bundled FFmpeg encodes the M4A clips).
+Offline and deterministic; CI never runs it, the outputs are committed. Writes
+tests/reference/fixtures/media_fidelity/, which crates/engine/tests/media_fidelity.rs checks the
+engine against:
 
 - photo_{kind}.jpg: one synthetic photo-like image (smooth shading, texture, hard edges, noise;
   67 x 45, odd sizes so chroma upsampling meets partial blocks) saved by Pillow as baseline
   4:2:0, 4:2:2 and 4:4:4, progressive 4:2:0, greyscale and CMYK (Adobe, inverted, as Pillow and
   Photoshop write it); photo_{kind}.pillow.png: what `Image.open(f).convert("RGB")` gives
   (after `ImageOps.exif_transpose`, as transformers' `load_image`), stored losslessly.
-- clip_{rate}_{mono|stereo}.{wav,flac,mp3}: 0.6 s of tones, a chirp and noise at 8, 22.05, 44.1
-  and 48 kHz (WAV 16-bit PCM, FLAC 16-bit, MP3 from libsndfile's LAME at its default quality);
+- clip_{rate}_{mono|stereo}.{wav,flac,mp3,m4a}: 0.6 s of tones, a chirp and noise at 8, 22.05,
+  44.1 and 48 kHz (WAV 16-bit PCM, FLAC 16-bit, MP3 from libsndfile's LAME at its default
+  quality, M4A: AAC-LC from FFmpeg's encoder at its default bitrate, through PyAV);
   clip_*.samples16k.npy: float32 mono at 16 kHz as `transformers.audio_utils.load_audio(path,
-  16000, backend="soundfile")` returns it (soundfile decode, channel mean, soxr 'soxr_hq',
-  padded/trimmed to ceil(n * 16000 / rate)); clip_*.features.npy: Gemma4AudioFeatureExtractor's
-  log-mel [frames, 128] of those samples (defaults), clip_*.mask.npy its frame mask.
+  16000)` returns it: for WAV, FLAC and MP3 with backend="soundfile" (soundfile decode, channel
+  mean, soxr 'soxr_hq', padded/trimmed to ceil(n * 16000 / rate)); for M4A, which that backend
+  refuses, with backend="torchcodec" (FFmpeg's AAC decoder, the encoder's priming dropped per
+  the edit list, then libswresample to 16 kHz mono: its own filter, stereo mixed as (L+R)*sqrt(1/2));
+  clip_*.features.npy: Gemma4AudioFeatureExtractor's log-mel [frames, 128] of those samples
+  (defaults), clip_*.mask.npy its frame mask.
 - meta.json: the lists above, with sizes and libraries' versions.
 """
 
@@ -27,14 +35,17 @@ import json
 import math
 from pathlib import Path
 
+import av
 import numpy as np
 import PIL
 import soundfile as sf
 import soxr
+import torchcodec
 from PIL import Image, ImageOps, features
 from transformers import __version__ as transformers_version
 from transformers.audio_utils import load_audio
 from transformers.models.gemma4.feature_extraction_gemma4 import Gemma4AudioFeatureExtractor
+from torchcodec._core import get_ffmpeg_library_versions
 
 OUT = Path(__file__).parent / "fixtures" / "media_fidelity"
 RATES = [8000, 22050, 44100, 48000]
@@ -93,16 +104,34 @@ def signal(rate: int, channels: int) -> np.ndarray:
     return np.stack([left, right], -1)
 
 
+def write_m4a(path: Path, data: np.ndarray, rate: int, layout: str) -> None:
+    """AAC-LC in an M4A ('ipod') file, FFmpeg's native encoder at its defaults (PyAV)."""
+    with av.open(str(path), "w", format="ipod") as out:
+        stream = out.add_stream("aac", rate=rate, layout=layout)
+        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(data.T.astype(np.float32)), format="fltp", layout=layout)
+        frame.sample_rate = rate
+        frame.pts = 0
+        for packet in stream.encode(frame):
+            out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+
+
 def make_clips() -> list:
     extractor = Gemma4AudioFeatureExtractor()
     made = []
     for rate in RATES:
         for channels, layout in [(1, "mono"), (2, "stereo")]:
             data = signal(rate, channels)
-            for ext, fmt, subtype in [("wav", "WAV", "PCM_16"), ("flac", "FLAC", "PCM_16"), ("mp3", "MP3", "MPEG_LAYER_III")]:
+            for ext, fmt, subtype in [("wav", "WAV", "PCM_16"), ("flac", "FLAC", "PCM_16"), ("mp3", "MP3", "MPEG_LAYER_III"),
+                                      ("m4a", None, None)]:
                 name = f"clip_{rate}_{layout}.{ext}"
-                sf.write(OUT / name, data, rate, format=fmt, subtype=subtype)
-                samples = load_audio(str(OUT / name), sampling_rate=16000, backend="soundfile")
+                if ext == "m4a":
+                    write_m4a(OUT / name, data, rate, layout)
+                    samples = load_audio(str(OUT / name), sampling_rate=16000, backend="torchcodec")
+                else:
+                    sf.write(OUT / name, data, rate, format=fmt, subtype=subtype)
+                    samples = load_audio(str(OUT / name), sampling_rate=16000, backend="soundfile")
                 np.save(OUT / f"{name}.samples16k.npy", samples.astype(np.float32))
                 out = extractor([samples], sampling_rate=16000, return_tensors="np")
                 np.save(OUT / f"{name}.features.npy", out["input_features"][0].astype(np.float32))
@@ -120,6 +149,9 @@ def main() -> None:
         "producer": f"transformers {transformers_version}, Pillow {PIL.__version__} (libjpeg-turbo "
                     f"{features.version('jpg')}), soundfile {sf.__version__} (libsndfile {sf.__libsndfile_version__}), "
                     f"soxr {soxr.__version__}",
+        "m4a_producer": f"PyAV {av.__version__} (libavcodec {'.'.join(map(str, av.library_versions['libavcodec']))}) encodes; "
+                        f"torchcodec {torchcodec.__version__.split('+')[0]} with FFmpeg "
+                        f"{get_ffmpeg_library_versions()['ffmpeg_version']} decodes",
         "jpegs": make_jpegs(),
         "clips": make_clips(),
     }

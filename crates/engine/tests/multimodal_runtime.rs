@@ -9,8 +9,9 @@
 //! fidelity_gemma4_towers.rs covers). The last test runs the real towers through the engine:
 //! our (Pillow-exact) preprocessing of gradient.png equals the fixture's pixel_values to float
 //! rounding, and the reference's 16 greedy ids come out. And from files as people drop them:
-//! a JPEG photo and a 44.1 kHz stereo WAV, decoded, resampled and preprocessed by the engine,
-//! give transformers' first-step logits and greedy ids (media_files_reference.json, from
+//! a JPEG photo and a 44.1 kHz stereo WAV (and the same clip as MP3), decoded, resampled and
+//! preprocessed by the engine, give transformers' first-step logits and greedy ids
+//! (media_files_reference.json and media_files_mp3_reference.json, from
 //! tests/reference/make_gemma4_media_files.py).
 
 use std::cell::Cell;
@@ -435,8 +436,19 @@ fn real_towers_end_to_end_with_caches_and_a_restart() {
 
 #[test]
 fn a_jpeg_photo_and_a_44k_stereo_clip_give_the_reference_logits_and_tokens() {
+    files_give_the_reference_logits_and_tokens("media_files_reference.json", "44.1 kHz stereo WAV");
+}
+
+/// The same clip as MP3: libmpg123's samples as libsndfile gives them (media_fidelity.rs holds
+/// them bit for bit), through the same path; the lossy clip's features lead to other tokens.
+#[test]
+fn a_jpeg_photo_and_a_44k_stereo_mp3_give_the_reference_logits_and_tokens() {
+    files_give_the_reference_logits_and_tokens("media_files_mp3_reference.json", "44.1 kHz stereo MP3");
+}
+
+fn files_give_the_reference_logits_and_tokens(reference_file: &str, clip: &str) {
     let reference: Value =
-        serde_json::from_str(&std::fs::read_to_string(gemma4().join("media_files_reference.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(gemma4().join(reference_file)).unwrap()).unwrap();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let file = |key: &str| root.join(reference[key].as_str().unwrap());
     let messages = vec![ChatMessage::user(QUESTION).with_media([MediaItem::image(file("image")), MediaItem::audio(file("audio"))])];
@@ -468,7 +480,7 @@ fn a_jpeg_photo_and_a_44k_stereo_clip_give_the_reference_logits_and_tokens() {
     let want: Vec<f32> = reference["first_logits"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
     assert_eq!(got.len(), want.len());
     let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
-    eprintln!("JPEG + 44.1 kHz stereo WAV: first-step logits max abs diff {diff:e}");
+    eprintln!("JPEG + {clip}: first-step logits max abs diff {diff:e}");
     // float32 on both sides; what differs is summation order (as fidelity_gemma4.rs).
     assert!(diff < 1e-4, "first-step logits differ by up to {diff}");
     let want_ids: Vec<u32> = reference["greedy_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();

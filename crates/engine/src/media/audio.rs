@@ -1,7 +1,15 @@
-//! Audio: WAV, MP3, FLAC, Ogg Vorbis and AAC/M4A, decoded with `symphonia`, downmixed to mono
-//! f32 (the channels' mean, as the reference loader) and resampled to the rate a model wants
-//! with libsoxr, as the reference loader does (`resample`). The duration limit is checked on the
-//! container's frame count before decoding, and again while decoding when it isn't known.
+//! Audio: WAV, MP3, FLAC, Ogg Vorbis and AAC/M4A, decoded to mono f32 at the rate a model wants
+//! as the reference loader, transformers' `load_audio`, reads each:
+//! - what soundfile reads (WAV, FLAC, Ogg Vorbis, MP3): decoded (MP3 by libmpg123 as libsndfile
+//!   drives it, `mp3`; the rest by `symphonia`, whose PCM, FLAC and Vorbis samples are
+//!   libsndfile's), the channels' mean, then libsoxr (`resample`);
+//! - what only torchcodec reads (AAC, in M4A/MP4 or raw ADTS): decoded by symphonia, the
+//!   encoder's priming dropped as FFmpeg drops it (the MP4 edit list, `aac`), then resampled and
+//!   mixed as libswresample does (`swresample`). symphonia's AAC decoder is not FFmpeg's: their
+//!   samples differ by a few 1e-6 (see crates/engine/tests/media_fidelity.rs).
+//!
+//! The duration limit is checked on the container's frame count before decoding, and again
+//! while decoding when it isn't known.
 
 use std::io::Cursor;
 use std::path::Path;
@@ -15,7 +23,7 @@ use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::Hint;
 
 use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::{guarded, resample, MediaLimits};
+use crate::media::{aac, guarded, mp3, resample, swresample, MediaLimits};
 
 /// Mono samples in [-1, 1] at `sample_rate`.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,21 +62,62 @@ pub fn decode_audio_bytes(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: 
 
 fn decode_guarded(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
     limits.check_bytes(file, bytes.len() as u64)?;
+    if mp3::is_mp3(file, &mut Cursor::new(&bytes)).map_err(|e| unreadable(file, e))? {
+        let decoded = mp3::decode(file, &mut Cursor::new(&bytes), limits)?;
+        let mono = mean_of_channels(&decoded.interleaved, decoded.channels);
+        return Ok(Audio { samples: resample::resample(&mono, decoded.sample_rate, sample_rate)?, sample_rate });
+    }
     let is_mp4 = is_mp4(&bytes);
+    // FFmpeg drops an AAC encoder's priming samples where an MP4 edit list says so.
+    let priming = if is_mp4 { aac::priming_samples(&bytes) } else { None };
     let mut reader = open(file, Box::new(Cursor::new(bytes)))?;
     let (track, params) = audio_track(file, reader.as_ref())?;
     check_header(file, &header(&params, is_mp4), limits)?;
     let decoded = decode(file, reader.as_mut(), track, &params, limits)?;
-    Ok(Audio { samples: resample::resample(&decoded.samples, decoded.sample_rate, sample_rate)?, sample_rate })
+    let samples = if params.codec == codecs::CODEC_TYPE_AAC {
+        // The reference reads AAC only through torchcodec: FFmpeg's skip, libswresample.
+        let skip = priming.map_or(0, |p| p.samples_at(decoded.sample_rate)) as usize;
+        let channels: Vec<Vec<f32>> =
+            decoded.channels.into_iter().map(|c| c.get(skip..).unwrap_or_default().to_vec()).collect();
+        if channels.first().is_none_or(Vec::is_empty) {
+            return Err(EngineError::media(file, MediaProblem::NoAudio));
+        }
+        swresample::resample_to_mono(&channels, decoded.sample_rate, sample_rate)
+    } else {
+        resample::resample(&decoded.mono(), decoded.sample_rate, sample_rate)?
+    };
+    Ok(Audio { samples, sample_rate })
+}
+
+/// Interleaved frames to their channels' mean: summed in order, then divided, as numpy's
+/// `mean(axis=0)` over soundfile's frames gives it, bit for bit.
+fn mean_of_channels(interleaved: &[f32], channels: usize) -> Vec<f32> {
+    let count = channels as f32;
+    interleaved.chunks_exact(channels).map(|frame| frame.iter().sum::<f32>() / count).collect()
+}
+
+fn unreadable(file: &str, error: std::io::Error) -> EngineError {
+    EngineError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
 }
 
 /// Reads only the container's headers and checks the duration limit.
 pub(crate) fn probe(
     file: &str,
-    source: Box<dyn MediaSource>,
+    mut source: Box<dyn MediaSource>,
     is_mp4: bool,
     limits: &MediaLimits,
 ) -> Result<AudioHeader> {
+    if !is_mp4 && mp3::is_mp3(file, &mut source).map_err(|e| unreadable(file, e))? {
+        let found = mp3::probe(file, &mut source)?;
+        let header = AudioHeader {
+            mime: "audio/mpeg",
+            sample_rate: Some(found.sample_rate),
+            channels: Some(found.channels),
+            seconds: found.seconds(),
+        };
+        check_header(file, &header, limits)?;
+        return Ok(header);
+    }
     let reader = open(file, source)?;
     let (_, params) = audio_track(file, reader.as_ref())?;
     let header = header(&params, is_mp4);
@@ -124,7 +173,6 @@ fn header(params: &CodecParameters, is_mp4: bool) -> AudioHeader {
         _ => None,
     });
     let mime = match params.codec {
-        codecs::CODEC_TYPE_MP3 => "audio/mpeg",
         codecs::CODEC_TYPE_FLAC => "audio/flac",
         codecs::CODEC_TYPE_VORBIS | codecs::CODEC_TYPE_OPUS => "audio/ogg",
         _ if is_mp4 => "audio/mp4",
@@ -142,20 +190,40 @@ fn check_header(file: &str, header: &AudioHeader, limits: &MediaLimits) -> Resul
     }
 }
 
-/// Decodes every packet of `track`, averaging its channels.
+/// A whole clip's samples, one vector per channel, at its own rate.
+#[derive(Debug)]
+struct Decoded {
+    channels: Vec<Vec<f32>>,
+    sample_rate: u32,
+}
+
+impl Decoded {
+    /// The channels' mean: summed in order, then divided, as numpy's `mean(axis=0)` gives it.
+    fn mono(&self) -> Vec<f32> {
+        match self.channels.as_slice() {
+            [mono] => mono.clone(),
+            channels => {
+                let count = channels.len() as f32;
+                (0..channels[0].len()).map(|i| channels.iter().map(|c| c[i]).sum::<f32>() / count).collect()
+            }
+        }
+    }
+}
+
+/// Decodes every packet of `track`.
 fn decode(
     file: &str,
     reader: &mut dyn FormatReader,
     track: u32,
     params: &CodecParameters,
     limits: &MediaLimits,
-) -> Result<Audio> {
+) -> Result<Decoded> {
     let mut decoder = codecs_registry().make(params, &DecoderOptions::default()).map_err(|e| match e {
         AudioError::Unsupported(_) => unsupported_codec(file, params.codec),
         other => corrupt(file, other),
     })?;
     let mut rate = params.sample_rate.unwrap_or(0);
-    let (mut mono, mut skipped) = (Vec::<f32>::new(), 0usize);
+    let (mut planes, mut skipped) = (Vec::<Vec<f32>>::new(), 0usize);
     let mut buffer: Option<SampleBuffer<f32>> = None;
     loop {
         let packet = match reader.next_packet() {
@@ -186,17 +254,26 @@ fn decode(
         }
         let buffer = buffer.as_mut().expect("allocated above");
         buffer.copy_interleaved_ref(decoded);
-        // Summed in order, then divided: numpy's `mean(axis=0)`, bit for bit.
-        let count = channels as f32;
-        mono.extend(buffer.samples().chunks_exact(channels).map(|frame| frame.iter().sum::<f32>() / count));
-        if rate > 0 && mono.len() as f64 > limits.max_audio_seconds * rate as f64 {
+        if planes.len() != channels {
+            if !planes.is_empty() {
+                return Err(corrupt_detail(file, "the channel count changes midway"));
+            }
+            planes = vec![Vec::new(); channels];
+        }
+        for frame in buffer.samples().chunks_exact(channels) {
+            for (plane, &sample) in planes.iter_mut().zip(frame) {
+                plane.push(sample);
+            }
+        }
+        let frames = planes[0].len();
+        if rate > 0 && frames as f64 > limits.max_audio_seconds * rate as f64 {
             return Err(EngineError::media(
                 file,
                 MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds },
             ));
         }
     }
-    if mono.is_empty() || rate == 0 {
+    if planes.first().is_none_or(Vec::is_empty) || rate == 0 {
         let detail = match (skipped, params.n_frames) {
             (0, Some(frames)) if frames > 0 => "its header promises audio but the samples are missing".to_string(),
             (0, _) => return Err(EngineError::media(file, MediaProblem::NoAudio)),
@@ -204,7 +281,11 @@ fn decode(
         };
         return Err(EngineError::media(file, MediaProblem::Corrupt { detail }));
     }
-    Ok(Audio { samples: mono, sample_rate: rate })
+    Ok(Decoded { channels: planes, sample_rate: rate })
+}
+
+fn corrupt_detail(file: &str, detail: &str) -> EngineError {
+    EngineError::media(file, MediaProblem::Corrupt { detail: detail.into() })
 }
 
 fn unsupported_codec(file: &str, codec: CodecType) -> EngineError {
@@ -212,6 +293,9 @@ fn unsupported_codec(file: &str, codec: CodecType) -> EngineError {
         codecs::CODEC_TYPE_OPUS => "Opus".to_string(),
         codecs::CODEC_TYPE_ALAC => "ALAC".to_string(),
         codecs::CODEC_TYPE_WAVPACK => "WavPack".to_string(),
+        codecs::CODEC_TYPE_MP3 | codecs::CODEC_TYPE_MP2 | codecs::CODEC_TYPE_MP1 => {
+            "MPEG audio inside another container".to_string()
+        }
         other => format!("codec {other}"),
     };
     EngineError::media(file, MediaProblem::UnsupportedCodec { codec: name })

@@ -5,15 +5,18 @@
 //! family's own preprocessing (resize, features, prompt expansion) lives in its folder under
 //! `model::families`.
 
+mod aac;
 pub mod audio;
 pub mod hash;
 pub mod image;
 pub mod item;
 mod jpeg;
 pub mod limits;
+mod mp3;
 pub mod pil_resize;
 pub mod prompt;
 pub mod resample;
+pub mod swresample;
 mod thumbnail;
 pub mod torch_resize;
 pub mod video;
