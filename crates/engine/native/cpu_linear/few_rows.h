@@ -94,19 +94,30 @@ inline float sum_lanes(__m512 v) {
 }
 
 // Accumulators are named variables, one per output of the tile: GCC stores an array of
-// vectors back to memory on every step of the loop.
-#define FEW_ROW(i)                                           \
-  {                                                          \
-    const __m512 xv = _mm512_maskz_loadu_ps(mask, x + (i) * k + p); \
-    a##i##0 = _mm512_fmadd_ps(xv, w0, a##i##0);              \
-    a##i##1 = _mm512_fmadd_ps(xv, w1, a##i##1);              \
-    a##i##2 = _mm512_fmadd_ps(xv, w2, a##i##2);              \
-    a##i##3 = _mm512_fmadd_ps(xv, w3, a##i##3);              \
+// vectors back to memory on every step of the loop. Whole steps of 16 load plainly; the tail
+// of k loads masked (missing lanes read 0 and add 0).
+#define FEW_FULL(at) _mm512_loadu_ps(at)
+#define FEW_MASKED(at) _mm512_maskz_loadu_ps(mask, at)
+#define FEW_ROW(i, LOAD)                         \
+  {                                              \
+    const __m512 xv = LOAD(x + (i) * k + p);     \
+    a##i##0 = _mm512_fmadd_ps(xv, w0, a##i##0);  \
+    a##i##1 = _mm512_fmadd_ps(xv, w1, a##i##1);  \
+    a##i##2 = _mm512_fmadd_ps(xv, w2, a##i##2);  \
+    a##i##3 = _mm512_fmadd_ps(xv, w3, a##i##3);  \
   }
-#define FEW_OUT(i)                                                             \
-  {                                                                            \
-    const __m512 row[4] = {a##i##0, a##i##1, a##i##2, a##i##3};               \
-    for (int j = 0; j < NR; ++j) y[(i) * ldy + j] = sum_lanes(row[j]);  \
+#define FEW_STEP(LOAD)                                                                             \
+  {                                                                                                \
+    const __m512 w0 = LOAD(wr[0] + p), w1 = LOAD(wr[1] + p), w2 = LOAD(wr[2] + p), w3 = LOAD(wr[3] + p); \
+    FEW_ROW(0, LOAD)                                                                               \
+    if constexpr (MR > 1) FEW_ROW(1, LOAD)                                                         \
+    if constexpr (MR > 2) FEW_ROW(2, LOAD)                                                         \
+    if constexpr (MR > 3) FEW_ROW(3, LOAD)                                                         \
+  }
+#define FEW_OUT(i)                                                        \
+  {                                                                       \
+    const __m512 row[4] = {a##i##0, a##i##1, a##i##2, a##i##3};          \
+    for (int j = 0; j < NR; ++j) y[(i) * ldy + j] = sum_lanes(row[j]);   \
   }
 
 // MR x rows × NR W rows (NR < 4: the missing W rows repeat the last, their sums dropped).
@@ -116,21 +127,21 @@ inline void tile(const float* x, int64_t k, const float* w, float* y, int64_t ld
   for (int j = 0; j < 4; ++j) wr[j] = w + std::min(j, NR - 1) * k;
   __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00,
          a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
-  for (int64_t p = 0; p < k; p += 16) {
-    const __mmask16 mask = k - p >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (k - p)) - 1);
-    const __m512 w0 = _mm512_maskz_loadu_ps(mask, wr[0] + p), w1 = _mm512_maskz_loadu_ps(mask, wr[1] + p),
-                 w2 = _mm512_maskz_loadu_ps(mask, wr[2] + p), w3 = _mm512_maskz_loadu_ps(mask, wr[3] + p);
-    FEW_ROW(0)
-    if constexpr (MR > 1) FEW_ROW(1)
-    if constexpr (MR > 2) FEW_ROW(2)
-    if constexpr (MR > 3) FEW_ROW(3)
+  int64_t p = 0;
+  for (; p + 16 <= k; p += 16) FEW_STEP(FEW_FULL)
+  if (p < k) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << (k - p)) - 1);
+    FEW_STEP(FEW_MASKED)
   }
   FEW_OUT(0)
   if constexpr (MR > 1) FEW_OUT(1)
   if constexpr (MR > 2) FEW_OUT(2)
   if constexpr (MR > 3) FEW_OUT(3)
 }
+#undef FEW_FULL
+#undef FEW_MASKED
 #undef FEW_ROW
+#undef FEW_STEP
 #undef FEW_OUT
 FEW_ROWS_DRIVER(4)
 }  // namespace few_avx512
@@ -147,13 +158,21 @@ inline float sum_lanes(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-#define FEW_ROW(i)                                        \
-  {                                                       \
-    const __m256 xv = _mm256_maskload_ps(x + (i) * k + p, mask); \
-    a##i##0 = _mm256_fmadd_ps(xv, w0, a##i##0);           \
-    a##i##1 = _mm256_fmadd_ps(xv, w1, a##i##1);           \
-    a##i##2 = _mm256_fmadd_ps(xv, w2, a##i##2);           \
-    a##i##3 = _mm256_fmadd_ps(xv, w3, a##i##3);           \
+#define FEW_FULL(at) _mm256_loadu_ps(at)
+#define FEW_MASKED(at) _mm256_maskload_ps(at, mask)
+#define FEW_ROW(i, LOAD)                         \
+  {                                              \
+    const __m256 xv = LOAD(x + (i) * k + p);     \
+    a##i##0 = _mm256_fmadd_ps(xv, w0, a##i##0);  \
+    a##i##1 = _mm256_fmadd_ps(xv, w1, a##i##1);  \
+    a##i##2 = _mm256_fmadd_ps(xv, w2, a##i##2);  \
+    a##i##3 = _mm256_fmadd_ps(xv, w3, a##i##3);  \
+  }
+#define FEW_STEP(LOAD)                                                                             \
+  {                                                                                                \
+    const __m256 w0 = LOAD(wr[0] + p), w1 = LOAD(wr[1] + p), w2 = LOAD(wr[2] + p), w3 = LOAD(wr[3] + p); \
+    FEW_ROW(0, LOAD)                                                                               \
+    if constexpr (MR > 1) FEW_ROW(1, LOAD)                                                         \
   }
 #define FEW_OUT(i)                                                       \
   {                                                                      \
@@ -167,18 +186,19 @@ inline void tile(const float* x, int64_t k, const float* w, float* y, int64_t ld
   const float* wr[4];
   for (int j = 0; j < 4; ++j) wr[j] = w + std::min(j, NR - 1) * k;
   __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (int64_t p = 0; p < k; p += 8) {
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(k - p, 8))), lane);
-    const __m256 w0 = _mm256_maskload_ps(wr[0] + p, mask), w1 = _mm256_maskload_ps(wr[1] + p, mask),
-                 w2 = _mm256_maskload_ps(wr[2] + p, mask), w3 = _mm256_maskload_ps(wr[3] + p, mask);
-    FEW_ROW(0)
-    if constexpr (MR > 1) FEW_ROW(1)
+  int64_t p = 0;
+  for (; p + 8 <= k; p += 8) FEW_STEP(FEW_FULL)
+  if (p < k) {
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k - p)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    FEW_STEP(FEW_MASKED)
   }
   FEW_OUT(0)
   if constexpr (MR > 1) FEW_OUT(1)
 }
+#undef FEW_FULL
+#undef FEW_MASKED
 #undef FEW_ROW
+#undef FEW_STEP
 #undef FEW_OUT
 FEW_ROWS_DRIVER(2)
 }  // namespace few_avx2
