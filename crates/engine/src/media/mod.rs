@@ -31,7 +31,7 @@ pub use self::limits::MediaLimits;
 pub use crate::media_kind::MediaKind;
 pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
 pub use self::thumbnail::video_thumbnail;
-pub use self::video::{decode_video, decode_video_planes, decode_video_with, probe_video, Video, VideoInfo, YuvFrame};
+pub use self::video::{decode_video, decode_video_planes, decode_video_with, describe_video, probe_video, Video, VideoInfo, YuvFrame};
 pub use self::video_reader::{FileVideos, VideoReader};
 pub use ::image::RgbImage;
 
