@@ -55,7 +55,7 @@ pub struct MediaInfo {
     /// Videos: frames in the file and their average rate.
     pub frames: Option<u64>,
     pub fps: Option<f64>,
-    /// Videos: the codec or format as a person knows it ("H.264", "GIF", "WebP").
+    /// Videos: the codec or format as a person knows it ("H.264", "HEVC (H.265)", "GIF", "WebP").
     pub codec: Option<String>,
 }
 

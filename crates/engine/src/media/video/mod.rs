@@ -42,7 +42,7 @@ use crate::error::{EngineError, MediaProblem, Result};
 /// What the container says about a video, read without decoding frames.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct VideoInfo {
-    /// The codec or format as a person knows it: "H.264", "GIF", "WebP".
+    /// The codec or format as a person knows it: "H.264", "HEVC (H.265)", "GIF", "WebP".
     pub codec: String,
     pub mime: &'static str,
     /// Frame size as displayed (rotation applied).
