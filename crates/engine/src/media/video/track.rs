@@ -53,6 +53,11 @@ pub(crate) trait Codec: Sync {
     /// A fresh decoder, ready for the stream's first sample or any IDR picture; its errors name
     /// `file`.
     fn decoder(&self, file: &str) -> Result<Self::Decoder>;
+
+    /// How many decoders may run at once, one per worker thread.
+    fn max_decoders(&self) -> usize {
+        MAX_WORKERS
+    }
 }
 
 /// Where a decoder hands each picture it outputs: its display index, and a way to copy its
@@ -100,7 +105,8 @@ pub(crate) fn decode_frames<C: Codec, T: Send>(
         display_of[sample] = display as u64;
     }
     let display_of = &display_of[..];
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_WORKERS).min(pieces.len());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = cores.min(t.codec.max_decoders()).min(pieces.len());
     tracing::debug!(file, decoded, pieces = pieces.len(), workers, requested = indices.len(), frames = track.samples.len(), "decode plan");
 
     if workers <= 1 || decoded < PARALLEL_FROM_SAMPLES {

@@ -179,6 +179,9 @@ extern "C" {
     fn VTDecompressionSessionInvalidate(session: VTDecompressionSessionRef);
 }
 
+/// VideoToolbox sessions decoding one track's pieces at once, at most.
+const MAX_SESSIONS: usize = 4;
+
 const CF_NUMBER_SINT32_TYPE: CFIndex = 3;
 /// kCMBlockBufferAssureMemoryNowFlag: allocate the block now, so the bytes can be copied in.
 const BLOCK_BUFFER_ASSURE_MEMORY_NOW: u32 = 1;
@@ -281,6 +284,12 @@ impl track::Codec for Hevc<'_> {
 
     fn decoder(&self, file: &str) -> Result<HevcDecoder> {
         HevcDecoder::new(file, self.config, self.sps)
+    }
+
+    /// Sessions share the Mac's media engine, so more of them add memory more than speed; a few
+    /// still spread the conversion to RGB over cores. (A guess: not measured.)
+    fn max_decoders(&self) -> usize {
+        MAX_SESSIONS
     }
 }
 
