@@ -3,6 +3,7 @@
 
     /opt/confab-ref/bin/pip install av        # PyAV 18 (its wheel bundles FFmpeg 8, libx264, libx265)
     /opt/confab-ref/bin/python tests/reference/make_video_corpus.py
+    /opt/confab-ref/bin/python tests/reference/make_video_corpus.py hevc   # the HEVC clips alone
 
 (the reference venv, with PyAV, whose `frame.to_ndarray(format="rgb24")` is what transformers'
 PyAV video loader returns, and Pillow for GIF/WebP). Offline and deterministic (libx264/libx265
@@ -25,7 +26,14 @@ tests/reference/fixtures/video/, which crates/engine/tests/video.rs checks the e
 - animated.gif: 4 frames, 40x30, delays 100 ms, 0 ms (shown for 100 ms, as browsers do), 200 ms,
   50 ms; still.gif: one frame (an image, not a video); no_frames.gif: a screen and no frames.
 - animated.webp: 3 frames, 40x30, 100/150/250 ms; its composited frames as Pillow gives them.
-- hevc.mp4: HEVC (libx265, 'hvc1'): a codec Confab does not decode.
+- HEVC (libx265, 'hvc1'), which macOS decodes (VideoToolbox) and other systems refuse:
+  hevc.mp4: 64x48, 5 frames, Main, nothing signalled; hevc_main.mp4: 96x54 (coded 96x56, cropped
+  by the SPS's conformance window), BT.709 limited, an IDR every 10 frames, 3 B-frames;
+  hevc_open_gop.mov: QuickTime, BT.601 full range, a CRA picture at frame 10 whose leading
+  frames reference the group before; hevc_main10.mp4: Main 10, BT.2020, 10 frames (RGB
+  references only); hevc_rotated.mp4: hevc_main.mp4 turned 90 degrees clockwise by its tkhd.
+  meta.json adds what FFmpeg reads from their headers (size, pixel format, matrix, range,
+  keyframes, the frames' summed durations) and their hvcC's NAL arrays, parsed here.
 - three_hours.mp4: two frames of H.264 whose mvhd/tkhd/mdhd say 3 h.
 - wide.mp4: a one-frame H.264 MP4 whose SPS, avc1 and tkhd say 16000x2560 (41 MP), rewritten
   from a 64x48 one (its frame is never decoded); wide.gif: a GIF whose
@@ -69,10 +77,12 @@ def picture(t: int, width: int, height: int, seed: int = 5) -> np.ndarray:
 def encode(path: Path, codec: str, width: int, height: int, frames: int, options: dict,
            container_format: str | None = None, container_options: dict | None = None,
            colorspace: str | None = None, audio: bool = False, flat: bool = False,
-           codec_tag: str | None = None) -> None:
+           codec_tag: str | None = None, pix_fmt: str = "yuv420p", source_colour: tuple | None = None) -> None:
+    """`source_colour`: (PyAV Colorspace, ColorRange) names the RGB pictures are converted with,
+    for an encoder told to signal the same in its VUI (libx265 through x265-params)."""
     with av.open(str(path), "w", format=container_format, options=container_options or {}) as out:
         stream = out.add_stream(codec, rate=FPS, options=options)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
         stream.thread_count = 1
         if codec_tag:
             stream.codec_tag = codec_tag
@@ -87,6 +97,9 @@ def encode(path: Path, codec: str, width: int, height: int, frames: int, options
             if colorspace == "bt709":
                 frame = frame.reformat(format="yuv420p", dst_colorspace="ITU709", dst_color_range="MPEG")
                 frame.colorspace = av.video.reformatter.Colorspace.ITU709
+            elif source_colour:
+                space, color_range = source_colour
+                frame = frame.reformat(format=pix_fmt, dst_colorspace=space, dst_color_range=color_range)
             frame.pts = t
             out.mux(stream.encode(frame))
         out.mux(stream.encode())
@@ -110,13 +123,15 @@ def reference_frames(path: Path, save: bool = True, indices: list = REFERENCE_IN
                 continue
             rgb = frame.to_ndarray(format="rgb24")
             Image.fromarray(rgb, "RGB").save(OUT / f"{path.name}.f{index}.png")
+            saved.append(index)
+            if frame.format.name not in ("yuv420p", "yuvj420p"):
+                continue  # 10-bit planes: the RGB is the reference
             planes = []
             for plane_index, plane in enumerate(frame.planes):
                 w, h = (frame.width, frame.height) if plane_index == 0 else (frame.width // 2, frame.height // 2)
                 rows = np.frombuffer(bytes(plane), np.uint8).reshape(-1, plane.line_size)
                 planes.append(rows[:h, :w].tobytes())
             (OUT / f"{path.name}.f{index}.yuv").write_bytes(b"".join(planes))
-            saved.append(index)
         info = {
             "frames": len(times),
             "stored_size": [stream.codec_context.width, stream.codec_context.height],
@@ -358,6 +373,83 @@ def make_webp() -> dict:
     return {"frames": len(frames), "size": [40, 30], "durations_ms": durations}
 
 
+HEVC_NAMES = ["hevc.mp4", "hevc_main.mp4", "hevc_open_gop.mov", "hevc_main10.mp4", "hevc_rotated.mp4"]
+
+
+def parse_hvcc(hvcc: bytes) -> dict:
+    """What an HEVC decoder configuration record (ISO/IEC 14496-15, 8.3.3.1) holds, read
+    independently of the engine's parser: the NAL length size and each array's NAL type and count."""
+    assert hvcc[0] == 1
+    arrays, at = {}, 23
+    for _ in range(hvcc[22]):
+        nal_type, count = hvcc[at] & 0x3F, struct.unpack(">H", hvcc[at + 1 : at + 3])[0]
+        at += 3
+        for _ in range(count):
+            at += 2 + struct.unpack(">H", hvcc[at : at + 2])[0]
+        arrays[str(nal_type)] = count
+    assert at == len(hvcc), "nothing after the arrays"
+    return {"nal_length_size": (hvcc[21] & 3) + 1, "arrays": arrays,
+            "chroma_format": hvcc[16] & 3, "bit_depth_luma": (hvcc[17] & 7) + 8}
+
+
+def hevc_facts(path: Path) -> dict:
+    """What FFmpeg reads from an HEVC file's headers (its SPS parser: the cropped size, bit depth
+    and chroma format through the pixel format, the VUI's matrix and range) and packet table."""
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        cc = stream.codec_context
+        hvcc = bytes(cc.extradata)
+        packets = [p for p in container.demux(stream) if p.size]
+        return {
+            "codec_tag": stream.codec_tag,
+            "size": [cc.width, cc.height],
+            "pix_fmt": cc.pix_fmt,
+            "color_range": int(cc.color_range),
+            "matrix": int(cc.colorspace),
+            "seconds": float(sum(p.duration for p in packets) * stream.time_base),
+            "keyframes": [i for i, p in enumerate(packets) if p.is_keyframe],
+            "hvcC": parse_hvcc(hvcc),
+        }
+
+
+def make_hevc() -> dict:
+    """HEVC (libx265, 'hvc1', as iPhones write it) in MP4 and MOV: what macOS decodes through
+    VideoToolbox and other systems describe and refuse."""
+    x265 = "log-level=none:pools=none:frame-threads=1"
+    gop = "keyint=10:min-keyint=10:scenecut=0:bframes=3"
+    # Main, nothing signalled (BT.601 limited): 5 frames, x265's defaults.
+    encode(OUT / "hevc.mp4", "libx265", 64, 48, 5, {"preset": "fast", "x265-params": x265}, codec_tag="hvc1")
+    # Main, BT.709 limited (an iPhone's SDR clip); 96x54 is coded as 96x56 with a conformance
+    # window; closed groups of pictures (an IDR every 10 frames), B-frames reordered.
+    bt709 = "colorprim=bt709:transfer=bt709:colormatrix=bt709:range=limited"
+    encode(OUT / "hevc_main.mp4", "libx265", 96, 54, 20,
+           {"preset": "fast", "x265-params": f"{x265}:{gop}:open-gop=0:{bt709}"},
+           codec_tag="hvc1", source_colour=("ITU709", "MPEG"))
+    # QuickTime, BT.601 full range, open groups of pictures: frame 10 is a CRA picture whose
+    # leading (RASL) frames reference the group before it.
+    full = "colorprim=smpte170m:transfer=smpte170m:colormatrix=smpte170m:range=full"
+    encode(OUT / "hevc_open_gop.mov", "libx265", 64, 48, 20,
+           {"preset": "fast", "x265-params": f"{x265}:{gop}:open-gop=1:{full}"},
+           container_format="mov", codec_tag="hvc1", source_colour=("SMPTE170M", "JPEG"))
+    # Main 10, BT.2020 (non-constant luminance), limited: what VideoToolbox converts to 8 bits.
+    bt2020 = "colorprim=bt2020:transfer=bt709:colormatrix=bt2020nc:range=limited"
+    encode(OUT / "hevc_main10.mp4", "libx265", 64, 48, 10,
+           {"preset": "fast", "x265-params": f"{x265}:{gop}:open-gop=0:{bt2020}"},
+           codec_tag="hvc1", pix_fmt="yuv420p10le", source_colour=("BT2020", "MPEG"))
+    rotated = bytearray((OUT / "hevc_main.mp4").read_bytes())
+    patch_rotation(rotated)
+    (OUT / "hevc_rotated.mp4").write_bytes(rotated)
+
+    videos = {}
+    for name, indices in [("hevc.mp4", [0, 1, 2, 3, 4]), ("hevc_main.mp4", REFERENCE_INDICES),
+                          ("hevc_open_gop.mov", REFERENCE_INDICES), ("hevc_main10.mp4", [0, 5, 9])]:
+        videos[name] = {**reference_frames(OUT / name, indices=indices), **hevc_facts(OUT / name)}
+    # The same stream as hevc_main.mp4: its frames are those, turned.
+    videos["hevc_rotated.mp4"] = {**reference_frames(OUT / "hevc_rotated.mp4", save=False),
+                                  **hevc_facts(OUT / "hevc_rotated.mp4")}
+    return videos
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for old in OUT.iterdir():
@@ -391,10 +483,7 @@ def main() -> None:
         same = all(x.to_ndarray().tobytes() == y.to_ndarray().tobytes() for x, y in zip(a.decode(video=0), b.decode(video=0)))
     assert same, "the fragmented file holds the baseline file's stream"
 
-    encode(OUT / "hevc.mp4", "libx265", 64, 48, 5, {"preset": "fast", "x265-params": "log-level=none:pools=none:frame-threads=1"},
-           codec_tag="hvc1")
-    with av.open(str(OUT / "hevc.mp4")) as c:
-        videos["hevc.mp4"] = {"codec_tag": c.streams.video[0].codec_tag}
+    videos.update(make_hevc())
 
     long = OUT / "three_hours.mp4"
     encode(long, "libx264", 64, 48, 2, {**x264, "profile": "baseline", "bf": "0"})
@@ -419,5 +508,22 @@ def main() -> None:
         print(f"{p.stat().st_size:>8} {p.name}")
 
 
+def main_hevc() -> None:
+    """Only the HEVC clips and their entries in meta.json: the other files stay as committed
+    (h264_high.mp4's BT.709 source frames come from swscale, whose SIMD differs between CPUs)."""
+    for old in OUT.glob("hevc*"):
+        old.unlink()
+    with open(OUT / "meta.json") as f:
+        meta = json.load(f)
+    assert meta["versions"] == {"av": av.__version__, "ffmpeg": av.ffmpeg_version_info, "pillow": PIL.__version__}
+    meta["videos"].update(make_hevc())
+    with open(OUT / "meta.json", "w") as f:
+        json.dump(meta, f, indent=2)
+    for p in sorted(OUT.glob("hevc*")):
+        print(f"{p.stat().st_size:>8} {p.name}")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main_hevc() if sys.argv[1:] == ["hevc"] else main()

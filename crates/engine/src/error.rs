@@ -104,6 +104,15 @@ pub enum MediaProblem {
     #[error("the video codec ({codec}) is not supported; export the video as H.264 MP4 (phones and screen recorders offer it) or as an animated GIF")]
     UnsupportedVideoCodec { codec: String },
 
+    /// A codec this build decodes through another system's decoder only (HEVC: macOS's).
+    #[error("the video codec ({codec}) is decoded on macOS only; convert the video to H.264 MP4 (on an iPhone: Settings › Camera › Formats › Most Compatible; with FFmpeg: ffmpeg -i clip.mov -c:v libx264 -crf 18 clip.mp4) or send an animated GIF")]
+    VideoCodecNeedsMac { codec: String },
+
+    /// The system's video decoder failed for a reason other than the file (it could not start,
+    /// or stopped working).
+    #[error("the system's video decoder failed ({detail}); try again, or convert the video to H.264 MP4")]
+    VideoDecoderFailed { detail: String },
+
     /// A container Confab does not read (WebM/Matroska, AVI, fragmented MP4, ...).
     #[error("the video format ({format}) is not supported; export the video as H.264 MP4 (phones and screen recorders offer it) or as an animated GIF")]
     UnsupportedVideoFormat { format: String },

@@ -1,13 +1,18 @@
 //! Video decoding on the corpus that tests/reference/make_video_corpus.py writes
 //! (tests/reference/fixtures/video): H.264 in MP4 and MOV (Baseline, Main and High with
-//! B-frames, BT.709, a rotated phone clip), animated GIF and WebP, and the files Confab must
-//! refuse (HEVC, a truncated MP4, a GIF without frames, headers saying three hours or 16000
-//! pixels wide), each with the problem a person can act on, found from the headers.
+//! B-frames, BT.709, a rotated phone clip), HEVC (described everywhere, decoded on macOS),
+//! animated GIF and WebP, and the files Confab must refuse (HEVC off macOS, a truncated MP4, a
+//! GIF without frames, headers saying three hours or 16000 pixels wide), each with the problem a
+//! person can act on, found from the headers.
 //!
 //! - Y, U and V planes are identical to PyAV's (FFmpeg's H.264 decoder): decoding is exact.
 //! - RGB is within `RGB_TOLERANCE` of PyAV's `to_ndarray(format="rgb24")` (swscale).
 //! - GIF frames are Pillow's composited frames, `convert("RGB")`, exactly; WebP's within
 //!   `WEBP_TOLERANCE`.
+//! - HEVC headers give what FFmpeg reads from them (size after the conformance window, frames,
+//!   duration, colour). Its frames through VideoToolbox: `hevc_frames_match_pyavs_on_macos`,
+//!   which only a Mac runs; the unit tests in `media/video/mod.rs` check on every system the
+//!   track decoding and colour conversion around the system decoder.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -317,12 +322,7 @@ fn probe_classifies_each_file() {
 #[test]
 fn bad_videos_give_their_problem_and_what_to_do() {
     let limits = MediaLimits::default();
-    let cases: [(&str, MediaProblem, &str); 6] = [
-        (
-            "hevc.mp4",
-            MediaProblem::UnsupportedVideoCodec { codec: "HEVC (H.265)".into() },
-            "hevc.mp4: the video codec (HEVC (H.265)) is not supported; export the video as H.264 MP4 (phones and screen recorders offer it) or as an animated GIF",
-        ),
+    let cases: [(&str, MediaProblem, &str); 5] = [
         (
             "three_hours.mp4",
             MediaProblem::VideoTooLong { seconds: 10800.0, limit: 600.0 },
@@ -360,6 +360,147 @@ fn bad_videos_give_their_problem_and_what_to_do() {
             }
         }
     }
+}
+
+/// The HEVC clips: (name, mime, displayed size, rotation).
+const HEVC: [(&str, &str, (u32, u32), u8); 5] = [
+    ("hevc.mp4", "video/mp4", (64, 48), 0),
+    ("hevc_main.mp4", "video/mp4", (96, 54), 0),
+    ("hevc_open_gop.mov", "video/quicktime", (64, 48), 0),
+    ("hevc_main10.mp4", "video/mp4", (64, 48), 0),
+    ("hevc_rotated.mp4", "video/mp4", (54, 96), 1),
+];
+
+#[test]
+fn hevc_headers_describe_the_file_as_ffmpeg_reads_them() {
+    let meta = meta();
+    let limits = MediaLimits::default();
+    for (name, mime, size, rotation) in HEVC {
+        let reference = &meta["videos"][name];
+        let info = media::describe_video(&corpus(name), &limits).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(info.codec, "HEVC (H.265)", "{name}");
+        assert_eq!(info.mime, mime, "{name}");
+        // FFmpeg's size is the stored one, after the SPS's conformance window (96x56 -> 96x54).
+        let stored: Vec<u64> = reference["size"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        let displayed = if rotation % 2 == 1 { (stored[1], stored[0]) } else { (stored[0], stored[1]) };
+        assert_eq!((info.width as u64, info.height as u64), displayed, "{name}");
+        assert_eq!((info.width, info.height, info.rotation), (size.0, size.1, rotation), "{name}");
+        assert_eq!(info.frames, reference["frames"].as_u64().unwrap(), "{name}");
+        let seconds = reference["seconds"].as_f64().unwrap();
+        assert!((info.seconds - seconds).abs() < 1e-9, "{name}: {} s, FFmpeg {seconds} s", info.seconds);
+        assert!((info.fps - info.frames as f64 / seconds).abs() < 1e-9, "{name}: {} fps", info.fps);
+    }
+}
+
+#[test]
+fn hevc_limits_come_from_the_headers() {
+    let name = "hevc_main.mp4";
+    let few_frames = MediaLimits { max_video_frames: 10, ..Default::default() };
+    assert_eq!(
+        problem(media::describe_video(&corpus(name), &few_frames), name).0,
+        MediaProblem::TooManyFrames { frames: 20, limit: 10 }
+    );
+    let short = MediaLimits { max_video_seconds: 1.5, ..Default::default() };
+    assert_eq!(problem(media::describe_video(&corpus(name), &short), name).0, MediaProblem::VideoTooLong { seconds: 2.0, limit: 1.5 });
+    let small = MediaLimits { max_video_frame_pixels: 96 * 54 - 1, ..Default::default() };
+    assert_eq!(
+        problem(media::describe_video(&corpus(name), &small), name).0,
+        MediaProblem::FrameTooLarge { width: 96, height: 54, limit: 96 * 54 - 1 }
+    );
+    // The limits come before the codec: a long HEVC clip is "too long" on every system.
+    assert!(matches!(problem(probe_video(&corpus(name), &short), name).0, MediaProblem::VideoTooLong { .. }));
+}
+
+/// Off macOS, an HEVC file is refused wherever it is read, naming HEVC and saying how to convert.
+#[cfg(not(target_os = "macos"))]
+#[test]
+fn hevc_is_refused_off_macos_with_what_to_do() {
+    let limits = MediaLimits::default();
+    let expected = MediaProblem::VideoCodecNeedsMac { codec: "HEVC (H.265)".into() };
+    for (name, ..) in HEVC {
+        for (what, result) in [
+            ("probe_video", problem(probe_video(&corpus(name), &limits), name)),
+            ("decode_video", problem(decode_video(&corpus(name), &[0], &limits), name)),
+            ("decode_video_planes", problem(decode_video_planes(&corpus(name), &[0], &limits), name)),
+            ("probe", problem(media::probe(&corpus(name), &limits), name)),
+        ] {
+            let (got, text) = result;
+            assert_eq!(got, expected, "{name} ({what})");
+            assert!(text.starts_with(&format!("{name}: the video codec (HEVC (H.265)) is decoded on macOS only; convert the video to H.264 MP4")), "{text}");
+            assert!(text.contains("ffmpeg -i clip.mov -c:v libx264"), "{text}");
+        }
+    }
+}
+
+/// HEVC through VideoToolbox against PyAV (FFmpeg's HEVC decoder and swscale).
+///
+/// Only a Mac runs this: CI and development are on Linux, where `scripts/cross_check.sh mac`
+/// compiles it for Apple silicon without linking or running it. It has not run yet.
+///
+/// Tolerances, reasoned, not measured: HEVC decoding is exact (a conforming decoder's 8-bit
+/// output is bit-exact), so the 8-bit clips' planes must equal FFmpeg's and their RGB, converted
+/// by our swscale arithmetic from those planes, PyAV's (`RGB_TOLERANCE`, 0). The Main 10 clip is
+/// converted to 8 bits by VideoToolbox and to RGB by swscale straight from 10 bits in PyAV:
+/// rounding (and swscale's dithering) differ by about one 8-bit step of Y, U or V, which the
+/// BT.2020 matrix turns into at most ~3 in R, G or B; `HEVC_10BIT_TOLERANCE` allows 4, and the
+/// mean difference must stay under 1.
+#[cfg(target_os = "macos")]
+#[test]
+fn hevc_frames_match_pyavs_on_macos() {
+    // (A function, so clippy does not call `difference <= 0` absurd while the tolerance is 0.)
+    fn within(difference: u8, tolerance: u8) -> bool {
+        difference <= tolerance
+    }
+    const HEVC_10BIT_TOLERANCE: u8 = 4;
+    let meta = meta();
+    let limits = MediaLimits::default();
+    for (name, _, (width, height), _) in &HEVC[..4] {
+        let reference = &meta["videos"][*name];
+        let indices = reference_indices(reference);
+        let video = decode_video(&corpus(name), &indices, &limits).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(video.frames.len(), indices.len());
+        let ten_bit = reference["pix_fmt"] == "yuv420p10le";
+        let (mut worst, mut total, mut count) = (0u8, 0u64, 0u64);
+        for (index, rgb) in indices.iter().zip(&video.frames) {
+            assert_eq!(rgb.dimensions(), (*width, *height), "{name}");
+            let want = png(&corpus(&format!("{name}.f{index}.png")));
+            worst = worst.max(max_difference(rgb, &want));
+            total += rgb.as_raw().iter().zip(want.as_raw()).map(|(a, b)| a.abs_diff(*b) as u64).sum::<u64>();
+            count += want.as_raw().len() as u64;
+        }
+        let tolerance = if ten_bit { HEVC_10BIT_TOLERANCE } else { RGB_TOLERANCE };
+        assert!(within(worst, tolerance), "{name}: RGB differs from PyAV's by {worst}");
+        assert!((total as f64 / count as f64) < 1.0, "{name}: mean difference {}", total as f64 / count as f64);
+        let times: Vec<f64> = reference["timestamps"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();
+        for (index, t) in indices.iter().zip(&video.timestamps) {
+            assert!((t - times[*index as usize]).abs() < 1e-9, "{name} frame {index}: {t} s");
+        }
+        if !ten_bit {
+            let planes = decode_video_planes(&corpus(name), &indices, &limits).unwrap();
+            for (index, frame) in indices.iter().zip(&planes) {
+                let want = std::fs::read(corpus(&format!("{name}.f{index}.yuv"))).unwrap();
+                assert!([&frame.y[..], &frame.u, &frame.v].concat() == want, "{name} frame {index}: planes differ from PyAV's");
+            }
+        }
+    }
+    // Every frame, in display order (decode order differs: B-frames; the open-GOP clip's
+    // leading frames come after their CRA picture), and each sampled alone the same.
+    for name in ["hevc_main.mp4", "hevc_open_gop.mov"] {
+        let all: Vec<u64> = (0..20).collect();
+        let video = decode_video(&corpus(name), &all, &limits).unwrap();
+        for index in reference_indices(&meta["videos"][name]) {
+            let one = decode_video(&corpus(name), &[index], &limits).unwrap();
+            assert_eq!(one.frames[0], video.frames[index as usize], "{name} frame {index}");
+        }
+    }
+    // A rotated clip comes out upright.
+    let video = decode_video(&corpus("hevc_rotated.mp4"), &[0, 10], &limits).unwrap();
+    for (index, frame) in [0, 10].iter().zip(&video.frames) {
+        let upright = image::imageops::rotate90(&png(&corpus(&format!("hevc_main.mp4.f{index}.png"))));
+        assert!(within(max_difference(frame, &upright), RGB_TOLERANCE), "hevc_rotated.mp4 frame {index}");
+    }
+    let probed = media::probe(&corpus("hevc_main.mp4"), &limits).unwrap();
+    assert_eq!((probed.kind, probed.codec.as_deref(), probed.width, probed.height), (MediaKind::Video, Some("HEVC (H.265)"), Some(96), Some(54)));
 }
 
 #[test]
@@ -448,6 +589,40 @@ fn truncated_and_damaged_movies_never_panic() {
             let _ = decode_video(&path, &all[..20], &limits);
         }
         assert!(decoded < 10, "{name}: cut files decoded {decoded} times");
+    }
+    // HEVC headers, read on every system: every byte of the hvcC box's first 200 (its counts,
+    // lengths and parameter sets; x265's long SEI of settings follows) and every 53rd after
+    // garbled, and the file cut throughout: errors or a description.
+    for name in ["hevc.mp4", "hevc_main.mp4", "hevc_open_gop.mov", "hevc_main10.mp4"] {
+        let data = std::fs::read(corpus(name)).unwrap();
+        let path = dir.path().join(name);
+        let hvcc = data.windows(4).position(|w| w == b"hvcC").unwrap() - 4;
+        let hvcc_len = u32::from_be_bytes(data[hvcc..hvcc + 4].try_into().unwrap()) as usize;
+        let mut described = 0;
+        let body = hvcc + 8..hvcc + hvcc_len;
+        for at in body.clone().take(200).chain(body.skip(200).step_by(53)) {
+            for value in [0x00, 0x01, 0x7F, 0xFF] {
+                let mut garbled = data.clone();
+                garbled[at] = value;
+                std::fs::write(&path, &garbled).unwrap();
+                match media::describe_video(&path, &limits) {
+                    Ok(_) => described += 1,
+                    Err(EngineError::Media {
+                        problem: MediaProblem::Corrupt { .. } | MediaProblem::UnsupportedVideoCodec { .. } | MediaProblem::FrameTooLarge { .. },
+                        ..
+                    }) => {}
+                    Err(other) => panic!("{name} with byte {at} = {value:#x}: {other}"),
+                }
+                let _ = probe_video(&path, &limits);
+            }
+        }
+        // Most bytes of a parameter set are settings for the pixels, which are not read here.
+        assert!(described > 0, "{name}");
+        for cut in (8..data.len()).step_by(37) {
+            std::fs::write(&path, &data[..cut]).unwrap();
+            let _ = media::describe_video(&path, &limits);
+            let _ = media::probe(&path, &limits);
+        }
     }
     let _ = std::panic::take_hook();
     std::panic::set_hook(previous);

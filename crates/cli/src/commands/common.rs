@@ -81,7 +81,7 @@ pub struct MediaArgs {
     /// An audio clip to send with the message (repeatable).
     #[arg(long = "audio", value_name = "PATH")]
     pub audio: Vec<PathBuf>,
-    /// A video to send with the message (repeatable): MP4/MOV (H.264), animated GIF or WebP.
+    /// A video to send with the message (repeatable): MP4/MOV (H.264; HEVC on macOS), animated GIF or WebP.
     #[arg(long = "video", value_name = "PATH")]
     pub videos: Vec<PathBuf>,
 }

@@ -34,7 +34,7 @@ pub use self::limits::MediaLimits;
 pub use crate::media_kind::MediaKind;
 pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
 pub use self::thumbnail::video_thumbnail;
-pub use self::video::{decode_video, decode_video_planes, decode_video_with, probe_video, Video, VideoInfo, YuvFrame};
+pub use self::video::{decode_video, decode_video_planes, decode_video_with, describe_video, probe_video, Video, VideoInfo, YuvFrame};
 pub use self::video_reader::{FileVideos, VideoReader};
 pub use ::image::RgbImage;
 
@@ -58,7 +58,7 @@ pub struct MediaInfo {
     /// Videos: frames in the file and their average rate.
     pub frames: Option<u64>,
     pub fps: Option<f64>,
-    /// Videos: the codec or format as a person knows it ("H.264", "GIF", "WebP").
+    /// Videos: the codec or format as a person knows it ("H.264", "HEVC (H.265)", "GIF", "WebP").
     pub codec: Option<String>,
 }
 

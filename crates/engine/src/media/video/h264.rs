@@ -1,6 +1,6 @@
 //! H.264 in MP4: the decoder configuration (`avcC`) and sequence parameter set, read for the
 //! frame size, profile and colour signalling before decoding; and Cisco's OpenH264 decoder
-//! behind a small safe wrapper. OpenH264 decodes 8-bit 4:2:0 progressive streams of the
+//! behind a small safe wrapper, which `H264` hands to the track decoder (`track.rs`). OpenH264 decodes 8-bit 4:2:0 progressive streams of the
 //! Baseline, Main and High profiles (CAVLC and CABAC, B-frames, 8x8 transforms), which is what
 //! phones and screen recorders write; 10-bit, 4:2:2/4:4:4 and interlaced streams are refused
 //! from the SPS, with their names.
@@ -13,7 +13,10 @@ use openh264_sys2::{
     DECODER_OPTION_TRACE_LEVEL, VIDEO_BITSTREAM_AVC, WELS_LOG_QUIET,
 };
 
-use super::yuv::{ColourSignal, Matrix, YuvFrame};
+use super::nal::{self, Bits, NalUnits};
+use super::track::{self, PictureSink};
+use super::yuv::{ColourSignal, YuvFrame};
+use crate::error::{EngineError, MediaProblem, Result as EngineResult};
 
 /// What `avcC` carries: the NAL length size and the parameter sets.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +76,7 @@ pub(crate) struct Sps {
 impl Sps {
     /// `nal` is the whole NAL unit, header byte included.
     pub(crate) fn parse(nal: &[u8]) -> Result<Self, String> {
-        let rbsp = unescape(nal.get(1..).ok_or("an empty SPS")?);
+        let rbsp = nal::unescape(nal.get(1..).ok_or("an empty SPS")?);
         let mut r = Bits::new(&rbsp);
         let profile_idc = r.u(8)? as u8;
         r.u(16)?; // constraint flags, level
@@ -143,7 +146,7 @@ impl Sps {
         // The VUI, when present, may say which matrix and range the pixels use; a stream cut
         // in the middle of it keeps the defaults.
         if r.u(1).unwrap_or(0) == 1 {
-            let _ = read_vui_colour(&mut r, &mut colour);
+            let _ = nal::read_vui_colour(&mut r, &mut colour);
         }
         Ok(Self {
             profile_idc,
@@ -185,27 +188,6 @@ impl Sps {
     }
 }
 
-fn read_vui_colour(r: &mut Bits, colour: &mut ColourSignal) -> Result<(), String> {
-    if r.u(1)? == 1 {
-        // aspect_ratio_idc; 255 is followed by the explicit ratio.
-        if r.u(8)? == 255 {
-            r.u(32)?;
-        }
-    }
-    if r.u(1)? == 1 {
-        r.u(1)?; // overscan_appropriate_flag
-    }
-    if r.u(1)? == 1 {
-        r.u(3)?; // video_format
-        colour.full_range = r.u(1)? == 1;
-        if r.u(1)? == 1 {
-            r.u(16)?; // colour_primaries, transfer_characteristics
-            colour.matrix = Matrix::from_h273(r.u(8)?);
-        }
-    }
-    Ok(())
-}
-
 fn skip_scaling_list(r: &mut Bits, size: usize) -> Result<(), String> {
     let (mut last, mut next) = (8i64, 8i64);
     for _ in 0..size {
@@ -219,82 +201,87 @@ fn skip_scaling_list(r: &mut Bits, size: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// Removes emulation-prevention bytes (00 00 03 -> 00 00).
-fn unescape(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len());
-    let mut zeros = 0;
-    for &b in data {
-        if zeros >= 2 && b == 3 {
-            zeros = 0;
-            continue;
-        }
-        zeros = if b == 0 { zeros + 1 } else { 0 };
-        out.push(b);
-    }
-    out
-}
-
-/// Big-endian bit reader with exp-Golomb codes.
-struct Bits<'a> {
-    data: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Bits<'a> {
-    fn new(data: &'a [u8]) -> Self {
-        Self { data, at: 0 }
-    }
-
-    fn bit(&mut self) -> Result<u32, String> {
-        let byte = *self.data.get(self.at / 8).ok_or("the SPS is cut short")?;
-        let bit = (byte >> (7 - self.at % 8)) & 1;
-        self.at += 1;
-        Ok(bit as u32)
-    }
-
-    fn u(&mut self, n: u32) -> Result<u32, String> {
-        let mut value = 0u32;
-        for _ in 0..n {
-            value = (value << 1) | self.bit()?;
-        }
-        Ok(value)
-    }
-
-    fn ue(&mut self) -> Result<u32, String> {
-        let mut zeros = 0;
-        while self.bit()? == 0 {
-            zeros += 1;
-            if zeros > 31 {
-                return Err("a malformed number in the SPS".into());
-            }
-        }
-        let rest = self.u(zeros)? as u64;
-        Ok(((1u64 << zeros) - 1 + rest).min(u32::MAX as u64) as u32)
-    }
-
-    fn se(&mut self) -> Result<i64, String> {
-        let k = self.ue()? as i64;
-        Ok(if k % 2 == 1 { (k + 1) / 2 } else { -(k / 2) })
-    }
-}
-
 /// Turns a sample's length-prefixed NAL units into an Annex B byte stream (start codes), as
-/// OpenH264 reads it, appending to `out`. The types of the NAL units are pushed to `types`.
-pub(crate) fn to_annex_b(sample: &[u8], length_size: usize, out: &mut Vec<u8>, types: &mut Vec<u8>) -> Result<(), String> {
-    let mut at = 0;
-    while at < sample.len() {
-        let len_bytes = sample.get(at..at + length_size).ok_or("a NAL length is cut short")?;
-        let len = len_bytes.iter().fold(0usize, |n, &b| (n << 8) | b as usize);
-        at += length_size;
-        let nal = sample.get(at..at + len).ok_or("a NAL unit runs past its frame")?;
-        if let Some(&header) = nal.first() {
-            types.push(header & 31);
+/// OpenH264 reads it, appending to `out`.
+pub(crate) fn to_annex_b(sample: &[u8], length_size: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    for nal in NalUnits::new(sample, length_size) {
+        let nal = nal?;
+        if !nal.is_empty() {
             out.extend_from_slice(&[0, 0, 0, 1]);
             out.extend_from_slice(nal);
         }
-        at += len;
     }
     Ok(())
+}
+
+/// An H.264 track's codec for the track decoder: OpenH264 decoders started with `avcC`'s
+/// parameter sets.
+pub(crate) struct H264<'a> {
+    pub config: &'a AvcConfig,
+}
+
+impl track::Codec for H264<'_> {
+    type Decoder = H264Decoder;
+
+    fn is_idr(&self, sample: &[u8]) -> Result<bool, String> {
+        for nal in NalUnits::new(sample, self.config.length_size) {
+            if nal?.first().is_some_and(|header| header & 31 == 5) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn decoder(&self, file: &str) -> EngineResult<H264Decoder> {
+        let corrupt = |detail| EngineError::media(file, MediaProblem::Corrupt { detail });
+        let mut decoder = Decoder::new().map_err(corrupt)?;
+        let mut annex_b = Vec::new();
+        parameter_sets_annex_b(self.config, &mut annex_b);
+        decoder.decode(&annex_b, u64::MAX).map_err(corrupt)?;
+        Ok(H264Decoder { decoder, length_size: self.config.length_size, annex_b, file: file.into() })
+    }
+}
+
+/// One OpenH264 decoder fed a track's samples; its pictures come out in display order.
+pub(crate) struct H264Decoder {
+    decoder: Decoder,
+    length_size: usize,
+    /// The sample being decoded, as Annex B (kept to reuse its allocation).
+    annex_b: Vec<u8>,
+    file: String,
+}
+
+impl H264Decoder {
+    fn corrupt(&self, detail: String) -> EngineError {
+        EngineError::media(&self.file, MediaProblem::Corrupt { detail })
+    }
+}
+
+impl track::Decoder for H264Decoder {
+    fn decode(&mut self, sample: &[u8], display_index: u64, out: &mut PictureSink) -> EngineResult<()> {
+        self.annex_b.clear();
+        to_annex_b(sample, self.length_size, &mut self.annex_b).map_err(|d| self.corrupt(d))?;
+        match self.decoder.decode(&self.annex_b, display_index) {
+            Ok(Some(picture)) => out(picture.timestamp, &|| Ok(picture.to_owned())),
+            Ok(None) => Ok(()),
+            Err(detail) => Err(EngineError::media(&self.file, MediaProblem::Corrupt { detail })),
+        }
+    }
+
+    fn finish(&mut self, out: &mut PictureSink) -> EngineResult<()> {
+        let corrupt = |detail| EngineError::media(&self.file, MediaProblem::Corrupt { detail });
+        if let Some(picture) = self.decoder.end_of_stream().map_err(corrupt)? {
+            out(picture.timestamp, &|| Ok(picture.to_owned()))?;
+        }
+        // The reorder buffer holds at most 16 pictures (H.264's DPB); a few more for safety.
+        for _ in 0..32 {
+            match self.decoder.flush().map_err(corrupt)? {
+                Some(picture) => out(picture.timestamp, &|| Ok(picture.to_owned()))?,
+                None => break,
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Appends parameter sets as Annex B.
@@ -480,29 +467,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn exp_golomb_codes_read_as_numbers() {
-        // 1 -> 0, 010 -> 1, 011 -> 2, 00100 -> 3: bits 1 010 011 00100 then padding.
-        let data = [0b1010_0110, 0b0100_0000];
-        let mut r = Bits::new(&data);
-        assert_eq!((r.ue(), r.ue(), r.ue(), r.ue()), (Ok(0), Ok(1), Ok(2), Ok(3)));
-    }
-
-    #[test]
-    fn emulation_prevention_bytes_are_removed() {
-        assert_eq!(unescape(&[0, 0, 3, 1, 0, 0, 3, 0, 3]), vec![0, 0, 1, 0, 0, 0, 3]);
-    }
-
-    #[test]
     fn a_cut_sps_is_an_error() {
         assert!(Sps::parse(&[0x67, 100]).is_err());
     }
 
     #[test]
-    fn nal_lengths_past_the_frame_are_errors() {
-        let (mut out, mut types) = (Vec::new(), Vec::new());
-        assert!(to_annex_b(&[0, 0, 0, 9, 0x65, 1], 4, &mut out, &mut types).is_err());
-        to_annex_b(&[0, 0, 0, 2, 0x65, 1, 0, 0, 0, 1, 0x06], 4, &mut out, &mut types).unwrap();
+    fn samples_become_annex_b() {
+        let mut out = Vec::new();
+        assert!(to_annex_b(&[0, 0, 0, 9, 0x65, 1], 4, &mut out).is_err());
+        out.clear();
+        to_annex_b(&[0, 0, 0, 2, 0x65, 1, 0, 0, 0, 1, 0x06], 4, &mut out).unwrap();
         assert_eq!(out, [0, 0, 0, 1, 0x65, 1, 0, 0, 0, 1, 0x06]);
-        assert_eq!(types, [5, 6]);
+        let config = AvcConfig { length_size: 4, sps: Vec::new(), pps: Vec::new() };
+        let codec = H264 { config: &config };
+        assert_eq!(track::Codec::is_idr(&codec, &[0, 0, 0, 1, 0x06, 0, 0, 0, 2, 0x65, 1]), Ok(true));
+        assert_eq!(track::Codec::is_idr(&codec, &[0, 0, 0, 2, 0x41, 1]), Ok(false));
     }
 }

@@ -18,8 +18,6 @@ use crate::error::{EngineError, MediaProblem, Result};
 /// A video track as its sample tables describe it.
 #[derive(Debug, Clone)]
 pub(crate) struct VideoTrack {
-    /// The entry's codec configuration box (`avcC` for H.264), when it has one.
-    pub config: Option<Vec<u8>>,
     /// How the track header's display matrix turns stored frames upright.
     pub orientation: Orientation,
     /// Samples per second of the track's clock.
@@ -62,6 +60,7 @@ pub(crate) struct TrackHeader<'a> {
     pub orientation: Orientation,
     pub seconds: f64,
     pub frames: u64,
+    /// The entry's codec configuration box (`avcC` for H.264, `hvcC` for HEVC), when it has one.
     pub config: Option<&'a [u8]>,
 }
 
@@ -322,7 +321,6 @@ fn video_track<'a>(
     let samples = table.samples().map_err(bad)?;
     let track_id = tkhd.and_then(|t| be32(t, if t.first() == Some(&1) { 20 } else { 12 })).unwrap_or(0);
     let track = VideoTrack {
-        config: config.map(<[u8]>::to_vec),
         orientation: header.orientation,
         timescale,
         seconds: media_seconds,

@@ -1,4 +1,7 @@
-//! Decoding the requested frames of an MP4's H.264 track.
+//! Decoding the requested frames of an MP4's video track, whatever its codec (H.264 through
+//! OpenH264, HEVC through macOS's VideoToolbox): a `Codec` says which samples hold an IDR
+//! picture and makes fresh decoders; the planning, the parallel pieces and the reordering into
+//! display order are here, once.
 //!
 //! The track is cut into groups of pictures at its sync samples. A group is decoded when it
 //! holds a requested frame, or when the next group does not start with an IDR picture (then the
@@ -10,7 +13,9 @@
 //! worker per core, up to `MAX_WORKERS`) with the same pixels as one decoder from the start:
 //! OpenH264 itself runs one thread. Frames reach the caller in display order, each converted by
 //! the worker that decoded it; a worker runs at most `FRAMES_AHEAD` frames ahead of the caller,
-//! which bounds memory.
+//! which bounds memory. Decoders may hand pictures out in any order (OpenH264 in display order,
+//! VideoToolbox in decode order): each is tagged with its display index and copied out of the
+//! decoder only when it is a requested frame.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -18,7 +23,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-use super::h264::{self, AvcConfig};
 use super::mp4::{Sample, VideoTrack};
 use super::yuv::YuvFrame;
 use crate::error::{EngineError, MediaProblem, Result};
@@ -38,13 +42,45 @@ struct Piece {
     indices: Vec<u64>,
 }
 
-/// An H.264 track to decode: the file it is in, its samples and decoder configuration, and the
-/// sample (decode order) at each display index.
-pub(crate) struct Track<'a> {
+/// A codec's part in decoding a track.
+pub(crate) trait Codec: Sync {
+    type Decoder: Decoder;
+
+    /// Whether a sample (length-prefixed NAL units, as stored) holds an IDR picture, which
+    /// nothing after it references anything before.
+    fn is_idr(&self, sample: &[u8]) -> Result<bool, String>;
+
+    /// A fresh decoder, ready for the stream's first sample or any IDR picture; its errors name
+    /// `file`.
+    fn decoder(&self, file: &str) -> Result<Self::Decoder>;
+
+    /// How many decoders may run at once, one per worker thread.
+    fn max_decoders(&self) -> usize {
+        MAX_WORKERS
+    }
+}
+
+/// Where a decoder hands each picture it outputs: its display index, and a way to copy its
+/// planes out, called only for the requested frames.
+pub(crate) type PictureSink<'a> = dyn FnMut(u64, &dyn Fn() -> Result<YuvFrame>) -> Result<()> + 'a;
+
+/// One decoder instance, fed the samples of one piece in decode order.
+pub(crate) trait Decoder {
+    /// Decodes one sample tagged with its display index, handing any pictures that come out
+    /// (in whatever order the decoder outputs them) to `out`.
+    fn decode(&mut self, sample: &[u8], display_index: u64, out: &mut PictureSink) -> Result<()>;
+
+    /// After the piece's last sample: the pictures still held for reordering.
+    fn finish(&mut self, out: &mut PictureSink) -> Result<()>;
+}
+
+/// A track to decode: the file it is in, its samples, its codec, and the sample (decode order)
+/// at each display index.
+pub(crate) struct Track<'a, C: Codec> {
     pub file: &'a str,
     pub path: &'a Path,
     pub track: &'a VideoTrack,
-    pub config: &'a AvcConfig,
+    pub codec: &'a C,
     pub display_order: &'a [usize],
 }
 
@@ -53,8 +89,8 @@ type FrameSender<T> = mpsc::SyncSender<Result<(u64, T)>>;
 
 /// Decodes the frames at `indices` (display order, ascending) and hands each, after `convert`,
 /// to `sink` in order.
-pub(crate) fn decode_frames<T: Send>(
-    t: &Track,
+pub(crate) fn decode_frames<C: Codec, T: Send>(
+    t: &Track<C>,
     indices: &[u64],
     convert: &(dyn Fn(YuvFrame) -> T + Sync),
     sink: &mut dyn FnMut(u64, T) -> Result<()>,
@@ -69,8 +105,9 @@ pub(crate) fn decode_frames<T: Send>(
         display_of[sample] = display as u64;
     }
     let display_of = &display_of[..];
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_WORKERS).min(pieces.len());
-    tracing::debug!(file, decoded, pieces = pieces.len(), workers, requested = indices.len(), frames = track.samples.len(), "H.264 decode plan");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = cores.min(t.codec.max_decoders()).min(pieces.len());
+    tracing::debug!(file, decoded, pieces = pieces.len(), workers, requested = indices.len(), frames = track.samples.len(), "decode plan");
 
     if workers <= 1 || decoded < PARALLEL_FROM_SAMPLES {
         for piece in &pieces {
@@ -135,8 +172,8 @@ pub(crate) fn decode_frames<T: Send>(
 }
 
 /// Which samples to decode, in pieces that each start a fresh decoder.
-fn plan(t: &Track, reader: &mut File, indices: &[u64]) -> Result<Vec<Piece>> {
-    let Track { file, track, config, display_order, .. } = *t;
+fn plan<C: Codec>(t: &Track<C>, reader: &mut File, indices: &[u64]) -> Result<Vec<Piece>> {
+    let Track { file, track, codec, display_order, .. } = *t;
     let samples = &track.samples;
     let mut needed = vec![false; samples.len()];
     for &i in indices {
@@ -154,9 +191,7 @@ fn plan(t: &Track, reader: &mut File, indices: &[u64]) -> Result<Vec<Piece>> {
             return Ok(true);
         }
         read_sample(file, reader, &samples[sample], &mut data)?;
-        let (mut scratch, mut types) = (Vec::new(), Vec::new());
-        h264::to_annex_b(&data, config.length_size, &mut scratch, &mut types).map_err(|d| corrupt(file, d))?;
-        Ok(types.contains(&5))
+        codec.is_idr(&data).map_err(|d| corrupt(file, d))
     };
 
     let mut pieces: Vec<Piece> = Vec::new();
@@ -188,46 +223,31 @@ fn plan(t: &Track, reader: &mut File, indices: &[u64]) -> Result<Vec<Piece>> {
 }
 
 /// Decodes one piece with a fresh decoder, handing its requested frames to `emit` in order.
-fn decode_piece(
-    t: &Track,
+fn decode_piece<C: Codec>(
+    t: &Track<C>,
     reader: &mut File,
     display_of: &[u64],
     piece: &Piece,
     emit: &mut dyn FnMut(u64, YuvFrame) -> Result<()>,
 ) -> Result<()> {
-    let Track { file, track, config, .. } = *t;
+    let Track { file, track, codec, .. } = *t;
     if piece.indices.is_empty() {
         return Ok(());
     }
-    let mut decoder = h264::Decoder::new().map_err(|d| corrupt(file, d))?;
-    let mut annex_b = Vec::new();
-    h264::parameter_sets_annex_b(config, &mut annex_b);
-    decoder.decode(&annex_b, u64::MAX).map_err(|d| corrupt(file, d))?;
+    let mut decoder = codec.decoder(file)?;
     let mut wanted = Wanted { indices: &piece.indices, next: 0, held: Default::default(), emit };
-    let (mut data, mut types) = (Vec::new(), Vec::new());
+    let mut data = Vec::new();
     for sample in piece.samples.clone() {
         if wanted.done() {
             return Ok(());
         }
         read_sample(file, reader, &track.samples[sample], &mut data)?;
-        annex_b.clear();
-        types.clear();
-        h264::to_annex_b(&data, config.length_size, &mut annex_b, &mut types).map_err(|d| corrupt(file, d))?;
         // Tagged with its display index, which the decoder hands back with the picture.
-        let picture = decoder.decode(&annex_b, display_of[sample]).map_err(|d| corrupt(file, d))?;
-        wanted.offer(picture)?;
+        decoder.decode(&data, display_of[sample], &mut |index, planes| wanted.offer(index, planes))?;
     }
     if !wanted.done() {
         // The end of the piece: the pictures held for reordering.
-        let picture = decoder.end_of_stream().map_err(|d| corrupt(file, d))?;
-        wanted.offer(picture)?;
-        // The reorder buffer holds at most 16 pictures (H.264's DPB); a few more for safety.
-        for _ in 0..32 {
-            match decoder.flush().map_err(|d| corrupt(file, d))? {
-                Some(picture) => wanted.offer(Some(picture))?,
-                None => break,
-            }
-        }
+        decoder.finish(&mut |index, planes| wanted.offer(index, planes))?;
     }
     match wanted.indices.get(wanted.next) {
         Some(missing) => Err(corrupt(file, format!("frame {missing} could not be decoded"))),
@@ -246,13 +266,12 @@ struct Wanted<'a> {
 }
 
 impl Wanted<'_> {
-    fn offer(&mut self, picture: Option<h264::Picture<'_>>) -> Result<()> {
-        let Some(picture) = picture else { return Ok(()) };
+    fn offer(&mut self, index: u64, planes: &dyn Fn() -> Result<YuvFrame>) -> Result<()> {
         let rest = &self.indices[self.next..];
-        if rest.binary_search(&picture.timestamp).is_err() || self.held.contains_key(&picture.timestamp) {
+        if rest.binary_search(&index).is_err() || self.held.contains_key(&index) {
             return Ok(());
         }
-        self.held.insert(picture.timestamp, picture.to_owned());
+        self.held.insert(index, planes()?);
         while let Some(&index) = self.indices.get(self.next) {
             let repeated = self.indices.get(self.next + 1) == Some(&index);
             let frame = if repeated { self.held.get(&index).cloned() } else { self.held.remove(&index) };
