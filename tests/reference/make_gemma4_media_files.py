@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
 """Reference for the whole media path from files: the committed tiny Gemma 4 checkpoint
 (fixtures/tiny/gemma4, from make_gemma4.py) asked about a JPEG photo and a 44.1 kHz stereo clip
-from the media corpus (fixtures/media_fidelity, from make_media_fidelity.py), as WAV and as MP3,
-the files read as transformers reads them: `load_image` (Pillow, EXIF transpose, RGB) and
-`load_audio` (soundfile, whose libsndfile decodes MP3 with libmpg123; channel mean, soxr
-'soxr_hq' to 16 kHz), then the processor and the model.
+from the media corpus (fixtures/media_fidelity, from make_media_fidelity.py), as WAV, MP3 and
+M4A, the files read as transformers reads them: `load_image` (Pillow, EXIF transpose, RGB) and
+`load_audio`: for WAV and MP3 with backend="soundfile" (libsndfile, which decodes MP3 with
+libmpg123; channel mean, soxr 'soxr_hq' to 16 kHz), for M4A, which soundfile refuses, with
+backend="torchcodec" (FFmpeg's AAC decoder, priming dropped per the edit list, libswresample to
+16 kHz mono); then the processor and the model.
 
     PYTHONPATH=.deps/media-pydeps /opt/confab-ref/bin/python tests/reference/make_gemma4_media_files.py [wav] [mp3]
+    .venv-ref/bin/python tests/reference/make_gemma4_media_files.py m4a
 
-(see make_media_fidelity.py for .deps/media-pydeps, or its venv, which has torch too). The image
-processor is `Gemma4ImageProcessorPil`, the one transformers uses without torchvision and the one
-the engine follows, with the checkpoint's settings (patch 4, pooling 2, max_soft_tokens 70).
+(see make_media_fidelity.py for .deps/media-pydeps, or its venv .venv-ref, which has torch too;
+M4A needs that venv's torchcodec and FFmpeg's shared libraries). The image processor is
+`Gemma4ImageProcessorPil`, the one transformers uses without torchvision and the one the engine
+follows, with the checkpoint's settings (patch 4, pooling 2, max_soft_tokens 70).
 
-Writes fixtures/tiny/gemma4/media_files_reference.json (WAV) and media_files_mp3_reference.json
-(MP3), both by default, or those named: the chat, the two files (relative to the repository
-root), input_ids, image/audio soft-token counts, first_logits (float32), 16 greedy ids with the
-KV cache (eos ignored), and the top-1 gaps.
+Writes fixtures/tiny/gemma4/media_files_reference.json (WAV), media_files_mp3_reference.json
+(MP3) and media_files_m4a_reference.json (M4A), all by default, or those named: the chat, the
+two files (relative to the repository root), input_ids, image/audio soft-token counts,
+first_logits (float32), 16 greedy ids with the KV cache (eos ignored), and the top-1 gaps.
 """
 
 import json
@@ -35,16 +39,19 @@ IMAGE = "tests/reference/fixtures/media_fidelity/photo_baseline420.jpg"
 CLIPS = {
     "wav": ("tests/reference/fixtures/media_fidelity/clip_44100_stereo.wav", "media_files_reference.json"),
     "mp3": ("tests/reference/fixtures/media_fidelity/clip_44100_stereo.mp3", "media_files_mp3_reference.json"),
+    "m4a": ("tests/reference/fixtures/media_fidelity/clip_44100_stereo.m4a", "media_files_m4a_reference.json"),
 }
+# load_audio's soundfile backend refuses M4A; torchcodec (FFmpeg) is the loader transformers has for it.
+BACKENDS = {"wav": "soundfile", "mp3": "soundfile", "m4a": "torchcodec"}
 STEPS = 16
 
 
 def main() -> None:
     for kind in sys.argv[1:] or list(CLIPS):
-        reference(*CLIPS[kind])
+        reference(*CLIPS[kind], BACKENDS[kind])
 
 
-def reference(audio: str, output: str) -> None:
+def reference(audio: str, output: str, backend: str) -> None:
     from transformers import AutoTokenizer, Gemma4ForConditionalGeneration, Gemma4Processor, __version__
     from transformers.audio_utils import load_audio
     from transformers.image_utils import load_image
@@ -66,7 +73,7 @@ def reference(audio: str, output: str) -> None:
     model.eval()
 
     image = load_image(os.path.join(ROOT, IMAGE))
-    clip = load_audio(os.path.join(ROOT, audio), sampling_rate=16000, backend="soundfile")
+    clip = load_audio(os.path.join(ROOT, audio), sampling_rate=16000, backend=backend)
     text = processor.apply_chat_template(MEDIA_CHAT, tokenize=False, add_generation_prompt=True)
     inputs = processor(text=[text], images=[image], audio=[clip], return_tensors="pt")
 

@@ -9,10 +9,10 @@
 //! fidelity_gemma4_towers.rs covers). The last test runs the real towers through the engine:
 //! our (Pillow-exact) preprocessing of gradient.png equals the fixture's pixel_values to float
 //! rounding, and the reference's 16 greedy ids come out. And from files as people drop them:
-//! a JPEG photo and a 44.1 kHz stereo WAV (and the same clip as MP3), decoded, resampled and
-//! preprocessed by the engine, give transformers' first-step logits and greedy ids
-//! (media_files_reference.json and media_files_mp3_reference.json, from
-//! tests/reference/make_gemma4_media_files.py).
+//! a JPEG photo and a 44.1 kHz stereo WAV (and the same clip as MP3 and as M4A), decoded,
+//! resampled and preprocessed by the engine, give transformers' first-step logits and greedy ids
+//! (media_files_reference.json, media_files_mp3_reference.json and
+//! media_files_m4a_reference.json, from tests/reference/make_gemma4_media_files.py).
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -444,6 +444,15 @@ fn a_jpeg_photo_and_a_44k_stereo_clip_give_the_reference_logits_and_tokens() {
 #[test]
 fn a_jpeg_photo_and_a_44k_stereo_mp3_give_the_reference_logits_and_tokens() {
     files_give_the_reference_logits_and_tokens("media_files_mp3_reference.json", "44.1 kHz stereo MP3");
+}
+
+/// The same clip as M4A (AAC-LC), which transformers reads through torchcodec: FFmpeg's AAC
+/// decoder and libswresample. Our decoder is symphonia's, so the 16 kHz samples differ by up to
+/// 1e-5 and log-mel by up to 7e-4 in near-silent bins (media_fidelity.rs); this holds what that
+/// does to the model at the same tolerance as WAV and MP3.
+#[test]
+fn a_jpeg_photo_and_a_44k_stereo_m4a_give_the_reference_logits_and_tokens() {
+    files_give_the_reference_logits_and_tokens("media_files_m4a_reference.json", "44.1 kHz stereo M4A");
 }
 
 fn files_give_the_reference_logits_and_tokens(reference_file: &str, clip: &str) {

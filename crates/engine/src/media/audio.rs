@@ -6,7 +6,8 @@
 //! - what only torchcodec reads (AAC, in M4A/MP4 or raw ADTS): decoded by symphonia, the
 //!   encoder's priming dropped as FFmpeg drops it (the MP4 edit list, `aac`), then resampled and
 //!   mixed as libswresample does (`swresample`). symphonia's AAC decoder is not FFmpeg's: their
-//!   samples differ by a few 1e-6 (see crates/engine/tests/media_fidelity.rs).
+//!   samples differ by a few 1e-6, mostly its perceptual-noise values, which keep 16 of the
+//!   random generator's 32 bits (see crates/engine/tests/media_fidelity.rs).
 //!
 //! The duration limit is checked on the container's frame count before decoding, and again
 //! while decoding when it isn't known.
