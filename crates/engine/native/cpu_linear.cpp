@@ -39,6 +39,7 @@ namespace mx = mlx::core;
 
 namespace {
 
+using confab_cpu::over_pieces;
 using confab_cpu::over_rows;
 
 // CBLAS, found at run time in the BLAS that libmlx already loaded (OpenBLAS on Linux).
@@ -205,7 +206,10 @@ void row_product(const float* x, const Weight& wt, float* y) {
   if (wt.dense_f32()) {
     // The loop a few rows take too, so a row's result is the same alone or in a batch.
     auto w = static_cast<const float*>(wt.data);
-    over_rows(n, k, [&](int64_t r0, int64_t r1) { few_rows(x, 1, w + r0 * k, r1 - r0, k, y + r0, n); });
+    const int64_t piece = 64, count = (n + piece - 1) / piece;
+    over_pieces(count, piece * k, [&](auto next) {
+      for (int64_t i; next(i);) few_rows(x, 1, w + i * piece * k, std::min(piece, n - i * piece), k, y + i * piece, n);
+    });
   } else if (wt.bits == 0 && wt.w->dtype() == mx::bfloat16) {
     auto w = static_cast<const uint16_t*>(wt.data);
     over_rows(n, k, [&](int64_t r0, int64_t r1) { rows_dot_bf16(w + r0 * k, x, r1 - r0, k, y + r0); });
@@ -261,43 +265,52 @@ void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int
   }
   const int64_t rows = block_rows(k);
   const int parts = act == kNone ? 1 : 2;
-  // W's rows [begin, end), a block at a time, with scratch of its own (each core has its own).
-  auto blocks = [&](int64_t begin, int64_t end) {
-    Scratch block(dense ? 0 : rows * k * 4), tiles(parts * m * rows * 4), gated(act != kNone && !y_f32 ? m * rows * 4 : 0);
-    for (int64_t r0 = begin; r0 < end; r0 += rows) {
-      const int64_t r = std::min(rows, end - r0);
-      for (int part = 0; part < parts; ++part) {
-        const int64_t first = r0 + part * n;  // the up rows follow the gate rows
-        const float* w = static_cast<const float*>(wt.data) + first * k;
-        if (!dense) {
-          // A few rows: this core widens its own blocks. A prompt: both cores widen each block.
-          if (few) wt.widen_rows_here(first, r, block.floats());
-          else wt.widen_rows(first, r, block.floats());
-          w = block.floats();
-        }
-        float* out = act == kNone && y_f32 ? y_rows + r0 : tiles.floats() + part * m * r;
-        const int64_t ld = act == kNone && y_f32 ? n : r;
-        if (few) few_rows(x, m, w, r, k, out, ld);
-        else b.sgemm(RowMajor, NoTrans, Trans, m, r, k, 1.0f, x, k, w, k, 0.0f, out, ld);
-      }
-      if (act == kNone) {
-        if (!y_f32) store(y, n, row0, m, r0, r, tiles.floats(), r);
-        continue;
-      }
-      float* dst = y_f32 ? y_rows + r0 : gated.floats();
-      const int64_t ld = y_f32 ? n : r;
-      for (int64_t i = 0; i < m; ++i) {
-        gate(act, tiles.floats() + i * r, tiles.floats() + m * r + i * r, dst + i * ld, r);
-      }
-      if (!y_f32) store(y, n, row0, m, r0, r, gated.floats(), r);
-    }
+  // Blocks of W's rows, with scratch of their own (each core has its own).
+  struct Blocks {
+    Scratch block, tiles, gated;
   };
+  auto make = [&] {
+    return Blocks{Scratch(dense ? 0 : rows * k * 4), Scratch(parts * m * rows * 4),
+                  Scratch(act != kNone && !y_f32 ? m * rows * 4 : 0)};
+  };
+  // W's rows [r0, r0 + r): its block of y.
+  auto one = [&](Blocks& sc, int64_t r0, int64_t r) {
+    for (int part = 0; part < parts; ++part) {
+      const int64_t first = r0 + part * n;  // the up rows follow the gate rows
+      const float* w = static_cast<const float*>(wt.data) + first * k;
+      if (!dense) {
+        // A few rows: this core widens its own blocks. A prompt: both cores widen each block.
+        if (few) wt.widen_rows_here(first, r, sc.block.floats());
+        else wt.widen_rows(first, r, sc.block.floats());
+        w = sc.block.floats();
+      }
+      float* out = act == kNone && y_f32 ? y_rows + r0 : sc.tiles.floats() + part * m * r;
+      const int64_t ld = act == kNone && y_f32 ? n : r;
+      if (few) few_rows(x, m, w, r, k, out, ld);
+      else b.sgemm(RowMajor, NoTrans, Trans, m, r, k, 1.0f, x, k, w, k, 0.0f, out, ld);
+    }
+    if (act == kNone) {
+      if (!y_f32) store(y, n, row0, m, r0, r, sc.tiles.floats(), r);
+      return;
+    }
+    float* dst = y_f32 ? y_rows + r0 : sc.gated.floats();
+    const int64_t ld = y_f32 ? n : r;
+    for (int64_t i = 0; i < m; ++i) {
+      gate(act, sc.tiles.floats() + i * r, sc.tiles.floats() + m * r + i * r, dst + i * ld, r);
+    }
+    if (!y_f32) store(y, n, row0, m, r0, r, sc.gated.floats(), r);
+  };
+  const int64_t count = (n + rows - 1) / rows;
   if (few) {
-    // BLAS threads a prompt's big products itself; `few_rows` is one core's loop.
-    const int64_t count = (n + rows - 1) / rows;
-    over_rows(count, rows * k * m, [&](int64_t a, int64_t z) { blocks(a * rows, std::min(n, z * rows)); });
+    // BLAS threads a prompt's big products itself; `few_rows` is one core's loop, so the
+    // cores share the blocks out between them.
+    over_pieces(count, rows * k * m, [&](auto next) {
+      Blocks sc = make();
+      for (int64_t i; next(i);) one(sc, i * rows, std::min(rows, n - i * rows));
+    });
   } else {
-    blocks(0, n);
+    Blocks sc = make();
+    for (int64_t i = 0; i < count; ++i) one(sc, i * rows, std::min(rows, n - i * rows));
   }
 }
 

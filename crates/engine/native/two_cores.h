@@ -84,4 +84,22 @@ void over_rows(int64_t rows, int64_t work_per_row, F&& f) {
   }
 }
 
+// Pieces [0, count) shared out as the cores come free: each core's `work(next)` takes pieces
+// with `next(i)` (false when none are left) until they run out, so a helper that wakes late or a
+// piece that runs slow leaves no core waiting at the end. `work` runs once per core, and can
+// set up per-core scratch before its loop.
+template <class W>
+void over_pieces(int64_t count, int64_t work_per_piece, W&& work) {
+  std::atomic<int64_t> taken{0};
+  auto next = [&](int64_t& i) {
+    i = taken.fetch_add(1, std::memory_order_relaxed);
+    return i < count;
+  };
+  if (count >= 2 && count * work_per_piece >= (1 << 16) && std::thread::hardware_concurrency() > 1) {
+    Helper::get().split(2, [&](int64_t, int64_t) { work(next); });
+  } else {
+    work(next);
+  }
+}
+
 }  // namespace confab_cpu
