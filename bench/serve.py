@@ -4,10 +4,12 @@ concurrent streaming clients, mixed prompt lengths, on the same weights (float32
 bench/make_models.py, what both compute in on a CPU), over loopback. Prints, per server and
 level, the aggregate output tokens/s and p50/p95 time to first token, and the ratios.
 
-    python3 bench/serve.py [--clients 1,4,8] [--requests 2] [--max-tokens 32]
+    python3 bench/serve.py [--clients 1,4,8] [--requests 3] [--max-tokens 128]
 
 Bounded: each client sends --requests streamed completions, one after another; every request
-has a timeout and the whole run a --budget in seconds. Needs `python3 bench/run.py` to have
+has a timeout and the whole run a --budget in seconds. With 3 requests each client sends one
+prompt of each length, so every level carries the same mix (with fewer, one client would send
+only the short ones and the levels would not compare); 128 tokens is a short chat reply. Needs `python3 bench/run.py` to have
 made .deps/bench (its venv with mlx-lm, the checkpoints) and a release `confab`.
 
 Every prompt starts with a number no other request uses, so neither server's prompt cache
@@ -146,8 +148,8 @@ def main() -> int:
     parser.add_argument("--model", default=os.path.join(WORK, "smollm2-f32"))
     parser.add_argument("--confab", default=CONFAB)
     parser.add_argument("--clients", default="1,4,8")
-    parser.add_argument("--requests", type=int, default=2, help="per client, one after another")
-    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--requests", type=int, default=3, help="per client, one after another (3: one of each prompt length)")
+    parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--timeout", type=float, default=300, help="per request, seconds")
     parser.add_argument("--budget", type=float, default=1200, help="the whole run, seconds")
     parser.add_argument("--only", choices=["confab", "mlx-lm"])
