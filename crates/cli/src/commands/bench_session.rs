@@ -70,8 +70,12 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     ttft(&engine, model, history[..64].to_vec(), false)?; // warm-up
     let (_, _, reply) = ttft(&engine, model, history.clone(), true)?; // the conversation so far
     let continued = |i: usize| [history.clone(), reply.clone(), turn(i)].concat();
-    let (cold, _, _) = ttft(&engine, model, continued(0), false)?;
+    // The next turn first, while the cache holds exactly the conversation so far (as a chat's
+    // next message finds it, and as mlx-lm's prompt cache holds it); the cold run after it,
+    // since its own entry would otherwise be the longest match and turn the continuation into
+    // a branch off another turn.
     let (memory, memory_reused, _) = ttft(&engine, model, continued(1), true)?;
+    let (cold, _, _) = ttft(&engine, model, continued(0), false)?;
     drop(engine); // a clean shutdown: sessions go to disk
     let (engine, model, _) = start(&dir)?;
     ttft(&engine, model, history[..64].to_vec(), false)?; // warm-up, no reuse
