@@ -38,6 +38,7 @@ namespace mx = mlx::core;
 
 namespace {
 
+using confab_cpu::over_pieces;
 using confab_cpu::over_rows;
 
 // Query rows per block (the heads of a group times consecutive queries), so a block's scores
@@ -153,9 +154,8 @@ void run_job(const Shape& sh, const View& q, const View& k, const View& v, const
 
 // The jobs for the whole call: per batch row, group and block of queries, the keys the block
 // sees; a decode step over a long cache with fewer than four groups splits them in two
-// (partials 2n and 2n + 1 of the n-th split block). Ordered so that the two halves of the list
-// (one per core) cost about the same: causal blocks grow with their position, so the list
-// alternates cheapest and dearest.
+// (partials 2n and 2n + 1 of the n-th split block). Dearest first: the cores take the next job
+// as they come free, so the cheap ones at the end even out their finishing times.
 std::vector<Job> plan(const Shape& sh) {
   std::vector<Job> jobs;
   const int64_t block = sh.block_queries();
@@ -178,13 +178,10 @@ std::vector<Job> plan(const Shape& sh) {
       }
     }
   }
-  std::vector<Job> ordered;
-  ordered.reserve(jobs.size());
-  for (size_t lo = 0, hi = jobs.size(); lo < hi;) {
-    ordered.push_back(jobs[lo++]);
-    if (lo < hi) ordered.push_back(jobs[--hi]);
-  }
-  return ordered;
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    return a.queries * (a.key_last - a.key_first + 1) > b.queries * (b.key_last - b.key_first + 1);
+  });
+  return jobs;
 }
 
 // A split block's two parts (partials a and b) merged by their maxima, normalised into `out`.
@@ -234,9 +231,9 @@ void attention(const Shape& sh, const mx::array& q, const mx::array& k, const mx
   const int64_t max_rows = sh.group() * std::min(sh.block_queries(), sh.queries);
   std::vector<Partial> partials(jobs.size());
   const int64_t work = max_rows * sh.d * std::max<int64_t>(1, sh.keys / static_cast<int64_t>(jobs.size()));
-  over_rows(static_cast<int64_t>(jobs.size()), work, [&](int64_t begin, int64_t end) {
+  over_pieces(static_cast<int64_t>(jobs.size()), work, [&](auto next) {
     Scratch scratch(max_rows, sh.d);
-    for (int64_t i = begin; i < end; ++i) run_job(sh, qv, kv, vv, jobs[i], scratch, partials, out);
+    for (int64_t i; next(i);) run_job(sh, qv, kv, vv, jobs[i], scratch, partials, out);
   });
   merge(sh, jobs, partials, out);
 }
