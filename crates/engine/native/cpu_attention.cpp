@@ -532,7 +532,7 @@ int confab_cpu_attention(void** out, void* q_ctx, void* k_ctx, void* v_ctx, floa
     if (q.dtype() != mx::float32 || k.dtype() != mx::float32 || v.dtype() != mx::float32) throw std::invalid_argument("float32 only");
     const int b = q.shape(0), heads = q.shape(1), l = q.shape(2), d = q.shape(3);
     if (k.shape(0) != b || k.shape(3) != d || heads % k.shape(1) != 0) throw std::invalid_argument("q, k and v do not agree");
-    if (d % (2 * kWidth) != 0) throw std::invalid_argument("head dim must be a multiple of 16");
+    if (d % kHeadStep != 0) throw std::invalid_argument("head dim must be a multiple of 16");
     if (first_query < 0 || window < 0 || (window > 0 && !causal)) throw std::invalid_argument("bad mask");
     auto s = mx::default_stream(mx::Device::cpu);
     auto y = mx::array({b, l, heads, d}, mx::float32, std::make_shared<CpuAttention>(s, scale, causal != 0, first_query, window),
@@ -602,7 +602,7 @@ int confab_cpu_decode_attention(void** out, void* q_ctx, void* const* k_ctxs, vo
     }
     inputs.insert(inputs.end(), values.begin(), values.end());
     if (kv_heads < 1 || heads % kv_heads != 0) throw std::invalid_argument("heads must be a multiple of kv_heads");
-    if (d % (2 * kWidth) != 0) throw std::invalid_argument("head dim must be a multiple of 16");
+    if (d % kHeadStep != 0) throw std::invalid_argument("head dim must be a multiple of 16");
     check_heads(q, rows, heads, d, "q");
     check_rope(rope_dims, inv_freq, d);
     auto s = mx::default_stream(mx::Device::cpu);
