@@ -69,8 +69,18 @@ impl Attention {
     /// causal/sliding mask when given. Returns the output and the keys and values attended to
     /// (for layers that share them).
     pub fn forward_with(&self, x: &Array, kv: KvSource, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Attended)> {
+        let (out, mut attended) = self.forward_rows_with(x, vec![kv], mask)?;
+        Ok((out, attended.pop().expect("one row attended")))
+    }
+
+    /// `forward_with` for several sequences at once: x [B, L, hidden], row i attending to
+    /// `kvs[i]` (its own state, or the keys and values another layer attended to for that
+    /// row), each at its own position. The projections run once for the batch, attention per
+    /// row, exactly as `forward_with` runs it for that row alone. Returns the output and each
+    /// row's keys and values attended to.
+    pub fn forward_rows_with(&self, x: &Array, kvs: Vec<KvSource>, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Vec<Attended>)> {
         let projected = self.qkv.forward(x)?;
-        let (out, attended) = self.attend(projected, kv, mask)?;
+        let (out, attended) = self.attend_rows(projected, kvs, mask)?;
         Ok((self.o_proj.forward(&out)?, attended))
     }
 
@@ -84,14 +94,31 @@ impl Attention {
         if let Some(out) = self.decode_rows(&projected, states)? {
             return self.o_proj.forward(&out);
         }
-        let mut rows = Vec::with_capacity(states.len());
-        for (i, state) in states.iter_mut().enumerate() {
+        let kvs = states.iter_mut().map(|s| KvSource::Own(s)).collect();
+        self.o_proj.forward(&self.attend_rows(projected, kvs, None)?.0)
+    }
+
+    /// `attend` for each row of the projections [B, L, ·] against `kvs[row]`: the heads'
+    /// output [B, L, heads × head_dim] and what each row attended to.
+    fn attend_rows(&self, projected: Vec<Array>, mut kvs: Vec<KvSource>, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Vec<Attended>)> {
+        let rows = projected[0].dim(0);
+        if rows as usize != kvs.len() {
+            return Err(crate::error::EngineError::Internal(format!("{rows} rows of projections for {} keys and values", kvs.len())));
+        }
+        if rows == 1 {
+            let (out, attended) = self.attend(projected, kvs.pop().expect("one row"), mask)?;
+            return Ok((out, vec![attended]));
+        }
+        let mut outs = Vec::with_capacity(kvs.len());
+        let mut attended = Vec::with_capacity(kvs.len());
+        for (i, kv) in kvs.into_iter().enumerate() {
             let row = i as i32..i as i32 + 1;
             let mine = projected.iter().map(|p| p.index((row.clone(), .., ..))).collect();
-            rows.push(self.attend(mine, KvSource::Own(state), None)?.0);
+            let (out, a) = self.attend(mine, kv, mask)?;
+            outs.push(out);
+            attended.push(a);
         }
-        let out = if rows.len() == 1 { rows.pop().expect("one row") } else { ops::concatenate(&rows, 0)? };
-        self.o_proj.forward(&out)
+        Ok((ops::concatenate(&outs, 0)?, attended))
     }
 
     /// One decode step (x was [B, 1, hidden]) for B sequences, each with its own full
