@@ -2,6 +2,7 @@
 //! gate of the same size; after grouped-query attention (per-head q/k norms, partial RoPE) the
 //! output is scaled by `sigmoid(gate)` before o_proj.
 
+use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{nn, ops, Array};
 
 use crate::error::{EngineError, Result};
@@ -72,10 +73,16 @@ impl GatedAttention {
         })
     }
 
-    /// x [B, L, hidden] → [B, L, hidden]; the layer's keys and values grow by L. `placement`:
-    /// token i at its index plus a shift, or explicit multimodal positions.
-    pub fn forward(&self, x: &Array, state: &mut LayerState, placement: Placement) -> Result<Array> {
+    /// x [B, L, hidden] → [B, L, hidden], row i continuing `states[i]` (one sequence, or a
+    /// decode step of several) with its tokens placed by `placements[i]` (at their index plus a
+    /// shift, or at explicit multimodal positions); each row's keys and values grow by L.
+    /// Projections, norms, the gate and o_proj run once for the batch; RoPE and attention per
+    /// row, at the row's own position against its own keys and values.
+    pub fn forward_rows(&self, x: &Array, states: &mut [&mut LayerState], placements: &[Placement]) -> Result<Array> {
         let (b, l) = (x.dim(0), x.dim(1));
+        if b as usize != states.len() || states.len() != placements.len() {
+            return Err(EngineError::Internal(format!("{b} rows for {} attention states and {} placements", states.len(), placements.len())));
+        }
         let (h, kvh, d) = (self.heads, self.kv_heads, self.head_dim);
         let mut parts = self.qkv.forward(x)?.into_iter();
         let (qg, k, v) = (parts.next().expect("q_proj"), parts.next().expect("k_proj"), parts.next().expect("v_proj"));
@@ -85,6 +92,20 @@ impl GatedAttention {
         let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
         let v = v.reshape(&[b, l, kvh, d])?.transpose_axes(&[0, 2, 1, 3])?;
 
+        let mut outs = Vec::with_capacity(states.len());
+        for (i, (state, placement)) in states.iter_mut().zip(placements).enumerate() {
+            let row = |t: &Array| if b == 1 { t.clone() } else { t.index(i as i32..i as i32 + 1) };
+            outs.push(self.attend(row(&q), row(&k), row(&v), state, *placement)?);
+        }
+        let out = if outs.len() == 1 { outs.pop().expect("one row") } else { ops::concatenate(&outs, 0)? };
+        let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?;
+        let gated = ops::multiply(&out, &nn::sigmoid(&gate.reshape(&[b, l, h * d])?)?)?;
+        self.o_proj.forward(&gated)
+    }
+
+    /// One sequence's attention: q [1, heads, L, d], k and v [1, kv_heads, L, d] (normed, not
+    /// yet rotated) → [1, heads, L, d]; its keys and values grow by L.
+    fn attend(&self, q: Array, k: Array, v: Array, state: &mut LayerState, placement: Placement) -> Result<Array> {
         let cache = state.keys_values_mut()?;
         let offset = cache.len();
         let (q, k) = match placement {
@@ -95,10 +116,7 @@ impl GatedAttention {
             Placement::Explicit(rotation) => (rotation.apply(&q)?, rotation.apply(&k)?),
         };
         let (keys, values) = cache.append(k, v)?;
-        let out = cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset, window: None })?;
-        let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?;
-        let gated = ops::multiply(&out, &nn::sigmoid(&gate.reshape(&[b, l, h * d])?)?)?;
-        self.o_proj.forward(&gated)
+        cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset, window: None })
     }
 
     pub fn arrays(&self) -> Vec<&Array> {
