@@ -3,11 +3,12 @@
 //! output is scaled by `sigmoid(gate)` before o_proj.
 
 use mlx_rs::ops::indexing::IndexOp;
-use mlx_rs::{nn, ops, Array};
+use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::error::{EngineError, Result};
 use crate::model::config::RopeConfig;
-use crate::model::layers::cpu_attention::{self, Causal};
+use crate::model::layers::attention::DecodeKernels;
+use crate::model::layers::cpu_attention::{self, Causal, RopeTable};
 use crate::model::layers::mrope::Rotation;
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 use crate::model::loader::LayerLoader;
@@ -77,7 +78,8 @@ impl GatedAttention {
     /// decode step of several) with its tokens placed by `placements[i]` (at their index plus a
     /// shift, or at explicit multimodal positions); each row's keys and values grow by L.
     /// Projections, norms, the gate and o_proj run once for the batch; RoPE and attention per
-    /// row, at the row's own position against its own keys and values.
+    /// row, at the row's own position against its own keys and values, or, for a text decode
+    /// step on the CPU, in one kernel call for every row (`DecodeKernels`).
     pub fn forward_rows(&self, x: &Array, states: &mut [&mut LayerState], placements: &[Placement]) -> Result<Array> {
         let (b, l) = (x.dim(0), x.dim(1));
         if b as usize != states.len() || states.len() != placements.len() {
@@ -88,19 +90,35 @@ impl GatedAttention {
         let (qg, k, v) = (parts.next().expect("q_proj"), parts.next().expect("k_proj"), parts.next().expect("v_proj"));
         let mut halves = qg.reshape(&[b, l, h, 2 * d])?.split_at_indices(&[d], -1)?.into_iter();
         let (q, gate) = (halves.next().expect("query"), halves.next().expect("gate"));
-        let q = self.q_norm.forward(&q)?.transpose_axes(&[0, 2, 1, 3])?;
-        let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
-        let v = v.reshape(&[b, l, kvh, d])?.transpose_axes(&[0, 2, 1, 3])?;
+        let q = self.q_norm.forward(&q)?;
+        let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?;
 
-        let mut outs = Vec::with_capacity(states.len());
-        for (i, (state, placement)) in states.iter_mut().zip(placements).enumerate() {
-            let row = |t: &Array| if b == 1 { t.clone() } else { t.index(i as i32..i as i32 + 1) };
-            outs.push(self.attend(row(&q), row(&k), row(&v), state, *placement)?);
-        }
-        let out = if outs.len() == 1 { outs.pop().expect("one row") } else { ops::concatenate(&outs, 0)? };
-        let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?;
+        let out = match self.decode_kernels(l, q.dtype(), states, placements) {
+            // A text decode step (each token at its index in the cache) on the CPU kernels.
+            Some((kernels, rope)) => kernels.step(&q, &k, &v, states, rope)?,
+            None => {
+                let (q, k) = (q.transpose_axes(&[0, 2, 1, 3])?, k.transpose_axes(&[0, 2, 1, 3])?);
+                let v = v.reshape(&[b, l, kvh, d])?.transpose_axes(&[0, 2, 1, 3])?;
+                let mut outs = Vec::with_capacity(states.len());
+                for (i, (state, placement)) in states.iter_mut().zip(placements).enumerate() {
+                    let row = |t: &Array| if b == 1 { t.clone() } else { t.index(i as i32..i as i32 + 1) };
+                    outs.push(self.attend(row(&q), row(&k), row(&v), state, *placement)?);
+                }
+                let out = if outs.len() == 1 { outs.pop().expect("one row") } else { ops::concatenate(&outs, 0)? };
+                out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?
+            }
+        };
         let gated = ops::multiply(&out, &nn::sigmoid(&gate.reshape(&[b, l, h * d])?)?)?;
         self.o_proj.forward(&gated)
+    }
+
+    /// The CPU decode kernels and the RoPE table they rotate by, where they take this step: one
+    /// token per row, each at its index in the cache (no position shift), computed in a dtype
+    /// and kept in states they write.
+    fn decode_kernels(&self, l: i32, dtype: Dtype, states: &[&mut LayerState], placements: &[Placement]) -> Option<(DecodeKernels, &RopeTable)> {
+        let kernels = DecodeKernels { heads: self.heads as usize, kv_heads: self.kv_heads as usize, head_dim: self.head_dim as usize, scale: self.scale };
+        let text = placements.iter().all(|p| matches!(p, Placement::Shifted(0)));
+        (l == 1 && text && kernels.apply(dtype, states)).then_some(kernels).zip(self.rope.table())
     }
 
     /// One sequence's attention: q [1, heads, L, d], k and v [1, kv_heads, L, d] (normed, not
