@@ -7,7 +7,7 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array, Dtype};
 
 use crate::state::{LayerState, StateKind};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::model::layers::cpu_attention::{self, Causal, RopeTable};
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 
@@ -103,7 +103,7 @@ impl Attention {
     fn attend_rows(&self, projected: Vec<Array>, mut kvs: Vec<KvSource>, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Vec<Attended>)> {
         let rows = projected[0].dim(0);
         if rows as usize != kvs.len() {
-            return Err(crate::error::EngineError::Internal(format!("{rows} rows of projections for {} keys and values", kvs.len())));
+            return Err(EngineError::Internal(format!("{rows} rows of projections for {} keys and values", kvs.len())));
         }
         if rows == 1 {
             let (out, attended) = self.attend(projected, kvs.pop().expect("one row"), mask)?;

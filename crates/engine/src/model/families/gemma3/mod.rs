@@ -99,7 +99,6 @@ impl Gemma3 {
     }
 }
 
-
 impl TextModel for Gemma3 {
     fn config(&self) -> &TextConfig {
         &self.config

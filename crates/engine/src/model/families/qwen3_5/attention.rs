@@ -78,8 +78,9 @@ impl GatedAttention {
     /// decode step of several) with its tokens placed by `placements[i]` (at their index plus a
     /// shift, or at explicit multimodal positions); each row's keys and values grow by L.
     /// Projections, norms, the gate and o_proj run once for the batch; RoPE and attention per
-    /// row, at the row's own position against its own keys and values, or, for a text decode
-    /// step on the CPU, in one kernel call for every row (`DecodeKernels`).
+    /// row, at the row's own position against its own keys and values; in a decode step on the
+    /// CPU, the rows placed at their index in the cache (text) in one kernel call
+    /// (`DecodeKernels`).
     pub fn forward_rows(&self, x: &Array, states: &mut [&mut LayerState], placements: &[Placement]) -> Result<Array> {
         let (b, l) = (x.dim(0), x.dim(1));
         if b as usize != states.len() || states.len() != placements.len() {
@@ -93,32 +94,51 @@ impl GatedAttention {
         let q = self.q_norm.forward(&q)?;
         let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?;
 
-        let out = match self.decode_kernels(l, q.dtype(), states, placements) {
-            // A text decode step (each token at its index in the cache) on the CPU kernels.
-            Some((kernels, rope)) => kernels.step(&q, &k, &v, states, rope)?,
-            None => {
-                let (q, k) = (q.transpose_axes(&[0, 2, 1, 3])?, k.transpose_axes(&[0, 2, 1, 3])?);
-                let v = v.reshape(&[b, l, kvh, d])?.transpose_axes(&[0, 2, 1, 3])?;
+        // A decode step's rows whose token sits at its index in the cache (text) attend through
+        // the CPU kernels, together; rows placed otherwise (after an image) one by one. Each
+        // row takes the path it takes alone, whatever else is in the batch.
+        let kernels = self.decode_kernels(l, q.dtype(), states);
+        let by_kernels: Vec<bool> = placements.iter().map(|p| kernels.is_some() && matches!(p, Placement::Shifted(0))).collect();
+        let through_kernels = match kernels {
+            Some((kernels, rope)) if by_kernels.contains(&true) => {
+                let picked: Vec<i32> = (0..b).filter(|&i| by_kernels[i as usize]).collect();
+                let pick = |t: &Array| -> Result<Array> {
+                    Ok(if picked.len() == b as usize { t.clone() } else { t.take_axis(Array::from_slice(&picked, &[picked.len() as i32]), 0)? })
+                };
+                let mut mine: Vec<&mut LayerState> = states.iter_mut().zip(&by_kernels).filter(|(_, &k)| k).map(|(s, _)| &mut **s).collect();
+                Some(kernels.step(&pick(&q)?, &pick(&k)?, &pick(&v)?, &mut mine, rope)?)
+            }
+            _ => None,
+        };
+        let out = match through_kernels {
+            Some(out) if !by_kernels.contains(&false) => out,
+            through_kernels => {
+                let heads = |t: Array, n: i32| -> Result<Array> { Ok(t.reshape(&[-1, l, n, d])?.transpose_axes(&[0, 2, 1, 3])?) };
                 let mut outs = Vec::with_capacity(states.len());
+                let mut kernel_rows = 0;
                 for (i, (state, placement)) in states.iter_mut().zip(placements).enumerate() {
+                    if by_kernels[i] {
+                        let all = through_kernels.as_ref().expect("rows through the kernels");
+                        outs.push(all.index(kernel_rows..kernel_rows + 1));
+                        kernel_rows += 1;
+                        continue;
+                    }
                     let row = |t: &Array| if b == 1 { t.clone() } else { t.index(i as i32..i as i32 + 1) };
-                    outs.push(self.attend(row(&q), row(&k), row(&v), state, *placement)?);
+                    let out = self.attend(heads(row(&q), h)?, heads(row(&k), kvh)?, heads(row(&v), kvh)?, state, *placement)?;
+                    outs.push(out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[1, l, h * d])?);
                 }
-                let out = if outs.len() == 1 { outs.pop().expect("one row") } else { ops::concatenate(&outs, 0)? };
-                out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?
+                if outs.len() == 1 { outs.pop().expect("one row") } else { ops::concatenate(&outs, 0)? }
             }
         };
         let gated = ops::multiply(&out, &nn::sigmoid(&gate.reshape(&[b, l, h * d])?)?)?;
         self.o_proj.forward(&gated)
     }
 
-    /// The CPU decode kernels and the RoPE table they rotate by, where they take this step: one
-    /// token per row, each at its index in the cache (no position shift), computed in a dtype
-    /// and kept in states they write.
-    fn decode_kernels(&self, l: i32, dtype: Dtype, states: &[&mut LayerState], placements: &[Placement]) -> Option<(DecodeKernels, &RopeTable)> {
+    /// The CPU decode kernels and the RoPE table they rotate by, where they can take this
+    /// step: one token per row, computed in a dtype and kept in states they write.
+    fn decode_kernels(&self, l: i32, dtype: Dtype, states: &[&mut LayerState]) -> Option<(DecodeKernels, &RopeTable)> {
         let kernels = DecodeKernels { heads: self.heads as usize, kv_heads: self.kv_heads as usize, head_dim: self.head_dim as usize, scale: self.scale };
-        let text = placements.iter().all(|p| matches!(p, Placement::Shifted(0)));
-        (l == 1 && text && kernels.apply(dtype, states)).then_some(kernels).zip(self.rope.table())
+        (l == 1 && kernels.apply(dtype, states)).then_some(kernels).zip(self.rope.table())
     }
 
     /// One sequence's attention: q [1, heads, L, d], k and v [1, kv_heads, L, d] (normed, not
