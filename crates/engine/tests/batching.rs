@@ -8,6 +8,7 @@ use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{BatchOptions, Engine, EngineOptions, Event, Generation, ModelId, Prompt, Request, StopReason};
 use confab_engine::sample::SamplingParams;
 use confab_engine::{AppPaths, DefaultModel, EngineError};
+use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::Array;
 
 fn start(model: PathBuf, batch: BatchOptions) -> (Engine, ModelId) {
@@ -105,13 +106,110 @@ fn batched_greedy_decoding_matches_one_at_a_time_tiny_llama() {
     batched_matches_alone(tiny_llama(), 384);
 }
 
-/// Qwen 3 (per-head q/k norms) and 4-bit weights batch too; sliding-window (Gemma 3) and
-/// recurrent (Qwen 3.5) families decode their rows one at a time, interleaved.
+fn tiny(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
+}
+
+/// Every family batches its decode steps: Qwen 3 (per-head q/k norms), 4-bit weights, Gemma 3
+/// (sliding-window layers), Gemma 4 (sliding layers, KV-shared layers, per-layer inputs; and
+/// its MoE variant), Qwen 3.5 (gated DeltaNet layers with recurrent state, gated attention) and
+/// its MoE variants (Qwen3.5-MoE, Qwen3-Next). With `vocab` the fixture's vocabulary size.
+const FAMILIES: [(&str, u32); 9] = [
+    ("qwen3", 512),
+    ("llama_mlx4", 384),
+    ("gemma3", 320),
+    ("gemma4", 400),
+    ("gemma4_moe", 400),
+    ("gemma4_ple_mlx4", 400),
+    ("qwen3_5", 448),
+    ("qwen3_5_moe", 416),
+    ("qwen3_next", 480),
+];
+
 #[test]
 fn other_families_match_one_at_a_time() {
-    for (name, vocab) in [("qwen3", 512), ("llama_mlx4", 384), ("gemma3", 320), ("qwen3_5", 448)] {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name);
-        batched_matches_alone(dir, vocab);
+    for (name, vocab) in FAMILIES {
+        batched_matches_alone(tiny(name), vocab);
+    }
+}
+
+/// The ops that read a layer's weights: Confab's CPU linear kernel, MLX's (quantized) matmuls
+/// of stacked experts.
+const WEIGHT_READS: [&str; 3] = ["ConfabCpuLinear", "GatherMM", "GatherQMM"];
+
+/// The batch path, model by model: the model says it batches; a decode step of three rows at
+/// different lengths (prompts of 5, 12 and 23 tokens: inside, at and past Gemma's 8-token
+/// window) through `forward_batch` gives each row the logits `forward` gives it alone, step
+/// after step (six steps, each row fed its own greedy choice); and the batched step's graph
+/// holds as many weight-reading nodes as one row's step: the projections, MLPs, experts and
+/// output head run once for the batch, not once per row. On the CPU kernels (Linux CI) the
+/// logits are identical with float32 weights; 4-bit weights are summed in another order for one
+/// row than for several by the CPU kernel (packed dot products, against widened blocks), so
+/// there within `TOLERANCE` (the logits span about ±10), and the chosen tokens identical.
+/// Elsewhere (a GPU, or `CONFAB_CPU_KERNELS=0`) products of one row and of several may take
+/// different kernels: every row within `TOLERANCE`; and a weight-reading node cannot be told
+/// from attention's matmuls by its name there, so the count is left out.
+#[test]
+fn a_batched_step_runs_the_weights_once_and_gives_each_row_its_own_logits() {
+    use confab_engine::model;
+    use confab_engine::state::SequenceState;
+    const TOLERANCE: f32 = 1e-4;
+    let max_diff = |a: &Array, b: &Array| -> f32 {
+        let d = mlx_rs::ops::abs(mlx_rs::ops::subtract(a, b).unwrap()).unwrap();
+        mlx_rs::ops::max(&d, None).unwrap().item_exact::<f32>()
+    };
+    let argmax = |logits: &Array| -> Vec<i32> {
+        let next = mlx_rs::ops::indexing::argmax_axis(logits, -1, None).unwrap().as_dtype(mlx_rs::Dtype::Int32).unwrap();
+        next.as_slice::<i32>().to_vec()
+    };
+    for (name, vocab) in FAMILIES {
+        let loaded = model::load(&tiny(name), &LoadOptions::default()).unwrap();
+        let m = loaded.model.as_ref();
+        assert!(m.batches(), "{name} decodes its rows one at a time");
+        // Loading decides whether the CPU kernels run.
+        let cpu_kernels = confab_engine::model::layers::cpu_linear::enabled();
+        let tolerance = if loaded.quantized || !cpu_kernels { TOLERANCE } else { 0.0 };
+        let mut alone: Vec<SequenceState> = [5u32, 12, 23]
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| {
+                let prompt: Vec<i32> = (0..n).map(|i| 3 + ((i * 7 + k as u32 * 13) % (vocab - 3)) as i32).collect();
+                let mut state = m.new_state();
+                let logits = m.forward(&Array::from_slice(&prompt, &[1, n as i32]), &mut state).unwrap();
+                mlx_rs::transforms::eval(state.arrays().into_iter().chain([&logits])).unwrap();
+                state
+            })
+            .collect();
+        let mut batched = alone.clone();
+        let mut tokens = vec![7i32, 8, 9];
+        for step in 0..6 {
+            let each: Vec<Array> = alone
+                .iter_mut()
+                .zip(&tokens)
+                .map(|(state, &t)| m.forward(&Array::from_slice(&[t], &[1, 1]), state).unwrap())
+                .collect();
+            let mut rows: Vec<&mut SequenceState> = batched.iter_mut().collect();
+            let together = m.forward_batch(&Array::from_slice(&tokens, &[3, 1]), &mut rows).unwrap();
+            if step == 0 && cpu_kernels {
+                let reads = |a: &Array| graph_labels(a).iter().filter(|l| WEIGHT_READS.iter().any(|w| l.contains(w))).count();
+                let (one, all) = (reads(&each[0]), reads(&together));
+                assert!(one > 0, "{name}: no weight-reading node in a step's graph");
+                assert_eq!(all, one, "{name}: a step of 3 rows reads the weights {all} times, one row's {one}");
+            }
+            assert_eq!(together.shape(), [3, m.config().vocab_size as i32]);
+            for (i, logits) in each.iter().enumerate() {
+                let d = max_diff(&together.index(i as i32..i as i32 + 1), logits);
+                assert!(d <= tolerance, "{name}, step {step}, row {i}: batched logits differ from alone by {d}");
+            }
+            let chosen = argmax(&together);
+            let alone_chosen: Vec<i32> = each.iter().flat_map(argmax).collect();
+            assert_eq!(chosen, alone_chosen, "{name}, step {step}: batched rows chose other tokens than alone");
+            // The rows' lengths stay their own.
+            for (a, b) in alone.iter().zip(&batched) {
+                assert_eq!(a.len(), b.len());
+            }
+            tokens = chosen;
+        }
     }
 }
 
@@ -187,6 +285,38 @@ fn rows_resuming_one_cached_prefix_write_their_own_copies() {
     assert_eq!(after, tokens_of(plain.generate(request(plain_id, whole, 8, false))));
 }
 
+/// Rows decoded together keep states of their own, which the prefix cache stores when they
+/// finish: for windows (Gemma 3, Gemma 4) and recurrent state (Qwen 3.5), two requests run
+/// batched, then a third continues the first one's conversation (prompt, reply and two more
+/// tokens). It resumes from the state the batched row left, at its full length, and gives
+/// what an engine without the cache gives.
+#[test]
+fn rows_decoded_together_leave_states_the_cache_resumes() {
+    for (name, vocab) in [("gemma3", 320u32), ("gemma4", 400), ("qwen3_5", 448)] {
+        let prompt = |k: u32, n: u32| -> Vec<u32> { (0..n).map(|i| 3 + (i * 7 + k * 13) % (vocab - 3)).collect() };
+        let (a, b) = (prompt(0, 11), prompt(1, 19));
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let (id, _) = engine.load(tiny(name), LoadOptions::default(), |_| {}).unwrap();
+        let first = engine.generate(request(id, a.clone(), 12, false));
+        let mut events = vec![];
+        take_tokens(&first, 2, &mut events);
+        let second = engine.generate(request(id, b, 12, false));
+        events.extend(first);
+        let reply = tokens_of(events.into_iter());
+        assert_eq!(tokens_of(second).len(), 12);
+
+        let continued: Vec<u32> = a.iter().chain(&reply).copied().chain([5, 6]).collect();
+        let events: Vec<Event> = engine.generate(request(id, continued.clone(), 8, false)).collect();
+        // The row fed its prompt and every reply token but the last (and the last too when a
+        // step ahead had already run on it).
+        let fed = a.len() + reply.len() - 1;
+        let resumed = events.iter().any(|e| matches!(e, Event::Plan(plan) if plan.reuse_source == "memory" && plan.reused_tokens >= fed));
+        assert!(resumed, "{name}: the continuation did not resume from the batched row's state ({fed} tokens)");
+        let (plain, plain_id) = start(tiny(name), BatchOptions::default());
+        assert_eq!(tokens_of(events.into_iter()), tokens_of(plain.generate(request(plain_id, continued, 8, false))), "{name}");
+    }
+}
+
 #[test]
 fn rows_stop_and_cancel_independently() {
     let (engine, id) = start(tiny_llama(), BatchOptions::default());
@@ -211,14 +341,17 @@ fn rows_stop_and_cancel_independently() {
     assert_eq!(reason(long), (StopReason::MaxTokens, 200));
 }
 
-/// Graph nodes (operations) between `a` and what is already evaluated, from MLX's dot export.
-fn graph_nodes(a: &Array) -> usize {
+/// The labels of the graph nodes (operations) between `a` and what is already evaluated, from
+/// MLX's dot export.
+fn graph_labels(a: &Array) -> Vec<String> {
     use std::ffi::{c_char, c_int, CString};
     extern "C" {
         fn fopen(path: *const c_char, mode: *const c_char) -> *mut mlx_sys::FILE;
         fn fclose(file: *mut mlx_sys::FILE) -> c_int;
     }
-    let path = std::env::temp_dir().join(format!("confab-step-{}.dot", std::process::id()));
+    static EXPORTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = EXPORTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("confab-step-{}-{n}.dot", std::process::id()));
     let (c_path, mode) = (CString::new(path.to_str().unwrap()).unwrap(), CString::new("w").unwrap());
     // SAFETY: a fresh FILE for the export; the outputs vector holds a live array.
     unsafe {
@@ -237,13 +370,16 @@ fn graph_nodes(a: &Array) -> usize {
         Err(_) => drop(std::fs::remove_file(&path)),
     }
     // Operations are drawn as boxes, arrays as ovals.
-    dot.lines().filter(|l| l.contains("shape=rectangle") || l.contains("shape=box")).count()
+    dot.lines().filter(|l| l.contains("shape=rectangle") || l.contains("shape=box")).map(str::to_owned).collect()
 }
 
-/// Not a test: the cost of one decode step of float32 SmolLM2-135M for 1, 4 and 8 rows
-/// (prompts of 100–170 tokens, prefilled first; the median of 24 steps, each evaluated before
-/// the next), and the graph nodes a step builds. Speed is printed, never asserted. Compare
-/// `CONFAB_CPU_DECODE=0` (rows attend one by one through MLX's RoPE and cache updates).
+/// Not a test: the cost of one decode step of float32 SmolLM2-135M (or the model at
+/// `CONFAB_STEP_MODEL`) for 1, 4 and 8 rows (prompts of 100–170 tokens, prefilled first; the
+/// median of 24 steps, each evaluated before the next), and the graph nodes a step builds.
+/// Rows of 4 and 8 are stepped both ways: batched (`forward_batch`) and row by row (one
+/// `forward` each, as the scheduler steps models that do not batch). Speed is printed, never
+/// asserted. Compare `CONFAB_CPU_DECODE=0` (rows attend one by one through MLX's RoPE and cache
+/// updates).
 /// `cargo test -p confab-engine --test batching -- --ignored --nocapture decode_step_cost`
 #[test]
 #[ignore]
@@ -251,14 +387,17 @@ fn decode_step_cost() {
     use confab_engine::model::{self, DtypeChoice};
     use confab_engine::state::SequenceState;
     use std::time::Instant;
-    let loaded = model::load(&smollm2(), &LoadOptions { dtype: DtypeChoice::Float32, ..Default::default() }).unwrap();
+    let path = std::env::var_os("CONFAB_STEP_MODEL").map_or_else(smollm2, PathBuf::from);
+    let loaded = model::load(&path, &LoadOptions { dtype: DtypeChoice::Float32, ..Default::default() }).unwrap();
     let m = &loaded.model;
     let layers = m.config().num_layers;
-    for rows in [1usize, 4, 8] {
+    let vocab = m.config().vocab_size as i32;
+    println!("{}", path.display());
+    for (rows, batched) in [(1usize, false), (4, false), (4, true), (8, false), (8, true)] {
         let mut states: Vec<SequenceState> = (0..rows)
             .map(|r| {
                 let mut state = m.new_state();
-                let prompt: Vec<i32> = (0..100 + 10 * r as i32).map(|i| 3 + (i * 7) % 40000).collect();
+                let prompt: Vec<i32> = (0..100 + 10 * r as i32).map(|i| 3 + (i * 7) % (vocab.min(40000) - 3)).collect();
                 m.forward(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap().eval().unwrap();
                 state
             })
@@ -268,15 +407,17 @@ fn decode_step_cost() {
         let mut nodes = 0;
         for step in 0..28 {
             let start = Instant::now();
-            let logits = if rows == 1 {
-                m.forward(&tokens, &mut states[0]).unwrap()
-            } else {
+            let logits = if batched {
                 let mut refs: Vec<&mut SequenceState> = states.iter_mut().collect();
                 m.forward_batch(&tokens, &mut refs).unwrap()
+            } else {
+                let each: Vec<Array> =
+                    states.iter_mut().enumerate().map(|(i, s)| m.forward(&tokens.index(i as i32..i as i32 + 1), s).unwrap()).collect();
+                mlx_rs::ops::concatenate(&each, 0).unwrap()
             };
             let next = mlx_rs::ops::indexing::argmax_axis(&logits, -1, None).unwrap().as_dtype(mlx_rs::Dtype::Int32).unwrap();
             if step == 0 {
-                nodes = graph_nodes(&next);
+                nodes = graph_labels(&next).len();
             }
             next.eval().unwrap();
             if step >= 4 {
@@ -287,7 +428,8 @@ fn decode_step_cost() {
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let ms = times[times.len() / 2];
         println!(
-            "{rows} rows: {ms:6.1} ms a step ({:5.1} tok/s), {nodes} graph nodes ({:.1} per layer per row)",
+            "{rows} rows {:10}: {ms:6.1} ms a step ({:5.1} tok/s), {nodes} graph nodes ({:.1} per layer per row)",
+            if batched { "batched" } else { "row by row" },
             rows as f64 * 1e3 / ms,
             nodes as f64 / (layers * rows) as f64
         );

@@ -15,7 +15,8 @@
 //!   rope delta; the delta kept with the state serves its decode steps and continuations
 //!   without positions: `cache/disk.rs` tests that it survives the disk.)
 //! - an image past the processor's 200:1 aspect ratio is a typed error naming the file;
-//! - image requests decoded in one batch with a text-only one each give their own tokens;
+//! - image requests decoded in one batch with a text-only one each give their own tokens (and
+//!   the same with Qwen3.5 with vision, whose image rows and text row attend by different paths);
 //! - Qwen3.5 with a vision tower and Qwen3-VL-MoE (below); a vision_config whose tower is named
 //!   otherwise loads text-only.
 
@@ -391,13 +392,24 @@ fn a_vision_config_whose_tower_is_named_otherwise_loads_as_text_only() {
 
 #[test]
 fn image_requests_decoded_together_each_give_their_own_tokens() {
-    // Three requests at once (the prefix cache off, so each computes its prompt): the two-image
-    // chat twice, the second joining after the first's third token, and a text-only chat.
-    // Batched decode steps place each row at its own position (images shift them).
-    let reference = reference();
+    decoded_together("qwen3_vl");
+}
+
+/// Qwen3.5's rows after images sit past their indices, so their attention layers take the
+/// per-row path while the text-only row beside them takes the CPU decode kernels, as alone.
+#[test]
+fn qwen3_5_image_requests_decoded_together_each_give_their_own_tokens() {
+    decoded_together("qwen3_5_vl");
+}
+
+/// Three requests at once (the prefix cache off, so each computes its prompt): the two-image
+/// chat twice, the second joining after the first's third token, and a text-only chat.
+/// Batched decode steps place each row at its own position (images shift them).
+fn decoded_together(name: &str) {
+    let reference = reference_of(name);
     let steps = reference["steps"].as_u64().unwrap() as u32;
     let engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
-    let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
+    let (model, _) = engine.load(dir_of(name), LoadOptions::default(), |_| {}).unwrap();
     let request = |messages: Vec<ChatMessage>| {
         let mut sampling = SamplingParams::greedy();
         sampling.max_tokens = steps;
@@ -426,9 +438,9 @@ fn image_requests_decoded_together_each_give_their_own_tokens() {
     let second = engine.generate(request(messages(&reference)));
     let third = engine.generate(request(text_only()));
     first_events.extend(first);
-    assert_eq!(tokens(first_events), ids(&reference["greedy_ids"]), "the first image request");
-    assert_eq!(tokens(second.collect()), ids(&reference["greedy_ids"]), "the second image request, joined mid-way");
-    assert_eq!(tokens(third.collect()), text_alone, "the text-only request beside them");
+    assert_eq!(tokens(first_events), ids(&reference["greedy_ids"]), "{name}: the first image request");
+    assert_eq!(tokens(second.collect()), ids(&reference["greedy_ids"]), "{name}: the second image request, joined mid-way");
+    assert_eq!(tokens(third.collect()), text_alone, "{name}: the text-only request beside them");
 }
 
 // ---- Video (reference["video"]: 10 frames of 72 × 40 at 10 fps, given to transformers as

@@ -263,6 +263,12 @@ impl SequenceState {
         self.layers.iter().map(LayerState::kind).collect()
     }
 
+    /// Layer `i`'s state, or an error when the state was made for another model.
+    pub fn layer_mut(&mut self, i: usize) -> Result<&mut LayerState> {
+        let layers = self.layers.len();
+        self.layers.get_mut(i).ok_or_else(|| EngineError::Internal(format!("the sequence's state has {layers} layers, not {}; it belongs to another model", i + 1)))
+    }
+
     /// Positions seen (the same in every layer).
     pub fn len(&self) -> usize {
         self.layers.first().map_or(0, LayerState::len)

@@ -7,8 +7,8 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array, Dtype};
 
 use crate::state::{LayerState, StateKind};
-use crate::error::Result;
-use crate::model::layers::cpu_attention::{self, Causal};
+use crate::error::{EngineError, Result};
+use crate::model::layers::cpu_attention::{self, Causal, RopeTable};
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 
 pub struct Attention {
@@ -69,8 +69,18 @@ impl Attention {
     /// causal/sliding mask when given. Returns the output and the keys and values attended to
     /// (for layers that share them).
     pub fn forward_with(&self, x: &Array, kv: KvSource, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Attended)> {
+        let (out, mut attended) = self.forward_rows_with(x, vec![kv], mask)?;
+        Ok((out, attended.pop().expect("one row attended")))
+    }
+
+    /// `forward_with` for several sequences at once: x [B, L, hidden], row i attending to
+    /// `kvs[i]` (its own state, or the keys and values another layer attended to for that
+    /// row), each at its own position. The projections run once for the batch, attention per
+    /// row, exactly as `forward_with` runs it for that row alone. Returns the output and each
+    /// row's keys and values attended to.
+    pub fn forward_rows_with(&self, x: &Array, kvs: Vec<KvSource>, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Vec<Attended>)> {
         let projected = self.qkv.forward(x)?;
-        let (out, attended) = self.attend(projected, kv, mask)?;
+        let (out, attended) = self.attend_rows(projected, kvs, mask)?;
         Ok((self.o_proj.forward(&out)?, attended))
     }
 
@@ -84,39 +94,47 @@ impl Attention {
         if let Some(out) = self.decode_rows(&projected, states)? {
             return self.o_proj.forward(&out);
         }
-        let mut rows = Vec::with_capacity(states.len());
-        for (i, state) in states.iter_mut().enumerate() {
+        let kvs = states.iter_mut().map(|s| KvSource::Own(s)).collect();
+        self.o_proj.forward(&self.attend_rows(projected, kvs, None)?.0)
+    }
+
+    /// `attend` for each row of the projections [B, L, ·] against `kvs[row]`: the heads'
+    /// output [B, L, heads × head_dim] and what each row attended to.
+    fn attend_rows(&self, projected: Vec<Array>, mut kvs: Vec<KvSource>, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Vec<Attended>)> {
+        let rows = projected[0].dim(0);
+        if rows as usize != kvs.len() {
+            return Err(EngineError::Internal(format!("{rows} rows of projections for {} keys and values", kvs.len())));
+        }
+        if rows == 1 {
+            let (out, attended) = self.attend(projected, kvs.pop().expect("one row"), mask)?;
+            return Ok((out, vec![attended]));
+        }
+        let mut outs = Vec::with_capacity(kvs.len());
+        let mut attended = Vec::with_capacity(kvs.len());
+        for (i, kv) in kvs.into_iter().enumerate() {
             let row = i as i32..i as i32 + 1;
             let mine = projected.iter().map(|p| p.index((row.clone(), .., ..))).collect();
-            rows.push(self.attend(mine, KvSource::Own(state), None)?.0);
+            let (out, a) = self.attend(mine, kv, mask)?;
+            outs.push(out);
+            attended.push(a);
         }
-        let out = if rows.len() == 1 { rows.pop().expect("one row") } else { ops::concatenate(&rows, 0)? };
-        self.o_proj.forward(&out)
+        Ok((ops::concatenate(&outs, 0)?, attended))
     }
 
     /// One decode step (x was [B, 1, hidden]) for B sequences, each with its own full
-    /// keys/values state, through the CPU kernels: per row, its new key (rotated) and value
-    /// written into its own cache buffer at its position, then one attention node for all rows,
-    /// reading every row's keys and values in place up to its own length, with the queries'
-    /// RoPE applied inside. A few nodes per row instead of the twenty-odd of RoPE, slicing,
-    /// cache updates and attention each row would take (MLX's RoPE alone is a graph of small
-    /// ops on a CPU). None where the kernels do not apply: another device or dtype, a sliding
-    /// window, another kind of state; the caller then attends per row.
+    /// keys/values state, through the CPU kernels (`DecodeKernels`). None where they do not
+    /// apply: another device or dtype, a sliding window, another kind of state; the caller
+    /// then attends per row.
     fn decode_rows(&self, projected: &[Array], states: &mut [&mut LayerState]) -> Result<Option<Array>> {
         let q = &projected[0];
         let (rows, d) = (q.dim(0), self.head_dim as i32);
-        let applies = cpu_attention::decode_enabled()
-            && self.window.is_none()
-            && q.dtype() == Dtype::Float32
+        let kernels = DecodeKernels { heads: self.num_heads, kv_heads: self.num_kv_heads, head_dim: self.head_dim, scale: self.scale };
+        let applies = self.window.is_none()
             && q.ndim() == 3
             && q.dim(1) == 1
             && rows as usize == states.len()
-            && self.head_dim.is_multiple_of(16)
-            && self.num_kv_heads > 0
-            && self.num_heads.is_multiple_of(self.num_kv_heads)
             && projected.len() == if self.values_from_keys { 2 } else { 3 }
-            // One sequence per state, float32 buffers (or none yet): what the kernels write.
-            && states.iter().all(|s| matches!(s, LayerState::KeysValues(kv) if kv.layout().is_none_or(|l| l == (Dtype::Float32, 1))));
+            && kernels.apply(q.dtype(), states);
         let rope = match self.rope.table() {
             Some(rope) if applies => rope,
             _ => return Ok(None),
@@ -130,21 +148,7 @@ impl Attention {
         let k = &projected[1];
         let v = if self.values_from_keys { k } else { &projected[2] };
         let (q, k, v) = (heads(q, self.num_heads, &self.q_norm)?, heads(k, self.num_kv_heads, &self.k_norm)?, heads(v, self.num_kv_heads, &self.v_norm)?);
-        let (mut keys, mut values, mut lens) = (Vec::with_capacity(states.len()), Vec::with_capacity(states.len()), Vec::with_capacity(states.len()));
-        for (row, state) in states.iter_mut().enumerate() {
-            let cache = state.keys_values_mut()?;
-            let (kb, vb) = cache.push_with(self.num_kv_heads as i32, d, Dtype::Float32, |buffer, position, is_keys| {
-                if is_keys {
-                    cpu_attention::cache_write(buffer, &k, row, position, Some(rope))
-                } else {
-                    cpu_attention::cache_write(buffer, &v, row, position, None)
-                }
-            })?;
-            keys.push(kb);
-            values.push(vb);
-            lens.push(cache.len());
-        }
-        Ok(Some(cpu_attention::decode_attention(&q, &keys, &values, &lens, self.num_heads, self.scale, Some(rope))?))
+        Ok(Some(kernels.step(&q, &k, &v, states, rope)?))
     }
 
     /// Attention from the projections (q, then k and v where the layer has its own): the
@@ -206,5 +210,54 @@ impl Attention {
     pub fn arrays(&self) -> Vec<&mlx_rs::Array> {
         let norms = self.q_norm.iter().chain(&self.k_norm).chain(&self.v_norm).map(RmsNorm::weight);
         self.qkv.arrays().into_iter().chain(self.o_proj.arrays()).chain(norms).collect()
+    }
+}
+
+/// A decode step of full-attention layers through the CPU kernels, for B sequences each with
+/// its own full keys/values state: per row, its new key (rotated) and value written into its
+/// own cache buffer at its position, then one attention node for all rows, reading every
+/// row's keys and values in place up to its own length, with the queries' RoPE applied inside.
+/// A few nodes per row instead of the twenty-odd of RoPE, slicing, cache updates and attention
+/// each row would take (MLX's RoPE alone is a graph of small ops on a CPU). A token's position
+/// is its index in the cache.
+pub struct DecodeKernels {
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+    pub scale: f32,
+}
+
+impl DecodeKernels {
+    /// Whether the kernels take a step computed in `dtype` for these states: they are on,
+    /// float32, whole groups of query heads per KV head, a head size that is a multiple of 16,
+    /// and each state full keys/values of one sequence in float32 buffers (or none yet).
+    pub fn apply(&self, dtype: Dtype, states: &[&mut LayerState]) -> bool {
+        cpu_attention::decode_enabled()
+            && dtype == Dtype::Float32
+            && self.head_dim.is_multiple_of(16)
+            && self.kv_heads > 0
+            && self.heads.is_multiple_of(self.kv_heads)
+            && states.iter().all(|s| matches!(s, LayerState::KeysValues(kv) if kv.layout().is_none_or(|l| l == (Dtype::Float32, 1))))
+    }
+
+    /// The step (where `apply` said so): q [B, 1, heads, d] and k, v [B, 1, kv_heads, d] (or
+    /// with the heads flattened), normed where the layer norms them, not yet rotated; row b
+    /// continues `states[b]`. Returns the heads' output [B, 1, heads × d].
+    pub fn step(&self, q: &Array, k: &Array, v: &Array, states: &mut [&mut LayerState], rope: &RopeTable) -> Result<Array> {
+        let (mut keys, mut values, mut lens) = (Vec::with_capacity(states.len()), Vec::with_capacity(states.len()), Vec::with_capacity(states.len()));
+        for (row, state) in states.iter_mut().enumerate() {
+            let cache = state.keys_values_mut()?;
+            let (kb, vb) = cache.push_with(self.kv_heads as i32, self.head_dim as i32, Dtype::Float32, |buffer, position, is_keys| {
+                if is_keys {
+                    cpu_attention::cache_write(buffer, k, row, position, Some(rope))
+                } else {
+                    cpu_attention::cache_write(buffer, v, row, position, None)
+                }
+            })?;
+            keys.push(kb);
+            values.push(vb);
+            lens.push(cache.len());
+        }
+        cpu_attention::decode_attention(q, &keys, &values, &lens, self.heads, self.scale, Some(rope))
     }
 }

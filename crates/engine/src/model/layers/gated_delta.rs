@@ -89,16 +89,54 @@ pub fn chunked(q: &Array, k: &Array, v: &Array, g: &Array, beta: &Array, state: 
 
 /// One position (L = 1): (output [B, H, 1, Dv], the new state).
 pub fn step(q: &Array, k: &Array, v: &Array, g: &Array, beta: &Array, state: Option<&Array>) -> Result<(Array, Array)> {
-    let (b, h, dk, dv) = (q.dim(0), q.dim(1), q.dim(3), v.dim(3));
     let s = match state {
         Some(s) => s.as_dtype(Dtype::Float32)?,
-        None => ops::zeros_dtype(&[b, h, dk, dv], Dtype::Float32)?,
+        None => ops::zeros_dtype(&[q.dim(0), q.dim(1), q.dim(3), v.dim(3)], Dtype::Float32)?,
     };
+    let (s, write) = decay_and_write(k, v, g, beta, s)?;
+    let s = ops::add(&s, &write)?;
+    Ok((ops::matmul(q, &s)?, s))
+}
+
+/// One position for several sequences, each with its own state: q, k, v, g and β hold B
+/// rows (row i continues `states[i]`, [1, H, Dk, Dv], None for a fresh sequence). The decay
+/// and the correction run once for the batch; each row's new state is made in a buffer of its
+/// own (a view of a batch-sized state would keep the whole batch alive after its row
+/// finishes). Returns the outputs [B, H, 1, Dv] and the rows' new states. Row i's results are
+/// what `step` gives for it alone: the same operations on the same values (a batched matmul
+/// multiplies each batch entry on its own).
+pub fn step_rows(q: &Array, k: &Array, v: &Array, g: &Array, beta: &Array, states: &[Option<&Array>]) -> Result<(Array, Vec<Array>)> {
+    if states.len() == 1 {
+        let (out, s) = step(q, k, v, g, beta, states[0])?;
+        return Ok((out, vec![s]));
+    }
+    let (h, dk, dv) = (q.dim(1), q.dim(3), v.dim(3));
+    let stacked = states
+        .iter()
+        .map(|s| match s {
+            Some(s) => Ok(s.as_dtype(Dtype::Float32)?),
+            None => Ok(ops::zeros_dtype(&[1, h, dk, dv], Dtype::Float32)?),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (s, write) = decay_and_write(k, v, g, beta, ops::concatenate(&stacked, 0)?)?;
+    let mut outs = Vec::with_capacity(states.len());
+    let mut new = Vec::with_capacity(states.len());
+    for i in 0..states.len() as i32 {
+        let row = |a: &Array| a.index(i..i + 1);
+        let s = ops::add(row(&s), row(&write))?;
+        outs.push(ops::matmul(row(q), &s)?);
+        new.push(s);
+    }
+    Ok((ops::concatenate(&outs, 0)?, new))
+}
+
+/// The state decayed by exp(g), and the correction to add to it: k ⊗ β (v − Sᵀ k).
+fn decay_and_write(k: &Array, v: &Array, g: &Array, beta: &Array, s: Array) -> Result<(Array, Array)> {
     let s = ops::multiply(&s, &ops::exp(g)?.expand_dims(-1)?)?;
     let remembered = ops::matmul(k, &s)?; // [B, H, 1, Dv]
     let delta = ops::multiply(&ops::subtract(v, &remembered)?, &beta.expand_dims(-1)?)?;
-    let s = ops::add(&s, &ops::matmul(&k.swap_axes(-1, -2)?, &delta)?)?;
-    Ok((ops::matmul(q, &s)?, s))
+    let write = ops::matmul(&k.swap_axes(-1, -2)?, &delta)?;
+    Ok((s, write))
 }
 
 /// [n, n] booleans, true at and below diagonal `k` (0: the main one, -1: strictly below).
@@ -190,5 +228,23 @@ mod tests {
         }
         let split = ops::concatenate(&outs, 2).unwrap();
         assert!(max_diff(&split, &sequential) < 1e-5, "split outputs differ by {}", max_diff(&split, &sequential));
+    }
+
+    /// Three sequences stepped together, one of them fresh, give exactly what each gives
+    /// stepped alone, outputs and states.
+    #[test]
+    fn rows_step_as_they_do_alone() {
+        let rows: Vec<[Array; 5]> = (0..3).map(|r| inputs(1, 40 + 10 * r)).collect();
+        let states = [Some(ops::multiply(random(&[1, 3, 16, 8], 3), Array::from_f32(0.1)).unwrap()), None, Some(random(&[1, 3, 16, 8], 5))];
+        let stack = |n: usize| ops::concatenate(&rows.iter().map(|r| r[n].clone()).collect::<Vec<_>>(), 0).unwrap();
+        let refs: Vec<Option<&Array>> = states.iter().map(Option::as_ref).collect();
+        let (out, new) = step_rows(&stack(0), &stack(1), &stack(2), &stack(3), &stack(4), &refs).unwrap();
+        assert_eq!(new.len(), 3);
+        for (i, [q, k, v, g, beta]) in rows.iter().enumerate() {
+            let (o, s) = step(q, k, v, g, beta, states[i].as_ref()).unwrap();
+            assert_eq!(max_diff(&out.index(i as i32..i as i32 + 1), &o), 0.0, "row {i} output");
+            assert_eq!(new[i].shape(), s.shape());
+            assert_eq!(max_diff(&new[i], &s), 0.0, "row {i} state");
+        }
     }
 }

@@ -78,15 +78,13 @@ pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: 
     }))
 }
 
-impl TextModel for Gemma3 {
-    fn config(&self) -> &TextConfig {
-        &self.config
-    }
-
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+impl Gemma3 {
+    /// tokens [B, L] → logits [B, vocab] of the last position; `attend(layer, attention, x)`
+    /// runs a block's attention against the state (one sequence's, or each row's).
+    fn run(&self, tokens: &Array, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
         let mut h = ops::multiply(&self.embed.forward(tokens)?, &self.embed_scale)?;
-        for (b, layer_state) in self.blocks.iter().zip(state.layers.iter_mut()) {
-            let a = b.attention.forward(&b.input_norm.forward(&h)?, layer_state)?;
+        for (i, b) in self.blocks.iter().enumerate() {
+            let a = attend(i, &b.attention, &b.input_norm.forward(&h)?)?;
             h = ops::add(&h, &b.post_attention_norm.forward(&a)?)?;
             let m = b.mlp.forward(&b.pre_feedforward_norm.forward(&h)?)?;
             h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
@@ -98,6 +96,28 @@ impl TextModel for Gemma3 {
             logits = ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)?;
         }
         Ok(logits)
+    }
+}
+
+impl TextModel for Gemma3 {
+    fn config(&self) -> &TextConfig {
+        &self.config
+    }
+
+    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        self.run(tokens, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
+    }
+
+    fn batches(&self) -> bool {
+        true
+    }
+
+    /// Sliding layers attend per row against the row's own window; global layers as llama's.
+    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        self.run(tokens, |i, attention, x| {
+            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
+            attention.forward_rows(x, &mut layers)
+        })
     }
 
     /// Sliding layers keep only their window.

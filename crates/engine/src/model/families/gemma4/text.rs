@@ -298,10 +298,19 @@ impl Gemma4 {
         Ok(ops::multiply(&self.embed.forward(ids)?, &self.embed_scale)?)
     }
 
-    fn run(&self, embeds: Array, ids: &Array, state: &mut SequenceState, blocks: Option<&[i32]>) -> Result<Array> {
+    /// Embeddings [B, L, hidden] (and their ids) through the stack, row i continuing
+    /// `states[i]` at its own position; logits [B, vocab] of the last position. `blocks`
+    /// labels a single sequence's media positions. Everything but attention runs once for the
+    /// batch; attention per row, a KV-shared layer reading the keys and values its source layer
+    /// attended to for that same row.
+    fn run(&self, embeds: Array, ids: &Array, states: &mut [&mut SequenceState], blocks: Option<&[i32]>) -> Result<Array> {
+        let rows = states.len();
+        if embeds.dim(0) as usize != rows || (blocks.is_some() && rows != 1) {
+            return Err(EngineError::Internal(format!("{} rows of embeddings for {rows} sequences", embeds.dim(0))));
+        }
         let layers = self.blocks.len() as i32;
         let per_layer = self.per_layer_inputs.as_ref().map(|p| p.compute(ids, &embeds, layers)).transpose()?;
-        let offset = state.len();
+        let offsets: Vec<usize> = states.iter().map(|s| s.len()).collect();
         let l = embeds.dim(1) as usize;
         // Sliding layers with an image in this chunk: its tokens see each other both ways.
         let media_mask = match (blocks, self.extras.bidirectional_attention.as_deref(), self.config.sliding_window) {
@@ -310,17 +319,23 @@ impl Gemma4 {
             }
             _ => None,
         };
-        let mut shared: Vec<Option<Attended>> = (0..self.blocks.len()).map(|_| None).collect();
+        // Per layer that others read, what each row attended to.
+        let mut shared: Vec<Option<Vec<Attended>>> = (0..self.blocks.len()).map(|_| None).collect();
         // The state holds only the layers that compute their own keys and values.
-        let mut slots = state.layers.iter_mut();
+        let mut slots: Vec<_> = states.iter_mut().map(|s| s.layers.iter_mut()).collect();
         let mut h = embeds;
         for (i, b) in self.blocks.iter().enumerate() {
-            let kv = match b.kv_from.and_then(|j| shared[j].as_ref()) {
-                Some(a) => KvSource::Shared { keys: &a.keys, values: &a.values, offset, start: a.start },
-                None => KvSource::Own(slots.next().ok_or_else(|| EngineError::Internal("the state has fewer layers than the model".into()))?),
-            };
+            let source = b.kv_from.and_then(|j| shared[j].as_ref());
+            let kvs = slots
+                .iter_mut()
+                .enumerate()
+                .map(|(row, slot)| match source {
+                    Some(a) => Ok(KvSource::Shared { keys: &a[row].keys, values: &a[row].values, offset: offsets[row], start: a[row].start }),
+                    None => Ok(KvSource::Own(slot.next().ok_or_else(|| EngineError::Internal("the state has fewer layers than the model".into()))?)),
+                })
+                .collect::<Result<Vec<_>>>()?;
             let mask = media_mask.as_ref().filter(|_| b.kind == LayerKind::Sliding).map(|m| m as &dyn Fn(usize, usize) -> Result<Array>);
-            let (a, attended) = b.attention.forward_with(&b.input_norm.forward(&h)?, kv, mask)?;
+            let (a, attended) = b.attention.forward_rows_with(&b.input_norm.forward(&h)?, kvs, mask)?;
             if self.producers[i] {
                 shared[i] = Some(attended);
             }
@@ -376,7 +391,19 @@ impl TextModel for Gemma4 {
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
         let ids = self.placeholders_as_pad(tokens)?;
         let embeds = self.embed_ids(&ids)?;
-        self.run(embeds, &ids, state, None)
+        self.run(embeds, &ids, &mut [state], None)
+    }
+
+    fn batches(&self) -> bool {
+        true
+    }
+
+    /// One decode step for several sequences, placeholder ids read as the pad id as in
+    /// `forward`.
+    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        let ids = self.placeholders_as_pad(tokens)?;
+        let embeds = self.embed_ids(&ids)?;
+        self.run(embeds, &ids, states, None)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
@@ -385,7 +412,7 @@ impl TextModel for Gemma4 {
 
     fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
         let ids = self.placeholders_as_pad(input.ids)?;
-        self.run(input.embeds.clone(), &ids, state, input.media_blocks)
+        self.run(input.embeds.clone(), &ids, &mut [state], input.media_blocks)
     }
 
     /// KV-shared layers keep nothing of their own; sliding layers keep only their window.

@@ -7,8 +7,8 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::Array;
 use serde_json::Value;
 
-use crate::state::{LayerState, SequenceState};
-use crate::error::{EngineError, Result};
+use crate::state::SequenceState;
+use crate::error::Result;
 use crate::model::config::{ConfigDefaults, TextConfig};
 use crate::model::layers::{Attention, Embedding, Linear, Mlp, RmsNorm};
 use crate::model::loader::{AttentionSpec, LayerLoader};
@@ -88,7 +88,7 @@ impl TextModel for Llama {
     }
 
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(tokens, |i, attention, x| attention.forward(x, layer(state, i)?))
+        self.run(tokens, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
     }
 
     fn batches(&self) -> bool {
@@ -97,7 +97,7 @@ impl TextModel for Llama {
 
     fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
         self.run(tokens, |i, attention, x| {
-            let mut layers = states.iter_mut().map(|s| layer(s, i)).collect::<Result<Vec<_>>>()?;
+            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
             attention.forward_rows(x, &mut layers)
         })
     }
@@ -112,10 +112,4 @@ impl TextModel for Llama {
         all.extend(self.lm_head.iter().flat_map(Linear::arrays));
         all
     }
-}
-
-/// Layer `i`'s state, or an error when the state was made for another model.
-fn layer(state: &mut SequenceState, i: usize) -> Result<&mut LayerState> {
-    let layers = state.layers.len();
-    state.layers.get_mut(i).ok_or_else(|| EngineError::Internal(format!("the sequence's state has {layers} layers, not {}; it belongs to another model", i + 1)))
 }

@@ -2,11 +2,13 @@
 //! gate of the same size; after grouped-query attention (per-head q/k norms, partial RoPE) the
 //! output is scaled by `sigmoid(gate)` before o_proj.
 
-use mlx_rs::{nn, ops, Array};
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::error::{EngineError, Result};
 use crate::model::config::RopeConfig;
-use crate::model::layers::cpu_attention::{self, Causal};
+use crate::model::layers::attention::DecodeKernels;
+use crate::model::layers::cpu_attention::{self, Causal, RopeTable};
 use crate::model::layers::mrope::Rotation;
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 use crate::model::loader::LayerLoader;
@@ -72,19 +74,76 @@ impl GatedAttention {
         })
     }
 
-    /// x [B, L, hidden] → [B, L, hidden]; the layer's keys and values grow by L. `placement`:
-    /// token i at its index plus a shift, or explicit multimodal positions.
-    pub fn forward(&self, x: &Array, state: &mut LayerState, placement: Placement) -> Result<Array> {
+    /// x [B, L, hidden] → [B, L, hidden], row i continuing `states[i]` (one sequence, or a
+    /// decode step of several) with its tokens placed by `placements[i]` (at their index plus a
+    /// shift, or at explicit multimodal positions); each row's keys and values grow by L.
+    /// Projections, norms, the gate and o_proj run once for the batch; RoPE and attention per
+    /// row, at the row's own position against its own keys and values; in a decode step on the
+    /// CPU, the rows placed at their index in the cache (text) in one kernel call
+    /// (`DecodeKernels`).
+    pub fn forward_rows(&self, x: &Array, states: &mut [&mut LayerState], placements: &[Placement]) -> Result<Array> {
         let (b, l) = (x.dim(0), x.dim(1));
+        if b as usize != states.len() || states.len() != placements.len() {
+            return Err(EngineError::Internal(format!("{b} rows for {} attention states and {} placements", states.len(), placements.len())));
+        }
         let (h, kvh, d) = (self.heads, self.kv_heads, self.head_dim);
         let mut parts = self.qkv.forward(x)?.into_iter();
         let (qg, k, v) = (parts.next().expect("q_proj"), parts.next().expect("k_proj"), parts.next().expect("v_proj"));
         let mut halves = qg.reshape(&[b, l, h, 2 * d])?.split_at_indices(&[d], -1)?.into_iter();
         let (q, gate) = (halves.next().expect("query"), halves.next().expect("gate"));
-        let q = self.q_norm.forward(&q)?.transpose_axes(&[0, 2, 1, 3])?;
-        let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
-        let v = v.reshape(&[b, l, kvh, d])?.transpose_axes(&[0, 2, 1, 3])?;
+        let q = self.q_norm.forward(&q)?;
+        let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?;
 
+        // A decode step's rows whose token sits at its index in the cache (text) attend through
+        // the CPU kernels, together; rows placed otherwise (after an image) one by one. Each
+        // row takes the path it takes alone, whatever else is in the batch.
+        let kernels = self.decode_kernels(l, q.dtype(), states);
+        let by_kernels: Vec<bool> = placements.iter().map(|p| kernels.is_some() && matches!(p, Placement::Shifted(0))).collect();
+        let through_kernels = match kernels {
+            Some((kernels, rope)) if by_kernels.contains(&true) => {
+                let picked: Vec<i32> = (0..b).filter(|&i| by_kernels[i as usize]).collect();
+                let pick = |t: &Array| -> Result<Array> {
+                    Ok(if picked.len() == b as usize { t.clone() } else { t.take_axis(Array::from_slice(&picked, &[picked.len() as i32]), 0)? })
+                };
+                let mut mine: Vec<&mut LayerState> = states.iter_mut().zip(&by_kernels).filter(|(_, &k)| k).map(|(s, _)| &mut **s).collect();
+                Some(kernels.step(&pick(&q)?, &pick(&k)?, &pick(&v)?, &mut mine, rope)?)
+            }
+            _ => None,
+        };
+        let out = match through_kernels {
+            Some(out) if !by_kernels.contains(&false) => out,
+            through_kernels => {
+                let heads = |t: Array, n: i32| -> Result<Array> { Ok(t.reshape(&[-1, l, n, d])?.transpose_axes(&[0, 2, 1, 3])?) };
+                let mut outs = Vec::with_capacity(states.len());
+                let mut kernel_rows = 0;
+                for (i, (state, placement)) in states.iter_mut().zip(placements).enumerate() {
+                    if by_kernels[i] {
+                        let all = through_kernels.as_ref().expect("rows through the kernels");
+                        outs.push(all.index(kernel_rows..kernel_rows + 1));
+                        kernel_rows += 1;
+                        continue;
+                    }
+                    let row = |t: &Array| if b == 1 { t.clone() } else { t.index(i as i32..i as i32 + 1) };
+                    let out = self.attend(heads(row(&q), h)?, heads(row(&k), kvh)?, heads(row(&v), kvh)?, state, *placement)?;
+                    outs.push(out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[1, l, h * d])?);
+                }
+                if outs.len() == 1 { outs.pop().expect("one row") } else { ops::concatenate(&outs, 0)? }
+            }
+        };
+        let gated = ops::multiply(&out, &nn::sigmoid(&gate.reshape(&[b, l, h * d])?)?)?;
+        self.o_proj.forward(&gated)
+    }
+
+    /// The CPU decode kernels and the RoPE table they rotate by, where they can take this
+    /// step: one token per row, computed in a dtype and kept in states they write.
+    fn decode_kernels(&self, l: i32, dtype: Dtype, states: &[&mut LayerState]) -> Option<(DecodeKernels, &RopeTable)> {
+        let kernels = DecodeKernels { heads: self.heads as usize, kv_heads: self.kv_heads as usize, head_dim: self.head_dim as usize, scale: self.scale };
+        (l == 1 && kernels.apply(dtype, states)).then_some(kernels).zip(self.rope.table())
+    }
+
+    /// One sequence's attention: q [1, heads, L, d], k and v [1, kv_heads, L, d] (normed, not
+    /// yet rotated) → [1, heads, L, d]; its keys and values grow by L.
+    fn attend(&self, q: Array, k: Array, v: Array, state: &mut LayerState, placement: Placement) -> Result<Array> {
         let cache = state.keys_values_mut()?;
         let offset = cache.len();
         let (q, k) = match placement {
@@ -95,10 +154,7 @@ impl GatedAttention {
             Placement::Explicit(rotation) => (rotation.apply(&q)?, rotation.apply(&k)?),
         };
         let (keys, values) = cache.append(k, v)?;
-        let out = cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset, window: None })?;
-        let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?;
-        let gated = ops::multiply(&out, &nn::sigmoid(&gate.reshape(&[b, l, h * d])?)?)?;
-        self.o_proj.forward(&gated)
+        cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset, window: None })
     }
 
     pub fn arrays(&self) -> Vec<&Array> {

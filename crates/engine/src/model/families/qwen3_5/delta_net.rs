@@ -80,15 +80,23 @@ impl DeltaNet {
         })
     }
 
-    /// x [B, L, hidden] → [B, L, hidden]; the state absorbs the L positions.
-    pub fn forward(&self, x: &Array, state: &mut Recurrent) -> Result<Array> {
+    /// x [B, L, hidden] → [B, L, hidden], row i continuing `states[i]` (one sequence, or a
+    /// decode step of several); each state absorbs L positions. Projections, convolution, norms
+    /// and the delta rule's decode step run once for the batch, on the rows' states stacked;
+    /// each row keeps new state of its own. A prompt chunk (L > 1) runs the chunked rule row
+    /// by row.
+    pub fn forward_rows(&self, x: &Array, states: &mut [&mut Recurrent]) -> Result<Array> {
         let (b, l) = (x.dim(0), x.dim(1));
+        if b as usize != states.len() {
+            return Err(EngineError::Internal(format!("{b} rows for {} recurrent states", states.len())));
+        }
         let (hk, hv, dk, dv) = (self.key_heads, self.value_heads, self.key_dim, self.value_dim);
         let mut parts = self.in_proj.forward(x)?.into_iter();
         let mut next = || parts.next().ok_or_else(|| EngineError::WeightLayout("DeltaNet input projection has too few parts".into()));
         let (qkv, z, beta, a) = (next()?, next()?, next()?, next()?);
 
-        let (mixed, conv_state) = self.conv.forward(&qkv, state.conv.as_ref())?;
+        let convs: Vec<Option<&Array>> = states.iter().map(|s| s.conv.as_ref()).collect();
+        let (mixed, conv_states) = self.conv.forward_rows(&qkv, &convs)?;
         let mixed = nn::silu(&mixed)?;
         let mut qkv = mixed.split_at_indices(&[hk * dk, 2 * hk * dk], -1)?.into_iter();
         let (q, k, v) = (qkv.next().expect("q"), qkv.next().expect("k"), qkv.next().expect("v"));
@@ -115,14 +123,26 @@ impl DeltaNet {
         let softplus = ops::logaddexp(&ops::add(&a.as_dtype(Dtype::Float32)?, &self.dt_bias)?, Array::from_f32(0.0))?;
         let g = ops::multiply(&softplus, &self.neg_a)?.transpose_axes(&[0, 2, 1])?;
 
+        let previous: Vec<Option<&Array>> = states.iter().map(|s| s.state.as_ref()).collect();
         let (out, recurrent) = if l == 1 {
-            gated_delta::step(&q, &k, &v, &g, &beta, state.state.as_ref())?
+            gated_delta::step_rows(&q, &k, &v, &g, &beta, &previous)?
         } else {
-            gated_delta::chunked(&q, &k, &v, &g, &beta, state.state.as_ref())?
+            let mut outs = Vec::with_capacity(states.len());
+            let mut kept = Vec::with_capacity(states.len());
+            for (i, s) in previous.iter().enumerate() {
+                let row = |t: &Array| if b == 1 { t.clone() } else { t.index(i as i32..i as i32 + 1) };
+                let (o, s) = gated_delta::chunked(&row(&q), &row(&k), &row(&v), &row(&g), &row(&beta), *s)?;
+                outs.push(o);
+                kept.push(s);
+            }
+            let out = if outs.len() == 1 { outs.pop().expect("one row") } else { ops::concatenate(&outs, 0)? };
+            (out, kept)
         };
-        state.conv = Some(conv_state);
-        state.state = Some(recurrent);
-        state.advance(l as usize);
+        for ((state, conv), recurrent) in states.iter_mut().zip(conv_states).zip(recurrent) {
+            state.conv = Some(conv);
+            state.state = Some(recurrent);
+            state.advance(l as usize);
+        }
 
         let out = out.transpose_axes(&[0, 2, 1, 3])?.as_dtype(x.dtype())?;
         let y = self.norm.forward(&out, &z.reshape(&[b, l, hv, dv])?)?;

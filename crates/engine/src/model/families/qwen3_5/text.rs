@@ -12,7 +12,7 @@ use crate::model::layers::{Embedding, Linear, Mlp, RmsNorm};
 use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
-use crate::state::{SequenceState, StateKind};
+use crate::state::{LayerState, SequenceState, StateKind};
 
 use super::attention::{GatedAttention, Placement};
 use super::config::{Mixer, Qwen35Args, Variant};
@@ -141,21 +141,35 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
 }
 
 impl Qwen35 {
-    /// Hidden states [1, L, hidden] through the stack; logits of the last position. Attention
-    /// layers place tokens by `rotation` (multimodal positions) or at index + shift.
-    fn run(&self, mut h: Array, rotation: Option<&Rotation>, state: &mut SequenceState) -> Result<Array> {
-        if state.layers.len() != self.blocks.len() {
+    /// Hidden states [B, L, hidden] through the stack, row i continuing `states[i]`; logits
+    /// [B, vocab] of the last position. Attention layers place a row's tokens by `rotation`
+    /// (multimodal positions, one row only) or at index + the row's shift. Everything but
+    /// attention and the recurrent rule's state runs once for the batch.
+    fn run(&self, mut h: Array, rotation: Option<&Rotation>, states: &mut [&mut SequenceState]) -> Result<Array> {
+        if let Some(state) = states.iter().find(|s| s.layers.len() != self.blocks.len()) {
             return Err(EngineError::Internal(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
         }
-        let placement = match rotation {
-            Some(r) => Placement::Explicit(r),
-            None => Placement::Shifted(state.position_shift()),
-        };
-        for (b, layer_state) in self.blocks.iter().zip(state.layers.iter_mut()) {
+        if h.dim(0) as usize != states.len() || (rotation.is_some() && states.len() != 1) {
+            return Err(EngineError::Internal(format!("{} rows for {} sequences", h.dim(0), states.len())));
+        }
+        let placements: Vec<Placement> = states
+            .iter()
+            .map(|s| match rotation {
+                Some(r) => Placement::Explicit(r),
+                None => Placement::Shifted(s.position_shift()),
+            })
+            .collect();
+        for (i, b) in self.blocks.iter().enumerate() {
             let x = b.input_norm.forward(&h)?;
             let mixed = match &b.mixing {
-                Mixing::Linear(m) => m.forward(&x, layer_state.recurrent_mut()?)?,
-                Mixing::Attention(a) => a.forward(&x, layer_state, placement)?,
+                Mixing::Linear(m) => {
+                    let mut layers = states.iter_mut().map(|s| s.layers[i].recurrent_mut()).collect::<Result<Vec<_>>>()?;
+                    m.forward_rows(&x, &mut layers)?
+                }
+                Mixing::Attention(a) => {
+                    let mut layers: Vec<&mut LayerState> = states.iter_mut().map(|s| &mut s.layers[i]).collect();
+                    a.forward_rows(&x, &mut layers, &placements)?
+                }
             };
             h = ops::add(&h, &mixed)?;
             let x = b.post_attention_norm.forward(&h)?;
@@ -179,7 +193,17 @@ impl TextModel for Qwen35 {
     }
 
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, None, state)
+        self.run(self.embed.forward(tokens)?, None, &mut [state])
+    }
+
+    fn batches(&self) -> bool {
+        true
+    }
+
+    /// One decode step for several sequences, each at its own position (its length plus its
+    /// position shift, for rows that followed an image).
+    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        self.run(self.embed.forward(tokens)?, None, states)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
@@ -196,7 +220,7 @@ impl TextModel for Qwen35 {
             return Err(EngineError::invalid("input", format!("{} takes token ids only", self.config.arch)));
         };
         let rotation = input.positions.map(|p| rope.rotation(p)).transpose()?;
-        let logits = self.run(input.embeds.clone(), rotation.as_ref(), state)?;
+        let logits = self.run(input.embeds.clone(), rotation.as_ref(), &mut [&mut *state])?;
         if let Some(positions) = input.positions {
             let furthest = positions.max(None)?.try_item_cast::<i32>().map_err(|e| EngineError::Internal(format!("positions: {e}")))? as i64;
             state.set_position_shift(furthest + 1 - state.len() as i64);
