@@ -229,7 +229,7 @@ mod tests {
         let share = home.path().join("share");
         std::fs::create_dir_all(share.join(&model.folder)).unwrap();
         std::fs::write(share.join(&model.folder).join(&model.file), vec![7u8; 1000]).unwrap();
-        let err = model.install_from_package(&paths, &[share.clone()]).unwrap_err();
+        let err = model.install_from_package(&paths, std::slice::from_ref(&share)).unwrap_err();
         assert!(matches!(err, DefaultModelError::Checksum { .. }), "{err}");
         let folder = paths.models_dir.join(&model.folder);
         assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0, "no partial or final file left");
