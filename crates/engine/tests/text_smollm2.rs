@@ -184,3 +184,46 @@ fn tools_template_renders_as_transformers() {
         }
     }
 }
+
+/// What a continued chat costs before the engine: its whole history rendered by the template
+/// and tokenized (the app and the server send the whole conversation, as OpenAI's API does), the
+/// first time, and as the next turn, which reuses the previous prompt's ids up to the last special
+/// token they share (`text::prompt_memo`). A 20-turn chat of about 4,500 tokens. Printed, never
+/// asserted: `cargo test --release -p confab-engine --test text_smollm2 -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn chat_prompt_cost() {
+    let tok = tokenizer();
+    let template = ChatTemplate::for_tokenizer(tok).unwrap().expect("a chat template");
+    let words = "the river runs past old stone walls where children play and merchants call out prices";
+    let paragraph: String = (0..12).map(|i| format!("{words} {i}. ")).collect();
+    let mut history = vec![ChatMessage::system("You are a helpful assistant.")];
+    for turn in 0..10 {
+        history.push(ChatMessage::user(format!("Question {turn}: {paragraph}")));
+        history.push(ChatMessage::assistant(format!("Answer {turn}: {paragraph}")));
+    }
+    let median = |mut times: Vec<f64>| {
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        times[times.len() / 2]
+    };
+    let (mut whole, mut next, mut count) = (vec![], vec![], 0);
+    for round in 0..20 {
+        // A conversation the memo has not seen (its first message differs), whole...
+        let mut chat = history.clone();
+        chat[0] = ChatMessage::system(format!("You are a helpful assistant ({round})."));
+        let start = std::time::Instant::now();
+        tok.encode_prompt(&template.render(&chat, true, None).unwrap()).unwrap();
+        whole.push(start.elapsed().as_secs_f64() * 1e3);
+        // ...then its next turn.
+        chat.push(ChatMessage::assistant("Fine."));
+        chat.push(ChatMessage::user("And then?"));
+        let start = std::time::Instant::now();
+        count = tok.encode_prompt(&template.render(&chat, true, None).unwrap()).unwrap().len();
+        next.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    println!(
+        "{count} tokens: render + tokenize {:.2} ms for a new conversation, {:.2} ms for its next turn (medians of 20)",
+        median(whole),
+        median(next)
+    );
+}

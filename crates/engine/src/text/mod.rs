@@ -11,6 +11,7 @@ mod gguf_build;
 mod gguf_pre;
 mod gguf_vocab;
 mod hf_folder;
+mod prompt_memo;
 mod pyjson;
 mod stop;
 mod strftime;

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::error::{EngineError, Result};
+use crate::text::prompt_memo::PromptMemo;
 
 #[derive(Clone)]
 pub struct Tokenizer {
@@ -16,6 +17,9 @@ pub struct Tokenizer {
     specials: Arc<Specials>,
     chat_template: Option<Arc<str>>,
     add_bos: bool,
+    /// Recent prompts, so a conversation's next turn tokenizes only what it adds (None where
+    /// this vocabulary cannot cut a prompt at its special tokens).
+    memo: Option<Arc<PromptMemo>>,
 }
 
 /// The ids a model gives roles to, and every id that is not text.
@@ -61,8 +65,10 @@ impl Tokenizer {
                 .into_iter()
                 .flatten(),
         );
+        let memo = PromptMemo::for_tokenizer(&inner).map(Arc::new);
         Self {
             inner: Arc::new(inner),
+            memo,
             specials: Arc::new(specials),
             chat_template: chat_template
                 .filter(|t| !t.trim().is_empty())
@@ -83,8 +89,13 @@ impl Tokenizer {
 
     /// Token ids for a prompt that a chat template has already rendered: BOS is added only when
     /// the vocabulary wants it and the template did not already write it, so it is never doubled.
+    /// A prompt that starts like one of the last few (the conversation's previous turn) reuses
+    /// their ids up to the last special token they share (`PromptMemo`).
     pub fn encode_prompt(&self, rendered: &str) -> Result<Vec<u32>> {
-        let mut ids = self.encode(rendered, false)?;
+        let mut ids = match &self.memo {
+            Some(memo) => memo.encode(&self.inner, rendered)?,
+            None => self.encode(rendered, false)?,
+        };
         if let (true, Some(bos)) = (self.add_bos, self.specials.bos) {
             if ids.first() != Some(&bos) {
                 ids.insert(0, bos);
