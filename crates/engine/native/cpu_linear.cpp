@@ -6,8 +6,8 @@
 // half-precision and quantized weights take MLX's scalar loops, about 10x slower than BLAS.
 // Here a product of one or a few rows (decode steps, a short turn) reads W once with our own
 // register-tiled loop (`few_rows`), and weights stored in another format are widened to
-// float32 a block of rows at a time (64 KB, in cache) on their way to it or to BLAS, so the
-// memory held stays that of the stored weights. The math is MLX's: the same dequantization
+// float32 a block of rows at a time (64 KB, in cache) on their way to it, so the memory held
+// stays that of the stored weights. The math is MLX's: the same dequantization
 // (scale · q + bias per group), float32 accumulation, one rounding to the output dtype.
 //
 // The C entry point builds a graph node (a Primitive) on the CPU stream; the work runs on that
@@ -161,8 +161,20 @@ struct Scratch {
 // beside the activations so peak memory stays that of MLX's own path, and enough for BLAS.
 constexpr int64_t kBlockFloats = 16 * 1024;
 
-// Up to this many rows of x count as a few (decode steps batched), not a prompt.
-constexpr int64_t kFewRows = 32;
+// A prompt chunk's rows take `few_rows` too, up to this many (the engine's prefill chunk), and
+// at any count where W is stored otherwise than as float32: each core widens and multiplies
+// blocks of its own, and the cores meet once per product. Through sgemm a block at a time,
+// every 64 KB block cost two hand-offs between the cores (the widening, then BLAS's threads):
+// a 37-token prompt makes about 5,000 blocks of SmolLM2-135M, and the hand-offs took longer
+// than the arithmetic (prefill 146 → 268 tok/s at 37 tokens, 193 → 498 at 128, with 4-bit
+// weights). Larger products of float32 W go to sgemm, whose packing then pays.
+constexpr int64_t kByBlocksRows = 512;
+
+// x rows per `few_rows` call when a prompt goes by blocks: about 256 KB of them, so they stay
+// in L2 while each block of W is walked.
+int64_t x_slice_rows(int64_t k) {
+  return std::max<int64_t>(32, (256 * 1024 / 4) / k);
+}
 
 // Rows of W per BLAS call when rows are widened or gated.
 int64_t block_rows(int64_t k) {
@@ -249,17 +261,19 @@ void row_product(const float* x, const Weight& wt, float* y) {
 
 // Several rows: y [m, n] = x [m, k] float32 · Wᵀ, writing rows [row0, row0 + m) of y. With a
 // gate, block j of the gate rows and block j of the up rows make block j of y.
-// - A prompt's rows (more than kFewRows): sgemm, on W whole when it is float32 and nothing
-//   follows, else a block of W's rows at a time (widened to float32 when W is stored otherwise,
-//   the results converted or gated on their way to y).
-// - A few rows (decode steps of a batch, a short turn): `few_rows` on blocks of W's rows, the
-//   two cores taking half the blocks each, so W is read from memory once.
+// - By blocks (up to kByBlocksRows rows, and any count of rows on W stored otherwise than as
+//   float32): `few_rows` on blocks of W's rows (widened to float32 when W is stored otherwise),
+//   the cores taking blocks as they come free, so W is read from memory once and the cores
+//   meet once per product.
+// - More rows on float32 W: sgemm, on W whole when nothing follows, else a block of W's rows at
+//   a time, gated on the way to y.
 void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int act, mx::array& y) {
   const auto& b = blas();
   const int64_t k = wt.k, n = act == kNone ? wt.n : wt.n / 2;
-  const bool y_f32 = y.dtype() == mx::float32, dense = wt.dense_f32(), few = m <= kFewRows;
+  const bool y_f32 = y.dtype() == mx::float32, dense = wt.dense_f32();
+  const bool by_blocks = m <= kByBlocksRows || !dense;
   float* y_rows = y_f32 ? y.data<float>() + row0 * n : nullptr;
-  if (dense && y_f32 && act == kNone && !few) {
+  if (dense && y_f32 && act == kNone && !by_blocks) {
     b.sgemm(RowMajor, NoTrans, Trans, m, n, k, 1.0f, x, k, static_cast<const float*>(wt.data), k, 0.0f, y_rows, n);
     return;
   }
@@ -279,15 +293,15 @@ void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int
       const int64_t first = r0 + part * n;  // the up rows follow the gate rows
       const float* w = static_cast<const float*>(wt.data) + first * k;
       if (!dense) {
-        // A few rows: this core widens its own blocks. A prompt: both cores widen each block.
-        if (few) wt.widen_rows_here(first, r, sc.block.floats());
-        else wt.widen_rows(first, r, sc.block.floats());
+        wt.widen_rows_here(first, r, sc.block.floats());
         w = sc.block.floats();
       }
       float* out = act == kNone && y_f32 ? y_rows + r0 : sc.tiles.floats() + part * m * r;
       const int64_t ld = act == kNone && y_f32 ? n : r;
-      if (few) few_rows(x, m, w, r, k, out, ld);
-      else b.sgemm(RowMajor, NoTrans, Trans, m, r, k, 1.0f, x, k, w, k, 0.0f, out, ld);
+      if (by_blocks) {
+        const int64_t slice = x_slice_rows(k);
+        for (int64_t i = 0; i < m; i += slice) few_rows(x + i * k, std::min(slice, m - i), w, r, k, out + i * ld, ld);
+      } else b.sgemm(RowMajor, NoTrans, Trans, m, r, k, 1.0f, x, k, w, k, 0.0f, out, ld);
     }
     if (act == kNone) {
       if (!y_f32) store(y, n, row0, m, r0, r, sc.tiles.floats(), r);
@@ -301,7 +315,7 @@ void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int
     if (!y_f32) store(y, n, row0, m, r0, r, sc.gated.floats(), r);
   };
   const int64_t count = (n + rows - 1) / rows;
-  if (few) {
+  if (by_blocks) {
     // BLAS threads a prompt's big products itself; `few_rows` is one core's loop, so the
     // cores share the blocks out between them.
     over_pieces(count, rows * k * m, [&](auto next) {

@@ -34,7 +34,9 @@ fn reference_gate(y: &Array, n: i32, activation: Activation) -> Array {
     ops::multiply(&g, &parts[1]).unwrap()
 }
 
-const SHAPES: [(i32, i32); 2] = [(1, 1), (3, 7)]; // [batch, rows]: decode and prefill
+// [batch, rows]: a decode step, a few rows, a prompt chunk taken block by block (over more than
+// one slice of x rows), and one past that (float32 weights then go to sgemm).
+const SHAPES: [(i32, i32); 4] = [(1, 1), (3, 7), (2, 150), (1, 600)];
 
 #[test]
 fn dense_float32_matches_mlx_matmul() {
