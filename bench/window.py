@@ -105,6 +105,41 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu(pids: list[int]) -> dict[str, float]:
+    """CPU seconds by "process/thread" name over the threads of `pids` (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for pid in pids:
+        try:
+            process = pathlib.Path(f"/proc/{pid}/comm").read_text().strip()
+            tasks = list(pathlib.Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                text = (task / "stat").read_text()
+            except OSError:
+                continue
+            name = text[text.find("(") + 1 : text.rfind(")")]
+            # Numbered pools (tokio-runtime-w, llvmpipe-3) as one name.
+            name = re.sub(r"[-:]?\d+$", "", name)
+            fields = text.rsplit(")", 1)[1].split()
+            key = f"{process}/{name}"
+            out[key] = out.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def xvfb_pids() -> list[int]:
+    pids = []
+    for comm in pathlib.Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == "Xvfb":
+                pids.append(int(comm.parent.name))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
 def web_process_pids(harness, app) -> list[int]:
     pids = []
     for pid in harness.descendants(app.tauri_driver.pid):
@@ -124,17 +159,23 @@ def run_cli(cli: pathlib.Path, model: pathlib.Path, prompt: str, max_tokens: int
     home = tempfile.mkdtemp(prefix="confab-bench-cli-")
     try:
         flags = [f"--{k.replace('_', '-')}={v}" for k, v in SAMPLING.items()]
+        import resource
+
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run(
             [str(cli), "generate", "--json", "--model", str(model), "--prompt", prompt,
              "--max-tokens", str(max_tokens), *flags],
             env=dict(os.environ, CONFAB_HOME=home), capture_output=True, text=True, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         result = json.loads(out.stdout)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     t = result["timings"]
     return {"ttft": result["request_to_first_token_ms"], "tok/s": t["decode_tokens_per_s"],
             "tokens": result["usage"]["generated"], "cached": result["usage"]["cached"],
-            "engine ttft": t["time_to_first_token_ms"], "engine tok/s": t["decode_tokens_per_s"]}
+            "engine ttft": t["time_to_first_token_ms"], "engine tok/s": t["decode_tokens_per_s"],
+            # The whole process, model loading included (seconds).
+            "cpu s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2)}
 
 
 # The engine's first line about a request (its prefix-cache lookup), in the app's log.
@@ -155,7 +196,63 @@ def engine_start_epoch_ms(log: str) -> float | None:
 STATS = re.compile(r"(\d+) tokens(?: · ([\d.]+) tok/s)?(?: · ([\d.]+) (ms|s) to first token)? · (\d+) of")
 
 
-def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int) -> dict:
+def group_of(key: str) -> str:
+    """A thread's share of the timeline: the engine's threads, the web process, the X server, the rest."""
+    process, thread = key.split("/", 1)
+    if process == "confab-app":
+        return "engine" if thread == "confab-engine" else "app"
+    return "web" if process.startswith("WebKit") else "xvfb" if process == "Xvfb" else "other"
+
+
+class Timeline:
+    """Samples the watched threads' CPU every `every` seconds on a thread of its own (it costs a
+    few percent of a core itself, so it runs only with --timeline)."""
+
+    def __init__(self, pids: list[int], every: float = 0.025):
+        import threading
+
+        self.pids, self.every, self.samples = pids, every, []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.samples.append((time.time() * 1000, thread_cpu(self.pids)))
+            time.sleep(self.every)
+
+    def show(self, enter_epoch_ms: float, marks: dict[str, float]) -> str:
+        """CPU milliseconds per 50 ms from Enter, by group; `marks` (ms from Enter) labelled."""
+        self.stop.set()
+        self.thread.join()
+        rows = []
+        for (t0, a), (t1, b) in zip(self.samples, self.samples[1:]):
+            groups: dict[str, float] = {}
+            for key, value in b.items():
+                groups[group_of(key)] = groups.get(group_of(key), 0.0) + value - a.get(key, 0.0)
+            rows.append((t1 - enter_epoch_ms, groups))
+        lines, bucket, acc = [], None, {}
+        names = ["engine", "web", "xvfb", "app", "other"]
+        for at, groups in rows:
+            b = int(at // 50)
+            if bucket is not None and b != bucket:
+                lines.append((bucket, acc))
+                acc = {}
+            bucket = b
+            for k, v in groups.items():
+                acc[k] = acc.get(k, 0.0) + v * 1000
+        if bucket is not None:
+            lines.append((bucket, acc))
+        out = ["      ms from Enter " + "".join(f"{n:>8}" for n in names)]
+        for b, acc in lines:
+            if b < -2 or b > 40:
+                continue
+            label = " ".join(name for name, at in marks.items() if at is not None and b * 50 <= at < (b + 1) * 50)
+            out.append(f"  {b * 50:>6}..{b * 50 + 50:<6}   " + "".join(f"{acc.get(n, 0.0):>8.0f}" for n in names) + f"   {label}")
+        return "\n".join(out)
+
+
+def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int, timeline: bool = False) -> dict:
     home = harness.make_home("bench-window")
     app = harness.ChatApp(home, app=app_path, log_name="window")
     try:
@@ -164,10 +261,15 @@ def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int) ->
         app.set_settings(max_tokens=max_tokens, **SAMPLING)
         app.compose(prompt)
         web = web_process_pids(harness, app)
+        watched = harness.descendants(app.tauri_driver.pid) + xvfb_pids()
         cpu_before = cpu_seconds(web)
+        threads_before = thread_cpu(watched)
+        sampler = Timeline(watched) if timeline else None
         app.d.set_script_timeout(harness.seconds(1200))
         seen = app.d.execute_async_script(WATCH_JS)
         cpu = cpu_seconds(web) - cpu_before
+        threads = thread_cpu(watched)
+        threads = {k: v - threads_before.get(k, 0.0) for k, v in threads.items()}
     finally:
         app.quit()
         log = app.log_path.read_text(errors="replace") if app.log_path.exists() else ""
@@ -183,6 +285,11 @@ def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int) ->
     started = engine_start_epoch_ms(log)
     before_engine = started - (seen["origin"] + seen["enter"]) if started is not None else None
     to_screen = (seen["first"] - seen["enter"]) - before_engine - engine_ttft if before_engine is not None and engine_ttft else None
+    if sampler:
+        marks = {"engine starts": before_engine,
+                 "first token": before_engine + engine_ttft if before_engine is not None and engine_ttft else None,
+                 "on screen": seen["first"] - seen["enter"]}
+        print(sampler.show(seen["origin"] + seen["enter"], marks), flush=True)
     return {
         "ttft": seen["first"] - seen["enter"],
         "tok/s": (tokens - 1) / stream_s if tokens > 1 and stream_s > 0 else None,
@@ -194,6 +301,8 @@ def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int) ->
         "renders": seen["changes"],
         "before engine": before_engine,
         "to screen": to_screen,
+        # Where the CPU went while the reply was written, the busiest threads first (seconds).
+        "cpu by thread": {k: round(v, 2) for k, v in sorted(threads.items(), key=lambda kv: -kv[1]) if v >= 0.01},
     }
 
 
@@ -213,6 +322,8 @@ def main() -> int:
     parser.add_argument("--no-long", action="store_true")
     parser.add_argument("--short-tokens", type=int, default=64)
     parser.add_argument("--long-tokens", type=int, default=2000)
+    parser.add_argument("--timeline", action="store_true",
+                        help="print where the CPU went, by 50 ms from Enter (the sampling costs a little CPU)")
     parser.add_argument("--app", type=pathlib.Path,
                         default=pathlib.Path(os.environ.get("CONFAB_E2E_APP") or TARGET / "debug" / "confab-app"))
     parser.add_argument("--cli", type=pathlib.Path, default=TARGET / "debug" / "confab")
@@ -233,7 +344,7 @@ def main() -> int:
         for i in range(runs):
             # Alternated, so that both see the same load on a shared machine.
             cli_runs.append(run_cli(args.cli, model, prompt, max_tokens))
-            window_runs.append(run_window(harness, args.app, prompt, max_tokens))
+            window_runs.append(run_window(harness, args.app, prompt, max_tokens, args.timeline))
             print(f"  {name} run {i + 1}: cli {cli_runs[-1]}\n  {' ' * len(name)}        window {window_runs[-1]}",
                   flush=True)
         keys = ["ttft", "tok/s", "tokens", "cached", "engine ttft", "engine tok/s", "web cpu %", "renders",
