@@ -31,6 +31,7 @@
 #include "mlx/ops.h"
 #include "mlx/primitives.h"
 
+#include "cpu_linear/dequantize.h"
 #include "cpu_linear/few_rows.h"
 #include "cpu_linear/loops.h"
 #include "two_cores.h"
@@ -135,14 +136,31 @@ struct Weight {
     }
     const int64_t words_per_row = k * bits / 32, groups_per_row = k / group;
     auto packed = static_cast<const uint32_t*>(data);
+    if (bits == 4) {
+      // Whole rows at a time, with the scales and biases as float32.
+      const bool f32 = scales->dtype() == mx::float32;
+      std::vector<float> s(f32 ? 0 : groups_per_row), b(f32 ? 0 : groups_per_row);
+      for (int64_t r = r0; r < r0 + rows; ++r) {
+        const int64_t first = r * groups_per_row;
+        if (!f32) {
+          for (int64_t g = 0; g < groups_per_row; ++g) {
+            s[g] = scalar_at(*scales, scales_data, first + g);
+            b[g] = scalar_at(*scales, biases_data, first + g);
+          }
+        }
+        const float* rs = f32 ? static_cast<const float*>(scales_data) + first : s.data();
+        const float* rb = f32 ? static_cast<const float*>(biases_data) + first : b.data();
+        dequantize_row_q4(packed + r * words_per_row, rs, rb, k, group, out + (r - r0) * k);
+      }
+      return;
+    }
     for (int64_t r = r0; r < r0 + rows; ++r) {
       for (int64_t g = 0; g < groups_per_row; ++g) {
         float s = scalar_at(*scales, scales_data, r * groups_per_row + g);
         float b = scalar_at(*scales, biases_data, r * groups_per_row + g);
         const uint32_t* src = packed + r * words_per_row + g * group * bits / 32;
         float* dst = out + (r - r0) * k + g * group;
-        if (bits == 4) dequantize_group<4>(src, s, b, dst, group);
-        else dequantize_group<8>(src, s, b, dst, group);
+        dequantize_group<8>(src, s, b, dst, group);
       }
     }
   }

@@ -89,6 +89,23 @@ fn quantized_weights_match_mlx_quantized_matmul() {
 }
 
 #[test]
+fn quantized_weights_with_half_precision_scales_match_mlx() {
+    // Scales and biases in bfloat16, as a bfloat16 checkpoint quantizes to; x in float32.
+    let w = random(&[96, 256], 15).as_dtype(Dtype::Bfloat16).unwrap();
+    let (packed, scales, biases) = ops::quantize(&w, 32, 4).unwrap();
+    assert_eq!(scales.dtype(), Dtype::Bfloat16);
+    let layout = Quantized { scales: &scales, biases: &biases, group_size: 32, bits: 4 };
+    for (b, l) in SHAPES {
+        let x = random(&[b, l, 256], 16);
+        let ours = cpu_linear::linear(&x, &packed, Some(&layout)).unwrap();
+        let (s, z) = (scales.as_dtype(Dtype::Float32).unwrap(), biases.as_dtype(Dtype::Float32).unwrap());
+        let theirs = ops::quantized_matmul(&x, &packed, &s, Some(&z), true, 32, 4).unwrap();
+        let err = relative_error(&ours, &theirs);
+        assert!(err < 2e-5, "[{b}, {l}]: relative error {err}");
+    }
+}
+
+#[test]
 fn gated_projection_matches_act_gate_times_up() {
     for activation in [Activation::Silu, Activation::GeluTanh] {
         for (b, l) in SHAPES {

@@ -1,0 +1,92 @@
+// One row of 4-bit weights in MLX's affine layout widened to float32 (included by cpu_linear.cpp
+// only): out[i] = scale[g] · q[i] + bias[g], q unpacked low bits first, g = i / group.
+//
+// Why intrinsics: written as plain loops, the compiler vectorizes across packed words and then
+// stores every float on its own (a transpose), and a prompt's products spent as long widening
+// 4-bit weights as multiplying them. Here one word's eight values (AVX2), or two words' sixteen
+// (AVX-512), are shifted into lanes at once. The arithmetic is the plain loop's, `scale · q +
+// bias` as one fused multiply-add (as the compiler contracted it before); the cpu_linear tests
+// hold the products to MLX's quantized matmul.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define DEQUANTIZE_X86 1
+#include <immintrin.h>
+#endif
+
+namespace {
+
+namespace dequantize_plain {
+void row_q4(const uint32_t* packed, const float* scales, const float* biases, int64_t k, int group, float* out) {
+  for (int64_t i = 0; i < k; ++i) {
+    const uint32_t q = (packed[i / 8] >> (4 * (i % 8))) & 15u;
+    out[i] = scales[i / group] * float(q) + biases[i / group];
+  }
+}
+}  // namespace dequantize_plain
+
+#ifdef DEQUANTIZE_X86
+#pragma GCC push_options
+#pragma GCC target("avx512f,fma")
+// GCC 12 reports the intrinsics' own `_mm512_undefined_*` placeholders (its bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+namespace dequantize_avx512 {
+// group is a multiple of 16 (checked by the caller).
+void row_q4(const uint32_t* packed, const float* scales, const float* biases, int64_t k, int group, float* out) {
+  const __m512i shifts = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
+  const __m512i words = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  const __m512i mask = _mm512_set1_epi32(15);
+  for (int64_t i = 0; i < k; i += 16) {
+    const __m128i two = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(packed + i / 8));
+    const __m512i spread = _mm512_permutexvar_epi32(words, _mm512_castsi128_si512(two));
+    const __m512 q = _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srlv_epi32(spread, shifts), mask));
+    const int64_t g = i / group;
+    _mm512_storeu_ps(out + i, _mm512_fmadd_ps(_mm512_set1_ps(scales[g]), q, _mm512_set1_ps(biases[g])));
+  }
+}
+}  // namespace dequantize_avx512
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace dequantize_avx2 {
+// group is a multiple of 8 (always: a 4-bit group fills whole words).
+void row_q4(const uint32_t* packed, const float* scales, const float* biases, int64_t k, int group, float* out) {
+  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  const __m256i mask = _mm256_set1_epi32(15);
+  for (int64_t i = 0; i < k; i += 8) {
+    const __m256i word = _mm256_set1_epi32(static_cast<int>(packed[i / 8]));
+    const __m256 q = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(word, shifts), mask));
+    const int64_t g = i / group;
+    _mm256_storeu_ps(out + i, _mm256_fmadd_ps(_mm256_set1_ps(scales[g]), q, _mm256_set1_ps(biases[g])));
+  }
+}
+}  // namespace dequantize_avx2
+#pragma GCC pop_options
+#endif  // DEQUANTIZE_X86
+
+using RowQ4 = void (*)(const uint32_t*, const float*, const float*, int64_t, int, float*);
+
+// The widest version this CPU runs for this group size, chosen once per size class.
+RowQ4 row_q4_for(int group) {
+#ifdef DEQUANTIZE_X86
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx512 && group % 16 == 0) return dequantize_avx512::row_q4;
+  if (avx2) return dequantize_avx2::row_q4;
+#endif
+  (void)group;
+  return dequantize_plain::row_q4;
+}
+
+// One row of k 4-bit weights (k / group groups) widened to float32.
+void dequantize_row_q4(const uint32_t* packed, const float* scales, const float* biases, int64_t k, int group,
+                       float* out) {
+  row_q4_for(group)(packed, scales, biases, k, group, out);
+}
+
+}  // namespace
