@@ -31,7 +31,7 @@
 #include "mlx/ops.h"
 #include "mlx/primitives.h"
 
-#include "cpu_linear/dequantize.h"
+#include "cpu_linear/four_bit.h"
 #include "cpu_linear/few_rows.h"
 #include "cpu_linear/loops.h"
 #include "two_cores.h"
@@ -262,9 +262,10 @@ void row_product(const float* x, const Weight& wt, float* y) {
       const int64_t g = i / group, at = i % group;
       split[g * group + (at % 2) * (group / 2) + at / 2] = x[i];
     }
+    const RowsDotQ4 wide = rows_dot_q4_wide(group), dot = wide ? wide : rows_dot_q4;
     over_rows(n, k, [&](int64_t r0, int64_t r1) {
-      rows_dot_q4(packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data(), sums.data(), r1 - r0,
-                  k, group, y + r0);
+      dot(packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data(), sums.data(), r1 - r0, k, group,
+          y + r0);
     });
   } else {
     const int64_t rows = block_rows(k);

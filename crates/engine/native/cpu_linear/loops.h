@@ -69,53 +69,58 @@ WIDE_LOOP void rows_dot_bf16(const uint16_t* w, const float* x, int64_t rows, in
 // MLX packs values low bits first, so in memory byte t of a 4-bit row holds values 2t (low
 // nibble) and 2t + 1 (high nibble); `x_split` is x rearranged to match: per group, the
 // even-indexed values, then the odd-indexed ones. Loops run over bytes, which vectorizes.
+// Each group's q·x stays in kLanes partial sums, scaled and added to the row's partial sums,
+// which are added across once per row: a group is 32 values, and adding its lanes across every
+// group cost more than its multiply-adds.
 WIDE_LOOP void rows_dot_q4(const uint8_t* packed, const float* scales, const float* biases, const float* x_split,
                            const float* x_group_sums, int64_t rows, int64_t k, int group, float* y) {
   const int64_t groups = k / group, half = group / 2;
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* row = packed + r * k / 2;
-    float sum = 0.0f;
+    float acc[kLanes] = {};
+    float rest = 0.0f;
     for (int64_t g = 0; g < groups; ++g) {
       const uint8_t* bytes = row + g * half;
       const float* even = x_split + g * group;
       const float* odd = even + half;
-      float acc[kLanes] = {};
+      const float scale = scales[r * groups + g];
       int64_t t = 0;
       for (; t + kLanes <= half; t += kLanes) {
         for (int j = 0; j < kLanes; ++j) {
-          acc[j] += float(bytes[t + j] & 15) * even[t + j] + float(bytes[t + j] >> 4) * odd[t + j];
+          acc[j] += scale * (float(bytes[t + j] & 15) * even[t + j] + float(bytes[t + j] >> 4) * odd[t + j]);
         }
       }
       float qx = 0.0f;
       for (; t < half; ++t) qx += float(bytes[t] & 15) * even[t] + float(bytes[t] >> 4) * odd[t];
-      for (int j = 0; j < kLanes; ++j) qx += acc[j];
-      sum += scales[r * groups + g] * qx + biases[r * groups + g] * x_group_sums[g];
+      rest += scale * qx + biases[r * groups + g] * x_group_sums[g];
     }
-    y[r] = sum;
+    for (int j = 0; j < kLanes; ++j) rest += acc[j];
+    y[r] = rest;
   }
 }
 
-// 8 bits: byte i of a row is value i.
+// 8 bits: byte i of a row is value i. Partial sums as for 4 bits.
 WIDE_LOOP void rows_dot_q8(const uint8_t* packed, const float* scales, const float* biases, const float* x,
                            const float* x_group_sums, int64_t rows, int64_t k, int group, float* y) {
   const int64_t groups = k / group;
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* row = packed + r * k;
-    float sum = 0.0f;
+    float acc[kLanes] = {};
+    float rest = 0.0f;
     for (int64_t g = 0; g < groups; ++g) {
       const uint8_t* bytes = row + g * group;
       const float* xg = x + g * group;
-      float acc[kLanes] = {};
+      const float scale = scales[r * groups + g];
       int64_t t = 0;
       for (; t + kLanes <= group; t += kLanes) {
-        for (int j = 0; j < kLanes; ++j) acc[j] += float(bytes[t + j]) * xg[t + j];
+        for (int j = 0; j < kLanes; ++j) acc[j] += scale * (float(bytes[t + j]) * xg[t + j]);
       }
       float qx = 0.0f;
       for (; t < group; ++t) qx += float(bytes[t]) * xg[t];
-      for (int j = 0; j < kLanes; ++j) qx += acc[j];
-      sum += scales[r * groups + g] * qx + biases[r * groups + g] * x_group_sums[g];
+      rest += scale * qx + biases[r * groups + g] * x_group_sums[g];
     }
-    y[r] = sum;
+    for (int j = 0; j < kLanes; ++j) rest += acc[j];
+    y[r] = rest;
   }
 }
 

@@ -1,12 +1,13 @@
-// One row of 4-bit weights in MLX's affine layout widened to float32 (included by cpu_linear.cpp
-// only): out[i] = scale[g] · q[i] + bias[g], q unpacked low bits first, g = i / group.
+// 4-bit weights in MLX's affine layout, unpacked in vector lanes (included by cpu_linear.cpp
+// only): whole rows widened to float32 (out[i] = scale[g] · q[i] + bias[g], q unpacked low bits
+// first, g = i / group), and one-row products (a decode step) on AVX-512.
 //
-// Why intrinsics: written as plain loops, the compiler vectorizes across packed words and then
-// stores every float on its own (a transpose), and a prompt's products spent as long widening
-// 4-bit weights as multiplying them. Here one word's eight values (AVX2), or two words' sixteen
-// (AVX-512), are shifted into lanes at once. The arithmetic is the plain loop's, `scale · q +
-// bias` as one fused multiply-add (as the compiler contracted it before); the cpu_linear tests
-// hold the products to MLX's quantized matmul.
+// Why intrinsics: written as plain loops, the compiler vectorizes the widening across packed
+// words and then stores every float on its own (a transpose): a prompt's products spent as long
+// widening 4-bit weights as multiplying them. Here one word's eight values (AVX2), or two words'
+// sixteen (AVX-512), are shifted into lanes at once. The widening's arithmetic is the plain
+// loop's, `scale · q + bias` as one fused multiply-add; the cpu_linear tests hold the products
+// to MLX's quantized matmul.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,35 @@ void row_q4(const uint32_t* packed, const float* scales, const float* biases, in
     _mm512_storeu_ps(out + i, _mm512_fmadd_ps(_mm512_set1_ps(scales[g]), q, _mm512_set1_ps(biases[g])));
   }
 }
+
+// y[r] = Σ_g scale · (q·x over group g) + bias · Σ x over g, for `rows` rows; x_split and
+// x_group_sums as for loops.h's rows_dot_q4 (per group, the even-indexed values of x, then the
+// odd-indexed). A group's sixteen bytes become sixteen lanes of low nibbles and sixteen of high
+// nibbles; half a group (group / 2) is a multiple of 16 (checked by the caller).
+void rows_dot_q4(const uint8_t* packed, const float* scales, const float* biases, const float* x_split,
+                 const float* x_group_sums, int64_t rows, int64_t k, int group, float* y) {
+  const int64_t groups = k / group, half = group / 2;
+  const __m512i mask = _mm512_set1_epi32(15);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = packed + r * k / 2;
+    __m512 acc = _mm512_setzero_ps();
+    float rest = 0.0f;
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint8_t* bytes = row + g * half;
+      const float* even = x_split + g * group;
+      const float* odd = even + half;
+      __m512 qx = _mm512_setzero_ps();
+      for (int64_t t = 0; t < half; t += 16) {
+        const __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + t)));
+        qx = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(q, mask)), _mm512_loadu_ps(even + t), qx);
+        qx = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(q, 4)), _mm512_loadu_ps(odd + t), qx);
+      }
+      acc = _mm512_fmadd_ps(_mm512_set1_ps(scales[r * groups + g]), qx, acc);
+      rest += biases[r * groups + g] * x_group_sums[g];
+    }
+    y[r] = rest + _mm512_reduce_add_ps(acc);
+  }
+}
 }  // namespace dequantize_avx512
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
@@ -81,6 +111,20 @@ RowQ4 row_q4_for(int group) {
 #endif
   (void)group;
   return dequantize_plain::row_q4;
+}
+
+using RowsDotQ4 = void (*)(const uint8_t*, const float*, const float*, const float*, const float*, int64_t, int64_t,
+                          int, float*);
+
+// The AVX-512 one-row product where this CPU has it and the group fits its lanes, else null
+// (loops.h's rows_dot_q4 then).
+RowsDotQ4 rows_dot_q4_wide(int group) {
+#ifdef DEQUANTIZE_X86
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  if (avx512 && (group / 2) % 16 == 0) return dequantize_avx512::rows_dot_q4;
+#endif
+  (void)group;
+  return nullptr;
 }
 
 // One row of k 4-bit weights (k / group groups) widened to float32.
