@@ -1,6 +1,6 @@
 // 4-bit weights in MLX's affine layout, unpacked in vector lanes (included by cpu_linear.cpp
 // only): whole rows widened to float32 (out[i] = scale[g] · q[i] + bias[g], q unpacked low bits
-// first, g = i / group), and one-row products (a decode step) on AVX-512.
+// first, g = i / group), and one-row products (a decode step) on AVX-512, for 8-bit rows too.
 //
 // Why intrinsics: written as plain loops, the compiler vectorizes the widening across packed
 // words and then stores every float on its own (a transpose): a prompt's products spent as long
@@ -77,6 +77,29 @@ void rows_dot_q4(const uint8_t* packed, const float* scales, const float* biases
     y[r] = rest + _mm512_reduce_add_ps(acc);
   }
 }
+
+// The same for 8-bit rows (byte i of a row is value i); the group is a multiple of 16.
+void rows_dot_q8(const uint8_t* packed, const float* scales, const float* biases, const float* x,
+                 const float* x_group_sums, int64_t rows, int64_t k, int group, float* y) {
+  const int64_t groups = k / group;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = packed + r * k;
+    __m512 acc = _mm512_setzero_ps();
+    float rest = 0.0f;
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint8_t* bytes = row + g * group;
+      const float* xg = x + g * group;
+      __m512 qx = _mm512_setzero_ps();
+      for (int64_t t = 0; t < group; t += 16) {
+        const __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + t)));
+        qx = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q), _mm512_loadu_ps(xg + t), qx);
+      }
+      acc = _mm512_fmadd_ps(_mm512_set1_ps(scales[r * groups + g]), qx, acc);
+      rest += biases[r * groups + g] * x_group_sums[g];
+    }
+    y[r] = rest + _mm512_reduce_add_ps(acc);
+  }
+}
 }  // namespace dequantize_avx512
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
@@ -113,15 +136,26 @@ RowQ4 row_q4_for(int group) {
   return dequantize_plain::row_q4;
 }
 
-using RowsDotQ4 = void (*)(const uint8_t*, const float*, const float*, const float*, const float*, int64_t, int64_t,
+// A one-row product of quantized weights (4 or 8 bits: the signature is the same).
+using RowsDot = void (*)(const uint8_t*, const float*, const float*, const float*, const float*, int64_t, int64_t,
                           int, float*);
 
 // The AVX-512 one-row product where this CPU has it and the group fits its lanes, else null
 // (loops.h's rows_dot_q4 then).
-RowsDotQ4 rows_dot_q4_wide(int group) {
+RowsDot rows_dot_q4_wide(int group) {
 #ifdef DEQUANTIZE_X86
   static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
   if (avx512 && (group / 2) % 16 == 0) return dequantize_avx512::rows_dot_q4;
+#endif
+  (void)group;
+  return nullptr;
+}
+
+// The AVX-512 one-row product of 8-bit weights, as rows_dot_q4_wide.
+RowsDot rows_dot_q8_wide(int group) {
+#ifdef DEQUANTIZE_X86
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  if (avx512 && group % 16 == 0) return dequantize_avx512::rows_dot_q8;
 #endif
   (void)group;
   return nullptr;
