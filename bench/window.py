@@ -23,6 +23,7 @@ import json
 import os
 import pathlib
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -159,8 +160,6 @@ def run_cli(cli: pathlib.Path, model: pathlib.Path, prompt: str, max_tokens: int
     home = tempfile.mkdtemp(prefix="confab-bench-cli-")
     try:
         flags = [f"--{k.replace('_', '-')}={v}" for k, v in SAMPLING.items()]
-        import resource
-
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run(
             [str(cli), "generate", "--json", "--model", str(model), "--prompt", prompt,

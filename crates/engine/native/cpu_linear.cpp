@@ -251,7 +251,7 @@ void row_product(const float* x, const Weight& wt, float* y) {
     auto packed = static_cast<const uint8_t*>(wt.data);
     auto scales = static_cast<const float*>(wt.scales_data), biases = static_cast<const float*>(wt.biases_data);
     if (wt.bits == 8) {
-      const RowsDot wide = rows_dot_q8_wide(group), dot = wide ? wide : rows_dot_q8;
+      const RowsDot dot = rows_dot_q8_for(group);
       over_rows(n, k, [&](int64_t r0, int64_t r1) {
         dot(packed + r0 * k, scales + r0 * groups, biases + r0 * groups, x, sums.data(), r1 - r0, k, group, y + r0);
       });
@@ -262,7 +262,7 @@ void row_product(const float* x, const Weight& wt, float* y) {
       const int64_t g = i / group, at = i % group;
       split[g * group + (at % 2) * (group / 2) + at / 2] = x[i];
     }
-    const RowsDot wide = rows_dot_q4_wide(group), dot = wide ? wide : rows_dot_q4;
+    const RowsDot dot = rows_dot_q4_for(group);
     over_rows(n, k, [&](int64_t r0, int64_t r1) {
       dot(packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data(), sums.data(), r1 - r0, k, group,
           y + r0);

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "loops.h"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define DEQUANTIZE_X86 1
 #include <immintrin.h>
@@ -122,14 +124,21 @@ void row_q4(const uint32_t* packed, const float* scales, const float* biases, in
 #pragma GCC pop_options
 #endif  // DEQUANTIZE_X86
 
+#ifdef DEQUANTIZE_X86
+// Whether this CPU runs the AVX-512 versions (checked once).
+bool has_avx512_fma() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  return yes;
+}
+#endif
+
 using RowQ4 = void (*)(const uint32_t*, const float*, const float*, int64_t, int, float*);
 
-// The widest version this CPU runs for this group size, chosen once per size class.
+// The widest widening this CPU runs for this group size.
 RowQ4 row_q4_for(int group) {
 #ifdef DEQUANTIZE_X86
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx512 && group % 16 == 0) return dequantize_avx512::row_q4;
+  if (has_avx512_fma() && group % 16 == 0) return dequantize_avx512::row_q4;
   if (avx2) return dequantize_avx2::row_q4;
 #endif
   (void)group;
@@ -138,27 +147,25 @@ RowQ4 row_q4_for(int group) {
 
 // A one-row product of quantized weights (4 or 8 bits: the signature is the same).
 using RowsDot = void (*)(const uint8_t*, const float*, const float*, const float*, const float*, int64_t, int64_t,
-                          int, float*);
+                         int, float*);
 
-// The AVX-512 one-row product where this CPU has it and the group fits its lanes, else null
-// (loops.h's rows_dot_q4 then).
-RowsDot rows_dot_q4_wide(int group) {
+// The one-row product of 4-bit weights: AVX-512 where this CPU has it and half a group fills
+// its lanes, else loops.h's (compiler-vectorized) loop.
+RowsDot rows_dot_q4_for(int group) {
 #ifdef DEQUANTIZE_X86
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-  if (avx512 && (group / 2) % 16 == 0) return dequantize_avx512::rows_dot_q4;
+  if (has_avx512_fma() && (group / 2) % 16 == 0) return dequantize_avx512::rows_dot_q4;
 #endif
   (void)group;
-  return nullptr;
+  return rows_dot_q4;
 }
 
-// The AVX-512 one-row product of 8-bit weights, as rows_dot_q4_wide.
-RowsDot rows_dot_q8_wide(int group) {
+// The same for 8-bit weights (a group fills the lanes).
+RowsDot rows_dot_q8_for(int group) {
 #ifdef DEQUANTIZE_X86
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-  if (avx512 && group % 16 == 0) return dequantize_avx512::rows_dot_q8;
+  if (has_avx512_fma() && group % 16 == 0) return dequantize_avx512::rows_dot_q8;
 #endif
   (void)group;
-  return nullptr;
+  return rows_dot_q8;
 }
 
 // One row of k 4-bit weights (k / group groups) widened to float32.

@@ -121,9 +121,7 @@ impl PromptMemo {
         recent.push_front(encoded);
         recent.truncate(KEPT);
     }
-}
 
-impl PromptMemo {
     /// The kept prompts (a panic elsewhere leaves them whole: each change is one push or retain).
     fn lock(&self) -> MutexGuard<'_, VecDeque<Encoded>> {
         self.recent.lock().unwrap_or_else(PoisonError::into_inner)
