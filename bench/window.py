@@ -68,7 +68,8 @@ const check = () => {
   const stats = reply.querySelector('[data-testid="reply-stats"]');
   if (!stats) return;
   if (out.first === null) out.first = now;
-  if (out.last === null) out.last = now;
+  // The finished reply's text, when more came after the last draw while it streamed.
+  if (out.last === null || n !== length) { out.last = now; out.changes++; }
   observer.disconnect();
   out.stats = stats.textContent;
   out.status = reply.dataset.status;

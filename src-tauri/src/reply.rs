@@ -17,7 +17,7 @@ use crate::model_slot::{Current, LoadedModel};
 use crate::providers::RemoteTarget;
 use crate::remote_reply;
 use crate::settings::Settings;
-use crate::state::AppState;
+use crate::state::{AppState, LiveReply};
 use crate::sync::lock;
 use crate::views::message_view;
 use crate::web_view_priority;
@@ -32,14 +32,14 @@ struct Running<'a> {
 
 impl<'a> Running<'a> {
     /// Registers the conversation's Stop switch; refused while a reply is being written there.
-    fn start(state: &'a AppState, conversation: ConversationId) -> Result<(Self, Arc<AtomicBool>), Failure> {
-        let cancel = Arc::new(AtomicBool::new(false));
+    fn start(state: &'a AppState, conversation: ConversationId) -> Result<(Self, LiveReply), Failure> {
+        let live = LiveReply::default();
         let mut replies = lock(&state.replies);
         if replies.contains_key(&conversation) {
             return Err("A reply is already being written in this chat; stop it first.".into());
         }
-        replies.insert(conversation, cancel.clone());
-        Ok((Running { state, conversation }, cancel))
+        replies.insert(conversation, live.clone());
+        Ok((Running { state, conversation }, live))
     }
 }
 
@@ -56,7 +56,7 @@ pub const STOP_WAIT: Duration = Duration::from_secs(30);
 /// Stops the conversation's reply, if one is running, and waits until it has ended and saved
 /// its text; false if it is still running after `wait`.
 pub async fn stop_and_wait(state: &AppState, conversation: ConversationId, wait: Duration) -> bool {
-    let Some(cancel) = lock(&state.replies).get(&conversation).cloned() else { return true };
+    let Some(cancel) = lock(&state.replies).get(&conversation).map(|live| live.cancel.clone()) else { return true };
     cancel.store(true, std::sync::atomic::Ordering::Relaxed);
     let deadline = Instant::now() + wait;
     while lock(&state.replies).contains_key(&conversation) {
@@ -115,7 +115,7 @@ pub async fn stream_reply(
     channel: Channel<ReplyEvent>,
 ) -> Result<(), Failure> {
     let target = require_target(&state).await?;
-    let (_running, cancel) = Running::start(&state, conversation)?;
+    let (_running, live) = Running::start(&state, conversation)?;
 
     let store = &state.store;
     let reply = store.start_reply(conversation, user).await?;
@@ -136,7 +136,7 @@ pub async fn stream_reply(
             // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
             request.context_policy = ContextPolicy::DropOldestTurns;
 
-            generate_local(&state, *model, request, cancel, reply, &channel).await
+            generate_local(&state, *model, request, live, reply, &channel).await
         }
         Target::Remote(remote) => match remote_reply::chat_messages(store, &remote, system, &branch).await {
             Ok(messages) => {
@@ -144,7 +144,7 @@ pub async fn stream_reply(
                 let send = |event| {
                     let _ = channel.send(event);
                 };
-                remote_reply::generate(store, &remote, request, &cancel, reply, &send).await
+                remote_reply::generate(store, &remote, request, &live.cancel, reply, &send).await
             }
             Err(message) => Outcome { end: ReplyEnd::Error(message), stats: None },
         },
@@ -184,7 +184,7 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
     let id = model.id;
     let prompt = tauri::async_runtime::spawn_blocking(move || engine.continuation(id, messages)).await??;
 
-    let (_running, cancel) = Running::start(&state, conversation)?;
+    let (_running, live) = Running::start(&state, conversation)?;
     store.resume_reply(reply).await?;
     let _ = channel.send(ReplyEvent::Started {
         user: message_view(store, store.message(user).await?).await?,
@@ -192,7 +192,7 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
     });
     let mut request = Request::new(model.id, prompt, settings.sampling());
     request.sampling.stop = model.info.default_sampling.stop.clone();
-    let outcome = generate_local(&state, model, request, cancel, reply, &channel).await;
+    let outcome = generate_local(&state, model, request, live, reply, &channel).await;
     finish(store, reply, outcome, &channel).await
 }
 
@@ -201,15 +201,17 @@ async fn generate_local(
     state: &Arc<AppState>,
     model: Current,
     mut request: Request,
-    cancel: Arc<AtomicBool>,
+    live: LiveReply,
     reply: MessageId,
     channel: &Channel<ReplyEvent>,
 ) -> Outcome {
     web_view_priority::lower();
-    // The window draws the first token at once, where it shares the engine's cores.
-    request.yield_after_first_token = true;
+    // The window draws the first token at once, where it shares the engine's cores: the engine
+    // waits until the window says it has (`reply_shown`).
+    request.first_token_shown = Some(live.first_token_shown);
     let worker_state = state.clone();
     let worker_channel = channel.clone();
+    let cancel = live.cancel;
     tauri::async_runtime::spawn_blocking(move || generate(&worker_state, &model, request, cancel, reply, &worker_channel))
         .await
         .unwrap_or_else(|e| Outcome { end: ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}")), stats: None })

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use confab_engine::cache::{EncoderOptions, PrefixOptions};
-use confab_engine::runtime::{Engine, EngineOptions};
+use confab_engine::runtime::{Engine, EngineOptions, FirstTokenShown};
 use confab_engine::AppPaths;
 use confab_remote::secrets::SecretStore;
 use confab_store::{ConversationId, Store};
@@ -34,12 +34,19 @@ pub struct AppState {
     pub secrets: SecretStore,
     /// Remote providers and the remote model picked, if any.
     pub providers: tokio::sync::Mutex<Providers>,
-    /// The Stop switch of each conversation's reply in progress (one at a time per chat).
-    pub replies: Mutex<HashMap<ConversationId, Arc<AtomicBool>>>,
+    /// Each conversation's reply in progress (one at a time per chat).
+    pub replies: Mutex<HashMap<ConversationId, LiveReply>>,
     /// Files the user dropped on the window: the only paths `attach_paths` will read.
     pub dropped: Mutex<HashSet<PathBuf>>,
     /// The open chat's token counts, for the context meter.
     pub context_meter: ContextMeter,
+}
+
+/// A reply being written: its Stop switch, and the window's word that its first token is drawn.
+#[derive(Clone, Default)]
+pub struct LiveReply {
+    pub cancel: Arc<AtomicBool>,
+    pub first_token_shown: FirstTokenShown,
 }
 
 impl AppState {

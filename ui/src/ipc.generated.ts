@@ -734,6 +734,7 @@ export interface Commands {
   continue_reply: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
   edit_message: { args: { message: MessageId; text: string; channel: Channel<ReplyEvent> }; result: void };
   stop_reply: { args: { conversation: ConversationId }; result: void };
+  reply_shown: { args: { conversation: ConversationId }; result: void };
   measure_context: { args: { conversation: ConversationId | null; draft: string; attachments: string[] }; result: ContextUse | null };
   attach_paths: { args: { paths: string[] }; result: Attachment[] };
   attach_bytes: { args: { name: string; bytes: number[] }; result: Attachment };

@@ -137,6 +137,11 @@ export function stopReply(conversation: ConversationId): Promise<void> {
   return call('stop_reply', { conversation });
 }
 
+/** The reply's first token is on screen: the engine, which left the cores to the window, goes on. */
+export function replyShown(conversation: ConversationId): Promise<void> {
+  return call('reply_shown', { conversation });
+}
+
 /**
  * How full the loaded model's context would be with `draft` sent next in `conversation` (null:
  * a new chat). Null when no local model would take it (none loaded, or a provider's is picked).

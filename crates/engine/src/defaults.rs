@@ -14,10 +14,11 @@ pub const ENCODER_CACHE_DISK_MIB: u64 = 2048;
 /// requests' decoding for long, large enough to run at the matmul rate (mlx-lm uses 2048).
 pub const PREFILL_CHUNK_TOKENS: usize = 512;
 
-/// How long the engine leaves the CPU after a reply's first token when the caller draws it on
-/// the cores the engine computes on (`Request::yield_after_first_token`). The app's window on
-/// the 2-core Linux machine (`bench/window.py`): first token to screen 84–375 ms without,
-/// 55–212 ms at 40 ms, 9–15 ms at 100 ms. Once per reply, between its first and second token.
+/// The longest the engine leaves the CPU after a reply's first token while the caller draws it
+/// on the cores the engine computes on (`Request::first_token_shown`); it goes on as soon as the
+/// caller says the token is on screen. The app's window on the 2-core Linux machine
+/// (`bench/window.py`): first token to screen 84–375 ms without leaving the CPU, 55–212 ms
+/// leaving it 40 ms, 9–15 ms leaving it 100 ms. Once per reply, between its first and second token.
 pub const FIRST_TOKEN_YIELD_MS: u64 = 100;
 
 /// Chat sampling (`SamplingParams::chat`) when a model ships no generation_config.json (GGUF

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request, StopReason};
+use confab_engine::runtime::{Engine, EngineOptions, Event, FirstTokenShown, ModelId, Prompt, Request, StopReason};
 use confab_engine::sample::SamplingParams;
 
 fn tiny_llama() -> (Engine, ModelId) {
@@ -36,28 +36,36 @@ fn plan_then_tokens_then_done_with_usage() {
 }
 
 #[test]
-fn yielding_after_the_first_token_leaves_the_cpu_and_the_same_tokens() {
+fn leaving_the_cpu_after_the_first_token_keeps_the_tokens_and_ends_when_it_is_shown() {
     let (engine, model) = tiny_llama();
-    let run = |yield_after_first_token: bool| {
+    // The engine's own clock from the first token to the end (no reader's delay in it).
+    let run = |shown: Option<FirstTokenShown>, reader: &dyn Fn(&Event)| {
         let mut request = Request::new(model, Prompt::Tokens((3..43).collect()), greedy(4));
         request.ignore_eos = true;
-        request.yield_after_first_token = yield_after_first_token;
-        let events: Vec<Event> = engine.generate(request).collect();
+        request.first_token_shown = shown;
+        let events: Vec<Event> = engine.generate(request).inspect(|e| reader(e)).collect();
         let tokens: Vec<u32> = events.iter().filter_map(|e| if let Event::Token { id, .. } = e { Some(*id) } else { None }).collect();
         let Some(Event::Done { usage, timings, .. }) = events.last() else { panic!("last event is Done") };
-        // The engine's own clock from the first token to the end (no reader's delay in it).
-        let decode_s = (usage.generated - 1) as f64 / timings.decode_tokens_per_s;
-        (tokens, decode_s)
+        (tokens, (usage.generated - 1) as f64 / timings.decode_tokens_per_s)
     };
-    let (plain, _) = run(false);
-    let (yielded, decode_s) = run(true);
-    assert_eq!(plain, yielded);
-    // A lower bound only (the engine sleeps at least this long), so load cannot fail it. On a
-    // GPU device the engine does not yield.
+    let (plain, _) = run(None, &|_| {});
+    // Nobody says the token is shown: the engine waits its longest.
+    let (waited, decode_s) = run(Some(FirstTokenShown::new()), &|_| {});
+    assert_eq!(plain, waited);
+    // On a GPU device the engine does not wait. A lower bound only, so load cannot fail it.
+    let longest = confab_engine::defaults::FIRST_TOKEN_YIELD_MS as f64 / 1e3;
     if !confab_engine::device::default_is_gpu() {
-        let least = confab_engine::defaults::FIRST_TOKEN_YIELD_MS as f64 / 1e3;
-        assert!(decode_s >= least, "first token to the end took {decode_s} s, expected at least {least} s");
+        assert!(decode_s >= longest, "first token to the end took {decode_s} s, expected at least {longest} s");
     }
+    // Shown at once: the same tokens (how soon it goes on then is request.rs's unit test).
+    let shown = FirstTokenShown::new();
+    let reader = |e: &Event| {
+        if matches!(e, Event::Token { .. }) {
+            shown.set();
+        }
+    };
+    let (told, _) = run(Some(shown.clone()), &reader);
+    assert_eq!(plain, told);
 }
 
 #[test]

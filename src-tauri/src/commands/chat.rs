@@ -91,8 +91,17 @@ pub async fn edit_message(
 /// Stops the conversation's reply within one token; the text so far is kept, marked stopped.
 #[tauri::command]
 pub fn stop_reply(state: App<'_>, conversation: ConversationId) {
-    if let Some(cancel) = lock(&state.replies).get(&conversation) {
-        cancel.store(true, Ordering::Relaxed);
+    if let Some(live) = lock(&state.replies).get(&conversation) {
+        live.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The window has drawn the reply's first token: the engine, which left the cores to it,
+/// goes on.
+#[tauri::command]
+pub fn reply_shown(state: App<'_>, conversation: ConversationId) {
+    if let Some(live) = lock(&state.replies).get(&conversation) {
+        live.first_token_shown.set();
     }
 }
 

@@ -7,6 +7,7 @@ import {
   editMessage,
   errorMessage,
   regenerate,
+  replyShown,
   selectBranch,
   sendMessage,
   stopReply,
@@ -189,9 +190,12 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             break;
           case 'token':
             pending += event.text;
-            // The first text is drawn at once: it is what a person waits for after Enter.
-            if (drawnAt === 0) flush();
-            else if (!scheduled) {
+            // The first text is drawn at once: it is what a person waits for after Enter. The
+            // engine waits (briefly) until it is on screen, so the drawing has the cores.
+            if (drawnAt === 0) {
+              flush();
+              nextFrame(() => nextFrame(() => void replyShown(conversation).catch(() => undefined)));
+            } else if (!scheduled) {
               scheduled = true;
               const wait = drawnAt + drawEvery - Date.now();
               if (wait > 0) setTimeout(() => nextFrame(flush), wait);

@@ -23,7 +23,7 @@ use crate::runtime::media_encode::MediaOutputs;
 use crate::runtime::media_prefill::{chunk_ranges, forward_chunk, image_ranges, split_at};
 use crate::runtime::media_prompt::MediaPrompt;
 use crate::runtime::model::ReadyModel;
-use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
+use crate::runtime::request::{Event, FirstTokenShown, Plan, Prompt, Request, StopReason, Timings, Usage};
 use crate::sample::Sampler;
 use crate::state::{Checkpoint, SequenceState};
 use crate::text::{ChatMessage, StopMatcher, StreamDecoder};
@@ -146,8 +146,8 @@ pub struct Row {
     generated: usize,
     max_tokens: usize,
     first_token_at: Option<Instant>,
-    /// How long to leave the cores to the caller after the first token (zero: not at all).
-    first_token_yield: Duration,
+    /// Whom to leave the cores to after the first token, until it is on screen (none: go on).
+    first_token_shown: Option<FirstTokenShown>,
     unfed: Option<Unfed>,
     /// Why it stopped, once it has.
     pub stopped: Option<StopReason>,
@@ -263,11 +263,7 @@ pub fn admit(
         generated: 0,
         max_tokens: sampling.max_tokens as usize,
         first_token_at: None,
-        first_token_yield: if request.yield_after_first_token && !crate::device::default_is_gpu() {
-            Duration::from_millis(crate::defaults::FIRST_TOKEN_YIELD_MS)
-        } else {
-            Duration::ZERO
-        },
+        first_token_shown: request.first_token_shown.filter(|_| !crate::device::default_is_gpu()),
         unfed: None,
         stopped: None,
     })
@@ -349,8 +345,10 @@ impl Row {
         self.generated += 1;
         let step = self.stops.push(&self.decoder.push(token)?);
         let listening = self.events.send(Event::Token { id: token, text: step.text }).is_ok();
-        if first && listening && !self.first_token_yield.is_zero() {
-            std::thread::sleep(self.first_token_yield);
+        if let Some(shown) = self.first_token_shown.take().filter(|_| first && listening) {
+            let since = Instant::now();
+            let told = shown.wait(Duration::from_millis(crate::defaults::FIRST_TOKEN_YIELD_MS));
+            tracing::debug!(told, waited_ms = since.elapsed().as_secs_f64() * 1e3, "left the cores to the caller after the first token");
         }
         self.stopped = if !listening {
             // Nobody reads its events any more (the caller dropped its `Generation`).

@@ -1,6 +1,8 @@
 //! What callers send the engine and what they get back.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use crate::error::EngineError;
 use crate::media::MediaKind;
@@ -38,11 +40,36 @@ pub struct Request {
     pub reuse_prefix: bool,
     /// What to do when the prompt is longer than the context (default: refuse).
     pub context_policy: ContextPolicy,
-    /// The caller shows the reply on the cores the engine computes on (the app's window on a
-    /// CPU machine): after the first token the engine leaves them to it for a moment
-    /// (`defaults::FIRST_TOKEN_YIELD_MS`), so the first token is drawn at once instead of
-    /// between decode steps. Nothing changes where the engine computes on a GPU.
-    pub yield_after_first_token: bool,
+    /// Set when the caller shows the reply on the cores the engine computes on (the app's
+    /// window on a CPU machine): after the first token the engine leaves them to it until the
+    /// caller says the token is on screen (at most `defaults::FIRST_TOKEN_YIELD_MS`), so it is
+    /// drawn at once instead of between decode steps. Ignored where the engine computes on a GPU.
+    pub first_token_shown: Option<FirstTokenShown>,
+}
+
+/// The caller's word that a reply's first token is on screen (`Request::first_token_shown`).
+#[derive(Debug, Clone, Default)]
+pub struct FirstTokenShown(Arc<(Mutex<bool>, Condvar)>);
+
+impl FirstTokenShown {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The first token is on screen: the engine goes on.
+    pub fn set(&self) {
+        let (shown, changed) = &*self.0;
+        *shown.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        changed.notify_all();
+    }
+
+    /// Waits until `set`, or `at_most`; whether it was set.
+    pub(crate) fn wait(&self, at_most: Duration) -> bool {
+        let (shown, changed) = &*self.0;
+        let guard = shown.lock().unwrap_or_else(|e| e.into_inner());
+        let (shown, _) = changed.wait_timeout_while(guard, at_most, |shown| !*shown).unwrap_or_else(|e| e.into_inner());
+        *shown
+    }
 }
 
 /// What to do with a prompt longer than the model's context.
@@ -76,7 +103,7 @@ impl Request {
             ignore_eos: false,
             reuse_prefix: true,
             context_policy: ContextPolicy::default(),
-            yield_after_first_token: false,
+            first_token_shown: None,
         }
     }
 }
@@ -175,4 +202,24 @@ pub enum Event {
     Text(String),
     Done { reason: StopReason, usage: Usage, timings: Timings },
     Error(EngineError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_ends_when_the_token_is_shown() {
+        let shown = FirstTokenShown::new();
+        let waiting = {
+            let shown = shown.clone();
+            // An hour: the test hangs, rather than passes, if `set` does not end the wait.
+            std::thread::spawn(move || shown.wait(Duration::from_secs(3600)))
+        };
+        shown.set();
+        assert!(waiting.join().unwrap());
+        // Shown before the wait began: it does not wait at all.
+        assert!(shown.wait(Duration::from_secs(3600)));
+        assert!(!FirstTokenShown::new().wait(Duration::from_millis(1)), "never shown");
+    }
 }
