@@ -205,7 +205,6 @@ async fn generate_local(
     reply: MessageId,
     channel: &Channel<ReplyEvent>,
 ) -> Outcome {
-    web_view_priority::lower();
     // The window draws the first token at once, where it shares the engine's cores: the engine
     // waits until the window says it has (`reply_shown`).
     request.first_token_shown = Some(live.first_token_shown);
@@ -294,7 +293,11 @@ fn generate(
             text.clear();
         }
     };
-    for event in state.engine.generate_cancellable(request, cancel) {
+    let events = state.engine.generate_cancellable(request, cancel);
+    // Once the request is on its way (a pass over /proc, 2-3 ms): threads the web view started
+    // since the last reply go below the engine too.
+    web_view_priority::lower();
+    for event in events {
         match event {
             Event::Plan(plan) => {
                 let _ = channel.send(ReplyEvent::Plan { plan });
