@@ -76,7 +76,7 @@ fn clips_at_every_rate_and_format_give_the_reference_loaders_samples_and_feature
     match ffmpeg {
         Some(version) => eprintln!("M4A: decoded by the system's FFmpeg ({version}), held to {FEATURE_TOLERANCE:e}"),
         None => eprintln!(
-            "M4A: no system FFmpeg (libavcodec 58-62): decoded by the built-in decoder only, held to its \
+            "M4A: no system FFmpeg (libavcodec 58-62; or CONFAB_SYSTEM_FFMPEG=0): decoded by the built-in decoder only, held to its \
              tolerances ({SAMPLE_TOLERANCE:e} samples, {BUILTIN_AAC_FEATURE_TOLERANCE:e} log-mel)"
         ),
     }

@@ -5,7 +5,8 @@
 //! samples exactly, which our own decoder (symphonia's AAC, `swresample`'s port) cannot: the two
 //! AAC decoders differ by a few 1e-6, and the mel floor magnifies that 1000-fold in quiet bins.
 //! Where the libraries are absent (a Mac without Homebrew's FFmpeg) or fail, `audio` decodes with
-//! symphonia instead.
+//! symphonia instead; `CONFAB_SYSTEM_FFMPEG=0` (read once, at the first AAC clip) asks for that
+//! too, to compare.
 //!
 //! What torchcodec does (`SingleStreamDecoder.cpp`, `FFMPEGCommon.cpp`), and so this module:
 //! packets go to `avcodec_send_packet`, frames come from `avcodec_receive_frame` (the decoder is
@@ -42,22 +43,28 @@ impl std::fmt::Display for FfmpegError {
 
 type Outcome<T> = std::result::Result<T, FfmpegError>;
 
-/// The system's FFmpeg, loaded on first use; `None` where it is missing or of an unknown major
-/// version.
+/// The system's FFmpeg, loaded on first use; `None` where it is missing, of an unknown major
+/// version, or turned off.
 pub(crate) fn system() -> Option<&'static Ffmpeg> {
     static LOADED: OnceLock<Option<Ffmpeg>> = OnceLock::new();
-    LOADED
-        .get_or_init(|| match Ffmpeg::load() {
-            Ok(ffmpeg) => {
-                tracing::debug!(version = %ffmpeg.version, "loaded the system's FFmpeg for AAC");
-                Some(ffmpeg)
-            }
-            Err(error) => {
-                tracing::debug!(%error, "no usable system FFmpeg; AAC decodes with symphonia");
-                None
-            }
-        })
-        .as_ref()
+    LOADED.get_or_init(load_unless_turned_off).as_ref()
+}
+
+fn load_unless_turned_off() -> Option<Ffmpeg> {
+    if std::env::var("CONFAB_SYSTEM_FFMPEG").is_ok_and(|v| v == "0") {
+        tracing::debug!("CONFAB_SYSTEM_FFMPEG=0: AAC decodes with symphonia");
+        return None;
+    }
+    match Ffmpeg::load() {
+        Ok(ffmpeg) => {
+            tracing::debug!(version = %ffmpeg.version, "loaded the system's FFmpeg for AAC");
+            Some(ffmpeg)
+        }
+        Err(error) => {
+            tracing::debug!(%error, "no usable system FFmpeg; AAC decodes with symphonia");
+            None
+        }
+    }
 }
 
 /// libavcodec major → the libavutil and libswresample majors of the same FFmpeg release
@@ -564,7 +571,7 @@ impl AacToMono {
         let kept = (count - drop) as usize;
         // SAFETY: `channels` planes of `count` floats; `drop` < `count`.
         let inputs: Vec<*const u8> =
-            (0..channels as usize).map(|c| unsafe { (*planes.add(c)).add(drop as usize * 4) as *const u8 }).collect();
+            (0..channels as usize).map(|c| unsafe { (*planes.add(c)).add(drop as usize * 4) }).collect();
         if channels == 1 && rate == self.rate {
             // torchcodec's "no conversion needed": the decoder's samples as they are.
             // SAFETY: as above.
