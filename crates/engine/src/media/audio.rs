@@ -452,4 +452,47 @@ mod tests {
             "a.flac: the clip is longer than the 0.2 s limit; trim it and try again"
         );
     }
+
+    /// FFmpeg before 5.1 takes channel layouts as 64-bit masks (`swr_alloc_set_opts`, the codec
+    /// context's `channel_layout`); 5.1 to 6.x still have that API beside the new one, so where
+    /// such a release is installed the older path is checked against the newer, sample for sample.
+    #[test]
+    fn ffmpeg_before_5_1s_channel_masks_give_the_same_samples_as_its_layouts() {
+        let Some(newest) = system_ffmpeg::system() else {
+            eprintln!("no system FFmpeg here: nothing to check");
+            return;
+        };
+        let masks: &'static system_ffmpeg::Ffmpeg = match system_ffmpeg::Ffmpeg::load_with_masks() {
+            Ok(masks) => Box::leak(Box::new(masks)),
+            Err(error) => {
+                eprintln!("{}: no mask API ({error}): nothing to check", newest.version());
+                return;
+            }
+        };
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/media_fidelity");
+        for clip in ["clip_8000_mono.m4a", "clip_44100_stereo.m4a", "clip_48000_stereo.m4a"] {
+            let bytes = std::fs::read(corpus.join(clip)).unwrap();
+            let priming = aac::priming_samples(&bytes);
+            let decode_with = |ffmpeg: &'static system_ffmpeg::Ffmpeg| {
+                let mut reader = open(clip, Box::new(Cursor::new(bytes.clone()))).unwrap();
+                let (track, params) = audio_track(clip, reader.as_ref()).unwrap();
+                let config = params.extra_data.as_deref().unwrap();
+                let skip = move |rate: u32| priming.map_or(0, |p| p.samples_at(rate));
+                let limits = MediaLimits::default();
+                let request = FfmpegRequest {
+                    file: clip,
+                    track,
+                    config,
+                    skip,
+                    sample_rate: 16_000,
+                    n_frames: params.n_frames,
+                    limits: &limits,
+                };
+                decode_with_system_ffmpeg(ffmpeg, reader.as_mut(), request).unwrap().unwrap()
+            };
+            let (new, old) = (decode_with(newest), decode_with(masks));
+            assert!(!new.is_empty());
+            assert!(new == old, "{clip}: the two channel layout APIs give different samples");
+        }
+    }
 }

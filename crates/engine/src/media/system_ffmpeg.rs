@@ -193,6 +193,14 @@ enum Layouts {
     },
 }
 
+#[derive(Debug, Clone, Copy)]
+enum LayoutApi {
+    /// `AVChannelLayout` where the release has it.
+    Newest,
+    #[cfg_attr(not(test), allow(dead_code))]
+    Masks,
+}
+
 /// Where each library of one release may be.
 fn candidates(name: &str, major: u32) -> Vec<PathBuf> {
     if cfg!(target_os = "macos") {
@@ -240,6 +248,17 @@ unsafe fn function<T: Copy>(library: &Library, name: &str) -> Outcome<T> {
 
 impl Ffmpeg {
     fn load() -> Outcome<Ffmpeg> {
+        Self::load_with(LayoutApi::Newest)
+    }
+
+    /// FFmpeg as a release before 5.1 is driven (channel masks), whatever this one is: to check
+    /// that path where only a newer release is installed.
+    #[cfg(test)]
+    pub(crate) fn load_with_masks() -> Outcome<Ffmpeg> {
+        Self::load_with(LayoutApi::Masks)
+    }
+
+    fn load_with(api: LayoutApi) -> Outcome<Ffmpeg> {
         let mut last = FfmpegError("no FFmpeg libraries are looked for on this platform".into());
         for (codec_major, util_major, swr_major) in RELEASES {
             let opened = open_release("avcodec", codec_major).and_then(|codec| {
@@ -247,7 +266,7 @@ impl Ffmpeg {
             });
             match opened {
                 // SAFETY: each signature below is the one FFmpeg declares for that release.
-                Ok((codec, util, swr)) => return unsafe { Self::bind(codec, util, swr) },
+                Ok((codec, util, swr)) => return unsafe { Self::bind(codec, util, swr, api) },
                 Err(error) => last = error,
             }
         }
@@ -256,11 +275,15 @@ impl Ffmpeg {
 
     /// # Safety
     /// The libraries are libavcodec, libavutil and libswresample of one release in `RELEASES`.
-    unsafe fn bind(codec: Library, util: Library, swr: Library) -> Outcome<Ffmpeg> {
+    unsafe fn bind(codec: Library, util: Library, swr: Library, api: LayoutApi) -> Outcome<Ffmpeg> {
         let (c, u, s) = (&codec, &util, &swr);
         let codec_version: unsafe extern "C" fn() -> c_uint = function(c, "avcodec_version")?;
         let codec_version = codec_version();
-        let layouts = match function(u, "av_channel_layout_from_string") {
+        let from_string = match api {
+            LayoutApi::Newest => function(u, "av_channel_layout_from_string"),
+            LayoutApi::Masks => Err(FfmpegError("channel masks asked for".into())),
+        };
+        let layouts = match from_string {
             Ok(from_string) => Layouts::Structs {
                 av_channel_layout_from_string: from_string,
                 av_channel_layout_default: function(u, "av_channel_layout_default")?,
