@@ -361,8 +361,8 @@ pub(crate) struct AacToMono {
     frame: *mut FrameHead,
     resampler: Opaque,
     rate: u32,
-    /// Decoded samples still to drop for the encoder's priming, once the first frame says at
-    /// which rate (`None` until then).
+    /// The encoder's priming in decoded samples per channel, from `priming` once the first
+    /// frame says at which rate (`None` until then).
     skip: Option<u64>,
     priming: Box<dyn Fn(u32) -> u64>,
     /// The first kept frame's channel count and rate: later frames must match.
