@@ -2,7 +2,7 @@
 # One setup path for every entry point (make run, make test, CI). Idempotent and cached:
 # a second run on a set-up machine takes a few seconds and downloads nothing.
 #
-#   1. system packages (Debian/Ubuntu, as root or with sudo), when missing
+#   1. system packages (Debian/Ubuntu, as root or with sudo), when missing; FFmpeg's libavcodec
 #   2. the official MLX wheel, unpacked into .deps/mlx/<backend> (OpenBLAS swapped in on Linux)
 #   3. mlx-c's sources: the registry's mlx-sys 0.7.0 package, into cargo's cache
 #   4. the UI's npm dependencies
@@ -36,16 +36,34 @@ APT_PACKAGES=(
   xvfb xauth                                                              # the app under test
   webkit2gtk-driver xdotool python3-gi gir1.2-gtk-3.0 python3-venv        # e2e: WebDriver, native drops
 )
+# And the system's FFmpeg, which the engine loads at run time to decode M4A/AAC exactly as the
+# reference's torchcodec does (without it, the built-in decoder runs, within 6e-6): libavcodec,
+# which pulls libavutil and libswresample. Its package name carries the release's major version
+# (Debian 12: libavcodec59), so it is the first the distribution has.
+FFMPEG_PACKAGES=(libavcodec62 libavcodec61 libavcodec60 libavcodec59 libavcodec58)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 if [[ "$(uname -s)" == Linux ]] && command -v dpkg >/dev/null; then
   missing=()
   for p in "${APT_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    installed "$p" || missing+=("$p")
   done
-  if ((${#missing[@]})); then
-    say "installing ${missing[*]}"
+  want_ffmpeg=1
+  for p in "${FFMPEG_PACKAGES[@]}"; do
+    installed "$p" && want_ffmpeg=0
+  done
+  if ((${#missing[@]} + want_ffmpeg)); then
     SUDO=$([[ $(id -u) == 0 ]] || echo sudo)
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    if ((want_ffmpeg)); then
+      for p in "${FFMPEG_PACKAGES[@]}"; do
+        if apt-cache show "$p" 2>/dev/null | grep "^Package:" >/dev/null; then missing+=("$p"); want_ffmpeg=0; break; fi
+      done
+      ((want_ffmpeg)) && say "no libavcodec package here: M4A/AAC will use the built-in decoder"
+    fi
+    if ((${#missing[@]})); then
+      say "installing ${missing[*]}"
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
   fi
 fi
 for tool in cargo python3 node npm cmake; do

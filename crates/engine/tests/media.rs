@@ -279,6 +279,58 @@ fn empty_unsupported_and_foreign_audio_are_typed_errors() {
     assert_eq!(problem(media::probe(&fixture("sine1k.opus.ogg"), &limits), "sine1k.opus.ogg"), opus);
 }
 
+/// A damaged or cut M4A, through the system's FFmpeg where there is one and through the
+/// built-in decoder: audio from what survives, or a typed error; never a panic.
+#[test]
+fn damaged_and_cut_m4a_give_audio_or_a_typed_error_on_either_decoder() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = MediaLimits::default();
+    let original = std::fs::read(fixture("sine1k.m4a")).unwrap();
+    let header = original.windows(4).position(|w| w == b"mdat").expect("an mdat box") - 4;
+    let size = u32::from_be_bytes(original[header..header + 4].try_into().unwrap()) as usize;
+    let payload = header + 8..header + size;
+    let mut scrambled = original.clone();
+    // Every AAC payload byte replaced by a pattern no encoder writes.
+    for (i, byte) in scrambled[payload.clone()].iter_mut().enumerate() {
+        *byte = (i as u8).wrapping_mul(151) ^ 0x5a;
+    }
+    // The file cut a third of the way into its audio (the index, after it, lost: no container).
+    let cut = original[..payload.start + payload.len() / 3].to_vec();
+    // Two thirds of the audio gone but the index kept, so that its last packets point past the
+    // end or into the index.
+    let mut short = original[..payload.start + payload.len() / 3].to_vec();
+    short[header..header + 4].copy_from_slice(&((8 + payload.len() / 3) as u32).to_be_bytes());
+    short.extend_from_slice(&original[payload.end..]);
+    for (name, bytes) in [("scrambled.m4a", scrambled), ("cut.m4a", cut), ("short.m4a", short)] {
+        let path = write(dir.path(), name, &bytes);
+        for (decoder, result) in [
+            ("default", decode_audio(&path, 16_000, &limits)),
+            ("built-in", media::decode_audio_builtin(&path, 16_000, &limits)),
+        ] {
+            match result {
+                Ok(audio) => {
+                    assert!(audio.samples.iter().all(|s| s.is_finite()), "{name} ({decoder})");
+                    eprintln!("{name} ({decoder}): {} samples", audio.samples.len());
+                }
+                Err(error) => {
+                    let got = problem(Err::<(), _>(error), name);
+                    eprintln!("{name} ({decoder}): {got}");
+                    let expected = matches!(got, MediaProblem::Corrupt { .. } | MediaProblem::NoAudio)
+                        || (name == "cut.m4a" && got == MediaProblem::UnsupportedAudio);
+                    assert!(expected, "{name} ({decoder}): {got:?}");
+                }
+            }
+        }
+    }
+    // Intact, the two decoders agree closely (the corpus test holds each to the reference).
+    let system = decode_audio(&fixture("sine1k.m4a"), 16_000, &limits).unwrap();
+    let builtin = media::decode_audio_builtin(&fixture("sine1k.m4a"), 16_000, &limits).unwrap();
+    assert_eq!(system.samples.len(), builtin.samples.len());
+    let apart = system.samples.iter().zip(&builtin.samples).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    eprintln!("sine1k.m4a: {:?} and the built-in decoder {apart:e} apart", media::system_ffmpeg_version());
+    assert!(apart < 1e-4, "{apart}");
+}
+
 #[test]
 fn content_hash_is_sha256_hex_of_the_bytes() {
     let path = fixture("quadrants.png");

@@ -3,17 +3,22 @@
 //! - what soundfile reads (WAV, FLAC, Ogg Vorbis, MP3): decoded (MP3 by libmpg123 as libsndfile
 //!   drives it, `mp3`; the rest by `symphonia`, whose PCM, FLAC and Vorbis samples are
 //!   libsndfile's), the channels' mean, then libsoxr (`resample`);
-//! - what only torchcodec reads (AAC, in M4A/MP4 or raw ADTS): decoded by symphonia, the
-//!   encoder's priming dropped as FFmpeg drops it (the MP4 edit list, `aac`), then resampled and
-//!   mixed as libswresample does (`swresample`). symphonia's AAC decoder is not FFmpeg's: their
-//!   samples differ by a few 1e-6, mostly its perceptual-noise values, which keep 16 of the
-//!   random generator's 32 bits (see crates/engine/tests/media_fidelity.rs).
+//! - what only torchcodec reads (AAC, in M4A/MP4 or raw ADTS): torchcodec decodes with the
+//!   system's FFmpeg, and so does the engine where it finds one (`system_ffmpeg`: libavcodec's
+//!   AAC decoder and libswresample, loaded at run time; MP4 tracks, whose AudioSpecificConfig it
+//!   needs), which gives the reference's samples exactly. Elsewhere (no system FFmpeg, raw ADTS,
+//!   or the libraries fail) symphonia decodes, the encoder's priming is dropped as FFmpeg drops
+//!   it (the MP4 edit list, `aac`), then it is resampled and mixed as libswresample does
+//!   (`swresample`). symphonia's AAC decoder is not FFmpeg's: their samples differ by a few 1e-6,
+//!   mostly its perceptual-noise values, which keep 16 of the random generator's 32 bits (see
+//!   crates/engine/tests/media_fidelity.rs).
 //!
 //! The duration limit is checked on the container's frame count before decoding, and again
 //! while decoding when it isn't known.
 
 use std::io::Cursor;
 use std::path::Path;
+use std::sync::Arc;
 
 use symphonia::core::audio::SampleBuffer;
 use symphonia::core::codecs::{self, CodecParameters, CodecType, DecoderOptions, CODEC_TYPE_NULL};
@@ -24,6 +29,7 @@ use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::Hint;
 
 use crate::error::{EngineError, MediaProblem, Result};
+use crate::media::system_ffmpeg::{self, AacToMono, FfmpegError};
 use crate::media::{aac, guarded, mp3, resample, swresample, MediaLimits};
 
 /// Mono samples in [-1, 1] at `sample_rate`.
@@ -58,10 +64,46 @@ pub fn decode_audio(path: &Path, sample_rate: u32, limits: &MediaLimits) -> Resu
 /// Decodes a clip held in memory; `file` names it in errors (its extension helps guess the
 /// container).
 pub fn decode_audio_bytes(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
-    guarded(file, || decode_guarded(file, bytes, sample_rate, limits))
+    guarded(file, || decode_guarded(file, bytes, sample_rate, limits, AacDecoders::SystemFfmpegFirst))
 }
 
-fn decode_guarded(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+/// As `decode_audio`, but AAC always with the built-in decoder (symphonia and our libswresample
+/// port), as on a machine without FFmpeg: for comparing the two.
+#[doc(hidden)]
+pub fn decode_audio_builtin(path: &Path, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+    let (file, bytes) = super::read_file(path, limits)?;
+    guarded(&file, || decode_guarded(&file, bytes, sample_rate, limits, AacDecoders::BuiltIn))
+}
+
+/// The system's FFmpeg that AAC in MP4/M4A is decoded with (as "libavcodec 59.37.100"), or
+/// `None` where there is none and the built-in decoder runs. Loads it on first call.
+pub fn system_ffmpeg_version() -> Option<&'static str> {
+    system_ffmpeg::system().map(|ffmpeg| ffmpeg.version())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum AacDecoders {
+    SystemFfmpegFirst,
+    BuiltIn,
+}
+
+/// The file's bytes, shared by a first reader and, if the system's FFmpeg fails, a second one.
+#[derive(Clone)]
+struct SharedBytes(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for SharedBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+fn decode_guarded(
+    file: &str,
+    bytes: Vec<u8>,
+    sample_rate: u32,
+    limits: &MediaLimits,
+    aac_decoders: AacDecoders,
+) -> Result<Audio> {
     limits.check_bytes(file, bytes.len() as u64)?;
     if mp3::is_mp3(file, &mut Cursor::new(&bytes)).map_err(|e| unreadable(file, e))? {
         let decoded = mp3::decode(file, &mut Cursor::new(&bytes), limits)?;
@@ -71,9 +113,30 @@ fn decode_guarded(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLi
     let is_mp4 = is_mp4(&bytes);
     // FFmpeg drops an AAC encoder's priming samples where an MP4 edit list says so.
     let priming = if is_mp4 { aac::priming_samples(&bytes) } else { None };
-    let mut reader = open(file, Box::new(Cursor::new(bytes)))?;
+    let bytes = SharedBytes(Arc::new(bytes));
+    let mut reader = open(file, Box::new(Cursor::new(bytes.clone())))?;
     let (track, params) = audio_track(file, reader.as_ref())?;
     check_header(file, &header(&params, is_mp4), limits)?;
+    if params.codec == codecs::CODEC_TYPE_AAC && aac_decoders == AacDecoders::SystemFfmpegFirst {
+        // FFmpeg's decoder needs the track's AudioSpecificConfig (MP4 has one; raw ADTS not).
+        if let (Some(ffmpeg), Some(config)) = (system_ffmpeg::system(), params.extra_data.as_deref()) {
+            let skip = move |rate: u32| priming.map_or(0, |p| p.samples_at(rate));
+            let request = FfmpegRequest { file, track, config, skip, sample_rate, n_frames: params.n_frames, limits };
+            match decode_with_system_ffmpeg(ffmpeg, reader.as_mut(), request)? {
+                Ok(samples) => {
+                    tracing::debug!(file, ffmpeg = ffmpeg.version(), "AAC decoded by the system's FFmpeg");
+                    return Ok(Audio { samples, sample_rate });
+                }
+                Err(error) => {
+                    tracing::warn!(file, %error, "the system's FFmpeg failed; decoding the AAC with symphonia");
+                    reader = open(file, Box::new(Cursor::new(bytes.clone())))?;
+                }
+            }
+        }
+    }
+    if params.codec == codecs::CODEC_TYPE_AAC {
+        tracing::debug!(file, "AAC decoded by symphonia");
+    }
     let decoded = decode(file, reader.as_mut(), track, &params, limits)?;
     let samples = if params.codec == codecs::CODEC_TYPE_AAC {
         // The reference reads AAC only through torchcodec: FFmpeg's skip, libswresample.
@@ -88,6 +151,70 @@ fn decode_guarded(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLi
         resample::resample(&decoded.mono(), decoded.sample_rate, sample_rate)?
     };
     Ok(Audio { samples, sample_rate })
+}
+
+/// What `decode_with_system_ffmpeg` decodes.
+struct FfmpegRequest<'a, Skip> {
+    file: &'a str,
+    track: u32,
+    /// The AudioSpecificConfig.
+    config: &'a [u8],
+    /// The encoder's priming in samples, at the decoded rate.
+    skip: Skip,
+    sample_rate: u32,
+    /// What the container promises.
+    n_frames: Option<u64>,
+    limits: &'a MediaLimits,
+}
+
+/// The track's AAC packets through the system's FFmpeg, to mono at `sample_rate` as torchcodec
+/// gives them. The outer error is the file's (the same errors as `decode` gives); the inner one
+/// the libraries' (the caller decodes with symphonia instead).
+fn decode_with_system_ffmpeg(
+    ffmpeg: &'static system_ffmpeg::Ffmpeg,
+    reader: &mut dyn FormatReader,
+    request: FfmpegRequest<'_, impl Fn(u32) -> u64 + 'static>,
+) -> Result<std::result::Result<Vec<f32>, FfmpegError>> {
+    let FfmpegRequest { file, track, config, skip, sample_rate, n_frames, limits } = request;
+    let mut decoder = match AacToMono::open(ffmpeg, config, sample_rate, skip) {
+        Ok(decoder) => decoder,
+        Err(error) => return Ok(Err(error)),
+    };
+    loop {
+        let packet = match reader.next_packet() {
+            Ok(packet) => packet,
+            Err(AudioError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(AudioError::ResetRequired) => break,
+            Err(e) => return Err(corrupt(file, e)),
+        };
+        if packet.track_id() != track {
+            continue;
+        }
+        if let Err(error) = decoder.send(packet.buf()) {
+            return Ok(Err(error));
+        }
+        let (frames, rate) = decoder.decoded();
+        if rate > 0 && frames as f64 > limits.max_audio_seconds * rate as f64 {
+            return Err(EngineError::media(
+                file,
+                MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds },
+            ));
+        }
+    }
+    let samples = match decoder.finish() {
+        Ok(samples) => samples,
+        Err(error) => return Ok(Err(error)),
+    };
+    if samples.is_empty() {
+        let detail = match (decoder.decoded().0, decoder.damaged_packets(), n_frames) {
+            // Only the encoder's priming, or nothing at all.
+            (1.., _, _) | (0, 0, None | Some(0)) => return Err(EngineError::media(file, MediaProblem::NoAudio)),
+            (0, 0, Some(_)) => "its header promises audio but the samples are missing".to_string(),
+            (0, n, _) => format!("none of its {n} audio packets decoded"),
+        };
+        return Err(EngineError::media(file, MediaProblem::Corrupt { detail }));
+    }
+    Ok(Ok(samples))
 }
 
 /// Interleaved frames to their channels' mean: summed in order, then divided, as numpy's
@@ -324,5 +451,48 @@ mod tests {
             EngineError::media("a.flac", expected).to_string(),
             "a.flac: the clip is longer than the 0.2 s limit; trim it and try again"
         );
+    }
+
+    /// FFmpeg before 5.1 takes channel layouts as 64-bit masks (`swr_alloc_set_opts`, the codec
+    /// context's `channel_layout`); 5.1 to 6.x still have that API beside the new one, so where
+    /// such a release is installed the older path is checked against the newer, sample for sample.
+    #[test]
+    fn ffmpeg_before_5_1s_channel_masks_give_the_same_samples_as_its_layouts() {
+        let Some(newest) = system_ffmpeg::system() else {
+            eprintln!("no system FFmpeg here: nothing to check");
+            return;
+        };
+        let masks: &'static system_ffmpeg::Ffmpeg = match system_ffmpeg::Ffmpeg::load_with_masks() {
+            Ok(masks) => Box::leak(Box::new(masks)),
+            Err(error) => {
+                eprintln!("{}: no mask API ({error}): nothing to check", newest.version());
+                return;
+            }
+        };
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/media_fidelity");
+        for clip in ["clip_8000_mono.m4a", "clip_44100_stereo.m4a", "clip_48000_stereo.m4a"] {
+            let bytes = std::fs::read(corpus.join(clip)).unwrap();
+            let priming = aac::priming_samples(&bytes);
+            let decode_with = |ffmpeg: &'static system_ffmpeg::Ffmpeg| {
+                let mut reader = open(clip, Box::new(Cursor::new(bytes.clone()))).unwrap();
+                let (track, params) = audio_track(clip, reader.as_ref()).unwrap();
+                let config = params.extra_data.as_deref().unwrap();
+                let skip = move |rate: u32| priming.map_or(0, |p| p.samples_at(rate));
+                let limits = MediaLimits::default();
+                let request = FfmpegRequest {
+                    file: clip,
+                    track,
+                    config,
+                    skip,
+                    sample_rate: 16_000,
+                    n_frames: params.n_frames,
+                    limits: &limits,
+                };
+                decode_with_system_ffmpeg(ffmpeg, reader.as_mut(), request).unwrap().unwrap()
+            };
+            let (new, old) = (decode_with(newest), decode_with(masks));
+            assert!(!new.is_empty());
+            assert!(new == old, "{clip}: the two channel layout APIs give different samples");
+        }
     }
 }

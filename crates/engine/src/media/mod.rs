@@ -17,6 +17,7 @@ pub mod pil_resize;
 pub mod prompt;
 pub mod resample;
 pub mod swresample;
+mod system_ffmpeg;
 mod thumbnail;
 pub mod torch_resize;
 pub mod video;
@@ -26,7 +27,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-pub use self::audio::{decode_audio, decode_audio_bytes, Audio};
+pub use self::audio::{decode_audio, decode_audio_builtin, decode_audio_bytes, system_ffmpeg_version, Audio};
 pub use self::hash::{content_hash, hash_file};
 pub use self::image::{decode_image, decode_image_bytes};
 pub use self::item::MediaItem;
