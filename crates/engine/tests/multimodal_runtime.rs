@@ -386,9 +386,18 @@ fn several_images_and_clips_across_turns_each_get_their_soft_tokens() {
 
 // ---- continuing a reply cut short ----
 
-/// continuation_reference.json (tests/reference/make_gemma4_continuation.py): chats with the
-/// image whose last reply was cut short, and transformers' ids for them.
-fn continuation_cases() -> Vec<(String, Vec<ChatMessage>, Vec<u32>, Vec<u32>)> {
+/// A chat with the image whose last reply was cut short, and transformers' ids for it.
+struct ContinuationCase {
+    name: String,
+    messages: Vec<ChatMessage>,
+    /// `apply_chat_template(messages, continue_final_message=True)`.
+    continue_ids: Vec<u32>,
+    /// The chat without its last reply, with the generation prompt: where that reply began.
+    reply_prompt_ids: Vec<u32>,
+}
+
+/// continuation_reference.json (tests/reference/make_gemma4_continuation.py).
+fn continuation_cases() -> Vec<ContinuationCase> {
     let reference: Value = serde_json::from_str(&std::fs::read_to_string(gemma4().join("continuation_reference.json")).unwrap()).unwrap();
     let ids = |v: &Value| v.as_array().unwrap().iter().map(|i| i.as_u64().unwrap() as u32).collect::<Vec<u32>>();
     let message = |m: &Value| {
@@ -406,9 +415,11 @@ fn continuation_cases() -> Vec<(String, Vec<ChatMessage>, Vec<u32>, Vec<u32>)> {
     let cases = reference["cases"].as_object().unwrap();
     cases
         .iter()
-        .map(|(name, case)| {
-            let messages = case["messages"].as_array().unwrap().iter().map(message).collect();
-            (name.clone(), messages, ids(&case["continue_ids"]), ids(&case["reply_prompt_ids"]))
+        .map(|(name, case)| ContinuationCase {
+            name: name.clone(),
+            messages: case["messages"].as_array().unwrap().iter().map(message).collect(),
+            continue_ids: ids(&case["continue_ids"]),
+            reply_prompt_ids: ids(&case["reply_prompt_ids"]),
         })
         .collect()
 }
@@ -417,7 +428,7 @@ fn continuation_cases() -> Vec<(String, Vec<ChatMessage>, Vec<u32>, Vec<u32>)> {
 fn continuing_a_reply_in_a_chat_with_an_image_gives_transformers_ids() {
     let rig = Rig::new(None);
     let image_token = rig.model.tokenizer.token_to_id("<|image|>").unwrap();
-    for (name, messages, continue_ids, reply_prompt_ids) in continuation_cases() {
+    for ContinuationCase { name, messages, continue_ids, reply_prompt_ids } in continuation_cases() {
         let ids = generate::prompt_ids(&rig.model, &Prompt::Continue(messages.clone()), &rig.limits).unwrap();
         assert_eq!(ids, continue_ids, "{name}: continue_final_message=True");
         assert_eq!(ids.iter().filter(|&&t| t == image_token).count(), 63, "{name}: the image's soft tokens");
