@@ -158,7 +158,8 @@ pub async fn stream_reply(
 }
 
 /// Writes more of a stopped or interrupted reply with the loaded model, appended to the same
-/// message: the prompt is the chat with that reply left open (no end of turn after it).
+/// message: the prompt is the chat, attachments and all, with that reply left open (no end of
+/// turn after it), and a long chat leaves out its oldest turns as a new reply does.
 pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
     if state.providers.lock().await.selected.is_some() {
         return Err("Continue works with a model loaded here; pick one in the model menu, or regenerate the reply.".into());
@@ -179,10 +180,11 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
     }
     let settings = state.settings();
     let branch = store.branch(conversation, reply).await?;
-    let messages = local_messages(store, system_prompt(&chat, &settings), &branch).await?;
-    let engine = state.engine.clone();
-    let id = model.id;
-    let prompt = tauri::async_runtime::spawn_blocking(move || engine.continuation(id, messages)).await??;
+    let prompt = Prompt::Continue(local_messages(store, system_prompt(&chat, &settings), &branch).await?);
+    // Prepared once before the reply reopens, so that a chat that cannot be continued (a
+    // template that rewrites the reply's text, an attachment gone) leaves it as it was.
+    let (engine, id, check) = (state.engine.clone(), model.id, prompt.clone());
+    tauri::async_runtime::spawn_blocking(move || engine.tokenize(id, check)).await??;
 
     let (_running, live) = Running::start(&state, conversation)?;
     store.resume_reply(reply).await?;
@@ -192,6 +194,7 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
     });
     let mut request = Request::new(model.id, prompt, settings.sampling());
     request.sampling.stop = model.info.default_sampling.stop.clone();
+    request.context_policy = ContextPolicy::DropOldestTurns;
     let outcome = generate_local(&state, model, request, live, reply, &channel).await;
     finish(store, reply, outcome, &channel).await
 }

@@ -580,6 +580,24 @@ class ChatApp(App):
                 raise AssertionError(f"reply {reply_id} still streaming after {seconds(timeout or self.REPLY_TIMEOUT):.0f}s")
             time.sleep(0.05)
 
+    def stop_at(self, reply_id: str, chars: int, timeout: float = 60) -> None:
+        """Clicks Stop from inside the page once the streaming reply shows `chars` characters: a
+        tiny model writes hundreds of tokens a second, faster than WebDriver round trips."""
+        self.d.set_script_timeout(seconds(timeout))
+        shown = self.d.execute_async_script("""
+            const [id, chars, done] = arguments;
+            const tick = () => {
+              const m = document.querySelector('[data-testid="message"][data-id="' + id + '"]');
+              const text = (m && m.querySelector('[data-testid="message-content"]') || {}).textContent || '';
+              const stop = document.querySelector('[data-testid="stop-button"]');
+              if (m && m.dataset.status !== 'streaming') done(-1);
+              else if (text.length >= chars && stop) { stop.click(); done(text.length); }
+              else setTimeout(tick, 5);
+            };
+            tick();""", reply_id, chars)
+        if shown < 0:
+            raise AssertionError(f"reply {reply_id} ended before it showed {chars} characters")
+
     def hover(self, el: WebElement) -> None:
         from selenium.webdriver.common.action_chains import ActionChains
 

@@ -79,6 +79,24 @@ fn a_long_chat_loses_its_oldest_turns_and_says_how_many() {
 }
 
 #[test]
+fn a_long_chat_whose_last_reply_is_continued_loses_its_oldest_turns_and_keeps_the_reply_open() {
+    let (engine, model) = engine();
+    let mut messages = chat(12);
+    messages.push(ChatMessage::assistant("The newest answer was cut"));
+    let mut request = request(model, messages.clone(), ContextPolicy::DropOldestTurns);
+    request.prompt = Prompt::Continue(messages.clone());
+    let plan = run(&engine, request).unwrap();
+    let dropped = plan.dropped_messages;
+    assert!(dropped > 0);
+    let kept: Vec<ChatMessage> = [messages[0].clone()].into_iter().chain(messages[1 + dropped..].iter().cloned()).collect();
+    let continued = engine.tokenize(model, Prompt::Continue(kept.clone())).unwrap();
+    assert_eq!(plan.prompt_tokens, continued.len(), "the kept turns, the cut reply left open");
+    // As the kept chat with the reply whole, up to where the reply's end of turn began.
+    let whole = engine.tokenize(model, Prompt::Chat(kept)).unwrap();
+    assert!(whole.len() > continued.len() && whole.starts_with(&continued));
+}
+
+#[test]
 fn a_chat_that_fits_loses_nothing() {
     let (engine, model) = engine();
     let messages = chat(2);

@@ -32,7 +32,7 @@ use confab_engine::model::LoadOptions;
 use confab_engine::runtime::media_prompt;
 use confab_engine::runtime::{EncoderUse, Engine, EngineOptions, Event, ModelId, Plan, Prompt, ReadyModel, Request};
 use confab_engine::sample::SamplingParams;
-use confab_engine::text::ChatMessage;
+use confab_engine::text::{ChatMessage, PromptEnd};
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{Array, Dtype};
 use serde_json::Value;
@@ -104,7 +104,7 @@ fn processor_gives_the_reference_pixels_grids_prompt_and_positions() {
 
     let model = ReadyModel::load(&dir(), &LoadOptions::default(), &mut |_| {}).unwrap();
     assert!(model.info.vision && !model.info.audio);
-    let prompt = media_prompt::build(&model, &messages(&reference), &MediaLimits::default()).unwrap();
+    let prompt = media_prompt::build(&model, &messages(&reference), PromptEnd::NewReply, &MediaLimits::default()).unwrap();
     assert_eq!(prompt.ids, ids(&reference["input_ids"]), "prompt ids");
     let spans: Vec<usize> = prompt.items.iter().map(|i| i.span.len).collect();
     assert_eq!(spans, ids(&reference["image_tokens"]).iter().map(|&n| n as usize).collect::<Vec<_>>(), "soft tokens per image");
@@ -297,7 +297,7 @@ fn qwen3_5_with_vision_gives_the_reference_prompt_tower_rows_logits_and_tokens()
 
     let model = ReadyModel::load(&folder, &LoadOptions::default(), &mut |_| {}).unwrap();
     assert!(model.info.vision, "the tiny Qwen3.5 reads images");
-    let prompt = media_prompt::build(&model, &messages(&reference), &MediaLimits::default()).unwrap();
+    let prompt = media_prompt::build(&model, &messages(&reference), PromptEnd::NewReply, &MediaLimits::default()).unwrap();
     assert_eq!(prompt.ids, ids(&reference["input_ids"]), "qwen3_5_vl prompt ids");
     let want: Vec<Vec<i32>> = serde_json::from_value(reference["position_ids"].clone()).unwrap();
     assert_eq!(prompt.positions.expect("positions").values, want.concat(), "qwen3_5_vl position ids");
@@ -550,7 +550,7 @@ fn video_processor_gives_the_reference_frames_pixels_grid_prompt_ids_and_positio
         model.video_reader = frames.clone();
         for key in ["video", "mixed"] {
             let chat = &video[key];
-            let prompt = media_prompt::build(&model, &video_messages(name, key), &MediaLimits::default()).unwrap();
+            let prompt = media_prompt::build(&model, &video_messages(name, key), PromptEnd::NewReply, &MediaLimits::default()).unwrap();
             assert_eq!(prompt.ids, ids(&chat["input_ids"]), "{name} {key}: prompt ids (timestamps included)");
             let want: Vec<Vec<i32>> = serde_json::from_value(chat["position_ids"].clone()).unwrap();
             let positions = prompt.positions.expect("multimodal RoPE positions");

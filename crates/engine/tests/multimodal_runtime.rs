@@ -12,7 +12,10 @@
 //! a JPEG photo and a 44.1 kHz stereo WAV (and the same clip as MP3 and as M4A), decoded,
 //! resampled and preprocessed by the engine, give transformers' first-step logits and greedy ids
 //! (media_files_reference.json, media_files_mp3_reference.json and
-//! media_files_m4a_reference.json, from tests/reference/make_gemma4_media_files.py).
+//! media_files_m4a_reference.json, from tests/reference/make_gemma4_media_files.py). A reply cut
+//! short in a chat with the image continues from transformers' `continue_final_message` ids
+//! (continuation_reference.json, from tests/reference/make_gemma4_continuation.py), reusing the
+//! cut-short reply's cached prefix.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -140,9 +143,14 @@ impl Rig {
     }
 
     fn ask(&mut self, messages: Vec<ChatMessage>, chunk: usize) -> confab_engine::Result<Outcome> {
+        self.ask_for(Prompt::Chat(messages), chunk, 16)
+    }
+
+    /// `max_tokens` greedy tokens for `prompt`.
+    fn ask_for(&mut self, prompt: Prompt, chunk: usize, max_tokens: u32) -> confab_engine::Result<Outcome> {
         let mut sampling = SamplingParams::greedy();
-        sampling.max_tokens = 16;
-        let mut request = Request::new(confab_engine::runtime::ModelId(1), Prompt::Chat(messages), sampling);
+        sampling.max_tokens = max_tokens;
+        let mut request = Request::new(confab_engine::runtime::ModelId(1), prompt, sampling);
         request.ignore_eos = true;
         request.chunk_size = chunk;
         let (mut plan, mut ids, mut text, mut error) = (None, vec![], String::new(), None);
@@ -374,6 +382,87 @@ fn several_images_and_clips_across_turns_each_get_their_soft_tokens() {
     let ids = generate::prompt_ids(&rig.model, &Prompt::Chat(vec![ChatMessage::user("x").with_media([image()])]), &rig.limits).unwrap();
     let image_token = rig.model.tokenizer.token_to_id("<|image|>").unwrap();
     assert_eq!(ids.iter().filter(|&&t| t == image_token).count(), 63);
+}
+
+// ---- continuing a reply cut short ----
+
+/// A chat with the image whose last reply was cut short, and transformers' ids for it.
+struct ContinuationCase {
+    name: String,
+    messages: Vec<ChatMessage>,
+    /// `apply_chat_template(messages, continue_final_message=True)`.
+    continue_ids: Vec<u32>,
+    /// The chat without its last reply, with the generation prompt: where that reply began.
+    reply_prompt_ids: Vec<u32>,
+}
+
+/// continuation_reference.json (tests/reference/make_gemma4_continuation.py).
+fn continuation_cases() -> Vec<ContinuationCase> {
+    let reference: Value = serde_json::from_str(&std::fs::read_to_string(gemma4().join("continuation_reference.json")).unwrap()).unwrap();
+    let ids = |v: &Value| v.as_array().unwrap().iter().map(|i| i.as_u64().unwrap() as u32).collect::<Vec<u32>>();
+    let message = |m: &Value| {
+        let role = m["role"].as_str().unwrap();
+        match &m["content"] {
+            Value::String(text) => ChatMessage::new(role, text.as_str()),
+            Value::Array(parts) => {
+                let text = parts.iter().find_map(|p| p["text"].as_str()).unwrap_or_default();
+                assert!(parts.iter().filter(|p| p["type"] == "image").count() == 1 && parts.len() == 2, "{parts:?}");
+                ChatMessage::new(role, text).with_media([image()])
+            }
+            other => panic!("content {other}"),
+        }
+    };
+    let cases = reference["cases"].as_object().unwrap();
+    cases
+        .iter()
+        .map(|(name, case)| ContinuationCase {
+            name: name.clone(),
+            messages: case["messages"].as_array().unwrap().iter().map(message).collect(),
+            continue_ids: ids(&case["continue_ids"]),
+            reply_prompt_ids: ids(&case["reply_prompt_ids"]),
+        })
+        .collect()
+}
+
+#[test]
+fn continuing_a_reply_in_a_chat_with_an_image_gives_transformers_ids() {
+    let rig = Rig::new(None);
+    let image_token = rig.model.tokenizer.token_to_id("<|image|>").unwrap();
+    for ContinuationCase { name, messages, continue_ids, reply_prompt_ids } in continuation_cases() {
+        let ids = generate::prompt_ids(&rig.model, &Prompt::Continue(messages.clone()), &rig.limits).unwrap();
+        assert_eq!(ids, continue_ids, "{name}: continue_final_message=True");
+        assert_eq!(ids.iter().filter(|&&t| t == image_token).count(), 63, "{name}: the image's soft tokens");
+        let before = messages[..messages.len() - 1].to_vec();
+        let reply_prompt = generate::prompt_ids(&rig.model, &Prompt::Chat(before), &rig.limits).unwrap();
+        assert_eq!(reply_prompt, reply_prompt_ids, "{name}: the chat the reply was written for");
+        // The continuation is that chat with the reply's text so far, and no end of turn.
+        assert!(ids.starts_with(&reply_prompt) && ids.len() > reply_prompt.len(), "{name}");
+    }
+}
+
+#[test]
+fn a_continued_reply_reuses_the_cut_short_one_and_writes_what_a_cold_start_would() {
+    let question = || vec![ChatMessage::user("What do you see?").with_media([image()])];
+    let mut rig = Rig::new(None);
+    let cut = rig.ask_for(Prompt::Chat(question()), 512, 6).unwrap();
+    let mut messages = question();
+    messages.push(ChatMessage::assistant(cut.text.clone()));
+    let prompt = Prompt::Continue(messages);
+    let more = rig.ask_for(prompt.clone(), 512, 6).unwrap();
+    let plan = &more.plan;
+    // The cut-short reply's prompt and tokens were cached as it ended: the continuation reads
+    // them back instead of prefilling the image again, and runs no tower.
+    assert!(plan.prompt_tokens > cut.plan.prompt_tokens);
+    assert!(plan.reused_tokens >= cut.plan.prompt_tokens, "reused {} of {}", plan.reused_tokens, plan.prompt_tokens);
+    assert_eq!(plan.reuse_source, "memory");
+    assert_eq!(sources(plan), [EncoderUse::Prefix]);
+    assert_eq!((plan.tower_runs, rig.runs.get()), (0, 1));
+    assert_eq!(plan.media[0].position, cut.plan.media[0].position, "the image where it was");
+    // The same tokens as the continuation computed from nothing. (Not necessarily the tokens the
+    // uninterrupted reply had: the tiny model's random bytes need not read back as the same ids.)
+    let cold = Rig::new(None).ask_for(prompt, 512, 6).unwrap();
+    assert_eq!((cold.plan.reused_tokens, cold.plan.tower_runs), (0, 1));
+    assert_eq!(more.ids, cold.ids, "{:?} then {:?}", cut.text, more.text);
 }
 
 // ---- the real towers, through the public engine API ----

@@ -7,7 +7,7 @@ use crate::media::MediaLimits;
 use crate::runtime::prepared::{prepare, prepare_chat, Prepared};
 use crate::runtime::model::ReadyModel;
 use crate::runtime::request::{ContextPolicy, Prompt};
-use crate::text::ChatMessage;
+use crate::text::{ChatMessage, PromptEnd};
 
 /// Tokens kept free for the reply when turns are dropped: what the reply may use, but at most
 /// a quarter of the context (a long max_tokens must not empty the conversation).
@@ -32,9 +32,12 @@ pub fn fit(
     let context = model.config().max_position;
     let prepared = prepare(model, prompt, limits)?;
     let budget = context - room_for_reply(max_tokens, context);
+    // A continuation drops turns as a new reply does: the reply it continues is the newest message.
+    let drop_turns = policy == ContextPolicy::DropOldestTurns && prepared.ids.len() > budget;
     match prompt {
-        Prompt::Chat(messages) if policy == ContextPolicy::DropOldestTurns && prepared.ids.len() > budget => {
-            drop_oldest_turns(model, messages, prepared, budget, limits)
+        Prompt::Chat(messages) if drop_turns => drop_oldest_turns(model, messages, PromptEnd::NewReply, prepared, budget, limits),
+        Prompt::Continue(messages) if drop_turns => {
+            drop_oldest_turns(model, messages, PromptEnd::InFinalMessage, prepared, budget, limits)
         }
         _ if prepared.ids.len() >= context => Err(EngineError::ContextOverflow { prompt: prepared.ids.len(), context }),
         _ => Ok((prepared, 0)),
@@ -44,6 +47,7 @@ pub fn fit(
 fn drop_oldest_turns(
     model: &ReadyModel,
     messages: &mut Vec<ChatMessage>,
+    end: PromptEnd,
     mut prepared: Prepared,
     budget: usize,
     limits: &MediaLimits,
@@ -63,7 +67,7 @@ fn drop_oldest_turns(
         let n = drop.clamp(1, droppable);
         messages.drain(first..first + n);
         dropped += n;
-        prepared = prepare_chat(model, messages, limits)?;
+        prepared = prepare_chat(model, messages, end, limits)?;
         if prepared.ids.len() <= budget {
             tracing::info!(dropped, prompt_tokens = prepared.ids.len(), "left out the oldest turns to fit the context");
             return Ok((prepared, dropped));

@@ -18,7 +18,6 @@ use crate::runtime::generate;
 use crate::runtime::scheduler::{BatchOptions, Scheduler};
 use crate::runtime::model::{LoadProgress, ModelInfo, ReadyModel};
 use crate::runtime::request::{Event, ModelId, Prompt, Request};
-use crate::text::ChatMessage;
 
 #[derive(Debug, Clone, Default)]
 pub struct EngineOptions {
@@ -47,9 +46,8 @@ enum Command {
     Load { path: PathBuf, options: LoadOptions, progress: ProgressFn, reply: Sender<Result<(ModelId, ModelInfo)>> },
     Unload { model: ModelId },
     Generate { request: Request, cancel: Arc<AtomicBool>, events: Sender<Event> },
-    Tokenize { model: ModelId, prompt: crate::runtime::request::Prompt, reply: Sender<Result<Vec<u32>>> },
+    Tokenize { model: ModelId, prompt: Prompt, reply: Sender<Result<Vec<u32>>> },
     Counter { model: ModelId, reply: Sender<Result<TokenCounter>> },
-    Continuation { model: ModelId, messages: Vec<ChatMessage>, reply: Sender<Result<Prompt>> },
 }
 
 pub struct Engine {
@@ -122,7 +120,7 @@ impl Engine {
     }
 
     /// The prompt's token ids, as a generation would see them.
-    pub fn tokenize(&self, model: ModelId, prompt: crate::runtime::request::Prompt) -> Result<Vec<u32>> {
+    pub fn tokenize(&self, model: ModelId, prompt: Prompt) -> Result<Vec<u32>> {
         let (reply, answer) = mpsc::channel();
         self.send(Command::Tokenize { model, prompt, reply })?;
         answer.recv().map_err(|_| EngineError::EngineStopped)?
@@ -132,14 +130,6 @@ impl Engine {
     pub fn token_counter(&self, model: ModelId) -> Result<TokenCounter> {
         let (reply, answer) = mpsc::channel();
         self.send(Command::Counter { model, reply })?;
-        answer.recv().map_err(|_| EngineError::EngineStopped)?
-    }
-
-    /// The prompt that continues the last message of `messages` (a reply cut short) instead of
-    /// starting a new one: see `ChatTemplate::render_continuation`. Text only.
-    pub fn continuation(&self, model: ModelId, messages: Vec<ChatMessage>) -> Result<Prompt> {
-        let (reply, answer) = mpsc::channel();
-        self.send(Command::Continuation { model, messages, reply })?;
         answer.recv().map_err(|_| EngineError::EngineStopped)?
     }
 
@@ -229,9 +219,6 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 Command::Counter { model, reply } => {
                     let _ = reply.send(models.get(&model).ok_or_else(unknown_model).map(ReadyModel::token_counter));
                 }
-                Command::Continuation { model, messages, reply } => {
-                    let _ = reply.send(models.get(&model).ok_or_else(unknown_model).and_then(|m| continuation(m, &messages)));
-                }
                 Command::Generate { request, cancel, events } => match models.get(&request.model) {
                     Some(model) => {
                         let shared = generate::Shared { prefix: &mut prefix, encoders: &mut encoders, limits: &limits };
@@ -248,14 +235,6 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
     }
     // The engine was dropped: a clean shutdown keeps every session on disk.
     prefix.persist_all();
-}
-
-fn continuation(model: &ReadyModel, messages: &[ChatMessage]) -> Result<Prompt> {
-    if messages.iter().any(|m| !m.media.is_empty()) {
-        return Err(EngineError::invalid("messages", "a reply in a chat with attachments cannot be continued yet; regenerate it instead"));
-    }
-    let template = model.template.as_ref().ok_or_else(|| EngineError::Template("this model has no chat template".into()))?;
-    Ok(Prompt::Text(template.render_continuation(messages)?))
 }
 
 fn unknown_model() -> EngineError {

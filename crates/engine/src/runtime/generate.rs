@@ -197,7 +197,8 @@ pub fn admit(
     let boundaries = match (&request.prompt, &media) {
         _ if !checkpointing => vec![],
         (_, Some(m)) => m.items.iter().map(|i| i.span.start).collect(),
-        (Prompt::Chat(messages), None) => message_boundaries(model, messages, &ids),
+        // A continuation's earlier messages end where the same chat's do.
+        (Prompt::Chat(messages) | Prompt::Continue(messages), None) => message_boundaries(model, messages, &ids),
         _ => vec![],
     };
 

@@ -17,7 +17,7 @@ use crate::error::{EngineError, MediaProblem, Result};
 use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, SoftTokenSpan, TokenPositions, VideoLayout, VideoReader};
 use crate::model::MediaProcessor;
 use crate::runtime::model::ReadyModel;
-use crate::text::ChatMessage;
+use crate::text::{ChatMessage, PromptEnd};
 
 /// A prompt with media: its ids, and each item with its soft tokens' place.
 pub struct MediaPrompt {
@@ -92,8 +92,8 @@ pub fn check_capabilities(model: &ReadyModel, messages: &[ChatMessage]) -> Resul
     Ok(())
 }
 
-/// Renders, measures and expands a conversation with media.
-pub fn build(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits) -> Result<MediaPrompt> {
+/// Renders (ending as `end` says), measures and expands a conversation with media.
+pub fn build(model: &ReadyModel, messages: &[ChatMessage], end: PromptEnd, limits: &MediaLimits) -> Result<MediaPrompt> {
     check_capabilities(model, messages)?;
     let encoder = model.encoder.as_deref().expect("checked above: the model has towers");
     let template = model.template.as_ref().ok_or_else(|| {
@@ -105,7 +105,8 @@ pub fn build(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits)
         measured.push(measure(item, encoder, model.video_reader.as_ref(), limits)?);
     }
     let counts = |kind| measured.iter().filter(|m: &&Measured| m.kind == kind).map(|m| m.soft_tokens).collect::<Vec<_>>();
-    let rendered = template.render_any(&content_lists(messages), true, None)?;
+    let final_text = messages.last().map_or("", |m| m.content.as_str());
+    let rendered = template.render_prompt(&content_lists(messages), final_text, end)?;
     let videos: Vec<VideoLayout> = measured.iter().filter_map(|m| m.video.clone()).collect();
     let expanded = encoder.expand_prompt(&model.tokenizer, &rendered, &counts(MediaKind::Image), &counts(MediaKind::Audio), &videos)?;
     let image_sizes: Vec<(u32, u32)> = measured.iter().filter_map(|m| m.size).collect();

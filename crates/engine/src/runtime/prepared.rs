@@ -7,24 +7,26 @@ use crate::runtime::media_prompt::{self, MediaPrompt};
 use crate::runtime::model::ReadyModel;
 use crate::runtime::count::chat_ids;
 use crate::runtime::request::Prompt;
-use crate::text::ChatMessage;
+use crate::text::{ChatMessage, PromptEnd};
 
 /// The prompt's ids and, when it carries media, where each item is.
 pub(crate) fn prepare(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits) -> Result<Prepared> {
     match prompt {
-        Prompt::Chat(messages) => prepare_chat(model, messages, limits),
+        Prompt::Chat(messages) => prepare_chat(model, messages, PromptEnd::NewReply, limits),
+        Prompt::Continue(messages) => prepare_chat(model, messages, PromptEnd::InFinalMessage, limits),
         Prompt::Tokens(ids) => checked(model, ids.clone(), None),
         Prompt::Text(text) => checked(model, model.tokenizer.encode_prompt(text)?, None),
     }
 }
 
-/// A conversation through the chat template, its media expanded to their soft tokens.
-pub(crate) fn prepare_chat(model: &ReadyModel, messages: &[ChatMessage], limits: &MediaLimits) -> Result<Prepared> {
+/// A conversation through the chat template, ending as `end` says, its media expanded to their
+/// soft tokens.
+pub(crate) fn prepare_chat(model: &ReadyModel, messages: &[ChatMessage], end: PromptEnd, limits: &MediaLimits) -> Result<Prepared> {
     if messages.iter().any(|m| !m.media.is_empty()) {
-        let media = media_prompt::build(model, messages, limits)?;
+        let media = media_prompt::build(model, messages, end, limits)?;
         return checked(model, media.ids.clone(), Some(media));
     }
-    checked(model, chat_ids(&model.tokenizer, model.template.as_deref(), messages)?, None)
+    checked(model, chat_ids(&model.tokenizer, model.template.as_deref(), messages, end)?, None)
 }
 
 fn checked(model: &ReadyModel, ids: Vec<u32>, media: Option<MediaPrompt>) -> Result<Prepared> {

@@ -18,6 +18,10 @@ pub enum Prompt {
     /// Rendered with the model's chat template, ending where the assistant's reply begins.
     /// Messages may carry images, audio clips and videos (`ChatMessage::media`).
     Chat(Vec<ChatMessage>),
+    /// A conversation whose final message (a reply cut short) the model writes more of: rendered
+    /// as `Chat` is, but ending right after that message's text, with no end of turn and no
+    /// generation prompt (`ChatTemplate::render_continuation`). Messages may carry media too.
+    Continue(Vec<ChatMessage>),
     /// Used as it is (tokenized with the tokenizer's own special-token rules).
     Text(String),
     /// Token ids, for tests and benchmarks.
@@ -86,9 +90,17 @@ pub enum ContextPolicy {
 }
 
 impl Prompt {
+    /// The conversation, for the prompts that are one.
+    pub fn messages(&self) -> Option<&[ChatMessage]> {
+        match self {
+            Prompt::Chat(messages) | Prompt::Continue(messages) => Some(messages),
+            Prompt::Text(_) | Prompt::Tokens(_) => None,
+        }
+    }
+
     /// Whether any message carries an image or clip.
     pub fn has_media(&self) -> bool {
-        matches!(self, Prompt::Chat(messages) if messages.iter().any(|m| !m.media.is_empty()))
+        self.messages().is_some_and(|messages| messages.iter().any(|m| !m.media.is_empty()))
     }
 }
 

@@ -20,5 +20,5 @@ mod tokenizer;
 
 pub use detokenizer::StreamDecoder;
 pub use stop::{StopMatcher, StopStep};
-pub use template::{ChatMessage, ChatTemplate};
+pub use template::{ChatMessage, ChatTemplate, PromptEnd};
 pub use tokenizer::Tokenizer;

@@ -62,6 +62,16 @@ impl ChatMessage {
     }
 }
 
+/// Where a conversation's prompt ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptEnd {
+    /// After the generation prompt: the model starts a new reply.
+    NewReply,
+    /// Right after the final message's text, with no end of turn: the model writes more of that
+    /// message (`ChatTemplate::render_continuation`).
+    InFinalMessage,
+}
+
 pub struct ChatTemplate {
     env: Environment<'static>,
     /// `bos_token`, `eos_token`, ...: the variables transformers passes from the tokenizer.
@@ -140,15 +150,30 @@ impl ChatTemplate {
     /// rendered whole, then cut right after that message's text, so that no end of turn follows
     /// it and the model writes more of the same message (transformers' `continue_final_message`).
     pub fn render_continuation(&self, messages: &[ChatMessage]) -> Result<String> {
-        let text = messages.last().map_or("", |m| m.content.trim());
+        self.render_continuation_any(messages, messages.last().map_or("", |m| m.content.as_str()))
+    }
+
+    /// `render_continuation` for messages in any serialisable shape (content lists with media
+    /// parts); `final_text` is the final message's text.
+    fn render_continuation_any<M: Serialize>(&self, messages: &[M], final_text: &str) -> Result<String> {
+        let text = final_text.trim();
         if text.is_empty() {
             return Err(EngineError::invalid("messages", "the last message has no text to continue"));
         }
-        let rendered = self.render(messages, false, None)?;
+        let rendered = self.render_any(messages, false, None)?;
         let end = rendered.rfind(text).ok_or_else(|| {
             EngineError::Template("the template rewrites the reply's text, so it cannot be continued; regenerate it instead".into())
         })?;
         Ok(rendered[..end + text.len()].to_string())
+    }
+
+    /// The prompt text for `messages` (in any serialisable shape), ending as `end` says;
+    /// `final_text` is the final message's text, where a continuation ends.
+    pub fn render_prompt<M: Serialize>(&self, messages: &[M], final_text: &str, end: PromptEnd) -> Result<String> {
+        match end {
+            PromptEnd::NewReply => self.render_any(messages, true, None),
+            PromptEnd::InFinalMessage => self.render_continuation_any(messages, final_text),
+        }
     }
 
     /// `render` for messages in any serialisable shape (content lists with media parts).
