@@ -23,7 +23,7 @@ use std::sync::Arc;
 use symphonia::core::audio::SampleBuffer;
 use symphonia::core::codecs::{self, CodecParameters, CodecType, DecoderOptions, CODEC_TYPE_NULL};
 use symphonia::core::errors::Error as AudioError;
-use symphonia::core::formats::{FormatOptions, FormatReader};
+use symphonia::core::formats::{FormatOptions, FormatReader, Packet};
 use symphonia::core::io::{MediaSource, MediaSourceStream};
 use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::Hint;
@@ -180,16 +180,7 @@ fn decode_with_system_ffmpeg(
         Ok(decoder) => decoder,
         Err(error) => return Ok(Err(error)),
     };
-    loop {
-        let packet = match reader.next_packet() {
-            Ok(packet) => packet,
-            Err(AudioError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-            Err(AudioError::ResetRequired) => break,
-            Err(e) => return Err(corrupt(file, e)),
-        };
-        if packet.track_id() != track {
-            continue;
-        }
+    while let Some(packet) = next_packet_of(reader, track, file)? {
         if let Err(error) = decoder.send(packet.buf()) {
             return Ok(Err(error));
         }
@@ -353,16 +344,7 @@ fn decode(
     let mut rate = params.sample_rate.unwrap_or(0);
     let (mut planes, mut skipped) = (Vec::<Vec<f32>>::new(), 0usize);
     let mut buffer: Option<SampleBuffer<f32>> = None;
-    loop {
-        let packet = match reader.next_packet() {
-            Ok(packet) => packet,
-            Err(AudioError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-            Err(AudioError::ResetRequired) => break,
-            Err(e) => return Err(corrupt(file, e)),
-        };
-        if packet.track_id() != track {
-            continue;
-        }
+    while let Some(packet) = next_packet_of(reader, track, file)? {
         let decoded = match decoder.decode(&packet) {
             Ok(decoded) => decoded,
             // A damaged packet: skip it, as players do.
@@ -427,6 +409,19 @@ fn unsupported_codec(file: &str, codec: CodecType) -> EngineError {
         other => format!("codec {other}"),
     };
     EngineError::media(file, MediaProblem::UnsupportedCodec { codec: name })
+}
+
+/// The next packet of `track`; `None` at the end of the file.
+fn next_packet_of(reader: &mut dyn FormatReader, track: u32, file: &str) -> Result<Option<Packet>> {
+    loop {
+        match reader.next_packet() {
+            Ok(packet) if packet.track_id() == track => return Ok(Some(packet)),
+            Ok(_) => continue,
+            Err(AudioError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(AudioError::ResetRequired) => return Ok(None),
+            Err(e) => return Err(corrupt(file, e)),
+        }
+    }
 }
 
 fn corrupt(file: &str, error: AudioError) -> EngineError {
