@@ -11,14 +11,13 @@
 //! draws), so it does nothing there.
 
 /// The nice value given to the web processes and to this process's software-rendering
-/// threads: the lowest, about 1.5% of a nice-0 thread's weight under Linux's scheduler, when
-/// the engine keeps both cores busy. The window still draws in the engine's pauses and when it
-/// waits for the first token to be drawn. `bench/window.py` (one run each, 2-core machine): at
-/// 10, the 2,000-token reply streamed at 0.90x the command line's speed and the engine's own
-/// time to first token in the app was 121-181 ms; at 19, 1.03x and 68-135 ms.
+/// threads: about a tenth of a nice-0 thread's weight under Linux's scheduler, when the engine
+/// keeps both cores busy. Lower priorities (nice 19, `SCHED_IDLE`) starved the window: replies
+/// from a `confab serve` on loopback, and the .deb's first reply, were drawn only once they
+/// had ended (end-to-end tests in CI).
 /// `CONFAB_WEB_VIEW_NICE` overrides it (0 leaves the priority alone, for comparing).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-const WEB_VIEW_NICE: i32 = 19;
+const WEB_VIEW_NICE: i32 = 10;
 
 /// Lowers the CPU priority of every thread of this app's web processes, and of the threads
 /// that rasterize its frames here (idempotent and cheap: one pass over /proc). Called once a

@@ -158,6 +158,24 @@ def tid(testid: str, extra: str = "") -> str:
 # The app
 
 
+
+# Records the text length of a streaming reply at each change of the page, in
+# window.__confabLengths[id], for watch_stream.
+WATCH_LENGTHS_JS = """
+const id = arguments[0];
+window.__confabLengths = window.__confabLengths || {};
+const seen = window.__confabLengths[id] = [];
+const record = () => {
+  const m = document.querySelector('[data-testid="message"][data-id="' + id + '"]');
+  if (!m || m.dataset.status !== 'streaming') { if (m) observer.disconnect(); return; }
+  const n = ((m.querySelector('[data-testid="message-content"]') || {}).textContent || '').length;
+  if (seen[seen.length - 1] !== n) seen.push(n);
+};
+const observer = new MutationObserver(record);
+observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+record();
+"""
+
 class App:
     """One launch of the app: tauri-driver (with CONFAB_HOME in its environment, which the
     app inherits) and a Selenium session on it."""
@@ -565,6 +583,8 @@ class ChatApp(App):
         """Polls the reply while it streams; returns it when it ends (or when `until(reply)`) and
         the text lengths seen while data-status was streaming."""
         lengths: list[int] = []
+        # Every draw is also recorded in the page (a short reply can stream between two polls).
+        self.d.execute_script(WATCH_LENGTHS_JS, reply_id)
         end = time.monotonic() + seconds(timeout or self.REPLY_TIMEOUT)
         while True:
             reply = next((m for m in self.messages() if m["id"] == reply_id), None)
@@ -575,7 +595,8 @@ class ChatApp(App):
                     if until and until(reply):
                         return reply, lengths
                 else:
-                    return reply, lengths
+                    seen = self.d.execute_script("return (window.__confabLengths || {})[arguments[0]] || [];", reply_id)
+                    return reply, seen if len(seen) >= len(lengths) else lengths
             if time.monotonic() > end:
                 raise AssertionError(f"reply {reply_id} still streaming after {seconds(timeout or self.REPLY_TIMEOUT):.0f}s")
             time.sleep(0.05)

@@ -150,8 +150,9 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
       let pending = '';
       let scheduled = false;
       let drawnAt = 0;
-      // Until the first draw has been timed.
-      let drawEvery = MIN_DRAW_EVERY_MS;
+      // None until the first draw has been timed: the text that came while the first token was
+      // drawn goes on screen at the next frame, so a short reply shows as it streams too.
+      let drawEvery = 0;
       const visible = () => currentRef.current === conversation;
 
       const flush = () => {
