@@ -51,6 +51,7 @@ fn main() -> ExitCode {
     }
     let result = tauri::Builder::default()
         .setup(|app| {
+            web_view_priority::steady_caret();
             let paths = confab_engine::AppPaths::from_env();
             let state = Arc::new(tauri::async_runtime::block_on(AppState::open(paths))?);
             app.manage(state.clone());

@@ -1,11 +1,10 @@
 //! One assistant reply: saved as it streams, sent to the window through a Channel, and kept
 //! (marked stopped, error or interrupted) however it ends.
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use confab_engine::runtime::{ContextPolicy, Event, Prompt, Request, StopReason};
+use confab_engine::runtime::{ContextPolicy, Event, Generation, Prompt, Request, StopReason};
 use confab_engine::media::{MediaItem, MediaKind};
 use confab_engine::ChatMessage;
 use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
@@ -118,36 +117,52 @@ pub async fn stream_reply(
     let (_running, live) = Running::start(&state, conversation)?;
 
     let store = &state.store;
-    let reply = store.start_reply(conversation, user).await?;
-    let _ = channel.send(ReplyEvent::Started {
-        user: message_view(store, store.message(user).await?).await?,
-        reply: store.message(reply).await?,
-    });
-
     let branch = store.branch(conversation, user).await?;
     let chat = store.conversation(conversation).await?;
     let settings = state.settings();
     let system = system_prompt(&chat, &settings);
-    let outcome = match target {
+    // The reply's row, and the window's word that it started.
+    let start = || async {
+        let reply = store.start_reply(conversation, user).await?;
+        let _ = channel.send(ReplyEvent::Started {
+            user: message_view(store, store.message(user).await?).await?,
+            reply: store.message(reply).await?,
+        });
+        Ok::<_, Failure>(reply)
+    };
+    let (reply, outcome) = match target {
         Target::Local(model) => {
             let messages = local_messages(store, system, &branch).await?;
             let mut request = Request::new(model.id, Prompt::Chat(messages), settings.sampling());
             request.sampling.stop = model.info.default_sampling.stop.clone();
             // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
             request.context_policy = ContextPolicy::DropOldestTurns;
-
-            generate_local(&state, *model, request, live, reply, &channel).await
+            // The engine starts on the prompt first; the reply's row is made while it computes
+            // (a person waits for the first token from Enter on).
+            let events = start_local(&state, request, &live);
+            let reply = match start().await {
+                Ok(reply) => reply,
+                Err(e) => {
+                    events.cancel();
+                    return Err(e);
+                }
+            };
+            (reply, generate_local(&state, *model, events, reply, &channel).await)
         }
-        Target::Remote(remote) => match remote_reply::chat_messages(store, &remote, system, &branch).await {
-            Ok(messages) => {
-                let request = confab_remote::ChatRequest { model: remote.model.id.clone(), messages, sampling: remote_reply::sampling(&settings) };
-                let send = |event| {
-                    let _ = channel.send(event);
-                };
-                remote_reply::generate(store, &remote, request, &live.cancel, reply, &send).await
-            }
-            Err(message) => Outcome { end: ReplyEnd::Error(message), stats: None },
-        },
+        Target::Remote(remote) => {
+            let reply = start().await?;
+            let outcome = match remote_reply::chat_messages(store, &remote, system, &branch).await {
+                Ok(messages) => {
+                    let request = confab_remote::ChatRequest { model: remote.model.id.clone(), messages, sampling: remote_reply::sampling(&settings) };
+                    let send = |event| {
+                        let _ = channel.send(event);
+                    };
+                    remote_reply::generate(store, &remote, request, &live.cancel, reply, &send).await
+                }
+                Err(message) => Outcome { end: ReplyEnd::Error(message), stats: None },
+            };
+            (reply, outcome)
+        }
     };
 
     finish(store, reply, outcome, &channel).await?;
@@ -195,26 +210,24 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
     let mut request = Request::new(model.id, prompt, settings.sampling());
     request.sampling.stop = model.info.default_sampling.stop.clone();
     request.context_policy = ContextPolicy::DropOldestTurns;
-    let outcome = generate_local(&state, model, request, live, reply, &channel).await;
+    let events = start_local(&state, request, &live);
+    let outcome = generate_local(&state, model, events, reply, &channel).await;
     finish(store, reply, outcome, &channel).await
 }
 
-/// Runs `request` on a blocking thread, streaming into `reply`.
-async fn generate_local(
-    state: &Arc<AppState>,
-    model: Current,
-    mut request: Request,
-    live: LiveReply,
-    reply: MessageId,
-    channel: &Channel<ReplyEvent>,
-) -> Outcome {
+/// Hands `request` to the loaded model's engine, which starts on it at once.
+fn start_local(state: &AppState, mut request: Request, live: &LiveReply) -> Generation {
     // The window draws the first token at once, where it shares the engine's cores: the engine
     // waits until the window says it has (`reply_shown`).
-    request.first_token_shown = Some(live.first_token_shown);
+    request.first_token_shown = Some(live.first_token_shown.clone());
+    state.engine.generate_cancellable(request, live.cancel.clone())
+}
+
+/// Streams a started generation into `reply`, on a blocking thread.
+async fn generate_local(state: &Arc<AppState>, model: Current, events: Generation, reply: MessageId, channel: &Channel<ReplyEvent>) -> Outcome {
     let worker_state = state.clone();
     let worker_channel = channel.clone();
-    let cancel = live.cancel;
-    tauri::async_runtime::spawn_blocking(move || generate(&worker_state, &model, request, cancel, reply, &worker_channel))
+    tauri::async_runtime::spawn_blocking(move || generate(&worker_state, &model, events, reply, &worker_channel))
         .await
         .unwrap_or_else(|e| Outcome { end: ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}")), stats: None })
 }
@@ -280,14 +293,7 @@ pub fn chat_messages(system_prompt: &str, branch: &[(Message, Vec<MediaItem>)]) 
 }
 
 /// Runs on a blocking thread: the engine's events become channel messages and saved text.
-fn generate(
-    state: &AppState,
-    model: &Current,
-    request: Request,
-    cancel: Arc<AtomicBool>,
-    reply: MessageId,
-    channel: &Channel<ReplyEvent>,
-) -> Outcome {
+fn generate(state: &AppState, model: &Current, events: Generation, reply: MessageId, channel: &Channel<ReplyEvent>) -> Outcome {
     let mut unsaved = String::new();
     let mut last_save = Instant::now();
     let save = |store: &Store, text: &mut String| {
@@ -296,8 +302,7 @@ fn generate(
             text.clear();
         }
     };
-    let events = state.engine.generate_cancellable(request, cancel);
-    // Once the request is on its way (a pass over /proc, 2-3 ms): threads the web view started
+    // The request is on its way (a pass over /proc, 2-3 ms): threads the web view started
     // since the last reply go below the engine too.
     web_view_priority::lower();
     for event in events {

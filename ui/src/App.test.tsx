@@ -31,14 +31,36 @@ describe('composer', () => {
     expect(input().value).toBe('');
   });
 
-  it('creates a conversation when none is open', async () => {
+  it('draws the message at once, and the backend makes the new chat with it', async () => {
     await renderApp();
-    commands.set('create_conversation', () => conversation(5, 'New chat'));
     const stream = holdStream('send_message');
     fireEvent.change(input(), { target: { value: 'hello' } });
     fireEvent.click(screen.getByTestId('send-button'));
-    await waitFor(() => expect(stream.args).toMatchObject({ conversation: 5 }));
+    await waitFor(() => expect(stream.args).toMatchObject({ conversation: null, text: 'hello' }));
+    // Before anything is saved: the message and an empty reply, in one frame with the cleared box.
+    const [shown, writing] = screen.getAllByTestId('message');
+    expect(shown?.textContent).toContain('hello');
+    expect(writing?.dataset.status).toBe('streaming');
+    expect(input().value).toBe('');
+    const userNode = shown!;
+    act(() => emit('conversation-updated', conversation(5, 'hello')));
+    const user = message(7, 'user', 'hello', { conversation_id: 5 });
+    await push(stream, { kind: 'started', user: view(user), reply: message(8, 'assistant', '', { conversation_id: 5, status: 'streaming', parent_id: 7 }) });
     expect(screen.getAllByTestId('conversation-item')[0]?.dataset.id).toBe('5');
+    expect(screen.getAllByTestId('conversation-item')[0]?.className).toContain('selected');
+    // The saved message takes the place of the one drawn at Enter: the same element.
+    const bubbles = screen.getAllByTestId('message');
+    expect(bubbles.map((b) => b.dataset.id)).toEqual(['7', '8']);
+    expect(bubbles[0]).toBe(userNode);
+  });
+
+  it('takes the drawn message back into the box when sending fails', async () => {
+    await renderApp();
+    commands.set('send_message', () => Promise.reject(new Error('No model is loaded.')));
+    fireEvent.change(input(), { target: { value: 'hello' } });
+    fireEvent.keyDown(input(), { key: 'Enter' });
+    await waitFor(() => expect(input().value).toBe('hello'));
+    expect(screen.queryAllByTestId('message')).toHaveLength(0);
   });
 
   it('keeps pasted HTML as text', async () => {

@@ -253,6 +253,7 @@ export function App() {
           conversationId={chat.conversationId}
           messages={chat.messages}
           plans={chat.plans}
+          keyOf={chat.keyOf}
           busy={chat.streaming !== null}
           empty={emptyChat}
           focusMessage={focusMessage}

@@ -722,14 +722,13 @@ export interface Commands {
   runtime_info: { args: Record<string, never>; result: RuntimeInfo };
   diagnostics: { args: Record<string, never>; result: string };
   list_conversations: { args: { cursor: ConversationCursor | null; limit: number | null }; result: ConversationPage };
-  create_conversation: { args: Record<string, never>; result: Conversation };
   rename_conversation: { args: { id: ConversationId; title: string }; result: string };
   set_system_prompt: { args: { id: ConversationId; prompt: string }; result: Conversation };
   delete_conversation: { args: { id: ConversationId }; result: void };
   conversation_messages: { args: { id: ConversationId }; result: MessageView[] };
   select_branch: { args: { message: MessageId }; result: MessageView[] };
   search_messages: { args: { query: string }; result: SearchHit[] };
-  send_message: { args: { conversation: ConversationId; text: string; attachments: string[]; channel: Channel<ReplyEvent> }; result: void };
+  send_message: { args: { conversation: ConversationId | null; text: string; attachments: string[]; channel: Channel<ReplyEvent> }; result: void };
   regenerate: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
   continue_reply: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
   edit_message: { args: { message: MessageId; text: string; channel: Channel<ReplyEvent> }; result: void };

@@ -58,10 +58,6 @@ export function listConversations(cursor: ConversationCursor | null = null, limi
   return call('list_conversations', { cursor, limit });
 }
 
-export function createConversation(): Promise<Conversation> {
-  return call('create_conversation');
-}
-
 /** Resolves to the title as stored (the backend trims and limits it). */
 export function renameConversation(id: ConversationId, title: string): Promise<string> {
   return call('rename_conversation', { id, title });
@@ -109,7 +105,7 @@ function replyChannel(onEvent: ReplyHandler): Channel<ReplyEvent> {
  * streams the reply. Resolves when the reply ends; rejects only when nothing could be saved.
  */
 export function sendMessage(
-  conversation: ConversationId,
+  conversation: ConversationId | null,
   text: string,
   attachments: string[],
   onEvent: ReplyHandler,

@@ -13,12 +13,14 @@ use crate::reply::{self, local_messages, require_target, stream_reply, ReplyEven
 use crate::sync::lock;
 use crate::title::{provisional, UNTITLED};
 
-/// Saves the user's message on the current branch, then streams the reply to it.
+/// Saves the user's message on the current branch, then streams the reply to it. Without a
+/// conversation it starts a new one (the `Started` event names it): one call from Enter to
+/// the engine, where the window would otherwise wait for two.
 #[tauri::command]
 pub async fn send_message(
     app: AppHandle,
     state: App<'_>,
-    conversation: ConversationId,
+    conversation: Option<ConversationId>,
     text: String,
     attachments: Vec<String>,
     channel: Channel<ReplyEvent>,
@@ -33,13 +35,20 @@ pub async fn send_message(
         target.check_takes(&state.store.attachment(hash).await?)?;
     }
     let store = &state.store;
-    let chat = store.conversation(conversation).await?;
+    // A new chat is titled with the start of its first message at once (so is one made
+    // empty before); the sidebar shows it, and the model's own title follows later.
+    let (chat, titled) = match conversation {
+        Some(id) => (store.conversation(id).await?, false),
+        None => (super::conversations::new_conversation(&state, &provisional(&text)).await?, true),
+    };
+    let conversation = chat.id;
     let user = store
         .add_message_with_attachments(conversation, chat.current_leaf, Role::User, &text, &hashes)
         .await?;
-    if chat.current_leaf.is_none() && chat.title == UNTITLED {
+    if titled {
+        let _ = app.emit("conversation-updated", store.conversation(conversation).await?);
+    } else if chat.current_leaf.is_none() && chat.title == UNTITLED {
         store.rename_conversation(conversation, &provisional(&text)).await?;
-        // The sidebar shows the provisional title at once; the model's own follows later.
         let _ = app.emit("conversation-updated", store.conversation(conversation).await?);
     }
     stream_reply(app, state.inner().clone(), conversation, user, channel).await

@@ -5,7 +5,8 @@ use confab_store::{Conversation, ConversationCursor, ConversationId, Conversatio
 use super::App;
 use crate::failure::Failure;
 use crate::reply::{stop_and_wait, STOP_WAIT};
-use crate::title::{cut, MAX_RENAME_CHARS, UNTITLED};
+use crate::state::AppState;
+use crate::title::{cut, MAX_RENAME_CHARS};
 use crate::views::{current_branch, MessageView};
 
 #[tauri::command]
@@ -17,10 +18,10 @@ pub async fn list_conversations(
     Ok(state.store.list_conversations(limit.unwrap_or(200), cursor).await?)
 }
 
-#[tauri::command]
-pub async fn create_conversation(state: App<'_>) -> Result<Conversation, Failure> {
+/// An empty chat for the model loaded now (a first message makes it: `send_message`).
+pub async fn new_conversation(state: &AppState, title: &str) -> Result<Conversation, Failure> {
     let model = state.model.current().map(|m| m.view.path.display().to_string());
-    let new = NewConversation { title: UNTITLED.into(), model, system_prompt: None };
+    let new = NewConversation { title: title.into(), model, system_prompt: None };
     Ok(state.store.create_conversation(new).await?)
 }
 

@@ -10,7 +10,6 @@ macro_rules! app_commands {
             runtime::runtime_info,
             runtime::diagnostics,
             conversations::list_conversations,
-            conversations::create_conversation,
             conversations::rename_conversation,
             conversations::set_system_prompt,
             conversations::delete_conversation,

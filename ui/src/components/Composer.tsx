@@ -1,5 +1,5 @@
 import { forwardRef, useImperativeHandle, useLayoutEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent } from 'react';
-import type { ConversationId } from '../ipc';
+import type { Attachment, ConversationId } from '../ipc';
 import { contextVerdict, surelyFits } from '../lib/context';
 import { useContextMeter } from '../state/useContextMeter';
 import type { PendingAttachments } from '../state/usePendingAttachments';
@@ -20,7 +20,7 @@ interface Props {
   /** A reply in this conversation is streaming: the Send button becomes Stop. */
   streaming: boolean;
   /** Resolves true when the message was saved; false puts the text back. */
-  onSend: (text: string, attachments: string[]) => Promise<boolean>;
+  onSend: (text: string, attachments: Attachment[]) => Promise<boolean>;
   onStop: () => void;
   /** The open chat (null: a new one), for the context meter. */
   conversationId: ConversationId | null;
@@ -81,7 +81,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
     // Clear at once so that the box is ready for the next message; a failure puts it back.
     setText('');
     attachments.clear();
-    const saved = await onSend(sentText, sentAttachments.map((a) => a.hash));
+    const saved = await onSend(sentText, sentAttachments);
     if (!saved) {
       setText((current) => (current === '' ? sentText : current));
       attachments.restore(sentAttachments);

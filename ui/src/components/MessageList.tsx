@@ -6,6 +6,8 @@ interface Props {
   conversationId: ConversationId | null;
   messages: MessageView[];
   plans: ReadonlyMap<MessageId, AnyPlan>;
+  /** The key a message is drawn under (see `Chat.keyOf`). */
+  keyOf?: (id: MessageId) => number;
   busy: boolean;
   /** Shown when there are no messages. */
   empty: ReactNode;
@@ -22,7 +24,7 @@ interface Props {
 const stickSlack = 48;
 
 /** The branch, following the bottom as a reply streams unless the user has scrolled up. */
-export function MessageList({ conversationId, messages, plans, busy, empty, focusMessage, onRegenerate, onContinue, onEdit, onSelectSibling }: Props) {
+export function MessageList({ conversationId, messages, plans, keyOf = (id) => id, busy, empty, focusMessage, onRegenerate, onContinue, onEdit, onSelectSibling }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
   const focused = useRef<MessageId | null>(null);
@@ -65,7 +67,7 @@ export function MessageList({ conversationId, messages, plans, busy, empty, focu
         <div className="message-column">
           {visible.map((view, index) => (
             <MessageBubble
-              key={view.message.id}
+              key={keyOf(view.message.id)}
               view={view}
               plan={plans.get(view.message.id)}
               busy={busy}

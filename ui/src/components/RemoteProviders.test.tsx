@@ -97,7 +97,6 @@ describe('remote providers', () => {
     expect(screen.getByTestId('model-picker').textContent).toContain('big-model');
 
     // A reply through it: the plan says which machine wrote it; a cut stream keeps its text with why.
-    commands.set('create_conversation', () => ({ id: 9, title: 'New chat', created_at: 0, updated_at: 0, model: null, system_prompt: null, current_leaf: null }));
     const stream = holdStream('send_message');
     fireEvent.change(screen.getByTestId('composer-input'), { target: { value: 'Hello there' } });
     fireEvent.click(screen.getByTestId('send-button'));

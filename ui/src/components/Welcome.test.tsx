@@ -55,10 +55,9 @@ describe('the welcome', () => {
     expect(input.value).toBe(SUGGESTED_PROMPTS[1]);
     expect(document.activeElement).toBe(input);
     // Enter sends it, as any message.
-    commands.set('create_conversation', () => ({ id: 9, title: 'New chat', created_at: 1, updated_at: 1, model: null, system_prompt: null, current_leaf: null }));
     const stream = holdStream('send_message');
     fireEvent.keyDown(input, { key: 'Enter' });
-    await waitFor(() => expect(stream.args).toMatchObject({ conversation: 9, text: SUGGESTED_PROMPTS[1] }));
+    await waitFor(() => expect(stream.args).toMatchObject({ conversation: null, text: SUGGESTED_PROMPTS[1] }));
   });
 
   it('asks what is on your mind once there are chats', async () => {

@@ -3,7 +3,6 @@ import { useCallback, useRef, useState } from 'react';
 import {
   continueReply,
   conversationMessages,
-  createConversation,
   editMessage,
   errorMessage,
   regenerate,
@@ -17,12 +16,14 @@ import {
   type MessageId,
   type MessageView,
   type AnyPlan,
+  type Attachment,
   type ReplyEvent,
   type ReplyHandler,
 } from '../ipc';
 
 export interface Streaming {
-  conversation: ConversationId;
+  /** Null for a new chat until the backend has made it (its `started` event). */
+  conversation: ConversationId | null;
   /** Null until the backend has saved the user's message and started the reply. */
   replyId: MessageId | null;
 }
@@ -34,9 +35,12 @@ export interface Chat {
   streaming: Streaming | null;
   /** What each reply reused, as its plan said (kept for this session only). */
   plans: ReadonlyMap<MessageId, AnyPlan>;
+  /** The key each message is drawn under: a sent message and its reply keep the one they were
+   *  shown with at Enter, so that saving them changes nothing on screen. */
+  keyOf: (id: MessageId) => number;
   open: (id: ConversationId | null) => void;
   /** Resolves true once the message is saved (the composer can let go of its text). */
-  send: (text: string, attachments: string[]) => Promise<boolean>;
+  send: (text: string, attachments: Attachment[]) => Promise<boolean>;
   regenerate: (reply: MessageId) => Promise<boolean>;
   /** More of a stopped or interrupted reply, in the same message. */
   continueReply: (reply: MessageId) => Promise<boolean>;
@@ -53,8 +57,10 @@ interface Options {
   findConversation: (id: ConversationId) => Conversation | undefined;
 }
 
-/** The branch after a `started` event: up to the user's message's parent, then the two new ones. */
+/** The branch after a `started` event: up to the user's message's parent, then the two new ones
+ * (in place of the ones shown at Enter). */
 export function startBranch(previous: MessageView[], user: MessageView, reply: Message): MessageView[] {
+  previous = previous.filter((view) => !isProvisional(view.message.id));
   let cut = previous.findIndex((view) => view.message.id === user.message.id);
   if (cut < 0) {
     const parent = user.message.parent_id;
@@ -63,6 +69,22 @@ export function startBranch(previous: MessageView[], user: MessageView, reply: M
   }
   const replyView: MessageView = { message: reply, attachments: [], siblings: { ids: [reply.id], index: 0 } };
   return [...previous.slice(0, cut), user, replyView];
+}
+
+/** Ids of the user's message and its reply as shown at Enter, before the backend has saved
+ * them: below zero, where saved ones start at one. */
+const isProvisional = (id: MessageId) => id < 0;
+
+/** The message just sent and an empty reply, drawn at Enter: one frame for everything Enter
+ * changes, before the engine needs the cores. */
+function provisionalViews(previous: MessageView[], ids: [MessageId, MessageId], text: string, attachments: Attachment[]): MessageView[] {
+  const last = previous.at(-1)?.message ?? null;
+  const at = Date.now();
+  const base = { conversation_id: last?.conversation_id ?? 0, error: null, created_at: at, stats: null };
+  const user: Message = { ...base, id: ids[0], parent_id: last?.id ?? null, role: 'user', content: text, status: 'complete' };
+  const reply: Message = { ...base, id: ids[1], parent_id: ids[0], role: 'assistant', content: '', status: 'streaming' };
+  const alone = (message: Message) => ({ ids: [message.id], index: 0 });
+  return [...previous, { message: user, attachments, siblings: alone(user) }, { message: reply, attachments: [], siblings: alone(reply) }];
 }
 
 function replaceMessage(views: MessageView[], message: Message): MessageView[] {
@@ -101,6 +123,13 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
   const [loading, setLoading] = useState(false);
   const [streaming, setStreamingState] = useState<Streaming | null>(null);
   const [plans, setPlans] = useState<ReadonlyMap<MessageId, AnyPlan>>(new Map());
+  // Saved id -> the provisional id it was drawn under at Enter (see `keyOf`).
+  const [keys, setKeys] = useState<ReadonlyMap<MessageId, MessageId>>(new Map());
+  const nextProvisional = useRef(-1);
+  // Stop pressed in a new chat before the backend had named it: sent once it has.
+  const stopSoon = useRef(false);
+  // Counts the replies started, so that one ending late never clears a newer one's state.
+  const streams = useRef(0);
 
   // Event handlers outlive renders, so they read the current values from refs.
   const currentRef = useRef<ConversationId | null>(null);
@@ -145,8 +174,12 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
 
   /** One handler per reply; tokens are batched and drawn on a frame, at most once every drawInterval. */
   const makeHandler = useCallback(
-    (conversation: ConversationId, started: { value: boolean }, addsSiblings: boolean): ReplyHandler => {
+    (chat: ConversationId | null, started: { value: boolean }, addsSiblings: boolean, provisional: [MessageId, MessageId] | null): ReplyHandler => {
+      let conversation = chat;
       let replyId: MessageId | null = null;
+      // The plan arrives before the prompt is computed: it is drawn once the first token is on
+      // screen, so that the window draws nothing while the engine needs the cores.
+      let plan: AnyPlan | null = null;
       let pending = '';
       let scheduled = false;
       let drawnAt = 0;
@@ -154,6 +187,13 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
       // drawn goes on screen at the next frame, so a short reply shows as it streams too.
       let drawEvery = 0;
       const visible = () => currentRef.current === conversation;
+
+      const showPlan = () => {
+        if (plan === null || replyId === null) return;
+        const [id, shown] = [replyId, plan];
+        plan = null;
+        setPlans((previous) => new Map(previous).set(id, shown));
+      };
 
       const flush = () => {
         scheduled = false;
@@ -182,7 +222,23 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
           case 'started': {
             started.value = true;
             replyId = event.reply.id;
+            if (conversation === null) {
+              // A new chat, made by this send: still the one shown unless another was opened.
+              conversation = event.reply.conversation_id;
+              if (currentRef.current === null) {
+                currentRef.current = conversation;
+                setConversationId(conversation);
+              }
+            }
             setStreaming({ conversation, replyId });
+            if (stopSoon.current) {
+              stopSoon.current = false;
+              stopReply(conversation).catch(() => undefined);
+            }
+            if (provisional) {
+              const [user, reply] = [event.user.message.id, event.reply.id];
+              setKeys((previous) => new Map(previous).set(user, provisional[0]).set(reply, provisional[1]));
+            }
             if (visible()) setMessages((views) => startBranch(views, event.user, event.reply));
             const known = findConversation(conversation);
             if (known) onTouched({ ...known, updated_at: event.reply.created_at });
@@ -190,10 +246,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
           }
           case 'plan':
           case 'remote':
-            if (replyId !== null) {
-              const id = replyId;
-              setPlans((previous) => new Map(previous).set(id, event.plan));
-            }
+            plan = event.plan;
             break;
           case 'token':
             pending += event.text;
@@ -201,7 +254,11 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             // engine waits (briefly) until it is on screen, so the drawing has the cores.
             if (drawnAt === 0) {
               flush();
-              afterPaint(() => void replyShown(conversation).catch(() => undefined));
+              const shown = conversation;
+              afterPaint(() => {
+                if (shown !== null) void replyShown(shown).catch(() => undefined);
+                showPlan();
+              });
             } else if (!scheduled) {
               scheduled = true;
               const wait = drawnAt + drawEvery - Date.now();
@@ -211,15 +268,17 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             break;
           case 'done':
             pending = '';
+            showPlan();
             if (visible()) {
               setMessages((views) => replaceMessage(views, event.reply));
               // Regenerations and edits add siblings: fetch the counts the switcher shows.
-              if (addsSiblings) refresh(conversation);
+              if (addsSiblings && conversation !== null) refresh(conversation);
             }
             finish();
             break;
           case 'error':
             flush();
+            showPlan();
             if (event.reply) {
               const reply = { ...event.reply, error: event.reply.error ?? event.message };
               if (visible()) setMessages((views) => replaceMessage(views, reply));
@@ -234,23 +293,41 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
     [findConversation, onError, onTouched, refresh, setStreaming],
   );
 
-  /** Runs one streamed reply; true when the backend saved the message (`started` came). */
+  /** Runs one streamed reply; true when the backend saved the message (`started` came). A sent
+   *  message (`sent`) is drawn at once with an empty reply, in the chat shown. */
   const stream = useCallback(
-    async (conversation: ConversationId, run: (handler: ReplyHandler) => Promise<void>, addsSiblings = false): Promise<boolean> => {
+    async (
+      conversation: ConversationId | null,
+      run: (handler: ReplyHandler) => Promise<void>,
+      addsSiblings = false,
+      sent: { text: string; attachments: Attachment[] } | null = null,
+    ): Promise<boolean> => {
       if (streamingRef.current) {
         onError('A reply is still being written. Stop it first.');
         return false;
       }
       const started = { value: false };
+      const seq = ++streams.current;
+      let provisional: [MessageId, MessageId] | null = null;
+      if (sent) {
+        provisional = [nextProvisional.current, nextProvisional.current - 1];
+        nextProvisional.current -= 2;
+        const ids = provisional;
+        setMessages((views) => provisionalViews(views, ids, sent.text, sent.attachments));
+      }
       setStreaming({ conversation, replyId: null });
       try {
-        await run(makeHandler(conversation, started, addsSiblings));
+        await run(makeHandler(conversation, started, addsSiblings, provisional));
       } catch (e) {
         onError(errorMessage(e));
       } finally {
-        // (Read through a widened type: the handler has changed it since the check above.)
-        const active = streamingRef.current as Streaming | null;
-        if (active?.conversation === conversation) setStreaming(null);
+        // Unless it has ended already and another reply has started since.
+        if (streams.current === seq) {
+          if (streamingRef.current) setStreaming(null);
+          stopSoon.current = false;
+        }
+        // Nothing was saved: the message goes back to the box, and off the screen.
+        if (!started.value && provisional) setMessages((views) => views.filter((view) => !isProvisional(view.message.id)));
       }
       return started.value;
     },
@@ -258,25 +335,13 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
   );
 
   const send = useCallback(
-    async (text: string, attachments: string[]) => {
-      let id = currentRef.current;
-      if (id === null) {
-        try {
-          const created = await createConversation();
-          id = created.id;
-          currentRef.current = id;
-          setConversationId(id);
-          setMessages([]);
-          onTouched(created);
-        } catch (e) {
-          onError(`Could not start a conversation: ${errorMessage(e)}`);
-          return false;
-        }
-      }
-      const conversation = id;
-      return stream(conversation, (handler) => sendMessage(conversation, text, attachments, handler));
+    (text: string, attachments: Attachment[]) => {
+      // A new chat (none open) is made by the backend with the message: one call, not two.
+      const conversation = currentRef.current;
+      const hashes = attachments.map((a) => a.hash);
+      return stream(conversation, (handler) => sendMessage(conversation, text, hashes, handler), false, { text, attachments });
     },
-    [onError, onTouched, stream],
+    [stream],
   );
 
   const regenerateReply = useCallback(
@@ -309,6 +374,10 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
   const stop = useCallback(() => {
     const active = streamingRef.current;
     if (!active) return;
+    if (active.conversation === null) {
+      stopSoon.current = true;
+      return;
+    }
     stopReply(active.conversation).catch((e: unknown) => onError(`Could not stop the reply: ${errorMessage(e)}`));
   }, [onError]);
 
@@ -324,12 +393,15 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
     [onError],
   );
 
+  const keyOf = useCallback((id: MessageId) => keys.get(id) ?? id, [keys]);
+
   return {
     conversationId,
     messages,
     loading,
     streaming,
     plans,
+    keyOf,
     open,
     send,
     regenerate: regenerateReply,
