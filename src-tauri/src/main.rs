@@ -44,6 +44,7 @@ macro_rules! invoke_handler {
 fn main() -> ExitCode {
     // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
     let blas_note = confab_engine::blas::run_on_the_right_blas_core();
+    web_view_priority::raster_on_the_cpu_without_a_gpu();
     confab_log::init_app(&confab_engine::AppPaths::from_env().logs_dir());
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "confab-app starting");
     if let Some(note) = blas_note {

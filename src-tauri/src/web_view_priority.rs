@@ -36,6 +36,25 @@ pub fn lower() {
     }
 }
 
+/// Where the machine has no GPU to draw with (no DRM render node), WebKitGTK's Skia rasterizes
+/// the page on the CPU directly, instead of through OpenGL emulated on the CPU (llvmpipe),
+/// which costs several times more per frame: the message sent was on screen 28–38 ms after its
+/// `Started`, against 43–60 ms (`bench/window.py`'s app, the engine's log). The user's own
+/// `WEBKIT_SKIA_ENABLE_CPU_RENDERING` is kept. Called first thing in `main`, before any thread
+/// or web process starts (they inherit the environment).
+pub fn raster_on_the_cpu_without_a_gpu() {
+    #[cfg(target_os = "linux")]
+    {
+        const VAR: &str = "WEBKIT_SKIA_ENABLE_CPU_RENDERING";
+        let has_gpu = std::fs::read_dir("/dev/dri")
+            .map(|entries| entries.flatten().any(|e| e.file_name().to_string_lossy().starts_with("renderD")))
+            .unwrap_or(false);
+        if !has_gpu && std::env::var_os(VAR).is_none() {
+            std::env::set_var(VAR, "1");
+        }
+    }
+}
+
 /// Keeps the text caret from blinking. Each blink repaints the window, in software here: with
 /// the message box focused, the idle window took a tenth of a core (half a CPU second in five),
 /// in short bursts that stall the engine's matmul threads; a third of that without the blink.

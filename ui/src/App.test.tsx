@@ -158,9 +158,10 @@ describe('streaming', () => {
     const streaming = () => screen.getAllByTestId('message').find((m) => m.dataset.id === '4');
     await waitFor(() => expect(streaming()?.textContent).toContain('Once upon'));
     expect(streaming()?.dataset.status).toBe('streaming');
-    // The engine waits for the first token to be drawn; the window says so once, after a frame.
-    await waitFor(() => expect(callsOf('reply_shown')).toHaveLength(1));
-    expect(lastArgs('reply_shown')).toEqual({ conversation: 1 });
+    // The engine waits for the message sent, then the first token, to be drawn; the window
+    // says so once each, after a frame.
+    await waitFor(() => expect(callsOf('reply_shown').map((args) => args.part)).toEqual(['message', 'first_token']));
+    expect(lastArgs('reply_shown')).toEqual({ conversation: 1, part: 'first_token' });
     expect(screen.getByTestId('plan').textContent).toBe('reused 120 of 300 prompt tokens from memory');
     expect(screen.getByTestId('plan').closest('details')?.open, 'the plan is folded away').toBe(false);
 

@@ -33,6 +33,7 @@ import type {
   ServerStatus,
   Settings,
   SettingsChoices,
+  ShownPart,
 } from './ipc.generated';
 
 export type * from './ipc.generated';
@@ -133,9 +134,9 @@ export function stopReply(conversation: ConversationId): Promise<void> {
   return call('stop_reply', { conversation });
 }
 
-/** The reply's first token is on screen: the engine, which left the cores to the window, goes on. */
-export function replyShown(conversation: ConversationId): Promise<void> {
-  return call('reply_shown', { conversation });
+/** That part of the reply is on screen: the engine, which left the cores to the window, goes on. */
+export function replyShown(conversation: ConversationId, part: ShownPart): Promise<void> {
+  return call('reply_shown', { conversation, part });
 }
 
 /**

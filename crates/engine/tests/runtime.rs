@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{Engine, EngineOptions, Event, FirstTokenShown, ModelId, Prompt, Request, StopReason};
+use confab_engine::runtime::{Engine, EngineOptions, Event, Shown, ModelId, Prompt, Request, StopReason};
 use confab_engine::sample::SamplingParams;
 
 fn tiny_llama() -> (Engine, ModelId) {
@@ -39,7 +39,7 @@ fn plan_then_tokens_then_done_with_usage() {
 fn leaving_the_cpu_after_the_first_token_keeps_the_tokens_and_ends_when_it_is_shown() {
     let (engine, model) = tiny_llama();
     // The engine's own clock from the first token to the end (no reader's delay in it).
-    let run = |shown: Option<FirstTokenShown>, reader: &dyn Fn(&Event)| {
+    let run = |shown: Option<Shown>, reader: &dyn Fn(&Event)| {
         let mut request = Request::new(model, Prompt::Tokens((3..43).collect()), greedy(4));
         request.ignore_eos = true;
         request.first_token_shown = shown;
@@ -50,7 +50,7 @@ fn leaving_the_cpu_after_the_first_token_keeps_the_tokens_and_ends_when_it_is_sh
     };
     let (plain, _) = run(None, &|_| {});
     // Nobody says the token is shown: the engine waits its longest.
-    let (waited, decode_s) = run(Some(FirstTokenShown::new()), &|_| {});
+    let (waited, decode_s) = run(Some(Shown::new()), &|_| {});
     assert_eq!(plain, waited);
     // On a GPU device the engine does not wait. A lower bound only, so load cannot fail it.
     let longest = confab_engine::defaults::FIRST_TOKEN_YIELD_MS as f64 / 1e3;
@@ -58,13 +58,41 @@ fn leaving_the_cpu_after_the_first_token_keeps_the_tokens_and_ends_when_it_is_sh
         assert!(decode_s >= longest, "first token to the end took {decode_s} s, expected at least {longest} s");
     }
     // Shown at once: the same tokens (how soon it goes on then is request.rs's unit test).
-    let shown = FirstTokenShown::new();
+    let shown = Shown::new();
     let reader = |e: &Event| {
         if matches!(e, Event::Token { .. }) {
             shown.set();
         }
     };
     let (told, _) = run(Some(shown.clone()), &reader);
+    assert_eq!(plain, told);
+}
+
+#[test]
+fn leaving_the_cpu_before_the_prompt_keeps_the_tokens_and_ends_when_it_is_shown() {
+    let (engine, model) = tiny_llama();
+    let run = |shown: Option<Shown>| {
+        let mut request = Request::new(model, Prompt::Tokens((3..43).collect()), greedy(4));
+        request.ignore_eos = true;
+        request.chunk_size = 16;
+        request.prompt_shown = shown;
+        let events: Vec<Event> = engine.generate(request).collect();
+        let tokens: Vec<u32> = events.iter().filter_map(|e| if let Event::Token { id, .. } = e { Some(*id) } else { None }).collect();
+        let Some(Event::Done { timings, .. }) = events.last() else { panic!("last event is Done") };
+        (tokens, timings.time_to_first_token_ms / 1e3)
+    };
+    let (plain, _) = run(None);
+    // Nobody says the message is drawn: the engine waits its longest, once (not per chunk).
+    let (waited, first_token_s) = run(Some(Shown::new()));
+    assert_eq!(plain, waited);
+    let longest = confab_engine::defaults::PROMPT_SHOWN_WAIT_MS as f64 / 1e3;
+    if !confab_engine::device::default_is_gpu() {
+        assert!(first_token_s >= longest, "the first token took {first_token_s} s, expected at least {longest} s");
+    }
+    // Drawn before the engine got to it: the same tokens, no wait.
+    let shown = Shown::new();
+    shown.set();
+    let (told, _) = run(Some(shown));
     assert_eq!(plain, told);
 }
 

@@ -105,12 +105,24 @@ pub fn stop_reply(state: App<'_>, conversation: ConversationId) {
     }
 }
 
-/// The window has drawn the reply's first token: the engine, which left the cores to it,
+/// What the window has drawn of a reply, for `reply_shown`.
+#[derive(Debug, Clone, Copy, serde::Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ShownPart {
+    /// The message sent, with the reply started under it (after `Started`).
+    Message,
+    FirstToken,
+}
+
+/// The window has drawn that part of the reply: the engine, which left the cores to it,
 /// goes on.
 #[tauri::command]
-pub fn reply_shown(state: App<'_>, conversation: ConversationId) {
+pub fn reply_shown(state: App<'_>, conversation: ConversationId, part: ShownPart) {
     if let Some(live) = lock(&state.replies).get(&conversation) {
-        live.first_token_shown.set();
+        match part {
+            ShownPart::Message => live.message_shown.set(),
+            ShownPart::FirstToken => live.first_token_shown.set(),
+        }
     }
 }
 

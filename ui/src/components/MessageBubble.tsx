@@ -48,7 +48,8 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
       data-testid="message"
       data-role={message.role}
       data-status={message.status}
-      data-id={message.id}
+      // None until saved (drawn at Enter under a provisional id; see useChat).
+      data-id={message.id > 0 ? message.id : undefined}
     >
       {attachments.length > 0 && (
         <div className="message-attachments">

@@ -240,6 +240,10 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
               setKeys((previous) => new Map(previous).set(user, provisional[0]).set(reply, provisional[1]));
             }
             if (visible()) setMessages((views) => startBranch(views, event.user, event.reply));
+            // The engine waits (briefly) until this is on screen, so that the drawing has the
+            // cores: a frame later than the paint, once the compositor has it out too.
+            const drawn = conversation;
+            nextFrame(() => afterPaint(() => void replyShown(drawn, 'message').catch(() => undefined)));
             const known = findConversation(conversation);
             if (known) onTouched({ ...known, updated_at: event.reply.created_at });
             break;
@@ -256,7 +260,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
               flush();
               const shown = conversation;
               afterPaint(() => {
-                if (shown !== null) void replyShown(shown).catch(() => undefined);
+                if (shown !== null) void replyShown(shown, 'first_token').catch(() => undefined);
                 showPlan();
               });
             } else if (!scheduled) {

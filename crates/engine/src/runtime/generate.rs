@@ -23,7 +23,7 @@ use crate::runtime::media_encode::MediaOutputs;
 use crate::runtime::media_prefill::{chunk_ranges, forward_chunk, image_ranges, split_at};
 use crate::runtime::media_prompt::MediaPrompt;
 use crate::runtime::model::ReadyModel;
-use crate::runtime::request::{Event, FirstTokenShown, Plan, Prompt, Request, StopReason, Timings, Usage};
+use crate::runtime::request::{Event, Shown, Plan, Prompt, Request, StopReason, Timings, Usage};
 use crate::sample::Sampler;
 use crate::state::{Checkpoint, SequenceState};
 use crate::text::{ChatMessage, StopMatcher, StreamDecoder};
@@ -147,7 +147,9 @@ pub struct Row {
     max_tokens: usize,
     first_token_at: Option<Instant>,
     /// Whom to leave the cores to after the first token, until it is on screen (none: go on).
-    first_token_shown: Option<FirstTokenShown>,
+    first_token_shown: Option<Shown>,
+    /// Whom to leave the cores to before the prompt is computed, until it is drawn (none: go on).
+    prompt_shown: Option<Shown>,
     unfed: Option<Unfed>,
     /// Why it stopped, once it has.
     pub stopped: Option<StopReason>,
@@ -265,6 +267,7 @@ pub fn admit(
         max_tokens: sampling.max_tokens as usize,
         first_token_at: None,
         first_token_shown: request.first_token_shown.filter(|_| !crate::device::default_is_gpu()),
+        prompt_shown: request.prompt_shown.filter(|_| !crate::device::default_is_gpu()),
         unfed: None,
         stopped: None,
     })
@@ -293,6 +296,11 @@ impl Row {
     pub fn prefill_chunk(&mut self, model: &ReadyModel) -> Result<()> {
         let Some(range) = self.chunks.pop_front() else { return Ok(()) };
         let _in_span = self.span.clone().entered();
+        if let Some(shown) = self.prompt_shown.take() {
+            let since = Instant::now();
+            let told = shown.wait(Duration::from_millis(crate::defaults::PROMPT_SHOWN_WAIT_MS));
+            tracing::debug!(told, waited_ms = since.elapsed().as_secs_f64() * 1e3, "left the cores to the caller before the prompt");
+        }
         let began = Instant::now();
         let out = match &self.media {
             Some((m, o)) => forward_chunk(model, m, o, range.clone(), &mut self.state)?,

@@ -48,19 +48,25 @@ pub struct Request {
     /// window on a CPU machine): after the first token the engine leaves them to it until the
     /// caller says the token is on screen (at most `defaults::FIRST_TOKEN_YIELD_MS`), so it is
     /// drawn at once instead of between decode steps. Ignored where the engine computes on a GPU.
-    pub first_token_shown: Option<FirstTokenShown>,
+    pub first_token_shown: Option<Shown>,
+    /// Set, as `first_token_shown`, when the caller has drawing to do as the request starts
+    /// (the app's window draws the message just sent): the engine leaves the cores to it before
+    /// computing the prompt until the caller says it is drawn (at most
+    /// `defaults::PROMPT_SHOWN_WAIT_MS`). Preparing the prompt goes on meanwhile.
+    pub prompt_shown: Option<Shown>,
 }
 
-/// The caller's word that a reply's first token is on screen (`Request::first_token_shown`).
+/// The caller's word that something it draws for a reply is on screen
+/// (`Request::prompt_shown`, `Request::first_token_shown`).
 #[derive(Debug, Clone, Default)]
-pub struct FirstTokenShown(Arc<(Mutex<bool>, Condvar)>);
+pub struct Shown(Arc<(Mutex<bool>, Condvar)>);
 
-impl FirstTokenShown {
+impl Shown {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// The first token is on screen: the engine goes on.
+    /// It is on screen: the engine goes on.
     pub fn set(&self) {
         let (shown, changed) = &*self.0;
         *shown.lock().unwrap_or_else(|e| e.into_inner()) = true;
@@ -116,6 +122,7 @@ impl Request {
             reuse_prefix: true,
             context_policy: ContextPolicy::default(),
             first_token_shown: None,
+            prompt_shown: None,
         }
     }
 }
@@ -222,7 +229,7 @@ mod tests {
 
     #[test]
     fn a_wait_ends_when_the_token_is_shown() {
-        let shown = FirstTokenShown::new();
+        let shown = Shown::new();
         let waiting = {
             let shown = shown.clone();
             // An hour: the test hangs, rather than passes, if `set` does not end the wait.
@@ -232,6 +239,6 @@ mod tests {
         assert!(waiting.join().unwrap());
         // Shown before the wait began: it does not wait at all.
         assert!(shown.wait(Duration::from_secs(3600)));
-        assert!(!FirstTokenShown::new().wait(Duration::from_millis(1)), "never shown");
+        assert!(!Shown::new().wait(Duration::from_millis(1)), "never shown");
     }
 }
