@@ -177,8 +177,8 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
     (chat: ConversationId | null, started: { value: boolean }, addsSiblings: boolean, provisional: [MessageId, MessageId] | null): ReplyHandler => {
       let conversation = chat;
       let replyId: MessageId | null = null;
-      // The plan arrives before the prompt is computed: it is drawn once the first token is on
-      // screen, so that the window draws nothing while the engine needs the cores.
+      // The plan arrives before the prompt is computed: it is drawn with the finished reply (it
+      // sits under "Details" by the stats), so that it costs no frame while the engine computes.
       let plan: AnyPlan | null = null;
       let pending = '';
       let scheduled = false;
@@ -259,10 +259,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             if (drawnAt === 0) {
               flush();
               const shown = conversation;
-              afterPaint(() => {
-                if (shown !== null) void replyShown(shown, 'first_token').catch(() => undefined);
-                showPlan();
-              });
+              if (shown !== null) afterPaint(() => void replyShown(shown, 'first_token').catch(() => undefined));
             } else if (!scheduled) {
               scheduled = true;
               const wait = drawnAt + drawEvery - Date.now();
