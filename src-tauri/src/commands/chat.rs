@@ -35,9 +35,9 @@ pub async fn send_message(
         target.check_takes(&state.store.attachment(hash).await?)?;
     }
     let store = &state.store;
-    // A new chat is titled with the start of its first message at once (so is one made
-    // empty before); the sidebar shows it, and the model's own title follows later.
-    let (chat, titled) = match conversation {
+    // A new chat is titled with the start of its first message at once (so is one an older
+    // version made empty); the sidebar shows it, and the model's own title follows later.
+    let (chat, new) = match conversation {
         Some(id) => (store.conversation(id).await?, false),
         None => (super::conversations::new_conversation(&state, &provisional(&text)).await?, true),
     };
@@ -45,10 +45,11 @@ pub async fn send_message(
     let user = store
         .add_message_with_attachments(conversation, chat.current_leaf, Role::User, &text, &hashes)
         .await?;
-    if titled {
-        let _ = app.emit("conversation-updated", store.conversation(conversation).await?);
-    } else if chat.current_leaf.is_none() && chat.title == UNTITLED {
+    let untitled = !new && chat.current_leaf.is_none() && chat.title == UNTITLED;
+    if untitled {
         store.rename_conversation(conversation, &provisional(&text)).await?;
+    }
+    if new || untitled {
         let _ = app.emit("conversation-updated", store.conversation(conversation).await?);
     }
     stream_reply(app, state.inner().clone(), conversation, user, channel).await

@@ -297,9 +297,7 @@ impl Row {
         let Some(range) = self.chunks.pop_front() else { return Ok(()) };
         let _in_span = self.span.clone().entered();
         if let Some(shown) = self.prompt_shown.take() {
-            let since = Instant::now();
-            let told = shown.wait(Duration::from_millis(crate::defaults::PROMPT_SHOWN_WAIT_MS));
-            tracing::debug!(told, waited_ms = since.elapsed().as_secs_f64() * 1e3, "left the cores to the caller before the prompt");
+            leave_the_cores(&shown, crate::defaults::PROMPT_SHOWN_WAIT_MS, "before the prompt");
         }
         let began = Instant::now();
         let out = match &self.media {
@@ -355,9 +353,7 @@ impl Row {
         let step = self.stops.push(&self.decoder.push(token)?);
         let listening = self.events.send(Event::Token { id: token, text: step.text }).is_ok();
         if let Some(shown) = self.first_token_shown.take().filter(|_| first && listening) {
-            let since = Instant::now();
-            let told = shown.wait(Duration::from_millis(crate::defaults::FIRST_TOKEN_YIELD_MS));
-            tracing::debug!(told, waited_ms = since.elapsed().as_secs_f64() * 1e3, "left the cores to the caller after the first token");
+            leave_the_cores(&shown, crate::defaults::FIRST_TOKEN_YIELD_MS, "after the first token");
         }
         self.stopped = if !listening {
             // Nobody reads its events any more (the caller dropped its `Generation`).
@@ -415,6 +411,14 @@ impl Row {
         tracing::info!(parent: &self.span, "failed: {error}");
         let _ = self.events.send(Event::Error(error));
     }
+}
+
+/// Waits until the caller has drawn what it draws on the engine's cores (`shown`), at most
+/// `at_most_ms`; logs how long (`when`: which of the request's moments).
+fn leave_the_cores(shown: &Shown, at_most_ms: u64, when: &str) {
+    let since = Instant::now();
+    let told = shown.wait(Duration::from_millis(at_most_ms));
+    tracing::debug!(told, waited_ms = since.elapsed().as_secs_f64() * 1e3, "left the cores to the caller {when}");
 }
 
 /// Request ids, for the log.
