@@ -44,7 +44,6 @@ macro_rules! invoke_handler {
 fn main() -> ExitCode {
     // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
     let blas_note = confab_engine::blas::run_on_the_right_blas_core();
-    web_view_priority::raster_on_the_cpu_without_a_gpu();
     confab_log::init_app(&confab_engine::AppPaths::from_env().logs_dir());
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "confab-app starting");
     if let Some(note) = blas_note {
@@ -53,6 +52,9 @@ fn main() -> ExitCode {
     let result = tauri::Builder::default()
         .setup(|app| {
             web_view_priority::steady_caret();
+            if let Some(window) = app.get_webview_window("main") {
+                web_view_priority::draw_without_compositing_without_a_gpu(&window);
+            }
             let paths = confab_engine::AppPaths::from_env();
             let state = Arc::new(tauri::async_runtime::block_on(AppState::open(paths))?);
             app.manage(state.clone());

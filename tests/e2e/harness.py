@@ -364,15 +364,23 @@ class App:
     # -- screenshots ----------------------------------------------------------------------------
 
     def screenshot(self, name: str, element: WebElement | None = None, pad: int = 0) -> pathlib.Path:
-        """Saves target/e2e-screenshots/<name>.png: the whole window, or an element cropped out of
-        it (element screenshots come back black from WebKitWebDriver)."""
+        """Saves target/e2e-screenshots/<name>.png: the whole window as the X server shows it, or
+        an element cropped out of it. From the screen rather than WebKitWebDriver: its element
+        screenshots come back black, and without a GPU (the web view draws without compositing)
+        its snapshot after a native drop never returns."""
+        from PIL import Image, ImageGrab
+
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        png = self.d.get_screenshot_as_png()
+        rect = self.d.get_window_rect()
+        x, y = int(rect["x"]), int(rect["y"])
+        window = ImageGrab.grab(bbox=(x, y, x + int(rect["width"]), y + int(rect["height"])), xdisplay=os.environ["DISPLAY"])
+        buf = io.BytesIO()
+        window.save(buf, "PNG")
+        png = buf.getvalue()
         path = SCREENSHOTS / f"{name}.png"
         if element is None:
             path.write_bytes(png)
             return path
-        from PIL import Image
 
         rect = self.js(
             "const r = arguments[0].getBoundingClientRect();"
