@@ -237,6 +237,7 @@ async fn generate_local(state: &Arc<AppState>, model: Current, events: Generatio
 async fn finish(store: &Store, reply: MessageId, outcome: Outcome, channel: &Channel<ReplyEvent>) -> Result<(), Failure> {
     store.finish_reply(reply, outcome.end.clone(), outcome.stats.as_ref()).await?;
     let saved = store.message(reply).await?;
+    tracing::debug!(reply = reply.0, "reply saved; the window is told it ended");
     let _ = channel.send(match outcome.end {
         ReplyEnd::Error(message) | ReplyEnd::Interrupted(message) => ReplyEvent::Error { message, reply: Some(saved) },
         _ => ReplyEvent::Done { reply: saved },

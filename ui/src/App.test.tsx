@@ -144,6 +144,24 @@ describe('streaming', () => {
     await waitFor(() => expect(screen.getAllByTestId('conversation-title')[0]?.textContent).toBe('Tell me'));
   });
 
+  it('draws text that comes while the first token is drawn only once that draw is timed', async () => {
+    await renderApp();
+    await openFirstConversation();
+    const stream = holdStream('send_message');
+    fireEvent.change(input(), { target: { value: 'Tell me' } });
+    fireEvent.keyDown(input(), { key: 'Enter' });
+    const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
+    await push(stream, { kind: 'started', user: view(message(3, 'user', 'Tell me', { parent_id: 2 })), reply });
+    await push(stream, { kind: 'token', text: 'One' });
+    await push(stream, { kind: 'token', text: ' two' });
+    const text = () => screen.getAllByTestId('message').find((m) => m.dataset.id === '4')?.textContent ?? '';
+    await waitFor(() => expect(text()).toContain('One'));
+    // Its cost is known two frames later, and the next draw waits at least a tenth of a second
+    // (drawInterval): a short reply costs the engine one draw while it decodes, not one a frame.
+    expect(text()).not.toContain('One two');
+    await waitFor(() => expect(text()).toContain('One two'));
+  });
+
   it('streams tokens into the reply, shows the plan, and stops', async () => {
     await renderApp();
     await openFirstConversation();
@@ -153,14 +171,15 @@ describe('streaming', () => {
     const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
     await push(stream, { kind: 'started', user: view(message(3, 'user', 'Tell me', { parent_id: 2 })), reply });
     await push(stream, { kind: 'plan', plan: { prompt_tokens: 300, reused_tokens: 120, reuse_source: 'memory', reuse_declined: null, resumed_from_checkpoint: null, checkpoints: 0, chunk_size: 512, chunks: 1, media: [], tower_runs: 0, dropped_messages: 0 } });
+    // The engine waits for the message sent, then the first token, to be drawn; the window
+    // says so after a frame.
+    const parts = () => callsOf('reply_shown').map((args) => args.part);
+    await waitFor(() => expect(parts()).toContain('message'));
     await push(stream, { kind: 'token', text: 'Once ' });
     await push(stream, { kind: 'token', text: 'upon' });
     const streaming = () => screen.getAllByTestId('message').find((m) => m.dataset.id === '4');
     await waitFor(() => expect(streaming()?.textContent).toContain('Once upon'));
     expect(streaming()?.dataset.status).toBe('streaming');
-    // The engine waits for the message sent, then the first token, to be drawn; the window
-    // says so after a frame. (An earlier test's frame callback can still say `message` here.)
-    const parts = () => callsOf('reply_shown').map((args) => args.part);
     await waitFor(() => expect(parts()).toContain('first_token'));
     expect(parts().indexOf('message')).toBeLessThan(parts().indexOf('first_token'));
     expect(parts().filter((part) => part === 'first_token')).toHaveLength(1);

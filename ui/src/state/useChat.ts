@@ -93,10 +93,11 @@ function replaceMessage(views: MessageView[], message: Message): MessageView[] {
 
 /** How often streamed text is drawn: each draw (render, layout, paint) takes the web process's
  * time, which on a small machine is the engine's. The wait is nine times what the last draw
- * took, so drawing takes at most a tenth of the time: a fast machine draws ten times a second,
- * software rendering (0.1 to 0.2 s a draw under WebKitGTK on two cores, more for a long code
- * block) about once a second. bench/window.py measured the 2,000-token reply at 0.58x the
- * command line's streaming speed drawing twice a second there. */
+ * took (timed from the render to the frame after its paint, so the wait between frames counts
+ * too), so drawing takes at most a tenth of the time: a fast machine draws ten times a second,
+ * software rendering under WebKitGTK on two cores (40-60 ms a draw so timed, more for a long
+ * code block) two or three times a second. bench/window.py measured the 2,000-token reply at
+ * 0.96-1.01x the command line's streaming speed there. */
 const DRAW_COST_FACTOR = 9;
 const MIN_DRAW_EVERY_MS = 100;
 const MAX_DRAW_EVERY_MS = 1500;
@@ -183,9 +184,10 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
       let pending = '';
       let scheduled = false;
       let drawnAt = 0;
-      // None until the first draw has been timed: the text that came while the first token was
-      // drawn goes on screen at the next frame, so a short reply shows as it streams too.
       let drawEvery = 0;
+      // A draw is being timed: text that comes meanwhile waits for its cost, so that a short
+      // reply is drawn twice (its first token, then the whole of it) while the engine decodes.
+      let timing = false;
       const visible = () => currentRef.current === conversation;
 
       const showPlan = () => {
@@ -193,6 +195,15 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
         const [id, shown] = [replyId, plan];
         plan = null;
         setPlans((previous) => new Map(previous).set(id, shown));
+      };
+
+      // The next draw, at most once every drawEvery (see drawInterval).
+      const schedule = () => {
+        if (scheduled || timing) return;
+        scheduled = true;
+        const wait = drawnAt + drawEvery - Date.now();
+        if (wait > 0) setTimeout(() => nextFrame(flush), wait);
+        else nextFrame(flush);
       };
 
       const flush = () => {
@@ -205,7 +216,14 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
         if (!visible()) return;
         // The frame after next has this draw painted: its cost sets the wait before the next one.
         const start = performance.now();
-        nextFrame(() => nextFrame(() => (drawEvery = drawInterval(performance.now() - start))));
+        timing = true;
+        nextFrame(() =>
+          nextFrame(() => {
+            drawEvery = drawInterval(performance.now() - start);
+            timing = false;
+            if (pending) schedule();
+          }),
+        );
         setMessages((views) =>
           views.map((view) =>
             view.message.id === id ? { ...view, message: { ...view.message, content: view.message.content + text } } : view,
@@ -260,11 +278,8 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
               flush();
               const shown = conversation;
               if (shown !== null) afterPaint(() => void replyShown(shown, 'first_token').catch(() => undefined));
-            } else if (!scheduled) {
-              scheduled = true;
-              const wait = drawnAt + drawEvery - Date.now();
-              if (wait > 0) setTimeout(() => nextFrame(flush), wait);
-              else nextFrame(flush);
+            } else {
+              schedule();
             }
             break;
           case 'done':
