@@ -83,16 +83,16 @@ composer.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', code: 'Enter'
 """
 
 
-def reexec() -> None:
-    """Into the e2e venv, then under Xvfb (as bench/startup.py)."""
+def reexec(script: str = __file__) -> None:
+    """`script` again, in the e2e venv, then under Xvfb (as bench/startup.py)."""
     if pathlib.Path(sys.prefix).resolve() != VENV_PY.parent.parent.resolve():
         if not VENV_PY.exists():
             sys.exit(f"window: no e2e venv at {VENV_PY}; run scripts/setup.sh")
-        os.execv(str(VENV_PY), [str(VENV_PY), __file__, *sys.argv[1:]])
+        os.execv(str(VENV_PY), [str(VENV_PY), script, *sys.argv[1:]])
     if os.environ.get("CONFAB_BENCH_XVFB") != "1":
         os.environ["CONFAB_BENCH_XVFB"] = "1"
         xvfb = shutil.which("xvfb-run") or sys.exit("window: xvfb-run missing; run scripts/setup.sh")
-        os.execv(xvfb, [xvfb, "-a", "-s", "-screen 0 1400x900x24", sys.executable, __file__, *sys.argv[1:]])
+        os.execv(xvfb, [xvfb, "-a", "-s", "-screen 0 1400x900x24", sys.executable, script, *sys.argv[1:]])
 
 
 def cpu_seconds(pids: list[int]) -> float:
