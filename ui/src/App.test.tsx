@@ -132,26 +132,27 @@ describe('composer', () => {
 });
 
 describe('streaming', () => {
-  it('keeps the title the backend sent when the reply starts', async () => {
+  /** `text` sent in the first conversation, whose reply (id 4) the backend has started; the
+   *  stream is held open. `beforeStarted` runs between Enter and the reply's start. */
+  async function sendAndStart(text: string, beforeStarted?: () => void) {
     await renderApp();
     await openFirstConversation();
     const stream = holdStream('send_message');
-    fireEvent.change(input(), { target: { value: 'Tell me' } });
+    fireEvent.change(input(), { target: { value: text } });
     fireEvent.keyDown(input(), { key: 'Enter' });
-    act(() => emit('conversation-updated', conversation(1, 'Tell me')));
+    beforeStarted?.();
     const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
-    await push(stream, { kind: 'started', user: view(message(3, 'user', 'Tell me', { parent_id: 2 })), reply });
+    await push(stream, { kind: 'started', user: view(message(3, 'user', text, { parent_id: 2 })), reply });
+    return { stream, reply };
+  }
+
+  it('keeps the title the backend sent when the reply starts', async () => {
+    await sendAndStart('Tell me', () => act(() => emit('conversation-updated', conversation(1, 'Tell me'))));
     await waitFor(() => expect(screen.getAllByTestId('conversation-title')[0]?.textContent).toBe('Tell me'));
   });
 
   it('draws text that comes while the first token is drawn only once that draw is timed', async () => {
-    await renderApp();
-    await openFirstConversation();
-    const stream = holdStream('send_message');
-    fireEvent.change(input(), { target: { value: 'Tell me' } });
-    fireEvent.keyDown(input(), { key: 'Enter' });
-    const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
-    await push(stream, { kind: 'started', user: view(message(3, 'user', 'Tell me', { parent_id: 2 })), reply });
+    const { stream } = await sendAndStart('Tell me');
     await push(stream, { kind: 'token', text: 'One' });
     await push(stream, { kind: 'token', text: ' two' });
     const text = () => screen.getAllByTestId('message').find((m) => m.dataset.id === '4')?.textContent ?? '';
@@ -163,13 +164,7 @@ describe('streaming', () => {
   });
 
   it('streams tokens into the reply, shows the plan, and stops', async () => {
-    await renderApp();
-    await openFirstConversation();
-    const stream = holdStream('send_message');
-    fireEvent.change(input(), { target: { value: 'Tell me' } });
-    fireEvent.keyDown(input(), { key: 'Enter' });
-    const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
-    await push(stream, { kind: 'started', user: view(message(3, 'user', 'Tell me', { parent_id: 2 })), reply });
+    const { stream, reply } = await sendAndStart('Tell me');
     await push(stream, { kind: 'plan', plan: { prompt_tokens: 300, reused_tokens: 120, reuse_source: 'memory', reuse_declined: null, resumed_from_checkpoint: null, checkpoints: 0, chunk_size: 512, chunks: 1, media: [], tower_runs: 0, dropped_messages: 0 } });
     // The engine waits for the message sent, then the first token, to be drawn; the window
     // says so after a frame.
@@ -205,13 +200,7 @@ describe('streaming', () => {
   });
 
   it('keeps the reply and shows the error when generation fails', async () => {
-    await renderApp();
-    await openFirstConversation();
-    const stream = holdStream('send_message');
-    fireEvent.change(input(), { target: { value: 'Go' } });
-    fireEvent.keyDown(input(), { key: 'Enter' });
-    const reply = message(4, 'assistant', '', { status: 'streaming', parent_id: 3 });
-    await push(stream, { kind: 'started', user: view(message(3, 'user', 'Go', { parent_id: 2 })), reply });
+    const { stream, reply } = await sendAndStart('Go');
     await push(stream, { kind: 'error', message: 'out of memory', reply: { ...reply, content: 'Par', status: 'error', error: 'out of memory' } });
     const failed = screen.getAllByTestId('message').find((m) => m.dataset.id === '4');
     expect(failed?.dataset.status).toBe('error');
