@@ -454,13 +454,13 @@ mod tests {
     #[test]
     fn ffmpeg_before_5_1s_channel_masks_give_the_same_samples_as_its_layouts() {
         let Some(newest) = system_ffmpeg::system() else {
-            eprintln!("no system FFmpeg here: nothing to check");
+            tracing::warn!("no system FFmpeg here: nothing to check");
             return;
         };
         let masks: &'static system_ffmpeg::Ffmpeg = match system_ffmpeg::Ffmpeg::load_with_masks() {
             Ok(masks) => Box::leak(Box::new(masks)),
             Err(error) => {
-                eprintln!("{}: no mask API ({error}): nothing to check", newest.version());
+                tracing::warn!("{}: no mask API ({error}): nothing to check", newest.version());
                 return;
             }
         };

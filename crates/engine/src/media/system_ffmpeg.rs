@@ -766,7 +766,7 @@ mod tests {
     #[test]
     fn a_config_ffmpeg_rejects_and_packets_it_cannot_decode_are_values() {
         let Some(ffmpeg) = system() else {
-            eprintln!("no system FFmpeg here: nothing to check");
+            tracing::warn!("no system FFmpeg here: nothing to check");
             return;
         };
         // Object type 31 with an escape FFmpeg does not accept: open fails, the caller falls back.
