@@ -13,7 +13,12 @@ For each prompt (a short question, and a long reply with code and math) and each
           change - first text) for the stream. The engine's own numbers inside the app (the
           reply's stats line) and the CPU seconds the web process spent are printed beside them.
 
-    bench/window.py [--runs 3] [--long-runs 1] [--no-long]
+    bench/window.py [--runs 3] [--long-runs 1] [--no-long] [--server-client]
+
+--server-client also turns on the app's local server and keeps a client streaming a long reply
+from it through each window run: the gaps between that client's tokens before Enter and while
+the window's reply is written (median, p95, longest) show whether the window holds up the engine
+(it must not: the engine never waits for a client; each step now serves both rows).
 
 Needs the e2e tools (scripts/setup.sh) and debug builds of both: `cd ui && npm run build`,
 `cargo build -p confab-app -p confab-cli`. Re-runs itself in the e2e venv and under xvfb-run.
@@ -29,7 +34,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEPS = pathlib.Path(os.environ.get("CONFAB_DEPS_DIR") or ROOT / ".deps")
@@ -252,13 +259,58 @@ class Timeline:
         return "\n".join(out)
 
 
-def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int, timeline: bool = False) -> dict:
+SERVER_PORT = 18431
+
+
+class ServerClient(threading.Thread):
+    """Streams a long reply from the app's local server, noting when each token arrives (epoch ms)."""
+
+    def __init__(self, port: int):
+        super().__init__(daemon=True)
+        self.port, self.arrivals, self.error = port, [], None
+
+    def run(self) -> None:
+        body = json.dumps({"model": "default", "stream": True, "max_tokens": 4000, "temperature": 0,
+                           "messages": [{"role": "user", "content": LONG}]}).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}/v1/chat/completions", body,
+                                         {"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=600) as stream:
+                for line in stream:
+                    if line.startswith(b"data: {") and b'"content"' in line:
+                        self.arrivals.append(time.time() * 1000)
+        except Exception as e:  # noqa: BLE001 - reported beside the figures
+            self.error = repr(e)
+
+    def gaps(self, start_ms: float, end_ms: float) -> dict:
+        """Median, p95 and longest gap between tokens arriving within [start_ms, end_ms]."""
+        times = [t for t in self.arrivals if start_ms <= t <= end_ms]
+        gaps = sorted(b - a for a, b in zip(times, times[1:]))
+        if not gaps:
+            return {"tokens": len(times)}
+        return {"tokens": len(times), "median ms": round(statistics.median(gaps), 1),
+                "p95 ms": round(gaps[int(0.95 * (len(gaps) - 1))], 1), "longest ms": round(gaps[-1], 1)}
+
+
+def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int, timeline: bool = False,
+               server_client: bool = False) -> dict:
     home = harness.make_home("bench-window")
     app = harness.ChatApp(home, app=app_path, log_name="window")
+    client = None
     try:
         app.start()
         app.wait_model_ready()
         app.set_settings(max_tokens=max_tokens, **SAMPLING)
+        if server_client:
+            app.set_settings(server_enabled=True, server_port=SERVER_PORT)
+            client = ServerClient(SERVER_PORT)
+            client.start()
+            # Streaming steadily for a second before Enter: the baseline.
+            deadline = time.time() + 120
+            while len(client.arrivals) < 2 or client.arrivals[-1] - client.arrivals[0] < 1000:
+                if client.error or not client.is_alive() or time.time() > deadline:
+                    raise AssertionError(f"the local server's client did not stream: {client.error}")
+                time.sleep(0.05)
         app.compose(prompt)
         web = web_process_pids(harness, app)
         watched = harness.descendants(app.tauri_driver.pid) + xvfb_pids()
@@ -290,7 +342,15 @@ def run_window(harness, app_path: pathlib.Path, prompt: str, max_tokens: int, ti
                  "first token": before_engine + engine_ttft if before_engine is not None and engine_ttft else None,
                  "on screen": seen["first"] - seen["enter"]}
         print(sampler.show(seen["origin"] + seen["enter"], marks), flush=True)
+    server = {}
+    if client:
+        enter_ms, end_ms = seen["origin"] + seen["enter"], seen["origin"] + seen["last"]
+        server = {"server client before Enter": client.gaps(0, enter_ms),
+                  "server client while the window streams": client.gaps(enter_ms, end_ms)}
+        if client.error:
+            server["server client error"] = client.error
     return {
+        **server,
         "ttft": seen["first"] - seen["enter"],
         "tok/s": (tokens - 1) / stream_s if tokens > 1 and stream_s > 0 else None,
         "tokens": tokens,
@@ -324,6 +384,8 @@ def main() -> int:
     parser.add_argument("--long-tokens", type=int, default=2000)
     parser.add_argument("--timeline", action="store_true",
                         help="print where the CPU went, by 50 ms from Enter (the sampling costs a little CPU)")
+    parser.add_argument("--server-client", action="store_true",
+                        help="keep a client of the app's local server streaming through each window run")
     parser.add_argument("--app", type=pathlib.Path,
                         default=pathlib.Path(os.environ.get("CONFAB_E2E_APP") or TARGET / "debug" / "confab-app"))
     parser.add_argument("--cli", type=pathlib.Path, default=TARGET / "debug" / "confab")
@@ -344,7 +406,7 @@ def main() -> int:
         for i in range(runs):
             # Alternated, so that both see the same load on a shared machine.
             cli_runs.append(run_cli(args.cli, model, prompt, max_tokens))
-            window_runs.append(run_window(harness, args.app, prompt, max_tokens, args.timeline))
+            window_runs.append(run_window(harness, args.app, prompt, max_tokens, args.timeline, args.server_client))
             print(f"  {name} run {i + 1}: cli {cli_runs[-1]}\n  {' ' * len(name)}        window {window_runs[-1]}",
                   flush=True)
         keys = ["ttft", "tok/s", "tokens", "cached", "engine ttft", "engine tok/s", "web cpu %", "renders",

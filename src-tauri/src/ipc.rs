@@ -29,7 +29,6 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<crate::views::MessageView>();
     collect.visit::<confab_store::SearchHit>();
     collect.visit::<crate::reply::ReplyEvent>();
-    collect.visit::<crate::commands::chat::ShownPart>();
     collect.visit::<crate::context_meter::ContextUse>();
     collect.visit::<confab_store::Attachment>();
     collect.visit::<confab_engine::model::discover::ModelSummary>();

@@ -216,11 +216,7 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
 }
 
 /// Hands `request` to the loaded model's engine, which starts on it at once.
-fn start_local(state: &AppState, mut request: Request, live: &LiveReply) -> Generation {
-    // The window draws the message sent, then the first token, where it shares the engine's
-    // cores: the engine waits each time until the window says it has (`reply_shown`).
-    request.prompt_shown = Some(live.message_shown.clone());
-    request.first_token_shown = Some(live.first_token_shown.clone());
+fn start_local(state: &AppState, request: Request, live: &LiveReply) -> Generation {
     state.engine.generate_cancellable(request, live.cancel.clone())
 }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use confab_engine::cache::{EncoderOptions, PrefixOptions};
-use confab_engine::runtime::{Engine, EngineOptions, Shown};
+use confab_engine::runtime::{Engine, EngineOptions};
 use confab_engine::AppPaths;
 use confab_remote::secrets::SecretStore;
 use confab_store::{ConversationId, Store};
@@ -42,13 +42,10 @@ pub struct AppState {
     pub context_meter: ContextMeter,
 }
 
-/// A reply being written: its Stop switch, and the window's word that it has drawn the
-/// message sent and then the reply's first token (`reply_shown`).
+/// A reply being written: its Stop switch.
 #[derive(Clone, Default)]
 pub struct LiveReply {
     pub cancel: Arc<AtomicBool>,
-    pub message_shown: Shown,
-    pub first_token_shown: Shown,
 }
 
 impl AppState {

@@ -700,11 +700,6 @@ export type SettingsChoices = {
 };
 
 /**
- * What the window has drawn of a reply, for `reply_shown`.
- */
-export type ShownPart = "message" | "first_token";
-
-/**
  * A message among its siblings (same parent, oldest first): the UI's "< 2/3 >".
  */
 export type Siblings = {
@@ -738,7 +733,6 @@ export interface Commands {
   continue_reply: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
   edit_message: { args: { message: MessageId; text: string; channel: Channel<ReplyEvent> }; result: void };
   stop_reply: { args: { conversation: ConversationId }; result: void };
-  reply_shown: { args: { conversation: ConversationId; part: ShownPart }; result: void };
   measure_context: { args: { conversation: ConversationId | null; draft: string; attachments: string[] }; result: ContextUse | null };
   attach_paths: { args: { paths: string[] }; result: Attachment[] };
   attach_bytes: { args: { name: string; bytes: number[] }; result: Attachment };

@@ -33,7 +33,6 @@ import type {
   ServerStatus,
   Settings,
   SettingsChoices,
-  ShownPart,
 } from './ipc.generated';
 
 export type * from './ipc.generated';
@@ -132,11 +131,6 @@ export function editMessage(message: MessageId, text: string, onEvent: ReplyHand
 /** Stops the conversation's reply within one token; the text so far is kept as `stopped`. */
 export function stopReply(conversation: ConversationId): Promise<void> {
   return call('stop_reply', { conversation });
-}
-
-/** That part of the reply is on screen: the engine, which left the cores to the window, goes on. */
-export function replyShown(conversation: ConversationId, part: ShownPart): Promise<void> {
-  return call('reply_shown', { conversation, part });
 }
 
 /**

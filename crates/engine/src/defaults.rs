@@ -14,20 +14,6 @@ pub const ENCODER_CACHE_DISK_MIB: u64 = 2048;
 /// requests' decoding for long, large enough to run at the matmul rate (mlx-lm uses 2048).
 pub const PREFILL_CHUNK_TOKENS: usize = 512;
 
-/// The longest the engine leaves the CPU after a reply's first token while the caller draws it
-/// on the cores the engine computes on (`Request::first_token_shown`); it goes on as soon as the
-/// caller says the token is on screen. The app's window on the 2-core Linux machine
-/// (`bench/window.py`): first token to screen 84–375 ms without leaving the CPU, 55–212 ms
-/// leaving it 40 ms, 9–15 ms leaving it 100 ms. Once per reply, between its first and second token.
-pub const FIRST_TOKEN_YIELD_MS: u64 = 100;
-
-/// The longest the engine waits, before computing a prompt, for the caller to draw what it
-/// draws as a request starts (`Request::prompt_shown`). On the 2-core Linux machine the app's
-/// window has the message sent on screen 28–60 ms after the reply started; drawn while the
-/// engine computed, it made the prompt's computing up to 1.8x slower there (the same prompt
-/// through the app's local server, the window idle: 124 ms; from the window: 228 ms).
-pub const PROMPT_SHOWN_WAIT_MS: u64 = 60;
-
 /// Chat sampling (`SamplingParams::chat`) when a model ships no generation_config.json (GGUF
 /// files), and the app's initial settings: focused settings that small models stay coherent
 /// with (SmolLM2's card suggests temperature 0.2, top-p 0.9). No repetition penalty, as in

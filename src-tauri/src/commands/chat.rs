@@ -106,27 +106,6 @@ pub fn stop_reply(state: App<'_>, conversation: ConversationId) {
     }
 }
 
-/// What the window has drawn of a reply, for `reply_shown`.
-#[derive(Debug, Clone, Copy, serde::Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-pub enum ShownPart {
-    /// The message sent, with the reply started under it (after `Started`).
-    Message,
-    FirstToken,
-}
-
-/// The window has drawn that part of the reply: the engine, which left the cores to it,
-/// goes on.
-#[tauri::command]
-pub fn reply_shown(state: App<'_>, conversation: ConversationId, part: ShownPart) {
-    if let Some(live) = lock(&state.replies).get(&conversation) {
-        match part {
-            ShownPart::Message => live.message_shown.set(),
-            ShownPart::FirstToken => live.first_token_shown.set(),
-        }
-    }
-}
-
 /// How full the loaded model's context would be with `draft` sent next in `conversation` (none
 /// yet: a new chat), for the meter under the message box. `None` when no local model would
 /// take it: none is loaded, or a provider's model is picked.

@@ -21,7 +21,6 @@ macro_rules! app_commands {
             chat::continue_reply,
             chat::edit_message,
             chat::stop_reply,
-            chat::reply_shown,
             chat::measure_context,
             attachments::attach_paths,
             attachments::attach_bytes,

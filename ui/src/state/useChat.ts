@@ -6,7 +6,6 @@ import {
   editMessage,
   errorMessage,
   regenerate,
-  replyShown,
   selectBranch,
   sendMessage,
   stopReply,
@@ -110,12 +109,6 @@ export function drawInterval(lastDrawMs: number): number {
 function nextFrame(callback: () => void): void {
   if (typeof requestAnimationFrame === 'function') requestAnimationFrame(callback);
   else setTimeout(callback, 16);
-}
-
-/** Calls `callback` once the next frame is painted: a task queued in the frame's callbacks runs
- * after its paint (one frame sooner than waiting for the frame after). */
-function afterPaint(callback: () => void): void {
-  nextFrame(() => setTimeout(callback, 0));
 }
 
 export function useChat({ onError, onTouched, findConversation }: Options): Chat {
@@ -258,10 +251,6 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
               setKeys((previous) => new Map(previous).set(user, provisional[0]).set(reply, provisional[1]));
             }
             if (visible()) setMessages((views) => startBranch(views, event.user, event.reply));
-            // The engine waits (briefly) until this is on screen, so that the drawing has the
-            // cores: a frame later than the paint, once the compositor has it out too.
-            const drawn = conversation;
-            nextFrame(() => afterPaint(() => void replyShown(drawn, 'message').catch(() => undefined)));
             const known = findConversation(conversation);
             if (known) onTouched({ ...known, updated_at: event.reply.created_at });
             break;
@@ -272,12 +261,9 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             break;
           case 'token':
             pending += event.text;
-            // The first text is drawn at once: it is what a person waits for after Enter. The
-            // engine waits (briefly) until it is on screen, so the drawing has the cores.
+            // The first text is drawn at once: it is what a person waits for after Enter.
             if (drawnAt === 0) {
               flush();
-              const shown = conversation;
-              if (shown !== null) afterPaint(() => void replyShown(shown, 'first_token').catch(() => undefined));
             } else {
               schedule();
             }

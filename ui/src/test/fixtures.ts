@@ -130,7 +130,6 @@ export function installBackend() {
   });
   commands.set('attachment_bytes', () => [1, 2, 3]);
   commands.set('stop_reply', () => null);
-  commands.set('reply_shown', () => null);
   commands.set('measure_context', (args) => contextUse(40, (args.draft as string).length));
   // The backend checks each file and stores it; the kind comes from its content (here, its name).
   commands.set('attach_paths', (args) =>

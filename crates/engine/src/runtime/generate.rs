@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, transforms, Array};
@@ -23,7 +23,7 @@ use crate::runtime::media_encode::MediaOutputs;
 use crate::runtime::media_prefill::{chunk_ranges, forward_chunk, image_ranges, split_at};
 use crate::runtime::media_prompt::MediaPrompt;
 use crate::runtime::model::ReadyModel;
-use crate::runtime::request::{Event, Shown, Plan, Prompt, Request, StopReason, Timings, Usage};
+use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
 use crate::sample::Sampler;
 use crate::state::{Checkpoint, SequenceState};
 use crate::text::{ChatMessage, StopMatcher, StreamDecoder};
@@ -146,10 +146,6 @@ pub struct Row {
     generated: usize,
     max_tokens: usize,
     first_token_at: Option<Instant>,
-    /// Whom to leave the cores to after the first token, until it is on screen (none: go on).
-    first_token_shown: Option<Shown>,
-    /// Whom to leave the cores to before the prompt is computed, until it is drawn (none: go on).
-    prompt_shown: Option<Shown>,
     unfed: Option<Unfed>,
     /// Why it stopped, once it has.
     pub stopped: Option<StopReason>,
@@ -266,8 +262,6 @@ pub fn admit(
         generated: 0,
         max_tokens: sampling.max_tokens as usize,
         first_token_at: None,
-        first_token_shown: request.first_token_shown.filter(|_| !crate::device::default_is_gpu()),
-        prompt_shown: request.prompt_shown.filter(|_| !crate::device::default_is_gpu()),
         unfed: None,
         stopped: None,
     })
@@ -296,9 +290,6 @@ impl Row {
     pub fn prefill_chunk(&mut self, model: &ReadyModel) -> Result<()> {
         let Some(range) = self.chunks.pop_front() else { return Ok(()) };
         let _in_span = self.span.clone().entered();
-        if let Some(shown) = self.prompt_shown.take() {
-            leave_the_cores(&shown, crate::defaults::PROMPT_SHOWN_WAIT_MS, "before the prompt");
-        }
         let began = Instant::now();
         let out = match &self.media {
             Some((m, o)) => forward_chunk(model, m, o, range.clone(), &mut self.state)?,
@@ -339,8 +330,7 @@ impl Row {
 
     /// A chosen token: streamed, and checked against every reason to stop.
     fn accept(&mut self, model: &ReadyModel, token: u32) -> Result<()> {
-        let first = self.first_token_at.is_none();
-        if first {
+        if self.first_token_at.is_none() {
             self.first_token_at = Some(Instant::now());
             tracing::debug!(parent: &self.span, ms = millis(self.started), "first token");
         }
@@ -352,9 +342,6 @@ impl Row {
         self.generated += 1;
         let step = self.stops.push(&self.decoder.push(token)?);
         let listening = self.events.send(Event::Token { id: token, text: step.text }).is_ok();
-        if let Some(shown) = self.first_token_shown.take().filter(|_| first && listening) {
-            leave_the_cores(&shown, crate::defaults::FIRST_TOKEN_YIELD_MS, "after the first token");
-        }
         self.stopped = if !listening {
             // Nobody reads its events any more (the caller dropped its `Generation`).
             Some(StopReason::Cancelled)
@@ -411,14 +398,6 @@ impl Row {
         tracing::info!(parent: &self.span, "failed: {error}");
         let _ = self.events.send(Event::Error(error));
     }
-}
-
-/// Waits until the caller has drawn what it draws on the engine's cores (`shown`), at most
-/// `at_most_ms`; logs how long (`when`: which of the request's moments).
-fn leave_the_cores(shown: &Shown, at_most_ms: u64, when: &str) {
-    let since = Instant::now();
-    let told = shown.wait(Duration::from_millis(at_most_ms));
-    tracing::debug!(told, waited_ms = since.elapsed().as_secs_f64() * 1e3, "left the cores to the caller {when}");
 }
 
 /// Request ids, for the log.

@@ -16,4 +16,4 @@ pub use count::TokenCounter;
 pub use engine::{Engine, EngineOptions, Generation};
 pub use scheduler::BatchOptions;
 pub use model::{LoadProgress, ModelInfo, ReadyModel};
-pub use request::{ContextPolicy, EncoderUse, Event, Shown, MediaPlan, ModelId, Plan, Prompt, Request, StopReason, Timings, Usage};
+pub use request::{ContextPolicy, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, Request, StopReason, Timings, Usage};

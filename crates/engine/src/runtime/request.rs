@@ -1,8 +1,6 @@
 //! What callers send the engine and what they get back.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
 
 use crate::error::EngineError;
 use crate::media::MediaKind;
@@ -44,42 +42,6 @@ pub struct Request {
     pub reuse_prefix: bool,
     /// What to do when the prompt is longer than the context (default: refuse).
     pub context_policy: ContextPolicy,
-    /// Set when the caller shows the reply on the cores the engine computes on (the app's
-    /// window on a CPU machine): after the first token the engine leaves them to it until the
-    /// caller says the token is on screen (at most `defaults::FIRST_TOKEN_YIELD_MS`), so it is
-    /// drawn at once instead of between decode steps. Ignored where the engine computes on a GPU.
-    pub first_token_shown: Option<Shown>,
-    /// Set, as `first_token_shown`, when the caller has drawing to do as the request starts
-    /// (the app's window draws the message just sent): the engine leaves the cores to it before
-    /// computing the prompt until the caller says it is drawn (at most
-    /// `defaults::PROMPT_SHOWN_WAIT_MS`). Preparing the prompt goes on meanwhile.
-    pub prompt_shown: Option<Shown>,
-}
-
-/// The caller's word that something it draws for a reply is on screen
-/// (`Request::prompt_shown`, `Request::first_token_shown`).
-#[derive(Debug, Clone, Default)]
-pub struct Shown(Arc<(Mutex<bool>, Condvar)>);
-
-impl Shown {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// It is on screen: the engine goes on.
-    pub fn set(&self) {
-        let (shown, changed) = &*self.0;
-        *shown.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        changed.notify_all();
-    }
-
-    /// Waits until `set`, or `at_most`; whether it was set.
-    pub(crate) fn wait(&self, at_most: Duration) -> bool {
-        let (shown, changed) = &*self.0;
-        let guard = shown.lock().unwrap_or_else(|e| e.into_inner());
-        let (shown, _) = changed.wait_timeout_while(guard, at_most, |shown| !*shown).unwrap_or_else(|e| e.into_inner());
-        *shown
-    }
 }
 
 /// What to do with a prompt longer than the model's context.
@@ -121,8 +83,6 @@ impl Request {
             ignore_eos: false,
             reuse_prefix: true,
             context_policy: ContextPolicy::default(),
-            first_token_shown: None,
-            prompt_shown: None,
         }
     }
 }
@@ -221,24 +181,4 @@ pub enum Event {
     Text(String),
     Done { reason: StopReason, usage: Usage, timings: Timings },
     Error(EngineError),
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_wait_ends_when_the_token_is_shown() {
-        let shown = Shown::new();
-        let waiting = {
-            let shown = shown.clone();
-            // An hour: the test hangs, rather than passes, if `set` does not end the wait.
-            std::thread::spawn(move || shown.wait(Duration::from_secs(3600)))
-        };
-        shown.set();
-        assert!(waiting.join().unwrap());
-        // Shown before the wait began: it does not wait at all.
-        assert!(shown.wait(Duration::from_secs(3600)));
-        assert!(!Shown::new().wait(Duration::from_millis(1)), "never shown");
-    }
 }
