@@ -18,7 +18,8 @@ echo "== local server (the openai client against confab serve)"
 "${CONFAB_DEPS_DIR:-.deps}/server/venv/bin/python" -m unittest discover -s tests/server -v
 
 echo "== UI"
-(cd ui && npm test)
+# Types, lints (oxlint) and format (Prettier): ui/package.json's lint; then Vitest.
+(cd ui && npm run lint && npm test)
 
 echo "== end to end (the built app under Xvfb, through WebDriver)"
 # The app binary the Rust tests just built (src-tauri/tests/links.rs asks cargo for it), with

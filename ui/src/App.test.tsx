@@ -45,7 +45,11 @@ describe('composer', () => {
     const userNode = shown!;
     act(() => emit('conversation-updated', conversation(5, 'hello')));
     const user = message(7, 'user', 'hello', { conversation_id: 5 });
-    await push(stream, { kind: 'started', user: view(user), reply: message(8, 'assistant', '', { conversation_id: 5, status: 'streaming', parent_id: 7 }) });
+    await push(stream, {
+      kind: 'started',
+      user: view(user),
+      reply: message(8, 'assistant', '', { conversation_id: 5, status: 'streaming', parent_id: 7 }),
+    });
     expect(screen.getAllByTestId('conversation-item')[0]?.dataset.id).toBe('5');
     expect(screen.getAllByTestId('conversation-item')[0]?.className).toContain('selected');
     // The saved message takes the place of the one drawn at Enter: the same element.
@@ -165,7 +169,22 @@ describe('streaming', () => {
 
   it('streams tokens into the reply, shows the plan, and stops', async () => {
     const { stream, reply } = await sendAndStart('Tell me');
-    await push(stream, { kind: 'plan', plan: { prompt_tokens: 300, reused_tokens: 120, reuse_source: 'memory', reuse_declined: null, resumed_from_checkpoint: null, checkpoints: 0, chunk_size: 512, chunks: 1, media: [], tower_runs: 0, dropped_messages: 0 } });
+    await push(stream, {
+      kind: 'plan',
+      plan: {
+        prompt_tokens: 300,
+        reused_tokens: 120,
+        reuse_source: 'memory',
+        reuse_declined: null,
+        resumed_from_checkpoint: null,
+        checkpoints: 0,
+        chunk_size: 512,
+        chunks: 1,
+        media: [],
+        tower_runs: 0,
+        dropped_messages: 0,
+      },
+    });
     await push(stream, { kind: 'token', text: 'Once ' });
     await push(stream, { kind: 'token', text: 'upon' });
     const streaming = () => screen.getAllByTestId('message').find((m) => m.dataset.id === '4');
@@ -180,12 +199,21 @@ describe('streaming', () => {
     fireEvent.keyDown(document, { key: 'Escape' });
     expect(callsOf('stop_reply')).toHaveLength(2);
 
-    const stats = { prompt_tokens: 300, cached_tokens: 120, generated_tokens: 2, time_to_first_token_ms: 180, decode_tokens_per_second: 31.25, model: 'SmolLM2' };
+    const stats = {
+      prompt_tokens: 300,
+      cached_tokens: 120,
+      generated_tokens: 2,
+      time_to_first_token_ms: 180,
+      decode_tokens_per_second: 31.25,
+      model: 'SmolLM2',
+    };
     await push(stream, { kind: 'done', reply: { ...reply, content: 'Once upon', status: 'stopped', stats } });
     await act(async () => stream.end());
     expect(streaming()?.dataset.status).toBe('stopped');
     expect(streaming()?.textContent).toContain('Stopped');
-    expect(screen.getByTestId('reply-stats').textContent).toBe('2 tokens · 31.3 tok/s · 180 ms to first token · 120 of 300 prompt tokens cached');
+    expect(screen.getByTestId('reply-stats').textContent).toBe(
+      '2 tokens · 31.3 tok/s · 180 ms to first token · 120 of 300 prompt tokens cached',
+    );
     expect(screen.getByTestId('plan').textContent).toBe('reused 120 of 300 prompt tokens from memory');
     expect(screen.getByTestId('plan').closest('details')?.open, 'the plan is folded away').toBe(false);
     expect(screen.getByTestId('send-button')).toBeTruthy();
@@ -193,7 +221,11 @@ describe('streaming', () => {
 
   it('keeps the reply and shows the error when generation fails', async () => {
     const { stream, reply } = await sendAndStart('Go');
-    await push(stream, { kind: 'error', message: 'out of memory', reply: { ...reply, content: 'Par', status: 'error', error: 'out of memory' } });
+    await push(stream, {
+      kind: 'error',
+      message: 'out of memory',
+      reply: { ...reply, content: 'Par', status: 'error', error: 'out of memory' },
+    });
     const failed = screen.getAllByTestId('message').find((m) => m.dataset.id === '4');
     expect(failed?.dataset.status).toBe('error');
     expect(failed?.textContent).toContain('Par');
@@ -218,7 +250,10 @@ describe('message actions', () => {
     await renderApp();
     await openFirstConversation();
     const regen = holdStream('regenerate');
-    commands.set('conversation_messages', () => [view(message(1, 'user', 'Hi')), view(message(5, 'assistant', 'Hey', { parent_id: 1 }), [2, 5])]);
+    commands.set('conversation_messages', () => [
+      view(message(1, 'user', 'Hi')),
+      view(message(5, 'assistant', 'Hey', { parent_id: 1 }), [2, 5]),
+    ]);
     fireEvent.click(screen.getByTestId('regenerate-button'));
     await waitFor(() => expect(regen.args).toMatchObject({ reply: 2 }));
     const reply = message(5, 'assistant', '', { status: 'streaming', parent_id: 1 });
@@ -239,7 +274,10 @@ describe('message actions', () => {
     await renderApp();
     await openFirstConversation([view(message(1, 'user', 'Hi')), view(message(3, 'assistant', 'Second', { parent_id: 1 }), [2, 3, 4])]);
     expect(screen.getByTestId('sibling-position').textContent).toBe('2/3');
-    commands.set('select_branch', () => [view(message(1, 'user', 'Hi')), view(message(2, 'assistant', 'First', { parent_id: 1 }), [2, 3, 4])]);
+    commands.set('select_branch', () => [
+      view(message(1, 'user', 'Hi')),
+      view(message(2, 'assistant', 'First', { parent_id: 1 }), [2, 3, 4]),
+    ]);
     fireEvent.click(screen.getByTestId('sibling-prev'));
     await waitFor(() => expect(screen.getByTestId('sibling-position').textContent).toBe('1/3'));
     expect(lastArgs('select_branch')).toEqual({ message: 2 });
@@ -354,7 +392,14 @@ describe('models', () => {
     expect(items[1]?.textContent).toContain('vision');
     fireEvent.click(items[1]!);
     expect(lastArgs('load_model')).toEqual({ path: '/models/gemma4' });
-    act(() => emit('model-state', { loaded: null, loading: { path: '/models/gemma4', name: 'gemma4', stage: 'Reading weights', fraction: 0.4 }, error: null, revision: 103 }));
+    act(() =>
+      emit('model-state', {
+        loaded: null,
+        loading: { path: '/models/gemma4', name: 'gemma4', stage: 'Reading weights', fraction: 0.4 },
+        error: null,
+        revision: 103,
+      }),
+    );
     expect(screen.getByTestId('model-status').dataset.state).toBe('loading');
     expect((screen.getByTestId('load-progress') as HTMLProgressElement).value).toBeCloseTo(0.4);
     expect((screen.getByTestId('send-button') as HTMLButtonElement).disabled).toBe(true);
@@ -397,7 +442,9 @@ describe('models', () => {
     render(<App />);
     await waitFor(() => expect(callsOf('model_state').length).toBe(1));
     act(() => emit('model-state', { loaded: gemmaLoaded, loading: null, error: null, revision: 7 }));
-    await act(async () => answer({ loaded: null, loading: { path: '/models/gemma4', name: 'gemma4', stage: 'ready', fraction: 1 }, error: null, revision: 6 }));
+    await act(async () =>
+      answer({ loaded: null, loading: { path: '/models/gemma4', name: 'gemma4', stage: 'ready', fraction: 1 }, error: null, revision: 6 }),
+    );
     expect(screen.getByTestId('model-status').dataset.state).toBe('ready');
   });
 });
@@ -501,7 +548,10 @@ describe('settings and theme', () => {
     commands.set('save_settings', (args) => args.settings);
     fireEvent.click(screen.getByTestId('settings-save'));
     await waitFor(() => expect(screen.queryByTestId('settings-pane')).toBeNull());
-    expect((lastArgs('save_settings')?.settings as typeof settings).model_folders).toEqual([...settings.model_folders, '/home/me/llms']);
+    expect((lastArgs('save_settings')?.settings as typeof settings | undefined)?.model_folders).toEqual([
+      ...settings.model_folders,
+      '/home/me/llms',
+    ]);
   });
 
   it("keeps a chat's own system prompt beside the one in Settings", async () => {
@@ -510,7 +560,10 @@ describe('settings and theme', () => {
     fireEvent.click(within(screen.getByTestId('conversation-item')).getByText('First chat'));
     const button = await screen.findByTestId('chat-prompt-button');
     expect(button.textContent).toBe('Chat prompt');
-    commands.set('set_system_prompt', (args) => ({ ...conversation(1, 'First chat'), system_prompt: (args.prompt as string).trim() || null }));
+    commands.set('set_system_prompt', (args) => ({
+      ...conversation(1, 'First chat'),
+      system_prompt: (args.prompt as string).trim() || null,
+    }));
     fireEvent.click(button);
     const field = screen.getByTestId('chat-prompt-field') as HTMLTextAreaElement;
     expect(field.placeholder).toContain('Be brief.');

@@ -60,7 +60,9 @@ export function App() {
   const loaded = models.state.loaded;
   const remote = providers.current;
   // What attachments are checked against: the remote model when one is picked.
-  const replier = remote ? { name: `${remote.model.id} on ${remote.provider.name}`, vision: remote.model.vision, audio: remote.model.audio, video: false } : loaded;
+  const replier = remote
+    ? { name: `${remote.model.id} on ${remote.provider.name}`, vision: remote.model.vision, audio: remote.model.audio, video: false }
+    : loaded;
   const attachments = usePendingAttachments({ loaded: replier, models: models.models ?? [], onError: showError, onNotice: showNotice });
 
   // Loading a local model takes replies back from a remote one (the backend says so in its list).
@@ -155,16 +157,16 @@ export function App() {
       ? 'Another chat is still replying.'
       : null
     : models.status === 'starting'
-    ? 'Starting…'
-    : models.state.loading
-    ? 'Loading model…'
-    : !loaded
-      ? models.models?.length === 0
-        ? 'No models found: add a folder with models in Settings.'
-        : 'Choose a model to start chatting.'
-      : chat.streaming && !streamingHere
-        ? 'Another chat is still replying.'
-        : null;
+      ? 'Starting…'
+      : models.state.loading
+        ? 'Loading model…'
+        : !loaded
+          ? models.models?.length === 0
+            ? 'No models found: add a folder with models in Settings.'
+            : 'Choose a model to start chatting.'
+          : chat.streaming && !streamingHere
+            ? 'Another chat is still replying.'
+            : null;
 
   const openConversationEntry = chat.conversationId === null ? undefined : conversations.items.find((c) => c.id === chat.conversationId);
   // What the context count depends on besides the draft: a change counts again.
@@ -188,9 +190,7 @@ export function App() {
     <Welcome
       firstRun={conversations.items.length === 0}
       where={`${
-        remote
-          ? `Messages in this chat go to ${remote.provider.name} (${remote.provider.base_url}).`
-          : 'Everything stays on this computer.'
+        remote ? `Messages in this chat go to ${remote.provider.name} (${remote.provider.base_url}).` : 'Everything stays on this computer.'
       } Drop images, audio or video here to ask about them; ${modKey()}K searches past chats.`}
       onPick={(prompt) => composer.current?.fill(prompt)}
     />
@@ -226,7 +226,11 @@ export function App() {
           <ModelPicker models={models} providers={providers} onError={showError} onGetModels={() => setGetModelsOpen(true)} />
           <div className="header-end">
             {openConversationEntry && (
-              <ChatSystemPrompt conversation={openConversationEntry} globalPrompt={settings?.system_prompt ?? ''} onSaved={conversations.replace} />
+              <ChatSystemPrompt
+                conversation={openConversationEntry}
+                globalPrompt={settings?.system_prompt ?? ''}
+                onSaved={conversations.replace}
+              />
             )}
             <RemoteBadge current={remote} />
             <ServerBadge status={server} />

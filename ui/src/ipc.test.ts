@@ -1,5 +1,15 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { attachBytes, attachmentBytes, editMessage, listConversations, regenerate, renameConversation, saveSettings, sendMessage, stopReply } from './ipc';
+import {
+  attachBytes,
+  attachmentBytes,
+  editMessage,
+  listConversations,
+  regenerate,
+  renameConversation,
+  saveSettings,
+  sendMessage,
+  stopReply,
+} from './ipc';
 import { settings } from './test/fixtures';
 import { Channel, commands, invoke, lastArgs } from './test/tauriMock';
 

@@ -10,7 +10,7 @@ beforeEach(() => {
 });
 
 describe('attachment previews', () => {
-  it("shows a video by its first frame (decoded by the engine) and its length", async () => {
+  it('shows a video by its first frame (decoded by the engine) and its length', async () => {
     commands.set('attachment_thumbnail', () => [137, 80, 78, 71]);
     render(<AttachmentPreview attachment={videoAttachment} />);
     const preview = screen.getByTestId('video-attachment');

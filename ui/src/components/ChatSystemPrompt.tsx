@@ -85,7 +85,13 @@ export function ChatSystemPrompt({ conversation, globalPrompt, onSaved }: Props)
                 Use the one in Settings
               </button>
             )}
-            <button type="button" className="primary small" data-testid="chat-prompt-save" disabled={saving} onClick={() => void save(draft)}>
+            <button
+              type="button"
+              className="primary small"
+              data-testid="chat-prompt-save"
+              disabled={saving}
+              onClick={() => void save(draft)}
+            >
               Save
             </button>
           </div>

@@ -36,7 +36,13 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
   ref,
 ) {
   const [text, setText] = useState('');
-  const meter = useContextMeter(conversationId, contextKey, text, streaming, attachments.items.map((a) => a.hash));
+  const meter = useContextMeter(
+    conversationId,
+    contextKey,
+    text,
+    streaming,
+    attachments.items.map((a) => a.hash),
+  );
   // The warning speaks of the text in the box, never of an older count.
   const counted = meter.measured?.draft === text ? meter.measured.use : null;
   const input = useRef<HTMLTextAreaElement>(null);
@@ -167,9 +173,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           </button>
         )}
       </div>
-      {counted && !streaming && (
-        <ContextWarning use={counted} onNewChat={onNewChat} onSendAnyway={() => void send(true)} />
-      )}
+      {counted && !streaming && <ContextWarning use={counted} onNewChat={onNewChat} onSendAnyway={() => void send(true)} />}
       {(blockedReason || meter.measured) && (
         <div className="composer-footer">
           <div className="composer-hint muted">{blockedReason}</div>

@@ -39,7 +39,9 @@ describe('context meter', () => {
     await openFirstConversation();
     commands.set('attach_bytes', () => imageAttachment);
     commands.set('measure_context', (args) => contextUse(40 + 256 * (args.attachments as string[]).length, (args.draft as string).length));
-    fireEvent.change(screen.getByTestId('file-input'), { target: { files: [new File([new Uint8Array([1])], 'cat.png', { type: 'image/png' })] } });
+    fireEvent.change(screen.getByTestId('file-input'), {
+      target: { files: [new File([new Uint8Array([1])], 'cat.png', { type: 'image/png' })] },
+    });
     await screen.findByTestId('attachment-chip');
     await waitFor(() => expect(screen.getByTestId('context-meter').textContent).toBe('296 / 8,192 tokens'));
     expect(callsOf('measure_context').at(-1)?.attachments).toEqual([imageAttachment.hash]);

@@ -38,8 +38,7 @@ export function ContextWarning({ use, onNewChat, onSendAnyway }: WarningProps) {
     <div className="context-warning" role="alert" data-testid="context-warning" data-verdict={verdict}>
       {verdict === 'too-long' ? (
         <p>
-          This message is about {tokenCount(use.alone)} tokens: too long for the model, which reads {reads}. Shorten it or
-          send it in parts.
+          This message is about {tokenCount(use.alone)} tokens: too long for the model, which reads {reads}. Shorten it or send it in parts.
         </p>
       ) : (
         <>

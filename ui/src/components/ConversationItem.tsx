@@ -121,4 +121,3 @@ export const ConversationItem = memo(function ConversationItem({ conversation, s
     </li>
   );
 });
-

@@ -102,7 +102,9 @@ describe('Get models', () => {
     await waitFor(() => expect(lastArgs('resume_download')).toEqual({ id: REPO }));
 
     const listed = callsOf('list_models').length;
-    act(() => emit('download', download({ bytes: 1000, status: 'done', model_path: '/hub/models--confab-test--tiny-llama/snapshots/abc' })));
+    act(() =>
+      emit('download', download({ bytes: 1000, status: 'done', model_path: '/hub/models--confab-test--tiny-llama/snapshots/abc' })),
+    );
     await waitFor(() => expect(callsOf('list_models').length).toBe(listed + 1));
     fireEvent.click(screen.getByTestId('download-load'));
     await waitFor(() => expect(lastArgs('load_model')).toEqual({ path: '/hub/models--confab-test--tiny-llama/snapshots/abc' }));
@@ -110,7 +112,8 @@ describe('Get models', () => {
 
   it('shows what went wrong on the row, and drops a cancelled one', async () => {
     await openGetModels();
-    const message = 'confab-test/tiny-llama is gated: accept its licence on its page on the hub, then set a token with read access (HF_TOKEN or Settings).';
+    const message =
+      'confab-test/tiny-llama is gated: accept its licence on its page on the hub, then set a token with read access (HF_TOKEN or Settings).';
     act(() => emit('download', download({ status: 'failed', error: message })));
     expect((await screen.findByTestId('download-error')).textContent).toBe(message);
     fireEvent.click(screen.getByText('Cancel'));

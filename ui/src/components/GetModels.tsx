@@ -2,7 +2,17 @@
 // quantization, whether they fit this machine), Download, and the downloads with their progress.
 // The hub's endpoint and token are set here too; the token is sent once and never shown again.
 import { useEffect, useState } from 'react';
-import { errorMessage, hubSettings, repoDetails, saveHubSettings, searchHub, type Download, type HubModel, type HubSettings, type RepoDetails } from '../ipc';
+import {
+  errorMessage,
+  hubSettings,
+  repoDetails,
+  saveHubSettings,
+  searchHub,
+  type Download,
+  type HubModel,
+  type HubSettings,
+  type RepoDetails,
+} from '../ipc';
 import { CATALOG } from '../lib/catalog';
 import { humanSize } from '../lib/format';
 import type { Downloads } from '../state/useDownloads';
@@ -139,7 +149,7 @@ function RepoView({ repo, downloads, onBack }: { repo: string; downloads: Downlo
   }, [repo]);
 
   const memory = details ? humanSize(details.memory_bytes) : '';
-  const folderFits = details ? details.files.find((f) => details.model_files.includes(f.name))?.fits ?? true : true;
+  const folderFits = details ? (details.files.find((f) => details.model_files.includes(f.name))?.fits ?? true) : true;
   return (
     <section data-testid="repo-view">
       <button type="button" className="ghost small" onClick={onBack}>
@@ -227,7 +237,11 @@ function DownloadRow({ download: d, downloads, onLoad }: { download: Download; d
         {d.status === 'paused' && ' · paused'}
         {d.status === 'done' && ' · done'}
       </div>
-      {d.error && <p className="error-text" data-testid="download-error">{d.error}</p>}
+      {d.error && (
+        <p className="error-text" data-testid="download-error">
+          {d.error}
+        </p>
+      )}
       <div className="download-actions">
         {d.status === 'running' && (
           <button type="button" className="small" onClick={() => downloads.pause(d.id)}>

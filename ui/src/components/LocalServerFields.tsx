@@ -17,8 +17,8 @@ export function LocalServerFields({ form, onChange }: Props) {
     <section>
       <h4>Local server</h4>
       <p className="field-hint muted">
-        An OpenAI-compatible API on this computer (127.0.0.1) for editors, agents and scripts, on the loaded model. Its requests
-        are not saved as chats.
+        An OpenAI-compatible API on this computer (127.0.0.1) for editors, agents and scripts, on the loaded model. Its requests are not
+        saved as chats.
       </p>
       <label className="field checkbox-field">
         <input

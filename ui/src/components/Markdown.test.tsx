@@ -65,12 +65,7 @@ describe('Markdown', () => {
 
   it('splits a streaming reply at blank lines, never inside code, math or an indented continuation', () => {
     const text = 'Intro.\n\n```py\na = 1\n\nb = 2\n```\n\n$$\nx\n\ny\n$$\n\n1. one\n\n   more of one\n2. two';
-    expect(splitBlocks(text)).toEqual([
-      'Intro.\n',
-      '```py\na = 1\n\nb = 2\n```\n',
-      '$$\nx\n\ny\n$$\n',
-      '1. one\n\n   more of one\n2. two',
-    ]);
+    expect(splitBlocks(text)).toEqual(['Intro.\n', '```py\na = 1\n\nb = 2\n```\n', '$$\nx\n\ny\n$$\n', '1. one\n\n   more of one\n2. two']);
     expect(splitBlocks('')).toEqual(['']);
   });
 

@@ -120,11 +120,7 @@ export function splitBlocks(text: string): string[] {
 export const Markdown = memo(function Markdown({ text, streaming = false }: { text: string; streaming?: boolean }) {
   return (
     <div className="markdown">
-      {streaming ? (
-        splitBlocks(text).map((block, index) => <MarkdownBlock key={index} text={block} />)
-      ) : (
-        <MarkdownBlock text={text} />
-      )}
+      {streaming ? splitBlocks(text).map((block, index) => <MarkdownBlock key={index} text={block} />) : <MarkdownBlock text={text} />}
     </div>
   );
 });

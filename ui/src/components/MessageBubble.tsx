@@ -110,9 +110,7 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
       )}
       {!editing && (
         <footer className="message-actions">
-          {siblings.ids.length > 1 && (
-            <SiblingSwitcher siblings={siblings} disabled={busy} onSelect={onSelectSibling} />
-          )}
+          {siblings.ids.length > 1 && <SiblingSwitcher siblings={siblings} disabled={busy} onSelect={onSelectSibling} />}
           {finished && <CopyButton text={() => message.content} testId="copy-button" />}
           {isUser && (
             <button
@@ -141,7 +139,13 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
             </button>
           )}
           {!isUser && finished && (
-            <button type="button" className="ghost small" data-testid="regenerate-button" disabled={busy} onClick={() => onRegenerate(message.id)}>
+            <button
+              type="button"
+              className="ghost small"
+              data-testid="regenerate-button"
+              disabled={busy}
+              onClick={() => onRegenerate(message.id)}
+            >
               Regenerate
             </button>
           )}

@@ -24,7 +24,19 @@ interface Props {
 const stickSlack = 48;
 
 /** The branch, following the bottom as a reply streams unless the user has scrolled up. */
-export function MessageList({ conversationId, messages, plans, keyOf = (id) => id, busy, empty, focusMessage, onRegenerate, onContinue, onEdit, onSelectSibling }: Props) {
+export function MessageList({
+  conversationId,
+  messages,
+  plans,
+  keyOf = (id) => id,
+  busy,
+  empty,
+  focusMessage,
+  onRegenerate,
+  onContinue,
+  onEdit,
+  onSelectSibling,
+}: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
   const focused = useRef<MessageId | null>(null);

@@ -1,5 +1,13 @@
 import { useEffect, useRef, useState } from 'react';
-import { errorMessage, selectRemoteModel, showInFolder, unloadModel, type ModelSummary, type ProviderModel, type ProviderView } from '../ipc';
+import {
+  errorMessage,
+  selectRemoteModel,
+  showInFolder,
+  unloadModel,
+  type ModelSummary,
+  type ProviderModel,
+  type ProviderView,
+} from '../ipc';
 import { humanParameters, humanSize, humanTokens } from '../lib/format';
 import type { Models } from '../state/useModel';
 import type { Providers } from '../state/useProviders';
@@ -70,7 +78,13 @@ function ModelItem({ model, current, onPick, onUnload, onShowFolder }: ModelItem
             Unload
           </button>
         )}
-        <button type="button" className="ghost small" data-testid="show-model-folder" aria-label={`Show ${model.name} in its folder`} onClick={onShowFolder}>
+        <button
+          type="button"
+          className="ghost small"
+          data-testid="show-model-folder"
+          aria-label={`Show ${model.name} in its folder`}
+          onClick={onShowFolder}
+        >
           Show in folder
         </button>
       </span>
@@ -79,7 +93,17 @@ function ModelItem({ model, current, onPick, onUnload, onShowFolder }: ModelItem
 }
 
 /** A provider's model: picking it sends the chat's replies to that machine. */
-function RemoteModelItem({ provider, model, current, onPick }: { provider: ProviderView; model: ProviderModel; current: boolean; onPick: () => void }) {
+function RemoteModelItem({
+  provider,
+  model,
+  current,
+  onPick,
+}: {
+  provider: ProviderView;
+  model: ProviderModel;
+  current: boolean;
+  onPick: () => void;
+}) {
   return (
     <li>
       <button
@@ -200,7 +224,12 @@ export function ModelPicker({ models, providers, onError, onGetModels }: Props) 
         {status === 'none' && <span className="muted">No model loaded</span>}
         {!remote && !state.loading && !state.error && state.loaded && (
           <span className="muted">
-            {[`${humanTokens(state.loaded.context_length)} context`, state.loaded.vision && 'vision', state.loaded.audio && 'audio', state.loaded.video && 'video']
+            {[
+              `${humanTokens(state.loaded.context_length)} context`,
+              state.loaded.vision && 'vision',
+              state.loaded.audio && 'audio',
+              state.loaded.video && 'video',
+            ]
               .filter(Boolean)
               .join(' · ')}
           </span>
@@ -271,8 +300,8 @@ export function NoModels({ error }: { error?: string | null }) {
         <strong>No models found.</strong>
       </p>
       <p className="muted">
-        Add a folder with models in Settings: Hugging Face folders and <code>.gguf</code> files are found in it,
-        as they are in the Hugging Face cache and LM Studio's folders.
+        Add a folder with models in Settings: Hugging Face folders and <code>.gguf</code> files are found in it, as they are in the Hugging
+        Face cache and LM Studio's folders.
       </p>
       {error && <p className="model-error">{error}</p>}
     </div>

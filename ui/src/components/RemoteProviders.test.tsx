@@ -9,7 +9,12 @@ const KEY = 'sk-typed-in-the-page-1234';
 
 /** A fake backend for providers: it keeps keys apart and answers with views that have none. */
 function installProviders() {
-  const state: ProvidersView & { keys: Map<number, string> } = { providers: [], selected: null, key_store: 'the test keyring', keys: new Map() };
+  const state: ProvidersView & { keys: Map<number, string> } = {
+    providers: [],
+    selected: null,
+    key_store: 'the test keyring',
+    keys: new Map(),
+  };
   const answer = (): ProvidersView => ({
     providers: state.providers.map((p) => ({ ...p, has_key: state.keys.has(p.id) })),
     selected: state.selected,
@@ -63,7 +68,9 @@ describe('remote providers', () => {
     const state = installProviders();
     await renderApp();
     const section = await addProvider();
-    expect(lastArgs('save_provider')).toMatchObject({ provider: { id: null, name: 'Workstation', base_url: 'http://10.0.0.5:8000/v1', api_key: KEY } });
+    expect(lastArgs('save_provider')).toMatchObject({
+      provider: { id: null, name: 'Workstation', base_url: 'http://10.0.0.5:8000/v1', api_key: KEY },
+    });
     expect(callsOf('refresh_provider_models')).toEqual([{ id: 1 }]);
     expect(within(section).getByTestId('provider-key-status').textContent).toBe('key saved');
     expect(document.body.innerHTML).not.toContain(KEY);
@@ -75,7 +82,9 @@ describe('remote providers', () => {
     expect(state.keys.get(1)).toBe(KEY);
     // Marking a model as reading images, for an endpoint that does not say.
     fireEvent.click(within(section).getByTestId('provider-model-vision'));
-    await waitFor(() => expect(lastArgs('mark_remote_model_inputs')).toEqual({ provider: 1, model: 'big-model', vision: true, audio: false }));
+    await waitFor(() =>
+      expect(lastArgs('mark_remote_model_inputs')).toEqual({ provider: 1, model: 'big-model', vision: true, audio: false }),
+    );
     await waitFor(() => expect((within(section).getByTestId('provider-model-vision') as HTMLInputElement).checked).toBe(true));
   });
 
@@ -101,7 +110,11 @@ describe('remote providers', () => {
     fireEvent.change(screen.getByTestId('composer-input'), { target: { value: 'Hello there' } });
     fireEvent.click(screen.getByTestId('send-button'));
     const user = message(1, 'user', 'Hello there', { conversation_id: 9 });
-    await push(stream, { kind: 'started', user: view(user), reply: message(2, 'assistant', '', { conversation_id: 9, status: 'streaming', parent_id: 1 }) });
+    await push(stream, {
+      kind: 'started',
+      user: view(user),
+      reply: message(2, 'assistant', '', { conversation_id: 9, status: 'streaming', parent_id: 1 }),
+    });
     const plan: RemotePlan = { provider: 'Workstation', server: 'http://10.0.0.5:8000', model: 'big-model', images: 1, clips: 0 };
     await push(stream, { kind: 'remote', plan });
     await push(stream, { kind: 'token', text: 'Hi, I' });

@@ -76,8 +76,8 @@ export function RemoteProviders({ providers }: { providers: Providers }) {
     <section data-testid="remote-providers">
       <h4>Remote providers</h4>
       <p className="field-hint muted">
-        OpenAI-compatible servers on other machines (vLLM, llama.cpp, Ollama, LM Studio, another Confab) or a hosted API. Nothing
-        is sent anywhere until you add one and pick one of its models; keys are kept in {providers.view?.key_store ?? 'the system keychain'}.
+        OpenAI-compatible servers on other machines (vLLM, llama.cpp, Ollama, LM Studio, another Confab) or a hosted API. Nothing is sent
+        anywhere until you add one and pick one of its models; keys are kept in {providers.view?.key_store ?? 'the system keychain'}.
       </p>
       {error && <ErrorBanner message={error} onDismiss={() => setError(null)} />}
       <ul className="provider-list">
@@ -99,7 +99,13 @@ export function RemoteProviders({ providers }: { providers: Providers }) {
               >
                 {busy === 'refresh' ? 'Asking…' : 'Refresh models'}
               </button>
-              <button type="button" className="ghost small" data-testid="provider-edit" disabled={busy !== null} onClick={() => edit(provider)}>
+              <button
+                type="button"
+                className="ghost small"
+                data-testid="provider-edit"
+                disabled={busy !== null}
+                onClick={() => edit(provider)}
+              >
                 Edit
               </button>
               <button

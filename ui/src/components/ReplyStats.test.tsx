@@ -35,7 +35,7 @@ describe('planText', () => {
   it('says nothing of media for a text prompt', () => {
     expect(planText({ ...base, reused_tokens: 100, reuse_source: 'memory' })).toBe('reused 100 of 120 prompt tokens from memory');
     expect(planText({ ...base, reused_tokens: 96, reuse_source: 'disk', resumed_from_checkpoint: { position: 96, shared: 110 } })).toBe(
-      'reused 96 of 120 prompt tokens from disk (checkpoint at 96: 110 tokens matched, and this model\'s state cannot be cut back)',
+      "reused 96 of 120 prompt tokens from disk (checkpoint at 96: 110 tokens matched, and this model's state cannot be cut back)",
     );
   });
 

@@ -46,7 +46,10 @@ export function planText(plan: Plan): string {
 
 /** Where a provider's model wrote the reply: "written by llama-3 on Workstation (http://10.0.0.5:8000); 1 image sent". */
 export function remotePlanText(plan: RemotePlan): string {
-  const media = [plan.images && `${plan.images} image${plan.images > 1 ? 's' : ''}`, plan.clips && `${plan.clips} audio clip${plan.clips > 1 ? 's' : ''}`].filter(Boolean);
+  const media = [
+    plan.images && `${plan.images} image${plan.images > 1 ? 's' : ''}`,
+    plan.clips && `${plan.clips} audio clip${plan.clips > 1 ? 's' : ''}`,
+  ].filter(Boolean);
   const sent = media.length > 0 ? `; ${media.join(' and ')} sent as content parts` : '';
   return `written by ${plan.model} on ${plan.provider} (${plan.server}), a remote provider${sent}`;
 }

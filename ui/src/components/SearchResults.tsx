@@ -9,7 +9,15 @@ export function Snippet({ parts }: { parts: SnippetPart[] }) {
   );
 }
 
-export function SearchResults({ hits, searching, onOpen }: { hits: SearchHit[] | null; searching: boolean; onOpen: (hit: SearchHit) => void }) {
+export function SearchResults({
+  hits,
+  searching,
+  onOpen,
+}: {
+  hits: SearchHit[] | null;
+  searching: boolean;
+  onOpen: (hit: SearchHit) => void;
+}) {
   if (hits === null || (searching && hits.length === 0)) return <p className="sidebar-empty muted">Searching…</p>;
   if (hits.length === 0) return <p className="sidebar-empty muted">No messages match.</p>;
   return (

@@ -1,5 +1,14 @@
 import { useEffect, useState } from 'react';
-import { errorMessage, getSettings, saveSettings, settingsChoices, type SamplingPreset, type Settings, type SettingsChoices, type Theme } from '../ipc';
+import {
+  errorMessage,
+  getSettings,
+  saveSettings,
+  settingsChoices,
+  type SamplingPreset,
+  type Settings,
+  type SettingsChoices,
+  type Theme,
+} from '../ipc';
 import { ErrorBanner } from './ErrorBanner';
 import { LocalServerFields, type ServerForm } from './LocalServerFields';
 import { RemoteProviders } from './RemoteProviders';
@@ -264,7 +273,9 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
               <section id={groupId('Model')} aria-labelledby={`${groupId('Model')}-title`}>
                 <h3 id={`${groupId('Model')}-title`}>Model</h3>
                 <h4>Model folders</h4>
-                <p className="field-hint muted">Searched for models besides the app's own folder, the Hugging Face cache and LM Studio's.</p>
+                <p className="field-hint muted">
+                  Searched for models besides the app's own folder, the Hugging Face cache and LM Studio's.
+                </p>
                 <ul className="folder-list">
                   {form.model_folders.map((folder) => (
                     <li key={folder}>

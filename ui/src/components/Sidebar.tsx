@@ -26,112 +26,118 @@ const searchDelay = 200;
 /** Conversations, newest first, a page at a time; or, while a query is typed, search hits. */
 export const Sidebar = memo(
   forwardRef<SidebarHandle, Props>(function Sidebar({ conversations, selected, onOpen, onOpenHit, onNewChat, onDelete, onError }, ref) {
-  const [query, setQuery] = useState('');
-  const [hits, setHits] = useState<SearchHit[] | null>(null);
-  const [searching, setSearching] = useState(false);
-  const searchInput = useRef<HTMLInputElement>(null);
-  const sentinel = useRef<HTMLDivElement>(null);
+    const [query, setQuery] = useState('');
+    const [hits, setHits] = useState<SearchHit[] | null>(null);
+    const [searching, setSearching] = useState(false);
+    const searchInput = useRef<HTMLInputElement>(null);
+    const sentinel = useRef<HTMLDivElement>(null);
 
-  useImperativeHandle(ref, () => ({
-    focusSearch: () => {
-      searchInput.current?.focus();
-      searchInput.current?.select();
-    },
-  }));
+    useImperativeHandle(ref, () => ({
+      focusSearch: () => {
+        searchInput.current?.focus();
+        searchInput.current?.select();
+      },
+    }));
 
-  useEffect(() => {
-    const trimmed = query.trim();
-    if (!trimmed) {
-      setHits(null);
-      setSearching(false);
-      return;
-    }
-    let live = true;
-    setSearching(true);
-    const timer = setTimeout(() => {
-      searchMessages(trimmed)
-        .then((found) => live && setHits(found))
-        .catch((e: unknown) => {
-          if (!live) return;
-          setHits([]);
-          onError(`Search failed: ${errorMessage(e)}`);
-        })
-        .finally(() => live && setSearching(false));
-    }, searchDelay);
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, [query, onError]);
+    useEffect(() => {
+      const trimmed = query.trim();
+      if (!trimmed) {
+        setHits(null);
+        setSearching(false);
+        return;
+      }
+      let live = true;
+      setSearching(true);
+      const timer = setTimeout(() => {
+        searchMessages(trimmed)
+          .then((found) => live && setHits(found))
+          .catch((e: unknown) => {
+            if (!live) return;
+            setHits([]);
+            onError(`Search failed: ${errorMessage(e)}`);
+          })
+          .finally(() => live && setSearching(false));
+      }, searchDelay);
+      return () => {
+        live = false;
+        clearTimeout(timer);
+      };
+    }, [query, onError]);
 
-  // Loads the next page as the end of the list scrolls into view.
-  const { hasMore, loadMore } = conversations;
-  useEffect(() => {
-    const element = sentinel.current;
-    if (!element || !hasMore || typeof IntersectionObserver === 'undefined') return;
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((entry) => entry.isIntersecting)) loadMore();
-    });
-    observer.observe(element);
-    return () => observer.disconnect();
-  }, [hasMore, loadMore]);
+    // Loads the next page as the end of the list scrolls into view.
+    const { hasMore, loadMore } = conversations;
+    useEffect(() => {
+      const element = sentinel.current;
+      if (!element || !hasMore || typeof IntersectionObserver === 'undefined') return;
+      const observer = new IntersectionObserver((entries) => {
+        if (entries.some((entry) => entry.isIntersecting)) loadMore();
+      });
+      observer.observe(element);
+      return () => observer.disconnect();
+    }, [hasMore, loadMore]);
 
-  const searchActive = query.trim() !== '';
-  return (
-    <aside className="sidebar" data-testid="sidebar">
-      <div className="sidebar-top">
-        <button type="button" className="new-chat" data-testid="new-chat" onClick={onNewChat} title={`New chat (${modKey()}N)`}>
-          <Icon name="plus" size={16} /> New chat
-        </button>
-        <input
-          ref={searchInput}
-          type="search"
-          className="search-input"
-          data-testid="search-input"
-          placeholder={`Search (${modKey()}K)`}
-          aria-label="Search messages"
-          value={query}
-          onChange={(event) => setQuery(event.target.value)}
-          onKeyDown={(event) => {
-            if (event.key === 'Escape' && query) {
-              event.stopPropagation();
-              setQuery('');
-            }
-          }}
-        />
-      </div>
-      <nav className="sidebar-list" aria-label="Conversations">
-        {searchActive ? (
-          <SearchResults hits={hits} searching={searching} onOpen={onOpenHit} />
-        ) : !conversations.loaded ? (
-          <p className="sidebar-empty muted">Loading…</p>
-        ) : conversations.items.length === 0 ? (
-          <p className="sidebar-empty muted">No chats yet. Start one with New chat ({modKey()}N).</p>
-        ) : (
-          <>
-            <ul className="conversation-list">
-              {conversations.items.map((conversation) => (
-                <ConversationItem
-                  key={conversation.id}
-                  conversation={conversation}
-                  selected={conversation.id === selected}
-                  onOpen={onOpen}
-                  onRename={conversations.rename}
-                  onDelete={onDelete}
-                />
-              ))}
-            </ul>
-            {conversations.hasMore && (
-              <div ref={sentinel} className="load-more">
-                <button type="button" className="ghost small" data-testid="load-more" disabled={conversations.loadingMore} onClick={loadMore}>
-                  {conversations.loadingMore ? 'Loading…' : 'Load more'}
-                </button>
-              </div>
-            )}
-          </>
-        )}
-      </nav>
-    </aside>
-  );
-}),
+    const searchActive = query.trim() !== '';
+    return (
+      <aside className="sidebar" data-testid="sidebar">
+        <div className="sidebar-top">
+          <button type="button" className="new-chat" data-testid="new-chat" onClick={onNewChat} title={`New chat (${modKey()}N)`}>
+            <Icon name="plus" size={16} /> New chat
+          </button>
+          <input
+            ref={searchInput}
+            type="search"
+            className="search-input"
+            data-testid="search-input"
+            placeholder={`Search (${modKey()}K)`}
+            aria-label="Search messages"
+            value={query}
+            onChange={(event) => setQuery(event.target.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Escape' && query) {
+                event.stopPropagation();
+                setQuery('');
+              }
+            }}
+          />
+        </div>
+        <nav className="sidebar-list" aria-label="Conversations">
+          {searchActive ? (
+            <SearchResults hits={hits} searching={searching} onOpen={onOpenHit} />
+          ) : !conversations.loaded ? (
+            <p className="sidebar-empty muted">Loading…</p>
+          ) : conversations.items.length === 0 ? (
+            <p className="sidebar-empty muted">No chats yet. Start one with New chat ({modKey()}N).</p>
+          ) : (
+            <>
+              <ul className="conversation-list">
+                {conversations.items.map((conversation) => (
+                  <ConversationItem
+                    key={conversation.id}
+                    conversation={conversation}
+                    selected={conversation.id === selected}
+                    onOpen={onOpen}
+                    onRename={conversations.rename}
+                    onDelete={onDelete}
+                  />
+                ))}
+              </ul>
+              {conversations.hasMore && (
+                <div ref={sentinel} className="load-more">
+                  <button
+                    type="button"
+                    className="ghost small"
+                    data-testid="load-more"
+                    disabled={conversations.loadingMore}
+                    onClick={loadMore}
+                  >
+                    {conversations.loadingMore ? 'Loading…' : 'Load more'}
+                  </button>
+                </div>
+              )}
+            </>
+          )}
+        </nav>
+      </aside>
+    );
+  }),
 );

@@ -2,10 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { diagnostics, errorMessage, runtimeInfo, type RuntimeInfo } from '../ipc';
 import { CopyButton } from './CopyButton';
 
-type State =
-  | { kind: 'loading' }
-  | { kind: 'ready'; info: RuntimeInfo }
-  | { kind: 'error'; message: string };
+type State = { kind: 'loading' } | { kind: 'ready'; info: RuntimeInfo } | { kind: 'error'; message: string };
 
 /** About: the versions of Confab, MLX and the engine's backend, and the default model. */
 export function StatusPanel() {
@@ -57,12 +54,7 @@ function Details({ info }: { info: RuntimeInfo }) {
       </dd>
       <dt>Default model</dt>
       <dd>
-        {model.name}{' '}
-        {model.present ? (
-          <span className="ok">present</span>
-        ) : (
-          <span className="warn">missing</span>
-        )}
+        {model.name} {model.present ? <span className="ok">present</span> : <span className="warn">missing</span>}
       </dd>
       <dt>Log</dt>
       <dd>

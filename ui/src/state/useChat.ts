@@ -168,7 +168,12 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
 
   /** One handler per reply; tokens are batched and drawn on a frame, at most once every drawInterval. */
   const makeHandler = useCallback(
-    (chat: ConversationId | null, started: { value: boolean }, addsSiblings: boolean, provisional: [MessageId, MessageId] | null): ReplyHandler => {
+    (
+      chat: ConversationId | null,
+      started: { value: boolean },
+      addsSiblings: boolean,
+      provisional: [MessageId, MessageId] | null,
+    ): ReplyHandler => {
       let conversation = chat;
       let replyId: MessageId | null = null;
       // The plan arrives before the prompt is computed: it is drawn with the finished reply (it

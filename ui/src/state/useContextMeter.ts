@@ -27,7 +27,13 @@ export interface ContextMeter {
  * and counting would take CPU from it) nothing is counted and the last count stays shown; the
  * count follows once the pause ends.
  */
-export function useContextMeter(conversation: ConversationId | null, key: string, draft: string, paused = false, attachments: string[] = []): ContextMeter {
+export function useContextMeter(
+  conversation: ConversationId | null,
+  key: string,
+  draft: string,
+  paused = false,
+  attachments: string[] = [],
+): ContextMeter {
   const attached = attachments.join(',');
   const fullKey = `${key}|${attached}`;
   const [measured, setMeasured] = useState<Measured | null>(null);

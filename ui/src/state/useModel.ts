@@ -72,9 +72,14 @@ export function useModel(): Models {
 
   const load = useCallback((path: string) => {
     // Show the load at once; the backend's events then carry the stages.
-    setState((previous) => ({ ...previous, loading: { path, name: path.split('/').pop() ?? path, stage: 'starting', fraction: 0 }, error: null }));
+    setState((previous) => ({
+      ...previous,
+      loading: { path, name: path.split('/').pop() ?? path, stage: 'starting', fraction: 0 },
+      error: null,
+    }));
     loadModel(path).then(
-      (loaded) => setState((previous) => (previous.loading?.path === path ? { ...previous, loaded, loading: null, error: null } : previous)),
+      (loaded) =>
+        setState((previous) => (previous.loading?.path === path ? { ...previous, loaded, loading: null, error: null } : previous)),
       (e: unknown) => setState((previous) => ({ ...previous, loading: null, error: errorMessage(e) })),
     );
   }, []);

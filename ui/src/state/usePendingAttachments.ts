@@ -33,7 +33,7 @@ export function usePendingAttachments({ loaded, models, onError, onNotice }: Opt
 
   /** Keeps what the model can take; the first refusal becomes the notice. */
   const admit = useCallback(
-    <T,>(candidates: T[], kindOf: (candidate: T) => MediaKind): T[] => {
+    <T>(candidates: T[], kindOf: (candidate: T) => MediaKind): T[] => {
       const kept: T[] = [];
       let problem: string | null = null;
       for (const candidate of candidates) {

@@ -1,13 +1,42 @@
 // Backend-shaped values for tests, and a fake backend that answers the startup commands.
-import type { Attachment, ContextUse, Conversation, LoadedModel, Message, MessageView, ModelSummary, Settings, SettingsChoices } from '../ipc';
+import type {
+  Attachment,
+  ContextUse,
+  Conversation,
+  LoadedModel,
+  Message,
+  MessageView,
+  ModelSummary,
+  Settings,
+  SettingsChoices,
+} from '../ipc';
 import { commands } from './tauriMock';
 
 export function conversation(id: number, title = `Chat ${id}`): Conversation {
-  return { id, title, created_at: 1_700_000_000_000 + id, updated_at: 1_700_000_000_000 + id, model: null, system_prompt: null, current_leaf: null };
+  return {
+    id,
+    title,
+    created_at: 1_700_000_000_000 + id,
+    updated_at: 1_700_000_000_000 + id,
+    model: null,
+    system_prompt: null,
+    current_leaf: null,
+  };
 }
 
 export function message(id: number, role: Message['role'], content: string, extra: Partial<Message> = {}): Message {
-  return { id, conversation_id: 1, parent_id: id > 1 ? id - 1 : null, role, content, status: 'complete', error: null, created_at: 1_700_000_000_000 + id, stats: null, ...extra };
+  return {
+    id,
+    conversation_id: 1,
+    parent_id: id > 1 ? id - 1 : null,
+    role,
+    content,
+    status: 'complete',
+    error: null,
+    created_at: 1_700_000_000_000 + id,
+    stats: null,
+    ...extra,
+  };
 }
 
 export function view(msg: Message, siblings: number[] = [msg.id], attachments: Attachment[] = []): MessageView {
@@ -62,9 +91,54 @@ export const videoAttachment: Attachment = {
 };
 
 export const models: ModelSummary[] = [
-  { name: 'SmolLM2', path: '/models/smol.gguf', format: 'Gguf', architecture: 'llama', supported: true, quantization: 'Q8_0', size_bytes: 145_000_000, context_length: 8192, vision: false, audio: false, video: false, parameters: 134_515_008, memory_needed_bytes: 250_000_000, machine_memory_bytes: 24 * 2 ** 30 },
-  { name: 'Gemma 4', path: '/models/gemma4', format: 'Safetensors', architecture: 'gemma4', supported: true, quantization: '4-bit', size_bytes: 3_200_000_000, context_length: 131072, vision: true, audio: true, video: false, parameters: 4_300_000_000, memory_needed_bytes: 30 * 2 ** 30, machine_memory_bytes: 24 * 2 ** 30 },
-  { name: 'Mamba', path: '/models/mamba', format: 'Safetensors', architecture: 'mamba', supported: false, quantization: 'bf16', size_bytes: 1_000_000, context_length: null, vision: false, audio: false, video: false, parameters: null, memory_needed_bytes: 1_000_000, machine_memory_bytes: 24 * 2 ** 30 },
+  {
+    name: 'SmolLM2',
+    path: '/models/smol.gguf',
+    format: 'Gguf',
+    architecture: 'llama',
+    supported: true,
+    quantization: 'Q8_0',
+    size_bytes: 145_000_000,
+    context_length: 8192,
+    vision: false,
+    audio: false,
+    video: false,
+    parameters: 134_515_008,
+    memory_needed_bytes: 250_000_000,
+    machine_memory_bytes: 24 * 2 ** 30,
+  },
+  {
+    name: 'Gemma 4',
+    path: '/models/gemma4',
+    format: 'Safetensors',
+    architecture: 'gemma4',
+    supported: true,
+    quantization: '4-bit',
+    size_bytes: 3_200_000_000,
+    context_length: 131072,
+    vision: true,
+    audio: true,
+    video: false,
+    parameters: 4_300_000_000,
+    memory_needed_bytes: 30 * 2 ** 30,
+    machine_memory_bytes: 24 * 2 ** 30,
+  },
+  {
+    name: 'Mamba',
+    path: '/models/mamba',
+    format: 'Safetensors',
+    architecture: 'mamba',
+    supported: false,
+    quantization: 'bf16',
+    size_bytes: 1_000_000,
+    context_length: null,
+    vision: false,
+    audio: false,
+    video: false,
+    parameters: null,
+    memory_needed_bytes: 1_000_000,
+    machine_memory_bytes: 24 * 2 ** 30,
+  },
 ];
 
 export const settings: Settings = {
@@ -88,7 +162,20 @@ export const settings: Settings = {
 
 /** What settings_choices answers: the backend's defaults and its presets. */
 export const settingsChoices: SettingsChoices = {
-  defaults: { ...settings, system_prompt: '', temperature: 0.3, top_p: 0.9, top_k: 40, min_p: 0.05, repetition_penalty: 1, max_tokens: 2048, model_folders: [], theme: 'system', kv_cache_memory_mb: 2048, kv_cache_disk_mb: 8192 },
+  defaults: {
+    ...settings,
+    system_prompt: '',
+    temperature: 0.3,
+    top_p: 0.9,
+    top_k: 40,
+    min_p: 0.05,
+    repetition_penalty: 1,
+    max_tokens: 2048,
+    model_folders: [],
+    theme: 'system',
+    kv_cache_memory_mb: 2048,
+    kv_cache_disk_mb: 8192,
+  },
   presets: [
     { name: 'Precise', hint: 'Facts.', temperature: 0.1, top_p: 0.8, top_k: 20, min_p: 0.1, repetition_penalty: 1 },
     { name: 'Balanced', hint: 'The defaults.', temperature: 0.3, top_p: 0.9, top_k: 40, min_p: 0.05, repetition_penalty: 1 },
