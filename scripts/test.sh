@@ -42,6 +42,6 @@ echo "== first run of the .deb: unpacked into a fresh root, an empty data folder
 CONFAB_DEB=$deb CONFAB_E2E_SETUP=0 CONFAB_E2E_BUILD=0 scripts/e2e.sh -k FirstRun
 
 echo "== cross check: the workspace compiled for Apple silicon and for CUDA, up to linking"
-# In the same target folder (its artifacts under target/<triple>/); see README.md,
+# In the same target folder (its artifacts under target/<triple>/); see docs/building.md,
 # "Cross-compile check".
 scripts/cross_check.sh

@@ -50,7 +50,7 @@ impl SecretStore {
         SecretStore::File(folder.join(SECRETS_FILE))
     }
 
-    /// Where keys are kept, in words, for Settings and the README.
+    /// Where keys are kept, in words, for Settings and docs/remote.md.
     pub fn describe(&self) -> String {
         match self {
             SecretStore::System { .. } if cfg!(target_os = "macos") => "the macOS Keychain".into(),
