@@ -40,8 +40,8 @@ pub fn read_checkpoint(dir: &Path) -> Result<TowerCheckpoint> {
     let mut tensors = HashMap::new();
     for file in shard_files(dir)? {
         fingerprint.add(&validate_safetensors(&file)?);
-        let loaded = Array::load_safetensors(&file)
-            .map_err(|e| EngineError::CorruptWeights { path: file.clone(), reason: e.to_string() })?;
+        let loaded =
+            Array::load_safetensors(&file).map_err(|e| EngineError::CorruptWeights { path: file.clone(), reason: e.to_string() })?;
         tensors.extend(loaded.into_iter().filter_map(|(name, a)| tower_name(&name).map(|n| (n, a))));
     }
     let weights = Weights::new(tensors, dir, None);
@@ -87,6 +87,49 @@ impl TowerLoader<'_> {
         let input = bounds("input")?;
         let output = bounds("output")?;
         Ok(ClippedLinear { linear, input, output })
+    }
+
+    /// `take`, refusing a tensor whose shape is not `shape` (what the config implies).
+    pub fn take_shaped(&mut self, name: &str, shape: &[i32]) -> Result<Array> {
+        let a = self.take(name)?;
+        self.check_shape(name, a.shape(), shape)?;
+        Ok(a)
+    }
+
+    /// `linear`, refusing a weight that is not [out, in].
+    pub fn linear_shaped(&mut self, prefix: &str, out: i32, input: i32) -> Result<Linear> {
+        let linear = self.linear(prefix)?;
+        self.check_shape(&format!("{prefix}.weight"), &[linear.out_features(), linear.in_features()], &[out, input])?;
+        Ok(linear)
+    }
+
+    /// `clipped`, refusing a weight that is not [out, in].
+    pub fn clipped_shaped(&mut self, prefix: &str, clipped: bool, out: i32, input: i32) -> Result<ClippedLinear> {
+        let layer = self.clipped(prefix, clipped)?;
+        let got = [layer.linear.out_features(), layer.linear.in_features()];
+        self.check_shape(&format!("{prefix}.linear.weight"), &got, &[out, input])?;
+        Ok(layer)
+    }
+
+    /// `norm`, refusing a weight that is not [dim].
+    pub fn norm_shaped(&mut self, name: &str, eps: f32, dim: i32) -> Result<RmsNorm> {
+        let weight = self.weights.take(name)?;
+        self.check_shape(name, weight.shape(), &[dim])?;
+        RmsNorm::new(weight, eps, 0.0, self.dtype)
+    }
+
+    /// `conv`, refusing a weight whose channels-last shape is not `shape`.
+    pub fn conv_shaped(&mut self, name: &str, in_channels: i32, shape: &[i32]) -> Result<Array> {
+        let w = self.conv(name, in_channels)?;
+        self.check_shape(name, w.shape(), shape)?;
+        Ok(w)
+    }
+
+    fn check_shape(&self, name: &str, got: &[i32], want: &[i32]) -> Result<()> {
+        if got == want {
+            return Ok(());
+        }
+        Err(self.corrupt(format!("`{name}` has shape {got:?} where config.json implies {want:?}")))
     }
 
     /// An RMS norm multiplying by its stored weight.

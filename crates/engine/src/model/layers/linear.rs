@@ -30,9 +30,7 @@ impl Linear {
     /// kernel; None where the kernel does not apply (then split the plain output).
     pub fn gated_forward(&self, x: &Array, activation: Activation) -> Result<Option<Array>> {
         match self.cpu_kernel_weight(x) {
-            Some((weight, quantized)) if self.bias().is_none() => {
-                Ok(Some(cpu_linear::gated(x, weight, quantized.as_ref(), activation)?))
-            }
+            Some((weight, quantized)) if self.bias().is_none() => Ok(Some(cpu_linear::gated(x, weight, quantized.as_ref(), activation)?)),
             _ => Ok(None),
         }
     }
@@ -86,6 +84,14 @@ impl Linear {
     /// Output features (rows of the weight).
     pub fn out_features(&self) -> i32 {
         self.weight().dim(0)
+    }
+
+    /// Input features (columns of the weight, unpacked).
+    pub fn in_features(&self) -> i32 {
+        match self {
+            Linear::Dense { weight, .. } => weight.dim(-1),
+            Linear::Quantized { weight, bits, .. } => weight.dim(-1) * 32 / bits,
+        }
     }
 
     fn weight(&self) -> &Array {

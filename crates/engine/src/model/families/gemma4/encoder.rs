@@ -10,8 +10,8 @@ use std::path::Path;
 use mlx_rs::{Array, Dtype};
 
 use super::processor::{
-    audio_soft_tokens, expand_prompt, extract_features, image_soft_tokens, preprocess_image, AudioInput, ImageInput,
-    MediaTokens, ProcessorConfig,
+    audio_soft_tokens, expand_prompt, extract_features, image_soft_tokens, preprocess_image, AudioInput, ImageInput, MediaTokens,
+    ProcessorConfig,
 };
 use super::towers::Gemma4Towers;
 use crate::error::{EngineError, Result};
@@ -106,14 +106,29 @@ impl Gemma4Encoder {
         if !towers.has_vision() && !towers.has_audio() {
             return Ok(None);
         }
-        Ok(Some(Self { towers, processor: ProcessorConfig::from_folder(dir)?, tokens: MediaTokens::from_folder(dir)? }))
+        let processor = ProcessorConfig::from_folder(dir)?;
+        if let Err(bins) = towers.check_mel_bins(processor.audio.feature_size) {
+            return Err(EngineError::ModelFormat {
+                path: dir.join("config.json"),
+                reason: format!(
+                    "the feature extractor's feature_size ({}) does not fit audio_config.subsampling_conv_channels, which \
+                     stands for {bins} mel bins",
+                    processor.audio.feature_size
+                ),
+            });
+        }
+        Ok(Some(Self { towers, processor, tokens: MediaTokens::from_folder(dir)? }))
     }
 }
 
 /// Whether config.json has a `vision_config` or `audio_config` section.
 fn has_towers(dir: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(dir.join("config.json")) else { return false };
-    let Ok(config) = serde_json::from_str::<serde_json::Value>(&text) else { return false };
+    let Ok(text) = std::fs::read_to_string(dir.join("config.json")) else {
+        return false;
+    };
+    let Ok(config) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return false;
+    };
     ["vision_config", "audio_config"].iter().any(|key| config.get(key).is_some_and(|v| v.is_object()))
 }
 

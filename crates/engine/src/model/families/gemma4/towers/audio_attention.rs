@@ -8,8 +8,8 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::error::Result;
-use crate::model::layers::{ClippedLinear, Linear};
 use crate::model::families::gemma4::towers::config::AudioConfig;
+use crate::model::layers::{ClippedLinear, Linear};
 use crate::model::towers::TowerLoader;
 
 pub struct AudioAttention {
@@ -34,17 +34,18 @@ pub struct AudioAttention {
 impl AudioAttention {
     pub fn load(l: &mut TowerLoader, p: &str, c: &AudioConfig) -> Result<Self> {
         let clip = c.use_clipped_linears;
-        let head_dim = (c.hidden_size / c.num_attention_heads) as i32;
-        let per_dim = l.take(&format!("{p}.per_dim_scale"))?.as_dtype(Dtype::Float32)?;
+        let head_dim = c.head_dim() as i32;
+        let hidden = c.hidden_size as i32;
+        let per_dim = l.take_shaped(&format!("{p}.per_dim_scale"), &[head_dim])?.as_dtype(Dtype::Float32)?;
         let ln2 = std::f32::consts::LN_2;
         let q_scale = ops::multiply(&nn::softplus(&per_dim)?, Array::from_f32((head_dim as f32).powf(-0.5) / ln2))?;
         let k_scale = Array::from_f32((1.0 + std::f32::consts::E).ln() / ln2);
         Ok(Self {
-            q: l.clipped(&format!("{p}.q_proj"), clip)?,
-            k: l.clipped(&format!("{p}.k_proj"), clip)?,
-            v: l.clipped(&format!("{p}.v_proj"), clip)?,
-            post: l.clipped(&format!("{p}.post"), clip)?,
-            relative_k: l.linear(&format!("{p}.relative_k_proj"))?,
+            q: l.clipped_shaped(&format!("{p}.q_proj"), clip, hidden, hidden)?,
+            k: l.clipped_shaped(&format!("{p}.k_proj"), clip, hidden, hidden)?,
+            v: l.clipped_shaped(&format!("{p}.v_proj"), clip, hidden, hidden)?,
+            post: l.clipped_shaped(&format!("{p}.post"), clip, hidden, hidden)?,
+            relative_k: l.linear_shaped(&format!("{p}.relative_k_proj"), hidden, hidden)?,
             q_scale,
             k_scale,
             heads: c.num_attention_heads as i32,

@@ -5,9 +5,9 @@
 use mlx_rs::{nn, ops, Array};
 
 use crate::error::Result;
-use crate::model::layers::{ClippedLinear, RmsNorm};
 use crate::model::families::gemma4::towers::audio_attention::AudioAttention;
 use crate::model::families::gemma4::towers::config::AudioConfig;
+use crate::model::layers::{ClippedLinear, RmsNorm};
 use crate::model::towers::TowerLoader;
 
 /// transformers' Gemma4RMSNorm default, used where the audio tower doesn't pass its config's.
@@ -45,34 +45,35 @@ pub struct ConformerLayer {
 impl ConformerLayer {
     pub fn load(l: &mut TowerLoader, p: &str, c: &AudioConfig) -> Result<Self> {
         let clip = c.use_clipped_linears;
+        let h = c.hidden_size as i32;
         let mut ff = |name: &str| -> Result<FeedForward> {
             let f = format!("{p}.{name}");
             Ok(FeedForward {
-                pre_norm: l.norm(&format!("{f}.pre_layer_norm.weight"), DEFAULT_EPS)?,
-                up: l.clipped(&format!("{f}.ffw_layer_1"), clip)?,
-                down: l.clipped(&format!("{f}.ffw_layer_2"), clip)?,
-                post_norm: l.norm(&format!("{f}.post_layer_norm.weight"), DEFAULT_EPS)?,
+                pre_norm: l.norm_shaped(&format!("{f}.pre_layer_norm.weight"), DEFAULT_EPS, h)?,
+                up: l.clipped_shaped(&format!("{f}.ffw_layer_1"), clip, 4 * h, h)?,
+                down: l.clipped_shaped(&format!("{f}.ffw_layer_2"), clip, h, 4 * h)?,
+                post_norm: l.norm_shaped(&format!("{f}.post_layer_norm.weight"), DEFAULT_EPS, h)?,
                 residual_weight: Array::from_f32(c.residual_weight).as_dtype(l.dtype)?,
             })
         };
         let (ff1, ff2) = (ff("feed_forward1")?, ff("feed_forward2")?);
         let lc = format!("{p}.lconv1d");
         let conv = LightConv {
-            pre_norm: l.norm(&format!("{lc}.pre_layer_norm.weight"), c.rms_norm_eps)?,
-            start: l.clipped(&format!("{lc}.linear_start"), clip)?,
-            conv: l.conv(&format!("{lc}.depthwise_conv1d.weight"), 1)?,
+            pre_norm: l.norm_shaped(&format!("{lc}.pre_layer_norm.weight"), c.rms_norm_eps, h)?,
+            start: l.clipped_shaped(&format!("{lc}.linear_start"), clip, 2 * h, h)?,
+            conv: l.conv_shaped(&format!("{lc}.depthwise_conv1d.weight"), 1, &[h, c.conv_kernel_size as i32, 1])?,
             kernel: c.conv_kernel_size as i32,
-            conv_norm: l.norm(&format!("{lc}.conv_norm.weight"), c.rms_norm_eps)?,
-            end: l.clipped(&format!("{lc}.linear_end"), clip)?,
+            conv_norm: l.norm_shaped(&format!("{lc}.conv_norm.weight"), c.rms_norm_eps, h)?,
+            end: l.clipped_shaped(&format!("{lc}.linear_end"), clip, h, h)?,
         };
         Ok(Self {
             ff1,
-            pre_attention_norm: l.norm(&format!("{p}.norm_pre_attn.weight"), DEFAULT_EPS)?,
+            pre_attention_norm: l.norm_shaped(&format!("{p}.norm_pre_attn.weight"), DEFAULT_EPS, h)?,
             attention: AudioAttention::load(l, &format!("{p}.self_attn"), c)?,
-            post_attention_norm: l.norm(&format!("{p}.norm_post_attn.weight"), DEFAULT_EPS)?,
+            post_attention_norm: l.norm_shaped(&format!("{p}.norm_post_attn.weight"), DEFAULT_EPS, h)?,
             conv,
             ff2,
-            out_norm: l.norm(&format!("{p}.norm_out.weight"), DEFAULT_EPS)?,
+            out_norm: l.norm_shaped(&format!("{p}.norm_out.weight"), DEFAULT_EPS, h)?,
             clip: c.clip(),
         })
     }

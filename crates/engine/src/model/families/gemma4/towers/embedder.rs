@@ -13,9 +13,16 @@ pub struct Embedder {
 }
 
 impl Embedder {
-    /// `name` is `embed_vision` or `embed_audio`.
-    pub fn load(l: &mut TowerLoader, name: &str, eps: f32) -> Result<Self> {
-        Ok(Self { projection: l.linear(&format!("{name}.embedding_projection"))?, eps })
+    /// `name` is `embed_vision` or `embed_audio`; `input` the tower's output width.
+    pub fn load(l: &mut TowerLoader, name: &str, input: usize, eps: f32) -> Result<Self> {
+        let projection = l.linear(&format!("{name}.embedding_projection"))?;
+        if projection.in_features() != input as i32 {
+            return Err(l.corrupt(format!(
+                "`{name}.embedding_projection.weight` takes {} inputs where config.json implies {input}",
+                projection.in_features()
+            )));
+        }
+        Ok(Self { projection, eps })
     }
 
     pub fn forward(&self, x: &Array) -> Result<Array> {

@@ -58,11 +58,14 @@ impl Gemma4Towers {
         let audio_config = audio_config.filter(|_| holds("audio_tower."));
         let mut l = TowerLoader { weights: &mut checkpoint.weights, dtype };
         let vision = match &vision_config {
-            Some(c) => Some((VisionTower::load(&mut l, c)?, Embedder::load(&mut l, "embed_vision", c.rms_norm_eps)?)),
+            Some(c) => Some((VisionTower::load(&mut l, c)?, Embedder::load(&mut l, "embed_vision", c.hidden_size, c.rms_norm_eps)?)),
             None => None,
         };
         let audio = match &audio_config {
-            Some(c) => Some((AudioTower::load(&mut l, c)?, Embedder::load(&mut l, "embed_audio", c.rms_norm_eps)?)),
+            Some(c) => {
+                c.validate().map_err(|reason| EngineError::ModelFormat { path: config_path.clone(), reason })?;
+                Some((AudioTower::load(&mut l, c)?, Embedder::load(&mut l, "embed_audio", c.output_proj_dims, c.rms_norm_eps)?))
+            }
             None => None,
         };
         let towers = Self { vision, audio, identity: identity(&checkpoint.fingerprint, dir, dtype), dtype };
@@ -76,6 +79,15 @@ impl Gemma4Towers {
 
     pub fn has_audio(&self) -> bool {
         self.audio.is_some()
+    }
+
+    /// Whether the audio tower takes log-mel frames `bins` wide (the feature extractor's
+    /// `feature_size`); `Err` holds the width it takes.
+    pub fn check_mel_bins(&self, bins: usize) -> std::result::Result<(), usize> {
+        match &self.audio {
+            Some((tower, _)) if !tower.accepts_bins(bins) => Err(tower.mel_bins()),
+            _ => Ok(()),
+        }
     }
 
     /// The encoder cache's tower identity (`EncoderKey::new(identity, media hash)`): the

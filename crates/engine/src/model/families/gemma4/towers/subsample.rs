@@ -6,8 +6,8 @@
 use mlx_rs::{fast, nn, ops, Array};
 
 use crate::error::Result;
-use crate::model::layers::Linear;
 use crate::model::families::gemma4::towers::config::AudioConfig;
+use crate::model::layers::Linear;
 use crate::model::towers::TowerLoader;
 
 struct ConvLayer {
@@ -24,16 +24,19 @@ pub struct Subsample {
 
 impl Subsample {
     pub fn load(l: &mut TowerLoader, c: &AudioConfig) -> Result<Self> {
-        let channels = &c.subsampling_conv_channels;
-        if channels.len() != 2 {
-            return Err(l.corrupt(format!("subsampling_conv_channels has {} entries, expected 2", channels.len())));
-        }
+        // `AudioConfig::validate` has checked there are two.
+        let (first, second) = (c.subsampling_conv_channels[0] as i32, c.subsampling_conv_channels[1] as i32);
         let p = "audio_tower.subsample_conv_projection";
-        let mut layer = |i: usize, input: usize| -> Result<ConvLayer> {
-            Ok(ConvLayer { weight: l.conv(&format!("{p}.layer{i}.conv.weight"), input as i32)?, norm: l.take(&format!("{p}.layer{i}.norm.weight"))? })
+        let mut layer = |i: usize, input: i32, output: i32| -> Result<ConvLayer> {
+            Ok(ConvLayer {
+                weight: l.conv_shaped(&format!("{p}.layer{i}.conv.weight"), input, &[output, 3, 3, input])?,
+                norm: l.take_shaped(&format!("{p}.layer{i}.norm.weight"), &[output])?,
+            })
         };
-        let layers = [layer(0, 1)?, layer(1, channels[0])?];
-        Ok(Self { layers, input_proj: l.linear(&format!("{p}.input_proj_linear"))?, eps: c.rms_norm_eps })
+        let layers = [layer(0, 1, first)?, layer(1, first, second)?];
+        let projected = c.subsampled_bins() as i32 * second;
+        let input_proj = l.linear_shaped(&format!("{p}.input_proj_linear"), c.hidden_size as i32, projected)?;
+        Ok(Self { layers, input_proj, eps: c.rms_norm_eps })
     }
 
     /// features [1, T, mel], `mask` per frame (true = real) → ([1, T/4, hidden], its mask).
