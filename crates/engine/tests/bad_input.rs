@@ -23,7 +23,10 @@ fn copy_of(name: &str) -> tempfile::TempDir {
 }
 
 fn load_error(engine: &Engine, path: &Path) -> EngineError {
-    engine.load(path, LoadOptions::default(), |_| {}).err().expect("loading should fail")
+    match engine.load(path, LoadOptions::default(), |_| {}) {
+        Ok(_) => panic!("loading {} should fail", path.display()),
+        Err(e) => e,
+    }
 }
 
 /// The error a request ends with.
@@ -143,7 +146,8 @@ fn prompt_longer_than_the_context() {
 #[test]
 fn invalid_sampling_values() {
     let (engine, model) = engine_with_tiny_llama();
-    let cases: [(&str, fn(&mut SamplingParams)); 4] = [
+    type Case = (&'static str, fn(&mut SamplingParams));
+    let cases: [Case; 4] = [
         ("temperature", |s| s.temperature = -1.0),
         ("top_p", |s| s.top_p = 1.5),
         ("min_p", |s| s.min_p = -0.1),

@@ -32,7 +32,7 @@ fn an_empty_models_folder_and_the_packaged_model_give_a_model_that_replies() {
     let model = DefaultModel::manifest();
     assert!(!model.is_present(&paths));
 
-    let installed = model.install_from_package(&paths, &[share.clone()]).unwrap();
+    let installed = model.install_from_package(&paths, std::slice::from_ref(&share)).unwrap();
     assert_eq!(installed, model.path(&paths));
     assert!(model.is_present(&paths));
     assert!(!installed.symlink_metadata().unwrap().file_type().is_symlink(), "a copy, not a link into the package");

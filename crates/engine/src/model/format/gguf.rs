@@ -55,7 +55,7 @@ pub fn load(path: &Path) -> Result<Loaded> {
         tensors.insert(hf_name(&key), array);
     }
     let size = std::fs::metadata(path).map_err(|e| EngineError::io(path, e))?.len();
-    fingerprint.add(&size.to_le_bytes()).add(format!("{config:?}").as_bytes());
+    fingerprint.add(&size.to_le_bytes()).add(format!("{config:?}").as_bytes()).add_file_samples(path)?;
     Ok(Loaded { weights: Weights::new(tensors, path, None), config, fingerprint: fingerprint.finish(), file })
 }
 

@@ -91,7 +91,7 @@ pub fn load(dir: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Loade
     let mut tensors: HashMap<String, Array> = HashMap::new();
     for file in shard_files(dir)? {
         let header = validate_safetensors(&file)?;
-        fingerprint.add(&header);
+        fingerprint.add(&header).add_file_samples(&file)?;
         let loaded = Array::load_safetensors(&file)
             .map_err(|e| EngineError::CorruptWeights { path: file.clone(), reason: e.to_string() })?;
         tensors.extend(loaded);

@@ -45,7 +45,56 @@ impl Fingerprint {
         }
         self
     }
+    /// Adds samples of a weights file's bytes (and its length): two checkpoints with the same
+    /// config and tensor shapes (fine-tunes of one base, random test checkpoints) differ in
+    /// every tensor, so a few evenly spaced pieces tell them apart without reading gigabytes.
+    /// Without them they shared one identity, and so each other's cached prefixes and tower
+    /// outputs, on disk too.
+    pub fn add_file_samples(&mut self, path: &Path) -> Result<&mut Self> {
+        use std::io::{Read, Seek, SeekFrom};
+        const SAMPLES: u64 = 16;
+        const SAMPLE_BYTES: usize = 4096;
+        let mut file = std::fs::File::open(path).map_err(|e| EngineError::io(path, e))?;
+        let len = file.metadata().map_err(|e| EngineError::io(path, e))?.len();
+        self.add(&len.to_le_bytes());
+        let mut sample = vec![0u8; SAMPLE_BYTES];
+        for i in 0..SAMPLES {
+            let at = (len.saturating_sub(SAMPLE_BYTES as u64)) * i / (SAMPLES - 1);
+            file.seek(SeekFrom::Start(at)).map_err(|e| EngineError::io(path, e))?;
+            let n = file.read(&mut sample).map_err(|e| EngineError::io(path, e))?;
+            self.add(&sample[..n]);
+        }
+        Ok(self)
+    }
+
     pub fn finish(&self) -> String {
         format!("{:016x}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fingerprint_of(bytes: &[u8]) -> String {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("confab-fingerprint-{}-{n}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        let found = Fingerprint::new().add_file_samples(&path).unwrap().finish();
+        std::fs::remove_file(&path).unwrap();
+        found
+    }
+
+    #[test]
+    fn weights_with_other_values_have_another_identity() {
+        // Two "checkpoints" of one shape whose values differ throughout, as two fine-tunes do.
+        let a: Vec<u8> = (0..1_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let b: Vec<u8> = (0..1_000_000u32).map(|i| (i.wrapping_mul(2_246_822_519) >> 11) as u8).collect();
+        assert_eq!(fingerprint_of(&a), fingerprint_of(&a));
+        assert_ne!(fingerprint_of(&a), fingerprint_of(&b));
+        // Shorter than one sample: read whole.
+        assert_ne!(fingerprint_of(&a[..100]), fingerprint_of(&b[..100]));
+        assert!(Fingerprint::new().add_file_samples(Path::new("/nonexistent/confab")).is_err());
     }
 }
