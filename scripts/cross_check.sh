@@ -10,7 +10,7 @@
 #   scripts/cross_check.sh [mac|cuda]...    (default: both)
 #
 # Linking needs Apple's SDK (frameworks, libSystem stubs) or the CUDA libraries, which are not
-# here: see docs/building.md, "Cross-compile check". Tools come from scripts/setup.sh (step 7).
+# here: see README.md, "Cross-compile check". Tools come from scripts/setup.sh (step 7).
 #
 # It shares the development build's target folder: the build scripts and proc macros it compiles
 # for this machine are the ones `cargo test` already built, and what it compiles for Apple

@@ -35,6 +35,7 @@ APT_PACKAGES=(
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libsoup-3.0-dev  # Tauri
   xvfb xauth                                                              # the app under test
   webkit2gtk-driver xdotool python3-gi gir1.2-gtk-3.0 python3-venv        # e2e: WebDriver, native drops
+  patchelf                                  # scripts/bundle.sh: the .deb binary's run-time path
 )
 # And the system's FFmpeg, which the engine loads at run time to decode M4A/AAC exactly as the
 # reference's torchcodec does (without it, the built-in decoder runs, within 6e-6): libavcodec,

@@ -30,13 +30,13 @@ echo "== confab doctor"
 # Built by the tests above (same features, so no rebuild).
 target/debug/confab doctor
 
-echo "== bundle: the .deb's app finds libmlx inside the package"
-# After the end-to-end suite: it relinks target/debug/confab-app for the bundle (no .deps
-# run-time path), which that suite must not get; the next cargo test links the development one
-# again. Only the app is rebuilt (its Tauri and tokio features match the test build's), as long
-# as it runs before the cross check, whose bindgen environment would rebuild MLX's bindings.
-scripts/bundle.sh --debug
-deb=$(ls -t "${CARGO_TARGET_DIR:-target}"/debug/bundle/deb/*.deb | head -n 1)
+echo "== bundle: the .deb's app finds libmlx inside the package; the development app still starts"
+# The package is made from a copy of the debug app the tests built (nothing is rebuilt), given
+# the bundle's run-time path in target/app-bundle/; target/debug/confab-app keeps its own, and
+# test_bundle_package.py starts both. Before the cross check, whose bindgen environment would
+# rebuild MLX's bindings.
+CONFAB_BUNDLE_SETUP=0 scripts/bundle.sh --debug
+deb=$(ls -t "${CARGO_TARGET_DIR:-target}"/app-bundle/debug/bundle/deb/*.deb | head -n 1)
 CONFAB_DEB=$deb python3 -m unittest discover -s tests/setup -p test_bundle_package.py -v
 echo "== first run of the .deb: unpacked into a fresh root, an empty data folder, a streamed reply"
 CONFAB_DEB=$deb CONFAB_E2E_SETUP=0 CONFAB_E2E_BUILD=0 scripts/e2e.sh -k FirstRun

@@ -50,6 +50,11 @@ pub struct Download {
     /// This run's speed (not counting what a resumed partial already had).
     pub bytes_per_second: f64,
     pub seconds_left: Option<f64>,
+    /// Another download of the file is running (another window's, `confab pull`'s): this one
+    /// waits for it, then uses its file; `bytes` shows how far that one got. (Absent from
+    /// lists saved before it existed.)
+    #[serde(default)]
+    pub waiting: bool,
     /// What went wrong and what to do, for a failed download.
     pub error: Option<String>,
     /// What the engine loads, once done.
@@ -68,6 +73,7 @@ impl Download {
             total: 0,
             bytes_per_second: 0.0,
             seconds_left: None,
+            waiting: false,
             error: None,
             model_path: None,
         }
@@ -124,6 +130,7 @@ impl Downloads {
                 }
                 view.bytes_per_second = 0.0;
                 view.seconds_left = None;
+                view.waiting = false;
                 Entry { view, stop: None, cancelled: false }
             })
             .collect();
@@ -226,6 +233,7 @@ impl Downloads {
         let mut first_bytes = None;
         let mut last_sent: Option<Instant> = None;
         let mut last_saved = Instant::now();
+        let mut was_waiting = false;
         let result = confab_hub::pull(&source.client, &repo, &options, |p: &Progress| {
             let first = *first_bytes.get_or_insert(p.bytes);
             let elapsed = started.elapsed().as_secs_f64();
@@ -236,8 +244,12 @@ impl Downloads {
                 view.total = p.total;
                 view.bytes_per_second = speed;
                 view.seconds_left = (speed > 0.0).then(|| p.total.saturating_sub(p.bytes) as f64 / speed);
+                view.waiting = p.waiting;
             });
-            if last_sent.is_none_or(|t| t.elapsed() >= EMIT_EVERY) {
+            // The start and the end of a wait go at once.
+            let wait_changed = p.waiting != was_waiting;
+            was_waiting = p.waiting;
+            if wait_changed || last_sent.is_none_or(|t| t.elapsed() >= EMIT_EVERY) {
                 last_sent = Some(Instant::now());
                 if let Some(view) = view {
                     (self.notify)(&view);
@@ -270,6 +282,7 @@ impl Downloads {
         let view = self.update(&id, |view| {
             view.bytes_per_second = 0.0;
             view.seconds_left = None;
+            view.waiting = false;
             match result {
                 Ok(pulled) => {
                     view.status = DownloadStatus::Done;
@@ -325,15 +338,10 @@ impl Downloads {
     }
 }
 
-/// A cancelled download's partial files (`blobs/*.incomplete`).
+/// A cancelled download's partial files (`blobs/*.incomplete`); one that another pull is
+/// writing (`confab pull`, another window) is its own and stays.
 fn remove_partials(cache_dir: &Path, repo: &str) {
-    let blobs = RepoCache::new(cache_dir, repo).root.join("blobs");
-    let Ok(entries) = std::fs::read_dir(&blobs) else { return };
-    for path in entries.flatten().map(|e| e.path()) {
-        if path.extension().is_some_and(|e| e == "incomplete") {
-            let _ = std::fs::remove_file(&path);
-        }
-    }
+    RepoCache::new(cache_dir, repo).remove_partials();
 }
 
 #[cfg(test)]
@@ -486,6 +494,35 @@ mod tests {
         let weights: Vec<u64> = ranges.iter().filter(|(f, _)| f == WEIGHTS).map(|(_, o)| *o).collect();
         assert_eq!(weights.len(), 2, "{ranges:?}");
         assert!(weights[1] >= 99_000, "resumed from where the first run stopped: {weights:?}");
+    }
+
+    #[test]
+    fn a_second_download_of_the_same_model_waits_for_the_first_and_fetches_nothing() {
+        // Two managers on one cache: two app windows, or the app and `confab pull`.
+        let mirror = Mirror::start(&["--delay", "0.2"]);
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("hub");
+        let (first_data, second_data) = (dir.path().join("first"), dir.path().join("second"));
+        std::fs::create_dir_all(&first_data).unwrap();
+        std::fs::create_dir_all(&second_data).unwrap();
+        let (first, _) = manager(&first_data);
+        let (second, second_events) = manager(&second_data);
+        first.start(mirror.source(&cache, None), REPO, &[]);
+        wait_for(&first, REPO, |d| d.file == WEIGHTS && d.bytes > 0);
+        second.start(mirror.source(&cache, None), REPO, &[]);
+        let waiting = wait_for(&second, REPO, |d| d.waiting || d.status != DownloadStatus::Running);
+        assert!(waiting.waiting && waiting.file == WEIGHTS, "{waiting:?}");
+        wait_for_event(&second_events, |e| e.waiting);
+
+        let done = wait_for(&first, REPO, |d| d.status != DownloadStatus::Running);
+        assert_eq!(done.status, DownloadStatus::Done, "{:?}", done.error);
+        let also = wait_for(&second, REPO, |d| d.status != DownloadStatus::Running);
+        assert_eq!(also.status, DownloadStatus::Done, "{:?}", also.error);
+        assert_eq!(also.model_path, done.model_path);
+        assert!(!also.waiting);
+        assert!(lock(&second_events).last().is_some_and(|e| e.status == DownloadStatus::Done && !e.waiting));
+        let weights = mirror.ranges().into_iter().filter(|(f, _)| f == WEIGHTS).count();
+        assert_eq!(weights, 1, "the weights were fetched once");
     }
 
     #[test]

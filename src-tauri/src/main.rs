@@ -42,6 +42,9 @@ macro_rules! invoke_handler {
 }
 
 fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|arg| arg == "--version") {
+        return print_version();
+    }
     // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
     let blas_note = confab_engine::blas::run_on_the_right_blas_core();
     confab_log::init_app(&confab_engine::AppPaths::from_env().logs_dir());
@@ -92,6 +95,24 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("the app stopped: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `confab-app --version`: the app's version and the MLX it runs on, without opening a window
+/// or touching the data folder. It starts only where the dynamic loader finds libmlx, so it
+/// checks a build's run-time path (scripts/test.sh runs it after the bundle step).
+fn print_version() -> ExitCode {
+    let version = env!("CARGO_PKG_VERSION");
+    match confab_engine::MlxRuntime::probe() {
+        Ok(mlx) => {
+            let library = mlx.library.map(|p| p.display().to_string()).unwrap_or_else(|| "unknown".into());
+            println!("confab-app {version} (MLX {}, {}, {library})", mlx.version, mlx.backend);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("confab-app {version} (MLX: {e})");
             ExitCode::FAILURE
         }
     }

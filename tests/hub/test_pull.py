@@ -1,13 +1,16 @@
 """`confab pull` against the loopback mirror (mirror.py): a full download into the Hugging Face
 cache layout that the engine then runs, a process killed mid-file and resumed without fetching
-its bytes again, a checksum mismatch (fetched once more, then an error), 404, a gated repository
-(401 without a token, 403 with the wrong one), a server that drops the connection every N bytes,
-and an architecture the engine does not run (refused before the weights).
+its bytes again, two pulls of one repository at once (the second waits for the first's files
+and fetches none; one whose holder is killed takes over), a checksum mismatch (fetched once
+more, then an error), 404, a gated repository (401 without a token, 403 with the wrong one), a
+server that drops the connection every N bytes, and an architecture the engine does not run
+(refused before the weights).
 
 Needs the debug `confab` binary (cargo builds it for its own tests; CONFAB_BIN overrides).
 Nothing here reaches anything but 127.0.0.1.
 """
 
+import collections
 import glob
 import json
 import os
@@ -118,6 +121,72 @@ class Pull(unittest.TestCase):
         # (The killed run's answer may still count a chunk written after the kill: count the
         # resumed answer only.)
         self.assertEqual(self.mirror.served_from[(WEIGHTS, kept)], len(self.files[WEIGHTS]) - kept)
+
+    def start_pull(self):
+        return subprocess.Popen([CONFAB, "pull", REPO, "--json"], env=self.env(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def wait_for_partial_weights(self, proc):
+        """The partial weights file once it holds a chunk (the pull is writing them)."""
+        deadline = time.time() + 60
+        while time.time() < deadline and proc.poll() is None:
+            found = glob.glob(os.path.join(self.cache, "*", "blobs", "*.incomplete"))
+            sizes = [os.path.getsize(f) for f in found if os.path.exists(f)]
+            if sizes and max(sizes) >= 64 * 1024:
+                return found[0]
+            time.sleep(0.01)
+        self.fail("the weights never started")
+
+    def finish(self, proc):
+        stdout, stderr = proc.communicate(timeout=120)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+    def requests_per_file(self):
+        return collections.Counter(name for name, _ in self.mirror.ranges)
+
+    def test_two_pulls_started_together_fetch_each_file_once(self):
+        # Slow enough that they overlap: a 64 KiB chunk every 100 ms.
+        self.mirror.delay = 0.1
+        first, second = self.start_pull(), self.start_pull()
+        for out in (self.finish(first), self.finish(second)):
+            self.assert_complete(out)
+        self.assertEqual(set(self.requests_per_file().values()), {1}, self.mirror.ranges)
+        self.assertEqual(self.mirror.served[WEIGHTS], len(self.files[WEIGHTS]))
+
+    def test_a_second_pull_waits_for_the_first_and_says_so(self):
+        # The weights take about 2.4 s: the second pull starts while the first writes them.
+        self.mirror.delay = 0.3
+        first = self.start_pull()
+        self.wait_for_partial_weights(first)
+        second = self.finish(self.start_pull())
+        self.assert_complete(second)
+        self.assertIn(f"{WEIGHTS}: another download of this file is running", second.stderr)
+        self.assertIn("waiting for it to finish", second.stderr)
+        self.assert_complete(self.finish(first))
+        self.assertEqual([r for r in self.mirror.ranges if r[0] == WEIGHTS], [(WEIGHTS, 0)],
+                         "the weights were asked for once, by the first pull")
+        self.assertEqual(self.mirror.served[WEIGHTS], len(self.files[WEIGHTS]))
+
+    def test_a_waiting_pull_takes_over_from_one_that_was_killed(self):
+        # The OS ends a killed process's lock: the waiting pull resumes its partial file.
+        self.mirror.delay = 0.3
+        first = self.start_pull()
+        self.wait_for_partial_weights(first)
+        second = self.start_pull()
+        deadline = time.time() + 60
+        while "waiting for it to finish" not in (line := second.stderr.readline()):
+            self.assertTrue(line and time.time() < deadline, "the second pull never waited")
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        first.stdout.close()
+        first.stderr.close()
+        self.mirror.delay = 0
+        self.assert_complete(self.finish(second))
+        asked = [r for r in self.mirror.ranges if r[0] == WEIGHTS]
+        self.assertEqual(len(asked), 2, asked)
+        resumed_from = asked[1][1]
+        self.assertTrue(0 < resumed_from < len(self.files[WEIGHTS]), "resumed the killed pull's partial file")
+        self.assertEqual(self.mirror.served_from[(WEIGHTS, resumed_from)], len(self.files[WEIGHTS]) - resumed_from)
 
     def test_a_connection_dropped_every_100_kb_resumes_by_itself(self):
         self.mirror.drop_every = 100_000

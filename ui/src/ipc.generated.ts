@@ -147,6 +147,12 @@ export type Download = {
   bytes_per_second: number,
   seconds_left: number | null,
   /**
+   * Another download of the file is running (another window's, `confab pull`'s): this one
+   * waits for it, then uses its file; `bytes` shows how far that one got. (Absent from
+   * lists saved before it existed.)
+   */
+  waiting: boolean,
+  /**
    * What went wrong and what to do, for a failed download.
    */
   error: string | null,

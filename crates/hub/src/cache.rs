@@ -7,6 +7,7 @@
 //!   blobs/<...>.incomplete                   a download in progress (resumed from its length)
 //!   snapshots/<commit>/<file> -> ../../blobs/<...>
 //!   refs/main                                the commit `main` pointed at
+//! <cache>/.locks/models--owner--name/<...>.lock  held while that blob downloads (lock.rs)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,39 @@ impl RepoCache {
         self.root.join("blobs").join(format!("{checksum}.incomplete"))
     }
 
+    /// The lock a download of blob `checksum` holds: where huggingface_hub puts it
+    /// (`<cache>/.locks/<repo folder>/<checksum>.lock`), so that its downloads and ours wait for
+    /// each other.
+    pub fn download_lock(&self, checksum: &str) -> PathBuf {
+        let cache_dir = self.root.parent().unwrap_or(&self.root);
+        let folder = self.root.file_name().unwrap_or_default();
+        cache_dir.join(".locks").join(folder).join(format!("{checksum}.lock"))
+    }
+
+    /// Removes the partial files (`blobs/*.incomplete`) of downloads that are not running:
+    /// one whose lock another pull holds (another window's, `confab pull`) is left to it.
+    /// Returns how many were removed.
+    pub fn remove_partials(&self) -> usize {
+        let Ok(entries) = std::fs::read_dir(self.root.join("blobs")) else { return 0 };
+        let mut removed = 0;
+        for path in entries.flatten().map(|e| e.path()) {
+            let Some(checksum) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".incomplete")) else {
+                continue;
+            };
+            match crate::lock::try_acquire(&self.download_lock(checksum)) {
+                // Held while the file goes, so no pull starts on it meanwhile.
+                Ok(Some(_lock)) => {
+                    if std::fs::remove_file(&path).is_ok() {
+                        removed += 1;
+                    }
+                }
+                Ok(None) => tracing::info!(partial = %path.display(), "another download is writing it; kept"),
+                Err(e) => tracing::warn!(partial = %path.display(), "not removed: {e}"),
+            }
+        }
+        removed
+    }
+
     pub fn snapshot(&self, commit: &str) -> PathBuf {
         self.root.join("snapshots").join(commit)
     }
@@ -46,7 +80,12 @@ impl RepoCache {
         let up = "../".repeat(2 + file.matches('/').count());
         let relative = PathBuf::from(format!("{up}blobs/{checksum}"));
         #[cfg(unix)]
-        std::os::unix::fs::symlink(&relative, &target).map_err(|e| HubError::io(&target, e))?;
+        if let Err(e) = std::os::unix::fs::symlink(&relative, &target) {
+            // Another pull of the same snapshot linked it between the removal and here.
+            if !std::fs::read_link(&target).is_ok_and(|existing| existing == relative) {
+                return Err(HubError::io(&target, e));
+            }
+        }
         #[cfg(not(unix))]
         std::fs::copy(self.blob(checksum), &target).map_err(|e| HubError::io(&target, e))?;
         Ok(target)
@@ -106,5 +145,25 @@ mod tests {
         repo.write_ref("main", "c0ffee").unwrap();
         assert_eq!(std::fs::read_to_string(repo.root.join("refs/main")).unwrap(), "c0ffee");
         assert!(free_space(&dir.path().join("not/yet")).is_some_and(|n| n > 0));
+        // Another pull linking the same file at the same moment is not an error.
+        std::fs::remove_file(&linked).unwrap();
+        std::os::unix::fs::symlink("../../../blobs/abc", &linked).unwrap();
+        assert_eq!(repo.link("c0ffee", "sub/file.json", "abc").unwrap(), linked);
+    }
+
+    #[test]
+    fn removing_partials_leaves_one_another_pull_is_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = RepoCache::new(dir.path(), "owner/name");
+        std::fs::create_dir_all(repo.root.join("blobs")).unwrap();
+        for checksum in ["idle", "busy"] {
+            std::fs::write(repo.incomplete(checksum), b"part").unwrap();
+        }
+        std::fs::write(repo.blob("done"), b"whole").unwrap();
+        let _writing = crate::lock::try_acquire(&repo.download_lock("busy")).unwrap().expect("free");
+        assert_eq!(repo.remove_partials(), 1);
+        assert!(!repo.incomplete("idle").exists());
+        assert!(repo.incomplete("busy").exists(), "its pull is still writing it");
+        assert!(repo.blob("done").exists(), "finished files stay");
     }
 }

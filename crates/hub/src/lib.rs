@@ -8,6 +8,7 @@
 pub mod api;
 pub mod cache;
 pub mod error;
+pub mod lock;
 pub mod pull;
 
 pub use api::{HubClient, HubOptions, ModelInfo, RepoFile, SearchHit, Token, DEFAULT_ENDPOINT};

@@ -1,5 +1,6 @@
 //! Downloading a model: which files, whether Confab runs it, whether it fits the disk, then
-//! each file resumed from its partial, verified, and linked into the cache's snapshot.
+//! each file resumed from its partial, verified, and linked into the cache's snapshot. A file
+//! another pull is downloading (another process's too) is waited for, not fetched again.
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::api::{error_chain, Checksum, HubClient, ModelInfo, RepoFile};
 use crate::cache::{free_space, RepoCache};
 use crate::error::{HubError, Result};
+use crate::lock;
 
 /// Drops in a row (without a byte of progress between them) before a download gives up.
 const MAX_DROPS_IN_A_ROW: u32 = 5;
@@ -69,6 +71,9 @@ pub struct Progress {
     /// All the pull's files together.
     pub bytes: u64,
     pub total: u64,
+    /// Another pull (the app's, `confab pull`'s, another process's) is downloading this file:
+    /// this one waits for it to finish, then uses its file. `file_bytes` is how far that one got.
+    pub waiting: bool,
 }
 
 /// What a finished pull gives.
@@ -93,11 +98,13 @@ pub async fn pull(client: &HubClient, repo: &str, options: &PullOptions, mut pro
     // config.json first: what it says decides whether the weights are worth fetching.
     let total: u64 = files.iter().map(|f| f.size()).sum();
     let mut done = 0u64;
-    let mut send = |file: &RepoFile, file_bytes: u64, before: u64| {
-        progress(&Progress { file: file.name.clone(), file_bytes, file_size: file.size(), bytes: before + file_bytes, total })
+    let mut send = |file: &RepoFile, file_bytes: u64, waiting: bool, before: u64| {
+        progress(&Progress { file: file.name.clone(), file_bytes, file_size: file.size(), bytes: before + file_bytes, total, waiting })
     };
     if let Some(config) = files.iter().find(|f| f.name == "config.json") {
-        let path = fetch_file(client, repo, &options.revision, &commit, config, &cache, options, &mut |n| send(config, n, done)).await?;
+        let path =
+            fetch_file(client, repo, &options.revision, &commit, config, &cache, options, &mut |n, waiting| send(config, n, waiting, done))
+                .await?;
         done += config.size();
         check_architecture(repo, &path, options)?;
     } else if let Some(architecture) = info.gguf.as_ref().and_then(|g| g.get("architecture")).and_then(|a| a.as_str()) {
@@ -114,7 +121,7 @@ pub async fn pull(client: &HubClient, repo: &str, options: &PullOptions, mut pro
     }
 
     for file in files.iter().filter(|f| f.name != "config.json") {
-        fetch_file(client, repo, &options.revision, &commit, file, &cache, options, &mut |n| send(file, n, done)).await?;
+        fetch_file(client, repo, &options.revision, &commit, file, &cache, options, &mut |n, waiting| send(file, n, waiting, done)).await?;
         done += file.size();
     }
     cache.write_ref(&options.revision, &commit)?;
@@ -204,7 +211,11 @@ fn still_to_fetch(cache: &RepoCache, file: &RepoFile) -> u64 {
     file.size().saturating_sub(have)
 }
 
+/// How far a file got, and whether this pull is waiting for another one's download of it.
+type FileProgress<'a> = dyn FnMut(u64, bool) + Send + 'a;
+
 /// One file into the cache: resumed, verified (once more from scratch on a mismatch), linked.
+/// Under the file's download lock: a second pull of it waits, then finds it complete.
 #[allow(clippy::too_many_arguments)]
 async fn fetch_file(
     client: &HubClient,
@@ -214,18 +225,31 @@ async fn fetch_file(
     file: &RepoFile,
     cache: &RepoCache,
     options: &PullOptions,
-    progress: &mut (dyn FnMut(u64) + Send),
+    progress: &mut FileProgress<'_>,
 ) -> Result<PathBuf> {
     let checksum = file.checksum().ok_or_else(|| HubError::BadAnswer {
         what: format!("{repo}'s info"),
         reason: format!("no checksum for {} (ask with ?blobs=true)", file.name),
     })?;
     let blob = cache.blob(checksum.hex());
-    if blob.metadata().is_ok_and(|m| m.len() == file.size()) {
-        progress(file.size());
+    let complete = || blob.metadata().is_ok_and(|m| m.len() == file.size());
+    if complete() {
+        progress(file.size(), false);
         return cache.link(commit, &file.name, checksum.hex());
     }
     let partial = cache.incomplete(checksum.hex());
+    let lock_path = cache.download_lock(checksum.hex());
+    let _lock = lock::acquire(&lock_path, &options.cancel, || {
+        // How far the other pull got: its partial file.
+        let have = partial.metadata().map(|m| m.len()).unwrap_or(0);
+        progress(have.min(file.size()), true);
+    })
+    .await?;
+    // The pull this one waited for finished the file.
+    if complete() {
+        progress(file.size(), false);
+        return cache.link(commit, &file.name, checksum.hex());
+    }
     std::fs::create_dir_all(partial.parent().unwrap_or(&cache.root)).map_err(|e| HubError::io(&partial, e))?;
     let mut mismatch = None;
     for attempt in 0..2 {
@@ -256,7 +280,7 @@ async fn download(
     file: &RepoFile,
     partial: &Path,
     options: &PullOptions,
-    progress: &mut (dyn FnMut(u64) + Send),
+    progress: &mut FileProgress<'_>,
 ) -> Result<()> {
     let size = file.size();
     // There from the start, so an empty file verifies like any other.
@@ -271,7 +295,7 @@ async fn download(
             truncate(partial, 0)?;
             have = 0;
         }
-        progress(have);
+        progress(have, false);
         if have == size {
             return Ok(());
         }
@@ -318,7 +342,7 @@ async fn download(
                 Ok(Some(bytes)) => {
                     out.write_all(&bytes).map_err(|e| HubError::io(partial, e))?;
                     have += bytes.len() as u64;
-                    progress(have);
+                    progress(have, false);
                 }
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(HubError::Network { file: file.name.clone(), attempts: 0, reason: error_chain(&e) }),

@@ -7,11 +7,13 @@
 //! Two kinds of build:
 //! - **development** (`cargo build`, `cargo test`, `make run`): the `.deps` copy of libmlx that
 //!   was linked comes first, so a binary in `target/` runs as it is; the installed layouts follow.
-//! - **bundle** (the app built by `scripts/bundle.sh`, which sets `CONFAB_BUNDLE=1`): only the
-//!   bundle's own folder, relative to the binary. An installed app carries no path of the
-//!   machine it was built on, so it never loads a development libmlx that happens to be there.
+//! - **bundle** (the app built by `scripts/bundle.sh` on macOS, which sets `CONFAB_BUNDLE=1`):
+//!   only the bundle's own folder, relative to the binary. An installed app carries no path of
+//!   the machine it was built on, so it never loads a development libmlx that happens to be
+//!   there. (On Linux `scripts/bundle.sh` sets the same path with patchelf on a copy of the
+//!   development binary instead, so that the build tree's binary keeps running.)
 
-/// The environment variable that `scripts/bundle.sh` sets for the app's build.
+/// The environment variable that `scripts/bundle.sh` sets for the app's build (on macOS).
 pub const BUNDLE_ENV: &str = "CONFAB_BUNDLE";
 
 /// Development run-time paths, for binaries that are only run from `target/` (the engine's

@@ -35,6 +35,7 @@ function download(change: Partial<Download>): Download {
     total: 1000,
     bytes_per_second: 0,
     seconds_left: null,
+    waiting: false,
     error: null,
     model_path: null,
     ...change,
@@ -108,6 +109,17 @@ describe('Get models', () => {
     await waitFor(() => expect(callsOf('list_models').length).toBe(listed + 1));
     fireEvent.click(screen.getByTestId('download-load'));
     await waitFor(() => expect(lastArgs('load_model')).toEqual({ path: '/hub/models--confab-test--tiny-llama/snapshots/abc' }));
+  });
+
+  it('says when a download waits for another one of the same model', async () => {
+    await openGetModels();
+    act(() => emit('download', download({ bytes: 400, bytes_per_second: 2048, seconds_left: 30, waiting: true })));
+    const meta = within(await screen.findByTestId('download-row')).getByTestId('download-meta');
+    expect(meta.textContent).toContain('waiting for another download of this model');
+    expect(meta.textContent).not.toContain('/s');
+    act(() => emit('download', download({ bytes: 500, bytes_per_second: 2048, seconds_left: 30 })));
+    await waitFor(() => expect(meta.textContent).toContain('2.0 KB/s'));
+    expect(meta.textContent).not.toContain('waiting');
   });
 
   it('shows what went wrong on the row, and drops a cancelled one', async () => {
