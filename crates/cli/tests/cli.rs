@@ -74,49 +74,93 @@ fn doctor_reports_mlx_and_fails_without_the_default_model() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("scripts/setup.sh"));
 }
 
-#[test]
-fn doctor_names_the_blas_core_and_it_is_the_one_the_cpu_calls_for() {
-    use confab_engine::blas::{better_core, CpuLevel};
-    let home = tempfile::tempdir().unwrap();
-    let doctor = |core_type: Option<&str>| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_confab"));
-        cmd.args(["doctor", "--json"]).env("CONFAB_HOME", home.path()).env_remove("OPENBLAS_CORETYPE");
-        if let Some(core) = core_type {
-            cmd.env("OPENBLAS_CORETYPE", core);
-        }
-        let out = cmd.output().unwrap();
-        serde_json::from_slice::<Value>(&out.stdout).expect("doctor --json prints JSON")["blas"].clone()
+fn doctor_blas(home: &std::path::Path, env: &[(&str, &std::ffi::OsStr)]) -> Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_confab"));
+    cmd.args(["doctor", "--json"]).env("CONFAB_HOME", home).env_remove("OPENBLAS_CORETYPE").env_remove("CONFAB_BLAS_CORE");
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    let out = cmd.output().unwrap();
+    serde_json::from_slice::<Value>(&out.stdout).expect("doctor --json prints JSON")["blas"].clone()
+}
+
+/// The core a probe chose is the fastest candidate that computed correctly, or OpenBLAS's own
+/// within the margin of it; none that failed.
+fn assert_probe_chose_well(blas: &Value) {
+    let probe = &blas["choice"]["probe"];
+    let chosen = probe["chosen"].as_str().unwrap_or_else(|| panic!("a probe's answer: {blas}"));
+    let speed = |core: &str| {
+        let c = probe["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["core"].as_str() == Some(core))
+            .unwrap_or_else(|| panic!("{core} measured: {blas}"));
+        (c["outcome"]["result"] == "correct").then(|| c["outcome"]["gflops"].as_f64().unwrap())
     };
-    let blas = doctor(None);
+    let chosen_speed = speed(chosen).unwrap_or_else(|| panic!("the chosen core computed correctly: {blas}"));
+    let fastest = probe["candidates"].as_array().unwrap().iter().filter_map(|c| speed(c["core"].as_str().unwrap())).fold(0.0, f64::max);
+    let margin = if chosen == probe["openblas_own"] { 1.0 + confab_engine::blas::MARGIN } else { 1.0 };
+    assert!(chosen_speed * margin >= fastest, "{chosen} at {chosen_speed} GFLOP/s against {fastest}: {blas}");
+    // The process runs it.
+    assert_eq!(blas["core"].as_str().map(str::to_lowercase), Some(chosen.to_lowercase()), "{blas}");
+}
+
+#[test]
+fn doctor_names_the_blas_core_how_it_was_chosen_and_remembers_the_probe() {
+    let home = tempfile::tempdir().unwrap();
+    let blas = doctor_blas(home.path(), &[]);
     assert!(blas["float32_gflops"].as_f64().is_some_and(|g| g > 0.0), "{blas}");
     if !cfg!(target_os = "linux") {
         return; // Accelerate on macOS: no core to name
     }
     // Linux: the wheel's BLAS is swapped for OpenBLAS (scripts/setup.sh).
     let core = blas["core"].as_str().unwrap_or_else(|| panic!("OpenBLAS names its core: {blas}"));
-    // Whatever OpenBLAS detected, the process runs the core the CPU calls for: OpenBLAS's own
-    // choice when it is right, else the one `main` restarted with (OPENBLAS_CORETYPE set).
-    assert!(blas["better_core"].is_null(), "running {core} on a CPU that has more: {blas}");
-    if !blas["core_type_env"].is_null() {
-        assert_eq!(blas["core_type_env"].as_str().map(str::to_lowercase), Some(core.to_lowercase()));
+    if blas["choice"]["chosen_by"] == "openblas" {
+        return; // a CPU without AVX: nothing to choose between
     }
-    // Forced to the generic core old OpenBLAS releases pick for CPUs newer than themselves:
-    // doctor reports it, keeps it (the user's setting) and says what the CPU calls for.
-    let forced = doctor(Some("Prescott"));
+    // A fresh cache folder: measured at this start, and remembered.
+    assert_eq!((blas["choice"]["chosen_by"].as_str(), blas["choice"]["measured_now"].as_bool()), (Some("probe"), Some(true)), "{blas}");
+    assert_probe_chose_well(&blas);
+    let file = home.path().join("cache/blas-core.json");
+    assert!(file.is_file(), "{blas}");
+    // The next start takes the remembered answer.
+    let again = doctor_blas(home.path(), &[]);
+    assert_eq!((again["choice"]["chosen_by"].as_str(), again["choice"]["measured_now"].as_bool()), (Some("probe"), Some(false)), "{again}");
+    assert_eq!(again["core"].as_str(), Some(core), "{again}");
+    assert_eq!(again["choice"]["probe"], blas["choice"]["probe"]);
+
+    // A remembered answer is followed without measuring (here one that names another core)...
+    let mut remembered: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let other = if core.eq_ignore_ascii_case("Haswell") { "Zen" } else { "Haswell" };
+    remembered["chosen"] = other.into();
+    std::fs::write(&file, serde_json::to_vec(&remembered).unwrap()).unwrap();
+    let told = doctor_blas(home.path(), &[]);
+    assert_eq!((told["core"].as_str(), told["choice"]["measured_now"].as_bool()), (Some(other), Some(false)), "{told}");
+    // ...unless it was measured on another CPU (or with another library): measured again.
+    remembered["machine"]["cpu_sha256"] = "another CPU".into();
+    std::fs::write(&file, serde_json::to_vec(&remembered).unwrap()).unwrap();
+    let measured = doctor_blas(home.path(), &[]);
+    assert_eq!(measured["choice"]["measured_now"].as_bool(), Some(true), "{measured}");
+    assert_probe_chose_well(&measured);
+    let rewritten: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(rewritten["machine"], blas["choice"]["probe"]["machine"]);
+
+    // The user's OPENBLAS_CORETYPE wins: kept, not measured, said so.
+    let forced = doctor_blas(home.path(), &[("OPENBLAS_CORETYPE", "Prescott".as_ref())]);
     assert_eq!((forced["core"].as_str(), forced["core_type_env"].as_str()), (Some("Prescott"), Some("Prescott")), "{forced}");
-    assert_eq!(forced["better_core"].as_str(), better_core("Prescott", CpuLevel::detect()), "{forced}");
+    assert_eq!(forced["choice"]["chosen_by"].as_str(), Some("you"), "{forced}");
 }
 
 /// A CPU that OpenBLAS misdetects, simulated: a preloaded `openblas_get_corename` (found
 /// before OpenBLAS's own) names "Prescott" unless OPENBLAS_CORETYPE is set. `main` must then
-/// restart once with the core the CPU calls for, and the real OpenBLAS must run that core.
+/// measure, restart once on the fastest correct core, and the real OpenBLAS must run it.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #[test]
 fn a_misdetected_openblas_core_is_replaced_before_anything_runs() {
-    use confab_engine::blas::{better_core, CpuLevel};
-    let Some(expected) = better_core("Prescott", CpuLevel::detect()) else {
-        return; // a CPU without AVX2: Prescott's kernels are what it has
-    };
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        return; // Prescott's kernels are near what such a CPU has
+    }
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("fake_core.c");
     std::fs::write(
@@ -127,18 +171,15 @@ fn a_misdetected_openblas_core_is_replaced_before_anything_runs() {
     let shim = dir.path().join("libfake_core.so");
     let built = Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&shim).arg(&source).status().unwrap();
     assert!(built.success(), "cc could not build the shim");
-    let out = Command::new(env!("CARGO_BIN_EXE_confab"))
-        .args(["doctor", "--json"])
-        .env("CONFAB_HOME", dir.path())
-        .env("LD_PRELOAD", &shim)
-        .env_remove("OPENBLAS_CORETYPE")
-        .output()
-        .unwrap();
-    let blas = serde_json::from_slice::<Value>(&out.stdout).expect("doctor --json prints JSON")["blas"].clone();
-    assert_eq!(blas["core_type_env"].as_str(), Some(expected), "restarted with OPENBLAS_CORETYPE: {blas}");
-    assert_eq!(blas["core"].as_str(), Some(expected), "{blas}");
+    let blas = doctor_blas(dir.path(), &[("LD_PRELOAD", shim.as_os_str())]);
+    let probe = &blas["choice"]["probe"];
+    assert_eq!(probe["openblas_own"].as_str(), Some("Prescott"), "{blas}");
+    assert_probe_chose_well(&blas);
+    let chosen = probe["chosen"].as_str().unwrap();
+    assert_ne!(chosen, "Prescott", "SSE3 kernels on an AVX2 CPU: {blas}");
+    assert_eq!(blas["core_type_env"].as_str(), Some(chosen), "restarted with OPENBLAS_CORETYPE: {blas}");
     // OpenBLAS's own description: the real library took the core.
-    assert!(blas["config"].as_str().is_some_and(|c| c.contains(expected)), "{blas}");
+    assert!(blas["config"].as_str().is_some_and(|c| c.contains(chosen)), "{blas}");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use confab_engine::blas::BlasInfo;
+use confab_engine::blas::{self, BlasInfo};
 use confab_engine::{AppPaths, DefaultModel, MlxRuntime};
 
 #[derive(clap::Args)]
@@ -143,9 +143,44 @@ fn print_blas(blas: &BlasInfo) {
         println!("BLAS build     {config}");
     }
     println!("BLAS library   {}", blas.library.as_ref().map_or("(not found)".to_string(), |p| p.display().to_string()));
-    if let (Some(core), Some(better)) = (&blas.core, blas.better_core) {
-        // Only when OPENBLAS_CORETYPE holds it back: otherwise `main` restarted on `better`.
-        println!("BLAS note      the {core} kernels use less of this CPU than {better}'s: unset OPENBLAS_CORETYPE");
+    let choice = &blas.choice;
+    let by = match choice.chosen_by {
+        "you" => "chosen by you",
+        "probe" => "chosen by measurement",
+        _ => "OpenBLAS's own",
+    };
+    println!("BLAS core      {by}: {}", choice.why);
+    if let Some(probe) = &choice.probe {
+        let when = if choice.measured_now {
+            "measured at this start".to_string()
+        } else {
+            format!("remembered from {}", blas::utc_time(probe.measured_at_unix))
+        };
+        let (m, n, k) = blas::PROBE_SHAPE;
+        println!(
+            "BLAS probe     {when} (took {:.1} s; float32 sgemm {m}x{n}x{k}, best of {} rounds; {})",
+            probe.probe_seconds,
+            blas::PROBE_ROUNDS,
+            choice.file.display()
+        );
+        for candidate in &probe.candidates {
+            let result = match &candidate.outcome {
+                Some(outcome @ blas::Outcome::Correct { .. }) => {
+                    format!("{:>6.1} GFLOP/s", outcome.correct_gflops().unwrap_or_default())
+                }
+                Some(outcome) => blas::failure_in_words(outcome),
+                None => "not measured".to_string(),
+            };
+            let mut notes = Vec::new();
+            if candidate.core.eq_ignore_ascii_case(&probe.openblas_own) {
+                notes.push("OpenBLAS's own");
+            }
+            if candidate.core.eq_ignore_ascii_case(&probe.chosen) {
+                notes.push("chosen");
+            }
+            let notes = if notes.is_empty() { String::new() } else { format!("  ({})", notes.join(", ")) };
+            println!("  {:<16} {result}{notes}", candidate.core);
+        }
     }
 }
 
