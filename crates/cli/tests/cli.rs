@@ -76,7 +76,13 @@ fn doctor_reports_mlx_and_fails_without_the_default_model() {
 
 fn doctor_blas(home: &std::path::Path, env: &[(&str, &std::ffi::OsStr)]) -> Value {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_confab"));
-    cmd.args(["doctor", "--json"]).env("CONFAB_HOME", home).env_remove("OPENBLAS_CORETYPE").env_remove("CONFAB_BLAS_CORE");
+    // The probe's answer lives in the machine's cache folder (HOME's, not CONFAB_HOME's).
+    cmd.args(["doctor", "--json"])
+        .env("CONFAB_HOME", home)
+        .env("HOME", home)
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env_remove("OPENBLAS_CORETYPE")
+        .env_remove("CONFAB_BLAS_CORE");
     for (name, value) in env {
         cmd.env(name, value);
     }
@@ -122,7 +128,7 @@ fn doctor_names_the_blas_core_how_it_was_chosen_and_remembers_the_probe() {
     // A fresh cache folder: measured at this start, and remembered.
     assert_eq!((blas["choice"]["chosen_by"].as_str(), blas["choice"]["measured_now"].as_bool()), (Some("probe"), Some(true)), "{blas}");
     assert_probe_chose_well(&blas);
-    let file = home.path().join("cache/blas-core.json");
+    let file = home.path().join("cache/confab/blas-core.json");
     assert!(file.is_file(), "{blas}");
     // The next start takes the remembered answer.
     let again = doctor_blas(home.path(), &[]);

@@ -29,6 +29,14 @@ impl AppPaths {
         Self { models_dir: data.join("models"), data_dir: data, cache_dir: cache }
     }
 
+    /// The platform's cache folder for facts about this machine rather than one user's data
+    /// (the BLAS probe's answer, `blas`): never under `$CONFAB_HOME`, so that each fresh home
+    /// (every test, a portable install) does not measure the machine again.
+    pub fn machine_cache_dir() -> PathBuf {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| ".".into());
+        platform_dirs(&home).1
+    }
+
     /// Everything in one folder.
     pub fn under(root: &Path) -> Self {
         Self {

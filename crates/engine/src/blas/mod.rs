@@ -115,7 +115,7 @@ fn env(name: &str) -> Option<String> {
 }
 
 fn remembered_in() -> PathBuf {
-    AppPaths::from_env().cache_dir
+    AppPaths::machine_cache_dir()
 }
 
 /// The file OpenBLAS's kernels are in: the one that defines `openblas_get_corename`, which can
