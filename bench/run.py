@@ -133,6 +133,7 @@ def main() -> None:
     parser.add_argument("--confab", default="", help="the confab binary to measure (default: a release build, made first)")
     parser.add_argument("--baseline", default="",
                         help="another confab binary in mlx-lm's place: the two alternate, medians shown")
+    parser.add_argument("--gen", type=int, default=GEN, help="tokens generated per run")
     parser.add_argument("--rows", default="",
                         help="only these rows of the SmolLM2 table (labels, comma-separated), no session/continuation rows")
     args = parser.parse_args()
@@ -167,7 +168,7 @@ def main() -> None:
         unknown = set(rows) - {c[0] for c in cases}
         if unknown:
             sys.exit(f"--rows: no row labelled {', '.join(sorted(unknown))}")
-        return table("SmolLM2-135M", [c for c in cases if c[0] in rows], args.repeats)
+        return table("SmolLM2-135M", [c for c in cases if c[0] in rows], args.repeats, args.gen)
     table("SmolLM2-135M", cases, args.repeats)
 
     # The prefix cache (issue 4): continuing a ~2,000-token conversation with a 30-token turn.
