@@ -16,6 +16,15 @@ Qwen3.5-0.8B dimensions (bench/make_qwen3_5.py; speed does not depend on the wei
 float32 on both sides, and continuing a 2,000-token chat on it from memory and from disk
 (recurrent state resumed from checkpoints).
 
+    python3 bench/run.py --baseline OTHER_CONFAB [--confab CONFAB] --rows "Q4_1 packed"
+
+puts another build of Confab (say main's) where mlx-lm's column was: the two alternate, and
+the median of --repeats runs is shown, for before/after figures of one change. --rows keeps
+only the named rows of the SmolLM2 table (their labels, comma-separated), without the session
+and continuation rows; without mlx-lm's column only the checkpoints those rows need are made.
+Run it under `taskset` and with CONFAB_CPU_THREADS as the comparison calls for: both sides
+inherit them.
+
 Every run (also --float32-only) ends with the continuation row (issue 20): a 3,000-token
 SmolLM2 float32 chat (plus an 8-token reply) continued by 30 tokens, time to first token for
 Confab from memory and from disk after a restart (`confab bench-session`) beside mlx-lm's
@@ -25,6 +34,7 @@ faster than mlx-lm, from disk within 1.5x of mlx-lm's time.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -38,9 +48,18 @@ from fetch_mlx_wheel import use_openblas  # noqa: E402
 GEN = 128
 # `setup` builds with cargo, which honours CARGO_TARGET_DIR.
 CONFAB = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release", "confab")
+BASELINE = ""  # --baseline: another confab in mlx-lm's column
 
 
-def setup() -> str:
+def setup(mlx_lm_side: bool = True, made_models: bool = True, build: bool = True) -> str:
+    """The default model's GGUF; with `mlx_lm_side`, mlx-lm's venv; with `made_models`, the
+    benchmark checkpoints; with `build`, the release build of `confab`."""
+    gguf = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "install_default_model.py"), default_models_dir()],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    if build:
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "confab-cli"], cwd=ROOT, check=True)
+    if not (mlx_lm_side or made_models):
+        return gguf
     if not os.path.exists(PY):
         subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
         subprocess.run([PY, "-m", "pip", "install", "-q", "mlx[cpu]==0.32.2", "mlx-lm==0.32.2", "gguf", "tokenizers"], check=True)
@@ -48,9 +67,6 @@ def setup() -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
     if sys.platform.startswith("linux"):
         use_openblas(site)  # mlx-cpu's bundled BLAS replaced exactly as Confab's is
-    gguf = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "install_default_model.py"), default_models_dir()],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "confab-cli"], cwd=ROOT, check=True)
     subprocess.run([PY, os.path.join(ROOT, "bench", "make_models.py"), gguf, WORK, CONFAB], check=True)
     return gguf
 
@@ -80,8 +96,8 @@ def default_models_dir() -> str:
     return os.path.join(os.environ.get("XDG_DATA_HOME", os.path.expanduser("~/.local/share")), "confab", "models")
 
 
-def confab(model: str, prompt: int, dtype: str, gen: int = GEN) -> dict:
-    out = subprocess.run([CONFAB, "bench", "--model", model,
+def confab(model: str, prompt: int, dtype: str, gen: int = GEN, binary: str = "") -> dict:
+    out = subprocess.run([binary or CONFAB, "bench", "--model", model,
                           "--prompt-tokens", str(prompt), "--gen-tokens", str(gen), "--dtype", dtype, "--json"],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
@@ -101,17 +117,31 @@ def best(runs: list) -> dict:
     }
 
 
+def median(runs: list) -> dict:
+    return {k: statistics.median(r[k] for r in runs) for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "peak_memory_gb")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="128-token prompts only")
     parser.add_argument("--prompts", default="128,1024,4096", help="float32 prompt lengths")
-    parser.add_argument("--repeats", type=int, default=2, help="runs per side, interleaved; the best is shown")
+    parser.add_argument("--repeats", type=int, default=2, help="runs per side, interleaved; the best is shown (the median with --baseline)")
     parser.add_argument("--qwen3-5", action="store_true", help="add Qwen3.5-0.8B (random weights) rows")
     parser.add_argument("--only-qwen3-5", action="store_true", help="only the Qwen3.5 rows")
     parser.add_argument("--float32-only", action="store_true", help="only the float32 rows and the continuation row")
     parser.add_argument("--only-continuation", action="store_true", help="only the continuation row")
+    parser.add_argument("--confab", default="", help="the confab binary to measure (default: a release build, made first)")
+    parser.add_argument("--baseline", default="",
+                        help="another confab binary in mlx-lm's place: the two alternate, medians shown")
+    parser.add_argument("--gen", type=int, default=GEN, help="tokens generated per run")
+    parser.add_argument("--rows", default="",
+                        help="only these rows of the SmolLM2 table (labels, comma-separated), no session/continuation rows")
     args = parser.parse_args()
-    gguf = setup()
+    global CONFAB, BASELINE
+    CONFAB, BASELINE = os.path.abspath(args.confab) if args.confab else CONFAB, os.path.abspath(args.baseline) if args.baseline else ""
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    gguf_only = bool(rows) and all(r.startswith("Q4_1") for r in rows)
+    gguf = setup(mlx_lm_side=not BASELINE, made_models=not (BASELINE and gguf_only), build=not args.confab)
     if args.only_qwen3_5:
         return qwen3_5_rows(args.repeats)
     f32, bf16, q4 = (os.path.join(WORK, n) for n in ("smollm2-f32", "smollm2-bf16", "smollm2-4bit"))
@@ -134,6 +164,11 @@ def main() -> None:
         ("Q4_1→f32", gguf, "float32", f32, 128),
         ("Q4_1 packed", gguf, "auto", f32, 128),
     ]
+    if rows:
+        unknown = set(rows) - {c[0] for c in cases}
+        if unknown:
+            sys.exit(f"--rows: no row labelled {', '.join(sorted(unknown))}")
+        return table("SmolLM2-135M", [c for c in cases if c[0] in rows], args.repeats, args.gen)
     table("SmolLM2-135M", cases, args.repeats)
 
     # The prefix cache (issue 4): continuing a ~2,000-token conversation with a 30-token turn.
@@ -192,9 +227,14 @@ def continuation_row(model: str, repeats: int) -> None:
 
 
 def table(title: str, cases: list, repeats: int, gen: int = GEN) -> None:
+    theirs_name = "base" if BASELINE else "mlx-lm"
+    if BASELINE:
+        print(f"confab: {CONFAB}\nbase:   {BASELINE}\nmedian of {repeats} runs each, alternated; "
+              f"CONFAB_CPU_THREADS={os.environ.get('CONFAB_CPU_THREADS', '(unset)')}, "
+              f"CPUs {sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'}")
     header = f"{title:<12} {'prompt':>6} | {'prefill tok/s':^24} | {'decode tok/s':^24} | {'peak MB':^24}"
     print(header)
-    print(f"{'':<12} {'':>6} | {'confab':>7} {'mlx-lm':>7} {'ratio':>7} | {'confab':>7} {'mlx-lm':>7} {'ratio':>7} | {'confab':>7} {'mlx-lm':>7} {'ratio':>6}")
+    print(f"{'':<12} {'':>6} | {'confab':>7} {theirs_name:>7} {'ratio':>7} | {'confab':>7} {theirs_name:>7} {'ratio':>7} | {'confab':>7} {theirs_name:>7} {'ratio':>6}")
     print("-" * len(header))
     for label, ours_model, dtype, theirs_model, prompt in cases:
         # Interleaved, best of `--repeats`: on a shared machine the best run is the one least
@@ -202,8 +242,13 @@ def table(title: str, cases: list, repeats: int, gen: int = GEN) -> None:
         ours_runs, theirs_runs = [], []
         for _ in range(repeats):
             ours_runs.append(confab(ours_model, prompt, dtype, gen))
-            theirs_runs.append(mlx_lm(theirs_model, prompt, gen))
-        ours, theirs = best(ours_runs), best(theirs_runs)
+            if BASELINE:
+                theirs_runs.append(confab(ours_model, prompt, dtype, gen, BASELINE))
+            else:
+                theirs_runs.append(mlx_lm(theirs_model, prompt, gen))
+        # Two builds of Confab: the median, a typical run of each.
+        pick = median if BASELINE else best
+        ours, theirs = pick(ours_runs), pick(theirs_runs)
         p, d, m = (ours[k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "peak_memory_gb"))
         tp, td, tm = (theirs[k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "peak_memory_gb"))
         print(f"{label:<12} {prompt:>6} | {p:>7.1f} {tp:>7.1f} {p / tp:>6.2f}x | {d:>7.1f} {td:>7.1f} {d / td:>6.2f}x | "

@@ -1,7 +1,7 @@
-//! Links libmlx (run-time paths), compiles Confab's CPU kernels for MLX (`native/`), built
-//! against the same wheel's headers as mlx-c, and compiles libsoxr (`native/soxr`, the
-//! resampler transformers' audio loader uses) and libmpg123 (`native/mpg123`, the MP3 decoder
-//! under it).
+//! Links libmlx (run-time paths), compiles Confab's CPU kernels for MLX (`native/`) and their
+//! thread pool, built against the same wheel's headers as mlx-c, and compiles libsoxr
+//! (`native/soxr`, the resampler transformers' audio loader uses) and libmpg123
+//! (`native/mpg123`, the MP3 decoder under it).
 
 fn main() {
     mlx_rpath::link_libmlx();
@@ -19,6 +19,9 @@ fn main() {
     // multiply-adds.
     // After the attention library, which calls it (static libraries link in order).
     kernel(&include).flag_if_supported("-ffp-contract=off").file("native/cpu_rope.cpp").compile("confab_cpu_rope");
+    // The kernels' thread pool (native/thread_pool.h): its size for `confab doctor`, and the
+    // checks src/cpu_threads.rs runs on pools of any size.
+    kernel(&include).file("native/thread_pool.cpp").compile("confab_thread_pool");
     build_soxr();
     build_mpg123();
 }

@@ -224,6 +224,35 @@ fn doctor_says_what_auto_computes_with_as_the_engine_does() {
 }
 
 #[test]
+fn doctor_reports_the_cpu_kernels_threads_and_their_override() {
+    let home = tempfile::tempdir().unwrap();
+    let threads = |env: Option<&str>, pinned_to_one_cpu: bool| {
+        let mut cmd = if pinned_to_one_cpu { Command::new("taskset") } else { Command::new(env!("CARGO_BIN_EXE_confab")) };
+        if pinned_to_one_cpu {
+            cmd.args(["-c", "0", env!("CARGO_BIN_EXE_confab")]);
+        }
+        cmd.args(["doctor", "--json"]).env("CONFAB_HOME", home.path()).env_remove("CONFAB_CPU_THREADS");
+        if let Some(v) = env {
+            cmd.env("CONFAB_CPU_THREADS", v);
+        }
+        let out = cmd.output().unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).expect("doctor --json prints JSON")["compute"]["cpu_threads"].clone()
+    };
+    let cores = threads(None, false);
+    assert_eq!(cores["from"], "physical cores", "{cores}");
+    assert!(cores["threads"].as_u64().is_some_and(|n| n >= 1), "{cores}");
+    let set = threads(Some("12"), false);
+    assert_eq!((set["threads"].as_u64(), set["from"].as_str()), (Some(12), Some("CONFAB_CPU_THREADS")), "{set}");
+    let bad = threads(Some("lots"), false);
+    assert_eq!((&bad["threads"], bad["ignored_env"].as_str()), (&cores["threads"], Some("lots")), "{bad}");
+    // The cores it may run on, not the machine's: pinned to one CPU, one thread.
+    if cfg!(target_os = "linux") && Command::new("taskset").arg("-V").output().is_ok_and(|o| o.status.success()) {
+        let pinned = threads(None, true);
+        assert_eq!(pinned["threads"].as_u64(), Some(1), "{pinned}");
+    }
+}
+
+#[test]
 fn the_default_model_knows_the_capital_of_france() {
     let out = confab(&["chat", "--prompt", "What is the capital of France?", "--temperature", "0", "--no-prefix-cache"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

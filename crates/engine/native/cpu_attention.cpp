@@ -8,7 +8,7 @@
 // time, flash-attention style: for a block of query rows (all heads of a group at once) and a
 // block of 64 keys, scores by a register-tiled product, an online softmax (running maximum and
 // sum), then the weighted values added into the running output. A prefill chunk and a 30-token
-// turn over a long cache run as matmul-like tiles; a decode step splits its keys over two cores.
+// turn over a long cache run as matmul-like tiles; a decode step over a long cache splits its keys in two.
 //
 // The math is MLX's (q scaled first, float32 throughout, softmax with the maximum subtracted);
 // the sums run in another order, so results agree to float32 rounding (tests/cpu_attention.rs).
@@ -32,21 +32,21 @@
 
 #include "cpu_attention/blocks.h"
 #include "cpu_attention/rope.h"
-#include "two_cores.h"
+#include "thread_pool.h"
 
 namespace mx = mlx::core;
 
 namespace {
 
 using confab_cpu::over_pieces;
-using confab_cpu::over_rows;
 
 // Query rows per block (the heads of a group times consecutive queries), so a block's scores
 // and output stay in L2 and each key block is transposed once for many rows.
 constexpr int64_t kQueryRows = 64;
 
 // A decode step (one query block per group) over at least this many keys splits them in two,
-// so both cores work when there are fewer groups than that.
+// so two threads work when there are fewer groups than that. (Always two, whatever the pool's
+// size: a result does not depend on the machine.)
 constexpr int64_t kSplitKeys = 512;
 
 // An array's data and element strides, as [batch, heads, positions, dim].
@@ -154,7 +154,7 @@ void run_job(const Shape& sh, const View& q, const View& k, const View& v, const
 
 // The jobs for the whole call: per batch row, group and block of queries, the keys the block
 // sees; a decode step over a long cache with fewer than four groups splits them in two
-// (partials 2n and 2n + 1 of the n-th split block). Dearest first: the cores take the next job
+// (partials 2n and 2n + 1 of the n-th split block). Dearest first: the threads take the next job
 // as they come free, so the cheap ones at the end even out their finishing times.
 std::vector<Job> plan(const Shape& sh) {
   std::vector<Job> jobs;
@@ -411,30 +411,19 @@ void decode(const std::vector<int64_t>& lens, int64_t heads, float scale, const 
     }
     partials += split;
   }
-  // Two halves of about equal cost (the helper core takes the upper one): dearest first, each
-  // to the cheaper half while it has room.
-  std::vector<size_t> by_cost(jobs.size());
-  for (size_t i = 0; i < jobs.size(); ++i) by_cost[i] = i;
-  auto cost = [&](size_t i) { return jobs[i].job.key_last - jobs[i].job.key_first + 1; };
-  std::stable_sort(by_cost.begin(), by_cost.end(), [&](size_t a, size_t b) { return cost(a) > cost(b); });
-  std::vector<RowJob> lower, upper;
-  const size_t lower_room = jobs.size() / 2;
-  int64_t lower_cost = 0, upper_cost = 0;
-  for (size_t i : by_cost) {
-    const bool to_lower = lower.size() < lower_room && (lower_cost <= upper_cost || upper.size() == jobs.size() - lower_room);
-    (to_lower ? lower : upper).push_back(jobs[i]);
-    (to_lower ? lower_cost : upper_cost) += cost(i);
-  }
-  lower.insert(lower.end(), upper.begin(), upper.end());
-  jobs = std::move(lower);
+  // Dearest first: the pool's threads take the next job as they come free, so the cheap ones
+  // at the end even out their finishing times.
+  std::stable_sort(jobs.begin(), jobs.end(), [](const RowJob& a, const RowJob& b) {
+    return a.job.key_last - a.job.key_first > b.job.key_last - b.job.key_first;
+  });
 
   std::vector<Partial> parts(partials);
   const int64_t count = static_cast<int64_t>(jobs.size());
-  // (`work` counted per key/value head: a one-row step splits over the cores where the
+  // (`work` counted per key/value head: a one-row step splits over the threads where the
   // one-row `attention` would.)
-  over_rows(count, work / kv_heads / std::max<int64_t>(1, count), [&](int64_t begin, int64_t end) {
+  over_pieces(count, work / kv_heads / std::max<int64_t>(1, count), [&](auto next) {
     Scratch scratch(shapes[0].group(), d);
-    for (int64_t i = begin; i < end; ++i) {
+    for (int64_t i; next(i);) {
       const RowJob& rj = jobs[i];
       run_job(shapes[rj.row], qs[rj.row], ks[rj.row], vs[rj.row], rj.job, scratch, parts, out + rj.row * heads * d);
     }

@@ -34,7 +34,7 @@
 #include "cpu_linear/four_bit.h"
 #include "cpu_linear/few_rows.h"
 #include "cpu_linear/loops.h"
-#include "two_cores.h"
+#include "thread_pool.h"
 
 namespace mx = mlx::core;
 
@@ -123,7 +123,7 @@ struct Weight {
     return part;
   }
 
-  // Rows [r0, r0 + rows) as float32 into `out` ([rows, k], row-major), on two cores.
+  // Rows [r0, r0 + rows) as float32 into `out` ([rows, k], row-major), on the pool's threads.
   void widen_rows(int64_t r0, int64_t rows, float* out) const {
     over_rows(rows, k, [&](int64_t a, int64_t b) { widen_rows_here(r0 + a, b - a, out + a * k); });
   }
@@ -180,8 +180,8 @@ struct Scratch {
 constexpr int64_t kBlockFloats = 16 * 1024;
 
 // A prompt chunk's rows take `few_rows` too, up to this many (the engine's prefill chunk), and
-// at any count where W is stored otherwise than as float32: each core widens and multiplies
-// blocks of its own, and the cores meet once per product. Through sgemm a block at a time,
+// at any count where W is stored otherwise than as float32: each thread widens and multiplies
+// blocks of its own, and the threads meet once per product. Through sgemm a block at a time,
 // every 64 KB block cost two hand-offs between the cores (the widening, then BLAS's threads):
 // a 37-token prompt makes about 5,000 blocks of SmolLM2-135M, and the hand-offs took longer
 // than the arithmetic (prefill 146 → 268 tok/s at 37 tokens, 193 → 498 at 128, with 4-bit
@@ -282,7 +282,7 @@ void row_product(const float* x, const Weight& wt, float* y) {
 // gate, block j of the gate rows and block j of the up rows make block j of y.
 // - By blocks (up to kByBlocksRows rows, and any count of rows on W stored otherwise than as
 //   float32): `few_rows` on blocks of W's rows (widened to float32 when W is stored otherwise),
-//   the cores taking blocks as they come free, so W is read from memory once and the cores
+//   the threads taking blocks as they come free, so W is read from memory once and the threads
 //   meet once per product.
 // - More rows on float32 W: sgemm, on W whole when nothing follows, else a block of W's rows at
 //   a time, gated on the way to y.
@@ -298,7 +298,7 @@ void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int
   }
   const int64_t rows = block_rows(k);
   const int parts = act == kNone ? 1 : 2;
-  // Blocks of W's rows, with scratch of their own (each core has its own).
+  // Blocks of W's rows, with scratch of their own (each thread has its own).
   struct Blocks {
     Scratch block, tiles, gated;
   };
@@ -335,8 +335,8 @@ void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int
   };
   const int64_t count = (n + rows - 1) / rows;
   if (by_blocks) {
-    // BLAS threads a prompt's big products itself; `few_rows` is one core's loop, so the
-    // cores share the blocks out between them.
+    // BLAS threads a prompt's big products itself; `few_rows` is one thread's loop, so the
+    // pool's threads share the blocks out between them.
     over_pieces(count, rows * k * m, [&](auto next) {
       Blocks sc = make();
       for (int64_t i; next(i);) one(sc, i * rows, std::min(rows, n - i * rows));

@@ -4,6 +4,7 @@
 
 pub mod blas;
 pub mod cache;
+pub mod cpu_threads;
 pub mod defaults;
 pub mod device;
 pub mod error;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use confab_engine::blas::{self, BlasInfo};
+use confab_engine::cpu_threads::{CpuThreads, THREADS_ENV};
 use confab_engine::{AppPaths, DefaultModel, MlxRuntime};
 
 #[derive(clap::Args)]
@@ -42,12 +43,14 @@ struct Compute {
     auto_quantized_weights: &'static str,
     /// Whether Confab's CPU linear kernel runs the linear layers.
     cpu_kernel: bool,
+    /// The threads the CPU kernels' own loops split over.
+    cpu_threads: CpuThreads,
     /// The same in words, for the text report.
     summary: String,
 }
 
 impl Compute {
-    fn new(backend: &'static str, device: &'static str, cpu_kernel: bool) -> Self {
+    fn new(backend: &'static str, device: &'static str, cpu_kernel: bool, cpu_threads: CpuThreads) -> Self {
         let gpu = device == "gpu";
         let (auto_dtype, auto_quantized_weights, summary) = if gpu {
             ("checkpoint", "packed", "the checkpoint's dtype and quantization, on MLX's GPU kernels; the CPU kernel is off".into())
@@ -60,7 +63,7 @@ impl Compute {
                 "float32 activations on MLX's own kernels (CPU kernel off); quantized weights widened to float32 at load when they fit half the memory".into(),
             )
         };
-        Self { backend, device, auto_dtype, auto_quantized_weights, cpu_kernel: cpu_kernel && !gpu, summary }
+        Self { backend, device, auto_dtype, auto_quantized_weights, cpu_kernel: cpu_kernel && !gpu, cpu_threads, summary }
     }
 
     /// As the engine decides when it loads a model: the kernel runs on a CPU device unless
@@ -68,7 +71,7 @@ impl Compute {
     fn probe(mlx: &MlxRuntime) -> Self {
         let gpu = mlx.device == "gpu";
         confab_engine::model::layers::enable_cpu_kernels(!gpu);
-        Self::new(mlx.backend, mlx.device, confab_engine::model::layers::cpu_linear::enabled())
+        Self::new(mlx.backend, mlx.device, confab_engine::model::layers::cpu_linear::enabled(), CpuThreads::probe())
     }
 }
 
@@ -184,6 +187,14 @@ fn print_blas(blas: &BlasInfo) {
     }
 }
 
+fn threads_text(t: &CpuThreads) -> String {
+    match &t.ignored_env {
+        Some(env) => format!("{} (physical cores; {THREADS_ENV}={env:?} ignored: not a count from 1 to 1024)", t.threads),
+        None if t.from == THREADS_ENV => format!("{} ({THREADS_ENV})", t.threads),
+        None => format!("{} (physical cores; {THREADS_ENV} sets it)", t.threads),
+    }
+}
+
 fn print_text(r: &Report) {
     let shown = |p: &Option<PathBuf>| p.as_ref().map_or("(none)".to_string(), |p| p.display().to_string());
     println!("MLX            {} (built against {})", r.mlx.version, r.mlx.built_against);
@@ -197,6 +208,9 @@ fn print_text(r: &Report) {
     println!("device         {}", r.compute.device);
     println!("dtype (auto)   {}", r.compute.summary);
     println!("CPU kernel     {}", if r.compute.cpu_kernel { "on (CONFAB_CPU_KERNELS=0 turns it off)" } else { "off" });
+    if r.compute.cpu_kernel {
+        println!("CPU threads    {}", threads_text(&r.compute.cpu_threads));
+    }
     if let Some(blas) = &r.blas {
         print_blas(blas);
     }
@@ -221,14 +235,19 @@ fn print_text(r: &Report) {
 
 #[cfg(test)]
 mod tests {
-    use super::Compute;
+    use super::{threads_text, Compute};
+    use confab_engine::cpu_threads::CpuThreads;
+
+    fn threads() -> CpuThreads {
+        CpuThreads { threads: 8, from: "physical cores", ignored_env: None }
+    }
 
     #[test]
     fn on_a_gpu_auto_keeps_the_checkpoint_and_the_cpu_kernel_is_off() {
         for backend in ["metal", "cuda-12"] {
             // Whatever the kernel's switch says, a GPU device never uses it (enable_cpu_kernels(false)).
             for kernel in [true, false] {
-                let c = Compute::new(backend, "gpu", kernel);
+                let c = Compute::new(backend, "gpu", kernel, threads());
                 assert_eq!((c.auto_dtype, c.auto_quantized_weights, c.cpu_kernel), ("checkpoint", "packed", false));
                 assert!(c.summary.contains("checkpoint's dtype and quantization"), "{}", c.summary);
             }
@@ -237,9 +256,18 @@ mod tests {
 
     #[test]
     fn on_a_cpu_auto_computes_in_float32_with_packed_weights_through_the_kernel() {
-        let c = Compute::new("cpu", "cpu", true);
+        let c = Compute::new("cpu", "cpu", true, threads());
         assert_eq!((c.auto_dtype, c.auto_quantized_weights, c.cpu_kernel), ("float32", "packed", true));
-        let off = Compute::new("cpu", "cpu", false);
+        let off = Compute::new("cpu", "cpu", false, threads());
         assert_eq!((off.auto_dtype, off.auto_quantized_weights, off.cpu_kernel), ("float32", "float32", false));
+    }
+
+    #[test]
+    fn the_thread_count_says_where_it_came_from() {
+        assert_eq!(threads_text(&threads()), "8 (physical cores; CONFAB_CPU_THREADS sets it)");
+        let set = CpuThreads { threads: 3, from: "CONFAB_CPU_THREADS", ignored_env: None };
+        assert_eq!(threads_text(&set), "3 (CONFAB_CPU_THREADS)");
+        let bad = CpuThreads { threads: 8, from: "physical cores", ignored_env: Some("many".into()) };
+        assert!(threads_text(&bad).contains("CONFAB_CPU_THREADS=\"many\" ignored"), "{}", threads_text(&bad));
     }
 }
