@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "../cpu_isa.h"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define FEW_ROWS_X86 1
 #include <immintrin.h>
@@ -230,19 +232,18 @@ FEW_ROWS_DRIVER(2)
 
 using FewRows = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t);
 
-// The widest version this CPU runs, chosen once.
-FewRows few_rows_for_this_cpu() {
+// The version for the kernels' instruction set (confab_cpu::isa()), chosen once.
+FewRows few_rows_for_the_isa() {
 #ifdef FEW_ROWS_X86
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) return few_avx512::rows;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return few_avx2::rows;
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512) return few_avx512::rows;
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx2) return few_avx2::rows;
 #endif
   return few_plain::rows;
 }
 
 // y [m, n] (row stride ldy) = x [m, k] · w [n, k]ᵀ, x and w row-major and contiguous.
 void few_rows(const float* x, int64_t m, const float* w, int64_t n, int64_t k, float* y, int64_t ldy) {
-  static const FewRows chosen = few_rows_for_this_cpu();
+  static const FewRows chosen = few_rows_for_the_isa();
   chosen(x, m, w, n, k, y, ldy);
 }
 

@@ -124,48 +124,35 @@ void row_q4(const uint32_t* packed, const float* scales, const float* biases, in
 #pragma GCC pop_options
 #endif  // DEQUANTIZE_X86
 
-#ifdef DEQUANTIZE_X86
-// Whether this CPU runs the AVX-512 versions (checked once).
-bool has_avx512_fma() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-  return yes;
-}
-#endif
-
 using RowQ4 = void (*)(const uint32_t*, const float*, const float*, int64_t, int, float*);
 
-// The widest widening this CPU runs for this group size.
+// The widest widening the kernels use (confab_cpu::isa()) for this group size.
 RowQ4 row_q4_for(int group) {
 #ifdef DEQUANTIZE_X86
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (has_avx512_fma() && group % 16 == 0) return dequantize_avx512::row_q4;
-  if (avx2) return dequantize_avx2::row_q4;
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512 && group % 16 == 0) return dequantize_avx512::row_q4;
+  if (confab_cpu::isa() >= confab_cpu::Isa::kAvx2) return dequantize_avx2::row_q4;
 #endif
   (void)group;
   return dequantize_plain::row_q4;
 }
 
-// A one-row product of quantized weights (4 or 8 bits: the signature is the same).
-using RowsDot = void (*)(const uint8_t*, const float*, const float*, const float*, const float*, int64_t, int64_t,
-                         int, float*);
-
-// The one-row product of 4-bit weights: AVX-512 where this CPU has it and half a group fills
+// The one-row product of 4-bit weights: AVX-512 where the kernels use it and half a group fills
 // its lanes, else loops.h's (compiler-vectorized) loop.
 RowsDot rows_dot_q4_for(int group) {
 #ifdef DEQUANTIZE_X86
-  if (has_avx512_fma() && (group / 2) % 16 == 0) return dequantize_avx512::rows_dot_q4;
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512 && (group / 2) % 16 == 0) return dequantize_avx512::rows_dot_q4;
 #endif
   (void)group;
-  return rows_dot_q4;
+  return rows_dot_q4_loop();
 }
 
 // The same for 8-bit weights (a group fills the lanes).
 RowsDot rows_dot_q8_for(int group) {
 #ifdef DEQUANTIZE_X86
-  if (has_avx512_fma() && group % 16 == 0) return dequantize_avx512::rows_dot_q8;
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512 && group % 16 == 0) return dequantize_avx512::rows_dot_q8;
 #endif
   (void)group;
-  return rows_dot_q8;
+  return rows_dot_q8_loop();
 }
 
 // One row of k 4-bit weights (k / group groups) widened to float32.
