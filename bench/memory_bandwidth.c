@@ -1,6 +1,6 @@
 // The machine's memory-read limit, the bound on a decode step that reads every weight once:
 // a streaming read (sum) of a buffer far larger than the caches, on one thread and on two, best
-// of several passes, in GB/s (10^9 bytes). Build and run through bench/memory_bandwidth.py.
+// of several passes, in GB/s (10^9 bytes). Built and run by bench/memory_bandwidth.py.
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>

@@ -9,6 +9,11 @@ mlx-cpu 0.32.2 wheel with the same OpenBLAS swap as Confab's, the benchmark chec
 (bench/make_models.py), and a release build of `confab`. Targets (issue 3): prefill ≥ 1.2×,
 decode ≥ 1.05×, peak memory ≤ mlx-lm's.
 
+    python3 bench/run.py --rows gguf,float32 --prompts 512 --no-mlx-lm [--baseline OTHER_CONFAB] [--stat median]
+
+only the named rows, Confab's side alone, or beside another confab binary run alternately (a
+branch against main: CONFAB_CPU_ISA=avx2 in the environment measures both on the AVX2 tiles).
+
     python3 bench/run.py --qwen3-5 [--only-qwen3-5]
 
 adds Qwen3.5 (hybrid Gated DeltaNet + full attention) on a random-weight checkpoint with the real
@@ -25,6 +30,7 @@ faster than mlx-lm, from disk within 1.5x of mlx-lm's time.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -80,8 +86,8 @@ def default_models_dir() -> str:
     return os.path.join(os.environ.get("XDG_DATA_HOME", os.path.expanduser("~/.local/share")), "confab", "models")
 
 
-def confab(model: str, prompt: int, dtype: str, gen: int = GEN) -> dict:
-    out = subprocess.run([CONFAB, "bench", "--model", model,
+def confab(model: str, prompt: int, dtype: str, gen: int = GEN, binary: str = "") -> dict:
+    out = subprocess.run([binary or CONFAB, "bench", "--model", model,
                           "--prompt-tokens", str(prompt), "--gen-tokens", str(gen), "--dtype", dtype, "--json"],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
@@ -93,12 +99,31 @@ def mlx_lm(model: str, prompt: int, gen: int = GEN) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+# How the repeats of one row are summarised: "best" (the run least disturbed by anything else on
+# a shared machine) or "median" (set by --stat).
+STAT = "best"
+
+
 def best(runs: list) -> dict:
+    if STAT == "median":
+        return {k: statistics.median(r[k] for r in runs)
+                for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "peak_memory_gb")}
     return {
         "prefill_tokens_per_s": max(r["prefill_tokens_per_s"] for r in runs),
         "decode_tokens_per_s": max(r["decode_tokens_per_s"] for r in runs),
         "peak_memory_gb": min(r["peak_memory_gb"] for r in runs),
     }
+
+
+# --rows: the names of the SmolLM2 rows (label, confab model, confab dtype, mlx-lm model; the
+# folders under WORK, "gguf" for the default model).
+ROWS = {
+    "float32": ("float32", "smollm2-f32", "float32", "smollm2-f32"),
+    "bf16": ("bf16", "smollm2-bf16", "bfloat16", "smollm2-bf16"),
+    "mlx4": ("4-bit MLX", "smollm2-4bit", "auto", "smollm2-4bit"),
+    "gguf-f32": ("Q4_1→f32", "gguf", "float32", "smollm2-f32"),
+    "gguf": ("Q4_1 packed", "gguf", "auto", "smollm2-f32"),
+}
 
 
 def main() -> None:
@@ -110,8 +135,27 @@ def main() -> None:
     parser.add_argument("--only-qwen3-5", action="store_true", help="only the Qwen3.5 rows")
     parser.add_argument("--float32-only", action="store_true", help="only the float32 rows and the continuation row")
     parser.add_argument("--only-continuation", action="store_true", help="only the continuation row")
+    parser.add_argument("--rows", help=f"only these SmolLM2 rows ({', '.join(ROWS)}), each at every --prompts "
+                        "length; no session or continuation row")
+    parser.add_argument("--baseline", help="another confab binary (e.g. main's), run alternately with this one "
+                        "in the --rows table, its figures and ours/its ratios beside ours")
+    parser.add_argument("--no-mlx-lm", action="store_true", help="Confab's columns only (with --rows)")
+    parser.add_argument("--stat", choices=["best", "median"], default="best", help="how repeats are summarised")
     args = parser.parse_args()
+    global STAT
+    STAT = args.stat
     gguf = setup()
+    if args.rows:
+        cases = []
+        for name in args.rows.split(","):
+            if name not in ROWS:
+                raise SystemExit(f"unknown row {name!r}; rows: {', '.join(ROWS)}")
+            label, ours, dtype, theirs = ROWS[name]
+            ours = gguf if ours == "gguf" else os.path.join(WORK, ours)
+            cases += [(label, ours, dtype, os.path.join(WORK, theirs), int(n)) for n in args.prompts.split(",")]
+        if args.baseline or args.no_mlx_lm:
+            return confab_table("SmolLM2-135M", cases, args.repeats, args.baseline)
+        return table("SmolLM2-135M", cases, args.repeats)
     if args.only_qwen3_5:
         return qwen3_5_rows(args.repeats)
     f32, bf16, q4 = (os.path.join(WORK, n) for n in ("smollm2-f32", "smollm2-bf16", "smollm2-4bit"))
@@ -208,6 +252,31 @@ def table(title: str, cases: list, repeats: int, gen: int = GEN) -> None:
         tp, td, tm = (theirs[k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "peak_memory_gb"))
         print(f"{label:<12} {prompt:>6} | {p:>7.1f} {tp:>7.1f} {p / tp:>6.2f}x | {d:>7.1f} {td:>7.1f} {d / td:>6.2f}x | "
               f"{m * 1e3:>7.1f} {tm * 1e3:>7.1f} {m / tm:>5.3f}x", flush=True)
+
+
+def confab_table(title: str, cases: list, repeats: int, baseline: str | None, gen: int = GEN) -> None:
+    """Confab's rows, and beside them (when given) another confab binary's, run alternately."""
+    sides = [("confab", CONFAB)] + ([("base", baseline)] if baseline else [])
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CONFAB_CPU", "OPENBLAS_CORETYPE"))}
+    print(f"{title}: {STAT} of {repeats} runs per side, alternated; environment {env or '(none)'}")
+    header = f"{'':<12} {'prompt':>6} | " + " | ".join(
+        f"{n} prefill tok/s  decode tok/s  peak MB" for n, _ in sides) + (" | prefill, decode ratio" if baseline else "")
+    print(header)
+    print("-" * len(header))
+    for label, model, dtype, _theirs, prompt in cases:
+        runs = {n: [] for n, _ in sides}
+        for _ in range(repeats):
+            for n, binary in sides:
+                runs[n].append(confab(model, prompt, dtype, gen, binary))
+        got = {n: best(r) for n, r in runs.items()}
+        cells = " | ".join(f"{g['prefill_tokens_per_s']:>15.1f} {g['decode_tokens_per_s']:>13.1f} "
+                           f"{g['peak_memory_gb'] * 1e3:>8.1f}" for g in got.values())
+        ratio = ""
+        if baseline:
+            ours, base = got["confab"], got["base"]
+            ratio = (f" | {ours['prefill_tokens_per_s'] / base['prefill_tokens_per_s']:.2f}x, "
+                     f"{ours['decode_tokens_per_s'] / base['decode_tokens_per_s']:.2f}x")
+        print(f"{label:<12} {prompt:>6} | {cells}{ratio}", flush=True)
 
 
 if __name__ == "__main__":
