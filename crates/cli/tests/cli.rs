@@ -253,6 +253,27 @@ fn doctor_reports_the_cpu_kernels_threads_and_their_override() {
 }
 
 #[test]
+fn doctor_reports_the_cpu_kernels_instruction_set_and_its_cap() {
+    let home = tempfile::tempdir().unwrap();
+    let isa = |cap: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_confab"));
+        cmd.args(["doctor", "--json"]).env("CONFAB_HOME", home.path()).env_remove("CONFAB_CPU_ISA");
+        if let Some(v) = cap {
+            cmd.env("CONFAB_CPU_ISA", v);
+        }
+        let out = cmd.output().unwrap();
+        let report = serde_json::from_slice::<Value>(&out.stdout).expect("doctor --json prints JSON");
+        report["compute"]["cpu_kernel_isa"].as_str().expect("cpu_kernel_isa is a string").to_string()
+    };
+    // The widest this CPU runs; a cap narrows it, never widens it.
+    let widest = isa(None);
+    assert!(["avx512", "avx2", "portable"].contains(&widest.as_str()), "{widest}");
+    assert_eq!(isa(Some("portable")), "portable");
+    assert_eq!(isa(Some("avx2")), if widest == "portable" { "portable" } else { "avx2" });
+    assert_eq!(isa(Some("avx512")), widest);
+}
+
+#[test]
 fn the_default_model_knows_the_capital_of_france() {
     let out = confab(&["chat", "--prompt", "What is the capital of France?", "--temperature", "0", "--no-prefix-cache"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -34,6 +34,7 @@
 #include "cpu_linear/four_bit.h"
 #include "cpu_linear/few_rows.h"
 #include "cpu_linear/loops.h"
+#include "cpu_isa.h"
 #include "thread_pool.h"
 
 namespace mx = mlx::core;
@@ -471,6 +472,9 @@ extern "C" {
 
 // Whether this build can run the kernel: the BLAS entry points were found.
 int confab_cpu_linear_available() { return blas().ok() ? 1 : 0; }
+
+// The instruction set the CPU kernels' tiles use (cpu_isa.h): 0 portable, 1 AVX2, 2 AVX-512.
+int confab_cpu_isa() { return static_cast<int>(confab_cpu::isa()); }
 
 // The BLAS found above, for `confab doctor`: the file that provides cblas_sgemm, and, when it
 // is OpenBLAS, its core and build description (empty strings when unknown). Returns 0.

@@ -7,6 +7,14 @@ use confab_engine::model::layers::cpu_linear::{self, Quantized};
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{nn, ops, random, Array, Dtype};
 
+mod every_isa;
+
+/// Every test below again on the narrower tiles (AVX2, portable), in child processes.
+#[test]
+fn every_test_again_on_the_narrower_instruction_sets() {
+    every_isa::rerun_on_narrower_instruction_sets();
+}
+
 fn random(shape: &[i32], key: u64) -> Array {
     let key = random::key(key).unwrap();
     random::normal::<f32>(shape, None, None, Some(&key)).unwrap()

@@ -45,6 +45,9 @@ struct Compute {
     cpu_kernel: bool,
     /// The threads the CPU kernels' own loops split over.
     cpu_threads: CpuThreads,
+    /// The instruction set its tiles use: `avx512`, `avx2` or `portable` (`CONFAB_CPU_ISA`
+    /// narrows it).
+    cpu_kernel_isa: &'static str,
     /// The same in words, for the text report.
     summary: String,
 }
@@ -63,7 +66,17 @@ impl Compute {
                 "float32 activations on MLX's own kernels (CPU kernel off); quantized weights widened to float32 at load when they fit half the memory".into(),
             )
         };
-        Self { backend, device, auto_dtype, auto_quantized_weights, cpu_kernel: cpu_kernel && !gpu, cpu_threads, summary }
+        let cpu_kernel_isa = confab_engine::model::layers::cpu_linear::instruction_set();
+        Self {
+            backend,
+            device,
+            auto_dtype,
+            auto_quantized_weights,
+            cpu_kernel: cpu_kernel && !gpu,
+            cpu_threads,
+            cpu_kernel_isa,
+            summary,
+        }
     }
 
     /// As the engine decides when it loads a model: the kernel runs on a CPU device unless
@@ -207,9 +220,16 @@ fn print_text(r: &Report) {
     println!("backend        {backend} (wheel mlx-{})", r.compute.backend);
     println!("device         {}", r.compute.device);
     println!("dtype (auto)   {}", r.compute.summary);
-    println!("CPU kernel     {}", if r.compute.cpu_kernel { "on (CONFAB_CPU_KERNELS=0 turns it off)" } else { "off" });
     if r.compute.cpu_kernel {
+        let isa = match r.compute.cpu_kernel_isa {
+            "avx512" => "AVX-512",
+            "avx2" => "AVX2",
+            _ => "portable",
+        };
+        println!("CPU kernel     on, {isa} tiles (CONFAB_CPU_KERNELS=0 turns it off; CONFAB_CPU_ISA=avx2 or portable narrows the tiles)");
         println!("CPU threads    {}", threads_text(&r.compute.cpu_threads));
+    } else {
+        println!("CPU kernel     off");
     }
     if let Some(blas) = &r.blas {
         print_blas(blas);

@@ -1,8 +1,8 @@
 // One block of queries against one block of keys, flash-attention style, for vectors of
-// CONFAB_ATTENTION_WIDTH floats (included by blocks.h only, once per width, each time inside a
-// namespace of its own and, for the wide one, an instruction-set region). Plain C++ with
-// GCC/Clang vector types (no intrinsics): the compiler picks the instructions.
-// No include guard: included once per width.
+// CONFAB_ATTENTION_WIDTH floats (included by blocks.h only, once per width and instruction set,
+// each time inside a namespace of its own and, but for the baseline, an instruction-set region).
+// Plain C++ with GCC/Clang vector types (no intrinsics): the compiler picks the instructions.
+// No include guard.
 
 constexpr int kWidth = CONFAB_ATTENTION_WIDTH;
 typedef float Vec __attribute__((vector_size(kWidth * 4)));
@@ -127,10 +127,9 @@ INLINE void values_tile(const float* p, const float* v, int64_t v_stride, int co
 // - s: scratch [rows, kKeyBlock]; o [rows, d], row_max and row_sum [rows]: the running
 //   (unnormalised) output, maximum score and sum of e^(score - maximum) per row.
 // `masked`: some row does not see all of the block (else no row's bounds are checked).
-CONFAB_ATTENTION_LOOP void attend_block(const float* q, int64_t rows, int64_t d, const float* kt, const float* k,
-                                 int64_t k_stride, const float* v, int64_t v_stride, int64_t key0, int count,
-                                 const Visible* visible, bool masked, bool direct, float* s, float* o,
-                                 float* row_max, float* row_sum) {
+void attend_block(const float* q, int64_t rows, int64_t d, const float* kt, const float* k, int64_t k_stride,
+                  const float* v, int64_t v_stride, int64_t key0, int count, const Visible* visible, bool masked,
+                  bool direct, float* s, float* o, float* row_max, float* row_sum) {
   constexpr float kMasked = -std::numeric_limits<float>::infinity();
   int64_t r = 0;
   if (direct && rows <= kDirectRows) {

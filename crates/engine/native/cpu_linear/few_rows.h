@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "../cpu_isa.h"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define FEW_ROWS_X86 1
 #include <immintrin.h>
@@ -173,19 +175,25 @@ inline float sum_lanes(__m256 v) {
 
 #define FEW_FULL(at) _mm256_loadu_ps(at)
 #define FEW_MASKED(at) _mm256_maskload_ps(at, mask)
-#define FEW_ROW(i, LOAD)                         \
-  {                                              \
-    const __m256 xv = LOAD(x + (i) * k + p);     \
-    a##i##0 = _mm256_fmadd_ps(xv, w0, a##i##0);  \
-    a##i##1 = _mm256_fmadd_ps(xv, w1, a##i##1);  \
-    a##i##2 = _mm256_fmadd_ps(xv, w2, a##i##2);  \
-    a##i##3 = _mm256_fmadd_ps(xv, w3, a##i##3);  \
+// One W row's lanes against each x row's: x rows in registers, W rows streamed through one, so
+// a 3 × 4 tile takes 12 accumulators + 3 x rows + 1 W row, all sixteen registers (with the
+// four W rows held instead, three x rows would not fit: the tile stayed 2 × 4).
+#define FEW_COLUMN(j, LOAD)                                            \
+  {                                                                    \
+    const __m256 wv = LOAD(wr[j] + p);                                 \
+    a0##j = _mm256_fmadd_ps(x0, wv, a0##j);                            \
+    if constexpr (MR > 1) a1##j = _mm256_fmadd_ps(x1, wv, a1##j);      \
+    if constexpr (MR > 2) a2##j = _mm256_fmadd_ps(x2, wv, a2##j);      \
   }
-#define FEW_STEP(LOAD)                                                                             \
-  {                                                                                                \
-    const __m256 w0 = LOAD(wr[0] + p), w1 = LOAD(wr[1] + p), w2 = LOAD(wr[2] + p), w3 = LOAD(wr[3] + p); \
-    FEW_ROW(0, LOAD)                                                                               \
-    if constexpr (MR > 1) FEW_ROW(1, LOAD)                                                         \
+#define FEW_STEP(LOAD)                                                 \
+  {                                                                    \
+    const __m256 x0 = LOAD(x + p);                                     \
+    const __m256 x1 = MR > 1 ? LOAD(x + k + p) : x0;                   \
+    const __m256 x2 = MR > 2 ? LOAD(x + 2 * k + p) : x0;               \
+    FEW_COLUMN(0, LOAD)                                                \
+    FEW_COLUMN(1, LOAD)                                                \
+    FEW_COLUMN(2, LOAD)                                                \
+    FEW_COLUMN(3, LOAD)                                                \
   }
 #define FEW_OUT(i)                                                       \
   {                                                                      \
@@ -193,12 +201,13 @@ inline float sum_lanes(__m256 v) {
     for (int j = 0; j < NR; ++j) y[(i) * ldy + j] = sum_lanes(row[j]);   \
   }
 
-// As few_avx512::tile, two x rows at most.
+// As few_avx512::tile, three x rows at most.
 template <int MR, int NR>
 inline void tile(const float* x, int64_t k, const float* w, float* y, int64_t ldy, const float* ahead) {
   const float* wr[4];
   for (int j = 0; j < 4; ++j) wr[j] = w + std::min(j, NR - 1) * k;
-  __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+  __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00,
+         a20 = a00, a21 = a00, a22 = a00, a23 = a00;
   int64_t p = 0;
   if (ahead) {
     for (; p + 8 <= k; p += 8) {
@@ -216,13 +225,14 @@ inline void tile(const float* x, int64_t k, const float* w, float* y, int64_t ld
   }
   FEW_OUT(0)
   if constexpr (MR > 1) FEW_OUT(1)
+  if constexpr (MR > 2) FEW_OUT(2)
 }
 #undef FEW_FULL
 #undef FEW_MASKED
-#undef FEW_ROW
+#undef FEW_COLUMN
 #undef FEW_STEP
 #undef FEW_OUT
-FEW_ROWS_DRIVER(2)
+FEW_ROWS_DRIVER(3)
 }  // namespace few_avx2
 #pragma GCC pop_options
 
@@ -230,19 +240,18 @@ FEW_ROWS_DRIVER(2)
 
 using FewRows = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t);
 
-// The widest version this CPU runs, chosen once.
-FewRows few_rows_for_this_cpu() {
+// The version for the kernels' instruction set (confab_cpu::isa()), chosen once.
+FewRows few_rows_for_the_isa() {
 #ifdef FEW_ROWS_X86
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) return few_avx512::rows;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return few_avx2::rows;
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512) return few_avx512::rows;
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx2) return few_avx2::rows;
 #endif
   return few_plain::rows;
 }
 
 // y [m, n] (row stride ldy) = x [m, k] · w [n, k]ᵀ, x and w row-major and contiguous.
 void few_rows(const float* x, int64_t m, const float* w, int64_t n, int64_t k, float* y, int64_t ldy) {
-  static const FewRows chosen = few_rows_for_this_cpu();
+  static const FewRows chosen = few_rows_for_the_isa();
   chosen(x, m, w, n, k, y, ldy);
 }
 

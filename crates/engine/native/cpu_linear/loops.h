@@ -1,127 +1,70 @@
 // The vectorized inner loops of cpu_linear.cpp (included there only): widening bfloat16,
 // dequantizing MLX's affine groups, and one-row dot products straight from bfloat16 or 4/8-bit
-// weights. Plain C++ written so the compiler vectorizes it (no intrinsics), with AVX-512 and
-// AVX2 clones on x86-64.
+// weights. Plain C++ written so the compiler vectorizes it (no intrinsics, loops_body.h),
+// compiled for AVX-512, AVX2+FMA and the baseline on x86-64 and picked by `confab_cpu::isa()`
+// (not by target_clones, whose choice follows the CPU alone and could not be capped).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
+#include "../cpu_isa.h"
+
 namespace {
 
-// Hot loops get AVX-512 and AVX2 clones on x86-64; the default build targets baseline SSE2.
+namespace loops_plain {
+#include "loops_body.h"
+}  // namespace loops_plain
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define WIDE_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define WIDE_LOOP
+#define LOOPS_X86 1
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace loops_avx2 {
+#include "loops_body.h"
+}  // namespace loops_avx2
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,fma")
+namespace loops_avx512 {
+#include "loops_body.h"
+}  // namespace loops_avx512
+#pragma GCC pop_options
 #endif
 
-WIDE_LOOP void widen_bf16(const uint16_t* in, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits = uint32_t(in[i]) << 16;
-    std::memcpy(out + i, &bits, 4);
-  }
+// `loops_<isa>::name` for the instruction set the kernels use.
+#ifdef LOOPS_X86
+#define LOOPS_PICK(name)                                     \
+  (confab_cpu::isa() == confab_cpu::Isa::kAvx512 ? loops_avx512::name \
+   : confab_cpu::isa() == confab_cpu::Isa::kAvx2 ? loops_avx2::name   \
+                                                 : loops_plain::name)
+#else
+#define LOOPS_PICK(name) loops_plain::name
+#endif
+
+void widen_bf16(const uint16_t* in, float* out, int64_t n) {
+  static const auto chosen = LOOPS_PICK(widen_bf16);
+  chosen(in, out, n);
 }
 
-// One group of `group` weights: w = scale · q + bias, q unpacked low bits first (MLX's layout).
 template <int Bits>
-WIDE_LOOP void dequantize_group(const uint32_t* packed, float scale, float bias, float* out, int group) {
-  constexpr int per_word = 32 / Bits;
-  constexpr uint32_t mask = (1u << Bits) - 1;
-  for (int w = 0; w < group / per_word; ++w) {
-    uint32_t word = packed[w];
-    for (int j = 0; j < per_word; ++j) {
-      out[w * per_word + j] = scale * float((word >> (Bits * j)) & mask) + bias;
-    }
-  }
+void dequantize_group(const uint32_t* packed, float scale, float bias, float* out, int group) {
+  static const auto chosen = LOOPS_PICK(dequantize_group<Bits>);
+  chosen(packed, scale, bias, out, group);
 }
 
-// One-row products straight from the stored format: y[r] = Σ w[r, i] · x[i]. Sixteen partial
-// sums per row keep the loop vectorizable without reassociating float math.
-constexpr int kLanes = 16;
-
-WIDE_LOOP void rows_dot_bf16(const uint16_t* w, const float* x, int64_t rows, int64_t k, float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint16_t* row = w + r * k;
-    float acc[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= k; i += kLanes) {
-      for (int j = 0; j < kLanes; ++j) {
-        uint32_t bits = uint32_t(row[i + j]) << 16;
-        float v;
-        std::memcpy(&v, &bits, 4);
-        acc[j] += v * x[i + j];
-      }
-    }
-    float sum = 0.0f;
-    for (; i < k; ++i) {
-      uint32_t bits = uint32_t(row[i]) << 16;
-      float v;
-      std::memcpy(&v, &bits, 4);
-      sum += v * x[i];
-    }
-    for (int j = 0; j < kLanes; ++j) sum += acc[j];
-    y[r] = sum;
-  }
+void rows_dot_bf16(const uint16_t* w, const float* x, int64_t rows, int64_t k, float* y) {
+  static const auto chosen = LOOPS_PICK(rows_dot_bf16);
+  chosen(w, x, rows, k, y);
 }
 
-// Quantized: per group, y += scale · Σ q·x + bias · Σ x, with Σ x per group computed once.
-// MLX packs values low bits first, so in memory byte t of a 4-bit row holds values 2t (low
-// nibble) and 2t + 1 (high nibble); `x_split` is x rearranged to match: per group, the
-// even-indexed values, then the odd-indexed ones. Loops run over bytes, which vectorizes.
-// Each group's q·x stays in kLanes partial sums, scaled and added to the row's partial sums,
-// which are added across once per row: a group is 32 values, and adding its lanes across every
-// group cost more than its multiply-adds.
-WIDE_LOOP void rows_dot_q4(const uint8_t* packed, const float* scales, const float* biases, const float* x_split,
-                           const float* x_group_sums, int64_t rows, int64_t k, int group, float* y) {
-  const int64_t groups = k / group, half = group / 2;
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint8_t* row = packed + r * k / 2;
-    float acc[kLanes] = {};
-    float rest = 0.0f;
-    for (int64_t g = 0; g < groups; ++g) {
-      const uint8_t* bytes = row + g * half;
-      const float* even = x_split + g * group;
-      const float* odd = even + half;
-      const float scale = scales[r * groups + g];
-      int64_t t = 0;
-      for (; t + kLanes <= half; t += kLanes) {
-        for (int j = 0; j < kLanes; ++j) {
-          acc[j] += scale * (float(bytes[t + j] & 15) * even[t + j] + float(bytes[t + j] >> 4) * odd[t + j]);
-        }
-      }
-      float qx = 0.0f;
-      for (; t < half; ++t) qx += float(bytes[t] & 15) * even[t] + float(bytes[t] >> 4) * odd[t];
-      rest += scale * qx + biases[r * groups + g] * x_group_sums[g];
-    }
-    for (int j = 0; j < kLanes; ++j) rest += acc[j];
-    y[r] = rest;
-  }
-}
+// Quantized one-row products (loops_body.h): the same signature for 4 and 8 bits.
+using RowsDot = void (*)(const uint8_t*, const float*, const float*, const float*, const float*, int64_t, int64_t,
+                         int, float*);
 
-// 8 bits: byte i of a row is value i. Partial sums as for 4 bits.
-WIDE_LOOP void rows_dot_q8(const uint8_t* packed, const float* scales, const float* biases, const float* x,
-                           const float* x_group_sums, int64_t rows, int64_t k, int group, float* y) {
-  const int64_t groups = k / group;
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint8_t* row = packed + r * k;
-    float acc[kLanes] = {};
-    float rest = 0.0f;
-    for (int64_t g = 0; g < groups; ++g) {
-      const uint8_t* bytes = row + g * group;
-      const float* xg = x + g * group;
-      const float scale = scales[r * groups + g];
-      int64_t t = 0;
-      for (; t + kLanes <= group; t += kLanes) {
-        for (int j = 0; j < kLanes; ++j) acc[j] += scale * (float(bytes[t + j]) * xg[t + j]);
-      }
-      float qx = 0.0f;
-      for (; t < group; ++t) qx += float(bytes[t]) * xg[t];
-      rest += scale * qx + biases[r * groups + g] * x_group_sums[g];
-    }
-    for (int j = 0; j < kLanes; ++j) rest += acc[j];
-    y[r] = rest;
-  }
-}
+RowsDot rows_dot_q4_loop() { return LOOPS_PICK(rows_dot_q4); }
+RowsDot rows_dot_q8_loop() { return LOOPS_PICK(rows_dot_q8); }
+
+#undef LOOPS_PICK
 
 }  // namespace

@@ -17,6 +17,7 @@ use crate::model::config::Activation;
 
 extern "C" {
     fn confab_cpu_linear_available() -> c_int;
+    fn confab_cpu_isa() -> c_int;
     #[allow(clippy::too_many_arguments)]
     fn confab_cpu_linear(
         out: *mut *mut c_void,
@@ -45,6 +46,22 @@ pub(crate) fn enable(allowed: bool) {
 
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
+}
+
+/// What `CONFAB_CPU_ISA` may say: the widest instruction set the CPU kernels' tiles may use.
+pub const ISA_VALUES: [&str; 3] = ["avx512", "avx2", "portable"];
+
+/// The instruction set the CPU kernels' tiles use (linear and attention alike): `avx512`, `avx2`
+/// or `portable` (plain C++, which the compiler vectorizes for the baseline: SSE2 on x86-64,
+/// NEON on arm64). The widest this CPU runs, capped by `CONFAB_CPU_ISA` (`avx2` or
+/// `portable`), so an AVX-512 machine can measure and test the narrower paths; read once.
+pub fn instruction_set() -> &'static str {
+    // SAFETY: no arguments; reads the CPU's features and the environment once.
+    match unsafe { confab_cpu_isa() } {
+        2 => "avx512",
+        1 => "avx2",
+        _ => "portable",
+    }
 }
 
 /// How a quantized weight is stored (MLX's affine layout).

@@ -32,6 +32,11 @@ pub use rope::Rope;
 /// environment says `CONFAB_CPU_KERNELS=0`. Called when a model is loaded.
 pub fn enable_cpu_kernels(cpu: bool) {
     let allowed = cpu && std::env::var("CONFAB_CPU_KERNELS").map_or(true, |v| v != "0");
+    if let Ok(isa) = std::env::var("CONFAB_CPU_ISA") {
+        if !cpu_linear::ISA_VALUES.contains(&isa.as_str()) {
+            tracing::warn!(value = %isa, "CONFAB_CPU_ISA is not one of avx512, avx2, portable; ignored");
+        }
+    }
     cpu_linear::enable(allowed);
     cpu_attention::enable(allowed);
 }
