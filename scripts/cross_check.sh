@@ -10,7 +10,7 @@
 #   scripts/cross_check.sh [mac|cuda]...    (default: both)
 #
 # Linking needs Apple's SDK (frameworks, libSystem stubs) or the CUDA libraries, which are not
-# here: see README.md, "Cross-compile check". Tools come from scripts/setup.sh (step 7).
+# here: see docs/building.md, "Cross-compile check". Tools come from scripts/setup.sh (step 7).
 #
 # It shares the development build's target folder: the build scripts and proc macros it compiles
 # for this machine are the ones `cargo test` already built, and what it compiles for Apple
@@ -30,11 +30,12 @@ done
 # mlx-sys takes the wheel from $CONFAB_DEPS_DIR/mlx/<backend>: metal for macOS, cuda-12 with `cuda`.
 export CONFAB_DEPS_DIR=$cross
 
-# clippy: rustc's checks plus clippy's deny-by-default lints fail the step; its warnings are
-# printed, not fatal (the engine carries a few that the host build has too). The libraries and
-# binaries only: tests and benches hold no platform code, and checking them for arm64 would
-# double the time (their dev-dependencies) within CI's budget.
+# clippy, with its warnings fatal (the workspace's [workspace.lints] in Cargo.toml): this is where
+# CI lints the whole workspace, for both targets, at no extra build. The libraries and binaries
+# only: tests and benches hold no platform code, and checking them for arm64 would double the
+# time (their dev-dependencies) within CI's budget.
 lint=(--workspace)
+deny=(-- -D warnings)
 
 check_mac() {
   echo "== cross check: aarch64-apple-darwin (Metal wheel)"
@@ -52,7 +53,7 @@ check_mac() {
   export LIBCLANG_PATH
   # The app's minimum macOS (tauri.macos.conf.json) and the Metal wheel's.
   export MACOSX_DEPLOYMENT_TARGET=14.0
-  cd "$outside" && cargo-zigbuild clippy --manifest-path "$ROOT/Cargo.toml" "${lint[@]}" --target aarch64-apple-darwin
+  cd "$outside" && cargo-zigbuild clippy --manifest-path "$ROOT/Cargo.toml" "${lint[@]}" --target aarch64-apple-darwin "${deny[@]}"
   )
   rmdir "$outside"
 }
@@ -63,7 +64,7 @@ check_cuda() {
   # them compile the same for x86_64 Linux as the host build, which the tests already cover.
   # For the host, with the host's own bindgen setup: the build scripts and proc macros the tests
   # built are reused as they are (a `--target` build would compile them all again).
-  cargo clippy -p mlx-sys -p confab-engine --features mlx-sys/cuda
+  cargo clippy -p mlx-sys -p confab-engine --features mlx-sys/cuda "${deny[@]}"
 }
 
 targets=("$@")

@@ -7,6 +7,8 @@ echo "== setup scripts"
 python3 -m unittest discover -s tests/setup -v
 
 echo "== Rust"
+# The house style (rustfmt.toml); clippy's warnings are fatal in the cross check below.
+cargo fmt --all -- --check
 cargo test --workspace --no-fail-fast
 
 echo "== models from the hub (confab pull against a loopback mirror of the hub's API)"
