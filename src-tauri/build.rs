@@ -19,10 +19,8 @@ fn main() {
     let manifest = tauri_build::AppManifest::new().commands(commands);
     let capabilities = write_main_capability(commands);
     println!("cargo:rerun-if-changed=src/commands/list.rs");
-    let attributes = tauri_build::Attributes::new()
-        .config_path("../tauri.conf.json")
-        .capabilities_path_pattern(capabilities)
-        .app_manifest(manifest);
+    let attributes =
+        tauri_build::Attributes::new().config_path("../tauri.conf.json").capabilities_path_pattern(capabilities).app_manifest(manifest);
     if let Err(e) = tauri_build::try_build(attributes) {
         panic!("tauri-build: {e:#}");
     }
@@ -31,11 +29,8 @@ fn main() {
 /// The main window's capability, written to OUT_DIR from the command list; returns its path as
 /// the glob tauri-build reads capabilities from.
 fn write_main_capability(commands: &[&str]) -> &'static str {
-    let permissions: Vec<String> = CORE_PERMISSIONS
-        .iter()
-        .map(|p| p.to_string())
-        .chain(commands.iter().map(|c| format!("allow-{}", c.replace('_', "-"))))
-        .collect();
+    let permissions: Vec<String> =
+        CORE_PERMISSIONS.iter().map(|p| p.to_string()).chain(commands.iter().map(|c| format!("allow-{}", c.replace('_', "-")))).collect();
     let capability = serde_json::json!({
         "identifier": "main",
         "description": "What the main window's UI may call: every command in src/commands/list.rs",

@@ -1,1 +1,3 @@
-fn main() { mlx_rpath::link_libmlx() }
+fn main() {
+    mlx_rpath::link_libmlx()
+}

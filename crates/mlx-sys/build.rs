@@ -76,9 +76,7 @@ fn mlx_wheel_root(manifest_dir: &Path, backend: &str) -> PathBuf {
     if let Some(dir) = env::var_os("CONFAB_MLX_DIR") {
         return PathBuf::from(dir);
     }
-    let deps = env::var_os("CONFAB_DEPS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root(manifest_dir).join(".deps"));
+    let deps = env::var_os("CONFAB_DEPS_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root(manifest_dir).join(".deps"));
     let root = deps.join("mlx").join(backend);
     println!("cargo:rerun-if-changed={}", root.join("confab-wheel.json").display());
     if !root.join("confab-wheel.json").exists() {
@@ -105,26 +103,18 @@ fn mlx_c_sources(manifest_dir: &Path) -> PathBuf {
         return found;
     }
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["fetch", "--manifest-path"])
-        .arg(manifest_dir.join("upstream/Cargo.toml"))
-        .status();
+    let status = Command::new(cargo).args(["fetch", "--manifest-path"]).arg(manifest_dir.join("upstream/Cargo.toml")).status();
     if !matches!(status, Ok(s) if s.success()) {
         panic!("could not fetch the registry package {MLX_C_PACKAGE} for mlx-c's sources ({status:?})");
     }
-    find_in_cargo_registry()
-        .unwrap_or_else(|| panic!("{MLX_C_PACKAGE} was fetched but not found under CARGO_HOME"))
+    find_in_cargo_registry().unwrap_or_else(|| panic!("{MLX_C_PACKAGE} was fetched but not found under CARGO_HOME"))
 }
 
 fn find_in_cargo_registry() -> Option<PathBuf> {
-    let cargo_home = env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    let cargo_home =
+        env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
     let registries = std::fs::read_dir(cargo_home.join("registry/src")).ok()?;
-    registries
-        .flatten()
-        .map(|index| index.path().join(MLX_C_PACKAGE).join("src/mlx-c"))
-        .find(|root| root.join("mlx/c/mlx.h").exists())
+    registries.flatten().map(|index| index.path().join(MLX_C_PACKAGE).join("src/mlx-c")).find(|root| root.join("mlx/c/mlx.h").exists())
 }
 
 fn build_mlx_c(mlx_c_root: &Path, mlx_root: &Path, backend: &str, compat: Option<&Path>) {
@@ -133,9 +123,7 @@ fn build_mlx_c(mlx_c_root: &Path, mlx_root: &Path, backend: &str, compat: Option
     if backend.starts_with("cuda") {
         // The wheel's config asks for the CUDA toolkit and cuDNN, which mlx-c does not use.
         let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-        config
-            .define("MLX_DIR", manifest_dir.join("native/cmake-cuda"))
-            .define("CONFAB_MLX_WHEEL_CMAKE_DIR", &wheel_cmake);
+        config.define("MLX_DIR", manifest_dir.join("native/cmake-cuda")).define("CONFAB_MLX_WHEEL_CMAKE_DIR", &wheel_cmake);
     } else {
         config.define("MLX_DIR", &wheel_cmake);
     }
@@ -173,18 +161,12 @@ fn generate_bindings(mlx_c_root: &Path, compat: Option<&Path>) {
         .blocklist_function("malloc")
         .blocklist_function("realloc");
     if let Some(header) = compat {
-        builder = builder
-            .clang_arg("-include")
-            .clang_arg(header.display().to_string())
-            .blocklist_type("float16_t"); // declared in lib.rs as a newtype over u16
+        builder = builder.clang_arg("-include").clang_arg(header.display().to_string()).blocklist_type("float16_t");
+        // declared in lib.rs as a newtype over u16
     }
     for header in &headers {
         builder = builder.header(header.display().to_string());
     }
     let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("bindings.rs");
-    builder
-        .generate()
-        .expect("bindgen over mlx-c headers")
-        .write_to_file(out)
-        .expect("write bindings.rs");
+    builder.generate().expect("bindgen over mlx-c headers").write_to_file(out).expect("write bindings.rs");
 }

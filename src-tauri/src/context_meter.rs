@@ -6,9 +6,9 @@
 
 use std::sync::Mutex;
 
+use confab_engine::media::MediaItem;
 use confab_engine::runtime::context::room_for_reply;
 use confab_engine::runtime::{Engine, ModelId, Prompt};
-use confab_engine::media::MediaItem;
 use confab_engine::{ChatMessage, EngineError};
 
 use crate::model_slot::Current;
@@ -160,11 +160,8 @@ mod tests {
         let engine = Engine::start(EngineOptions::default()).unwrap();
         let model = tiny_llama(&engine);
         let meter = ContextMeter::default();
-        let history = vec![
-            ChatMessage::system("You answer briefly."),
-            ChatMessage::user("What comes after three?"),
-            ChatMessage::assistant("Four."),
-        ];
+        let history =
+            vec![ChatMessage::system("You answer briefly."), ChatMessage::user("What comes after three?"), ChatMessage::assistant("Four.")];
         for draft in ["And after four?", "A longer draft, with punctuation; and numbers 1 2 3 — and more words."] {
             let used = meter.measure(&engine, &model, history.clone(), draft, vec![], 16).unwrap();
             let sent: Vec<ChatMessage> = history.iter().cloned().chain([ChatMessage::user(draft)]).collect();
@@ -189,7 +186,8 @@ mod tests {
         assert_eq!(used.limit, 256 - 64, "max_tokens 0: a quarter of the context is kept for the reply");
 
         let short = meter.measure(&engine, &model, vec![], "hi", vec![], 0).unwrap();
-        let longer = meter.measure(&engine, &model, vec![ChatMessage::user("hello"), ChatMessage::assistant("hi there")], "hi", vec![], 0).unwrap();
+        let longer =
+            meter.measure(&engine, &model, vec![ChatMessage::user("hello"), ChatMessage::assistant("hi there")], "hi", vec![], 0).unwrap();
         assert!(longer.used > short.used, "a changed history is not served from the kept counts");
         assert_eq!(longer.alone, short.alone);
     }
@@ -203,7 +201,8 @@ mod tests {
         let history = vec![ChatMessage::user("Hello."), ChatMessage::assistant("Hi.")];
         let without = meter.measure(&engine, &model, history.clone(), "What is this?", vec![], 16).unwrap();
         let with = meter.measure(&engine, &model, history.clone(), "What is this?", vec![photo.clone()], 16).unwrap();
-        let sent: Vec<ChatMessage> = history.iter().cloned().chain([ChatMessage::user("What is this?").with_media(vec![photo.clone()])]).collect();
+        let sent: Vec<ChatMessage> =
+            history.iter().cloned().chain([ChatMessage::user("What is this?").with_media(vec![photo.clone()])]).collect();
         // Tolerance: as for text, a token may merge or split where the draft meets the template.
         assert!(with.used.abs_diff(exact(&engine, &model, &sent)) <= 2, "{with:?} against {}", exact(&engine, &model, &sent));
         assert!(with.used > without.used + 10, "the image's soft tokens count: {without:?} then {with:?}");

@@ -325,8 +325,7 @@ impl Downloads {
     }
 
     fn write_saved(&self, entries: &[Entry]) {
-        let unfinished: Vec<Download> =
-            entries.iter().filter(|e| e.view.status != DownloadStatus::Done).map(|e| e.view.clone()).collect();
+        let unfinished: Vec<Download> = entries.iter().filter(|e| e.view.status != DownloadStatus::Done).map(|e| e.view.clone()).collect();
         let write = || -> std::io::Result<()> {
             let temporary = self.saved_at.with_extension("json.tmp");
             std::fs::write(&temporary, serde_json::to_vec_pretty(&unfinished)?)?;
@@ -435,7 +434,9 @@ mod tests {
 
     fn partials(cache: &Path) -> Vec<PathBuf> {
         let blobs = RepoCache::new(cache, REPO).root.join("blobs");
-        std::fs::read_dir(blobs).map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "incomplete")).collect()).unwrap_or_default()
+        std::fs::read_dir(blobs)
+            .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "incomplete")).collect())
+            .unwrap_or_default()
     }
 
     #[test]

@@ -275,9 +275,8 @@ fn bindings() -> String {
     out.push_str("\n/** Every command the app answers: its arguments (camelCase) and its result. */\n");
     out.push_str("export interface Commands {\n");
     for name in &listed {
-        let command = found
-            .remove(*name)
-            .unwrap_or_else(|| panic!("commands/list.rs lists `{name}`, but no #[tauri::command] fn has that name"));
+        let command =
+            found.remove(*name).unwrap_or_else(|| panic!("commands/list.rs lists `{name}`, but no #[tauri::command] fn has that name"));
         let args: Vec<String> = command.args.iter().map(|(n, t)| format!("{n}: {t}")).collect();
         let args = if args.is_empty() { "Record<string, never>".to_string() } else { format!("{{ {} }}", args.join("; ")) };
         for (_, ty) in command.args.iter().chain([(String::new(), command.result.clone())].iter()) {
@@ -304,8 +303,5 @@ fn ipc_bindings_are_up_to_date() {
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        committed == fresh,
-        "ui/src/ipc.generated.ts is stale: run `UPDATE_IPC=1 cargo test -p confab-app ipc` and commit it"
-    );
+    assert!(committed == fresh, "ui/src/ipc.generated.ts is stale: run `UPDATE_IPC=1 cargo test -p confab-app ipc` and commit it");
 }

@@ -99,7 +99,10 @@ mod tests {
     fn request(address: &str, method: &str, path: &str, body: &str) -> (String, String) {
         let host = address.trim_start_matches("http://").trim_end_matches("/v1");
         let mut stream = std::net::TcpStream::connect(host).unwrap();
-        let head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
         stream.write_all(head.as_bytes()).unwrap();
         stream.write_all(body.as_bytes()).unwrap();
         let mut answer = String::new();

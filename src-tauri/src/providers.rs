@@ -335,7 +335,10 @@ mod tests {
             assert_eq!(secrets.get("provider:1").unwrap().as_deref(), Some(SECRET));
             let view = providers.view(&secrets);
             assert!(!serde_json::to_string(&view).unwrap().contains(SECRET), "the page never gets the key");
-            assert_eq!(view.providers.iter().map(|p| (p.name.as_str(), p.has_key)).collect::<Vec<_>>(), [("Work station", true), ("Cluster", false)]);
+            assert_eq!(
+                view.providers.iter().map(|p| (p.name.as_str(), p.has_key)).collect::<Vec<_>>(),
+                [("Work station", true), ("Cluster", false)]
+            );
 
             // Reopened: the same list; an edit without a key keeps it, an empty key removes it.
             let mut reloaded = Providers::load(&store).await;
@@ -385,7 +388,8 @@ mod tests {
             providers.mark_inputs(id, "a", true, true, &store).await.unwrap();
             assert!(providers.mark_inputs(id, "b", false, true, &store).await.unwrap_err().contains("itself says"));
             providers.set_models(id, vec![listed("a", None), listed("b", Some((false, true))), listed("c", None)], &store).await.unwrap();
-            let marks: Vec<_> = providers.providers[0].models.iter().map(|m| (m.id.as_str(), m.vision, m.audio, m.inputs_reported)).collect();
+            let marks: Vec<_> =
+                providers.providers[0].models.iter().map(|m| (m.id.as_str(), m.vision, m.audio, m.inputs_reported)).collect();
             assert_eq!(marks, [("a", true, true, false), ("b", false, true, true), ("c", false, false, false)]);
 
             providers.select(Some(RemoteChoice { provider: id, model: "c".into() }), &store).await.unwrap();

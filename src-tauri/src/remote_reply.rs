@@ -33,7 +33,12 @@ pub fn sampling(settings: &Settings) -> Sampling {
 
 /// The branch as OpenAI messages: the system prompt, then each turn (failed empty replies left
 /// out) with its media as parts when the model takes that kind.
-pub async fn chat_messages(store: &Store, target: &RemoteTarget, system_prompt: &str, branch: &[Message]) -> Result<Vec<confab_remote::Message>, String> {
+pub async fn chat_messages(
+    store: &Store,
+    target: &RemoteTarget,
+    system_prompt: &str,
+    branch: &[Message],
+) -> Result<Vec<confab_remote::Message>, String> {
     let mut messages = Vec::with_capacity(branch.len() + 1);
     if !system_prompt.trim().is_empty() {
         messages.push(confab_remote::Message::text("system", system_prompt));
@@ -216,7 +221,10 @@ mod tests {
             // Printed once the model is loaded and the port is open.
             let mut line = String::new();
             BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-            let base_url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("confab serve did not start: {line:?}"));
+            let base_url = line
+                .split_whitespace()
+                .find(|w| w.starts_with("http://"))
+                .unwrap_or_else(|| panic!("confab serve did not start: {line:?}"));
             Serve { base_url: base_url.to_string(), child }
         }
 
@@ -261,7 +269,8 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let store = Store::open(dir.path().join("confab.db")).await.unwrap();
             let secrets = SecretStore::file(dir.path());
-            let conversation = store.create_conversation(NewConversation { title: "t".into(), model: None, system_prompt: None }).await.unwrap().id;
+            let conversation =
+                store.create_conversation(NewConversation { title: "t".into(), model: None, system_prompt: None }).await.unwrap().id;
             let question = store.add_message(conversation, None, Role::User, question).await.unwrap();
             let mut providers = Providers::default();
             let input = ProviderInput { id: None, name: "Test box".into(), base_url: base_url.into(), api_key: Some(key.into()) };
@@ -272,7 +281,9 @@ mod tests {
         async fn with_provider(mut self, id: u32) -> Chat {
             let (_, client) = self.providers.client(id, &self.secrets).unwrap();
             // A stub that lists nothing (the fault cases) gets one model by hand.
-            let listed = client.models().await.unwrap_or_else(|_| vec![confab_remote::RemoteModel { id: "stub".into(), owned_by: None, context_length: None, inputs: None }]);
+            let listed = client.models().await.unwrap_or_else(|_| {
+                vec![confab_remote::RemoteModel { id: "stub".into(), owned_by: None, context_length: None, inputs: None }]
+            });
             self.providers.set_models(id, listed.clone(), &self.store).await.unwrap();
             self.providers.select(Some(RemoteChoice { provider: id, model: listed[0].id.clone() }), &self.store).await.unwrap();
             self
@@ -319,7 +330,10 @@ mod tests {
             assert!(saved.content.contains("Paris"), "{:?}", saved.content);
             assert_eq!(streamed_text(&events), saved.content, "what streamed is what was saved");
             let ReplyEvent::Remote { plan } = &events[0] else { panic!("the first event is the remote plan: {:?}", events[0]) };
-            assert_eq!((plan.provider.as_str(), plan.model.as_str(), plan.images), ("Test box", chat.providers.target(&chat.secrets).unwrap().unwrap().model.id.as_str(), 0));
+            assert_eq!(
+                (plan.provider.as_str(), plan.model.as_str(), plan.images),
+                ("Test box", chat.providers.target(&chat.secrets).unwrap().unwrap().model.id.as_str(), 0)
+            );
             assert!(server.base_url.starts_with(&plan.server), "{} is the server of {}", plan.server, server.base_url);
             let stats = saved.stats.expect("stats, from the server's usage");
             assert!(stats.prompt_tokens > 10 && stats.generated_tokens > 0, "{stats:?}");
@@ -361,8 +375,13 @@ mod tests {
                     let _ = socket.write_all(answer.as_bytes());
                     continue;
                 }
-                let chunk = |text: &str| format!("data: {}\n\n", serde_json::json!({ "choices": [{ "index": 0, "delta": { "content": text } }] }));
-                let body = format!("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}{}", chunk("The answer "), chunk("is"));
+                let chunk =
+                    |text: &str| format!("data: {}\n\n", serde_json::json!({ "choices": [{ "index": 0, "delta": { "content": text } }] }));
+                let body = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{}{}",
+                    chunk("The answer "),
+                    chunk("is")
+                );
                 let _ = socket.write_all(body.as_bytes());
                 let _ = socket.flush();
             }
@@ -395,7 +414,10 @@ mod tests {
     fn settings_map_to_the_apis_fields() {
         let settings = Settings { temperature: 0.7, top_p: 0.8, max_tokens: 64, seed: Some(3), top_k: -1, ..Settings::default() };
         let body = ChatRequest { model: "m".into(), messages: vec![], sampling: sampling(&settings) }.body();
-        assert_eq!((body["temperature"].as_f64().map(|t| (t * 10.0).round()), body["max_tokens"].as_u64(), body["seed"].as_u64()), (Some(7.0), Some(64), Some(3)));
+        assert_eq!(
+            (body["temperature"].as_f64().map(|t| (t * 10.0).round()), body["max_tokens"].as_u64(), body["seed"].as_u64()),
+            (Some(7.0), Some(64), Some(3))
+        );
         assert_eq!(body["top_p"].as_f64().map(|p| (p * 10.0).round()), Some(8.0));
         assert!(body.get("top_k").is_none(), "a top-k of 0 or less is off");
     }

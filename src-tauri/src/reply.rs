@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use confab_engine::runtime::{ContextPolicy, Event, Generation, Prompt, Request, StopReason};
 use confab_engine::media::{MediaItem, MediaKind};
+use confab_engine::runtime::{ContextPolicy, Event, Generation, Prompt, Request, StopReason};
 use confab_engine::ChatMessage;
 use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 use tauri::ipc::Channel;
@@ -124,10 +124,8 @@ pub async fn stream_reply(
     // The reply's row, and the window's word that it started.
     let start = || async {
         let reply = store.start_reply(conversation, user).await?;
-        let _ = channel.send(ReplyEvent::Started {
-            user: message_view(store, store.message(user).await?).await?,
-            reply: store.message(reply).await?,
-        });
+        let _ = channel
+            .send(ReplyEvent::Started { user: message_view(store, store.message(user).await?).await?, reply: store.message(reply).await? });
         Ok::<_, Failure>(reply)
     };
     let (reply, outcome) = match target {
@@ -153,7 +151,11 @@ pub async fn stream_reply(
             let reply = start().await?;
             let outcome = match remote_reply::chat_messages(store, &remote, system, &branch).await {
                 Ok(messages) => {
-                    let request = confab_remote::ChatRequest { model: remote.model.id.clone(), messages, sampling: remote_reply::sampling(&settings) };
+                    let request = confab_remote::ChatRequest {
+                        model: remote.model.id.clone(),
+                        messages,
+                        sampling: remote_reply::sampling(&settings),
+                    };
                     let send = |event| {
                         let _ = channel.send(event);
                     };
@@ -203,10 +205,8 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
 
     let (_running, live) = Running::start(&state, conversation)?;
     store.resume_reply(reply).await?;
-    let _ = channel.send(ReplyEvent::Started {
-        user: message_view(store, store.message(user).await?).await?,
-        reply: store.message(reply).await?,
-    });
+    let _ = channel
+        .send(ReplyEvent::Started { user: message_view(store, store.message(user).await?).await?, reply: store.message(reply).await? });
     let mut request = Request::new(model.id, prompt, settings.sampling());
     request.sampling.stop = model.info.default_sampling.stop.clone();
     request.context_policy = ContextPolicy::DropOldestTurns;
@@ -221,7 +221,13 @@ fn start_local(state: &AppState, request: Request, live: &LiveReply) -> Generati
 }
 
 /// Streams a started generation into `reply`, on a blocking thread.
-async fn generate_local(state: &Arc<AppState>, model: Current, events: Generation, reply: MessageId, channel: &Channel<ReplyEvent>) -> Outcome {
+async fn generate_local(
+    state: &Arc<AppState>,
+    model: Current,
+    events: Generation,
+    reply: MessageId,
+    channel: &Channel<ReplyEvent>,
+) -> Outcome {
     let worker_state = state.clone();
     let worker_channel = channel.clone();
     tauri::async_runtime::spawn_blocking(move || generate(&worker_state, &model, events, reply, &worker_channel))

@@ -13,15 +13,29 @@ use crate::views::MessageView;
 /// Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`.
 pub enum ReplyEvent {
     /// The user's message (new, or the edited copy) and the empty reply now streaming.
-    Started { user: MessageView, reply: Message },
-    Plan { plan: Plan },
+    Started {
+        user: MessageView,
+        reply: Message,
+    },
+    Plan {
+        plan: Plan,
+    },
     /// Instead of `plan` when a provider writes the reply.
-    Remote { plan: RemotePlan },
-    Token { text: String },
+    Remote {
+        plan: RemotePlan,
+    },
+    Token {
+        text: String,
+    },
     /// The reply as stored: complete or stopped, with its stats.
-    Done { reply: Message },
+    Done {
+        reply: Message,
+    },
     /// The reply (kept, with its text so far) when it exists, and why it failed.
-    Error { message: String, reply: Option<Message> },
+    Error {
+        message: String,
+        reply: Option<Message>,
+    },
 }
 
 /// Streamed text reaches the database at least this often (and at the end).

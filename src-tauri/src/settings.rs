@@ -75,7 +75,15 @@ pub fn sampling_presets() -> Vec<SamplingPreset> {
     };
     vec![
         preset("Precise", "Facts, code and steps: nearly always the likeliest word.", 0.1, 0.8, 20, 0.1, chat.repetition_penalty),
-        preset("Balanced", "The defaults: steady, with some variety.", chat.temperature, chat.top_p, chat.top_k, chat.min_p, chat.repetition_penalty),
+        preset(
+            "Balanced",
+            "The defaults: steady, with some variety.",
+            chat.temperature,
+            chat.top_p,
+            chat.top_k,
+            chat.min_p,
+            chat.repetition_penalty,
+        ),
         preset("Creative", "Stories and ideas: more varied wording.", 0.9, 0.95, 100, 0.02, 1.05),
     ]
 }
@@ -137,7 +145,8 @@ impl Settings {
     /// Checks, then saves: the key to the secret store, everything else to SQLite.
     pub async fn save(&self, store: &Store, secrets: &SecretStore) -> Result<(), String> {
         self.validate()?;
-        let saved = if self.server_key.is_empty() { secrets.delete(SERVER_KEY_SECRET) } else { secrets.set(SERVER_KEY_SECRET, &self.server_key) };
+        let saved =
+            if self.server_key.is_empty() { secrets.delete(SERVER_KEY_SECRET) } else { secrets.set(SERVER_KEY_SECRET, &self.server_key) };
         saved.map_err(|e| e.to_string())?;
         let without_key = Settings { server_key: String::new(), ..self.clone() };
         let value = serde_json::to_value(&without_key).map_err(|e| e.to_string())?;

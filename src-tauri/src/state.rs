@@ -54,9 +54,9 @@ impl AppState {
         std::fs::create_dir_all(&paths.data_dir)
             .map_err(|e| format!("Could not create the data folder {}: {e}", paths.data_dir.display()))?;
         let database = paths.data_dir.join(DATABASE_FILE);
-        let store = Store::open(&database).await.map_err(|e| {
-            format!("Could not open the history database {}: {e}. Move it aside to start afresh.", database.display())
-        })?;
+        let store = Store::open(&database)
+            .await
+            .map_err(|e| format!("Could not open the history database {}: {e}. Move it aside to start afresh.", database.display()))?;
         if let Ok(interrupted) = store.recover_interrupted().await {
             if !interrupted.is_empty() {
                 tracing::warn!(replies = interrupted.len(), "kept the replies the last exit interrupted, marked interrupted");
@@ -65,17 +65,19 @@ impl AppState {
         let secrets = SecretStore::open(&paths.data_dir);
         let settings = Settings::load(&store, &secrets).await;
         let providers = Providers::load(&store).await;
-        let engine = Arc::new(Engine::start(EngineOptions {
-            prefix: PrefixOptions {
-                enabled: true,
-                memory_budget: (settings.kv_cache_memory_mb as usize) << 20,
-                disk_budget: settings.kv_cache_disk_mb << 20,
-                dir: Some(paths.cache_dir.join("prefix")),
-            },
-            encoder: EncoderOptions { dir: Some(paths.cache_dir.join("encoder")), ..EncoderOptions::default() },
-            ..EngineOptions::default()
-        })
-        .map_err(|e| e.to_string())?);
+        let engine = Arc::new(
+            Engine::start(EngineOptions {
+                prefix: PrefixOptions {
+                    enabled: true,
+                    memory_budget: (settings.kv_cache_memory_mb as usize) << 20,
+                    disk_budget: settings.kv_cache_disk_mb << 20,
+                    dir: Some(paths.cache_dir.join("prefix")),
+                },
+                encoder: EncoderOptions { dir: Some(paths.cache_dir.join("encoder")), ..EncoderOptions::default() },
+                ..EngineOptions::default()
+            })
+            .map_err(|e| e.to_string())?,
+        );
         Ok(AppState {
             paths,
             store,

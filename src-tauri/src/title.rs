@@ -23,7 +23,11 @@ pub const MAX_RENAME_CHARS: usize = 120;
 pub fn provisional(first_message: &str) -> String {
     let words: Vec<&str> = first_message.split_whitespace().take(8).collect();
     let title = clean(&words.join(" "));
-    if title.is_empty() { UNTITLED.into() } else { title }
+    if title.is_empty() {
+        UNTITLED.into()
+    } else {
+        title
+    }
 }
 
 /// One line, no quotes or "Title:", at most `MAX_CHARS` characters.

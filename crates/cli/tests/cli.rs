@@ -25,8 +25,18 @@ fn generate_json_matches_the_reference_and_saves_logits() {
     let dir = tempfile::tempdir().unwrap();
     let logits = dir.path().join("first.npy");
     let out = confab(&[
-        "generate", "--model", tiny("qwen3").to_str().unwrap(), "--prompt-ids", &prompt.join(","),
-        "--max-tokens", "8", "--temperature", "0", "--json", "--logits", logits.to_str().unwrap(),
+        "generate",
+        "--model",
+        tiny("qwen3").to_str().unwrap(),
+        "--prompt-ids",
+        &prompt.join(","),
+        "--max-tokens",
+        "8",
+        "--temperature",
+        "0",
+        "--json",
+        "--logits",
+        logits.to_str().unwrap(),
     ]);
     let json = json_of(&out);
     let want: Vec<Value> = reference["greedy_ids"].as_array().unwrap()[..json["ids"].as_array().unwrap().len()].to_vec();
@@ -289,11 +299,24 @@ fn generate_with_an_image_and_a_clip_reports_them_in_the_plan() {
     let (image, audio) = (model.join("media/gradient.png"), model.join("media/chirp.wav"));
     let run = || {
         json_of(&confab(&[
-            "generate", "--model", model.to_str().unwrap(), "--prompt", "What do you see and hear?",
-            "--image", image.to_str().unwrap(), "--audio", audio.to_str().unwrap(),
-            "--max-tokens", "16", "--temperature", "0", "--json",
-            "--prefix-cache-dir", caches.path().join("prefix").to_str().unwrap(),
-            "--encoder-cache-dir", caches.path().join("encoder").to_str().unwrap(),
+            "generate",
+            "--model",
+            model.to_str().unwrap(),
+            "--prompt",
+            "What do you see and hear?",
+            "--image",
+            image.to_str().unwrap(),
+            "--audio",
+            audio.to_str().unwrap(),
+            "--max-tokens",
+            "16",
+            "--temperature",
+            "0",
+            "--json",
+            "--prefix-cache-dir",
+            caches.path().join("prefix").to_str().unwrap(),
+            "--encoder-cache-dir",
+            caches.path().join("encoder").to_str().unwrap(),
         ]))
     };
     let json = run();
@@ -314,7 +337,8 @@ fn generate_with_an_image_and_a_clip_reports_them_in_the_plan() {
 #[test]
 fn an_image_for_a_text_only_model_is_refused_with_advice() {
     let image = tiny("gemma4").join("media/gradient.png");
-    let out = confab(&["generate", "--model", tiny("llama").to_str().unwrap(), "--prompt", "Hi", "--image", image.to_str().unwrap(), "--json"]);
+    let out =
+        confab(&["generate", "--model", tiny("llama").to_str().unwrap(), "--prompt", "Hi", "--image", image.to_str().unwrap(), "--json"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("reads text only") && stderr.contains("load a model with vision"), "{stderr}");

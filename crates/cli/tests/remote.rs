@@ -55,9 +55,10 @@ impl Drop for Serve {
 }
 
 fn default_model() -> PathBuf {
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/default-model.json")).unwrap())
-            .unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/default-model.json")).unwrap(),
+    )
+    .unwrap();
     let paths = confab_engine::AppPaths::from_env();
     paths.models_dir.join(manifest["folder"].as_str().unwrap()).join(manifest["file"].as_str().unwrap())
 }
@@ -142,11 +143,8 @@ fn an_image_reaches_a_remote_model_that_reads_images() {
     runtime().block_on(async {
         let client = Client::new(&server.base_url, None).unwrap();
         let text_only = request(&server.model, vec![Part::Text("What is this?".into())], 2);
-        let with_image = request(
-            &server.model,
-            vec![Part::Text("What is this?".into()), Part::Image { mime: "image/png".into(), bytes: png }],
-            2,
-        );
+        let with_image =
+            request(&server.model, vec![Part::Text("What is this?".into()), Part::Image { mime: "image/png".into(), bytes: png }], 2);
         let prompt = |finished: &Finished| finished.usage.unwrap().prompt_tokens;
         let without = prompt(&reply(&client, &text_only).await.unwrap().1);
         let with = prompt(&reply(&client, &with_image).await.unwrap().1);

@@ -31,11 +31,7 @@ impl CpuThreads {
         let ignored_env = (from == 2).then(|| std::env::var(THREADS_ENV).unwrap_or_default());
         Self {
             threads: usize::try_from(threads).unwrap_or(1).max(1),
-            from: if from == 1 {
-                THREADS_ENV
-            } else {
-                "physical cores"
-            },
+            from: if from == 1 { THREADS_ENV } else { "physical cores" },
             ignored_env,
         }
     }
@@ -60,12 +56,7 @@ mod tests {
             by_thread: *mut i32,
             caller: *mut i32,
         ) -> c_int;
-        fn confab_cpu_pool_check_rows(
-            pool: *mut c_void,
-            rows: i64,
-            work_per_row: i64,
-            hits: *mut i32,
-        ) -> i64;
+        fn confab_cpu_pool_check_rows(pool: *mut c_void, rows: i64, work_per_row: i64, hits: *mut i32) -> i64;
         fn confab_cpu_pool_check_nested(pool: *mut c_void, outer: i64, inner: i64, hits: *mut i32);
         fn confab_cpu_pool_check_waiting(
             pool: *mut c_void,
@@ -94,13 +85,7 @@ mod tests {
 
         /// Runs `count` pieces (piece i busy for cost_ns[i], `sleeper` sleeping sleep_ms
         /// midway): how many times each piece ran, which thread ran it, and the caller's tag.
-        fn pieces(
-            &self,
-            count: usize,
-            cost_ns: Option<&[i64]>,
-            sleeper: Option<usize>,
-            sleep_ms: i32,
-        ) -> (Vec<i32>, Vec<i32>, i32) {
+        fn pieces(&self, count: usize, cost_ns: Option<&[i64]>, sleeper: Option<usize>, sleep_ms: i32) -> (Vec<i32>, Vec<i32>, i32) {
             let (mut hits, mut by_thread, mut caller) = (vec![0; count], vec![-1; count], -1);
             if let Some(costs) = cost_ns {
                 assert_eq!(costs.len(), count);
@@ -126,9 +111,7 @@ mod tests {
         fn rows(&self, rows: usize, work_per_row: i64) -> (Vec<i32>, i64) {
             let mut hits = vec![0; rows];
             // SAFETY: `hits` holds `rows` entries.
-            let calls = unsafe {
-                confab_cpu_pool_check_rows(self.0, rows as i64, work_per_row, hits.as_mut_ptr())
-            };
+            let calls = unsafe { confab_cpu_pool_check_rows(self.0, rows as i64, work_per_row, hits.as_mut_ptr()) };
             assert!(calls > 0, "an empty or out-of-bounds range ({calls})");
             (hits, calls)
         }
@@ -158,14 +141,8 @@ mod tests {
             let pool = Pool::new(threads);
             for count in [1, 2, 3, 7, 64, 1000] {
                 let (hits, by_thread, _) = pool.pieces(count, None, None, 0);
-                assert!(
-                    all_once(&hits),
-                    "{threads} threads, {count} pieces: {hits:?}"
-                );
-                assert!(
-                    distinct(&by_thread) <= (threads as usize).min(count),
-                    "{threads} threads, {count} pieces"
-                );
+                assert!(all_once(&hits), "{threads} threads, {count} pieces: {hits:?}");
+                assert!(distinct(&by_thread) <= (threads as usize).min(count), "{threads} threads, {count} pieces");
             }
         }
     }
@@ -181,9 +158,7 @@ mod tests {
     fn uneven_pieces_are_shared_out_and_all_run() {
         // Every seventh piece 2 ms, the rest 20 µs: about 20 ms of work among 8 threads.
         let pool = Pool::new(8);
-        let costs: Vec<i64> = (0..64)
-            .map(|i| if i % 7 == 0 { 2_000_000 } else { 20_000 })
-            .collect();
+        let costs: Vec<i64> = (0..64).map(|i| if i % 7 == 0 { 2_000_000 } else { 20_000 }).collect();
         let (hits, by_thread, _) = pool.pieces(64, Some(&costs), None, 0);
         assert!(all_once(&hits), "{hits:?}");
         // More than one thread took pieces (on a 2-core machine the scheduler decides how many
@@ -204,10 +179,7 @@ mod tests {
             let (hits, by_thread, _) = pool.pieces(64, Some(&costs), Some(0), 300);
             assert!(all_once(&hits), "{threads} threads: {hits:?}");
             let sleeper_ran = by_thread.iter().filter(|&&t| t == by_thread[0]).count();
-            assert_eq!(
-                sleeper_ran, 1,
-                "{threads} threads: the sleeping thread ran {sleeper_ran} pieces: {by_thread:?}"
-            );
+            assert_eq!(sleeper_ran, 1, "{threads} threads: the sleeping thread ran {sleeper_ran} pieces: {by_thread:?}");
         }
     }
 
@@ -218,10 +190,7 @@ mod tests {
             for rows in [1, 2, 3, 17, 576, 1536, 49_152] {
                 // Below the hand-off threshold (2^16 work) the caller runs all rows in one call.
                 let (hits, calls) = pool.rows(rows, 16);
-                assert!(
-                    all_once(&hits),
-                    "{threads} threads, {rows} rows, small work"
-                );
+                assert!(all_once(&hits), "{threads} threads, {rows} rows, small work");
                 if rows * 16 < 1 << 16 {
                     assert_eq!(calls, 1, "{threads} threads, {rows} rows of little work");
                 }
@@ -231,10 +200,7 @@ mod tests {
                     assert_eq!(calls, 1);
                 } else if rows >= 4 * threads as usize * 16 {
                     // Several pieces per thread: a late or slow thread leaves the rest to others.
-                    assert!(
-                        calls > threads as i64,
-                        "{threads} threads, {rows} rows: {calls} pieces"
-                    );
+                    assert!(calls > threads as i64, "{threads} threads, {rows} rows: {calls} pieces");
                 }
             }
         }
@@ -247,9 +213,7 @@ mod tests {
             let (outer, inner) = (32, 500);
             let mut hits = vec![0; outer * inner];
             // SAFETY: `hits` holds outer × inner entries.
-            unsafe {
-                confab_cpu_pool_check_nested(pool.0, outer as i64, inner as i64, hits.as_mut_ptr())
-            };
+            unsafe { confab_cpu_pool_check_nested(pool.0, outer as i64, inner as i64, hits.as_mut_ptr()) };
             assert!(all_once(&hits), "{threads} threads");
         }
     }
@@ -294,21 +258,10 @@ mod tests {
         let pool = Pool::new(16);
         let (mut wait, mut wait_cpu, mut idle_cpu) = (0i64, 0i64, 0i64);
         // SAFETY: writes three integers.
-        unsafe {
-            confab_cpu_pool_check_waiting(pool.0, 100, 200, &mut wait, &mut wait_cpu, &mut idle_cpu)
-        };
-        assert!(
-            wait > 20_000_000,
-            "the caller should have waited for the sleeping pieces: {wait} ns"
-        );
-        assert!(
-            wait_cpu < wait / 10,
-            "the waiting caller used {wait_cpu} ns of CPU in {wait} ns"
-        );
-        assert!(
-            idle_cpu < 20_000_000,
-            "the idle workers used {idle_cpu} ns of CPU in 200 ms"
-        );
+        unsafe { confab_cpu_pool_check_waiting(pool.0, 100, 200, &mut wait, &mut wait_cpu, &mut idle_cpu) };
+        assert!(wait > 20_000_000, "the caller should have waited for the sleeping pieces: {wait} ns");
+        assert!(wait_cpu < wait / 10, "the waiting caller used {wait_cpu} ns of CPU in {wait} ns");
+        assert!(idle_cpu < 20_000_000, "the idle workers used {idle_cpu} ns of CPU in 200 ms");
     }
 
     #[test]
@@ -317,11 +270,7 @@ mod tests {
             let pool = Pool::new(threads);
             for thrower in [0, 5, 63] {
                 // SAFETY: no buffers.
-                assert_eq!(
-                    unsafe { confab_cpu_pool_check_throw(pool.0, 64, thrower) },
-                    1,
-                    "{threads} threads, piece {thrower}"
-                );
+                assert_eq!(unsafe { confab_cpu_pool_check_throw(pool.0, 64, thrower) }, 1, "{threads} threads, piece {thrower}");
             }
         }
     }

@@ -60,8 +60,7 @@ fn default_device_type() -> Result<&'static str, RuntimeError> {
     unsafe {
         let mut dev = sys::mlx_device_new();
         let mut kind = sys::mlx_device_type__MLX_CPU;
-        let ok = sys::mlx_get_default_device(&mut dev) == 0
-            && sys::mlx_device_get_type(&mut kind, dev) == 0;
+        let ok = sys::mlx_get_default_device(&mut dev) == 0 && sys::mlx_device_get_type(&mut kind, dev) == 0;
         sys::mlx_device_free(dev);
         if !ok {
             return Err(RuntimeError::Mlx("mlx_get_default_device"));
@@ -96,12 +95,7 @@ fn loaded_libmlx() -> Option<PathBuf> {
         saddr: *mut std::ffi::c_void,
     }
     // mlx-c is linked statically into our binary, so ask about a symbol of libmlx itself.
-    let mut info = DlInfo {
-        fname: std::ptr::null(),
-        fbase: std::ptr::null_mut(),
-        sname: std::ptr::null(),
-        saddr: std::ptr::null_mut(),
-    };
+    let mut info = DlInfo { fname: std::ptr::null(), fbase: std::ptr::null_mut(), sname: std::ptr::null(), saddr: std::ptr::null_mut() };
     let probe = libmlx_symbol()?;
     // SAFETY: dladdr only reads the address and fills `info`.
     let found = unsafe { dladdr(probe, &mut info) } != 0 && !info.fname.is_null();

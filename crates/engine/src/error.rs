@@ -43,7 +43,9 @@ pub enum EngineError {
     WeightLayout(String),
 
     /// Something the engine guarantees did not hold: a bug, never the person's doing.
-    #[error("internal error: {0}. This is a bug in Confab; please report it with the diagnostics (Settings › Runtime › Copy diagnostics).")]
+    #[error(
+        "internal error: {0}. This is a bug in Confab; please report it with the diagnostics (Settings › Runtime › Copy diagnostics)."
+    )]
     Internal(String),
 
     #[error("{path}: {source}")]

@@ -18,8 +18,8 @@ pub mod sample;
 pub mod state;
 pub mod text;
 
+pub use device::{MlxRuntime, RuntimeError};
 pub use error::{EngineError, MediaProblem, Result};
 pub use media::{MediaInfo, MediaKind, MediaLimits};
 pub use paths::{packaged_model_folders, AppPaths, DefaultModel, DefaultModelError};
-pub use device::{MlxRuntime, RuntimeError};
 pub use text::{ChatMessage, ChatTemplate, StopMatcher, StopStep, StreamDecoder, Tokenizer};

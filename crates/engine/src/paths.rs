@@ -39,11 +39,7 @@ impl AppPaths {
 
     /// Everything in one folder.
     pub fn under(root: &Path) -> Self {
-        Self {
-            data_dir: root.to_path_buf(),
-            models_dir: root.join("models"),
-            cache_dir: root.join("cache"),
-        }
+        Self { data_dir: root.to_path_buf(), models_dir: root.join("models"), cache_dir: root.join("cache") }
     }
 
     /// The app's log files (see `confab_log`).
@@ -79,10 +75,7 @@ pub fn packaged_model_folders() -> Vec<PathBuf> {
     let Some(bin_dir) = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)) else {
         return vec![];
     };
-    [bin_dir.join("../share/confab/models"), bin_dir.join("../Resources/models")]
-        .into_iter()
-        .filter(|p| p.is_dir())
-        .collect()
+    [bin_dir.join("../share/confab/models"), bin_dir.join("../Resources/models")].into_iter().filter(|p| p.is_dir()).collect()
 }
 
 #[cfg(target_os = "macos")]
@@ -93,10 +86,7 @@ fn platform_dirs(home: &Path) -> (PathBuf, PathBuf) {
 #[cfg(not(target_os = "macos"))]
 fn platform_dirs(home: &Path) -> (PathBuf, PathBuf) {
     let xdg = |var: &str, fallback: &str| {
-        std::env::var_os(var)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| home.join(fallback))
+        std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or_else(|| home.join(fallback))
     };
     (xdg("XDG_DATA_HOME", ".local/share").join("confab"), xdg("XDG_CACHE_HOME", ".cache").join("confab"))
 }
@@ -115,8 +105,7 @@ pub struct DefaultModel {
 
 impl DefaultModel {
     pub fn manifest() -> Self {
-        serde_json::from_str(include_str!("../../../assets/default-model.json"))
-            .expect("assets/default-model.json is valid")
+        serde_json::from_str(include_str!("../../../assets/default-model.json")).expect("assets/default-model.json is valid")
     }
 
     /// Where setup places the model file.
@@ -147,10 +136,9 @@ impl DefaultModel {
         if self.is_present(paths) {
             return Ok(target);
         }
-        let source = self.packaged_copy(packaged).ok_or_else(|| DefaultModelError::NotPackaged {
-            name: self.name.clone(),
-            models_dir: paths.models_dir.clone(),
-        })?;
+        let source = self
+            .packaged_copy(packaged)
+            .ok_or_else(|| DefaultModelError::NotPackaged { name: self.name.clone(), models_dir: paths.models_dir.clone() })?;
         let io = |e: std::io::Error| DefaultModelError::Io { target: target.clone(), reason: e.to_string() };
         std::fs::create_dir_all(target.parent().unwrap_or(&paths.models_dir)).map_err(io)?;
         let partial = target.with_extension("gguf.partial");
@@ -202,7 +190,9 @@ pub enum DefaultModelError {
     #[error("The default model in {packaged} is damaged (SHA-256 {actual}, expected {expected}). Reinstall Confab, or pick a model in the model menu.")]
     Checksum { packaged: PathBuf, expected: String, actual: String },
 
-    #[error("Could not install the default model into {target}: {reason}. Free some disk space (it needs about 100 MB) and start Confab again.")]
+    #[error(
+        "Could not install the default model into {target}: {reason}. Free some disk space (it needs about 100 MB) and start Confab again."
+    )]
     Io { target: PathBuf, reason: String },
 }
 

@@ -120,7 +120,8 @@ fn template_that_raises() {
     let dir = copy_of("llama");
     let path = dir.path().join("tokenizer_config.json");
     let mut config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    config["chat_template"] = "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}hi".into();
+    config["chat_template"] =
+        "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}hi".into();
     std::fs::write(&path, config.to_string()).unwrap();
     let engine = Engine::start(EngineOptions::default()).unwrap();
     let (model, _) = engine.load(dir.path(), LoadOptions::default(), |_| {}).unwrap();

@@ -81,9 +81,8 @@ fn batched_matches_alone(model: PathBuf, vocab: u32) {
     let penalized = [false, false, false, true];
     let (engine, id) = start(model, BatchOptions::default());
 
-    let alone: Vec<Vec<u32>> = (0..4)
-        .map(|i| tokens_of(engine.generate(request(id, prompts[i].clone(), max_tokens[i], penalized[i]))))
-        .collect();
+    let alone: Vec<Vec<u32>> =
+        (0..4).map(|i| tokens_of(engine.generate(request(id, prompts[i].clone(), max_tokens[i], penalized[i])))).collect();
 
     // Join at different steps: each next request arrives after the last one's third token.
     let mut events: Vec<Vec<Event>> = (0..4).map(|_| vec![]).collect();
@@ -183,11 +182,8 @@ fn a_batched_step_runs_the_weights_once_and_gives_each_row_its_own_logits() {
         let mut batched = alone.clone();
         let mut tokens = vec![7i32, 8, 9];
         for step in 0..6 {
-            let each: Vec<Array> = alone
-                .iter_mut()
-                .zip(&tokens)
-                .map(|(state, &t)| m.forward(&Array::from_slice(&[t], &[1, 1]), state).unwrap())
-                .collect();
+            let each: Vec<Array> =
+                alone.iter_mut().zip(&tokens).map(|(state, &t)| m.forward(&Array::from_slice(&[t], &[1, 1]), state).unwrap()).collect();
             let mut rows: Vec<&mut SequenceState> = batched.iter_mut().collect();
             let together = m.forward_batch(&Array::from_slice(&tokens, &[3, 1]), &mut rows).unwrap();
             if step == 0 && cpu_kernels {

@@ -6,8 +6,8 @@
 //! buffer. The fidelity tests then hold whole models to the references.
 
 use confab_engine::model::config::{RopeConfig, RopeScaling};
-use confab_engine::model::layers::mask::sliding_causal_mask;
 use confab_engine::model::layers::cpu_attention::{self, Causal};
+use confab_engine::model::layers::mask::sliding_causal_mask;
 use confab_engine::model::layers::Rope;
 use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::IndexOp;
@@ -131,7 +131,10 @@ fn inputs_it_cannot_take_are_errors_not_crashes() {
     for (what, result) in [
         ("half precision", cpu_attention::causal(&half, &k, &k, 1.0, mask)),
         ("heads not a multiple of kv heads", cpu_attention::causal(&random(&[1, 3, 3, 64], 42), &k, &k, 1.0, mask)),
-        ("head dim not a multiple of 16", cpu_attention::causal(&random(&[1, 4, 3, 40], 43), &random(&[1, 2, 3, 40], 44), &random(&[1, 2, 3, 40], 45), 1.0, mask)),
+        (
+            "head dim not a multiple of 16",
+            cpu_attention::causal(&random(&[1, 4, 3, 40], 43), &random(&[1, 2, 3, 40], 44), &random(&[1, 2, 3, 40], 45), 1.0, mask),
+        ),
         ("values unlike keys", cpu_attention::causal(&q, &k, &random(&[1, 2, 5, 64], 46), 1.0, mask)),
     ] {
         let err = result.err().unwrap_or_else(|| panic!("{what}: accepted"));
@@ -238,14 +241,19 @@ fn cache_writes_rotate_as_mlx_and_never_change_a_shared_buffer() {
                 drop(buffer);
                 written.eval().unwrap();
                 let r = row as i32;
-                let expected = fresh.index((r..r + 1, .., ..)).reshape(&[1, 1, kv_heads, d]).unwrap().transpose_axes(&[0, 2, 1, 3]).unwrap();
+                let expected =
+                    fresh.index((r..r + 1, .., ..)).reshape(&[1, 1, kv_heads, d]).unwrap().transpose_axes(&[0, 2, 1, 3]).unwrap();
                 let expected = rope.forward(&expected, position as usize).unwrap();
                 let p = position;
                 let got = written.index((.., .., p..p + 1, ..));
                 let err = max_difference(&got, &expected);
                 assert!(err < ROPE_TOLERANCE, "{name}, row {row} at {position} (shared {shared}): max difference {err}");
                 if p > 0 {
-                    assert_eq!(max_difference(&written.index((.., .., ..p, ..)), &original.index((.., .., ..p, ..))), 0.0, "{name}: earlier positions changed");
+                    assert_eq!(
+                        max_difference(&written.index((.., .., ..p, ..)), &original.index((.., .., ..p, ..))),
+                        0.0,
+                        "{name}: earlier positions changed"
+                    );
                 }
                 if let Some(held) = held {
                     assert_eq!(max_difference(&held, &original), 0.0, "{name}: a shared buffer was written into");
@@ -273,7 +281,10 @@ fn decode_inputs_it_cannot_take_are_errors_not_crashes() {
         ("no keys at all", cpu_attention::decode_attention(&q, &two(&k), &two(&k), &[3, 0], 4, 0.1, rope.table())),
         ("half precision", cpu_attention::decode_attention(&q, &two(&half), &two(&half), &[3, 4], 4, 0.1, rope.table())),
         ("heads unlike q's", cpu_attention::decode_attention(&q, &two(&k), &two(&k), &[3, 4], 3, 0.1, rope.table())),
-        ("rows unlike q's", cpu_attention::decode_attention(&q, std::slice::from_ref(&k), std::slice::from_ref(&k), &[3], 4, 0.1, rope.table())),
+        (
+            "rows unlike q's",
+            cpu_attention::decode_attention(&q, std::slice::from_ref(&k), std::slice::from_ref(&k), &[3], 4, 0.1, rope.table()),
+        ),
         ("a position past the buffer", cpu_attention::cache_write(&k, &q.index((.., .., ..kv_heads * d)), 0, 256, rope.table())),
         ("a row past the batch", cpu_attention::cache_write(&k, &q.index((.., .., ..kv_heads * d)), 2, 3, rope.table())),
         ("new keys unlike the buffer's heads", cpu_attention::cache_write(&k, &q, 0, 3, rope.table())),

@@ -30,8 +30,7 @@ fn on_disk(dir: &Path) -> EncoderCache {
 }
 
 fn files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     names
 }
@@ -135,12 +134,7 @@ fn the_disk_tier_is_bounded_oldest_first() {
         cache.disk_bytes()
     };
     std::fs::remove_dir_all(dir.path()).unwrap();
-    let options = EncoderOptions {
-        memory_budget: 0,
-        disk_budget: 2 * one,
-        dir: Some(dir.path().to_path_buf()),
-        ..Default::default()
-    };
+    let options = EncoderOptions { memory_budget: 0, disk_budget: 2 * one, dir: Some(dir.path().to_path_buf()), ..Default::default() };
     let mut cache = EncoderCache::new(options.clone());
     for (i, name) in ["a", "b", "c"].iter().enumerate() {
         cache.insert(key(name), output(i as f32));

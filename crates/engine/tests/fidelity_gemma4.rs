@@ -15,9 +15,9 @@
 mod common;
 
 use common::{assert_matches, check_fixture, fixture, floats, greedy_run, ids, json, max_diff};
-use confab_engine::runtime::{Engine, EngineOptions};
 use confab_engine::model::{self, EmbeddingsInput, LoadOptions};
 use confab_engine::npy;
+use confab_engine::runtime::{Engine, EngineOptions};
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{Array, Dtype};
 

@@ -189,7 +189,8 @@ fn two_images_through_the_engine_give_the_reference_logits_and_tokens_then_the_e
     let reference = reference();
     let steps = reference["steps"].as_u64().unwrap() as u32;
     // The prefix cache off: a repeated prompt must take its tower outputs from the encoder cache.
-    let engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let engine =
+        Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
     let (model, info) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
     assert!(info.vision, "the tiny Qwen3-VL reads images");
 
@@ -234,7 +235,8 @@ fn a_second_turn_resumes_past_the_images_with_their_rope_delta() {
 fn after_a_restart_the_prefix_cache_disk_tier_resumes_past_the_images() {
     let reference = reference();
     let cache = tempfile::tempdir().unwrap();
-    let options = || EngineOptions { prefix: PrefixOptions { dir: Some(cache.path().to_path_buf()), ..Default::default() }, ..Default::default() };
+    let options =
+        || EngineOptions { prefix: PrefixOptions { dir: Some(cache.path().to_path_buf()), ..Default::default() }, ..Default::default() };
     let mut turn = messages(&reference);
     {
         let engine = Engine::start(options()).unwrap();
@@ -250,7 +252,8 @@ fn after_a_restart_the_prefix_cache_disk_tier_resumes_past_the_images() {
     assert_eq!(resumed.plan.reuse_source, "disk", "the restarted engine reads the first turn from disk");
     assert_eq!(sources(&resumed.plan), [EncoderUse::Prefix, EncoderUse::Prefix]);
 
-    let cold_engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let cold_engine =
+        Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
     let (cold_model, _) = cold_engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
     let cold = ask(&cold_engine, cold_model, turn, 8);
     assert_eq!(resumed.ids, cold.ids, "resumed from disk and cold second turns");
@@ -269,7 +272,8 @@ fn an_image_past_the_processors_aspect_ratio_is_a_typed_error_and_the_model_stil
     let (model, _) = engine.load(dir(), LoadOptions::default(), |_| {}).unwrap();
     let mut sampling = SamplingParams::greedy();
     sampling.max_tokens = 4;
-    let request = Request::new(model, Prompt::Chat(vec![ChatMessage::user("What is this?").with_media([MediaItem::image(&sliver)])]), sampling);
+    let request =
+        Request::new(model, Prompt::Chat(vec![ChatMessage::user("What is this?").with_media([MediaItem::image(&sliver)])]), sampling);
     let error = engine.generate(request).find_map(|e| match e {
         Event::Error(e) => Some(e),
         _ => None,
@@ -318,7 +322,8 @@ fn qwen3_5_with_vision_gives_the_reference_prompt_tower_rows_logits_and_tokens()
     assert!(diff < TOWER_TOLERANCE, "qwen3_5_vl tower rows differ by up to {diff}");
 
     let steps = reference["steps"].as_u64().unwrap() as u32;
-    let engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let engine =
+        Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
     let (id, _) = engine.load(&folder, LoadOptions::default(), |_| {}).unwrap();
     let first = ask(&engine, id, messages(&reference), steps);
     assert_eq!(first.plan.tower_runs, 2);
@@ -343,7 +348,8 @@ fn qwen3_5_with_vision_resumes_a_second_turn_past_the_images_from_a_checkpoint()
     let images_end = first.plan.media[1].position + first.plan.media[1].soft_tokens;
     assert!(second.plan.reused_tokens >= images_end, "reused {} tokens, the images end at {images_end}", second.plan.reused_tokens);
 
-    let cold_engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let cold_engine =
+        Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
     let (cold_id, _) = cold_engine.load(&folder, LoadOptions::default(), |_| {}).unwrap();
     let cold = ask(&cold_engine, cold_id, turn, 8);
     assert_eq!(second.ids, cold.ids, "qwen3_5_vl resumed and cold second turns");
@@ -382,8 +388,7 @@ fn a_vision_config_whose_tower_is_named_otherwise_loads_as_text_only() {
             }
         }
         let tensors = Array::load_safetensors(dir_of(name).join("model.safetensors")).unwrap();
-        let renamed: Vec<(String, Array)> =
-            tensors.into_iter().map(|(k, v)| (k.replace("model.visual.", "vision_tower."), v)).collect();
+        let renamed: Vec<(String, Array)> = tensors.into_iter().map(|(k, v)| (k.replace("model.visual.", "vision_tower."), v)).collect();
         Array::save_safetensors(renamed.iter().map(|(k, v)| (k.as_str(), v)), None, folder.path().join("model.safetensors")).unwrap();
         let model = ReadyModel::load(folder.path(), &LoadOptions::default(), &mut |_| {}).unwrap();
         assert!(!model.info.vision, "{name}: no tower read, no vision");
@@ -408,7 +413,8 @@ fn qwen3_5_image_requests_decoded_together_each_give_their_own_tokens() {
 fn decoded_together(name: &str) {
     let reference = reference_of(name);
     let steps = reference["steps"].as_u64().unwrap() as u32;
-    let engine = Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
+    let engine =
+        Engine::start(EngineOptions { prefix: PrefixOptions { enabled: false, ..Default::default() }, ..Default::default() }).unwrap();
     let (model, _) = engine.load(dir_of(name), LoadOptions::default(), |_| {}).unwrap();
     let request = |messages: Vec<ChatMessage>| {
         let mut sampling = SamplingParams::greedy();
@@ -474,7 +480,16 @@ impl FixtureFrames {
     fn info(&self) -> confab_engine::media::VideoInfo {
         let (w, h) = self.frames[0].dimensions();
         let n = self.frames.len() as u64;
-        confab_engine::media::VideoInfo { codec: "GIF".into(), mime: "image/gif", width: w, height: h, frames: n, fps: self.fps, seconds: n as f64 / self.fps, rotation: 0 }
+        confab_engine::media::VideoInfo {
+            codec: "GIF".into(),
+            mime: "image/gif",
+            width: w,
+            height: h,
+            frames: n,
+            fps: self.fps,
+            seconds: n as f64 / self.fps,
+            rotation: 0,
+        }
     }
 }
 
@@ -483,7 +498,12 @@ impl confab_engine::media::VideoReader for FixtureFrames {
         Ok(self.info())
     }
 
-    fn decode(&self, _path: &std::path::Path, indices: &[u64], _limits: &MediaLimits) -> confab_engine::Result<confab_engine::media::Video> {
+    fn decode(
+        &self,
+        _path: &std::path::Path,
+        indices: &[u64],
+        _limits: &MediaLimits,
+    ) -> confab_engine::Result<confab_engine::media::Video> {
         Ok(confab_engine::media::Video {
             info: self.info(),
             frames: indices.iter().map(|&i| self.frames[i as usize].clone()).collect(),
@@ -533,7 +553,11 @@ fn video_processor_gives_the_reference_frames_pixels_grid_prompt_ids_and_positio
         let settings = config.resolve(&vision, &file).unwrap();
         let frames = FixtureFrames::of(name);
         let laid = layout(&frames.info(), &settings).unwrap();
-        assert_eq!(laid.frames, ids(&video["video"]["video_frames"]).iter().map(|&i| i as u64).collect::<Vec<_>>(), "{name}: sampled frames");
+        assert_eq!(
+            laid.frames,
+            ids(&video["video"]["video_frames"]).iter().map(|&i| i as u64).collect::<Vec<_>>(),
+            "{name}: sampled frames"
+        );
         let grid: Vec<[usize; 3]> = serde_json::from_value(video["video"]["video_grid_thw"].clone()).unwrap();
         assert_eq!(laid.grid, grid[0], "{name}: video grid");
         assert_eq!(laid.soft_tokens(), video["video"]["video_tokens"].as_u64().unwrap() as usize);
@@ -558,14 +582,20 @@ fn video_processor_gives_the_reference_frames_pixels_grid_prompt_ids_and_positio
             let furthest = *positions.values.iter().max().unwrap() as i64;
             assert_eq!(furthest + 1 - prompt.ids.len() as i64, chat["rope_delta"].as_i64().unwrap(), "{name} {key}: rope delta");
             let video_item = prompt.items.iter().find(|i| i.kind == confab_engine::media::MediaKind::Video).unwrap();
-            assert_eq!((video_item.runs.len(), video_item.span.len), (grid[0][0], laid.soft_tokens()), "{name} {key}: one run per frame group");
+            assert_eq!(
+                (video_item.runs.len(), video_item.span.len),
+                (grid[0][0], laid.soft_tokens()),
+                "{name} {key}: one run per frame group"
+            );
         }
     }
 }
 
 #[test]
 fn vision_tower_on_the_reference_video_patches_gives_its_rows_and_deepstack_features() {
-    for (name, streams) in [("qwen3_vl", &["video_embeds", "video_deepstack_0", "video_deepstack_1"][..]), ("qwen3_5_vl", &["video_embeds"][..])] {
+    for (name, streams) in
+        [("qwen3_vl", &["video_embeds", "video_deepstack_0", "video_deepstack_1"][..]), ("qwen3_5_vl", &["video_embeds"][..])]
+    {
         let reference = reference_of(name);
         let encoder = Qwen3VlEncoder::load(&dir_of(name), Dtype::Float32).unwrap().expect("a vision tower");
         let pixels = npy_of(name, reference["files"]["pixel_values_videos"].as_str().unwrap());
@@ -680,7 +710,11 @@ fn a_second_turn_resumes_past_the_video_with_its_rope_delta() {
         let second = ask(&engine, model, turn.clone(), 8);
         let reference_ids = ids(&reference_of(name)["video"]["mixed"]["input_ids"]);
         let video_end = reference_ids.iter().rposition(|&t| t == 6).unwrap() + 1; // past the last <|video_pad|>
-        assert!(second.plan.reused_tokens >= video_end, "{name}: reused {} tokens, the video ends at {video_end}", second.plan.reused_tokens);
+        assert!(
+            second.plan.reused_tokens >= video_end,
+            "{name}: reused {} tokens, the video ends at {video_end}",
+            second.plan.reused_tokens
+        );
         assert_eq!(sources(&second.plan), [EncoderUse::Prefix, EncoderUse::Prefix], "{name}");
 
         let (cold_engine, cold_model) = video_engine(name, no_prefix_cache());

@@ -8,13 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
-use confab_engine::model::families::gemma4::processor::{
-    audio_soft_tokens, expand_prompt, extract_features, image_soft_tokens, preprocess_image, ImageConfig,
-    MediaTokens, ProcessorConfig,
-};
-use confab_engine::model::families::gemma4::processor::AudioConfig;
 use confab_engine::media::pil_resize::{resize_like_pil, PilFilter};
 use confab_engine::media::{decode_audio, decode_image, MediaKind, MediaLimits};
+use confab_engine::model::families::gemma4::processor::AudioConfig;
+use confab_engine::model::families::gemma4::processor::{
+    audio_soft_tokens, expand_prompt, extract_features, image_soft_tokens, preprocess_image, ImageConfig, MediaTokens, ProcessorConfig,
+};
 use confab_engine::npy::read_f32;
 use confab_engine::Tokenizer;
 use serde_json::Value;
@@ -187,8 +186,7 @@ fn prompt_with_two_images_and_a_clip_expands_to_the_reference_ids() {
         .collect();
     assert_eq!(audio_tokens, usizes(&prompt["num_audio_tokens"]));
 
-    let expanded =
-        expand_prompt(&tokenizer, &tokens, prompt["text"].as_str().unwrap(), &image_tokens, &audio_tokens).unwrap();
+    let expanded = expand_prompt(&tokenizer, &tokens, prompt["text"].as_str().unwrap(), &image_tokens, &audio_tokens).unwrap();
     let reference: Vec<u32> = usizes(&prompt["input_ids"]).into_iter().map(|i| i as u32).collect();
     assert_eq!(expanded.ids, reference);
 

@@ -43,8 +43,7 @@ const WHITE: [u8; 3] = [255, 255, 255];
 #[test]
 fn every_image_format_decodes_to_rgb() {
     let limits = MediaLimits::default();
-    for name in ["quadrants.png", "quadrants.jpg", "quadrants.webp", "quadrants.bmp", "quadrants.tiff", "animated.gif"]
-    {
+    for name in ["quadrants.png", "quadrants.jpg", "quadrants.webp", "quadrants.bmp", "quadrants.tiff", "animated.gif"] {
         let image = decode_image(&fixture(name), &limits).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(image.dimensions(), (32, 24), "{name}");
         // The GIF's second frame is black: these colours show the first was taken.
@@ -95,10 +94,7 @@ fn a_100_megapixel_header_is_rejected_before_decoding() {
     assert_eq!(problem(decode_image(&path, &limits), "photo.png"), expected);
     assert_eq!(problem(media::probe(&path, &limits), "photo.png"), expected);
     let message = decode_image(&path, &limits).unwrap_err().to_string();
-    assert_eq!(
-        message,
-        "photo.png: the image is 10000×10000 (100.0 MP) and the limit is 40.0 MP; resize it and try again"
-    );
+    assert_eq!(message, "photo.png: the image is 10000×10000 (100.0 MP) and the limit is 40.0 MP; resize it and try again");
 }
 
 #[test]
@@ -303,10 +299,9 @@ fn damaged_and_cut_m4a_give_audio_or_a_typed_error_on_either_decoder() {
     short.extend_from_slice(&original[payload.end..]);
     for (name, bytes) in [("scrambled.m4a", scrambled), ("cut.m4a", cut), ("short.m4a", short)] {
         let path = write(dir.path(), name, &bytes);
-        for (decoder, result) in [
-            ("default", decode_audio(&path, 16_000, &limits)),
-            ("built-in", media::decode_audio_builtin(&path, 16_000, &limits)),
-        ] {
+        for (decoder, result) in
+            [("default", decode_audio(&path, 16_000, &limits)), ("built-in", media::decode_audio_builtin(&path, 16_000, &limits))]
+        {
             match result {
                 Ok(audio) => {
                     assert!(audio.samples.iter().all(|s| s.is_finite()), "{name} ({decoder})");

@@ -28,11 +28,7 @@ fn matmul_matches_naive_product() {
             want[i * n + j] = (0..k).map(|t| a[i * k + t] * b[t * n + j]).sum();
         }
     }
-    let got = ops::matmul(
-        Array::from_slice(&a, &[m as i32, k as i32]),
-        Array::from_slice(&b, &[k as i32, n as i32]),
-    )
-    .unwrap();
+    let got = ops::matmul(Array::from_slice(&a, &[m as i32, k as i32]), Array::from_slice(&b, &[k as i32, n as i32])).unwrap();
     assert!(close(got.as_slice::<f32>(), &want, 1e-5));
 }
 
@@ -58,9 +54,8 @@ fn attention_matches_softmax_weighted_values() {
     let got = fast::scaled_dot_product_attention(&q, &k, &v, scale, None, None).unwrap();
     let scores: Vec<f32> = [0.5f32, -1.0, -0.5].iter().map(|s| (s * scale).exp()).collect();
     let total: f32 = scores.iter().sum();
-    let want: Vec<f32> = (0..2)
-        .map(|d| scores.iter().enumerate().map(|(i, w)| w / total * [1.0, 3.0, 5.0, 2.0, 4.0, 6.0][d * 3 + i]).sum())
-        .collect();
+    let want: Vec<f32> =
+        (0..2).map(|d| scores.iter().enumerate().map(|(i, w)| w / total * [1.0, 3.0, 5.0, 2.0, 4.0, 6.0][d * 3 + i]).sum()).collect();
     assert!(close(got.as_slice::<f32>(), &want, 1e-5), "{:?} vs {want:?}", got.as_slice::<f32>());
 }
 

@@ -26,9 +26,9 @@ mod common;
 
 use common::crafted::{huge_png_header, wav_header, write};
 use confab_engine::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
+use confab_engine::media::{MediaItem, MediaKind, MediaLimits, RgbImage};
 use confab_engine::model::families::gemma4::processor::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
 use confab_engine::model::families::gemma4::MediaEncoder;
-use confab_engine::media::{MediaItem, MediaKind, MediaLimits, RgbImage};
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::generate::{self, Shared};
 use confab_engine::runtime::{EncoderUse, Engine, EngineOptions, Event, Plan, Prompt, ReadyModel, Request};
@@ -348,7 +348,10 @@ fn media_sent_to_a_text_only_model_is_a_typed_error() {
             .generate(Request::new(model, prompt, SamplingParams::greedy()))
             .find_map(|e| if let Event::Error(e) = e { Some(e) } else { None })
             .expect("an error");
-        assert!(matches!(&error, EngineError::ModelCannotRead { kind: k, vision: false, audio: false, video: false, .. } if *k == kind), "{error:?}");
+        assert!(
+            matches!(&error, EngineError::ModelCannotRead { kind: k, vision: false, audio: false, video: false, .. } if *k == kind),
+            "{error:?}"
+        );
         let message = error.to_string();
         assert!(message.contains("reads text only") && message.contains(words), "{message}");
     }
@@ -547,8 +550,7 @@ fn a_jpeg_photo_and_a_44k_stereo_m4a_give_the_reference_logits_and_tokens() {
 }
 
 fn files_give_the_reference_logits_and_tokens(reference_file: &str, clip: &str) {
-    let reference: Value =
-        serde_json::from_str(&std::fs::read_to_string(gemma4().join(reference_file)).unwrap()).unwrap();
+    let reference: Value = serde_json::from_str(&std::fs::read_to_string(gemma4().join(reference_file)).unwrap()).unwrap();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let file = |key: &str| root.join(reference[key].as_str().unwrap());
     let messages = vec![ChatMessage::user(QUESTION).with_media([MediaItem::image(file("image")), MediaItem::audio(file("audio"))])];

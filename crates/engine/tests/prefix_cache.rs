@@ -162,7 +162,12 @@ fn damaged_and_foreign_entries_are_ignored_and_removed() {
         assert_eq!(out.tokens, run(&engine, model, &second, 6, false).tokens, "{damage}");
         drop(engine);
         let leftover: Vec<_> = files_with(dir.path(), ".json");
-        assert!(leftover.iter().all(|p| std::fs::read_to_string(p).unwrap().starts_with('{') && !std::fs::read_to_string(p).unwrap().starts_with("{not")), "{damage}: the bad entry is gone");
+        assert!(
+            leftover
+                .iter()
+                .all(|p| std::fs::read_to_string(p).unwrap().starts_with('{') && !std::fs::read_to_string(p).unwrap().starts_with("{not")),
+            "{damage}: the bad entry is gone"
+        );
     }
 
     // Another model's entries never match.

@@ -73,8 +73,7 @@ fn near_zero_temperature_and_top_k_one_equal_greedy() {
     let l = logits(&v);
     let mut greedy = sampler(SamplingParams::greedy(), v.len());
     let want = greedy.sample(&l, &[]).unwrap();
-    let mut cold =
-        sampler(SamplingParams { temperature: 1e-4, seed: Some(3), ..Default::default() }, v.len());
+    let mut cold = sampler(SamplingParams { temperature: 1e-4, seed: Some(3), ..Default::default() }, v.len());
     let mut top1 = sampler(SamplingParams { top_k: 1, temperature: 5.0, ..Default::default() }, v.len());
     for _ in 0..50 {
         assert_eq!(cold.sample(&l, &[]).unwrap(), want);
@@ -164,12 +163,10 @@ fn penalties_apply_when_sampling_too() {
     // Token 0 would win almost surely; a presence penalty of 10 leaves token 1 nearly certain.
     let v = [5.0f32, 3.0, -5.0];
     let l = logits(&v);
-    let params =
-        SamplingParams { presence_penalty: 10.0, temperature: 0.5, seed: Some(4), ..Default::default() };
+    let params = SamplingParams { presence_penalty: 10.0, temperature: 0.5, seed: Some(4), ..Default::default() };
     let c = counts(&mut sampler(params, 3), &l, &[0, 0, 0], 200);
     assert_eq!(c.get(&1), Some(&200), "{c:?}");
-    let params =
-        SamplingParams { repetition_penalty: 10.0, temperature: 0.2, seed: Some(4), ..Default::default() };
+    let params = SamplingParams { repetition_penalty: 10.0, temperature: 0.2, seed: Some(4), ..Default::default() };
     let c = counts(&mut sampler(params, 3), &l, &[0], 200);
     assert_eq!(c.get(&1), Some(&200), "{c:?}");
 }
@@ -187,8 +184,7 @@ fn presence_penalty_subtracts_from_seen_tokens() {
 fn logit_bias_bans_and_boosts() {
     let v = bumpy(500, 42);
     let l = logits(&v);
-    let ban =
-        SamplingParams { logit_bias: HashMap::from([(42, f32::NEG_INFINITY)]), ..SamplingParams::greedy() };
+    let ban = SamplingParams { logit_bias: HashMap::from([(42, f32::NEG_INFINITY)]), ..SamplingParams::greedy() };
     let second = sampler(ban.clone(), 500).sample(&l, &[]).unwrap();
     assert_ne!(second, 42);
     // Sampling never picks a banned token: a high temperature spreads over many others.
@@ -203,11 +199,7 @@ fn logit_bias_bans_and_boosts() {
 #[test]
 fn all_tokens_banned_at_sample_time_is_an_error_not_a_panic() {
     let v = [f32::NEG_INFINITY, f32::NAN, 0.0];
-    let params = SamplingParams {
-        logit_bias: HashMap::from([(2, f32::NEG_INFINITY)]),
-        seed: Some(1),
-        ..Default::default()
-    };
+    let params = SamplingParams { logit_bias: HashMap::from([(2, f32::NEG_INFINITY)]), seed: Some(1), ..Default::default() };
     let err = sampler(params, 3).sample(&logits(&v), &[]).unwrap_err();
     assert!(err.to_string().contains("probability 0"), "{err}");
 }
@@ -294,11 +286,7 @@ fn validate_rejects_each_invalid_value_with_a_clear_message() {
         (SamplingParams { stop: vec![String::new()], ..d() }, "stop", "empty"),
         (SamplingParams { logit_bias: HashMap::from([(10, 1.0)]), ..d() }, "logit_bias", "0 to 9"),
         (SamplingParams { logit_bias: HashMap::from([(3, f32::NAN)]), ..d() }, "logit_bias", "-inf"),
-        (
-            SamplingParams { logit_bias: (0..10).map(|i| (i, f32::NEG_INFINITY)).collect(), ..d() },
-            "logit_bias",
-            "every token",
-        ),
+        (SamplingParams { logit_bias: (0..10).map(|i| (i, f32::NEG_INFINITY)).collect(), ..d() }, "logit_bias", "every token"),
     ];
     for (params, name, hint) in cases {
         let (got_name, reason) = invalid(params.clone(), 10);
@@ -307,10 +295,7 @@ fn validate_rejects_each_invalid_value_with_a_clear_message() {
     }
     // Sampler::new validates too, and the message names the setting.
     let err = Sampler::new(SamplingParams { top_p: 2.0, ..d() }, 10).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "invalid setting `top_p`: 2 is out of range; use a value in (0, 1] (1 = off)"
-    );
+    assert_eq!(err.to_string(), "invalid setting `top_p`: 2 is out of range; use a value in (0, 1] (1 = off)");
     assert!(Sampler::new(d(), 0).is_err());
 }
 
@@ -329,8 +314,7 @@ fn params_round_trip_through_json_with_banned_tokens() {
     let back: SamplingParams = serde_json::from_str(&json).unwrap();
     assert_eq!(back, params);
     // Missing fields take the defaults; null bans.
-    let partial: SamplingParams =
-        serde_json::from_str(r#"{"temperature": 0.2, "logit_bias": {"7": null, "8": -1}}"#).unwrap();
+    let partial: SamplingParams = serde_json::from_str(r#"{"temperature": 0.2, "logit_bias": {"7": null, "8": -1}}"#).unwrap();
     assert_eq!(partial.temperature, 0.2);
     assert_eq!(partial.top_p, 1.0);
     assert_eq!(partial.repetition_context, 64);
@@ -369,10 +353,7 @@ fn from_generation_config_reads_hugging_face_defaults() {
     // Wrong types and ranges name the field.
     let bad = serde_json::json!({"temperature": "hot"});
     let err = SamplingParams::from_generation_config(&bad).unwrap_err();
-    assert!(
-        err.to_string().contains("`temperature`") && err.to_string().contains("expected a number"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("`temperature`") && err.to_string().contains("expected a number"), "{err}");
     let bad = serde_json::json!({"top_p": 0});
     assert!(SamplingParams::from_generation_config(&bad).unwrap_err().to_string().contains("`top_p`"));
     let bad = serde_json::json!({"top_k": 2.5});
@@ -387,12 +368,10 @@ fn reference_choice(v: &[f32], p: &SamplingParams, history: &[u32]) -> u32 {
     for (&id, &b) in &p.logit_bias {
         v[id as usize] += b;
     }
-    let window: HashSet<u32> =
-        history[history.len().saturating_sub(p.repetition_context)..].iter().copied().collect();
+    let window: HashSet<u32> = history[history.len().saturating_sub(p.repetition_context)..].iter().copied().collect();
     for &id in &window {
         let x = v[id as usize];
-        v[id as usize] =
-            if x > 0.0 { x / p.repetition_penalty } else { x * p.repetition_penalty } - p.presence_penalty;
+        v[id as usize] = if x > 0.0 { x / p.repetition_penalty } else { x * p.repetition_penalty } - p.presence_penalty;
     }
     let max = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     v.iter().position(|&x| x == max).unwrap() as u32

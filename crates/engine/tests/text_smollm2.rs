@@ -9,10 +9,7 @@ use confab_engine::{AppPaths, ChatMessage, ChatTemplate, DefaultModel, StreamDec
 use mlx_rs::io::GgufFile;
 use serde_json::Value;
 
-const FIXTURE: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../tests/reference/fixtures/smollm2_tokenizer.json"
-));
+const FIXTURE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/reference/fixtures/smollm2_tokenizer.json"));
 
 fn fixture() -> Value {
     serde_json::from_str(FIXTURE).expect("the fixture is JSON")
@@ -22,31 +19,19 @@ fn tokenizer() -> &'static Tokenizer {
     static TOKENIZER: OnceLock<Tokenizer> = OnceLock::new();
     TOKENIZER.get_or_init(|| {
         let path = DefaultModel::manifest().path(&AppPaths::from_env());
-        assert!(
-            path.exists(),
-            "{} is missing: run scripts/setup.sh",
-            path.display()
-        );
+        assert!(path.exists(), "{} is missing: run scripts/setup.sh", path.display());
         let gguf = GgufFile::load(&path).unwrap();
         Tokenizer::from_gguf(&gguf, &path).unwrap()
     })
 }
 
 fn ids(value: &Value) -> Vec<u32> {
-    value
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap() as u32)
-        .collect()
+    value.as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect()
 }
 
 #[test]
 fn fixture_is_for_the_default_model() {
-    assert_eq!(
-        fixture()["gguf_file"],
-        DefaultModel::manifest().file.as_str()
-    );
+    assert_eq!(fixture()["gguf_file"], DefaultModel::manifest().file.as_str());
 }
 
 #[test]
@@ -57,16 +42,9 @@ fn encode_matches_transformers() {
         let text = case["text"].as_str().unwrap();
         let got = tok.encode(text, false).unwrap();
         if got != ids(&case["ids"]) {
-            wrong.push(format!(
-                "{text:?}: ours {got:?}, transformers {:?}",
-                ids(&case["ids"])
-            ));
+            wrong.push(format!("{text:?}: ours {got:?}, transformers {:?}", ids(&case["ids"])));
         }
-        assert_eq!(
-            tok.encode(text, true).unwrap(),
-            ids(&case["ids_with_special"]),
-            "{text:?} with special tokens"
-        );
+        assert_eq!(tok.encode(text, true).unwrap(), ids(&case["ids_with_special"]), "{text:?} with special tokens");
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
@@ -96,24 +74,17 @@ fn special_tokens_and_sizes_match() {
     assert_eq!(tok.encode("<|im_start|>", false).unwrap(), vec![1]);
     assert_eq!(tok.token_to_id("<|im_end|>"), Some(2));
     assert_eq!(tok.id_to_token(1).as_deref(), Some("<|im_start|>"));
-    assert_eq!(
-        tok.decode(&[1, 4093, 198, 6004, 2], true).unwrap(),
-        "user\nhi"
-    );
+    assert_eq!(tok.decode(&[1, 4093, 198, 6004, 2], true).unwrap(), "user\nhi");
 }
 
 #[test]
 fn chat_template_renders_as_transformers() {
     let tok = tokenizer();
-    let template = ChatTemplate::for_tokenizer(tok)
-        .unwrap()
-        .expect("SmolLM2's GGUF carries a chat template");
+    let template = ChatTemplate::for_tokenizer(tok).unwrap().expect("SmolLM2's GGUF carries a chat template");
     for case in fixture()["conversations"].as_array().unwrap() {
         let messages: Vec<ChatMessage> = serde_json::from_value(case["messages"].clone()).unwrap();
         let add_generation_prompt = case["add_generation_prompt"].as_bool().unwrap();
-        let rendered = template
-            .render(&messages, add_generation_prompt, None)
-            .unwrap();
+        let rendered = template.render(&messages, add_generation_prompt, None).unwrap();
         assert_eq!(rendered, case["rendered"].as_str().unwrap());
         assert_eq!(tok.encode_prompt(&rendered).unwrap(), ids(&case["ids"]));
     }
@@ -122,12 +93,7 @@ fn chat_template_renders_as_transformers() {
 /// Prompts that stress detokenization: multi-byte characters split across tokens, runs of
 /// spaces, special tokens between text.
 fn stream_texts() -> Vec<String> {
-    let mut texts: Vec<String> = fixture()["texts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["text"].as_str().unwrap().to_string())
-        .collect();
+    let mut texts: Vec<String> = fixture()["texts"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap().to_string()).collect();
     texts.extend(
         [
             " leading space",
@@ -157,10 +123,7 @@ fn streamed_deltas_join_to_the_full_decode() {
             deltas.push(decoder.finish().unwrap());
             let joined = deltas.concat();
             assert_eq!(joined, tok.decode(&ids, skip_special).unwrap(), "{text:?}");
-            assert!(
-                deltas.iter().all(|d| !d.contains('\u{FFFD}')),
-                "{text:?}: {deltas:?}"
-            );
+            assert!(deltas.iter().all(|d| !d.contains('\u{FFFD}')), "{text:?}: {deltas:?}");
         }
     }
 }

@@ -127,8 +127,7 @@ fn every_frame_in_display_order_matches_its_timestamp() {
     for (name, _, _) in H264 {
         let all: Vec<u64> = (0..20).collect();
         let video = decode_video(&corpus(name), &all, &MediaLimits::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let times: Vec<f64> =
-            meta["videos"][name]["timestamps"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();
+        let times: Vec<f64> = meta["videos"][name]["timestamps"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();
         assert_eq!(video.timestamps.len(), 20);
         for (got, want) in video.timestamps.iter().zip(&times) {
             assert!((got - want).abs() < 1e-9, "{name}: {:?} vs {times:?}", video.timestamps);
@@ -169,7 +168,11 @@ fn a_long_clip_decoded_in_parallel_pieces_gives_the_same_frames() {
     let mut taken = 0;
     let stopped = media::decode_video_with(&corpus(name), &all, &limits, |_, _, _| {
         taken += 1;
-        if taken == 15 { Err(EngineError::EngineStopped) } else { Ok(()) }
+        if taken == 15 {
+            Err(EngineError::EngineStopped)
+        } else {
+            Ok(())
+        }
     });
     assert!(matches!(stopped, Err(EngineError::EngineStopped)));
     assert_eq!(taken, 15);
@@ -400,10 +403,7 @@ fn hevc_headers_describe_the_file_as_ffmpeg_reads_them() {
 fn hevc_limits_come_from_the_headers() {
     let name = "hevc_main.mp4";
     let few_frames = MediaLimits { max_video_frames: 10, ..Default::default() };
-    assert_eq!(
-        problem(media::describe_video(&corpus(name), &few_frames), name).0,
-        MediaProblem::TooManyFrames { frames: 20, limit: 10 }
-    );
+    assert_eq!(problem(media::describe_video(&corpus(name), &few_frames), name).0, MediaProblem::TooManyFrames { frames: 20, limit: 10 });
     let short = MediaLimits { max_video_seconds: 1.5, ..Default::default() };
     assert_eq!(problem(media::describe_video(&corpus(name), &short), name).0, MediaProblem::VideoTooLong { seconds: 2.0, limit: 1.5 });
     let small = MediaLimits { max_video_frame_pixels: 96 * 54 - 1, ..Default::default() };
@@ -430,7 +430,12 @@ fn hevc_is_refused_off_macos_with_what_to_do() {
         ] {
             let (got, text) = result;
             assert_eq!(got, expected, "{name} ({what})");
-            assert!(text.starts_with(&format!("{name}: the video codec (HEVC (H.265)) is decoded on macOS only; convert the video to H.264 MP4")), "{text}");
+            assert!(
+                text.starts_with(&format!(
+                    "{name}: the video codec (HEVC (H.265)) is decoded on macOS only; convert the video to H.264 MP4"
+                )),
+                "{text}"
+            );
             assert!(text.contains("ffmpeg -i clip.mov -c:v libx264"), "{text}");
         }
     }
@@ -504,7 +509,10 @@ fn hevc_frames_match_pyavs_on_macos() {
         assert!(within(max_difference(frame, &upright), RGB_TOLERANCE), "hevc_rotated.mp4 frame {index}");
     }
     let probed = media::probe(&corpus("hevc_main.mp4"), &limits).unwrap();
-    assert_eq!((probed.kind, probed.codec.as_deref(), probed.width, probed.height), (MediaKind::Video, Some("HEVC (H.265)"), Some(96), Some(54)));
+    assert_eq!(
+        (probed.kind, probed.codec.as_deref(), probed.width, probed.height),
+        (MediaKind::Video, Some("HEVC (H.265)"), Some(96), Some(54))
+    );
 }
 
 #[test]
@@ -612,7 +620,8 @@ fn truncated_and_damaged_movies_never_panic() {
                 match media::describe_video(&path, &limits) {
                     Ok(_) => described += 1,
                     Err(EngineError::Media {
-                        problem: MediaProblem::Corrupt { .. } | MediaProblem::UnsupportedVideoCodec { .. } | MediaProblem::FrameTooLarge { .. },
+                        problem:
+                            MediaProblem::Corrupt { .. } | MediaProblem::UnsupportedVideoCodec { .. } | MediaProblem::FrameTooLarge { .. },
                         ..
                     }) => {}
                     Err(other) => panic!("{name} with byte {at} = {value:#x}: {other}"),

@@ -36,7 +36,9 @@ pub enum HubError {
     #[error("{file}: the download does not match the hub's checksum twice in a row ({algorithm} {actual}, expected {expected}); it was removed. Try again later, or use another mirror.")]
     Checksum { file: String, algorithm: &'static str, expected: String, actual: String },
 
-    #[error("not enough free space in {dir}: the download needs {needed} more bytes, {available} are free. Free some space and try again.")]
+    #[error(
+        "not enough free space in {dir}: the download needs {needed} more bytes, {available} are free. Free some space and try again."
+    )]
     DiskSpace { dir: PathBuf, needed: u64, available: u64 },
 
     #[error("the disk filled up writing {path}. What was downloaded is kept; free some space and pull again to resume.")]

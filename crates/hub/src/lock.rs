@@ -30,11 +30,7 @@ pub struct DownloadLock {
 /// Takes the lock at `path`. While another process (or another pull in this one) holds it,
 /// calls `waiting` every [`WAIT_POLL`] and tries again; `cancel` ends the wait with
 /// [`HubError::Cancelled`].
-pub async fn acquire(
-    path: &Path,
-    cancel: &AtomicBool,
-    mut waiting: impl FnMut(),
-) -> Result<DownloadLock> {
+pub async fn acquire(path: &Path, cancel: &AtomicBool, mut waiting: impl FnMut()) -> Result<DownloadLock> {
     let file = open(path)?;
     let mut waited = false;
     loop {
@@ -70,9 +66,7 @@ pub fn try_acquire(path: &Path) -> Result<Option<DownloadLock>> {
 
 impl DownloadLock {
     fn new(file: File, attempt: Attempt) -> DownloadLock {
-        DownloadLock {
-            _file: (attempt == Attempt::Taken).then_some(file),
-        }
+        DownloadLock { _file: (attempt == Attempt::Taken).then_some(file) }
     }
 }
 
@@ -88,12 +82,7 @@ fn open(path: &Path) -> Result<File> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| HubError::io(parent, e))?;
     }
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(|e| HubError::io(path, e))
+    OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(|e| HubError::io(path, e))
 }
 
 fn attempt(path: &Path, file: &File) -> Result<Attempt> {
@@ -101,10 +90,7 @@ fn attempt(path: &Path, file: &File) -> Result<Attempt> {
         Ok(()) => Ok(Attempt::Taken),
         Err(TryLockError::WouldBlock) => Ok(Attempt::Held),
         // ENOLCK: an NFS mount without a lock daemon.
-        Err(TryLockError::Error(e))
-            if e.kind() == std::io::ErrorKind::Unsupported
-                || e.raw_os_error() == Some(libc::ENOLCK) =>
-        {
+        Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported || e.raw_os_error() == Some(libc::ENOLCK) => {
             tracing::warn!(lock = %path.display(), "this file system has no file locks; going on without one ({e})");
             Ok(Attempt::Unsupported)
         }
@@ -127,9 +113,7 @@ mod tests {
         let path = RepoCache::new(dir.path(), "o/n").download_lock("abc");
         assert_eq!(path, dir.path().join(".locks/models--o--n/abc.lock"));
         let cancel = Arc::new(AtomicBool::new(false));
-        let first = acquire(&path, &cancel, || panic!("nobody holds it yet"))
-            .await
-            .unwrap();
+        let first = acquire(&path, &cancel, || panic!("nobody holds it yet")).await.unwrap();
         assert!(try_acquire(&path).unwrap().is_none(), "held");
 
         // A separate open file, as another process has: flock conflicts between them.
@@ -142,10 +126,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(!second.is_finished(), "took a lock that is held");
         drop(first);
-        let (lock, waits) = tokio::time::timeout(Duration::from_secs(10), second)
-            .await
-            .expect("taken once free")
-            .unwrap();
+        let (lock, waits) = tokio::time::timeout(Duration::from_secs(10), second).await.expect("taken once free").unwrap();
         assert!(lock.is_ok());
         // 500 ms at one try per 100 ms; at least 2 so that a slow machine still passes.
         assert!(waits >= 2, "reported waiting {waits} times");
@@ -177,23 +158,11 @@ mod tests {
                       fcntl.flock(f, fcntl.LOCK_EX)\n\
                       print('held', flush=True)\n\
                       time.sleep(60)\n";
-        let mut child = Command::new("python3")
-            .args(["-c", holder])
-            .arg(&path)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
+        let mut child = Command::new("python3").args(["-c", holder]).arg(&path).stdout(Stdio::piped()).spawn().expect("python3 runs");
         let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
-            &mut line,
-        )
-        .unwrap();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut line).unwrap();
         assert_eq!(line.trim(), "held");
-        assert!(
-            try_acquire(&path).unwrap().is_none(),
-            "Python's flock and ours are the same lock"
-        );
+        assert!(try_acquire(&path).unwrap().is_none(), "Python's flock and ours are the same lock");
 
         let cancel = AtomicBool::new(false);
         let mut waits = 0u32;
@@ -204,9 +173,7 @@ mod tests {
                 child.kill().unwrap();
             }
         });
-        let lock = tokio::time::timeout(Duration::from_secs(10), waiting)
-            .await
-            .expect("free once the holder is dead");
+        let lock = tokio::time::timeout(Duration::from_secs(10), waiting).await.expect("free once the holder is dead");
         assert!(lock.is_ok());
         assert!(waits >= 3);
         let _ = child.wait();

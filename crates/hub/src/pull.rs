@@ -183,8 +183,8 @@ pub fn choose_files(repo: &str, info: &ModelInfo, wanted: &[String]) -> Result<V
 /// the engine has no family for.
 fn check_architecture(repo: &str, config: &Path, options: &PullOptions) -> Result<()> {
     let text = std::fs::read_to_string(config).map_err(|e| HubError::io(config, e))?;
-    let json: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| HubError::BadAnswer { what: format!("{repo}/config.json"), reason: e.to_string() })?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| HubError::BadAnswer { what: format!("{repo}/config.json"), reason: e.to_string() })?;
     let model_type = json.get("model_type").and_then(|v| v.as_str()).unwrap_or("");
     let text_type = json.pointer("/text_config/model_type").and_then(|v| v.as_str());
     if (options.supported)(model_type) || text_type.is_some_and(|t| (options.supported)(t)) {
@@ -195,11 +195,7 @@ fn check_architecture(repo: &str, config: &Path, options: &PullOptions) -> Resul
 }
 
 fn unsupported(repo: &str, architecture: &str, options: &PullOptions) -> HubError {
-    HubError::UnsupportedArchitecture {
-        repo: repo.into(),
-        architecture: architecture.into(),
-        supported: options.supported_list.clone(),
-    }
+    HubError::UnsupportedArchitecture { repo: repo.into(), architecture: architecture.into(), supported: options.supported_list.clone() }
 }
 
 fn still_to_fetch(cache: &RepoCache, file: &RepoFile) -> u64 {
@@ -428,7 +424,15 @@ mod tests {
 
     #[test]
     fn a_folder_pull_takes_what_the_engine_reads_and_leaves_the_rest() {
-        let names = ["config.json", "model.safetensors", "tokenizer.json", "README.md", ".gitattributes", "original/consolidated.pth", "chat_template.jinja"];
+        let names = [
+            "config.json",
+            "model.safetensors",
+            "tokenizer.json",
+            "README.md",
+            ".gitattributes",
+            "original/consolidated.pth",
+            "chat_template.jinja",
+        ];
         let chosen: Vec<String> = choose_files("o/m", &info(&names), &[]).unwrap().into_iter().map(|f| f.name).collect();
         assert_eq!(chosen, ["config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja"]);
     }

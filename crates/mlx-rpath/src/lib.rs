@@ -32,8 +32,7 @@ pub fn link_app_libmlx() {
 
 fn emit(bundle: bool) {
     println!("cargo:rerun-if-env-changed=DEP_MLX_LIB_DIR");
-    let lib_dir = std::env::var("DEP_MLX_LIB_DIR")
-        .expect("DEP_MLX_LIB_DIR is unset: this crate must depend on mlx-sys directly");
+    let lib_dir = std::env::var("DEP_MLX_LIB_DIR").expect("DEP_MLX_LIB_DIR is unset: this crate must depend on mlx-sys directly");
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     for path in rpaths(&target_os, (!bundle).then_some(lib_dir.as_str())) {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{path}");

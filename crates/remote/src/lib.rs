@@ -188,7 +188,8 @@ impl Client {
     /// error status (a bad key, a rate limit, an unknown model) is returned here.
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatStream, RemoteError> {
         let started = Instant::now();
-        let body = serde_json::to_vec(&request.body()).map_err(|e| RemoteError::Malformed { server: self.server.clone(), detail: e.to_string() })?;
+        let body = serde_json::to_vec(&request.body())
+            .map_err(|e| RemoteError::Malformed { server: self.server.clone(), detail: e.to_string() })?;
         tracing::debug!(server = %self.server, model = %request.model, messages = request.messages.len(), bytes = body.len(), "sending chat request");
         let http = self.http.post(self.url("chat/completions")).header(CONTENT_TYPE, "application/json").body(body);
         let response = self.send(http).await?;
@@ -243,10 +244,8 @@ fn model_of(entry: &Value) -> Option<RemoteModel> {
         id,
         owned_by: entry["owned_by"].as_str().map(str::to_string),
         context_length: number(&["max_model_len", "context_length", "context_window", "max_context_length"]),
-        inputs: modalities.map(|m| Inputs {
-            vision: m.iter().any(|k| k == "image" || k == "vision"),
-            audio: m.iter().any(|k| k == "audio"),
-        }),
+        inputs: modalities
+            .map(|m| Inputs { vision: m.iter().any(|k| k == "image" || k == "vision"), audio: m.iter().any(|k| k == "audio") }),
     })
 }
 
@@ -295,7 +294,10 @@ impl ChatStream {
                 self.end();
                 return Some(match self.reason {
                     Some(_) => Ok(ChatEvent::Finished(self.finished())),
-                    None => Err(RemoteError::Interrupted { server: self.server.clone(), detail: "the stream ended without a finish reason".into() }),
+                    None => Err(RemoteError::Interrupted {
+                        server: self.server.clone(),
+                        detail: "the stream ended without a finish reason".into(),
+                    }),
                 });
             };
             match response.chunk().await {
@@ -342,7 +344,8 @@ impl ChatStream {
         if data.trim() == "[DONE]" {
             return Ok(Some(ChatEvent::Finished(self.finished())));
         }
-        let json: Value = serde_json::from_str(&data).map_err(|e| malformed(format!("an event that is not JSON ({e}): {}", excerpt(&data))))?;
+        let json: Value =
+            serde_json::from_str(&data).map_err(|e| malformed(format!("an event that is not JSON ({e}): {}", excerpt(&data))))?;
         if !json["error"].is_null() {
             let message = error::body_message(&data).unwrap_or_else(|| "no explanation given".into());
             return Err(RemoteError::InStream { server: self.server.clone(), message });

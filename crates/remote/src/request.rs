@@ -30,9 +30,15 @@ pub enum Part {
     Text(String),
     /// An image's file bytes and MIME type (`image/png`, ...), sent inline: a provider is never
     /// asked to fetch a URL.
-    Image { mime: String, bytes: Vec<u8> },
+    Image {
+        mime: String,
+        bytes: Vec<u8>,
+    },
     /// A clip's file bytes; `format` is its extension as OpenAI names it (`wav`, `mp3`, ...).
-    Audio { format: String, bytes: Vec<u8> },
+    Audio {
+        format: String,
+        bytes: Vec<u8>,
+    },
 }
 
 impl std::fmt::Debug for Part {

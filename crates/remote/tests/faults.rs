@@ -195,17 +195,22 @@ async fn a_tls_failure_says_so() {
 #[tokio::test]
 async fn a_refused_key_says_where_to_fix_it() {
     let body = r#"{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}"#;
-    let (base, _) = stub(script(&[&format!("HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())])).await;
+    let (base, _) =
+        stub(script(&[&format!("HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())])).await;
     let error = run(&base).await.1.unwrap_err();
     assert!(matches!(error, RemoteError::Unauthorized { status: 401, .. }), "{error:?}");
-    assert!(error.to_string().contains("Incorrect API key provided.") && error.to_string().contains("Settings > Remote providers"), "{error}");
+    assert!(
+        error.to_string().contains("Incorrect API key provided.") && error.to_string().contains("Settings > Remote providers"),
+        "{error}"
+    );
     assert_no_key(&error);
 }
 
 #[tokio::test]
 async fn a_rate_limit_says_when_to_retry() {
     let body = r#"{"error":{"message":"Rate limit reached"}}"#;
-    let head = format!("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 12\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+    let head =
+        format!("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 12\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
     let (base, _) = stub(script(&[&head])).await;
     let error = run(&base).await.1.unwrap_err();
     assert!(matches!(error, RemoteError::RateLimited { retry_after: Some(d), .. } if d == Duration::from_secs(12)), "{error:?}");
@@ -214,7 +219,8 @@ async fn a_rate_limit_says_when_to_retry() {
 
 #[tokio::test]
 async fn a_server_error_says_so() {
-    let (base, _) = stub(script(&["HTTP/1.1 503 Service Unavailable\r\nContent-Length: 19\r\nConnection: close\r\n\r\nengine is restarting"])).await;
+    let (base, _) =
+        stub(script(&["HTTP/1.1 503 Service Unavailable\r\nContent-Length: 19\r\nConnection: close\r\n\r\nengine is restarting"])).await;
     let error = run(&base).await.1.unwrap_err();
     assert!(matches!(error, RemoteError::Server { status: 503, .. }), "{error:?}");
     assert!(error.to_string().contains("server error (HTTP 503)"), "{error}");
@@ -293,7 +299,11 @@ async fn dropping_the_stream_closes_the_connection() {
 #[tokio::test]
 async fn models_are_listed_and_a_non_api_answer_is_malformed() {
     let list = r#"{"object":"list","data":[{"id":"b-model","object":"model","owned_by":"me"},{"id":"a-model","object":"model"}]}"#;
-    let (base, request) = stub(script(&[&format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{list}", list.len())])).await;
+    let (base, request) = stub(script(&[&format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{list}",
+        list.len()
+    )]))
+    .await;
     let models = Client::new(&base, Some(KEY)).unwrap().models().await.unwrap();
     assert_eq!(models.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["a-model", "b-model"]);
     assert!(request.await.unwrap().starts_with("GET /v1/models HTTP/1.1"));

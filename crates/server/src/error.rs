@@ -69,7 +69,9 @@ impl ApiError {
     pub fn unauthorized() -> Self {
         Self {
             status: StatusCode::UNAUTHORIZED,
-            message: "Missing or wrong API key. Send it as `Authorization: Bearer <key>` (the key set in Confab's settings or with --api-key).".into(),
+            message:
+                "Missing or wrong API key. Send it as `Authorization: Bearer <key>` (the key set in Confab's settings or with --api-key)."
+                    .into(),
             kind: "authentication_error",
             param: None,
             code: Some("invalid_api_key"),
@@ -104,25 +106,13 @@ impl From<EngineError> for ApiError {
         let message = error.to_string();
         match &error {
             EngineError::InvalidSetting { name, .. } => Self::invalid(Some(name), message),
-            EngineError::ContextOverflow { .. } => {
-                Self::invalid(Some("messages"), message).with_code("context_length_exceeded")
-            }
+            EngineError::ContextOverflow { .. } => Self::invalid(Some("messages"), message).with_code("context_length_exceeded"),
             EngineError::Media { .. } | EngineError::ModelCannotRead { .. } => Self::invalid(Some("messages"), message),
             EngineError::Template(_) | EngineError::Tokenizer(_) => Self::invalid(None, message),
-            EngineError::EngineStopped => Self {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                message,
-                kind: "server_error",
-                param: None,
-                code: None,
-            },
-            _ => Self {
-                status: StatusCode::INTERNAL_SERVER_ERROR,
-                message,
-                kind: "server_error",
-                param: None,
-                code: None,
-            },
+            EngineError::EngineStopped => {
+                Self { status: StatusCode::SERVICE_UNAVAILABLE, message, kind: "server_error", param: None, code: None }
+            }
+            _ => Self { status: StatusCode::INTERNAL_SERVER_ERROR, message, kind: "server_error", param: None, code: None },
         }
     }
 }

@@ -20,8 +20,7 @@ pub struct MediaFolder {
 
 impl MediaFolder {
     pub fn create(dir: PathBuf) -> Result<Self, ServerError> {
-        std::fs::create_dir_all(&dir)
-            .map_err(|source| ServerError::MediaFolder { path: dir.display().to_string(), source })?;
+        std::fs::create_dir_all(&dir).map_err(|source| ServerError::MediaFolder { path: dir.display().to_string(), source })?;
         Ok(Self { dir, next: AtomicU64::new(1) })
     }
 
@@ -29,9 +28,7 @@ impl MediaFolder {
     fn write(&self, bytes: &[u8], extension: &str, files: &mut RequestFiles) -> Result<PathBuf, ApiError> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let path = self.dir.join(format!("{}-{n}.{extension}", std::process::id()));
-        std::fs::write(&path, bytes).map_err(|e| {
-            ApiError::from(confab_engine::EngineError::io(&path, e))
-        })?;
+        std::fs::write(&path, bytes).map_err(|e| ApiError::from(confab_engine::EngineError::io(&path, e)))?;
         files.0.push(path.clone());
         Ok(path)
     }
@@ -51,7 +48,12 @@ impl Drop for RequestFiles {
 }
 
 /// The conversation as the engine takes it, and the files it needs while it runs.
-pub fn chat_messages(messages: &[Message], folder: &MediaFolder, model: &ModelInfo, model_name: &str) -> Result<(Vec<ChatMessage>, RequestFiles), ApiError> {
+pub fn chat_messages(
+    messages: &[Message],
+    folder: &MediaFolder,
+    model: &ModelInfo,
+    model_name: &str,
+) -> Result<(Vec<ChatMessage>, RequestFiles), ApiError> {
     if messages.is_empty() {
         return Err(ApiError::invalid(Some("messages"), "messages is empty; send at least one message."));
     }

@@ -84,11 +84,19 @@ pub enum Content {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Part {
-    Text { text: String },
-    ImageUrl { image_url: ImageUrl },
-    InputAudio { input_audio: InputAudio },
+    Text {
+        text: String,
+    },
+    ImageUrl {
+        image_url: ImageUrl,
+    },
+    InputAudio {
+        input_audio: InputAudio,
+    },
     /// vLLM's extension for videos: `{"type": "video_url", "video_url": {"url": "data:video/mp4;base64,..."}}`.
-    VideoUrl { video_url: ImageUrl },
+    VideoUrl {
+        video_url: ImageUrl,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -146,7 +154,10 @@ impl SamplingFields {
             Some(StopField::Many(list)) => list.clone(),
         };
         if params.stop.len() > MAX_STOPS {
-            return Err(ApiError::invalid(Some("stop"), format!("{} stop sequences given; at most {MAX_STOPS} are allowed.", params.stop.len())));
+            return Err(ApiError::invalid(
+                Some("stop"),
+                format!("{} stop sequences given; at most {MAX_STOPS} are allowed.", params.stop.len()),
+            ));
         }
         // Checked here too (the engine checks again), so every bad setting is a 400 naming it.
         // (0 max_tokens means "to the context's end" here, which the engine resolves.)

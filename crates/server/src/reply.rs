@@ -45,7 +45,9 @@ impl Reply {
     /// The non-streamed answer.
     pub fn whole(&self, text: &str, reason: StopReason, usage: &Usage) -> Value {
         let choice = match self.endpoint {
-            Endpoint::Chat => json!({ "index": 0, "message": { "role": "assistant", "content": text }, "logprobs": null, "finish_reason": finish_reason(reason) }),
+            Endpoint::Chat => {
+                json!({ "index": 0, "message": { "role": "assistant", "content": text }, "logprobs": null, "finish_reason": finish_reason(reason) })
+            }
             Endpoint::Completion => json!({ "index": 0, "text": text, "logprobs": null, "finish_reason": finish_reason(reason) }),
         };
         let mut body = self.envelope(false, json!([choice]));
@@ -55,8 +57,12 @@ impl Reply {
 
     /// The chunk that opens a chat stream (the role, as OpenAI sends it); none for completions.
     pub fn opening(&self) -> Option<Value> {
-        (self.endpoint == Endpoint::Chat)
-            .then(|| self.envelope(true, json!([{ "index": 0, "delta": { "role": "assistant", "content": "" }, "logprobs": null, "finish_reason": null }])))
+        (self.endpoint == Endpoint::Chat).then(|| {
+            self.envelope(
+                true,
+                json!([{ "index": 0, "delta": { "role": "assistant", "content": "" }, "logprobs": null, "finish_reason": null }]),
+            )
+        })
     }
 
     pub fn text_chunk(&self, text: &str) -> Value {

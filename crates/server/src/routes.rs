@@ -117,13 +117,17 @@ fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>, limit: usize)
         _ => ApiError::invalid(None, format!("The request body could not be read ({}).", rejection.body_text())),
     })?;
     serde_json::from_slice(&bytes).map_err(|e| {
-        ApiError::invalid(None, format!("The request body is not valid JSON for this endpoint ({e}). See OpenAI's API reference for the fields."))
+        ApiError::invalid(
+            None,
+            format!("The request body is not valid JSON for this endpoint ({e}). See OpenAI's API reference for the fields."),
+        )
     })
 }
 
 /// The loaded model, when the request names it.
 fn served(state: &ServerState, asked: Option<&str>) -> Result<ServedModel, ApiError> {
-    let asked = asked.ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the model this server runs."))?;
+    let asked =
+        asked.ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the model this server runs."))?;
     let current = state.source.current();
     match current {
         Some(model) if model.name == asked || model.info.path.to_str() == Some(asked) => Ok(model),
@@ -133,7 +137,14 @@ fn served(state: &ServerState, asked: Option<&str>) -> Result<ServedModel, ApiEr
 }
 
 /// Runs the request and answers whole, or as server-sent events when the client streams.
-async fn answer(state: &ServerState, endpoint: Endpoint, model: ServedModel, request: Request, files: RequestFiles, fields: &SamplingFields) -> Result<Response, ApiError> {
+async fn answer(
+    state: &ServerState,
+    endpoint: Endpoint,
+    model: ServedModel,
+    request: Request,
+    files: RequestFiles,
+    fields: &SamplingFields,
+) -> Result<Response, ApiError> {
     let reply = Reply::new(endpoint, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
     let mut running = running::start(state.source.engine(), request, files, state.active.clone()).await?;
     if fields.stream {

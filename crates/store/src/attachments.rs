@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 use sha2::{Digest, Sha256};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, Sqlite, Transaction};
 use tempfile::NamedTempFile;
+use ts_rs::TS;
 
 use crate::db::{begin_immediate, now_ms, Store};
 use crate::error::{Result, StoreError};
@@ -33,9 +33,7 @@ impl AttachmentHash {
         if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
             Ok(AttachmentHash(text.to_ascii_lowercase()))
         } else {
-            Err(StoreError::InvalidInput(format!(
-                "{text:?} is not an attachment hash (64 hexadecimal digits)"
-            )))
+            Err(StoreError::InvalidInput(format!("{text:?} is not an attachment hash (64 hexadecimal digits)")))
         }
     }
 
@@ -104,8 +102,7 @@ pub struct Attachment {
     pub created_at: i64,
 }
 
-const COLUMNS: &str =
-    "a.hash, a.mime, a.size, a.original_name, a.width, a.height, a.duration_ms, a.created_at";
+const COLUMNS: &str = "a.hash, a.mime, a.size, a.original_name, a.width, a.height, a.duration_ms, a.created_at";
 
 fn from_row(row: &SqliteRow) -> Result<Attachment, sqlx::Error> {
     let hash: String = row.try_get("hash")?;
@@ -124,23 +121,14 @@ fn from_row(row: &SqliteRow) -> Result<Attachment, sqlx::Error> {
 
 impl Store {
     /// Stores `bytes` (once, however many times they are added) and returns their hash.
-    pub async fn add_attachment_bytes(
-        &self,
-        bytes: Vec<u8>,
-        meta: &AttachmentMeta,
-    ) -> Result<AttachmentHash> {
+    pub async fn add_attachment_bytes(&self, bytes: Vec<u8>, meta: &AttachmentMeta) -> Result<AttachmentHash> {
         check_meta(meta)?;
         let dir = self.attachments_dir.clone();
         let (temp, hash, size) = blocking(&self.attachments_dir, move || {
             let mut temp = temp_file(&dir)?;
-            temp.write_all(&bytes)
-                .map_err(|e| StoreError::io("write", temp.path(), e))?;
+            temp.write_all(&bytes).map_err(|e| StoreError::io("write", temp.path(), e))?;
             flush(&temp)?;
-            Ok((
-                temp,
-                AttachmentHash::from_digest(&Sha256::digest(&bytes)),
-                bytes.len() as u64,
-            ))
+            Ok((temp, AttachmentHash::from_digest(&Sha256::digest(&bytes)), bytes.len() as u64))
         })
         .await?;
         self.keep(temp, &hash, size, meta).await?;
@@ -149,17 +137,12 @@ impl Store {
 
     /// Copies the file at `path` into the store (reading it once, hashing as it copies) and
     /// returns its hash. The original is left alone.
-    pub async fn add_attachment_file(
-        &self,
-        path: impl AsRef<Path>,
-        meta: &AttachmentMeta,
-    ) -> Result<AttachmentHash> {
+    pub async fn add_attachment_file(&self, path: impl AsRef<Path>, meta: &AttachmentMeta) -> Result<AttachmentHash> {
         check_meta(meta)?;
         let dir = self.attachments_dir.clone();
         let source = path.as_ref().to_path_buf();
         let (temp, hash, size) = blocking(&self.attachments_dir, move || {
-            let mut input =
-                fs::File::open(&source).map_err(|e| StoreError::io("open", &source, e))?;
+            let mut input = fs::File::open(&source).map_err(|e| StoreError::io("open", &source, e))?;
             let mut temp = temp_file(&dir)?;
             let mut hasher = Sha256::new();
             let mut buffer = vec![0; 1 << 16];
@@ -172,8 +155,7 @@ impl Store {
                     Err(e) => return Err(StoreError::io("read", &source, e)),
                 };
                 hasher.update(&buffer[..n]);
-                temp.write_all(&buffer[..n])
-                    .map_err(|e| StoreError::io("write", temp.path(), e))?;
+                temp.write_all(&buffer[..n]).map_err(|e| StoreError::io("write", temp.path(), e))?;
                 size += n as u64;
             }
             flush(&temp)?;
@@ -187,27 +169,17 @@ impl Store {
     /// Moves a flushed temporary file to the hash's path unless a file is there already, and
     /// records the row. Holding the writer connection throughout, this cannot interleave with
     /// `delete_conversation` removing the same hash's file in this process.
-    async fn keep(
-        &self,
-        temp: NamedTempFile,
-        hash: &AttachmentHash,
-        size: u64,
-        meta: &AttachmentMeta,
-    ) -> Result<()> {
+    async fn keep(&self, temp: NamedTempFile, hash: &AttachmentHash, size: u64, meta: &AttachmentMeta) -> Result<()> {
         let mut writer = self.writer.acquire().await?;
         let mut tx = begin_immediate(&mut writer).await?;
-        let (dir, target) = (
-            self.attachments_dir.clone(),
-            self.attachments_dir.join(hash.relative_path()),
-        );
+        let (dir, target) = (self.attachments_dir.clone(), self.attachments_dir.join(hash.relative_path()));
         blocking(&self.attachments_dir, move || {
             if target.exists() {
                 return Ok(()); // same bytes; dropping `temp` deletes it
             }
             let shard = target.parent().unwrap_or(&dir);
             fs::create_dir_all(shard).map_err(|e| StoreError::io("create", shard, e))?;
-            temp.persist(&target)
-                .map_err(|e| StoreError::io("move into place", &target, e.error))?;
+            temp.persist(&target).map_err(|e| StoreError::io("move into place", &target, e.error))?;
             sync_dir(shard);
             Ok(())
         })
@@ -231,13 +203,11 @@ impl Store {
     }
 
     pub async fn attachment(&self, hash: &AttachmentHash) -> Result<Attachment> {
-        let row = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM attachments a WHERE a.hash = ?1"
-        ))
-        .bind(hash.as_str())
-        .fetch_optional(&self.reader)
-        .await?
-        .ok_or_else(|| StoreError::not_found("attachment", hash))?;
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM attachments a WHERE a.hash = ?1"))
+            .bind(hash.as_str())
+            .fetch_optional(&self.reader)
+            .await?
+            .ok_or_else(|| StoreError::not_found("attachment", hash))?;
         Ok(from_row(&row)?)
     }
 
@@ -254,10 +224,8 @@ impl Store {
     /// Adds attachments to an existing message, after the ones it has.
     pub async fn attach(&self, message: MessageId, hashes: &[AttachmentHash]) -> Result<()> {
         let mut tx = self.begin_write().await?;
-        let found: Option<i64> = sqlx::query_scalar("SELECT id FROM messages WHERE id = ?1")
-            .bind(message.0)
-            .fetch_optional(&mut *tx)
-            .await?;
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM messages WHERE id = ?1").bind(message.0).fetch_optional(&mut *tx).await?;
         if found.is_none() {
             return Err(StoreError::not_found("message", message));
         }
@@ -284,35 +252,23 @@ impl Store {
 
 fn check_meta(meta: &AttachmentMeta) -> Result<()> {
     if meta.mime.trim().is_empty() {
-        return Err(StoreError::InvalidInput(
-            "an attachment needs a MIME type".into(),
-        ));
+        return Err(StoreError::InvalidInput("an attachment needs a MIME type".into()));
     }
     Ok(())
 }
 
 /// Runs file work off the async threads.
-async fn blocking<T: Send + 'static>(
-    path: &Path,
-    work: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| StoreError::io("store the attachment", path, io::Error::other(e)))?
+async fn blocking<T: Send + 'static>(path: &Path, work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| StoreError::io("store the attachment", path, io::Error::other(e)))?
 }
 
 fn temp_file(dir: &Path) -> Result<NamedTempFile> {
     let tmp = dir.join("tmp");
-    tempfile::Builder::new()
-        .suffix(".part")
-        .tempfile_in(&tmp)
-        .map_err(|e| StoreError::io("create a temporary file in", tmp, e))
+    tempfile::Builder::new().suffix(".part").tempfile_in(&tmp).map_err(|e| StoreError::io("create a temporary file in", tmp, e))
 }
 
 fn flush(temp: &NamedTempFile) -> Result<()> {
-    temp.as_file()
-        .sync_all()
-        .map_err(|e| StoreError::io("flush", temp.path(), e))
+    temp.as_file().sync_all().map_err(|e| StoreError::io("flush", temp.path(), e))
 }
 
 /// Makes a rename durable across power loss; best effort (not every platform allows it).
@@ -323,47 +279,33 @@ fn sync_dir(dir: &Path) {
 }
 
 /// Inside a write: links `hashes` to `message` after its existing attachments.
-pub(crate) async fn link(
-    tx: &mut Transaction<'_, Sqlite>,
-    message: MessageId,
-    hashes: &[AttachmentHash],
-) -> Result<()> {
+pub(crate) async fn link(tx: &mut Transaction<'_, Sqlite>, message: MessageId, hashes: &[AttachmentHash]) -> Result<()> {
     if hashes.is_empty() {
         return Ok(());
     }
-    let mut position: i64 = sqlx::query_scalar(
-        "SELECT coalesce(max(position) + 1, 0) FROM message_attachments WHERE message_id = ?1",
-    )
-    .bind(message.0)
-    .fetch_one(&mut **tx)
-    .await?;
+    let mut position: i64 = sqlx::query_scalar("SELECT coalesce(max(position) + 1, 0) FROM message_attachments WHERE message_id = ?1")
+        .bind(message.0)
+        .fetch_one(&mut **tx)
+        .await?;
     for hash in hashes {
         let known: Option<String> =
-            sqlx::query_scalar("SELECT hash FROM attachments WHERE hash = ?1")
-                .bind(hash.as_str())
-                .fetch_optional(&mut **tx)
-                .await?;
+            sqlx::query_scalar("SELECT hash FROM attachments WHERE hash = ?1").bind(hash.as_str()).fetch_optional(&mut **tx).await?;
         if known.is_none() {
             return Err(StoreError::not_found("attachment", hash));
         }
-        sqlx::query(
-            "INSERT INTO message_attachments (message_id, position, hash) VALUES (?1, ?2, ?3)",
-        )
-        .bind(message.0)
-        .bind(position)
-        .bind(hash.as_str())
-        .execute(&mut **tx)
-        .await?;
+        sqlx::query("INSERT INTO message_attachments (message_id, position, hash) VALUES (?1, ?2, ?3)")
+            .bind(message.0)
+            .bind(position)
+            .bind(hash.as_str())
+            .execute(&mut **tx)
+            .await?;
         position += 1;
     }
     Ok(())
 }
 
 /// Inside a write: deletes the rows of those `hashes` no message uses any more; returns them.
-pub(crate) async fn delete_unused_rows(
-    tx: &mut Transaction<'_, Sqlite>,
-    hashes: Vec<String>,
-) -> Result<Vec<AttachmentHash>> {
+pub(crate) async fn delete_unused_rows(tx: &mut Transaction<'_, Sqlite>, hashes: Vec<String>) -> Result<Vec<AttachmentHash>> {
     let mut deleted = Vec::new();
     for hash in hashes {
         let done = sqlx::query(

@@ -1,9 +1,9 @@
 //! Conversations: create, list (newest activity first, keyset-paginated), get, update, delete.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, Sqlite, Transaction};
+use ts_rs::TS;
 
 use crate::attachments;
 use crate::db::{begin_immediate, now_ms, Store};
@@ -58,9 +58,7 @@ fn from_row(row: &SqliteRow) -> Result<Conversation, sqlx::Error> {
         updated_at: row.try_get("updated_at")?,
         model: row.try_get("model")?,
         system_prompt: row.try_get("system_prompt")?,
-        current_leaf: row
-            .try_get::<Option<i64>, _>("current_leaf_id")?
-            .map(MessageId),
+        current_leaf: row.try_get::<Option<i64>, _>("current_leaf_id")?.map(MessageId),
     })
 }
 
@@ -81,24 +79,18 @@ impl Store {
     }
 
     pub async fn conversation(&self, id: ConversationId) -> Result<Conversation> {
-        let row = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM conversations WHERE id = ?1"
-        ))
-        .bind(id.0)
-        .fetch_optional(&self.reader)
-        .await?
-        .ok_or_else(|| StoreError::not_found("conversation", id))?;
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM conversations WHERE id = ?1"))
+            .bind(id.0)
+            .fetch_optional(&self.reader)
+            .await?
+            .ok_or_else(|| StoreError::not_found("conversation", id))?;
         Ok(from_row(&row)?)
     }
 
     /// Conversations, most recently updated first. Pass `None` for the first page and the
     /// previous page's `next` for the following ones. `limit` is clamped to 1..=[`MAX_PAGE`].
     /// Uses the `(updated_at, id)` index: a page costs the same at any depth.
-    pub async fn list_conversations(
-        &self,
-        limit: u32,
-        after: Option<ConversationCursor>,
-    ) -> Result<ConversationPage> {
+    pub async fn list_conversations(&self, limit: u32, after: Option<ConversationCursor>) -> Result<ConversationPage> {
         let limit = limit.clamp(1, MAX_PAGE);
         let (updated_at, id) = after.map_or((i64::MAX, i64::MAX), |c| (c.updated_at, c.id.0));
         // One extra row tells whether there is a next page.
@@ -115,28 +107,18 @@ impl Store {
         let mut conversations = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
         let next = if conversations.len() > limit as usize {
             conversations.truncate(limit as usize);
-            conversations.last().map(|c| ConversationCursor {
-                updated_at: c.updated_at,
-                id: c.id,
-            })
+            conversations.last().map(|c| ConversationCursor { updated_at: c.updated_at, id: c.id })
         } else {
             None
         };
-        Ok(ConversationPage {
-            conversations,
-            next,
-        })
+        Ok(ConversationPage { conversations, next })
     }
 
     pub async fn rename_conversation(&self, id: ConversationId, title: &str) -> Result<()> {
         self.update_conversation(id, "title", Some(title)).await
     }
 
-    pub async fn set_conversation_model(
-        &self,
-        id: ConversationId,
-        model: Option<&str>,
-    ) -> Result<()> {
+    pub async fn set_conversation_model(&self, id: ConversationId, model: Option<&str>) -> Result<()> {
         self.update_conversation(id, "model", model).await
     }
 
@@ -145,20 +127,13 @@ impl Store {
     }
 
     /// `column` is one of our literals, never user input.
-    async fn update_conversation(
-        &self,
-        id: ConversationId,
-        column: &'static str,
-        value: Option<&str>,
-    ) -> Result<()> {
-        let done = sqlx::query(&format!(
-            "UPDATE conversations SET {column} = ?2, updated_at = ?3 WHERE id = ?1"
-        ))
-        .bind(id.0)
-        .bind(value)
-        .bind(now_ms())
-        .execute(&self.writer)
-        .await?;
+    async fn update_conversation(&self, id: ConversationId, column: &'static str, value: Option<&str>) -> Result<()> {
+        let done = sqlx::query(&format!("UPDATE conversations SET {column} = ?2, updated_at = ?3 WHERE id = ?1"))
+            .bind(id.0)
+            .bind(value)
+            .bind(now_ms())
+            .execute(&self.writer)
+            .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::not_found("conversation", id));
         }
@@ -178,10 +153,7 @@ impl Store {
         .bind(id.0)
         .fetch_all(&mut *tx)
         .await?;
-        let done = sqlx::query("DELETE FROM conversations WHERE id = ?1")
-            .bind(id.0)
-            .execute(&mut *tx)
-            .await?;
+        let done = sqlx::query("DELETE FROM conversations WHERE id = ?1").bind(id.0).execute(&mut *tx).await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::not_found("conversation", id));
         }
@@ -192,11 +164,7 @@ impl Store {
     }
 
     /// Makes `leaf` the message whose path the conversation shows (see [`Store::current_branch`]).
-    pub async fn set_current_leaf(
-        &self,
-        conversation: ConversationId,
-        leaf: MessageId,
-    ) -> Result<()> {
+    pub async fn set_current_leaf(&self, conversation: ConversationId, leaf: MessageId) -> Result<()> {
         let done = sqlx::query(
             "UPDATE conversations SET current_leaf_id = ?2
              WHERE id = ?1 AND EXISTS (SELECT 1 FROM messages WHERE id = ?2 AND conversation_id = ?1)",
@@ -207,36 +175,20 @@ impl Store {
         .await?;
         if done.rows_affected() == 0 {
             self.conversation(conversation).await?;
-            return Err(StoreError::not_found(
-                "message",
-                format!("{leaf} in conversation {conversation}"),
-            ));
+            return Err(StoreError::not_found("message", format!("{leaf} in conversation {conversation}")));
         }
         Ok(())
     }
 }
 
 /// Inside a write: fails with `NotFound` unless the conversation exists.
-pub(crate) async fn ensure_exists(
-    tx: &mut Transaction<'_, Sqlite>,
-    id: ConversationId,
-) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM conversations WHERE id = ?1")
-        .bind(id.0)
-        .fetch_optional(&mut **tx)
-        .await?;
-    found
-        .map(|_| ())
-        .ok_or_else(|| StoreError::not_found("conversation", id))
+pub(crate) async fn ensure_exists(tx: &mut Transaction<'_, Sqlite>, id: ConversationId) -> Result<()> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM conversations WHERE id = ?1").bind(id.0).fetch_optional(&mut **tx).await?;
+    found.map(|_| ()).ok_or_else(|| StoreError::not_found("conversation", id))
 }
 
 /// Inside a write: the conversation now shows `leaf` and counts as updated `now`.
-pub(crate) async fn move_leaf(
-    tx: &mut Transaction<'_, Sqlite>,
-    id: ConversationId,
-    leaf: MessageId,
-    now: i64,
-) -> Result<()> {
+pub(crate) async fn move_leaf(tx: &mut Transaction<'_, Sqlite>, id: ConversationId, leaf: MessageId, now: i64) -> Result<()> {
     sqlx::query("UPDATE conversations SET current_leaf_id = ?2, updated_at = ?3 WHERE id = ?1")
         .bind(id.0)
         .bind(leaf.0)

@@ -8,9 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::error::BoxDynError;
 use sqlx::migrate::{MigrateError, Migration, MigrationSource, MigrationType, Migrator};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Connection, Sqlite, SqliteConnection, Transaction};
 
 use crate::error::{is_not_a_database, Result, StoreError};
@@ -22,8 +20,7 @@ const READERS: u32 = 4;
 
 /// The migrations, embedded at compile time: (version, description, SQL).
 /// Every file in `migrations/` must be listed here (a test checks it); never edit an applied one.
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "initial", include_str!("../migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "initial", include_str!("../migrations/0001_initial.sql"))];
 
 /// The history store: one SQLite file plus a folder of content-addressed attachment files.
 ///
@@ -50,10 +47,7 @@ impl Store {
         let path = path.as_ref().to_path_buf();
         Self::open_inner(&path).await.map_err(|error| match error {
             StoreError::NotADatabase { .. } | StoreError::NewerSchema { .. } => error,
-            other => StoreError::Open {
-                path,
-                source: Box::new(other),
-            },
+            other => StoreError::Open { path, source: Box::new(other) },
         })
     }
 
@@ -62,8 +56,7 @@ impl Store {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        std::fs::create_dir_all(&folder)
-            .map_err(|e| StoreError::io("create the data folder", &folder, e))?;
+        std::fs::create_dir_all(&folder).map_err(|e| StoreError::io("create the data folder", &folder, e))?;
 
         let options = SqliteConnectOptions::new()
             .filename(path)
@@ -74,40 +67,23 @@ impl Store {
             .busy_timeout(BUSY_TIMEOUT);
         let not_a_database = |error: sqlx::Error| {
             if is_not_a_database(&error) {
-                StoreError::NotADatabase {
-                    path: path.to_path_buf(),
-                }
+                StoreError::NotADatabase { path: path.to_path_buf() }
             } else {
                 error.into()
             }
         };
 
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options.clone())
-            .await
-            .map_err(not_a_database)?;
+        let writer = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await.map_err(not_a_database)?;
         migrate(&writer).await.map_err(|error| match error {
-            MigrateError::VersionMissing(version) => StoreError::NewerSchema {
-                path: path.to_path_buf(),
-                version,
-            },
+            MigrateError::VersionMissing(version) => StoreError::NewerSchema { path: path.to_path_buf(), version },
             MigrateError::Execute(e) | MigrateError::ExecuteMigration(e, _) => not_a_database(e),
             other => other.into(),
         })?;
-        let reader = SqlitePoolOptions::new()
-            .max_connections(READERS)
-            .connect_with(options.create_if_missing(false))
-            .await?;
+        let reader = SqlitePoolOptions::new().max_connections(READERS).connect_with(options.create_if_missing(false)).await?;
 
         let attachments_dir = folder.join("attachments");
         prepare_attachments_dir(&attachments_dir)?;
-        Ok(Store {
-            writer,
-            reader,
-            attachments_dir,
-            path: path.to_path_buf(),
-        })
+        Ok(Store { writer, reader, attachments_dir, path: path.to_path_buf() })
     }
 
     /// The SQLite file this store was opened on.
@@ -123,24 +99,12 @@ impl Store {
     /// Checks the whole store: SQLite's `integrity_check`, foreign keys, and the full-text index
     /// against the messages. Returns the problems found; an empty list means healthy.
     pub async fn check_integrity(&self) -> Result<Vec<String>> {
-        let mut problems: Vec<String> = sqlx::query_scalar("PRAGMA integrity_check")
-            .fetch_all(&self.writer)
-            .await?;
+        let mut problems: Vec<String> = sqlx::query_scalar("PRAGMA integrity_check").fetch_all(&self.writer).await?;
         problems.retain(|line| line != "ok");
         let dangling: Vec<(String, i64)> =
-            sqlx::query_as("SELECT \"table\", rowid FROM pragma_foreign_key_check")
-                .fetch_all(&self.writer)
-                .await?;
-        problems.extend(
-            dangling
-                .into_iter()
-                .map(|(table, row)| format!("{table} row {row}: dangling foreign key")),
-        );
-        if let Err(error) =
-            sqlx::query("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')")
-                .execute(&self.writer)
-                .await
-        {
+            sqlx::query_as("SELECT \"table\", rowid FROM pragma_foreign_key_check").fetch_all(&self.writer).await?;
+        problems.extend(dangling.into_iter().map(|(table, row)| format!("{table} row {row}: dangling foreign key")));
+        if let Err(error) = sqlx::query("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')").execute(&self.writer).await {
             problems.push(format!("full-text index: {error}"));
         }
         Ok(problems)
@@ -160,9 +124,7 @@ impl Store {
 }
 
 /// [`Store::begin_write`] on a writer connection the caller holds, to keep it after commit.
-pub(crate) async fn begin_immediate(
-    conn: &mut SqliteConnection,
-) -> Result<Transaction<'_, Sqlite>> {
+pub(crate) async fn begin_immediate(conn: &mut SqliteConnection) -> Result<Transaction<'_, Sqlite>> {
     Ok(conn.begin_with("BEGIN IMMEDIATE").await?)
 }
 
@@ -176,19 +138,11 @@ async fn migrate(pool: &SqlitePool) -> Result<(), MigrateError> {
 struct EmbeddedMigrations;
 
 impl<'s> MigrationSource<'s> for EmbeddedMigrations {
-    fn resolve(
-        self,
-    ) -> Pin<Box<dyn Future<Output = Result<Vec<Migration>, BoxDynError>> + Send + 's>> {
+    fn resolve(self) -> Pin<Box<dyn Future<Output = Result<Vec<Migration>, BoxDynError>> + Send + 's>> {
         let migrations = MIGRATIONS
             .iter()
             .map(|&(version, description, sql)| {
-                Migration::new(
-                    version,
-                    Cow::Borrowed(description),
-                    MigrationType::Simple,
-                    Cow::Borrowed(sql),
-                    false,
-                )
+                Migration::new(version, Cow::Borrowed(description), MigrationType::Simple, Cow::Borrowed(sql), false)
             })
             .collect();
         Box::pin(std::future::ready(Ok(migrations)))
@@ -197,10 +151,7 @@ impl<'s> MigrationSource<'s> for EmbeddedMigrations {
 
 /// Now, in Unix milliseconds (the unit of every `*_at` column).
 pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)).unwrap_or(0)
 }
 
 /// Temporary files older than this in `attachments/tmp/` are leftovers of a crash.
@@ -211,14 +162,9 @@ fn prepare_attachments_dir(dir: &Path) -> Result<()> {
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).map_err(|e| StoreError::io("create", &tmp, e))?;
     let now = SystemTime::now();
-    for entry in std::fs::read_dir(&tmp)
-        .map_err(|e| StoreError::io("read", &tmp, e))?
-        .flatten()
-    {
-        let stale = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|modified| now.duration_since(modified).unwrap_or_default() > STALE_TEMP);
+    for entry in std::fs::read_dir(&tmp).map_err(|e| StoreError::io("read", &tmp, e))?.flatten() {
+        let stale =
+            entry.metadata().and_then(|m| m.modified()).is_ok_and(|modified| now.duration_since(modified).unwrap_or_default() > STALE_TEMP);
         if stale {
             let _ = std::fs::remove_file(entry.path());
         }
@@ -239,11 +185,7 @@ mod tests {
             .filter(|name| name.ends_with(".sql"))
             .collect();
         files.sort();
-        assert_eq!(
-            files.len(),
-            MIGRATIONS.len(),
-            "migrations/ has files not listed in MIGRATIONS"
-        );
+        assert_eq!(files.len(), MIGRATIONS.len(), "migrations/ has files not listed in MIGRATIONS");
         for (file, &(version, description, _)) in files.iter().zip(MIGRATIONS) {
             assert_eq!(file, &format!("{version:04}_{description}.sql"));
         }

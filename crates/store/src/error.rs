@@ -100,22 +100,11 @@ pub enum StoreError {
 
 impl StoreError {
     pub(crate) fn not_found(what: &'static str, id: impl std::fmt::Display) -> Self {
-        StoreError::NotFound {
-            what,
-            id: id.to_string(),
-        }
+        StoreError::NotFound { what, id: id.to_string() }
     }
 
-    pub(crate) fn io(
-        action: &'static str,
-        path: impl Into<PathBuf>,
-        source: std::io::Error,
-    ) -> Self {
-        StoreError::Io {
-            action,
-            path: path.into(),
-            source,
-        }
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        StoreError::Io { action, path: path.into(), source }
     }
 }
 

@@ -11,9 +11,7 @@ mod search;
 mod settings;
 
 pub use attachments::{Attachment, AttachmentHash, AttachmentMeta};
-pub use conversations::{
-    Conversation, ConversationCursor, ConversationPage, NewConversation, MAX_PAGE,
-};
+pub use conversations::{Conversation, ConversationCursor, ConversationPage, NewConversation, MAX_PAGE};
 pub use db::Store;
 pub use error::{Result, StoreError};
 pub use ids::{ConversationId, MessageId};

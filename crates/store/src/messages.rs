@@ -5,9 +5,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, Sqlite, Transaction};
+use ts_rs::TS;
 
 use crate::attachments::{self, AttachmentHash};
 use crate::conversations;
@@ -138,8 +138,7 @@ pub(crate) const COLUMNS: &str = "m.id, m.conversation_id, m.parent_id, m.role, 
     m.ttft_ms, m.decode_tok_s, m.stats_model";
 
 fn decode<T: FromStr<Err = StoreError>>(text: String) -> Result<T, sqlx::Error> {
-    text.parse()
-        .map_err(|e: StoreError| sqlx::Error::Decode(Box::new(e)))
+    text.parse().map_err(|e: StoreError| sqlx::Error::Decode(Box::new(e)))
 }
 
 fn count(value: i64) -> u32 {
@@ -154,13 +153,9 @@ pub(crate) fn from_row(row: &SqliteRow) -> Result<Message, sqlx::Error> {
             prompt_tokens: count(row.try_get::<Option<i64>, _>("prompt_tokens")?.unwrap_or(0)),
             cached_tokens: count(row.try_get::<Option<i64>, _>("cached_tokens")?.unwrap_or(0)),
             generated_tokens: count(generated),
-            time_to_first_token_ms: row
-                .try_get::<Option<i64>, _>("ttft_ms")?
-                .map(|ms| u64::try_from(ms).unwrap_or(0)),
+            time_to_first_token_ms: row.try_get::<Option<i64>, _>("ttft_ms")?.map(|ms| u64::try_from(ms).unwrap_or(0)),
             decode_tokens_per_second: row.try_get("decode_tok_s")?,
-            model: row
-                .try_get::<Option<String>, _>("stats_model")?
-                .unwrap_or_default(),
+            model: row.try_get::<Option<String>, _>("stats_model")?.unwrap_or_default(),
         }),
     };
     Ok(Message {
@@ -187,8 +182,7 @@ impl Store {
         role: Role,
         content: &str,
     ) -> Result<MessageId> {
-        self.add_message_with_attachments(conversation, parent, role, content, &[])
-            .await
+        self.add_message_with_attachments(conversation, parent, role, content, &[]).await
     }
 
     /// [`Store::add_message`] with attachments (added first with `add_attachment_*`), in order.
@@ -201,15 +195,7 @@ impl Store {
         attachments: &[AttachmentHash],
     ) -> Result<MessageId> {
         let mut tx = self.begin_write().await?;
-        let id = insert(
-            &mut tx,
-            conversation,
-            parent,
-            role,
-            content,
-            MessageStatus::Complete,
-        )
-        .await?;
+        let id = insert(&mut tx, conversation, parent, role, content, MessageStatus::Complete).await?;
         attachments::link(&mut tx, id, attachments).await?;
         tx.commit().await?;
         Ok(id)
@@ -225,11 +211,7 @@ impl Store {
     }
 
     /// The path from the root to `leaf`, root first.
-    pub async fn branch(
-        &self,
-        conversation: ConversationId,
-        leaf: MessageId,
-    ) -> Result<Vec<Message>> {
+    pub async fn branch(&self, conversation: ConversationId, leaf: MessageId) -> Result<Vec<Message>> {
         let rows = sqlx::query(&format!(
             "WITH RECURSIVE path (id, depth) AS (
                  SELECT id, 0 FROM messages WHERE id = ?1 AND conversation_id = ?2
@@ -245,10 +227,7 @@ impl Store {
         .await?;
         if rows.is_empty() {
             self.conversation(conversation).await?;
-            return Err(StoreError::not_found(
-                "message",
-                format!("{leaf} in conversation {conversation}"),
-            ));
+            return Err(StoreError::not_found("message", format!("{leaf} in conversation {conversation}")));
         }
         Ok(rows.iter().map(from_row).collect::<Result<_, _>>()?)
     }
@@ -264,12 +243,10 @@ impl Store {
     /// The replies to (or edits under) `message`, oldest first.
     pub async fn children(&self, message: MessageId) -> Result<Vec<Message>> {
         self.message(message).await?;
-        let rows = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM messages m WHERE m.parent_id = ?1 ORDER BY m.id"
-        ))
-        .bind(message.0)
-        .fetch_all(&self.reader)
-        .await?;
+        let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM messages m WHERE m.parent_id = ?1 ORDER BY m.id"))
+            .bind(message.0)
+            .fetch_all(&self.reader)
+            .await?;
         Ok(rows.iter().map(from_row).collect::<Result<_, _>>()?)
     }
 
@@ -283,14 +260,8 @@ impl Store {
         .bind(message.0)
         .fetch_all(&self.reader)
         .await?;
-        let index = ids
-            .iter()
-            .position(|&id| id == message.0)
-            .ok_or_else(|| StoreError::not_found("message", message))?;
-        Ok(Siblings {
-            ids: ids.into_iter().map(MessageId).collect(),
-            index,
-        })
+        let index = ids.iter().position(|&id| id == message.0).ok_or_else(|| StoreError::not_found("message", message))?;
+        Ok(Siblings { ids: ids.into_iter().map(MessageId).collect(), index })
     }
 
     /// The leaf reached from `message` by always following its newest child.
@@ -307,17 +278,12 @@ impl Store {
         .bind(message.0)
         .fetch_optional(&self.reader)
         .await?;
-        leaf.map(MessageId)
-            .ok_or_else(|| StoreError::not_found("message", message))
+        leaf.map(MessageId).ok_or_else(|| StoreError::not_found("message", message))
     }
 
     /// Switches the conversation to the branch through `message` (e.g. a sibling picked with
     /// "< >"): its current leaf becomes [`Store::latest_leaf`] of `message`, which is returned.
-    pub async fn select_branch(
-        &self,
-        conversation: ConversationId,
-        message: MessageId,
-    ) -> Result<MessageId> {
+    pub async fn select_branch(&self, conversation: ConversationId, message: MessageId) -> Result<MessageId> {
         let leaf = self.latest_leaf(message).await?;
         self.set_current_leaf(conversation, leaf).await?;
         Ok(leaf)
@@ -337,16 +303,11 @@ pub(crate) async fn insert(
     conversations::ensure_exists(tx, conversation).await?;
     if let Some(parent) = parent {
         let owner: Option<i64> =
-            sqlx::query_scalar("SELECT conversation_id FROM messages WHERE id = ?1")
-                .bind(parent.0)
-                .fetch_optional(&mut **tx)
-                .await?;
+            sqlx::query_scalar("SELECT conversation_id FROM messages WHERE id = ?1").bind(parent.0).fetch_optional(&mut **tx).await?;
         match owner {
             None => return Err(StoreError::not_found("message", parent)),
             Some(owner) if owner != conversation.0 => {
-                return Err(StoreError::InvalidInput(format!(
-                    "message {parent} belongs to conversation {owner}, not {conversation}"
-                )))
+                return Err(StoreError::InvalidInput(format!("message {parent} belongs to conversation {owner}, not {conversation}")))
             }
             Some(_) => {}
         }

@@ -35,21 +35,9 @@ const FOLDED_CONTENT: &str = "content || coalesce((SELECT group_concat(c.text, '
 impl Store {
     /// Creates an empty assistant reply to `parent` with status `Streaming` and makes it the
     /// conversation's current leaf. A second reply to the same parent is a regeneration.
-    pub async fn start_reply(
-        &self,
-        conversation: ConversationId,
-        parent: MessageId,
-    ) -> Result<MessageId> {
+    pub async fn start_reply(&self, conversation: ConversationId, parent: MessageId) -> Result<MessageId> {
         let mut tx = self.begin_write().await?;
-        let id = messages::insert(
-            &mut tx,
-            conversation,
-            Some(parent),
-            Role::Assistant,
-            "",
-            MessageStatus::Streaming,
-        )
-        .await?;
+        let id = messages::insert(&mut tx, conversation, Some(parent), Role::Assistant, "", MessageStatus::Streaming).await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -76,12 +64,7 @@ impl Store {
 
     /// Ends a streaming reply: its text becomes final, `end` sets its status (and error), and
     /// `stats` are stored with it.
-    pub async fn finish_reply(
-        &self,
-        id: MessageId,
-        end: ReplyEnd,
-        stats: Option<&ReplyStats>,
-    ) -> Result<()> {
+    pub async fn finish_reply(&self, id: MessageId, end: ReplyEnd, stats: Option<&ReplyStats>) -> Result<()> {
         let (status, error) = match end {
             ReplyEnd::Complete => (MessageStatus::Complete, None),
             ReplyEnd::Stopped => (MessageStatus::Stopped, None),
@@ -102,30 +85,16 @@ impl Store {
         .bind(stat(|s| Some(i64::from(s.prompt_tokens))))
         .bind(stat(|s| Some(i64::from(s.cached_tokens))))
         .bind(stat(|s| Some(i64::from(s.generated_tokens))))
-        .bind(stat(|s| {
-            s.time_to_first_token_ms
-                .map(|ms| i64::try_from(ms).unwrap_or(i64::MAX))
-        }))
-        .bind(
-            stats
-                .and_then(|s| s.decode_tokens_per_second)
-                .filter(|v| v.is_finite()),
-        )
+        .bind(stat(|s| s.time_to_first_token_ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX))))
+        .bind(stats.and_then(|s| s.decode_tokens_per_second).filter(|v| v.is_finite()))
         .bind(stats.map(|s| s.model.as_str()))
         .fetch_optional(&mut *tx)
         .await?;
         let Some(conversation) = conversation else {
             return check_streaming(&mut *tx, id).await;
         };
-        sqlx::query("DELETE FROM reply_chunks WHERE message_id = ?1")
-            .bind(id.0)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("UPDATE conversations SET updated_at = ?2 WHERE id = ?1")
-            .bind(conversation)
-            .bind(now_ms())
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query("DELETE FROM reply_chunks WHERE message_id = ?1").bind(id.0).execute(&mut *tx).await?;
+        sqlx::query("UPDATE conversations SET updated_at = ?2 WHERE id = ?1").bind(conversation).bind(now_ms()).execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -177,22 +146,14 @@ impl Store {
 }
 
 /// `Ok` if `id` is a streaming reply, else why not (`NotFound` or `NotStreaming`).
-async fn check_streaming<'e>(
-    executor: impl Executor<'e, Database = Sqlite>,
-    id: MessageId,
-) -> Result<()> {
-    let status: Option<String> = sqlx::query_scalar("SELECT status FROM messages WHERE id = ?1")
-        .bind(id.0)
-        .fetch_optional(executor)
-        .await?;
+async fn check_streaming<'e>(executor: impl Executor<'e, Database = Sqlite>, id: MessageId) -> Result<()> {
+    let status: Option<String> =
+        sqlx::query_scalar("SELECT status FROM messages WHERE id = ?1").bind(id.0).fetch_optional(executor).await?;
     match status {
         None => Err(StoreError::not_found("message", id)),
         Some(status) => match status.parse()? {
             MessageStatus::Streaming => Ok(()),
-            status => Err(StoreError::NotStreaming {
-                id,
-                status: status.as_str(),
-            }),
+            status => Err(StoreError::NotStreaming { id, status: status.as_str() }),
         },
     }
 }

@@ -5,8 +5,8 @@
 //! match, and the last one matches as a prefix while it is being typed.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 use sqlx::Row;
+use ts_rs::TS;
 
 use crate::db::Store;
 use crate::error::Result;
@@ -42,16 +42,7 @@ pub struct SnippetPart {
 impl SearchHit {
     /// The snippet as one string, matches in `[` `]` (for logs and tests).
     pub fn snippet_text(&self) -> String {
-        self.snippet
-            .iter()
-            .map(|p| {
-                if p.highlight {
-                    format!("[{}]", p.text)
-                } else {
-                    p.text.clone()
-                }
-            })
-            .collect()
+        self.snippet.iter().map(|p| if p.highlight { format!("[{}]", p.text) } else { p.text.clone() }).collect()
     }
 }
 
@@ -95,10 +86,7 @@ impl Store {
 /// The FTS5 query for what a person typed, or `None` if it has no searchable word.
 pub(crate) fn fts_query(query: &str) -> Option<String> {
     // FTS5 reads its query as a C string: a NUL would end it inside a quoted word.
-    let words: Vec<&str> = query
-        .split(|c: char| c.is_whitespace() || c == '\0')
-        .filter(|w| w.chars().any(char::is_alphanumeric))
-        .collect();
+    let words: Vec<&str> = query.split(|c: char| c.is_whitespace() || c == '\0').filter(|w| w.chars().any(char::is_alphanumeric)).collect();
     let last = words.len().checked_sub(1)?;
     let mut out = String::new();
     for (i, word) in words.iter().enumerate() {
@@ -109,10 +97,7 @@ pub(crate) fn fts_query(query: &str) -> Option<String> {
         out.push_str(&word.replace('"', "\"\""));
         out.push('"');
         // Still typing this word: match it as a prefix. Not after punctuation ("c++" is not "c*").
-        if i == last
-            && !query.ends_with(char::is_whitespace)
-            && word.ends_with(char::is_alphanumeric)
-        {
+        if i == last && !query.ends_with(char::is_whitespace) && word.ends_with(char::is_alphanumeric) {
             out.push_str(" *");
         }
     }
@@ -124,10 +109,7 @@ fn split_snippet(snippet: &str) -> Vec<SnippetPart> {
     let mut highlight = false;
     for piece in snippet.split([OPEN, CLOSE]) {
         if !piece.is_empty() {
-            parts.push(SnippetPart {
-                text: piece.to_owned(),
-                highlight,
-            });
+            parts.push(SnippetPart { text: piece.to_owned(), highlight });
         }
         highlight = !highlight;
     }
@@ -140,16 +122,10 @@ mod tests {
 
     #[test]
     fn queries_are_quoted_words() {
-        assert_eq!(
-            fts_query("hello world").as_deref(),
-            Some(r#""hello" "world" *"#)
-        );
+        assert_eq!(fts_query("hello world").as_deref(), Some(r#""hello" "world" *"#));
         assert_eq!(fts_query("hello ").as_deref(), Some(r#""hello""#));
         assert_eq!(fts_query("c++").as_deref(), Some(r#""c++""#));
-        assert_eq!(
-            fts_query("\"unbalanced").as_deref(),
-            Some(r#""""unbalanced" *"#)
-        );
+        assert_eq!(fts_query("\"unbalanced").as_deref(), Some(r#""""unbalanced" *"#));
         assert_eq!(fts_query("-x").as_deref(), Some(r#""-x" *"#));
         assert_eq!(fts_query("a:b").as_deref(), Some(r#""a:b" *"#));
         assert_eq!(fts_query("   "), None);
@@ -163,18 +139,9 @@ mod tests {
         assert_eq!(
             parts,
             vec![
-                SnippetPart {
-                    text: "a ".into(),
-                    highlight: false
-                },
-                SnippetPart {
-                    text: "b".into(),
-                    highlight: true
-                },
-                SnippetPart {
-                    text: " c".into(),
-                    highlight: false
-                },
+                SnippetPart { text: "a ".into(), highlight: false },
+                SnippetPart { text: "b".into(), highlight: true },
+                SnippetPart { text: " c".into(), highlight: false },
             ]
         );
     }

@@ -11,10 +11,8 @@ use crate::error::{Result, StoreError};
 impl Store {
     /// The value stored under `key`, or `None`.
     pub async fn setting(&self, key: &str) -> Result<Option<Value>> {
-        let text: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?1")
-            .bind(key)
-            .fetch_optional(&self.reader)
-            .await?;
+        let text: Option<String> =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = ?1").bind(key).fetch_optional(&self.reader).await?;
         text.map(|text| parse(key, &text)).transpose()
     }
 
@@ -22,21 +20,14 @@ impl Store {
     pub async fn setting_as<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>> {
         self.setting(key)
             .await?
-            .map(|value| {
-                serde_json::from_value(value).map_err(|source| StoreError::Setting {
-                    key: key.to_owned(),
-                    source,
-                })
-            })
+            .map(|value| serde_json::from_value(value).map_err(|source| StoreError::Setting { key: key.to_owned(), source }))
             .transpose()
     }
 
     /// Stores `value` under `key`, replacing what was there.
     pub async fn set_setting(&self, key: &str, value: &Value) -> Result<()> {
         if key.is_empty() {
-            return Err(StoreError::InvalidInput(
-                "a setting needs a non-empty key".into(),
-            ));
+            return Err(StoreError::InvalidInput("a setting needs a non-empty key".into()));
         }
         sqlx::query(
             "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
@@ -52,18 +43,13 @@ impl Store {
 
     /// Removes `key`; returns whether it was there.
     pub async fn delete_setting(&self, key: &str) -> Result<bool> {
-        let done = sqlx::query("DELETE FROM settings WHERE key = ?1")
-            .bind(key)
-            .execute(&self.writer)
-            .await?;
+        let done = sqlx::query("DELETE FROM settings WHERE key = ?1").bind(key).execute(&self.writer).await?;
         Ok(done.rows_affected() > 0)
     }
 
     /// Every setting, by key.
     pub async fn settings(&self) -> Result<BTreeMap<String, Value>> {
-        let rows: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM settings")
-            .fetch_all(&self.reader)
-            .await?;
+        let rows: Vec<(String, String)> = sqlx::query_as("SELECT key, value FROM settings").fetch_all(&self.reader).await?;
         rows.into_iter()
             .map(|(key, text)| {
                 let value = parse(&key, &text)?;
@@ -74,8 +60,5 @@ impl Store {
 }
 
 fn parse(key: &str, text: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|source| StoreError::Setting {
-        key: key.to_owned(),
-        source,
-    })
+    serde_json::from_str(text).map_err(|source| StoreError::Setting { key: key.to_owned(), source })
 }

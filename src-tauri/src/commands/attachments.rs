@@ -62,10 +62,7 @@ pub async fn attachment_thumbnail(state: App<'_>, hash: String) -> Result<Respon
 const THUMBNAIL_SIDE: u32 = 480;
 
 async fn tokio_read(path: PathBuf) -> Result<Vec<u8>, Failure> {
-    tauri::async_runtime::spawn_blocking(move || std::fs::read(&path))
-        .await
-        .map_err(|e| Failure(e.to_string()))?
-        .map_err(Failure::from)
+    tauri::async_runtime::spawn_blocking(move || std::fs::read(&path)).await.map_err(|e| Failure(e.to_string()))?.map_err(Failure::from)
 }
 
 fn name_of(path: &Path) -> String {

@@ -7,8 +7,8 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter};
 
 use super::App;
-use crate::failure::Failure;
 use crate::context_meter::ContextUse;
+use crate::failure::Failure;
 use crate::reply::{self, local_messages, require_target, stream_reply, ReplyEvent};
 use crate::sync::lock;
 use crate::title::{provisional, UNTITLED};
@@ -42,9 +42,7 @@ pub async fn send_message(
         None => (super::conversations::new_conversation(&state, &provisional(&text)).await?, true),
     };
     let conversation = chat.id;
-    let user = store
-        .add_message_with_attachments(conversation, chat.current_leaf, Role::User, &text, &hashes)
-        .await?;
+    let user = store.add_message_with_attachments(conversation, chat.current_leaf, Role::User, &text, &hashes).await?;
     let untitled = !new && chat.current_leaf.is_none() && chat.title == UNTITLED;
     if untitled {
         store.rename_conversation(conversation, &provisional(&text)).await?;
@@ -92,9 +90,7 @@ pub async fn edit_message(
         return Err("Only your own messages can be edited.".into());
     }
     let hashes: Vec<_> = store.message_attachments(message).await?.into_iter().map(|a| a.hash).collect();
-    let edited = store
-        .add_message_with_attachments(original.conversation_id, original.parent_id, Role::User, &text, &hashes)
-        .await?;
+    let edited = store.add_message_with_attachments(original.conversation_id, original.parent_id, Role::User, &text, &hashes).await?;
     stream_reply(app, state.inner().clone(), original.conversation_id, edited, channel).await
 }
 

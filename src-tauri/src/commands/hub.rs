@@ -170,7 +170,13 @@ fn details(info: &ModelInfo, memory: u64) -> RepoDetails {
             RepoFileView {
                 name: f.name.clone(),
                 size: f.size(),
-                quantization: if gguf { gguf_quantization(&f.name) } else if f.name.ends_with(".safetensors") { repo_quantization.clone() } else { None },
+                quantization: if gguf {
+                    gguf_quantization(&f.name)
+                } else if f.name.ends_with(".safetensors") {
+                    repo_quantization.clone()
+                } else {
+                    None
+                },
                 gguf,
                 fits: fits(if gguf { f.size() } else { model_bytes }, memory),
             }
@@ -220,7 +226,12 @@ pub fn list_downloads(downloads: State<'_, Arc<Downloads>>) -> Vec<Download> {
 
 /// Downloads `repo` (its model files, or only `files`) into the Hugging Face cache.
 #[tauri::command]
-pub async fn start_download(state: App<'_>, downloads: State<'_, Arc<Downloads>>, repo: String, files: Vec<String>) -> Result<Download, Failure> {
+pub async fn start_download(
+    state: App<'_>,
+    downloads: State<'_, Arc<Downloads>>,
+    repo: String,
+    files: Vec<String>,
+) -> Result<Download, Failure> {
     let source = source(&state).await?;
     Ok(downloads.start(source, repo.trim(), &files))
 }
@@ -279,7 +290,8 @@ mod tests {
             assert!(seen.token_set);
             assert_eq!(seen.endpoint, "http://127.0.0.1:9");
             assert!(!serde_json::to_string(&seen).unwrap().contains(token), "not sent to the page");
-            let database: Vec<u8> = ["confab.db", "confab.db-wal"].iter().filter_map(|f| std::fs::read(dir.path().join(f)).ok()).flatten().collect();
+            let database: Vec<u8> =
+                ["confab.db", "confab.db-wal"].iter().filter_map(|f| std::fs::read(dir.path().join(f)).ok()).flatten().collect();
             assert!(!database.windows(token.len()).any(|w| w == token.as_bytes()), "not in SQLite");
             // Saving the endpoint alone keeps the token; "" removes it.
             HubSettings::save(&store, &secrets, "", None).await.unwrap();

@@ -11,7 +11,10 @@ use crate::model_slot::{load_blocking, LoadedModel, ModelState};
 use crate::sync::lock;
 
 #[tauri::command]
-pub async fn list_models(state: App<'_>, downloads: tauri::State<'_, std::sync::Arc<crate::downloads::Downloads>>) -> Result<Vec<ModelSummary>, Failure> {
+pub async fn list_models(
+    state: App<'_>,
+    downloads: tauri::State<'_, std::sync::Arc<crate::downloads::Downloads>>,
+) -> Result<Vec<ModelSummary>, Failure> {
     let folders = state.model_folders();
     // A model still downloading is not there yet, even where some of its files are.
     let unfinished = downloads.unfinished_folders(&super::hub::cache_dir());

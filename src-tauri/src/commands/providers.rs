@@ -38,7 +38,13 @@ pub async fn refresh_provider_models(state: App<'_>, id: u32) -> Result<Provider
 
 /// The user's marks for a model whose endpoint does not say what it takes.
 #[tauri::command]
-pub async fn mark_remote_model_inputs(state: App<'_>, provider: u32, model: String, vision: bool, audio: bool) -> Result<ProvidersView, Failure> {
+pub async fn mark_remote_model_inputs(
+    state: App<'_>,
+    provider: u32,
+    model: String,
+    vision: bool,
+    audio: bool,
+) -> Result<ProvidersView, Failure> {
     let mut providers = state.providers.lock().await;
     providers.mark_inputs(provider, &model, vision, audio, &state.store).await?;
     Ok(providers.view(&state.secrets))

@@ -37,11 +37,7 @@ pub async fn runtime_info() -> Result<RuntimeInfo, String> {
 fn gather(paths: AppPaths) -> Result<RuntimeInfo, String> {
     let mlx = MlxRuntime::probe().map_err(|e| format!("MLX is not usable: {e}"))?;
     let model = DefaultModel::manifest();
-    let default_model = DefaultModelStatus {
-        path: model.path(&paths),
-        present: model.is_present(&paths),
-        name: model.name,
-    };
+    let default_model = DefaultModelStatus { path: model.path(&paths), present: model.is_present(&paths), name: model.name };
     Ok(RuntimeInfo {
         app_version: env!("CARGO_PKG_VERSION").into(),
         mlx,
@@ -86,10 +82,7 @@ mod tests {
         let info = gather(AppPaths::under(Path::new("/nonexistent/confab"))).expect("MLX probes");
         assert_eq!(info.mlx.version, info.mlx.built_against);
         assert!(!info.default_model.present);
-        assert!(info
-            .default_model
-            .path
-            .starts_with("/nonexistent/confab/models"));
+        assert!(info.default_model.path.starts_with("/nonexistent/confab/models"));
         let json = serde_json::to_value(&info).expect("serialises");
         assert!(json["mlx"]["version"].is_string());
         assert!(json["default_model"]["present"].is_boolean());

@@ -179,7 +179,12 @@ fn concurrent(args: &Args, engine: &Engine, id: ModelId, vocab: usize, clients: 
     } else {
         println!(
             "{} concurrent (prompts {:?} tok, {} tok each): {:.1} tok/s aggregate | time to first token p50 {:.0} ms, p95 {:.0} ms",
-            report.concurrent, report.prompt_tokens, report.gen_tokens, report.aggregate_tokens_per_s, report.ttft_p50_ms, report.ttft_p95_ms
+            report.concurrent,
+            report.prompt_tokens,
+            report.gen_tokens,
+            report.aggregate_tokens_per_s,
+            report.ttft_p50_ms,
+            report.ttft_p95_ms
         );
     }
     Ok(std::process::ExitCode::SUCCESS)

@@ -44,7 +44,11 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         return Ok(std::process::ExitCode::SUCCESS);
     }
 
-    eprintln!("{} ({}). Empty line or Ctrl-D to quit; /image, /audio or /video PATH attaches to the next message.", info.path.display(), info.architecture);
+    eprintln!(
+        "{} ({}). Empty line or Ctrl-D to quit; /image, /audio or /video PATH attaches to the next message.",
+        info.path.display(),
+        info.architecture
+    );
     let stdin = std::io::stdin();
     loop {
         eprint!("> ");

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use confab_engine::cache::{EncoderOptions, PrefixOptions};
+use confab_engine::media::MediaItem;
 use confab_engine::model::{DtypeChoice, LoadOptions};
 use confab_engine::runtime::{Engine, EngineOptions, ModelId, ModelInfo};
-use confab_engine::media::MediaItem;
 use confab_engine::{defaults, AppPaths, DefaultModel};
 
 #[derive(clap::Args, Clone)]

@@ -67,16 +67,7 @@ impl Compute {
             )
         };
         let cpu_kernel_isa = confab_engine::model::layers::cpu_linear::instruction_set();
-        Self {
-            backend,
-            device,
-            auto_dtype,
-            auto_quantized_weights,
-            cpu_kernel: cpu_kernel && !gpu,
-            cpu_threads,
-            cpu_kernel_isa,
-            summary,
-        }
+        Self { backend, device, auto_dtype, auto_quantized_weights, cpu_kernel: cpu_kernel && !gpu, cpu_threads, cpu_kernel_isa, summary }
     }
 
     /// As the engine decides when it loads a model: the kernel runs on a CPU device unless

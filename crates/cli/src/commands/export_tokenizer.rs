@@ -21,10 +21,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let gguf = GgufFile::load(&args.model).with_context(|| format!("reading {}", args.model.display()))?;
     let tokenizer = Tokenizer::from_gguf(&gguf, &args.model)?;
     std::fs::create_dir_all(&args.out)?;
-    tokenizer
-        .inner()
-        .save(args.out.join("tokenizer.json"), false)
-        .map_err(|e| anyhow::anyhow!("writing tokenizer.json: {e}"))?;
+    tokenizer.inner().save(args.out.join("tokenizer.json"), false).map_err(|e| anyhow::anyhow!("writing tokenizer.json: {e}"))?;
     let name = |id: Option<u32>| id.and_then(|id| tokenizer.id_to_token(id));
     let config = serde_json::json!({
         "bos_token": name(tokenizer.bos_id()),

@@ -35,7 +35,16 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         let context = m.context_length.map_or("?".into(), |c| c.to_string());
         let arch = if m.supported { m.architecture.clone() } else { format!("{}*", m.architecture) };
         let size = format!("{:.1} GB", m.size_bytes as f64 / 1e9);
-        println!("{:<40} {:<12} {:<6} {:<9} {:>9} {:>8}  {}", m.name, arch, &format[..format.len().min(6)], m.quantization, size, context, m.path.display());
+        println!(
+            "{:<40} {:<12} {:<6} {:<9} {:>9} {:>8}  {}",
+            m.name,
+            arch,
+            &format[..format.len().min(6)],
+            m.quantization,
+            size,
+            context,
+            m.path.display()
+        );
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -95,11 +95,7 @@ impl<M: Manifest> EntryDir<M> {
 
     /// Loads an entry's arrays, checks them against the seal, and lets `build` make the value
     /// (and reject it). A bad entry is deleted and `None` returned.
-    pub fn load<T>(
-        &mut self,
-        id: &str,
-        build: impl FnOnce(&M, HashMap<String, Array>) -> Result<T, String>,
-    ) -> Option<T> {
+    pub fn load<T>(&mut self, id: &str, build: impl FnOnce(&M, HashMap<String, Array>) -> Result<T, String>) -> Option<T> {
         let position = self.index.iter().position(|e| e.id == id)?;
         let manifest = &self.index[position].manifest;
         match self.read(id, manifest.seal()).and_then(|arrays| build(manifest, arrays)) {
@@ -138,14 +134,12 @@ impl<M: Manifest> EntryDir<M> {
         let data = self.dir.join(format!("{id}.safetensors"));
         // MLX insists on the .safetensors extension, so the temporary name keeps it.
         let data_tmp = self.dir.join(format!("{id}.partial.safetensors"));
-        Array::save_safetensors(arrays.iter().map(|(n, a)| (n.as_str(), *a)), None, &data_tmp)
-            .map_err(|e| e.to_string())?;
+        Array::save_safetensors(arrays.iter().map(|(n, a)| (n.as_str(), *a)), None, &data_tmp).map_err(|e| e.to_string())?;
         let bytes = std::fs::read(&data_tmp).map_err(|e| e.to_string())?;
         let manifest = manifest(Seal { checksum: checksum(&bytes), bytes: bytes.len() as u64 });
         let json = self.dir.join(format!("{id}.json"));
         let json_tmp = self.dir.join(format!("{id}.partial.json"));
-        std::fs::write(&json_tmp, serde_json::to_vec(&manifest).map_err(|e| e.to_string())?)
-            .map_err(|e| e.to_string())?;
+        std::fs::write(&json_tmp, serde_json::to_vec(&manifest).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
         std::fs::rename(&data_tmp, &data).map_err(|e| e.to_string())?;
         std::fs::rename(&json_tmp, &json).map_err(|e| e.to_string())?;
         self.index.retain(|e| e.id != id);

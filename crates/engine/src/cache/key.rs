@@ -29,11 +29,7 @@ impl PrefixKey {
         let unmatched = |a: &[MediaSpan], b: &[MediaSpan]| -> Option<usize> {
             a.iter().filter(|m| m.position < tokens && !b.contains(m)).map(|m| m.position).min()
         };
-        [Some(tokens), unmatched(&self.media, &other.media), unmatched(&other.media, &self.media)]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(0)
+        [Some(tokens), unmatched(&self.media, &other.media), unmatched(&other.media, &self.media)].into_iter().flatten().min().unwrap_or(0)
     }
 }
 

@@ -142,12 +142,10 @@ impl PrefixCache {
         let memory_len = best_memory.map_or(0, |(_, at, _, _)| at);
 
         match (best_memory, best_disk) {
-            (_, Some(disk)) if disk.at > memory_len => {
-                match self.disk.as_mut().expect("disk matched").load(&disk.id, &key.fingerprint) {
-                    Some((state, checkpoints)) => resume(state, checkpoints, disk.at, disk.checkpoint, disk.shared, ReuseSource::Disk),
-                    None => Reuse::none("the disk entry was unreadable and has been removed"),
-                }
-            }
+            (_, Some(disk)) if disk.at > memory_len => match self.disk.as_mut().expect("disk matched").load(&disk.id, &key.fingerprint) {
+                Some((state, checkpoints)) => resume(state, checkpoints, disk.at, disk.checkpoint, disk.shared, ReuseSource::Disk),
+                None => Reuse::none("the disk entry was unreadable and has been removed"),
+            },
             // A request that continues the whole entry takes it: the entry would be replaced
             // by the request's own when it ends, and a state held once is extended in place
             // (MLX writes into an array only it holds; a shared one is copied whole, keys and
@@ -164,9 +162,7 @@ impl PrefixCache {
             (Some((_, 0, _, shared)), _) if shared > 0 => Reuse::none(&format!(
                 "a cached conversation shares {shared} tokens, but its layers cannot be cut back and it has no checkpoint before that"
             )),
-            _ if self.entries.is_empty() && self.disk.as_ref().is_none_or(|d| d.is_empty()) => {
-                Reuse::none("the prefix cache is empty")
-            }
+            _ if self.entries.is_empty() && self.disk.as_ref().is_none_or(|d| d.is_empty()) => Reuse::none("the prefix cache is empty"),
             _ => Reuse::none("no cached conversation starts like this prompt"),
         }
     }

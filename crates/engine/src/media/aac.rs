@@ -44,11 +44,8 @@ pub(crate) fn priming_samples(file: &[u8]) -> Option<Priming> {
         let entry_size = if version == 1 { 20 } else { 12 };
         (0..count).find_map(|i| {
             let entry = elst.get(8 + i * entry_size..8 + (i + 1) * entry_size)?;
-            let media_time = if version == 1 {
-                i64::from_be_bytes(entry[8..16].try_into().ok()?)
-            } else {
-                be_u32(&entry[4..8]) as i32 as i64
-            };
+            let media_time =
+                if version == 1 { i64::from_be_bytes(entry[8..16].try_into().ok()?) } else { be_u32(&entry[4..8]) as i32 as i64 };
             // -1 marks an empty edit (a delay before the track starts): not a skip.
             (media_time >= 0).then_some(Priming { media_time: media_time as u64, timescale })
         })

@@ -97,13 +97,7 @@ impl AsRef<[u8]> for SharedBytes {
     }
 }
 
-fn decode_guarded(
-    file: &str,
-    bytes: Vec<u8>,
-    sample_rate: u32,
-    limits: &MediaLimits,
-    aac_decoders: AacDecoders,
-) -> Result<Audio> {
+fn decode_guarded(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLimits, aac_decoders: AacDecoders) -> Result<Audio> {
     limits.check_bytes(file, bytes.len() as u64)?;
     if mp3::is_mp3(file, &mut Cursor::new(&bytes)).map_err(|e| unreadable(file, e))? {
         let decoded = mp3::decode(file, &mut Cursor::new(&bytes), limits)?;
@@ -141,8 +135,7 @@ fn decode_guarded(
     let samples = if params.codec == codecs::CODEC_TYPE_AAC {
         // The reference reads AAC only through torchcodec: FFmpeg's skip, libswresample.
         let skip = priming.map_or(0, |p| p.samples_at(decoded.sample_rate)) as usize;
-        let channels: Vec<Vec<f32>> =
-            decoded.channels.into_iter().map(|c| c.get(skip..).unwrap_or_default().to_vec()).collect();
+        let channels: Vec<Vec<f32>> = decoded.channels.into_iter().map(|c| c.get(skip..).unwrap_or_default().to_vec()).collect();
         if channels.first().is_none_or(Vec::is_empty) {
             return Err(EngineError::media(file, MediaProblem::NoAudio));
         }
@@ -186,10 +179,7 @@ fn decode_with_system_ffmpeg(
         }
         let (frames, rate) = decoder.decoded();
         if rate > 0 && frames as f64 > limits.max_audio_seconds * rate as f64 {
-            return Err(EngineError::media(
-                file,
-                MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds },
-            ));
+            return Err(EngineError::media(file, MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds }));
         }
     }
     let samples = match decoder.finish() {
@@ -220,12 +210,7 @@ fn unreadable(file: &str, error: std::io::Error) -> EngineError {
 }
 
 /// Reads only the container's headers and checks the duration limit.
-pub(crate) fn probe(
-    file: &str,
-    mut source: Box<dyn MediaSource>,
-    is_mp4: bool,
-    limits: &MediaLimits,
-) -> Result<AudioHeader> {
+pub(crate) fn probe(file: &str, mut source: Box<dyn MediaSource>, is_mp4: bool, limits: &MediaLimits) -> Result<AudioHeader> {
     if !is_mp4 && mp3::is_mp3(file, &mut source).map_err(|e| unreadable(file, e))? {
         let found = mp3::probe(file, &mut source)?;
         let header = AudioHeader {
@@ -330,13 +315,7 @@ impl Decoded {
 }
 
 /// Decodes every packet of `track`.
-fn decode(
-    file: &str,
-    reader: &mut dyn FormatReader,
-    track: u32,
-    params: &CodecParameters,
-    limits: &MediaLimits,
-) -> Result<Decoded> {
+fn decode(file: &str, reader: &mut dyn FormatReader, track: u32, params: &CodecParameters, limits: &MediaLimits) -> Result<Decoded> {
     let mut decoder = codecs_registry().make(params, &DecoderOptions::default()).map_err(|e| match e {
         AudioError::Unsupported(_) => unsupported_codec(file, params.codec),
         other => corrupt(file, other),
@@ -377,10 +356,7 @@ fn decode(
         }
         let frames = planes[0].len();
         if rate > 0 && frames as f64 > limits.max_audio_seconds * rate as f64 {
-            return Err(EngineError::media(
-                file,
-                MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds },
-            ));
+            return Err(EngineError::media(file, MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds }));
         }
     }
     if planes.first().is_none_or(Vec::is_empty) || rate == 0 {
@@ -403,9 +379,7 @@ fn unsupported_codec(file: &str, codec: CodecType) -> EngineError {
         codecs::CODEC_TYPE_OPUS => "Opus".to_string(),
         codecs::CODEC_TYPE_ALAC => "ALAC".to_string(),
         codecs::CODEC_TYPE_WAVPACK => "WavPack".to_string(),
-        codecs::CODEC_TYPE_MP3 | codecs::CODEC_TYPE_MP2 | codecs::CODEC_TYPE_MP1 => {
-            "MPEG audio inside another container".to_string()
-        }
+        codecs::CODEC_TYPE_MP3 | codecs::CODEC_TYPE_MP2 | codecs::CODEC_TYPE_MP1 => "MPEG audio inside another container".to_string(),
         other => format!("codec {other}"),
     };
     EngineError::media(file, MediaProblem::UnsupportedCodec { codec: name })
@@ -474,15 +448,8 @@ mod tests {
                 let config = params.extra_data.as_deref().unwrap();
                 let skip = move |rate: u32| priming.map_or(0, |p| p.samples_at(rate));
                 let limits = MediaLimits::default();
-                let request = FfmpegRequest {
-                    file: clip,
-                    track,
-                    config,
-                    skip,
-                    sample_rate: 16_000,
-                    n_frames: params.n_frames,
-                    limits: &limits,
-                };
+                let request =
+                    FfmpegRequest { file: clip, track, config, skip, sample_rate: 16_000, n_frames: params.n_frames, limits: &limits };
                 decode_with_system_ffmpeg(ffmpeg, reader.as_mut(), request).unwrap().unwrap()
             };
             let (new, old) = (decode_with(newest), decode_with(masks));

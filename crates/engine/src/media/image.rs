@@ -65,12 +65,7 @@ fn decode_guarded(file: &str, bytes: &[u8], limits: &MediaLimits) -> Result<RgbI
 }
 
 /// Reads only the header (and EXIF orientation) and checks the pixel limit.
-pub(crate) fn probe<R: BufRead + Seek>(
-    file: &str,
-    reader: R,
-    format: ImageFormat,
-    limits: &MediaLimits,
-) -> Result<ImageHeader> {
+pub(crate) fn probe<R: BufRead + Seek>(file: &str, reader: R, format: ImageFormat, limits: &MediaLimits) -> Result<ImageHeader> {
     let mut decoder = open(file, reader, format)?;
     let (width, height) = decoder.dimensions();
     limits.check_pixels(file, width, height)?;
@@ -93,9 +88,7 @@ fn open<'a, R: BufRead + Seek + 'a>(file: &str, reader: R, format: ImageFormat) 
 fn problem(file: &str, error: ImageError) -> EngineError {
     let problem = match error {
         ImageError::Unsupported(_) => MediaProblem::UnsupportedImage,
-        ImageError::IoError(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
-            MediaProblem::Unreadable { detail: e.to_string() }
-        }
+        ImageError::IoError(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => MediaProblem::Unreadable { detail: e.to_string() },
         other => MediaProblem::Corrupt { detail: other.to_string() },
     };
     EngineError::media(file, problem)

@@ -23,8 +23,8 @@ pub struct MediaLimits {
 impl Default for MediaLimits {
     fn default() -> Self {
         use crate::defaults::{
-            MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_FILE_BYTES, MEDIA_MAX_IMAGE_PIXELS, MEDIA_MAX_VIDEO_FRAMES,
-            MEDIA_MAX_VIDEO_FRAME_PIXELS, MEDIA_MAX_VIDEO_SECONDS,
+            MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_FILE_BYTES, MEDIA_MAX_IMAGE_PIXELS, MEDIA_MAX_VIDEO_FRAMES, MEDIA_MAX_VIDEO_FRAME_PIXELS,
+            MEDIA_MAX_VIDEO_SECONDS,
         };
         Self {
             max_file_bytes: MEDIA_MAX_FILE_BYTES,
@@ -50,20 +50,14 @@ impl MediaLimits {
 
     pub(crate) fn check_pixels(&self, file: &str, width: u32, height: u32) -> Result<()> {
         if width as u64 * height as u64 > self.max_image_pixels {
-            return Err(EngineError::media(
-                file,
-                MediaProblem::TooManyPixels { width, height, limit: self.max_image_pixels },
-            ));
+            return Err(EngineError::media(file, MediaProblem::TooManyPixels { width, height, limit: self.max_image_pixels }));
         }
         Ok(())
     }
 
     pub(crate) fn check_seconds(&self, file: &str, seconds: f64) -> Result<()> {
         if seconds > self.max_audio_seconds {
-            return Err(EngineError::media(
-                file,
-                MediaProblem::TooLong { seconds: Some(seconds), limit: self.max_audio_seconds },
-            ));
+            return Err(EngineError::media(file, MediaProblem::TooLong { seconds: Some(seconds), limit: self.max_audio_seconds }));
         }
         Ok(())
     }

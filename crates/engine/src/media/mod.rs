@@ -32,11 +32,11 @@ pub use self::hash::{content_hash, hash_file};
 pub use self::image::{decode_image, decode_image_bytes};
 pub use self::item::MediaItem;
 pub use self::limits::MediaLimits;
-pub use crate::media_kind::MediaKind;
 pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
 pub use self::thumbnail::video_thumbnail;
 pub use self::video::{decode_video, decode_video_planes, decode_video_with, describe_video, probe_video, Video, VideoInfo, YuvFrame};
 pub use self::video_reader::{FileVideos, VideoReader};
+pub use crate::media_kind::MediaKind;
 pub use ::image::RgbImage;
 
 use crate::error::{EngineError, MediaProblem, Result};
@@ -83,12 +83,9 @@ impl MediaInfo {
 
 /// Names that promise an image, audio clip or video, to say which kind of format a rejected
 /// file is.
-const IMAGE_EXTENSIONS: [&str; 13] =
-    ["png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff", "heic", "heif", "avif", "svg", "ico"];
-const VIDEO_EXTENSIONS: [&str; 14] =
-    ["mp4", "m4v", "mov", "qt", "webm", "mkv", "avi", "wmv", "flv", "mpg", "mpeg", "ts", "3gp", "ogv"];
-const AUDIO_EXTENSIONS: [&str; 13] =
-    ["wav", "wave", "mp3", "flac", "ogg", "oga", "m4a", "aac", "opus", "wma", "aiff", "aif", "caf"];
+const IMAGE_EXTENSIONS: [&str; 13] = ["png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff", "heic", "heif", "avif", "svg", "ico"];
+const VIDEO_EXTENSIONS: [&str; 14] = ["mp4", "m4v", "mov", "qt", "webm", "mkv", "avi", "wmv", "flv", "mpg", "mpeg", "ts", "3gp", "ogv"];
+const AUDIO_EXTENSIONS: [&str; 13] = ["wav", "wave", "mp3", "flac", "ogg", "oga", "m4a", "aac", "opus", "wma", "aiff", "aif", "caf"];
 
 /// `ftyp` brands of still-image files built from MP4's boxes (HEIF, AVIF): not videos.
 const IMAGE_BRANDS: [&[u8; 4]; 9] = [b"heic", b"heix", b"heim", b"heis", b"hevc", b"mif1", b"msf1", b"avif", b"avis"];
@@ -155,9 +152,7 @@ pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
         }
         // An image format we don't read (HEIC is an MP4-like box file) can confuse the audio
         // probe into "damaged"; its name says what it really is.
-        Err(EngineError::Media { problem: MediaProblem::Corrupt { .. }, .. })
-            if unrecognised(&file) == MediaProblem::UnsupportedImage =>
-        {
+        Err(EngineError::Media { problem: MediaProblem::Corrupt { .. }, .. }) if unrecognised(&file) == MediaProblem::UnsupportedImage => {
             Err(EngineError::media(&file, MediaProblem::UnsupportedImage))
         }
         Err(other) => Err(other),

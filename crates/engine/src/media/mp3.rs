@@ -66,10 +66,9 @@ pub(crate) fn is_mp3(file: &str, source: &mut dyn ReadSeek) -> io::Result<bool> 
     let mut head = [0u8; 12];
     let filled = read_up_to(source, &mut head)?;
     source.seek(SeekFrom::Start(0))?;
-    let other = [&b"RIFF"[..], b"RIFX", b"RF64", b"fLaC", b"OggS", b"FORM", b"caff", b"wvpk"]
-        .iter()
-        .any(|magic| head[..filled].starts_with(magic))
-        || head.get(4..8) == Some(b"ftyp");
+    let other =
+        [&b"RIFF"[..], b"RIFX", b"RF64", b"fLaC", b"OggS", b"FORM", b"caff", b"wvpk"].iter().any(|magic| head[..filled].starts_with(magic))
+            || head.get(4..8) == Some(b"ftyp");
     Ok(!other)
 }
 
@@ -151,10 +150,7 @@ pub(crate) fn decode(file: &str, source: &mut dyn ReadSeek, limits: &MediaLimits
         }
         interleaved.extend_from_slice(&chunk[..got]);
         if (interleaved.len() / channels) as u64 > limit_frames {
-            return Err(EngineError::media(
-                file,
-                MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds },
-            ));
+            return Err(EngineError::media(file, MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds }));
         }
     }
     interleaved.truncate(interleaved.len() / channels * channels);
@@ -209,11 +205,8 @@ impl<'s, 'a> Stream<'s, 'a> {
             if rate <= 0 || !(1..=2).contains(&channels) {
                 return Err(stream.corrupt(format!("{rate} Hz, {channels} channels")));
             }
-            stream.header = Mp3Header {
-                sample_rate: rate as u32,
-                channels: channels as u16,
-                frames: (length >= 0).then_some(length as u64),
-            };
+            stream.header =
+                Mp3Header { sample_rate: rate as u32, channels: channels as u16, frames: (length >= 0).then_some(length as u64) };
         }
         Ok(stream)
     }
@@ -222,9 +215,7 @@ impl<'s, 'a> Stream<'s, 'a> {
     fn read(&mut self, out: &mut [f32]) -> Result<usize> {
         let mut done = 0usize;
         // SAFETY: `out` is writable for its length in bytes; the handle is live and open.
-        let code = unsafe {
-            ffi::mpg123_read(self.handle, out.as_mut_ptr() as *mut c_void, std::mem::size_of_val(out), &mut done)
-        };
+        let code = unsafe { ffi::mpg123_read(self.handle, out.as_mut_ptr() as *mut c_void, std::mem::size_of_val(out), &mut done) };
         match code {
             ffi::MPG123_OK | ffi::MPG123_DONE => Ok(done / std::mem::size_of::<f32>()),
             ffi::MPG123_NEW_FORMAT => Err(self.corrupt("the stream changes format midway".into())),
@@ -354,16 +345,10 @@ mod ffi {
         pub fn mpg123_new(decoder: *const c_char, error: *mut c_int) -> *mut Mpg123Handle;
         pub fn mpg123_delete(mh: *mut Mpg123Handle);
         pub fn mpg123_param2(mh: *mut Mpg123Handle, key: c_int, value: c_long, fvalue: c_double) -> c_int;
-        pub fn mpg123_reader64(
-            mh: *mut Mpg123Handle,
-            read: Option<ReadFn>,
-            seek: Option<SeekFn>,
-            cleanup: Option<CleanupFn>,
-        ) -> c_int;
+        pub fn mpg123_reader64(mh: *mut Mpg123Handle, read: Option<ReadFn>, seek: Option<SeekFn>, cleanup: Option<CleanupFn>) -> c_int;
         pub fn mpg123_open_handle(mh: *mut Mpg123Handle, iohandle: *mut c_void) -> c_int;
         pub fn mpg123_close(mh: *mut Mpg123Handle) -> c_int;
-        pub fn mpg123_getformat(mh: *mut Mpg123Handle, rate: *mut c_long, channels: *mut c_int, encoding: *mut c_int)
-            -> c_int;
+        pub fn mpg123_getformat(mh: *mut Mpg123Handle, rate: *mut c_long, channels: *mut c_int, encoding: *mut c_int) -> c_int;
         pub fn mpg123_format(mh: *mut Mpg123Handle, rate: c_long, channels: c_int, encodings: c_int) -> c_int;
         pub fn mpg123_length64(mh: *mut Mpg123Handle) -> i64;
         pub fn mpg123_scan(mh: *mut Mpg123Handle) -> c_int;
@@ -402,10 +387,8 @@ mod tests {
         for bytes in [&plain, &tagged] {
             assert!(is_mp3("clip.bin", &mut Cursor::new(bytes)).unwrap());
         }
-        let (a, b) = (
-            decode("a.mp3", &mut Cursor::new(&plain), &limits).unwrap(),
-            decode("b.mp3", &mut Cursor::new(&tagged), &limits).unwrap(),
-        );
+        let (a, b) =
+            (decode("a.mp3", &mut Cursor::new(&plain), &limits).unwrap(), decode("b.mp3", &mut Cursor::new(&tagged), &limits).unwrap());
         assert_eq!((a.sample_rate, a.channels, a.interleaved.len()), (8000, 2, 4800 * 2));
         assert_eq!(a, b);
         let header = probe("a.mp3", &mut Cursor::new(&plain)).unwrap();

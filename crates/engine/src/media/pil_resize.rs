@@ -106,8 +106,7 @@ fn coefficients(in_size: usize, out_size: usize, filter: PilFilter) -> Coefficie
         // C's (int) truncates toward zero; the clamps make it the same as floor here.
         let min = ((center - support + 0.5) as i64).max(0) as usize;
         let max = ((center + support + 0.5) as i64).min(in_size as i64) as usize;
-        let raw: Vec<f64> =
-            (min..max).map(|x| filter.weight((x as f64 - center + 0.5) / filter_scale)).collect();
+        let raw: Vec<f64> = (min..max).map(|x| filter.weight((x as f64 - center + 0.5) / filter_scale)).collect();
         let total: f64 = raw.iter().sum();
         let one = (1u32 << PRECISION_BITS) as f64;
         let fixed = raw

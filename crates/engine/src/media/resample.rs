@@ -128,9 +128,8 @@ impl Soxr {
         let mut done = 0usize;
         // SAFETY: the pointers and lengths describe live buffers of f32, the io spec's type;
         // soxr reads all of `input` (idone is null) and writes at most `out.len()` samples.
-        let error = unsafe {
-            ffi::soxr_process(self.0, input_ptr, input_len, ptr::null_mut(), out.as_mut_ptr().cast(), out.len(), &mut done)
-        };
+        let error =
+            unsafe { ffi::soxr_process(self.0, input_ptr, input_len, ptr::null_mut(), out.as_mut_ptr().cast(), out.len(), &mut done) };
         if !error.is_null() {
             return Err(soxr_error(error, 0, 0));
         }

@@ -167,15 +167,16 @@ fn build_filter(factor: f64, taps: usize, alloc: usize, phase_count: usize) -> V
     let center = (taps - 1) / 2;
     let mut bank = vec![0f32; (phase_count + 1) * alloc];
     // Upsampling keeps factor 1, where sin(x) comes from a table that alternates sign per tap.
-    let sin_table: Vec<f64> = (0..computed_phases)
-        .map(|phase| {
-            if factor == 1.0 {
-                (PI * phase as f64 / phase_count as f64).sin() * if center & 1 == 1 { 1.0 } else { -1.0 }
-            } else {
-                0.0
-            }
-        })
-        .collect();
+    let sin_table: Vec<f64> =
+        (0..computed_phases)
+            .map(|phase| {
+                if factor == 1.0 {
+                    (PI * phase as f64 / phase_count as f64).sin() * if center & 1 == 1 { 1.0 } else { -1.0 }
+                } else {
+                    0.0
+                }
+            })
+            .collect();
     let mut norm = 0f64;
     let mut tab = vec![0f64; taps];
     for phase in 0..computed_phases {
@@ -217,7 +218,11 @@ fn build_filter(factor: f64, taps: usize, alloc: usize, phase_count: usize) -> V
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd(b, a % b) }
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 fn eval_poly(coefficients: &[f64], x: f64) -> f64 {

@@ -261,9 +261,8 @@ impl Ffmpeg {
     fn load_with(api: LayoutApi) -> Outcome<Ffmpeg> {
         let mut last = FfmpegError("no FFmpeg libraries are looked for on this platform".into());
         for (codec_major, util_major, swr_major) in RELEASES {
-            let opened = open_release("avcodec", codec_major).and_then(|codec| {
-                Ok((codec, open_release("avutil", util_major)?, open_release("swresample", swr_major)?))
-            });
+            let opened = open_release("avcodec", codec_major)
+                .and_then(|codec| Ok((codec, open_release("avutil", util_major)?, open_release("swresample", swr_major)?)));
             match opened {
                 // SAFETY: each signature below is the one FFmpeg declares for that release.
                 Ok((codec, util, swr)) => return unsafe { Self::bind(codec, util, swr, api) },
@@ -299,12 +298,7 @@ impl Ffmpeg {
         // As torchcodec: errors come back as values, FFmpeg's own messages would only be noise.
         set_log_level(AV_LOG_QUIET);
         Ok(Ffmpeg {
-            version: format!(
-                "libavcodec {}.{}.{}",
-                codec_version >> 16,
-                (codec_version >> 8) & 0xff,
-                codec_version & 0xff
-            ),
+            version: format!("libavcodec {}.{}.{}", codec_version >> 16, (codec_version >> 8) & 0xff, codec_version & 0xff),
             avcodec_find_decoder: function(c, "avcodec_find_decoder")?,
             avcodec_alloc_context3: function(c, "avcodec_alloc_context3")?,
             avcodec_free_context: function(c, "avcodec_free_context")?,
@@ -389,12 +383,7 @@ impl Drop for AacToMono {
 impl AacToMono {
     /// Opens FFmpeg's AAC decoder on the track's AudioSpecificConfig (`extradata`, from the MP4
     /// `esds` box); `priming` gives the samples to drop at the start at the decoded rate.
-    pub(crate) fn open(
-        ffmpeg: &'static Ffmpeg,
-        extradata: &[u8],
-        rate: u32,
-        priming: impl Fn(u32) -> u64 + 'static,
-    ) -> Outcome<AacToMono> {
+    pub(crate) fn open(ffmpeg: &'static Ffmpeg, extradata: &[u8], rate: u32, priming: impl Fn(u32) -> u64 + 'static) -> Outcome<AacToMono> {
         let mut this = AacToMono {
             ffmpeg,
             codec: ptr::null_mut(),
@@ -593,8 +582,7 @@ impl AacToMono {
         }
         let kept = (count - drop) as usize;
         // SAFETY: `channels` planes of `count` floats; `drop` < `count`.
-        let inputs: Vec<*const u8> =
-            (0..channels as usize).map(|c| unsafe { (*planes.add(c)).add(drop as usize * 4) }).collect();
+        let inputs: Vec<*const u8> = (0..channels as usize).map(|c| unsafe { (*planes.add(c)).add(drop as usize * 4) }).collect();
         if channels == 1 && rate == self.rate {
             // torchcodec's "no conversion needed": the decoder's samples as they are.
             // SAFETY: as above.
@@ -613,8 +601,7 @@ impl AacToMono {
             let start = self.samples.len();
             self.samples.resize(start + capacity, 0.0);
             let out = [self.samples[start..].as_mut_ptr() as *mut u8];
-            let got =
-                (self.ffmpeg.swr_convert)(self.resampler, out.as_ptr(), capacity as c_int, inputs.as_ptr(), kept as c_int);
+            let got = (self.ffmpeg.swr_convert)(self.resampler, out.as_ptr(), capacity as c_int, inputs.as_ptr(), kept as c_int);
             if got < 0 {
                 return Err(self.ffmpeg.error("swr_convert", got));
             }

@@ -16,8 +16,6 @@ pub fn video_thumbnail(path: &Path, max_side: u32, limits: &MediaLimits) -> Resu
     let still = DynamicImage::ImageRgb8(frame);
     let still = if still.width().max(still.height()) > max_side { still.resize(max_side, max_side, FilterType::Triangle) } else { still };
     let mut png = std::io::Cursor::new(Vec::new());
-    still
-        .write_to(&mut png, ImageFormat::Png)
-        .map_err(|e| EngineError::Internal(format!("encoding a thumbnail as PNG failed: {e}")))?;
+    still.write_to(&mut png, ImageFormat::Png).map_err(|e| EngineError::Internal(format!("encoding a thumbnail as PNG failed: {e}")))?;
     Ok(png.into_inner())
 }

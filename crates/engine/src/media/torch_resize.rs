@@ -153,20 +153,24 @@ mod tests {
     /// `(x·37 + y·91 + c·53 + (x·y mod 7)·29) mod 256`, the test pattern the values below were
     /// computed on (torchvision 0.29 `resize(uint8, BICUBIC, antialias=True)`, torch 2.15 CPU).
     fn pattern(w: u32, h: u32) -> RgbImage {
-        RgbImage::from_fn(w, h, |x, y| image::Rgb(std::array::from_fn(|c| ((x * 37 + y * 91 + c as u32 * 53 + (x * y) % 7 * 29) % 256) as u8)))
+        RgbImage::from_fn(w, h, |x, y| {
+            image::Rgb(std::array::from_fn(|c| ((x * 37 + y * 91 + c as u32 * 53 + (x * y) % 7 * 29) % 256) as u8))
+        })
     }
 
     #[test]
     fn matches_torch_where_pillow_rounds_otherwise() {
         // 8 × 3 → 3 × 3: Pillow's 22-bit weights give 141 where torch's int16 ones give 140.
-        let torch = [33, 86, 145, 136, 186, 194, 143, 94, 80, 146, 133, 89, 113, 118, 122, 166, 122, 109, 104, 141, 117, 152, 118, 140, 125, 184, 88];
+        let torch = [
+            33, 86, 145, 136, 186, 194, 143, 94, 80, 146, 133, 89, 113, 118, 122, 166, 122, 109, 104, 141, 117, 152, 118, 140, 125, 184, 88,
+        ];
         assert_eq!(resize_like_torch_bicubic(&pattern(8, 3), 3, 3).as_raw().as_slice(), torch);
         let pillow = crate::media::pil_resize::resize_like_pil(&pattern(8, 3), 3, 3, crate::media::pil_resize::PilFilter::Bicubic);
         assert_eq!(pillow.as_raw()[23], 141);
         // Both axes, shrinking: 11 × 7 → 4 × 3.
         let torch = [
-            96, 117, 116, 133, 147, 150, 138, 124, 91, 111, 110, 135, 91, 126, 142, 135, 115, 120, 120, 134, 125, 116, 122, 135, 143, 122, 143, 81, 76,
-            134, 138, 104, 107, 96, 111, 156,
+            96, 117, 116, 133, 147, 150, 138, 124, 91, 111, 110, 135, 91, 126, 142, 135, 115, 120, 120, 134, 125, 116, 122, 135, 143, 122,
+            143, 81, 76, 134, 138, 104, 107, 96, 111, 156,
         ];
         assert_eq!(resize_like_torch_bicubic(&pattern(11, 7), 4, 3).as_raw().as_slice(), torch);
     }

@@ -38,13 +38,23 @@ pub enum Activation {
 pub enum RopeScaling {
     None,
     /// Positions divided by `factor`.
-    Linear { factor: f32 },
+    Linear {
+        factor: f32,
+    },
     /// `llama3`: long wavelengths slowed by `factor`, short ones kept, a smooth ramp between.
-    Llama3 { factor: f32, low_freq_factor: f32, high_freq_factor: f32, original_max_position: f32 },
+    Llama3 {
+        factor: f32,
+        low_freq_factor: f32,
+        high_freq_factor: f32,
+        original_max_position: f32,
+    },
     /// `proportional`: only the first `partial_rotary_factor × head_dim / 2` frequency
     /// pairs rotate (exponents over the whole head_dim), the rest have frequency 0; frequencies
     /// are divided by `factor`.
-    Proportional { factor: f32, partial_rotary_factor: f32 },
+    Proportional {
+        factor: f32,
+        partial_rotary_factor: f32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -140,10 +150,8 @@ impl Keys<'_> {
         self.get(key).and_then(Value::as_str)
     }
     fn require(&self, key: &str) -> Result<usize> {
-        self.usize(key).ok_or_else(|| EngineError::ModelFormat {
-            path: self.path.to_path_buf(),
-            reason: format!("config.json has no `{key}`"),
-        })
+        self.usize(key)
+            .ok_or_else(|| EngineError::ModelFormat { path: self.path.to_path_buf(), reason: format!("config.json has no `{key}`") })
     }
 }
 
@@ -173,10 +181,9 @@ fn rope_scaling(s: &Value) -> RopeScaling {
             high_freq_factor: num("high_freq_factor", 4.0),
             original_max_position: num("original_max_position_embeddings", 8192.0),
         },
-        "proportional" => RopeScaling::Proportional {
-            factor: num("factor", 1.0),
-            partial_rotary_factor: num("partial_rotary_factor", 1.0),
-        },
+        "proportional" => {
+            RopeScaling::Proportional { factor: num("factor", 1.0), partial_rotary_factor: num("partial_rotary_factor", 1.0) }
+        }
         _ => RopeScaling::None,
     }
 }
@@ -226,9 +233,9 @@ impl TextConfig {
                 .collect::<Result<Vec<_>>>()?,
             None => match (k.usize("sliding_window_pattern"), defaults.sliding_window_pattern) {
                 // Every `pattern`-th layer is global, the others slide.
-                (Some(pattern), true) if pattern > 0 => (0..num_layers)
-                    .map(|i| if (i + 1) % pattern == 0 { LayerKind::Full } else { LayerKind::Sliding })
-                    .collect(),
+                (Some(pattern), true) if pattern > 0 => {
+                    (0..num_layers).map(|i| if (i + 1) % pattern == 0 { LayerKind::Full } else { LayerKind::Sliding }).collect()
+                }
                 _ => vec![LayerKind::Full; num_layers],
             },
         };
@@ -280,7 +287,11 @@ impl TextConfig {
             attn_logit_softcap: k.f32("attn_logit_softcapping"),
             bos_token_id: token_ids(k.get("bos_token_id").or_else(|| root.get("bos_token_id"))).first().copied(),
             eos_token_ids: eos,
-            dtype: k.str("torch_dtype").or_else(|| k.str("dtype")).or_else(|| root.get("torch_dtype").and_then(Value::as_str)).map(str::to_string),
+            dtype: k
+                .str("torch_dtype")
+                .or_else(|| k.str("dtype"))
+                .or_else(|| root.get("torch_dtype").and_then(Value::as_str))
+                .map(str::to_string),
             quantization: quantization(root),
             arch,
         })

@@ -3,11 +3,11 @@
 pub mod config;
 pub mod discover;
 pub mod families;
+pub mod family;
 pub mod format;
 pub mod layers;
 pub mod loader;
 pub mod media_processor;
-pub mod family;
 pub mod registry;
 pub mod towers;
 pub mod weights;
@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 
 use mlx_rs::{Array, Dtype};
 
-use crate::state::{SequenceState, StateKind};
 use crate::error::{EngineError, Result};
 use crate::model::config::LayerKind;
+use crate::state::{SequenceState, StateKind};
 pub use config::TextConfig;
 pub use format::Format;
 pub use media_processor::MediaProcessor;
@@ -216,7 +216,11 @@ fn build_options(config: &TextConfig, quantized: bool, options: &LoadOptions) ->
 }
 
 fn dtype_bytes(dtype: Dtype) -> u64 {
-    if dtype == Dtype::Float32 { 4 } else { 2 }
+    if dtype == Dtype::Float32 {
+        4
+    } else {
+        2
+    }
 }
 
 /// The bytes one token takes in one attention layer's key/value cache: keys and values of

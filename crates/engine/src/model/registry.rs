@@ -7,13 +7,8 @@ use crate::model::config::ConfigDefaults;
 use crate::model::families;
 pub use crate::model::family::{BuildFn, EncoderFn, Family};
 
-pub const FAMILIES: &[Family] = &[
-    families::llama::FAMILY,
-    families::gemma3::FAMILY,
-    families::gemma4::FAMILY,
-    families::qwen3_5::FAMILY,
-    families::qwen3_vl::FAMILY,
-];
+pub const FAMILIES: &[Family] =
+    &[families::llama::FAMILY, families::gemma3::FAMILY, families::gemma4::FAMILY, families::qwen3_5::FAMILY, families::qwen3_vl::FAMILY];
 
 /// The family that builds `model_type`.
 pub fn family(model_type: &str) -> Option<&'static Family> {

@@ -25,10 +25,9 @@ impl Weights {
     }
 
     pub fn take(&mut self, name: &str) -> Result<Array> {
-        self.tensors.remove(name).ok_or_else(|| EngineError::CorruptWeights {
-            path: self.source.clone(),
-            reason: format!("tensor `{name}` is missing"),
-        })
+        self.tensors
+            .remove(name)
+            .ok_or_else(|| EngineError::CorruptWeights { path: self.source.clone(), reason: format!("tensor `{name}` is missing") })
     }
 
     pub fn take_optional(&mut self, name: &str) -> Option<Array> {

@@ -4,8 +4,8 @@
 
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
-use crate::runtime::prepared::{prepare, prepare_chat, Prepared};
 use crate::runtime::model::ReadyModel;
+use crate::runtime::prepared::{prepare, prepare_chat, Prepared};
 use crate::runtime::request::{ContextPolicy, Prompt};
 use crate::text::{ChatMessage, PromptEnd};
 
@@ -36,9 +36,7 @@ pub fn fit(
     let drop_turns = policy == ContextPolicy::DropOldestTurns && prepared.ids.len() > budget;
     match prompt {
         Prompt::Chat(messages) if drop_turns => drop_oldest_turns(model, messages, PromptEnd::NewReply, prepared, budget, limits),
-        Prompt::Continue(messages) if drop_turns => {
-            drop_oldest_turns(model, messages, PromptEnd::InFinalMessage, prepared, budget, limits)
-        }
+        Prompt::Continue(messages) if drop_turns => drop_oldest_turns(model, messages, PromptEnd::InFinalMessage, prepared, budget, limits),
         _ if prepared.ids.len() >= context => Err(EngineError::ContextOverflow { prompt: prepared.ids.len(), context }),
         _ => Ok((prepared, 0)),
     }

@@ -35,9 +35,13 @@ impl TokenCounter {
 }
 
 /// A text-only conversation through the chat template, ending as `end` says.
-pub(crate) fn chat_ids(tokenizer: &Tokenizer, template: Option<&ChatTemplate>, messages: &[ChatMessage], end: PromptEnd) -> Result<Vec<u32>> {
-    let template =
-        template.ok_or_else(|| EngineError::Template("this model has no chat template; send plain text instead".into()))?;
+pub(crate) fn chat_ids(
+    tokenizer: &Tokenizer,
+    template: Option<&ChatTemplate>,
+    messages: &[ChatMessage],
+    end: PromptEnd,
+) -> Result<Vec<u32>> {
+    let template = template.ok_or_else(|| EngineError::Template("this model has no chat template; send plain text instead".into()))?;
     let final_text = messages.last().map_or("", |m| m.content.as_str());
     tokenizer.encode_prompt(&template.render_prompt(messages, final_text, end)?)
 }

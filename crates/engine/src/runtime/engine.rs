@@ -15,9 +15,9 @@ use crate::media::MediaLimits;
 use crate::model::LoadOptions;
 use crate::runtime::count::TokenCounter;
 use crate::runtime::generate;
-use crate::runtime::scheduler::{BatchOptions, Scheduler};
 use crate::runtime::model::{LoadProgress, ModelInfo, ReadyModel};
 use crate::runtime::request::{Event, ModelId, Prompt, Request};
+use crate::runtime::scheduler::{BatchOptions, Scheduler};
 
 #[derive(Debug, Clone, Default)]
 pub struct EngineOptions {

@@ -18,11 +18,11 @@ use crate::cache::{EncoderCache, PrefixCache, PrefixKey, Reuse, ReuseSource};
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
 use crate::runtime::context;
-use crate::runtime::prepared::{prepare, Prepared};
 use crate::runtime::media_encode::MediaOutputs;
 use crate::runtime::media_prefill::{chunk_ranges, forward_chunk, image_ranges, split_at};
 use crate::runtime::media_prompt::MediaPrompt;
 use crate::runtime::model::ReadyModel;
+use crate::runtime::prepared::{prepare, Prepared};
 use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
 use crate::sample::Sampler;
 use crate::state::{Checkpoint, SequenceState};
@@ -209,8 +209,15 @@ pub fn admit(
     let whole = media.as_ref().map(image_ranges).unwrap_or_default();
     let ranges = split_at(chunk_ranges(reused, ids.len(), chunk, &whole), &boundaries);
     match &reuse.declined {
-        _ if reused > 0 => tracing::info!(prompt_tokens = ids.len(), reused, source = reuse.source.as_str(), chunks = ranges.len(), "prefix cache hit"),
-        why => tracing::info!(prompt_tokens = ids.len(), chunks = ranges.len(), why = why.as_deref().unwrap_or("nothing cached"), "prefix cache miss"),
+        _ if reused > 0 => {
+            tracing::info!(prompt_tokens = ids.len(), reused, source = reuse.source.as_str(), chunks = ranges.len(), "prefix cache hit")
+        }
+        why => tracing::info!(
+            prompt_tokens = ids.len(),
+            chunks = ranges.len(),
+            why = why.as_deref().unwrap_or("nothing cached"),
+            "prefix cache miss"
+        ),
     }
     let _ = events.send(Event::Plan(Plan {
         prompt_tokens: ids.len(),
@@ -235,10 +242,8 @@ pub fn admit(
     }
 
     let sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
-    let pipelined = sampler.is_greedy()
-        && sampling.repetition_penalty == 1.0
-        && sampling.presence_penalty == 0.0
-        && sampling.logit_bias.is_empty();
+    let pipelined =
+        sampler.is_greedy() && sampling.repetition_penalty == 1.0 && sampling.presence_penalty == 0.0 && sampling.logit_bias.is_empty();
     Ok(Row {
         span,
         events,
@@ -416,7 +421,10 @@ pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
     // continues from it in order, else gathered row by row.
     let whole = match rows.first().and_then(|r| r.unfed.as_ref()) {
         Some(Unfed::Pending { tokens, step, .. }) if tokens.dim(0) as usize == rows.len() => {
-            let same = rows.iter().enumerate().all(|(i, r)| matches!(&r.unfed, Some(Unfed::Pending { row, step: s, .. }) if *row == i && s == step));
+            let same = rows
+                .iter()
+                .enumerate()
+                .all(|(i, r)| matches!(&r.unfed, Some(Unfed::Pending { row, step: s, .. }) if *row == i && s == step));
             same.then(|| tokens.clone())
         }
         _ => None,
@@ -428,11 +436,17 @@ pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
                 .iter()
                 .map(|r| match &r.unfed {
                     Some(Unfed::Known(t)) => Ok(Array::from_slice(&[*t], &[1])),
-                    Some(Unfed::Pending { tokens, row, .. }) => Ok(tokens.index(*row as i32..*row as i32 + 1).as_dtype(mlx_rs::Dtype::Uint32)?),
+                    Some(Unfed::Pending { tokens, row, .. }) => {
+                        Ok(tokens.index(*row as i32..*row as i32 + 1).as_dtype(mlx_rs::Dtype::Uint32)?)
+                    }
                     None => Err(EngineError::Internal("a decoding row has no token to feed".into())),
                 })
                 .collect::<Result<Vec<_>>>()?;
-            if pieces.len() == 1 { pieces.into_iter().next().expect("one row") } else { ops::concatenate(&pieces, 0)? }
+            if pieces.len() == 1 {
+                pieces.into_iter().next().expect("one row")
+            } else {
+                ops::concatenate(&pieces, 0)?
+            }
         }
     }
     .reshape(&[rows.len() as i32, 1])?;
@@ -515,7 +529,13 @@ struct Finished {
     state: crate::state::StateBytes,
 }
 
-fn finish(emit: &mut dyn FnMut(Event), done: Finished, started: Instant, first_token: Option<Instant>, ended: Option<Instant>) -> Result<()> {
+fn finish(
+    emit: &mut dyn FnMut(Event),
+    done: Finished,
+    started: Instant,
+    first_token: Option<Instant>,
+    ended: Option<Instant>,
+) -> Result<()> {
     let Finished { reason, prompt, cached, generated, state } = done;
     let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
     let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);

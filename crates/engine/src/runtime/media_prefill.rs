@@ -65,9 +65,8 @@ pub fn forward_chunk(
     range: Range<usize>,
     state: &mut SequenceState,
 ) -> Result<Array> {
-    let pad = model.model.media_pad_id().ok_or_else(|| {
-        EngineError::invalid("input", format!("{} takes token ids only", model.config().arch))
-    })?;
+    let pad =
+        model.model.media_pad_id().ok_or_else(|| EngineError::invalid("input", format!("{} takes token ids only", model.config().arch)))?;
     let (a, b) = (range.start, range.end);
     let mut ids: Vec<i32> = prompt.ids[range.clone()].iter().map(|&t| t as i32).collect();
     let mut blocks = vec![-1i32; b - a];
@@ -120,9 +119,9 @@ pub fn forward_chunk(
                 rows.push(piece);
             }
             Some((index, first_row)) => {
-                let output = outputs.output(index).ok_or_else(|| {
-                    EngineError::Internal(format!("no tower output for media item {} of the prompt", index + 1))
-                })?;
+                let output = outputs
+                    .output(index)
+                    .ok_or_else(|| EngineError::Internal(format!("no tower output for media item {} of the prompt", index + 1)))?;
                 let within = first_row as i32..(first_row + e - s) as i32;
                 let (main, extra) = match output.ndim() {
                     3 => (output.index((0, within.clone(), ..)), output.dim(0) - 1),

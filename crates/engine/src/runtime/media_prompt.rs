@@ -96,9 +96,10 @@ pub fn check_capabilities(model: &ReadyModel, messages: &[ChatMessage]) -> Resul
 pub fn build(model: &ReadyModel, messages: &[ChatMessage], end: PromptEnd, limits: &MediaLimits) -> Result<MediaPrompt> {
     check_capabilities(model, messages)?;
     let encoder = model.encoder.as_deref().expect("checked above: the model has towers");
-    let template = model.template.as_ref().ok_or_else(|| {
-        EngineError::Template("this model has no chat template, which prompts with media need".into())
-    })?;
+    let template = model
+        .template
+        .as_ref()
+        .ok_or_else(|| EngineError::Template("this model has no chat template, which prompts with media need".into()))?;
 
     let mut measured = Vec::new();
     for item in messages.iter().flat_map(|m| &m.media) {
@@ -127,11 +128,19 @@ pub fn build(model: &ReadyModel, messages: &[ChatMessage], end: PromptEnd, limit
             last.runs.push(run);
             continue;
         }
-        let m = by_kind[slot(span.kind)]
-            .get_mut(span.index)
-            .and_then(Option::take)
-            .ok_or_else(|| EngineError::Internal(format!("the prompt places {:?} {} twice or never attached it", span.kind, span.index + 1)))?;
-        items.push(PromptItem { kind: m.kind, path: m.path, file: m.file, hash: m.hash, span, runs: vec![run], samples: m.samples, video: m.video });
+        let m = by_kind[slot(span.kind)].get_mut(span.index).and_then(Option::take).ok_or_else(|| {
+            EngineError::Internal(format!("the prompt places {:?} {} twice or never attached it", span.kind, span.index + 1))
+        })?;
+        items.push(PromptItem {
+            kind: m.kind,
+            path: m.path,
+            file: m.file,
+            hash: m.hash,
+            span,
+            runs: vec![run],
+            samples: m.samples,
+            video: m.video,
+        });
     }
     if let Some(missing) = by_kind.iter().flatten().flatten().next() {
         return Err(EngineError::Internal(format!("{} has no place in the prompt", missing.file)));

@@ -14,6 +14,6 @@ pub mod scheduler;
 
 pub use count::TokenCounter;
 pub use engine::{Engine, EngineOptions, Generation};
-pub use scheduler::BatchOptions;
 pub use model::{LoadProgress, ModelInfo, ReadyModel};
 pub use request::{ContextPolicy, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, Request, StopReason, Timings, Usage};
+pub use scheduler::BatchOptions;

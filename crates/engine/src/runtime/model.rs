@@ -7,8 +7,8 @@ use crate::error::{EngineError, Result};
 use crate::media::{FileVideos, MediaKind, VideoReader};
 use crate::model::MediaProcessor;
 use crate::model::{self, registry, Format, LoadOptions, LoadedModel, TextConfig};
-use crate::sample::SamplingParams;
 use crate::runtime::count::TokenCounter;
+use crate::sample::SamplingParams;
 use crate::text::{ChatTemplate, Tokenizer};
 
 pub struct ReadyModel {
@@ -91,7 +91,8 @@ impl ReadyModel {
     fn load_unlogged(path: &Path, options: &LoadOptions, progress: &mut dyn FnMut(LoadProgress)) -> Result<Self> {
         progress(LoadProgress { stage: "reading weights", fraction: 0.05 });
         let weights_progress = &mut |share: f32| progress(LoadProgress { stage: "reading weights", fraction: 0.05 + 0.85 * share });
-        let LoadedModel { model, path, format, fingerprint, dtype, quantized, gguf } = model::load_with_progress(path, options, weights_progress)?;
+        let LoadedModel { model, path, format, fingerprint, dtype, quantized, gguf } =
+            model::load_with_progress(path, options, weights_progress)?;
         progress(LoadProgress { stage: "reading tokenizer", fraction: 0.9 });
         let tokenizer = match &gguf {
             Some(file) => Tokenizer::from_gguf(file, &path)?,

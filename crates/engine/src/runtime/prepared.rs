@@ -3,9 +3,9 @@
 
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
+use crate::runtime::count::chat_ids;
 use crate::runtime::media_prompt::{self, MediaPrompt};
 use crate::runtime::model::ReadyModel;
-use crate::runtime::count::chat_ids;
 use crate::runtime::request::Prompt;
 use crate::text::{ChatMessage, PromptEnd};
 

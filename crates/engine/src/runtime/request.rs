@@ -176,9 +176,16 @@ pub struct Timings {
 #[derive(Debug)]
 pub enum Event {
     Plan(Plan),
-    Token { id: u32, text: String },
+    Token {
+        id: u32,
+        text: String,
+    },
     /// Text held back (an incomplete character, a possible stop string) released at the end.
     Text(String),
-    Done { reason: StopReason, usage: Usage, timings: Timings },
+    Done {
+        reason: StopReason,
+        usage: Usage,
+        timings: Timings,
+    },
     Error(EngineError),
 }

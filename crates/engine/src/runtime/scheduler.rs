@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use crate::error::EngineError;
 use crate::runtime::generate::{self, Row, Shared};
-use crate::runtime::prepared::Prepared;
 use crate::runtime::model::ReadyModel;
+use crate::runtime::prepared::Prepared;
 use crate::runtime::request::{Event, ModelId, Request, StopReason, Timings, Usage};
 use crate::state::{KeysValues, StateKind};
 
@@ -129,7 +129,9 @@ impl Scheduler {
                 None => Err(unloaded()),
             };
             if let Err(e) = result {
-                let (failed, kept) = std::mem::take(&mut self.running).into_iter().partition(|r| r.model == id && r.row.prefilled() && r.row.stopped.is_none());
+                let (failed, kept) = std::mem::take(&mut self.running)
+                    .into_iter()
+                    .partition(|r| r.model == id && r.row.prefilled() && r.row.stopped.is_none());
                 self.running = kept;
                 for r in failed {
                     let e = EngineError::Mlx(format!("a batched decode step failed: {e}"));
@@ -141,7 +143,8 @@ impl Scheduler {
             running.row.check_cancel();
         }
         // Retire the rows that stopped, keeping their state in the prefix cache.
-        let (stopped, kept): (Vec<Running>, Vec<Running>) = std::mem::take(&mut self.running).into_iter().partition(|r| r.row.stopped.is_some());
+        let (stopped, kept): (Vec<Running>, Vec<Running>) =
+            std::mem::take(&mut self.running).into_iter().partition(|r| r.row.stopped.is_some());
         self.running = kept;
         for r in stopped {
             r.row.finish(shared.prefix);

@@ -101,10 +101,7 @@ impl SamplingParams {
             return Err(EngineError::invalid("max_tokens", "0 allows no reply; use 1 or more"));
         }
         if self.stop.iter().any(String::is_empty) {
-            return Err(EngineError::invalid(
-                "stop",
-                "an empty stop string would end every reply at once; remove it",
-            ));
+            return Err(EngineError::invalid("stop", "an empty stop string would end every reply at once; remove it"));
         }
         let mut banned = 0usize;
         let mut ids: Vec<_> = self.logit_bias.iter().collect();
@@ -113,10 +110,7 @@ impl SamplingParams {
             if id as usize >= vocab_size {
                 return Err(EngineError::invalid(
                     "logit_bias",
-                    format!(
-                        "token id {id} is outside the vocabulary; valid ids are 0 to {}",
-                        vocab_size.saturating_sub(1)
-                    ),
+                    format!("token id {id} is outside the vocabulary; valid ids are 0 to {}", vocab_size.saturating_sub(1)),
                 ));
             }
             if bias.is_nan() || bias == f32::INFINITY {
@@ -128,10 +122,7 @@ impl SamplingParams {
             banned += usize::from(bias == f32::NEG_INFINITY);
         }
         if vocab_size > 0 && banned >= vocab_size {
-            return Err(EngineError::invalid(
-                "logit_bias",
-                "every token in the vocabulary is banned (-inf); leave at least one allowed",
-            ));
+            return Err(EngineError::invalid("logit_bias", "every token in the vocabulary is banned (-inf); leave at least one allowed"));
         }
         Ok(())
     }
@@ -167,10 +158,7 @@ impl SamplingParams {
             None | Some(Value::Null) | Some(Value::Bool(true)) => {}
             Some(Value::Bool(false)) => params.temperature = 0.0,
             Some(other) => {
-                return Err(EngineError::invalid(
-                    "do_sample",
-                    format!("generation_config.json sets {other}; expected true or false"),
-                ))
+                return Err(EngineError::invalid("do_sample", format!("generation_config.json sets {other}; expected true or false")))
             }
         }
         Ok(params)
@@ -181,10 +169,7 @@ fn check_temperature(t: f32) -> Result<()> {
     if t.is_finite() && t >= 0.0 {
         return Ok(());
     }
-    Err(EngineError::invalid(
-        "temperature",
-        format!("{t} is out of range; use a finite number ≥ 0 (0 = greedy)"),
-    ))
+    Err(EngineError::invalid("temperature", format!("{t} is out of range; use a finite number ≥ 0 (0 = greedy)")))
 }
 
 fn check_top_k(k: i64) -> Result<()> {
@@ -222,9 +207,7 @@ fn number(json: &Value, name: &'static str) -> Result<Option<f32>> {
     match json.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => Ok(n.as_f64().map(|x| x as f32)),
-        Some(other) => {
-            Err(EngineError::invalid(name, format!("generation_config.json sets {other}; expected a number")))
-        }
+        Some(other) => Err(EngineError::invalid(name, format!("generation_config.json sets {other}; expected a number"))),
     }
 }
 
@@ -237,16 +220,10 @@ fn integer(json: &Value, name: &'static str) -> Result<Option<i64>> {
             }
             match n.as_f64() {
                 Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => Ok(Some(x as i64)),
-                _ => Err(EngineError::invalid(
-                    name,
-                    format!("generation_config.json sets {n}; expected a whole number"),
-                )),
+                _ => Err(EngineError::invalid(name, format!("generation_config.json sets {n}; expected a whole number"))),
             }
         }
-        Some(other) => Err(EngineError::invalid(
-            name,
-            format!("generation_config.json sets {other}; expected a whole number"),
-        )),
+        Some(other) => Err(EngineError::invalid(name, format!("generation_config.json sets {other}; expected a whole number"))),
     }
 }
 
@@ -279,18 +256,16 @@ mod bias_serde {
         let raw = HashMap::<String, Bias>::deserialize(d)?;
         raw.into_iter()
             .map(|(id, bias)| {
-                let id = id
-                    .trim()
-                    .parse::<u32>()
-                    .map_err(|_| D::Error::custom(format!("logit_bias: `{id}` is not a token id")))?;
+                let id = id.trim().parse::<u32>().map_err(|_| D::Error::custom(format!("logit_bias: `{id}` is not a token id")))?;
                 let bias = match bias {
                     Bias::Number(b) => b,
                     Bias::Null(()) => f32::NEG_INFINITY,
                     Bias::Text(t) => match t.trim().to_ascii_lowercase().as_str() {
                         "-inf" | "-infinity" => f32::NEG_INFINITY,
-                        _ => t.trim().parse::<f32>().map_err(|_| {
-                            D::Error::custom(format!("logit_bias: token {id}: `{t}` is not a number or -inf"))
-                        })?,
+                        _ => t
+                            .trim()
+                            .parse::<f32>()
+                            .map_err(|_| D::Error::custom(format!("logit_bias: token {id}: `{t}` is not a number or -inf")))?,
                     },
                 };
                 Ok((id, bias))

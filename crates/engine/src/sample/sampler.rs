@@ -34,10 +34,7 @@ impl Sampler {
     /// Validates `params` against a model whose logits have `vocab_size` entries.
     pub fn new(params: SamplingParams, vocab_size: usize) -> Result<Self> {
         if vocab_size == 0 || vocab_size > i32::MAX as usize {
-            return Err(EngineError::invalid(
-                "vocab_size",
-                format!("{vocab_size} is out of range; expected 1 to {}", i32::MAX),
-            ));
+            return Err(EngineError::invalid("vocab_size", format!("{vocab_size} is out of range; expected 1 to {}", i32::MAX)));
         }
         params.validate(vocab_size)?;
         let seed = params.seed.unwrap_or_else(fresh_seed);
@@ -81,21 +78,13 @@ impl Sampler {
         let v = self.vocab_size as i32;
         let shape = logits.shape();
         if !(shape == [v] || shape == [1, v]) {
-            return Err(EngineError::invalid(
-                "logits",
-                format!("expected shape [{v}] or [1, {v}], got {shape:?}"),
-            ));
+            return Err(EngineError::invalid("logits", format!("expected shape [{v}] or [1, {v}], got {shape:?}")));
         }
         let flat = logits.reshape(&[v])?;
         Ok(match flat.dtype() {
             Dtype::Float32 => flat,
             Dtype::Float16 | Dtype::Bfloat16 | Dtype::Float64 => flat.as_dtype(Dtype::Float32)?,
-            other => {
-                return Err(EngineError::invalid(
-                    "logits",
-                    format!("expected floating-point logits, got {other:?}"),
-                ))
-            }
+            other => return Err(EngineError::invalid("logits", format!("expected floating-point logits, got {other:?}"))),
         })
     }
 
@@ -143,15 +132,13 @@ impl Sampler {
             let p = &self.params;
             let n = self.touched.len() as i32;
             let ids: Vec<i32> = self.touched.iter().map(|&id| id as i32).collect();
-            let bias: Vec<f32> =
-                self.touched.iter().map(|id| p.logit_bias.get(id).copied().unwrap_or(0.0)).collect();
+            let bias: Vec<f32> = self.touched.iter().map(|id| p.logit_bias.get(id).copied().unwrap_or(0.0)).collect();
             let seen: Vec<bool> = self.touched.iter().map(|id| self.seen.binary_search(id).is_ok()).collect();
             let ids = Array::from_slice(&ids, &[n]);
             let biased = logits.take(&ids)?.add(Array::from_slice(&bias, &[n]))?;
             let r = Array::from_f32(p.repetition_penalty);
-            let penalized =
-                ops::select(biased.gt(Array::from_f32(0.0))?, biased.divide(&r)?, biased.multiply(&r)?)?
-                    .subtract(Array::from_f32(p.presence_penalty))?;
+            let penalized = ops::select(biased.gt(Array::from_f32(0.0))?, biased.divide(&r)?, biased.multiply(&r)?)?
+                .subtract(Array::from_f32(p.presence_penalty))?;
             let new = ops::select(Array::from_slice(&seen, &[n]), penalized, biased)?;
             logits.put_along_axis(&ids, &new, 0)?
         };
@@ -213,8 +200,7 @@ impl Sampler {
         }
 
         // Descending by logit, ties by id: a total, deterministic order.
-        let by_logit_desc =
-            |a: &u32, b: &u32| logits[*b as usize].total_cmp(&logits[*a as usize]).then(a.cmp(b));
+        let by_logit_desc = |a: &u32, b: &u32| logits[*b as usize].total_cmp(&logits[*a as usize]).then(a.cmp(b));
         let k = p.top_k as usize;
         if k > 0 && k < cand.len() {
             cand.select_nth_unstable_by(k - 1, by_logit_desc);
@@ -231,8 +217,7 @@ impl Sampler {
         if p.top_p < 1.0 {
             // The nucleus is usually small: sort only a head of the best tokens, growing it
             // until it holds the target mass, rather than sorting the whole vocabulary.
-            let by_weight_desc =
-                |a: &u32, b: &u32| weights[*b as usize].total_cmp(&weights[*a as usize]).then(a.cmp(b));
+            let by_weight_desc = |a: &u32, b: &u32| weights[*b as usize].total_cmp(&weights[*a as usize]).then(a.cmp(b));
             let total: f64 = cand.iter().map(|&i| f64::from(weights[i as usize])).sum();
             let target = f64::from(p.top_p) * total;
             let mut head = cand.len().min(64);

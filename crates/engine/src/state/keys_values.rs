@@ -71,7 +71,13 @@ impl KeysValues {
     /// full. The old buffers are dropped before the writes run, so an unshared buffer is
     /// written in place. Returns the whole buffers, [1, kv_heads, capacity, head_dim]; the
     /// first `len()` positions are valid.
-    pub fn push_with(&mut self, kv_heads: i32, head_dim: i32, dtype: Dtype, write: impl Fn(&Array, usize, bool) -> Result<Array>) -> Result<(Array, Array)> {
+    pub fn push_with(
+        &mut self,
+        kv_heads: i32,
+        head_dim: i32,
+        dtype: Dtype,
+        write: impl Fn(&Array, usize, bool) -> Result<Array>,
+    ) -> Result<(Array, Array)> {
         self.reserve(1, [1, kv_heads, head_dim], dtype)?;
         let position = self.len;
         for keys in [true, false] {

@@ -266,7 +266,9 @@ impl SequenceState {
     /// Layer `i`'s state, or an error when the state was made for another model.
     pub fn layer_mut(&mut self, i: usize) -> Result<&mut LayerState> {
         let layers = self.layers.len();
-        self.layers.get_mut(i).ok_or_else(|| EngineError::Internal(format!("the sequence's state has {layers} layers, not {}; it belongs to another model", i + 1)))
+        self.layers.get_mut(i).ok_or_else(|| {
+            EngineError::Internal(format!("the sequence's state has {layers} layers, not {}; it belongs to another model", i + 1))
+        })
     }
 
     /// Positions seen (the same in every layer).
@@ -354,11 +356,11 @@ mod tests {
         s.set_position_shift(-4);
         s.set_position_shift(-4);
         assert_eq!(s.position_shifts, [PositionShift { from: 10, shift: -4 }]);
-        s.layers[0].keys_values_mut().unwrap().append(
-            mlx_rs::ops::zeros::<f32>(&[1, 1, 5, 16]).unwrap(),
-            mlx_rs::ops::zeros::<f32>(&[1, 1, 5, 16]).unwrap(),
-        )
-        .unwrap();
+        s.layers[0]
+            .keys_values_mut()
+            .unwrap()
+            .append(mlx_rs::ops::zeros::<f32>(&[1, 1, 5, 16]).unwrap(), mlx_rs::ops::zeros::<f32>(&[1, 1, 5, 16]).unwrap())
+            .unwrap();
         s.set_position_shift(-7);
         assert_eq!(s.position_shift(), -7);
         // Back to 12 positions: the shift set at 15 goes, the one from 10 stays.

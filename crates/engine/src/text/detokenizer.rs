@@ -25,13 +25,7 @@ pub struct StreamDecoder {
 impl StreamDecoder {
     /// With `skip_special`, control tokens (`<|im_end|>`, ...) produce no text.
     pub fn new(tokenizer: Tokenizer, skip_special: bool) -> Self {
-        Self {
-            tokenizer,
-            skip_special,
-            ids: Vec::new(),
-            read: 0,
-            emitted_len: 0,
-        }
+        Self { tokenizer, skip_special, ids: Vec::new(), read: 0, emitted_len: 0 }
     }
 
     /// Adds one token; returns the text it completes, often empty (a partial character, or a
@@ -95,21 +89,12 @@ mod tests {
     #[test]
     fn byte_level_deltas_join_to_the_full_decode_and_never_split_a_character() {
         let tok = tiny_byte_level().build(Path::new("tiny.gguf")).unwrap();
-        let texts = [
-            "the 🦀 crab",
-            "  leading spaces",
-            "日本語のテキスト",
-            "é\u{301} combining",
-            "mixed 👩‍👩‍👧 family",
-        ];
+        let texts = ["the 🦀 crab", "  leading spaces", "日本語のテキスト", "é\u{301} combining", "mixed 👩‍👩‍👧 family"];
         for text in texts {
             let ids = tok.encode(text, false).unwrap();
             let deltas = stream(&tok, &ids, false);
             assert_eq!(deltas.concat(), tok.decode(&ids, false).unwrap(), "{text}");
-            assert!(
-                deltas.iter().all(|d| !d.contains('\u{FFFD}')),
-                "{text}: {deltas:?}"
-            );
+            assert!(deltas.iter().all(|d| !d.contains('\u{FFFD}')), "{text}: {deltas:?}");
         }
     }
 
@@ -140,10 +125,7 @@ mod tests {
         let tok = tiny_byte_level().build(Path::new("tiny.gguf")).unwrap();
         let ids = tok.encode("<|im_start|> the<|im_end|>", false).unwrap();
         assert_eq!(stream(&tok, &ids, true).concat(), " the");
-        assert_eq!(
-            stream(&tok, &ids, false).concat(),
-            "<|im_start|> the<|im_end|>"
-        );
+        assert_eq!(stream(&tok, &ids, false).concat(), "<|im_start|> the<|im_end|>");
     }
 
     #[test]

@@ -34,11 +34,7 @@ use super::tokenizer::{Specials, Tokenizer};
 use crate::error::{EngineError, Result};
 
 fn tk_err(what: &str) -> impl Fn(tokenizers::Error) -> EngineError + '_ {
-    move |e| {
-        EngineError::Tokenizer(format!(
-            "could not build the GGUF's tokenizer ({what}): {e}"
-        ))
-    }
+    move |e| EngineError::Tokenizer(format!("could not build the GGUF's tokenizer ({what}): {e}"))
 }
 
 impl GgufVocab {
@@ -83,75 +79,37 @@ impl GgufVocab {
             inner.with_post_processor(Some(self.bos_eos_processor(add_bos, add_eos)?));
         }
 
-        let specials = Specials {
-            bos: self.bos,
-            eos: self.eos,
-            pad: self.pad,
-            unk: self.unk,
-            ids: specials,
-        };
-        Ok(Tokenizer::assemble(
-            inner,
-            specials,
-            self.chat_template,
-            add_bos,
-        ))
+        let specials = Specials { bos: self.bos, eos: self.eos, pad: self.pad, unk: self.unk, ids: specials };
+        Ok(Tokenizer::assemble(inner, specials, self.chat_template, add_bos))
     }
 
     fn of_type(&self, wanted: i32) -> impl Iterator<Item = u32> + '_ {
-        self.token_types
-            .iter()
-            .enumerate()
-            .filter(move |(_, &t)| t == wanted)
-            .map(|(i, _)| i as u32)
+        self.token_types.iter().enumerate().filter(move |(_, &t)| t == wanted).map(|(i, _)| i as u32)
     }
 
     /// Control and unknown tokens, `<|...|>` tokens, and BOS/EOS/PAD/UNK.
     fn special_ids(&self) -> std::collections::BTreeSet<u32> {
-        let marked = self
-            .of_type(token_type::CONTROL)
-            .chain(self.of_type(token_type::UNKNOWN));
-        let bracketed = self
-            .tokens
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| is_bracketed(t))
-            .map(|(i, _)| i as u32);
-        let roles = [self.bos, self.eos, self.pad, self.unk]
-            .into_iter()
-            .flatten();
-        marked
-            .chain(bracketed)
-            .chain(roles)
-            .filter(|&id| (id as usize) < self.tokens.len())
-            .collect()
+        let marked = self.of_type(token_type::CONTROL).chain(self.of_type(token_type::UNKNOWN));
+        let bracketed = self.tokens.iter().enumerate().filter(|(_, t)| is_bracketed(t)).map(|(i, _)| i as u32);
+        let roles = [self.bos, self.eos, self.pad, self.unk].into_iter().flatten();
+        marked.chain(bracketed).chain(roles).filter(|&id| (id as usize) < self.tokens.len()).collect()
     }
 
     fn byte_level(&self) -> Result<(tokenizers::Tokenizer, bool)> {
         let split = pre_split(self.pre.as_deref())?;
-        let merges = self
-            .merges
-            .iter()
-            .enumerate()
-            .map(|(i, m)| split_merge(m).ok_or_else(|| bad_merge(i, m)))
-            .collect::<Result<Vec<_>>>()?;
-        let model = BPE::builder()
-            .vocab_and_merges(self.vocab(), merges)
-            .ignore_merges(split.ignore_merges)
-            .build()
-            .map_err(tk_err("merges"))?;
+        let merges =
+            self.merges.iter().enumerate().map(|(i, m)| split_merge(m).ok_or_else(|| bad_merge(i, m))).collect::<Result<Vec<_>>>()?;
+        let model =
+            BPE::builder().vocab_and_merges(self.vocab(), merges).ignore_merges(split.ignore_merges).build().map_err(tk_err("merges"))?;
 
         let mut steps = Vec::with_capacity(split.regexes.len() + 1);
         for regex in &split.regexes {
             let pattern = SplitPattern::Regex((*regex).to_string());
-            let split = Split::new(pattern, SplitDelimiterBehavior::Isolated, false)
-                .map_err(tk_err(regex))?;
+            let split = Split::new(pattern, SplitDelimiterBehavior::Isolated, false).map_err(tk_err(regex))?;
             steps.push(PreTokenizerWrapper::Split(split));
         }
         // Bytes to GPT-2's alphabet only: the regexes above did the splitting.
-        steps.push(PreTokenizerWrapper::ByteLevel(ByteLevel::new(
-            false, true, false,
-        )));
+        steps.push(PreTokenizerWrapper::ByteLevel(ByteLevel::new(false, true, false)));
 
         let mut inner = tokenizers::Tokenizer::new(model);
         inner.with_pre_tokenizer(Some(PreSequence::new(steps)));
@@ -177,11 +135,7 @@ impl GgufVocab {
         let model = builder.build().map_err(tk_err("vocabulary"))?;
 
         let prefix_space = self.add_space_prefix.unwrap_or(true);
-        let scheme = if prefix_space {
-            PrependScheme::First
-        } else {
-            PrependScheme::Never
-        };
+        let scheme = if prefix_space { PrependScheme::First } else { PrependScheme::Never };
         let mut decoders = vec![
             DecoderWrapper::Replace(Replace::new("▁", " ").map_err(tk_err("decoder"))?),
             DecoderWrapper::ByteFallback(ByteFallback::new()),
@@ -197,19 +151,12 @@ impl GgufVocab {
     }
 
     fn vocab(&self) -> tokenizers::models::bpe::Vocab {
-        self.tokens
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.clone(), i as u32))
-            .collect()
+        self.tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect()
     }
 
     /// BOS (and EOS) around every encoded text, as `encode(.., add_special_tokens = true)` does.
     fn bos_eos_processor(&self, add_bos: bool, add_eos: bool) -> Result<PostProcessorWrapper> {
-        let name = |id: Option<u32>| {
-            id.and_then(|id| self.tokens.get(id as usize).cloned())
-                .unwrap_or_default()
-        };
+        let name = |id: Option<u32>| id.and_then(|id| self.tokens.get(id as usize).cloned()).unwrap_or_default();
         let (bos, eos) = (name(self.bos), name(self.eos));
         let piece = |token: &str| serde_json::json!({"SpecialToken": {"id": token, "type_id": 0}});
         let template = |seq: &str| {
@@ -237,11 +184,7 @@ impl GgufVocab {
             "pair": pair,
             "special_tokens": special_tokens,
         });
-        serde_json::from_value(json).map_err(|e| {
-            EngineError::Tokenizer(format!(
-                "could not set up BOS/EOS for the GGUF's tokenizer: {e}"
-            ))
-        })
+        serde_json::from_value(json).map_err(|e| EngineError::Tokenizer(format!("could not set up BOS/EOS for the GGUF's tokenizer: {e}")))
     }
 }
 
@@ -260,20 +203,14 @@ fn split_merge(merge: &str) -> Option<(String, String)> {
 }
 
 fn bad_merge(index: usize, merge: &str) -> EngineError {
-    EngineError::Tokenizer(format!(
-        "merge {index} of the GGUF (`{merge}`) is not two tokens; the file is damaged"
-    ))
+    EngineError::Tokenizer(format!("merge {index} of the GGUF (`{merge}`) is not two tokens; the file is damaged"))
 }
 
 /// Merges implied by a scored vocabulary, as transformers' `generate_merges`: every way to cut a
 /// token into two tokens is a merge ranked by the whole token's score (best first), ties broken
 /// by longer left then longer right piece, then by the ids of the pieces.
 fn merges_from_scores(tokens: &[String], scores: &[f32]) -> Vec<(String, String)> {
-    let ids: std::collections::HashMap<&str, usize> = tokens
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.as_str(), i))
-        .collect();
+    let ids: std::collections::HashMap<&str, usize> = tokens.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
     let mut found = Vec::new();
     for (token, &score) in tokens.iter().zip(scores) {
         let mut local = Vec::new();
@@ -288,15 +225,8 @@ fn merges_from_scores(tokens: &[String], scores: &[f32]) -> Vec<(String, String)
     }
     let chars = |id: usize| tokens[id].chars().count();
     // Stable, so equal keys keep the order above, as Python's sorted(reverse=True) does.
-    found.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| chars(b.1).cmp(&chars(a.1)))
-            .then_with(|| chars(b.2).cmp(&chars(a.2)))
-    });
-    found
-        .into_iter()
-        .map(|(_, l, r)| (tokens[l].clone(), tokens[r].clone()))
-        .collect()
+    found.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| chars(b.1).cmp(&chars(a.1))).then_with(|| chars(b.2).cmp(&chars(a.2))));
+    found.into_iter().map(|(_, l, r)| (tokens[l].clone(), tokens[r].clone())).collect()
 }
 
 /// Small vocabularies for tests that need a real tokenizer but no model file.
@@ -328,8 +258,7 @@ pub(crate) mod fixtures {
 
     /// GPT-2's 256 byte symbols, in byte order.
     fn byte_alphabet() -> Vec<String> {
-        let printable =
-            |b: u8| (b'!'..=b'~').contains(&b) || (0xA1..=0xAC).contains(&b) || b >= 0xAE;
+        let printable = |b: u8| (b'!'..=b'~').contains(&b) || (0xA1..=0xAC).contains(&b) || b >= 0xAE;
         let mut next = 256u32;
         (0..=255u8)
             .map(|b| {
@@ -348,10 +277,7 @@ pub(crate) mod fixtures {
     pub fn tiny_sentencepiece() -> GgufVocab {
         let mut tokens: Vec<String> = ["<unk>", "<s>", "</s>"].map(String::from).to_vec();
         tokens.extend((0..=255u8).map(|b| format!("<0x{b:02X}>")));
-        let words = [
-            "▁", "h", "e", "l", "o", "w", "r", "d", "▁h", "he", "ll", "llo", "▁he", "▁hello", "▁w",
-            "or",
-        ];
+        let words = ["▁", "h", "e", "l", "o", "w", "r", "d", "▁h", "he", "ll", "llo", "▁he", "▁hello", "▁w", "or"];
         tokens.extend(words.map(String::from));
         let n = tokens.len();
         let mut token_types = vec![1; n];
@@ -363,16 +289,7 @@ pub(crate) mod fixtures {
         }
         // Longer pieces score higher, so they merge first.
         let scores = tokens.iter().map(|t| t.chars().count() as f32).collect();
-        GgufVocab {
-            model: "llama".into(),
-            tokens,
-            token_types,
-            scores,
-            bos: Some(1),
-            eos: Some(2),
-            unk: Some(0),
-            ..Default::default()
-        }
+        GgufVocab { model: "llama".into(), tokens, token_types, scores, bos: Some(1), eos: Some(2), unk: Some(0), ..Default::default() }
     }
 }
 
@@ -387,14 +304,8 @@ mod tests {
         let the = tok.token_to_id("Ġthe").unwrap();
         let start = tok.token_to_id("<|im_start|>").unwrap();
         assert_eq!(tok.encode(" the", false).unwrap(), vec![the]);
-        assert_eq!(
-            tok.encode("<|im_start|> the", false).unwrap(),
-            vec![start, the]
-        );
-        assert_eq!(
-            tok.decode(&[start, the], false).unwrap(),
-            "<|im_start|> the"
-        );
+        assert_eq!(tok.encode("<|im_start|> the", false).unwrap(), vec![start, the]);
+        assert_eq!(tok.decode(&[start, the], false).unwrap(), "<|im_start|> the");
         assert_eq!(tok.decode(&[start, the], true).unwrap(), " the");
         assert!(tok.is_special(start) && !tok.is_special(the));
         assert!(!tok.add_bos());
@@ -404,13 +315,7 @@ mod tests {
     #[test]
     fn byte_level_round_trips_any_text() {
         let tok = tiny_byte_level().build(Path::new("tiny.gguf")).unwrap();
-        for text in [
-            "héllo wörld",
-            "日本語 テキスト",
-            "emoji 🦀🎉 ok",
-            "tabs\tand\nnewlines  ",
-            "123 456",
-        ] {
+        for text in ["héllo wörld", "日本語 テキスト", "emoji 🦀🎉 ok", "tabs\tand\nnewlines  ", "123 456"] {
             let ids = tok.encode(text, false).unwrap();
             assert_eq!(tok.decode(&ids, false).unwrap(), text);
         }
@@ -440,11 +345,7 @@ mod tests {
 
         let mut vocab = tiny_byte_level();
         vocab.merges.push("nospace".into());
-        assert!(vocab
-            .build(Path::new("x.gguf"))
-            .unwrap_err()
-            .to_string()
-            .contains("nospace"));
+        assert!(vocab.build(Path::new("x.gguf")).unwrap_err().to_string().contains("nospace"));
 
         let mut vocab = tiny_byte_level();
         vocab.merges.push("zz qq".into());
@@ -454,9 +355,7 @@ mod tests {
     #[test]
     fn damaged_ids_and_types_are_not_a_panic() {
         let mut vocab = tiny_byte_level();
-        vocab
-            .token_types
-            .extend([token_type::USER_DEFINED, token_type::CONTROL]);
+        vocab.token_types.extend([token_type::USER_DEFINED, token_type::CONTROL]);
         assert!(vocab.build(Path::new("x.gguf")).is_ok());
 
         let mut vocab = tiny_byte_level();
@@ -485,28 +384,16 @@ mod tests {
         assert_eq!(tok.decode(&ids, true).unwrap(), "hello world");
         // "é" is not in the vocabulary: its two UTF-8 bytes come out as byte tokens and back.
         let ids = tok.encode("hé", false).unwrap();
-        assert!(
-            ids.iter()
-                .any(|&i| tok.id_to_token(i).as_deref() == Some("<0xC3>")),
-            "{ids:?}"
-        );
+        assert!(ids.iter().any(|&i| tok.id_to_token(i).as_deref() == Some("<0xC3>")), "{ids:?}");
         assert_eq!(tok.decode(&ids, false).unwrap(), "hé");
     }
 
     #[test]
     fn merges_from_scores_rank_by_score_then_length() {
-        let tokens: Vec<String> = ["a", "b", "ab", "c", "abc", "bc"]
-            .map(String::from)
-            .to_vec();
+        let tokens: Vec<String> = ["a", "b", "ab", "c", "abc", "bc"].map(String::from).to_vec();
         let scores = [0.0, 0.0, -1.0, 0.0, -0.5, -2.0];
         let merges = merges_from_scores(&tokens, &scores);
-        let pairs: Vec<(&str, &str)> = merges
-            .iter()
-            .map(|(l, r)| (l.as_str(), r.as_str()))
-            .collect();
-        assert_eq!(
-            pairs,
-            vec![("ab", "c"), ("a", "bc"), ("a", "b"), ("b", "c")]
-        );
+        let pairs: Vec<(&str, &str)> = merges.iter().map(|(l, r)| (l.as_str(), r.as_str())).collect();
+        assert_eq!(pairs, vec![("ab", "c"), ("a", "bc"), ("a", "b"), ("b", "c")]);
     }
 }

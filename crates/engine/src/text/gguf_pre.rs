@@ -48,19 +48,11 @@ pub(crate) struct PreSplit {
 
 impl PreSplit {
     fn new(regexes: &[&'static str]) -> Self {
-        Self {
-            regexes: regexes.to_vec(),
-            ignore_merges: false,
-            add_bos_default: false,
-        }
+        Self { regexes: regexes.to_vec(), ignore_merges: false, add_bos_default: false }
     }
 
     fn llama3_style(regex: &'static str) -> Self {
-        Self {
-            regexes: vec![regex],
-            ignore_merges: true,
-            add_bos_default: true,
-        }
+        Self { regexes: vec![regex], ignore_merges: true, add_bos_default: true }
     }
 }
 
@@ -69,35 +61,22 @@ impl PreSplit {
 /// degraded). A name we do not know is an error rather than a silent wrong split.
 pub(crate) fn pre_split(pre: Option<&str>) -> Result<PreSplit> {
     let split = match pre.unwrap_or("default") {
-        "default" | "gpt2" | "gpt-2" | "phi-2" | "jina-es" | "jina-de" | "gigachat"
-        | "jina-v2-es" | "jina-v2-de" | "a.x-4.0" | "mellum" | "modern-bert" | "exaone4"
-        | "mpt" | "olmo" | "jais" | "jina-v1-en" | "jina-v2-code" | "roberta-bpe" => {
+        "default" | "gpt2" | "gpt-2" | "phi-2" | "jina-es" | "jina-de" | "gigachat" | "jina-v2-es" | "jina-v2-de" | "a.x-4.0"
+        | "mellum" | "modern-bert" | "exaone4" | "mpt" | "olmo" | "jais" | "jina-v1-en" | "jina-v2-code" | "roberta-bpe" => {
             PreSplit::new(&[GPT2])
         }
         // Digits one at a time, then GPT-2.
-        "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" | "exaone" | "minerva-7b" => {
-            PreSplit::new(&[r"\p{N}", GPT2])
+        "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" | "exaone" | "minerva-7b" => PreSplit::new(&[r"\p{N}", GPT2]),
+        "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "falcon-h1" | "pixtral" | "midm-2.0" | "lfm2" | "jina-v5-nano" => {
+            PreSplit::llama3_style(LLAMA3)
         }
-        "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "falcon-h1" | "pixtral" | "midm-2.0"
-        | "lfm2" | "jina-v5-nano" => PreSplit::llama3_style(LLAMA3),
         "dbrx" | "smaug-bpe" => PreSplit::new(&[LLAMA3]),
         "glm4" | "chatglm-bpe" => PreSplit::new(&[LLAMA3]),
-        "qwen2" | "deepseek-r1-qwen" | "kormo" | "f2llmv2" | "megrez" | "stablelm2" => {
-            PreSplit::new(&[QWEN2])
-        }
+        "qwen2" | "deepseek-r1-qwen" | "kormo" | "f2llmv2" | "megrez" | "stablelm2" => PreSplit::new(&[QWEN2]),
         "gpt-4o" | "llama4" | "kanana2" | "talkie" => PreSplit::new(&[GPT4O]),
-        "tekken" => PreSplit {
-            add_bos_default: true,
-            ..PreSplit::llama3_style(TEKKEN)
-        },
+        "tekken" => PreSplit { add_bos_default: true, ..PreSplit::llama3_style(TEKKEN) },
         "falcon" => PreSplit::new(&[r"[\p{P}\$\+<=>\^~\|`]+", GPT2, "[0-9][0-9][0-9]"]),
-        "deepseek-coder" => PreSplit::new(&[
-            "[\r\n]",
-            r"\s?\p{L}+",
-            r"\s?\p{P}+",
-            "[一-龥ࠀ-一가-퟿]+",
-            r"\p{N}",
-        ]),
+        "deepseek-coder" => PreSplit::new(&["[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", "[一-龥ࠀ-一가-퟿]+", r"\p{N}"]),
         "deepseek-v3" => PreSplit::new(&[r"\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+", DEEPSEEK_V3]),
         "poro-chat" | "bloom" | "gpt3-finnish" => PreSplit::new(&[BLOOM]),
         "viking" => PreSplit::new(&[BLOOM, r"\p{N}"]),
@@ -130,10 +109,7 @@ mod tests {
     #[test]
     fn unknown_pre_is_an_error_naming_it() {
         let err = pre_split(Some("martian")).unwrap_err().to_string();
-        assert!(
-            err.contains("`martian`") && err.contains("tokenizer.json"),
-            "{err}"
-        );
+        assert!(err.contains("`martian`") && err.contains("tokenizer.json"), "{err}");
     }
 
     #[test]

@@ -54,17 +54,11 @@ impl GgufVocab {
     pub fn read(gguf: &GgufFile, path: &Path) -> Result<Self> {
         let meta = Meta { gguf, path };
         let Some(model) = meta.string("tokenizer.ggml.model")? else {
-            return Err(EngineError::MissingTokenizer {
-                path: path.to_path_buf(),
-                reason: "the GGUF has no tokenizer.ggml.model".into(),
-            });
+            return Err(EngineError::MissingTokenizer { path: path.to_path_buf(), reason: "the GGUF has no tokenizer.ggml.model".into() });
         };
         let tokens = meta.strings("tokenizer.ggml.tokens")?.unwrap_or_default();
         if tokens.is_empty() {
-            return Err(EngineError::MissingTokenizer {
-                path: path.to_path_buf(),
-                reason: "the GGUF has no tokenizer.ggml.tokens".into(),
-            });
+            return Err(EngineError::MissingTokenizer { path: path.to_path_buf(), reason: "the GGUF has no tokenizer.ggml.tokens".into() });
         }
         let ints = meta.ints("tokenizer.ggml.token_type")?.unwrap_or_default();
         Ok(Self {
@@ -94,68 +88,42 @@ struct Meta<'a> {
 
 impl Meta<'_> {
     fn bad(&self, key: &str, why: impl std::fmt::Display) -> EngineError {
-        EngineError::ModelFormat {
-            path: self.path.to_path_buf(),
-            reason: format!("metadata `{key}`: {why}"),
-        }
+        EngineError::ModelFormat { path: self.path.to_path_buf(), reason: format!("metadata `{key}`: {why}") }
     }
 
     fn string(&self, key: &str) -> Result<Option<String>> {
-        self.gguf
-            .get_metadata_string(key)
-            .map_err(|e| self.bad(key, e))
+        self.gguf.get_metadata_string(key).map_err(|e| self.bad(key, e))
     }
 
     fn strings(&self, key: &str) -> Result<Option<Vec<String>>> {
-        self.gguf
-            .get_metadata_strings(key)
-            .map_err(|e| self.bad(key, e))
+        self.gguf.get_metadata_strings(key).map_err(|e| self.bad(key, e))
     }
 
     fn array(&self, key: &str) -> Result<Option<Array>> {
-        self.gguf
-            .get_metadata_array(key)
-            .map_err(|e| self.bad(key, e))
+        self.gguf.get_metadata_array(key).map_err(|e| self.bad(key, e))
     }
 
     fn ints(&self, key: &str) -> Result<Option<Vec<i64>>> {
         let Some(array) = self.array(key)? else {
             return Ok(None);
         };
-        let array = array
-            .as_type::<i64>()
-            .map_err(|e| self.bad(key, e.what()))?;
-        Ok(Some(
-            array
-                .try_as_slice::<i64>()
-                .map_err(|e| self.bad(key, e))?
-                .to_vec(),
-        ))
+        let array = array.as_type::<i64>().map_err(|e| self.bad(key, e.what()))?;
+        Ok(Some(array.try_as_slice::<i64>().map_err(|e| self.bad(key, e))?.to_vec()))
     }
 
     fn floats(&self, key: &str) -> Result<Option<Vec<f32>>> {
         let Some(array) = self.array(key)? else {
             return Ok(None);
         };
-        let array = array
-            .as_type::<f32>()
-            .map_err(|e| self.bad(key, e.what()))?;
-        Ok(Some(
-            array
-                .try_as_slice::<f32>()
-                .map_err(|e| self.bad(key, e))?
-                .to_vec(),
-        ))
+        let array = array.as_type::<f32>().map_err(|e| self.bad(key, e.what()))?;
+        Ok(Some(array.try_as_slice::<f32>().map_err(|e| self.bad(key, e))?.to_vec()))
     }
 
     fn scalar(&self, key: &str) -> Result<Option<i64>> {
         let Some(array) = self.array(key)? else {
             return Ok(None);
         };
-        array
-            .try_item_cast::<i64>()
-            .map(Some)
-            .map_err(|e| self.bad(key, e))
+        array.try_item_cast::<i64>().map(Some).map_err(|e| self.bad(key, e))
     }
 
     fn id(&self, key: &str) -> Result<Option<u32>> {

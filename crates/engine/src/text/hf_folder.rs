@@ -17,10 +17,7 @@ impl Tokenizer {
         let dir = dir.as_ref();
         let file = dir.join("tokenizer.json");
         if !file.is_file() {
-            return Err(EngineError::MissingTokenizer {
-                path: dir.to_path_buf(),
-                reason: "tokenizer.json is not in the folder".into(),
-            });
+            return Err(EngineError::MissingTokenizer { path: dir.to_path_buf(), reason: "tokenizer.json is not in the folder".into() });
         }
         let inner = tokenizers::Tokenizer::from_file(&file).map_err(|e| {
             EngineError::Tokenizer(format!(
@@ -59,12 +56,9 @@ fn read_json(path: &Path) -> Result<Option<Value>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(EngineError::io(path, e)),
     };
-    serde_json::from_str(&text).map(Some).map_err(|e| {
-        EngineError::Tokenizer(format!(
-            "{}: not valid JSON ({e}); fix or replace the file",
-            path.display()
-        ))
-    })
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| EngineError::Tokenizer(format!("{}: not valid JSON ({e}); fix or replace the file", path.display())))
 }
 
 /// A special token is written either as its text or as `{"content": text, ...}`.
@@ -80,12 +74,7 @@ fn token_content(value: &Value) -> Option<String> {
 /// beats trusting `add_bos_token`, which older configs omit and newer ones set inconsistently.
 fn prepends_bos(inner: &tokenizers::Tokenizer, bos: Option<u32>) -> bool {
     let Some(bos) = bos else { return false };
-    let first = |special| {
-        inner
-            .encode_fast("a", special)
-            .ok()
-            .and_then(|e| e.get_ids().first().copied())
-    };
+    let first = |special| inner.encode_fast("a", special).ok().and_then(|e| e.get_ids().first().copied());
     first(true) == Some(bos) && first(false) != Some(bos)
 }
 
@@ -96,17 +85,11 @@ fn chat_template(dir: &Path, config: Option<&Value>) -> Result<Option<String>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(EngineError::io(jinja, e)),
     }
-    if let Some(template) = config
-        .and_then(|c| c.get("chat_template"))
-        .and_then(named_default)
-    {
+    if let Some(template) = config.and_then(|c| c.get("chat_template")).and_then(named_default) {
         return Ok(Some(template));
     }
     let json = read_json(&dir.join("chat_template.json"))?;
-    Ok(json
-        .as_ref()
-        .and_then(|j| j.get("chat_template"))
-        .and_then(named_default))
+    Ok(json.as_ref().and_then(|j| j.get("chat_template")).and_then(named_default))
 }
 
 /// A template is a string, or a list of `{name, template}` of which we want `default`.

@@ -75,9 +75,8 @@ impl PromptMemo {
     /// to the last cut the two share.
     pub(crate) fn encode(&self, inner: &tokenizers::Tokenizer, text: &str) -> Result<Vec<u32>> {
         let (mut ids, mut cuts, start) = self.reusable(text);
-        let encoding = inner
-            .encode(&text[start..], false)
-            .map_err(|e| EngineError::Tokenizer(format!("could not encode the text: {e}")))?;
+        let encoding =
+            inner.encode(&text[start..], false).map_err(|e| EngineError::Tokenizer(format!("could not encode the text: {e}")))?;
         let before = ids.len();
         for (i, (&id, &(_, end))) in encoding.get_ids().iter().zip(encoding.get_offsets()).enumerate() {
             if self.cut_ids.contains(&id) {

@@ -21,13 +21,7 @@ impl PyJson {
     /// `json.dumps` defaults for this `indent`: `", "` between items, or `","` when indenting.
     pub fn new(indent: Option<String>) -> Self {
         let item_separator = if indent.is_some() { "," } else { ", " }.to_string();
-        Self {
-            indent,
-            item_separator,
-            key_separator: ": ".into(),
-            ensure_ascii: false,
-            sort_keys: false,
-        }
+        Self { indent, item_separator, key_separator: ": ".into(), ensure_ascii: false, sort_keys: false }
     }
 
     pub fn dumps(&self, value: &Value) -> String {
@@ -118,12 +112,8 @@ mod tests {
 
     #[test]
     fn default_separators_match_python() {
-        let v =
-            json!({"name": "get_weather", "args": [1, 2.5, true, null], "empty": {}, "none": []});
-        assert_eq!(
-            PyJson::new(None).dumps(&v),
-            r#"{"name": "get_weather", "args": [1, 2.5, true, null], "empty": {}, "none": []}"#
-        );
+        let v = json!({"name": "get_weather", "args": [1, 2.5, true, null], "empty": {}, "none": []});
+        assert_eq!(PyJson::new(None).dumps(&v), r#"{"name": "get_weather", "args": [1, 2.5, true, null], "empty": {}, "none": []}"#);
     }
 
     #[test]
@@ -136,14 +126,8 @@ mod tests {
     #[test]
     fn strings_escape_like_python_without_ensure_ascii() {
         let v = json!("é <b> \"q\" \\ \n\u{1} 🦀");
-        assert_eq!(
-            PyJson::new(None).dumps(&v),
-            r#""é <b> \"q\" \\ \n\u0001 🦀""#
-        );
-        let ascii = PyJson {
-            ensure_ascii: true,
-            ..PyJson::new(None)
-        };
+        assert_eq!(PyJson::new(None).dumps(&v), r#""é <b> \"q\" \\ \n\u0001 🦀""#);
+        let ascii = PyJson { ensure_ascii: true, ..PyJson::new(None) };
         assert_eq!(ascii.dumps(&json!("é🦀")), r#""\u00e9\ud83e\udd80""#);
     }
 
@@ -151,10 +135,7 @@ mod tests {
     fn keys_keep_their_order_unless_sorted() {
         let v: Value = serde_json::from_str(r#"{"z": 1, "a": 2}"#).unwrap();
         assert_eq!(PyJson::new(None).dumps(&v), r#"{"z": 1, "a": 2}"#);
-        let sorted = PyJson {
-            sort_keys: true,
-            ..PyJson::new(None)
-        };
+        let sorted = PyJson { sort_keys: true, ..PyJson::new(None) };
         assert_eq!(sorted.dumps(&v), r#"{"a": 2, "z": 1}"#);
     }
 }

@@ -33,16 +33,9 @@ impl StopMatcher {
     {
         let stops: Vec<String> = stops.into_iter().map(Into::into).collect();
         if stops.iter().any(String::is_empty) {
-            return Err(EngineError::invalid(
-                "stop",
-                "a stop string is empty; remove it or give it some text",
-            ));
+            return Err(EngineError::invalid("stop", "a stop string is empty; remove it or give it some text"));
         }
-        Ok(Self {
-            stops,
-            held: String::new(),
-            stopped: None,
-        })
+        Ok(Self { stops, held: String::new(), stopped: None })
     }
 
     pub fn stops(&self) -> &[String] {
@@ -57,33 +50,17 @@ impl StopMatcher {
         self.held.push_str(delta);
 
         // The earliest stop string wins; at the same place, the one listed first.
-        let hit = self
-            .stops
-            .iter()
-            .enumerate()
-            .filter_map(|(i, stop)| self.held.find(stop.as_str()).map(|at| (at, i)))
-            .min();
+        let hit = self.stops.iter().enumerate().filter_map(|(i, stop)| self.held.find(stop.as_str()).map(|at| (at, i))).min();
         if let Some((at, index)) = hit {
             self.held.truncate(at);
             self.stopped = Some(index);
-            return StopStep {
-                text: std::mem::take(&mut self.held),
-                stopped: Some(index),
-            };
+            return StopStep { text: std::mem::take(&mut self.held), stopped: Some(index) };
         }
 
-        let keep = self
-            .stops
-            .iter()
-            .map(|stop| partial_suffix(&self.held, stop))
-            .max()
-            .unwrap_or(0);
+        let keep = self.stops.iter().map(|stop| partial_suffix(&self.held, stop)).max().unwrap_or(0);
         let text = self.held[..self.held.len() - keep].to_string();
         self.held.drain(..self.held.len() - keep);
-        StopStep {
-            text,
-            stopped: None,
-        }
+        StopStep { text, stopped: None }
     }
 
     /// The generation ended without a stop string: the held tail is ordinary text after all.
@@ -105,12 +82,7 @@ impl StopMatcher {
 
 /// The length of the longest tail of `text` that is a proper beginning of `stop`.
 fn partial_suffix(text: &str, stop: &str) -> usize {
-    stop.char_indices()
-        .map(|(at, _)| at)
-        .skip(1)
-        .filter(|&len| text.ends_with(&stop[..len]))
-        .max()
-        .unwrap_or(0)
+    stop.char_indices().map(|(at, _)| at).skip(1).filter(|&len| text.ends_with(&stop[..len])).max().unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -141,10 +113,7 @@ mod tests {
 
     #[test]
     fn stop_in_one_delta_cuts_it() {
-        assert_eq!(
-            run(&["</s>"], &["Hi there</s>and more"]),
-            ("Hi there".into(), Some(0))
-        );
+        assert_eq!(run(&["</s>"], &["Hi there</s>and more"]), ("Hi there".into(), Some(0)));
     }
 
     #[test]
@@ -175,22 +144,13 @@ mod tests {
     #[test]
     fn overlapping_prefixes_hold_the_longest() {
         // "aab" could start at the first or the second 'a'.
-        assert_eq!(
-            run(&["aab"], &["xa", "a", "a", "b!"]),
-            ("xa".into(), Some(0))
-        );
+        assert_eq!(run(&["aab"], &["xa", "a", "a", "b!"]), ("xa".into(), Some(0)));
     }
 
     #[test]
     fn multibyte_stops_and_text_stay_whole() {
-        assert_eq!(
-            run(&["🛑end"], &["héllo 🛑", "en", "d"]),
-            ("héllo ".into(), Some(0))
-        );
-        assert_eq!(
-            run(&["日本"], &["日", "曜日本当"]),
-            ("日曜".into(), Some(0))
-        );
+        assert_eq!(run(&["🛑end"], &["héllo 🛑", "en", "d"]), ("héllo ".into(), Some(0)));
+        assert_eq!(run(&["日本"], &["日", "曜日本当"]), ("日曜".into(), Some(0)));
     }
 
     #[test]

@@ -4,35 +4,12 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-const WEEKDAYS: [&str; 7] = [
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-];
+const MONTHS: [&str; 12] =
+    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const WEEKDAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 
 pub(crate) fn strftime_now(format: &str) -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
     strftime(format, secs)
 }
 
@@ -118,14 +95,8 @@ mod tests {
         // 2024-02-29 13:05:09 UTC, a Thursday, day 60 of a leap year.
         let t = 1_709_211_909;
         assert_eq!(strftime("%d %b %Y", t), "29 Feb 2024");
-        assert_eq!(
-            strftime("%A %B %e, %y %I:%M:%S %p", t),
-            "Thursday February 29, 24 01:05:09 PM"
-        );
-        assert_eq!(
-            strftime("%F %T %j %Z %% %Q", t),
-            "2024-02-29 13:05:09 060 UTC % %Q"
-        );
+        assert_eq!(strftime("%A %B %e, %y %I:%M:%S %p", t), "Thursday February 29, 24 01:05:09 PM");
+        assert_eq!(strftime("%F %T %j %Z %% %Q", t), "2024-02-29 13:05:09 060 UTC % %Q");
     }
 
     #[test]

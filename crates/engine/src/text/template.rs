@@ -36,11 +36,7 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
-        Self {
-            role: role.into(),
-            content: content.into(),
-            media: vec![],
-        }
+        Self { role: role.into(), content: content.into(), media: vec![] }
     }
 
     /// The same message with these media items attached.
@@ -80,9 +76,7 @@ pub struct ChatTemplate {
 
 impl std::fmt::Debug for ChatTemplate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChatTemplate")
-            .field("tokens", &self.tokens)
-            .finish_non_exhaustive()
+        f.debug_struct("ChatTemplate").field("tokens", &self.tokens).finish_non_exhaustive()
     }
 }
 
@@ -90,10 +84,7 @@ impl ChatTemplate {
     /// Compiles `source`; a template that does not parse is an error now, not at the first chat.
     pub fn new(source: &str) -> Result<Self> {
         let mut env = Environment::new();
-        let syntax = SyntaxConfig::builder()
-            .trim_blocks(true)
-            .lstrip_blocks(true)
-            .build();
+        let syntax = SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build();
         env.set_syntax(syntax.map_err(|e| EngineError::Template(e.to_string()))?);
         env.set_auto_escape_callback(|_| AutoEscape::None);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
@@ -103,10 +94,7 @@ impl ChatTemplate {
         env.add_filter("tojson", tojson);
         env.add_template_owned(NAME, neutralize_generation_tags(source).into_owned())
             .map_err(|e| EngineError::Template(format!("the template does not parse: {e}")))?;
-        Ok(Self {
-            env,
-            tokens: BTreeMap::new(),
-        })
+        Ok(Self { env, tokens: BTreeMap::new() })
     }
 
     /// The tokenizer's own template, with its special tokens as variables; `None` when the
@@ -137,12 +125,7 @@ impl ChatTemplate {
     /// The prompt text for `messages`. With `add_generation_prompt`, it ends where the
     /// assistant's reply begins. `tools` is the list of tool (function) schemas, passed to the
     /// template as `tools`; `None` passes `none`, as transformers does.
-    pub fn render(
-        &self,
-        messages: &[ChatMessage],
-        add_generation_prompt: bool,
-        tools: Option<serde_json::Value>,
-    ) -> Result<String> {
+    pub fn render(&self, messages: &[ChatMessage], add_generation_prompt: bool, tools: Option<serde_json::Value>) -> Result<String> {
         self.render_any(messages, add_generation_prompt, tools)
     }
 
@@ -186,20 +169,12 @@ impl ChatTemplate {
         let mut context: BTreeMap<&str, Value> = BTreeMap::new();
         context.insert("messages", Value::from(Serde(messages)));
         context.insert("add_generation_prompt", Value::from(add_generation_prompt));
-        context.insert(
-            "tools",
-            tools
-                .map(|t| Value::from(Serde(&t)))
-                .unwrap_or(Value::from(())),
-        );
+        context.insert("tools", tools.map(|t| Value::from(Serde(&t))).unwrap_or(Value::from(())));
         context.insert("documents", Value::from(()));
         for (name, token) in &self.tokens {
             context.insert(name, Value::from(token.as_str()));
         }
-        let template = self
-            .env
-            .get_template(NAME)
-            .map_err(|e| EngineError::Template(e.to_string()))?;
+        let template = self.env.get_template(NAME).map_err(|e| EngineError::Template(e.to_string()))?;
         template.render(context).map_err(render_error)
     }
 }
@@ -239,11 +214,7 @@ fn tojson(value: Value, kwargs: Kwargs) -> std::result::Result<String, Error> {
         Some(v) if v.is_none() => None,
         Some(v) => match v.as_i64() {
             Some(n) => Some(" ".repeat(n.max(0) as usize)),
-            None => Some(
-                v.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| bad_arg("indent must be a number or a string"))?,
-            ),
+            None => Some(v.as_str().map(str::to_owned).ok_or_else(|| bad_arg("indent must be a number or a string"))?),
         },
     };
     let mut json = PyJson::new(indent);
@@ -253,10 +224,7 @@ fn tojson(value: Value, kwargs: Kwargs) -> std::result::Result<String, Error> {
     if let Some(sort) = kwargs.get::<Option<bool>>("sort_keys")? {
         json.sort_keys = sort;
     }
-    if let Some(separators) = kwargs
-        .get::<Option<Value>>("separators")?
-        .filter(|v| !v.is_none())
-    {
+    if let Some(separators) = kwargs.get::<Option<Value>>("separators")?.filter(|v| !v.is_none()) {
         let pair: Vec<String> = separators
             .try_iter()?
             .map(|s| s.as_str().map(str::to_owned))
@@ -267,8 +235,7 @@ fn tojson(value: Value, kwargs: Kwargs) -> std::result::Result<String, Error> {
         json.key_separator.clone_from(&pair[1]);
     }
     kwargs.assert_all_used()?;
-    let data = serde_json::to_value(&value)
-        .map_err(|e| bad_arg(&format!("cannot be written as JSON: {e}")))?;
+    let data = serde_json::to_value(&value).map_err(|e| bad_arg(&format!("cannot be written as JSON: {e}")))?;
     Ok(json.dumps(&data))
 }
 
@@ -292,11 +259,7 @@ fn neutralize_generation_tags(source: &str) -> Cow<'_, str> {
         let (marker, body) = tag.split_at(control);
         let word_at = body.len() - body.trim_start().len();
         let (space, word_and_rest) = body.split_at(word_at);
-        let ends_word = |w: &str| {
-            word_and_rest
-                .strip_prefix(w)
-                .filter(|r| r.starts_with(|c: char| c.is_whitespace() || "-+%".contains(c)))
-        };
+        let ends_word = |w: &str| word_and_rest.strip_prefix(w).filter(|r| r.starts_with(|c: char| c.is_whitespace() || "-+%".contains(c)));
         let (replacement, after) = if let Some(after) = ends_word("endgeneration") {
             ("endif", after)
         } else if let Some(after) = ends_word("generation") {
@@ -319,11 +282,7 @@ mod tests {
     use serde_json::json;
 
     fn chat() -> Vec<ChatMessage> {
-        vec![
-            ChatMessage::system("Be brief."),
-            ChatMessage::user("Hi"),
-            ChatMessage::assistant("Hello!"),
-        ]
+        vec![ChatMessage::system("Be brief."), ChatMessage::user("Hi"), ChatMessage::assistant("Hello!")]
     }
 
     const CHATML: &str = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}\
@@ -351,10 +310,7 @@ mod tests {
     #[test]
     fn trims_blocks_like_transformers() {
         let source = "{% for m in messages %}\n  {% if m.role == 'user' %}\n[{{ m.content }}]\n  {% endif %}\n{% endfor %}\n";
-        let out = ChatTemplate::new(source)
-            .unwrap()
-            .render(&chat(), false, None)
-            .unwrap();
+        let out = ChatTemplate::new(source).unwrap().render(&chat(), false, None).unwrap();
         assert_eq!(out, "[Hi]\n");
     }
 
@@ -364,42 +320,22 @@ mod tests {
                       {{ m.role.upper() }}:{{ ('  ' + m.content + '  ').strip() }};\
                       {% if m.content.startswith('Hi') %}{% break %}{% endif %}{% endfor %}\
                       {% for k, v in {'a': 1}.items() %}{{ k }}={{ v }}{% endfor %}";
-        let out = ChatTemplate::new(source)
-            .unwrap()
-            .render(&chat(), false, None)
-            .unwrap();
+        let out = ChatTemplate::new(source).unwrap().render(&chat(), false, None).unwrap();
         assert_eq!(out, "USER:Hi;a=1");
     }
 
     #[test]
     fn raise_exception_carries_the_templates_message() {
         let source = "{% if messages[0].role != 'user' %}{{ raise_exception('Conversations must start with a user message') }}{% endif %}";
-        let err = ChatTemplate::new(source)
-            .unwrap()
-            .render(&chat(), true, None)
-            .unwrap_err();
-        assert!(
-            matches!(err, EngineError::Template(ref m) if m == "Conversations must start with a user message"),
-            "{err:?}"
-        );
-        assert!(
-            err.to_string()
-                .contains("Edit the template or pick another model"),
-            "{err}"
-        );
+        let err = ChatTemplate::new(source).unwrap().render(&chat(), true, None).unwrap_err();
+        assert!(matches!(err, EngineError::Template(ref m) if m == "Conversations must start with a user message"), "{err:?}");
+        assert!(err.to_string().contains("Edit the template or pick another model"), "{err}");
     }
 
     #[test]
     fn other_render_errors_say_what_failed() {
-        let err = ChatTemplate::new("{{ messages[0].content.nope() }}")
-            .unwrap()
-            .render(&chat(), true, None)
-            .unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("chat template: rendering failed"),
-            "{err}"
-        );
+        let err = ChatTemplate::new("{{ messages[0].content.nope() }}").unwrap().render(&chat(), true, None).unwrap_err();
+        assert!(err.to_string().starts_with("chat template: rendering failed"), "{err}");
         let err = ChatTemplate::new("{% if %}").unwrap_err();
         assert!(err.to_string().contains("does not parse"), "{err}");
     }
@@ -421,44 +357,25 @@ mod tests {
     #[test]
     fn tojson_takes_pythons_keyword_arguments() {
         let source = "{{ {'b': [1, 2], 'a': 'é'} | tojson(indent=2, sort_keys=true) }}|{{ [1, 2] | tojson(separators=(',', ':')) }}";
-        let out = ChatTemplate::new(source)
-            .unwrap()
-            .render(&[], false, None)
-            .unwrap();
-        assert_eq!(
-            out,
-            "{\n  \"a\": \"é\",\n  \"b\": [\n    1,\n    2\n  ]\n}|[1,2]"
-        );
-        let err = ChatTemplate::new("{{ 1 | tojson(colour=1) }}")
-            .unwrap()
-            .render(&[], false, None);
+        let out = ChatTemplate::new(source).unwrap().render(&[], false, None).unwrap();
+        assert_eq!(out, "{\n  \"a\": \"é\",\n  \"b\": [\n    1,\n    2\n  ]\n}|[1,2]");
+        let err = ChatTemplate::new("{{ 1 | tojson(colour=1) }}").unwrap().render(&[], false, None);
         assert!(err.is_err());
     }
 
     #[test]
     fn special_tokens_and_strftime_are_available() {
         let source = "{{ bos_token }}{{ strftime_now('%Y') | length }}{% if eos_token is defined %}E{% endif %}";
-        let template = ChatTemplate::new(source)
-            .unwrap()
-            .with_token("bos_token", Some("<s>".into()));
+        let template = ChatTemplate::new(source).unwrap().with_token("bos_token", Some("<s>".into()));
         assert_eq!(template.render(&[], false, None).unwrap(), "<s>4");
     }
 
     #[test]
     fn generation_blocks_render_their_body() {
         let source = "{% for m in messages %}{% if m.role == 'assistant' %}{%- generation -%} {{ m.content }} {%- endgeneration %}{% endif %}{% endfor %}";
-        let out = ChatTemplate::new(source)
-            .unwrap()
-            .render(&chat(), false, None)
-            .unwrap();
+        let out = ChatTemplate::new(source).unwrap().render(&chat(), false, None).unwrap();
         assert_eq!(out, "Hello!");
-        assert_eq!(
-            neutralize_generation_tags("{%generation%}x{%+ endgeneration +%}"),
-            "{%if true%}x{%+ endif +%}"
-        );
-        assert_eq!(
-            neutralize_generation_tags("{% generations %}"),
-            "{% generations %}"
-        );
+        assert_eq!(neutralize_generation_tags("{%generation%}x{%+ endgeneration +%}"), "{%if true%}x{%+ endif +%}");
+        assert_eq!(neutralize_generation_tags("{% generations %}"), "{% generations %}");
     }
 }

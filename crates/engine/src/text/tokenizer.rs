@@ -48,31 +48,16 @@ impl std::fmt::Debug for Tokenizer {
 impl Tokenizer {
     /// Joins a built `tokenizers::Tokenizer` with what the loaders found around it. Every id the
     /// inner tokenizer marks special is added to `specials.ids`, and so are BOS, EOS, PAD, UNK.
-    pub(crate) fn assemble(
-        inner: tokenizers::Tokenizer,
-        mut specials: Specials,
-        chat_template: Option<String>,
-        add_bos: bool,
-    ) -> Self {
-        let marked = inner
-            .get_added_tokens_decoder()
-            .into_iter()
-            .filter(|(_, t)| t.special)
-            .map(|(id, _)| id);
+    pub(crate) fn assemble(inner: tokenizers::Tokenizer, mut specials: Specials, chat_template: Option<String>, add_bos: bool) -> Self {
+        let marked = inner.get_added_tokens_decoder().into_iter().filter(|(_, t)| t.special).map(|(id, _)| id);
         specials.ids.extend(marked);
-        specials.ids.extend(
-            [specials.bos, specials.eos, specials.pad, specials.unk]
-                .into_iter()
-                .flatten(),
-        );
+        specials.ids.extend([specials.bos, specials.eos, specials.pad, specials.unk].into_iter().flatten());
         let memo = PromptMemo::for_tokenizer(&inner).map(Arc::new);
         Self {
             inner: Arc::new(inner),
             memo,
             specials: Arc::new(specials),
-            chat_template: chat_template
-                .filter(|t| !t.trim().is_empty())
-                .map(Arc::from),
+            chat_template: chat_template.filter(|t| !t.trim().is_empty()).map(Arc::from),
             add_bos,
         }
     }
@@ -107,9 +92,7 @@ impl Tokenizer {
     /// Text for `ids`. Ids outside the vocabulary are ignored; bytes that do not form UTF-8
     /// (a character cut off mid-way) come out as U+FFFD.
     pub fn decode(&self, ids: &[u32], skip_special: bool) -> Result<String> {
-        self.inner
-            .decode(ids, skip_special)
-            .map_err(|e| EngineError::Tokenizer(format!("could not decode token ids: {e}")))
+        self.inner.decode(ids, skip_special).map_err(|e| EngineError::Tokenizer(format!("could not decode token ids: {e}")))
     }
 
     pub fn token_to_id(&self, token: &str) -> Option<u32> {

@@ -24,11 +24,7 @@ pub fn rerun_on_narrower_instruction_sets() {
     for isa in &ISA_VALUES[rank(used) + 1..] {
         let out = Command::new(&exe).env("CONFAB_CPU_ISA", isa).output().expect("the test binary runs again");
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "the tests on the {isa} tiles failed:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "the tests on the {isa} tiles failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
         let summary = stdout.lines().filter(|l| l.starts_with("test result")).collect::<Vec<_>>().join("; ");
         println!("{isa} tiles: {summary}");
     }

@@ -18,14 +18,8 @@ async fn create_get_rename_and_update() {
     assert_eq!(created.current_leaf, None);
     assert_eq!(store.conversation(created.id).await.unwrap(), created);
 
-    store
-        .rename_conversation(created.id, "Trip to Lyon")
-        .await
-        .unwrap();
-    store
-        .set_conversation_model(created.id, Some("qwen3-0.6b"))
-        .await
-        .unwrap();
+    store.rename_conversation(created.id, "Trip to Lyon").await.unwrap();
+    store.set_conversation_model(created.id, Some("qwen3-0.6b")).await.unwrap();
     store.set_system_prompt(created.id, None).await.unwrap();
     let got = store.conversation(created.id).await.unwrap();
     assert_eq!(got.title, "Trip to Lyon");
@@ -40,23 +34,11 @@ async fn unknown_ids_are_not_found() {
     let missing = ConversationId(404);
     let not_found = |e: StoreError| matches!(e, StoreError::NotFound { .. });
     assert!(not_found(store.conversation(missing).await.unwrap_err()));
-    assert!(not_found(
-        store.rename_conversation(missing, "x").await.unwrap_err()
-    ));
-    assert!(not_found(
-        store.delete_conversation(missing).await.unwrap_err()
-    ));
-    assert!(not_found(
-        store
-            .set_current_leaf(missing, MessageId(1))
-            .await
-            .unwrap_err()
-    ));
+    assert!(not_found(store.rename_conversation(missing, "x").await.unwrap_err()));
+    assert!(not_found(store.delete_conversation(missing).await.unwrap_err()));
+    assert!(not_found(store.set_current_leaf(missing, MessageId(1)).await.unwrap_err()));
     let message = store.conversation(missing).await.unwrap_err().to_string();
-    assert_eq!(
-        message,
-        "conversation 404 does not exist (it may have been deleted)"
-    );
+    assert_eq!(message, "conversation 404 does not exist (it may have been deleted)");
 }
 
 #[tokio::test]
@@ -68,10 +50,7 @@ async fn list_is_most_recently_updated_first_and_pages() {
     }
     // Activity moves a conversation to the top (a millisecond later than the creations).
     std::thread::sleep(std::time::Duration::from_millis(2));
-    store
-        .add_message(ids[2], None, Role::User, "hi")
-        .await
-        .unwrap();
+    store.add_message(ids[2], None, Role::User, "hi").await.unwrap();
 
     let mut seen = Vec::new();
     let mut cursor = None;
@@ -85,24 +64,11 @@ async fn list_is_most_recently_updated_first_and_pages() {
         }
     }
     assert_eq!(seen[0], ids[2]);
-    let mut rest: Vec<_> = ids
-        .iter()
-        .rev()
-        .copied()
-        .filter(|&id| id != ids[2])
-        .collect();
+    let mut rest: Vec<_> = ids.iter().rev().copied().filter(|&id| id != ids[2]).collect();
     rest.insert(0, ids[2]);
     assert_eq!(seen, rest);
     // A limit of 0 is read as 1, not as an error.
-    assert_eq!(
-        store
-            .list_conversations(0, None)
-            .await
-            .unwrap()
-            .conversations
-            .len(),
-        1
-    );
+    assert_eq!(store.list_conversations(0, None).await.unwrap().conversations.len(), 1);
 }
 
 #[tokio::test]
@@ -112,13 +78,8 @@ async fn pages_split_ties_in_updated_at_by_id() {
     for i in 0..9 {
         ids.push(conversation(&store, &format!("c{i}")).await.id);
     }
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display()))
-        .await
-        .unwrap();
-    sqlx::query("UPDATE conversations SET updated_at = CASE WHEN id % 3 = 0 THEN 7 ELSE 5 END")
-        .execute(&pool)
-        .await
-        .unwrap();
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display())).await.unwrap();
+    sqlx::query("UPDATE conversations SET updated_at = CASE WHEN id % 3 = 0 THEN 7 ELSE 5 END").execute(&pool).await.unwrap();
     pool.close().await;
     let mut seen = Vec::new();
     let mut cursor = None;
@@ -130,10 +91,7 @@ async fn pages_split_ties_in_updated_at_by_id() {
             None => break,
         }
     }
-    let mut expected: Vec<(i64, i64)> = ids
-        .iter()
-        .map(|id| (if id.0 % 3 == 0 { 7 } else { 5 }, id.0))
-        .collect();
+    let mut expected: Vec<(i64, i64)> = ids.iter().map(|id| (if id.0 % 3 == 0 { 7 } else { 5 }, id.0)).collect();
     expected.sort_by(|a, b| b.cmp(a));
     assert_eq!(seen, expected);
 }
@@ -154,45 +112,19 @@ async fn delete_cascades_to_messages_and_search() {
     let (store, _dir) = store().await;
     let keep = conversation(&store, "keep").await.id;
     let gone = conversation(&store, "gone").await.id;
-    let kept = store
-        .add_message(keep, None, Role::User, "zebra in keep")
-        .await
-        .unwrap();
-    let q = store
-        .add_message(gone, None, Role::User, "zebra in gone")
-        .await
-        .unwrap();
+    let kept = store.add_message(keep, None, Role::User, "zebra in keep").await.unwrap();
+    let q = store.add_message(gone, None, Role::User, "zebra in gone").await.unwrap();
     let reply = store.start_reply(gone, q).await.unwrap();
     store.append_reply(reply, "half a zebra").await.unwrap(); // still streaming: chunks exist
     assert_eq!(store.search("zebra", 10).await.unwrap().len(), 2);
 
     store.delete_conversation(gone).await.unwrap();
-    assert!(matches!(
-        store.conversation(gone).await,
-        Err(StoreError::NotFound { .. })
-    ));
-    assert!(matches!(
-        store.message(q).await,
-        Err(StoreError::NotFound { .. })
-    ));
-    assert!(matches!(
-        store.message(reply).await,
-        Err(StoreError::NotFound { .. })
-    ));
+    assert!(matches!(store.conversation(gone).await, Err(StoreError::NotFound { .. })));
+    assert!(matches!(store.message(q).await, Err(StoreError::NotFound { .. })));
+    assert!(matches!(store.message(reply).await, Err(StoreError::NotFound { .. })));
     let hits = store.search("zebra", 10).await.unwrap();
-    assert_eq!(
-        hits.iter().map(|h| h.message_id).collect::<Vec<_>>(),
-        vec![kept]
-    );
-    assert_eq!(
-        store
-            .list_conversations(10, None)
-            .await
-            .unwrap()
-            .conversations
-            .len(),
-        1
-    );
+    assert_eq!(hits.iter().map(|h| h.message_id).collect::<Vec<_>>(), vec![kept]);
+    assert_eq!(store.list_conversations(10, None).await.unwrap().conversations.len(), 1);
     assert_healthy(&store).await;
 }
 
@@ -204,17 +136,8 @@ async fn deleting_a_very_deep_conversation_works() {
     let c = conversation(&store, "long").await.id;
     let mut parent = None;
     for i in 0..1500 {
-        let role = if i % 2 == 0 {
-            Role::User
-        } else {
-            Role::Assistant
-        };
-        parent = Some(
-            store
-                .add_message(c, parent, role, &format!("turn {i}"))
-                .await
-                .unwrap(),
-        );
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        parent = Some(store.add_message(c, parent, role, &format!("turn {i}")).await.unwrap());
     }
     assert_eq!(store.current_branch(c).await.unwrap().len(), 1500);
     store.delete_conversation(c).await.unwrap();

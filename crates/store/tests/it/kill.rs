@@ -11,9 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use confab_store::{
-    AttachmentMeta, MessageId, MessageStatus, NewConversation, ReplyEnd, ReplyStats, Role, Store,
-};
+use confab_store::{AttachmentMeta, MessageId, MessageStatus, NewConversation, ReplyEnd, ReplyStats, Role, Store};
 
 use crate::assert_healthy;
 
@@ -49,25 +47,13 @@ fn assert_well_formed(content: &str) -> usize {
         expected.push_str(&delta(k));
         k += 1;
     }
-    assert_eq!(
-        content, expected,
-        "a reply's text is not a clean prefix of what was appended"
-    );
+    assert_eq!(content, expected, "a reply's text is not a clean prefix of what was appended");
     k
 }
 
 async fn stream_forever(store: &Store) -> ! {
-    let c = store
-        .create_conversation(NewConversation {
-            title: "stream".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let q = store
-        .add_message(c.id, None, Role::User, "go on forever")
-        .await
-        .unwrap();
+    let c = store.create_conversation(NewConversation { title: "stream".into(), ..Default::default() }).await.unwrap();
+    let q = store.add_message(c.id, None, Role::User, "go on forever").await.unwrap();
     let reply = store.start_reply(c.id, q).await.unwrap();
     store.append_reply(reply, &delta(0)).await.unwrap();
     println!("STREAMING {}", reply.0);
@@ -78,15 +64,9 @@ async fn stream_forever(store: &Store) -> ! {
 }
 
 async fn mixed_forever(store: &Store) -> ! {
-    let new = || NewConversation {
-        title: "mixed".into(),
-        ..Default::default()
-    };
+    let new = || NewConversation { title: "mixed".into(), ..Default::default() };
     let mut c = store.create_conversation(new()).await.unwrap().id;
-    let mut parent = store
-        .add_message(c, None, Role::User, "question")
-        .await
-        .unwrap();
+    let mut parent = store.add_message(c, None, Role::User, "question").await.unwrap();
     println!("STREAMING 0");
     for round in 0usize.. {
         let reply = store.start_reply(c, parent).await.unwrap();
@@ -98,37 +78,15 @@ async fn mixed_forever(store: &Store) -> ! {
             1 => ReplyEnd::Stopped,
             _ => ReplyEnd::Error("failed".into()),
         };
-        let stats = ReplyStats {
-            generated_tokens: 1 + (round % 40) as u32,
-            model: "m".into(),
-            ..Default::default()
-        };
+        let stats = ReplyStats { generated_tokens: 1 + (round % 40) as u32, model: "m".into(), ..Default::default() };
         store.finish_reply(reply, end, Some(&stats)).await.unwrap();
-        let meta = AttachmentMeta {
-            mime: "image/png".into(),
-            ..Default::default()
-        };
-        let image = store
-            .add_attachment_bytes(format!("image {}", round % 7).into_bytes(), &meta)
-            .await
-            .unwrap();
-        parent = store
-            .add_message_with_attachments(
-                c,
-                Some(reply),
-                Role::User,
-                &format!("question {round}"),
-                &[image],
-            )
-            .await
-            .unwrap();
+        let meta = AttachmentMeta { mime: "image/png".into(), ..Default::default() };
+        let image = store.add_attachment_bytes(format!("image {}", round % 7).into_bytes(), &meta).await.unwrap();
+        parent = store.add_message_with_attachments(c, Some(reply), Role::User, &format!("question {round}"), &[image]).await.unwrap();
         if round % 20 == 19 {
             let old = c;
             c = store.create_conversation(new()).await.unwrap().id;
-            parent = store
-                .add_message(c, None, Role::User, "question")
-                .await
-                .unwrap();
+            parent = store.add_message(c, None, Role::User, "question").await.unwrap();
             store.delete_conversation(old).await.unwrap();
         }
     }
@@ -138,12 +96,7 @@ async fn mixed_forever(store: &Store) -> ! {
 /// Starts the child and waits for its "STREAMING <id>" line.
 fn start_child(mode: &str, db: &Path) -> (Child, MessageId) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "kill::writer_child",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["kill::writer_child", "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, format!("{mode}:{}", db.display()))
         .stdout(Stdio::piped())
         .spawn()
@@ -165,10 +118,7 @@ fn start_child(mode: &str, db: &Path) -> (Child, MessageId) {
             }
             Err(error) => {
                 let _ = child.kill();
-                panic!(
-                    "the writer child never started streaming ({error}): {:?}",
-                    child.wait()
-                );
+                panic!("the writer child never started streaming ({error}): {:?}", child.wait());
             }
         }
     }
@@ -179,11 +129,7 @@ fn kill_at_random(mut child: Child) {
     std::thread::sleep(Duration::from_millis(wait));
     child.kill().unwrap(); // SIGKILL
     let status = child.wait().unwrap();
-    assert_eq!(
-        status.signal(),
-        Some(9),
-        "the child ended before it was killed: {status:?}"
-    );
+    assert_eq!(status.signal(), Some(9), "the child ended before it was killed: {status:?}");
     println!("killed after {wait} ms");
 }
 
@@ -227,29 +173,18 @@ async fn killed_during_any_write_the_store_stays_consistent() {
         assert_healthy(&store).await;
 
         // Every reply is a clean prefix; every attachment row has its complete file.
-        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
-            .await
-            .unwrap();
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display())).await.unwrap();
         let replies: Vec<(String, String)> =
-            sqlx::query_as("SELECT content, status FROM messages WHERE role = 'assistant'")
-                .fetch_all(&pool)
-                .await
-                .unwrap();
+            sqlx::query_as("SELECT content, status FROM messages WHERE role = 'assistant'").fetch_all(&pool).await.unwrap();
         assert!(replies.iter().all(|(_, status)| status != "streaming"));
         for (content, _) in &replies {
             assert_well_formed(content);
         }
-        let hashes: Vec<String> = sqlx::query_scalar("SELECT hash FROM attachments")
-            .fetch_all(&pool)
-            .await
-            .unwrap();
+        let hashes: Vec<String> = sqlx::query_scalar("SELECT hash FROM attachments").fetch_all(&pool).await.unwrap();
         for hash in hashes {
             let hash = confab_store::AttachmentHash::parse(&hash).unwrap();
             let bytes = std::fs::read(store.attachment_path(&hash).await.unwrap()).unwrap();
-            assert!(
-                bytes.starts_with(b"image "),
-                "attachment {hash} holds {bytes:?}"
-            );
+            assert!(bytes.starts_with(b"image "), "attachment {hash} holds {bytes:?}");
         }
         pool.close().await;
         println!("{} replies, {} recovered", replies.len(), recovered.len());

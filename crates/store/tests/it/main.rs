@@ -16,20 +16,12 @@ use confab_store::{Conversation, NewConversation, Store};
 /// A fresh store in its own temporary folder (kept alive by the returned guard).
 pub async fn store() -> (Store, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("history.sqlite"))
-        .await
-        .unwrap();
+    let store = Store::open(dir.path().join("history.sqlite")).await.unwrap();
     (store, dir)
 }
 
 pub async fn conversation(store: &Store, title: &str) -> Conversation {
-    store
-        .create_conversation(NewConversation {
-            title: title.into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
+    store.create_conversation(NewConversation { title: title.into(), ..Default::default() }).await.unwrap()
 }
 
 /// The store is healthy: SQLite integrity, foreign keys and the full-text index all check out.

@@ -11,11 +11,7 @@ async fn creates_the_file_and_its_folders_in_wal_mode() {
     assert!(dir.path().join("a/b/attachments/tmp").is_dir());
     assert_eq!(store.path(), path);
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-        .fetch_one(
-            &sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
-                .await
-                .unwrap(),
-        )
+        .fetch_one(&sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display())).await.unwrap())
         .await
         .unwrap();
     assert_eq!(mode, "wal");
@@ -39,15 +35,9 @@ async fn a_file_that_is_not_a_database_is_refused_clearly() {
     let path = dir.path().join("history.sqlite");
     std::fs::write(&path, vec![0x42; 8192]).unwrap();
     let error = Store::open(&path).await.unwrap_err();
-    assert!(
-        matches!(error, StoreError::NotADatabase { .. }),
-        "{error:?}"
-    );
+    assert!(matches!(error, StoreError::NotADatabase { .. }), "{error:?}");
     let message = error.to_string();
-    assert!(
-        message.contains("is not a Confab history database") && message.contains("move it aside"),
-        "{message}"
-    );
+    assert!(message.contains("is not a Confab history database") && message.contains("move it aside"), "{message}");
 }
 
 #[tokio::test]
@@ -55,9 +45,7 @@ async fn a_database_from_a_newer_confab_is_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("history.sqlite");
     Store::open(&path).await.unwrap().close().await;
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
-        .await
-        .unwrap();
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display())).await.unwrap();
     sqlx::query(
         "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
          VALUES (9999, 'from the future', 1, x'00', 0)",
@@ -67,10 +55,7 @@ async fn a_database_from_a_newer_confab_is_refused_clearly() {
     .unwrap();
     pool.close().await;
     let error = Store::open(&path).await.unwrap_err();
-    assert!(
-        matches!(error, StoreError::NewerSchema { version: 9999, .. }),
-        "{error:?}"
-    );
+    assert!(matches!(error, StoreError::NewerSchema { version: 9999, .. }), "{error:?}");
     assert!(error.to_string().contains("update Confab"), "{error}");
 }
 
@@ -79,16 +64,8 @@ async fn a_folder_that_cannot_be_created_is_an_io_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let blocker = dir.path().join("file");
     std::fs::write(&blocker, b"x").unwrap();
-    let error = Store::open(blocker.join("history.sqlite"))
-        .await
-        .unwrap_err();
+    let error = Store::open(blocker.join("history.sqlite")).await.unwrap_err();
     let message = error.to_string();
-    assert!(
-        message.contains("could not open the history database"),
-        "{message}"
-    );
-    assert!(
-        message.contains(&blocker.display().to_string()),
-        "{message}"
-    );
+    assert!(message.contains("could not open the history database"), "{message}");
+    assert!(message.contains(&blocker.display().to_string()), "{message}");
 }

@@ -18,17 +18,11 @@ async fn a_reply_streams_then_completes_with_stats() {
     let (store, _dir) = store().await;
     let c = conversation(&store, "chat").await.id;
     let before = store.conversation(c).await.unwrap().updated_at;
-    let q = store
-        .add_message(c, None, Role::User, "Say hello")
-        .await
-        .unwrap();
+    let q = store.add_message(c, None, Role::User, "Say hello").await.unwrap();
     let r = store.start_reply(c, q).await.unwrap();
 
     let started = store.message(r).await.unwrap();
-    assert_eq!(
-        (started.role, started.status, started.content.as_str()),
-        (Role::Assistant, MessageStatus::Streaming, "")
-    );
+    assert_eq!((started.role, started.status, started.content.as_str()), (Role::Assistant, MessageStatus::Streaming, ""));
     assert_eq!(store.conversation(c).await.unwrap().current_leaf, Some(r));
 
     for delta in ["Hel", "lo", "", ", wor", "ld!"] {
@@ -36,17 +30,11 @@ async fn a_reply_streams_then_completes_with_stats() {
     }
     // Mid-stream the text so far is readable, from both `message` and `branch`.
     assert_eq!(store.message(r).await.unwrap().content, "Hello, world!");
-    assert_eq!(
-        store.current_branch(c).await.unwrap()[1].content,
-        "Hello, world!"
-    );
+    assert_eq!(store.current_branch(c).await.unwrap()[1].content, "Hello, world!");
     // ... but not searchable until it ends.
     assert!(store.search("world", 5).await.unwrap().is_empty());
 
-    store
-        .finish_reply(r, ReplyEnd::Complete, Some(&stats()))
-        .await
-        .unwrap();
+    store.finish_reply(r, ReplyEnd::Complete, Some(&stats())).await.unwrap();
     let done = store.message(r).await.unwrap();
     assert_eq!(done.status, MessageStatus::Complete);
     assert_eq!(done.content, "Hello, world!");
@@ -61,61 +49,32 @@ async fn a_reply_streams_then_completes_with_stats() {
 async fn stopped_and_failed_replies_keep_their_text() {
     let (store, _dir) = store().await;
     let c = conversation(&store, "chat").await.id;
-    let q = store
-        .add_message(c, None, Role::User, "Count")
-        .await
-        .unwrap();
+    let q = store.add_message(c, None, Role::User, "Count").await.unwrap();
 
     let stopped = store.start_reply(c, q).await.unwrap();
     store.append_reply(stopped, "1 2 3").await.unwrap();
-    store
-        .finish_reply(stopped, ReplyEnd::Stopped, None)
-        .await
-        .unwrap();
+    store.finish_reply(stopped, ReplyEnd::Stopped, None).await.unwrap();
     let m = store.message(stopped).await.unwrap();
-    assert_eq!(
-        (m.status, m.content.as_str(), m.stats),
-        (MessageStatus::Stopped, "1 2 3", None)
-    );
+    assert_eq!((m.status, m.content.as_str(), m.stats), (MessageStatus::Stopped, "1 2 3", None));
 
     // Regenerate: a sibling reply, which fails.
     let failed = store.start_reply(c, q).await.unwrap();
     store.append_reply(failed, "1 2").await.unwrap();
-    let partial = ReplyStats {
-        time_to_first_token_ms: None,
-        decode_tokens_per_second: None,
-        ..stats()
-    };
-    store
-        .finish_reply(
-            failed,
-            ReplyEnd::Error("out of memory".into()),
-            Some(&partial),
-        )
-        .await
-        .unwrap();
+    let partial = ReplyStats { time_to_first_token_ms: None, decode_tokens_per_second: None, ..stats() };
+    store.finish_reply(failed, ReplyEnd::Error("out of memory".into()), Some(&partial)).await.unwrap();
     let m = store.message(failed).await.unwrap();
     assert_eq!(m.status, MessageStatus::Error);
     assert_eq!(m.error.as_deref(), Some("out of memory"));
     assert_eq!(m.content, "1 2");
     assert_eq!(m.stats, Some(partial));
-    assert_eq!(
-        store.siblings(failed).await.unwrap().ids,
-        vec![stopped, failed]
-    );
+    assert_eq!(store.siblings(failed).await.unwrap().ids, vec![stopped, failed]);
 
     // A provider's stream cut mid-reply: the text so far, marked interrupted, with why.
     let cut = store.start_reply(c, q).await.unwrap();
     store.append_reply(cut, "1 2 3 4").await.unwrap();
-    store
-        .finish_reply(cut, ReplyEnd::Interrupted("the connection closed".into()), None)
-        .await
-        .unwrap();
+    store.finish_reply(cut, ReplyEnd::Interrupted("the connection closed".into()), None).await.unwrap();
     let m = store.message(cut).await.unwrap();
-    assert_eq!(
-        (m.status, m.content.as_str(), m.error.as_deref()),
-        (MessageStatus::Interrupted, "1 2 3 4", Some("the connection closed"))
-    );
+    assert_eq!((m.status, m.content.as_str(), m.error.as_deref()), (MessageStatus::Interrupted, "1 2 3 4", Some("the connection closed")));
     assert_healthy(&store).await;
 }
 
@@ -125,46 +84,22 @@ async fn a_finished_reply_cannot_be_appended_to_or_finished_again() {
     let c = conversation(&store, "chat").await.id;
     let q = store.add_message(c, None, Role::User, "hi").await.unwrap();
     let r = store.start_reply(c, q).await.unwrap();
-    store
-        .finish_reply(r, ReplyEnd::Complete, None)
-        .await
-        .unwrap();
+    store.finish_reply(r, ReplyEnd::Complete, None).await.unwrap();
 
     for error in [
         store.append_reply(r, "more").await.unwrap_err(),
         store.append_reply(r, "").await.unwrap_err(),
-        store
-            .finish_reply(r, ReplyEnd::Stopped, None)
-            .await
-            .unwrap_err(),
-        store
-            .append_reply(q, "into a user message")
-            .await
-            .unwrap_err(),
+        store.finish_reply(r, ReplyEnd::Stopped, None).await.unwrap_err(),
+        store.append_reply(q, "into a user message").await.unwrap_err(),
     ] {
-        assert!(
-            matches!(error, StoreError::NotStreaming { .. }),
-            "{error:?}"
-        );
+        assert!(matches!(error, StoreError::NotStreaming { .. }), "{error:?}");
     }
     let message = store.append_reply(r, "x").await.unwrap_err().to_string();
-    assert!(
-        message.contains("is not a reply in progress (its status is complete)"),
-        "{message}"
-    );
+    assert!(message.contains("is not a reply in progress (its status is complete)"), "{message}");
     let missing = confab_store::MessageId(12345);
-    assert!(matches!(
-        store.append_reply(missing, "x").await,
-        Err(StoreError::NotFound { .. })
-    ));
-    assert!(matches!(
-        store.finish_reply(missing, ReplyEnd::Complete, None).await,
-        Err(StoreError::NotFound { .. })
-    ));
-    assert!(matches!(
-        store.start_reply(c, missing).await,
-        Err(StoreError::NotFound { .. })
-    ));
+    assert!(matches!(store.append_reply(missing, "x").await, Err(StoreError::NotFound { .. })));
+    assert!(matches!(store.finish_reply(missing, ReplyEnd::Complete, None).await, Err(StoreError::NotFound { .. })));
+    assert!(matches!(store.start_reply(c, missing).await, Err(StoreError::NotFound { .. })));
     assert_eq!(store.message(r).await.unwrap().content, "");
 }
 
@@ -174,50 +109,26 @@ async fn recover_marks_streaming_replies_interrupted_keeping_text() {
     let path = dir.path().join("history.sqlite");
     let store = confab_store::Store::open(&path).await.unwrap();
     let c = conversation(&store, "chat").await.id;
-    let q = store
-        .add_message(c, None, Role::User, "Tell me a story about a lighthouse")
-        .await
-        .unwrap();
+    let q = store.add_message(c, None, Role::User, "Tell me a story about a lighthouse").await.unwrap();
     let r = store.start_reply(c, q).await.unwrap();
     store.append_reply(r, "Once upon a time, ").await.unwrap();
     store.append_reply(r, "a lighthouse keeper").await.unwrap();
     let empty = store.start_reply(c, q).await.unwrap();
     let finished = store.start_reply(c, q).await.unwrap();
-    store
-        .finish_reply(finished, ReplyEnd::Complete, None)
-        .await
-        .unwrap();
+    store.finish_reply(finished, ReplyEnd::Complete, None).await.unwrap();
     drop(store); // as if the process died: nothing finishes the replies
 
     let store = confab_store::Store::open(&path).await.unwrap();
-    assert_eq!(
-        store.message(r).await.unwrap().status,
-        MessageStatus::Streaming
-    );
+    assert_eq!(store.message(r).await.unwrap().status, MessageStatus::Streaming);
     assert_eq!(store.recover_interrupted().await.unwrap(), vec![r, empty]);
     let m = store.message(r).await.unwrap();
-    assert_eq!(
-        (m.status, m.content.as_str()),
-        (
-            MessageStatus::Interrupted,
-            "Once upon a time, a lighthouse keeper"
-        )
-    );
-    assert_eq!(
-        store.message(empty).await.unwrap().status,
-        MessageStatus::Interrupted
-    );
-    assert_eq!(
-        store.message(finished).await.unwrap().status,
-        MessageStatus::Complete
-    );
+    assert_eq!((m.status, m.content.as_str()), (MessageStatus::Interrupted, "Once upon a time, a lighthouse keeper"));
+    assert_eq!(store.message(empty).await.unwrap().status, MessageStatus::Interrupted);
+    assert_eq!(store.message(finished).await.unwrap().status, MessageStatus::Complete);
     // Interrupted text is searchable, and recovering again finds nothing.
     assert_eq!(store.search("keeper", 5).await.unwrap()[0].message_id, r);
     assert!(store.recover_interrupted().await.unwrap().is_empty());
-    assert!(matches!(
-        store.append_reply(r, "x").await,
-        Err(StoreError::NotStreaming { .. })
-    ));
+    assert!(matches!(store.append_reply(r, "x").await, Err(StoreError::NotStreaming { .. })));
     assert_healthy(&store).await;
 }
 
@@ -225,10 +136,7 @@ async fn recover_marks_streaming_replies_interrupted_keeping_text() {
 async fn appends_stay_cheap_for_long_replies() {
     let (store, _dir) = store().await;
     let c = conversation(&store, "chat").await.id;
-    let q = store
-        .add_message(c, None, Role::User, "Write a lot")
-        .await
-        .unwrap();
+    let q = store.add_message(c, None, Role::User, "Write a lot").await.unwrap();
     let r = store.start_reply(c, q).await.unwrap();
     let delta = "lorem ipsum dolor sit amet, ";
     let n = 5000;
@@ -237,16 +145,8 @@ async fn appends_stay_cheap_for_long_replies() {
         store.append_reply(r, delta).await.unwrap();
     }
     let elapsed = start.elapsed();
-    println!(
-        "{n} appends of {} bytes: {:?} ({:.1} µs each)",
-        delta.len(),
-        elapsed,
-        elapsed.as_secs_f64() * 1e6 / n as f64
-    );
-    store
-        .finish_reply(r, ReplyEnd::Complete, None)
-        .await
-        .unwrap();
+    println!("{n} appends of {} bytes: {:?} ({:.1} µs each)", delta.len(), elapsed, elapsed.as_secs_f64() * 1e6 / n as f64);
+    store.finish_reply(r, ReplyEnd::Complete, None).await.unwrap();
     assert_eq!(store.message(r).await.unwrap().content, delta.repeat(n));
     assert_healthy(&store).await;
 }

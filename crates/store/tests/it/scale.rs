@@ -10,35 +10,23 @@ async fn the_first_page_of_ten_thousand_conversations_is_quick() {
     let n = 10_000;
     let start = Instant::now();
     // Filled directly in one transaction; going through the API would only test insert speed.
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display()))
-        .await
-        .unwrap();
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display())).await.unwrap();
     let mut tx = pool.begin().await.unwrap();
     for i in 0..n {
-        sqlx::query(
-            "INSERT INTO conversations (title, created_at, updated_at) VALUES (?1, ?2, ?3)",
-        )
-        .bind(format!("conversation {i}"))
-        .bind(1_700_000_000_000i64 + i)
-        // Not in id order, so the index, not the rowid, must give the order.
-        .bind(1_700_000_000_000i64 + (i * 7919) % n)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
+        sqlx::query("INSERT INTO conversations (title, created_at, updated_at) VALUES (?1, ?2, ?3)")
+            .bind(format!("conversation {i}"))
+            .bind(1_700_000_000_000i64 + i)
+            // Not in id order, so the index, not the rowid, must give the order.
+            .bind(1_700_000_000_000i64 + (i * 7919) % n)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
     }
     tx.commit().await.unwrap();
     pool.close().await;
     println!("inserted {n} conversations in {:?}", start.elapsed());
-    let newest = store
-        .list_conversations(1, None)
-        .await
-        .unwrap()
-        .conversations[0]
-        .id;
-    store
-        .add_message(newest, None, Role::User, "warm up")
-        .await
-        .unwrap();
+    let newest = store.list_conversations(1, None).await.unwrap().conversations[0].id;
+    store.add_message(newest, None, Role::User, "warm up").await.unwrap();
 
     let start = Instant::now();
     let page = store.list_conversations(50, None).await.unwrap();
@@ -58,18 +46,13 @@ async fn the_first_page_of_ten_thousand_conversations_is_quick() {
         cursor = next.next;
         pages += 1;
     }
-    println!(
-        "first page of 50 of {n} conversations: {first:?}; all {pages} pages: {:?}",
-        start.elapsed()
-    );
+    println!("first page of 50 of {n} conversations: {first:?}; all {pages} pages: {:?}", start.elapsed());
     assert_eq!(total, n as usize);
     assert_eq!(page.conversations.len(), 50);
     assert_eq!(page.conversations[0].id, newest);
 
     // The plan walks the index: no table scan, no sort.
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display()))
-        .await
-        .unwrap();
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display())).await.unwrap();
     let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(
         "EXPLAIN QUERY PLAN SELECT id FROM conversations
          WHERE (updated_at, id) < (?1, ?2) ORDER BY updated_at DESC, id DESC LIMIT 51",
@@ -81,15 +64,8 @@ async fn the_first_page_of_ten_thousand_conversations_is_quick() {
     .unwrap();
     let plan: Vec<String> = plan.into_iter().map(|row| row.3).collect();
     println!("query plan: {plan:?}");
-    assert!(
-        plan.iter()
-            .any(|step| step.contains("conversations_by_update")),
-        "{plan:?}"
-    );
-    assert!(
-        !plan.iter().any(|step| step.contains("TEMP B-TREE")),
-        "{plan:?}"
-    );
+    assert!(plan.iter().any(|step| step.contains("conversations_by_update")), "{plan:?}");
+    assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "{plan:?}");
     pool.close().await;
     drop(dir);
 }

@@ -67,7 +67,11 @@ impl Animation {
 const SHORTEST_DELAY_MS: u32 = 100;
 
 fn delay_ms(ms: u32) -> u32 {
-    if ms <= 10 { SHORTEST_DELAY_MS } else { ms }
+    if ms <= 10 {
+        SHORTEST_DELAY_MS
+    } else {
+        ms
+    }
 }
 
 /// Walks the blocks of a GIF or the chunks of a WebP. `max_frames` stops the walk early (the

@@ -350,7 +350,11 @@ impl Decoder {
                 return Err("the H.264 decoder could not be initialised".into());
             }
             let mut quiet: c_int = WELS_LOG_QUIET as c_int;
-            (vtable.SetOption.ok_or("no SetOption")?)(this.decoder, DECODER_OPTION_TRACE_LEVEL, (&mut quiet as *mut c_int).cast::<c_void>());
+            (vtable.SetOption.ok_or("no SetOption")?)(
+                this.decoder,
+                DECODER_OPTION_TRACE_LEVEL,
+                (&mut quiet as *mut c_int).cast::<c_void>(),
+            );
             let mut no_concealment: c_int = 0;
             (vtable.SetOption.ok_or("no SetOption")?)(
                 this.decoder,

@@ -145,7 +145,9 @@ pub fn decode_video_planes(path: &Path, indices: &[u64], limits: &MediaLimits) -
                 })?;
                 Ok(frames)
             }
-            Source::Animated(..) => Err(EngineError::media(&file, MediaProblem::UnsupportedVideoCodec { codec: opened.info.codec.clone() })),
+            Source::Animated(..) => {
+                Err(EngineError::media(&file, MediaProblem::UnsupportedVideoCodec { codec: opened.info.codec.clone() }))
+            }
         }
     })
 }
@@ -503,10 +505,7 @@ fn check_frames(file: &str, frames: u64, limits: &MediaLimits) -> Result<()> {
 
 fn check_frame_size(file: &str, width: u32, height: u32, limits: &MediaLimits) -> Result<()> {
     if width as u64 * height as u64 > limits.max_video_frame_pixels {
-        return Err(EngineError::media(
-            file,
-            MediaProblem::FrameTooLarge { width, height, limit: limits.max_video_frame_pixels },
-        ));
+        return Err(EngineError::media(file, MediaProblem::FrameTooLarge { width, height, limit: limits.max_video_frame_pixels }));
     }
     Ok(())
 }

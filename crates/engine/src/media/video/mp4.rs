@@ -288,10 +288,8 @@ fn video_track<'a>(
     if handler != Some(b"vide") {
         return Ok(None);
     }
-    let (timescale, duration) = child(mdia, b"mdhd")
-        .map_err(bad)?
-        .and_then(media_header)
-        .ok_or_else(|| bad("the video track has no media header".into()))?;
+    let (timescale, duration) =
+        child(mdia, b"mdhd").map_err(bad)?.and_then(media_header).ok_or_else(|| bad("the video track has no media header".into()))?;
     if timescale == 0 {
         return Err(bad("the video track's time scale is 0".into()));
     }
@@ -320,13 +318,7 @@ fn video_track<'a>(
     check(&header)?;
     let samples = table.samples().map_err(bad)?;
     let track_id = tkhd.and_then(|t| be32(t, if t.first() == Some(&1) { 20 } else { 12 })).unwrap_or(0);
-    let track = VideoTrack {
-        orientation: header.orientation,
-        timescale,
-        seconds: media_seconds,
-        samples,
-        track_id,
-    };
+    let track = VideoTrack { orientation: header.orientation, timescale, seconds: media_seconds, samples, track_id };
     Ok(Some((track, header)))
 }
 
@@ -334,10 +326,7 @@ fn video_track<'a>(
 fn check_samples_present(file: &str, track: &VideoTrack, file_len: u64) -> Result<()> {
     let present = track.samples.iter().filter(|s| s.offset.saturating_add(s.size as u64) <= file_len).count();
     if present < track.samples.len() {
-        let detail = format!(
-            "the file is cut short: {present} of its {} frames are in it",
-            track.samples.len()
-        );
+        let detail = format!("the file is cut short: {present} of its {} frames are in it", track.samples.len());
         return Err(corrupt(file, detail));
     }
     Ok(())
@@ -507,8 +496,7 @@ impl<'a> SampleTables<'a> {
         let mut samples = Vec::with_capacity(count);
 
         // Offsets: chunks hold runs of samples, as stsc says, back to back from the chunk offset.
-        let runs: Vec<(u32, u32)> =
-            self.stsc.chunks_exact(12).map(|e| (be32(e, 0).unwrap(), be32(e, 4).unwrap())).collect();
+        let runs: Vec<(u32, u32)> = self.stsc.chunks_exact(12).map(|e| (be32(e, 0).unwrap(), be32(e, 4).unwrap())).collect();
         let mut run = 0;
         for chunk in 0..self.chunk_count() {
             let chunk_number = chunk as u32 + 1;

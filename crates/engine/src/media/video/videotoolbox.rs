@@ -220,8 +220,14 @@ impl Drop for Cf {
 
 /// What the output callback reports for one frame.
 enum Output {
-    Picture { index: u64, buffer: Cf },
-    Failed { index: u64, status: OSStatus },
+    Picture {
+        index: u64,
+        buffer: Cf,
+    },
+    Failed {
+        index: u64,
+        status: OSStatus,
+    },
     /// No picture and no error (the decoder dropped it).
     Dropped,
 }
@@ -364,7 +370,9 @@ impl HevcDecoder {
             return Err(match status {
                 VT_COULD_NOT_FIND_VIDEO_DECODER | VT_VIDEO_DECODER_UNSUPPORTED_DATA_FORMAT => EngineError::media(
                     file,
-                    MediaProblem::UnsupportedVideoCodec { codec: format!("HEVC (H.265) {}, which this Mac does not decode", sps.describe()) },
+                    MediaProblem::UnsupportedVideoCodec {
+                        codec: format!("HEVC (H.265) {}, which this Mac does not decode", sps.describe()),
+                    },
                 ),
                 _ => failed(format!("VideoToolbox could not start an HEVC decoder: error {status}")),
             });
@@ -424,11 +432,8 @@ impl HevcDecoder {
             let code = String::from_utf8_lossy(&format.to_be_bytes()).into_owned();
             return Err(self.failed(format!("VideoToolbox gave '{code}' pictures, not NV12")));
         }
-        let (left, top) = if (buffer_width, buffer_height) == (width, height) {
-            (0, 0)
-        } else {
-            (self.crop_left as usize, self.crop_top as usize)
-        };
+        let (left, top) =
+            if (buffer_width, buffer_height) == (width, height) { (0, 0) } else { (self.crop_left as usize, self.crop_top as usize) };
         if buffer_width < left + width || buffer_height < top + height {
             return Err(self.failed(format!("VideoToolbox gave {buffer_width}x{buffer_height} pictures for {width}x{height}")));
         }
@@ -521,17 +526,8 @@ impl track::Decoder for HevcDecoder {
             };
             let size = sample.len();
             let mut sample_buffer: CMSampleBufferRef = null_mut();
-            let status = CMSampleBufferCreateReady(
-                null(),
-                block.0 as CMBlockBufferRef,
-                self.format.0,
-                1,
-                1,
-                &timing,
-                1,
-                &size,
-                &mut sample_buffer,
-            );
+            let status =
+                CMSampleBufferCreateReady(null(), block.0 as CMBlockBufferRef, self.format.0, 1, 1, &timing, 1, &size, &mut sample_buffer);
             match Cf::take(sample_buffer as CFTypeRef) {
                 Some(sample_buffer) if status == 0 => sample_buffer,
                 _ => return Err(self.failed(format!("CoreMedia could not make a sample of frame {display_index}: error {status}"))),

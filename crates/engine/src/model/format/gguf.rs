@@ -104,10 +104,9 @@ impl Meta<'_> {
         }
     }
     fn require(&self, key: &str) -> Result<usize> {
-        self.number(key).map(|v| v as usize).ok_or_else(|| EngineError::ModelFormat {
-            path: self.path.into(),
-            reason: format!("GGUF metadata has no `{key}`"),
-        })
+        self.number(key)
+            .map(|v| v as usize)
+            .ok_or_else(|| EngineError::ModelFormat { path: self.path.into(), reason: format!("GGUF metadata has no `{key}`") })
     }
     fn string(&self, key: &str) -> Option<String> {
         self.file.get_metadata_string(key).ok().flatten()

@@ -29,10 +29,10 @@ pub fn shard_files(dir: &Path) -> Result<Vec<PathBuf>> {
         let text = std::fs::read_to_string(&index).map_err(|e| EngineError::io(&index, e))?;
         let json: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| EngineError::CorruptWeights { path: index.clone(), reason: format!("invalid index JSON ({e})") })?;
-        let map = json.get("weight_map").and_then(|m| m.as_object()).ok_or_else(|| EngineError::CorruptWeights {
-            path: index.clone(),
-            reason: "the index has no weight_map".into(),
-        })?;
+        let map = json
+            .get("weight_map")
+            .and_then(|m| m.as_object())
+            .ok_or_else(|| EngineError::CorruptWeights { path: index.clone(), reason: "the index has no weight_map".into() })?;
         map.values().filter_map(|f| f.as_str()).map(|f| dir.join(f)).collect()
     } else {
         std::fs::read_dir(dir)
@@ -62,8 +62,7 @@ pub fn validate_safetensors(path: &Path) -> Result<Vec<u8>> {
     }
     let mut header = vec![0u8; header_len as usize];
     file.read_exact(&mut header).map_err(|e| corrupt(e.to_string()))?;
-    let json: serde_json::Value =
-        serde_json::from_slice(&header).map_err(|e| corrupt(format!("header is not JSON ({e})")))?;
+    let json: serde_json::Value = serde_json::from_slice(&header).map_err(|e| corrupt(format!("header is not JSON ({e})")))?;
     let data_len = size - 8 - header_len;
     for (name, info) in json.as_object().into_iter().flatten().filter(|(k, _)| *k != "__metadata__") {
         let end = info.get("data_offsets").and_then(|o| o.get(1)).and_then(|e| e.as_u64());
@@ -92,17 +91,17 @@ pub fn load(dir: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Loade
     for file in shard_files(dir)? {
         let header = validate_safetensors(&file)?;
         fingerprint.add(&header).add_file_samples(&file)?;
-        let loaded = Array::load_safetensors(&file)
-            .map_err(|e| EngineError::CorruptWeights { path: file.clone(), reason: e.to_string() })?;
+        let loaded =
+            Array::load_safetensors(&file).map_err(|e| EngineError::CorruptWeights { path: file.clone(), reason: e.to_string() })?;
         tensors.extend(loaded);
     }
     let tensors = tensors.into_iter().map(|(name, a)| (text_model_name(name), a)).collect();
     // Per-layer quantization settings are keyed by the checkpoint's module paths; rename them
     // as the tensors are.
-    let quantization = config.quantization.clone().map(|q| Quantization {
-        overrides: q.overrides.into_iter().map(|(k, v)| (text_model_name(k), v)).collect(),
-        ..q
-    });
+    let quantization = config
+        .quantization
+        .clone()
+        .map(|q| Quantization { overrides: q.overrides.into_iter().map(|(k, v)| (text_model_name(k), v)).collect(), ..q });
     let weights = Weights::new(tensors, dir, quantization);
     Ok(Loaded { config, json, weights, fingerprint: fingerprint.finish() })
 }

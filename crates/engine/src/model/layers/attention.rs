@@ -6,10 +6,10 @@ use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array, Dtype};
 
-use crate::state::{LayerState, StateKind};
 use crate::error::{EngineError, Result};
 use crate::model::layers::cpu_attention::{self, Causal, RopeTable};
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
+use crate::state::{LayerState, StateKind};
 
 pub struct Attention {
     /// Q, K and V projections as one matmul; Q and K only when `values_from_keys`, Q only when
@@ -78,7 +78,12 @@ impl Attention {
     /// row), each at its own position. The projections run once for the batch, attention per
     /// row, exactly as `forward_with` runs it for that row alone. Returns the output and each
     /// row's keys and values attended to.
-    pub fn forward_rows_with(&self, x: &Array, kvs: Vec<KvSource>, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Vec<Attended>)> {
+    pub fn forward_rows_with(
+        &self,
+        x: &Array,
+        kvs: Vec<KvSource>,
+        mask: Option<&dyn Fn(usize, usize) -> Result<Array>>,
+    ) -> Result<(Array, Vec<Attended>)> {
         let projected = self.qkv.forward(x)?;
         let (out, attended) = self.attend_rows(projected, kvs, mask)?;
         Ok((self.o_proj.forward(&out)?, attended))
@@ -100,7 +105,12 @@ impl Attention {
 
     /// `attend` for each row of the projections [B, L, ·] against `kvs[row]`: the heads'
     /// output [B, L, heads × head_dim] and what each row attended to.
-    fn attend_rows(&self, projected: Vec<Array>, mut kvs: Vec<KvSource>, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Vec<Attended>)> {
+    fn attend_rows(
+        &self,
+        projected: Vec<Array>,
+        mut kvs: Vec<KvSource>,
+        mask: Option<&dyn Fn(usize, usize) -> Result<Array>>,
+    ) -> Result<(Array, Vec<Attended>)> {
         let rows = projected[0].dim(0);
         if rows as usize != kvs.len() {
             return Err(EngineError::Internal(format!("{rows} rows of projections for {} keys and values", kvs.len())));
@@ -147,14 +157,23 @@ impl Attention {
         };
         let k = &projected[1];
         let v = if self.values_from_keys { k } else { &projected[2] };
-        let (q, k, v) = (heads(q, self.num_heads, &self.q_norm)?, heads(k, self.num_kv_heads, &self.k_norm)?, heads(v, self.num_kv_heads, &self.v_norm)?);
+        let (q, k, v) = (
+            heads(q, self.num_heads, &self.q_norm)?,
+            heads(k, self.num_kv_heads, &self.k_norm)?,
+            heads(v, self.num_kv_heads, &self.v_norm)?,
+        );
         Ok(Some(kernels.step(&q, &k, &v, states, rope)?))
     }
 
     /// Attention from the projections (q, then k and v where the layer has its own): the
     /// heads' output [B, L, heads × head_dim] before the output projection, and the keys and
     /// values attended to.
-    fn attend(&self, projected: Vec<Array>, kv: KvSource, mask: Option<&dyn Fn(usize, usize) -> Result<Array>>) -> Result<(Array, Attended)> {
+    fn attend(
+        &self,
+        projected: Vec<Array>,
+        kv: KvSource,
+        mask: Option<&dyn Fn(usize, usize) -> Result<Array>>,
+    ) -> Result<(Array, Attended)> {
         let mut qkv = projected.into_iter();
         let q = qkv.next().expect("a query projection");
         let (b, l) = (q.dim(0), q.dim(1));
@@ -244,7 +263,8 @@ impl DecodeKernels {
     /// with the heads flattened), normed where the layer norms them, not yet rotated; row b
     /// continues `states[b]`. Returns the heads' output [B, 1, heads × d].
     pub fn step(&self, q: &Array, k: &Array, v: &Array, states: &mut [&mut LayerState], rope: &RopeTable) -> Result<Array> {
-        let (mut keys, mut values, mut lens) = (Vec::with_capacity(states.len()), Vec::with_capacity(states.len()), Vec::with_capacity(states.len()));
+        let (mut keys, mut values, mut lens) =
+            (Vec::with_capacity(states.len()), Vec::with_capacity(states.len()), Vec::with_capacity(states.len()));
         for (row, state) in states.iter_mut().enumerate() {
             let cache = state.keys_values_mut()?;
             let (kb, vb) = cache.push_with(self.kv_heads as i32, self.head_dim as i32, Dtype::Float32, |buffer, position, is_keys| {

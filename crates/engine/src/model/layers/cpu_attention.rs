@@ -168,7 +168,19 @@ pub fn cache_write(buffer: &Array, fresh: &Array, row: usize, position: usize, r
     let (dims, traditional, scale, freqs) = rope_args(rope);
     checked("cache write", |out, err, len| unsafe {
         // SAFETY: live mlx::core::array ctx pointers; `freqs` holds dims / 2 floats.
-        confab_cpu_cache_write(out, buffer.as_ptr().ctx, fresh.as_ptr().ctx, row as i64, position as i64, dims, traditional, scale, freqs, err, len)
+        confab_cpu_cache_write(
+            out,
+            buffer.as_ptr().ctx,
+            fresh.as_ptr().ctx,
+            row as i64,
+            position as i64,
+            dims,
+            traditional,
+            scale,
+            freqs,
+            err,
+            len,
+        )
     })
 }
 
@@ -177,9 +189,22 @@ pub fn cache_write(buffer: &Array, fresh: &Array, row: usize, position: usize, r
 /// `lens[b]` positions of `keys[b]` and `values[b]` (each row's own cache buffer,
 /// [1, kv_heads, capacity, d], read in place). Returns [B, 1, heads × d]. Each row's result is
 /// what `causal` gives for it alone.
-pub fn decode_attention(q: &Array, keys: &[Array], values: &[Array], lens: &[usize], heads: usize, scale: f32, rope: Option<&RopeTable>) -> Result<Array> {
+pub fn decode_attention(
+    q: &Array,
+    keys: &[Array],
+    values: &[Array],
+    lens: &[usize],
+    heads: usize,
+    scale: f32,
+    rope: Option<&RopeTable>,
+) -> Result<Array> {
     if keys.is_empty() || keys.len() != values.len() || keys.len() != lens.len() {
-        return Err(EngineError::Internal(format!("decode attention: {} rows of keys, {} of values, {} lengths", keys.len(), values.len(), lens.len())));
+        return Err(EngineError::Internal(format!(
+            "decode attention: {} rows of keys, {} of values, {} lengths",
+            keys.len(),
+            values.len(),
+            lens.len()
+        )));
     }
     let (dims, traditional, rope_scale, freqs) = rope_args(rope);
     let k: Vec<*mut c_void> = keys.iter().map(|a| a.as_ptr().ctx).collect();

@@ -2,8 +2,8 @@
 //! outputs are summed with the router's weights. Expert weights are stacked [experts, ..] and
 //! gathered per token with `gather_mm`, so only the chosen experts' rows are multiplied.
 
-use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::ops::argpartition_axis;
+use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{nn, ops, Array};
 
 use crate::error::Result;

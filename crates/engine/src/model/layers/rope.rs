@@ -28,11 +28,25 @@ impl Rope {
             RopeScaling::Linear { factor } => plain(1.0 / factor),
             RopeScaling::Llama3 { factor, low_freq_factor, high_freq_factor, original_max_position } => {
                 let freqs = llama3_periods(dims, config.theta, factor, low_freq_factor, high_freq_factor, original_max_position);
-                Self { dims: dims_i, traditional, base: None, scale: 1.0, freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])), table: OnceLock::new() }
+                Self {
+                    dims: dims_i,
+                    traditional,
+                    base: None,
+                    scale: 1.0,
+                    freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])),
+                    table: OnceLock::new(),
+                }
             }
             RopeScaling::Proportional { factor, partial_rotary_factor } => {
                 let freqs = proportional_periods(dims, config.theta, factor, partial_rotary_factor);
-                Self { dims: dims_i, traditional, base: None, scale: 1.0, freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])), table: OnceLock::new() }
+                Self {
+                    dims: dims_i,
+                    traditional,
+                    base: None,
+                    scale: 1.0,
+                    freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])),
+                    table: OnceLock::new(),
+                }
             }
         }
     }
@@ -100,7 +114,5 @@ fn llama3_periods(dims: usize, theta: f32, factor: f32, low: f32, high: f32, ori
 /// rotated width.
 fn proportional_periods(dims: usize, theta: f32, factor: f32, partial: f32) -> Vec<f32> {
     let rotated = (partial * dims as f32 / 2.0) as usize;
-    (0..dims / 2)
-        .map(|i| if i < rotated { theta.powf((2 * i) as f32 / dims as f32) * factor } else { f32::INFINITY })
-        .collect()
+    (0..dims / 2).map(|i| if i < rotated { theta.powf((2 * i) as f32 / dims as f32) * factor } else { f32::INFINITY }).collect()
 }

@@ -6,14 +6,14 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 use serde_json::Value;
 
-use crate::state::{SequenceState, StateKind};
 use crate::error::Result;
 use crate::model::config::{ConfigDefaults, LayerKind, TextConfig};
+use crate::model::family::Family;
 use crate::model::layers::{Attention, Embedding, Mlp, RmsNorm};
 use crate::model::loader::{AttentionSpec, LayerLoader};
 use crate::model::weights::Weights;
-use crate::model::family::Family;
 use crate::model::{BuildOptions, TextModel};
+use crate::state::{SequenceState, StateKind};
 
 pub const FAMILY: Family = Family { model_types: &["gemma3_text"], defaults: |_| defaults(), build, encoder: None };
 

@@ -25,7 +25,12 @@ pub use towers::Gemma4Towers;
 pub const FAMILY: Family = Family {
     model_types: &["gemma4_text"],
     // As Gemma 3: tied embeddings, RoPE θ 10⁶, `sliding_window_pattern` in transformers 4 keys.
-    defaults: |_| ConfigDefaults { rope_theta: 1_000_000.0, tie_word_embeddings: true, attention_bias: false, sliding_window_pattern: true },
+    defaults: |_| ConfigDefaults {
+        rope_theta: 1_000_000.0,
+        tie_word_embeddings: true,
+        attention_bias: false,
+        sliding_window_pattern: true,
+    },
     build,
     encoder: Some(load_encoder),
 };

@@ -25,9 +25,9 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::{LayerKind, TextConfig};
+use crate::model::layers::attention::Attended;
 use crate::model::layers::mask::sliding_causal_mask;
 use crate::model::layers::moe::top_k;
-use crate::model::layers::attention::Attended;
 use crate::model::layers::{Attention, Embedding, Experts, KvSource, Linear, Mlp, RmsNorm};
 use crate::model::loader::{AttentionShape, AttentionSpec, KvWeights, LayerLoader};
 use crate::model::weights::Weights;
@@ -108,7 +108,8 @@ const TOWERS: &[&str] = &[
 
 pub fn build(config: &TextConfig, json: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
     let path = w.source().join("config.json");
-    let json = json.ok_or_else(|| EngineError::ModelFormat { path: path.clone(), reason: format!("{} loads from a config.json", config.arch) })?;
+    let json =
+        json.ok_or_else(|| EngineError::ModelFormat { path: path.clone(), reason: format!("{} loads from a config.json", config.arch) })?;
     let extras = Gemma4Args::from_json(json, config, &path)?;
     let kv_from = kv_sources(&config.layer_kinds, extras.num_kv_shared_layers)
         .map_err(|reason| EngineError::CorruptWeights { path: "config.json".into(), reason })?;
@@ -330,8 +331,12 @@ impl Gemma4 {
                 .iter_mut()
                 .enumerate()
                 .map(|(row, slot)| match source {
-                    Some(a) => Ok(KvSource::Shared { keys: &a[row].keys, values: &a[row].values, offset: offsets[row], start: a[row].start }),
-                    None => Ok(KvSource::Own(slot.next().ok_or_else(|| EngineError::Internal("the state has fewer layers than the model".into()))?)),
+                    Some(a) => {
+                        Ok(KvSource::Shared { keys: &a[row].keys, values: &a[row].values, offset: offsets[row], start: a[row].start })
+                    }
+                    None => Ok(KvSource::Own(
+                        slot.next().ok_or_else(|| EngineError::Internal("the state has fewer layers than the model".into()))?,
+                    )),
                 })
                 .collect::<Result<Vec<_>>>()?;
             let mask = media_mask.as_ref().filter(|_| b.kind == LayerKind::Sliding).map(|m| m as &dyn Fn(usize, usize) -> Result<Array>);

@@ -7,14 +7,14 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::Array;
 use serde_json::Value;
 
-use crate::state::SequenceState;
 use crate::error::Result;
 use crate::model::config::{ConfigDefaults, TextConfig};
+use crate::model::family::Family;
 use crate::model::layers::{Attention, Embedding, Linear, Mlp, RmsNorm};
 use crate::model::loader::{AttentionSpec, LayerLoader};
 use crate::model::weights::Weights;
-use crate::model::family::Family;
 use crate::model::{BuildOptions, TextModel};
+use crate::state::SequenceState;
 
 pub const FAMILY: Family = Family {
     model_types: &["llama", "mistral", "qwen2", "qwen3"],

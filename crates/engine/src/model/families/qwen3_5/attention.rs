@@ -84,7 +84,11 @@ impl GatedAttention {
     pub fn forward_rows(&self, x: &Array, states: &mut [&mut LayerState], placements: &[Placement]) -> Result<Array> {
         let (b, l) = (x.dim(0), x.dim(1));
         if b as usize != states.len() || states.len() != placements.len() {
-            return Err(EngineError::Internal(format!("{b} rows for {} attention states and {} placements", states.len(), placements.len())));
+            return Err(EngineError::Internal(format!(
+                "{b} rows for {} attention states and {} placements",
+                states.len(),
+                placements.len()
+            )));
         }
         let (h, kvh, d) = (self.heads, self.kv_heads, self.head_dim);
         let mut parts = self.qkv.forward(x)?.into_iter();
@@ -103,9 +107,14 @@ impl GatedAttention {
             Some((kernels, rope)) if by_kernels.contains(&true) => {
                 let picked: Vec<i32> = (0..b).filter(|&i| by_kernels[i as usize]).collect();
                 let pick = |t: &Array| -> Result<Array> {
-                    Ok(if picked.len() == b as usize { t.clone() } else { t.take_axis(Array::from_slice(&picked, &[picked.len() as i32]), 0)? })
+                    Ok(if picked.len() == b as usize {
+                        t.clone()
+                    } else {
+                        t.take_axis(Array::from_slice(&picked, &[picked.len() as i32]), 0)?
+                    })
                 };
-                let mut mine: Vec<&mut LayerState> = states.iter_mut().zip(&by_kernels).filter(|(_, &k)| k).map(|(s, _)| &mut **s).collect();
+                let mut mine: Vec<&mut LayerState> =
+                    states.iter_mut().zip(&by_kernels).filter(|(_, &k)| k).map(|(s, _)| &mut **s).collect();
                 Some(kernels.step(&pick(&q)?, &pick(&k)?, &pick(&v)?, &mut mine, rope)?)
             }
             _ => None,
@@ -127,7 +136,11 @@ impl GatedAttention {
                     let out = self.attend(heads(row(&q), h)?, heads(row(&k), kvh)?, heads(row(&v), kvh)?, state, *placement)?;
                     outs.push(out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[1, l, h * d])?);
                 }
-                if outs.len() == 1 { outs.pop().expect("one row") } else { ops::concatenate(&outs, 0)? }
+                if outs.len() == 1 {
+                    outs.pop().expect("one row")
+                } else {
+                    ops::concatenate(&outs, 0)?
+                }
             }
         };
         let gated = ops::multiply(&out, &nn::sigmoid(&gate.reshape(&[b, l, h * d])?)?)?;
@@ -137,7 +150,12 @@ impl GatedAttention {
     /// The CPU decode kernels and the RoPE table they rotate by, where they can take this
     /// step: one token per row, computed in a dtype and kept in states they write.
     fn decode_kernels(&self, l: i32, dtype: Dtype, states: &[&mut LayerState]) -> Option<(DecodeKernels, &RopeTable)> {
-        let kernels = DecodeKernels { heads: self.heads as usize, kv_heads: self.kv_heads as usize, head_dim: self.head_dim as usize, scale: self.scale };
+        let kernels = DecodeKernels {
+            heads: self.heads as usize,
+            kv_heads: self.kv_heads as usize,
+            head_dim: self.head_dim as usize,
+            scale: self.scale,
+        };
         (l == 1 && kernels.apply(dtype, states)).then_some(kernels).zip(self.rope.table())
     }
 

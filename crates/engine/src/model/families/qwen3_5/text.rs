@@ -222,7 +222,8 @@ impl TextModel for Qwen35 {
         let rotation = input.positions.map(|p| rope.rotation(p)).transpose()?;
         let logits = self.run(input.embeds.clone(), rotation.as_ref(), &mut [&mut *state])?;
         if let Some(positions) = input.positions {
-            let furthest = positions.max(None)?.try_item_cast::<i32>().map_err(|e| EngineError::Internal(format!("positions: {e}")))? as i64;
+            let furthest =
+                positions.max(None)?.try_item_cast::<i32>().map_err(|e| EngineError::Internal(format!("positions: {e}")))? as i64;
             state.set_position_shift(furthest + 1 - state.len() as i64);
         }
         Ok(logits)

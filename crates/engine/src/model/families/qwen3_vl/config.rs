@@ -128,12 +128,16 @@ impl VisionConfig {
         let Some(v) = root.get("vision_config").filter(|v| v.is_object()) else { return Ok(None) };
         let bad = |reason: String| EngineError::ModelFormat { path: path.into(), reason };
         let mut c: Self = serde_json::from_value(v.clone()).map_err(|e| bad(format!("vision_config: {e}")))?;
-        let qwen3_vl = matches!(c.model_type.as_deref(), None | Some("qwen3_vl" | "qwen3_vl_vision" | "qwen3_vl_moe" | "qwen3_vl_moe_vision"));
+        let qwen3_vl =
+            matches!(c.model_type.as_deref(), None | Some("qwen3_vl" | "qwen3_vl_vision" | "qwen3_vl_moe" | "qwen3_vl_moe_vision"));
         if v.get("deepstack_visual_indexes").is_none() && qwen3_vl {
             c.deepstack_visual_indexes = vec![8, 16, 24];
         }
         if c.num_heads == 0 || !c.hidden_size.is_multiple_of(c.num_heads) || !c.head_dim().is_multiple_of(4) {
-            return Err(bad(format!("vision_config: hidden_size {} does not split into {} heads of a multiple of 4", c.hidden_size, c.num_heads)));
+            return Err(bad(format!(
+                "vision_config: hidden_size {} does not split into {} heads of a multiple of 4",
+                c.hidden_size, c.num_heads
+            )));
         }
         if c.grid_side() * c.grid_side() != c.num_position_embeddings || c.num_position_embeddings == 0 {
             return Err(bad(format!("vision_config: num_position_embeddings {} is not a square grid", c.num_position_embeddings)));
@@ -237,7 +241,8 @@ impl ImageProcessorConfig {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => "{}".into(),
             Err(e) => return Err(EngineError::io(&path, e)),
         };
-        serde_json::from_str(&text).map_err(|e| EngineError::ModelFormat { path, reason: format!("not a Qwen2-VL image processor config ({e})") })
+        serde_json::from_str(&text)
+            .map_err(|e| EngineError::ModelFormat { path, reason: format!("not a Qwen2-VL image processor config ({e})") })
     }
 
     /// The settings, with patch sizes the tower's where the file leaves them out.
@@ -257,7 +262,8 @@ impl ImageProcessorConfig {
             max_pixels: self.max_pixels.or(self.size.longest_edge).unwrap_or(28 * 28 * 1280),
         };
         let bad = |reason: String| EngineError::ModelFormat { path: path.into(), reason };
-        if (s.patch_size, s.temporal_patch_size, s.merge_size) != (vision.patch_size, vision.temporal_patch_size, vision.spatial_merge_size) {
+        if (s.patch_size, s.temporal_patch_size, s.merge_size) != (vision.patch_size, vision.temporal_patch_size, vision.spatial_merge_size)
+        {
             return Err(bad(format!(
                 "the image processor's patch {} / temporal {} / merge {} differ from the vision tower's {} / {} / {}",
                 s.patch_size, s.temporal_patch_size, s.merge_size, vision.patch_size, vision.temporal_patch_size, vision.spatial_merge_size
@@ -353,8 +359,10 @@ impl VideoProcessorConfig {
             let path = dir.join(name);
             match std::fs::read_to_string(&path) {
                 Ok(text) => {
-                    let config = serde_json::from_str(&text)
-                        .map_err(|e| EngineError::ModelFormat { path: path.clone(), reason: format!("not a Qwen3-VL video processor config ({e})") })?;
+                    let config = serde_json::from_str(&text).map_err(|e| EngineError::ModelFormat {
+                        path: path.clone(),
+                        reason: format!("not a Qwen3-VL video processor config ({e})"),
+                    })?;
                     return Ok((config, path));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,

@@ -51,7 +51,12 @@ impl Qwen3VlEncoder {
         let tower = VisionTower::load(&mut TowerLoader { weights: &mut checkpoint.weights, dtype }, &vision)?;
         checkpoint.weights.expect_all_taken("qwen3_vl vision tower")?;
         mlx_rs::transforms::eval(tower.arrays())?;
-        tracing::info!(blocks = vision.depth, deepstack = vision.deepstack_visual_indexes.len(), ms = began.elapsed().as_millis() as u64, "vision tower loaded");
+        tracing::info!(
+            blocks = vision.depth,
+            deepstack = vision.deepstack_visual_indexes.len(),
+            ms = began.elapsed().as_millis() as u64,
+            "vision tower loaded"
+        );
         let id = |key: &str, default: u64| checkpoint.config.get(key).and_then(serde_json::Value::as_u64).unwrap_or(default) as u32;
         let tokens = VisionTokens {
             image: "<|image_pad|>".into(),
@@ -82,7 +87,9 @@ impl Qwen3VlEncoder {
     }
 
     fn video_or_refuse(&self) -> Result<&VideoSettings> {
-        self.video.as_ref().ok_or_else(|| EngineError::invalid("input", "this model's video processor config could not be read (see the log)"))
+        self.video
+            .as_ref()
+            .ok_or_else(|| EngineError::invalid("input", "this model's video processor config could not be read (see the log)"))
     }
 }
 
@@ -119,7 +126,15 @@ impl MediaProcessor for Qwen3VlEncoder {
         match &self.video {
             Some(v) => format!(
                 "fps {:?}, frames {:?} in {}..={}, sample {}, pixels {}..={}, cap {} ({} tokens)",
-                v.fps, v.num_frames, v.min_frames, v.max_frames, v.do_sample_frames, v.frame.min_pixels, v.frame.max_pixels, v.cap_pixels_per_frame, v.max_video_tokens
+                v.fps,
+                v.num_frames,
+                v.min_frames,
+                v.max_frames,
+                v.do_sample_frames,
+                v.frame.min_pixels,
+                v.frame.max_pixels,
+                v.cap_pixels_per_frame,
+                v.max_video_tokens
             ),
             None => String::new(),
         }
@@ -146,18 +161,26 @@ impl MediaProcessor for Qwen3VlEncoder {
         expand_prompt(tokenizer, t, rendered, image_tokens, audio_tokens, videos)
     }
 
-    fn token_positions(&self, ids: &[u32], spans: &[SoftTokenSpan], image_sizes: &[(u32, u32)], videos: &[VideoLayout]) -> Result<Option<TokenPositions>> {
+    fn token_positions(
+        &self,
+        ids: &[u32],
+        spans: &[SoftTokenSpan],
+        image_sizes: &[(u32, u32)],
+        videos: &[VideoLayout],
+    ) -> Result<Option<TokenPositions>> {
         // One grid per span: an image's, or (1, rows, columns) for each frame group of a video.
         let mut grids = Vec::with_capacity(spans.len());
         let mut images = image_sizes.iter();
         for span in spans {
             grids.push(match span.kind {
                 MediaKind::Image => {
-                    let &(width, height) = images.next().ok_or_else(|| EngineError::Internal("more image spans than image sizes".into()))?;
+                    let &(width, height) =
+                        images.next().ok_or_else(|| EngineError::Internal("more image spans than image sizes".into()))?;
                     image_grid(height as usize, width as usize, &self.settings)?
                 }
                 MediaKind::Video => {
-                    let layout = videos.get(span.index).ok_or_else(|| EngineError::Internal(format!("no layout for video {}", span.index + 1)))?;
+                    let layout =
+                        videos.get(span.index).ok_or_else(|| EngineError::Internal(format!("no layout for video {}", span.index + 1)))?;
                     [1, layout.grid[1], layout.grid[2]]
                 }
                 MediaKind::Audio => return Err(EngineError::invalid("input", "Qwen3-VL reads no audio")),

@@ -204,7 +204,12 @@ pub fn expand_prompt(
             Placeholder::Video => {
                 let layout = &videos[video_index];
                 if layout.group_tokens.len() != layout.group_seconds.len() {
-                    return Err(EngineError::Internal(format!("video {}: {} frame groups but {} times", video_index + 1, layout.group_tokens.len(), layout.group_seconds.len())));
+                    return Err(EngineError::Internal(format!(
+                        "video {}: {} frame groups but {} times",
+                        video_index + 1,
+                        layout.group_tokens.len(),
+                        layout.group_seconds.len()
+                    )));
                 }
                 for (&n, &seconds) in layout.group_tokens.iter().zip(&layout.group_seconds) {
                     text.push_str(&format!("<{seconds:.1} seconds>"));
@@ -226,9 +231,9 @@ pub fn expand_prompt(
             MediaKind::Video => (tokens.video_id, &tokens.video, "video"),
             _ => (tokens.image_id, &tokens.image, "image"),
         };
-        let start = (at..ids.len()).find(|&p| ids[p] == id).ok_or_else(|| {
-            EngineError::Tokenizer(format!("{what} {} did not tokenize to its {n} `{name}` tokens", index + 1))
-        })?;
+        let start = (at..ids.len())
+            .find(|&p| ids[p] == id)
+            .ok_or_else(|| EngineError::Tokenizer(format!("{what} {} did not tokenize to its {n} `{name}` tokens", index + 1)))?;
         let run = ids[start..].iter().take_while(|&&t| t == id).count();
         if run < n {
             return Err(EngineError::Tokenizer(format!("{what} {} tokenized to {run} `{name}` tokens, not {n}", index + 1)));
@@ -251,7 +256,12 @@ pub fn token_positions(len: usize, spans: &[SoftTokenSpan], grids: &[[usize; 3]]
         let grid = grids.next().ok_or_else(|| EngineError::Internal("more media spans than grids".into()))?;
         let (t, h, w) = (grid[0], grid[1] / merge, grid[2] / merge);
         if t * h * w != span.len || span.start < cursor {
-            return Err(EngineError::Internal(format!("{:?} {} has {} soft tokens but a {t} × {h} × {w} grid", span.kind, span.index + 1, span.len)));
+            return Err(EngineError::Internal(format!(
+                "{:?} {} has {} soft tokens but a {t} × {h} × {w} grid",
+                span.kind,
+                span.index + 1,
+                span.len
+            )));
         }
         for _ in cursor..span.start {
             axes.iter_mut().for_each(|a| a.push(next as i32));

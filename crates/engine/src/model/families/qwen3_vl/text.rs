@@ -100,7 +100,9 @@ fn one() -> usize {
 impl MoeKeys {
     /// Whether layer `i` routes to experts, as transformers decides.
     fn sparse(&self, i: usize) -> bool {
-        !self.mlp_only_layers.as_deref().unwrap_or_default().contains(&i) && self.num_experts > 0 && (i + 1).is_multiple_of(self.decoder_sparse_step.max(1))
+        !self.mlp_only_layers.as_deref().unwrap_or_default().contains(&i)
+            && self.num_experts > 0
+            && (i + 1).is_multiple_of(self.decoder_sparse_step.max(1))
     }
 }
 
@@ -111,9 +113,11 @@ fn load_experts(l: &mut LayerLoader, p: &str, keys: &MoeKeys) -> Result<SwitchGl
     let hidden = l.config.hidden_size as i32;
     let width = keys.moe_intermediate_size as i32;
     let experts = keys.num_experts as i32;
-    let corrupt = |l: &LayerLoader, name: &str, shape: &[i32]| EngineError::CorruptWeights {
+    let corrupt = |l: &LayerLoader, name: &str, shape: &[i32]| {
+        EngineError::CorruptWeights {
         path: l.weights.source().into(),
         reason: format!("`{name}` has shape {shape:?}; {experts} experts of width {width} over hidden {hidden} need [{experts}, {hidden}, {}] or [{experts}, {}, {hidden}]", 2 * width, 2 * width),
+    }
     };
     let gate_up_name = format!("{p}.mlp.experts.gate_up_proj");
     let gate_up = l.weights.take(&gate_up_name)?.as_dtype(l.dtype)?;
@@ -168,7 +172,10 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
             if keys.num_experts_per_tok == 0 || keys.num_experts_per_tok > keys.num_experts {
                 return Err(EngineError::ModelFormat {
                     path: source.clone(),
-                    reason: format!("num_experts_per_tok ({}) must be between 1 and num_experts ({})", keys.num_experts_per_tok, keys.num_experts),
+                    reason: format!(
+                        "num_experts_per_tok ({}) must be between 1 and num_experts ({})",
+                        keys.num_experts_per_tok, keys.num_experts
+                    ),
                 });
             }
             Some(keys)
@@ -181,7 +188,11 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
         let p = format!("model.layers.{i}");
         let a = format!("{p}.self_attn");
         let attention = Attention {
-            qkv: FusedLinear::new(vec![l.linear(&format!("{a}.q_proj"))?, l.linear(&format!("{a}.k_proj"))?, l.linear(&format!("{a}.v_proj"))?])?,
+            qkv: FusedLinear::new(vec![
+                l.linear(&format!("{a}.q_proj"))?,
+                l.linear(&format!("{a}.k_proj"))?,
+                l.linear(&format!("{a}.v_proj"))?,
+            ])?,
             o_proj: l.linear(&format!("{a}.o_proj"))?,
             q_norm: l.norm(&format!("{a}.q_norm.weight"))?,
             k_norm: l.norm(&format!("{a}.k_norm.weight"))?,
@@ -236,7 +247,10 @@ impl Qwen3VlText {
         let positions = match positions {
             Some(p) if p.shape() == [3, l] => p,
             Some(p) => {
-                return Err(EngineError::Internal(format!("positions of shape {:?} for {l} tokens; multimodal RoPE needs [3, {l}]", p.shape())));
+                return Err(EngineError::Internal(format!(
+                    "positions of shape {:?} for {l} tokens; multimodal RoPE needs [3, {l}]",
+                    p.shape()
+                )));
             }
             None => {
                 own = MultiAxisRope::text_positions(start, l)?;
@@ -330,7 +344,12 @@ impl TextModel for Qwen3VlText {
     /// position shift: rows after images sit where their own prompts left them).
     fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
         if states.iter().any(|s| s.layers.len() != self.blocks.len()) || tokens.dim(0) as usize != states.len() || tokens.dim(1) != 1 {
-            return Err(EngineError::Internal(format!("a batch of {:?} tokens for {} sequences of this model's {} layers", tokens.shape(), states.len(), self.blocks.len())));
+            return Err(EngineError::Internal(format!(
+                "a batch of {:?} tokens for {} sequences of this model's {} layers",
+                tokens.shape(),
+                states.len(),
+                self.blocks.len()
+            )));
         }
         let rotations = states
             .iter()
@@ -359,7 +378,8 @@ impl TextModel for Qwen3VlText {
         let logits = self.run(input.embeds.clone(), input.positions, input.layer_additions, state)?;
         if let Some(positions) = input.positions {
             // The next token goes one past the furthest position so far (transformers' rope delta).
-            let furthest = positions.max(None)?.try_item_cast::<i32>().map_err(|e| EngineError::Internal(format!("positions: {e}")))? as i64;
+            let furthest =
+                positions.max(None)?.try_item_cast::<i32>().map_err(|e| EngineError::Internal(format!("positions: {e}")))? as i64;
             state.set_position_shift(furthest + 1 - state.len() as i64);
         }
         Ok(logits)

@@ -53,10 +53,7 @@ fn linspace_rounded(last: usize, n: usize) -> Vec<u64> {
         return vec![0];
     }
     let step = last as f64 / (n - 1) as f64;
-    (0..n)
-        .map(|i| if i == n - 1 { last as f64 } else { i as f64 * step })
-        .map(|v| v.round_ties_even() as u64)
-        .collect()
+    (0..n).map(|i| if i == n - 1 { last as f64 } else { i as f64 * step }).map(|v| v.round_ties_even() as u64).collect()
 }
 
 /// Each frame group's time in seconds as the prompt writes it: the mean of its first and last
@@ -137,7 +134,11 @@ pub fn layout(info: &VideoInfo, s: &VideoSettings) -> Result<VideoLayout> {
         return Err(unsuitable(format!("{w} × {h} pixels are not whole {unit}-pixel blocks")));
     }
     if frames.len() < f.temporal_patch_size {
-        return Err(unsuitable(format!("the model reads videos of at least {} frames; {} were sampled", f.temporal_patch_size, frames.len())));
+        return Err(unsuitable(format!(
+            "the model reads videos of at least {} frames; {} were sampled",
+            f.temporal_patch_size,
+            frames.len()
+        )));
     }
     let groups = frames.len().div_ceil(f.temporal_patch_size);
     let grid = [groups, h / f.patch_size, w / f.patch_size];

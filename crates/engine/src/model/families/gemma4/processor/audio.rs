@@ -44,10 +44,7 @@ pub fn extract_features(samples: &[f32], config: &AudioConfig, audio_seq_length:
     let unfold = frame_length + 1;
     let frames = if wave.len() >= unfold { (wave.len() - unfold) / hop + 1 } else { 0 };
     if frames == 0 {
-        return Err(EngineError::media(
-            "audio",
-            MediaProblem::Unsuitable { detail: "the clip is too short for the model".into() },
-        ));
+        return Err(EngineError::media("audio", MediaProblem::Unsuitable { detail: "the clip is too short for the model".into() }));
     }
     let window = periodic_hann(frame_length);
     let fft = RealFft::new(config.fft_length());

@@ -61,9 +61,8 @@ impl ImageConfig {
     }
 
     pub(crate) fn filter(&self) -> Result<PilFilter> {
-        PilFilter::from_pil(self.resample).ok_or_else(|| {
-            EngineError::invalid("resample", format!("resampling filter {} is not supported", self.resample))
-        })
+        PilFilter::from_pil(self.resample)
+            .ok_or_else(|| EngineError::invalid("resample", format!("resampling filter {} is not supported", self.resample)))
     }
 
     pub fn validate(&self) -> Result<()> {

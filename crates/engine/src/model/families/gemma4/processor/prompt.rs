@@ -47,8 +47,8 @@ impl MediaTokens {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(e) => return Err(EngineError::io(&path, e)),
         };
-        let json: Value = serde_json::from_str(&text)
-            .map_err(|e| EngineError::Tokenizer(format!("{}: not valid JSON ({e})", path.display())))?;
+        let json: Value =
+            serde_json::from_str(&text).map_err(|e| EngineError::Tokenizer(format!("{}: not valid JSON ({e})", path.display())))?;
         let extra = json.get("extra_special_tokens").filter(|v| v.is_object());
         let lookup = |name: &str, default: &mut String| {
             let found = json.get(name).or_else(|| extra.and_then(|e| e.get(name)));
@@ -162,16 +162,11 @@ fn find_placeholders(text: &str, tokens: &MediaTokens) -> Vec<(usize, MediaKind)
 }
 
 /// Finds each item's begin marker, soft tokens and end marker in `ids`, in order.
-fn locate(
-    ids: &[u32],
-    items: &[(MediaKind, usize, usize)],
-    tokenizer: &Tokenizer,
-    tokens: &MediaTokens,
-) -> Result<Vec<SoftTokenSpan>> {
+fn locate(ids: &[u32], items: &[(MediaKind, usize, usize)], tokenizer: &Tokenizer, tokens: &MediaTokens) -> Result<Vec<SoftTokenSpan>> {
     let id = |token: &str| {
-        tokenizer.token_to_id(token).ok_or_else(|| {
-            EngineError::Tokenizer(format!("the vocabulary has no `{token}` token, which Gemma 4 prompts need"))
-        })
+        tokenizer
+            .token_to_id(token)
+            .ok_or_else(|| EngineError::Tokenizer(format!("the vocabulary has no `{token}` token, which Gemma 4 prompts need")))
     };
     let mut spans = Vec::with_capacity(items.len());
     let mut cursor = 0;
@@ -184,11 +179,7 @@ fn locate(
                 && ids.get(p + 1 + len) == Some(&end)
         };
         let at = (cursor..ids.len()).find(|&p| is_run(p)).ok_or_else(|| {
-            EngineError::Tokenizer(format!(
-                "{} {} did not tokenize to its markers and {len} soft tokens",
-                kind_name(kind),
-                index + 1
-            ))
+            EngineError::Tokenizer(format!("{} {} did not tokenize to its markers and {len} soft tokens", kind_name(kind), index + 1))
         })?;
         spans.push(SoftTokenSpan { kind, index, start: at + 1, len });
         cursor = at + len + 2;

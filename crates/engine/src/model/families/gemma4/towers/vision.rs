@@ -10,9 +10,9 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::error::{EngineError, Result};
+use crate::model::families::gemma4::towers::config::VisionConfig;
 use crate::model::layers::axial_rope::AxialTables;
 use crate::model::layers::{AxialRope, ClippedLinear, Linear, RmsNorm};
-use crate::model::families::gemma4::towers::config::VisionConfig;
 use crate::model::towers::TowerLoader;
 
 struct VisionAttention {
@@ -187,7 +187,9 @@ fn pools(positions: &[[i32; 2]], k: usize, table_size: usize) -> Result<Array> {
         return Err(EngineError::invalid("image_position_ids", format!("{n} patches do not pool {k}×{k} evenly")));
     }
     let real = |p: &&[i32; 2]| !(p[0] == -1 && p[1] == -1);
-    if let Some(p) = positions.iter().filter(real).find(|p| p[0] < 0 || p[1] < 0 || p[0] as usize >= table_size || p[1] as usize >= table_size) {
+    if let Some(p) =
+        positions.iter().filter(real).find(|p| p[0] < 0 || p[1] < 0 || p[0] as usize >= table_size || p[1] as usize >= table_size)
+    {
         return Err(EngineError::invalid("image_position_ids", format!("patch position {p:?} is outside 0..{table_size}")));
     }
     let width = positions.iter().map(|p| p[0].max(0)).max().unwrap_or(0) + 1;
