@@ -521,7 +521,8 @@ mod tests {
         assert_eq!(also.status, DownloadStatus::Done, "{:?}", also.error);
         assert_eq!(also.model_path, done.model_path);
         assert!(!also.waiting);
-        assert!(lock(&second_events).last().is_some_and(|e| e.status == DownloadStatus::Done && !e.waiting));
+        // The window hears the end too (its event is sent after the state changes).
+        wait_for_event(&second_events, |e| e.status == DownloadStatus::Done && !e.waiting);
         let weights = mirror.ranges().into_iter().filter(|(f, _)| f == WEIGHTS).count();
         assert_eq!(weights, 1, "the weights were fetched once");
     }
