@@ -234,7 +234,10 @@ function DownloadRow({ download: d, downloads, onLoad }: { download: Download; d
       <div className="download-meta muted" data-testid="download-meta">
         {d.total > 0 && `${humanSize(d.bytes)} of ${humanSize(d.total)}`}
         {d.status === 'running' && d.waiting && ' · waiting for another download of this model (another window, or confab pull) to finish'}
-        {d.status === 'running' && !d.waiting && d.bytes_per_second > 0 && ` · ${humanSize(d.bytes_per_second)}/s · ${timeLeft(d.seconds_left)}`}
+        {d.status === 'running' &&
+          !d.waiting &&
+          d.bytes_per_second > 0 &&
+          ` · ${humanSize(d.bytes_per_second)}/s · ${timeLeft(d.seconds_left)}`}
         {d.status === 'paused' && ' · paused'}
         {d.status === 'done' && ' · done'}
       </div>
