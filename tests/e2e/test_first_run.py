@@ -47,7 +47,11 @@ class FirstRun(AppTestCase):
         reply, lengths = app.watch_stream(reply["id"])
         self.assertEqual(reply["status"], "complete", reply)
         self.assertTrue(reply["text"].strip(), reply)
-        self.assertGreaterEqual(len(lengths), 2, f"the reply streamed in pieces: {lengths}")
+        # Streamed: part of it was on screen before it ended. (How many draws a short reply gets
+        # depends on what a frame costs: the engine does not wait for the window, and on a CPU
+        # the window draws less often while the engine computes.)
+        partial = [n for n in lengths if 0 < n < len(reply["text"])]
+        self.assertTrue(partial, f"no partial text while streaming: {lengths}, {len(reply['text'])} at the end")
         app.screenshot("first-run-reply")
 
 
