@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use base64::Engine as _;
 use confab_engine::media::{content_hash, MediaItem};
 use confab_engine::runtime::ModelInfo;
+use confab_engine::text::ToolCall;
 use confab_engine::{ChatMessage, MediaKind};
+use serde_json::Value;
 
 use crate::error::{ApiError, ServerError};
 use crate::openai::{Content, Message, Part};
@@ -59,15 +61,17 @@ pub fn chat_messages(
     }
     let mut files = RequestFiles::default();
     let mut out = Vec::with_capacity(messages.len());
+    let mut call_ids: Vec<&str> = Vec::new();
     for (i, message) in messages.iter().enumerate() {
         let role = match message.role.as_str() {
             "system" | "developer" => "system",
             "user" => "user",
             "assistant" => "assistant",
+            "tool" => "tool",
             other => {
                 return Err(ApiError::invalid(
                     Some(&format!("messages[{i}].role")),
-                    format!("role `{other}` is not supported; use system, developer, user or assistant."),
+                    format!("role `{other}` is not supported; use system, developer, user, assistant or tool."),
                 ))
             }
         };
@@ -104,9 +108,44 @@ pub fn chat_messages(
                 }
             }
         }
-        out.push(ChatMessage::new(role, text.join("\n")).with_media(media));
+        let mut chat = ChatMessage::new(role, text.join("\n")).with_media(media);
+        if role == "assistant" {
+            for (j, call) in message.tool_calls.iter().flatten().enumerate() {
+                let arguments = call_arguments(&call.function.arguments, &format!("messages[{i}].tool_calls[{j}].function.arguments"))?;
+                chat.tool_calls.push(ToolCall { id: call.id.clone(), name: call.function.name.clone(), arguments });
+                call_ids.push(&call.id);
+            }
+            chat.reasoning_content = message.reasoning_content.clone().filter(|r| !r.is_empty());
+        }
+        if role == "tool" {
+            let id = message.tool_call_id.as_deref().unwrap_or_default();
+            if !call_ids.contains(&id) {
+                return Err(ApiError::invalid(
+                    Some(&format!("messages[{i}].tool_call_id")),
+                    format!("no earlier assistant message called a tool with id `{id}`; a tool message answers a call by its id."),
+                ));
+            }
+            chat.tool_call_id = Some(id.to_string());
+            chat.name = message.name.clone();
+        }
+        out.push(chat);
     }
     Ok((out, files))
+}
+
+/// A call's arguments as an object: OpenAI sends them as JSON text.
+pub fn call_arguments(arguments: &Value, param: &str) -> Result<Value, ApiError> {
+    let parsed = match arguments {
+        Value::String(text) if text.trim().is_empty() => Value::Object(Default::default()),
+        Value::String(text) => {
+            serde_json::from_str(text).map_err(|e| ApiError::invalid(Some(param), format!("the arguments are not valid JSON ({e}).")))?
+        }
+        other => other.clone(),
+    };
+    if !parsed.is_object() {
+        return Err(ApiError::invalid(Some(param), "the arguments must be a JSON object."));
+    }
+    Ok(parsed)
 }
 
 fn require(reads: bool, kind: MediaKind, model_name: &str, param: &str) -> Result<(), ApiError> {

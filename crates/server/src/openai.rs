@@ -3,8 +3,10 @@
 
 use confab_engine::sample::SamplingParams;
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use crate::error::ApiError;
+use crate::turn::{checked_switches, ToolChoice, ToolDefinition, Tools};
 
 /// OpenAI accepts at most this many stop sequences.
 const MAX_STOPS: usize = 4;
@@ -14,8 +16,94 @@ const MAX_STOPS: usize = 4;
 pub struct ChatRequest {
     pub model: Option<String>,
     pub messages: Vec<Message>,
+    #[serde(default)]
+    pub tools: Option<Vec<ToolField>>,
+    pub tool_choice: Option<ToolChoiceField>,
+    /// Calls in one reply: Confab reads every call the model writes, so this changes nothing.
+    pub parallel_tool_calls: Option<bool>,
+    /// `none` turns a reasoning model's thinking off; others pass to the template.
+    pub reasoning_effort: Option<String>,
+    /// vLLM's and SGLang's way to set template switches (`{"enable_thinking": false}`).
+    pub chat_template_kwargs: Option<Map<String, Value>>,
     #[serde(flatten)]
     pub sampling: SamplingFields,
+}
+
+/// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+#[derive(Debug, Deserialize)]
+pub struct ToolField {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub function: Option<FunctionField>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct FunctionField {
+    pub name: String,
+    pub description: Option<String>,
+    pub parameters: Option<Value>,
+}
+
+/// `"none"`, `"auto"`, `"required"` or `{"type": "function", "function": {"name"}}`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum ToolChoiceField {
+    Mode(String),
+    Named { function: NamedFunction },
+}
+
+#[derive(Debug, Deserialize)]
+pub struct NamedFunction {
+    pub name: String,
+}
+
+impl ChatRequest {
+    /// The tools and the choice, checked.
+    pub fn tools(&self) -> Result<Tools, ApiError> {
+        let mut definitions = Vec::new();
+        for (i, tool) in self.tools.iter().flatten().enumerate() {
+            match (&tool.function, tool.kind.as_str()) {
+                (Some(f), "function") => definitions.push(ToolDefinition {
+                    name: &f.name,
+                    description: f.description.as_deref(),
+                    parameters: f.parameters.as_ref(),
+                }),
+                _ => {
+                    return Err(ApiError::invalid(
+                        Some(&format!("tools[{i}]")),
+                        format!("tools of type `{}` are not supported; define function tools.", tool.kind),
+                    ))
+                }
+            }
+        }
+        let choice = match &self.tool_choice {
+            None if definitions.is_empty() => ToolChoice::None,
+            None => ToolChoice::Auto,
+            Some(ToolChoiceField::Mode(mode)) => match mode.as_str() {
+                "none" => ToolChoice::None,
+                "auto" => ToolChoice::Auto,
+                "required" => ToolChoice::Required,
+                other => {
+                    return Err(ApiError::invalid(
+                        Some("tool_choice"),
+                        format!("tool_choice `{other}` is not one of none, auto, required or a named function."),
+                    ))
+                }
+            },
+            Some(ToolChoiceField::Named { function }) => ToolChoice::Named(function.name.clone()),
+        };
+        Tools::new(definitions, choice, "tools")
+    }
+
+    /// The template switches the request sets.
+    pub fn switches(&self) -> Result<std::collections::BTreeMap<String, Value>, ApiError> {
+        let mut switches = checked_switches(self.chat_template_kwargs.as_ref().unwrap_or(&Map::new()), "chat_template_kwargs")?;
+        if let Some(effort) = &self.reasoning_effort {
+            switches.entry("enable_thinking".into()).or_insert(Value::Bool(effort != "none"));
+            switches.entry("reasoning_effort".into()).or_insert(Value::from(effort.as_str()));
+        }
+        Ok(switches)
+    }
 }
 
 /// `POST /v1/completions`.
@@ -72,6 +160,28 @@ pub struct Message {
     /// A string, or a list of parts; absent on some assistant messages.
     #[serde(default)]
     pub content: Option<Content>,
+    /// An assistant message's calls.
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ToolCallField>>,
+    /// A tool message: the call it answers.
+    pub tool_call_id: Option<String>,
+    pub name: Option<String>,
+    /// An assistant message's reasoning, as this server (and vLLM) return it.
+    pub reasoning_content: Option<String>,
+}
+
+/// `{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}`.
+#[derive(Debug, Deserialize)]
+pub struct ToolCallField {
+    pub id: String,
+    pub function: CalledFunction,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CalledFunction {
+    pub name: String,
+    /// JSON text of an object (OpenAI's shape); an object is taken too.
+    pub arguments: Value,
 }
 
 #[derive(Debug, Deserialize)]

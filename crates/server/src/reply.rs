@@ -5,6 +5,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use confab_engine::runtime::{StopReason, Usage};
 use serde_json::{json, Value};
 
+use crate::turn::WholeTurn;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
     Chat,
@@ -55,6 +57,42 @@ impl Reply {
         body
     }
 
+    /// A whole chat answer: the text, the reasoning apart, and the calls.
+    pub fn whole_turn(&self, turn: &WholeTurn, reason: StopReason, usage: &Usage) -> Value {
+        let called = !turn.calls.is_empty();
+        let mut message = json!({ "role": "assistant", "content": if called && turn.text.is_empty() { Value::Null } else { Value::from(turn.text.as_str()) } });
+        if !turn.reasoning.is_empty() {
+            message["reasoning_content"] = Value::from(turn.reasoning.as_str());
+        }
+        if called {
+            let calls: Vec<Value> = turn.calls.iter().map(|(id, name, arguments)| call_json(None, id, name, arguments)).collect();
+            message["tool_calls"] = Value::Array(calls);
+        }
+        let choice = json!({ "index": 0, "message": message, "logprobs": null, "finish_reason": chat_finish_reason(reason, called) });
+        let mut body = self.envelope(false, json!([choice]));
+        body["usage"] = usage_json(usage);
+        body
+    }
+
+    /// A stream chunk of reasoning.
+    pub fn reasoning_chunk(&self, text: &str) -> Value {
+        self.delta(json!({ "reasoning_content": text }))
+    }
+
+    /// A stream chunk with one whole call (the `index`-th of the reply).
+    pub fn call_chunk(&self, index: usize, id: &str, name: &str, arguments: &Value) -> Value {
+        self.delta(json!({ "tool_calls": [call_json(Some(index), id, name, arguments)] }))
+    }
+
+    /// The chat stream's last chunk; `called`: the reply called tools.
+    pub fn final_chat_chunk(&self, reason: StopReason, called: bool) -> Value {
+        self.envelope(true, json!([{ "index": 0, "delta": {}, "logprobs": null, "finish_reason": chat_finish_reason(reason, called) }]))
+    }
+
+    fn delta(&self, delta: Value) -> Value {
+        self.envelope(true, json!([{ "index": 0, "delta": delta, "logprobs": null, "finish_reason": null }]))
+    }
+
     /// The chunk that opens a chat stream (the role, as OpenAI sends it); none for completions.
     pub fn opening(&self) -> Option<Value> {
         (self.endpoint == Endpoint::Chat).then(|| {
@@ -87,6 +125,23 @@ impl Reply {
             (Endpoint::Chat, Some(_)) => json!({ "index": 0, "delta": {}, "logprobs": null, "finish_reason": finish }),
             (Endpoint::Completion, _) => json!({ "index": 0, "text": text, "logprobs": null, "finish_reason": finish }),
         }
+    }
+}
+
+/// A call as Chat Completions writes it: the arguments as JSON text.
+fn call_json(index: Option<usize>, id: &str, name: &str, arguments: &Value) -> Value {
+    let mut call = json!({ "id": id, "type": "function", "function": { "name": name, "arguments": arguments.to_string() } });
+    if let Some(index) = index {
+        call["index"] = Value::from(index);
+    }
+    call
+}
+
+/// `tool_calls` when the reply ended after calling tools.
+fn chat_finish_reason(reason: StopReason, called: bool) -> &'static str {
+    match reason {
+        StopReason::Eos | StopReason::StopString if called => "tool_calls",
+        _ => finish_reason(reason),
     }
 }
 

@@ -23,6 +23,7 @@ use crate::messages::{chat_messages, RequestFiles};
 use crate::openai::{ChatRequest, CompletionRequest, PromptField, SamplingFields};
 use crate::reply::{Endpoint, Reply};
 use crate::running::{self, Running};
+use crate::turn::{Turn, TurnEvent};
 use crate::{ServedModel, ServerState};
 
 /// OpenAI's default length for `/v1/completions` (chat's default is the context's end).
@@ -85,11 +86,53 @@ async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRe
         let request: ChatRequest = parse(body, state.body_limit)?;
         let model = served(&state, request.model.as_deref())?;
         let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
+        let tools = request.tools()?;
+        let switches = request.switches()?;
         let (messages, files) = chat_messages(&request.messages, &state.media, &model.info, &model.name)?;
-        let engine_request = Request::new(model.id, Prompt::Chat(messages), sampling);
-        answer(&state, Endpoint::Chat, model, engine_request, files, &request.sampling).await
+        let mut engine_request = Request::new(model.id, Prompt::Chat(messages), sampling);
+        engine_request.chat = tools.chat_options(&model.info, switches);
+        engine_request.reply_markup = true;
+        let reply = Reply::new(Endpoint::Chat, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
+        let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
+        let turn = Turn::new(running, &model.info, &tools);
+        if request.sampling.stream {
+            return Ok(chat_stream(turn, reply, request.sampling.include_usage()).into_response());
+        }
+        let (whole, reason, usage) = turn.whole().await?;
+        Ok(Json(reply.whole_turn(&whole, reason, &usage)).into_response())
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// A chat reply as server-sent events: reasoning, text and calls as they come.
+fn chat_stream(turn: Turn, reply: Reply, include_usage: bool) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
+    let mut pending = VecDeque::new();
+    pending.extend(reply.opening().map(|chunk| data(&chunk)));
+    let state = (turn, reply, pending, 0usize);
+    Sse::new(futures_util::stream::unfold(state, move |(mut turn, reply, mut pending, mut calls)| async move {
+        loop {
+            if let Some(event) = pending.pop_front() {
+                return Some((Ok(event), (turn, reply, pending, calls)));
+            }
+            match turn.next().await? {
+                Ok(TurnEvent::Reasoning(text)) => pending.push_back(data(&reply.reasoning_chunk(&text))),
+                Ok(TurnEvent::Text(text)) => pending.push_back(data(&reply.text_chunk(&text))),
+                Ok(TurnEvent::ToolCall { id, name, arguments }) => {
+                    pending.push_back(data(&reply.call_chunk(calls, &id, &name, &arguments)));
+                    calls += 1;
+                }
+                Ok(TurnEvent::Done { reason, usage }) => {
+                    pending.push_back(data(&reply.final_chat_chunk(reason, calls > 0)));
+                    if include_usage {
+                        pending.push_back(data(&reply.usage_chunk(&usage)));
+                    }
+                    pending.push_back(SseEvent::default().data("[DONE]"));
+                }
+                // Headers are sent: an error mid-stream is a last event in the error shape.
+                Err(e) => pending.push_back(data(&e.body())),
+            }
+        }
+    }))
 }
 
 async fn completions(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {

@@ -7,7 +7,7 @@ use crate::media::MediaLimits;
 use crate::runtime::model::ReadyModel;
 use crate::runtime::prepared::{prepare, prepare_chat, Prepared};
 use crate::runtime::request::{ContextPolicy, Prompt};
-use crate::text::{ChatMessage, PromptEnd};
+use crate::text::{ChatMessage, ChatOptions, PromptEnd};
 
 /// Tokens kept free for the reply when turns are dropped: what the reply may use, but at most
 /// a quarter of the context (a long max_tokens must not empty the conversation).
@@ -25,18 +25,21 @@ pub fn room_for_reply(max_tokens: u32, context: usize) -> usize {
 pub fn fit(
     model: &ReadyModel,
     prompt: &mut Prompt,
+    chat: &ChatOptions,
     policy: ContextPolicy,
     max_tokens: u32,
     limits: &MediaLimits,
 ) -> Result<(Prepared, usize)> {
     let context = model.config().max_position;
-    let prepared = prepare(model, prompt, limits)?;
+    let prepared = prepare(model, prompt, chat, limits)?;
     let budget = context - room_for_reply(max_tokens, context);
     // A continuation drops turns as a new reply does: the reply it continues is the newest message.
     let drop_turns = policy == ContextPolicy::DropOldestTurns && prepared.ids.len() > budget;
     match prompt {
-        Prompt::Chat(messages) if drop_turns => drop_oldest_turns(model, messages, PromptEnd::NewReply, prepared, budget, limits),
-        Prompt::Continue(messages) if drop_turns => drop_oldest_turns(model, messages, PromptEnd::InFinalMessage, prepared, budget, limits),
+        Prompt::Chat(messages) if drop_turns => drop_oldest_turns(model, messages, PromptEnd::NewReply, chat, prepared, budget, limits),
+        Prompt::Continue(messages) if drop_turns => {
+            drop_oldest_turns(model, messages, PromptEnd::InFinalMessage, chat, prepared, budget, limits)
+        }
         _ if prepared.ids.len() >= context => Err(EngineError::ContextOverflow { prompt: prepared.ids.len(), context }),
         _ => Ok((prepared, 0)),
     }
@@ -46,6 +49,7 @@ fn drop_oldest_turns(
     model: &ReadyModel,
     messages: &mut Vec<ChatMessage>,
     end: PromptEnd,
+    chat: &ChatOptions,
     mut prepared: Prepared,
     budget: usize,
     limits: &MediaLimits,
@@ -65,7 +69,7 @@ fn drop_oldest_turns(
         let n = drop.clamp(1, droppable);
         messages.drain(first..first + n);
         dropped += n;
-        prepared = prepare_chat(model, messages, end, limits)?;
+        prepared = prepare_chat(model, messages, end, chat, limits)?;
         if prepared.ids.len() <= budget {
             tracing::info!(dropped, prompt_tokens = prepared.ids.len(), "left out the oldest turns to fit the context");
             return Ok((prepared, dropped));

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::error::{EngineError, Result};
-use crate::text::{ChatMessage, ChatTemplate, PromptEnd, Tokenizer};
+use crate::text::{ChatMessage, ChatOptions, ChatTemplate, PromptEnd, Tokenizer};
 
 /// A loaded model's tokenizer and chat template, shared with it (cloning is cheap). It counts
 /// text only: media items have their soft tokens measured by the model's processor, which
@@ -25,7 +25,7 @@ impl TokenCounter {
         if messages.iter().any(|m| !m.media.is_empty()) {
             return Err(EngineError::invalid("messages", "the counter takes text only; count media with Engine::tokenize"));
         }
-        Ok(chat_ids(&self.tokenizer, self.template.as_deref(), messages, PromptEnd::NewReply)?.len())
+        Ok(chat_ids(&self.tokenizer, self.template.as_deref(), messages, PromptEnd::NewReply, &ChatOptions::default())?.len())
     }
 
     /// The tokens of `text` on its own, with no special tokens.
@@ -40,8 +40,9 @@ pub(crate) fn chat_ids(
     template: Option<&ChatTemplate>,
     messages: &[ChatMessage],
     end: PromptEnd,
+    chat: &ChatOptions,
 ) -> Result<Vec<u32>> {
     let template = template.ok_or_else(|| EngineError::Template("this model has no chat template; send plain text instead".into()))?;
     let final_text = messages.last().map_or("", |m| m.content.as_str());
-    tokenizer.encode_prompt(&template.render_prompt(messages, final_text, end)?)
+    tokenizer.encode_prompt(&template.render_prompt(messages, final_text, end, chat)?)
 }

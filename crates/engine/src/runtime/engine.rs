@@ -18,6 +18,7 @@ use crate::runtime::generate;
 use crate::runtime::model::{LoadProgress, ModelInfo, ReadyModel};
 use crate::runtime::request::{Event, ModelId, Prompt, Request};
 use crate::runtime::scheduler::{BatchOptions, Scheduler};
+use crate::text::ChatOptions;
 
 #[derive(Debug, Clone, Default)]
 pub struct EngineOptions {
@@ -46,7 +47,7 @@ enum Command {
     Load { path: PathBuf, options: LoadOptions, progress: ProgressFn, reply: Sender<Result<(ModelId, ModelInfo)>> },
     Unload { model: ModelId },
     Generate { request: Request, cancel: Arc<AtomicBool>, events: Sender<Event> },
-    Tokenize { model: ModelId, prompt: Prompt, reply: Sender<Result<Vec<u32>>> },
+    Tokenize { model: ModelId, prompt: Prompt, chat: ChatOptions, reply: Sender<Result<Vec<u32>>> },
     Counter { model: ModelId, reply: Sender<Result<TokenCounter>> },
 }
 
@@ -121,8 +122,13 @@ impl Engine {
 
     /// The prompt's token ids, as a generation would see them.
     pub fn tokenize(&self, model: ModelId, prompt: Prompt) -> Result<Vec<u32>> {
+        self.tokenize_chat(model, prompt, ChatOptions::default())
+    }
+
+    /// The prompt's token ids with these tools and switches, as a generation would see them.
+    pub fn tokenize_chat(&self, model: ModelId, prompt: Prompt, chat: ChatOptions) -> Result<Vec<u32>> {
         let (reply, answer) = mpsc::channel();
-        self.send(Command::Tokenize { model, prompt, reply })?;
+        self.send(Command::Tokenize { model, prompt, chat, reply })?;
         answer.recv().map_err(|_| EngineError::EngineStopped)?
     }
 
@@ -212,8 +218,9 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                     }
                     let _ = mlx_rs::memory::clear_cache();
                 }
-                Command::Tokenize { model, prompt, reply } => {
-                    let result = models.get(&model).ok_or_else(unknown_model).and_then(|m| generate::prompt_ids(m, &prompt, &limits));
+                Command::Tokenize { model, prompt, chat, reply } => {
+                    let result =
+                        models.get(&model).ok_or_else(unknown_model).and_then(|m| generate::prompt_ids(m, &prompt, &chat, &limits));
                     let _ = reply.send(result);
                 }
                 Command::Counter { model, reply } => {

@@ -26,7 +26,7 @@ use crate::runtime::prepared::{prepare, Prepared};
 use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
 use crate::sample::Sampler;
 use crate::state::{Checkpoint, SequenceState};
-use crate::text::{ChatMessage, StopMatcher, StreamDecoder};
+use crate::text::{ChatMessage, ChatOptions, StopMatcher, StreamDecoder};
 
 /// What a request uses besides its model: the caches, and the limits media must keep to.
 pub struct Shared<'a> {
@@ -36,8 +36,8 @@ pub struct Shared<'a> {
 }
 
 /// The prompt as token ids, through the chat template when it is a conversation.
-pub fn prompt_ids(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits) -> Result<Vec<u32>> {
-    Ok(prepare(model, prompt, limits)?.ids)
+pub fn prompt_ids(model: &ReadyModel, prompt: &Prompt, chat: &ChatOptions, limits: &MediaLimits) -> Result<Vec<u32>> {
+    Ok(prepare(model, prompt, chat, limits)?.ids)
 }
 
 /// Messages whose ends are checkpointed (the latest ones): an edit or a regenerate resumes at
@@ -47,12 +47,12 @@ const CHECKPOINTED_MESSAGES: usize = 8;
 /// Where the last few messages of a conversation end in `ids`, for models whose state must be
 /// checkpointed to be reused. A message whose rendering is not a prefix of the whole (a
 /// template that rewrites earlier turns) has no boundary.
-fn message_boundaries(model: &ReadyModel, messages: &[ChatMessage], ids: &[u32]) -> Vec<usize> {
+fn message_boundaries(model: &ReadyModel, messages: &[ChatMessage], chat: &ChatOptions, ids: &[u32]) -> Vec<usize> {
     let Some(template) = model.template.as_ref() else { return vec![] };
     let first = messages.len().saturating_sub(CHECKPOINTED_MESSAGES).max(1);
     (first..=messages.len())
         .filter_map(|k| {
-            let text = template.render(&messages[..k], false, None).ok()?;
+            let text = template.render_any(&messages[..k], false, chat).ok()?;
             let prefix = model.tokenizer.encode_prompt(&text).ok()?;
             (prefix.len() < ids.len() && ids.starts_with(&prefix)).then_some(prefix.len())
         })
@@ -64,7 +64,8 @@ fn message_boundaries(model: &ReadyModel, messages: &[ChatMessage], ids: &[u32])
 pub fn check(model: &ReadyModel, request: &mut Request, limits: &MediaLimits) -> Result<Prepared> {
     Sampler::new(request.sampling.clone(), model.config().vocab_size)?; // invalid settings fail before any work
     StopMatcher::new(request.sampling.stop.iter().cloned())?;
-    let (mut prepared, dropped) = context::fit(model, &mut request.prompt, request.context_policy, request.sampling.max_tokens, limits)?;
+    let (mut prepared, dropped) =
+        context::fit(model, &mut request.prompt, &request.chat, request.context_policy, request.sampling.max_tokens, limits)?;
     prepared.dropped_messages = dropped;
     Ok(prepared)
 }
@@ -164,7 +165,7 @@ pub fn admit(
     let started = Instant::now();
     let span = tracing::info_span!("request", id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed));
     let _in_span = span.clone().entered();
-    let Prepared { ids, media, dropped_messages } = prepared;
+    let Prepared { ids, media, dropped_messages, reply_opening } = prepared;
     let context = model.config().max_position;
     let mut sampling = request.sampling.clone();
     if sampling.max_tokens == 0 {
@@ -196,7 +197,7 @@ pub fn admit(
         _ if !checkpointing => vec![],
         (_, Some(m)) => m.items.iter().map(|i| i.span.start).collect(),
         // A continuation's earlier messages end where the same chat's do.
-        (Prompt::Chat(messages) | Prompt::Continue(messages), None) => message_boundaries(model, messages, &ids),
+        (Prompt::Chat(messages) | Prompt::Continue(messages), None) => message_boundaries(model, messages, &request.chat, &ids),
         _ => vec![],
     };
 
@@ -235,6 +236,11 @@ pub fn admit(
         tower_runs: outputs.as_ref().map_or(0, MediaOutputs::misses),
         dropped_messages,
     }));
+    // A forced start is the reply's own text; an opened reasoning block only for callers
+    // that read the markup.
+    if let Some(opening) = reply_opening.filter(|_| request.reply_markup || request.chat.reply_prefix.is_some()) {
+        let _ = events.send(Event::Text(opening));
+    }
     if let (Some(m), Some(o), Some(e)) = (&media, outputs.as_mut(), encoder) {
         if !cancel.load(Ordering::Relaxed) {
             o.run_towers(m, e, shared.encoders, shared.limits)?;
@@ -263,7 +269,10 @@ pub fn admit(
         sampler,
         pipelined,
         stops: StopMatcher::new(sampling.stop.iter().cloned())?,
-        decoder: StreamDecoder::new(model.tokenizer.clone(), true),
+        decoder: match request.reply_markup {
+            true => StreamDecoder::new(model.tokenizer.clone(), true).keeping(model.markup_ids.clone()),
+            false => StreamDecoder::new(model.tokenizer.clone(), true),
+        },
         generated: 0,
         max_tokens: sampling.max_tokens as usize,
         first_token_at: None,

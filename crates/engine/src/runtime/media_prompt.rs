@@ -17,7 +17,7 @@ use crate::error::{EngineError, MediaProblem, Result};
 use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, SoftTokenSpan, TokenPositions, VideoLayout, VideoReader};
 use crate::model::MediaProcessor;
 use crate::runtime::model::ReadyModel;
-use crate::text::{ChatMessage, PromptEnd};
+use crate::text::{ChatMessage, ChatOptions, PromptEnd};
 
 /// A prompt with media: its ids, and each item with its soft tokens' place.
 pub struct MediaPrompt {
@@ -93,7 +93,13 @@ pub fn check_capabilities(model: &ReadyModel, messages: &[ChatMessage]) -> Resul
 }
 
 /// Renders (ending as `end` says), measures and expands a conversation with media.
-pub fn build(model: &ReadyModel, messages: &[ChatMessage], end: PromptEnd, limits: &MediaLimits) -> Result<MediaPrompt> {
+pub fn build(
+    model: &ReadyModel,
+    messages: &[ChatMessage],
+    end: PromptEnd,
+    chat: &ChatOptions,
+    limits: &MediaLimits,
+) -> Result<MediaPrompt> {
     check_capabilities(model, messages)?;
     let encoder = model.encoder.as_deref().expect("checked above: the model has towers");
     let template = model
@@ -107,7 +113,7 @@ pub fn build(model: &ReadyModel, messages: &[ChatMessage], end: PromptEnd, limit
     }
     let counts = |kind| measured.iter().filter(|m: &&Measured| m.kind == kind).map(|m| m.soft_tokens).collect::<Vec<_>>();
     let final_text = messages.last().map_or("", |m| m.content.as_str());
-    let rendered = template.render_prompt(&content_lists(messages), final_text, end)?;
+    let rendered = template.render_prompt(&content_lists(messages), final_text, end, chat)?;
     let videos: Vec<VideoLayout> = measured.iter().filter_map(|m| m.video.clone()).collect();
     let expanded = encoder.expand_prompt(&model.tokenizer, &rendered, &counts(MediaKind::Image), &counts(MediaKind::Audio), &videos)?;
     let image_sizes: Vec<(u32, u32)> = measured.iter().filter_map(|m| m.size).collect();
@@ -210,14 +216,17 @@ fn content_lists(messages: &[ChatMessage]) -> Vec<Value> {
     messages
         .iter()
         .map(|m| {
-            if m.media.is_empty() {
-                return json!({ "role": m.role, "content": m.content });
+            // Every field as the template reads it (tool calls, reasoning), the media as parts.
+            let mut message = serde_json::to_value(m).unwrap_or_else(|_| json!({ "role": m.role, "content": m.content }));
+            if let Some(fields) = message.as_object_mut().filter(|_| !m.media.is_empty()) {
+                fields.remove("media");
+                let mut parts: Vec<Value> = m.media.iter().map(|item| json!({ "type": kind_name(item.kind) })).collect();
+                if !m.content.is_empty() {
+                    parts.push(json!({ "type": "text", "text": m.content }));
+                }
+                fields.insert("content".into(), Value::Array(parts));
             }
-            let mut parts: Vec<Value> = m.media.iter().map(|item| json!({ "type": kind_name(item.kind) })).collect();
-            if !m.content.is_empty() {
-                parts.push(json!({ "type": "text", "text": m.content }));
-            }
-            json!({ "role": m.role, "content": parts })
+            message
         })
         .collect()
 }

@@ -9,7 +9,7 @@ use crate::model::MediaProcessor;
 use crate::model::{self, registry, Format, LoadOptions, LoadedModel, TextConfig};
 use crate::runtime::count::TokenCounter;
 use crate::sample::SamplingParams;
-use crate::text::{ChatTemplate, Tokenizer};
+use crate::text::{ChatTemplate, ReplyFormat, Tokenizer};
 
 pub struct ReadyModel {
     pub model: Box<dyn model::TextModel>,
@@ -25,6 +25,10 @@ pub struct ReadyModel {
     /// Where its prompts' videos are read from (their files, unless the engine was given
     /// another reader: `EngineOptions::video_reader`).
     pub video_reader: Arc<dyn VideoReader>,
+    /// How its replies mark reasoning and tool calls (from its chat template).
+    pub reply_format: ReplyFormat,
+    /// The special tokens of that markup, kept in the text of requests that read it.
+    pub markup_ids: Arc<std::collections::BTreeSet<u32>>,
 }
 
 /// What the app and CLI show about a loaded model.
@@ -48,6 +52,9 @@ pub struct ModelInfo {
     pub audio: bool,
     /// Reads videos (its vision tower and a video processor are loaded).
     pub video: bool,
+    /// How its replies mark reasoning and tool calls.
+    #[serde(skip)]
+    pub reply_format: ReplyFormat,
 }
 
 /// Progress of a load, for the app's progress bar.
@@ -99,6 +106,12 @@ impl ReadyModel {
             None => Tokenizer::from_hf_folder(&path)?,
         };
         let template = ChatTemplate::for_tokenizer(&tokenizer)?.map(Arc::new);
+        let reply_format = ReplyFormat::detect(template.as_deref().map(ChatTemplate::source));
+        let markup_ids = reply_format
+            .markup()
+            .into_iter()
+            .filter_map(|text| tokenizer.token_to_id(text).filter(|&id| tokenizer.is_special(id)))
+            .collect();
         let generation_config = read_generation_config(&path, format)?;
         let defaults = match &generation_config {
             Some(json) => SamplingParams::from_generation_config(json)?,
@@ -126,9 +139,21 @@ impl ReadyModel {
             vision: false,
             audio: false,
             video: false,
+            reply_format,
         };
         let video_reader: Arc<dyn VideoReader> = Arc::new(FileVideos);
-        let mut ready = Self { model, tokenizer, template, eos_ids, defaults, info, encoder: None, video_reader };
+        let mut ready = Self {
+            model,
+            tokenizer,
+            template,
+            eos_ids,
+            defaults,
+            info,
+            encoder: None,
+            video_reader,
+            reply_format,
+            markup_ids: Arc::new(markup_ids),
+        };
         // The family's vision and audio towers, where it has them (from Hugging Face folders).
         let load_encoder = registry::family(&ready.info.architecture).and_then(|f| f.encoder);
         if let (Some(load_encoder), Format::Safetensors) = (load_encoder, format) {

@@ -7,13 +7,13 @@ use crate::runtime::count::chat_ids;
 use crate::runtime::media_prompt::{self, MediaPrompt};
 use crate::runtime::model::ReadyModel;
 use crate::runtime::request::Prompt;
-use crate::text::{ChatMessage, PromptEnd};
+use crate::text::{ChatMessage, ChatOptions, PromptEnd};
 
 /// The prompt's ids and, when it carries media, where each item is.
-pub(crate) fn prepare(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits) -> Result<Prepared> {
+pub(crate) fn prepare(model: &ReadyModel, prompt: &Prompt, chat: &ChatOptions, limits: &MediaLimits) -> Result<Prepared> {
     match prompt {
-        Prompt::Chat(messages) => prepare_chat(model, messages, PromptEnd::NewReply, limits),
-        Prompt::Continue(messages) => prepare_chat(model, messages, PromptEnd::InFinalMessage, limits),
+        Prompt::Chat(messages) => prepare_chat(model, messages, PromptEnd::NewReply, chat, limits),
+        Prompt::Continue(messages) => prepare_chat(model, messages, PromptEnd::InFinalMessage, chat, limits),
         Prompt::Tokens(ids) => checked(model, ids.clone(), None),
         Prompt::Text(text) => checked(model, model.tokenizer.encode_prompt(text)?, None),
     }
@@ -21,12 +21,37 @@ pub(crate) fn prepare(model: &ReadyModel, prompt: &Prompt, limits: &MediaLimits)
 
 /// A conversation through the chat template, ending as `end` says, its media expanded to their
 /// soft tokens.
-pub(crate) fn prepare_chat(model: &ReadyModel, messages: &[ChatMessage], end: PromptEnd, limits: &MediaLimits) -> Result<Prepared> {
+pub(crate) fn prepare_chat(
+    model: &ReadyModel,
+    messages: &[ChatMessage],
+    end: PromptEnd,
+    chat: &ChatOptions,
+    limits: &MediaLimits,
+) -> Result<Prepared> {
     if messages.iter().any(|m| !m.media.is_empty()) {
-        let media = media_prompt::build(model, messages, end, limits)?;
-        return checked(model, media.ids.clone(), Some(media));
+        let media = media_prompt::build(model, messages, end, chat, limits)?;
+        let mut prepared = checked(model, media.ids.clone(), Some(media))?;
+        prepared.reply_opening = reply_opening(model, &prepared.ids, end, chat);
+        return Ok(prepared);
     }
-    checked(model, chat_ids(&model.tokenizer, model.template.as_deref(), messages, end)?, None)
+    let mut prepared = checked(model, chat_ids(&model.tokenizer, model.template.as_deref(), messages, end, chat)?, None)?;
+    prepared.reply_opening = reply_opening(model, &prepared.ids, end, chat);
+    Ok(prepared)
+}
+
+/// The part of the reply the prompt already wrote: a forced start, or the opening of a
+/// reasoning block the template put in its generation prompt.
+fn reply_opening(model: &ReadyModel, ids: &[u32], end: PromptEnd, chat: &ChatOptions) -> Option<String> {
+    if end != PromptEnd::NewReply {
+        return None;
+    }
+    if let Some(prefix) = &chat.reply_prefix {
+        return Some(prefix.clone());
+    }
+    let markers = model.reply_format.reasoning?;
+    // The generation prompt is the last few tokens.
+    let tail = model.tokenizer.decode(&ids[ids.len().saturating_sub(16)..], false).ok()?;
+    model.reply_format.starts_in_reasoning(&tail).then(|| markers.open.to_string())
 }
 
 fn checked(model: &ReadyModel, ids: Vec<u32>, media: Option<MediaPrompt>) -> Result<Prepared> {
@@ -37,7 +62,7 @@ fn checked(model: &ReadyModel, ids: Vec<u32>, media: Option<MediaPrompt>) -> Res
     if let Some(bad) = ids.iter().find(|&&id| id >= vocab) {
         return Err(EngineError::invalid("prompt", format!("token id {bad} is outside the vocabulary (size {vocab})")));
     }
-    Ok(Prepared { ids, media, dropped_messages: 0 })
+    Ok(Prepared { ids, media, dropped_messages: 0, reply_opening: None })
 }
 
 /// A prompt ready to run: its ids and, when it carries media, where each item is. Made when the
@@ -47,6 +72,8 @@ pub struct Prepared {
     pub(crate) media: Option<MediaPrompt>,
     /// Oldest turns the context policy left out.
     pub(crate) dropped_messages: usize,
+    /// The reply's start that the prompt wrote (`reply_opening`).
+    pub(crate) reply_opening: Option<String>,
 }
 
 impl Prepared {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::error::EngineError;
 use crate::media::MediaKind;
 use crate::sample::SamplingParams;
-use crate::text::ChatMessage;
+use crate::text::{ChatMessage, ChatOptions};
 
 /// A loaded model, as the engine thread knows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -42,6 +42,12 @@ pub struct Request {
     pub reuse_prefix: bool,
     /// What to do when the prompt is longer than the context (default: refuse).
     pub context_policy: ContextPolicy,
+    /// Tools, template switches and a forced start of the reply, for conversations.
+    pub chat: ChatOptions,
+    /// The reply's text keeps the model's own markup, for callers that read it with a
+    /// `ReplyParser`: the special tokens its reply format reads, and the start of a reasoning
+    /// block the prompt opened (or `ChatOptions::reply_prefix`) as the reply's first text.
+    pub reply_markup: bool,
 }
 
 /// What to do with a prompt longer than the model's context.
@@ -83,6 +89,8 @@ impl Request {
             ignore_eos: false,
             reuse_prefix: true,
             context_policy: ContextPolicy::default(),
+            chat: ChatOptions::default(),
+            reply_markup: false,
         }
     }
 }

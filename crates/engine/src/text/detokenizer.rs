@@ -7,6 +7,9 @@
 //! window minus the text of its already-emitted part is the new text, and it is emitted only
 //! when it does not end in a cut-off character (U+FFFD). The window then slides forward.
 
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
 use super::tokenizer::Tokenizer;
 use crate::error::Result;
 
@@ -15,6 +18,8 @@ const REPLACEMENT: char = '\u{FFFD}';
 pub struct StreamDecoder {
     tokenizer: Tokenizer,
     skip_special: bool,
+    /// Special tokens that still give their text (a reply format's markup).
+    kept: Arc<BTreeSet<u32>>,
     /// Ids from the start of the window on; older ones are dropped.
     ids: Vec<u32>,
     /// `ids[..read]` has been emitted; `ids[..read]` decodes to `emitted`.
@@ -25,12 +30,24 @@ pub struct StreamDecoder {
 impl StreamDecoder {
     /// With `skip_special`, control tokens (`<|im_end|>`, ...) produce no text.
     pub fn new(tokenizer: Tokenizer, skip_special: bool) -> Self {
-        Self { tokenizer, skip_special, ids: Vec::new(), read: 0, emitted_len: 0 }
+        Self { tokenizer, skip_special, kept: Arc::default(), ids: Vec::new(), read: 0, emitted_len: 0 }
+    }
+
+    /// The same decoder, but these special tokens give their text even when others are skipped.
+    pub fn keeping(mut self, kept: Arc<BTreeSet<u32>>) -> Self {
+        self.kept = kept;
+        self
     }
 
     /// Adds one token; returns the text it completes, often empty (a partial character, or a
     /// skipped special token), sometimes more than the token's own (the end of a held character).
     pub fn push(&mut self, id: u32) -> Result<String> {
+        if self.skip_special && self.kept.contains(&id) {
+            // A kept token is whole text of its own: what is held, then the token.
+            let mut text = self.finish()?;
+            text.push_str(&self.tokenizer.id_to_token(id).unwrap_or_default());
+            return Ok(text);
+        }
         self.ids.push(id);
         let text = self.tokenizer.decode(&self.ids, self.skip_special)?;
         if text.len() <= self.emitted_len || text.ends_with(REPLACEMENT) {

@@ -5,6 +5,9 @@
 //! - [`ChatTemplate`]: renders a conversation with the model's Jinja template as transformers does.
 //! - [`StreamDecoder`]: token ids one at a time in, text deltas out, never a broken character.
 //! - [`StopMatcher`]: holds back text that may become a stop string; the stop string never shows.
+//! - [`ReplyParser`]: a streamed reply split into reasoning, answer and tool calls, in the
+//!   markup the model's template implies ([`ReplyFormat`]); `tools` writes tools into the
+//!   messages for templates that do not render them.
 
 mod detokenizer;
 mod gguf_build;
@@ -13,12 +16,15 @@ mod gguf_vocab;
 mod hf_folder;
 mod prompt_memo;
 mod pyjson;
+mod reply;
 mod stop;
 mod strftime;
 mod template;
 mod tokenizer;
+pub mod tools;
 
 pub use detokenizer::StreamDecoder;
+pub use reply::{Markers, ParsedCall, ReplyFormat, ReplyParser, ReplyPart, ToolSyntax};
 pub use stop::{StopMatcher, StopStep};
-pub use template::{ChatMessage, ChatTemplate, PromptEnd};
+pub use template::{ChatMessage, ChatOptions, ChatTemplate, PromptEnd, ToolCall};
 pub use tokenizer::Tokenizer;

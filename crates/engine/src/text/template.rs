@@ -23,7 +23,8 @@ use crate::media::MediaItem;
 
 const NAME: &str = "chat_template";
 
-/// One turn of a conversation, as templates see it: `message.role`, `message.content`.
+/// One turn of a conversation, as templates see it: `message.role`, `message.content`, and
+/// the fields transformers passes for tools and reasoning when they are set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
     pub role: String,
@@ -32,11 +33,88 @@ pub struct ChatMessage {
     /// the template as a content list (the media, then the text), as transformers renders it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub media: Vec<MediaItem>,
+    /// An assistant message's calls of tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// A `tool` message: the call whose result it carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// A `tool` message: the tool's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// An assistant message's reasoning, which templates may render or drop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+}
+
+/// A call of a tool, as chat templates read it: `{"id", "type": "function", "function":
+/// {"name", "arguments"}}` with the arguments as an object (transformers' convention).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "ToolCallShape", from = "ToolCallShape")]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// A JSON object.
+    pub arguments: serde_json::Value,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ToolCallShape {
+    #[serde(default)]
+    id: String,
+    #[serde(rename = "type", default = "function_type")]
+    kind: String,
+    function: FunctionShape,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FunctionShape {
+    name: String,
+    #[serde(default)]
+    arguments: serde_json::Value,
+}
+
+fn function_type() -> String {
+    "function".into()
+}
+
+impl From<ToolCall> for ToolCallShape {
+    fn from(call: ToolCall) -> Self {
+        Self { id: call.id, kind: function_type(), function: FunctionShape { name: call.name, arguments: call.arguments } }
+    }
+}
+
+impl From<ToolCallShape> for ToolCall {
+    fn from(shape: ToolCallShape) -> Self {
+        Self { id: shape.id, name: shape.function.name, arguments: shape.function.arguments }
+    }
+}
+
+/// What a conversation's prompt is rendered with besides its messages.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatOptions {
+    /// Tool (function) definitions in OpenAI's shape, `{"type": "function", "function": {"name",
+    /// "description", "parameters"}}`, passed to the template as `tools`. A template that does
+    /// not read `tools` gets them in a system message instead (`tools::fallback_prompt`).
+    pub tools: Vec<serde_json::Value>,
+    /// The template's own switches, passed as variables: `enable_thinking`, `reasoning_effort`.
+    pub switches: BTreeMap<String, serde_json::Value>,
+    /// The start of the reply, written for the model (the opening of a call it must make): the
+    /// prompt ends with it, after closing a reasoning block the template opened.
+    pub reply_prefix: Option<String>,
 }
 
 impl ChatMessage {
     pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
-        Self { role: role.into(), content: content.into(), media: vec![] }
+        Self {
+            role: role.into(),
+            content: content.into(),
+            media: vec![],
+            tool_calls: vec![],
+            tool_call_id: None,
+            name: None,
+            reasoning_content: None,
+        }
     }
 
     /// The same message with these media items attached.
@@ -70,6 +148,9 @@ pub enum PromptEnd {
 
 pub struct ChatTemplate {
     env: Environment<'static>,
+    source: String,
+    /// The source mentions `tools` (see `takes_tools`).
+    takes_tools: bool,
     /// `bos_token`, `eos_token`, ...: the variables transformers passes from the tokenizer.
     tokens: BTreeMap<&'static str, String>,
 }
@@ -94,7 +175,7 @@ impl ChatTemplate {
         env.add_filter("tojson", tojson);
         env.add_template_owned(NAME, neutralize_generation_tags(source).into_owned())
             .map_err(|e| EngineError::Template(format!("the template does not parse: {e}")))?;
-        Ok(Self { env, tokens: BTreeMap::new() })
+        Ok(Self { env, source: source.to_string(), takes_tools: source.contains("tools"), tokens: BTreeMap::new() })
     }
 
     /// The tokenizer's own template, with its special tokens as variables; `None` when the
@@ -126,24 +207,41 @@ impl ChatTemplate {
     /// assistant's reply begins. `tools` is the list of tool (function) schemas, passed to the
     /// template as `tools`; `None` passes `none`, as transformers does.
     pub fn render(&self, messages: &[ChatMessage], add_generation_prompt: bool, tools: Option<serde_json::Value>) -> Result<String> {
-        self.render_any(messages, add_generation_prompt, tools)
+        let tools = match tools {
+            Some(serde_json::Value::Array(list)) => list,
+            Some(one) => vec![one],
+            None => vec![],
+        };
+        self.render_any(messages, add_generation_prompt, &ChatOptions { tools, ..ChatOptions::default() })
+    }
+
+    /// Whether the template renders `tools` itself; when it does not, tools and calls are
+    /// written into the messages in the fallback format (`tools.rs`).
+    pub fn takes_tools(&self) -> bool {
+        self.takes_tools
+    }
+
+    /// The template's source, as the model ships it.
+    pub fn source(&self) -> &str {
+        &self.source
     }
 
     /// The prompt that goes on with the final message (a reply cut short): the conversation
     /// rendered whole, then cut right after that message's text, so that no end of turn follows
     /// it and the model writes more of the same message (transformers' `continue_final_message`).
     pub fn render_continuation(&self, messages: &[ChatMessage]) -> Result<String> {
-        self.render_continuation_any(messages, messages.last().map_or("", |m| m.content.as_str()))
+        let final_text = messages.last().map_or("", |m| m.content.as_str());
+        self.render_continuation_any(messages, final_text, &ChatOptions::default())
     }
 
     /// `render_continuation` for messages in any serialisable shape (content lists with media
     /// parts); `final_text` is the final message's text.
-    fn render_continuation_any<M: Serialize>(&self, messages: &[M], final_text: &str) -> Result<String> {
+    fn render_continuation_any<M: Serialize>(&self, messages: &[M], final_text: &str, options: &ChatOptions) -> Result<String> {
         let text = final_text.trim();
         if text.is_empty() {
             return Err(EngineError::invalid("messages", "the last message has no text to continue"));
         }
-        let rendered = self.render_any(messages, false, None)?;
+        let rendered = self.render_any(messages, false, options)?;
         let end = rendered.rfind(text).ok_or_else(|| {
             EngineError::Template("the template rewrites the reply's text, so it cannot be continued; regenerate it instead".into())
         })?;
@@ -152,24 +250,48 @@ impl ChatTemplate {
 
     /// The prompt text for `messages` (in any serialisable shape), ending as `end` says;
     /// `final_text` is the final message's text, where a continuation ends.
-    pub fn render_prompt<M: Serialize>(&self, messages: &[M], final_text: &str, end: PromptEnd) -> Result<String> {
+    pub fn render_prompt<M: Serialize>(&self, messages: &[M], final_text: &str, end: PromptEnd, options: &ChatOptions) -> Result<String> {
         match end {
-            PromptEnd::NewReply => self.render_any(messages, true, None),
-            PromptEnd::InFinalMessage => self.render_continuation_any(messages, final_text),
+            PromptEnd::NewReply => {
+                let mut prompt = self.render_any(messages, true, options)?;
+                if let Some(prefix) = &options.reply_prefix {
+                    let format = super::ReplyFormat::detect(Some(&self.source));
+                    if let Some(markers) = format.reasoning.filter(|_| format.starts_in_reasoning(&prompt)) {
+                        prompt.push_str(markers.close);
+                        prompt.push_str("\n\n");
+                    }
+                    prompt.push_str(prefix);
+                }
+                Ok(prompt)
+            }
+            PromptEnd::InFinalMessage => self.render_continuation_any(messages, final_text, options),
         }
     }
 
     /// `render` for messages in any serialisable shape (content lists with media parts).
-    pub fn render_any<M: Serialize>(
-        &self,
-        messages: &[M],
-        add_generation_prompt: bool,
-        tools: Option<serde_json::Value>,
-    ) -> Result<String> {
+    pub fn render_any<M: Serialize>(&self, messages: &[M], add_generation_prompt: bool, options: &ChatOptions) -> Result<String> {
         let mut context: BTreeMap<&str, Value> = BTreeMap::new();
-        context.insert("messages", Value::from(Serde(messages)));
+        for (name, value) in &options.switches {
+            context.insert(name, Value::from(Serde(value)));
+        }
+        let uses_tools = |m: &serde_json::Value| m.get("tool_calls").is_some() || m.get("role").and_then(|r| r.as_str()) == Some("tool");
+        let as_values =
+            || serde_json::to_value(messages).map_err(|e| EngineError::Template(format!("the messages cannot be rendered: {e}")));
+        let fallback =
+            !self.takes_tools && (!options.tools.is_empty() || as_values()?.as_array().is_some_and(|l| l.iter().any(uses_tools)));
+        if fallback {
+            let list = match as_values()? {
+                serde_json::Value::Array(list) => list,
+                _ => vec![],
+            };
+            context.insert("messages", Value::from(Serde(super::tools::fallback_messages(list, &options.tools))));
+            context.insert("tools", Value::from(()));
+        } else {
+            context.insert("messages", Value::from(Serde(messages)));
+            let tools = if options.tools.is_empty() { Value::from(()) } else { Value::from(Serde(&options.tools)) };
+            context.insert("tools", tools);
+        }
         context.insert("add_generation_prompt", Value::from(add_generation_prompt));
-        context.insert("tools", tools.map(|t| Value::from(Serde(&t))).unwrap_or(Value::from(())));
         context.insert("documents", Value::from(()));
         for (name, token) in &self.tokens {
             context.insert(name, Value::from(token.as_str()));
