@@ -247,6 +247,138 @@ class SmolLM2(ServerTest):
         self.assert_still_serving()
 
 
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city today.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+CLOCK = {"type": "function", "function": {"name": "get_time", "description": "The time now.", "parameters": {"type": "object", "properties": {}}}}
+
+
+class SmolLM2Tools(ServerTest):
+    """Tools on the default model, whose template has none: the engine writes them into the system
+    prompt in the fallback `<tool_call>` format and reads its calls back."""
+
+    @classmethod
+    def setUpClass(cls):
+        model = default_model()
+        if not model.is_file():
+            raise unittest.SkipTest(f"the default model is not installed at {model}; run scripts/setup.sh")
+        cls.server = Server("--model", str(model))
+        cls.client = openai.OpenAI(base_url=cls.server.base_url, api_key="unused", max_retries=0, timeout=120)
+
+    def test_a_named_tool_is_called_whole_streamed_and_answered(self):
+        ask = "What is the weather in Paris?"
+        choice = {"type": "function", "function": {"name": "get_weather"}}
+        whole = self.chat(ask, max_tokens=40, tools=[WEATHER, CLOCK], tool_choice=choice)
+        self.assertEqual(whole.choices[0].finish_reason, "tool_calls")
+        calls = whole.choices[0].message.tool_calls
+        self.assertEqual(len(calls), 1)
+        self.assertEqual(calls[0].function.name, "get_weather")
+        self.assertIsInstance(json.loads(calls[0].function.arguments), dict)
+        self.assertTrue(calls[0].id.startswith("call_"))
+
+        chunks = list(self.chat(ask, max_tokens=40, tools=[WEATHER, CLOCK], tool_choice=choice, stream=True))
+        deltas = [call for c in chunks if c.choices for call in (c.choices[0].delta.tool_calls or [])]
+        self.assertEqual([(d.index, d.function.name) for d in deltas], [(0, "get_weather")])
+        self.assertEqual(json.loads(deltas[0].function.arguments), json.loads(calls[0].function.arguments))
+        self.assertEqual([c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason], ["tool_calls"])
+
+        # The call and its result go back through the template; the model answers.
+        messages = [
+            {"role": "user", "content": ask},
+            {"role": "assistant", "content": None, "tool_calls": [calls[0].model_dump()]},
+            {"role": "tool", "tool_call_id": calls[0].id, "content": "Sunny, 21 degrees."},
+        ]
+        answer = self.client.chat.completions.create(model=self.server.model, messages=messages, tools=[WEATHER], max_tokens=6, temperature=0)
+        self.assertGreater(answer.usage.prompt_tokens, whole.usage.prompt_tokens)
+        self.assertEqual(answer.usage.completion_tokens, 6)
+
+    def test_required_calls_one_of_the_tools(self):
+        reply = self.chat("What time is it?", max_tokens=40, tools=[WEATHER, CLOCK], tool_choice="required")
+        calls = reply.choices[0].message.tool_calls
+        self.assertTrue(calls, reply.choices[0].message.content)
+        self.assertIn(calls[0].function.name, ("get_weather", "get_time"))
+
+    def test_tool_choice_none_hides_the_tools(self):
+        plain = self.chat("Hi", max_tokens=3)
+        none = self.chat("Hi", max_tokens=3, tools=[WEATHER], tool_choice="none")
+        self.assertEqual(none.usage.prompt_tokens, plain.usage.prompt_tokens)
+        self.assertIsNone(none.choices[0].message.tool_calls)
+
+    def test_bad_tool_requests_are_refused_in_openais_shape(self):
+        cases = [
+            ({"tools": [WEATHER], "tool_choice": {"type": "function", "function": {"name": "get_time"}}}, "tool_choice"),
+            ({"tools": [WEATHER], "tool_choice": "sometimes"}, "tool_choice"),
+            ({"tool_choice": "required"}, "tool_choice"),
+            ({"tools": [{**CLOCK, "function": {**CLOCK["function"], "name": f"t{i}"}} for i in range(129)]}, "tools"),
+            ({"tools": [{"type": "function", "function": {"name": "has space"}}]}, "tools[0]"),
+        ]
+        for extra, param in cases:
+            with self.subTest(param=param), self.assertRaises(openai.BadRequestError) as caught:
+                self.chat("Hi", max_tokens=1, **extra)
+            self.assert_error_shape(caught.exception, 400, param)
+        orphan = [{"role": "user", "content": "Hi"}, {"role": "tool", "tool_call_id": "call_nope", "content": "42"}]
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.client.chat.completions.create(model=self.server.model, messages=orphan, max_tokens=1)
+        self.assert_error_shape(caught.exception, 400, "messages[1].tool_call_id")
+        bad_arguments = [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{city"}}]},
+        ]
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.client.chat.completions.create(model=self.server.model, messages=bad_arguments, max_tokens=1)
+        self.assert_error_shape(caught.exception, 400, "messages[1].tool_calls[0].function.arguments")
+        self.assert_still_serving()
+
+
+# A Qwen3-style template that opens `<think>` in its generation prompt unless thinking is off.
+THINKING_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{% else %}<think>\n{% endif %}{% endif %}"
+)
+
+
+class TinyQwen3Reasoning(ServerTest):
+    """The tiny Qwen3 with a thinking template: its random words fall in the reasoning channel
+    unless the request turns thinking off."""
+
+    @classmethod
+    def setUpClass(cls):
+        folder = pathlib.Path(tempfile.mkdtemp(prefix="confab-qwen3-thinking-"))
+        cls.folder = folder
+        shutil.copytree(ROOT / "tests" / "reference" / "fixtures" / "tiny" / "qwen3", folder / "model")
+        config = json.loads((folder / "model" / "tokenizer_config.json").read_text())
+        config["chat_template"] = THINKING_TEMPLATE
+        (folder / "model" / "tokenizer_config.json").write_text(json.dumps(config))
+        cls.server = Server("--model", str(folder / "model"))
+        cls.client = openai.OpenAI(base_url=cls.server.base_url, api_key="unused", max_retries=0, timeout=120)
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def test_reasoning_is_apart_and_can_be_turned_off(self):
+        thinking = self.chat("Hi", max_tokens=6)
+        message = thinking.choices[0].message
+        self.assertTrue(message.reasoning_content, "the reply opened in the reasoning block")
+        streamed = list(self.chat("Hi", max_tokens=6, stream=True))
+        reasoning = "".join(getattr(c.choices[0].delta, "reasoning_content", None) or "" for c in streamed if c.choices)
+        self.assertEqual(reasoning, message.reasoning_content)
+        self.assertEqual("".join(c.choices[0].delta.content or "" for c in streamed if c.choices), message.content or "")
+
+        off = self.chat("Hi", max_tokens=6, extra_body={"chat_template_kwargs": {"enable_thinking": False}})
+        self.assertFalse(getattr(off.choices[0].message, "reasoning_content", None))
+        self.assertTrue(off.choices[0].message.content)
+        effort = self.chat("Hi", max_tokens=6, reasoning_effort="none")
+        self.assertEqual(effort.usage.prompt_tokens, off.usage.prompt_tokens)
+
+
 class TinyGemma4(ServerTest):
     """The tiny random Gemma 4 reads images and audio; its words are noise, its token counts are not."""
 

@@ -104,7 +104,8 @@ fn processor_gives_the_reference_pixels_grids_prompt_and_positions() {
 
     let model = ReadyModel::load(&dir(), &LoadOptions::default(), &mut |_| {}).unwrap();
     assert!(model.info.vision && !model.info.audio);
-    let prompt = media_prompt::build(&model, &messages(&reference), PromptEnd::NewReply, &MediaLimits::default()).unwrap();
+    let prompt =
+        media_prompt::build(&model, &messages(&reference), PromptEnd::NewReply, &Default::default(), &MediaLimits::default()).unwrap();
     assert_eq!(prompt.ids, ids(&reference["input_ids"]), "prompt ids");
     let spans: Vec<usize> = prompt.items.iter().map(|i| i.span.len).collect();
     assert_eq!(spans, ids(&reference["image_tokens"]).iter().map(|&n| n as usize).collect::<Vec<_>>(), "soft tokens per image");
@@ -301,7 +302,8 @@ fn qwen3_5_with_vision_gives_the_reference_prompt_tower_rows_logits_and_tokens()
 
     let model = ReadyModel::load(&folder, &LoadOptions::default(), &mut |_| {}).unwrap();
     assert!(model.info.vision, "the tiny Qwen3.5 reads images");
-    let prompt = media_prompt::build(&model, &messages(&reference), PromptEnd::NewReply, &MediaLimits::default()).unwrap();
+    let prompt =
+        media_prompt::build(&model, &messages(&reference), PromptEnd::NewReply, &Default::default(), &MediaLimits::default()).unwrap();
     assert_eq!(prompt.ids, ids(&reference["input_ids"]), "qwen3_5_vl prompt ids");
     let want: Vec<Vec<i32>> = serde_json::from_value(reference["position_ids"].clone()).unwrap();
     assert_eq!(prompt.positions.expect("positions").values, want.concat(), "qwen3_5_vl position ids");
@@ -574,7 +576,9 @@ fn video_processor_gives_the_reference_frames_pixels_grid_prompt_ids_and_positio
         model.video_reader = frames.clone();
         for key in ["video", "mixed"] {
             let chat = &video[key];
-            let prompt = media_prompt::build(&model, &video_messages(name, key), PromptEnd::NewReply, &MediaLimits::default()).unwrap();
+            let prompt =
+                media_prompt::build(&model, &video_messages(name, key), PromptEnd::NewReply, &Default::default(), &MediaLimits::default())
+                    .unwrap();
             assert_eq!(prompt.ids, ids(&chat["input_ids"]), "{name} {key}: prompt ids (timestamps included)");
             let want: Vec<Vec<i32>> = serde_json::from_value(chat["position_ids"].clone()).unwrap();
             let positions = prompt.positions.expect("multimodal RoPE positions");

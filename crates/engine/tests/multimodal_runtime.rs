@@ -382,7 +382,13 @@ fn several_images_and_clips_across_turns_each_get_their_soft_tokens() {
     let positions: Vec<usize> = out.plan.media.iter().map(|m| m.position).collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]));
     // The prompt's ids at the image positions are image tokens, as expand_prompt placed them.
-    let ids = generate::prompt_ids(&rig.model, &Prompt::Chat(vec![ChatMessage::user("x").with_media([image()])]), &rig.limits).unwrap();
+    let ids = generate::prompt_ids(
+        &rig.model,
+        &Prompt::Chat(vec![ChatMessage::user("x").with_media([image()])]),
+        &Default::default(),
+        &rig.limits,
+    )
+    .unwrap();
     let image_token = rig.model.tokenizer.token_to_id("<|image|>").unwrap();
     assert_eq!(ids.iter().filter(|&&t| t == image_token).count(), 63);
 }
@@ -432,11 +438,11 @@ fn continuing_a_reply_in_a_chat_with_an_image_gives_transformers_ids() {
     let rig = Rig::new(None);
     let image_token = rig.model.tokenizer.token_to_id("<|image|>").unwrap();
     for ContinuationCase { name, messages, continue_ids, reply_prompt_ids } in continuation_cases() {
-        let ids = generate::prompt_ids(&rig.model, &Prompt::Continue(messages.clone()), &rig.limits).unwrap();
+        let ids = generate::prompt_ids(&rig.model, &Prompt::Continue(messages.clone()), &Default::default(), &rig.limits).unwrap();
         assert_eq!(ids, continue_ids, "{name}: continue_final_message=True");
         assert_eq!(ids.iter().filter(|&&t| t == image_token).count(), 63, "{name}: the image's soft tokens");
         let before = messages[..messages.len() - 1].to_vec();
-        let reply_prompt = generate::prompt_ids(&rig.model, &Prompt::Chat(before), &rig.limits).unwrap();
+        let reply_prompt = generate::prompt_ids(&rig.model, &Prompt::Chat(before), &Default::default(), &rig.limits).unwrap();
         assert_eq!(reply_prompt, reply_prompt_ids, "{name}: the chat the reply was written for");
         // The continuation is that chat with the reply's text so far, and no end of turn.
         assert!(ids.starts_with(&reply_prompt) && ids.len() > reply_prompt.len(), "{name}");

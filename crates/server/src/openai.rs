@@ -19,8 +19,6 @@ pub struct ChatRequest {
     #[serde(default)]
     pub tools: Option<Vec<ToolField>>,
     pub tool_choice: Option<ToolChoiceField>,
-    /// Calls in one reply: Confab reads every call the model writes, so this changes nothing.
-    pub parallel_tool_calls: Option<bool>,
     /// `none` turns a reasoning model's thinking off; others pass to the template.
     pub reasoning_effort: Option<String>,
     /// vLLM's and SGLang's way to set template switches (`{"enable_thinking": false}`).

@@ -85,8 +85,9 @@ async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRe
     let answer = async {
         let request: ChatRequest = parse(body, state.body_limit)?;
         let model = served(&state, request.model.as_deref())?;
-        let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
+        let mut sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
         let tools = request.tools()?;
+        sampling.stop.extend(tools.call_stop(&model.info).map(str::to_string));
         let switches = request.switches()?;
         let (messages, files) = chat_messages(&request.messages, &state.media, &model.info, &model.name)?;
         let mut engine_request = Request::new(model.id, Prompt::Chat(messages), sampling);
@@ -96,7 +97,7 @@ async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRe
         let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
         let turn = Turn::new(running, &model.info, &tools);
         if request.sampling.stream {
-            return Ok(chat_stream(turn, reply, request.sampling.include_usage()).into_response());
+            return Ok::<_, ApiError>(chat_stream(turn, reply, request.sampling.include_usage()).into_response());
         }
         let (whole, reason, usage) = turn.whole().await?;
         Ok(Json(reply.whole_turn(&whole, reason, &usage)).into_response())

@@ -90,14 +90,18 @@ impl Tools {
         Ok(Self { definitions: out, choice })
     }
 
-    /// No tools.
-    pub fn none() -> Self {
-        Self { definitions: vec![], choice: ToolChoice::None }
-    }
-
     /// Whether the model sees tools and its calls are read.
     pub fn offered(&self) -> bool {
         !self.definitions.is_empty() && self.choice != ToolChoice::None
+    }
+
+    /// Where a reply that must call a tool ends: at its call's closing markup (one call, as
+    /// OpenAI's named choice gives), so a small model cannot ramble past it.
+    pub fn call_stop(&self, model: &ModelInfo) -> Option<&'static str> {
+        match self.choice {
+            ToolChoice::Required | ToolChoice::Named(_) => model.reply_format.call_close(),
+            ToolChoice::Auto | ToolChoice::None => None,
+        }
     }
 
     /// The tools and, where a call is required, its opening written for the model.
@@ -118,7 +122,7 @@ impl Tools {
 }
 
 /// What a turn gives, in order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum TurnEvent {
     Reasoning(String),
     Text(String),
@@ -174,11 +178,6 @@ impl Turn {
                 }
             }
         }
-    }
-
-    /// Whether the reply called a tool so far.
-    pub fn called(&self) -> bool {
-        self.calls > 0
     }
 
     fn take(&mut self, parts: Vec<ReplyPart>) {

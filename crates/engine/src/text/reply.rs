@@ -116,6 +116,11 @@ impl ReplyFormat {
         }
     }
 
+    /// The text that ends a call, for syntaxes that close their calls.
+    pub fn call_close(&self) -> Option<&'static str> {
+        self.call_markers().1
+    }
+
     /// The text that begins a call of whichever tool the model picks, for a reply that must
     /// call one.
     pub fn any_call_opening(&self) -> &'static str {
@@ -315,8 +320,10 @@ impl ReplyParser {
     /// A call block's body (`closed`: its closing marker was written); whether it was a call.
     fn call(&mut self, parts: &mut Vec<ReplyPart>, body: &str, closed: bool) -> bool {
         let tools = self.tools.as_deref().unwrap_or_default();
-        if let Some(calls) = parse_calls(self.format.tools, body, tools) {
+        if let Some((calls, after)) = parse_calls(self.format.tools, body, tools) {
             parts.extend(calls.into_iter().map(ReplyPart::ToolCall));
+            self.trim_start = true;
+            self.content(parts, after);
             return true;
         }
         // Not a call after all: the text as the model wrote it.
@@ -351,11 +358,19 @@ fn partial_suffix<'a>(text: &str, markers: impl IntoIterator<Item = &'a str>) ->
         .unwrap_or(0)
 }
 
-/// The calls in one call block, or `None` when it is not one.
-fn parse_calls(syntax: ToolSyntax, body: &str, tools: &[Value]) -> Option<Vec<ParsedCall>> {
+/// The calls in one call block, and text the model wrote after a call it did not close; or
+/// `None` when it is not a call.
+fn parse_calls<'a>(syntax: ToolSyntax, body: &'a str, tools: &[Value]) -> Option<(Vec<ParsedCall>, &'a str)> {
     let body = body.trim();
+    if syntax == ToolSyntax::Hermes {
+        // A call cut short of its closing tag (a stop string, the end of the reply) may have
+        // text after its JSON.
+        let mut values = serde_json::Deserializer::from_str(body).into_iter::<Value>();
+        let call = json_call(&values.next()?.ok()?)?;
+        return Some((vec![call], &body[values.byte_offset()..]));
+    }
     match syntax {
-        ToolSyntax::Hermes => json_call(&serde_json::from_str(body).ok()?).map(|c| vec![c]),
+        ToolSyntax::Hermes => None,
         ToolSyntax::Llama3Json => {
             // Several calls may be separated by `;`.
             let calls: Option<Vec<_>> =
@@ -365,7 +380,7 @@ fn parse_calls(syntax: ToolSyntax, body: &str, tools: &[Value]) -> Option<Vec<Pa
         ToolSyntax::Mistral => {
             if body.starts_with('[') {
                 let list: Vec<Value> = serde_json::from_str(body).ok()?;
-                return list.iter().map(json_call).collect();
+                return list.iter().map(json_call).collect::<Option<Vec<_>>>().filter(|c| !c.is_empty()).map(|c| (c, ""));
             }
             let (head, arguments) = body.split_once("[ARGS]")?;
             let name = head.split_once("[CALL_ID]").map_or(head, |(name, _)| name).trim();
@@ -382,6 +397,7 @@ fn parse_calls(syntax: ToolSyntax, body: &str, tools: &[Value]) -> Option<Vec<Pa
         }
     }
     .filter(|calls| !calls.is_empty())
+    .map(|calls| (calls, ""))
 }
 
 /// One call from a name and its arguments (an object).
@@ -494,7 +510,7 @@ impl GemmaReader<'_> {
                 Some(value)
             }
             _ => {
-                let end = self.text.find(|c: char| c == ',' || c == '}' || c == ']').unwrap_or(self.text.len());
+                let end = self.text.find([',', '}', ']']).unwrap_or(self.text.len());
                 let word = self.text[..end].trim();
                 self.text = &self.text[end..];
                 Some(serde_json::from_str(word).unwrap_or_else(|_| Value::String(word.to_string())))
@@ -690,5 +706,13 @@ mod tests {
             let rest = if format.tools == ToolSyntax::Mistral { rest.strip_suffix('}').unwrap() } else { rest };
             every_step(format, false, tools(), &format!("{opening}{rest}"), &[weather("Paris", None)]);
         }
+        // A required call of any tool: the model writes the name.
+        let hermes = format("<tool_call>");
+        let text = format!("{}get_weather\", \"arguments\": {{\"city\": \"Paris\"}}}}", hermes.any_call_opening());
+        every_step(hermes, false, tools(), &text, &[weather("Paris", None)]);
+        // Cut at its closing tag by a stop string, with text after the JSON: the call, then the text.
+        assert_eq!(hermes.call_close(), Some("</tool_call>"));
+        let text = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}} I hope";
+        every_step(hermes, false, tools(), text, &[weather("Paris", None), ReplyPart::Content("I hope".into())]);
     }
 }

@@ -477,6 +477,51 @@ mod tests {
     }
 
     #[test]
+    fn templates_without_tools_get_them_in_the_system_message() {
+        let template = ChatTemplate::new(CHATML).unwrap();
+        assert!(!template.takes_tools());
+        let options = ChatOptions { tools: vec![json!({"type": "function", "function": {"name": "f"}})], ..ChatOptions::default() };
+        let out = template.render_any(&chat(), true, &options).unwrap();
+        assert!(out.starts_with("<|im_start|>system\nBe brief.\n\n# Tools"), "{out}");
+        assert!(out.contains("{\"type\": \"function\", \"function\": {\"name\": \"f\"}}"), "{out}");
+        assert!(ChatTemplate::new("{% if tools %}{% endif %}").unwrap().takes_tools());
+    }
+
+    #[test]
+    fn switches_are_template_variables() {
+        let template = ChatTemplate::new("{% if enable_thinking is defined and not enable_thinking %}off{% else %}on{% endif %}").unwrap();
+        let mut options = ChatOptions::default();
+        assert_eq!(template.render_any(&chat(), true, &options).unwrap(), "on");
+        options.switches.insert("enable_thinking".into(), json!(false));
+        assert_eq!(template.render_any(&chat(), true, &options).unwrap(), "off");
+    }
+
+    #[test]
+    fn a_reply_prefix_follows_a_closed_reasoning_block() {
+        let source = "{% for m in messages %}{{ m.content }}{% endfor %}{% if add_generation_prompt %}<think>\n{% endif %}";
+        let template = ChatTemplate::new(source).unwrap();
+        let options = ChatOptions { reply_prefix: Some("<tool_call>".into()), ..ChatOptions::default() };
+        let prompt = template.render_prompt(&chat(), "", PromptEnd::NewReply, &options).unwrap();
+        assert_eq!(prompt, "Be brief.HiHello!<think>\n</think>\n\n<tool_call>");
+        let plain = ChatTemplate::new(CHATML).unwrap().render_prompt(&chat(), "", PromptEnd::NewReply, &options).unwrap();
+        assert!(plain.ends_with("<|im_start|>assistant\n<tool_call>"), "{plain}");
+    }
+
+    #[test]
+    fn tool_calls_reach_templates_in_transformers_shape() {
+        let mut call = ChatMessage::assistant("");
+        call.tool_calls.push(ToolCall { id: "c1".into(), name: "f".into(), arguments: json!({"x": 1}) });
+        let mut result = ChatMessage::new("tool", "42");
+        result.tool_call_id = Some("c1".into());
+        let source = "{% for m in messages %}{% for c in m.tool_calls or [] %}{{ c.id }}:{{ c.type }}:{{ c.function.name }}({{ c.function.arguments | tojson }}){% endfor %}\
+                      {% if m.tool_call_id %}[{{ m.tool_call_id }}={{ m.content }}]{% endif %}{% endfor %}";
+        let out = ChatTemplate::new(source).unwrap().render_any(&[call.clone(), result], false, &ChatOptions::default()).unwrap();
+        assert_eq!(out, "c1:function:f({\"x\": 1})[c1=42]");
+        let back: ChatMessage = serde_json::from_value(serde_json::to_value(&call).unwrap()).unwrap();
+        assert_eq!(back, call);
+    }
+
+    #[test]
     fn tojson_takes_pythons_keyword_arguments() {
         let source = "{{ {'b': [1, 2], 'a': 'é'} | tojson(indent=2, sort_keys=true) }}|{{ [1, 2] | tojson(separators=(',', ':')) }}";
         let out = ChatTemplate::new(source).unwrap().render(&[], false, None).unwrap();

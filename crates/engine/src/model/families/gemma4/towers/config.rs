@@ -115,7 +115,7 @@ impl AudioConfig {
         }
         // The relative-position table is [sin, cos] of hidden_size / 2 timescales, projected
         // from hidden_size: an odd size leaves it a column short.
-        if self.hidden_size == 0 || self.hidden_size % 2 != 0 {
+        if self.hidden_size == 0 || !self.hidden_size.is_multiple_of(2) {
             return refuse("hidden_size", format!("is {}; it must be even and positive", self.hidden_size));
         }
         if self.num_attention_heads == 0 || !self.hidden_size.is_multiple_of(self.num_attention_heads) {
@@ -157,7 +157,8 @@ impl AudioConfig {
         if !(self.rms_norm_eps >= 0.0 && self.rms_norm_eps.is_finite()) {
             return refuse("rms_norm_eps", format!("is {}; it must be finite and not negative", self.rms_norm_eps));
         }
-        if !(self.gradient_clipping > 0.0) {
+        // Also refuses NaN.
+        if self.gradient_clipping.is_nan() || self.gradient_clipping <= 0.0 {
             return refuse("gradient_clipping", format!("is {}; activations are clamped to ± it", self.gradient_clipping));
         }
         if self.output_proj_dims == 0 {

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""An agent's session replayed turn by turn: Confab's endpoints against `mlx_lm.server` 0.32.2,
+in one run, on the same weights (float32 SmolLM2 from bench/make_models.py, 8,192 tokens of
+context). The recorded session defines four tools; each turn appends the agent's tool call and
+the tool's result (a page of code) to the history and resends all of it, as coding agents do,
+growing past 8,000 tokens. Per turn: prompt tokens, the tokens the server's cache served, the
+share of the previous turn's prompt that came from the cache, and time to the first token.
+
+    python3 bench/agent.py [--turns 20] [--max-tokens 8] [--only confab|mlx-lm]
+
+Target (issue 35): from turn 2 on, at least 95% of the tokens shared with the previous turn
+come from the cache, and time to first token stays flat as the conversation grows. Needs
+`python3 bench/run.py` to have made .deps/bench (its venv with mlx-lm, the checkpoints) and a
+release `confab` (cargo build --release -p confab-cli).
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve import CONFAB, PY, WORK, Server  # noqa: E402  (the same servers as bench/serve.py)
+
+TOOLS = [
+    {"type": "function", "function": {"name": "read_file", "description": "Read a file of the repository.",
+                                      "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
+    {"type": "function", "function": {"name": "list_dir", "description": "List a folder of the repository.",
+                                      "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
+    {"type": "function", "function": {"name": "run_tests", "description": "Run the test suite and return its output.",
+                                      "parameters": {"type": "object", "properties": {"filter": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "write_file", "description": "Write a file of the repository.",
+                                      "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"}},
+                                                     "required": ["path", "text"]}}},
+]
+SYSTEM = ("You are a careful coding agent working in a Rust repository. Use the tools to read code, run the tests and "
+          "write fixes. Explain each step briefly before calling a tool.")
+
+
+def tool_result(turn: int) -> str:
+    """A page of code, different every turn (about 330 tokens)."""
+    lines = [f"// src/module_{turn}.rs"]
+    for i in range(18):
+        lines.append(f"pub fn step_{turn}_{i}(input: &[u32]) -> u64 {{ input.iter().map(|v| u64::from(*v) * {i + turn}).sum() }}")
+    return "\n".join(lines)
+
+
+def session(turns: int) -> list[list[dict]]:
+    """The messages each turn sends: the history so far, ending with the newest tool result."""
+    history = [{"role": "system", "content": SYSTEM},
+               {"role": "user", "content": "The tests fail after the last refactor. Find out why and fix it."}]
+    sends = []
+    for turn in range(turns):
+        sends.append([dict(m) for m in history])
+        name = TOOLS[turn % len(TOOLS)]["function"]["name"]
+        arguments = {"path": f"src/module_{turn}.rs"} if name != "run_tests" else {"filter": f"module_{turn}"}
+        if name == "write_file":
+            arguments["text"] = f"// fixed in turn {turn}"
+        call_id = f"call_{turn:04d}"
+        history.append({"role": "assistant", "content": f"Step {turn + 1}: I will call {name}.",
+                        "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]})
+        history.append({"role": "tool", "tool_call_id": call_id, "content": tool_result(turn)})
+    return sends
+
+
+def anthropic_messages(messages: list[dict]) -> tuple[str, list[dict]]:
+    """The same history in the Messages API's shape."""
+    system, out = "", []
+    for m in messages:
+        if m["role"] == "system":
+            system = m["content"]
+        elif m["role"] == "assistant":
+            blocks = [{"type": "text", "text": m["content"]}]
+            for call in m.get("tool_calls", []):
+                blocks.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"],
+                               "input": json.loads(call["function"]["arguments"])})
+            out.append({"role": "assistant", "content": blocks})
+        elif m["role"] == "tool":
+            out.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}]})
+        else:
+            out.append({"role": "user", "content": m["content"]})
+    return system, out
+
+
+def post_stream(base: str, path: str, body: dict, timeout: float, headers: dict | None = None):
+    """Streams one request: yields (seconds since sent, event) for each server-sent event."""
+    host, port = re.match(r"http://([^:/]+):(\d+)", base).groups()
+    connection = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    started = time.perf_counter()
+    connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json", **(headers or {})})
+    response = connection.getresponse()
+    if response.status != 200:
+        raise RuntimeError(f"{path}: {response.status}: {response.read()[:300]!r}")
+    for raw in response:
+        line = raw.decode().strip()
+        if line.startswith("data:") and line[5:].strip() != "[DONE]":
+            yield time.perf_counter() - started, json.loads(line[5:])
+    connection.close()
+
+
+def chat_turn(base: str, model: str, messages: list[dict], max_tokens: int, timeout: float) -> dict:
+    body = {"model": model, "messages": messages, "tools": TOOLS, "max_tokens": max_tokens, "temperature": 0,
+            "stream": True, "stream_options": {"include_usage": True}}
+    ttft, usage = None, {}
+    for at, event in post_stream(base, "/v1/chat/completions", body, timeout):
+        if event.get("usage"):
+            usage = event["usage"]
+        for choice in event.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if ttft is None and (delta.get("content") or delta.get("reasoning_content") or delta.get("tool_calls")):
+                ttft = at
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+    return {"ttft": ttft, "prompt": usage.get("prompt_tokens"), "cached": cached}
+
+
+def messages_turn(base: str, model: str, messages: list[dict], max_tokens: int, timeout: float) -> dict:
+    system, history = anthropic_messages(messages)
+    tools = [{"name": t["function"]["name"], "description": t["function"]["description"], "input_schema": t["function"]["parameters"]}
+             for t in TOOLS]
+    body = {"model": model, "system": system, "messages": history, "tools": tools, "max_tokens": max_tokens,
+            "temperature": 0, "stream": True}
+    ttft, prompt, cached = None, None, None
+    for at, event in post_stream(base, "/v1/messages", body, timeout, {"anthropic-version": "2023-06-01"}):
+        if event.get("type") == "message_start":
+            usage = event["message"]["usage"]
+            prompt, cached = usage["input_tokens"], usage.get("cache_read_input_tokens")
+        if ttft is None and event.get("type") == "content_block_delta":
+            ttft = at
+    return {"ttft": ttft, "prompt": prompt, "cached": cached}
+
+
+def replay(name: str, turn_fn, base: str, model: str, sends: list[list[dict]], max_tokens: int, timeout: float) -> list[dict]:
+    rows = []
+    for i, messages in enumerate(sends):
+        row = turn_fn(base, model, messages, max_tokens, timeout)
+        previous = rows[-1]["prompt"] if rows else None
+        row["reuse"] = (row["cached"] / previous) if previous and row["cached"] is not None else None
+        rows.append(row)
+        reuse = f"{row['reuse']:.1%}" if row["reuse"] is not None else "-"
+        print(f"{name:22} turn {i + 1:2}: prompt {row['prompt'] or 0:5} tokens, cached {row['cached'] if row['cached'] is not None else '-':>5}, "
+              f"of the previous prompt {reuse:>6}, TTFT {row['ttft'] or float('nan'):.3f} s", flush=True)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=os.path.join(WORK, "smollm2-f32"))
+    parser.add_argument("--confab", default=CONFAB)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--max-tokens", type=int, default=8)
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--only", choices=["confab", "mlx-lm"])
+    args = parser.parse_args()
+    for path, what in ((args.model, "the benchmark checkpoint"), (PY, "the bench venv"), (args.confab, "a release confab")):
+        if not os.path.exists(path):
+            raise SystemExit(f"{what} is missing ({path}); run python3 bench/run.py once (or cargo build --release -p confab-cli)")
+    sends = session(args.turns)
+    results: dict[str, list[dict]] = {}
+    if args.only != "mlx-lm":
+        server = Server("confab", [args.confab, "serve", "--model", args.model, "--port", "0"], r"at (http://\S+)", None)
+        try:
+            model = server.models[0]["id"]
+            results["confab chat/completions"] = replay("confab chat/completions", chat_turn, server.base, model, sends, args.max_tokens, args.timeout)
+            try:
+                results["confab messages"] = replay("confab messages", messages_turn, server.base, model, sends, args.max_tokens, args.timeout)
+            except RuntimeError as e:
+                print(f"confab messages: skipped ({e})", file=sys.stderr)
+        finally:
+            server.stop()
+    if args.only != "confab":
+        port = 18000 + os.getpid() % 1000
+        server = Server("mlx_lm.server", [PY, "-m", "mlx_lm", "server", "--model", args.model, "--port", str(port), "--log-level", "WARNING"],
+                        None, port)
+        try:
+            results["mlx_lm.server"] = replay("mlx_lm.server", chat_turn, server.base, args.model, sends, args.max_tokens, args.timeout)
+        finally:
+            server.stop()
+
+    print()
+    print("| endpoint | prompt tokens, last turn | cache share of the previous prompt, turns 2+ (min / median) | TTFT turn 1 (s) | TTFT turns 2+ (median s) | TTFT last turn (s) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, rows in results.items():
+        shares = [r["reuse"] for r in rows[1:] if r["reuse"] is not None]
+        later = [r["ttft"] for r in rows[1:] if r["ttft"] is not None]
+        share = f"{min(shares):.1%} / {statistics.median(shares):.1%}" if shares else "not reported"
+        print(f"| {name} | {rows[-1]['prompt']} | {share} | {rows[0]['ttft']:.3f} | {statistics.median(later):.3f} | {rows[-1]['ttft']:.3f} |")
+    if "confab chat/completions" in results and "mlx_lm.server" in results:
+        ours = statistics.median(r["ttft"] for r in results["confab chat/completions"][1:])
+        theirs = statistics.median(r["ttft"] for r in results["mlx_lm.server"][1:])
+        print(f"\nmedian TTFT, turns 2+: mlx_lm.server / confab = {theirs / ours:.2f}×")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
