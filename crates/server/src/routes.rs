@@ -96,7 +96,7 @@ async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRe
         let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
         let turn = Turn::new(running, &model.info, &tools);
         if request.sampling.stream {
-            return Ok(chat_stream(turn, reply, request.sampling.include_usage()).into_response());
+            return Ok::<_, ApiError>(chat_stream(turn, reply, request.sampling.include_usage()).into_response());
         }
         let (whole, reason, usage) = turn.whole().await?;
         Ok(Json(reply.whole_turn(&whole, reason, &usage)).into_response())

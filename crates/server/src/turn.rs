@@ -118,7 +118,7 @@ impl Tools {
 }
 
 /// What a turn gives, in order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum TurnEvent {
     Reasoning(String),
     Text(String),
