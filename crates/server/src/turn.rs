@@ -176,6 +176,11 @@ impl Turn {
         }
     }
 
+    /// The engine's plan for the request (prompt tokens, and those the cache serves).
+    pub fn plan(&self) -> Option<&confab_engine::runtime::Plan> {
+        self.running.plan()
+    }
+
     /// Whether the reply called a tool so far.
     pub fn called(&self) -> bool {
         self.calls > 0
