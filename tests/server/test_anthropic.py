@@ -74,7 +74,7 @@ class SmolLM2(MessagesTest):
         model = default_model()
         if not model.is_file():
             raise unittest.SkipTest(f"the default model is not installed at {model}; run scripts/setup.sh")
-        cls.start("--model", str(model), "--api-key", KEY)
+        cls.start("--model", str(model), "--api-key", KEY, "--max-body-mib", "1")
 
     def test_a_plain_message(self):
         reply = self.create("Name a colour.", max_tokens=6)
@@ -120,6 +120,13 @@ class SmolLM2(MessagesTest):
         self.assertEqual(calls[0].name, "get_weather")
         self.assertIsInstance(calls[0].input, dict)
         self.assertEqual(first.stop_reason, "tool_use")
+        # Streamed, the call is a tool_use block whose input comes as input_json_delta.
+        forced = dict(messages=[question], tools=[WEATHER], tool_choice={"type": "tool", "name": "get_weather"}, max_tokens=24)
+        with self.client.messages.stream(model=self.server.model, extra_body=GREEDY, **forced) as stream:
+            streamed = stream.get_final_message()
+        streamed_calls = [block for block in streamed.content if block.type == "tool_use"]
+        self.assertEqual([(c.name, c.input) for c in streamed_calls], [(calls[0].name, calls[0].input)])
+        self.assertEqual(streamed.stop_reason, "tool_use")
         result = {"type": "tool_result", "tool_use_id": calls[0].id, "content": "18 C and sunny."}
         second = self.create(
             None, messages=[question, {"role": "assistant", "content": first.content}, {"role": "user", "content": [result]}],
@@ -197,6 +204,17 @@ class SmolLM2(MessagesTest):
             urllib.request.urlopen(request, timeout=30)
         self.assertEqual(caught.exception.code, 400)
         self.assertEqual(json.load(caught.exception)["error"]["type"], "invalid_request_error")
+        self.assert_still_serving()
+
+    def test_an_oversized_body_and_a_wrong_method(self):
+        with self.assertRaises(anthropic.APIStatusError) as caught:
+            self.create("x" * ((1 << 20) + 1000))
+        self.assert_error(caught.exception, 413, "request_too_large")
+        request = urllib.request.Request(self.root + "/v1/messages", headers={"x-api-key": KEY})
+        with self.assertRaises(urllib.error.HTTPError) as wrong_method:
+            urllib.request.urlopen(request, timeout=30)
+        self.assertEqual(wrong_method.exception.code, 405)
+        self.assertEqual(json.load(wrong_method.exception)["type"], "error")
         self.assert_still_serving()
 
     def test_a_wrong_key(self):
