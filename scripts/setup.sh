@@ -140,5 +140,5 @@ if [[ "$(uname -s)" == Linux && "${CONFAB_SETUP_CROSS:-1}" != 0 ]]; then
 fi
 
 # --- 8. the local server's test client --------------------------------------------------------
-# tests/server drives `confab serve` with the real openai client, pinned.
-pinned_venv "$deps/server/venv" python3 "" openai==3.57.0
+# tests/server drives `confab serve` with the real openai and anthropic clients, pinned.
+pinned_venv "$deps/server/venv" python3 "" openai==3.57.0 anthropic==2.16.0

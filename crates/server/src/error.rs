@@ -70,7 +70,7 @@ impl ApiError {
         Self {
             status: StatusCode::UNAUTHORIZED,
             message:
-                "Missing or wrong API key. Send it as `Authorization: Bearer <key>` (the key set in Confab's settings or with --api-key)."
+                "Missing or wrong API key. Send it as `Authorization: Bearer <key>` or `x-api-key: <key>` (the key set in Confab's settings or with --api-key)."
                     .into(),
             kind: "authentication_error",
             param: None,
@@ -79,13 +79,13 @@ impl ApiError {
     }
 
     pub fn not_found(path: &str) -> Self {
-        Self::invalid(None, format!("There is no endpoint {path}. This server offers POST /v1/chat/completions, POST /v1/completions, GET /v1/models and GET /health."))
+        Self::invalid(None, format!("There is no endpoint {path}. This server offers POST /v1/chat/completions, POST /v1/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models and GET /health."))
             .with_status(StatusCode::NOT_FOUND)
             .with_code("unknown_url")
     }
 
     pub fn method_not_allowed() -> Self {
-        Self::invalid(None, "This endpoint does not take that method; chat and completions are POST, models and health are GET.")
+        Self::invalid(None, "This endpoint does not take that method; chat, completions and messages are POST, models and health are GET.")
             .with_status(StatusCode::METHOD_NOT_ALLOWED)
             .with_code("method_not_allowed")
     }

@@ -3,8 +3,12 @@
 //! history (server requests are not conversations).
 //!
 //! Endpoints: `POST /v1/chat/completions`, `POST /v1/completions` (whole or streamed as
-//! server-sent events), `GET /v1/models`, `GET /health`. Every error is OpenAI's error shape.
+//! server-sent events), Anthropic's `POST /v1/messages` and `POST /v1/messages/count_tokens`,
+//! `GET /v1/models`, `GET /health`. Every error is in the shape of its endpoint's API.
 
+mod anthropic;
+mod anthropic_reply;
+mod anthropic_routes;
 mod error;
 mod messages;
 mod openai;
@@ -52,7 +56,7 @@ pub struct ServerOptions {
     pub host: String,
     /// 0 picks a free port (see `RunningServer::address`).
     pub port: u16,
-    /// When set, every API call must send `Authorization: Bearer <key>`.
+    /// When set, every API call must send `Authorization: Bearer <key>` or `x-api-key: <key>`.
     pub api_key: Option<String>,
     /// Requests with a larger body are refused (413).
     pub body_limit: usize,

@@ -164,6 +164,25 @@ fn require(reads: bool, kind: MediaKind, model_name: &str, param: &str) -> Resul
     .with_code("unsupported_content"))
 }
 
+/// An image sent as base64 with its media type (Anthropic's `{"type": "base64", "media_type",
+/// "data"}` source), written for the engine to read while the request runs.
+pub fn base64_image(
+    media_type: &str,
+    data: &str,
+    folder: &MediaFolder,
+    files: &mut RequestFiles,
+    model: &ModelInfo,
+    model_name: &str,
+    param: &str,
+) -> Result<MediaItem, ApiError> {
+    require(model.vision, MediaKind::Image, model_name, param)?;
+    let subtype = media_type.split_once('/').map_or(media_type, |(_, s)| s);
+    let extension = if subtype == "jpeg" { "jpg".to_string() } else { clean_extension(subtype, param)? };
+    let bytes = base64(data, param)?;
+    let path = folder.write(&bytes, &extension, files)?;
+    Ok(MediaItem::image(path).with_hash(content_hash(&bytes)))
+}
+
 /// `data:<type>/<subtype>;base64,<data>` to bytes and a file extension. Other URLs are refused:
 /// a local server does not fetch from the network. `field` and `example` name the part in errors.
 fn data_url(url: &str, param: &str, field: &str, example: &str) -> Result<(Vec<u8>, String), ApiError> {

@@ -137,10 +137,11 @@ fn call_json(index: Option<usize>, id: &str, name: &str, arguments: &Value) -> V
     call
 }
 
-/// `tool_calls` when the reply ended after calling tools.
+/// `tool_calls` when the reply called tools, even when a token limit cut what it wrote after
+/// them (the calls are whole; an agent should run them), as the Messages API's `tool_use`.
 fn chat_finish_reason(reason: StopReason, called: bool) -> &'static str {
     match reason {
-        StopReason::Eos | StopReason::StopString if called => "tool_calls",
+        StopReason::Eos | StopReason::StopString | StopReason::MaxTokens | StopReason::Context if called => "tool_calls",
         _ => finish_reason(reason),
     }
 }

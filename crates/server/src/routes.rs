@@ -1,4 +1,5 @@
-//! The endpoints, the key check, and the body and routing errors in OpenAI's shape.
+//! The endpoints, the key check, and the body and routing errors in OpenAI's shape (in
+//! Anthropic's on the Messages API's paths, see `anthropic_routes`).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -18,6 +19,7 @@ use confab_engine::runtime::{Event, Prompt, Request};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use crate::anthropic_routes::{self, error_for};
 use crate::error::ApiError;
 use crate::messages::{chat_messages, RequestFiles};
 use crate::openai::{ChatRequest, CompletionRequest, PromptField, SamplingFields};
@@ -33,13 +35,15 @@ pub fn router(state: Arc<ServerState>) -> Router {
     let api = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
+        .route("/v1/messages", post(anthropic_routes::messages))
+        .route("/v1/messages/count_tokens", post(anthropic_routes::count_tokens))
         .route("/v1/models", get(models))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_key));
     Router::new()
         .route("/health", get(health))
         .merge(api)
-        .fallback(|uri: Uri| async move { ApiError::not_found(uri.path()) })
-        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
+        .fallback(|uri: Uri| async move { error_for(uri.path(), ApiError::not_found(uri.path())) })
+        .method_not_allowed_fallback(|uri: Uri| async move { error_for(uri.path(), ApiError::method_not_allowed()) })
         .layer(DefaultBodyLimit::max(state.body_limit))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
@@ -55,12 +59,15 @@ async fn log_request(request: HttpRequest, next: Next) -> Response {
     response
 }
 
-/// With a key set, every API call must carry it as `Authorization: Bearer <key>`.
+/// With a key set, every API call must carry it: as `Authorization: Bearer <key>` (OpenAI's
+/// clients) or `x-api-key: <key>` (Anthropic's), on any endpoint.
 async fn require_key(State(state): State<Arc<ServerState>>, request: HttpRequest, next: Next) -> Response {
     if let Some(key) = &state.api_key {
-        let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-        if given.map(str::trim) != Some(key.as_str()) {
-            return ApiError::unauthorized().into_response();
+        let headers = request.headers();
+        let bearer = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+        let x_api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+        if ![bearer, x_api_key].into_iter().flatten().any(|given| given.trim() == key.as_str()) {
+            return error_for(request.uri().path(), ApiError::unauthorized());
         }
     }
     next.run(request).await
@@ -169,7 +176,7 @@ fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>, limit: usize)
 }
 
 /// The loaded model, when the request names it.
-fn served(state: &ServerState, asked: Option<&str>) -> Result<ServedModel, ApiError> {
+pub(crate) fn served(state: &ServerState, asked: Option<&str>) -> Result<ServedModel, ApiError> {
     let asked =
         asked.ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the model this server runs."))?;
     let current = state.source.current();

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use confab_engine::runtime::{Engine, Event, Request};
+use confab_engine::runtime::{Engine, Event, Plan, Request};
 use tokio::sync::mpsc;
 
 use crate::error::ApiError;
@@ -15,6 +15,9 @@ const EVENT_BUFFER: usize = 256;
 
 /// A request the engine has accepted (its prompt and settings passed the checks).
 pub struct Running {
+    /// How the engine means to run it (the prompt's length and what the cache serves), known
+    /// before the first token: Messages reports input tokens when its stream opens.
+    plan: Option<Plan>,
     first: Option<Event>,
     events: mpsc::Receiver<Event>,
     /// Dropped with the response (a client that disconnects drops it): stops the generation.
@@ -72,14 +75,18 @@ pub async fn start(engine: &Engine, request: Request, files: RequestFiles, activ
     let cancel = CancelOnDrop(cancel);
     match events.recv().await {
         Some(Event::Error(e)) => Err(ApiError::from(e)),
-        // The plan comes first; nothing the server reports needs it.
-        Some(Event::Plan(_)) => Ok(Running { first: None, events, _cancel: cancel }),
-        Some(other) => Ok(Running { first: Some(other), events, _cancel: cancel }),
+        // The plan comes first.
+        Some(Event::Plan(plan)) => Ok(Running { plan: Some(plan), first: None, events, _cancel: cancel }),
+        Some(other) => Ok(Running { plan: None, first: Some(other), events, _cancel: cancel }),
         None => Err(ApiError::from(confab_engine::EngineError::EngineStopped)),
     }
 }
 
 impl Running {
+    pub fn plan(&self) -> Option<&Plan> {
+        self.plan.as_ref()
+    }
+
     /// The next event; `None` once the generation has ended.
     pub async fn next(&mut self) -> Option<Event> {
         match self.first.take() {

@@ -180,6 +180,11 @@ impl Turn {
         }
     }
 
+    /// The engine's plan for the request (prompt tokens, and those the cache serves).
+    pub fn plan(&self) -> Option<&confab_engine::runtime::Plan> {
+        self.running.plan()
+    }
+
     fn take(&mut self, parts: Vec<ReplyPart>) {
         for part in parts {
             let event = match part {

@@ -20,7 +20,7 @@ pub struct Args {
     /// The port (0: any free one; the address is printed).
     #[arg(long, default_value_t = confab_server::DEFAULT_PORT)]
     port: u16,
-    /// Require `Authorization: Bearer <KEY>` on every API call (also read from CONFAB_API_KEY).
+    /// Require the key on every API call, as `Authorization: Bearer <KEY>` or `x-api-key: <KEY>` (also read from CONFAB_API_KEY).
     #[arg(long, env = "CONFAB_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
     /// The largest request body accepted, in MiB (images and clips come base64-encoded).

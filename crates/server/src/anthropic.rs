@@ -1,0 +1,571 @@
+//! Anthropic's Messages API (`POST /v1/messages`, `POST /v1/messages/count_tokens`): the request
+//! as Anthropic defines it (the fields Confab honours; others, such as `cache_control` and
+//! `metadata`, are ignored as Anthropic-compatible servers do), and how it becomes the engine's
+//! conversation, tools, template switches and sampling settings.
+
+use std::collections::BTreeMap;
+
+use confab_engine::media::MediaItem;
+use confab_engine::runtime::Prompt;
+use confab_engine::sample::SamplingParams;
+use confab_engine::text::ToolCall;
+use confab_engine::ChatMessage;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::messages::call_arguments;
+use crate::turn::{ToolChoice, ToolDefinition, Tools};
+
+/// `POST /v1/messages`; `count_tokens` takes the same body without `max_tokens`.
+#[derive(Debug, Deserialize)]
+pub struct MessagesRequest {
+    pub model: Option<String>,
+    /// Required on `/v1/messages` (Anthropic's API has no default). Signed, so that a negative
+    /// value gets a clear error rather than a parse failure.
+    pub max_tokens: Option<i64>,
+    /// A string or a list of text blocks.
+    pub system: Option<Value>,
+    pub messages: Vec<Message>,
+    pub tools: Option<Vec<ToolField>>,
+    pub tool_choice: Option<ToolChoiceField>,
+    pub thinking: Option<ThinkingField>,
+    pub stop_sequences: Option<Vec<String>>,
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub top_k: Option<i64>,
+    #[serde(default)]
+    pub stream: bool,
+    // `metadata` (a `user_id` for Anthropic's abuse checks) is nothing a local server uses.
+}
+
+/// Content is read block by block (`blocks`), so that a malformed block is an error that
+/// names it rather than a parse failure of the whole body.
+#[derive(Debug, Deserialize)]
+pub struct Message {
+    pub role: String,
+    pub content: Value,
+}
+
+/// A client tool: `{"name", "description", "input_schema"}` (`type` absent or `custom`).
+#[derive(Debug, Deserialize)]
+pub struct ToolField {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    pub input_schema: Option<Value>,
+}
+
+/// `{"type": "auto" | "any" | "tool" | "none", "name"}`. `disable_parallel_tool_use` changes
+/// nothing: Confab reads every call the model writes; the model decides how many it makes.
+#[derive(Debug, Deserialize)]
+pub struct ToolChoiceField {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: Option<String>,
+}
+
+/// `{"type": "enabled", "budget_tokens"}`, `{"type": "adaptive"}` or `{"type": "disabled"}`.
+/// `budget_tokens` is not enforced: the engine has no separate budget for reasoning, and
+/// `max_tokens` bounds the whole reply, thinking included.
+#[derive(Debug, Deserialize)]
+pub struct ThinkingField {
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// One content block of a message, as the client sent it.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block {
+    Text {
+        text: String,
+    },
+    Image {
+        source: ImageSource,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        #[serde(default)]
+        content: Option<Value>,
+        #[serde(default)]
+        is_error: bool,
+    },
+    Thinking {
+        thinking: String,
+    },
+    /// Reasoning Anthropic encrypted: nothing a local model can read, so it is dropped.
+    RedactedThinking {},
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ImageSource {
+    Base64 { media_type: String, data: String },
+    Url {},
+    File {},
+}
+
+/// How an image block's base64 data becomes a media item the engine reads (written to a file
+/// for the request, refused when the model reads no images): `(media_type, data, param)`.
+pub type ImageReader<'a> = dyn FnMut(&str, &str, &str) -> Result<MediaItem, ApiError> + 'a;
+
+impl MessagesRequest {
+    /// The conversation as the engine takes it: the system prompt first; each user message's
+    /// `tool_result` blocks as `tool` messages, in order, then its text and images as a user
+    /// message; assistant `tool_use` blocks as calls and `thinking` as reasoning. A conversation
+    /// that ends with an assistant message is continued (Anthropic's prefill).
+    pub fn prompt(&self, images: &mut ImageReader) -> Result<Prompt, ApiError> {
+        if self.messages.is_empty() {
+            return Err(ApiError::invalid(Some("messages"), "messages is empty; send at least one user message."));
+        }
+        let mut out = Vec::with_capacity(self.messages.len() + 1);
+        let system = self.system_text()?;
+        if !system.is_empty() {
+            out.push(ChatMessage::new("system", system));
+        }
+        // Every call so far, by id: a result must answer one of them.
+        let mut calls: Vec<(String, String)> = Vec::new();
+        for (i, message) in self.messages.iter().enumerate() {
+            let at = format!("messages[{i}]");
+            let blocks = blocks(&message.content, &format!("{at}.content"))?;
+            match message.role.as_str() {
+                "user" => user_messages(blocks, &at, &calls, images, &mut out)?,
+                "assistant" => {
+                    let chat = assistant_message(blocks, &at)?;
+                    calls.extend(chat.tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())));
+                    out.push(chat);
+                }
+                other => {
+                    return Err(ApiError::invalid(
+                        Some(&format!("{at}.role")),
+                        format!(
+                            "role `{other}` is not supported; use user or assistant (the system prompt is the top-level `system` field)."
+                        ),
+                    ))
+                }
+            }
+        }
+        match out.last() {
+            Some(last) if last.role == "assistant" && !last.tool_calls.is_empty() => Err(ApiError::invalid(
+                Some("messages"),
+                "the last message is an assistant message with tool_use blocks; send their results as tool_result blocks in a user message.",
+            )),
+            Some(last) if last.role == "assistant" => Ok(Prompt::Continue(out)),
+            _ => Ok(Prompt::Chat(out)),
+        }
+    }
+
+    /// The system prompt: a string, or the text of its text blocks.
+    fn system_text(&self) -> Result<String, ApiError> {
+        match &self.system {
+            None | Some(Value::Null) => Ok(String::new()),
+            Some(Value::String(text)) => Ok(text.clone()),
+            Some(Value::Array(items)) => {
+                let mut texts = Vec::with_capacity(items.len());
+                for (j, item) in items.iter().enumerate() {
+                    match serde_json::from_value::<Block>(item.clone()) {
+                        Ok(Block::Text { text }) => texts.push(text),
+                        _ => {
+                            return Err(ApiError::invalid(
+                                Some(&format!("system[{j}]")),
+                                "the system prompt's blocks must be text blocks: {\"type\": \"text\", \"text\": \"...\"}.",
+                            ))
+                        }
+                    }
+                }
+                Ok(texts.join("\n"))
+            }
+            Some(_) => Err(ApiError::invalid(Some("system"), "system must be a string or a list of text blocks.")),
+        }
+    }
+
+    /// The tools and the choice, checked.
+    pub fn tools(&self) -> Result<Tools, ApiError> {
+        let mut definitions = Vec::new();
+        for (i, tool) in self.tools.iter().flatten().enumerate() {
+            if let Some(kind) = tool.kind.as_deref().filter(|k| *k != "custom") {
+                return Err(ApiError::invalid(
+                    Some(&format!("tools[{i}]")),
+                    format!(
+                        "`{kind}` is one of Anthropic's own tools, which this local server does not run; define client tools with name, description and input_schema."
+                    ),
+                ));
+            }
+            definitions.push(ToolDefinition {
+                name: &tool.name,
+                description: tool.description.as_deref(),
+                parameters: tool.input_schema.as_ref(),
+            });
+        }
+        let choice = match &self.tool_choice {
+            None if definitions.is_empty() => ToolChoice::None,
+            None => ToolChoice::Auto,
+            Some(choice) => match (choice.kind.as_str(), &choice.name) {
+                ("auto", _) => ToolChoice::Auto,
+                ("any", _) => ToolChoice::Required,
+                ("none", _) => ToolChoice::None,
+                ("tool", Some(name)) => ToolChoice::Named(name.clone()),
+                ("tool", None) => {
+                    return Err(ApiError::invalid(Some("tool_choice.name"), "tool_choice of type `tool` needs the tool's name."))
+                }
+                (other, _) => {
+                    return Err(ApiError::invalid(
+                        Some("tool_choice.type"),
+                        format!("tool_choice type `{other}` is not one of auto, any, tool or none."),
+                    ))
+                }
+            },
+        };
+        Tools::new(definitions, choice, "tools")
+    }
+
+    /// The template switches: `thinking` turns a reasoning model's thinking on or off; without
+    /// it the template's default holds.
+    pub fn switches(&self) -> Result<BTreeMap<String, Value>, ApiError> {
+        let mut switches = BTreeMap::new();
+        if let Some(thinking) = &self.thinking {
+            let enabled = match thinking.kind.as_str() {
+                "enabled" | "adaptive" => true,
+                "disabled" => false,
+                other => {
+                    return Err(ApiError::invalid(
+                        Some("thinking.type"),
+                        format!("thinking type `{other}` is not one of enabled, adaptive or disabled."),
+                    ))
+                }
+            };
+            switches.insert("enable_thinking".to_string(), Value::Bool(enabled));
+        }
+        Ok(switches)
+    }
+
+    /// The engine's settings: the model's defaults, with what the request sets on top.
+    /// `max_tokens` is required (Anthropic's API requires it; a client that omits it has a bug
+    /// it should hear about rather than a reply that runs to the context's end).
+    pub fn sampling(&self, defaults: &SamplingParams) -> Result<SamplingParams, ApiError> {
+        let max_tokens = self.max_tokens.ok_or_else(|| {
+            ApiError::invalid(Some("max_tokens"), "max_tokens is required: the most tokens the reply may have (as in Anthropic's API).")
+        })?;
+        if max_tokens < 1 || max_tokens > i64::from(u32::MAX) {
+            return Err(ApiError::invalid(Some("max_tokens"), format!("max_tokens is {max_tokens}; it must be 1 or more.")));
+        }
+        let mut params = SamplingParams { max_tokens: max_tokens as u32, stop: vec![], seed: None, ..defaults.clone() };
+        if let Some(t) = self.temperature {
+            params.temperature = t;
+        }
+        if let Some(p) = self.top_p {
+            params.top_p = p;
+        }
+        if let Some(k) = self.top_k {
+            params.top_k = i32::try_from(k)
+                .ok()
+                .filter(|k| *k >= 0)
+                .ok_or_else(|| ApiError::invalid(Some("top_k"), format!("top_k is {k}; it must be 0 (off) or more.")))?;
+        }
+        params.stop = self.stop_sequences.clone().unwrap_or_default();
+        if params.stop.iter().any(String::is_empty) {
+            return Err(ApiError::invalid(Some("stop_sequences"), "a stop sequence is empty; each must have some text."));
+        }
+        // Checked here too (the engine checks again), so every bad setting is a 400 naming it.
+        params.validate(usize::MAX).map_err(ApiError::from)?;
+        Ok(params)
+    }
+}
+
+/// A message's content as blocks: a string is one text block.
+fn blocks(content: &Value, at: &str) -> Result<Vec<Block>, ApiError> {
+    match content {
+        Value::String(text) => Ok(vec![Block::Text { text: text.clone() }]),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(j, item)| {
+                serde_json::from_value(item.clone()).map_err(|e| {
+                    ApiError::invalid(
+                        Some(&format!("{at}[{j}]")),
+                        format!("this content block is not one this server reads ({e}); send text, image, tool_use, tool_result or thinking blocks."),
+                    )
+                })
+            })
+            .collect(),
+        _ => Err(ApiError::invalid(Some(at), "content must be a string or a list of content blocks.")),
+    }
+}
+
+/// A user message: its tool results first, as `tool` messages in order, then its text and
+/// images (the images of tool results too, which templates cannot show in a tool message).
+fn user_messages(
+    blocks: Vec<Block>,
+    at: &str,
+    calls: &[(String, String)],
+    images: &mut ImageReader,
+    out: &mut Vec<ChatMessage>,
+) -> Result<(), ApiError> {
+    let mut text = Vec::new();
+    let mut media = Vec::new();
+    for (j, block) in blocks.into_iter().enumerate() {
+        let param = format!("{at}.content[{j}]");
+        match block {
+            Block::Text { text: t } => text.push(t),
+            Block::Image { source } => media.push(image(source, &param, images)?),
+            Block::ToolResult { tool_use_id, content, is_error } => {
+                let Some((_, name)) = calls.iter().find(|(id, _)| *id == tool_use_id) else {
+                    return Err(ApiError::invalid(
+                        Some(&format!("{param}.tool_use_id")),
+                        format!("no earlier assistant message has a tool_use block with id `{tool_use_id}`; a tool_result answers a tool_use by its id."),
+                    ));
+                };
+                let (result, result_media) = tool_result(content.as_ref(), &param, images)?;
+                // Templates have no field for a failed call: the model reads it in the text.
+                let result = if is_error { format!("Error: {result}") } else { result };
+                let mut tool = ChatMessage::new("tool", result);
+                tool.tool_call_id = Some(tool_use_id);
+                tool.name = Some(name.clone());
+                out.push(tool);
+                media.extend(result_media);
+            }
+            Block::ToolUse { .. } | Block::Thinking { .. } | Block::RedactedThinking {} => {
+                return Err(ApiError::invalid(Some(&param), "tool_use and thinking blocks belong in assistant messages."))
+            }
+        }
+    }
+    if !text.is_empty() || !media.is_empty() {
+        out.push(ChatMessage::new("user", text.join("\n")).with_media(media));
+    }
+    Ok(())
+}
+
+fn assistant_message(blocks: Vec<Block>, at: &str) -> Result<ChatMessage, ApiError> {
+    let mut text = Vec::new();
+    let mut reasoning = Vec::new();
+    let mut calls = Vec::new();
+    for (j, block) in blocks.into_iter().enumerate() {
+        let param = format!("{at}.content[{j}]");
+        match block {
+            Block::Text { text: t } => text.push(t),
+            Block::Thinking { thinking } => reasoning.push(thinking),
+            Block::RedactedThinking {} => {}
+            Block::ToolUse { id, name, input } => {
+                let arguments = call_arguments(&input, &format!("{param}.input"))?;
+                calls.push(ToolCall { id, name, arguments });
+            }
+            Block::Image { .. } | Block::ToolResult { .. } => {
+                return Err(ApiError::invalid(Some(&param), "image and tool_result blocks belong in user messages."))
+            }
+        }
+    }
+    let mut chat = ChatMessage::new("assistant", text.concat());
+    chat.tool_calls = calls;
+    chat.reasoning_content = Some(reasoning.concat()).filter(|r| !r.is_empty());
+    Ok(chat)
+}
+
+/// A tool result's content (a string, or text and image blocks) as text and images.
+fn tool_result(content: Option<&Value>, at: &str, images: &mut ImageReader) -> Result<(String, Vec<MediaItem>), ApiError> {
+    let Some(content) = content.filter(|c| !c.is_null()) else { return Ok((String::new(), vec![])) };
+    let mut text = Vec::new();
+    let mut media = Vec::new();
+    for (k, block) in blocks(content, &format!("{at}.content"))?.into_iter().enumerate() {
+        let param = format!("{at}.content[{k}]");
+        match block {
+            Block::Text { text: t } => text.push(t),
+            Block::Image { source } => media.push(image(source, &param, images)?),
+            _ => return Err(ApiError::invalid(Some(&param), "a tool_result's content holds text and image blocks only.")),
+        }
+    }
+    Ok((text.join("\n"), media))
+}
+
+fn image(source: ImageSource, param: &str, images: &mut ImageReader) -> Result<MediaItem, ApiError> {
+    match source {
+        ImageSource::Base64 { media_type, data } => images(&media_type, &data, param),
+        ImageSource::Url {} => Err(ApiError::invalid(
+            Some(&format!("{param}.source")),
+            "image sources of type `url` are not supported: this local server does not download media; send {\"type\": \"base64\", \"media_type\", \"data\"}.",
+        )),
+        ImageSource::File {} => Err(ApiError::invalid(
+            Some(&format!("{param}.source")),
+            "image sources of type `file` need Anthropic's Files API, which this server does not have; send the image as base64.",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(body: Value) -> MessagesRequest {
+        serde_json::from_value(body).unwrap()
+    }
+
+    fn no_images() -> impl FnMut(&str, &str, &str) -> Result<MediaItem, ApiError> {
+        |_: &str, _: &str, param: &str| Err(ApiError::invalid(Some(param), "does not read images"))
+    }
+
+    fn messages(body: Value) -> Result<Prompt, ApiError> {
+        request(body).prompt(&mut no_images())
+    }
+
+    fn chat(prompt: Prompt) -> Vec<ChatMessage> {
+        match prompt {
+            Prompt::Chat(messages) => messages,
+            other => panic!("a chat prompt, not {other:?}"),
+        }
+    }
+
+    fn error_param(body: Value) -> String {
+        messages(body).unwrap_err().param.unwrap_or_default()
+    }
+
+    #[test]
+    fn system_and_text_messages_map_to_chat_messages() {
+        let prompt = messages(json!({
+            "model": "m", "max_tokens": 5,
+            "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}, {"type": "text", "text": "Be kind."}],
+            "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": [{"type": "text", "text": "Hello"}]}, {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}],
+        }))
+        .unwrap();
+        let roles_and_text: Vec<(String, String)> = chat(prompt).into_iter().map(|m| (m.role, m.content)).collect();
+        let expected = [("system", "Be brief.\nBe kind."), ("user", "Hi"), ("assistant", "Hello"), ("user", "a\nb")];
+        assert_eq!(roles_and_text, expected.map(|(r, t)| (r.to_string(), t.to_string())));
+    }
+
+    #[test]
+    fn tool_use_and_tool_result_become_calls_and_tool_messages() {
+        let prompt = messages(json!({
+            "max_tokens": 5,
+            "messages": [
+                {"role": "user", "content": "Weather in Paris?"},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "Call it.", "signature": "sig"},
+                    {"type": "redacted_thinking", "data": "xyz"},
+                    {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Thanks."},
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "18 C"}]},
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "down", "is_error": true},
+                ]},
+            ],
+        }))
+        .unwrap();
+        let chat = chat(prompt);
+        assert_eq!(chat.iter().map(|m| m.role.as_str()).collect::<Vec<_>>(), ["user", "assistant", "tool", "tool", "user"]);
+        assert_eq!(
+            chat[1].tool_calls,
+            vec![ToolCall { id: "toolu_1".into(), name: "weather".into(), arguments: json!({"city": "Paris"}) }]
+        );
+        assert_eq!(chat[1].reasoning_content.as_deref(), Some("Call it."));
+        assert_eq!(
+            (chat[2].tool_call_id.as_deref(), chat[2].name.as_deref(), chat[2].content.as_str()),
+            (Some("toolu_1"), Some("weather"), "18 C")
+        );
+        assert_eq!(chat[3].content, "Error: down");
+        assert_eq!(chat[4].content, "Thanks.");
+    }
+
+    #[test]
+    fn a_final_assistant_message_is_continued() {
+        let prompt = messages(
+            json!({"max_tokens": 5, "messages": [{"role": "user", "content": "Count"}, {"role": "assistant", "content": "1, 2,"}]}),
+        );
+        assert!(matches!(prompt.unwrap(), Prompt::Continue(m) if m.len() == 2));
+    }
+
+    #[test]
+    fn bad_conversations_name_the_field_at_fault() {
+        let user = |content: Value| json!({"max_tokens": 5, "messages": [{"role": "user", "content": content}]});
+        assert_eq!(
+            error_param(user(json!([{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]))),
+            "messages[0].content[0].tool_use_id"
+        );
+        assert_eq!(error_param(user(json!(["Hi", {"type": "text"}]))), "messages[0].content[0]");
+        assert_eq!(error_param(user(json!([{"type": "text", "text": "a"}, {"type": "text"}]))), "messages[0].content[1]");
+        assert_eq!(error_param(user(json!([{"type": "document", "source": {}}]))), "messages[0].content[0]");
+        assert_eq!(error_param(user(json!(7))), "messages[0].content");
+        let url = user(json!([{"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]));
+        let error = messages(url).unwrap_err();
+        assert_eq!(error.param.as_deref(), Some("messages[0].content[0].source"));
+        assert!(error.message.contains("does not download"), "{}", error.message);
+        assert_eq!(error_param(user(json!([{"type": "tool_use", "id": "a", "name": "b", "input": {}}]))), "messages[0].content[0]");
+        assert_eq!(error_param(json!({"messages": [{"role": "system", "content": "x"}]})), "messages[0].role");
+        assert_eq!(error_param(json!({"messages": []})), "messages");
+        assert_eq!(error_param(json!({"system": 3, "messages": [{"role": "user", "content": "x"}]})), "system");
+        let unanswered = json!({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "b", "input": {}}]}]});
+        assert_eq!(error_param(unanswered), "messages");
+        let not_object =
+            json!({"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "b", "input": [1]}]}]});
+        assert_eq!(error_param(not_object), "messages[0].content[0].input");
+    }
+
+    #[test]
+    fn base64_images_go_to_the_reader_in_order() {
+        let mut seen = Vec::new();
+        let mut reader = |media_type: &str, data: &str, param: &str| {
+            seen.push(format!("{media_type} {data} {param}"));
+            Ok::<_, ApiError>(MediaItem::image(format!("{data}.png")))
+        };
+        let body = request(json!({"max_tokens": 5, "messages": [
+            {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}}, {"type": "text", "text": "What?"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "shot", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "BB"}}]}]},
+        ]}));
+        let chat = chat(body.prompt(&mut reader).unwrap());
+        assert_eq!(seen, ["image/png AA messages[0].content[0]", "image/jpeg BB messages[2].content[0].content[0]"]);
+        assert_eq!((chat[0].media.len(), chat[2].role.as_str(), chat[3].media.len()), (1, "tool", 1));
+    }
+
+    #[test]
+    fn tools_choice_and_thinking_map_to_the_engine() {
+        let tool = json!({"name": "weather", "description": "Weather now", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}});
+        let with = |extra: Value| {
+            let mut body = json!({"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "tools": [tool.clone()]});
+            body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            request(body)
+        };
+        let tools = with(json!({})).tools().unwrap();
+        assert_eq!(tools.choice, ToolChoice::Auto);
+        assert_eq!(tools.definitions[0]["function"]["parameters"]["properties"]["city"]["type"], "string");
+        assert_eq!(with(json!({"tool_choice": {"type": "any"}})).tools().unwrap().choice, ToolChoice::Required);
+        assert_eq!(with(json!({"tool_choice": {"type": "none"}})).tools().unwrap().choice, ToolChoice::None);
+        let named = with(json!({"tool_choice": {"type": "tool", "name": "weather"}})).tools().unwrap();
+        assert_eq!(named.choice, ToolChoice::Named("weather".into()));
+        let unknown = with(json!({"tool_choice": {"type": "tool", "name": "stocks"}})).tools().unwrap_err();
+        assert_eq!(unknown.param.as_deref(), Some("tool_choice"));
+        assert!(unknown.message.contains("`stocks`"));
+        let server_tool = with(json!({"tools": [{"type": "web_search_20250305", "name": "web_search"}]})).tools().unwrap_err();
+        assert_eq!(server_tool.param.as_deref(), Some("tools[0]"));
+        let many: Vec<Value> = (0..129).map(|i| json!({"name": format!("t{i}"), "input_schema": {"type": "object"}})).collect();
+        assert!(with(json!({ "tools": many })).tools().unwrap_err().message.contains("at most 128"));
+
+        let thinking = |kind: &str| with(json!({"thinking": {"type": kind, "budget_tokens": 1024}})).switches();
+        assert_eq!(thinking("enabled").unwrap()["enable_thinking"], json!(true));
+        assert_eq!(thinking("disabled").unwrap()["enable_thinking"], json!(false));
+        assert!(thinking("sometimes").is_err());
+        assert!(with(json!({})).switches().unwrap().is_empty());
+    }
+
+    #[test]
+    fn sampling_requires_max_tokens_and_checks_settings() {
+        let defaults = SamplingParams { temperature: 0.7, top_k: 40, ..SamplingParams::default() };
+        let sampling = |body: Value| request(body).sampling(&defaults);
+        let params =
+            sampling(json!({"max_tokens": 7, "messages": [], "temperature": 0, "top_k": 5, "stop_sequences": ["\n\n", "END"]})).unwrap();
+        assert_eq!((params.max_tokens, params.temperature, params.top_k), (7, 0.0, 5));
+        assert_eq!(params.stop, ["\n\n", "END"]);
+        let bad = |body: Value| sampling(body).unwrap_err().param.unwrap_or_default();
+        assert_eq!(bad(json!({"messages": []})), "max_tokens");
+        assert_eq!(bad(json!({"max_tokens": 0, "messages": []})), "max_tokens");
+        assert_eq!(bad(json!({"max_tokens": 5, "top_k": -1, "messages": []})), "top_k");
+        assert_eq!(bad(json!({"max_tokens": 5, "temperature": -1, "messages": []})), "temperature");
+        assert_eq!(bad(json!({"max_tokens": 5, "stop_sequences": [""], "messages": []})), "stop_sequences");
+    }
+}

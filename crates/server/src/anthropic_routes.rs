@@ -1,0 +1,134 @@
+//! The Messages API's endpoints, `POST /v1/messages` and `POST /v1/messages/count_tokens`: the
+//! same turn as Chat Completions (`turn.rs`), shaped as Anthropic's API, with every error in
+//! Anthropic's shape.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use confab_engine::runtime::{Prompt, Request};
+use serde_json::json;
+
+use crate::anthropic::MessagesRequest;
+use crate::anthropic_reply::{AnthropicError, MessageReply, MessageStream, NamedEvent};
+use crate::error::ApiError;
+use crate::messages::{base64_image, RequestFiles};
+use crate::routes::served;
+use crate::running;
+use crate::turn::{Tools, Turn};
+use crate::{ServedModel, ServerState};
+
+/// Whether a path is one of the Messages API's, whose errors take Anthropic's shape (the key
+/// check and the routing errors answer before any handler runs).
+pub fn is_messages_path(path: &str) -> bool {
+    path == "/v1/messages" || path.starts_with("/v1/messages/")
+}
+
+/// An error in the shape of the API the path belongs to.
+pub fn error_for(path: &str, error: ApiError) -> Response {
+    if is_messages_path(path) {
+        AnthropicError(error).into_response()
+    } else {
+        error.into_response()
+    }
+}
+
+pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
+    let answer = async {
+        let request: MessagesRequest = parse(body, state.body_limit)?;
+        let model = served(&state, request.model.as_deref())?;
+        let sampling = request.sampling(&model.info.default_sampling)?;
+        let (prompt, tools, files) = prepare(&state, &request, &model)?;
+        let mut engine_request = Request::new(model.id, prompt, sampling);
+        engine_request.chat = tools.chat_options(&model.info, request.switches()?);
+        engine_request.reply_markup = true;
+        let serial = state.next_serial.fetch_add(1, Ordering::Relaxed);
+        let reply = MessageReply::new(serial, model.name.clone(), request.stop_sequences.clone().unwrap_or_default());
+        let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
+        let turn = Turn::new(running, &model.info, &tools);
+        if request.stream {
+            return Ok(stream(turn, MessageStream::new(reply)).into_response());
+        }
+        let (whole, reason, usage) = turn.whole().await?;
+        Ok(Json(reply.whole(&whole, reason, &usage)).into_response())
+    };
+    answer.await.unwrap_or_else(|e: ApiError| AnthropicError(e).into_response())
+}
+
+/// `{"input_tokens": n}`: the prompt as a generation would see it (system, messages, tools
+/// and the switches, through the model's template), without running it.
+pub async fn count_tokens(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
+    let answer = async {
+        let request: MessagesRequest = parse(body, state.body_limit)?;
+        let model = served(&state, request.model.as_deref())?;
+        let (prompt, tools, files) = prepare(&state, &request, &model)?;
+        let chat = tools.chat_options(&model.info, request.switches()?);
+        let counting = state.clone();
+        // The engine answers on its own thread; waiting for it must not hold a tokio worker.
+        let ids = tokio::task::spawn_blocking(move || {
+            let ids = counting.source.engine().tokenize_chat(model.id, prompt, chat);
+            drop(files);
+            ids
+        })
+        .await
+        .map_err(|e| ApiError::invalid(None, format!("counting failed: {e}")).with_status(StatusCode::INTERNAL_SERVER_ERROR))??;
+        Ok(Json(json!({ "input_tokens": ids.len() })).into_response())
+    };
+    answer.await.unwrap_or_else(|e: ApiError| AnthropicError(e).into_response())
+}
+
+/// The conversation (its images written to files) and the tools, checked.
+fn prepare(state: &ServerState, request: &MessagesRequest, model: &ServedModel) -> Result<(Prompt, Tools, RequestFiles), ApiError> {
+    let tools = request.tools()?;
+    let mut files = RequestFiles::default();
+    let mut images = |media_type: &str, data: &str, param: &str| {
+        base64_image(media_type, data, &state.media, &mut files, &model.info, &model.name, param)
+    };
+    let prompt = request.prompt(&mut images)?;
+    Ok((prompt, tools, files))
+}
+
+/// The body as JSON, with a too-large or malformed body as an error.
+fn parse(body: Result<Bytes, BytesRejection>, limit: usize) -> Result<MessagesRequest, ApiError> {
+    let bytes = body.map_err(|rejection| match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::body_too_large(limit),
+        _ => ApiError::invalid(None, format!("The request body could not be read ({}).", rejection.body_text())),
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::invalid(
+            None,
+            format!("The request body is not valid JSON for the Messages API ({e}). See Anthropic's API reference for the fields."),
+        )
+    })
+}
+
+/// The reply as Anthropic's event sequence; dropped with the connection, which cancels the
+/// generation.
+fn stream(turn: Turn, events: MessageStream) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
+    let (prompt, cached) = turn.plan().map_or((0, 0), |plan| (plan.prompt_tokens, plan.reused_tokens));
+    let pending: VecDeque<SseEvent> = events.opening(prompt, cached).into_iter().map(sse).collect();
+    Sse::new(futures_util::stream::unfold((turn, events, pending), |(mut turn, mut events, mut pending)| async move {
+        loop {
+            if let Some(event) = pending.pop_front() {
+                return Some((Ok(event), (turn, events, pending)));
+            }
+            match turn.next().await? {
+                Ok(event) => pending.extend(events.push(event).into_iter().map(sse)),
+                // Headers are sent: an error mid-stream is a last `error` event.
+                Err(e) => pending.push_back(sse(events.error(&e))),
+            }
+        }
+    }))
+}
+
+fn sse((name, data): NamedEvent) -> SseEvent {
+    SseEvent::default().event(name).data(data.to_string())
+}
