@@ -1,8 +1,9 @@
 //! A model ready to serve: weights, tokenizer, chat template, stop ids, sampling defaults.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use crate::constraint::Grammars;
 use crate::error::{EngineError, Result};
 use crate::media::{FileVideos, MediaKind, VideoReader};
 use crate::model::MediaProcessor;
@@ -25,6 +26,9 @@ pub struct ReadyModel {
     /// Where its prompts' videos are read from (their files, unless the engine was given
     /// another reader: `EngineOptions::video_reader`).
     pub video_reader: Arc<dyn VideoReader>,
+    /// The vocabulary as constrained decoding sees it, built by the first request with a
+    /// constraint (most models never serve one); the error, when it cannot be built.
+    grammars: OnceLock<std::result::Result<Arc<Grammars>, String>>,
 }
 
 /// What the app and CLI show about a loaded model.
@@ -60,6 +64,14 @@ pub struct LoadProgress {
 impl ReadyModel {
     pub fn config(&self) -> &TextConfig {
         self.model.config()
+    }
+
+    /// The model's token environment for constrained decoding, built on first use.
+    pub fn grammars(&self) -> Result<Arc<Grammars>> {
+        let built = self.grammars.get_or_init(|| {
+            Grammars::new(&self.tokenizer, self.config().vocab_size, &self.eos_ids).map(Arc::new).map_err(|e| e.to_string())
+        });
+        built.clone().map_err(|e| EngineError::invalid("constraint", e))
     }
 
     /// Counts text-only prompts as this model would see them, on any thread.
@@ -128,7 +140,8 @@ impl ReadyModel {
             video: false,
         };
         let video_reader: Arc<dyn VideoReader> = Arc::new(FileVideos);
-        let mut ready = Self { model, tokenizer, template, eos_ids, defaults, info, encoder: None, video_reader };
+        let mut ready =
+            Self { model, tokenizer, template, eos_ids, defaults, info, encoder: None, video_reader, grammars: OnceLock::new() };
         // The family's vision and audio towers, where it has them (from Hugging Face folders).
         let load_encoder = registry::family(&ready.info.architecture).and_then(|f| f.encoder);
         if let (Some(load_encoder), Format::Safetensors) = (load_encoder, format) {

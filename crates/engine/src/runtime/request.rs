@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::constraint::Constraint;
 use crate::error::EngineError;
 use crate::media::MediaKind;
 use crate::sample::SamplingParams;
@@ -42,6 +43,12 @@ pub struct Request {
     pub reuse_prefix: bool,
     /// What to do when the prompt is longer than the context (default: refuse).
     pub context_policy: ContextPolicy,
+    /// What the reply must match (a JSON Schema, a regex, a Lark grammar); `None`: free text.
+    pub constraint: Option<Constraint>,
+    /// With a constraint: feed the tokens its grammar forces without sampling them, in the
+    /// forward pass of the token before them (default on; off to compare, or to sample every
+    /// token as the unconstrained model would).
+    pub grammar_jump: bool,
 }
 
 /// What to do with a prompt longer than the model's context.
@@ -83,6 +90,8 @@ impl Request {
             ignore_eos: false,
             reuse_prefix: true,
             context_policy: ContextPolicy::default(),
+            constraint: None,
+            grammar_jump: true,
         }
     }
 }
@@ -110,6 +119,13 @@ pub struct Plan {
     /// The oldest turns left out so that the conversation fits the context (see
     /// `ContextPolicy::DropOldestTurns`).
     pub dropped_messages: usize,
+    /// The kind of constraint the reply follows (`json_schema`, `json_object`, `regex`, `lark`).
+    pub constraint: Option<&'static str>,
+    /// Tokens the grammar forces are fed without sampling, with the sampled token before them
+    /// in one forward pass.
+    pub grammar_jump: bool,
+    /// Why a constrained reply goes without grammar jump.
+    pub grammar_jump_declined: Option<String>,
 }
 
 /// One media item of a request's prompt, as the plan reports it.
@@ -161,6 +177,9 @@ pub struct Usage {
     /// Prompt tokens served from a cache instead of computed.
     pub cached: usize,
     pub generated: usize,
+    /// Generated tokens its grammar forced: fed without being sampled, each in the forward
+    /// pass of the token before it (a forward pass saved per token).
+    pub forced: usize,
     /// What the sequence's state holds at the end, by kind.
     pub state_bytes: crate::state::StateBytes,
 }
