@@ -11,6 +11,7 @@ mod openai;
 mod reply;
 mod routes;
 mod running;
+mod structured;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -14,6 +14,10 @@ const MAX_STOPS: usize = 4;
 pub struct ChatRequest {
     pub model: Option<String>,
     pub messages: Vec<Message>,
+    /// Structured output (structured.rs): kept as JSON, so a shape Confab does not know gets
+    /// an error that names it rather than a parse failure.
+    #[serde(default)]
+    pub response_format: Option<serde_json::Value>,
     #[serde(flatten)]
     pub sampling: SamplingFields,
 }

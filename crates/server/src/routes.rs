@@ -87,6 +87,7 @@ async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRe
         let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
         let (messages, files) = chat_messages(&request.messages, &state.media, &model.info, &model.name)?;
         let engine_request = Request::new(model.id, Prompt::Chat(messages), sampling);
+        let engine_request = Request { constraint: crate::structured::constraint(request.response_format.as_ref())?, ..engine_request };
         answer(&state, Endpoint::Chat, model, engine_request, files, &request.sampling).await
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
