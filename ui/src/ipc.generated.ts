@@ -448,8 +448,8 @@ export type Plan = {
    */
   constraint: string | null,
   /**
-   * Tokens the grammar forces are fed without sampling, with the sampled token before them
-   * in one forward pass.
+   * Tokens the grammar forces are fed without sampling: with the sampled token before them
+   * in one forward pass when the row steps alone, one per step in a batch.
    */
   grammar_jump: boolean,
   /**

@@ -206,6 +206,7 @@ fn a_grammar_of_the_greedy_reply_changes_no_token() {
     assert!(jumped.plan.grammar_jump);
     assert_eq!(jumped.text, free.text);
     assert!(jumped.usage.forced + 2 >= jumped.usage.generated, "{} forced of {}", jumped.usage.forced, jumped.usage.generated);
+    assert_eq!(jumped.usage.passes_saved, jumped.usage.forced, "alone, every forced token rides a pass it shares");
     assert_eq!(jumped.reason, StopReason::Eos, "the grammar is complete");
 }
 

@@ -162,6 +162,12 @@ pub struct Row {
     grammar_jump: bool,
     /// Generated tokens the grammar forced.
     forced: usize,
+    /// Forced tokens waiting to be fed one per step (streamed already): in a batch, a row's
+    /// jump would cost a forward pass of its own, so its forced tokens ride along in the
+    /// batch's steps instead, neither sampled nor masked.
+    queued: VecDeque<u32>,
+    /// Forced tokens fed one per step, in a pass of their own (in a batch).
+    forced_stepped: usize,
     /// What ended it, when something went wrong with this row alone (its grammar reached a
     /// dead end); `finish` reports it instead of `Done`.
     error: Option<EngineError>,
@@ -297,6 +303,8 @@ pub fn admit(
         guide,
         mask: None,
         forced: 0,
+        queued: VecDeque::new(),
+        forced_stepped: 0,
         error: None,
         stopped: None,
     })
@@ -461,6 +469,8 @@ impl Row {
             cached: self.reused,
             generated: self.generated,
             forced: self.forced,
+            // Every other forced token shared a pass, or was never fed (the reply ended).
+            passes_saved: self.forced - self.forced_stepped,
             state: if decoded { self.state.bytes() } else { Default::default() },
         };
         finish(&mut |e| drop(self.events.send(e)), done, self.started, self.first_token_at, decoded.then(Instant::now))
@@ -485,6 +495,20 @@ static NEXT_STEP: AtomicU64 = AtomicU64::new(1);
 /// device and are read after the next step is queued; otherwise they are sampled now.
 pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
     tracing::trace!(rows = rows.len(), "decode step");
+    // Grammar jump pays when a row steps alone; in a batch, forced tokens go one per step.
+    let alone = rows.len() == 1;
+    for row in rows.iter_mut() {
+        match row.unfed.take() {
+            Some(Unfed::Jump(tokens)) if !alone => {
+                row.queued.extend(&tokens[1..]);
+                row.unfed = Some(Unfed::Known(tokens[0]));
+            }
+            Some(Unfed::Known(token)) if alone && !row.queued.is_empty() => {
+                row.unfed = Some(Unfed::Jump(std::iter::once(token).chain(row.queued.drain(..)).collect()));
+            }
+            unfed => row.unfed = unfed,
+        }
+    }
     // Rows that feed one token step together; a row that feeds a sampled token and the tokens
     // its grammar forced after it (grammar jump) runs its own forward pass of all of them.
     let single: Vec<usize> = (0..rows.len()).filter(|&i| !matches!(rows[i].unfed, Some(Unfed::Jump(_)))).collect();
@@ -562,6 +586,10 @@ pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
         }
         match &next {
             Some(tokens) => row.unfed = Some(Unfed::Pending { tokens: tokens.clone(), row: i, step }),
+            None if !row.queued.is_empty() => {
+                row.unfed = row.queued.pop_front().map(Unfed::Known);
+                row.forced_stepped += 1;
+            }
             None => {
                 let mask = row.mask.take().transpose();
                 let chosen = mask.and_then(|mask| row.sampler.sample_masked(&logits.index(i as i32), &row.history, mask.as_ref()));
@@ -632,7 +660,7 @@ fn forward_single(model: &ReadyModel, mut states: Vec<&mut SequenceState>, input
 fn masks_during(logits: &Array, rows: &mut [&mut Row]) -> Result<()> {
     let mut work: Vec<(&mut Guide, &mut Option<Result<TokenMask>>)> = rows
         .iter_mut()
-        .filter(|r| r.stopped.is_none())
+        .filter(|r| r.stopped.is_none() && r.queued.is_empty())
         .filter_map(|r| {
             let Row { guide, mask, .. } = &mut **r;
             guide.as_mut().map(|g| (g, mask))
@@ -677,6 +705,7 @@ struct Finished {
     cached: usize,
     generated: usize,
     forced: usize,
+    passes_saved: usize,
     state: crate::state::StateBytes,
 }
 
@@ -687,7 +716,7 @@ fn finish(
     first_token: Option<Instant>,
     ended: Option<Instant>,
 ) -> Result<()> {
-    let Finished { reason, prompt, cached, generated, forced, state } = done;
+    let Finished { reason, prompt, cached, generated, forced, passes_saved, state } = done;
     let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
     let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);
     let decode = match (first_token, ended) {
@@ -706,12 +735,13 @@ fn finish(
         cached,
         generated,
         forced,
+        passes_saved,
         ttft_ms = timings.time_to_first_token_ms.round(),
         prefill_tok_s = timings.prefill_tokens_per_s.round(),
         decode_tok_s = (timings.decode_tokens_per_s * 10.0).round() / 10.0,
         "done"
     );
-    emit(Event::Done { reason, usage: Usage { prompt, cached, generated, forced, state_bytes: state }, timings });
+    emit(Event::Done { reason, usage: Usage { prompt, cached, generated, forced, passes_saved, state_bytes: state }, timings });
     Ok(())
 }
 

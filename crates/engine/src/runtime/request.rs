@@ -121,8 +121,8 @@ pub struct Plan {
     pub dropped_messages: usize,
     /// The kind of constraint the reply follows (`json_schema`, `json_object`, `regex`, `lark`).
     pub constraint: Option<&'static str>,
-    /// Tokens the grammar forces are fed without sampling, with the sampled token before them
-    /// in one forward pass.
+    /// Tokens the grammar forces are fed without sampling: with the sampled token before them
+    /// in one forward pass when the row steps alone, one per step in a batch.
     pub grammar_jump: bool,
     /// Why a constrained reply goes without grammar jump.
     pub grammar_jump_declined: Option<String>,
@@ -177,9 +177,12 @@ pub struct Usage {
     /// Prompt tokens served from a cache instead of computed.
     pub cached: usize,
     pub generated: usize,
-    /// Generated tokens its grammar forced: fed without being sampled, each in the forward
-    /// pass of the token before it (a forward pass saved per token).
+    /// Generated tokens its grammar forced: fed without being sampled or masked.
     pub forced: usize,
+    /// Forward passes grammar jump saved: forced tokens that needed no pass of their own (fed
+    /// with the token before them while the row stepped alone, or never fed because the reply
+    /// ended there); in a batch, forced tokens ride along one per step.
+    pub passes_saved: usize,
     /// What the sequence's state holds at the end, by kind.
     pub state_bytes: crate::state::StateBytes,
 }
