@@ -10,7 +10,7 @@
 #   6. end-to-end test tools: tauri-driver (.deps/tools), a Python venv with Selenium (.deps/e2e)
 #   7. cross-check tools: the Rust target aarch64-apple-darwin, zig, cargo-zigbuild and libclang
 #      (.deps/cross/venv), the mlx-metal and mlx-cuda-12 wheels' headers (.deps/cross/mlx)
-#   8. the local server's test client: a Python venv with the pinned openai package (.deps/server)
+#   8. the local server's test client: a Python venv with the pinned openai and jsonschema packages (.deps/server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -140,5 +140,6 @@ if [[ "$(uname -s)" == Linux && "${CONFAB_SETUP_CROSS:-1}" != 0 ]]; then
 fi
 
 # --- 8. the local server's test client --------------------------------------------------------
-# tests/server drives `confab serve` with the real openai and anthropic clients, pinned.
-pinned_venv "$deps/server/venv" python3 "" openai==3.57.0 anthropic==2.16.0
+# tests/server drives `confab serve` with the real openai and anthropic clients, pinned; jsonschema
+# validates structured output (tests/server, bench/structured.py).
+pinned_venv "$deps/server/venv" python3 "" openai==3.57.0 anthropic==2.16.0 jsonschema==4.26.0

@@ -26,6 +26,7 @@ import unittest
 import urllib.error
 import urllib.request
 
+import jsonschema
 import openai
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -238,6 +239,57 @@ class SmolLM2(ServerTest):
         self.assert_error_shape(caught.exception, 400)
         self.assertIn("does not read images", caught.exception.message)
         self.assert_still_serving()
+
+    PERSON = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 20},
+            "age": {"type": "integer", "minimum": 0, "maximum": 120},
+            "role": {"enum": ["admin", "user", "guest"]},
+        },
+        "required": ["name", "age", "role"],
+        "additionalProperties": False,
+    }
+
+    def test_response_format_json_schema_strict(self):
+        format = {"type": "json_schema", "json_schema": {"name": "person", "schema": self.PERSON, "strict": True}}
+        reply = self.chat("Describe a user of a web site.", max_tokens=48, response_format=format)
+        text = reply.choices[0].message.content
+        jsonschema.validate(json.loads(text), self.PERSON)
+        self.assertEqual(reply.choices[0].finish_reason, "stop", "the grammar ended the reply")
+        streamed = self.chat("Describe a user of a web site.", max_tokens=48, response_format=format, stream=True)
+        self.assertEqual("".join(c.choices[0].delta.content or "" for c in streamed if c.choices), text)
+
+    def test_response_format_json_object(self):
+        reply = self.chat("Give a colour and its hex code as JSON.", max_tokens=40, response_format={"type": "json_object"})
+        text = reply.choices[0].message.content
+        self.assertTrue(text.startswith("{"), text)
+        if reply.choices[0].finish_reason == "stop":
+            self.assertIsInstance(json.loads(text), dict)
+        plain = self.chat("Hi", max_tokens=2, response_format={"type": "text"})
+        self.assertTrue(plain.choices[0].message.content)
+
+    def test_response_format_errors_name_the_param(self):
+        unsupported = {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}
+        bad = [
+            {"type": "json_schema", "json_schema": {"name": "nums", "schema": unsupported, "strict": True}},
+            {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "no-such-type"}}},
+            {"type": "xml"},
+            {"type": "json_schema"},
+        ]
+        for format in bad:
+            with self.assertRaises(openai.BadRequestError) as caught:
+                self.chat("Hi", response_format=format)
+            self.assert_error_shape(caught.exception, 400, "response_format")
+        self.assertIn("uniqueItems", self.last_message(bad[0]))
+        self.assert_still_serving()
+
+    def last_message(self, format) -> str:
+        try:
+            self.chat("Hi", response_format=format)
+        except openai.BadRequestError as e:
+            return e.message
+        self.fail("expected a 400")
 
     def test_wrong_api_key(self):
         other = openai.OpenAI(base_url=self.server.base_url, api_key="wrong", max_retries=0)

@@ -183,6 +183,9 @@ describe('streaming', () => {
         media: [],
         tower_runs: 0,
         dropped_messages: 0,
+        constraint: null,
+        grammar_jump: false,
+        grammar_jump_declined: null,
       },
     });
     await push(stream, { kind: 'token', text: 'Once ' });

@@ -443,6 +443,19 @@ export type Plan = {
    * `ContextPolicy::DropOldestTurns`).
    */
   dropped_messages: number,
+  /**
+   * The kind of constraint the reply follows (`json_schema`, `json_object`, `regex`, `lark`).
+   */
+  constraint: string | null,
+  /**
+   * Tokens the grammar forces are fed without sampling: with the sampled token before them
+   * in one forward pass when the row steps alone, one per step in a batch.
+   */
+  grammar_jump: boolean,
+  /**
+   * Why a constrained reply goes without grammar jump.
+   */
+  grammar_jump_declined: string | null,
 };
 
 /**

@@ -51,6 +51,10 @@ pub enum EngineError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
 
+    /// A constrained reply could not go on: its grammar allows no token where the reply stands.
+    #[error("constrained decoding: {0}. Loosen the schema or grammar and try again.")]
+    Constraint(String),
+
     /// An attached image or audio clip Confab cannot use; `file` is its name as the person
     /// knows it.
     #[error("{file}: {problem}")]

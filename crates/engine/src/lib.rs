@@ -4,6 +4,7 @@
 
 pub mod blas;
 pub mod cache;
+pub mod constraint;
 pub mod cpu_threads;
 pub mod defaults;
 pub mod device;
@@ -18,6 +19,7 @@ pub mod sample;
 pub mod state;
 pub mod text;
 
+pub use constraint::Constraint;
 pub use device::{MlxRuntime, RuntimeError};
 pub use error::{EngineError, MediaProblem, Result};
 pub use media::{MediaInfo, MediaKind, MediaLimits};

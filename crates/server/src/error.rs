@@ -105,6 +105,10 @@ impl From<EngineError> for ApiError {
     fn from(error: EngineError) -> Self {
         let message = error.to_string();
         match &error {
+            // The engine's constraint comes from `response_format`, the one field that sets it.
+            EngineError::InvalidSetting { name: "constraint", .. } | EngineError::Constraint(_) => {
+                Self::invalid(Some("response_format"), message)
+            }
             EngineError::InvalidSetting { name, .. } => Self::invalid(Some(name), message),
             EngineError::ContextOverflow { .. } => Self::invalid(Some("messages"), message).with_code("context_length_exceeded"),
             EngineError::Media { .. } | EngineError::ModelCannotRead { .. } => Self::invalid(Some("messages"), message),

@@ -15,6 +15,7 @@ mod openai;
 mod reply;
 mod routes;
 mod running;
+mod structured;
 mod turn;
 
 use std::net::SocketAddr;

@@ -23,6 +23,10 @@ pub struct ChatRequest {
     pub reasoning_effort: Option<String>,
     /// vLLM's and SGLang's way to set template switches (`{"enable_thinking": false}`).
     pub chat_template_kwargs: Option<Map<String, Value>>,
+    /// Structured output (structured.rs): kept as JSON, so a shape Confab does not know gets
+    /// an error that names it rather than a parse failure.
+    #[serde(default)]
+    pub response_format: Option<serde_json::Value>,
     #[serde(flatten)]
     pub sampling: SamplingFields,
 }

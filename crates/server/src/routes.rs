@@ -98,6 +98,7 @@ async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRe
         let switches = request.switches()?;
         let (messages, files) = chat_messages(&request.messages, &state.media, &model.info, &model.name)?;
         let mut engine_request = Request::new(model.id, Prompt::Chat(messages), sampling);
+        engine_request.constraint = crate::structured::constraint(request.response_format.as_ref())?;
         engine_request.chat = tools.chat_options(&model.info, switches);
         engine_request.reply_markup = true;
         let reply = Reply::new(Endpoint::Chat, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());

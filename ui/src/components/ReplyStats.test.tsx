@@ -14,6 +14,9 @@ const base: Plan = {
   media: [],
   tower_runs: 0,
   dropped_messages: 0,
+  constraint: null,
+  grammar_jump: false,
+  grammar_jump_declined: null,
 };
 
 describe('planText', () => {

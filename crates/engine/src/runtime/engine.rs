@@ -46,7 +46,8 @@ type ProgressFn = Box<dyn FnMut(LoadProgress) + Send>;
 enum Command {
     Load { path: PathBuf, options: LoadOptions, progress: ProgressFn, reply: Sender<Result<(ModelId, ModelInfo)>> },
     Unload { model: ModelId },
-    Generate { request: Request, cancel: Arc<AtomicBool>, events: Sender<Event> },
+    // Boxed: a request is many times the size of the other commands.
+    Generate { request: Box<Request>, cancel: Arc<AtomicBool>, events: Sender<Event> },
     Tokenize { model: ModelId, prompt: Prompt, chat: ChatOptions, reply: Sender<Result<Vec<u32>>> },
     Counter { model: ModelId, reply: Sender<Result<TokenCounter>> },
 }
@@ -148,7 +149,7 @@ impl Engine {
     /// the request is still queued is then not lost.
     pub fn generate_cancellable(&self, request: Request, cancel: Arc<AtomicBool>) -> Generation {
         let (events, receiver) = mpsc::channel();
-        if let Err(e) = self.send(Command::Generate { request, cancel: cancel.clone(), events: events.clone() }) {
+        if let Err(e) = self.send(Command::Generate { request: Box::new(request), cancel: cancel.clone(), events: events.clone() }) {
             let _ = events.send(Event::Error(e));
         }
         Generation { events: receiver, cancel }
@@ -229,7 +230,7 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 Command::Generate { request, cancel, events } => match models.get(&request.model) {
                     Some(model) => {
                         let shared = generate::Shared { prefix: &mut prefix, encoders: &mut encoders, limits: &limits };
-                        scheduler.submit(model, &shared, request, cancel, events);
+                        scheduler.submit(model, &shared, *request, cancel, events);
                     }
                     None => drop(events.send(Event::Error(unknown_model()))),
                 },

@@ -15,6 +15,7 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, transforms, Array};
 
 use crate::cache::{EncoderCache, PrefixCache, PrefixKey, Reuse, ReuseSource};
+use crate::constraint::{Constraint, Guide, TokenMask};
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
 use crate::runtime::context;
@@ -64,9 +65,12 @@ fn message_boundaries(model: &ReadyModel, messages: &[ChatMessage], chat: &ChatO
 pub fn check(model: &ReadyModel, request: &mut Request, limits: &MediaLimits) -> Result<Prepared> {
     Sampler::new(request.sampling.clone(), model.config().vocab_size)?; // invalid settings fail before any work
     StopMatcher::new(request.sampling.stop.iter().cloned())?;
+    // A schema or grammar that cannot be used fails here, before the prompt is even read.
+    let guide = request.constraint.as_ref().map(|c| model.grammars()?.guide(c)).transpose()?;
     let (mut prepared, dropped) =
         context::fit(model, &mut request.prompt, &request.chat, request.context_policy, request.sampling.max_tokens, limits)?;
     prepared.dropped_messages = dropped;
+    prepared.guide = guide;
     Ok(prepared)
 }
 
@@ -109,6 +113,9 @@ pub fn run(model: &ReadyModel, shared: &mut Shared, mut request: Request, cancel
 enum Unfed {
     /// Read on the host (and already streamed).
     Known(u32),
+    /// A sampled token and the tokens its grammar forces after it (all streamed): fed
+    /// together in one forward pass (grammar jump).
+    Jump(Vec<u32>),
     /// Still on the device: row `row` of `tokens`, the batch's choices at step `step`. Read
     /// (and streamed) after the next step is queued, so the device never waits for the host.
     Pending { tokens: Array, row: usize, step: u64 },
@@ -148,6 +155,23 @@ pub struct Row {
     max_tokens: usize,
     first_token_at: Option<Instant>,
     unfed: Option<Unfed>,
+    /// The reply's matcher, when it must follow a grammar.
+    guide: Option<Guide>,
+    /// The tokens the grammar allows next, computed while the forward pass runs.
+    mask: Option<Result<TokenMask>>,
+    /// Feed forced tokens without sampling them (`Request::grammar_jump`).
+    grammar_jump: bool,
+    /// Generated tokens the grammar forced.
+    forced: usize,
+    /// Forced tokens waiting to be fed one per step (streamed already): in a batch, a row's
+    /// jump would cost a forward pass of its own, so its forced tokens ride along in the
+    /// batch's steps instead, neither sampled nor masked.
+    queued: VecDeque<u32>,
+    /// Forced tokens fed one per step, in a pass of their own (in a batch).
+    forced_stepped: usize,
+    /// What ended it, when something went wrong with this row alone (its grammar reached a
+    /// dead end); `finish` reports it instead of `Done`.
+    error: Option<EngineError>,
     /// Why it stopped, once it has.
     pub stopped: Option<StopReason>,
 }
@@ -165,7 +189,7 @@ pub fn admit(
     let started = Instant::now();
     let span = tracing::info_span!("request", id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed));
     let _in_span = span.clone().entered();
-    let Prepared { ids, media, dropped_messages, reply_opening } = prepared;
+    let Prepared { ids, media, dropped_messages, reply_opening, guide } = prepared;
     let context = model.config().max_position;
     let mut sampling = request.sampling.clone();
     if sampling.max_tokens == 0 {
@@ -235,6 +259,9 @@ pub fn admit(
         },
         tower_runs: outputs.as_ref().map_or(0, MediaOutputs::misses),
         dropped_messages,
+        constraint: request.constraint.as_ref().map(Constraint::kind),
+        grammar_jump: guide.is_some() && request.grammar_jump,
+        grammar_jump_declined: (guide.is_some() && !request.grammar_jump).then(|| "the request turned grammar jump off".to_owned()),
     }));
     // A forced start is the reply's own text; an opened reasoning block only for callers
     // that read the markup.
@@ -248,8 +275,12 @@ pub fn admit(
     }
 
     let sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
-    let pipelined =
-        sampler.is_greedy() && sampling.repetition_penalty == 1.0 && sampling.presence_penalty == 0.0 && sampling.logit_bias.is_empty();
+    // A constrained row's next mask needs its last token on the host: never pipelined.
+    let pipelined = sampler.is_greedy()
+        && sampling.repetition_penalty == 1.0
+        && sampling.presence_penalty == 0.0
+        && sampling.logit_bias.is_empty()
+        && guide.is_none();
     Ok(Row {
         span,
         events,
@@ -277,6 +308,13 @@ pub fn admit(
         max_tokens: sampling.max_tokens as usize,
         first_token_at: None,
         unfed: None,
+        grammar_jump: request.grammar_jump,
+        guide,
+        mask: None,
+        forced: 0,
+        queued: VecDeque::new(),
+        forced_stepped: 0,
+        error: None,
         stopped: None,
     })
 }
@@ -335,11 +373,39 @@ impl Row {
             transforms::async_eval([&first])?;
             self.unfed = Some(Unfed::Pending { tokens: first, row: 0, step: NEXT_STEP.fetch_add(1, Ordering::Relaxed) });
         } else {
-            let token = self.sampler.sample(&out, &self.history)?;
-            self.accept(model, token)?;
-            self.unfed = Some(Unfed::Known(token));
+            masks_during(&out, &mut [self])?;
+            let mask = self.mask.take().transpose()?;
+            let token = self.sampler.sample_masked(&out, &self.history, mask.as_ref())?;
+            self.take(model, token)?;
         }
         Ok(())
+    }
+
+    /// A sampled token: accepted, then, under a grammar with grammar jump, every token the
+    /// grammar forces after it; all are fed at the next step.
+    fn take(&mut self, model: &ReadyModel, token: u32) -> Result<()> {
+        self.accept(model, token)?;
+        let forced = match self.guide.as_mut() {
+            Some(guide) if self.grammar_jump && self.stopped.is_none() => guide.forced(),
+            _ => vec![],
+        };
+        let mut unfed = vec![token];
+        for token in forced {
+            self.accept(model, token)?;
+            self.forced += 1;
+            unfed.push(token);
+            if self.stopped.is_some() {
+                break;
+            }
+        }
+        self.unfed = Some(if unfed.len() == 1 { Unfed::Known(token) } else { Unfed::Jump(unfed) });
+        Ok(())
+    }
+
+    /// Ends this row alone with `error` (the batch goes on); `finish` reports it.
+    fn fail_later(&mut self, error: EngineError) {
+        self.error = Some(error);
+        self.stopped = Some(StopReason::Cancelled);
     }
 
     /// A chosen token: streamed, and checked against every reason to stop.
@@ -351,6 +417,9 @@ impl Row {
         if !self.ignore_eos && model.eos_ids.contains(&token) {
             self.stopped = Some(StopReason::Eos);
             return Ok(());
+        }
+        if let Some(guide) = self.guide.as_mut() {
+            guide.consume(token)?;
         }
         self.history.push(token);
         self.generated += 1;
@@ -365,6 +434,9 @@ impl Row {
             Some(StopReason::MaxTokens)
         } else if self.history.len() >= model.config().max_position {
             Some(StopReason::Context)
+        } else if self.guide.as_ref().is_some_and(Guide::finished) {
+            // The grammar is complete and allows nothing more: the reply ends as at EOS.
+            Some(StopReason::Eos)
         } else {
             None
         };
@@ -374,6 +446,9 @@ impl Row {
     /// Ends the row: waits for a step still running on its behalf, streams held-back text,
     /// sends `Done`, and keeps its state in the prefix cache.
     pub fn finish(mut self, prefix: &mut PrefixCache) {
+        if let Some(error) = self.error.take() {
+            return self.fail(error);
+        }
         // A speculative step may still be running on MLX's stream: let it finish before its
         // arrays are dropped (and before the cache it extended is stored).
         if let Some(Unfed::Pending { tokens, .. }) = self.unfed.take() {
@@ -402,6 +477,9 @@ impl Row {
             prompt: self.ids.len(),
             cached: self.reused,
             generated: self.generated,
+            forced: self.forced,
+            // Every other forced token shared a pass, or was never fed (the reply ended).
+            passes_saved: self.forced - self.forced_stepped,
             state: if decoded { self.state.bytes() } else { Default::default() },
         };
         finish(&mut |e| drop(self.events.send(e)), done, self.started, self.first_token_at, decoded.then(Instant::now))
@@ -426,50 +504,46 @@ static NEXT_STEP: AtomicU64 = AtomicU64::new(1);
 /// device and are read after the next step is queued; otherwise they are sampled now.
 pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
     tracing::trace!(rows = rows.len(), "decode step");
-    // The tokens to feed, [B, 1]: the previous step's choices as they are when every row
-    // continues from it in order, else gathered row by row.
-    let whole = match rows.first().and_then(|r| r.unfed.as_ref()) {
-        Some(Unfed::Pending { tokens, step, .. }) if tokens.dim(0) as usize == rows.len() => {
-            let same = rows
-                .iter()
-                .enumerate()
-                .all(|(i, r)| matches!(&r.unfed, Some(Unfed::Pending { row, step: s, .. }) if *row == i && s == step));
-            same.then(|| tokens.clone())
-        }
-        _ => None,
-    };
-    let input = match whole {
-        Some(tokens) => tokens,
-        None => {
-            let pieces = rows
-                .iter()
-                .map(|r| match &r.unfed {
-                    Some(Unfed::Known(t)) => Ok(Array::from_slice(&[*t], &[1])),
-                    Some(Unfed::Pending { tokens, row, .. }) => {
-                        Ok(tokens.index(*row as i32..*row as i32 + 1).as_dtype(mlx_rs::Dtype::Uint32)?)
-                    }
-                    None => Err(EngineError::Internal("a decoding row has no token to feed".into())),
-                })
-                .collect::<Result<Vec<_>>>()?;
-            if pieces.len() == 1 {
-                pieces.into_iter().next().expect("one row")
-            } else {
-                ops::concatenate(&pieces, 0)?
+    // Grammar jump pays when a row steps alone; in a batch, forced tokens go one per step.
+    let alone = rows.len() == 1;
+    for row in rows.iter_mut() {
+        match row.unfed.take() {
+            Some(Unfed::Jump(tokens)) if !alone => {
+                row.queued.extend(&tokens[1..]);
+                row.unfed = Some(Unfed::Known(tokens[0]));
             }
+            Some(Unfed::Known(token)) if alone && !row.queued.is_empty() => {
+                row.unfed = Some(Unfed::Jump(std::iter::once(token).chain(row.queued.drain(..)).collect()));
+            }
+            unfed => row.unfed = unfed,
         }
     }
-    .reshape(&[rows.len() as i32, 1])?;
+    // Rows that feed one token step together; a row that feeds a sampled token and the tokens
+    // its grammar forced after it (grammar jump) runs its own forward pass of all of them.
+    let single: Vec<usize> = (0..rows.len()).filter(|&i| !matches!(rows[i].unfed, Some(Unfed::Jump(_)))).collect();
+    let input = match single.is_empty() {
+        true => None,
+        false => Some(single_input(rows, &single)?),
+    };
 
-    let logits = if rows.len() == 1 {
-        model.model.forward(&input, &mut rows[0].state)?
-    } else if model.model.batches() {
-        let mut states: Vec<&mut SequenceState> = rows.iter_mut().map(|r| &mut r.state).collect();
-        model.model.forward_batch(&input, &mut states)?
+    let logits = if single.len() == rows.len() {
+        let input = input.as_ref().expect("every row feeds one token");
+        forward_single(model, rows.iter_mut().map(|r| &mut r.state).collect(), input)?
     } else {
-        let mut each = Vec::with_capacity(rows.len());
-        for (i, row) in rows.iter_mut().enumerate() {
-            each.push(model.model.forward(&input.index(i as i32..i as i32 + 1), &mut row.state)?);
+        let mut each: Vec<Option<Array>> = vec![None; rows.len()];
+        if let Some(input) = &input {
+            let states = rows.iter_mut().enumerate().filter(|(i, _)| single.contains(i)).map(|(_, r)| &mut r.state).collect();
+            let logits = forward_single(model, states, input)?;
+            for (k, &i) in single.iter().enumerate() {
+                each[i] = Some(logits.index(k as i32..k as i32 + 1));
+            }
         }
+        for (i, row) in rows.iter_mut().enumerate() {
+            if let Some(Unfed::Jump(tokens)) = &row.unfed {
+                each[i] = Some(model.model.forward(&tokens_array(tokens), &mut row.state)?);
+            }
+        }
+        let each: Vec<Array> = each.into_iter().map(|l| l.expect("every row has logits")).collect();
         ops::concatenate(&each, 0)?
     };
     let pipelined = rows.iter().all(|r| r.pipelined);
@@ -486,21 +560,32 @@ pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
     for (i, row) in rows.iter_mut().enumerate() {
         let token = match row.unfed.take() {
             Some(Unfed::Known(t)) => t,
+            Some(Unfed::Jump(tokens)) => {
+                row.fed.extend_from_slice(&tokens);
+                continue;
+            }
             _ => {
                 let values = match &fed_values {
                     Some(v) => v,
                     None => {
+                        let input = input.as_ref().expect("a row fed a chosen token");
                         input.eval()?;
                         fed_values.insert(input.as_slice::<u32>().to_vec())
                     }
                 };
-                let token = values[i];
+                let slot = single.iter().position(|&s| s == i).expect("a row fed one token");
+                let token = values[slot];
                 row.fed.push(token);
                 row.accept(model, token)?;
                 continue;
             }
         };
         row.fed.push(token);
+    }
+
+    // Grammars' next masks, computed while the step runs.
+    if next.is_none() && rows.iter().any(|r| r.guide.is_some() && r.stopped.is_none()) {
+        masks_during(&logits, rows)?;
     }
 
     let step = NEXT_STEP.fetch_add(1, Ordering::Relaxed);
@@ -510,14 +595,107 @@ pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
         }
         match &next {
             Some(tokens) => row.unfed = Some(Unfed::Pending { tokens: tokens.clone(), row: i, step }),
+            None if !row.queued.is_empty() => {
+                row.unfed = row.queued.pop_front().map(Unfed::Known);
+                row.forced_stepped += 1;
+            }
             None => {
-                let token = row.sampler.sample(&logits.index(i as i32), &row.history)?;
-                row.accept(model, token)?;
-                row.unfed = Some(Unfed::Known(token));
+                let mask = row.mask.take().transpose();
+                let chosen = mask.and_then(|mask| row.sampler.sample_masked(&logits.index(i as i32), &row.history, mask.as_ref()));
+                // A grammar's dead end ends its own row; the others go on.
+                if let Err(e) = chosen.and_then(|token| row.take(model, token)) {
+                    row.fail_later(e);
+                }
             }
         }
     }
     Ok(())
+}
+
+/// The tokens rows `which` feed, [which.len(), 1]: the previous step's choices as they are
+/// when those rows are all of its rows, in order; else gathered row by row.
+fn single_input(rows: &[&mut Row], which: &[usize]) -> Result<Array> {
+    let whole = match rows.first().and_then(|r| r.unfed.as_ref()) {
+        Some(Unfed::Pending { tokens, step, .. }) if which.len() == rows.len() && tokens.dim(0) as usize == rows.len() => {
+            let same = rows
+                .iter()
+                .enumerate()
+                .all(|(i, r)| matches!(&r.unfed, Some(Unfed::Pending { row, step: s, .. }) if *row == i && s == step));
+            same.then(|| tokens.clone())
+        }
+        _ => None,
+    };
+    let input = match whole {
+        Some(tokens) => tokens,
+        None => {
+            let pieces = which
+                .iter()
+                .map(|&i| match &rows[i].unfed {
+                    Some(Unfed::Known(t)) => Ok(Array::from_slice(&[*t], &[1])),
+                    Some(Unfed::Pending { tokens, row, .. }) => {
+                        Ok(tokens.index(*row as i32..*row as i32 + 1).as_dtype(mlx_rs::Dtype::Uint32)?)
+                    }
+                    Some(Unfed::Jump(_)) | None => Err(EngineError::Internal("a decoding row has no single token to feed".into())),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            if pieces.len() == 1 {
+                pieces.into_iter().next().expect("one row")
+            } else {
+                ops::concatenate(&pieces, 0)?
+            }
+        }
+    };
+    Ok(input.reshape(&[which.len() as i32, 1])?)
+}
+
+/// One decode step of one token per row: batched where the model can, else row by row.
+fn forward_single(model: &ReadyModel, mut states: Vec<&mut SequenceState>, input: &Array) -> Result<Array> {
+    if states.len() == 1 {
+        return model.model.forward(input, states[0]);
+    }
+    if model.model.batches() {
+        return model.model.forward_batch(input, &mut states);
+    }
+    let mut each = Vec::with_capacity(states.len());
+    for (i, state) in states.into_iter().enumerate() {
+        each.push(model.model.forward(&input.index(i as i32..i as i32 + 1), state)?);
+    }
+    Ok(ops::concatenate(&each, 0)?)
+}
+
+/// Computes the next mask of every constrained row still going, on worker threads, while MLX
+/// evaluates `logits` (queued first, so the forward pass and the masks overlap); returns once
+/// both are done. Each row keeps its mask, or its grammar's error, in `Row::mask`.
+fn masks_during(logits: &Array, rows: &mut [&mut Row]) -> Result<()> {
+    let mut work: Vec<(&mut Guide, &mut Option<Result<TokenMask>>)> = rows
+        .iter_mut()
+        .filter(|r| r.stopped.is_none() && r.queued.is_empty())
+        .filter_map(|r| {
+            let Row { guide, mask, .. } = &mut **r;
+            guide.as_mut().map(|g| (g, mask))
+        })
+        .collect();
+    if work.is_empty() {
+        return Ok(());
+    }
+    transforms::async_eval([logits])?;
+    let began = Instant::now();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len());
+    let per_worker = work.len().div_ceil(workers);
+    let evaluated = std::thread::scope(|scope| {
+        for share in work.chunks_mut(per_worker) {
+            scope.spawn(move || {
+                for (guide, mask) in share.iter_mut() {
+                    **mask = Some(guide.mask());
+                }
+            });
+        }
+        let evaluated = logits.eval();
+        tracing::trace!(us = began.elapsed().as_micros() as u64, "forward pass done; waiting for masks");
+        evaluated
+    });
+    tracing::trace!(us = began.elapsed().as_micros() as u64, rows = work.len(), "masks ready");
+    Ok(evaluated?)
 }
 
 fn tokens_array(ids: &[u32]) -> Array {
@@ -535,6 +713,8 @@ struct Finished {
     prompt: usize,
     cached: usize,
     generated: usize,
+    forced: usize,
+    passes_saved: usize,
     state: crate::state::StateBytes,
 }
 
@@ -545,7 +725,7 @@ fn finish(
     first_token: Option<Instant>,
     ended: Option<Instant>,
 ) -> Result<()> {
-    let Finished { reason, prompt, cached, generated, state } = done;
+    let Finished { reason, prompt, cached, generated, forced, passes_saved, state } = done;
     let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
     let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);
     let decode = match (first_token, ended) {
@@ -563,12 +743,14 @@ fn finish(
         prompt,
         cached,
         generated,
+        forced,
+        passes_saved,
         ttft_ms = timings.time_to_first_token_ms.round(),
         prefill_tok_s = timings.prefill_tokens_per_s.round(),
         decode_tok_s = (timings.decode_tokens_per_s * 10.0).round() / 10.0,
         "done"
     );
-    emit(Event::Done { reason, usage: Usage { prompt, cached, generated, state_bytes: state }, timings });
+    emit(Event::Done { reason, usage: Usage { prompt, cached, generated, forced, passes_saved, state_bytes: state }, timings });
     Ok(())
 }
 

@@ -1,8 +1,9 @@
 //! A model ready to serve: weights, tokenizer, chat template, stop ids, sampling defaults.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use crate::constraint::Grammars;
 use crate::error::{EngineError, Result};
 use crate::media::{FileVideos, MediaKind, VideoReader};
 use crate::model::MediaProcessor;
@@ -29,6 +30,9 @@ pub struct ReadyModel {
     pub reply_format: ReplyFormat,
     /// The special tokens of that markup, kept in the text of requests that read it.
     pub markup_ids: Arc<std::collections::BTreeSet<u32>>,
+    /// The vocabulary as constrained decoding sees it, built by the first request with a
+    /// constraint (most models never serve one); the error, when it cannot be built.
+    grammars: OnceLock<std::result::Result<Arc<Grammars>, String>>,
 }
 
 /// What the app and CLI show about a loaded model.
@@ -67,6 +71,14 @@ pub struct LoadProgress {
 impl ReadyModel {
     pub fn config(&self) -> &TextConfig {
         self.model.config()
+    }
+
+    /// The model's token environment for constrained decoding, built on first use.
+    pub fn grammars(&self) -> Result<Arc<Grammars>> {
+        let built = self.grammars.get_or_init(|| {
+            Grammars::new(&self.tokenizer, self.config().vocab_size, &self.eos_ids).map(Arc::new).map_err(|e| e.to_string())
+        });
+        built.clone().map_err(|e| EngineError::invalid("constraint", e))
     }
 
     /// Counts text-only prompts as this model would see them, on any thread.
@@ -153,6 +165,7 @@ impl ReadyModel {
             video_reader,
             reply_format,
             markup_ids: Arc::new(markup_ids),
+            grammars: OnceLock::new(),
         };
         // The family's vision and audio towers, where it has them (from Hugging Face folders).
         let load_encoder = registry::family(&ready.info.architecture).and_then(|f| f.encoder);

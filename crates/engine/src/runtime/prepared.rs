@@ -1,6 +1,7 @@
 //! A prompt made ready to run: token ids through the chat template, media expanded to their
 //! soft tokens, checked against the vocabulary. Done once per request, when it arrives.
 
+use crate::constraint::Guide;
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
 use crate::runtime::count::chat_ids;
@@ -62,7 +63,7 @@ fn checked(model: &ReadyModel, ids: Vec<u32>, media: Option<MediaPrompt>) -> Res
     if let Some(bad) = ids.iter().find(|&&id| id >= vocab) {
         return Err(EngineError::invalid("prompt", format!("token id {bad} is outside the vocabulary (size {vocab})")));
     }
-    Ok(Prepared { ids, media, dropped_messages: 0, reply_opening: None })
+    Ok(Prepared { ids, media, dropped_messages: 0, reply_opening: None, guide: None })
 }
 
 /// A prompt ready to run: its ids and, when it carries media, where each item is. Made when the
@@ -74,6 +75,9 @@ pub struct Prepared {
     pub(crate) dropped_messages: usize,
     /// The reply's start that the prompt wrote (`reply_opening`).
     pub(crate) reply_opening: Option<String>,
+    /// The reply's matcher, when the request has a constraint (compiled by the check, so a
+    /// grammar that cannot be used fails before any work, and is compiled once).
+    pub(crate) guide: Option<Guide>,
 }
 
 impl Prepared {

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::constraint::Constraint;
 use crate::error::EngineError;
 use crate::media::MediaKind;
 use crate::sample::SamplingParams;
@@ -48,6 +49,12 @@ pub struct Request {
     /// `ReplyParser`: the special tokens its reply format reads, and the start of a reasoning
     /// block the prompt opened (or `ChatOptions::reply_prefix`) as the reply's first text.
     pub reply_markup: bool,
+    /// What the reply must match (a JSON Schema, a regex, a Lark grammar); `None`: free text.
+    pub constraint: Option<Constraint>,
+    /// With a constraint: feed the tokens its grammar forces without sampling them, in the
+    /// forward pass of the token before them (default on; off to compare, or to sample every
+    /// token as the unconstrained model would).
+    pub grammar_jump: bool,
 }
 
 /// What to do with a prompt longer than the model's context.
@@ -91,6 +98,8 @@ impl Request {
             context_policy: ContextPolicy::default(),
             chat: ChatOptions::default(),
             reply_markup: false,
+            constraint: None,
+            grammar_jump: true,
         }
     }
 }
@@ -118,6 +127,13 @@ pub struct Plan {
     /// The oldest turns left out so that the conversation fits the context (see
     /// `ContextPolicy::DropOldestTurns`).
     pub dropped_messages: usize,
+    /// The kind of constraint the reply follows (`json_schema`, `json_object`, `regex`, `lark`).
+    pub constraint: Option<&'static str>,
+    /// Tokens the grammar forces are fed without sampling: with the sampled token before them
+    /// in one forward pass when the row steps alone, one per step in a batch.
+    pub grammar_jump: bool,
+    /// Why a constrained reply goes without grammar jump.
+    pub grammar_jump_declined: Option<String>,
 }
 
 /// One media item of a request's prompt, as the plan reports it.
@@ -169,6 +185,12 @@ pub struct Usage {
     /// Prompt tokens served from a cache instead of computed.
     pub cached: usize,
     pub generated: usize,
+    /// Generated tokens its grammar forced: fed without being sampled or masked.
+    pub forced: usize,
+    /// Forward passes grammar jump saved: forced tokens that needed no pass of their own (fed
+    /// with the token before them while the row stepped alone, or never fed because the reply
+    /// ended there); in a batch, forced tokens ride along one per step.
+    pub passes_saved: usize,
     /// What the sequence's state holds at the end, by kind.
     pub state_bytes: crate::state::StateBytes,
 }

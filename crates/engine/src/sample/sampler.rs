@@ -6,6 +6,7 @@ use mlx_rs::error::AsSliceError;
 use mlx_rs::{ops, Array, Dtype};
 
 use super::SamplingParams;
+use crate::constraint::TokenMask;
 use crate::error::{EngineError, Result};
 
 /// Picks tokens for one sequence under fixed [`SamplingParams`].
@@ -64,13 +65,32 @@ impl Sampler {
     /// other float types are converted on the device) and the sequence so far, prompt included
     /// (only its last `repetition_context` tokens matter).
     pub fn sample(&mut self, logits: &Array, history: &[u32]) -> Result<u32> {
+        self.sample_masked(logits, history, None)
+    }
+
+    /// As [`Self::sample`], choosing only among the tokens `mask` allows (a grammar's): the
+    /// mask applies after the processors and before temperature, top-k, top-p and min-p, so
+    /// they share out the probability of allowed tokens only. Masked logits are read on the
+    /// host, greedy included.
+    pub fn sample_masked(&mut self, logits: &Array, history: &[u32], mask: Option<&TokenMask>) -> Result<u32> {
         let logits = self.check_shape(logits)?;
         self.collect_touched(history);
-        if self.is_greedy() {
-            self.greedy(logits)
-        } else {
-            self.copy_to_host(&logits)?;
-            self.draw()
+        match mask {
+            None if self.is_greedy() => self.greedy(logits),
+            None => {
+                self.copy_to_host(&logits)?;
+                self.draw()
+            }
+            Some(mask) => {
+                self.copy_to_host(&logits)?;
+                if self.is_greedy() {
+                    return mask.best(&self.logits).ok_or_else(|| {
+                        EngineError::invalid("logits", "every token the grammar allows has probability 0 (-inf or NaN logits)")
+                    });
+                }
+                mask.apply(&mut self.logits);
+                self.draw()
+            }
         }
     }
 

@@ -1,0 +1,89 @@
+//! Structured output: Chat Completions' `response_format` as the engine's [`Constraint`].
+//!
+//! - `{"type": "text"}` (or no field): free text.
+//! - `{"type": "json_object"}`: any JSON object.
+//! - `{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`: JSON matching the
+//!   schema. Decoding is constrained whether `strict` is true or not (it costs little and never
+//!   gives a reply that fails to parse); with no `schema`, any JSON value.
+//!
+//! A shape this file does not know is a 400 naming `response_format`; a schema the engine's
+//! grammar compiler cannot express is refused by the engine's check, also as a 400 naming
+//! `response_format` and the feature (error.rs).
+
+use confab_engine::Constraint;
+use serde_json::Value;
+
+use crate::error::ApiError;
+
+const PARAM: &str = "response_format";
+
+/// The constraint `response_format` asks for; `None` for free text.
+pub fn constraint(response_format: Option<&Value>) -> Result<Option<Constraint>, ApiError> {
+    let Some(format) = response_format.filter(|f| !f.is_null()) else { return Ok(None) };
+    let bad = |message: String| ApiError::invalid(Some(PARAM), message);
+    let kind = format
+        .get("type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("response_format needs a `type`: \"text\", \"json_object\" or \"json_schema\".".into()))?;
+    match kind {
+        "text" => Ok(None),
+        "json_object" => Ok(Some(Constraint::JsonObject)),
+        "json_schema" => {
+            let spec = format.get("json_schema").and_then(Value::as_object).ok_or_else(|| {
+                bad("response_format of type json_schema needs a `json_schema` object: {\"name\": ..., \"schema\": {...}, \"strict\": true}.".into())
+            })?;
+            if let Some(name) = spec.get("name") {
+                let valid = name.as_str().is_some_and(|n| {
+                    !n.is_empty() && n.len() <= 64 && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                });
+                if !valid {
+                    return Err(bad(format!(
+                        "response_format.json_schema.name must be 1 to 64 letters, digits, underscores or dashes; got {name}."
+                    )));
+                }
+            }
+            if let Some(strict) = spec.get("strict").filter(|s| !s.is_null() && !s.is_boolean()) {
+                return Err(bad(format!("response_format.json_schema.strict must be true or false; got {strict}.")));
+            }
+            match spec.get("schema") {
+                None | Some(Value::Null) => Ok(Some(Constraint::JsonSchema(serde_json::json!({})))),
+                Some(schema @ Value::Object(_)) => Ok(Some(Constraint::JsonSchema(schema.clone()))),
+                Some(other) => Err(bad(format!("response_format.json_schema.schema must be a JSON Schema object; got {other}."))),
+            }
+        }
+        other => Err(bad(format!("response_format type `{other}` is not supported; use \"text\", \"json_object\" or \"json_schema\"."))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{constraint, Constraint};
+
+    #[test]
+    fn formats_map_to_constraints() {
+        assert_eq!(constraint(None).unwrap(), None);
+        assert_eq!(constraint(Some(&json!({"type": "text"}))).unwrap(), None);
+        assert_eq!(constraint(Some(&json!({"type": "json_object"}))).unwrap(), Some(Constraint::JsonObject));
+        let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+        let format = json!({"type": "json_schema", "json_schema": {"name": "thing", "schema": schema, "strict": true}});
+        assert_eq!(constraint(Some(&format)).unwrap(), Some(Constraint::JsonSchema(schema)));
+    }
+
+    #[test]
+    fn bad_formats_name_the_param() {
+        for format in [
+            json!({"type": "xml"}),
+            json!({"json_schema": {}}),
+            json!({"type": "json_schema"}),
+            json!({"type": "json_schema", "json_schema": {"name": "has space", "schema": {}}}),
+            json!({"type": "json_schema", "json_schema": {"name": "x", "schema": "not a schema"}}),
+            json!({"type": "json_schema", "json_schema": {"name": "x", "schema": {}, "strict": "yes"}}),
+        ] {
+            let error = constraint(Some(&format)).unwrap_err();
+            assert_eq!(error.param.as_deref(), Some("response_format"), "{format}");
+            assert_eq!(error.status, 400);
+        }
+    }
+}
