@@ -113,7 +113,7 @@ class SmolLM2(MessagesTest):
 
     def test_a_tool_use_and_tool_result_round_trip(self):
         question = {"role": "user", "content": "What is the weather in Paris?"}
-        first = self.create(None, messages=[question], tools=[WEATHER], tool_choice={"type": "tool", "name": "get_weather"}, max_tokens=24)
+        first = self.create(None, messages=[question], tools=[WEATHER], tool_choice={"type": "tool", "name": "get_weather"}, max_tokens=80)
         calls = [block for block in first.content if block.type == "tool_use"]
         self.assertEqual(len(calls), 1, first.content)
         self.assertTrue(calls[0].id.startswith("toolu_"))
@@ -121,7 +121,7 @@ class SmolLM2(MessagesTest):
         self.assertIsInstance(calls[0].input, dict)
         self.assertEqual(first.stop_reason, "tool_use")
         # Streamed, the call is a tool_use block whose input comes as input_json_delta.
-        forced = dict(messages=[question], tools=[WEATHER], tool_choice={"type": "tool", "name": "get_weather"}, max_tokens=24)
+        forced = dict(messages=[question], tools=[WEATHER], tool_choice={"type": "tool", "name": "get_weather"}, max_tokens=80)
         with self.client.messages.stream(model=self.server.model, extra_body=GREEDY, **forced) as stream:
             streamed = stream.get_final_message()
         streamed_calls = [block for block in streamed.content if block.type == "tool_use"]

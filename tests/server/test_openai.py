@@ -307,7 +307,7 @@ WEATHER = {
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
     },
 }
-CLOCK = {"type": "function", "function": {"name": "get_time", "description": "The time now.", "parameters": {"type": "object", "properties": {}}}}
+CLOCK = {"type": "function", "function": {"name": "get_time", "description": "The time now.", "parameters": {"type": "object", "properties": {}, "additionalProperties": False}}}
 
 
 class SmolLM2Tools(ServerTest):
@@ -325,7 +325,7 @@ class SmolLM2Tools(ServerTest):
     def test_a_named_tool_is_called_whole_streamed_and_answered(self):
         ask = "What is the weather in Paris?"
         choice = {"type": "function", "function": {"name": "get_weather"}}
-        whole = self.chat(ask, max_tokens=40, tools=[WEATHER, CLOCK], tool_choice=choice)
+        whole = self.chat(ask, max_tokens=80, tools=[WEATHER, CLOCK], tool_choice=choice)
         self.assertEqual(whole.choices[0].finish_reason, "tool_calls")
         calls = whole.choices[0].message.tool_calls
         self.assertEqual(len(calls), 1)
@@ -333,7 +333,7 @@ class SmolLM2Tools(ServerTest):
         self.assertIsInstance(json.loads(calls[0].function.arguments), dict)
         self.assertTrue(calls[0].id.startswith("call_"))
 
-        chunks = list(self.chat(ask, max_tokens=40, tools=[WEATHER, CLOCK], tool_choice=choice, stream=True))
+        chunks = list(self.chat(ask, max_tokens=80, tools=[WEATHER, CLOCK], tool_choice=choice, stream=True))
         deltas = [call for c in chunks if c.choices for call in (c.choices[0].delta.tool_calls or [])]
         self.assertEqual([(d.index, d.function.name) for d in deltas], [(0, "get_weather")])
         self.assertEqual(json.loads(deltas[0].function.arguments), json.loads(calls[0].function.arguments))
@@ -350,7 +350,7 @@ class SmolLM2Tools(ServerTest):
         self.assertEqual(answer.usage.completion_tokens, 6)
 
     def test_required_calls_one_of_the_tools(self):
-        reply = self.chat("What time is it?", max_tokens=40, tools=[WEATHER, CLOCK], tool_choice="required")
+        reply = self.chat("What time is it?", max_tokens=80, tools=[WEATHER, CLOCK], tool_choice="required")
         calls = reply.choices[0].message.tool_calls
         self.assertTrue(calls, reply.choices[0].message.content)
         self.assertIn(calls[0].function.name, ("get_weather", "get_time"))

@@ -48,8 +48,7 @@ pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes,
         let sampling = request.sampling(&model.info.default_sampling)?;
         let (prompt, tools, files) = prepare(&state, &request, &model)?;
         let mut engine_request = Request::new(model.id, prompt, sampling);
-        engine_request.chat = tools.chat_options(&model.info, request.switches()?);
-        engine_request.reply_markup = true;
+        tools.apply(&model.info, request.switches()?, &mut engine_request)?;
         let serial = state.next_serial.fetch_add(1, Ordering::Relaxed);
         let reply = MessageReply::new(serial, model.name.clone(), request.stop_sequences.clone().unwrap_or_default());
         let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
@@ -70,7 +69,7 @@ pub async fn count_tokens(State(state): State<Arc<ServerState>>, body: Result<By
         let request: MessagesRequest = parse(body, state.body_limit)?;
         let model = served(&state, request.model.as_deref())?;
         let (prompt, tools, files) = prepare(&state, &request, &model)?;
-        let chat = tools.chat_options(&model.info, request.switches()?);
+        let chat = tools.chat_options(request.switches()?);
         let counting = state.clone();
         // The engine answers on its own thread; waiting for it must not hold a tokio worker.
         let ids = tokio::task::spawn_blocking(move || {

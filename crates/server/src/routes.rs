@@ -92,15 +92,13 @@ async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRe
     let answer = async {
         let request: ChatRequest = parse(body, state.body_limit)?;
         let model = served(&state, request.model.as_deref())?;
-        let mut sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
+        let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
         let tools = request.tools()?;
-        sampling.stop.extend(tools.call_stop(&model.info).map(str::to_string));
         let switches = request.switches()?;
         let (messages, files) = chat_messages(&request.messages, &state.media, &model.info, &model.name)?;
         let mut engine_request = Request::new(model.id, Prompt::Chat(messages), sampling);
         engine_request.constraint = crate::structured::constraint(request.response_format.as_ref())?;
-        engine_request.chat = tools.chat_options(&model.info, switches);
-        engine_request.reply_markup = true;
+        tools.apply(&model.info, switches, &mut engine_request)?;
         let reply = Reply::new(Endpoint::Chat, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
         let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
         let turn = Turn::new(running, &model.info, &tools);

@@ -4,8 +4,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use confab_engine::runtime::{Event, ModelInfo, StopReason, Usage};
+use confab_engine::runtime::{Event, ModelInfo, Request, StopReason, Usage};
 use confab_engine::text::{ChatOptions, ReplyParser, ReplyPart};
+use confab_engine::Constraint;
 use serde_json::Value;
 
 use crate::error::ApiError;
@@ -95,29 +96,57 @@ impl Tools {
         !self.definitions.is_empty() && self.choice != ToolChoice::None
     }
 
-    /// Where a reply that must call a tool ends: at its call's closing markup (one call, as
-    /// OpenAI's named choice gives), so a small model cannot ramble past it.
-    pub fn call_stop(&self, model: &ModelInfo) -> Option<&'static str> {
-        match self.choice {
-            ToolChoice::Required | ToolChoice::Named(_) => model.reply_format.call_close(),
-            ToolChoice::Auto | ToolChoice::None => None,
-        }
+    /// The template's inputs: the tools the model is shown, and the switches.
+    pub fn chat_options(&self, switches: std::collections::BTreeMap<String, Value>) -> ChatOptions {
+        let tools = if self.offered() { self.definitions.clone() } else { vec![] };
+        ChatOptions { tools, switches, reply_prefix: None }
     }
 
-    /// The tools and, where a call is required, its opening written for the model.
-    pub fn chat_options(&self, model: &ModelInfo, switches: std::collections::BTreeMap<String, Value>) -> ChatOptions {
+    /// Puts the tools on an engine request, whose reply is read with a `Turn`. A reply that
+    /// must call a tool (`required`, or a named one) is held to a grammar of that call, its
+    /// arguments valid against the tool's schema, so even a small model makes a call that
+    /// validates; for syntaxes a grammar does not describe yet, the call's opening is written
+    /// for the model and the reply stops at the call's end.
+    pub fn apply(
+        &self,
+        model: &ModelInfo,
+        switches: std::collections::BTreeMap<String, Value>,
+        request: &mut Request,
+    ) -> Result<(), ApiError> {
         let format = model.reply_format;
-        let reply_prefix = match &self.choice {
-            ToolChoice::Named(name) => Some(format.call_opening(name)),
-            ToolChoice::Required if self.definitions.len() == 1 => {
-                let name = self.definitions[0]["function"]["name"].as_str().unwrap_or_default();
-                Some(format.call_opening(name))
-            }
-            ToolChoice::Required => Some(format.any_call_opening().to_string()),
-            ToolChoice::Auto | ToolChoice::None => None,
+        let name = |tool: &Value| tool["function"]["name"].as_str().unwrap_or_default().to_string();
+        let allowed: Vec<Value> = match &self.choice {
+            ToolChoice::Named(wanted) => self.definitions.iter().filter(|t| name(t) == *wanted).cloned().collect(),
+            ToolChoice::Required => self.definitions.clone(),
+            ToolChoice::Auto | ToolChoice::None => vec![],
         };
-        let tools = if self.offered() { self.definitions.clone() } else { vec![] };
-        ChatOptions { tools, switches, reply_prefix }
+        let mut chat = self.chat_options(switches);
+        if !allowed.is_empty() {
+            match format.call_grammar(&allowed) {
+                Some(grammar) if request.constraint.is_none() => {
+                    request.constraint = Some(Constraint::Lark(grammar));
+                    // Empty, but it closes a reasoning block the template opened.
+                    chat.reply_prefix = Some(String::new());
+                }
+                Some(_) => {
+                    return Err(ApiError::invalid(
+                        Some("tool_choice"),
+                        "a reply that must call a tool cannot also follow response_format; send one or the other.",
+                    ))
+                }
+                None => {
+                    chat.reply_prefix = Some(if allowed.len() == 1 {
+                        format.call_opening(&name(&allowed[0]))
+                    } else {
+                        format.any_call_opening().to_string()
+                    });
+                    request.sampling.stop.extend(format.call_close().map(str::to_string));
+                }
+            }
+        }
+        request.chat = chat;
+        request.reply_markup = true;
+        Ok(())
     }
 }
 

@@ -116,6 +116,40 @@ impl ReplyFormat {
         }
     }
 
+    /// A grammar (llguidance's Lark) for a reply that is exactly one call of one of `tools`
+    /// (definitions in OpenAI's shape), its arguments valid against the tool's schema; `None`
+    /// for syntaxes whose calls are not JSON (those get `call_opening` instead).
+    pub fn call_grammar(&self, tools: &[Value]) -> Option<String> {
+        let arguments_key = match self.tools {
+            ToolSyntax::Hermes => "arguments",
+            ToolSyntax::Llama3Json => "parameters",
+            ToolSyntax::QwenXml | ToolSyntax::Mistral | ToolSyntax::Gemma4 => return None,
+        };
+        let calls: Vec<Value> = tools
+            .iter()
+            .map(|tool| {
+                let function = tool.get("function").unwrap_or(tool);
+                let parameters = function.get("parameters").cloned().unwrap_or_else(|| serde_json::json!({ "type": "object" }));
+                serde_json::json!({
+                    "type": "object",
+                    "properties": { "name": { "const": function.get("name") }, arguments_key: parameters },
+                    "required": ["name", arguments_key],
+                    "additionalProperties": false,
+                })
+            })
+            .collect();
+        let mut schema = match <[Value; 1]>::try_from(calls) {
+            Ok([one]) => one,
+            Err(many) => serde_json::json!({ "anyOf": many }),
+        };
+        // Compact JSON, as models write calls: no runs of white space to wander in.
+        schema["x-guidance"] = serde_json::json!({ "whitespace_flexible": false });
+        Some(match self.tools {
+            ToolSyntax::Hermes => format!("start: \"<tool_call>\\n\" call \"\\n</tool_call>\"\ncall: %json {schema}\n"),
+            _ => format!("start: call\ncall: %json {schema}\n"),
+        })
+    }
+
     /// The text that ends a call, for syntaxes that close their calls.
     pub fn call_close(&self) -> Option<&'static str> {
         self.call_markers().1
