@@ -513,7 +513,7 @@ mod tests {
         call.tool_calls.push(ToolCall { id: "c1".into(), name: "f".into(), arguments: json!({"x": 1}) });
         let mut result = ChatMessage::new("tool", "42");
         result.tool_call_id = Some("c1".into());
-        let source = "{% for m in messages %}{% for c in m.tool_calls or [] %}{{ c.id }}:{{ c.type }}:{{ c.function.name }}({{ c.function.arguments | tojson }}){% endfor %}\
+        let source = "{% if tools %}{% endif %}{% for m in messages %}{% for c in m.tool_calls or [] %}{{ c.id }}:{{ c.type }}:{{ c.function.name }}({{ c.function.arguments | tojson }}){% endfor %}\
                       {% if m.tool_call_id %}[{{ m.tool_call_id }}={{ m.content }}]{% endif %}{% endfor %}";
         let out = ChatTemplate::new(source).unwrap().render_any(&[call.clone(), result], false, &ChatOptions::default()).unwrap();
         assert_eq!(out, "c1:function:f({\"x\": 1})[c1=42]");
