@@ -21,7 +21,7 @@ use crate::anthropic::MessagesRequest;
 use crate::anthropic_reply::{AnthropicError, MessageReply, MessageStream, NamedEvent};
 use crate::error::ApiError;
 use crate::messages::{base64_image, RequestFiles};
-use crate::routes::served;
+use crate::routes::{parse, served};
 use crate::running;
 use crate::turn::{Tools, Turn};
 use crate::{ServedModel, ServerState};
@@ -43,7 +43,7 @@ pub fn error_for(path: &str, error: ApiError) -> Response {
 
 pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
-        let request: MessagesRequest = parse(body, state.body_limit)?;
+        let request: MessagesRequest = parse(body, state.body_limit, "Anthropic's Messages API reference")?;
         let model = served(&state, request.model.as_deref())?;
         let sampling = request.sampling(&model.info.default_sampling)?;
         let (prompt, tools, files) = prepare(&state, &request, &model)?;
@@ -66,7 +66,7 @@ pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes,
 /// and the switches, through the model's template), without running it.
 pub async fn count_tokens(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
-        let request: MessagesRequest = parse(body, state.body_limit)?;
+        let request: MessagesRequest = parse(body, state.body_limit, "Anthropic's Messages API reference")?;
         let model = served(&state, request.model.as_deref())?;
         let (prompt, tools, files) = prepare(&state, &request, &model)?;
         let chat = tools.chat_options(request.switches()?);
@@ -93,20 +93,6 @@ fn prepare(state: &ServerState, request: &MessagesRequest, model: &ServedModel) 
     };
     let prompt = request.prompt(&mut images)?;
     Ok((prompt, tools, files))
-}
-
-/// The body as JSON, with a too-large or malformed body as an error.
-fn parse(body: Result<Bytes, BytesRejection>, limit: usize) -> Result<MessagesRequest, ApiError> {
-    let bytes = body.map_err(|rejection| match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::body_too_large(limit),
-        _ => ApiError::invalid(None, format!("The request body could not be read ({}).", rejection.body_text())),
-    })?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        ApiError::invalid(
-            None,
-            format!("The request body is not valid JSON for the Messages API ({e}). See Anthropic's API reference for the fields."),
-        )
-    })
 }
 
 /// The reply as Anthropic's event sequence; dropped with the connection, which cancels the

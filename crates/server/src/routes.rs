@@ -90,7 +90,7 @@ async fn models(State(state): State<Arc<ServerState>>) -> Json<Value> {
 
 async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
-        let request: ChatRequest = parse(body, state.body_limit)?;
+        let request: ChatRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         let model = served(&state, request.model.as_deref())?;
         let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
         let tools = request.tools()?;
@@ -144,7 +144,7 @@ fn chat_stream(turn: Turn, reply: Reply, include_usage: bool) -> Sse<impl future
 
 async fn completions(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
-        let request: CompletionRequest = parse(body, state.body_limit)?;
+        let request: CompletionRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         let model = served(&state, request.model.as_deref())?;
         let sampling = request.sampling.to_params(&model.info.default_sampling, COMPLETION_DEFAULT_MAX_TOKENS)?;
         let prompt = match request.prompt {
@@ -160,17 +160,17 @@ async fn completions(State(state): State<Arc<ServerState>>, body: Result<Bytes, 
     answer.await.unwrap_or_else(IntoResponse::into_response)
 }
 
-/// The body as JSON, with a too-large or malformed body as an OpenAI error.
-fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>, limit: usize) -> Result<T, ApiError> {
+const OPENAI_REFERENCE: &str = "OpenAI's API reference";
+
+/// The body as JSON, with a too-large or malformed body as an error (each endpoint answers it
+/// in its API's shape); `reference` names where the fields are documented.
+pub(crate) fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>, limit: usize, reference: &str) -> Result<T, ApiError> {
     let bytes = body.map_err(|rejection| match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::body_too_large(limit),
         _ => ApiError::invalid(None, format!("The request body could not be read ({}).", rejection.body_text())),
     })?;
     serde_json::from_slice(&bytes).map_err(|e| {
-        ApiError::invalid(
-            None,
-            format!("The request body is not valid JSON for this endpoint ({e}). See OpenAI's API reference for the fields."),
-        )
+        ApiError::invalid(None, format!("The request body is not valid JSON for this endpoint ({e}). See {reference} for the fields."))
     })
 }
 
