@@ -19,9 +19,10 @@ use serde_json::json;
 
 use crate::anthropic::MessagesRequest;
 use crate::anthropic_reply::{AnthropicError, MessageReply, MessageStream, NamedEvent};
+use crate::body::parse;
 use crate::error::ApiError;
-use crate::messages::{base64_image, RequestFiles};
-use crate::routes::{parse, served};
+use crate::media_files::RequestFiles;
+use crate::messages::base64_image;
 use crate::running;
 use crate::turn::{Tools, Turn};
 use crate::{ServedModel, ServerState};
@@ -44,7 +45,7 @@ pub fn error_for(path: &str, error: ApiError) -> Response {
 pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
         let request: MessagesRequest = parse(body, state.body_limit, "Anthropic's Messages API reference")?;
-        let model = served(&state, request.model.as_deref())?;
+        let model = state.served(request.model.as_deref())?;
         let sampling = request.sampling(&model.info.default_sampling)?;
         let (prompt, tools, files) = prepare(&state, &request, &model)?;
         let mut engine_request = Request::new(model.id, prompt, sampling);
@@ -67,7 +68,7 @@ pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes,
 pub async fn count_tokens(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
         let request: MessagesRequest = parse(body, state.body_limit, "Anthropic's Messages API reference")?;
-        let model = served(&state, request.model.as_deref())?;
+        let model = state.served(request.model.as_deref())?;
         let (prompt, tools, files) = prepare(&state, &request, &model)?;
         let chat = tools.chat_options(request.switches()?);
         let counting = state.clone();

@@ -9,7 +9,9 @@
 mod anthropic;
 mod anthropic_reply;
 mod anthropic_routes;
+mod body;
 mod error;
+mod media_files;
 mod messages;
 mod openai;
 mod reply;
@@ -76,11 +78,25 @@ pub(crate) struct ServerState {
     source: Arc<dyn ModelSource>,
     api_key: Option<String>,
     body_limit: usize,
-    media: messages::MediaFolder,
+    media: media_files::MediaFolder,
     active: Arc<AtomicUsize>,
     next_serial: AtomicU64,
     /// Unix seconds, shown as the model's `created`.
     started: u64,
+}
+
+impl ServerState {
+    /// The loaded model, when the request names it.
+    pub(crate) fn served(&self, asked: Option<&str>) -> Result<ServedModel, ApiError> {
+        let asked =
+            asked.ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the model this server runs."))?;
+        let current = self.source.current();
+        match current {
+            Some(model) if model.name == asked || model.info.path.to_str() == Some(asked) => Ok(model),
+            Some(model) => Err(ApiError::unknown_model(asked, Some(&model.name))),
+            None => Err(ApiError::no_model()),
+        }
+    }
 }
 
 /// A server that is listening; `stop` ends it.
@@ -122,7 +138,7 @@ pub async fn start(options: ServerOptions, source: Arc<dyn ModelSource>) -> Resu
         source,
         api_key: options.api_key.filter(|k| !k.is_empty()),
         body_limit: options.body_limit,
-        media: messages::MediaFolder::create(options.media_dir)?,
+        media: media_files::MediaFolder::create(options.media_dir)?,
         active: active.clone(),
         next_serial: AtomicU64::new(1),
         started: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),

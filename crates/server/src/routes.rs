@@ -9,19 +9,20 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Request as HttpRequest, State};
-use axum::http::{header, StatusCode, Uri};
+use axum::http::{header, Uri};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use confab_engine::runtime::{Event, Prompt, Request};
-use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use crate::anthropic_routes::{self, error_for};
+use crate::body::{parse, OPENAI_REFERENCE};
 use crate::error::ApiError;
-use crate::messages::{chat_messages, RequestFiles};
+use crate::media_files::RequestFiles;
+use crate::messages::chat_messages;
 use crate::openai::{ChatRequest, CompletionRequest, PromptField, SamplingFields};
 use crate::reply::{Endpoint, Reply};
 use crate::running::{self, Running};
@@ -91,7 +92,7 @@ async fn models(State(state): State<Arc<ServerState>>) -> Json<Value> {
 async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
         let request: ChatRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
-        let model = served(&state, request.model.as_deref())?;
+        let model = state.served(request.model.as_deref())?;
         let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
         let tools = request.tools()?;
         let switches = request.switches()?;
@@ -145,7 +146,7 @@ fn chat_stream(turn: Turn, reply: Reply, include_usage: bool) -> Sse<impl future
 async fn completions(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
         let request: CompletionRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
-        let model = served(&state, request.model.as_deref())?;
+        let model = state.served(request.model.as_deref())?;
         let sampling = request.sampling.to_params(&model.info.default_sampling, COMPLETION_DEFAULT_MAX_TOKENS)?;
         let prompt = match request.prompt {
             PromptField::One(text) => text,
@@ -158,32 +159,6 @@ async fn completions(State(state): State<Arc<ServerState>>, body: Result<Bytes, 
         answer(&state, Endpoint::Completion, model, engine_request, RequestFiles::default(), &request.sampling).await
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
-}
-
-const OPENAI_REFERENCE: &str = "OpenAI's API reference";
-
-/// The body as JSON, with a too-large or malformed body as an error (each endpoint answers it
-/// in its API's shape); `reference` names where the fields are documented.
-pub(crate) fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>, limit: usize, reference: &str) -> Result<T, ApiError> {
-    let bytes = body.map_err(|rejection| match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::body_too_large(limit),
-        _ => ApiError::invalid(None, format!("The request body could not be read ({}).", rejection.body_text())),
-    })?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        ApiError::invalid(None, format!("The request body is not valid JSON for this endpoint ({e}). See {reference} for the fields."))
-    })
-}
-
-/// The loaded model, when the request names it.
-pub(crate) fn served(state: &ServerState, asked: Option<&str>) -> Result<ServedModel, ApiError> {
-    let asked =
-        asked.ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the model this server runs."))?;
-    let current = state.source.current();
-    match current {
-        Some(model) if model.name == asked || model.info.path.to_str() == Some(asked) => Ok(model),
-        Some(model) => Err(ApiError::unknown_model(asked, Some(&model.name))),
-        None => Err(ApiError::no_model()),
-    }
 }
 
 /// Runs the request and answers whole, or as server-sent events when the client streams.

@@ -8,7 +8,7 @@ use confab_engine::runtime::{Engine, Event, Plan, Request};
 use tokio::sync::mpsc;
 
 use crate::error::ApiError;
-use crate::messages::RequestFiles;
+use crate::media_files::RequestFiles;
 
 /// Events buffered between the engine and a slow client.
 const EVENT_BUFFER: usize = 256;
