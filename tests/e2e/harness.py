@@ -159,21 +159,25 @@ def tid(testid: str, extra: str = "") -> str:
 
 
 
-# Records the text length of a streaming reply at each change of the page, in
+# Records the text length of every streaming reply at each change of the page, in
 # window.__confabLengths[id], for watch_stream.
 WATCH_LENGTHS_JS = """
-const id = arguments[0];
-window.__confabLengths = window.__confabLengths || {};
-const seen = window.__confabLengths[id] = [];
-const record = () => {
-  const m = document.querySelector('[data-testid="message"][data-id="' + id + '"]');
-  if (!m || m.dataset.status !== 'streaming') { if (m) observer.disconnect(); return; }
-  const n = ((m.querySelector('[data-testid="message-content"]') || {}).textContent || '').length;
-  if (seen[seen.length - 1] !== n) seen.push(n);
-};
-const observer = new MutationObserver(record);
-observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-record();
+// Records, for every reply while it streams, each text length the page shows: installed before
+// a message is sent, because a short reply can stream within one WebDriver round trip.
+if (!window.__confabWatching) {
+  window.__confabWatching = true;
+  window.__confabLengths = window.__confabLengths || {};
+  const record = () => {
+    for (const m of document.querySelectorAll('[data-testid="message"][data-status="streaming"]')) {
+      if (!m.dataset.id) continue;  // drawn at Enter, before the reply has its id (and any text)
+      const seen = window.__confabLengths[m.dataset.id] = window.__confabLengths[m.dataset.id] || [];
+      const n = ((m.querySelector('[data-testid="message-content"]') || {}).textContent || '').length;
+      if (seen[seen.length - 1] !== n) seen.push(n);
+    }
+  };
+  new MutationObserver(record).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  record();
+}
 """
 
 class App:
@@ -562,6 +566,7 @@ class ChatApp(App):
         reply has started."""
         before = {m["id"] for m in self.messages()}
         self.compose(text)
+        self.d.execute_script(WATCH_LENGTHS_JS)
         self.click("send-button", timeout=timeout)
         return self.wait_new_reply(before, timeout)
 
@@ -591,8 +596,9 @@ class ChatApp(App):
         """Polls the reply while it streams; returns it when it ends (or when `until(reply)`) and
         the text lengths seen while data-status was streaming."""
         lengths: list[int] = []
-        # Every draw is also recorded in the page (a short reply can stream between two polls).
-        self.d.execute_script(WATCH_LENGTHS_JS, reply_id)
+        # Every draw is also recorded in the page (a short reply can stream between two polls);
+        # `send` installed the recorder already, for replies that start some other way it is now.
+        self.d.execute_script(WATCH_LENGTHS_JS)
         end = time.monotonic() + seconds(timeout or self.REPLY_TIMEOUT)
         while True:
             reply = next((m for m in self.messages() if m["id"] == reply_id), None)

@@ -1,5 +1,6 @@
 // The open conversation: its current branch, and the reply streaming into it.
 import { useCallback, useRef, useState } from 'react';
+import { flushSync } from 'react-dom';
 import {
   continueReply,
   conversationMessages,
@@ -200,11 +201,13 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
         if (scheduled || timing) return;
         scheduled = true;
         const wait = drawnAt + drawEvery - Date.now();
-        if (wait > 0) setTimeout(() => nextFrame(flush), wait);
-        else nextFrame(flush);
+        if (wait > 0) setTimeout(() => nextFrame(() => flush()), wait);
+        else nextFrame(() => flush());
       };
 
-      const flush = () => {
+      // `now`: commit this draw at once rather than with React's next batch, so that the first
+      // text is on the page even when the rest of a short reply comes right behind it.
+      const flush = (now = false) => {
         scheduled = false;
         drawnAt = Date.now();
         if (!pending || replyId === null) return;
@@ -222,11 +225,14 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             if (pending) schedule();
           }),
         );
-        setMessages((views) =>
-          views.map((view) =>
-            view.message.id === id ? { ...view, message: { ...view.message, content: view.message.content + text } } : view,
-          ),
-        );
+        const draw = () =>
+          setMessages((views) =>
+            views.map((view) =>
+              view.message.id === id ? { ...view, message: { ...view.message, content: view.message.content + text } } : view,
+            ),
+          );
+        if (now) flushSync(draw);
+        else draw();
       };
 
       const finish = () => {
@@ -268,7 +274,7 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
             pending += event.text;
             // The first text is drawn at once: it is what a person waits for after Enter.
             if (drawnAt === 0) {
-              flush();
+              flush(true);
             } else {
               schedule();
             }
