@@ -4,6 +4,9 @@
 
 #include <pthread.h>
 #include <time.h>
+#if defined(__APPLE__)
+#include <mach/mach.h>
+#endif
 
 #include <atomic>
 #include <chrono>
@@ -24,12 +27,23 @@ int thread_tag() {
   return tag;
 }
 
-// The CPU time a thread has used, in ns (-1 when it cannot be read).
+// The CPU time a thread has used, in ns (-1 when it cannot be read). macOS has no
+// pthread_getcpuclockid: Mach's thread_info gives the same, in microseconds.
 int64_t thread_cpu_ns(pthread_t thread) {
+#if defined(__APPLE__)
+  thread_basic_info_data_t info{};
+  mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
+  const auto port = pthread_mach_thread_np(thread);
+  if (thread_info(port, THREAD_BASIC_INFO, reinterpret_cast<thread_info_t>(&info), &count) != KERN_SUCCESS) return -1;
+  const int64_t seconds = static_cast<int64_t>(info.user_time.seconds) + info.system_time.seconds;
+  const int64_t micros = static_cast<int64_t>(info.user_time.microseconds) + info.system_time.microseconds;
+  return seconds * 1000000000 + micros * 1000;
+#else
   clockid_t clock;
   timespec now{};
   if (pthread_getcpuclockid(thread, &clock) != 0 || clock_gettime(clock, &now) != 0) return -1;
   return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+#endif
 }
 
 int64_t workers_cpu_ns(Pool& pool) {
