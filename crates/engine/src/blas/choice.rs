@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 /// What a probe's child prints: the core OpenBLAS ran, the timed product's speed, and the
 /// largest error found (see `probe::entry_error`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the probe runs on Linux only
 pub struct ChildReport {
     pub core: String,
     pub gflops: f64,
@@ -62,6 +63,7 @@ impl Outcome {
 }
 
 /// A child's report on `requested`, judged.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn judge(requested: &str, report: &ChildReport) -> Outcome {
     if !report.core.eq_ignore_ascii_case(requested) {
         return Outcome::Unavailable { ran: report.core.clone() };
