@@ -18,8 +18,10 @@ import http.client
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -126,8 +128,10 @@ def messages_turn(base: str, model: str, messages: list[dict], max_tokens: int, 
     ttft, prompt, cached = None, None, None
     for at, event in post_stream(base, "/v1/messages", body, timeout, {"anthropic-version": "2023-06-01"}):
         if event.get("type") == "message_start":
+            # Anthropic's input_tokens leaves out the tokens read from the cache.
             usage = event["message"]["usage"]
-            prompt, cached = usage["input_tokens"], usage.get("cache_read_input_tokens")
+            cached = usage.get("cache_read_input_tokens") or 0
+            prompt = usage["input_tokens"] + cached
         if ttft is None and event.get("type") == "content_block_delta":
             ttft = at
     return {"ttft": ttft, "prompt": prompt, "cached": cached}
@@ -161,16 +165,16 @@ def main() -> int:
     sends = session(args.turns)
     results: dict[str, list[dict]] = {}
     if args.only != "mlx-lm":
-        server = Server("confab", [args.confab, "serve", "--model", args.model, "--port", "0"], r"at (http://\S+)", None)
-        try:
-            model = server.models[0]["id"]
-            results["confab chat/completions"] = replay("confab chat/completions", chat_turn, server.base, model, sends, args.max_tokens, args.timeout)
+        # Each endpoint on a server of its own with an empty cache (its disk tier included), so
+        # that one replay's cached prefixes do not serve the next.
+        for name, turn_fn in (("confab chat/completions", chat_turn), ("confab messages", messages_turn)):
+            os.environ["CONFAB_HOME"] = tempfile.mkdtemp(prefix="bench-agent-")
+            server = Server("confab", [args.confab, "serve", "--model", args.model, "--port", "0"], r"at (http://\S+)", None)
             try:
-                results["confab messages"] = replay("confab messages", messages_turn, server.base, model, sends, args.max_tokens, args.timeout)
-            except RuntimeError as e:
-                print(f"confab messages: skipped ({e})", file=sys.stderr)
-        finally:
-            server.stop()
+                results[name] = replay(name, turn_fn, server.base, server.models[0]["id"], sends, args.max_tokens, args.timeout)
+            finally:
+                server.stop()
+                shutil.rmtree(os.environ.pop("CONFAB_HOME"), ignore_errors=True)
     if args.only != "confab":
         port = 18000 + os.getpid() % 1000
         server = Server("mlx_lm.server", [PY, "-m", "mlx_lm", "server", "--model", args.model, "--port", str(port), "--log-level", "WARNING"],
