@@ -26,5 +26,6 @@ pub mod tools;
 pub use detokenizer::StreamDecoder;
 pub use reply::{Markers, ParsedCall, ReplyFormat, ReplyParser, ReplyPart, ToolSyntax};
 pub use stop::{StopMatcher, StopStep};
+pub(crate) use strftime::civil_from_days;
 pub use template::{ChatMessage, ChatOptions, ChatTemplate, PromptEnd, ToolCall};
 pub use tokenizer::Tokenizer;

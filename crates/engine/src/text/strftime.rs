@@ -63,7 +63,7 @@ pub(crate) fn strftime(format: &str, secs: i64) -> String {
 }
 
 /// (year, month 1-12, day 1-31) for days since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -23,30 +23,23 @@ impl Rope {
     pub fn new(dims: usize, config: &RopeConfig, traditional: bool) -> Self {
         let dims_i = dims as i32;
         let plain = |scale: f32| Self { dims: dims_i, traditional, base: Some(config.theta), scale, freqs: None, table: OnceLock::new() };
+        // Scalings that give each dimension its own period.
+        let with_periods = |freqs: Vec<f32>| Self {
+            dims: dims_i,
+            traditional,
+            base: None,
+            scale: 1.0,
+            freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])),
+            table: OnceLock::new(),
+        };
         match config.scaling {
             RopeScaling::None => plain(1.0),
             RopeScaling::Linear { factor } => plain(1.0 / factor),
             RopeScaling::Llama3 { factor, low_freq_factor, high_freq_factor, original_max_position } => {
-                let freqs = llama3_periods(dims, config.theta, factor, low_freq_factor, high_freq_factor, original_max_position);
-                Self {
-                    dims: dims_i,
-                    traditional,
-                    base: None,
-                    scale: 1.0,
-                    freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])),
-                    table: OnceLock::new(),
-                }
+                with_periods(llama3_periods(dims, config.theta, factor, low_freq_factor, high_freq_factor, original_max_position))
             }
             RopeScaling::Proportional { factor, partial_rotary_factor } => {
-                let freqs = proportional_periods(dims, config.theta, factor, partial_rotary_factor);
-                Self {
-                    dims: dims_i,
-                    traditional,
-                    base: None,
-                    scale: 1.0,
-                    freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])),
-                    table: OnceLock::new(),
-                }
+                with_periods(proportional_periods(dims, config.theta, factor, partial_rotary_factor))
             }
         }
     }
