@@ -25,7 +25,7 @@ use crate::runtime::media_prompt::MediaPrompt;
 use crate::runtime::model::ReadyModel;
 use crate::runtime::prepared::{prepare, Prepared};
 use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
-use crate::sample::Sampler;
+use crate::sample::{Sampler, SamplingParams};
 use crate::state::{Checkpoint, SequenceState};
 use crate::text::{ChatMessage, ChatOptions, StopMatcher, StreamDecoder};
 
@@ -63,7 +63,10 @@ fn message_boundaries(model: &ReadyModel, messages: &[ChatMessage], chat: &ChatO
 /// Checks a request before it waits for a place: its settings, then its prompt, fitted to the
 /// context under the request's policy (which may leave the oldest turns out of it).
 pub fn check(model: &ReadyModel, request: &mut Request, limits: &MediaLimits) -> Result<Prepared> {
-    Sampler::new(request.sampling.clone(), model.config().vocab_size)?; // invalid settings fail before any work
+    // Invalid settings fail before any work. `max_tokens` 0 asks for a reply up to the
+    // context's end, which `admit` resolves once the prompt's length is known.
+    let sampling = SamplingParams { max_tokens: request.sampling.max_tokens.max(1), ..request.sampling.clone() };
+    Sampler::new(sampling, model.config().vocab_size)?;
     StopMatcher::new(request.sampling.stop.iter().cloned())?;
     // A schema or grammar that cannot be used fails here, before the prompt is even read.
     let guide = request.constraint.as_ref().map(|c| model.grammars()?.guide(c)).transpose()?;
