@@ -1,11 +1,13 @@
 //! The local OpenAI-compatible server inside the app: on when Settings say so, serving whichever
-//! model is loaded, on the app's engine and caches. Its requests never touch the chat history.
+//! model is loaded, on the app's engine and caches. Its requests never touch the chat history
+//! (the Responses API keeps its replies in their own table of the same database).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use confab_engine::runtime::Engine;
 use confab_server::{ModelSource, RunningServer, ServedModel, ServerOptions};
+use confab_store::Store;
 
 use crate::model_slot::ModelSlot;
 use crate::settings::Settings;
@@ -63,8 +65,9 @@ impl LocalServer {
 
 impl LocalServer {
     /// Starts, restarts or stops the server to match `settings`, serving the slot's model on
-    /// `engine`. A failure to start is kept for the status (the settings themselves were valid).
-    pub async fn apply(&self, settings: &Settings, engine: &Arc<Engine>, slot: &Arc<ModelSlot>, media_dir: PathBuf) {
+    /// `engine` (its Responses API keeping responses in `store`). A failure to start is kept
+    /// for the status (the settings themselves were valid).
+    pub async fn apply(&self, settings: &Settings, engine: &Arc<Engine>, slot: &Arc<ModelSlot>, media_dir: PathBuf, store: &Store) {
         let mut running = self.running.lock().await;
         let wanted = settings.server_enabled.then(|| Listening { port: settings.server_port, key: settings.server_key.clone() });
         if running.as_ref().map(|(_, listening)| listening) == wanted.as_ref() {
@@ -78,6 +81,7 @@ impl LocalServer {
         let options = ServerOptions {
             port: listening.port,
             api_key: Some(listening.key.clone()).filter(|k| !k.is_empty()),
+            responses: Some(store.clone()),
             ..ServerOptions::new(media_dir)
         };
         let source = Arc::new(AppModels { engine: engine.clone(), slot: slot.clone() });

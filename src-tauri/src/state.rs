@@ -18,9 +18,6 @@ use crate::providers::Providers;
 use crate::settings::Settings;
 use crate::sync::lock;
 
-/// The SQLite file's name in the data folder.
-pub const DATABASE_FILE: &str = "confab.db";
-
 pub struct AppState {
     pub paths: AppPaths,
     pub store: Store,
@@ -53,7 +50,7 @@ impl AppState {
     pub async fn open(paths: AppPaths) -> Result<AppState, String> {
         std::fs::create_dir_all(&paths.data_dir)
             .map_err(|e| format!("Could not create the data folder {}: {e}", paths.data_dir.display()))?;
-        let database = paths.data_dir.join(DATABASE_FILE);
+        let database = paths.database();
         let store = Store::open(&database)
             .await
             .map_err(|e| format!("Could not open the history database {}: {e}. Move it aside to start afresh.", database.display()))?;
@@ -110,7 +107,7 @@ impl AppState {
     /// Starts, restarts or stops the local server to match `settings`.
     pub async fn apply_server_settings(&self, settings: &Settings) {
         let media_dir = self.paths.cache_dir.join("server-media");
-        self.server.apply(settings, &self.engine, &self.model, media_dir).await;
+        self.server.apply(settings, &self.engine, &self.model, media_dir, &self.store).await;
     }
 
     /// Every folder models are looked for in: ours, other apps', and the user's.

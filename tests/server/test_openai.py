@@ -54,10 +54,12 @@ def default_model() -> pathlib.Path:
 class Server:
     """`confab serve` on a free port in a fresh CONFAB_HOME; stopped with Ctrl-C (SIGINT)."""
 
-    def __init__(self, *args: str):
+    def __init__(self, *args: str, home: pathlib.Path | None = None):
+        """`home`: an existing CONFAB_HOME to serve from (kept when the server stops)."""
         if not CONFAB.is_file():
             raise unittest.SkipTest(f"{CONFAB} is not built; run cargo build -p confab-cli")
-        self.home = pathlib.Path(tempfile.mkdtemp(prefix="confab-serve-"))
+        self.owns_home = home is None
+        self.home = home or pathlib.Path(tempfile.mkdtemp(prefix="confab-serve-"))
         env = dict(os.environ, CONFAB_HOME=str(self.home))
         self.log = open(self.home / "stderr.log", "w")
         self.process = subprocess.Popen(
@@ -84,7 +86,8 @@ class Server:
                 self.process.wait()
         self.process.stdout.close()
         self.log.close()
-        shutil.rmtree(self.home, ignore_errors=True)
+        if self.owns_home:
+            shutil.rmtree(self.home, ignore_errors=True)
         return self.process.returncode
 
 
@@ -259,6 +262,16 @@ class SmolLM2(ServerTest):
         self.assertEqual(reply.choices[0].finish_reason, "stop", "the grammar ended the reply")
         streamed = self.chat("Describe a user of a web site.", max_tokens=48, response_format=format, stream=True)
         self.assertEqual("".join(c.choices[0].delta.content or "" for c in streamed if c.choices), text)
+
+    def test_a_reply_with_no_max_tokens_ends_where_its_format_does(self):
+        # No max_tokens: the reply may run to the context's end; the grammar ends it first.
+        schema = {"type": "string", "enum": ["yes", "no"]}
+        reply = self.client.chat.completions.create(
+            model=self.server.model, messages=[{"role": "user", "content": "Is the sky blue?"}], temperature=0,
+            response_format={"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}},
+        )
+        self.assertIn(json.loads(reply.choices[0].message.content), ("yes", "no"))
+        self.assertEqual(reply.choices[0].finish_reason, "stop")
 
     def test_response_format_json_object(self):
         reply = self.chat("Give a colour and its hex code as JSON.", max_tokens=40, response_format={"type": "json_object"})

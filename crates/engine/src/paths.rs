@@ -42,6 +42,12 @@ impl AppPaths {
         Self { data_dir: root.to_path_buf(), models_dir: root.join("models"), cache_dir: root.join("cache") }
     }
 
+    /// The history database (conversations, settings, the local server's kept responses),
+    /// shared by the app and `confab serve`.
+    pub fn database(&self) -> PathBuf {
+        self.data_dir.join("confab.db")
+    }
+
     /// The app's log files (see `confab_log`).
     pub fn logs_dir(&self) -> PathBuf {
         self.data_dir.join("logs")

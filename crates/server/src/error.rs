@@ -78,14 +78,35 @@ impl ApiError {
         }
     }
 
+    /// A response id the server does not keep (never kept, not stored, or deleted).
+    pub fn response_not_found(id: &str, param: Option<&str>) -> Self {
+        Self::invalid(param, format!("No response with id `{id}` is kept here (it was made with store: false, deleted, or never existed)."))
+            .with_status(StatusCode::NOT_FOUND)
+            .with_code("not_found")
+    }
+
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
+
+    /// The same error, naming `to` where it named `from` (an engine error named in another
+    /// API's fields).
+    pub fn with_param_renamed(mut self, from: &str, to: &str) -> Self {
+        if self.param.as_deref() == Some(from) {
+            self.param = Some(to.to_string());
+        }
+        self
+    }
+
     pub fn not_found(path: &str) -> Self {
-        Self::invalid(None, format!("There is no endpoint {path}. This server offers POST /v1/chat/completions, POST /v1/completions, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models and GET /health."))
+        Self::invalid(None, format!("There is no endpoint {path}. This server offers POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, GET and DELETE /v1/responses/{{id}}, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models and GET /health."))
             .with_status(StatusCode::NOT_FOUND)
             .with_code("unknown_url")
     }
 
     pub fn method_not_allowed() -> Self {
-        Self::invalid(None, "This endpoint does not take that method; chat, completions and messages are POST, models and health are GET.")
+        Self::invalid(None, "This endpoint does not take that method; chat, completions, responses and messages are POST, models and health are GET, a kept response is GET or DELETE.")
             .with_status(StatusCode::METHOD_NOT_ALLOWED)
             .with_code("method_not_allowed")
     }

@@ -3,8 +3,11 @@
 //! history (server requests are not conversations).
 //!
 //! Endpoints: `POST /v1/chat/completions`, `POST /v1/completions` (whole or streamed as
-//! server-sent events), Anthropic's `POST /v1/messages` and `POST /v1/messages/count_tokens`,
-//! `GET /v1/models`, `GET /health`. Every error is in the shape of its endpoint's API.
+//! server-sent events), OpenAI's Responses (`POST /v1/responses`, `POST
+//! /v1/responses/input_tokens`, `GET` and `DELETE /v1/responses/{id}`, `GET
+//! /v1/responses/{id}/input_items`; kept responses live in the history database's own table),
+//! Anthropic's `POST /v1/messages` and `POST /v1/messages/count_tokens`, `GET /v1/models`,
+//! `GET /health`. Every error is in the shape of its endpoint's API.
 
 mod anthropic;
 mod anthropic_reply;
@@ -15,6 +18,9 @@ mod media_files;
 mod messages;
 mod openai;
 mod reply;
+mod responses;
+mod responses_reply;
+mod responses_routes;
 mod routes;
 mod running;
 mod structured;
@@ -65,11 +71,14 @@ pub struct ServerOptions {
     pub body_limit: usize,
     /// Images and clips are written here while their request runs.
     pub media_dir: PathBuf,
+    /// Where Responses API replies are kept (`store`, `previous_response_id`); without it,
+    /// none is kept.
+    pub responses: Option<confab_store::Store>,
 }
 
 impl ServerOptions {
     pub fn new(media_dir: PathBuf) -> Self {
-        Self { host: DEFAULT_HOST.into(), port: DEFAULT_PORT, api_key: None, body_limit: DEFAULT_BODY_LIMIT, media_dir }
+        Self { host: DEFAULT_HOST.into(), port: DEFAULT_PORT, api_key: None, body_limit: DEFAULT_BODY_LIMIT, media_dir, responses: None }
     }
 }
 
@@ -79,6 +88,7 @@ pub(crate) struct ServerState {
     api_key: Option<String>,
     body_limit: usize,
     media: media_files::MediaFolder,
+    responses: Option<confab_store::Store>,
     active: Arc<AtomicUsize>,
     next_serial: AtomicU64,
     /// Unix seconds, shown as the model's `created`.
@@ -139,6 +149,7 @@ pub async fn start(options: ServerOptions, source: Arc<dyn ModelSource>) -> Resu
         api_key: options.api_key.filter(|k| !k.is_empty()),
         body_limit: options.body_limit,
         media: media_files::MediaFolder::create(options.media_dir)?,
+        responses: options.responses,
         active: active.clone(),
         next_serial: AtomicU64::new(1),
         started: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),

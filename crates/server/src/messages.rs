@@ -49,10 +49,7 @@ pub fn chat_messages(
                     match part {
                         Part::Text { text: t } => text.push(t.as_str()),
                         Part::ImageUrl { image_url } => {
-                            require(model.vision, MediaKind::Image, model_name, &param)?;
-                            let (bytes, extension) = data_url(&image_url.url, &param, "image_url", "image/png")?;
-                            let path = folder.write(&bytes, &extension, &mut files)?;
-                            media.push(MediaItem::image(path).with_hash(content_hash(&bytes)));
+                            media.push(image_url_item(&image_url.url, folder, &mut files, model, model_name, &param)?);
                         }
                         Part::VideoUrl { video_url } => {
                             require(model.video, MediaKind::Video, model_name, &param)?;
@@ -125,6 +122,22 @@ fn require(reads: bool, kind: MediaKind, model_name: &str, param: &str) -> Resul
         format!("The model `{model_name}` does not read {what}; send text only, or load a model that reads {what}."),
     )
     .with_code("unsupported_content"))
+}
+
+/// An image sent as a data URL (OpenAI's `image_url`), written for the engine to read while the
+/// request runs.
+pub fn image_url_item(
+    url: &str,
+    folder: &MediaFolder,
+    files: &mut RequestFiles,
+    model: &ModelInfo,
+    model_name: &str,
+    param: &str,
+) -> Result<MediaItem, ApiError> {
+    require(model.vision, MediaKind::Image, model_name, param)?;
+    let (bytes, extension) = data_url(url, param, "image_url", "image/png")?;
+    let path = folder.write(&bytes, &extension, files)?;
+    Ok(MediaItem::image(path).with_hash(content_hash(&bytes)))
 }
 
 /// An image sent as base64 with its media type (Anthropic's `{"type": "base64", "media_type",

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
-use crate::turn::{checked_switches, ToolChoice, ToolDefinition, Tools};
+use crate::turn::{checked_switches, effort_switches, ToolChoice, ToolDefinition, Tools};
 
 /// OpenAI accepts at most this many stop sequences.
 const MAX_STOPS: usize = 4;
@@ -100,10 +100,7 @@ impl ChatRequest {
     /// The template switches the request sets.
     pub fn switches(&self) -> Result<std::collections::BTreeMap<String, Value>, ApiError> {
         let mut switches = checked_switches(self.chat_template_kwargs.as_ref().unwrap_or(&Map::new()), "chat_template_kwargs")?;
-        if let Some(effort) = &self.reasoning_effort {
-            switches.entry("enable_thinking".into()).or_insert(Value::Bool(effort != "none"));
-            switches.entry("reasoning_effort".into()).or_insert(Value::from(effort.as_str()));
-        }
+        effort_switches(&mut switches, self.reasoning_effort.as_deref());
         Ok(switches)
     }
 }

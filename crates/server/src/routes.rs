@@ -1,5 +1,6 @@
 //! The endpoints, the key check, and the body and routing errors in OpenAI's shape (in
-//! Anthropic's on the Messages API's paths, see `anthropic_routes`).
+//! Anthropic's on the Messages API's paths, see `anthropic_routes`; the Responses API's
+//! handlers are in `responses_routes`).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -25,7 +26,9 @@ use crate::media_files::RequestFiles;
 use crate::messages::chat_messages;
 use crate::openai::{ChatRequest, CompletionRequest, PromptField, SamplingFields};
 use crate::reply::{Endpoint, Reply};
+use crate::responses_routes;
 use crate::running::{self, Running};
+use crate::structured::FormatField;
 use crate::turn::{Turn, TurnEvent};
 use crate::{ServedModel, ServerState};
 
@@ -36,6 +39,10 @@ pub fn router(state: Arc<ServerState>) -> Router {
     let api = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
+        .route("/v1/responses", post(responses_routes::create))
+        .route("/v1/responses/input_tokens", post(responses_routes::input_tokens))
+        .route("/v1/responses/{id}", get(responses_routes::retrieve).delete(responses_routes::delete))
+        .route("/v1/responses/{id}/input_items", get(responses_routes::input_items))
         .route("/v1/messages", post(anthropic_routes::messages))
         .route("/v1/messages/count_tokens", post(anthropic_routes::count_tokens))
         .route("/v1/models", get(models))
@@ -98,7 +105,7 @@ async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRe
         let switches = request.switches()?;
         let (messages, files) = chat_messages(&request.messages, &state.media, &model.info, &model.name)?;
         let mut engine_request = Request::new(model.id, Prompt::Chat(messages), sampling);
-        engine_request.constraint = crate::structured::constraint(request.response_format.as_ref())?;
+        engine_request.constraint = crate::structured::constraint(request.response_format.as_ref(), FormatField::ResponseFormat)?;
         tools.apply(&model.info, switches, &mut engine_request)?;
         let reply = Reply::new(Endpoint::Chat, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
         let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;

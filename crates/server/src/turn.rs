@@ -280,6 +280,16 @@ pub fn checked_switches(
     Ok(out)
 }
 
+/// A reasoning effort (`none`, `low`, …) as template switches: `none` turns a reasoning
+/// model's thinking off; templates that read `reasoning_effort` get it too. Switches the
+/// request set itself win.
+pub fn effort_switches(switches: &mut std::collections::BTreeMap<String, Value>, effort: Option<&str>) {
+    if let Some(effort) = effort {
+        switches.entry("enable_thinking".into()).or_insert(Value::Bool(effort != "none"));
+        switches.entry("reasoning_effort".into()).or_insert(Value::from(effort));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@ mod error;
 mod ids;
 mod messages;
 mod replies;
+mod responses;
 mod search;
 mod settings;
 
@@ -17,4 +18,5 @@ pub use error::{Result, StoreError};
 pub use ids::{ConversationId, MessageId};
 pub use messages::{Message, MessageStatus, ReplyStats, Role, Siblings};
 pub use replies::ReplyEnd;
+pub use responses::{StoredResponse, MAX_CHAIN};
 pub use search::{SearchHit, SnippetPart, MAX_HITS};

@@ -1,4 +1,4 @@
-//! `confab serve`: the local OpenAI-compatible server on one model, until Ctrl-C.
+//! `confab serve`: the local OpenAI- and Anthropic-compatible server on one model, until Ctrl-C.
 
 use std::sync::Arc;
 
@@ -48,15 +48,22 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let (engine, id, info) = args.model.load(true)?;
     let name = served_name(&info.path);
     let source = Arc::new(OneModel { engine, model: ServedModel { id, name: name.clone(), info } });
-    let options = ServerOptions {
-        host: args.host,
-        port: args.port,
-        api_key: args.api_key,
-        body_limit: args.max_body_mib << 20,
-        media_dir: AppPaths::from_env().cache_dir.join("server-media"),
-    };
+    let paths = AppPaths::from_env();
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
+        // The Responses API keeps replies in the history database, as the app's server does.
+        let database = paths.database();
+        let store = confab_store::Store::open(&database)
+            .await
+            .with_context(|| format!("opening the history database {} for the Responses API's kept replies", database.display()))?;
+        let options = ServerOptions {
+            host: args.host,
+            port: args.port,
+            api_key: args.api_key,
+            body_limit: args.max_body_mib << 20,
+            media_dir: paths.cache_dir.join("server-media"),
+            responses: Some(store),
+        };
         let server = confab_server::start(options, source).await?;
         // Scripts and tests wait for this line (with --port 0 it says which port).
         println!("confab serve: model `{name}` at http://{}/v1", server.address());

@@ -7,6 +7,7 @@ mod kill;
 mod messages;
 mod open;
 mod replies;
+mod responses;
 mod scale;
 mod search;
 mod settings;

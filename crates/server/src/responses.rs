@@ -1,0 +1,474 @@
+//! OpenAI's Responses API (`POST /v1/responses`): the request as OpenAI defines it (the fields
+//! Confab honours; hosted tools, background runs and server-side conversations are refused
+//! with a clear error, other fields are ignored), and how its input items become the engine's
+//! conversation, tools, template switches, format and sampling settings.
+//!
+//! A conversation is a list of items: messages (user, system, developer, assistant), the
+//! model's `function_call`s and `reasoning`, and the client's `function_call_output`s. A
+//! request continuing from a kept response (`previous_response_id`) is that response's chain of
+//! inputs and outputs followed by its own input; the prefix cache serves the shared part.
+
+use std::collections::BTreeMap;
+
+use confab_engine::media::MediaItem;
+use confab_engine::sample::SamplingParams;
+use confab_engine::text::ToolCall;
+use confab_engine::ChatMessage;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::error::ApiError;
+use crate::messages::call_arguments;
+use crate::turn::{checked_switches, effort_switches, ToolChoice, ToolDefinition, Tools};
+
+/// `POST /v1/responses` (and `POST /v1/responses/input_tokens`, which takes the same body).
+#[derive(Debug, Deserialize)]
+pub struct ResponsesRequest {
+    pub model: Option<String>,
+    /// A string (one user message) or a list of items.
+    pub input: Option<Value>,
+    /// A system message put first; not carried over from a previous response (as OpenAI does).
+    pub instructions: Option<String>,
+    pub tools: Option<Vec<Value>>,
+    pub tool_choice: Option<Value>,
+    /// `{"format": {"type": "text" | "json_object" | "json_schema", ...}}`.
+    pub text: Option<TextField>,
+    /// `{"effort": "none" | "minimal" | "low" | "medium" | "high"}` (`summary` is ignored: the
+    /// model's reasoning is returned whole).
+    pub reasoning: Option<ReasoningField>,
+    /// Signed, so that a negative value gets a clear error rather than a parse failure.
+    pub max_output_tokens: Option<i64>,
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    #[serde(default)]
+    pub stream: bool,
+    /// Keep the response for `previous_response_id` and `GET /v1/responses/{id}` (OpenAI's
+    /// default is true).
+    pub store: Option<bool>,
+    pub previous_response_id: Option<String>,
+    pub parallel_tool_calls: Option<bool>,
+    pub metadata: Option<Value>,
+    /// vLLM's and SGLang's way to set template switches (`{"enable_thinking": false}`).
+    pub chat_template_kwargs: Option<Map<String, Value>>,
+    /// Runs detached from the request; a local server answers while the client waits.
+    pub background: Option<bool>,
+    /// OpenAI's server-side conversations; `previous_response_id` chains responses here.
+    pub conversation: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct TextField {
+    pub format: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct ReasoningField {
+    pub effort: Option<String>,
+}
+
+/// One item of a conversation, as the client or the server wrote it.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Item {
+    Message {
+        role: String,
+        content: Value,
+    },
+    FunctionCall {
+        call_id: String,
+        name: String,
+        /// JSON text of an object (OpenAI's shape); an object is taken too.
+        arguments: Value,
+    },
+    FunctionCallOutput {
+        call_id: String,
+        output: Value,
+    },
+    Reasoning {
+        #[serde(default)]
+        summary: Vec<TextPart>,
+        #[serde(default)]
+        content: Option<Vec<TextPart>>,
+    },
+}
+
+/// A part that carries text: `summary_text`, `reasoning_text`, `input_text`, `output_text`.
+#[derive(Debug, Deserialize)]
+struct TextPart {
+    #[serde(default)]
+    text: String,
+}
+
+/// A message's content part.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part {
+    InputText { text: String },
+    OutputText { text: String },
+    Refusal { refusal: String },
+    InputImage { image_url: Option<String> },
+    InputFile {},
+}
+
+/// How an image's data URL becomes a media item the engine reads (written to a file for the
+/// request, refused when the model reads no images): `(url, param)`.
+pub type ImageReader<'a> = dyn FnMut(&str, &str) -> Result<MediaItem, ApiError> + 'a;
+
+/// Where an item came from, for errors: the request's `input[i]`, or a kept response.
+pub struct Sourced<'a> {
+    pub item: &'a Value,
+    pub param: String,
+}
+
+impl ResponsesRequest {
+    /// Refuses what a local server does not do, before any work.
+    pub fn check(&self) -> Result<(), ApiError> {
+        if self.background == Some(true) {
+            return Err(ApiError::invalid(
+                Some("background"),
+                "background responses are not supported; this local server answers while the request waits (stream it to see progress).",
+            ));
+        }
+        if self.conversation.as_ref().is_some_and(|c| !c.is_null()) {
+            return Err(ApiError::invalid(
+                Some("conversation"),
+                "server-side conversations are not supported; continue a conversation with previous_response_id.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The request's own input items, each as an object with its `type` (a string input is
+    /// one user message), as they are kept and listed.
+    pub fn input_items(&self) -> Result<Vec<Value>, ApiError> {
+        match &self.input {
+            None | Some(Value::Null) => Err(ApiError::invalid(Some("input"), "input is required: a string, or a list of input items.")),
+            Some(Value::String(text)) => {
+                Ok(vec![json!({ "type": "message", "role": "user", "content": [{ "type": "input_text", "text": text }] })])
+            }
+            Some(Value::Array(items)) if items.is_empty() => {
+                Err(ApiError::invalid(Some("input"), "input is empty; send at least one item (a user message, or a function_call_output)."))
+            }
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    if !item.is_object() {
+                        return Err(ApiError::invalid(Some(&format!("input[{i}]")), "each input item must be an object."));
+                    }
+                    Ok(typed(item.clone()))
+                })
+                .collect(),
+            Some(_) => Err(ApiError::invalid(Some("input"), "input must be a string or a list of input items.")),
+        }
+    }
+
+    /// The tools and the choice, checked.
+    pub fn tools(&self) -> Result<Tools, ApiError> {
+        let mut definitions = Vec::new();
+        for (i, tool) in self.tools.iter().flatten().enumerate() {
+            let at = format!("tools[{i}]");
+            let kind = tool.get("type").and_then(Value::as_str).unwrap_or_default();
+            if kind != "function" {
+                return Err(ApiError::invalid(
+                    Some(&at),
+                    format!("tools of type `{kind}` are not supported: OpenAI's hosted tools do not run on this local server; define function tools."),
+                ));
+            }
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                return Err(ApiError::invalid(Some(&format!("{at}.name")), "a function tool needs a name."));
+            };
+            definitions.push(ToolDefinition {
+                name,
+                description: tool.get("description").and_then(Value::as_str),
+                parameters: tool.get("parameters"),
+            });
+        }
+        let choice = match &self.tool_choice {
+            None | Some(Value::Null) if definitions.is_empty() => ToolChoice::None,
+            None | Some(Value::Null) => ToolChoice::Auto,
+            Some(Value::String(mode)) => match mode.as_str() {
+                "none" => ToolChoice::None,
+                "auto" => ToolChoice::Auto,
+                "required" => ToolChoice::Required,
+                other => {
+                    return Err(ApiError::invalid(
+                        Some("tool_choice"),
+                        format!("tool_choice `{other}` is not one of none, auto, required or a named function."),
+                    ))
+                }
+            },
+            Some(choice) => match (choice.get("type").and_then(Value::as_str), choice.get("name").and_then(Value::as_str)) {
+                (Some("function"), Some(name)) => ToolChoice::Named(name.to_string()),
+                _ => {
+                    return Err(ApiError::invalid(
+                        Some("tool_choice"),
+                        "tool_choice must be none, auto, required or {\"type\": \"function\", \"name\": ...}.",
+                    ))
+                }
+            },
+        };
+        Tools::new(definitions, choice, "tools")
+    }
+
+    /// The template switches: `reasoning.effort` as Chat Completions' `reasoning_effort`, and
+    /// `chat_template_kwargs`.
+    pub fn switches(&self) -> Result<BTreeMap<String, Value>, ApiError> {
+        let mut switches = checked_switches(self.chat_template_kwargs.as_ref().unwrap_or(&Map::new()), "chat_template_kwargs")?;
+        effort_switches(&mut switches, self.reasoning.as_ref().and_then(|r| r.effort.as_deref()));
+        Ok(switches)
+    }
+
+    /// `text.format`, as the request sent it.
+    pub fn format(&self) -> Option<&Value> {
+        self.text.as_ref().and_then(|t| t.format.as_ref())
+    }
+
+    /// The engine's settings: the model's defaults, with what the request sets on top; the
+    /// reply may run to the context's end unless `max_output_tokens` bounds it.
+    pub fn sampling(&self, defaults: &SamplingParams) -> Result<SamplingParams, ApiError> {
+        let mut params = SamplingParams { max_tokens: 0, stop: vec![], seed: None, ..defaults.clone() };
+        if let Some(t) = self.temperature {
+            params.temperature = t;
+        }
+        if let Some(p) = self.top_p {
+            params.top_p = p;
+        }
+        if let Some(limit) = self.max_output_tokens {
+            if limit < 1 || limit > i64::from(u32::MAX) {
+                return Err(ApiError::invalid(Some("max_output_tokens"), format!("max_output_tokens is {limit}; it must be 1 or more.")));
+            }
+            params.max_tokens = limit as u32;
+        }
+        // Checked here too (the engine checks again), so every bad setting is a 400 naming it.
+        let checked = SamplingParams { max_tokens: params.max_tokens.max(1), ..params.clone() };
+        checked.validate(usize::MAX).map_err(ApiError::from)?;
+        Ok(params)
+    }
+}
+
+/// The conversation as the engine takes it: the instructions first, then the items in order.
+/// A run of the model's items (reasoning, an assistant message, function calls) is one
+/// assistant message; each `function_call_output` is a `tool` message answering a call by its
+/// id. Every call must have its output: the model continues after the results.
+pub fn conversation(instructions: Option<&str>, items: &[Sourced], images: &mut ImageReader) -> Result<Vec<ChatMessage>, ApiError> {
+    let mut out = Vec::with_capacity(items.len() + 1);
+    if let Some(instructions) = instructions.filter(|i| !i.is_empty()) {
+        out.push(ChatMessage::new("system", instructions));
+    }
+    // The model's turn being gathered, and every call so far (id, name, answered).
+    let mut assistant: Option<ChatMessage> = None;
+    let mut calls: Vec<(String, String, bool)> = Vec::new();
+    for Sourced { item, param } in items {
+        let item: Item = serde_json::from_value(typed((*item).clone())).map_err(|e| {
+            ApiError::invalid(
+                Some(param),
+                format!(
+                    "this item is not one this server reads ({e}); send message, function_call, function_call_output or reasoning items."
+                ),
+            )
+        })?;
+        let turn = || ChatMessage::new("assistant", "");
+        match item {
+            Item::Message { role, content } if role == "assistant" => {
+                let text = message_text(&content, &format!("{param}.content"), &mut |_: &str, at: &str| {
+                    Err(ApiError::invalid(Some(at), "an assistant message holds text only."))
+                })?
+                .0;
+                assistant.get_or_insert_with(turn).content.push_str(&text);
+            }
+            Item::Message { role, content } => {
+                let role = match role.as_str() {
+                    "user" => "user",
+                    "system" | "developer" => "system",
+                    other => {
+                        return Err(ApiError::invalid(
+                            Some(&format!("{param}.role")),
+                            format!("role `{other}` is not supported; use user, system, developer or assistant."),
+                        ))
+                    }
+                };
+                out.extend(assistant.take());
+                let (text, media) = message_text(&content, &format!("{param}.content"), images)?;
+                out.push(ChatMessage::new(role, text).with_media(media));
+            }
+            Item::FunctionCall { call_id, name, arguments } => {
+                let arguments = call_arguments(&arguments, &format!("{param}.arguments"))?;
+                calls.push((call_id.clone(), name.clone(), false));
+                assistant.get_or_insert_with(turn).tool_calls.push(ToolCall { id: call_id, name, arguments });
+            }
+            Item::Reasoning { summary, content } => {
+                let parts = content.unwrap_or(summary);
+                let text: String = parts.into_iter().map(|p| p.text).collect();
+                let message = assistant.get_or_insert_with(turn);
+                message.reasoning_content = Some(message.reasoning_content.take().unwrap_or_default() + &text).filter(|r| !r.is_empty());
+            }
+            Item::FunctionCallOutput { call_id, output } => {
+                let Some(call) = calls.iter_mut().find(|(id, _, _)| *id == call_id) else {
+                    return Err(ApiError::invalid(
+                        Some(&format!("{param}.call_id")),
+                        format!("no earlier function_call has call_id `{call_id}`; a function_call_output answers a call by its id."),
+                    ));
+                };
+                call.2 = true;
+                out.extend(assistant.take());
+                let text = match &output {
+                    Value::String(text) => text.clone(),
+                    other => {
+                        message_text(other, &format!("{param}.output"), &mut |_: &str, at: &str| {
+                            Err(ApiError::invalid(
+                                Some(at),
+                                "images in a function_call_output are not supported; send the image in a user message.",
+                            ))
+                        })?
+                        .0
+                    }
+                };
+                let mut tool = ChatMessage::new("tool", text);
+                tool.tool_call_id = Some(call_id);
+                tool.name = Some(call.1.clone());
+                out.push(tool);
+            }
+        }
+    }
+    out.extend(assistant.take());
+    if let Some((id, name, _)) = calls.iter().find(|(_, _, answered)| !answered) {
+        return Err(ApiError::invalid(
+            Some("input"),
+            format!("the function call `{id}` ({name}) has no output; send {{\"type\": \"function_call_output\", \"call_id\": \"{id}\", \"output\": ...}} with its result."),
+        ));
+    }
+    if !out.iter().any(|m| m.role != "system") {
+        return Err(ApiError::invalid(Some("input"), "input has no message; send at least one user message."));
+    }
+    Ok(out)
+}
+
+/// An item with its `type`: an "easy" message has a role and no type.
+fn typed(mut item: Value) -> Value {
+    if let Some(object) = item.as_object_mut() {
+        if !object.contains_key("type") && object.contains_key("role") {
+            object.insert("type".into(), Value::from("message"));
+        }
+    }
+    item
+}
+
+/// A message's content (a string or a list of parts) as text and images.
+fn message_text(content: &Value, at: &str, images: &mut ImageReader) -> Result<(String, Vec<MediaItem>), ApiError> {
+    let parts = match content {
+        Value::String(text) => return Ok((text.clone(), vec![])),
+        Value::Array(parts) => parts,
+        _ => return Err(ApiError::invalid(Some(at), "content must be a string or a list of content parts.")),
+    };
+    let mut text = Vec::new();
+    let mut media = Vec::new();
+    for (j, part) in parts.iter().enumerate() {
+        let param = format!("{at}[{j}]");
+        let part: Part = serde_json::from_value(part.clone()).map_err(|e| {
+            ApiError::invalid(
+                Some(&param),
+                format!("this content part is not one this server reads ({e}); send input_text, output_text or input_image parts."),
+            )
+        })?;
+        match part {
+            Part::InputText { text: t } | Part::OutputText { text: t } | Part::Refusal { refusal: t } => text.push(t),
+            Part::InputImage { image_url: Some(url) } => media.push(images(&url, &param)?),
+            Part::InputImage { image_url: None } => {
+                return Err(ApiError::invalid(
+                    Some(&param),
+                    "input_image needs an image_url (a data URL); file ids need OpenAI's Files API, which this server does not have.",
+                ))
+            }
+            Part::InputFile {} => {
+                return Err(ApiError::invalid(Some(&param), "input_file parts are not supported; send the file's text as input_text."))
+            }
+        }
+    }
+    Ok((text.join("\n"), media))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(body: Value) -> ResponsesRequest {
+        serde_json::from_value(body).unwrap()
+    }
+
+    fn no_images(_: &str, param: &str) -> Result<MediaItem, ApiError> {
+        Err(ApiError::invalid(Some(param), "no images here"))
+    }
+
+    fn chat(items: &[Value], instructions: Option<&str>) -> Result<Vec<ChatMessage>, ApiError> {
+        let sourced: Vec<Sourced> = items.iter().enumerate().map(|(i, item)| Sourced { item, param: format!("input[{i}]") }).collect();
+        conversation(instructions, &sourced, &mut no_images)
+    }
+
+    #[test]
+    fn a_string_input_is_one_user_message() {
+        let items = request(json!({"input": "Hi"})).input_items().unwrap();
+        assert_eq!(items, [json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hi"}]})]);
+        let messages = chat(&items, Some("Be brief.")).unwrap();
+        assert_eq!(
+            messages.iter().map(|m| (m.role.as_str(), m.content.as_str())).collect::<Vec<_>>(),
+            [("system", "Be brief."), ("user", "Hi")]
+        );
+        let easy = request(json!({"input": [{"role": "user", "content": "Hi"}]})).input_items().unwrap();
+        assert_eq!(easy[0]["type"], "message");
+    }
+
+    #[test]
+    fn the_models_items_make_one_assistant_turn_and_outputs_answer_calls() {
+        let items = [
+            json!({"type": "message", "role": "user", "content": "Weather?"}),
+            json!({"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": "Use the tool."}]}),
+            json!({"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}),
+            json!({"type": "function_call_output", "call_id": "call_1", "output": "Sunny"}),
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It is sunny.", "annotations": []}]}),
+            json!({"role": "user", "content": [{"type": "input_text", "text": "Thanks"}]}),
+        ];
+        let messages = chat(&items, None).unwrap();
+        let roles: Vec<&str> = messages.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
+        assert_eq!(messages[1].reasoning_content.as_deref(), Some("Use the tool."));
+        assert_eq!(messages[1].tool_calls[0].arguments, json!({"city": "Paris"}));
+        assert_eq!((messages[2].tool_call_id.as_deref(), messages[2].name.as_deref()), (Some("call_1"), Some("get_weather")));
+        assert_eq!(messages[3].content, "It is sunny.");
+    }
+
+    #[test]
+    fn bad_items_name_their_place() {
+        let param = |items: &[Value]| chat(items, None).unwrap_err().param.unwrap();
+        let user = json!({"role": "user", "content": "Hi"});
+        assert_eq!(param(&[user.clone(), json!({"type": "function_call_output", "call_id": "nope", "output": "1"})]), "input[1].call_id");
+        assert_eq!(param(&[user.clone(), json!({"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"})]), "input");
+        assert_eq!(param(&[json!({"type": "web_search_call"})]), "input[0]");
+        assert_eq!(param(&[json!({"role": "tool", "content": "x"})]), "input[0].role");
+        assert_eq!(param(&[json!({"role": "user", "content": [{"type": "input_image", "file_id": "f"}]})]), "input[0].content[0]");
+        assert_eq!(param(&[json!({"role": "user", "content": [{"type": "input_audio"}]})]), "input[0].content[0]");
+        let bad_arguments = json!({"type": "function_call", "call_id": "c", "name": "f", "arguments": "{oops"});
+        assert_eq!(param(&[user, bad_arguments]), "input[1].arguments");
+        assert_eq!(request(json!({"input": []})).input_items().unwrap_err().param.as_deref(), Some("input"));
+        assert_eq!(request(json!({"input": [3]})).input_items().unwrap_err().param.as_deref(), Some("input[0]"));
+    }
+
+    #[test]
+    fn tools_choice_effort_and_limits() {
+        let tool = json!({"type": "function", "name": "get_time", "parameters": {"type": "object", "properties": {}}});
+        let tools = request(json!({"tools": [tool], "tool_choice": {"type": "function", "name": "get_time"}})).tools().unwrap();
+        assert_eq!(tools.choice, ToolChoice::Named("get_time".into()));
+        assert_eq!(tools.definitions[0]["function"]["name"], "get_time");
+        let hosted = request(json!({"tools": [{"type": "web_search"}]})).tools().unwrap_err();
+        assert_eq!(hosted.param.as_deref(), Some("tools[0]"));
+        let unknown = request(json!({"tools": [tool], "tool_choice": {"type": "function", "name": "nope"}})).tools().unwrap_err();
+        assert_eq!(unknown.param.as_deref(), Some("tool_choice"));
+
+        let switches = request(json!({"reasoning": {"effort": "none"}})).switches().unwrap();
+        assert_eq!(switches["enable_thinking"], json!(false));
+        let defaults = SamplingParams::default();
+        assert_eq!(request(json!({"max_output_tokens": 5})).sampling(&defaults).unwrap().max_tokens, 5);
+        assert_eq!(request(json!({"max_output_tokens": 0})).sampling(&defaults).unwrap_err().param.as_deref(), Some("max_output_tokens"));
+        assert_eq!(request(json!({"background": true})).check().unwrap_err().param.as_deref(), Some("background"));
+    }
+}
