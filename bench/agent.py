@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An agent's session replayed turn by turn: Confab's endpoints against `mlx_lm.server` 0.32.2,
+"""An agent's session replayed turn by turn: Confab's three endpoints (Chat Completions,
+Anthropic's Messages, OpenAI's Responses) against `mlx_lm.server` 0.32.2,
 in one run, on the same weights (float32 SmolLM2 from bench/make_models.py, 8,192 tokens of
 context). The recorded session defines four tools; each turn appends the agent's tool call and
 the tool's result (a short page of code) to the history and resends all of it, as coding agents do,
@@ -88,6 +89,24 @@ def anthropic_messages(messages: list[dict]) -> tuple[str, list[dict]]:
     return system, out
 
 
+def responses_input(messages: list[dict]) -> tuple[str, list[dict]]:
+    """The same history as the Responses API's instructions and input items."""
+    instructions, items = "", []
+    for m in messages:
+        if m["role"] == "system":
+            instructions = m["content"]
+        elif m["role"] == "assistant":
+            items.append({"role": "assistant", "content": m["content"]})
+            for call in m.get("tool_calls", []):
+                items.append({"type": "function_call", "call_id": call["id"], "name": call["function"]["name"],
+                              "arguments": call["function"]["arguments"]})
+        elif m["role"] == "tool":
+            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": m["content"]})
+        else:
+            items.append({"role": "user", "content": m["content"]})
+    return instructions, items
+
+
 def post_stream(base: str, path: str, body: dict, timeout: float, headers: dict | None = None):
     """Streams one request: yields (seconds since sent, event) for each server-sent event."""
     host, port = re.match(r"http://([^:/]+):(\d+)", base).groups()
@@ -137,6 +156,23 @@ def messages_turn(base: str, model: str, messages: list[dict], max_tokens: int, 
     return {"ttft": ttft, "prompt": prompt, "cached": cached}
 
 
+def responses_turn(base: str, model: str, messages: list[dict], max_tokens: int, timeout: float) -> dict:
+    # The whole history each turn, kept nowhere (store false), as agents on this API resend it.
+    instructions, items = responses_input(messages)
+    tools = [{"type": "function", **t["function"]} for t in TOOLS]
+    body = {"model": model, "instructions": instructions, "input": items, "tools": tools, "max_output_tokens": max_tokens,
+            "temperature": 0, "stream": True, "store": False}
+    ttft, usage = None, {}
+    for at, event in post_stream(base, "/v1/responses", body, timeout):
+        kind = event.get("type", "")
+        if ttft is None and kind.endswith(".delta"):
+            ttft = at
+        if kind in ("response.completed", "response.incomplete"):
+            usage = event["response"]["usage"]
+    cached = (usage.get("input_tokens_details") or {}).get("cached_tokens")
+    return {"ttft": ttft, "prompt": usage.get("input_tokens"), "cached": cached}
+
+
 def replay(name: str, turn_fn, base: str, model: str, sends: list[list[dict]], max_tokens: int, timeout: float) -> list[dict]:
     rows = []
     for i, messages in enumerate(sends):
@@ -167,7 +203,8 @@ def main() -> int:
     if args.only != "mlx-lm":
         # Each endpoint on a server of its own with an empty cache (its disk tier included), so
         # that one replay's cached prefixes do not serve the next.
-        for name, turn_fn in (("confab chat/completions", chat_turn), ("confab messages", messages_turn)):
+        endpoints = (("confab chat/completions", chat_turn), ("confab messages", messages_turn), ("confab responses", responses_turn))
+        for name, turn_fn in endpoints:
             os.environ["CONFAB_HOME"] = tempfile.mkdtemp(prefix="bench-agent-")
             server = Server("confab", [args.confab, "serve", "--model", args.model, "--port", "0"], r"at (http://\S+)", None)
             try:
