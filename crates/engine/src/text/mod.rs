@@ -16,6 +16,8 @@ mod gguf_vocab;
 mod hf_folder;
 mod prompt_memo;
 mod pyjson;
+#[cfg(test)]
+mod real_templates;
 mod reply;
 mod stop;
 mod strftime;

@@ -457,7 +457,9 @@ fn json_call(value: &Value) -> Option<ParsedCall> {
 }
 
 /// `<function=name><parameter=p>value</parameter>...</function>`. Values are text unless the
-/// tool's schema gives the parameter another type, as Qwen's own parser reads them.
+/// tool's schema gives the parameter another type (`xml_value_is_text`), as Qwen's own parsers
+/// read them; other values are JSON, or Python's words for them (its template writes
+/// `True`, `None`).
 fn xml_call(body: &str, tools: &[Value]) -> Option<ParsedCall> {
     let rest = body.strip_prefix("<function=")?;
     let (name, mut rest) = rest.split_once('>')?;
@@ -473,10 +475,11 @@ fn xml_call(body: &str, tools: &[Value]) -> Option<ParsedCall> {
         let end = after.find("</parameter>")?;
         let raw = after[..end].strip_prefix('\n').unwrap_or(&after[..end]);
         let raw = raw.strip_suffix('\n').unwrap_or(raw);
-        let kind = properties.and_then(|p| p.get(key)).and_then(|s| s.get("type")).and_then(Value::as_str);
-        let value = match kind {
-            Some("string") | None => Value::String(raw.to_string()),
-            Some(_) => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string())),
+        let schema = properties.and_then(|p| p.get(key));
+        let value = if xml_value_is_text(schema) {
+            Value::String(raw.to_string())
+        } else {
+            serde_json::from_str(raw).ok().or_else(|| python_word(raw)).unwrap_or_else(|| Value::String(raw.to_string()))
         };
         arguments.insert(key.to_string(), value);
         rest = &after[end + "</parameter>".len()..];
@@ -484,6 +487,33 @@ fn xml_call(body: &str, tools: &[Value]) -> Option<ParsedCall> {
     let rest = rest.trim();
     (rest.is_empty() || rest == "</function>").then_some(())?;
     call(name, Value::Object(arguments))?.pop()
+}
+
+/// Whether Qwen's XML form carries a parameter's value as plain text: a string parameter, or
+/// one its tool does not describe (Qwen's parsers read those as strings), or one whose only
+/// values are strings. Others are JSON.
+fn xml_value_is_text(schema: Option<&Value>) -> bool {
+    let Some(schema) = schema else { return true };
+    match schema.get("type") {
+        Some(Value::String(kind)) => kind == "string",
+        Some(_) => false,
+        None if schema.get("anyOf").is_some() || schema.get("oneOf").is_some() => false,
+        None => match (schema.get("const"), schema.get("enum")) {
+            (Some(one), _) => one.is_string(),
+            (None, Some(Value::Array(many))) => many.iter().all(Value::is_string),
+            _ => true,
+        },
+    }
+}
+
+/// Python's (and some models') words for JSON's `true`, `false` and `null`.
+fn python_word(word: &str) -> Option<Value> {
+    match word.to_ascii_lowercase().as_str() {
+        "true" => Some(Value::Bool(true)),
+        "false" => Some(Value::Bool(false)),
+        "none" | "null" | "nil" => Some(Value::Null),
+        _ => None,
+    }
 }
 
 /// Gemma 4's argument notation: JSON-like, with bare keys and strings between `<|"|>`.
@@ -547,7 +577,13 @@ impl GemmaReader<'_> {
                 let end = self.text.find([',', '}', ']']).unwrap_or(self.text.len());
                 let word = self.text[..end].trim();
                 self.text = &self.text[end..];
-                Some(serde_json::from_str(word).unwrap_or_else(|_| Value::String(word.to_string())))
+                // A null as its template writes it (Python's `None`) too.
+                Some(
+                    serde_json::from_str(word)
+                        .ok()
+                        .or_else(|| python_word(word).filter(Value::is_null))
+                        .unwrap_or_else(|| Value::String(word.to_string())),
+                )
             }
         }
     }
