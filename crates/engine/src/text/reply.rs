@@ -274,7 +274,7 @@ impl ReplyParser {
                     let first =
                         openers.iter().filter_map(|&(marker, block)| Some((self.pending.find(marker)?, marker, block))).min_by_key(|f| f.0);
                     if let Some((at, marker, block)) = first {
-                        let before: String = self.pending.drain(..at + marker.len()).take(at).collect();
+                        let before = take_through(&mut self.pending, at, marker.len());
                         self.content(parts, &before);
                         self.block = block;
                         self.trim_start = block == Block::Reasoning;
@@ -288,7 +288,7 @@ impl ReplyParser {
                 Block::Reasoning => {
                     let close = self.format.reasoning.map_or("", |m| m.close);
                     if let Some(at) = self.pending.find(close) {
-                        let inside: String = self.pending.drain(..at + close.len()).take(at).collect();
+                        let inside = take_through(&mut self.pending, at, close.len());
                         self.reasoning(parts, &inside);
                         self.block = Block::Content;
                         self.trim_start = true;
@@ -307,7 +307,7 @@ impl ReplyParser {
                         None => self.pending.get(1..).and_then(|rest| rest.find(open)).map(|at| (at + 1, 0)),
                     };
                     let Some((at, skip)) = end else { return };
-                    let body: String = self.pending.drain(..at + skip).take(at).collect();
+                    let body = take_through(&mut self.pending, at, skip);
                     let parsed = self.call(parts, &body, close.is_some());
                     // Mistral's next call starts with its own marker, which the search left.
                     if let Some(rest) = self.pending.strip_prefix(open).map(str::to_string).filter(|_| close.is_none()) {
@@ -369,6 +369,13 @@ impl ReplyParser {
         self.content(parts, &written);
         false
     }
+}
+
+/// The first `at` bytes of `pending`, removed with the `marker` bytes after them.
+fn take_through(pending: &mut String, at: usize, marker: usize) -> String {
+    let mut taken: String = pending.drain(..at + marker).collect();
+    taken.truncate(at);
+    taken
 }
 
 /// Appends text to the last part when it is of the same kind, so callers get few, long parts.
@@ -714,6 +721,16 @@ mod tests {
         // Unfinished at the end: as written.
         let cut = "<tool_call>{\"name\": \"get_weather\", \"argu";
         every_step(format("<tool_call>"), false, tools(), cut, &[ReplyPart::Content(cut.into())]);
+    }
+
+    #[test]
+    fn text_that_is_not_ascii_ends_where_its_marker_begins() {
+        let qwen = format("<think><tool_call>");
+        let text = "<think>\nCafé ☕</think>\n\nNaïve: <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zürich\"}}\n</tool_call>";
+        let expected = [ReplyPart::Reasoning("Café ☕".into()), ReplyPart::Content("Naïve: ".into()), weather("Zürich", None)];
+        every_step(qwen, false, tools(), text, &expected);
+        let broken = "<tool_call>{\"ü\": ☕}</tool_call> ✓";
+        every_step(qwen, false, tools(), broken, &[ReplyPart::Content(broken.into())]);
     }
 
     #[test]
