@@ -303,7 +303,7 @@ impl ReplyParser {
                     let (open, close) = self.format.call_markers();
                     // A closed call ends at its marker; an open-ended one at the next call.
                     let end = match close {
-                        Some(close) => self.pending.find(close).map(|at| (at, close.len())),
+                        Some(close) => self.closed_call_end(close, at_end).map(|at| (at, close.len())),
                         None => self.pending.get(1..).and_then(|rest| rest.find(open)).map(|at| (at + 1, 0)),
                     };
                     let Some((at, skip)) = end else { return };
@@ -319,6 +319,22 @@ impl ReplyParser {
                 }
             }
         }
+    }
+
+    /// Where a call ends that ends at `close`: at the first `close` after which its body reads
+    /// as a call (one inside a string of its arguments does not end it), else, at the end of
+    /// the reply, at the first.
+    fn closed_call_end(&self, close: &str, at_end: bool) -> Option<usize> {
+        let tools = self.tools.as_deref().unwrap_or_default();
+        let mut ends = self.pending.match_indices(close).map(|(at, _)| at).peekable();
+        let first = *ends.peek()?;
+        let reads = |body: &str| {
+            // Qwen's XML reads leniently (a value that is not JSON is text): only a body its
+            // template would have ended counts here.
+            parse_calls(self.format.tools, body, tools).is_some()
+                && (self.format.tools != ToolSyntax::QwenXml || body.trim_end().ends_with("</function>"))
+        };
+        ends.find(|&at| reads(&self.pending[..at])).or(at_end.then_some(first))
     }
 
     /// A Llama 3 reply that is a call starts with `{` and is nothing else.
@@ -413,10 +429,18 @@ fn parse_calls<'a>(syntax: ToolSyntax, body: &'a str, tools: &[Value]) -> Option
     match syntax {
         ToolSyntax::Hermes => None,
         ToolSyntax::Llama3Json => {
-            // Several calls may be separated by `;`.
-            let calls: Option<Vec<_>> =
-                body.split(';').map(str::trim).filter(|s| !s.is_empty()).map(|s| json_call(&serde_json::from_str(s).ok()?)).collect();
-            calls.filter(|c| !c.is_empty())
+            // Several calls may be separated by `;` (read as JSON: one in a string is text).
+            let mut calls = Vec::new();
+            let mut rest = body;
+            loop {
+                let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+                calls.push(json_call(&values.next()?.ok()?)?);
+                let after = rest[values.byte_offset()..].trim_start();
+                if after.is_empty() {
+                    break Some(calls);
+                }
+                rest = after.strip_prefix(';')?;
+            }
         }
         ToolSyntax::Mistral => {
             if body.starts_with('[') {
@@ -479,11 +503,19 @@ fn xml_call(body: &str, tools: &[Value]) -> Option<ParsedCall> {
     while let Some(start) = rest.find("<parameter=") {
         let after = &rest[start + "<parameter=".len()..];
         let (key, after) = after.split_once('>')?;
-        let end = after.find("</parameter>")?;
-        let raw = after[..end].strip_prefix('\n').unwrap_or(&after[..end]);
-        let raw = raw.strip_suffix('\n').unwrap_or(raw);
         let schema = properties.and_then(|p| p.get(key));
-        let value = if xml_value_is_text(schema) {
+        let text = xml_value_is_text(schema);
+        let raw_until = |end: usize| {
+            let raw = after[..end].strip_prefix('\n').unwrap_or(&after[..end]);
+            raw.strip_suffix('\n').unwrap_or(raw)
+        };
+        // Text ends at the first `</parameter>`; JSON at the first after which it is whole
+        // (one inside a string of it does not end it).
+        let mut ends = after.match_indices("</parameter>").map(|(at, _)| at);
+        let first = ends.clone().next()?;
+        let end = if text { first } else { ends.find(|&at| serde_json::from_str::<Value>(raw_until(at)).is_ok()).unwrap_or(first) };
+        let raw = raw_until(end);
+        let value = if text {
             Value::String(raw.to_string())
         } else {
             serde_json::from_str(raw).ok().or_else(|| python_word(raw)).unwrap_or_else(|| Value::String(raw.to_string()))
@@ -707,6 +739,17 @@ mod tests {
     }
 
     #[test]
+    fn a_closing_marker_inside_a_string_of_the_arguments_does_not_end_the_call() {
+        let hermes = format("<tool_call>");
+        let text = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"a</tool_call>b\"}}\n</tool_call>";
+        every_step(hermes, false, tools(), text, &[weather("a</tool_call>b", None)]);
+        let tools = Some(vec![json!({"name": "f", "parameters": {"properties": {"o": {"type": "object"}}}})]);
+        let text = "<tool_call>\n<function=f>\n<parameter=o>\n{\"s\": \"</parameter></tool_call>\"}\n</parameter>\n</function>\n</tool_call>";
+        let expected = ParsedCall { name: "f".into(), arguments: json!({"o": {"s": "</parameter></tool_call>"}}) };
+        every_step(format("<function="), false, tools, text, &[ReplyPart::ToolCall(expected)]);
+    }
+
+    #[test]
     fn hermes_calls_parse_and_others_stay_text() {
         let qwen = format("<think><tool_call>");
         let text = "<think>\nI need the weather.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"Rome\\\", \\\"days\\\": 2}\"}\n</tool_call>";
@@ -751,6 +794,8 @@ mod tests {
         every_step(llama, false, tools(), " {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}", &[weather("Oslo", None)]);
         every_step(llama, false, tools(), "It is {\"a\": 1}", &[ReplyPart::Content("It is {\"a\": 1}".into())]);
         every_step(llama, false, tools(), "{not json", &[ReplyPart::Content("{not json".into())]);
+        let two = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"a; b\"}}; {\"name\": \"get_weather\", \"parameters\": {\"city\": \"c\"}}";
+        every_step(llama, false, tools(), two, &[weather("a; b", None), weather("c", None)]);
 
         let mistral = format("[TOOL_CALLS]");
         every_step(
