@@ -9,6 +9,7 @@
 //!   markup the model's template implies ([`ReplyFormat`]); `tools` writes tools into the
 //!   messages for templates that do not render them.
 
+mod call_grammar;
 mod detokenizer;
 mod gguf_build;
 mod gguf_pre;

@@ -36,7 +36,7 @@ pub struct Markers {
 const THINK: Markers = Markers { open: "<think>", close: "</think>" };
 const GEMMA4_THOUGHT: Markers = Markers { open: "<|channel>thought", close: "<channel|>" };
 const MISTRAL_THINK: Markers = Markers { open: "[THINK]", close: "[/THINK]" };
-const GEMMA4_STRING: &str = "<|\"|>";
+pub(super) const GEMMA4_STRING: &str = "<|\"|>";
 
 /// How one model marks reasoning and tool calls in its replies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,37 +117,12 @@ impl ReplyFormat {
     }
 
     /// A grammar (llguidance's Lark) for a reply that is exactly one call of one of `tools`
-    /// (definitions in OpenAI's shape), its arguments valid against the tool's schema; `None`
-    /// for syntaxes whose calls are not JSON (those get `call_opening` instead).
-    pub fn call_grammar(&self, tools: &[Value]) -> Option<String> {
-        let arguments_key = match self.tools {
-            ToolSyntax::Hermes => "arguments",
-            ToolSyntax::Llama3Json => "parameters",
-            ToolSyntax::QwenXml | ToolSyntax::Mistral | ToolSyntax::Gemma4 => return None,
-        };
-        let calls: Vec<Value> = tools
-            .iter()
-            .map(|tool| {
-                let function = tool.get("function").unwrap_or(tool);
-                let parameters = function.get("parameters").cloned().unwrap_or_else(|| serde_json::json!({ "type": "object" }));
-                serde_json::json!({
-                    "type": "object",
-                    "properties": { "name": { "const": function.get("name") }, arguments_key: parameters },
-                    "required": ["name", arguments_key],
-                    "additionalProperties": false,
-                })
-            })
-            .collect();
-        let mut schema = match <[Value; 1]>::try_from(calls) {
-            Ok([one]) => one,
-            Err(many) => serde_json::json!({ "anyOf": many }),
-        };
-        // Compact JSON, as models write calls: no runs of white space to wander in.
-        schema["x-guidance"] = serde_json::json!({ "whitespace_flexible": false });
-        Some(match self.tools {
-            ToolSyntax::Hermes => format!("start: \"<tool_call>\\n\" call \"\\n</tool_call>\"\ncall: %json {schema}\n"),
-            _ => format!("start: call\ncall: %json {schema}\n"),
-        })
+    /// (definitions in OpenAI's shape), in this model's syntax, its arguments valid against the
+    /// tool's schema (see `call_grammar.rs`); `None` when a schema asks for what the grammar
+    /// cannot enforce (those get `call_opening` instead). `markup_tokens`: the markup the
+    /// model's vocabulary has as single tokens, with their ids (`ModelInfo::markup_tokens`).
+    pub fn call_grammar(&self, tools: &[Value], markup_tokens: &[(&str, u32)]) -> Option<String> {
+        super::call_grammar::call_grammar(self.tools, tools, markup_tokens)
     }
 
     /// The text that ends a call, for syntaxes that close their calls.
@@ -530,8 +505,8 @@ fn xml_call(body: &str, tools: &[Value]) -> Option<ParsedCall> {
 
 /// Whether Qwen's XML form carries a parameter's value as plain text: a string parameter, or
 /// one its tool does not describe (Qwen's parsers read those as strings), or one whose only
-/// values are strings. Others are JSON.
-fn xml_value_is_text(schema: Option<&Value>) -> bool {
+/// values are strings. Others are JSON. The call grammar writes values by the same rule.
+pub(super) fn xml_value_is_text(schema: Option<&Value>) -> bool {
     let Some(schema) = schema else { return true };
     match schema.get("type") {
         Some(Value::String(kind)) => kind == "string",
@@ -744,7 +719,8 @@ mod tests {
         let text = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"a</tool_call>b\"}}\n</tool_call>";
         every_step(hermes, false, tools(), text, &[weather("a</tool_call>b", None)]);
         let tools = Some(vec![json!({"name": "f", "parameters": {"properties": {"o": {"type": "object"}}}})]);
-        let text = "<tool_call>\n<function=f>\n<parameter=o>\n{\"s\": \"</parameter></tool_call>\"}\n</parameter>\n</function>\n</tool_call>";
+        let text =
+            "<tool_call>\n<function=f>\n<parameter=o>\n{\"s\": \"</parameter></tool_call>\"}\n</parameter>\n</function>\n</tool_call>";
         let expected = ParsedCall { name: "f".into(), arguments: json!({"o": {"s": "</parameter></tool_call>"}}) };
         every_step(format("<function="), false, tools, text, &[ReplyPart::ToolCall(expected)]);
     }
