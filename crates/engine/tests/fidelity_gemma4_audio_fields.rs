@@ -205,9 +205,10 @@ fn load_error(engine: &Engine, edit: impl FnOnce(&mut Value)) -> String {
 
 #[test]
 fn unsupported_values_and_configs_the_weights_contradict_are_refused_by_name() {
+    type Edit = Box<dyn FnOnce(&mut Value)>;
     let engine = Engine::start(EngineOptions::default()).unwrap();
     // Values the engine does not run: config.json's field, by name.
-    let cases: [(&str, Box<dyn FnOnce(&mut Value)>); 4] = [
+    let cases: [(&str, Edit); 4] = [
         ("audio_config.hidden_act", Box::new(|c| c["hidden_act"] = "gelu_pytorch_tanh".into())),
         ("audio_config.hidden_size", Box::new(|c| c["hidden_size"] = 17.into())),
         ("audio_config.subsampling_conv_channels", Box::new(|c| c["subsampling_conv_channels"] = serde_json::json!([128, 8, 8]))),
@@ -218,7 +219,7 @@ fn unsupported_values_and_configs_the_weights_contradict_are_refused_by_name() {
         assert!(error.contains(field) && error.contains("config.json"), "{field}: {error}");
     }
     // A config the weights contradict: the tensor whose shape differs from what it implies.
-    let cases: [(&str, Box<dyn FnOnce(&mut Value)>); 5] = [
+    let cases: [(&str, Edit); 5] = [
         ("depthwise_conv1d.weight", Box::new(|c| c["conv_kernel_size"] = 3.into())),
         ("per_dim_scale", Box::new(|c| c["num_attention_heads"] = 4.into())),
         ("output_proj.weight", Box::new(|c| c["output_proj_dims"] = 24.into())),

@@ -105,8 +105,9 @@ impl Tools {
     /// Puts the tools on an engine request, whose reply is read with a `Turn`. A reply that
     /// must call a tool (`required`, or a named one) is held to a grammar of that call, its
     /// arguments valid against the tool's schema, so even a small model makes a call that
-    /// validates; for syntaxes a grammar does not describe yet, the call's opening is written
-    /// for the model and the reply stops at the call's end.
+    /// validates, in the model's own call syntax; for a schema the grammar cannot hold a call
+    /// to (`$ref`, a `pattern` on a text value...), the call's opening is written for the model
+    /// and the reply stops at the call's end.
     pub fn apply(
         &self,
         model: &ModelInfo,
@@ -122,7 +123,7 @@ impl Tools {
         };
         let mut chat = self.chat_options(switches);
         if !allowed.is_empty() {
-            match format.call_grammar(&allowed) {
+            match format.call_grammar(&allowed, &model.markup_tokens) {
                 Some(grammar) if request.constraint.is_none() => {
                     request.constraint = Some(Constraint::Lark(grammar));
                     // Empty, but it closes a reasoning block the template opened.

@@ -12,6 +12,8 @@
 
 mod vocab;
 
+pub(crate) use vocab::special_ids;
+
 use std::fmt;
 use std::sync::Arc;
 

@@ -117,16 +117,9 @@ fn spelling(decoder: Option<&DecoderWrapper>) -> Option<Spelling> {
 fn token_bytes(tokenizer: &Tokenizer, spelling: Spelling, vocab_size: usize) -> Vec<Vec<u8>> {
     let inner = tokenizer.inner();
     let count = vocab_size.max(tokenizer.vocab_size());
-    let mut special: BTreeSet<u32> = tokenizer.special_ids().clone();
-    let mut added_text: HashMap<u32, String> = HashMap::new();
-    for (id, token) in inner.get_added_tokens_decoder() {
-        // Added tokens spelled <...> are markup (chat roles, <think>): never grammar text.
-        if token.special || (token.content.starts_with('<') && token.content.ends_with('>')) {
-            special.insert(id);
-        } else {
-            added_text.insert(id, token.content);
-        }
-    }
+    let special = special_ids(tokenizer);
+    let added_text: HashMap<u32, String> =
+        inner.get_added_tokens_decoder().into_iter().filter(|(id, _)| !special.contains(id)).map(|(id, t)| (id, t.content)).collect();
     let byte_of_char = gpt2_chars();
     let marked = |name: &str| {
         let mut bytes = Vec::with_capacity(name.len() + 1);
@@ -159,6 +152,19 @@ fn token_bytes(tokenizer: &Tokenizer, spelling: Spelling, vocab_size: usize) -> 
             }
         })
         .collect()
+}
+
+/// The ids grammar text never matches (a grammar names them as tokens, `<[id]>`): the
+/// tokenizer's special tokens, and added tokens spelled `<...>`, which are markup (chat roles,
+/// `<think>`, `<tool_call>`) even where the vocabulary does not flag them special.
+pub(crate) fn special_ids(tokenizer: &Tokenizer) -> BTreeSet<u32> {
+    let mut special: BTreeSet<u32> = tokenizer.special_ids().clone();
+    for (id, token) in tokenizer.inner().get_added_tokens_decoder() {
+        if token.special || (token.content.starts_with('<') && token.content.ends_with('>')) {
+            special.insert(id);
+        }
+    }
+    special
 }
 
 /// `<0xNN>`: SentencePiece's byte-fallback tokens.

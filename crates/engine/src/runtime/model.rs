@@ -59,6 +59,10 @@ pub struct ModelInfo {
     /// How its replies mark reasoning and tool calls.
     #[serde(skip)]
     pub reply_format: ReplyFormat,
+    /// The markup of that format its vocabulary has as single tokens, with their ids: call
+    /// grammars name these by id (`ReplyFormat::call_grammar`).
+    #[serde(skip)]
+    pub markup_tokens: Vec<(&'static str, u32)>,
 }
 
 /// Progress of a load, for the app's progress bar.
@@ -124,6 +128,12 @@ impl ReadyModel {
             .into_iter()
             .filter_map(|text| tokenizer.token_to_id(text).filter(|&id| tokenizer.is_special(id)))
             .collect();
+        let grammar_special = crate::constraint::special_ids(&tokenizer);
+        let markup_tokens = reply_format
+            .markup()
+            .into_iter()
+            .filter_map(|text| Some((text, tokenizer.token_to_id(text).filter(|id| grammar_special.contains(id))?)))
+            .collect();
         let generation_config = read_generation_config(&path, format)?;
         let defaults = match &generation_config {
             Some(json) => SamplingParams::from_generation_config(json)?,
@@ -152,6 +162,7 @@ impl ReadyModel {
             audio: false,
             video: false,
             reply_format,
+            markup_tokens,
         };
         let video_reader: Arc<dyn VideoReader> = Arc::new(FileVideos);
         let mut ready = Self {

@@ -9,6 +9,7 @@
 //!   markup the model's template implies ([`ReplyFormat`]); `tools` writes tools into the
 //!   messages for templates that do not render them.
 
+mod call_grammar;
 mod detokenizer;
 mod gguf_build;
 mod gguf_pre;
@@ -16,6 +17,8 @@ mod gguf_vocab;
 mod hf_folder;
 mod prompt_memo;
 mod pyjson;
+#[cfg(test)]
+mod real_templates;
 mod reply;
 mod stop;
 mod strftime;

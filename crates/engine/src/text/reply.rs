@@ -36,7 +36,7 @@ pub struct Markers {
 const THINK: Markers = Markers { open: "<think>", close: "</think>" };
 const GEMMA4_THOUGHT: Markers = Markers { open: "<|channel>thought", close: "<channel|>" };
 const MISTRAL_THINK: Markers = Markers { open: "[THINK]", close: "[/THINK]" };
-const GEMMA4_STRING: &str = "<|\"|>";
+pub(super) const GEMMA4_STRING: &str = "<|\"|>";
 
 /// How one model marks reasoning and tool calls in its replies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,37 +117,12 @@ impl ReplyFormat {
     }
 
     /// A grammar (llguidance's Lark) for a reply that is exactly one call of one of `tools`
-    /// (definitions in OpenAI's shape), its arguments valid against the tool's schema; `None`
-    /// for syntaxes whose calls are not JSON (those get `call_opening` instead).
-    pub fn call_grammar(&self, tools: &[Value]) -> Option<String> {
-        let arguments_key = match self.tools {
-            ToolSyntax::Hermes => "arguments",
-            ToolSyntax::Llama3Json => "parameters",
-            ToolSyntax::QwenXml | ToolSyntax::Mistral | ToolSyntax::Gemma4 => return None,
-        };
-        let calls: Vec<Value> = tools
-            .iter()
-            .map(|tool| {
-                let function = tool.get("function").unwrap_or(tool);
-                let parameters = function.get("parameters").cloned().unwrap_or_else(|| serde_json::json!({ "type": "object" }));
-                serde_json::json!({
-                    "type": "object",
-                    "properties": { "name": { "const": function.get("name") }, arguments_key: parameters },
-                    "required": ["name", arguments_key],
-                    "additionalProperties": false,
-                })
-            })
-            .collect();
-        let mut schema = match <[Value; 1]>::try_from(calls) {
-            Ok([one]) => one,
-            Err(many) => serde_json::json!({ "anyOf": many }),
-        };
-        // Compact JSON, as models write calls: no runs of white space to wander in.
-        schema["x-guidance"] = serde_json::json!({ "whitespace_flexible": false });
-        Some(match self.tools {
-            ToolSyntax::Hermes => format!("start: \"<tool_call>\\n\" call \"\\n</tool_call>\"\ncall: %json {schema}\n"),
-            _ => format!("start: call\ncall: %json {schema}\n"),
-        })
+    /// (definitions in OpenAI's shape), in this model's syntax, its arguments valid against the
+    /// tool's schema (see `call_grammar.rs`); `None` when a schema asks for what the grammar
+    /// cannot enforce (those get `call_opening` instead). `markup_tokens`: the markup the
+    /// model's vocabulary has as single tokens, with their ids (`ModelInfo::markup_tokens`).
+    pub fn call_grammar(&self, tools: &[Value], markup_tokens: &[(&str, u32)]) -> Option<String> {
+        super::call_grammar::call_grammar(self.tools, tools, markup_tokens)
     }
 
     /// The text that ends a call, for syntaxes that close their calls.
@@ -274,7 +249,7 @@ impl ReplyParser {
                     let first =
                         openers.iter().filter_map(|&(marker, block)| Some((self.pending.find(marker)?, marker, block))).min_by_key(|f| f.0);
                     if let Some((at, marker, block)) = first {
-                        let before: String = self.pending.drain(..at + marker.len()).take(at).collect();
+                        let before = take_through(&mut self.pending, at, marker.len());
                         self.content(parts, &before);
                         self.block = block;
                         self.trim_start = block == Block::Reasoning;
@@ -288,7 +263,7 @@ impl ReplyParser {
                 Block::Reasoning => {
                     let close = self.format.reasoning.map_or("", |m| m.close);
                     if let Some(at) = self.pending.find(close) {
-                        let inside: String = self.pending.drain(..at + close.len()).take(at).collect();
+                        let inside = take_through(&mut self.pending, at, close.len());
                         self.reasoning(parts, &inside);
                         self.block = Block::Content;
                         self.trim_start = true;
@@ -303,11 +278,11 @@ impl ReplyParser {
                     let (open, close) = self.format.call_markers();
                     // A closed call ends at its marker; an open-ended one at the next call.
                     let end = match close {
-                        Some(close) => self.pending.find(close).map(|at| (at, close.len())),
+                        Some(close) => self.closed_call_end(close, at_end).map(|at| (at, close.len())),
                         None => self.pending.get(1..).and_then(|rest| rest.find(open)).map(|at| (at + 1, 0)),
                     };
                     let Some((at, skip)) = end else { return };
-                    let body: String = self.pending.drain(..at + skip).take(at).collect();
+                    let body = take_through(&mut self.pending, at, skip);
                     let parsed = self.call(parts, &body, close.is_some());
                     // Mistral's next call starts with its own marker, which the search left.
                     if let Some(rest) = self.pending.strip_prefix(open).map(str::to_string).filter(|_| close.is_none()) {
@@ -319,6 +294,22 @@ impl ReplyParser {
                 }
             }
         }
+    }
+
+    /// Where a call ends that ends at `close`: at the first `close` after which its body reads
+    /// as a call (one inside a string of its arguments does not end it), else, at the end of
+    /// the reply, at the first.
+    fn closed_call_end(&self, close: &str, at_end: bool) -> Option<usize> {
+        let tools = self.tools.as_deref().unwrap_or_default();
+        let mut ends = self.pending.match_indices(close).map(|(at, _)| at).peekable();
+        let first = *ends.peek()?;
+        let reads = |body: &str| {
+            // Qwen's XML reads leniently (a value that is not JSON is text): only a body its
+            // template would have ended counts here.
+            parse_calls(self.format.tools, body, tools).is_some()
+                && (self.format.tools != ToolSyntax::QwenXml || body.trim_end().ends_with("</function>"))
+        };
+        ends.find(|&at| reads(&self.pending[..at])).or(at_end.then_some(first))
     }
 
     /// A Llama 3 reply that is a call starts with `{` and is nothing else.
@@ -371,6 +362,13 @@ impl ReplyParser {
     }
 }
 
+/// The first `at` bytes of `pending`, removed with the `marker` bytes after them.
+fn take_through(pending: &mut String, at: usize, marker: usize) -> String {
+    let mut taken: String = pending.drain(..at + marker).collect();
+    taken.truncate(at);
+    taken
+}
+
 /// Appends text to the last part when it is of the same kind, so callers get few, long parts.
 fn push_text(parts: &mut Vec<ReplyPart>, text: &str, kind: fn(String) -> ReplyPart) {
     match (parts.last_mut(), kind(String::new())) {
@@ -406,10 +404,18 @@ fn parse_calls<'a>(syntax: ToolSyntax, body: &'a str, tools: &[Value]) -> Option
     match syntax {
         ToolSyntax::Hermes => None,
         ToolSyntax::Llama3Json => {
-            // Several calls may be separated by `;`.
-            let calls: Option<Vec<_>> =
-                body.split(';').map(str::trim).filter(|s| !s.is_empty()).map(|s| json_call(&serde_json::from_str(s).ok()?)).collect();
-            calls.filter(|c| !c.is_empty())
+            // Several calls may be separated by `;` (read as JSON: one in a string is text).
+            let mut calls = Vec::new();
+            let mut rest = body;
+            loop {
+                let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+                calls.push(json_call(&values.next()?.ok()?)?);
+                let after = rest[values.byte_offset()..].trim_start();
+                if after.is_empty() {
+                    break Some(calls);
+                }
+                rest = after.strip_prefix(';')?;
+            }
         }
         ToolSyntax::Mistral => {
             if body.starts_with('[') {
@@ -457,7 +463,9 @@ fn json_call(value: &Value) -> Option<ParsedCall> {
 }
 
 /// `<function=name><parameter=p>value</parameter>...</function>`. Values are text unless the
-/// tool's schema gives the parameter another type, as Qwen's own parser reads them.
+/// tool's schema gives the parameter another type (`xml_value_is_text`), as Qwen's own parsers
+/// read them; other values are JSON, or Python's words for them (its template writes
+/// `True`, `None`).
 fn xml_call(body: &str, tools: &[Value]) -> Option<ParsedCall> {
     let rest = body.strip_prefix("<function=")?;
     let (name, mut rest) = rest.split_once('>')?;
@@ -470,13 +478,22 @@ fn xml_call(body: &str, tools: &[Value]) -> Option<ParsedCall> {
     while let Some(start) = rest.find("<parameter=") {
         let after = &rest[start + "<parameter=".len()..];
         let (key, after) = after.split_once('>')?;
-        let end = after.find("</parameter>")?;
-        let raw = after[..end].strip_prefix('\n').unwrap_or(&after[..end]);
-        let raw = raw.strip_suffix('\n').unwrap_or(raw);
-        let kind = properties.and_then(|p| p.get(key)).and_then(|s| s.get("type")).and_then(Value::as_str);
-        let value = match kind {
-            Some("string") | None => Value::String(raw.to_string()),
-            Some(_) => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string())),
+        let schema = properties.and_then(|p| p.get(key));
+        let text = xml_value_is_text(schema);
+        let raw_until = |end: usize| {
+            let raw = after[..end].strip_prefix('\n').unwrap_or(&after[..end]);
+            raw.strip_suffix('\n').unwrap_or(raw)
+        };
+        // Text ends at the first `</parameter>`; JSON at the first after which it is whole
+        // (one inside a string of it does not end it).
+        let mut ends = after.match_indices("</parameter>").map(|(at, _)| at);
+        let first = ends.clone().next()?;
+        let end = if text { first } else { ends.find(|&at| serde_json::from_str::<Value>(raw_until(at)).is_ok()).unwrap_or(first) };
+        let raw = raw_until(end);
+        let value = if text {
+            Value::String(raw.to_string())
+        } else {
+            serde_json::from_str(raw).ok().or_else(|| python_word(raw)).unwrap_or_else(|| Value::String(raw.to_string()))
         };
         arguments.insert(key.to_string(), value);
         rest = &after[end + "</parameter>".len()..];
@@ -484,6 +501,33 @@ fn xml_call(body: &str, tools: &[Value]) -> Option<ParsedCall> {
     let rest = rest.trim();
     (rest.is_empty() || rest == "</function>").then_some(())?;
     call(name, Value::Object(arguments))?.pop()
+}
+
+/// Whether Qwen's XML form carries a parameter's value as plain text: a string parameter, or
+/// one its tool does not describe (Qwen's parsers read those as strings), or one whose only
+/// values are strings. Others are JSON. The call grammar writes values by the same rule.
+pub(super) fn xml_value_is_text(schema: Option<&Value>) -> bool {
+    let Some(schema) = schema else { return true };
+    match schema.get("type") {
+        Some(Value::String(kind)) => kind == "string",
+        Some(_) => false,
+        None if schema.get("anyOf").is_some() || schema.get("oneOf").is_some() => false,
+        None => match (schema.get("const"), schema.get("enum")) {
+            (Some(one), _) => one.is_string(),
+            (None, Some(Value::Array(many))) => many.iter().all(Value::is_string),
+            _ => true,
+        },
+    }
+}
+
+/// Python's (and some models') words for JSON's `true`, `false` and `null`.
+fn python_word(word: &str) -> Option<Value> {
+    match word.to_ascii_lowercase().as_str() {
+        "true" => Some(Value::Bool(true)),
+        "false" => Some(Value::Bool(false)),
+        "none" | "null" | "nil" => Some(Value::Null),
+        _ => None,
+    }
 }
 
 /// Gemma 4's argument notation: JSON-like, with bare keys and strings between `<|"|>`.
@@ -547,7 +591,13 @@ impl GemmaReader<'_> {
                 let end = self.text.find([',', '}', ']']).unwrap_or(self.text.len());
                 let word = self.text[..end].trim();
                 self.text = &self.text[end..];
-                Some(serde_json::from_str(word).unwrap_or_else(|_| Value::String(word.to_string())))
+                // A null as its template writes it (Python's `None`) too.
+                Some(
+                    serde_json::from_str(word)
+                        .ok()
+                        .or_else(|| python_word(word).filter(Value::is_null))
+                        .unwrap_or_else(|| Value::String(word.to_string())),
+                )
             }
         }
     }
@@ -664,6 +714,18 @@ mod tests {
     }
 
     #[test]
+    fn a_closing_marker_inside_a_string_of_the_arguments_does_not_end_the_call() {
+        let hermes = format("<tool_call>");
+        let text = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"a</tool_call>b\"}}\n</tool_call>";
+        every_step(hermes, false, tools(), text, &[weather("a</tool_call>b", None)]);
+        let tools = Some(vec![json!({"name": "f", "parameters": {"properties": {"o": {"type": "object"}}}})]);
+        let text =
+            "<tool_call>\n<function=f>\n<parameter=o>\n{\"s\": \"</parameter></tool_call>\"}\n</parameter>\n</function>\n</tool_call>";
+        let expected = ParsedCall { name: "f".into(), arguments: json!({"o": {"s": "</parameter></tool_call>"}}) };
+        every_step(format("<function="), false, tools, text, &[ReplyPart::ToolCall(expected)]);
+    }
+
+    #[test]
     fn hermes_calls_parse_and_others_stay_text() {
         let qwen = format("<think><tool_call>");
         let text = "<think>\nI need the weather.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"Rome\\\", \\\"days\\\": 2}\"}\n</tool_call>";
@@ -678,6 +740,16 @@ mod tests {
         // Unfinished at the end: as written.
         let cut = "<tool_call>{\"name\": \"get_weather\", \"argu";
         every_step(format("<tool_call>"), false, tools(), cut, &[ReplyPart::Content(cut.into())]);
+    }
+
+    #[test]
+    fn text_that_is_not_ascii_ends_where_its_marker_begins() {
+        let qwen = format("<think><tool_call>");
+        let text = "<think>\nCafé ☕</think>\n\nNaïve: <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zürich\"}}\n</tool_call>";
+        let expected = [ReplyPart::Reasoning("Café ☕".into()), ReplyPart::Content("Naïve: ".into()), weather("Zürich", None)];
+        every_step(qwen, false, tools(), text, &expected);
+        let broken = "<tool_call>{\"ü\": ☕}</tool_call> ✓";
+        every_step(qwen, false, tools(), broken, &[ReplyPart::Content(broken.into())]);
     }
 
     #[test]
@@ -698,6 +770,8 @@ mod tests {
         every_step(llama, false, tools(), " {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}", &[weather("Oslo", None)]);
         every_step(llama, false, tools(), "It is {\"a\": 1}", &[ReplyPart::Content("It is {\"a\": 1}".into())]);
         every_step(llama, false, tools(), "{not json", &[ReplyPart::Content("{not json".into())]);
+        let two = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"a; b\"}}; {\"name\": \"get_weather\", \"parameters\": {\"city\": \"c\"}}";
+        every_step(llama, false, tools(), two, &[weather("a; b", None), weather("c", None)]);
 
         let mistral = format("[TOOL_CALLS]");
         every_step(

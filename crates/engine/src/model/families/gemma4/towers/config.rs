@@ -210,7 +210,8 @@ mod tests {
 
     #[test]
     fn values_the_tower_cannot_run_are_refused_by_name() {
-        let cases: Vec<(&str, Box<dyn FnOnce(&mut AudioConfig)>)> = vec![
+        type Edit = Box<dyn FnOnce(&mut AudioConfig)>;
+        let cases: Vec<(&str, Edit)> = vec![
             ("hidden_act", Box::new(|c| c.hidden_act = "gelu_pytorch_tanh".into())),
             ("hidden_size", Box::new(|c| c.hidden_size = 1023)),
             ("num_attention_heads", Box::new(|c| c.num_attention_heads = 3)),
