@@ -132,7 +132,7 @@ impl Tools {
                 Some(_) => {
                     return Err(ApiError::invalid(
                         Some("tool_choice"),
-                        "a reply that must call a tool cannot also follow response_format; send one or the other.",
+                        "a reply that must call a tool cannot also follow a response format (response_format, text.format); send one or the other.",
                     ))
                 }
                 None => {
