@@ -484,6 +484,7 @@ impl Row {
             // Every other forced token shared a pass, or was never fed (the reply ended).
             passes_saved: self.forced - self.forced_stepped,
             state: if decoded { self.state.bytes() } else { Default::default() },
+            stop_string: self.stops.stopped().filter(|_| reason == StopReason::StopString).map(|i| self.stops.stops()[i].clone()),
         };
         finish(&mut |e| drop(self.events.send(e)), done, self.started, self.first_token_at, decoded.then(Instant::now))
     }
@@ -719,6 +720,7 @@ struct Finished {
     forced: usize,
     passes_saved: usize,
     state: crate::state::StateBytes,
+    stop_string: Option<String>,
 }
 
 fn finish(
@@ -728,7 +730,7 @@ fn finish(
     first_token: Option<Instant>,
     ended: Option<Instant>,
 ) -> Result<()> {
-    let Finished { reason, prompt, cached, generated, forced, passes_saved, state } = done;
+    let Finished { reason, prompt, cached, generated, forced, passes_saved, state, stop_string } = done;
     let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
     let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);
     let decode = match (first_token, ended) {
@@ -748,12 +750,17 @@ fn finish(
         generated,
         forced,
         passes_saved,
+        stop_string = stop_string.as_deref(),
         ttft_ms = timings.time_to_first_token_ms.round(),
         prefill_tok_s = timings.prefill_tokens_per_s.round(),
         decode_tok_s = (timings.decode_tokens_per_s * 10.0).round() / 10.0,
         "done"
     );
-    emit(Event::Done { reason, usage: Usage { prompt, cached, generated, forced, passes_saved, state_bytes: state }, timings });
+    emit(Event::Done {
+        reason,
+        usage: Usage { prompt, cached, generated, forced, passes_saved, state_bytes: state, stop_string },
+        timings,
+    });
     Ok(())
 }
 
