@@ -77,6 +77,13 @@ pub fn check(model: &ReadyModel, request: &mut Request, limits: &MediaLimits) ->
     Ok(prepared)
 }
 
+/// `CONFAB_GRAMMAR_JUMP=0` turns grammar jump off for every request (every constrained token is
+/// then sampled under its mask, one pass each), so that a benchmark can measure the mask's cost
+/// alone (bench/structured.py), as `CONFAB_CPU_KERNELS=0` does for the CPU kernels.
+fn grammar_jump_switched_off() -> bool {
+    std::env::var("CONFAB_GRAMMAR_JUMP").is_ok_and(|v| v == "0")
+}
+
 /// Positions a request may come to hold: its prompt and every token it may generate.
 pub fn positions_needed(model: &ReadyModel, request: &Request, prompt: usize) -> usize {
     let context = model.config().max_position;
@@ -247,6 +254,13 @@ pub fn admit(
             "prefix cache miss"
         ),
     }
+    let jump_declined = match (&guide, request.grammar_jump) {
+        (None, _) => None,
+        (Some(_), false) => Some("the request turned grammar jump off"),
+        (Some(_), true) if grammar_jump_switched_off() => Some("CONFAB_GRAMMAR_JUMP=0 turned grammar jump off"),
+        (Some(_), true) => None,
+    };
+    let grammar_jump = guide.is_some() && jump_declined.is_none();
     let _ = events.send(Event::Plan(Plan {
         prompt_tokens: ids.len(),
         reused_tokens: reused,
@@ -263,8 +277,8 @@ pub fn admit(
         tower_runs: outputs.as_ref().map_or(0, MediaOutputs::misses),
         dropped_messages,
         constraint: request.constraint.as_ref().map(Constraint::kind),
-        grammar_jump: guide.is_some() && request.grammar_jump,
-        grammar_jump_declined: (guide.is_some() && !request.grammar_jump).then(|| "the request turned grammar jump off".to_owned()),
+        grammar_jump,
+        grammar_jump_declined: jump_declined.map(str::to_owned),
     }));
     // A forced start is the reply's own text; an opened reasoning block only for callers
     // that read the markup.
@@ -311,7 +325,7 @@ pub fn admit(
         max_tokens: sampling.max_tokens as usize,
         first_token_at: None,
         unfed: None,
-        grammar_jump: request.grammar_jump,
+        grammar_jump,
         guide,
         mask: None,
         forced: 0,
