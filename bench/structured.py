@@ -31,7 +31,7 @@ constrained decoding costs.
 Run (after `cargo build -p confab-cli`, or with --release after `cargo build --release -p
 confab-cli`, which is what the issue's figures are; the venv comes from scripts/setup.sh):
     .deps/server/venv/bin/python bench/structured.py [--model PATH] [--schemas 200] [--max-tokens 160]
-    .deps/server/venv/bin/python bench/structured.py --release --skip-conformance --rounds 5
+    .deps/server/venv/bin/python bench/structured.py --release --skip-conformance --rounds 5 [--batches 1,8]
 Environment: CARGO_TARGET_DIR (where the built `confab` is: $CARGO_TARGET_DIR/{debug,release}/confab).
 `bench/agent.py` reports the same overhead (its `overhead` and `print_overhead`, below).
 """
@@ -362,6 +362,7 @@ def main():
     parser.add_argument("--overhead-requests", type=int, default=16, help="requests per overhead measurement")
     parser.add_argument("--overhead-tokens", type=int, default=48)
     parser.add_argument("--rounds", type=int, default=3, help="overhead rounds (free and constrained alternate)")
+    parser.add_argument("--batches", default="1,8", help="concurrent clients of the overhead runs, comma-separated")
     parser.add_argument("--skip-conformance", action="store_true")
     args = parser.parse_args()
     if args.model is None:
@@ -391,7 +392,7 @@ def main():
         jumpless = Server(args.model, "release" if args.release else "debug", {"CONFAB_GRAMMAR_JUMP": "0"})
         try:
             runs = overhead(server.base_url, jumpless.base_url, server.model, overhead_cases(args.overhead_requests), args.overhead_tokens,
-                            args.rounds, log=lambda line: print(line, flush=True))
+                            args.rounds, tuple(int(b) for b in args.batches.split(",")), log=lambda line: print(line, flush=True))
         finally:
             jumpless.stop()
         print_overhead(runs)
