@@ -7,10 +7,15 @@ the tool's result (a short page of code) to the history and resends all of it, a
 growing past 8,000 tokens. Per turn: prompt tokens, the tokens the server's cache served, the
 share of the previous turn's prompt that came from the cache, and time to the first token.
 
-    python3 bench/agent.py [--turns 20] [--max-tokens 8] [--only confab|mlx-lm]
+    python3 bench/agent.py [--turns 20] [--max-tokens 8] [--only confab|mlx-lm] [--structured-rounds 3]
 
-Target (issue 35): from turn 2 on, at least 95% of the tokens shared with the previous turn
-come from the cache, and time to first token stays flat as the conversation grows. Needs
+Targets (issue 35): from turn 2 on, at least 95% of the tokens shared with the previous turn
+come from the cache, and time to first token stays flat as the conversation grows. Then, on a
+pair of Confab servers (the second with grammar jump off), what structured output costs: the
+time per forward pass with `response_format` (grammar jump off: the token mask alone) over
+without it, at batch 1 and 8 (at most 10% more), and the forward passes grammar jump saves on
+schema-heavy replies. bench/structured.py measures it (its docstring says what the figures
+mean); --structured-rounds 0 leaves it out. Needs
 `python3 bench/run.py` to have made .deps/bench (its venv with mlx-lm, the checkpoints) and a
 release `confab` (cargo build --release -p confab-cli).
 """
@@ -27,6 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve import CONFAB, PY, WORK, Server  # noqa: E402  (the same servers as bench/serve.py)
+import structured  # noqa: E402  (the overhead of constrained decoding, measured once, there)
 
 TOOLS = [
     {"type": "function", "function": {"name": "read_file", "description": "Read a file of the repository.",
@@ -194,6 +200,9 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=8)
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--only", choices=["confab", "mlx-lm"])
+    parser.add_argument("--structured-rounds", type=int, default=3, help="rounds of the structured-output overhead (0: none)")
+    parser.add_argument("--structured-requests", type=int, default=16)
+    parser.add_argument("--structured-tokens", type=int, default=48)
     args = parser.parse_args()
     for path, what in ((args.model, "the benchmark checkpoint"), (PY, "the bench venv"), (args.confab, "a release confab")):
         if not os.path.exists(path):
@@ -212,6 +221,26 @@ def main() -> int:
             finally:
                 server.stop()
                 shutil.rmtree(os.environ.pop("CONFAB_HOME"), ignore_errors=True)
+    structured_runs = None
+    if args.only != "mlx-lm" and args.structured_rounds > 0:
+        # Two servers: the second with grammar jump off, for the mask's cost alone.
+        servers, homes = [], []
+        try:
+            for jump in ("1", "0"):
+                homes.append(tempfile.mkdtemp(prefix="bench-agent-"))
+                os.environ.update(CONFAB_HOME=homes[-1], CONFAB_GRAMMAR_JUMP=jump)
+                servers.append(Server("confab", [args.confab, "serve", "--model", args.model, "--port", "0"], r"at (http://\S+)", None))
+            print("confab structured output: free, constrained, constrained with grammar jump off", flush=True)
+            structured_runs = structured.overhead(servers[0].base, servers[1].base, servers[0].models[0]["id"],
+                                                  structured.overhead_cases(args.structured_requests), args.structured_tokens,
+                                                  args.structured_rounds, log=lambda line: print(line, flush=True))
+        finally:
+            for server in servers:
+                server.stop()
+            for home in homes:
+                shutil.rmtree(home, ignore_errors=True)
+            os.environ.pop("CONFAB_HOME", None)
+            os.environ.pop("CONFAB_GRAMMAR_JUMP", None)
     if args.only != "confab":
         port = 18000 + os.getpid() % 1000
         server = Server("mlx_lm.server", [PY, "-m", "mlx_lm", "server", "--model", args.model, "--port", str(port), "--log-level", "WARNING"],
@@ -233,6 +262,9 @@ def main() -> int:
         ours = statistics.median(r["ttft"] for r in results["confab chat/completions"][1:])
         theirs = statistics.median(r["ttft"] for r in results["mlx_lm.server"][1:])
         print(f"\nmedian TTFT, turns 2+: mlx_lm.server / confab = {theirs / ours:.2f}×")
+    if structured_runs:
+        print("\nconfab structured output (response_format json_schema): free, constrained, constrained with grammar jump off:")
+        structured.print_overhead(structured_runs)
     return 0
 
 

@@ -161,6 +161,20 @@ class SmolLM2(MessagesTest):
         self.assertEqual(stopped.content[0].text if stopped.content else "", free[: free.index(words[1])])
         self.assertEqual((stopped.stop_reason, stopped.stop_sequence), ("stop_sequence", words[1]))
 
+    def test_the_stop_sequence_that_matched_is_named_among_several(self):
+        free = self.create("List three fruits.", max_tokens=8).content[0].text
+        words = free.split()
+        self.assertGreaterEqual(len(words), 3, free)
+        # Listed after ones that match later or never: the earliest match ends the reply.
+        stops = ["never-appears", words[2], words[1]]
+        expected = min((free.index(s), i, s) for i, s in enumerate(stops) if s in free)[2]
+        stopped = self.create("List three fruits.", max_tokens=8, stop_sequences=stops)
+        self.assertEqual(stopped.content[0].text if stopped.content else "", free[: free.index(expected)])
+        self.assertEqual((stopped.stop_reason, stopped.stop_sequence), ("stop_sequence", expected))
+        events = list(self.create("List three fruits.", max_tokens=8, stop_sequences=stops, stream=True))
+        self.assertEqual(events[-2].type, "message_delta")
+        self.assertEqual((events[-2].delta.stop_reason, events[-2].delta.stop_sequence), ("stop_sequence", expected))
+
     def test_a_tool_result_that_answers_no_call(self):
         with self.assertRaises(anthropic.BadRequestError) as caught:
             self.create([{"type": "tool_result", "tool_use_id": "toolu_nope", "content": "18 C"}], tools=[WEATHER])

@@ -126,3 +126,32 @@ fn a_new_engine_thread_per_engine_and_requests_in_order() {
     };
     assert_eq!(ids(a), ids(b), "the same request twice gives the same greedy tokens");
 }
+
+#[test]
+fn done_names_the_stop_string_that_ended_the_reply() {
+    let (engine, model) = tiny_llama();
+    let run = |stop: Vec<String>| -> (String, StopReason, Option<String>) {
+        let mut sampling = greedy(16);
+        sampling.stop = stop;
+        let mut request = Request::new(model, Prompt::Tokens(vec![5, 6, 7]), sampling);
+        request.ignore_eos = true;
+        let mut text = String::new();
+        for event in engine.generate(request) {
+            match event {
+                Event::Token { text: piece, .. } | Event::Text(piece) => text.push_str(&piece),
+                Event::Done { reason, usage, .. } => return (text, reason, usage.stop_string),
+                Event::Plan(_) => {}
+                Event::Error(e) => panic!("{e}"),
+            }
+        }
+        panic!("no Done event")
+    };
+    let (whole, reason, matched) = run(vec![]);
+    assert_eq!((reason, matched), (StopReason::MaxTokens, None));
+    // A piece from the middle of the greedy reply, listed after stop strings it never writes.
+    let piece: String = whole.chars().skip(whole.chars().count() / 2).take(2).collect();
+    assert!(!piece.is_empty(), "the tiny model writes some text: {whole:?}");
+    let (text, reason, matched) = run(vec!["\u{1}never".into(), piece.clone(), "\u{2}nor".into()]);
+    assert_eq!((reason, matched.as_deref()), (StopReason::StopString, Some(piece.as_str())));
+    assert!(whole.starts_with(&text) && !text.contains(&piece), "{text:?} is {whole:?} cut before {piece:?}");
+}

@@ -18,7 +18,8 @@ use crate::turn::{TurnEvent, WholeTurn};
 pub struct MessageReply {
     pub id: String,
     pub model: String,
-    /// The request's `stop_sequences`: the one that ended the reply is reported.
+    /// The request's `stop_sequences`: the one that ended the reply is reported (the server's
+    /// own stop strings, such as a call's closing marker, are not).
     stop_sequences: Vec<String>,
 }
 
@@ -43,7 +44,7 @@ impl MessageReply {
         for (id, name, arguments) in &turn.calls {
             content.push(json!({ "type": "tool_use", "id": tool_use_id(id), "name": name, "input": arguments }));
         }
-        let (stop_reason, stop_sequence) = self.stop(reason, !turn.calls.is_empty());
+        let (stop_reason, stop_sequence) = self.stop(reason, usage, !turn.calls.is_empty());
         json!({
             "id": self.id,
             "type": "message",
@@ -57,16 +58,14 @@ impl MessageReply {
     }
 
     /// Anthropic's reason, and the stop sequence that ended the reply where one did.
-    fn stop(&self, reason: StopReason, called: bool) -> (&'static str, Option<String>) {
+    fn stop(&self, reason: StopReason, usage: &Usage, called: bool) -> (&'static str, Option<String>) {
+        let sequence = usage.stop_string.as_ref().filter(|matched| self.stop_sequences.contains(matched));
         match reason {
             // Calls are given only once whole: a reply that holds one asks the client to run
             // it, even where the model wrote on after it until the token limit (small models
             // do); `max_tokens` would tell an agent the calls were cut off.
             StopReason::Eos | StopReason::StopString | StopReason::MaxTokens | StopReason::Context if called => ("tool_use", None),
-            // The engine says a stop string ended the reply, not which: with one, it is that.
-            StopReason::StopString if !self.stop_sequences.is_empty() => {
-                ("stop_sequence", (self.stop_sequences.len() == 1).then(|| self.stop_sequences[0].clone()))
-            }
+            StopReason::StopString if sequence.is_some() => ("stop_sequence", sequence.cloned()),
             StopReason::Eos | StopReason::StopString | StopReason::Cancelled => ("end_turn", None),
             // A full context cuts the reply short as a token limit does; `max_tokens` is the
             // reason every client version knows.
@@ -156,7 +155,7 @@ impl MessageStream {
             }
             TurnEvent::Done { reason, usage } => {
                 self.close(&mut out);
-                let (stop_reason, stop_sequence) = self.reply.stop(reason, self.called);
+                let (stop_reason, stop_sequence) = self.reply.stop(reason, &usage, self.called);
                 out.push((
                     "message_delta",
                     json!({
@@ -283,19 +282,29 @@ mod tests {
     #[test]
     fn stop_reasons_map_to_anthropics() {
         let text = WholeTurn { text: "a".into(), ..WholeTurn::default() };
-        let reason = |stops: Vec<&str>, reason| {
-            let body = MessageReply::new(1, "m".into(), stops.into_iter().map(String::from).collect()).whole(&text, reason, &usage());
+        let reason = |stops: Vec<&str>, reason, matched: Option<&str>| {
+            let usage = Usage { stop_string: matched.map(String::from), ..usage() };
+            let body = MessageReply::new(1, "m".into(), stops.into_iter().map(String::from).collect()).whole(&text, reason, &usage);
             (body["stop_reason"].as_str().unwrap().to_string(), body["stop_sequence"].as_str().map(String::from))
         };
-        assert_eq!(reason(vec![], StopReason::Eos), ("end_turn".into(), None));
-        assert_eq!(reason(vec![], StopReason::MaxTokens), ("max_tokens".into(), None));
+        assert_eq!(reason(vec![], StopReason::Eos, None), ("end_turn".into(), None));
+        assert_eq!(reason(vec![], StopReason::MaxTokens, None), ("max_tokens".into(), None));
         let called = WholeTurn { calls: vec![("call_1".into(), "f".into(), json!({}))], ..WholeTurn::default() };
         let body = MessageReply::new(1, "m".into(), vec![]).whole(&called, StopReason::MaxTokens, &usage());
         assert_eq!(body["stop_reason"], "tool_use", "whole calls are to be run, whatever followed them");
-        assert_eq!(reason(vec!["END"], StopReason::StopString), ("stop_sequence".into(), Some("END".into())));
-        assert_eq!(reason(vec!["A", "B"], StopReason::StopString), ("stop_sequence".into(), None));
-        // The model's own end markers are not the client's stop sequences.
-        assert_eq!(reason(vec![], StopReason::StopString), ("end_turn".into(), None));
+        assert_eq!(reason(vec!["END"], StopReason::StopString, Some("END")), ("stop_sequence".into(), Some("END".into())));
+        assert_eq!(reason(vec!["A", "B", "C"], StopReason::StopString, Some("B")), ("stop_sequence".into(), Some("B".into())));
+        // The server's own stop strings (a call's closing marker) are not the client's stop sequences.
+        assert_eq!(reason(vec!["A"], StopReason::StopString, Some("</tool_call>")), ("end_turn".into(), None));
+        assert_eq!(reason(vec![], StopReason::StopString, Some("</tool_call>")), ("end_turn".into(), None));
+    }
+
+    #[test]
+    fn a_stream_names_the_stop_sequence_that_ended_it() {
+        let mut stream = MessageStream::new(MessageReply::new(4, "m".into(), vec!["\n\n".into(), "END".into()]));
+        let usage = Usage { stop_string: Some("END".into()), ..usage() };
+        let events = stream.push(TurnEvent::Done { reason: StopReason::StopString, usage });
+        assert_eq!(events[0].1["delta"], json!({"stop_reason": "stop_sequence", "stop_sequence": "END"}));
     }
 
     #[test]

@@ -154,14 +154,21 @@ fn finish_reason(reason: StopReason) -> &'static str {
     }
 }
 
-/// `cached_tokens`: prompt tokens the prefix cache served instead of computing them.
+/// `cached_tokens`: prompt tokens the prefix cache served instead of computing them. A reply
+/// whose grammar forced tokens also has `completion_tokens_details.forced_tokens` (fed without
+/// sampling) and `forward_passes_saved` (grammar jump's savings; Confab's own fields, which
+/// `bench/structured.py` reads to tell the mask's cost from the jump's).
 fn usage_json(usage: &Usage) -> Value {
-    json!({
+    let mut body = json!({
         "prompt_tokens": usage.prompt,
         "completion_tokens": usage.generated,
         "total_tokens": usage.prompt + usage.generated,
         "prompt_tokens_details": { "cached_tokens": usage.cached },
-    })
+    });
+    if usage.forced > 0 {
+        body["completion_tokens_details"] = json!({ "forced_tokens": usage.forced, "forward_passes_saved": usage.passes_saved });
+    }
+    body
 }
 
 #[cfg(test)]
@@ -178,6 +185,15 @@ mod tests {
         assert_eq!(body["choices"][0]["finish_reason"], "length");
         assert_eq!(body["usage"]["total_tokens"], 13);
         assert_eq!(body["usage"]["prompt_tokens_details"]["cached_tokens"], 6);
+        assert!(body["usage"].get("completion_tokens_details").is_none(), "free text has nothing forced to report");
+    }
+
+    #[test]
+    fn constrained_usage_counts_forced_tokens_and_passes_saved() {
+        let reply = Reply::new(Endpoint::Chat, 3, "m".into());
+        let usage = Usage { prompt: 10, generated: 12, forced: 7, passes_saved: 5, ..Usage::default() };
+        let details = &reply.usage_chunk(&usage)["usage"]["completion_tokens_details"];
+        assert_eq!(details, &json!({"forced_tokens": 7, "forward_passes_saved": 5}));
     }
 
     #[test]

@@ -77,6 +77,13 @@ pub fn check(model: &ReadyModel, request: &mut Request, limits: &MediaLimits) ->
     Ok(prepared)
 }
 
+/// `CONFAB_GRAMMAR_JUMP=0` turns grammar jump off for every request (every constrained token is
+/// then sampled under its mask, one pass each), so that a benchmark can measure the mask's cost
+/// alone (bench/structured.py), as `CONFAB_CPU_KERNELS=0` does for the CPU kernels.
+fn grammar_jump_switched_off() -> bool {
+    std::env::var("CONFAB_GRAMMAR_JUMP").is_ok_and(|v| v == "0")
+}
+
 /// Positions a request may come to hold: its prompt and every token it may generate.
 pub fn positions_needed(model: &ReadyModel, request: &Request, prompt: usize) -> usize {
     let context = model.config().max_position;
@@ -247,6 +254,13 @@ pub fn admit(
             "prefix cache miss"
         ),
     }
+    let jump_declined = match (&guide, request.grammar_jump) {
+        (None, _) => None,
+        (Some(_), false) => Some("the request turned grammar jump off"),
+        (Some(_), true) if grammar_jump_switched_off() => Some("CONFAB_GRAMMAR_JUMP=0 turned grammar jump off"),
+        (Some(_), true) => None,
+    };
+    let grammar_jump = guide.is_some() && jump_declined.is_none();
     let _ = events.send(Event::Plan(Plan {
         prompt_tokens: ids.len(),
         reused_tokens: reused,
@@ -263,8 +277,8 @@ pub fn admit(
         tower_runs: outputs.as_ref().map_or(0, MediaOutputs::misses),
         dropped_messages,
         constraint: request.constraint.as_ref().map(Constraint::kind),
-        grammar_jump: guide.is_some() && request.grammar_jump,
-        grammar_jump_declined: (guide.is_some() && !request.grammar_jump).then(|| "the request turned grammar jump off".to_owned()),
+        grammar_jump,
+        grammar_jump_declined: jump_declined.map(str::to_owned),
     }));
     // A forced start is the reply's own text; an opened reasoning block only for callers
     // that read the markup.
@@ -311,7 +325,7 @@ pub fn admit(
         max_tokens: sampling.max_tokens as usize,
         first_token_at: None,
         unfed: None,
-        grammar_jump: request.grammar_jump,
+        grammar_jump,
         guide,
         mask: None,
         forced: 0,
@@ -484,6 +498,7 @@ impl Row {
             // Every other forced token shared a pass, or was never fed (the reply ended).
             passes_saved: self.forced - self.forced_stepped,
             state: if decoded { self.state.bytes() } else { Default::default() },
+            stop_string: self.stops.stopped().filter(|_| reason == StopReason::StopString).map(|i| self.stops.stops()[i].clone()),
         };
         finish(&mut |e| drop(self.events.send(e)), done, self.started, self.first_token_at, decoded.then(Instant::now))
     }
@@ -719,6 +734,7 @@ struct Finished {
     forced: usize,
     passes_saved: usize,
     state: crate::state::StateBytes,
+    stop_string: Option<String>,
 }
 
 fn finish(
@@ -728,7 +744,7 @@ fn finish(
     first_token: Option<Instant>,
     ended: Option<Instant>,
 ) -> Result<()> {
-    let Finished { reason, prompt, cached, generated, forced, passes_saved, state } = done;
+    let Finished { reason, prompt, cached, generated, forced, passes_saved, state, stop_string } = done;
     let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
     let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);
     let decode = match (first_token, ended) {
@@ -748,12 +764,17 @@ fn finish(
         generated,
         forced,
         passes_saved,
+        stop_string = stop_string.as_deref(),
         ttft_ms = timings.time_to_first_token_ms.round(),
         prefill_tok_s = timings.prefill_tokens_per_s.round(),
         decode_tok_s = (timings.decode_tokens_per_s * 10.0).round() / 10.0,
         "done"
     );
-    emit(Event::Done { reason, usage: Usage { prompt, cached, generated, forced, passes_saved, state_bytes: state }, timings });
+    emit(Event::Done {
+        reason,
+        usage: Usage { prompt, cached, generated, forced, passes_saved, state_bytes: state, stop_string },
+        timings,
+    });
     Ok(())
 }
 

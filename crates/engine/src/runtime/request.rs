@@ -193,6 +193,9 @@ pub struct Usage {
     pub passes_saved: usize,
     /// What the sequence's state holds at the end, by kind.
     pub state_bytes: crate::state::StateBytes,
+    /// The stop string that ended the reply (`StopReason::StopString`), as the request gave it:
+    /// with several, the caller can say which (Anthropic's `stop_sequence`).
+    pub stop_string: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
