@@ -71,14 +71,21 @@ struct End {
 /// Cached tokens are part of the input tokens (OpenAI counts them so); the prefix cache keeps
 /// every prompt without extra cost, so nothing is reported as a cache write.
 fn usage_json(usage: &Usage) -> Value {
-    json!({
+    let mut body = json!({
         "input_tokens": usage.prompt,
         "input_tokens_details": { "cached_tokens": usage.cached, "cache_write_tokens": 0 },
         "output_tokens": usage.generated,
         // The engine counts tokens, not which channel each fell in.
         "output_tokens_details": { "reasoning_tokens": 0 },
         "total_tokens": usage.prompt + usage.generated,
-    })
+    });
+    // Confab's own fields, as on Chat Completions: what the grammar forced and what grammar
+    // jump saved.
+    if usage.forced > 0 {
+        body["output_tokens_details"]["forced_tokens"] = json!(usage.forced);
+        body["output_tokens_details"]["forward_passes_saved"] = json!(usage.passes_saved);
+    }
+    body
 }
 
 /// The output item being written.
