@@ -10,7 +10,8 @@ use crate::views::MessageView;
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-/// Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`.
+/// Events of one reply, in order: `started`, `plan`, then a thinking model's `reasoning`* and
+/// `thought`, `token`*, then `done` or `error`.
 pub enum ReplyEvent {
     /// The user's message (new, or the edited copy) and the empty reply now streaming.
     Started {
@@ -24,6 +25,15 @@ pub enum ReplyEvent {
     Remote {
         plan: RemotePlan,
     },
+    /// More of a thinking model's reasoning, apart from its answer.
+    Reasoning {
+        text: String,
+    },
+    /// The model stopped thinking (its answer begins, or the reply ends) after this long.
+    Thought {
+        reasoning_ms: u64,
+    },
+    /// More of the answer.
     Token {
         text: String,
     },
