@@ -125,8 +125,7 @@ pub async fn stream_reply(
     // The reply's row, and the window's word that it started.
     let start = || async {
         let reply = store.start_reply(conversation, user).await?;
-        let _ = channel
-            .send(ReplyEvent::Started { user: message_view(store, store.message(user).await?).await?, reply: store.message(reply).await? });
+        let _ = channel.send(ReplyEvent::started(message_view(store, store.message(user).await?).await?, store.message(reply).await?));
         Ok::<_, Failure>(reply)
     };
     let (reply, outcome) = match target {
@@ -203,8 +202,7 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
 
     let (_running, live) = Running::start(&state, conversation)?;
     store.resume_reply(reply).await?;
-    let _ = channel
-        .send(ReplyEvent::Started { user: message_view(store, store.message(user).await?).await?, reply: store.message(reply).await? });
+    let _ = channel.send(ReplyEvent::started(message_view(store, store.message(user).await?).await?, store.message(reply).await?));
     let request = local_reply::request(&model, prompt, &settings, chat.thinking);
     let events = start_local(&state, request, &live);
     let outcome = generate_local(&state, model, events, reply, &channel).await;

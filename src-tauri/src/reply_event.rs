@@ -14,9 +14,10 @@ use crate::views::MessageView;
 /// `thought`, `token`*, then `done` or `error`.
 pub enum ReplyEvent {
     /// The user's message (new, or the edited copy) and the empty reply now streaming.
+    /// Boxed: the largest event, sent once per reply.
     Started {
-        user: MessageView,
-        reply: Message,
+        user: Box<MessageView>,
+        reply: Box<Message>,
     },
     Plan {
         plan: Plan,
@@ -46,6 +47,12 @@ pub enum ReplyEvent {
         message: String,
         reply: Option<Message>,
     },
+}
+
+impl ReplyEvent {
+    pub fn started(user: MessageView, reply: Message) -> Self {
+        ReplyEvent::Started { user: Box::new(user), reply: Box::new(reply) }
+    }
 }
 
 /// Streamed text reaches the database at least this often (and at the end).
