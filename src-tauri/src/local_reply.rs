@@ -22,11 +22,39 @@ pub fn request(model: &Current, prompt: Prompt, settings: &Settings, thinking: b
     request.sampling.stop = model.info.default_sampling.stop.clone();
     // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
     request.context_policy = ContextPolicy::DropOldestTurns;
+    set_thinking(model, &mut request, thinking);
+    request
+}
+
+/// Keeps a thinking model's markup in the reply for the parser, and turns its thinking on or
+/// off where its template has the switch.
+pub fn set_thinking(model: &Current, request: &mut Request, thinking: bool) {
     request.reply_markup = model.info.reply_format.reasoning.is_some();
     if model.info.thinking_switch {
         request.chat.switches.insert("enable_thinking".into(), serde_json::Value::Bool(thinking));
     }
-    request
+}
+
+/// A whole reply's answer, its reasoning left out (for the model's own titles); `None` when it
+/// failed.
+pub fn answer_of(format: ReplyFormat, events: impl IntoIterator<Item = Event>) -> Option<String> {
+    let mut parser = ReplyParser::new(format, false, None);
+    let mut answer = String::new();
+    let mut keep = |parts: Vec<ReplyPart>| {
+        answer.extend(parts.into_iter().filter_map(|part| match part {
+            ReplyPart::Content(text) => Some(text),
+            _ => None,
+        }))
+    };
+    for event in events {
+        match event {
+            Event::Token { text, .. } | Event::Text(text) => keep(parser.push(&text)),
+            Event::Error(_) => return None,
+            Event::Plan(_) | Event::Done { .. } => {}
+        }
+    }
+    keep(parser.finish());
+    Some(answer)
 }
 
 /// The reply's two texts not saved yet, and how long the model has been thinking.
@@ -215,6 +243,14 @@ mod tests {
         assert_eq!(saved.status, MessageStatus::Stopped);
         assert_eq!((saved.reasoning.as_deref(), saved.content.as_str()), (Some("Hmm, maybe"), ""));
         assert!(saved.reasoning_ms.is_some());
+    }
+
+    #[test]
+    fn a_title_is_the_answer_without_the_reasoning() {
+        let format = ReplyFormat::detect(Some(THINKING_TEMPLATE));
+        let events = ["<think>\nA title?", "</think>\n\nSky ", "colours"].map(|t| Event::Text(t.into()));
+        assert_eq!(answer_of(format, events).as_deref(), Some("Sky colours"));
+        assert_eq!(answer_of(format, [Event::Error(confab_engine::EngineError::EngineStopped)]), None);
     }
 
     #[test]
