@@ -147,6 +147,7 @@ mod tests {
             vision: info.vision,
             audio: info.audio,
             video: info.video,
+            thinking_switch: info.thinking_switch,
         };
         Current { id, info, view, counter }
     }

@@ -13,6 +13,7 @@ mod folders;
 mod inspect;
 #[cfg(test)]
 mod ipc;
+mod local_reply;
 mod local_server;
 mod model_slot;
 mod opener;

@@ -25,6 +25,8 @@ pub struct LoadedModel {
     pub vision: bool,
     pub audio: bool,
     pub video: bool,
+    /// Its template has a thinking switch (`enable_thinking`): the chat offers it.
+    pub thinking_switch: bool,
 }
 
 /// Sent as the `model-state` event on every change.
@@ -138,6 +140,7 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
                 vision: info.vision,
                 audio: info.audio,
                 video: info.video,
+                thinking_switch: info.thinking_switch,
             };
             let previous = lock(&slot.current).replace(Current { id, info, view: view.clone(), counter });
             if let Some(previous) = previous {

@@ -269,8 +269,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let store = Store::open(dir.path().join("confab.db")).await.unwrap();
             let secrets = SecretStore::file(dir.path());
-            let conversation =
-                store.create_conversation(NewConversation { title: "t".into(), model: None, system_prompt: None }).await.unwrap().id;
+            let conversation = store.create_conversation(NewConversation { title: "t".into(), ..Default::default() }).await.unwrap().id;
             let question = store.add_message(conversation, None, Role::User, question).await.unwrap();
             let mut providers = Providers::default();
             let input = ProviderInput { id: None, name: "Test box".into(), base_url: base_url.into(), api_key: Some(key.into()) };

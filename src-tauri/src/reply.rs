@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use confab_engine::media::{MediaItem, MediaKind};
-use confab_engine::runtime::{ContextPolicy, Event, Generation, Prompt, Request, StopReason};
+use confab_engine::runtime::{Generation, Prompt, Request};
 use confab_engine::ChatMessage;
-use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
+use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, Role, Store};
 use tauri::ipc::Channel;
 use tauri::AppHandle;
 
 use crate::failure::Failure;
+use crate::local_reply;
 use crate::model_slot::{Current, LoadedModel};
 use crate::providers::RemoteTarget;
 use crate::remote_reply;
@@ -21,7 +22,7 @@ use crate::sync::lock;
 use crate::views::message_view;
 use crate::web_view_priority;
 
-pub use crate::reply_event::{Outcome, ReplyEvent, SAVE_EVERY};
+pub use crate::reply_event::{Outcome, ReplyEvent};
 
 /// Clears a conversation's Stop switch when its reply ends, however it ends.
 struct Running<'a> {
@@ -124,17 +125,13 @@ pub async fn stream_reply(
     // The reply's row, and the window's word that it started.
     let start = || async {
         let reply = store.start_reply(conversation, user).await?;
-        let _ = channel
-            .send(ReplyEvent::Started { user: message_view(store, store.message(user).await?).await?, reply: store.message(reply).await? });
+        let _ = channel.send(ReplyEvent::started(message_view(store, store.message(user).await?).await?, store.message(reply).await?));
         Ok::<_, Failure>(reply)
     };
     let (reply, outcome) = match target {
         Target::Local(model) => {
             let messages = local_messages(store, system, &branch).await?;
-            let mut request = Request::new(model.id, Prompt::Chat(messages), settings.sampling());
-            request.sampling.stop = model.info.default_sampling.stop.clone();
-            // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
-            request.context_policy = ContextPolicy::DropOldestTurns;
+            let request = local_reply::request(&model, Prompt::Chat(messages), &settings, chat.thinking);
             // The engine starts on the prompt first; the reply's row is made while it computes
             // (a person waits for the first token from Enter on).
             let events = start_local(&state, request, &live);
@@ -205,11 +202,8 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
 
     let (_running, live) = Running::start(&state, conversation)?;
     store.resume_reply(reply).await?;
-    let _ = channel
-        .send(ReplyEvent::Started { user: message_view(store, store.message(user).await?).await?, reply: store.message(reply).await? });
-    let mut request = Request::new(model.id, prompt, settings.sampling());
-    request.sampling.stop = model.info.default_sampling.stop.clone();
-    request.context_policy = ContextPolicy::DropOldestTurns;
+    let _ = channel.send(ReplyEvent::started(message_view(store, store.message(user).await?).await?, store.message(reply).await?));
+    let request = local_reply::request(&model, prompt, &settings, chat.thinking);
     let events = start_local(&state, request, &live);
     let outcome = generate_local(&state, model, events, reply, &channel).await;
     finish(store, reply, outcome, &channel).await
@@ -230,9 +224,17 @@ async fn generate_local(
 ) -> Outcome {
     let worker_state = state.clone();
     let worker_channel = channel.clone();
-    tauri::async_runtime::spawn_blocking(move || generate(&worker_state, &model, events, reply, &worker_channel))
-        .await
-        .unwrap_or_else(|e| Outcome { end: ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}")), stats: None })
+    tauri::async_runtime::spawn_blocking(move || {
+        // The request is on its way (a pass over /proc, 2-3 ms): threads the web view started
+        // since the last reply go below the engine too.
+        web_view_priority::lower();
+        let send = |event| {
+            let _ = worker_channel.send(event);
+        };
+        local_reply::generate(&worker_state.store, &model, events, reply, &send)
+    })
+    .await
+    .unwrap_or_else(|e| Outcome { end: ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}")), stats: None })
 }
 
 /// Saves how the reply ended and tells the window.
@@ -281,8 +283,8 @@ pub fn system_prompt<'a>(chat: &'a Conversation, settings: &'a Settings) -> &'a 
     chat.system_prompt.as_deref().unwrap_or(&settings.system_prompt)
 }
 
-/// The branch as the chat template takes it, each message with its media. Failed empty
-/// replies are left out.
+/// The branch as the chat template takes it, each message with its media and a reply with
+/// its reasoning (which templates show or drop). Failed empty replies are left out.
 pub fn chat_messages(system_prompt: &str, branch: &[(Message, Vec<MediaItem>)]) -> Vec<ChatMessage> {
     let system = (!system_prompt.trim().is_empty()).then(|| ChatMessage::new("system", system_prompt));
     let turns = branch.iter().filter(|(m, _)| !(m.role == Role::Assistant && m.content.is_empty())).map(|(m, media)| {
@@ -291,61 +293,11 @@ pub fn chat_messages(system_prompt: &str, branch: &[(Message, Vec<MediaItem>)]) 
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        ChatMessage::new(role, m.content.clone()).with_media(media.iter().cloned())
+        let mut turn = ChatMessage::new(role, m.content.clone()).with_media(media.iter().cloned());
+        turn.reasoning_content = m.reasoning.clone().filter(|_| m.role == Role::Assistant);
+        turn
     });
     system.into_iter().chain(turns).collect()
-}
-
-/// Runs on a blocking thread: the engine's events become channel messages and saved text.
-fn generate(state: &AppState, model: &Current, events: Generation, reply: MessageId, channel: &Channel<ReplyEvent>) -> Outcome {
-    let mut unsaved = String::new();
-    let mut last_save = Instant::now();
-    let save = |store: &Store, text: &mut String| {
-        if !text.is_empty() {
-            let _ = tauri::async_runtime::block_on(store.append_reply(reply, text));
-            text.clear();
-        }
-    };
-    // The request is on its way (a pass over /proc, 2-3 ms): threads the web view started
-    // since the last reply go below the engine too.
-    web_view_priority::lower();
-    for event in events {
-        match event {
-            Event::Plan(plan) => {
-                let _ = channel.send(ReplyEvent::Plan { plan });
-            }
-            Event::Token { text, .. } | Event::Text(text) => {
-                if text.is_empty() {
-                    continue;
-                }
-                unsaved.push_str(&text);
-                let _ = channel.send(ReplyEvent::Token { text });
-                if last_save.elapsed() >= SAVE_EVERY {
-                    save(&state.store, &mut unsaved);
-                    last_save = Instant::now();
-                }
-            }
-            Event::Done { reason, usage, timings } => {
-                save(&state.store, &mut unsaved);
-                let stats = ReplyStats {
-                    prompt_tokens: usage.prompt as u32,
-                    cached_tokens: usage.cached as u32,
-                    generated_tokens: usage.generated as u32,
-                    time_to_first_token_ms: (usage.generated > 0).then_some(timings.time_to_first_token_ms.round() as u64),
-                    decode_tokens_per_second: (usage.generated > 1).then_some(timings.decode_tokens_per_s),
-                    model: model.view.name.clone(),
-                };
-                let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
-                return Outcome { end, stats: Some(stats) };
-            }
-            Event::Error(e) => {
-                save(&state.store, &mut unsaved);
-                return Outcome { end: ReplyEnd::Error(e.to_string()), stats: None };
-            }
-        }
-    }
-    save(&state.store, &mut unsaved);
-    Outcome { end: ReplyEnd::Error("the engine stopped; restart Confab".into()), stats: None }
 }
 
 /// A model gets only the kinds of media it reads; the message names what would work.
@@ -383,6 +335,8 @@ mod tests {
             error: None,
             created_at: 0,
             stats: None,
+            reasoning: None,
+            reasoning_ms: None,
         }
     }
 
@@ -399,6 +353,12 @@ mod tests {
         assert_eq!(roles, ["system", "user", "user"], "an empty failed reply is left out");
         assert_eq!(chat[1].media, vec![photo], "attachments travel with their message");
         assert_eq!(chat_messages("  ", &branch[..1]).len(), 1, "a blank system prompt is none");
+
+        let thought = Message { reasoning: Some("2 and 2 make 4".into()), reasoning_ms: Some(900), ..message(2, Role::Assistant, "4") };
+        let asked = Message { reasoning: Some("not a reply's".into()), ..message(1, Role::User, "2+2?") };
+        let chat = chat_messages("", &[(asked, vec![]), (thought, vec![])]);
+        assert_eq!(chat[1].reasoning_content.as_deref(), Some("2 and 2 make 4"), "a reply's reasoning goes back to the template");
+        assert_eq!(chat[0].reasoning_content, None);
     }
 
     #[test]
@@ -412,6 +372,7 @@ mod tests {
             model: None,
             system_prompt: None,
             current_leaf: None,
+            thinking: true,
         };
         let branch = [(message(1, Role::User, "hi"), vec![])];
         assert_eq!(chat_messages(system_prompt(&chat, &settings), &branch)[0].content, "Be brief.");
@@ -434,6 +395,7 @@ mod tests {
             vision: true,
             audio: false,
             video: true,
+            thinking_switch: false,
         };
         let file = |mime: &str, name: &str| Attachment {
             hash: confab_store::AttachmentHash::parse(&"ab".repeat(32)).unwrap(),

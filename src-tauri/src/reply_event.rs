@@ -10,12 +10,14 @@ use crate::views::MessageView;
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-/// Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`.
+/// Events of one reply, in order: `started`, `plan`, then a thinking model's `reasoning`* and
+/// `thought`, `token`*, then `done` or `error`.
 pub enum ReplyEvent {
     /// The user's message (new, or the edited copy) and the empty reply now streaming.
+    /// Boxed: the largest event, sent once per reply.
     Started {
-        user: MessageView,
-        reply: Message,
+        user: Box<MessageView>,
+        reply: Box<Message>,
     },
     Plan {
         plan: Plan,
@@ -24,6 +26,15 @@ pub enum ReplyEvent {
     Remote {
         plan: RemotePlan,
     },
+    /// More of a thinking model's reasoning, apart from its answer.
+    Reasoning {
+        text: String,
+    },
+    /// The model stopped thinking (its answer begins, or the reply ends) after this long.
+    Thought {
+        reasoning_ms: u64,
+    },
+    /// More of the answer.
     Token {
         text: String,
     },
@@ -36,6 +47,12 @@ pub enum ReplyEvent {
         message: String,
         reply: Option<Message>,
     },
+}
+
+impl ReplyEvent {
+    pub fn started(user: MessageView, reply: Message) -> Self {
+        ReplyEvent::Started { user: Box::new(user), reply: Box::new(reply) }
+    }
 }
 
 /// Streamed text reaches the database at least this often (and at the end).

@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
-use confab_engine::runtime::{Event, Prompt, Request};
+use confab_engine::runtime::{Prompt, Request};
 use confab_engine::sample::SamplingParams;
 use confab_engine::ChatMessage;
 use confab_store::ConversationId;
 use tauri::{AppHandle, Emitter};
 
+use crate::local_reply;
 use crate::state::AppState;
 
 /// What a conversation is called before it has a first message.
@@ -59,20 +60,16 @@ pub fn write_in_background(app: AppHandle, state: Arc<AppState>, conversation: C
         )]);
         let mut request = Request::new(model.id, prompt, SamplingParams { max_tokens: 16, ..SamplingParams::greedy() });
         request.reuse_prefix = false;
+        // A thinking model answers at once where its template can be told so; reasoning it
+        // writes anyway is not the title.
+        local_reply::set_thinking(&model, &mut request, false);
+        let format = model.info.reply_format;
         let engine_state = state.clone();
-        let text = tauri::async_runtime::spawn_blocking(move || {
-            let mut text = String::new();
-            for event in engine_state.engine.generate(request) {
-                match event {
-                    Event::Token { text: t, .. } | Event::Text(t) => text.push_str(&t),
-                    Event::Error(_) => return String::new(),
-                    _ => {}
-                }
-            }
-            text
-        })
-        .await
-        .unwrap_or_default();
+        let text = tauri::async_runtime::spawn_blocking(move || local_reply::answer_of(format, engine_state.engine.generate(request)))
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         let title = clean(&text);
         let Ok(current) = state.store.conversation(conversation).await else { return };
         if title.is_empty() || current.title != expected {

@@ -6,6 +6,7 @@ import { GetModels } from './components/GetModels';
 import { MarkdownWarmUp } from './components/Markdown';
 import { MessageList } from './components/MessageList';
 import { ChatSystemPrompt } from './components/ChatSystemPrompt';
+import { ThinkingSwitch } from './components/ThinkingSwitch';
 import { ModelPicker, NoModels } from './components/ModelPicker';
 import { RemoteBadge } from './components/RemoteBadge';
 import { ServerBadge } from './components/ServerBadge';
@@ -33,6 +34,8 @@ export function App() {
   const [getModelsOpen, setGetModelsOpen] = useState(false);
   const [focusMessage, setFocusMessage] = useState<MessageId | null>(null);
   const [sidebarHidden, setSidebarHidden] = useState(false);
+  // The thinking switch of a chat not made yet (an open chat keeps its own).
+  const [newChatThinking, setNewChatThinking] = useState(true);
   const sidebar = useRef<SidebarHandle>(null);
   const composer = useRef<ComposerHandle>(null);
 
@@ -51,7 +54,7 @@ export function App() {
   conversationsRef.current = conversations.items;
   const findConversation = useCallback((id: ConversationId) => conversationsRef.current.find((c) => c.id === id), []);
 
-  const chat = useChat({ onError: showError, onTouched: conversations.touch, findConversation });
+  const chat = useChat({ onError: showError, onTouched: conversations.touch, findConversation, newChatThinking });
   const models = useModel();
   const providers = useProviders();
   const server = useServerStatus();
@@ -225,6 +228,16 @@ export function App() {
           </button>
           <ModelPicker models={models} providers={providers} onError={showError} onGetModels={() => setGetModelsOpen(true)} />
           <div className="header-end">
+            {/* Only where the loaded model's template can turn its thinking off. */}
+            {!remote && loaded?.thinking_switch && (chat.conversationId === null || openConversationEntry) && (
+              <ThinkingSwitch
+                conversation={openConversationEntry}
+                newChatOn={newChatThinking}
+                onNewChatChange={setNewChatThinking}
+                onSaved={conversations.replace}
+                onError={showError}
+              />
+            )}
             {openConversationEntry && (
               <ChatSystemPrompt
                 conversation={openConversationEntry}

@@ -95,6 +95,10 @@ export type Conversation = {
    * The message whose path from the root the UI shows; `None` while empty.
    */
   current_leaf: MessageId | null,
+  /**
+   * The chat's thinking switch (on by default), for models whose template has one.
+   */
+  thinking: boolean,
 };
 
 /**
@@ -250,6 +254,10 @@ export type LoadedModel = {
   vision: boolean,
   audio: boolean,
   video: boolean,
+  /**
+   * Its template has a thinking switch (`enable_thinking`): the chat offers it.
+   */
+  thinking_switch: boolean,
 };
 
 export type Loading = {
@@ -298,9 +306,19 @@ export type Message = {
   parent_id: MessageId | null,
   role: Role,
   /**
-   * For a `Streaming` reply, the text appended so far.
+   * For a `Streaming` reply, the text appended so far. A thinking model's answer only.
    */
   content: string,
+  /**
+   * What a thinking model wrote before its answer (so far, while `Streaming`); `None` when
+   * it wrote none.
+   */
+  reasoning: string | null,
+  /**
+   * How long the model thought: from its first reasoning to its answer's start (or the
+   * reply's end). `None` while it still thinks, and for replies without reasoning.
+   */
+  reasoning_ms: number | null,
   status: MessageStatus,
   /**
    * Why generation failed, for status `Error` (and `Interrupted` when the cause is known).
@@ -531,7 +549,8 @@ export type RemotePlan = {
 };
 
 /**
- * Events of one reply, in order: `started`, `plan`, `token`*, then `done` or `error`.
+ * Events of one reply, in order: `started`, `plan`, then a thinking model's `reasoning`* and
+ * `thought`, `token`*, then `done` or `error`.
  */
 export type ReplyEvent = {
   "kind": "started",
@@ -543,6 +562,12 @@ export type ReplyEvent = {
 } | {
   "kind": "remote",
   plan: RemotePlan,
+} | {
+  "kind": "reasoning",
+  text: string,
+} | {
+  "kind": "thought",
+  reasoning_ms: number,
 } | {
   "kind": "token",
   text: string,
@@ -743,11 +768,12 @@ export interface Commands {
   list_conversations: { args: { cursor: ConversationCursor | null; limit: number | null }; result: ConversationPage };
   rename_conversation: { args: { id: ConversationId; title: string }; result: string };
   set_system_prompt: { args: { id: ConversationId; prompt: string }; result: Conversation };
+  set_thinking: { args: { id: ConversationId; on: boolean }; result: Conversation };
   delete_conversation: { args: { id: ConversationId }; result: void };
   conversation_messages: { args: { id: ConversationId }; result: MessageView[] };
   select_branch: { args: { message: MessageId }; result: MessageView[] };
   search_messages: { args: { query: string }; result: SearchHit[] };
-  send_message: { args: { conversation: ConversationId | null; text: string; attachments: string[]; channel: Channel<ReplyEvent> }; result: void };
+  send_message: { args: { conversation: ConversationId | null; text: string; attachments: string[]; thinking: boolean | null; channel: Channel<ReplyEvent> }; result: void };
   regenerate: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
   continue_reply: { args: { reply: MessageId; channel: Channel<ReplyEvent> }; result: void };
   edit_message: { args: { message: MessageId; text: string; channel: Channel<ReplyEvent> }; result: void };

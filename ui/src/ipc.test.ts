@@ -34,9 +34,9 @@ describe('ipc', () => {
     await renameConversation(3, 'Trip');
     expect(lastArgs('rename_conversation')).toEqual({ id: 3, title: 'Trip' });
 
-    await sendMessage(7, 'hi', ['h1'], () => {});
+    await sendMessage(7, 'hi', ['h1'], null, () => {});
     const send = lastArgs('send_message');
-    expect(send).toMatchObject({ conversation: 7, text: 'hi', attachments: ['h1'] });
+    expect(send).toMatchObject({ conversation: 7, text: 'hi', attachments: ['h1'], thinking: null });
     expect(send?.channel).toBeInstanceOf(Channel);
 
     await regenerate(9, () => {});
@@ -54,7 +54,7 @@ describe('ipc', () => {
       (args.channel as Channel<unknown>).onmessage({ kind: 'token', text: 'Hel' });
       return null;
     });
-    await sendMessage(1, 'hi', [], (event) => events.push(event));
+    await sendMessage(1, 'hi', [], null, (event) => events.push(event));
     expect(events).toEqual([{ kind: 'token', text: 'Hel' }]);
   });
 

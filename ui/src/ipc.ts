@@ -68,6 +68,11 @@ export function setSystemPrompt(id: ConversationId, prompt: string): Promise<Con
   return call('set_system_prompt', { id, prompt });
 }
 
+/** Turns the chat's thinking on or off (models whose template has the switch); resolves to the chat as stored. */
+export function setThinking(id: ConversationId, on: boolean): Promise<Conversation> {
+  return call('set_thinking', { id, on });
+}
+
 export function deleteConversation(id: ConversationId): Promise<void> {
   return call('delete_conversation', { id });
 }
@@ -102,15 +107,16 @@ function replyChannel(onEvent: ReplyHandler): Channel<ReplyEvent> {
 
 /**
  * Sends a user message (with attachments already added by `attachPaths`/`attachBytes`) and
- * streams the reply. Resolves when the reply ends; rejects only when nothing could be saved.
+ * streams the reply. `thinking`: a new chat's thinking switch (null: on; an existing chat keeps its own). Resolves when the reply ends; rejects only when nothing could be saved.
  */
 export function sendMessage(
   conversation: ConversationId | null,
   text: string,
   attachments: string[],
+  thinking: boolean | null,
   onEvent: ReplyHandler,
 ): Promise<void> {
-  return call('send_message', { conversation, text, attachments, channel: replyChannel(onEvent) });
+  return call('send_message', { conversation, text, attachments, thinking, channel: replyChannel(onEvent) });
 }
 
 /** A new reply to the same user message, kept beside the old one. */

@@ -25,6 +25,8 @@ pub struct Conversation {
     pub system_prompt: Option<String>,
     /// The message whose path from the root the UI shows; `None` while empty.
     pub current_leaf: Option<MessageId>,
+    /// The chat's thinking switch (on by default), for models whose template has one.
+    pub thinking: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -32,6 +34,8 @@ pub struct NewConversation {
     pub title: String,
     pub model: Option<String>,
     pub system_prompt: Option<String>,
+    /// `None`: on, the default.
+    pub thinking: Option<bool>,
 }
 
 /// Where the next page starts: the last conversation of the previous one.
@@ -48,7 +52,7 @@ pub struct ConversationPage {
     pub next: Option<ConversationCursor>,
 }
 
-const COLUMNS: &str = "id, title, created_at, updated_at, model, system_prompt, current_leaf_id";
+const COLUMNS: &str = "id, title, created_at, updated_at, model, system_prompt, current_leaf_id, thinking";
 
 fn from_row(row: &SqliteRow) -> Result<Conversation, sqlx::Error> {
     Ok(Conversation {
@@ -59,6 +63,7 @@ fn from_row(row: &SqliteRow) -> Result<Conversation, sqlx::Error> {
         model: row.try_get("model")?,
         system_prompt: row.try_get("system_prompt")?,
         current_leaf: row.try_get::<Option<i64>, _>("current_leaf_id")?.map(MessageId),
+        thinking: row.try_get("thinking")?,
     })
 }
 
@@ -66,13 +71,14 @@ impl Store {
     pub async fn create_conversation(&self, new: NewConversation) -> Result<Conversation> {
         let now = now_ms();
         let row = sqlx::query(&format!(
-            "INSERT INTO conversations (title, created_at, updated_at, model, system_prompt)
-             VALUES (?1, ?2, ?2, ?3, ?4) RETURNING {COLUMNS}"
+            "INSERT INTO conversations (title, created_at, updated_at, model, system_prompt, thinking)
+             VALUES (?1, ?2, ?2, ?3, ?4, ?5) RETURNING {COLUMNS}"
         ))
         .bind(&new.title)
         .bind(now)
         .bind(&new.model)
         .bind(&new.system_prompt)
+        .bind(new.thinking.unwrap_or(true))
         .fetch_one(&self.writer)
         .await?;
         Ok(from_row(&row)?)
@@ -124,6 +130,15 @@ impl Store {
 
     pub async fn set_system_prompt(&self, id: ConversationId, prompt: Option<&str>) -> Result<()> {
         self.update_conversation(id, "system_prompt", prompt).await
+    }
+
+    /// Turns the chat's thinking switch on or off (its replies after this one follow it).
+    pub async fn set_thinking(&self, id: ConversationId, on: bool) -> Result<()> {
+        let done = sqlx::query("UPDATE conversations SET thinking = ?2 WHERE id = ?1").bind(id.0).bind(on).execute(&self.writer).await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::not_found("conversation", id));
+        }
+        Ok(())
     }
 
     /// `column` is one of our literals, never user input.

@@ -20,8 +20,11 @@ const READERS: u32 = 4;
 
 /// The migrations, embedded at compile time: (version, description, SQL).
 /// Every file in `migrations/` must be listed here (a test checks it); never edit an applied one.
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "initial", include_str!("../migrations/0001_initial.sql")), (2, "responses", include_str!("../migrations/0002_responses.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "initial", include_str!("../migrations/0001_initial.sql")),
+    (2, "responses", include_str!("../migrations/0002_responses.sql")),
+    (3, "reasoning", include_str!("../migrations/0003_reasoning.sql")),
+];
 
 /// The history store: one SQLite file plus a folder of content-addressed attachment files.
 ///

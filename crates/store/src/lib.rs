@@ -17,6 +17,6 @@ pub use db::Store;
 pub use error::{Result, StoreError};
 pub use ids::{ConversationId, MessageId};
 pub use messages::{Message, MessageStatus, ReplyStats, Role, Siblings};
-pub use replies::ReplyEnd;
+pub use replies::{ReplyEnd, ReplyText};
 pub use responses::{StoredResponse, MAX_CHAIN};
 pub use search::{SearchHit, SnippetPart, MAX_HITS};

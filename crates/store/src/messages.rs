@@ -99,8 +99,14 @@ pub struct Message {
     pub conversation_id: ConversationId,
     pub parent_id: Option<MessageId>,
     pub role: Role,
-    /// For a `Streaming` reply, the text appended so far.
+    /// For a `Streaming` reply, the text appended so far. A thinking model's answer only.
     pub content: String,
+    /// What a thinking model wrote before its answer (so far, while `Streaming`); `None` when
+    /// it wrote none.
+    pub reasoning: Option<String>,
+    /// How long the model thought: from its first reasoning to its answer's start (or the
+    /// reply's end). `None` while it still thinks, and for replies without reasoning.
+    pub reasoning_ms: Option<u64>,
     pub status: MessageStatus,
     /// Why generation failed, for status `Error` (and `Interrupted` when the cause is known).
     pub error: Option<String>,
@@ -129,12 +135,16 @@ impl Siblings {
     }
 }
 
-/// The columns of `messages m` that [`from_row`] reads. A streaming reply's text is its
-/// `content` followed by its chunks (see replies.rs).
+/// The columns of `messages m` that [`from_row`] reads. A streaming reply's text (and its
+/// reasoning) is its `content` (`reasoning`) followed by its chunks of that part (see replies.rs).
 pub(crate) const COLUMNS: &str = "m.id, m.conversation_id, m.parent_id, m.role, \
     CASE WHEN m.status = 'streaming' THEN m.content || coalesce((SELECT group_concat(c.text, '' \
-    ORDER BY c.seq) FROM reply_chunks c WHERE c.message_id = m.id), '') ELSE m.content END \
-    AS content, m.status, m.error, m.created_at, m.prompt_tokens, m.cached_tokens, m.generated_tokens, \
+    ORDER BY c.seq) FROM reply_chunks c WHERE c.message_id = m.id AND c.part = 'content'), '') ELSE m.content END \
+    AS content, \
+    CASE WHEN m.status = 'streaming' THEN nullif(coalesce(m.reasoning, '') || coalesce((SELECT group_concat(c.text, '' \
+    ORDER BY c.seq) FROM reply_chunks c WHERE c.message_id = m.id AND c.part = 'reasoning'), ''), '') ELSE m.reasoning END \
+    AS reasoning, m.reasoning_ms, \
+    m.status, m.error, m.created_at, m.prompt_tokens, m.cached_tokens, m.generated_tokens, \
     m.ttft_ms, m.decode_tok_s, m.stats_model";
 
 fn decode<T: FromStr<Err = StoreError>>(text: String) -> Result<T, sqlx::Error> {
@@ -164,6 +174,8 @@ pub(crate) fn from_row(row: &SqliteRow) -> Result<Message, sqlx::Error> {
         parent_id: row.try_get::<Option<i64>, _>("parent_id")?.map(MessageId),
         role: decode(row.try_get("role")?)?,
         content: row.try_get("content")?,
+        reasoning: row.try_get("reasoning")?,
+        reasoning_ms: row.try_get::<Option<i64>, _>("reasoning_ms")?.map(|ms| u64::try_from(ms).unwrap_or(0)),
         status: decode(row.try_get("status")?)?,
         error: row.try_get("error")?,
         created_at: row.try_get("created_at")?,

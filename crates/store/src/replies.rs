@@ -28,9 +28,31 @@ pub enum ReplyEnd {
     Interrupted(String),
 }
 
-/// The text so far of reply `m`: its content followed by its chunks.
+/// The text so far of a reply: its content followed by its chunks of content.
 const FOLDED_CONTENT: &str = "content || coalesce((SELECT group_concat(c.text, '' ORDER BY c.seq) \
-    FROM reply_chunks c WHERE c.message_id = messages.id), '')";
+    FROM reply_chunks c WHERE c.message_id = messages.id AND c.part = 'content'), '')";
+
+/// The reasoning so far of a reply, `NULL` when it has none.
+const FOLDED_REASONING: &str = "nullif(coalesce(reasoning, '') || coalesce((SELECT group_concat(c.text, '' ORDER BY c.seq) \
+    FROM reply_chunks c WHERE c.message_id = messages.id AND c.part = 'reasoning'), ''), '')";
+
+/// Which part of a reply a streamed delta adds to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyText {
+    /// The answer.
+    Answer,
+    /// A thinking model's reasoning before its answer.
+    Reasoning,
+}
+
+impl ReplyText {
+    fn as_str(self) -> &'static str {
+        match self {
+            ReplyText::Answer => "content",
+            ReplyText::Reasoning => "reasoning",
+        }
+    }
+}
 
 impl Store {
     /// Creates an empty assistant reply to `parent` with status `Streaming` and makes it the
@@ -42,20 +64,42 @@ impl Store {
         Ok(id)
     }
 
-    /// Appends `delta` to a streaming reply: one small insert, committed before it returns.
+    /// Appends `delta` to a streaming reply's answer: one small insert, committed before it
+    /// returns.
     pub async fn append_reply(&self, id: MessageId, delta: &str) -> Result<()> {
+        self.append_reply_part(id, ReplyText::Answer, delta).await
+    }
+
+    /// Appends `delta` to one part of a streaming reply (its answer or its reasoning).
+    pub async fn append_reply_part(&self, id: MessageId, part: ReplyText, delta: &str) -> Result<()> {
         if delta.is_empty() {
             return check_streaming(&self.reader, id).await;
         }
         let done = sqlx::query(
-            "INSERT INTO reply_chunks (message_id, seq, text)
-             SELECT m.id, coalesce((SELECT max(seq) FROM reply_chunks WHERE message_id = m.id), 0) + 1, ?2
+            "INSERT INTO reply_chunks (message_id, seq, text, part)
+             SELECT m.id, coalesce((SELECT max(seq) FROM reply_chunks WHERE message_id = m.id), 0) + 1, ?2, ?3
              FROM messages m WHERE m.id = ?1 AND m.status = 'streaming'",
         )
         .bind(id.0)
         .bind(delta)
+        .bind(part.as_str())
         .execute(&self.writer)
         .await?;
+        if done.rows_affected() == 0 {
+            check_streaming(&self.reader, id).await?;
+        }
+        Ok(())
+    }
+
+    /// Records how long a streaming reply's model thought, once its thinking is over (its
+    /// answer began, or the reply ends mid-thought): saved at once, so a reply a crash cuts
+    /// off keeps it too.
+    pub async fn set_reasoning_time(&self, id: MessageId, reasoning_ms: u64) -> Result<()> {
+        let done = sqlx::query("UPDATE messages SET reasoning_ms = ?2 WHERE id = ?1 AND status = 'streaming'")
+            .bind(id.0)
+            .bind(i64::try_from(reasoning_ms).unwrap_or(i64::MAX))
+            .execute(&self.writer)
+            .await?;
         if done.rows_affected() == 0 {
             check_streaming(&self.reader, id).await?;
         }
@@ -74,7 +118,7 @@ impl Store {
         let stat = |f: fn(&ReplyStats) -> Option<i64>| stats.and_then(f);
         let mut tx = self.begin_write().await?;
         let conversation: Option<i64> = sqlx::query_scalar(&format!(
-            "UPDATE messages SET content = {FOLDED_CONTENT}, status = ?2, error = ?3,
+            "UPDATE messages SET content = {FOLDED_CONTENT}, reasoning = {FOLDED_REASONING}, status = ?2, error = ?3,
                  prompt_tokens = ?4, cached_tokens = ?5, generated_tokens = ?6,
                  ttft_ms = ?7, decode_tok_s = ?8, stats_model = ?9
              WHERE id = ?1 AND status = 'streaming' RETURNING conversation_id"
@@ -127,7 +171,7 @@ impl Store {
     pub async fn recover_interrupted(&self) -> Result<Vec<MessageId>> {
         let mut tx = self.begin_write().await?;
         let ids: Vec<i64> = sqlx::query_scalar(&format!(
-            "UPDATE messages SET content = {FOLDED_CONTENT}, status = 'interrupted'
+            "UPDATE messages SET content = {FOLDED_CONTENT}, reasoning = {FOLDED_REASONING}, status = 'interrupted'
              WHERE status = 'streaming' RETURNING id"
         ))
         .fetch_all(&mut *tx)

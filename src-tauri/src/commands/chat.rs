@@ -14,7 +14,8 @@ use crate::sync::lock;
 use crate::title::{provisional, UNTITLED};
 
 /// Saves the user's message on the current branch, then streams the reply to it. Without a
-/// conversation it starts a new one (the `Started` event names it): one call from Enter to
+/// conversation it starts a new one (the `Started` event names it), with the thinking switch
+/// as the window shows it (`thinking`; an existing chat keeps its own): one call from Enter to
 /// the engine, where the window would otherwise wait for two.
 #[tauri::command]
 pub async fn send_message(
@@ -23,6 +24,7 @@ pub async fn send_message(
     conversation: Option<ConversationId>,
     text: String,
     attachments: Vec<String>,
+    thinking: Option<bool>,
     channel: Channel<ReplyEvent>,
 ) -> Result<(), Failure> {
     if text.trim().is_empty() && attachments.is_empty() {
@@ -39,7 +41,7 @@ pub async fn send_message(
     // version made empty); the sidebar shows it, and the model's own title follows later.
     let (chat, new) = match conversation {
         Some(id) => (store.conversation(id).await?, false),
-        None => (super::conversations::new_conversation(&state, &provisional(&text)).await?, true),
+        None => (super::conversations::new_conversation(&state, &provisional(&text), thinking).await?, true),
     };
     let conversation = chat.id;
     let user = store.add_message_with_attachments(conversation, chat.current_leaf, Role::User, &text, &hashes).await?;

@@ -18,10 +18,11 @@ pub async fn list_conversations(
     Ok(state.store.list_conversations(limit.unwrap_or(200), cursor).await?)
 }
 
-/// An empty chat for the model loaded now (a first message makes it: `send_message`).
-pub async fn new_conversation(state: &AppState, title: &str) -> Result<Conversation, Failure> {
+/// An empty chat for the model loaded now (a first message makes it: `send_message`), with
+/// its thinking switch as the window had it (`None`: on).
+pub async fn new_conversation(state: &AppState, title: &str, thinking: Option<bool>) -> Result<Conversation, Failure> {
     let model = state.model.current().map(|m| m.view.path.display().to_string());
-    let new = NewConversation { title: title.into(), model, system_prompt: None };
+    let new = NewConversation { title: title.into(), model, system_prompt: None, thinking };
     Ok(state.store.create_conversation(new).await?)
 }
 
@@ -43,6 +44,14 @@ pub async fn rename_conversation(state: App<'_>, id: ConversationId, title: Stri
 pub async fn set_system_prompt(state: App<'_>, id: ConversationId, prompt: String) -> Result<Conversation, Failure> {
     let prompt = prompt.trim();
     state.store.set_system_prompt(id, (!prompt.is_empty()).then_some(prompt)).await?;
+    Ok(state.store.conversation(id).await?)
+}
+
+/// Turns the chat's thinking on or off, for models whose template has the switch; returns the
+/// chat as stored.
+#[tauri::command]
+pub async fn set_thinking(state: App<'_>, id: ConversationId, on: bool) -> Result<Conversation, Failure> {
+    state.store.set_thinking(id, on).await?;
     Ok(state.store.conversation(id).await?)
 }
 

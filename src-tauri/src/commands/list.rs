@@ -12,6 +12,7 @@ macro_rules! app_commands {
             conversations::list_conversations,
             conversations::rename_conversation,
             conversations::set_system_prompt,
+            conversations::set_thinking,
             conversations::delete_conversation,
             conversations::conversation_messages,
             conversations::select_branch,

@@ -4,6 +4,7 @@ import { AttachmentPreview } from './AttachmentPreview';
 import { CopyButton } from './CopyButton';
 import { Markdown } from './Markdown';
 import { PlanLine, ReplyStats } from './ReplyStats';
+import { Reasoning } from './Reasoning';
 import { SiblingSwitcher } from './SiblingSwitcher';
 
 interface Props {
@@ -87,6 +88,9 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
         </div>
       ) : (
         <div className="bubble">
+          {!isUser && message.reasoning && (
+            <Reasoning text={message.reasoning} ms={message.reasoning_ms} thinking={streaming && !message.content} />
+          )}
           <div className="message-content" data-testid="message-content">
             {isUser ? (
               <p className="plain-text">{message.content}</p>
@@ -95,7 +99,7 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
             ) : null}
           </div>
           {/* A status, not the reply's text: outside its content. */}
-          {!isUser && !message.content && streaming && (
+          {!isUser && !message.content && !message.reasoning && streaming && (
             <span className="typing muted" role="status">
               Writing…
             </span>

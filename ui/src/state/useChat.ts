@@ -51,6 +51,8 @@ export interface Chat {
 
 interface Options {
   onError: (message: string) => void;
+  /** The thinking switch as shown for a chat not made yet: a new chat starts with it. */
+  newChatThinking?: boolean;
   /** A conversation was created or got a new message: the sidebar moves it to the top. */
   onTouched: (conversation: Conversation) => void;
   /** Looks a conversation up, to move it to the top when a message is sent. */
@@ -80,11 +82,28 @@ const isProvisional = (id: MessageId) => id < 0;
 function provisionalViews(previous: MessageView[], ids: [MessageId, MessageId], text: string, attachments: Attachment[]): MessageView[] {
   const last = previous.at(-1)?.message ?? null;
   const at = Date.now();
-  const base = { conversation_id: last?.conversation_id ?? 0, error: null, created_at: at, stats: null };
+  const base = {
+    conversation_id: last?.conversation_id ?? 0,
+    error: null,
+    created_at: at,
+    stats: null,
+    reasoning: null,
+    reasoning_ms: null,
+  };
   const user: Message = { ...base, id: ids[0], parent_id: last?.id ?? null, role: 'user', content: text, status: 'complete' };
   const reply: Message = { ...base, id: ids[1], parent_id: ids[0], role: 'assistant', content: '', status: 'streaming' };
   const alone = (message: Message) => ({ ids: [message.id], index: 0 });
   return [...previous, { message: user, attachments, siblings: alone(user) }, { message: reply, attachments: [], siblings: alone(reply) }];
+}
+
+/** A streaming reply with more text, more reasoning, and how long the model thought once known. */
+function grown(message: Message, text: string, reasoning: string, thoughtMs: number | null): Message {
+  return {
+    ...message,
+    content: message.content + text,
+    reasoning: reasoning ? (message.reasoning ?? '') + reasoning : message.reasoning,
+    reasoning_ms: thoughtMs ?? message.reasoning_ms,
+  };
 }
 
 function replaceMessage(views: MessageView[], message: Message): MessageView[] {
@@ -112,7 +131,7 @@ function nextFrame(callback: () => void): void {
   else setTimeout(callback, 16);
 }
 
-export function useChat({ onError, onTouched, findConversation }: Options): Chat {
+export function useChat({ onError, onTouched, findConversation, newChatThinking = true }: Options): Chat {
   const [conversationId, setConversationId] = useState<ConversationId | null>(null);
   const [messages, setMessages] = useState<MessageView[]>([]);
   const [loading, setLoading] = useState(false);
@@ -128,6 +147,8 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
 
   // Event handlers outlive renders, so they read the current values from refs.
   const currentRef = useRef<ConversationId | null>(null);
+  const newChatThinkingRef = useRef(newChatThinking);
+  newChatThinkingRef.current = newChatThinking;
   const streamingRef = useRef<Streaming | null>(null);
   const setStreaming = useCallback((value: Streaming | null) => {
     streamingRef.current = value;
@@ -181,6 +202,9 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
       // sits under "Details" by the stats), so that it costs no frame while the engine computes.
       let plan: AnyPlan | null = null;
       let pending = '';
+      // A thinking model's reasoning, and how long it thought once it stopped: drawn with the text.
+      let pendingReasoning = '';
+      let thoughtMs: number | null = null;
       let scheduled = false;
       let drawnAt = 0;
       let drawEvery = 0;
@@ -210,10 +234,12 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
       const flush = (now = false) => {
         scheduled = false;
         drawnAt = Date.now();
-        if (!pending || replyId === null) return;
-        const text = pending;
+        if ((!pending && !pendingReasoning && thoughtMs === null) || replyId === null) return;
+        const [text, reasoning, ms] = [pending, pendingReasoning, thoughtMs];
         const id = replyId;
         pending = '';
+        pendingReasoning = '';
+        thoughtMs = null;
         if (!visible()) return;
         // The frame after next has this draw painted: its cost sets the wait before the next one.
         const start = performance.now();
@@ -222,14 +248,12 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
           nextFrame(() => {
             drawEvery = drawInterval(performance.now() - start);
             timing = false;
-            if (pending) schedule();
+            if (pending || pendingReasoning || thoughtMs !== null) schedule();
           }),
         );
         const draw = () =>
           setMessages((views) =>
-            views.map((view) =>
-              view.message.id === id ? { ...view, message: { ...view.message, content: view.message.content + text } } : view,
-            ),
+            views.map((view) => (view.message.id === id ? { ...view, message: grown(view.message, text, reasoning, ms) } : view)),
           );
         if (now) flushSync(draw);
         else draw();
@@ -270,8 +294,10 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
           case 'remote':
             plan = event.plan;
             break;
+          case 'reasoning':
           case 'token':
-            pending += event.text;
+            if (event.kind === 'reasoning') pendingReasoning += event.text;
+            else pending += event.text;
             // The first text is drawn at once: it is what a person waits for after Enter.
             if (drawnAt === 0) {
               flush(true);
@@ -279,8 +305,13 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
               schedule();
             }
             break;
+          case 'thought':
+            thoughtMs = event.reasoning_ms;
+            schedule();
+            break;
           case 'done':
             pending = '';
+            pendingReasoning = '';
             showPlan();
             if (visible()) {
               setMessages((views) => replaceMessage(views, event.reply));
@@ -352,7 +383,8 @@ export function useChat({ onError, onTouched, findConversation }: Options): Chat
       // A new chat (none open) is made by the backend with the message: one call, not two.
       const conversation = currentRef.current;
       const hashes = attachments.map((a) => a.hash);
-      return stream(conversation, (handler) => sendMessage(conversation, text, hashes, handler), false, { text, attachments });
+      const thinking = conversation === null ? newChatThinkingRef.current : null;
+      return stream(conversation, (handler) => sendMessage(conversation, text, hashes, thinking, handler), false, { text, attachments });
     },
     [stream],
   );

@@ -21,6 +21,7 @@ export function conversation(id: number, title = `Chat ${id}`): Conversation {
     model: null,
     system_prompt: null,
     current_leaf: null,
+    thinking: true,
   };
 }
 
@@ -35,6 +36,8 @@ export function message(id: number, role: Message['role'], content: string, extr
     error: null,
     created_at: 1_700_000_000_000 + id,
     stats: null,
+    reasoning: null,
+    reasoning_ms: null,
     ...extra,
   };
 }
@@ -55,6 +58,7 @@ export const smolLoaded: LoadedModel = {
   vision: false,
   audio: false,
   video: false,
+  thinking_switch: false,
 };
 
 export const gemmaLoaded: LoadedModel = {

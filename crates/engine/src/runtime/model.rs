@@ -63,6 +63,9 @@ pub struct ModelInfo {
     /// grammars name these by id (`ReplyFormat::call_grammar`).
     #[serde(skip)]
     pub markup_tokens: Vec<(&'static str, u32)>,
+    /// Its chat template turns reasoning on and off with the `enable_thinking` switch
+    /// (Qwen3, Qwen3.5, SmolLM3...): the app offers that switch per chat.
+    pub thinking_switch: bool,
 }
 
 /// Progress of a load, for the app's progress bar.
@@ -163,6 +166,7 @@ impl ReadyModel {
             video: false,
             reply_format,
             markup_tokens,
+            thinking_switch: template.as_deref().is_some_and(|t| t.source().contains("enable_thinking")),
         };
         let video_reader: Arc<dyn VideoReader> = Arc::new(FileVideos);
         let mut ready = Self {

@@ -10,6 +10,7 @@ async fn create_get_rename_and_update() {
             title: "Trip".into(),
             model: Some("smollm2-135m".into()),
             system_prompt: Some("Be brief.".into()),
+            thinking: None,
         })
         .await
         .unwrap();
@@ -159,5 +160,24 @@ async fn a_chat_keeps_its_own_system_prompt_across_a_reopen_until_cleared() {
     assert_eq!(store.conversation(other.id).await.unwrap().system_prompt, None, "only that chat has it");
     store.set_system_prompt(chat.id, None).await.unwrap();
     assert_eq!(store.conversation(chat.id).await.unwrap().system_prompt, None);
+    assert_healthy(&store).await;
+}
+
+#[tokio::test]
+async fn a_chat_s_thinking_switch_is_on_by_default_and_kept_per_chat() {
+    let (store, dir) = store().await;
+    let chat = conversation(&store, "Quick").await;
+    let other = conversation(&store, "Other").await;
+    assert!(chat.thinking, "a new chat thinks, as the templates' default does");
+    store.set_thinking(chat.id, false).await.unwrap();
+    let off =
+        store.create_conversation(NewConversation { title: "Off".into(), thinking: Some(false), ..Default::default() }).await.unwrap();
+    assert!(!off.thinking);
+    store.close().await;
+
+    let store = confab_store::Store::open(dir.path().join("history.sqlite")).await.unwrap();
+    assert!(!store.conversation(chat.id).await.unwrap().thinking);
+    assert!(store.conversation(other.id).await.unwrap().thinking, "only that chat has it off");
+    assert!(matches!(store.set_thinking(ConversationId(999), true).await, Err(StoreError::NotFound { .. })));
     assert_healthy(&store).await;
 }

@@ -1,4 +1,4 @@
-use confab_store::{MessageStatus, ReplyEnd, ReplyStats, Role, StoreError};
+use confab_store::{MessageStatus, ReplyEnd, ReplyStats, ReplyText, Role, StoreError};
 
 use crate::{assert_healthy, conversation, store};
 
@@ -173,5 +173,46 @@ async fn a_stopped_reply_is_continued_in_place() {
     let refused = store.resume_reply(r).await.unwrap_err().to_string();
     assert!(refused.contains("only a stopped or interrupted reply"), "{refused}");
     assert!(store.resume_reply(q).await.is_err());
+    assert_healthy(&store).await;
+}
+
+#[tokio::test]
+async fn a_reply_s_reasoning_streams_apart_from_its_answer_and_is_kept() {
+    let (store, dir) = store().await;
+    let c = conversation(&store, "chat").await.id;
+    let q = store.add_message(c, None, Role::User, "Why?").await.unwrap();
+    let r = store.start_reply(c, q).await.unwrap();
+    assert_eq!(store.message(r).await.unwrap().reasoning, None);
+    store.append_reply_part(r, ReplyText::Reasoning, "Let me ").await.unwrap();
+    store.append_reply_part(r, ReplyText::Reasoning, "think.").await.unwrap();
+    let thinking = store.message(r).await.unwrap();
+    assert_eq!((thinking.reasoning.as_deref(), thinking.content.as_str(), thinking.reasoning_ms), (Some("Let me think."), "", None));
+    store.set_reasoning_time(r, 3200).await.unwrap();
+    store.append_reply(r, "Because").await.unwrap();
+    store.append_reply_part(r, ReplyText::Answer, ".").await.unwrap();
+    assert_eq!(store.current_branch(c).await.unwrap()[1].reasoning.as_deref(), Some("Let me think."));
+    store.finish_reply(r, ReplyEnd::Stopped, None).await.unwrap();
+
+    let done = store.message(r).await.unwrap();
+    assert_eq!((done.content.as_str(), done.reasoning.as_deref(), done.reasoning_ms), ("Because.", Some("Let me think."), Some(3200)));
+    assert_eq!(store.search("Because", 5).await.unwrap().len(), 1, "the answer is searched");
+    assert!(store.search("think", 5).await.unwrap().is_empty(), "the reasoning is not");
+
+    // Continued: more of the answer, the reasoning as it was.
+    store.resume_reply(r).await.unwrap();
+    store.append_reply(r, " Yes.").await.unwrap();
+    store.finish_reply(r, ReplyEnd::Complete, None).await.unwrap();
+    let continued = store.message(r).await.unwrap();
+    assert_eq!((continued.content.as_str(), continued.reasoning.as_deref()), ("Because. Yes.", Some("Let me think.")));
+
+    // A crash mid-thought keeps the reasoning so far.
+    let cut = store.start_reply(c, q).await.unwrap();
+    store.append_reply_part(cut, ReplyText::Reasoning, "Hmm").await.unwrap();
+    store.close().await;
+    let store = confab_store::Store::open(dir.path().join("history.sqlite")).await.unwrap();
+    assert_eq!(store.recover_interrupted().await.unwrap(), vec![cut]);
+    let kept = store.message(cut).await.unwrap();
+    assert_eq!((kept.status, kept.reasoning.as_deref(), kept.content.as_str()), (MessageStatus::Interrupted, Some("Hmm"), ""));
+    assert!(matches!(store.set_reasoning_time(cut, 1).await, Err(StoreError::NotStreaming { .. })));
     assert_healthy(&store).await;
 }

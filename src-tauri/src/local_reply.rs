@@ -1,0 +1,350 @@
+//! A reply written by the loaded model: the engine request it is asked with (the chat's
+//! thinking switch among the template's switches), and its streamed text read with the
+//! engine's reply parser, so that a thinking model's reasoning reaches the window and the
+//! store apart from its answer.
+
+use std::time::Instant;
+
+use confab_engine::runtime::{ContextPolicy, Event, Prompt, Request, StopReason};
+use confab_engine::text::{ReplyFormat, ReplyParser, ReplyPart};
+use confab_store::{MessageId, ReplyEnd, ReplyStats, ReplyText, Store};
+
+use crate::model_slot::Current;
+use crate::reply_event::{Outcome, ReplyEvent, SAVE_EVERY};
+use crate::settings::Settings;
+
+/// The engine request for `prompt` with the loaded model: the user's sampling with the model's
+/// own stop strings, the oldest turns left out of a chat too long for the context, and, for a
+/// model that thinks in a block of its own, its markup kept for the parser; `thinking` reaches
+/// a template that has the switch as `enable_thinking`.
+pub fn request(model: &Current, prompt: Prompt, settings: &Settings, thinking: bool) -> Request {
+    let mut request = Request::new(model.id, prompt, settings.sampling());
+    request.sampling.stop = model.info.default_sampling.stop.clone();
+    // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
+    request.context_policy = ContextPolicy::DropOldestTurns;
+    set_thinking(model, &mut request, thinking);
+    request
+}
+
+/// Keeps a thinking model's markup in the reply for the parser, and turns its thinking on or
+/// off where its template has the switch.
+pub fn set_thinking(model: &Current, request: &mut Request, thinking: bool) {
+    request.reply_markup = model.info.reply_format.reasoning.is_some();
+    if model.info.thinking_switch {
+        request.chat.switches.insert("enable_thinking".into(), serde_json::Value::Bool(thinking));
+    }
+}
+
+/// A whole reply's answer, its reasoning left out (for the model's own titles); `None` when it
+/// failed.
+pub fn answer_of(format: ReplyFormat, events: impl IntoIterator<Item = Event>) -> Option<String> {
+    let mut parser = ReplyParser::new(format, false, None);
+    let mut answer = String::new();
+    let mut keep = |parts: Vec<ReplyPart>| {
+        answer.extend(parts.into_iter().filter_map(|part| match part {
+            ReplyPart::Content(text) => Some(text),
+            _ => None,
+        }))
+    };
+    for event in events {
+        match event {
+            Event::Token { text, .. } | Event::Text(text) => keep(parser.push(&text)),
+            Event::Error(_) => return None,
+            Event::Plan(_) | Event::Done { .. } => {}
+        }
+    }
+    keep(parser.finish());
+    Some(answer)
+}
+
+/// The reply's two texts not saved yet, and how long the model has been thinking.
+struct Unsaved {
+    reasoning: String,
+    answer: String,
+    last_save: Instant,
+    /// When the first reasoning came, until its time is saved.
+    thinking_since: Option<Instant>,
+}
+
+impl Unsaved {
+    fn save(&mut self, store: &Store, reply: MessageId) {
+        for (part, text) in [(ReplyText::Reasoning, &mut self.reasoning), (ReplyText::Answer, &mut self.answer)] {
+            if !text.is_empty() {
+                if let Err(error) = tauri::async_runtime::block_on(store.append_reply_part(reply, part, text)) {
+                    tracing::warn!(%error, "could not save the reply's text");
+                }
+                text.clear();
+            }
+        }
+        self.last_save = Instant::now();
+    }
+
+    /// The model stopped thinking (its answer began, or the reply ended): how long it thought
+    /// is saved, once.
+    fn thought(&mut self, store: &Store, reply: MessageId, send: &dyn Fn(ReplyEvent)) {
+        let Some(since) = self.thinking_since.take() else { return };
+        let reasoning_ms = since.elapsed().as_millis() as u64;
+        // Its reasoning first: the time never comes before the text it measures.
+        self.save(store, reply);
+        if let Err(error) = tauri::async_runtime::block_on(store.set_reasoning_time(reply, reasoning_ms)) {
+            tracing::warn!(%error, "could not save how long the model thought");
+        }
+        send(ReplyEvent::Thought { reasoning_ms });
+    }
+}
+
+/// Runs on a blocking thread: the engine's events, read through the model's reply parser,
+/// become window events (`reasoning`, `thought`, `token`) and saved text.
+pub fn generate(
+    store: &Store,
+    model: &Current,
+    events: impl IntoIterator<Item = Event>,
+    reply: MessageId,
+    send: &dyn Fn(ReplyEvent),
+) -> Outcome {
+    read(store, &model.view.name, model.info.reply_format, events, reply, send)
+}
+
+fn read(
+    store: &Store,
+    model_name: &str,
+    format: ReplyFormat,
+    events: impl IntoIterator<Item = Event>,
+    reply: MessageId,
+    send: &dyn Fn(ReplyEvent),
+) -> Outcome {
+    // No tools: the app offers none, so call markup stays the answer's text. An opened
+    // reasoning block comes as the reply's first text (`Request::reply_markup`).
+    let mut parser = ReplyParser::new(format, false, None);
+    let mut unsaved = Unsaved { reasoning: String::new(), answer: String::new(), last_save: Instant::now(), thinking_since: None };
+    let take = |parts: Vec<ReplyPart>, unsaved: &mut Unsaved| {
+        for part in parts {
+            match part {
+                ReplyPart::Reasoning(text) if !text.is_empty() => {
+                    unsaved.thinking_since.get_or_insert_with(Instant::now);
+                    unsaved.reasoning.push_str(&text);
+                    send(ReplyEvent::Reasoning { text });
+                }
+                ReplyPart::Content(text) if !text.is_empty() => {
+                    unsaved.thought(store, reply, send);
+                    unsaved.answer.push_str(&text);
+                    send(ReplyEvent::Token { text });
+                }
+                _ => {}
+            }
+        }
+        if unsaved.last_save.elapsed() >= SAVE_EVERY {
+            unsaved.save(store, reply);
+        }
+    };
+    for event in events {
+        match event {
+            Event::Plan(plan) => send(ReplyEvent::Plan { plan }),
+            Event::Token { text, .. } | Event::Text(text) => take(parser.push(&text), &mut unsaved),
+            Event::Done { reason, usage, timings } => {
+                take(parser.finish(), &mut unsaved);
+                unsaved.thought(store, reply, send);
+                unsaved.save(store, reply);
+                // Thinking tokens are generated tokens: they count in the speed and the total.
+                let stats = ReplyStats {
+                    prompt_tokens: usage.prompt as u32,
+                    cached_tokens: usage.cached as u32,
+                    generated_tokens: usage.generated as u32,
+                    time_to_first_token_ms: (usage.generated > 0).then_some(timings.time_to_first_token_ms.round() as u64),
+                    decode_tokens_per_second: (usage.generated > 1).then_some(timings.decode_tokens_per_s),
+                    model: model_name.to_owned(),
+                };
+                let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
+                return Outcome { end, stats: Some(stats) };
+            }
+            Event::Error(e) => {
+                take(parser.finish(), &mut unsaved);
+                unsaved.thought(store, reply, send);
+                unsaved.save(store, reply);
+                return Outcome { end: ReplyEnd::Error(e.to_string()), stats: None };
+            }
+        }
+    }
+    take(parser.finish(), &mut unsaved);
+    unsaved.thought(store, reply, send);
+    unsaved.save(store, reply);
+    Outcome { end: ReplyEnd::Error("the engine stopped; restart Confab".into()), stats: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use confab_engine::model::LoadOptions;
+    use confab_engine::runtime::{Engine, EngineOptions, Timings, Usage};
+    use confab_engine::ChatMessage;
+    use confab_store::{MessageStatus, NewConversation, Role};
+    use std::sync::Mutex;
+
+    /// Qwen3's way: the generation prompt opens `<think>` unless `enable_thinking` is false.
+    const THINKING_TEMPLATE: &str = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}\
+        {% if add_generation_prompt %}<|im_start|>assistant\n\
+        {% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{% else %}<think>\n{% endif %}{% endif %}";
+
+    /// A store with one question asked and its reply started.
+    fn started_reply() -> (tempfile::TempDir, Store, MessageId) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = tauri::async_runtime::block_on(Store::open(dir.path().join("confab.db"))).unwrap();
+        let reply = tauri::async_runtime::block_on(async {
+            let chat = store.create_conversation(NewConversation { title: "t".into(), ..Default::default() }).await.unwrap().id;
+            let question = store.add_message(chat, None, Role::User, "Why?").await.unwrap();
+            store.start_reply(chat, question).await.unwrap()
+        });
+        (dir, store, reply)
+    }
+
+    fn finish(store: &Store, reply: MessageId, outcome: Outcome) -> confab_store::Message {
+        tauri::async_runtime::block_on(async {
+            store.finish_reply(reply, outcome.end, outcome.stats.as_ref()).await.unwrap();
+            store.message(reply).await.unwrap()
+        })
+    }
+
+    #[test]
+    fn reasoning_streams_and_is_saved_apart_from_the_answer() {
+        let (_dir, store, reply) = started_reply();
+        let format = ReplyFormat::detect(Some(THINKING_TEMPLATE));
+        let done = Event::Done { reason: StopReason::Eos, usage: Usage { generated: 9, ..Usage::default() }, timings: Timings::default() };
+        let events =
+            ["<think>", "\nLet me ", "see.\n</th", "ink>\n\nIt is", " 4."].map(|t| Event::Text(t.into())).into_iter().chain([done]);
+        let sent = Mutex::new(Vec::new());
+        let outcome = read(&store, "tiny", format, events, reply, &|event| sent.lock().unwrap().push(event));
+
+        let kinds: Vec<String> = sent
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|event| match event {
+                ReplyEvent::Reasoning { text } => format!("reasoning:{text}"),
+                ReplyEvent::Thought { .. } => "thought".into(),
+                ReplyEvent::Token { text } => format!("token:{text}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(kinds.concat(), "reasoning:Let me reasoning:see.\nthoughttoken:It istoken: 4.", "{kinds:?}");
+        assert_eq!(outcome.stats.as_ref().map(|s| s.generated_tokens), Some(9), "thinking tokens are generated tokens");
+        let saved = finish(&store, reply, outcome);
+        assert_eq!((saved.reasoning.as_deref(), saved.content.as_str()), (Some("Let me see.\n"), "It is 4."));
+        assert!(saved.reasoning_ms.is_some(), "how long it thought is kept");
+    }
+
+    #[test]
+    fn a_reply_stopped_mid_thought_keeps_its_reasoning_and_its_time() {
+        let (_dir, store, reply) = started_reply();
+        let format = ReplyFormat::detect(Some(THINKING_TEMPLATE));
+        let stopped = Event::Done { reason: StopReason::Cancelled, usage: Usage::default(), timings: Timings::default() };
+        let events = [Event::Text("<think>\nHmm, ".into()), Event::Text("maybe".into()), stopped];
+        let outcome = read(&store, "tiny", format, events, reply, &|_| {});
+        let saved = finish(&store, reply, outcome);
+        assert_eq!(saved.status, MessageStatus::Stopped);
+        assert_eq!((saved.reasoning.as_deref(), saved.content.as_str()), (Some("Hmm, maybe"), ""));
+        assert!(saved.reasoning_ms.is_some());
+    }
+
+    #[test]
+    fn a_title_is_the_answer_without_the_reasoning() {
+        let format = ReplyFormat::detect(Some(THINKING_TEMPLATE));
+        let events = ["<think>\nA title?", "</think>\n\nSky ", "colours"].map(|t| Event::Text(t.into()));
+        assert_eq!(answer_of(format, events).as_deref(), Some("Sky colours"));
+        assert_eq!(answer_of(format, [Event::Error(confab_engine::EngineError::EngineStopped)]), None);
+    }
+
+    #[test]
+    fn a_model_without_reasoning_writes_only_its_answer() {
+        let (_dir, store, reply) = started_reply();
+        let format = ReplyFormat::detect(Some("{{ messages }}"));
+        let events = [Event::Text("a <think> b".into()), Event::Error(confab_engine::EngineError::EngineStopped)];
+        let outcome = read(&store, "tiny", format, events, reply, &|_| {});
+        let saved = finish(&store, reply, outcome);
+        assert_eq!((saved.status, saved.reasoning, saved.content.as_str()), (MessageStatus::Error, None, "a <think> b"));
+    }
+
+    /// The tiny Qwen3 with `THINKING_TEMPLATE` in place of its own.
+    fn tiny_thinker(engine: &Engine, dir: &std::path::Path) -> Current {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny/qwen3");
+        let model = dir.join("model");
+        std::fs::create_dir_all(&model).unwrap();
+        for entry in std::fs::read_dir(&fixture).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), model.join(entry.file_name())).unwrap();
+        }
+        let config_path = model.join("tokenizer_config.json");
+        let mut config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+        config["chat_template"] = THINKING_TEMPLATE.into();
+        std::fs::write(&config_path, config.to_string()).unwrap();
+        let (id, info) = engine.load(&model, LoadOptions::default(), |_| {}).expect("load the tiny model");
+        let counter = engine.token_counter(id).expect("its counter");
+        let view = crate::model_slot::LoadedModel {
+            name: "tiny".into(),
+            path: model,
+            architecture: info.architecture.clone(),
+            format: "safetensors".into(),
+            dtype: info.dtype.clone(),
+            quantized: false,
+            context_length: info.context_length,
+            parameters: info.parameters,
+            vision: false,
+            audio: false,
+            video: false,
+            thinking_switch: info.thinking_switch,
+        };
+        Current { id, info, view, counter }
+    }
+
+    #[test]
+    fn the_chat_s_thinking_switch_reaches_the_template_and_its_reasoning_is_read() {
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let folder = tempfile::tempdir().unwrap();
+        let model = tiny_thinker(&engine, folder.path());
+        assert!(model.info.thinking_switch, "the template has `enable_thinking`");
+        let settings = Settings { max_tokens: 6, temperature: 0.0, ..Settings::default() };
+        let mut earlier = ChatMessage::new("assistant", "4");
+        earlier.reasoning_content = Some("2 and 2".into());
+        let prompt = Prompt::Chat(vec![ChatMessage::user("2+2?"), earlier, ChatMessage::user("Why?")]);
+
+        let thinking = local_reply_of(&engine, &model, request(&model, prompt.clone(), &settings, true));
+        assert!(thinking.reasoning.is_some_and(|r| !r.is_empty()), "the generation prompt opened <think>: the reply reasons");
+        let off = request(&model, prompt, &settings, false);
+        assert_eq!(off.chat.switches.get("enable_thinking"), Some(&serde_json::Value::Bool(false)));
+        let answered = local_reply_of(&engine, &model, off);
+        assert_eq!(answered.reasoning, None, "thinking off: the template closed the block");
+        assert!(!answered.content.is_empty());
+    }
+
+    fn local_reply_of(engine: &Engine, model: &Current, request: Request) -> confab_store::Message {
+        let (_dir, store, reply) = started_reply();
+        let outcome = generate(&store, model, engine.generate(request), reply, &|_| {});
+        assert_eq!(outcome.end, ReplyEnd::Complete);
+        finish(&store, reply, outcome)
+    }
+
+    #[test]
+    fn a_model_without_the_switch_gets_no_switch() {
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny/llama");
+        let (id, info) = engine.load(&fixture, LoadOptions::default(), |_| {}).unwrap();
+        assert!(!info.thinking_switch);
+        let counter = engine.token_counter(id).unwrap();
+        let view = crate::model_slot::LoadedModel {
+            name: "tiny".into(),
+            path: fixture,
+            architecture: info.architecture.clone(),
+            format: "safetensors".into(),
+            dtype: info.dtype.clone(),
+            quantized: false,
+            context_length: info.context_length,
+            parameters: info.parameters,
+            vision: false,
+            audio: false,
+            video: false,
+            thinking_switch: false,
+        };
+        let model = Current { id, info, view, counter };
+        let request = request(&model, Prompt::Chat(vec![ChatMessage::user("hi")]), &Settings::default(), false);
+        assert!(request.chat.switches.is_empty() && !request.reply_markup);
+    }
+}

@@ -1,0 +1,46 @@
+// A thinking model's reasoning, folded above its answer: open while the model thinks, closed
+// once its answer starts (or the reply ends), with how long it thought. Model text is
+// untrusted: it is shown as plain text, never parsed as markdown or HTML.
+import { useEffect, useRef, useState } from 'react';
+import { humanDuration } from '../lib/format';
+
+interface Props {
+  text: string;
+  /** How long the model thought; null while it thinks (or when unknown). */
+  ms: number | null;
+  /** The model is thinking now: the reply streams and no answer has come yet. */
+  thinking: boolean;
+}
+
+/** "Thinking…" while the reasoning streams, then "Thought for 3.2 s". */
+export function reasoningLabel(thinking: boolean, ms: number | null): string {
+  if (thinking) return 'Thinking…';
+  return ms === null ? 'Thoughts' : `Thought for ${humanDuration(ms)}`;
+}
+
+export function Reasoning({ text, ms, thinking }: Props) {
+  const [open, setOpen] = useState(thinking);
+  // Follows the model (open as it starts thinking, closed as it stops); in between, the reader's
+  // own clicks stand.
+  const wasThinking = useRef(thinking);
+  useEffect(() => {
+    if (wasThinking.current === thinking) return;
+    wasThinking.current = thinking;
+    setOpen(thinking);
+  }, [thinking]);
+
+  return (
+    <details
+      className="reasoning"
+      data-testid="reasoning"
+      data-thinking={thinking ? 'true' : undefined}
+      open={open}
+      onToggle={(event) => setOpen(event.currentTarget.open)}
+    >
+      <summary data-testid="reasoning-toggle">{reasoningLabel(thinking, ms)}</summary>
+      <div className="reasoning-text" data-testid="reasoning-text">
+        {text.trim()}
+      </div>
+    </details>
+  );
+}
