@@ -5,7 +5,8 @@ in one run, on the same weights (float32 SmolLM2 from bench/make_models.py, 8,19
 context). The recorded session defines four tools; each turn appends the agent's tool call and
 the tool's result (a short page of code) to the history and resends all of it, as coding agents do,
 growing past 8,000 tokens. Per turn: prompt tokens, the tokens the server's cache served, the
-share of the previous turn's prompt that came from the cache, and time to the first token.
+share of the previous turn's prompt that came from the cache, time to the first token, and decode
+tokens per second.
 
     python3 bench/agent.py [--turns 20] [--max-tokens 8] [--only confab|mlx-lm] [--structured-rounds 3]
 
@@ -132,16 +133,17 @@ def post_stream(base: str, path: str, body: dict, timeout: float, headers: dict 
 def chat_turn(base: str, model: str, messages: list[dict], max_tokens: int, timeout: float) -> dict:
     body = {"model": model, "messages": messages, "tools": TOOLS, "max_tokens": max_tokens, "temperature": 0,
             "stream": True, "stream_options": {"include_usage": True}}
-    ttft, usage = None, {}
+    ttft, last, usage = None, None, {}
     for at, event in post_stream(base, "/v1/chat/completions", body, timeout):
         if event.get("usage"):
             usage = event["usage"]
         for choice in event.get("choices") or []:
             delta = choice.get("delta") or {}
-            if ttft is None and (delta.get("content") or delta.get("reasoning_content") or delta.get("tool_calls")):
-                ttft = at
+            if delta.get("content") or delta.get("reasoning_content") or delta.get("tool_calls"):
+                ttft = at if ttft is None else ttft
+                last = at
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
-    return {"ttft": ttft, "prompt": usage.get("prompt_tokens"), "cached": cached}
+    return {"ttft": ttft, "prompt": usage.get("prompt_tokens"), "cached": cached, "tok_s": decode_rate(ttft, last, usage.get("completion_tokens"))}
 
 
 def messages_turn(base: str, model: str, messages: list[dict], max_tokens: int, timeout: float) -> dict:
@@ -150,16 +152,19 @@ def messages_turn(base: str, model: str, messages: list[dict], max_tokens: int, 
              for t in TOOLS]
     body = {"model": model, "system": system, "messages": history, "tools": tools, "max_tokens": max_tokens,
             "temperature": 0, "stream": True}
-    ttft, prompt, cached = None, None, None
+    ttft, last, prompt, cached, generated = None, None, None, None, None
     for at, event in post_stream(base, "/v1/messages", body, timeout, {"anthropic-version": "2023-06-01"}):
         if event.get("type") == "message_start":
             # Anthropic's input_tokens leaves out the tokens read from the cache.
             usage = event["message"]["usage"]
             cached = usage.get("cache_read_input_tokens") or 0
             prompt = usage["input_tokens"] + cached
-        if ttft is None and event.get("type") == "content_block_delta":
-            ttft = at
-    return {"ttft": ttft, "prompt": prompt, "cached": cached}
+        if event.get("type") == "message_delta":
+            generated = event["usage"]["output_tokens"]
+        if event.get("type") == "content_block_delta":
+            ttft = at if ttft is None else ttft
+            last = at
+    return {"ttft": ttft, "prompt": prompt, "cached": cached, "tok_s": decode_rate(ttft, last, generated)}
 
 
 def responses_turn(base: str, model: str, messages: list[dict], max_tokens: int, timeout: float) -> dict:
@@ -168,15 +173,24 @@ def responses_turn(base: str, model: str, messages: list[dict], max_tokens: int,
     tools = [{"type": "function", **t["function"]} for t in TOOLS]
     body = {"model": model, "instructions": instructions, "input": items, "tools": tools, "max_output_tokens": max_tokens,
             "temperature": 0, "stream": True, "store": False}
-    ttft, usage = None, {}
+    ttft, last, usage = None, None, {}
     for at, event in post_stream(base, "/v1/responses", body, timeout):
         kind = event.get("type", "")
-        if ttft is None and kind.endswith(".delta"):
-            ttft = at
+        if kind.endswith(".delta"):
+            ttft = at if ttft is None else ttft
+            last = at
         if kind in ("response.completed", "response.incomplete"):
             usage = event["response"]["usage"]
     cached = (usage.get("input_tokens_details") or {}).get("cached_tokens")
-    return {"ttft": ttft, "prompt": usage.get("input_tokens"), "cached": cached}
+    return {"ttft": ttft, "prompt": usage.get("input_tokens"), "cached": cached, "tok_s": decode_rate(ttft, last, usage.get("output_tokens"))}
+
+
+def decode_rate(first: float | None, last: float | None, generated: int | None) -> float | None:
+    """Tokens per second after the first, from the first streamed piece to the last (a call
+    streams whole, so a reply that is one call has no rate)."""
+    if first is None or last is None or not generated or generated < 2 or last <= first:
+        return None
+    return (generated - 1) / (last - first)
 
 
 def replay(name: str, turn_fn, base: str, model: str, sends: list[list[dict]], max_tokens: int, timeout: float) -> list[dict]:
@@ -188,7 +202,8 @@ def replay(name: str, turn_fn, base: str, model: str, sends: list[list[dict]], m
         rows.append(row)
         reuse = f"{row['reuse']:.1%}" if row["reuse"] is not None else "-"
         print(f"{name:22} turn {i + 1:2}: prompt {row['prompt'] or 0:5} tokens, cached {row['cached'] if row['cached'] is not None else '-':>5}, "
-              f"of the previous prompt {reuse:>6}, TTFT {row['ttft'] or float('nan'):.3f} s", flush=True)
+              f"of the previous prompt {reuse:>6}, TTFT {row['ttft'] or float('nan'):.3f} s, "
+              f"decode {row.get('tok_s') or float('nan'):.1f} tok/s", flush=True)
     return rows
 
 
@@ -251,13 +266,15 @@ def main() -> int:
             server.stop()
 
     print()
-    print("| endpoint | prompt tokens, last turn | cache share of the previous prompt, turns 2+ (min / median) | TTFT turn 1 (s) | TTFT turns 2+ (median s) | TTFT last turn (s) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| endpoint | prompt tokens, last turn | cache share of the previous prompt, turns 2+ (min / median) | TTFT turn 1 (s) | TTFT turns 2+ (median s) | TTFT last turn (s) | decode tok/s (median) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, rows in results.items():
         shares = [r["reuse"] for r in rows[1:] if r["reuse"] is not None]
         later = [r["ttft"] for r in rows[1:] if r["ttft"] is not None]
+        rates = [r["tok_s"] for r in rows if r.get("tok_s")]
         share = f"{min(shares):.1%} / {statistics.median(shares):.1%}" if shares else "not reported"
-        print(f"| {name} | {rows[-1]['prompt']} | {share} | {rows[0]['ttft']:.3f} | {statistics.median(later):.3f} | {rows[-1]['ttft']:.3f} |")
+        rate = f"{statistics.median(rates):.1f}" if rates else "-"
+        print(f"| {name} | {rows[-1]['prompt']} | {share} | {rows[0]['ttft']:.3f} | {statistics.median(later):.3f} | {rows[-1]['ttft']:.3f} | {rate} |")
     if "confab chat/completions" in results and "mlx_lm.server" in results:
         ours = statistics.median(r["ttft"] for r in results["confab chat/completions"][1:])
         theirs = statistics.median(r["ttft"] for r in results["mlx_lm.server"][1:])

@@ -362,6 +362,20 @@ class SmolLM2Tools(ServerTest):
         self.assertGreater(answer.usage.prompt_tokens, whole.usage.prompt_tokens)
         self.assertEqual(answer.usage.completion_tokens, 6)
 
+    def test_parallel_calls_and_their_results_go_back_through_the_template(self):
+        def call(id, name, arguments):
+            return {"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        ask = {"role": "user", "content": "Weather in Paris and in Rome?"}
+        both = [call("call_a", "get_weather", '{"city": "Paris"}'), call("call_b", "get_weather", '{"city": "Rome"}')]
+        results = [{"role": "tool", "tool_call_id": "call_a", "content": "Sunny"}, {"role": "tool", "tool_call_id": "call_b", "content": "Rain"}]
+        one = self.client.chat.completions.create(
+            model=self.server.model, messages=[ask, {"role": "assistant", "tool_calls": both[:1]}, results[0]], tools=[WEATHER], max_tokens=1,
+        )
+        two = self.client.chat.completions.create(
+            model=self.server.model, messages=[ask, {"role": "assistant", "tool_calls": both}, *results], tools=[WEATHER], max_tokens=1,
+        )
+        self.assertGreater(two.usage.prompt_tokens, one.usage.prompt_tokens)
+
     def test_required_calls_one_of_the_tools(self):
         reply = self.chat("What time is it?", max_tokens=80, tools=[WEATHER, CLOCK], tool_choice="required")
         calls = reply.choices[0].message.tool_calls

@@ -167,6 +167,27 @@ class Responses(ServerTest):
         )
         self.assertEqual(whole.usage.input_tokens, answer.usage.input_tokens)
 
+    def test_parallel_calls_and_their_outputs_go_back_through_the_template(self):
+        ask = {"role": "user", "content": "Weather in Paris and in Rome, and the time?"}
+        calls = [
+            {"type": "function_call", "call_id": "call_a", "name": "get_weather", "arguments": '{"city": "Paris"}'},
+            {"type": "function_call", "call_id": "call_b", "name": "get_weather", "arguments": '{"city": "Rome"}'},
+            {"type": "function_call", "call_id": "call_c", "name": "get_time", "arguments": "{}"},
+        ]
+        outputs = [
+            {"type": "function_call_output", "call_id": "call_a", "output": "Sunny"},
+            {"type": "function_call_output", "call_id": "call_b", "output": "Rain"},
+            {"type": "function_call_output", "call_id": "call_c", "output": "12:00"},
+        ]
+        one = self.respond([ask, calls[0], outputs[0]], tools=[WEATHER, CLOCK], store=False)
+        three = self.respond([ask, *calls, *outputs], tools=[WEATHER, CLOCK], store=False)
+        self.assertGreater(three.usage.input_tokens, one.usage.input_tokens)
+        # Every call needs its output, whatever the number.
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.respond([ask, *calls, *outputs[:2]], tools=[WEATHER, CLOCK])
+        self.assert_error_shape(caught.exception, 400, "input")
+        self.assertIn("call_c", caught.exception.response.json()["error"]["message"])
+
     def test_required_calls_one_of_the_tools(self):
         reply = self.respond("What time is it?", tools=[WEATHER, CLOCK], tool_choice="required", max_output_tokens=60)
         calls = [item for item in reply.output if item.type == "function_call"]

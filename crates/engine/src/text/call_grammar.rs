@@ -27,7 +27,18 @@
 
 use serde_json::{Map, Value};
 
-use super::reply::{xml_value_is_text, ToolSyntax, GEMMA4_STRING};
+use super::reply::{xml_value_is_text, ReplyFormat, ToolSyntax, GEMMA4_STRING};
+
+impl ReplyFormat {
+    /// A grammar (llguidance's Lark) for a reply that is exactly one call of one of `tools`
+    /// (definitions in OpenAI's shape), in this model's syntax, its arguments valid against the
+    /// tool's schema; `None` when a schema asks for what the grammar cannot enforce (those get
+    /// `call_opening` instead). `markup_tokens`: the markup the model's vocabulary has as single
+    /// tokens, with their ids (`ModelInfo::markup_tokens`).
+    pub fn call_grammar(&self, tools: &[Value], markup_tokens: &[(&str, u32)]) -> Option<String> {
+        call_grammar(self.tools, tools, markup_tokens)
+    }
+}
 
 /// The grammar for one call of one of `tools` (definitions in OpenAI's shape); `None` when a
 /// schema uses what the syntax's grammar cannot enforce. `markup_tokens`: markup the vocabulary

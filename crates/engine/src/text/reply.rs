@@ -116,14 +116,7 @@ impl ReplyFormat {
         }
     }
 
-    /// A grammar (llguidance's Lark) for a reply that is exactly one call of one of `tools`
-    /// (definitions in OpenAI's shape), in this model's syntax, its arguments valid against the
-    /// tool's schema (see `call_grammar.rs`); `None` when a schema asks for what the grammar
-    /// cannot enforce (those get `call_opening` instead). `markup_tokens`: the markup the
-    /// model's vocabulary has as single tokens, with their ids (`ModelInfo::markup_tokens`).
-    pub fn call_grammar(&self, tools: &[Value], markup_tokens: &[(&str, u32)]) -> Option<String> {
-        super::call_grammar::call_grammar(self.tools, tools, markup_tokens)
-    }
+    // `call_grammar`, the grammar of a call in this syntax, is in `call_grammar.rs`.
 
     /// The text that ends a call, for syntaxes that close their calls.
     pub fn call_close(&self) -> Option<&'static str> {
