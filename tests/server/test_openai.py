@@ -422,9 +422,8 @@ THINKING_TEMPLATE = (
 )
 
 
-class TinyQwen3Reasoning(ServerTest):
-    """The tiny Qwen3 with a thinking template: its random words fall in the reasoning channel
-    unless the request turns thinking off."""
+class TinyQwen3Thinking(ServerTest):
+    """`confab serve` on a copy of the tiny Qwen3 wearing THINKING_TEMPLATE (no tests of its own)."""
 
     @classmethod
     def setUpClass(cls):
@@ -441,6 +440,10 @@ class TinyQwen3Reasoning(ServerTest):
     def tearDownClass(cls):
         super().tearDownClass()
         shutil.rmtree(cls.folder, ignore_errors=True)
+
+
+class TinyQwen3Reasoning(TinyQwen3Thinking):
+    """Its random words fall in the reasoning channel unless the request turns thinking off."""
 
     def test_reasoning_is_apart_and_can_be_turned_off(self):
         thinking = self.chat("Hi", max_tokens=6)

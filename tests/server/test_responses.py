@@ -19,7 +19,7 @@ import jsonschema
 import openai
 import pydantic
 
-from test_openai import KEY, ROOT, THINKING_TEMPLATE, Server, ServerTest, default_model
+from test_openai import KEY, Server, ServerTest, TinyQwen3Thinking, default_model
 
 WEATHER = {
     "type": "function",
@@ -242,25 +242,9 @@ class Responses(ServerTest):
         self.assert_still_serving()
 
 
-class TinyQwen3ReasoningItems(ServerTest):
+class TinyQwen3ReasoningItems(TinyQwen3Thinking):
     """The tiny Qwen3 with a thinking template: its reply opens in a reasoning item, unless
     `reasoning.effort` is none."""
-
-    @classmethod
-    def setUpClass(cls):
-        folder = pathlib.Path(tempfile.mkdtemp(prefix="confab-qwen3-thinking-"))
-        cls.folder = folder
-        shutil.copytree(ROOT / "tests" / "reference" / "fixtures" / "tiny" / "qwen3", folder / "model")
-        config = json.loads((folder / "model" / "tokenizer_config.json").read_text())
-        config["chat_template"] = THINKING_TEMPLATE
-        (folder / "model" / "tokenizer_config.json").write_text(json.dumps(config))
-        cls.server = Server("--model", str(folder / "model"))
-        cls.client = openai.OpenAI(base_url=cls.server.base_url, api_key="unused", max_retries=0, timeout=120)
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        shutil.rmtree(cls.folder, ignore_errors=True)
 
     def test_reasoning_is_an_item_of_its_own(self):
         reply = self.client.responses.create(model=self.server.model, input="Hi", max_output_tokens=6, temperature=0)

@@ -71,16 +71,8 @@ pub async fn count_tokens(State(state): State<Arc<ServerState>>, body: Result<By
         let model = state.served(request.model.as_deref())?;
         let (prompt, tools, files) = prepare(&state, &request, &model)?;
         let chat = tools.chat_options(request.switches()?);
-        let counting = state.clone();
-        // The engine answers on its own thread; waiting for it must not hold a tokio worker.
-        let ids = tokio::task::spawn_blocking(move || {
-            let ids = counting.source.engine().tokenize_chat(model.id, prompt, chat);
-            drop(files);
-            ids
-        })
-        .await
-        .map_err(|e| ApiError::invalid(None, format!("counting failed: {e}")).with_status(StatusCode::INTERNAL_SERVER_ERROR))??;
-        Ok(Json(json!({ "input_tokens": ids.len() })).into_response())
+        let count = state.prompt_tokens(model.id, prompt, chat, files).await?;
+        Ok(Json(json!({ "input_tokens": count })).into_response())
     };
     answer.await.unwrap_or_else(|e: ApiError| AnthropicError(e).into_response())
 }

@@ -109,6 +109,31 @@ impl ServerState {
     }
 }
 
+impl ServerState {
+    /// The length in tokens of `prompt` through the model's template with `chat`, without
+    /// running it (the count_tokens endpoints); `files`, its media, are kept until then.
+    pub(crate) async fn prompt_tokens(
+        self: &Arc<Self>,
+        model: ModelId,
+        prompt: confab_engine::runtime::Prompt,
+        chat: confab_engine::text::ChatOptions,
+        files: media_files::RequestFiles,
+    ) -> Result<usize, ApiError> {
+        let counting = self.clone();
+        // The engine answers on its own thread; waiting for it must not hold a tokio worker.
+        let ids = tokio::task::spawn_blocking(move || {
+            let ids = counting.source.engine().tokenize_chat(model, prompt, chat);
+            drop(files);
+            ids
+        })
+        .await
+        .map_err(|e| {
+            ApiError::invalid(None, format!("counting failed: {e}")).with_status(axum::http::StatusCode::INTERNAL_SERVER_ERROR)
+        })??;
+        Ok(ids.len())
+    }
+}
+
 /// A server that is listening; `stop` ends it.
 pub struct RunningServer {
     address: SocketAddr,

@@ -136,8 +136,13 @@ pub fn image_url_item(
 ) -> Result<MediaItem, ApiError> {
     require(model.vision, MediaKind::Image, model_name, param)?;
     let (bytes, extension) = data_url(url, param, "image_url", "image/png")?;
-    let path = folder.write(&bytes, &extension, files)?;
-    Ok(MediaItem::image(path).with_hash(content_hash(&bytes)))
+    image_file(&bytes, &extension, folder, files)
+}
+
+/// An image's bytes written for the engine to read, keyed by their content for the encoder cache.
+fn image_file(bytes: &[u8], extension: &str, folder: &MediaFolder, files: &mut RequestFiles) -> Result<MediaItem, ApiError> {
+    let path = folder.write(bytes, extension, files)?;
+    Ok(MediaItem::image(path).with_hash(content_hash(bytes)))
 }
 
 /// An image sent as base64 with its media type (Anthropic's `{"type": "base64", "media_type",
@@ -154,9 +159,7 @@ pub fn base64_image(
     require(model.vision, MediaKind::Image, model_name, param)?;
     let subtype = media_type.split_once('/').map_or(media_type, |(_, s)| s);
     let extension = if subtype == "jpeg" { "jpg".to_string() } else { clean_extension(subtype, param)? };
-    let bytes = base64(data, param)?;
-    let path = folder.write(&bytes, &extension, files)?;
-    Ok(MediaItem::image(path).with_hash(content_hash(&bytes)))
+    image_file(&base64(data, param)?, &extension, folder, files)
 }
 
 /// `data:<type>/<subtype>;base64,<data>` to bytes and a file extension. Other URLs are refused:

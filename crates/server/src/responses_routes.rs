@@ -79,17 +79,8 @@ pub async fn input_tokens(State(state): State<Arc<ServerState>>, body: Result<By
         let model = state.served(request.model.as_deref())?;
         let prepared = prepare(&state, &request, &model).await?;
         let chat = prepared.tools.chat_options(request.switches()?);
-        let counting = state.clone();
-        let (prompt, files) = (prepared.prompt, prepared.files);
-        // The engine answers on its own thread; waiting for it must not hold a tokio worker.
-        let ids = tokio::task::spawn_blocking(move || {
-            let ids = counting.source.engine().tokenize_chat(model.id, prompt, chat);
-            drop(files);
-            ids
-        })
-        .await
-        .map_err(|e| ApiError::invalid(None, format!("counting failed: {e}")).with_status(StatusCode::INTERNAL_SERVER_ERROR))??;
-        Ok::<_, ApiError>(Json(json!({ "object": "response.input_tokens", "input_tokens": ids.len() })).into_response())
+        let count = state.prompt_tokens(model.id, prepared.prompt, chat, prepared.files).await?;
+        Ok::<_, ApiError>(Json(json!({ "object": "response.input_tokens", "input_tokens": count })).into_response())
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
 }
