@@ -118,7 +118,6 @@ fn with_empty_draft(mut messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use confab_engine::model::LoadOptions;
     use confab_engine::runtime::EngineOptions;
     use std::path::Path;
 
@@ -132,24 +131,7 @@ mod tests {
     }
 
     fn tiny(engine: &Engine, name: &str) -> Current {
-        let path = fixture(name);
-        let (id, info) = engine.load(&path, LoadOptions::default(), |_| {}).expect("load the tiny model");
-        let counter = engine.token_counter(id).expect("its counter");
-        let view = crate::model_slot::LoadedModel {
-            name: "tiny".into(),
-            path,
-            architecture: info.architecture.clone(),
-            format: "safetensors".into(),
-            dtype: info.dtype.clone(),
-            quantized: false,
-            context_length: info.context_length,
-            parameters: info.parameters,
-            vision: info.vision,
-            audio: info.audio,
-            video: info.video,
-            thinking_switch: info.thinking_switch,
-        };
-        Current { id, info, view, counter }
+        Current::load_for_test(engine, &fixture(name))
     }
 
     fn exact(engine: &Engine, model: &Current, messages: &[ChatMessage]) -> usize {

@@ -174,7 +174,6 @@ fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use confab_engine::model::LoadOptions;
     use confab_engine::runtime::{Engine, EngineOptions, Timings, Usage};
     use confab_engine::ChatMessage;
     use confab_store::{MessageStatus, NewConversation, Role};
@@ -276,23 +275,7 @@ mod tests {
         let mut config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
         config["chat_template"] = THINKING_TEMPLATE.into();
         std::fs::write(&config_path, config.to_string()).unwrap();
-        let (id, info) = engine.load(&model, LoadOptions::default(), |_| {}).expect("load the tiny model");
-        let counter = engine.token_counter(id).expect("its counter");
-        let view = crate::model_slot::LoadedModel {
-            name: "tiny".into(),
-            path: model,
-            architecture: info.architecture.clone(),
-            format: "safetensors".into(),
-            dtype: info.dtype.clone(),
-            quantized: false,
-            context_length: info.context_length,
-            parameters: info.parameters,
-            vision: false,
-            audio: false,
-            video: false,
-            thinking_switch: info.thinking_switch,
-        };
-        Current { id, info, view, counter }
+        Current::load_for_test(engine, &model)
     }
 
     #[test]
@@ -326,24 +309,8 @@ mod tests {
     fn a_model_without_the_switch_gets_no_switch() {
         let engine = Engine::start(EngineOptions::default()).unwrap();
         let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny/llama");
-        let (id, info) = engine.load(&fixture, LoadOptions::default(), |_| {}).unwrap();
-        assert!(!info.thinking_switch);
-        let counter = engine.token_counter(id).unwrap();
-        let view = crate::model_slot::LoadedModel {
-            name: "tiny".into(),
-            path: fixture,
-            architecture: info.architecture.clone(),
-            format: "safetensors".into(),
-            dtype: info.dtype.clone(),
-            quantized: false,
-            context_length: info.context_length,
-            parameters: info.parameters,
-            vision: false,
-            audio: false,
-            video: false,
-            thinking_switch: false,
-        };
-        let model = Current { id, info, view, counter };
+        let model = Current::load_for_test(&engine, &fixture);
+        assert!(!model.info.thinking_switch);
         let request = request(&model, Prompt::Chat(vec![ChatMessage::user("hi")]), &Settings::default(), false);
         assert!(request.chat.switches.is_empty() && !request.reply_markup);
     }

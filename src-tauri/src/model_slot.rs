@@ -29,6 +29,26 @@ pub struct LoadedModel {
     pub thinking_switch: bool,
 }
 
+impl LoadedModel {
+    /// The window's view of a model loaded from `path`, as the engine describes it.
+    pub fn describe(name: String, path: &Path, info: &ModelInfo) -> Self {
+        Self {
+            name,
+            path: path.into(),
+            architecture: info.architecture.clone(),
+            format: format!("{:?}", info.format).to_lowercase(),
+            dtype: info.dtype.clone(),
+            quantized: info.quantized,
+            context_length: info.context_length,
+            parameters: info.parameters,
+            vision: info.vision,
+            audio: info.audio,
+            video: info.video,
+            thinking_switch: info.thinking_switch,
+        }
+    }
+}
+
 /// Sent as the `model-state` event on every change.
 #[derive(Debug, Clone, Default, serde::Serialize, ts_rs::TS)]
 pub struct ModelState {
@@ -63,6 +83,17 @@ pub struct Current {
     pub view: LoadedModel,
     /// Counts prompt tokens for the context meter without the engine thread.
     pub counter: TokenCounter,
+}
+
+#[cfg(test)]
+impl Current {
+    /// The model at `path` loaded on `engine`, as a reply sees it (tests' tiny fixtures).
+    pub fn load_for_test(engine: &Engine, path: &Path) -> Self {
+        let (id, info) = engine.load(path, LoadOptions::default(), |_| {}).expect("load the tiny model");
+        let counter = engine.token_counter(id).expect("its counter");
+        let view = LoadedModel::describe("tiny".into(), path, &info);
+        Self { id, info, view, counter }
+    }
 }
 
 #[derive(Default)]
@@ -128,20 +159,7 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
     web_view_priority::lower();
     match result {
         Ok((id, info, counter)) => {
-            let view = LoadedModel {
-                name: display_name(path),
-                path: path.into(),
-                architecture: info.architecture.clone(),
-                format: format!("{:?}", info.format).to_lowercase(),
-                dtype: info.dtype.clone(),
-                quantized: info.quantized,
-                context_length: info.context_length,
-                parameters: info.parameters,
-                vision: info.vision,
-                audio: info.audio,
-                video: info.video,
-                thinking_switch: info.thinking_switch,
-            };
+            let view = LoadedModel::describe(display_name(path), path, &info);
             let previous = lock(&slot.current).replace(Current { id, info, view: view.clone(), counter });
             if let Some(previous) = previous {
                 let _ = engine.unload(previous.id);

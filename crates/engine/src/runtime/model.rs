@@ -64,7 +64,7 @@ pub struct ModelInfo {
     #[serde(skip)]
     pub markup_tokens: Vec<(&'static str, u32)>,
     /// Its chat template turns reasoning on and off with the `enable_thinking` switch
-    /// (Qwen3, Qwen3.5, SmolLM3...): the app offers that switch per chat.
+    /// (as thinking models' templates do): the app offers that switch per chat.
     pub thinking_switch: bool,
 }
 
