@@ -12,6 +12,7 @@ use confab_store::{MessageId, ReplyEnd, ReplyStats, ReplyText, Store};
 use crate::model_slot::Current;
 use crate::reply_event::{Outcome, ReplyEvent, SAVE_EVERY};
 use crate::settings::Settings;
+use crate::tool_rounds::ModelCall;
 
 /// The engine request for `prompt` with the loaded model: the user's sampling with the model's
 /// own stop strings, the oldest turns left out of a chat too long for the context, and, for a
@@ -94,15 +95,17 @@ impl Unsaved {
 }
 
 /// Runs on a blocking thread: the engine's events, read through the model's reply parser,
-/// become window events (`reasoning`, `thought`, `token`) and saved text.
+/// become window events (`reasoning`, `thought`, `token`), saved text, and the tool calls the
+/// model made (`tools`: the request's definitions).
 pub fn generate(
     store: &Store,
     model: &Current,
     events: impl IntoIterator<Item = Event>,
+    tools: Vec<serde_json::Value>,
     reply: MessageId,
     send: &dyn Fn(ReplyEvent),
 ) -> Outcome {
-    read(store, &model.view.name, model.info.reply_format, events, reply, send)
+    read(store, &model.view.name, model.info.reply_format, events, tools, reply, send)
 }
 
 fn read(
@@ -110,12 +113,14 @@ fn read(
     model_name: &str,
     format: ReplyFormat,
     events: impl IntoIterator<Item = Event>,
+    tools: Vec<serde_json::Value>,
     reply: MessageId,
     send: &dyn Fn(ReplyEvent),
 ) -> Outcome {
-    // No tools: the app offers none, so call markup stays the answer's text. An opened
-    // reasoning block comes as the reply's first text (`Request::reply_markup`).
-    let mut parser = ReplyParser::new(format, false, None);
+    // Without tools, call markup stays the answer's text. An opened reasoning block comes as
+    // the reply's first text (`Request::reply_markup`).
+    let mut parser = ReplyParser::new(format, false, Some(tools).filter(|t| !t.is_empty()));
+    let calls = std::cell::RefCell::new(Vec::new());
     let mut unsaved = Unsaved { reasoning: String::new(), answer: String::new(), last_save: Instant::now(), thinking_since: None };
     let take = |parts: Vec<ReplyPart>, unsaved: &mut Unsaved| {
         for part in parts {
@@ -129,6 +134,14 @@ fn read(
                     unsaved.thought(store, reply, send);
                     unsaved.answer.push_str(&text);
                     send(ReplyEvent::Token { text });
+                }
+                ReplyPart::ToolCall(call) => {
+                    unsaved.thought(store, reply, send);
+                    let arguments = match call.arguments {
+                        serde_json::Value::Object(object) => Ok(object),
+                        other => Err(other.to_string()),
+                    };
+                    calls.borrow_mut().push(ModelCall { id: None, name: call.name, arguments });
                 }
                 _ => {}
             }
@@ -155,20 +168,20 @@ fn read(
                     model: model_name.to_owned(),
                 };
                 let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
-                return Outcome { end, stats: Some(stats) };
+                return Outcome { end, stats: Some(stats), calls: calls.take() };
             }
             Event::Error(e) => {
                 take(parser.finish(), &mut unsaved);
                 unsaved.thought(store, reply, send);
                 unsaved.save(store, reply);
-                return Outcome { end: ReplyEnd::Error(e.to_string()), stats: None };
+                return Outcome::ended(ReplyEnd::Error(e.to_string()));
             }
         }
     }
     take(parser.finish(), &mut unsaved);
     unsaved.thought(store, reply, send);
     unsaved.save(store, reply);
-    Outcome { end: ReplyEnd::Error("the engine stopped; restart Confab".into()), stats: None }
+    Outcome::ended(ReplyEnd::Error("the engine stopped; restart Confab".into()))
 }
 
 #[cfg(test)]
@@ -211,7 +224,7 @@ mod tests {
         let events =
             ["<think>", "\nLet me ", "see.\n</th", "ink>\n\nIt is", " 4."].map(|t| Event::Text(t.into())).into_iter().chain([done]);
         let sent = Mutex::new(Vec::new());
-        let outcome = read(&store, "tiny", format, events, reply, &|event| sent.lock().unwrap().push(event));
+        let outcome = read(&store, "tiny", format, events, vec![], reply, &|event| sent.lock().unwrap().push(event));
 
         let kinds: Vec<String> = sent
             .lock()
@@ -237,7 +250,7 @@ mod tests {
         let format = ReplyFormat::detect(Some(THINKING_TEMPLATE));
         let stopped = Event::Done { reason: StopReason::Cancelled, usage: Usage::default(), timings: Timings::default() };
         let events = [Event::Text("<think>\nHmm, ".into()), Event::Text("maybe".into()), stopped];
-        let outcome = read(&store, "tiny", format, events, reply, &|_| {});
+        let outcome = read(&store, "tiny", format, events, vec![], reply, &|_| {});
         let saved = finish(&store, reply, outcome);
         assert_eq!(saved.status, MessageStatus::Stopped);
         assert_eq!((saved.reasoning.as_deref(), saved.content.as_str()), (Some("Hmm, maybe"), ""));
@@ -257,7 +270,7 @@ mod tests {
         let (_dir, store, reply) = started_reply();
         let format = ReplyFormat::detect(Some("{{ messages }}"));
         let events = [Event::Text("a <think> b".into()), Event::Error(confab_engine::EngineError::EngineStopped)];
-        let outcome = read(&store, "tiny", format, events, reply, &|_| {});
+        let outcome = read(&store, "tiny", format, events, vec![], reply, &|_| {});
         let saved = finish(&store, reply, outcome);
         assert_eq!((saved.status, saved.reasoning, saved.content.as_str()), (MessageStatus::Error, None, "a <think> b"));
     }
@@ -289,9 +302,9 @@ mod tests {
         earlier.reasoning_content = Some("2 and 2".into());
         let prompt = Prompt::Chat(vec![ChatMessage::user("2+2?"), earlier, ChatMessage::user("Why?")]);
 
-        let thinking = local_reply_of(&engine, &model, request(&model, prompt.clone(), &settings, true));
+        let thinking = local_reply_of(&engine, &model, request(&model, prompt.clone(), &settings, true, vec![]));
         assert!(thinking.reasoning.is_some_and(|r| !r.is_empty()), "the generation prompt opened <think>: the reply reasons");
-        let off = request(&model, prompt, &settings, false);
+        let off = request(&model, prompt, &settings, false, vec![]);
         assert_eq!(off.chat.switches.get("enable_thinking"), Some(&serde_json::Value::Bool(false)));
         let answered = local_reply_of(&engine, &model, off);
         assert_eq!(answered.reasoning, None, "thinking off: the template closed the block");
@@ -300,7 +313,7 @@ mod tests {
 
     fn local_reply_of(engine: &Engine, model: &Current, request: Request) -> confab_store::Message {
         let (_dir, store, reply) = started_reply();
-        let outcome = generate(&store, model, engine.generate(request), reply, &|_| {});
+        let outcome = generate(&store, model, engine.generate(request), vec![], reply, &|_| {});
         assert_eq!(outcome.end, ReplyEnd::Complete);
         finish(&store, reply, outcome)
     }
@@ -311,7 +324,7 @@ mod tests {
         let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny/llama");
         let model = Current::load_for_test(&engine, &fixture);
         assert!(!model.info.thinking_switch);
-        let request = request(&model, Prompt::Chat(vec![ChatMessage::user("hi")]), &Settings::default(), false);
+        let request = request(&model, Prompt::Chat(vec![ChatMessage::user("hi")]), &Settings::default(), false, vec![]);
         assert!(request.chat.switches.is_empty() && !request.reply_markup);
     }
 }

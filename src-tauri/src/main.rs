@@ -25,6 +25,8 @@ mod settings;
 mod state;
 mod sync;
 mod title;
+mod tool_rounds;
+mod tool_servers;
 mod views;
 mod web_view_priority;
 
@@ -74,6 +76,8 @@ fn main() -> ExitCode {
                 let settings = serving.settings();
                 serving.apply_server_settings(&settings).await;
             });
+            // MCP servers switched on in Settings › Tools.
+            commands::tools::start_at_launch(app.handle().clone(), state.clone());
             // The window opens now; the model loads behind it and reports progress.
             let chosen = state.settings().model_path;
             model_slot::load_at_startup(app.handle().clone(), state.engine.clone(), state.model.clone(), state.paths.clone(), chosen);

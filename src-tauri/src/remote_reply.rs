@@ -6,15 +6,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use confab_engine::media::MediaKind;
-use confab_remote::{ChatEvent, ChatRequest, Part, RemoteError, Sampling};
+use confab_remote::{ChatEvent, ChatRequest, Part, RemoteError, RemoteToolCall, Sampling};
 use confab_store::{Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 
 use crate::providers::RemoteTarget;
 use crate::reply_event::{Outcome, RemotePlan, ReplyEvent, SAVE_EVERY};
 use crate::settings::Settings;
+use crate::tool_rounds::{self, stopped, ModelCall};
 
-/// How often a reply waiting on the provider looks at its Stop switch.
-const STOP_POLL: Duration = Duration::from_millis(25);
 
 /// The sampling settings as the API's fields (neutral values are left out by the client).
 pub fn sampling(settings: &Settings) -> Sampling {
@@ -31,8 +30,16 @@ pub fn sampling(settings: &Settings) -> Sampling {
     }
 }
 
+/// The request for one round: the branch's messages, the sampling settings, the tools.
+pub fn request(target: &RemoteTarget, messages: Vec<confab_remote::Message>, settings: &Settings, tools: Vec<serde_json::Value>) -> ChatRequest {
+    ChatRequest { model: target.model.id.clone(), messages, sampling: sampling(settings), tools, tool_choice: None }
+}
+
 /// The branch as OpenAI messages: the system prompt, then each turn (failed empty replies left
-/// out) with its media as parts when the model takes that kind.
+/// out) with its media as parts when the model takes that kind. A reply that called tools
+/// becomes its rounds: the assistant's text with its `tool_calls`, a `tool` message per
+/// result (text only, as the API takes it; images a tool returned follow in a user message
+/// when the model reads images), and so on.
 pub async fn chat_messages(
     store: &Store,
     target: &RemoteTarget,
@@ -43,7 +50,14 @@ pub async fn chat_messages(
     if !system_prompt.trim().is_empty() {
         messages.push(confab_remote::Message::text("system", system_prompt));
     }
-    for message in branch.iter().filter(|m| !(m.role == Role::Assistant && m.content.is_empty())) {
+    for message in branch {
+        if message.role == Role::Assistant && !message.tool_calls.is_empty() {
+            messages.extend(tool_messages(store, target, message).await?);
+            continue;
+        }
+        if message.role == Role::Assistant && message.content.is_empty() {
+            continue;
+        }
         let role = match message.role {
             Role::System => "system",
             Role::User => "user",
@@ -61,20 +75,57 @@ pub async fn chat_messages(
                 Some(MediaKind::Image) if target.model.vision => false,
                 _ => continue,
             };
-            let path = store.attachment_path(&attachment.hash).await.map_err(|e| e.to_string())?;
-            let bytes = tauri::async_runtime::spawn_blocking(move || std::fs::read(path))
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| format!("Could not read an attachment to send: {e}"))?;
+            let bytes = read_attachment(store, &attachment).await?;
             parts.push(if audio {
                 Part::Audio { format: audio_format(&attachment.mime), bytes }
             } else {
                 Part::Image { mime: attachment.mime.clone(), bytes }
             });
         }
-        messages.push(confab_remote::Message { role: role.into(), parts });
+        messages.push(confab_remote::Message { role: role.into(), parts, ..confab_remote::Message::default() });
     }
     Ok(messages)
+}
+
+/// A reply's tool rounds as OpenAI messages (see `chat_messages`).
+async fn tool_messages(store: &Store, target: &RemoteTarget, reply: &Message) -> Result<Vec<confab_remote::Message>, String> {
+    let mut messages = Vec::new();
+    for round in tool_rounds::rounds(reply, &reply.tool_calls) {
+        if round.calls.is_empty() && round.content.is_empty() {
+            continue;
+        }
+        let mut turn = confab_remote::Message::text("assistant", round.content);
+        turn.tool_calls = round
+            .calls
+            .iter()
+            .map(|call| RemoteToolCall { id: tool_rounds::call_id(call), name: call.tool.clone(), arguments: call.arguments.clone() })
+            .collect();
+        messages.push(turn);
+        let mut images = Vec::new();
+        for call in &round.calls {
+            let mut result = confab_remote::Message::text("tool", &tool_rounds::result_for_model(call));
+            result.tool_call_id = Some(tool_rounds::call_id(call));
+            messages.push(result);
+            for hash in call.result_images.iter().filter(|_| target.model.vision) {
+                let attachment = store.attachment(hash).await.map_err(|e| e.to_string())?;
+                images.push(Part::Image { mime: attachment.mime.clone(), bytes: read_attachment(store, &attachment).await? });
+            }
+        }
+        if !images.is_empty() {
+            let mut parts = vec![Part::Text("The images the tools returned:".into())];
+            parts.extend(images);
+            messages.push(confab_remote::Message { role: "user".into(), parts, ..confab_remote::Message::default() });
+        }
+    }
+    Ok(messages)
+}
+
+async fn read_attachment(store: &Store, attachment: &confab_store::Attachment) -> Result<Vec<u8>, String> {
+    let path = store.attachment_path(&attachment.hash).await.map_err(|e| e.to_string())?;
+    tauri::async_runtime::spawn_blocking(move || std::fs::read(path))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("Could not read an attachment to send: {e}"))
 }
 
 /// OpenAI's `input_audio.format`: the file type's usual extension.
@@ -87,13 +138,6 @@ fn audio_format(mime: &str) -> String {
         other => other,
     }
     .to_string()
-}
-
-/// Resolves when the Stop switch is on.
-async fn stopped(cancel: &AtomicBool) {
-    while !cancel.load(Ordering::Relaxed) {
-        tokio::time::sleep(STOP_POLL).await;
-    }
 }
 
 /// Streams the provider's reply into `reply`, passing each piece to `send`. Stop closes the
@@ -118,16 +162,17 @@ pub async fn generate(
     });
     tracing::info!(server = %target.client.server(), messages = request.messages.len(), "reply through a provider");
 
-    let failed = |error: RemoteError| Outcome { end: ReplyEnd::Error(error.to_string()), stats: None };
+    let failed = |error: RemoteError| Outcome::ended(ReplyEnd::Error(error.to_string()));
     let mut stream = tokio::select! {
         opened = target.client.chat(&request) => match opened {
             Ok(stream) => stream,
             Err(error) => return failed(error),
         },
-        () = stopped(cancel) => return Outcome { end: ReplyEnd::Stopped, stats: None },
+        () = stopped(cancel) => return Outcome::ended(ReplyEnd::Stopped),
     };
 
     let mut unsaved = String::new();
+    let mut calls = Vec::new();
     let mut last_save = Instant::now();
     let save = |text: &mut String| {
         let delta = std::mem::take(text);
@@ -143,7 +188,7 @@ pub async fn generate(
             () = stopped(cancel) => {
                 drop(stream); // closes the connection: the server stops generating
                 save(&mut unsaved).await;
-                return Outcome { end: ReplyEnd::Stopped, stats: None };
+                return Outcome::ended(ReplyEnd::Stopped);
             }
         };
         match event {
@@ -154,6 +199,16 @@ pub async fn generate(
                     save(&mut unsaved).await;
                     last_save = Instant::now();
                 }
+            }
+            Some(Ok(ChatEvent::ToolCalls(made))) => {
+                calls.extend(made.into_iter().map(|call| ModelCall {
+                    id: Some(call.id),
+                    name: call.name,
+                    arguments: match serde_json::from_str(&call.arguments) {
+                        Ok(serde_json::Value::Object(object)) => Ok(object),
+                        _ => Err(call.arguments),
+                    },
+                }));
             }
             Some(Ok(ChatEvent::Finished(finished))) => {
                 save(&mut unsaved).await;
@@ -167,7 +222,7 @@ pub async fn generate(
                     decode_tokens_per_second: finished.tokens_per_second(),
                     model: format!("{} via {}", target.model.id, target.provider),
                 };
-                return Outcome { end: ReplyEnd::Complete, stats: Some(stats) };
+                return Outcome { end: ReplyEnd::Complete, stats: Some(stats), calls };
             }
             Some(Err(error)) => {
                 save(&mut unsaved).await;
@@ -175,11 +230,11 @@ pub async fn generate(
                     RemoteError::Interrupted { .. } => ReplyEnd::Interrupted(error.to_string()),
                     _ => ReplyEnd::Error(error.to_string()),
                 };
-                return Outcome { end, stats: None };
+                return Outcome::ended(end);
             }
             None => {
                 save(&mut unsaved).await;
-                return Outcome { end: ReplyEnd::Error("the provider's stream ended unexpectedly".into()), stats: None };
+                return Outcome::ended(ReplyEnd::Error("the provider's stream ended unexpectedly".into()));
             }
         }
     }

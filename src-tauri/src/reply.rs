@@ -14,6 +14,7 @@ use tauri::AppHandle;
 use crate::failure::Failure;
 use crate::local_reply;
 use crate::model_slot::{Current, LoadedModel};
+use crate::tool_rounds::{self, RoundEnd, Toolbox};
 use crate::providers::RemoteTarget;
 use crate::remote_reply;
 use crate::settings::Settings;
@@ -120,21 +121,18 @@ pub async fn stream_reply(
     let store = &state.store;
     let branch = store.branch(conversation, user).await?;
     let chat = store.conversation(conversation).await?;
-    let settings = state.settings();
-    let system = system_prompt(&chat, &settings);
+    let writer = Writer { state: &state, target: &target, chat: &chat, settings: state.settings(), toolbox: Toolbox::for_reply(&state).await, live: &live, channel: &channel };
     // The reply's row, and the window's word that it started.
     let start = || async {
         let reply = store.start_reply(conversation, user).await?;
         let _ = channel.send(ReplyEvent::started(message_view(store, store.message(user).await?).await?, store.message(reply).await?));
         Ok::<_, Failure>(reply)
     };
-    let (reply, outcome) = match target {
+    let (reply, first) = match &target {
         Target::Local(model) => {
-            let messages = local_messages(store, system, &branch).await?;
-            let request = local_reply::request(&model, Prompt::Chat(messages), &settings, chat.thinking);
             // The engine starts on the prompt first; the reply's row is made while it computes
             // (a person waits for the first token from Enter on).
-            let events = start_local(&state, request, &live);
+            let events = writer.start_local(model, Prompt::Chat(writer.local_messages(&branch).await?));
             let reply = match start().await {
                 Ok(reply) => reply,
                 Err(e) => {
@@ -142,27 +140,14 @@ pub async fn stream_reply(
                     return Err(e);
                 }
             };
-            (reply, generate_local(&state, *model, events, reply, &channel).await)
+            (reply, writer.generate_local(model, events, reply).await)
         }
         Target::Remote(remote) => {
             let reply = start().await?;
-            let outcome = match remote_reply::chat_messages(store, &remote, system, &branch).await {
-                Ok(messages) => {
-                    let request = confab_remote::ChatRequest {
-                        model: remote.model.id.clone(),
-                        messages,
-                        sampling: remote_reply::sampling(&settings),
-                    };
-                    let send = |event| {
-                        let _ = channel.send(event);
-                    };
-                    remote_reply::generate(store, &remote, request, &live.cancel, reply, &send).await
-                }
-                Err(message) => Outcome { end: ReplyEnd::Error(message), stats: None },
-            };
-            (reply, outcome)
+            (reply, writer.remote_round(remote, &branch, reply).await)
         }
     };
+    let outcome = writer.tool_rounds(reply, 0, first).await?;
 
     finish(store, reply, outcome, &channel).await?;
     if branch.len() == 1 {
@@ -173,7 +158,8 @@ pub async fn stream_reply(
 
 /// Writes more of a stopped or interrupted reply with the loaded model, appended to the same
 /// message: the prompt is the chat, attachments and all, with that reply left open (no end of
-/// turn after it), and a long chat leaves out its oldest turns as a new reply does.
+/// turn after it), and a long chat leaves out its oldest turns as a new reply does. A reply
+/// stopped in a round of tool calls goes on with the next round.
 pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
     if state.providers.lock().await.selected.is_some() {
         return Err("Continue works with a model loaded here; pick one in the model menu, or regenerate the reply.".into());
@@ -185,56 +171,125 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
     let Some(user) = old.parent_id.filter(|_| old.role == Role::Assistant) else {
         return Err("Only a reply can be continued.".into());
     };
-    if old.content.trim().is_empty() {
+    if old.content.trim().is_empty() && old.tool_calls.is_empty() {
         return Err("This reply has no text to continue; regenerate it instead.".into());
     }
     let chat = store.conversation(conversation).await?;
     if chat.current_leaf != Some(reply) {
         return Err("Only the last reply of a chat can be continued.".into());
     }
-    let settings = state.settings();
+    let target = Target::Local(Box::new(model.clone()));
+    let (_running, live) = Running::start(&state, conversation)?;
+    let writer = Writer { state: &state, target: &target, chat: &chat, settings: state.settings(), toolbox: Toolbox::for_reply(&state).await, live: &live, channel: &channel };
     let branch = store.branch(conversation, reply).await?;
-    let prompt = Prompt::Continue(local_messages(store, system_prompt(&chat, &settings), &branch).await?);
+    let messages = writer.local_messages(&branch).await?;
+    // After a round's results the model starts its next turn; otherwise it continues its text.
+    let prompt = if messages.last().is_some_and(|m| m.role == "tool") { Prompt::Chat(messages) } else { Prompt::Continue(messages) };
     // Prepared once before the reply reopens, so that a chat that cannot be continued (a
     // template that rewrites the reply's text, an attachment gone) leaves it as it was.
     let (engine, id, check) = (state.engine.clone(), model.id, prompt.clone());
     tauri::async_runtime::spawn_blocking(move || engine.tokenize(id, check)).await??;
 
-    let (_running, live) = Running::start(&state, conversation)?;
     store.resume_reply(reply).await?;
     let _ = channel.send(ReplyEvent::started(message_view(store, store.message(user).await?).await?, store.message(reply).await?));
-    let request = local_reply::request(&model, prompt, &settings, chat.thinking);
-    let events = start_local(&state, request, &live);
-    let outcome = generate_local(&state, model, events, reply, &channel).await;
+    let events = writer.start_local(&model, prompt);
+    let first = writer.generate_local(&model, events, reply).await;
+    let next_round = old.tool_calls.iter().map(|c| c.round + 1).max().unwrap_or(0);
+    let outcome = writer.tool_rounds(reply, next_round, first).await?;
     finish(store, reply, outcome, &channel).await
 }
 
-/// Hands `request` to the loaded model's engine, which starts on it at once.
-fn start_local(state: &AppState, request: Request, live: &LiveReply) -> Generation {
-    state.engine.generate_cancellable(request, live.cancel.clone())
+/// What writing one reply needs, round after round.
+struct Writer<'a> {
+    state: &'a Arc<AppState>,
+    target: &'a Target,
+    chat: &'a Conversation,
+    settings: Settings,
+    toolbox: Toolbox,
+    live: &'a LiveReply,
+    channel: &'a Channel<ReplyEvent>,
 }
 
-/// Streams a started generation into `reply`, on a blocking thread.
-async fn generate_local(
-    state: &Arc<AppState>,
-    model: Current,
-    events: Generation,
-    reply: MessageId,
-    channel: &Channel<ReplyEvent>,
-) -> Outcome {
-    let worker_state = state.clone();
-    let worker_channel = channel.clone();
-    tauri::async_runtime::spawn_blocking(move || {
-        // The request is on its way (a pass over /proc, 2-3 ms): threads the web view started
-        // since the last reply go below the engine too.
-        web_view_priority::lower();
-        let send = |event| {
-            let _ = worker_channel.send(event);
-        };
-        local_reply::generate(&worker_state.store, &model, events, reply, &send)
-    })
-    .await
-    .unwrap_or_else(|e| Outcome { end: ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}")), stats: None })
+impl Writer<'_> {
+    /// The branch as the local model takes it (see `local_messages`).
+    async fn local_messages(&self, branch: &[Message]) -> confab_store::Result<Vec<ChatMessage>> {
+        let images = matches!(self.target, Target::Local(model) if model.view.vision);
+        local_messages(&self.state.store, system_prompt(self.chat, &self.settings), branch, images).await
+    }
+
+    /// Hands the prompt to the loaded model's engine, which starts on it at once.
+    fn start_local(&self, model: &Current, prompt: Prompt) -> Generation {
+        let request = local_reply::request(model, prompt, &self.settings, self.chat.thinking, self.toolbox.definitions());
+        self.state.engine.generate_cancellable(request, self.live.cancel.clone())
+    }
+
+    /// Streams a started generation into `reply`, on a blocking thread.
+    async fn generate_local(&self, model: &Current, events: Generation, reply: MessageId) -> Outcome {
+        let (state, channel, model, tools) = (self.state.clone(), self.channel.clone(), model.clone(), self.toolbox.definitions());
+        tauri::async_runtime::spawn_blocking(move || {
+            // The request is on its way (a pass over /proc, 2-3 ms): threads the web view started
+            // since the last reply go below the engine too.
+            web_view_priority::lower();
+            let send = |event| {
+                let _ = channel.send(event);
+            };
+            local_reply::generate(&state.store, &model, events, tools, reply, &send)
+        })
+        .await
+        .unwrap_or_else(|e| Outcome::ended(ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}"))))
+    }
+
+    /// One round written by a provider's model: the branch (the reply's earlier rounds
+    /// included) sent with the tools.
+    async fn remote_round(&self, remote: &RemoteTarget, branch: &[Message], reply: MessageId) -> Outcome {
+        let store = &self.state.store;
+        match remote_reply::chat_messages(store, remote, system_prompt(self.chat, &self.settings), branch).await {
+            Ok(messages) => {
+                let request = remote_reply::request(remote, messages, &self.settings, self.toolbox.definitions());
+                let send = |event| {
+                    let _ = self.channel.send(event);
+                };
+                remote_reply::generate(store, remote, request, &self.live.cancel, reply, &send).await
+            }
+            Err(message) => Outcome::ended(ReplyEnd::Error(message)),
+        }
+    }
+
+    /// While the model ends a round with tool calls: the calls are decided and run, and the
+    /// model writes the next round, up to the rounds Settings allow.
+    async fn tool_rounds(&self, reply: MessageId, first_round: u32, mut outcome: Outcome) -> Result<Outcome, Failure> {
+        let store = &self.state.store;
+        let mut round = first_round;
+        while outcome.end == ReplyEnd::Complete && !outcome.calls.is_empty() {
+            let calls = std::mem::take(&mut outcome.calls);
+            if round >= first_round + self.toolbox.rounds {
+                let limit = self.toolbox.rounds;
+                outcome.end = ReplyEnd::Error(format!(
+                    "The model called tools {limit} rounds in a row, the limit in Settings › Tools, so it was stopped before running {} more. Ask it to go on, or raise the limit.",
+                    calls.len()
+                ));
+                return Ok(outcome);
+            }
+            let send = |event| {
+                let _ = self.channel.send(event);
+            };
+            if tool_rounds::run_round(self.state, &self.toolbox, reply, round, calls, &self.live.cancel, &send).await? == RoundEnd::Stopped {
+                return Ok(Outcome { end: ReplyEnd::Stopped, ..outcome });
+            }
+            round += 1;
+            let branch = store.branch(self.chat.id, reply).await?;
+            let next = match self.target {
+                Target::Local(model) => {
+                    let events = self.start_local(model, Prompt::Chat(self.local_messages(&branch).await?));
+                    self.generate_local(model, events, reply).await
+                }
+                Target::Remote(remote) => self.remote_round(remote, &branch, reply).await,
+            };
+            let stats = tool_rounds::add_stats(outcome.stats.take(), next.stats.clone());
+            outcome = Outcome { stats, ..next };
+        }
+        Ok(outcome)
+    }
 }
 
 /// Saves how the reply ended and tells the window.
@@ -249,13 +304,36 @@ async fn finish(store: &Store, reply: MessageId, outcome: Outcome, channel: &Cha
     Ok(())
 }
 
-/// The branch as the local model takes it: the system prompt, then each message with its media.
-pub async fn local_messages(store: &Store, system_prompt: &str, branch: &[Message]) -> confab_store::Result<Vec<ChatMessage>> {
+/// The branch as the local model takes it: the system prompt, then each message with its
+/// media, a reply's tool rounds expanded (`chat_messages`); the images tools returned go with
+/// their results when `result_images` (a model that reads images).
+pub async fn local_messages(
+    store: &Store,
+    system_prompt: &str,
+    branch: &[Message],
+    result_images: bool,
+) -> confab_store::Result<Vec<ChatMessage>> {
     let mut turns = Vec::with_capacity(branch.len());
     for message in branch {
-        turns.push((message.clone(), media_of(store, message.id).await?));
+        let mut results = Vec::with_capacity(message.tool_calls.len());
+        for call in &message.tool_calls {
+            let mut images = Vec::new();
+            for hash in call.result_images.iter().filter(|_| result_images) {
+                images.push(media_item(store, &store.attachment(hash).await?).await?);
+            }
+            results.push(images);
+        }
+        turns.push(Turn { message: message.clone(), media: media_of(store, message.id).await?, result_media: results });
     }
     Ok(chat_messages(system_prompt, &turns))
+}
+
+/// A message of the branch with what the engine reads beside its text: its attachments, and
+/// the images of its tool calls' results (one list per call, in order).
+pub struct Turn {
+    pub message: Message,
+    pub media: Vec<MediaItem>,
+    pub result_media: Vec<Vec<MediaItem>>,
 }
 
 /// A message's attachments as the engine takes them: the stored file, known by its hash.
@@ -284,10 +362,20 @@ pub fn system_prompt<'a>(chat: &'a Conversation, settings: &'a Settings) -> &'a 
 }
 
 /// The branch as the chat template takes it, each message with its media and a reply with
-/// its reasoning (which templates show or drop). Failed empty replies are left out.
-pub fn chat_messages(system_prompt: &str, branch: &[(Message, Vec<MediaItem>)]) -> Vec<ChatMessage> {
+/// its reasoning (which templates show or drop). Failed empty replies are left out. A reply
+/// that called tools becomes its rounds: the assistant's text with its calls, one `tool`
+/// message per result, and so on to the text after the last round.
+pub fn chat_messages(system_prompt: &str, branch: &[Turn]) -> Vec<ChatMessage> {
     let system = (!system_prompt.trim().is_empty()).then(|| ChatMessage::new("system", system_prompt));
-    let turns = branch.iter().filter(|(m, _)| !(m.role == Role::Assistant && m.content.is_empty())).map(|(m, media)| {
+    let mut messages: Vec<ChatMessage> = system.into_iter().collect();
+    for Turn { message: m, media, result_media } in branch {
+        if m.role == Role::Assistant && !m.tool_calls.is_empty() {
+            messages.extend(tool_turns(m, result_media));
+            continue;
+        }
+        if m.role == Role::Assistant && m.content.is_empty() {
+            continue;
+        }
         let role = match m.role {
             Role::System => "system",
             Role::User => "user",
@@ -295,9 +383,43 @@ pub fn chat_messages(system_prompt: &str, branch: &[(Message, Vec<MediaItem>)]) 
         };
         let mut turn = ChatMessage::new(role, m.content.clone()).with_media(media.iter().cloned());
         turn.reasoning_content = m.reasoning.clone().filter(|_| m.role == Role::Assistant);
-        turn
-    });
-    system.into_iter().chain(turns).collect()
+        messages.push(turn);
+    }
+    messages
+}
+
+/// A reply's rounds as template turns (see `chat_messages`).
+fn tool_turns(reply: &Message, result_media: &[Vec<MediaItem>]) -> Vec<ChatMessage> {
+    let mut turns = Vec::new();
+    for round in tool_rounds::rounds(reply, &reply.tool_calls) {
+        if round.calls.is_empty() && round.content.is_empty() {
+            continue;
+        }
+        let mut turn = ChatMessage::new("assistant", round.content);
+        turn.reasoning_content = round.reasoning.map(str::to_string);
+        turn.tool_calls = round
+            .calls
+            .iter()
+            .map(|call| confab_engine::text::ToolCall {
+                id: tool_rounds::call_id(call),
+                name: call.tool.clone(),
+                arguments: match serde_json::from_str(&call.arguments) {
+                    Ok(serde_json::Value::Object(object)) => serde_json::Value::Object(object),
+                    _ => serde_json::json!({}),
+                },
+            })
+            .collect();
+        turns.push(turn);
+        for call in round.calls {
+            let mut result = ChatMessage::new("tool", tool_rounds::result_for_model(call));
+            result.tool_call_id = Some(tool_rounds::call_id(call));
+            result.name = Some(call.tool.clone());
+            let index = reply.tool_calls.iter().position(|c| c.position == call.position);
+            result.media = index.and_then(|i| result_media.get(i)).cloned().unwrap_or_default();
+            turns.push(result);
+        }
+    }
+    turns
 }
 
 /// A model gets only the kinds of media it reads; the message names what would work.
@@ -337,16 +459,21 @@ mod tests {
             stats: None,
             reasoning: None,
             reasoning_ms: None,
+            tool_calls: vec![],
         }
+    }
+
+    fn turn(message: Message, media: Vec<MediaItem>) -> Turn {
+        Turn { message, media, result_media: vec![] }
     }
 
     #[test]
     fn the_branch_becomes_chat_turns_after_the_system_prompt() {
         let photo = MediaItem::image("/store/ab/cdef").with_hash("abcdef");
         let branch = [
-            (message(1, Role::User, "hi"), vec![photo.clone()]),
-            (message(2, Role::Assistant, ""), vec![]),
-            (message(3, Role::User, "again"), vec![]),
+            turn(message(1, Role::User, "hi"), vec![photo.clone()]),
+            turn(message(2, Role::Assistant, ""), vec![]),
+            turn(message(3, Role::User, "again"), vec![]),
         ];
         let chat = chat_messages("Be brief.", &branch);
         let roles: Vec<_> = chat.iter().map(|m| m.role.as_str()).collect();
@@ -356,7 +483,7 @@ mod tests {
 
         let thought = Message { reasoning: Some("2 and 2 make 4".into()), reasoning_ms: Some(900), ..message(2, Role::Assistant, "4") };
         let asked = Message { reasoning: Some("not a reply's".into()), ..message(1, Role::User, "2+2?") };
-        let chat = chat_messages("", &[(asked, vec![]), (thought, vec![])]);
+        let chat = chat_messages("", &[turn(asked, vec![]), turn(thought, vec![])]);
         assert_eq!(chat[1].reasoning_content.as_deref(), Some("2 and 2 make 4"), "a reply's reasoning goes back to the template");
         assert_eq!(chat[0].reasoning_content, None);
     }
@@ -374,7 +501,7 @@ mod tests {
             current_leaf: None,
             thinking: true,
         };
-        let branch = [(message(1, Role::User, "hi"), vec![])];
+        let branch = [turn(message(1, Role::User, "hi"), vec![])];
         assert_eq!(chat_messages(system_prompt(&chat, &settings), &branch)[0].content, "Be brief.");
         chat.system_prompt = Some("Answer in French.".into());
         let turns = chat_messages(system_prompt(&chat, &settings), &branch);

@@ -4,14 +4,17 @@
 use std::time::Duration;
 
 use confab_engine::runtime::Plan;
-use confab_store::{Message, ReplyEnd, ReplyStats};
+use confab_store::{Message, ReplyEnd, ReplyStats, ToolCall};
 
+use crate::tool_rounds::ModelCall;
 use crate::views::MessageView;
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 /// Events of one reply, in order: `started`, `plan`, then a thinking model's `reasoning`* and
-/// `thought`, `token`*, then `done` or `error`.
+/// `thought`, `token`*, then `done` or `error`. A reply that calls tools has rounds: after a
+/// round's text, a `tool` event each time one of its calls is saved or changes (awaiting the
+/// user's decision, running, done), then the next round's `plan`, `reasoning`, `token`s.
 pub enum ReplyEvent {
     /// The user's message (new, or the edited copy) and the empty reply now streaming.
     /// Boxed: the largest event, sent once per reply.
@@ -38,6 +41,11 @@ pub enum ReplyEvent {
     Token {
         text: String,
     },
+    /// A tool call of the reply, as saved now (the window replaces the one at its position).
+    /// Boxed: its arguments and result may be long.
+    Tool {
+        call: Box<ToolCall>,
+    },
     /// The reply as stored: complete or stopped, with its stats.
     Done {
         reply: Message,
@@ -58,10 +66,18 @@ impl ReplyEvent {
 /// Streamed text reaches the database at least this often (and at the end).
 pub const SAVE_EVERY: Duration = Duration::from_millis(250);
 
-/// How a reply ended, and its stats when it got that far.
+/// How a reply (or one round of it) ended, its stats when it got that far, and the tools the
+/// model called at its end.
 pub struct Outcome {
     pub end: ReplyEnd,
     pub stats: Option<ReplyStats>,
+    pub calls: Vec<ModelCall>,
+}
+
+impl Outcome {
+    pub fn ended(end: ReplyEnd) -> Outcome {
+        Outcome { end, stats: None, calls: Vec::new() }
+    }
 }
 
 /// Where a provider's model is writing the reply, for "Details".

@@ -39,7 +39,18 @@ pub struct Settings {
     /// Clients must send `Authorization: Bearer <key>`; empty: no key asked. Travels to the
     /// settings pane with the rest, but is saved in the secret store, never in SQLite.
     pub server_key: String,
+    /// Rounds of tool calls one reply may make before it is stopped with a note.
+    pub tool_rounds: u32,
+    /// How long a tool call may run before it is given up.
+    pub tool_timeout_s: u32,
 }
+
+/// A reply that calls tools this many rounds in a row is stopped: a looping model ends.
+pub const DEFAULT_TOOL_ROUNDS: u32 = 8;
+pub const MAX_TOOL_ROUNDS: u32 = 100;
+/// Long enough for a search or a build step; a hung tool is given up after it.
+pub const DEFAULT_TOOL_TIMEOUT_S: u32 = 60;
+pub const MAX_TOOL_TIMEOUT_S: u32 = 3600;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
@@ -108,6 +119,8 @@ impl Default for Settings {
             server_enabled: false,
             server_port: confab_server::DEFAULT_PORT,
             server_key: String::new(),
+            tool_rounds: DEFAULT_TOOL_ROUNDS,
+            tool_timeout_s: DEFAULT_TOOL_TIMEOUT_S,
         }
     }
 }
@@ -167,6 +180,12 @@ impl Settings {
         }
         if self.server_key.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err("The server's key cannot contain spaces; use letters, digits and punctuation.".into());
+        }
+        if !(1..=MAX_TOOL_ROUNDS).contains(&self.tool_rounds) {
+            return Err(format!("Tool rounds per reply must be between 1 and {MAX_TOOL_ROUNDS}."));
+        }
+        if !(1..=MAX_TOOL_TIMEOUT_S).contains(&self.tool_timeout_s) {
+            return Err(format!("The tool timeout must be between 1 and {MAX_TOOL_TIMEOUT_S} seconds."));
         }
         if let Some(folder) = self.model_folders.iter().find(|f| !f.is_absolute()) {
             return Err(format!("Model folder \"{}\" must be a full path, such as /Users/me/models.", folder.display()));
@@ -230,6 +249,10 @@ mod tests {
         assert!(low.validate().unwrap_err().contains("port"));
         let spaced = Settings { server_key: "a b".into(), ..Settings::default() };
         assert!(spaced.validate().unwrap_err().contains("key"));
+        let rounds = Settings { tool_rounds: 0, ..Settings::default() };
+        assert!(rounds.validate().unwrap_err().contains("Tool rounds"));
+        let timeout = Settings { tool_timeout_s: 0, ..Settings::default() };
+        assert!(timeout.validate().unwrap_err().contains("timeout"));
         let relative = Settings { model_folders: vec!["models".into()], ..Settings::default() };
         assert!(relative.validate().unwrap_err().contains("full path"));
     }

@@ -9,14 +9,16 @@ use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::runtime::{Engine, EngineOptions};
 use confab_engine::AppPaths;
 use confab_remote::secrets::SecretStore;
-use confab_store::{ConversationId, Store};
+use confab_store::{ConversationId, MessageId, Store};
 
 use crate::context_meter::ContextMeter;
 use crate::local_server::LocalServer;
 use crate::model_slot::ModelSlot;
 use crate::providers::Providers;
+use crate::tool_rounds::ToolDecision;
 use crate::settings::Settings;
 use crate::sync::lock;
+use crate::tool_servers::ToolServers;
 
 pub struct AppState {
     pub paths: AppPaths,
@@ -31,6 +33,12 @@ pub struct AppState {
     pub secrets: SecretStore,
     /// Remote providers and the remote model picked, if any.
     pub providers: tokio::sync::Mutex<Providers>,
+    /// MCP servers from Settings › Tools (their secret values in `secrets`).
+    pub tool_servers: tokio::sync::Mutex<ToolServers>,
+    /// The running MCP servers.
+    pub mcp: confab_mcp::McpHost,
+    /// Tool calls waiting for the user's decision, by reply and position.
+    pub tool_decisions: Mutex<HashMap<(MessageId, u32), tokio::sync::oneshot::Sender<ToolDecision>>>,
     /// Each conversation's reply in progress (one at a time per chat).
     pub replies: Mutex<HashMap<ConversationId, LiveReply>>,
     /// Files the user dropped on the window: the only paths `attach_paths` will read.
@@ -62,6 +70,7 @@ impl AppState {
         let secrets = SecretStore::open(&paths.data_dir);
         let settings = Settings::load(&store, &secrets).await;
         let providers = Providers::load(&store).await;
+        let tool_servers = ToolServers::load(&store).await;
         let engine = Arc::new(
             Engine::start(EngineOptions {
                 prefix: PrefixOptions {
@@ -84,6 +93,9 @@ impl AppState {
             settings: Mutex::new(settings),
             secrets,
             providers: tokio::sync::Mutex::new(providers),
+            tool_servers: tokio::sync::Mutex::new(tool_servers),
+            mcp: confab_mcp::McpHost::new(),
+            tool_decisions: Mutex::new(HashMap::new()),
             replies: Mutex::new(HashMap::new()),
             dropped: Mutex::new(HashSet::new()),
             context_meter: ContextMeter::default(),

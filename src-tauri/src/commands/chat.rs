@@ -131,7 +131,8 @@ pub async fn measure_context(
         }
         None => (settings.system_prompt.clone(), vec![]),
     };
-    let history = local_messages(store, &system, &branch).await?;
+    let images = state.model.current().is_some_and(|model| model.view.vision);
+    let history = local_messages(store, &system, &branch, images).await?;
     let mut media = Vec::with_capacity(attachments.len());
     for hash in &attachments {
         let attachment = store.attachment(&AttachmentHash::parse(hash)?).await?;

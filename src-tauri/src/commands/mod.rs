@@ -13,6 +13,7 @@ pub mod models;
 pub mod providers;
 pub mod runtime;
 pub mod settings;
+pub mod tools;
 
 use std::sync::Arc;
 
