@@ -257,6 +257,58 @@ mod tests {
         assert!(saved.reasoning_ms.is_some());
     }
 
+    /// An echo tool as OpenAI's API (and the templates) take it.
+    fn echo_tool() -> serde_json::Value {
+        serde_json::json!({"type": "function", "function": {"name": "echo", "description": "Says it back.",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}})
+    }
+
+    #[test]
+    fn a_call_the_model_writes_is_taken_out_of_the_answer() {
+        let (_dir, store, reply) = started_reply();
+        let format = ReplyFormat::detect(Some("{% if tools %}<tool_call>{% endif %}"));
+        let done = Event::Done { reason: StopReason::Eos, usage: Usage { generated: 12, ..Usage::default() }, timings: Timings::default() };
+        let events = ["Let me check.", "<tool_call>\n{\"name\": \"echo\", ", "\"arguments\": {\"text\": \"hi\"}}\n</tool_call>"]
+            .map(|t| Event::Text(t.into()))
+            .into_iter()
+            .chain([done]);
+        let outcome = read(&store, "tiny", format, events, vec![echo_tool()], reply, &|_| {});
+        let arguments = serde_json::json!({"text": "hi"}).as_object().cloned().unwrap();
+        assert_eq!(outcome.calls, [ModelCall { id: None, name: "echo".into(), arguments: Ok(arguments) }]);
+        let saved = finish(&store, reply, outcome);
+        assert_eq!(saved.content, "Let me check.", "the call's markup is not the answer's text");
+
+        // Without tools offered, the same text is the answer.
+        let (_dir, store, reply) = started_reply();
+        let events = ["<tool_call>\n{\"name\": \"echo\", \"arguments\": {}}\n</tool_call>"].map(|t| Event::Text(t.into()));
+        let outcome = read(&store, "tiny", format, events, vec![], reply, &|_| {});
+        assert!(outcome.calls.is_empty());
+    }
+
+    #[test]
+    fn the_next_round_reuses_the_cached_prompt_of_the_first() {
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny/qwen3");
+        let model = Current::load_for_test(&engine, &fixture);
+        let settings = Settings { max_tokens: 4, temperature: 0.0, ..Settings::default() };
+        let usage_of = |request: Request| {
+            engine.generate(request).into_iter().find_map(|event| match event {
+                Event::Done { usage, .. } => Some(usage),
+                _ => None,
+            })
+        };
+        let question = ChatMessage::user("Say hi through the echo tool.");
+        let first = usage_of(request(&model, Prompt::Chat(vec![question.clone()]), &settings, true, vec![echo_tool()])).unwrap();
+        let mut call = ChatMessage::new("assistant", "");
+        call.tool_calls =
+            vec![confab_engine::text::ToolCall { id: "call_1".into(), name: "echo".into(), arguments: serde_json::json!({"text": "hi"}) }];
+        let mut result = ChatMessage::new("tool", "hi");
+        result.tool_call_id = Some("call_1".into());
+        let second = usage_of(request(&model, Prompt::Chat(vec![question, call, result]), &settings, true, vec![echo_tool()])).unwrap();
+        assert!(second.prompt > first.prompt);
+        assert!(second.cached >= first.prompt - 4, "round 2 reuses round 1's prompt: {second:?} after {first:?}");
+    }
+
     #[test]
     fn a_title_is_the_answer_without_the_reasoning() {
         let format = ReplyFormat::detect(Some(THINKING_TEMPLATE));

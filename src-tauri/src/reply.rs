@@ -489,6 +489,30 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_with_tool_calls_becomes_its_rounds_with_their_results() {
+        use crate::tool_rounds::sample_call;
+        use confab_store::ToolCallStatus;
+        let reply = Message {
+            tool_calls: vec![sample_call(0, 0, 12, ToolCallStatus::Done), sample_call(0, 1, 12, ToolCallStatus::Failed)],
+            ..message(2, Role::Assistant, "Let me look.Found it.")
+        };
+        let chat = chat_messages("", &[turn(message(1, Role::User, "Read it."), vec![]), turn(reply, vec![])]);
+        let shape: Vec<(&str, &str, usize)> = chat.iter().map(|m| (m.role.as_str(), m.content.as_str(), m.tool_calls.len())).collect();
+        assert_eq!(
+            shape,
+            [
+                ("user", "Read it.", 0),
+                ("assistant", "Let me look.", 2),
+                ("tool", "hello", 0),
+                ("tool", "Error: the call failed", 0),
+                ("assistant", "Found it.", 0)
+            ]
+        );
+        assert_eq!(chat[2].tool_call_id.as_deref(), Some(chat[1].tool_calls[0].id.as_str()), "a result answers its call");
+        assert_eq!(chat[1].tool_calls[0].arguments, serde_json::json!({}));
+    }
+
+    #[test]
     fn a_chat_s_own_system_prompt_reaches_the_prompt_in_place_of_the_global_one() {
         let settings = Settings { system_prompt: "Be brief.".into(), ..Settings::default() };
         let mut chat = Conversation {

@@ -296,12 +296,9 @@ pub fn call_id(call: &ToolCall) -> String {
     call.call_id.clone().unwrap_or_else(|| format!("call_{}_{}", call.message_id.0, call.position))
 }
 
+/// A saved call of `read` on `files` (tests of the code that reads rounds back).
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use confab_store::{ConversationId, MessageStatus, Role};
-
-    fn call(round: u32, position: u32, content_offset: u32, status: ToolCallStatus) -> ToolCall {
+pub fn sample_call(round: u32, position: u32, content_offset: u32, status: ToolCallStatus) -> ToolCall {
         ToolCall {
             message_id: MessageId(7),
             position,
@@ -321,6 +318,15 @@ mod tests {
             started_at: None,
             ended_at: None,
         }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use confab_store::{ConversationId, MessageStatus, Role};
+
+    fn call(round: u32, position: u32, content_offset: u32, status: ToolCallStatus) -> ToolCall {
+        sample_call(round, position, content_offset, status)
     }
 
     #[test]
