@@ -89,6 +89,7 @@ function provisionalViews(previous: MessageView[], ids: [MessageId, MessageId], 
     stats: null,
     reasoning: null,
     reasoning_ms: null,
+    tool_calls: [],
   };
   const user: Message = { ...base, id: ids[0], parent_id: last?.id ?? null, role: 'user', content: text, status: 'complete' };
   const reply: Message = { ...base, id: ids[1], parent_id: ids[0], role: 'assistant', content: '', status: 'streaming' };

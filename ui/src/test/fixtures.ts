@@ -38,6 +38,7 @@ export function message(id: number, role: Message['role'], content: string, extr
     stats: null,
     reasoning: null,
     reasoning_ms: null,
+    tool_calls: [],
     ...extra,
   };
 }
@@ -162,6 +163,8 @@ export const settings: Settings = {
   server_enabled: false,
   server_port: 8080,
   server_key: '',
+  tool_rounds: 8,
+  tool_timeout_s: 60,
 };
 
 /** What settings_choices answers: the backend's defaults and its presets. */
