@@ -9,6 +9,7 @@ import type {
   ModelSummary,
   Settings,
   SettingsChoices,
+  ToolCall,
 } from '../ipc';
 import { commands } from './tauriMock';
 
@@ -39,6 +40,30 @@ export function message(id: number, role: Message['role'], content: string, extr
     reasoning: null,
     reasoning_ms: null,
     tool_calls: [],
+    ...extra,
+  };
+}
+
+/** A tool call of reply `message_id`, waiting for the user's answer unless `extra` says else. */
+export function toolCall(message_id: number, position: number, extra: Partial<ToolCall> = {}): ToolCall {
+  return {
+    message_id,
+    position,
+    round: 0,
+    call_id: `call_${position}`,
+    server: 'files',
+    tool: 'read_file',
+    arguments: '{"path":"/tmp/notes.txt"}',
+    content_offset: 0,
+    reasoning_offset: 0,
+    decision: 'pending',
+    status: 'awaiting',
+    result: null,
+    result_images: [],
+    error: null,
+    is_error: false,
+    started_at: null,
+    ended_at: null,
     ...extra,
   };
 }
