@@ -33,7 +33,9 @@ describe('a tool call card', () => {
     const args = JSON.stringify({ html: hostile });
     const { container } = render(
       <>
-        <ToolCallCard call={toolCall(5, 0, { tool: '<b>tool</b>', server: '<i>srv</i>', arguments: args, status: 'done', result: hostile })} />
+        <ToolCallCard
+          call={toolCall(5, 0, { tool: '<b>tool</b>', server: '<i>srv</i>', arguments: args, status: 'done', result: hostile })}
+        />
         <ToolCallCard call={toolCall(5, 1, { arguments: `not json ${hostile}`, status: 'failed', error: hostile })} />
       </>,
     );
@@ -127,10 +129,17 @@ describe('tool calls in a streaming reply', () => {
     const bubble = () => screen.getAllByTestId('message').find((m) => m.dataset.id === '2')!;
     const card = await within(bubble()).findByTestId('tool-card');
     expect(card.dataset.status).toBe('awaiting');
-    await push(stream, { kind: 'tool', call: toolCall(2, 0, { content_offset: offset, status: 'done', decision: 'allowed_once', result: 'hi' }) });
+    await push(stream, {
+      kind: 'tool',
+      call: toolCall(2, 0, { content_offset: offset, status: 'done', decision: 'allowed_once', result: 'hi' }),
+    });
     await push(stream, { kind: 'token', text: ' Voilà.' });
     await waitFor(() => expect(bubble().textContent).toContain('Voilà.'));
-    expect(within(bubble()).getAllByTestId('tool-card').map((c) => c.dataset.status)).toEqual(['done']);
+    expect(
+      within(bubble())
+        .getAllByTestId('tool-card')
+        .map((c) => c.dataset.status),
+    ).toEqual(['done']);
     // Text, card, text: in that order in the reply.
     const content = within(bubble()).getByTestId('message-content');
     const [before, after] = [...content.querySelectorAll('.markdown')];

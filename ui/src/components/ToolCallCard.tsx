@@ -73,7 +73,9 @@ export function ToolCallCard({ call }: { call: ToolCall }) {
       )}
       {hasResult && (
         <details className="tool-card-result" data-testid="tool-card-result">
-          <summary>{outcome.failure !== null ? 'Why it failed' : outcome.toolError ? 'Result (the tool reported an error)' : 'Result'}</summary>
+          <summary>
+            {outcome.failure !== null ? 'Why it failed' : outcome.toolError ? 'Result (the tool reported an error)' : 'Result'}
+          </summary>
           {outcome.failure !== null && <pre className="tool-card-failure">{outcome.failure}</pre>}
           {outcome.text !== null && outcome.text !== '' && <pre>{outcome.text}</pre>}
           {outcome.images.length > 0 && (

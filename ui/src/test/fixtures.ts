@@ -243,6 +243,7 @@ export function installBackend() {
   commands.set('settings_choices', () => settingsChoices);
   commands.set('server_status', () => ({ address: null, active_requests: 0, error: null }));
   commands.set('list_providers', () => ({ providers: [], selected: null, key_store: 'the test keyring' }));
+  commands.set('list_tool_servers', () => ({ servers: [], secret_store: 'the test keyring' }));
   commands.set('list_downloads', () => []);
   commands.set('runtime_info', () => {
     throw 'no runtime in tests';
