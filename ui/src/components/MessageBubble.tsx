@@ -90,7 +90,7 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
         </div>
       ) : (
         <div className="bubble">
-          {!isUser && message.reasoning && (
+          {!isUser && message.reasoning && message.tool_calls.length === 0 && (
             <Reasoning text={message.reasoning} ms={message.reasoning_ms} thinking={streaming && !message.content} />
           )}
           <div className="message-content" data-testid="message-content">
@@ -159,17 +159,26 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
   );
 });
 
-/** A reply's text as markdown; one that called tools is drawn round by round: its text, then
- *  the cards of the calls it made there, then the next round's text. */
+/** A reply's text as markdown; one that called tools is drawn round by round: its reasoning and
+ *  text, then the cards of the calls it made there, then the next round's. (A reply without
+ *  calls has its reasoning drawn above, by the bubble.) */
 function ReplyContent({ message, streaming }: { message: Message; streaming: boolean }) {
-  const segments = replySegments(message.content, message.tool_calls);
-  return segments.map((segment, index) => (
-    // Rounds only grow at the end: their index is a stable key.
-    <Fragment key={index}>
-      {segment.text && <Markdown text={segment.text} streaming={streaming && index === segments.length - 1} />}
-      {segment.calls.map((call) => (
-        <ToolCallCard key={call.position} call={call} />
-      ))}
-    </Fragment>
-  ));
+  const rounds = message.tool_calls.length > 0;
+  const segments = replySegments(message.content, rounds ? (message.reasoning ?? '') : '', message.tool_calls);
+  return segments.map((segment, index) => {
+    const current = streaming && index === segments.length - 1;
+    return (
+      // Rounds only grow at the end: their index is a stable key.
+      <Fragment key={index}>
+        {segment.reasoning && (
+          // How long it thought is known for the whole reply only: said once, on the first.
+          <Reasoning text={segment.reasoning} ms={index === 0 ? message.reasoning_ms : null} thinking={current && !segment.text} />
+        )}
+        {segment.text && <Markdown text={segment.text} streaming={current} />}
+        {segment.calls.map((call) => (
+          <ToolCallCard key={call.position} call={call} />
+        ))}
+      </Fragment>
+    );
+  });
 }

@@ -3,6 +3,7 @@ import { act, fireEvent, render, screen, waitFor, within } from '@testing-librar
 import { installBackend, message, toolCall, view } from '../test/fixtures';
 import { holdStream, push, renderApp } from '../test/renderApp';
 import { callsOf, commands, invoke } from '../test/tauriMock';
+import { MessageBubble } from './MessageBubble';
 import { ToolCallCard } from './ToolCallCard';
 
 /** Markup a model or a tool might send: none of it may become an element or run. */
@@ -122,19 +123,36 @@ describe('tool calls in a streaming reply', () => {
     const user = message(1, 'user', 'Read my notes', { conversation_id: 9 });
     const streaming = { conversation_id: 9, status: 'streaming', parent_id: 1 } as const;
     await push(stream, { kind: 'started', user: view(user), reply: message(2, 'assistant', '', streaming) });
+    // The first text is drawn at once, the rest waits for the next draw: the call's event
+    // draws it first, so that the card comes after all of the round's text.
+    await push(stream, { kind: 'token', text: 'Je lis ' });
+    await push(stream, { kind: 'token', text: '« notes » 📄.' });
     const first = 'Je lis « notes » 📄.';
-    await push(stream, { kind: 'token', text: first });
     const offset = new TextEncoder().encode(first).length;
     await push(stream, { kind: 'tool', call: toolCall(2, 0, { content_offset: offset }) });
     const bubble = () => screen.getAllByTestId('message').find((m) => m.dataset.id === '2')!;
-    const card = await within(bubble()).findByTestId('tool-card');
+    const card = within(bubble()).getByTestId('tool-card');
     expect(card.dataset.status).toBe('awaiting');
+    expect(within(bubble()).getByTestId('message-content').querySelector('.markdown')!.textContent).toBe(first);
     await push(stream, {
       kind: 'tool',
       call: toolCall(2, 0, { content_offset: offset, status: 'done', decision: 'allowed_once', result: 'hi' }),
     });
+    expect(
+      within(bubble())
+        .getAllByTestId('tool-card')
+        .map((c) => c.dataset.status),
+    ).toEqual(['done']);
     await push(stream, { kind: 'token', text: ' Voilà.' });
-    await waitFor(() => expect(bubble().textContent).toContain('Voilà.'));
+
+    // `done` carries the reply as stored, calls and all.
+    const done = message(2, 'assistant', `${first} Voilà.`, {
+      conversation_id: 9,
+      parent_id: 1,
+      tool_calls: [toolCall(2, 0, { content_offset: offset, status: 'done', decision: 'allowed_once', result: 'hi' })],
+    });
+    await push(stream, { kind: 'done', reply: done });
+    await act(async () => stream.end());
     expect(
       within(bubble())
         .getAllByTestId('tool-card')
@@ -148,15 +166,25 @@ describe('tool calls in a streaming reply', () => {
     expect(after!.textContent).toBe('Voilà.');
     expect(follows(before!, within(bubble()).getByTestId('tool-card'))).toBe(true);
     expect(follows(within(bubble()).getByTestId('tool-card'), after!)).toBe(true);
+  });
+});
 
-    // `done` carries the reply as stored, calls and all.
-    const done = message(2, 'assistant', `${first} Voilà.`, {
-      conversation_id: 9,
-      parent_id: 1,
-      tool_calls: [toolCall(2, 0, { content_offset: offset, status: 'done', decision: 'allowed_once', result: 'hi' })],
+describe('a finished reply with tool rounds', () => {
+  it("puts each round's reasoning before its text and its cards", () => {
+    const [think1, think2] = ['Je dois lire « notes ». ', 'Le fichier dit 🙂.'];
+    const bytes = (text: string) => new TextEncoder().encode(text).length;
+    const reply = message(2, 'assistant', 'Voilà.', {
+      reasoning: think1 + think2,
+      reasoning_ms: 1200,
+      tool_calls: [toolCall(2, 0, { content_offset: 0, reasoning_offset: bytes(think1), status: 'done', result: 'hi' })],
     });
-    await push(stream, { kind: 'done', reply: done });
-    await act(async () => stream.end());
-    expect(within(bubble()).getAllByTestId('tool-card')).toHaveLength(1);
+    const noop = () => {};
+    render(<MessageBubble view={view(reply)} plan={undefined} busy={false} onRegenerate={noop} onEdit={noop} onSelectSibling={noop} />);
+    const reasoning = screen.getAllByTestId('reasoning-text');
+    expect(reasoning.map((r) => r.textContent)).toEqual([think1.trim(), think2.trim()]);
+    const card = screen.getByTestId('tool-card');
+    const follows = (a: Node, b: Node) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+    expect(follows(reasoning[0]!, card) && follows(card, reasoning[1]!)).toBe(true);
+    expect(screen.getAllByTestId('reasoning-toggle').map((t) => t.textContent)).toEqual(['Thought for 1.2 s', 'Thoughts']);
   });
 });

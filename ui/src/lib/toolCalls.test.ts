@@ -25,14 +25,25 @@ describe('tool calls in a reply', () => {
       toolCall(2, 0, { round: 0, content_offset: bytes(first) }),
       toolCall(2, 1, { round: 0, content_offset: bytes(first) }),
     ];
-    const segments = replySegments(content, calls);
+    const segments = replySegments(content, '', calls);
     expect(segments.map((s) => s.text)).toEqual([first, second, last]);
+    expect(segments.map((s) => s.reasoning)).toEqual(['', '', '']);
     expect(segments.map((s) => s.calls.map((c) => c.position))).toEqual([[0, 1], [2], []]);
     // Without calls: the whole text once.
-    expect(replySegments(content, [])).toEqual([{ text: content, calls: [] }]);
+    expect(replySegments(content, 'hmm', [])).toEqual([{ reasoning: 'hmm', text: content, calls: [] }]);
     // A call made before any text, and text still streaming behind the offsets.
-    const early = replySegments('', [toolCall(2, 0, { content_offset: 12 })]);
+    const early = replySegments('', '', [toolCall(2, 0, { content_offset: 12 })]);
     expect(early.map((s) => s.text)).toEqual(['', '']);
+  });
+
+  it("splits a thinking model's reasoning at its calls too", () => {
+    const [think1, think2] = ['Il faut lire le fichier… ', 'それで十分。'];
+    const calls = [toolCall(2, 0, { content_offset: 0, reasoning_offset: bytes(think1) })];
+    const segments = replySegments('Fini.', think1 + think2, calls);
+    expect(segments.map((s) => [s.reasoning, s.text])).toEqual([
+      [think1, ''],
+      [think2, 'Fini.'],
+    ]);
   });
 
   it('replaces a call at its position, or adds it in order', () => {

@@ -20,30 +20,32 @@ export function byteOffsetToIndex(text: string, byteOffset: number): number {
 
 const utf8 = new TextEncoder();
 
-/** One round of a reply: the text the model wrote, then the calls it made after it. */
+/** One round of a reply: what the model thought and wrote, then the calls it made after it. */
 export interface ReplySegment {
+  reasoning: string;
   text: string;
   calls: ToolCall[];
 }
 
-/** A reply's text split at its calls: each round's text followed by that round's calls, then
- *  the text after the last calls (the last segment, whose `calls` is empty). A reply without
- *  calls is one segment. */
-export function replySegments(content: string, calls: readonly ToolCall[]): ReplySegment[] {
+/** A reply's reasoning and text split at its calls: each round's followed by that round's
+ *  calls, then what came after the last calls (the last segment, whose `calls` is empty). A
+ *  reply without calls is one segment. */
+export function replySegments(content: string, reasoning: string, calls: readonly ToolCall[]): ReplySegment[] {
   const sorted = [...calls].sort((a, b) => a.position - b.position);
   const segments: ReplySegment[] = [];
-  let start = 0;
+  let [textStart, reasoningStart] = [0, 0];
   for (const call of sorted) {
     const last = segments.at(-1);
     if (last && last.calls[0]?.round === call.round) {
       last.calls.push(call);
       continue;
     }
-    const end = Math.max(start, byteOffsetToIndex(content, call.content_offset));
-    segments.push({ text: content.slice(start, end), calls: [call] });
-    start = end;
+    const textEnd = Math.max(textStart, byteOffsetToIndex(content, call.content_offset));
+    const reasoningEnd = Math.max(reasoningStart, byteOffsetToIndex(reasoning, call.reasoning_offset));
+    segments.push({ reasoning: reasoning.slice(reasoningStart, reasoningEnd), text: content.slice(textStart, textEnd), calls: [call] });
+    [textStart, reasoningStart] = [textEnd, reasoningEnd];
   }
-  segments.push({ text: content.slice(start), calls: [] });
+  segments.push({ reasoning: reasoning.slice(reasoningStart), text: content.slice(textStart), calls: [] });
   return segments;
 }
 
