@@ -73,7 +73,7 @@ class PickerAndSettings(AppTestCase):
         # The groups are drawn once the saved settings have come back from the backend.
         headings = lambda: app.js("return Array.from(arguments[0].querySelectorAll('section[id] > h3')).map(h => h.textContent)", pane)
         app.wait_until(headings, 10, "the settings pane shows no groups")
-        self.assertEqual(headings(), ["Chat", "Model", "Appearance", "Storage", "Advanced"])
+        self.assertEqual(headings(), ["Chat", "Model", "Appearance", "Storage", "Tools", "Advanced"])
         app.click("preset-creative")
         self.assertEqual(app.setting("temperature").get_attribute("value"), "0.9")
         self.assertEqual(app.wait_for("preset-creative").get_attribute("aria-pressed"), "true")

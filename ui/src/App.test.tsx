@@ -485,7 +485,7 @@ describe('settings and theme', () => {
     fireEvent.click(screen.getByTestId('settings-button'));
     const pane = await screen.findByTestId('settings-pane');
     const headings = [...pane.querySelectorAll('section[id] > h3')].map((h) => h.textContent);
-    expect(headings).toEqual(['Chat', 'Model', 'Appearance', 'Storage', 'Advanced']);
+    expect(headings).toEqual(['Chat', 'Model', 'Appearance', 'Storage', 'Tools', 'Advanced']);
     const precise = await screen.findByTestId('preset-precise');
     expect(precise.getAttribute('aria-pressed')).toBe('false');
     fireEvent.click(precise);

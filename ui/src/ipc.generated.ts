@@ -329,6 +329,10 @@ export type Message = {
    */
   created_at: number,
   stats: ReplyStats | null,
+  /**
+   * An assistant reply's tool calls, in the order they were added (all its rounds).
+   */
+  tool_calls: Array<ToolCall>,
 };
 
 export type MessageId = number;
@@ -550,7 +554,9 @@ export type RemotePlan = {
 
 /**
  * Events of one reply, in order: `started`, `plan`, then a thinking model's `reasoning`* and
- * `thought`, `token`*, then `done` or `error`.
+ * `thought`, `token`*, then `done` or `error`. A reply that calls tools has rounds: after a
+ * round's text, a `tool` event each time one of its calls is saved or changes (awaiting the
+ * user's decision, running, done), then the next round's `plan`, `reasoning`, `token`s.
  */
 export type ReplyEvent = {
   "kind": "started",
@@ -571,6 +577,9 @@ export type ReplyEvent = {
 } | {
   "kind": "token",
   text: string,
+} | {
+  "kind": "tool",
+  call: ToolCall,
 } | {
   "kind": "done",
   reply: Message,
@@ -665,6 +674,21 @@ export type SamplingPreset = {
   repetition_penalty: number,
 };
 
+/**
+ * How a server is reached; environment variables and headers by name only.
+ */
+export type SavedTransport = {
+  "kind": "stdio",
+  command: string,
+  args: Array<string>,
+  env: Array<string>,
+  cwd: string | null,
+} | {
+  "kind": "http",
+  url: string,
+  headers: Array<string>,
+};
+
 export type SearchHit = {
   conversation_id: ConversationId,
   conversation_title: string,
@@ -679,6 +703,14 @@ export type SearchHit = {
    * as data rather than HTML so a message's own markup can never be interpreted.
    */
   snippet: Array<SnippetPart>,
+};
+
+/**
+ * An environment variable or header. `value`: `None` keeps the saved one.
+ */
+export type SecretInput = {
+  name: string,
+  value: string | null,
 };
 
 /**
@@ -732,6 +764,14 @@ export type Settings = {
    * settings pane with the rest, but is saved in the secret store, never in SQLite.
    */
   server_key: string,
+  /**
+   * Rounds of tool calls one reply may make before it is stopped with a note.
+   */
+  tool_rounds: number,
+  /**
+   * How long a tool call may run before it is given up.
+   */
+  tool_timeout_s: number,
 };
 
 /**
@@ -760,6 +800,133 @@ export type SnippetPart = {
 };
 
 export type Theme = "system" | "light" | "dark";
+
+/**
+ * One tool call of an assistant reply.
+ */
+export type ToolCall = {
+  message_id: MessageId,
+  /**
+   * 0, 1, ... in the order the calls were added to the reply.
+   */
+  position: number,
+  /**
+   * Calls with the same round were asked for in one assistant turn.
+   */
+  round: number,
+  call_id: string | null,
+  /**
+   * The MCP server offering the tool, if any.
+   */
+  server: string | null,
+  tool: string,
+  /**
+   * JSON text, as the model wrote it.
+   */
+  arguments: string,
+  /**
+   * Byte length of the reply's content when the call was added: the call comes after
+   * `content[..content_offset]`.
+   */
+  content_offset: number,
+  /**
+   * Byte length of the reply's reasoning (0 without any) when the call was added.
+   */
+  reasoning_offset: number,
+  decision: ToolDecision,
+  status: ToolCallStatus,
+  /**
+   * What the tool answered, once `Done`.
+   */
+  result: string | null,
+  /**
+   * Images the tool returned.
+   */
+  result_images: Array<AttachmentHash>,
+  /**
+   * Why it failed, for `Failed`.
+   */
+  error: string | null,
+  /**
+   * The tool itself reported the result as an error (MCP's `isError`).
+   */
+  is_error: boolean,
+  started_at: number | null,
+  ended_at: number | null,
+};
+
+/**
+ * Where a call is in its life.
+ */
+export type ToolCallStatus = "awaiting" | "running" | "done" | "failed" | "denied" | "cancelled" | "interrupted";
+
+/**
+ * What the user said about a call.
+ */
+export type ToolDecision = "pending" | "allowed_once" | "allowed_always" | "denied" | "auto";
+
+/**
+ * What the user decided on a call, from its card.
+ */
+export type ToolDecisionInput = "once" | "always" | "deny";
+
+/**
+ * A server as the settings pane sends it.
+ */
+export type ToolServerInput = {
+  id: number | null,
+  name: string,
+  transport: TransportInput,
+};
+
+export type ToolServerState = "off" | "starting" | "ready" | "failed";
+
+/**
+ * A server as the page sees it: no secret values, with what the host says of it.
+ */
+export type ToolServerView = {
+  id: number,
+  name: string,
+  enabled: boolean,
+  transport: SavedTransport,
+  state: ToolServerState,
+  /**
+   * Why it failed, for `failed`.
+   */
+  error: string | null,
+  /**
+   * The last lines it wrote to stderr (a stdio server), secret values masked.
+   */
+  stderr_tail: Array<string>,
+  tools: Array<ToolView>,
+};
+
+export type ToolServersView = {
+  servers: Array<ToolServerView>,
+  /**
+   * Where environment values and headers are kept, in words.
+   */
+  secret_store: string,
+};
+
+export type ToolView = {
+  name: string,
+  description: string | null,
+  enabled: boolean,
+  always_allowed: boolean,
+};
+
+export type TransportInput = {
+  "kind": "stdio",
+  command: string,
+  args: Array<string>,
+  env: Array<SecretInput>,
+  cwd: string | null,
+} | {
+  "kind": "http",
+  url: string,
+  headers: Array<SecretInput>,
+};
 
 /** Every command the app answers: its arguments (camelCase) and its result. */
 export interface Commands {
@@ -800,6 +967,15 @@ export interface Commands {
   refresh_provider_models: { args: { id: number }; result: ProvidersView };
   mark_remote_model_inputs: { args: { provider: number; model: string; vision: boolean; audio: boolean }; result: ProvidersView };
   select_remote_model: { args: { choice: RemoteChoice | null }; result: ProvidersView };
+  list_tool_servers: { args: Record<string, never>; result: ToolServersView };
+  save_tool_server: { args: { server: ToolServerInput }; result: ToolServersView };
+  remove_tool_server: { args: { id: number }; result: ToolServersView };
+  import_tool_servers: { args: { json: string }; result: ToolServersView };
+  set_tool_server_enabled: { args: { id: number; enabled: boolean }; result: ToolServersView };
+  restart_tool_server: { args: { id: number }; result: ToolServersView };
+  set_tool_enabled: { args: { id: number; tool: string; enabled: boolean }; result: ToolServersView };
+  set_tool_always_allowed: { args: { id: number; tool: string; always: boolean }; result: ToolServersView };
+  decide_tool_call: { args: { reply: MessageId; position: number; decision: ToolDecisionInput }; result: void };
   hub_settings: { args: Record<string, never>; result: HubSettings };
   save_hub_settings: { args: { endpoint: string; token: string | null }; result: HubSettings };
   search_hub: { args: { query: string }; result: HubModel[] };

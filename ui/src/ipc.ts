@@ -33,6 +33,9 @@ import type {
   ServerStatus,
   Settings,
   SettingsChoices,
+  ToolDecisionInput,
+  ToolServerInput,
+  ToolServersView,
 } from './ipc.generated';
 
 export type * from './ipc.generated';
@@ -278,6 +281,57 @@ export function markRemoteModelInputs(provider: number, model: string, vision: b
 /** Replies go to this provider's model from now on; null: back to the local model. */
 export function selectRemoteModel(choice: RemoteChoice | null): Promise<ProvidersView> {
   return call('select_remote_model', { choice });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools: MCP servers (Settings › Tools) and the user's decisions on a reply's tool calls.
+// Environment values and headers never come back to the page: only their names.
+
+export function listToolServers(): Promise<ToolServersView> {
+  return call('list_tool_servers');
+}
+
+/** Adds (`id` null) or edits a server; a server that is on restarts with the change. */
+export function saveToolServer(server: ToolServerInput): Promise<ToolServersView> {
+  return call('save_tool_server', { server });
+}
+
+export function removeToolServer(id: number): Promise<ToolServersView> {
+  return call('remove_tool_server', { id });
+}
+
+/** Adds the servers of a pasted `mcpServers` JSON, switched off. */
+export function importToolServers(json: string): Promise<ToolServersView> {
+  return call('import_tool_servers', { json });
+}
+
+/** On: the server starts and its tools are offered to chats. Off: it stops. */
+export function setToolServerEnabled(id: number, enabled: boolean): Promise<ToolServersView> {
+  return call('set_tool_server_enabled', { id, enabled });
+}
+
+export function restartToolServer(id: number): Promise<ToolServersView> {
+  return call('restart_tool_server', { id });
+}
+
+/** One tool of a server, offered to chats or not. */
+export function setToolEnabled(id: number, tool: string, enabled: boolean): Promise<ToolServersView> {
+  return call('set_tool_enabled', { id, tool, enabled });
+}
+
+/** Calls of this tool run without asking (`true`), or ask each time again (`false`). */
+export function setToolAlwaysAllowed(id: number, tool: string, always: boolean): Promise<ToolServersView> {
+  return call('set_tool_always_allowed', { id, tool, always });
+}
+
+/** The user's answer to a call waiting in reply `reply` (its card's buttons). */
+export function decideToolCall(reply: MessageId, position: number, decision: ToolDecisionInput): Promise<void> {
+  return call('decide_tool_call', { reply, position, decision });
+}
+
+/** The servers' view whenever one starts, becomes ready, fails or stops. */
+export function onToolServers(handler: (view: ToolServersView) => void): Promise<UnlistenFn> {
+  return listen<ToolServersView>('tool-servers', (event) => handler(event.payload));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ const paths = {
   folder: 'M3 6.5V18h18V8.5h-9L10 6H3.5z',
   up: 'M12 19V5M6 11l6-6 6 6',
   video: 'M3.5 6.5h11v11h-11zM14.5 10.5l6-3.5v10l-6-3.5',
+  wrench: 'M14.5 6.5a4 4 0 005 5L21 13a6 6 0 01-7.4 1.9L7 21.5a2.1 2.1 0 01-3-3l6.6-6.6A6 6 0 0112.5 4.5z',
 } as const;
 
 export type IconName = keyof typeof paths;

@@ -1,11 +1,13 @@
-import { memo, useState } from 'react';
-import type { AnyPlan, MessageId, MessageView } from '../ipc';
+import { Fragment, memo, useState } from 'react';
+import type { AnyPlan, Message, MessageId, MessageView } from '../ipc';
+import { replySegments } from '../lib/toolCalls';
 import { AttachmentPreview } from './AttachmentPreview';
 import { CopyButton } from './CopyButton';
 import { Markdown } from './Markdown';
 import { PlanLine, ReplyStats } from './ReplyStats';
 import { Reasoning } from './Reasoning';
 import { SiblingSwitcher } from './SiblingSwitcher';
+import { ToolCallCard } from './ToolCallCard';
 
 interface Props {
   view: MessageView;
@@ -88,18 +90,14 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
         </div>
       ) : (
         <div className="bubble">
-          {!isUser && message.reasoning && (
+          {!isUser && message.reasoning && message.tool_calls.length === 0 && (
             <Reasoning text={message.reasoning} ms={message.reasoning_ms} thinking={streaming && !message.content} />
           )}
           <div className="message-content" data-testid="message-content">
-            {isUser ? (
-              <p className="plain-text">{message.content}</p>
-            ) : message.content ? (
-              <Markdown text={message.content} streaming={streaming} />
-            ) : null}
+            {isUser ? <p className="plain-text">{message.content}</p> : <ReplyContent message={message} streaming={streaming} />}
           </div>
           {/* A status, not the reply's text: outside its content. */}
-          {!isUser && !message.content && !message.reasoning && streaming && (
+          {!isUser && !message.content && !message.reasoning && message.tool_calls.length === 0 && streaming && (
             <span className="typing muted" role="status">
               Writing…
             </span>
@@ -160,3 +158,27 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
     </article>
   );
 });
+
+/** A reply's text as markdown; one that called tools is drawn round by round: its reasoning and
+ *  text, then the cards of the calls it made there, then the next round's. (A reply without
+ *  calls has its reasoning drawn above, by the bubble.) */
+function ReplyContent({ message, streaming }: { message: Message; streaming: boolean }) {
+  const rounds = message.tool_calls.length > 0;
+  const segments = replySegments(message.content, rounds ? (message.reasoning ?? '') : '', message.tool_calls);
+  return segments.map((segment, index) => {
+    const current = streaming && index === segments.length - 1;
+    return (
+      // Rounds only grow at the end: their index is a stable key.
+      <Fragment key={index}>
+        {segment.reasoning && (
+          // How long it thought is known for the whole reply only: said once, on the first.
+          <Reasoning text={segment.reasoning} ms={index === 0 ? message.reasoning_ms : null} thinking={current && !segment.text} />
+        )}
+        {segment.text && <Markdown text={segment.text} streaming={current} />}
+        {segment.calls.map((call) => (
+          <ToolCallCard key={call.position} call={call} />
+        ))}
+      </Fragment>
+    );
+  });
+}

@@ -14,20 +14,44 @@ import { LocalServerFields, type ServerForm } from './LocalServerFields';
 import { RemoteProviders } from './RemoteProviders';
 import type { Providers } from '../state/useProviders';
 import { StatusPanel } from './StatusPanel';
+import { ToolServers } from './ToolServers';
 import { Field } from './Field';
 import { FolderPicker } from './FolderPicker';
 import { Icon } from './Icon';
 
-/** The numeric fields, edited as text so that a half-typed number isn't rewritten under the cursor. */
+/** The numeric fields, edited as text so that a half-typed number isn't rewritten under the
+ *  cursor, by the group they show in. `whole`: only whole numbers from 1 up. */
 const numberFields = [
-  { key: 'temperature', label: 'Temperature', step: '0.05', hint: 'Higher is more varied; 0 always picks the likeliest token.' },
-  { key: 'top_p', label: 'Top-p', step: '0.05', hint: 'Sample from the smallest set of tokens this likely together.' },
-  { key: 'top_k', label: 'Top-k', step: '1', hint: 'Sample from this many likeliest tokens (0: all).' },
-  { key: 'min_p', label: 'Min-p', step: '0.01', hint: "Drop tokens less likely than this fraction of the top one's." },
-  { key: 'repetition_penalty', label: 'Repetition penalty', step: '0.05', hint: '1 turns it off.' },
-  { key: 'max_tokens', label: 'Max tokens', step: '1', hint: 'The longest reply.' },
-  { key: 'kv_cache_memory_mb', label: 'Prompt cache in memory (MiB)', step: '64', hint: 'Reused prompts answer faster.' },
-  { key: 'kv_cache_disk_mb', label: 'Prompt cache on disk (MiB)', step: '256', hint: 'Kept across restarts.' },
+  {
+    group: 'Chat',
+    key: 'temperature',
+    label: 'Temperature',
+    step: '0.05',
+    hint: 'Higher is more varied; 0 always picks the likeliest token.',
+  },
+  { group: 'Chat', key: 'top_p', label: 'Top-p', step: '0.05', hint: 'Sample from the smallest set of tokens this likely together.' },
+  { group: 'Chat', key: 'top_k', label: 'Top-k', step: '1', hint: 'Sample from this many likeliest tokens (0: all).' },
+  { group: 'Chat', key: 'min_p', label: 'Min-p', step: '0.01', hint: "Drop tokens less likely than this fraction of the top one's." },
+  { group: 'Chat', key: 'repetition_penalty', label: 'Repetition penalty', step: '0.05', hint: '1 turns it off.' },
+  { group: 'Chat', key: 'max_tokens', label: 'Max tokens', step: '1', hint: 'The longest reply.' },
+  { group: 'Storage', key: 'kv_cache_memory_mb', label: 'Prompt cache in memory (MiB)', step: '64', hint: 'Reused prompts answer faster.' },
+  { group: 'Storage', key: 'kv_cache_disk_mb', label: 'Prompt cache on disk (MiB)', step: '256', hint: 'Kept across restarts.' },
+  {
+    group: 'Tools',
+    key: 'tool_rounds',
+    label: 'Tool rounds per reply',
+    step: '1',
+    hint: 'A reply that calls tools more rounds in a row than this is stopped.',
+    whole: true,
+  },
+  {
+    group: 'Tools',
+    key: 'tool_timeout_s',
+    label: 'Tool timeout (s)',
+    step: '1',
+    hint: 'A tool call running longer is given up.',
+    whole: true,
+  },
 ] as const;
 
 type NumberKey = (typeof numberFields)[number]['key'];
@@ -67,9 +91,11 @@ function fromForm(form: Form, base: Settings): Settings | string {
   const port = Number(form.server_port);
   if (!Number.isInteger(port) || port < 1024 || port > 65535) return 'The server port must be a whole number from 1024 to 65535.';
   next.server_port = port;
-  for (const { key, label } of numberFields) {
+  for (const field of numberFields) {
+    const { key, label } = field;
     const value = Number(form.numbers[key]);
     if (form.numbers[key].trim() === '' || !Number.isFinite(value)) return `${label} must be a number.`;
+    if ('whole' in field && (!Number.isInteger(value) || value < 1)) return `${label} must be a whole number from 1 up.`;
     next[key] = value;
   }
   if (form.seed.trim() === '') next.seed = null;
@@ -98,9 +124,13 @@ function presetMatches(preset: SamplingPreset, numbers: Record<NumberKey, string
 }
 
 /** The pane's groups, in order; the links at the top scroll to them. */
-const groups = ['Chat', 'Model', 'Appearance', 'Storage', 'Advanced'] as const;
+const groups = ['Chat', 'Model', 'Appearance', 'Storage', 'Tools', 'Advanced'] as const;
 
-function groupId(group: (typeof groups)[number]): string {
+type Group = (typeof groups)[number];
+
+const fieldsOf = (group: Group) => numberFields.filter((field) => field.group === group);
+
+function groupId(group: Group): string {
   return `settings-${group.toLowerCase()}`;
 }
 
@@ -246,7 +276,7 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                   </div>
                 )}
                 <div className="field-grid">
-                  {numberFields.slice(0, 6).map(({ key, label, step, hint }) => (
+                  {fieldsOf('Chat').map(({ key, label, step, hint }) => (
                     <Field key={key} label={label} hint={hint}>
                       <input
                         type="number"
@@ -345,7 +375,7 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
               <section id={groupId('Storage')} aria-labelledby={`${groupId('Storage')}-title`}>
                 <h3 id={`${groupId('Storage')}-title`}>Storage</h3>
                 <div className="field-grid">
-                  {numberFields.slice(6).map(({ key, label, step, hint }) => (
+                  {fieldsOf('Storage').map(({ key, label, step, hint }) => (
                     <Field key={key} label={label} hint={hint}>
                       <input
                         type="number"
@@ -358,6 +388,24 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                     </Field>
                   ))}
                 </div>
+              </section>
+              <section id={groupId('Tools')} aria-labelledby={`${groupId('Tools')}-title`}>
+                <h3 id={`${groupId('Tools')}-title`}>Tools</h3>
+                <div className="field-grid">
+                  {fieldsOf('Tools').map(({ key, label, step, hint }) => (
+                    <Field key={key} label={label} hint={hint}>
+                      <input
+                        type="number"
+                        step={step}
+                        min="1"
+                        data-testid={`setting-${key}`}
+                        value={form.numbers[key]}
+                        onChange={(event) => update({ numbers: { ...form.numbers, [key]: event.target.value } })}
+                      />
+                    </Field>
+                  ))}
+                </div>
+                <ToolServers />
               </section>
               <section id={groupId('Advanced')} aria-labelledby={`${groupId('Advanced')}-title`}>
                 <h3 id={`${groupId('Advanced')}-title`}>Advanced</h3>

@@ -19,7 +19,9 @@ import {
   type Attachment,
   type ReplyEvent,
   type ReplyHandler,
+  type ToolCall,
 } from '../ipc';
+import { upsertToolCall } from '../lib/toolCalls';
 
 export interface Streaming {
   /** Null for a new chat until the backend has made it (its `started` event). */
@@ -89,6 +91,7 @@ function provisionalViews(previous: MessageView[], ids: [MessageId, MessageId], 
     stats: null,
     reasoning: null,
     reasoning_ms: null,
+    tool_calls: [],
   };
   const user: Message = { ...base, id: ids[0], parent_id: last?.id ?? null, role: 'user', content: text, status: 'complete' };
   const reply: Message = { ...base, id: ids[1], parent_id: ids[0], role: 'assistant', content: '', status: 'streaming' };
@@ -104,6 +107,15 @@ function grown(message: Message, text: string, reasoning: string, thoughtMs: num
     reasoning: reasoning ? (message.reasoning ?? '') + reasoning : message.reasoning,
     reasoning_ms: thoughtMs ?? message.reasoning_ms,
   };
+}
+
+/** The branch with `call` in its reply, in place of the one at its position. */
+function withToolCall(views: MessageView[], call: ToolCall): MessageView[] {
+  return views.map((view) =>
+    view.message.id === call.message_id
+      ? { ...view, message: { ...view.message, tool_calls: upsertToolCall(view.message.tool_calls, call) } }
+      : view,
+  );
 }
 
 function replaceMessage(views: MessageView[], message: Message): MessageView[] {
@@ -309,6 +321,13 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
             thoughtMs = event.reasoning_ms;
             schedule();
             break;
+          case 'tool': {
+            // The round's text first, so that the call's offset falls within what is drawn.
+            flush();
+            const call = event.call;
+            if (visible()) setMessages((views) => withToolCall(views, call));
+            break;
+          }
           case 'done':
             pending = '';
             pendingReasoning = '';

@@ -9,6 +9,7 @@ import type {
   ModelSummary,
   Settings,
   SettingsChoices,
+  ToolCall,
 } from '../ipc';
 import { commands } from './tauriMock';
 
@@ -38,6 +39,31 @@ export function message(id: number, role: Message['role'], content: string, extr
     stats: null,
     reasoning: null,
     reasoning_ms: null,
+    tool_calls: [],
+    ...extra,
+  };
+}
+
+/** A tool call of reply `message_id`, waiting for the user's answer unless `extra` says else. */
+export function toolCall(message_id: number, position: number, extra: Partial<ToolCall> = {}): ToolCall {
+  return {
+    message_id,
+    position,
+    round: 0,
+    call_id: `call_${position}`,
+    server: 'files',
+    tool: 'read_file',
+    arguments: '{"path":"/tmp/notes.txt"}',
+    content_offset: 0,
+    reasoning_offset: 0,
+    decision: 'pending',
+    status: 'awaiting',
+    result: null,
+    result_images: [],
+    error: null,
+    is_error: false,
+    started_at: null,
+    ended_at: null,
     ...extra,
   };
 }
@@ -162,6 +188,8 @@ export const settings: Settings = {
   server_enabled: false,
   server_port: 8080,
   server_key: '',
+  tool_rounds: 8,
+  tool_timeout_s: 60,
 };
 
 /** What settings_choices answers: the backend's defaults and its presets. */
@@ -215,6 +243,7 @@ export function installBackend() {
   commands.set('settings_choices', () => settingsChoices);
   commands.set('server_status', () => ({ address: null, active_requests: 0, error: null }));
   commands.set('list_providers', () => ({ providers: [], selected: null, key_store: 'the test keyring' }));
+  commands.set('list_tool_servers', () => ({ servers: [], secret_store: 'the test keyring' }));
   commands.set('list_downloads', () => []);
   commands.set('runtime_info', () => {
     throw 'no runtime in tests';
