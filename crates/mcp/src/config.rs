@@ -49,8 +49,7 @@ impl std::fmt::Debug for Transport {
 /// accepted; unknown keys (`autoApprove`, `disabled`, ...) are ignored. Servers come back sorted
 /// by name.
 pub fn import_servers(json: &str) -> Result<Vec<ServerSpec>, McpError> {
-    let document: Value =
-        serde_json::from_str(&strip_jsonc(json)).map_err(|e| McpError::NotJson { detail: e.to_string() })?;
+    let document: Value = serde_json::from_str(&strip_jsonc(json)).map_err(|e| McpError::NotJson { detail: e.to_string() })?;
     let Value::Object(top) = document else {
         return Err(McpError::BadShape { what: format!("are {}, not an object", kind(&document)) });
     };
@@ -65,9 +64,7 @@ pub fn import_servers(json: &str) -> Result<Vec<ServerSpec>, McpError> {
 fn server_map(top: &Map<String, Value>) -> Result<&Map<String, Value>, McpError> {
     match top.get("mcpServers") {
         Some(Value::Object(map)) => return Ok(map),
-        Some(other) => {
-            return Err(McpError::BadShape { what: format!("have `mcpServers` as {}, not an object of servers", kind(other)) })
-        }
+        Some(other) => return Err(McpError::BadShape { what: format!("have `mcpServers` as {}, not an object of servers", kind(other)) }),
         None => {}
     }
     // VS Code's key; unless it is a server named "servers" in a map pasted alone.
@@ -145,9 +142,7 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, McpError> {
         }
         (None, Some(url)) => {
             if let Some(other) = kind_field.filter(|t| !["http", "streamable-http", "streamableHttp"].contains(t)) {
-                return Err(bad(format!(
-                    "`type` is \"{other}\"; a server with a `url` must use \"type\": \"http\" (streamable HTTP)."
-                )));
+                return Err(bad(format!("`type` is \"{other}\"; a server with a `url` must use \"type\": \"http\" (streamable HTTP).")));
             }
             let Value::String(url) = url else {
                 return Err(bad(format!("`url` is {}, not a string.", kind(url))));
@@ -163,19 +158,16 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerSpec, McpError> {
 pub(crate) fn check_url(url: &str) -> Result<(), String> {
     match reqwest::Url::parse(url) {
         Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => Ok(()),
-        Ok(parsed) => {
-            Err(format!("the URL `{url}` uses `{}:`; use an http:// or https:// address such as http://localhost:3001/mcp.", parsed.scheme()))
-        }
+        Ok(parsed) => Err(format!(
+            "the URL `{url}` uses `{}:`; use an http:// or https:// address such as http://localhost:3001/mcp.",
+            parsed.scheme()
+        )),
         Err(e) => Err(format!("the URL `{url}` is not valid ({e}); use an address such as http://localhost:3001/mcp.")),
     }
 }
 
 /// `env` or `headers`: names to strings (numbers and booleans are written as text, as shells do).
-fn string_map(
-    entry: &Map<String, Value>,
-    key: &str,
-    bad: &dyn Fn(String) -> McpError,
-) -> Result<BTreeMap<String, String>, McpError> {
+fn string_map(entry: &Map<String, Value>, key: &str, bad: &dyn Fn(String) -> McpError) -> Result<BTreeMap<String, String>, McpError> {
     match entry.get(key) {
         None | Some(Value::Null) => Ok(BTreeMap::new()),
         Some(Value::Object(map)) => map
@@ -262,7 +254,9 @@ fn strip_jsonc(text: &str) -> String {
                             j += 1;
                         }
                     } else if chars.get(j) == Some(&'/') && chars.get(j + 1) == Some(&'*') {
-                        j = (j + 2..chars.len().saturating_sub(1)).find(|&k| chars[k] == '*' && chars[k + 1] == '/').map_or(chars.len(), |k| k + 2);
+                        j = (j + 2..chars.len().saturating_sub(1))
+                            .find(|&k| chars[k] == '*' && chars[k + 1] == '/')
+                            .map_or(chars.len(), |k| k + 2);
                     } else {
                         break;
                     }
@@ -309,10 +303,7 @@ mod tests {
         let servers = import_servers(json).unwrap();
         assert_eq!(servers.len(), 2);
         assert_eq!(servers[0].name, "filesystem");
-        assert_eq!(
-            servers[0].transport,
-            stdio("npx", &["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"], &[])
-        );
+        assert_eq!(servers[0].transport, stdio("npx", &["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"], &[]));
         assert_eq!(
             servers[1].transport,
             stdio(

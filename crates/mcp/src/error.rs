@@ -31,7 +31,10 @@ pub enum CallError {
     Timeout { server: String, tool: String, waited: Duration },
     #[error("The tool call was stopped.")]
     Cancelled,
-    #[error("The MCP server `{server}` exited during the call to `{tool}`{}. Restart it in Settings > MCP servers.", stderr_summary(stderr_tail))]
+    #[error(
+        "The MCP server `{server}` exited during the call to `{tool}`{}. Restart it in Settings > MCP servers.",
+        stderr_summary(stderr_tail)
+    )]
     ServerExited { server: String, tool: String, stderr_tail: Vec<String> },
     #[error("The MCP server `{server}` answered the call to `{tool}` with an error: {detail}")]
     Protocol { server: String, tool: String, detail: String },

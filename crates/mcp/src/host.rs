@@ -403,13 +403,7 @@ impl Supervisor {
         let end = match transport {
             Transport::Stdio { command, args, env, cwd } => {
                 let mut launch = tokio::process::Command::new(&command);
-                launch
-                    .args(&args)
-                    .envs(&env)
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .kill_on_drop(true);
+                launch.args(&args).envs(&env).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
                 if let Some(cwd) = &cwd {
                     launch.current_dir(cwd);
                 }
@@ -421,10 +415,8 @@ impl Supervisor {
                     Ok(mut child) => {
                         let group = child.id().unwrap_or_default();
                         self.update(|entry| entry.process_group = Some(group));
-                        let stderr_reader = child
-                            .stderr
-                            .take()
-                            .map(|pipe| tokio::spawn(read_stderr(pipe, self.stderr.clone(), self.name.clone())));
+                        let stderr_reader =
+                            child.stderr.take().map(|pipe| tokio::spawn(read_stderr(pipe, self.stderr.clone(), self.name.clone())));
                         match (child.stdout.take(), child.stdin.take()) {
                             (Some(stdout), Some(stdin)) => {
                                 let transport = AsyncRwTransport::new(stdout, stdin).with_max_line_length(STDIO_MAX_MESSAGE);
@@ -608,7 +600,9 @@ async fn wait_exit(process: &mut Option<Process>) -> std::io::Result<ExitStatus>
 fn exit_words(status: std::io::Result<ExitStatus>) -> String {
     match status {
         Ok(status) => match status.code() {
-            Some(code) => format!("It exited with status {code}. Its last output is shown; check the command, its arguments and environment."),
+            Some(code) => {
+                format!("It exited with status {code}. Its last output is shown; check the command, its arguments and environment.")
+            }
             None => format!("It was ended by a signal ({status})."),
         },
         Err(e) => format!("It could not be watched ({e})."),
@@ -676,10 +670,7 @@ fn install_crypto() {
 /// Headers the transport sets itself.
 const RESERVED_HEADERS: [&str; 4] = ["accept", "mcp-session-id", "last-event-id", "mcp-protocol-version"];
 
-fn http_transport(
-    url: &str,
-    headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+fn http_transport(url: &str, headers: &BTreeMap<String, String>) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
     crate::config::check_url(url).map_err(|problem| format!("Its URL is not usable: {problem}"))?;
     let mut custom = HashMap::new();
     for (name, value) in headers {
@@ -689,8 +680,9 @@ fn http_transport(
         let header_name = http::HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| format!("The header name `{name}` is not valid. Use letters, digits and dashes."))?;
         // The value is not quoted back: it is usually a key.
-        let mut header_value = http::HeaderValue::from_str(value)
-            .map_err(|_| format!("The value of the header `{name}` is not valid (printable ASCII, no line breaks). Check it in the server's settings."))?;
+        let mut header_value = http::HeaderValue::from_str(value).map_err(|_| {
+            format!("The value of the header `{name}` is not valid (printable ASCII, no line breaks). Check it in the server's settings.")
+        })?;
         header_value.set_sensitive(true);
         custom.insert(header_name, header_value);
     }

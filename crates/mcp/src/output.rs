@@ -101,11 +101,8 @@ fn truncate(output: &mut ToolOutput, limit: usize) {
     if total <= limit {
         return;
     }
-    let note = format!(
-        "[Confab truncated this result: the tool returned {}; the first {} are shown.]",
-        size_words(total),
-        size_words(limit)
-    );
+    let note =
+        format!("[Confab truncated this result: the tool returned {}; the first {} are shown.]", size_words(total), size_words(limit));
     let mut left = limit;
     let mut last_text = None;
     output.parts.retain_mut(|part| {

@@ -59,10 +59,7 @@ async fn lists_every_page_of_tools_and_returns_text_images_and_errors() {
         Err(CallError::UnknownTool { available, .. }) => assert!(available.contains("echo, big"), "{available}"),
         other => panic!("{other:?}"),
     }
-    assert!(matches!(
-        host.call("other", "echo", args(json!({})), LONG, never()).await,
-        Err(CallError::UnknownServer { .. })
-    ));
+    assert!(matches!(host.call("other", "echo", args(json!({})), LONG, never()).await, Err(CallError::UnknownServer { .. })));
 }
 
 #[tokio::test]
@@ -178,12 +175,7 @@ async fn a_missing_command_fails_with_what_to_do() {
     let host = McpHost::new();
     host.start(confab_mcp::ServerSpec {
         name: "ghost".into(),
-        transport: Transport::Stdio {
-            command: "confab-no-such-command".into(),
-            args: vec![],
-            env: BTreeMap::new(),
-            cwd: None,
-        },
+        transport: Transport::Stdio { command: "confab-no-such-command".into(), args: vec![], env: BTreeMap::new(), cwd: None },
     });
     let status = wait_for(&host, "ghost", LONG, |s| s.state != ServerState::Starting).await;
     let ServerState::Failed { error } = &status.state else { panic!("{status:?}") };
@@ -211,10 +203,7 @@ async fn stop_kills_the_process_group_and_the_state_says_stopped() {
     assert!(wait_gone(helper, PROMPT, true), "helper {helper}: {:?}", common::process_state(helper));
     let status = &host.status()[0];
     assert_eq!((status.state.clone(), status.tools.len()), (ServerState::Stopped, 0));
-    assert!(matches!(
-        host.call("py", "echo", args(json!({"text": "x"})), LONG, never()).await,
-        Err(CallError::NotReady { .. })
-    ));
+    assert!(matches!(host.call("py", "echo", args(json!({"text": "x"})), LONG, never()).await, Err(CallError::NotReady { .. })));
     host.remove("py").await;
     assert!(host.status().is_empty());
 }

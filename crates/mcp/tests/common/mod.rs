@@ -28,10 +28,7 @@ pub fn test_server(name: &str, options: &[&str]) -> ServerSpec {
     let script = tests_mcp().join("test_server.py");
     let mut args = vec![script.display().to_string()];
     args.extend(options.iter().map(|o| o.to_string()));
-    ServerSpec {
-        name: name.to_string(),
-        transport: Transport::Stdio { command: "python3".into(), args, env: BTreeMap::new(), cwd: None },
-    }
+    ServerSpec { name: name.to_string(), transport: Transport::Stdio { command: "python3".into(), args, env: BTreeMap::new(), cwd: None } }
 }
 
 /// An npm-installed server's executable, or None (with the reason printed) before setup.
