@@ -36,9 +36,23 @@ impl std::fmt::Debug for Transport {
                 .field("cwd", cwd)
                 .finish(),
             Transport::Http { url, headers } => {
-                f.debug_struct("Http").field("url", url).field("headers", &headers.keys().collect::<Vec<_>>()).finish()
+                f.debug_struct("Http").field("url", &loggable_url(url)).field("headers", &headers.keys().collect::<Vec<_>>()).finish()
             }
         }
+    }
+}
+
+/// The URL without what may hold a key: user, password, query and fragment.
+pub(crate) fn loggable_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            parsed.to_string()
+        }
+        Err(_) => "(not a URL)".to_string(),
     }
 }
 
@@ -426,9 +440,11 @@ mod tests {
     fn errors_and_debug_never_show_secret_values() {
         let message = entry_error(r#"{"mcpServers": {"a": {"command": "x", "env": {"TOKEN": "s3cret", "B": {}}}}}"#);
         assert!(!message.contains("s3cret"), "{message}");
-        let spec = import_servers(r#"{"a": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer s3cret"}}}"#).unwrap();
+        let spec =
+            import_servers(r#"{"a": {"url": "http://me:pw@h/mcp?key=s3cret", "headers": {"Authorization": "Bearer s3cret"}}}"#).unwrap();
         let debug = format!("{spec:?}");
-        assert!(debug.contains("Authorization") && !debug.contains("s3cret"), "{debug}");
+        assert!(debug.contains("Authorization") && debug.contains("http://h/mcp") && !debug.contains("s3cret"), "{debug}");
+        assert!(!debug.contains("pw"), "{debug}");
     }
 
     #[test]

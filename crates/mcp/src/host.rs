@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Once, Weak};
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, Tool};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{HttpStatusError, StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
@@ -29,9 +29,9 @@ pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Lines of a stdio server's stderr kept for its status, and the characters kept of each.
 pub const STDERR_TAIL_LINES: usize = 20;
 const STDERR_LINE_CHARS: usize = 500;
-/// The largest JSON-RPC message read from a stdio server (rmcp's default is 16 MiB; a tool may
-/// return more, which is then truncated rather than lost).
-const STDIO_MAX_MESSAGE: usize = 64 << 20;
+/// The largest JSON-RPC message read from a server, on either transport (rmcp's default is
+/// 16 MiB; a tool may return more, which is then truncated rather than lost).
+const MAX_MESSAGE: usize = 64 << 20;
 /// How long a stopped server has between SIGTERM and SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 /// After the connection drops, how long to wait for the process's exit status and last stderr.
@@ -419,7 +419,7 @@ impl Supervisor {
                             child.stderr.take().map(|pipe| tokio::spawn(read_stderr(pipe, self.stderr.clone(), self.name.clone())));
                         match (child.stdout.take(), child.stdin.take()) {
                             (Some(stdout), Some(stdin)) => {
-                                let transport = AsyncRwTransport::new(stdout, stdin).with_max_line_length(STDIO_MAX_MESSAGE);
+                                let transport = AsyncRwTransport::new(stdout, stdin).with_max_line_length(MAX_MESSAGE);
                                 let mut process = Some(Process { child, group, stderr_reader });
                                 let end = self.serve(handler.serve(transport), &mut process, &mut stop, tools_rx).await;
                                 self.end_process(process, &end).await;
@@ -435,7 +435,7 @@ impl Supervisor {
                 Ok(transport) => {
                     let end = self.serve(handler.serve(transport), &mut None, &mut stop, tools_rx).await;
                     if let End::Failed(error) = &end {
-                        tracing::info!(server = %self.name, %url, "MCP server failed: {error}");
+                        tracing::info!(server = %self.name, url = %crate::config::loggable_url(&url), "MCP server failed: {error}");
                     }
                     end
                 }
@@ -469,16 +469,15 @@ impl Supervisor {
     /// Initializes the connection, lists the tools, then waits for the end: a stop, the
     /// process's exit or the connection's close. Tool lists are fetched again when the server
     /// says they changed.
-    async fn serve<S, E>(
+    async fn serve<S>(
         &self,
-        connecting: impl Future<Output = Result<RunningService<RoleClient, S>, E>>,
+        connecting: impl Future<Output = Result<RunningService<RoleClient, S>, ClientInitializeError>>,
         process: &mut Option<Process>,
         stop: &mut oneshot::Receiver<oneshot::Sender<()>>,
         mut tools_changed: mpsc::UnboundedReceiver<()>,
     ) -> End
     where
         S: rmcp::Service<RoleClient>,
-        E: std::fmt::Display,
     {
         enum Event<T> {
             Done(T),
@@ -488,8 +487,8 @@ impl Supervisor {
         }
         // Startup: the handshake and the first tool list, within STARTUP_TIMEOUT.
         let startup = async {
-            let running = connecting.await.map_err(|e| e.to_string())?;
-            let tools = running.peer().list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?;
+            let running = connecting.await.map_err(|e| init_error_words(&e))?;
+            let tools = running.peer().list_all_tools().await.map_err(|e| format!("Listing its tools failed: {e}."))?;
             Ok::<_, String>((running, tools))
         };
         let event = tokio::select! {
@@ -509,7 +508,7 @@ impl Supervisor {
                         return End::Failed(exit_words(status));
                     }
                 }
-                return End::Failed(format!("It did not start: {error}."));
+                return End::Failed(error);
             }
             Event::Exited(status) => return End::Failed(exit_words(status)),
             Event::Stop(reply) => return End::Stopped(reply),
@@ -595,6 +594,48 @@ async fn wait_exit(process: &mut Option<Process>) -> std::io::Result<ExitStatus>
         Some(process) => process.child.wait().await,
         None => std::future::pending().await,
     }
+}
+
+/// Why the MCP handshake failed, in words that say what to check.
+fn init_error_words(error: &ClientInitializeError) -> String {
+    if error.is_authorization_required() {
+        return "It asks for authorization (HTTP 401 or 403). Put its key or token in the server's headers, such as \
+                Authorization: Bearer <token>."
+            .to_string();
+    }
+    match error {
+        ClientInitializeError::ConnectionClosed(_) => "It closed the connection during the MCP handshake: it may not be an MCP \
+             server, or it writes something other than MCP messages on its standard output."
+            .to_string(),
+        ClientInitializeError::TransportError { error, .. } => {
+            let outer = error_chain(error);
+            // rmcp keeps reqwest's error in a variant without a source: follow it by hand.
+            let client = outer.iter().find_map(|e| match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                Some(StreamableHttpError::Client(client)) => Some(client),
+                _ => None,
+            });
+            let status = outer.iter().find_map(|e| e.downcast_ref::<HttpStatusError>().map(|s| s.status));
+            let status = status.or_else(|| client.and_then(|c| c.status()).map(|s| s.as_u16()));
+            let innermost = match client {
+                Some(client) => error_chain(client).last().map(|e| e.to_string()),
+                None => outer.last().map(|e| e.to_string()),
+            };
+            match (status, innermost) {
+                (Some(status), _) => {
+                    format!("It answered HTTP {status}. Check the URL (MCP endpoints often end in /mcp) and that the server is running.")
+                }
+                (None, Some(innermost)) => {
+                    format!("It could not be reached ({innermost}). Check the URL and that the server is running.")
+                }
+                (None, None) => format!("It could not be reached ({error})."),
+            }
+        }
+        other => format!("The MCP handshake failed: {other}."),
+    }
+}
+
+fn error_chain<'a>(error: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(error), |e| e.source()).collect()
 }
 
 fn exit_words(status: std::io::Result<ExitStatus>) -> String {
@@ -692,7 +733,10 @@ fn http_transport(url: &str, headers: &BTreeMap<String, String>) -> Result<Strea
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| format!("The HTTP client could not be set up: {e}."))?;
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+        .custom_headers(custom)
+        .max_json_response_size(MAX_MESSAGE)
+        .max_sse_event_size(MAX_MESSAGE);
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 

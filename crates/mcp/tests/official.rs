@@ -145,6 +145,14 @@ async fn streamable_http_with_a_custom_header() {
     assert!(echo.text().contains("over http"), "{echo:?}");
     let heads = heads.lock().unwrap().clone();
     assert!(!heads.is_empty() && heads.iter().all(|h| h.contains("x-confab-test: header-value")), "{heads:?}");
+    // A wrong path: the status says what came back.
+    host.start(ServerSpec {
+        name: "wrong".into(),
+        transport: Transport::Http { url: format!("http://127.0.0.1:{port}/nope"), headers: BTreeMap::new() },
+    });
+    let wrong = common::wait_for(&host, "wrong", LONG, |s| s.state != confab_mcp::ServerState::Starting).await;
+    let confab_mcp::ServerState::Failed { error } = &wrong.state else { panic!("{wrong:?}") };
+    assert!(error.contains("404"), "{error}");
     host.stop("web").await;
     let _ = server.kill().await;
 }
@@ -158,5 +166,6 @@ async fn an_http_server_that_is_not_there_fails_with_the_reason() {
         transport: Transport::Http { url: format!("http://127.0.0.1:{port}/mcp"), headers: BTreeMap::new() },
     });
     let status = common::wait_for(&host, "gone", LONG, |s| s.state != confab_mcp::ServerState::Starting).await;
-    assert!(matches!(status.state, confab_mcp::ServerState::Failed { .. }), "{status:?}");
+    let confab_mcp::ServerState::Failed { error } = &status.state else { panic!("{status:?}") };
+    assert!(error.contains("could not be reached (") && error.contains("Check the URL"), "{error}");
 }
