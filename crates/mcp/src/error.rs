@@ -23,7 +23,7 @@ pub enum McpError {
 pub enum CallError {
     #[error("There is no MCP server named `{server}`. Add it in Settings > MCP servers, or check the name.")]
     UnknownServer { server: String },
-    #[error("The MCP server `{server}` is {state}, so its tools cannot be called now. {hint}")]
+    #[error("The MCP server `{server}` {state}, so its tools cannot be called now. {hint}")]
     NotReady { server: String, state: String, hint: String },
     #[error("The MCP server `{server}` has no tool named `{tool}` (it has: {available}). Call one of those.")]
     UnknownTool { server: String, tool: String, available: String },

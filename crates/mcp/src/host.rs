@@ -59,10 +59,10 @@ pub enum ServerState {
 impl ServerState {
     fn words(&self) -> &'static str {
         match self {
-            ServerState::Starting => "still starting",
-            ServerState::Ready => "ready",
-            ServerState::Failed { .. } => "failed",
-            ServerState::Stopped => "stopped",
+            ServerState::Starting => "is still starting",
+            ServerState::Ready => "is ready",
+            ServerState::Failed { .. } => "has failed",
+            ServerState::Stopped => "is stopped",
         }
     }
 }
@@ -554,13 +554,22 @@ impl Supervisor {
                     }
                     break End::Failed("It closed the connection. Restart it, or check its output.".to_string());
                 }
-                Ready::ToolsChanged => match peer.list_all_tools().await {
-                    Ok(tools) => {
-                        tracing::debug!(server = %self.name, tools = tools.len(), "MCP server's tools changed");
-                        self.update(|entry| entry.tools = tools.into_iter().map(ToolInfo::from).collect());
+                Ready::ToolsChanged => {
+                    // Still watching for a stop or an exit while the server answers.
+                    let listed = tokio::select! {
+                        listed = tokio::time::timeout(STARTUP_TIMEOUT, peer.list_all_tools()) => listed,
+                        status = wait_exit(process) => break End::Failed(exit_words(status)),
+                        reply = &mut *stop => break End::Stopped(reply.ok()),
+                    };
+                    match listed {
+                        Ok(Ok(tools)) => {
+                            tracing::debug!(server = %self.name, tools = tools.len(), "MCP server's tools changed");
+                            self.update(|entry| entry.tools = tools.into_iter().map(ToolInfo::from).collect());
+                        }
+                        Ok(Err(e)) => tracing::info!(server = %self.name, "listing the changed tools failed: {e}"),
+                        Err(_) => tracing::info!(server = %self.name, "listing the changed tools timed out"),
                     }
-                    Err(e) => tracing::info!(server = %self.name, "listing the changed tools failed: {e}"),
-                },
+                }
             }
         };
         // In-flight calls end now, with ServerExited.

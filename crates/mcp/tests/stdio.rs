@@ -145,7 +145,9 @@ async fn a_crash_mid_call_fails_the_call_at_once_and_a_restart_recovers() {
     assert!(status.stderr_tail.iter().any(|l| l.contains("crashing on purpose")), "{status:?}");
     assert!(status.tools.is_empty());
     match host.call("py", "echo", args(json!({"text": "x"})), LONG, never()).await {
-        Err(error @ CallError::NotReady { .. }) => assert!(error.to_string().contains("is failed"), "{error}"),
+        Err(error @ CallError::NotReady { .. }) => {
+            assert!(error.to_string().contains("`py` has failed, so its tools cannot be called now. It exited with status 3."), "{error}")
+        }
         other => panic!("{other:?}"),
     }
 
