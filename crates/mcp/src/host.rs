@@ -245,7 +245,9 @@ impl McpHost {
             .collect()
     }
 
-    /// Bumps on every change of state or tools.
+    /// Bumps on every change of state or tools. New stderr lines don't bump it (a chatty server
+    /// would flood the window); [`McpHost::status`] reads them as they are, and a Failed state
+    /// already holds the final ones.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
     }
@@ -775,4 +777,20 @@ fn signal_group(group: u32, signal: Signal) {
 #[cfg(not(unix))]
 fn signal_group(_group: u32, _signal: Signal) {
     // Without process groups the child itself is killed by `Child::kill` (and kill_on_drop).
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tauri commands and the chat's tasks need both.
+    #[test]
+    fn the_host_is_shareable_and_a_call_can_move_between_threads() {
+        fn shareable<T: Send + Sync + Clone + 'static>() {}
+        fn sendable<T: Send>(_: &T) {}
+        shareable::<McpHost>();
+        let host = McpHost::new();
+        let call = host.call("a", "b", serde_json::Map::new(), Duration::ZERO, std::future::ready(()));
+        sendable(&call);
+    }
 }
