@@ -56,7 +56,7 @@ fn the_thinking_switch_is_detected_and_each_setting_renders_as_transformers_does
 fn smollm3_gguf_gives_the_safetensors_reference() {
     let reference = json(&fixture("smollm3").join("reference.json"));
     let engine = Engine::start(EngineOptions::default()).unwrap();
-    let (model, info) = engine.load(&fixture("smollm3_gguf").join("smollm3.gguf"), LoadOptions::default(), |_| {}).unwrap();
+    let (model, info) = engine.load(fixture("smollm3_gguf").join("smollm3.gguf"), LoadOptions::default(), |_| {}).unwrap();
     assert!(info.thinking_switch, "the GGUF's template reads enable_thinking");
     assert_matches(&greedy_run(&engine, model, &reference, "smollm3_gguf"), &reference, LOGIT_TOLERANCE, "smollm3_gguf");
     check_chat_cases(&engine, model, &reference, "smollm3_gguf");
