@@ -34,7 +34,10 @@ What it makes, under tests/reference/fixtures/tiny/:
   smollm3_gguf    smollm3.gguf: the `smollm3` weights as F32 GGUF, written with the `gguf` package the way
                   llama.cpp's convert_hf_to_gguf.py writes SmolLM3 (arch `smollm3`, Llama's tensor names,
                   q/k rows permuted for llama.cpp's interleaved RoPE, no NoPE key: llama.cpp fixes the
-                  interval at 4), with the tokenizer (gpt2 BPE) and chat template in the metadata.
+                  interval at 4), with the tokenizer (gpt2 BPE) and chat template in the metadata; and
+                  smollm3-f16.gguf, the same with the matrices in F16 (norms F32, as llama.cpp's f16), and
+                  reference_f16.json: its logits and ids from the NumPy transcription on the rounded
+                  weights (the ids must be the F32 reference's).
 
 Every Hugging Face folder holds config.json, generation_config.json, model.safetensors (float32),
 tokenizer.json (make_tiny_models.py's `llama` tokenizer, vocab 384; ids 0..2 = <|endoftext|> <|im_start|>
@@ -347,13 +350,13 @@ def llama_cpp_permute(weights, heads):
     return weights.reshape(heads, 2, weights.shape[0] // heads // 2, *weights.shape[1:]).swapaxes(1, 2).reshape(weights.shape)
 
 
-def write_gguf(src_folder, config, weights):
+def write_gguf(src_folder, config, weights, f16):
+    """One GGUF file: F32, or F16 matrices with F32 norms (as llama.cpp's --outtype f16 keeps 1-D tensors)."""
     import gguf
 
     folder = os.path.join(OUT, "smollm3_gguf")
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
-    path = os.path.join(folder, "smollm3.gguf")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "smollm3-f16.gguf" if f16 else "smollm3.gguf")
     writer = gguf.GGUFWriter(path, "smollm3")
     d = config.hidden_size // config.num_attention_heads
     writer.add_name("tiny smollm3")
@@ -367,7 +370,7 @@ def write_gguf(src_folder, config, weights):
     writer.add_layer_norm_rms_eps(config.rms_norm_eps)
     writer.add_rope_dimension_count(d)
     writer.add_vocab_size(config.vocab_size)
-    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if f16 else gguf.LlamaFileType.ALL_F32)
 
     tokenizer = read_json(os.path.join(src_folder, "tokenizer.json"))
     vocab = tokenizer["model"]["vocab"]
@@ -389,7 +392,10 @@ def write_gguf(src_folder, config, weights):
     names = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
              "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "post_attention_layernorm": "ffn_norm",
              "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
-    writer.add_tensor("token_embd.weight", weights["model.embed_tokens.weight"])
+    def matrix(w):
+        return np.ascontiguousarray(w.astype(np.float16) if f16 else w)
+
+    writer.add_tensor("token_embd.weight", matrix(weights["model.embed_tokens.weight"]))
     for layer in range(config.num_hidden_layers):
         for hf, cpp in names.items():
             w = weights[f"model.layers.{layer}.{hf}.weight"]
@@ -397,13 +403,35 @@ def write_gguf(src_folder, config, weights):
                 w = llama_cpp_permute(w, config.num_attention_heads)
             elif hf == "self_attn.k_proj":
                 w = llama_cpp_permute(w, config.num_key_value_heads)
-            writer.add_tensor(f"blk.{layer}.{cpp}.weight", np.ascontiguousarray(w))
+            writer.add_tensor(f"blk.{layer}.{cpp}.weight", matrix(w) if w.ndim == 2 else w)
     writer.add_tensor("output_norm.weight", weights["model.norm.weight"])
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    print(f"smollm3_gguf: {os.path.getsize(path)} bytes, F32, arch smollm3 (compare with smollm3/reference.json)")
+    print(f"smollm3_gguf/{os.path.basename(path)}: {os.path.getsize(path)} bytes, arch smollm3 "
+          "(compare with smollm3/reference.json)")
+
+
+def f16_reference(config, weights, ref):
+    """What smollm3-f16.gguf should give: the NumPy transcription on the F16-rounded matrices, whose greedy
+    ids must be the F32 reference's."""
+    rounded = {k: w.astype(np.float16).astype(np.float32) if w.ndim == 2 else w for k, w in weights.items()}
+    first, new = numpy_greedy(config, rounded, ref["prompt_ids"])
+    if new != ref["greedy_ids"]:
+        sys.exit("F16 rounding changes the greedy ids; pick another seed")
+    diff = float(np.abs(first - np.array(ref["first_logits"])).max())
+    write_json(os.path.join(OUT, "smollm3_gguf", "reference_f16.json"), {
+        "name": "smollm3_gguf/smollm3-f16.gguf",
+        "compute": ("NumPy float64 transcription of transformers' SmolLM3ForCausalLM (as for smollm3) on the "
+                    "smollm3 weights with every matrix rounded to float16 (norms float32), full re-run per step"),
+        "prompt_ids": ref["prompt_ids"],
+        "first_logits": [float(x) for x in first.astype(np.float32)],
+        "steps": STEPS,
+        "greedy_ids": new,
+        "max_diff_from_f32_reference": diff,
+    }, indent=1)
+    print(f"smollm3_gguf/reference_f16.json: logits move by up to {diff:.2e} from the F32 reference, same ids")
 
 
 def main():
@@ -412,7 +440,10 @@ def main():
     weights = make_weights(config, SEED)
     folder = write_folder("smollm3", config, weights)
     make_reference("smollm3", folder, config, weights)
-    write_gguf(folder, config, weights)
+    shutil.rmtree(os.path.join(OUT, "smollm3_gguf"), ignore_errors=True)
+    write_gguf(folder, config, weights, f16=False)
+    write_gguf(folder, config, weights, f16=True)
+    f16_reference(config, weights, read_json(os.path.join(folder, "reference.json")))
 
     nope = make_config(no_rope_layers=[0, 1, 1, 0, 0])
     make_reference("smollm3_nope", write_folder("smollm3_nope", nope, weights), nope, weights)

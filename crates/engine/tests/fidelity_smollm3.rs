@@ -62,6 +62,19 @@ fn smollm3_gguf_gives_the_safetensors_reference() {
     check_chat_cases(&engine, model, &reference, "smollm3_gguf");
 }
 
+/// The same file with the matrices in F16 (norms F32, as llama.cpp's f16 output): the logits
+/// of those rounded weights (NumPy float64, reference_f16.json; they are up to 1e-2 from the F32
+/// ones) within 1e-4, and the safetensors reference's greedy ids.
+#[test]
+fn smollm3_f16_gguf_gives_the_safetensors_greedy_ids() {
+    let reference = json(&fixture("smollm3").join("reference.json"));
+    let rounded = json(&fixture("smollm3_gguf").join("reference_f16.json"));
+    assert_eq!(rounded["greedy_ids"], reference["greedy_ids"]);
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(fixture("smollm3_gguf").join("smollm3-f16.gguf"), LoadOptions::default(), |_| {}).unwrap();
+    assert_matches(&greedy_run(&engine, model, &rounded, "smollm3_f16_gguf"), &rounded, LOGIT_TOLERANCE, "smollm3_f16_gguf");
+}
+
 /// A copy of the `smollm3` fixture with config.json edited by `edit`.
 fn with_config(edit: impl FnOnce(&mut Value)) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
