@@ -21,7 +21,8 @@ pub struct LayerLoader<'a> {
 
 /// How an attention layer differs between architectures.
 pub struct AttentionSpec<'a> {
-    pub rope: &'a RopeConfig,
+    /// None for a layer without rotary embeddings.
+    pub rope: Option<&'a RopeConfig>,
     pub scale: f32,
     pub window: Option<usize>,
 }
@@ -99,7 +100,7 @@ impl<'a> LayerLoader<'a> {
             num_kv_heads: shape.kv_heads,
             head_dim: shape.head_dim,
             scale: spec.scale,
-            rope: Rope::new(shape.head_dim, spec.rope, c.rope_traditional),
+            rope: spec.rope.map(|rope| Rope::new(shape.head_dim, rope, c.rope_traditional)),
             window: spec.window,
         })
     }

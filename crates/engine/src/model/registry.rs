@@ -7,8 +7,14 @@ use crate::model::config::ConfigDefaults;
 use crate::model::families;
 pub use crate::model::family::{BuildFn, EncoderFn, Family};
 
-pub const FAMILIES: &[Family] =
-    &[families::llama::FAMILY, families::gemma3::FAMILY, families::gemma4::FAMILY, families::qwen3_5::FAMILY, families::qwen3_vl::FAMILY];
+pub const FAMILIES: &[Family] = &[
+    families::llama::FAMILY,
+    families::gemma3::FAMILY,
+    families::gemma4::FAMILY,
+    families::qwen3_5::FAMILY,
+    families::qwen3_vl::FAMILY,
+    families::smollm3::FAMILY,
+];
 
 /// The family that builds `model_type`.
 pub fn family(model_type: &str) -> Option<&'static Family> {

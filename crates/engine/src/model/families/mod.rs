@@ -7,3 +7,4 @@ pub mod gemma4;
 pub mod llama;
 pub mod qwen3_5;
 pub mod qwen3_vl;
+pub mod smollm3;

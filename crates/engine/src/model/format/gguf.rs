@@ -13,7 +13,7 @@ use crate::model::format::Fingerprint;
 use crate::model::weights::Weights;
 
 /// Architectures whose GGUF tensors we can rename, and their Hugging Face model_type.
-const ARCHITECTURES: &[(&str, &str)] = &[("llama", "llama"), ("qwen2", "qwen2"), ("qwen3", "qwen3")];
+const ARCHITECTURES: &[(&str, &str)] = &[("llama", "llama"), ("qwen2", "qwen2"), ("qwen3", "qwen3"), ("smollm3", "smollm3")];
 
 /// Whether GGUF files of this `general.architecture` can be loaded.
 pub fn supports(architecture: &str) -> bool {
@@ -155,9 +155,10 @@ impl Meta<'_> {
             activation: Activation::Silu,
             rope: RopeConfig { theta: self.number(&key("rope.freq_base")).unwrap_or(10_000.0) as f32, scaling },
             rope_local: None,
-            // llama.cpp's converter permutes llama's Q/K rows for interleaved RoPE; using the
-            // interleaved (traditional) rotation on those rows is the same computation.
-            rope_traditional: arch == "llama",
+            // llama.cpp's converter permutes llama's (and SmolLM3's, a llama subclass there) Q/K
+            // rows for interleaved RoPE; using the interleaved (traditional) rotation on those
+            // rows is the same computation.
+            rope_traditional: arch == "llama" || arch == "smollm3",
             layer_kinds: vec![LayerKind::Full; num_layers],
             sliding_window: None,
             query_pre_attn_scalar: None,

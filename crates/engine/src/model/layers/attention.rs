@@ -26,7 +26,8 @@ pub struct Attention {
     pub num_kv_heads: usize,
     pub head_dim: usize,
     pub scale: f32,
-    pub rope: Rope,
+    /// None for a layer that does not rotate its queries and keys (SmolLM3's NoPE layers).
+    pub rope: Option<Rope>,
     /// Keys further back than this many positions are not attended to.
     pub window: Option<usize>,
 }
@@ -145,9 +146,13 @@ impl Attention {
             && rows as usize == states.len()
             && projected.len() == if self.values_from_keys { 2 } else { 3 }
             && kernels.apply(q.dtype(), states);
-        let rope = match self.rope.table() {
-            Some(rope) if applies => rope,
-            _ => return Ok(None),
+        if !applies {
+            return Ok(None);
+        }
+        // A rotation whose table could not be made takes the general path.
+        let rope = match self.rope.as_ref().map(Rope::table) {
+            Some(None) => return Ok(None),
+            table => table.flatten(),
         };
         let heads = |y: &Array, n: usize, norm: &Option<RmsNorm>| -> Result<Array> {
             match norm {
@@ -190,7 +195,7 @@ impl Attention {
                 let offset = state.len();
                 let k = qkv.next().expect("a key projection");
                 let v = if self.values_from_keys { k.clone() } else { qkv.next().expect("a value projection") };
-                let k = self.rope.forward(&heads(k, self.num_kv_heads, &self.k_norm)?, offset)?;
+                let k = self.rotate(heads(k, self.num_kv_heads, &self.k_norm)?, offset)?;
                 let v = heads(v, self.num_kv_heads, &self.v_norm)?;
                 match state {
                     LayerState::Window(window) => {
@@ -205,7 +210,7 @@ impl Attention {
             }
             KvSource::Shared { keys, values, offset, start } => (offset, keys.clone(), values.clone(), start),
         };
-        let q = self.rope.forward(&heads(q, self.num_heads, &self.q_norm)?, offset)?;
+        let q = self.rotate(heads(q, self.num_heads, &self.q_norm)?, offset)?;
         let out = match mask {
             Some(mask) => {
                 let mask = mask(offset, start)?;
@@ -219,6 +224,14 @@ impl Attention {
 }
 
 impl Attention {
+    /// Heads [B, heads, L, d] rotated to their positions from `offset`, where the layer rotates.
+    fn rotate(&self, x: Array, offset: usize) -> Result<Array> {
+        match &self.rope {
+            Some(rope) => rope.forward(&x, offset),
+            None => Ok(x),
+        }
+    }
+
     /// The state this layer keeps between calls: a rotating window when it slides, else every
     /// position's keys and values.
     pub fn state_kind(&self) -> StateKind {
@@ -261,15 +274,16 @@ impl DecodeKernels {
 
     /// The step (where `apply` said so): q [B, 1, heads, d] and k, v [B, 1, kv_heads, d] (or
     /// with the heads flattened), normed where the layer norms them, not yet rotated; row b
-    /// continues `states[b]`. Returns the heads' output [B, 1, heads × d].
-    pub fn step(&self, q: &Array, k: &Array, v: &Array, states: &mut [&mut LayerState], rope: &RopeTable) -> Result<Array> {
+    /// continues `states[b]`; `rope` is None where the layer does not rotate. Returns the
+    /// heads' output [B, 1, heads × d].
+    pub fn step(&self, q: &Array, k: &Array, v: &Array, states: &mut [&mut LayerState], rope: Option<&RopeTable>) -> Result<Array> {
         let (mut keys, mut values, mut lens) =
             (Vec::with_capacity(states.len()), Vec::with_capacity(states.len()), Vec::with_capacity(states.len()));
         for (row, state) in states.iter_mut().enumerate() {
             let cache = state.keys_values_mut()?;
             let (kb, vb) = cache.push_with(self.kv_heads as i32, self.head_dim as i32, Dtype::Float32, |buffer, position, is_keys| {
                 if is_keys {
-                    cpu_attention::cache_write(buffer, k, row, position, Some(rope))
+                    cpu_attention::cache_write(buffer, k, row, position, rope)
                 } else {
                     cpu_attention::cache_write(buffer, v, row, position, None)
                 }
@@ -278,6 +292,6 @@ impl DecodeKernels {
             values.push(vb);
             lens.push(cache.len());
         }
-        cpu_attention::decode_attention(q, &keys, &values, &lens, self.heads, self.scale, Some(rope))
+        cpu_attention::decode_attention(q, &keys, &values, &lens, self.heads, self.scale, rope)
     }
 }

@@ -55,7 +55,7 @@ pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: 
         let p = format!("model.layers.{i}");
         let sliding = *kind == LayerKind::Sliding;
         let spec = AttentionSpec {
-            rope: config.rope_local.as_ref().filter(|_| sliding).unwrap_or(&config.rope),
+            rope: Some(config.rope_local.as_ref().filter(|_| sliding).unwrap_or(&config.rope)),
             scale,
             window: if sliding { config.sliding_window } else { None },
         };

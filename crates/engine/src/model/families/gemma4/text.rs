@@ -123,7 +123,7 @@ pub fn build(config: &TextConfig, json: Option<&Value>, w: &mut Weights, opts: &
         let p = format!("model.layers.{i}");
         let sliding = kind == LayerKind::Sliding;
         let spec = AttentionSpec {
-            rope: config.rope_local.as_ref().filter(|_| sliding).unwrap_or(&config.rope),
+            rope: Some(config.rope_local.as_ref().filter(|_| sliding).unwrap_or(&config.rope)),
             scale: 1.0,
             window: if sliding { config.sliding_window } else { None },
         };

@@ -41,14 +41,26 @@ pub struct Llama {
 }
 
 pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
+    build_rotating(config, w, opts, |_| true)
+}
+
+/// A Llama whose layer `i` applies RoPE where `rotates(i)` says so (all layers for Llama
+/// itself; SmolLM3 builds through this with its NoPE layers).
+pub fn build_rotating(
+    config: &TextConfig,
+    w: &mut Weights,
+    opts: &BuildOptions,
+    rotates: impl Fn(usize) -> bool,
+) -> Result<Box<dyn TextModel>> {
     let mut l = LayerLoader::new(w, config, opts, 0.0);
     let scale = (config.head_dim as f32).powf(-0.5);
     let mut blocks = Vec::with_capacity(config.num_layers);
     for i in 0..config.num_layers {
         let p = format!("model.layers.{i}");
+        let spec = AttentionSpec { rope: Some(&config.rope).filter(|_| rotates(i)), scale, window: None };
         blocks.push(Block {
             input_norm: l.norm(&format!("{p}.input_layernorm.weight"))?,
-            attention: l.attention(&p, AttentionSpec { rope: &config.rope, scale, window: None })?,
+            attention: l.attention(&p, spec)?,
             post_attention_norm: l.norm(&format!("{p}.post_attention_layernorm.weight"))?,
             mlp: l.mlp(&p)?,
         });

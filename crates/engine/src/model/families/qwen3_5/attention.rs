@@ -115,7 +115,7 @@ impl GatedAttention {
                 };
                 let mut mine: Vec<&mut LayerState> =
                     states.iter_mut().zip(&by_kernels).filter(|(_, &k)| k).map(|(s, _)| &mut **s).collect();
-                Some(kernels.step(&pick(&q)?, &pick(&k)?, &pick(&v)?, &mut mine, rope)?)
+                Some(kernels.step(&pick(&q)?, &pick(&k)?, &pick(&v)?, &mut mine, Some(rope))?)
             }
             _ => None,
         };
