@@ -2,15 +2,19 @@
 """Tiny random SmolLM3 checkpoints (NoPE layers, a thinking switch in the template) with float32 reference
 outputs, and the same weights as a GGUF file written as llama.cpp writes SmolLM3.
 
-    .deps/bench/venv/bin/python tests/reference/make_smollm3.py
+    /opt/confab-ref/bin/python tests/reference/make_smollm3.py     # with transformers' own forward pass
+    .deps/bench/venv/bin/python tests/reference/make_smollm3.py    # the same outputs, without it
 
 Needs transformers 5 (its SmolLM3Config and tokenizer; torch is optional), mlx + mlx-lm 0.32.2, numpy,
-safetensors, tokenizers and the `gguf` package: the benchmark venv has them all. Works offline. CI never
+safetensors, tokenizers and the `gguf` package: the benchmark venv has them all, the reference venv of
+docs/tests.md ('Reference fixtures') has them and torch. mlx-cpu's bundled BLAS must be swapped for
+Debian's OpenBLAS in either (crates/mlx-sys/fetch_mlx_wheel.py's use_openblas; the bench venv has it):
+with the wheel's own reference BLAS, mlx-lm's float32 logits move by ~1e-5. Works offline. CI never
 runs this; the outputs are committed. It deletes and rewrites only the folders below (about 1.2 MB) and
 takes a few seconds. The outputs are byte-for-byte reproducible on the same library versions.
 
-The reference. transformers' SmolLM3ForCausalLM needs torch, which the machine this was written on could
-not hold (no CPU-only torch on PyPI; the CUDA wheel and its libraries did not fit the disk). So:
+The reference. transformers' SmolLM3ForCausalLM needs torch, which the machine this was first written on
+could not hold (no CPU-only torch on PyPI; the CUDA wheel and its libraries did not fit the disk). So:
   - the config is transformers' own SmolLM3Config (its defaults, its `no_rope_layers` derivation, the
     config.json it writes), the tokenizer and chat rendering are transformers' AutoTokenizer;
   - first-step logits and greedy ids are computed by mlx-lm 0.32.2's smollm3 (Llama blocks with NoPE
@@ -18,7 +22,9 @@ not hold (no CPU-only torch on PyPI; the CUDA wheel and its libraries did not fi
   - they are cross-checked against a NumPy float64 transcription of transformers 5.25's
     modeling_smollm3.py (eager attention, rotate_half RoPE skipped where no_rope_layers[i] == 0), which
     must agree within 1e-4 on the first-step logits and on all 32 greedy ids, or the script fails;
-  - where torch is importable, transformers' own forward pass is compared as well (same bounds).
+  - where torch is importable, transformers' own forward pass is compared as well (same bounds); run in
+    the reference venv (torch 2.15.0 on the CPU), it agrees within 9.5e-06 (smollm3) and 2.1e-05
+    (smollm3_nope), 32/32 ids each.
 `compute` in reference.json says which of these ran.
 
 What it makes, under tests/reference/fixtures/tiny/:
