@@ -72,7 +72,7 @@ pub async fn chat_messages(
                 Part::Image { mime: attachment.mime.clone(), bytes }
             });
         }
-        messages.push(confab_remote::Message { role: role.into(), parts });
+        messages.push(confab_remote::Message::new(role, parts));
     }
     Ok(messages)
 }
@@ -155,6 +155,8 @@ pub async fn generate(
                     last_save = Instant::now();
                 }
             }
+            // No tools are offered yet, so none are called (the MCP wiring will handle them).
+            Some(Ok(ChatEvent::ToolCalls(calls))) => tracing::warn!(calls = calls.len(), "the provider called tools it was not offered"),
             Some(Ok(ChatEvent::Finished(finished))) => {
                 save(&mut unsaved).await;
                 let usage = finished.usage.unwrap_or_default();
@@ -296,7 +298,13 @@ mod tests {
             let branch = self.store.branch(conversation, self.question).await.unwrap();
             let messages = chat_messages(&self.store, &target, "Be brief.", &branch).await.unwrap();
             let settings = Settings { temperature: 0.0, max_tokens, seed: Some(1), ..Settings::default() };
-            let request = ChatRequest { model: target.model.id.clone(), messages, sampling: sampling(&settings) };
+            let request = ChatRequest {
+                model: target.model.id.clone(),
+                messages,
+                sampling: sampling(&settings),
+                tools: Vec::new(),
+                tool_choice: None,
+            };
             let cancel = AtomicBool::new(false);
             let events = Mutex::new(Vec::new());
             let send = |event: ReplyEvent| {
@@ -412,7 +420,8 @@ mod tests {
     #[test]
     fn settings_map_to_the_apis_fields() {
         let settings = Settings { temperature: 0.7, top_p: 0.8, max_tokens: 64, seed: Some(3), top_k: -1, ..Settings::default() };
-        let body = ChatRequest { model: "m".into(), messages: vec![], sampling: sampling(&settings) }.body();
+        let body =
+            ChatRequest { model: "m".into(), messages: vec![], sampling: sampling(&settings), tools: Vec::new(), tool_choice: None }.body();
         assert_eq!(
             (body["temperature"].as_f64().map(|t| (t * 10.0).round()), body["max_tokens"].as_u64(), body["seed"].as_u64()),
             (Some(7.0), Some(64), Some(3))

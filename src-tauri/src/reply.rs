@@ -152,6 +152,8 @@ pub async fn stream_reply(
                         model: remote.model.id.clone(),
                         messages,
                         sampling: remote_reply::sampling(&settings),
+                        tools: Vec::new(),
+                        tool_choice: None,
                     };
                     let send = |event| {
                         let _ = channel.send(event);
@@ -337,6 +339,7 @@ mod tests {
             stats: None,
             reasoning: None,
             reasoning_ms: None,
+            tool_calls: Vec::new(),
         }
     }
 
