@@ -21,6 +21,6 @@ pub use ids::{ConversationId, MessageId};
 pub use messages::{Message, ReplyStats, Siblings};
 pub use replies::{ReplyEnd, ReplyText};
 pub use responses::{StoredResponse, MAX_CHAIN};
+pub use search::{SearchHit, SnippetPart, MAX_HITS};
 pub use status::{MessageStatus, Role};
 pub use tool_calls::{NewToolCall, ToolCall, ToolCallStatus, ToolDecision, ToolOutcome, ToolResult};
-pub use search::{SearchHit, SnippetPart, MAX_HITS};

@@ -329,7 +329,9 @@ impl Store {
         .await
         .map_err(|error| {
             error.or_else(|call| match call.status {
-                ToolCallStatus::Awaiting if !call.decision.allows() => format!("the user has not allowed it (its decision is {})", call.decision),
+                ToolCallStatus::Awaiting if !call.decision.allows() => {
+                    format!("the user has not allowed it (its decision is {})", call.decision)
+                }
                 status => format!("it is {status}, not awaiting"),
             })
         })

@@ -151,7 +151,10 @@ async fn decisions_allow_or_deny_and_a_call_runs_only_when_allowed() {
     let cancelled = store.finish_tool_call(r, 3, ToolOutcome::Cancelled).await.unwrap();
     assert_eq!((cancelled.decision, cancelled.status, cancelled.started_at), (ToolDecision::Pending, ToolCallStatus::Cancelled, None));
 
-    assert!(matches!(store.decide_tool_call(r, 9, ToolDecision::Denied).await.unwrap_err(), StoreError::NotFound { what: "tool call", .. }));
+    assert!(matches!(
+        store.decide_tool_call(r, 9, ToolDecision::Denied).await.unwrap_err(),
+        StoreError::NotFound { what: "tool call", .. }
+    ));
     assert!(matches!(store.start_tool_call(MessageId(999), 0).await.unwrap_err(), StoreError::NotFound { what: "message", .. }));
 }
 
@@ -191,7 +194,8 @@ async fn results_keep_their_images_as_attachments_until_no_one_uses_them() {
     let error = store.finish_tool_call(r, 0, with_unknown).await.unwrap_err();
     assert!(matches!(error, StoreError::NotFound { what: "attachment", .. }), "{error:?}");
     let images = vec![map.clone(), chart.clone()];
-    let done = store.finish_tool_call(r, 0, ToolOutcome::Answered(ToolResult { text: "radar".into(), images, is_error: false })).await.unwrap();
+    let done =
+        store.finish_tool_call(r, 0, ToolOutcome::Answered(ToolResult { text: "radar".into(), images, is_error: false })).await.unwrap();
     assert_eq!(done.result.unwrap().images, [map.clone(), chart.clone()]);
     store.finish_reply(r, ReplyEnd::Complete, None).await.unwrap();
     assert_eq!(store.message(r).await.unwrap().tool_calls[0].result.as_ref().unwrap().images, [map.clone(), chart.clone()]);
@@ -249,7 +253,8 @@ async fn a_kill_during_a_tool_round_loses_nothing() {
     assert_eq!(store.recover_interrupted().await.unwrap(), [r]);
     let reply = store.message(r).await.unwrap();
     assert_eq!((reply.status, reply.content.as_str()), (MessageStatus::Interrupted, "Checking. "));
-    let calls: Vec<_> = reply.tool_calls.iter().map(|t| (t.call_id.as_str(), t.status, t.result.as_ref().map(|r| r.text.as_str()))).collect();
+    let calls: Vec<_> =
+        reply.tool_calls.iter().map(|t| (t.call_id.as_str(), t.status, t.result.as_ref().map(|r| r.text.as_str()))).collect();
     assert_eq!(
         calls,
         [
