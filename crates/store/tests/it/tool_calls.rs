@@ -202,7 +202,7 @@ async fn results_keep_their_images_as_attachments_until_no_one_uses_them() {
 
     // Another conversation shows the chart as a user's attachment.
     let other = conversation(&store, "other").await.id;
-    store.add_message_with_attachments(other, None, Role::User, "this chart", &[chart.clone()]).await.unwrap();
+    store.add_message_with_attachments(other, None, Role::User, "this chart", std::slice::from_ref(&chart)).await.unwrap();
     let (map_file, chart_file) = (store.attachment_path(&map).await.unwrap(), store.attachment_path(&chart).await.unwrap());
 
     // Deleting the conversation deletes its calls (cascade) and the map no one else uses.
@@ -221,7 +221,7 @@ async fn an_image_only_a_tool_result_uses_outlives_the_deleted_conversation_that
     let meta = AttachmentMeta { mime: "image/png".into(), ..Default::default() };
     let photo = store.add_attachment_bytes(b"photo".to_vec(), &meta).await.unwrap();
     let shared = conversation(&store, "shared").await.id;
-    store.add_message_with_attachments(shared, None, Role::User, "look", &[photo.clone()]).await.unwrap();
+    store.add_message_with_attachments(shared, None, Role::User, "look", std::slice::from_ref(&photo)).await.unwrap();
     let (_, _, r) = streaming_reply(&store).await;
     store.add_tool_call(r, call(0, "a", "camera", "{}")).await.unwrap();
     store.decide_tool_call(r, 0, ToolDecision::AllowedOnce).await.unwrap();
