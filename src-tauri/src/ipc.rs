@@ -40,6 +40,9 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<crate::providers::ProvidersView>();
     collect.visit::<crate::providers::ProviderInput>();
     collect.visit::<crate::providers::RemoteChoice>();
+    collect.visit::<crate::tool_servers::ToolServersView>();
+    collect.visit::<crate::tool_servers::ToolServerInput>();
+    collect.visit::<crate::tool_rounds::ToolDecisionInput>();
     // Get models; "download" events carry a Download.
     collect.visit::<crate::commands::hub::HubSettings>();
     collect.visit::<crate::commands::hub::HubModel>();

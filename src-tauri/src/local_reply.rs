@@ -17,13 +17,18 @@ use crate::tool_rounds::ModelCall;
 /// The engine request for `prompt` with the loaded model: the user's sampling with the model's
 /// own stop strings, the oldest turns left out of a chat too long for the context, and, for a
 /// model that thinks in a block of its own, its markup kept for the parser; `thinking` reaches
-/// a template that has the switch as `enable_thinking`.
-pub fn request(model: &Current, prompt: Prompt, settings: &Settings, thinking: bool) -> Request {
+/// a template that has the switch as `enable_thinking`; `tools` (OpenAI-shaped definitions)
+/// reach the template, and their calls' markup is kept for the parser too.
+pub fn request(model: &Current, prompt: Prompt, settings: &Settings, thinking: bool, tools: Vec<serde_json::Value>) -> Request {
     let mut request = Request::new(model.id, prompt, settings.sampling());
     request.sampling.stop = model.info.default_sampling.stop.clone();
     // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
     request.context_policy = ContextPolicy::DropOldestTurns;
     set_thinking(model, &mut request, thinking);
+    if !tools.is_empty() {
+        request.reply_markup = true;
+        request.chat.tools = tools;
+    }
     request
 }
 
@@ -288,23 +293,37 @@ mod tests {
     #[test]
     fn the_next_round_reuses_the_cached_prompt_of_the_first() {
         let engine = Engine::start(EngineOptions::default()).unwrap();
+        // The tiny Qwen3 with room for its template's tool preamble.
+        let folder = tempfile::tempdir().unwrap();
         let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny/qwen3");
-        let model = Current::load_for_test(&engine, &fixture);
+        for entry in std::fs::read_dir(&fixture).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), folder.path().join(entry.file_name())).unwrap();
+        }
+        let config_path = folder.path().join("config.json");
+        let mut config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+        config["max_position_embeddings"] = 4096.into();
+        std::fs::write(&config_path, config.to_string()).unwrap();
+        let model = Current::load_for_test(&engine, folder.path());
         let settings = Settings { max_tokens: 4, temperature: 0.0, ..Settings::default() };
         let usage_of = |request: Request| {
-            engine.generate(request).into_iter().find_map(|event| match event {
-                Event::Done { usage, .. } => Some(usage),
-                _ => None,
-            })
+            for event in engine.generate(request) {
+                match event {
+                    Event::Done { usage, .. } => return usage,
+                    Event::Error(e) => panic!("{e}"),
+                    _ => {}
+                }
+            }
+            panic!("the generation ended without Done");
         };
         let question = ChatMessage::user("Say hi through the echo tool.");
-        let first = usage_of(request(&model, Prompt::Chat(vec![question.clone()]), &settings, true, vec![echo_tool()])).unwrap();
+        let first = usage_of(request(&model, Prompt::Chat(vec![question.clone()]), &settings, true, vec![echo_tool()]));
         let mut call = ChatMessage::new("assistant", "");
         call.tool_calls =
             vec![confab_engine::text::ToolCall { id: "call_1".into(), name: "echo".into(), arguments: serde_json::json!({"text": "hi"}) }];
         let mut result = ChatMessage::new("tool", "hi");
         result.tool_call_id = Some("call_1".into());
-        let second = usage_of(request(&model, Prompt::Chat(vec![question, call, result]), &settings, true, vec![echo_tool()])).unwrap();
+        let second = usage_of(request(&model, Prompt::Chat(vec![question, call, result]), &settings, true, vec![echo_tool()]));
         assert!(second.prompt > first.prompt);
         assert!(second.cached >= first.prompt - 4, "round 2 reuses round 1's prompt: {second:?} after {first:?}");
     }

@@ -2,8 +2,8 @@
 //! audio as content parts where the model is marked to take them), the stream saved and passed
 //! on as the same events as a local reply, and every failure kept in the chat with its message.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 use confab_engine::media::MediaKind;
 use confab_remote::{ChatEvent, ChatRequest, Part, RemoteError, RemoteToolCall, Sampling};
@@ -13,7 +13,6 @@ use crate::providers::RemoteTarget;
 use crate::reply_event::{Outcome, RemotePlan, ReplyEvent, SAVE_EVERY};
 use crate::settings::Settings;
 use crate::tool_rounds::{self, stopped, ModelCall};
-
 
 /// The sampling settings as the API's fields (neutral values are left out by the client).
 pub fn sampling(settings: &Settings) -> Sampling {
@@ -31,7 +30,12 @@ pub fn sampling(settings: &Settings) -> Sampling {
 }
 
 /// The request for one round: the branch's messages, the sampling settings, the tools.
-pub fn request(target: &RemoteTarget, messages: Vec<confab_remote::Message>, settings: &Settings, tools: Vec<serde_json::Value>) -> ChatRequest {
+pub fn request(
+    target: &RemoteTarget,
+    messages: Vec<confab_remote::Message>,
+    settings: &Settings,
+    tools: Vec<serde_json::Value>,
+) -> ChatRequest {
     ChatRequest { model: target.model.id.clone(), messages, sampling: sampling(settings), tools, tool_choice: None }
 }
 
@@ -82,7 +86,7 @@ pub async fn chat_messages(
                 Part::Image { mime: attachment.mime.clone(), bytes }
             });
         }
-        messages.push(confab_remote::Message { role: role.into(), parts, ..confab_remote::Message::default() });
+        messages.push(confab_remote::Message::new(role, parts));
     }
     Ok(messages)
 }
@@ -98,15 +102,15 @@ async fn tool_messages(store: &Store, target: &RemoteTarget, reply: &Message) ->
         turn.tool_calls = round
             .calls
             .iter()
-            .map(|call| RemoteToolCall { id: tool_rounds::call_id(call), name: call.tool.clone(), arguments: call.arguments.clone() })
+            .map(|call| RemoteToolCall { id: call.call_id.clone(), name: call.tool.clone(), arguments: call.arguments.clone() })
             .collect();
         messages.push(turn);
         let mut images = Vec::new();
         for call in &round.calls {
             let mut result = confab_remote::Message::text("tool", &tool_rounds::result_for_model(call));
-            result.tool_call_id = Some(tool_rounds::call_id(call));
+            result.tool_call_id = Some(call.call_id.clone());
             messages.push(result);
-            for hash in call.result_images.iter().filter(|_| target.model.vision) {
+            for hash in tool_rounds::result_images(call).iter().filter(|_| target.model.vision) {
                 let attachment = store.attachment(hash).await.map_err(|e| e.to_string())?;
                 images.push(Part::Image { mime: attachment.mime.clone(), bytes: read_attachment(store, &attachment).await? });
             }
@@ -114,7 +118,7 @@ async fn tool_messages(store: &Store, target: &RemoteTarget, reply: &Message) ->
         if !images.is_empty() {
             let mut parts = vec![Part::Text("The images the tools returned:".into())];
             parts.extend(images);
-            messages.push(confab_remote::Message { role: "user".into(), parts, ..confab_remote::Message::default() });
+            messages.push(confab_remote::Message { role: "user".into(), parts, tool_calls: Vec::new(), tool_call_id: None });
         }
     }
     Ok(messages)
@@ -245,7 +249,9 @@ mod tests {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::path::PathBuf;
     use std::process::{Child, Command, Stdio};
+    use std::sync::atomic::Ordering;
     use std::sync::Mutex;
+    use std::time::Duration;
 
     use confab_remote::secrets::SecretStore;
     use confab_store::{MessageStatus, NewConversation};
@@ -351,7 +357,13 @@ mod tests {
             let branch = self.store.branch(conversation, self.question).await.unwrap();
             let messages = chat_messages(&self.store, &target, "Be brief.", &branch).await.unwrap();
             let settings = Settings { temperature: 0.0, max_tokens, seed: Some(1), ..Settings::default() };
-            let request = ChatRequest { model: target.model.id.clone(), messages, sampling: sampling(&settings) };
+            let request = ChatRequest {
+                model: target.model.id.clone(),
+                messages,
+                sampling: sampling(&settings),
+                tools: Vec::new(),
+                tool_choice: None,
+            };
             let cancel = AtomicBool::new(false);
             let events = Mutex::new(Vec::new());
             let send = |event: ReplyEvent| {
@@ -467,7 +479,8 @@ mod tests {
     #[test]
     fn settings_map_to_the_apis_fields() {
         let settings = Settings { temperature: 0.7, top_p: 0.8, max_tokens: 64, seed: Some(3), top_k: -1, ..Settings::default() };
-        let body = ChatRequest { model: "m".into(), messages: vec![], sampling: sampling(&settings) }.body();
+        let body =
+            ChatRequest { model: "m".into(), messages: vec![], sampling: sampling(&settings), tools: Vec::new(), tool_choice: None }.body();
         assert_eq!(
             (body["temperature"].as_f64().map(|t| (t * 10.0).round()), body["max_tokens"].as_u64(), body["seed"].as_u64()),
             (Some(7.0), Some(64), Some(3))

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use confab_engine::media::{MediaItem, MediaKind};
-use confab_engine::runtime::{Generation, Prompt, Request};
+use confab_engine::runtime::{Generation, Prompt};
 use confab_engine::ChatMessage;
 use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, Role, Store};
 use tauri::ipc::Channel;
@@ -14,12 +14,12 @@ use tauri::AppHandle;
 use crate::failure::Failure;
 use crate::local_reply;
 use crate::model_slot::{Current, LoadedModel};
-use crate::tool_rounds::{self, RoundEnd, Toolbox};
 use crate::providers::RemoteTarget;
 use crate::remote_reply;
 use crate::settings::Settings;
 use crate::state::{AppState, LiveReply};
 use crate::sync::lock;
+use crate::tool_rounds::{self, RoundEnd, Toolbox};
 use crate::views::message_view;
 use crate::web_view_priority;
 
@@ -121,7 +121,15 @@ pub async fn stream_reply(
     let store = &state.store;
     let branch = store.branch(conversation, user).await?;
     let chat = store.conversation(conversation).await?;
-    let writer = Writer { state: &state, target: &target, chat: &chat, settings: state.settings(), toolbox: Toolbox::for_reply(&state).await, live: &live, channel: &channel };
+    let writer = Writer {
+        state: &state,
+        target: &target,
+        chat: &chat,
+        settings: state.settings(),
+        toolbox: Toolbox::for_reply(&state).await,
+        live: &live,
+        channel: &channel,
+    };
     // The reply's row, and the window's word that it started.
     let start = || async {
         let reply = store.start_reply(conversation, user).await?;
@@ -180,7 +188,15 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
     }
     let target = Target::Local(Box::new(model.clone()));
     let (_running, live) = Running::start(&state, conversation)?;
-    let writer = Writer { state: &state, target: &target, chat: &chat, settings: state.settings(), toolbox: Toolbox::for_reply(&state).await, live: &live, channel: &channel };
+    let writer = Writer {
+        state: &state,
+        target: &target,
+        chat: &chat,
+        settings: state.settings(),
+        toolbox: Toolbox::for_reply(&state).await,
+        live: &live,
+        channel: &channel,
+    };
     let branch = store.branch(conversation, reply).await?;
     let messages = writer.local_messages(&branch).await?;
     // After a round's results the model starts its next turn; otherwise it continues its text.
@@ -273,7 +289,8 @@ impl Writer<'_> {
             let send = |event| {
                 let _ = self.channel.send(event);
             };
-            if tool_rounds::run_round(self.state, &self.toolbox, reply, round, calls, &self.live.cancel, &send).await? == RoundEnd::Stopped {
+            if tool_rounds::run_round(self.state, &self.toolbox, reply, round, calls, &self.live.cancel, &send).await? == RoundEnd::Stopped
+            {
                 return Ok(Outcome { end: ReplyEnd::Stopped, ..outcome });
             }
             round += 1;
@@ -318,7 +335,7 @@ pub async fn local_messages(
         let mut results = Vec::with_capacity(message.tool_calls.len());
         for call in &message.tool_calls {
             let mut images = Vec::new();
-            for hash in call.result_images.iter().filter(|_| result_images) {
+            for hash in tool_rounds::result_images(call).iter().filter(|_| result_images) {
                 images.push(media_item(store, &store.attachment(hash).await?).await?);
             }
             results.push(images);
@@ -401,7 +418,7 @@ fn tool_turns(reply: &Message, result_media: &[Vec<MediaItem>]) -> Vec<ChatMessa
             .calls
             .iter()
             .map(|call| confab_engine::text::ToolCall {
-                id: tool_rounds::call_id(call),
+                id: call.call_id.clone(),
                 name: call.tool.clone(),
                 arguments: match serde_json::from_str(&call.arguments) {
                     Ok(serde_json::Value::Object(object)) => serde_json::Value::Object(object),
@@ -412,7 +429,7 @@ fn tool_turns(reply: &Message, result_media: &[Vec<MediaItem>]) -> Vec<ChatMessa
         turns.push(turn);
         for call in round.calls {
             let mut result = ChatMessage::new("tool", tool_rounds::result_for_model(call));
-            result.tool_call_id = Some(tool_rounds::call_id(call));
+            result.tool_call_id = Some(call.call_id.clone());
             result.name = Some(call.tool.clone());
             let index = reply.tool_calls.iter().position(|c| c.position == call.position);
             result.media = index.and_then(|i| result_media.get(i)).cloned().unwrap_or_default();

@@ -15,9 +15,9 @@ use crate::context_meter::ContextMeter;
 use crate::local_server::LocalServer;
 use crate::model_slot::ModelSlot;
 use crate::providers::Providers;
-use crate::tool_rounds::ToolDecision;
 use crate::settings::Settings;
 use crate::sync::lock;
+use crate::tool_rounds::ToolDecisionInput;
 use crate::tool_servers::ToolServers;
 
 pub struct AppState {
@@ -38,7 +38,7 @@ pub struct AppState {
     /// The running MCP servers.
     pub mcp: confab_mcp::McpHost,
     /// Tool calls waiting for the user's decision, by reply and position.
-    pub tool_decisions: Mutex<HashMap<(MessageId, u32), tokio::sync::oneshot::Sender<ToolDecision>>>,
+    pub tool_decisions: Mutex<HashMap<(MessageId, u32), tokio::sync::oneshot::Sender<ToolDecisionInput>>>,
     /// Each conversation's reply in progress (one at a time per chat).
     pub replies: Mutex<HashMap<ConversationId, LiveReply>>,
     /// Files the user dropped on the window: the only paths `attach_paths` will read.

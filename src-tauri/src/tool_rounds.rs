@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use confab_mcp::{CallError, OutputPart};
 use confab_store::{
-    AttachmentHash, AttachmentMeta, Message, MessageId, NewToolCall, ReplyStats, Store, ToolCall, ToolCallStatus, ToolDecision as Decision,
-    ToolResult,
+    AttachmentHash, AttachmentMeta, Message, MessageId, NewToolCall, ReplyStats, Store, ToolCall, ToolCallStatus, ToolDecision,
+    ToolOutcome, ToolResult,
 };
 use serde_json::Value;
 
@@ -24,10 +24,10 @@ use crate::state::AppState;
 use crate::sync::lock;
 use crate::tool_servers::OfferedTool;
 
-/// What the user decided on a call, from its card.
+/// What the user decided on a call, as its card sends it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
-pub enum ToolDecision {
+pub enum ToolDecisionInput {
     /// Run this call.
     Once,
     /// Run this call and, from now on, every call of this tool without asking.
@@ -101,80 +101,81 @@ pub async fn run_round(
     send: &(dyn Fn(ReplyEvent) + Sync),
 ) -> Result<RoundEnd, Failure> {
     let store = &state.store;
-    for call in calls {
+    for (index, call) in calls.into_iter().enumerate() {
         let offered = toolbox.find(&call.name);
+        // Arguments that are not JSON are kept as a JSON string (the column holds JSON).
         let arguments = match &call.arguments {
             Ok(object) => Value::Object(object.clone()).to_string(),
-            Err(text) => text.clone(),
+            Err(text) => Value::from(text.as_str()).to_string(),
         };
         let new = NewToolCall {
             round,
-            call_id: call.id.clone(),
+            call_id: call.id.clone().unwrap_or_else(|| format!("call_{}_{round}_{index}", reply.0)),
             server: offered.map(|t| t.server.clone()),
             tool: offered.map_or(call.name.clone(), |t| t.tool.clone()),
             arguments,
         };
         let saved = store.add_tool_call(reply, new).await?;
         let position = saved.position;
-        let show = |call: ToolCall| send(ReplyEvent::Tool { call });
+        let show = |call: ToolCall| send(ReplyEvent::Tool { call: Box::new(call) });
+        let fail = |error: String| store.finish_tool_call(reply, position, ToolOutcome::Failed(error));
 
         // Calls that cannot run are answered at once, without asking: nothing runs.
         let (tool, arguments) = match (offered, call.arguments) {
             (None, _) => {
                 let names: Vec<&str> = toolbox.tools.iter().map(|t| t.called.as_str()).collect();
                 let error = format!("There is no tool named \"{}\". The tools are: {}.", call.name, names.join(", "));
-                show(store.fail_tool_call(reply, position, &error).await?);
+                show(fail(error).await?);
                 continue;
             }
             (Some(_), Err(text)) => {
-                let error = format!("The arguments are not a JSON object: {text}");
-                show(store.fail_tool_call(reply, position, &error).await?);
+                show(fail(format!("The arguments are not a JSON object: {text}")).await?);
                 continue;
             }
             (Some(tool), Ok(arguments)) => (tool, arguments),
         };
 
         let decision = if tool.always_allowed {
-            Decision::Auto
+            ToolDecision::Auto
         } else {
             show(saved);
             match wait_for_decision(state, reply, position, cancel).await {
                 None => {
-                    show(store.end_tool_call(reply, position, ToolCallStatus::Cancelled).await?);
+                    show(store.finish_tool_call(reply, position, ToolOutcome::Cancelled).await?);
                     return Ok(RoundEnd::Stopped);
                 }
-                Some(ToolDecision::Deny) => {
-                    show(store.decide_tool_call(reply, position, Decision::Denied).await?);
+                Some(ToolDecisionInput::Deny) => {
+                    show(store.decide_tool_call(reply, position, ToolDecision::Denied).await?);
                     continue;
                 }
-                Some(ToolDecision::Always) => {
+                Some(ToolDecisionInput::Always) => {
                     state.tool_servers.lock().await.set_always_allowed(tool.server_id, &tool.tool, true, store).await?;
-                    Decision::AllowedAlways
+                    ToolDecision::AllowedAlways
                 }
-                Some(ToolDecision::Once) => Decision::AllowedOnce,
+                Some(ToolDecisionInput::Once) => ToolDecision::AllowedOnce,
             }
         };
         store.decide_tool_call(reply, position, decision).await?;
         show(store.start_tool_call(reply, position).await?);
 
-        let output = state.mcp.call(&tool.server_id.to_string(), &tool.tool, arguments, toolbox.timeout, stopped(cancel)).await;
+        let output = state.mcp.call(&tool.server, &tool.tool, arguments, toolbox.timeout, stopped(cancel)).await;
         match output {
             Ok(output) => {
                 let result = tool_result(store, &tool.tool, output).await?;
-                show(store.finish_tool_call(reply, position, result).await?);
+                show(store.finish_tool_call(reply, position, ToolOutcome::Answered(result)).await?);
             }
             Err(CallError::Cancelled) => {
-                show(store.end_tool_call(reply, position, ToolCallStatus::Cancelled).await?);
+                show(store.finish_tool_call(reply, position, ToolOutcome::Cancelled).await?);
                 return Ok(RoundEnd::Stopped);
             }
-            Err(error) => show(store.fail_tool_call(reply, position, &error.to_string()).await?),
+            Err(error) => show(fail(error.to_string()).await?),
         }
     }
     Ok(RoundEnd::Answered)
 }
 
 /// Waits for the user's decision on the card; `None` when Stop comes first.
-async fn wait_for_decision(state: &AppState, reply: MessageId, position: u32, cancel: &AtomicBool) -> Option<ToolDecision> {
+async fn wait_for_decision(state: &AppState, reply: MessageId, position: u32, cancel: &AtomicBool) -> Option<ToolDecisionInput> {
     let (decide, decided) = tokio::sync::oneshot::channel();
     lock(&state.tool_decisions).insert((reply, position), decide);
     let decision = tokio::select! {
@@ -186,7 +187,7 @@ async fn wait_for_decision(state: &AppState, reply: MessageId, position: u32, ca
 }
 
 /// The user's decision on a waiting call; false when no call waits there (it was stopped).
-pub fn decide(state: &AppState, reply: MessageId, position: u32, decision: ToolDecision) -> bool {
+pub fn decide(state: &AppState, reply: MessageId, position: u32, decision: ToolDecisionInput) -> bool {
     match lock(&state.tool_decisions).remove(&(reply, position)) {
         Some(decide) => decide.send(decision).is_ok(),
         None => false,
@@ -233,8 +234,8 @@ pub fn rounds<'a>(message: &'a Message, calls: &'a [ToolCall]) -> Vec<Round<'a>>
     let (mut content_at, mut reasoning_at) = (0, 0);
     let mut rounds = Vec::with_capacity(by_round.len() + 1);
     for calls in by_round.into_values() {
-        let content_end = clamp(&message.content, calls[0].content_offset as usize, content_at);
-        let reasoning_end = clamp(reasoning, calls[0].reasoning_offset as usize, reasoning_at);
+        let content_end = clamp(&message.content, calls[0].content_offset, content_at);
+        let reasoning_end = clamp(reasoning, calls[0].reasoning_offset, reasoning_at);
         rounds.push(Round {
             content: &message.content[content_at..content_end],
             reasoning: Some(&reasoning[reasoning_at..reasoning_end]).filter(|r| !r.is_empty()),
@@ -252,8 +253,8 @@ pub fn rounds<'a>(message: &'a Message, calls: &'a [ToolCall]) -> Vec<Round<'a>>
 
 /// An offset the store recorded, kept inside the text and on a character boundary (it always
 /// is, unless the text was edited since).
-fn clamp(text: &str, offset: usize, from: usize) -> usize {
-    let mut offset = offset.clamp(from, text.len());
+fn clamp(text: &str, offset: u64, from: usize) -> usize {
+    let mut offset = usize::try_from(offset).unwrap_or(usize::MAX).clamp(from, text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
     }
@@ -263,13 +264,10 @@ fn clamp(text: &str, offset: usize, from: usize) -> usize {
 /// What the model is told a call gave: its result, its error, or why it did not run.
 pub fn result_for_model(call: &ToolCall) -> String {
     match call.status {
-        ToolCallStatus::Done => {
-            let mut text = call.result.clone().unwrap_or_default();
-            if text.is_empty() && call.result_images.is_empty() {
-                text = "(the tool returned nothing)".into();
-            }
-            text
-        }
+        ToolCallStatus::Done => match &call.result {
+            Some(result) if !result.text.is_empty() || !result.images.is_empty() => result.text.clone(),
+            _ => "(the tool returned nothing)".into(),
+        },
         ToolCallStatus::Failed => format!("Error: {}", call.error.as_deref().unwrap_or("the call failed")),
         ToolCallStatus::Denied => "The user did not allow this call.".into(),
         ToolCallStatus::Cancelled | ToolCallStatus::Interrupted | ToolCallStatus::Awaiting | ToolCallStatus::Running => {
@@ -291,33 +289,32 @@ pub fn add_stats(earlier: Option<ReplyStats>, latest: Option<ReplyStats>) -> Opt
     }
 }
 
-/// The call id the template and the provider see: the model's, or one made from its place.
-pub fn call_id(call: &ToolCall) -> String {
-    call.call_id.clone().unwrap_or_else(|| format!("call_{}_{}", call.message_id.0, call.position))
+/// The images a call's result holds.
+pub fn result_images(call: &ToolCall) -> &[AttachmentHash] {
+    call.result.as_ref().map_or(&[], |result| result.images.as_slice())
 }
 
 /// A saved call of `read` on `files` (tests of the code that reads rounds back).
 #[cfg(test)]
-pub fn sample_call(round: u32, position: u32, content_offset: u32, status: ToolCallStatus) -> ToolCall {
-        ToolCall {
-            message_id: MessageId(7),
-            position,
-            round,
-            call_id: None,
-            server: Some("files".into()),
-            tool: "read".into(),
-            arguments: "{}".into(),
-            content_offset,
-            reasoning_offset: 0,
-            decision: Decision::AllowedOnce,
-            status,
-            result: Some("hello".into()),
-            result_images: vec![],
-            error: None,
-            is_error: false,
-            started_at: None,
-            ended_at: None,
-        }
+pub fn sample_call(round: u32, position: u32, content_offset: u64, status: ToolCallStatus) -> ToolCall {
+    ToolCall {
+        message_id: MessageId(7),
+        position,
+        round,
+        call_id: format!("call_{position}"),
+        server: Some("files".into()),
+        tool: "read".into(),
+        arguments: "{}".into(),
+        content_offset,
+        reasoning_offset: 0,
+        decision: ToolDecision::AllowedOnce,
+        status,
+        result: Some(ToolResult { text: "hello".into(), ..ToolResult::default() }),
+        error: None,
+        created_at: 0,
+        started_at: None,
+        ended_at: None,
+    }
 }
 
 #[cfg(test)]
@@ -325,7 +322,7 @@ mod tests {
     use super::*;
     use confab_store::{ConversationId, MessageStatus, Role};
 
-    fn call(round: u32, position: u32, content_offset: u32, status: ToolCallStatus) -> ToolCall {
+    fn call(round: u32, position: u32, content_offset: u64, status: ToolCallStatus) -> ToolCall {
         sample_call(round, position, content_offset, status)
     }
 
@@ -350,7 +347,6 @@ mod tests {
         let shape: Vec<(&str, usize)> = rounds.iter().map(|r| (r.content, r.calls.len())).collect();
         assert_eq!(shape, [("Let me look.", 2), ("", 1), ("Found it: é.", 0)]);
         assert_eq!(result_for_model(&calls[1]), "The user did not allow this call.");
-        assert_eq!(call_id(&calls[2]), "call_7_2");
         assert_eq!(clamp("é", 1, 0), 0, "never inside a character");
     }
 }

@@ -5,7 +5,8 @@
 //! Environment values and header values are secrets: they live in the secret store under
 //! `tool-server:<id>:env:<NAME>` / `tool-server:<id>:header:<NAME>`, never in SQLite, a log,
 //! or anything sent to the page (which only learns which names have a value). A server runs
-//! only while it is switched on; the MCP host (`confab_mcp`) knows it by its id.
+//! only while it is switched on; the MCP host (`confab_mcp`) knows it by its name (unique, so
+//! that the host's messages name it as the user does).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -179,7 +180,7 @@ impl ToolServers {
             .servers
             .iter()
             .map(|server| {
-                let status = statuses.get(&server.id.to_string()).filter(|_| server.enabled);
+                let status = statuses.get(&server.name).filter(|_| server.enabled);
                 let (state, error) = match status.map(|s| &s.state) {
                     None | Some(ServerState::Stopped) => (ToolServerState::Off, None),
                     Some(ServerState::Starting) => (ToolServerState::Starting, None),
@@ -307,11 +308,9 @@ impl ToolServers {
                 n += 1;
             }
             let (transport, values, kind) = match spec.transport {
-                Transport::Stdio { command, args, env, cwd } => (
-                    SavedTransport::Stdio { command, args, env: env.keys().cloned().collect(), cwd },
-                    env,
-                    SecretKind::Env,
-                ),
+                Transport::Stdio { command, args, env, cwd } => {
+                    (SavedTransport::Stdio { command, args, env: env.keys().cloned().collect(), cwd }, env, SecretKind::Env)
+                }
                 Transport::Http { url, headers } => {
                     (SavedTransport::Http { url, headers: headers.keys().cloned().collect() }, headers, SecretKind::Header)
                 }
@@ -320,14 +319,7 @@ impl ToolServers {
             for (key, value) in values {
                 secrets.set(&secret_name(id, kind, &key), &value).map_err(|e| e.to_string())?;
             }
-            next.servers.push(ToolServer {
-                id,
-                name,
-                enabled: false,
-                transport,
-                disabled_tools: Vec::new(),
-                always_allowed: Vec::new(),
-            });
+            next.servers.push(ToolServer { id, name, enabled: false, transport, disabled_tools: Vec::new(), always_allowed: Vec::new() });
         }
         next.save(store).await?;
         *self = next;
@@ -396,29 +388,26 @@ impl ToolServers {
             SavedTransport::Stdio { command, args, env, cwd } => {
                 Transport::Stdio { command: command.clone(), args: args.clone(), env: resolve(SecretKind::Env, env)?, cwd: cwd.clone() }
             }
-            SavedTransport::Http { url, headers } => {
-                Transport::Http { url: url.clone(), headers: resolve(SecretKind::Header, headers)? }
-            }
+            SavedTransport::Http { url, headers } => Transport::Http { url: url.clone(), headers: resolve(SecretKind::Header, headers)? },
         };
-        Ok(ServerSpec { name: id.to_string(), transport })
+        Ok(ServerSpec { name: server.name.clone(), transport })
     }
 
     /// Starts every enabled server that is not running, and stops every one that is off.
     pub async fn apply(&self, host: &McpHost, secrets: &SecretStore) {
         let running: BTreeMap<String, ServerState> = host.status().into_iter().map(|s| (s.name, s.state)).collect();
         for server in &self.servers {
-            let key = server.id.to_string();
-            let state = running.get(&key);
+            let state = running.get(&server.name);
             if server.enabled && matches!(state, None | Some(ServerState::Stopped)) {
                 self.start(server.id, host, secrets);
             } else if !server.enabled && state.is_some_and(|s| !matches!(s, ServerState::Stopped)) {
-                host.stop(&key).await;
+                host.stop(&server.name).await;
             }
         }
-        // Servers removed from the list.
+        // Servers removed from the list, or renamed.
         for name in running.keys() {
-            if !self.servers.iter().any(|s| &s.id.to_string() == name) {
-                host.stop(name).await;
+            if !self.servers.iter().any(|s| &s.name == name) {
+                host.remove(name).await;
             }
         }
     }
@@ -437,7 +426,7 @@ impl ToolServers {
         let statuses: BTreeMap<String, ServerStatus> = host.status().into_iter().map(|s| (s.name.clone(), s)).collect();
         let mut offered = Vec::new();
         for server in self.servers.iter().filter(|s| s.enabled) {
-            let Some(status) = statuses.get(&server.id.to_string()).filter(|s| s.state == ServerState::Ready) else { continue };
+            let Some(status) = statuses.get(&server.name).filter(|s| s.state == ServerState::Ready) else { continue };
             for tool in status.tools.iter().filter(|t| !server.disabled_tools.contains(&t.name)) {
                 offered.push(OfferedTool {
                     called: tool.name.clone(),
@@ -450,11 +439,8 @@ impl ToolServers {
                 });
             }
         }
-        let taken_twice: Vec<String> = offered
-            .iter()
-            .filter(|t| offered.iter().filter(|o| o.tool == t.tool).count() > 1)
-            .map(|t| t.tool.clone())
-            .collect();
+        let taken_twice: Vec<String> =
+            offered.iter().filter(|t| offered.iter().filter(|o| o.tool == t.tool).count() > 1).map(|t| t.tool.clone()).collect();
         for tool in offered.iter_mut().filter(|t| taken_twice.contains(&t.tool)) {
             tool.called = function_name(&format!("{}_{}", tool.server, tool.tool));
         }
@@ -506,7 +492,8 @@ fn check_names(entries: &[SecretInput], what: &str) -> Result<Vec<String>, Strin
 }
 
 fn check_url(url: &str) -> Result<(), String> {
-    let ok = (url.starts_with("http://") || url.starts_with("https://")) && url.len() > "http://".len() && !url.contains(char::is_whitespace);
+    let ok =
+        (url.starts_with("http://") || url.starts_with("https://")) && url.len() > "http://".len() && !url.contains(char::is_whitespace);
     if ok {
         Ok(())
     } else {
@@ -606,10 +593,8 @@ mod tests {
             assert!(servers.put(no_command, &store, &secrets).await.unwrap_err().contains("command"));
             let bad_env = vec![SecretInput { name: "A B".into(), value: Some("x".into()) }];
             assert!(servers.put(stdio("a", bad_env), &store, &secrets).await.unwrap_err().contains("environment variable"));
-            let bad_url = ToolServerInput {
-                transport: TransportInput::Http { url: "localhost:3000".into(), headers: vec![] },
-                ..stdio("a", vec![])
-            };
+            let bad_url =
+                ToolServerInput { transport: TransportInput::Http { url: "localhost:3000".into(), headers: vec![] }, ..stdio("a", vec![]) };
             assert!(servers.put(bad_url, &store, &secrets).await.unwrap_err().contains("http://"));
             servers.put(stdio("a", vec![]), &store, &secrets).await.unwrap();
             assert!(servers.put(stdio("A", vec![]), &store, &secrets).await.unwrap_err().contains("already"));

@@ -330,9 +330,9 @@ export type Message = {
   created_at: number,
   stats: ReplyStats | null,
   /**
-   * An assistant reply's tool calls, in the order they were added (all its rounds).
+   * An assistant reply's tool calls, in the order they were added (see tool_calls.rs).
    */
-  tool_calls: Array<ToolCall>,
+  tool_calls?: Array<ToolCall>,
 };
 
 export type MessageId = number;
@@ -814,7 +814,7 @@ export type ToolCall = {
    * Calls with the same round were asked for in one assistant turn.
    */
   round: number,
-  call_id: string | null,
+  call_id: string,
   /**
    * The MCP server offering the tool, if any.
    */
@@ -838,19 +838,15 @@ export type ToolCall = {
   /**
    * What the tool answered, once `Done`.
    */
-  result: string | null,
-  /**
-   * Images the tool returned.
-   */
-  result_images: Array<AttachmentHash>,
+  result: ToolResult | null,
   /**
    * Why it failed, for `Failed`.
    */
   error: string | null,
   /**
-   * The tool itself reported the result as an error (MCP's `isError`).
+   * Unix milliseconds.
    */
-  is_error: boolean,
+  created_at: number,
   started_at: number | null,
   ended_at: number | null,
 };
@@ -866,9 +862,24 @@ export type ToolCallStatus = "awaiting" | "running" | "done" | "failed" | "denie
 export type ToolDecision = "pending" | "allowed_once" | "allowed_always" | "denied" | "auto";
 
 /**
- * What the user decided on a call, from its card.
+ * What the user decided on a call, as its card sends it.
  */
 export type ToolDecisionInput = "once" | "always" | "deny";
+
+/**
+ * What a tool answered.
+ */
+export type ToolResult = {
+  text: string,
+  /**
+   * Images the tool returned, added first with `add_attachment_*`.
+   */
+  images: Array<AttachmentHash>,
+  /**
+   * The tool itself reported the result as an error (MCP's `isError`).
+   */
+  is_error: boolean,
+};
 
 /**
  * A server as the settings pane sends it.

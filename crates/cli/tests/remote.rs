@@ -1,5 +1,6 @@
 //! confab-remote, the app's provider client, against the real `confab serve`: the default model
-//! (SmolLM2-135M-Instruct) behind an API key, and the tiny Gemma 4 fixture for an image.
+//! (SmolLM2-135M-Instruct) behind an API key, the tiny Gemma 4 fixture for an image, and the tiny
+//! Qwen3 fixture for tool calls (forced through the server's grammar, whatever its weights say).
 //! The fault cases live beside the client, against a stub (crates/remote/tests/faults.rs).
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -7,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use confab_remote::{ChatEvent, ChatRequest, Client, Finished, Message, Part, RemoteError, Sampling};
+use confab_remote::{ChatEvent, ChatRequest, Client, Finished, Message, Part, RemoteError, RemoteToolCall, Sampling};
 
 const KEY: &str = "sk-confab-remote-test";
 
@@ -70,19 +71,32 @@ fn runtime() -> tokio::runtime::Runtime {
 fn request(model: &str, parts: Vec<Part>, max_tokens: u32) -> ChatRequest {
     ChatRequest {
         model: model.into(),
-        messages: vec![Message::text("system", "Be brief."), Message { role: "user".into(), parts }],
+        messages: vec![Message::text("system", "Be brief."), Message::new("user", parts)],
         sampling: Sampling { temperature: Some(0.0), max_tokens: Some(max_tokens), top_k: Some(0), ..Sampling::default() },
+        tools: Vec::new(),
+        tool_choice: None,
     }
 }
 
 /// Streams a whole reply: its text and how it finished.
 async fn reply(client: &Client, request: &ChatRequest) -> Result<(String, Finished), RemoteError> {
+    let (text, calls, finished) = reply_with_calls(client, request).await?;
+    assert!(calls.is_empty(), "no tools were offered, yet the model called {calls:?}");
+    Ok((text, finished))
+}
+
+/// Streams a whole reply: its text, the tool calls it asked for, and how it finished.
+async fn reply_with_calls(client: &Client, request: &ChatRequest) -> Result<(String, Vec<RemoteToolCall>, Finished), RemoteError> {
     let mut stream = client.chat(request).await?;
-    let mut text = String::new();
+    let (mut text, mut calls) = (String::new(), Vec::new());
     while let Some(event) = stream.next().await {
         match event? {
             ChatEvent::Text(piece) => text.push_str(&piece),
-            ChatEvent::Finished(finished) => return Ok((text, finished)),
+            ChatEvent::ToolCalls(asked) => {
+                assert!(calls.is_empty(), "the calls come once");
+                calls = asked;
+            }
+            ChatEvent::Finished(finished) => return Ok((text, calls, finished)),
         }
     }
     unreachable!("a stream ends with Finished or an error")
@@ -151,5 +165,61 @@ fn an_image_reaches_a_remote_model_that_reads_images() {
         // The image's soft tokens (63 for this picture, as `confab generate` reports them) and
         // the tokens around them.
         assert!(with >= without + 63, "prompt tokens without the image {without}, with it {with}");
+    });
+}
+
+#[test]
+fn tool_calls_go_to_a_remote_model_and_their_results_back() {
+    // A copy of the tiny Qwen3 with room for the tools' instructions (its 256 positions are too
+    // few; its weights are random anyway).
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny/qwen3");
+    let folder = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), folder.path().join(entry.file_name())).unwrap();
+    }
+    let config_path = folder.path().join("config.json");
+    let mut config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["max_position_embeddings"] = serde_json::json!(2048);
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let server = Serve::start(&["--model", folder.path().to_str().unwrap()]);
+    let weather = serde_json::json!({ "type": "function", "function": { "name": "get_weather", "description": "The weather in a city today.",
+        "parameters": { "type": "object", "properties": { "city": { "type": "string", "maxLength": 8 } }, "required": ["city"], "additionalProperties": false } } });
+    let clock = serde_json::json!({ "type": "function", "function": { "name": "get_time", "description": "The time now.",
+        "parameters": { "type": "object", "properties": {}, "additionalProperties": false } } });
+    runtime().block_on(async {
+        let client = Client::new(&server.base_url, None).unwrap();
+        let mut ask = request(&server.model, vec![Part::Text("What time is it?".into())], 64);
+        ask.tools = vec![weather, clock];
+        // The tiny model's weights are random: only the grammar makes it call a tool.
+        ask.tool_choice = Some(serde_json::json!({ "type": "function", "function": { "name": "get_time" } }));
+        let (_, calls, finished) = reply_with_calls(&client, &ask).await.unwrap();
+        assert_eq!(finished.reason.as_deref(), Some("tool_calls"));
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert_eq!((calls[0].name.as_str(), calls[0].arguments.as_str()), ("get_time", "{}"));
+        assert!(calls[0].id.starts_with("call_"), "{calls:?}");
+
+        ask.tool_choice = Some(serde_json::json!("required"));
+        let (_, required, finished) = reply_with_calls(&client, &ask).await.unwrap();
+        assert_eq!(finished.reason.as_deref(), Some("tool_calls"));
+        assert!(!required.is_empty() && required.iter().all(|c| ["get_weather", "get_time"].contains(&c.name.as_str())), "{required:?}");
+        for call in &required {
+            let arguments: serde_json::Value = serde_json::from_str(&call.arguments).unwrap_or_else(|e| panic!("{call:?}: {e}"));
+            assert!(arguments.is_object(), "{call:?}");
+        }
+
+        // The call and its result go back through the template: the same request with them
+        // added is a longer prompt (the same tools shown), and the model may answer in text.
+        let asked = finished.usage.unwrap().prompt_tokens;
+        ask.messages.push(Message::assistant_calls("", required.clone()));
+        for call in &required {
+            ask.messages.push(Message::tool_result(&call.id, "It is 14:05."));
+        }
+        ask.tool_choice = Some(serde_json::json!("auto"));
+        ask.sampling.max_tokens = Some(4);
+        let (_, after, finished) = reply_with_calls(&client, &ask).await.unwrap();
+        assert!(after.is_empty() && finished.reason.as_deref() != Some("tool_calls"), "{after:?} {finished:?}");
+        let answered = finished.usage.unwrap().prompt_tokens;
+        assert!(answered > asked + 5, "prompt tokens: asking {asked}, with the calls and their results {answered}");
     });
 }

@@ -21,18 +21,18 @@ pub enum McpError {
 /// Why a tool call gave no result.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum CallError {
-    #[error("There is no MCP server named `{server}`. Add it in Settings > MCP servers, or check the name.")]
+    #[error("There is no MCP server named `{server}`. Add it in Settings › Tools, or check the name.")]
     UnknownServer { server: String },
     #[error("The MCP server `{server}` {state}, so its tools cannot be called now. {hint}")]
     NotReady { server: String, state: String, hint: String },
     #[error("The MCP server `{server}` has no tool named `{tool}` (it has: {available}). Call one of those.")]
     UnknownTool { server: String, tool: String, available: String },
-    #[error("The tool `{tool}` of the MCP server `{server}` did not answer within {} s; the call was cancelled. Try again, or raise the tool timeout in Settings.", waited.as_secs_f64())]
+    #[error("The tool `{tool}` of the MCP server `{server}` did not answer within {} s; the call was cancelled. Try again, or raise the tool timeout in Settings › Tools.", waited.as_secs_f64())]
     Timeout { server: String, tool: String, waited: Duration },
     #[error("The tool call was stopped.")]
     Cancelled,
     #[error(
-        "The MCP server `{server}` exited during the call to `{tool}`{}. Restart it in Settings > MCP servers.",
+        "The MCP server `{server}` exited during the call to `{tool}`{}. Restart it in Settings › Tools.",
         stderr_summary(stderr_tail)
     )]
     ServerExited { server: String, tool: String, stderr_tail: Vec<String> },

@@ -269,8 +269,8 @@ impl McpHost {
             let Some(connection) = entry.connection.clone().filter(|_| entry.state == ServerState::Ready) else {
                 let hint = match &entry.state {
                     ServerState::Starting => "Wait until it is ready.".to_string(),
-                    ServerState::Failed { error } => format!("{error} Restart it in Settings > MCP servers."),
-                    _ => "Start it in Settings > MCP servers.".to_string(),
+                    ServerState::Failed { error } => format!("{error} Restart it in Settings › Tools."),
+                    _ => "Start it in Settings › Tools.".to_string(),
                 };
                 return Err(CallError::NotReady { server: server.to_string(), state: entry.state.words().to_string(), hint });
             };

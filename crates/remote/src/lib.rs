@@ -8,6 +8,7 @@ mod error;
 mod request;
 pub mod secrets;
 mod sse;
+mod tool_calls;
 
 use std::sync::Once;
 use std::time::{Duration, Instant};
@@ -18,6 +19,8 @@ use serde_json::Value;
 pub use error::RemoteError;
 pub use request::{ChatRequest, Message, Part, Sampling, MAX_STOPS};
 use sse::{SseDecoder, SseEvent};
+pub use tool_calls::RemoteToolCall;
+use tool_calls::ToolCallDeltas;
 
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -74,6 +77,9 @@ pub struct Usage {
 pub enum ChatEvent {
     /// The next piece of the reply.
     Text(String),
+    /// The calls the model asked for, put together from the stream's pieces: yielded once, just
+    /// before `Finished` (whose reason is then usually `tool_calls`).
+    ToolCalls(Vec<RemoteToolCall>),
     /// The reply is complete.
     Finished(Finished),
 }
@@ -83,12 +89,12 @@ pub struct Finished {
     /// `stop`, `length`, ... as the server says; `None` when it did not.
     pub reason: Option<String>,
     pub usage: Option<Usage>,
-    /// Text pieces received: the token count when the server reports no usage (most servers
-    /// send one token per piece).
+    /// Text and tool call pieces received: the token count when the server reports no usage
+    /// (most servers send one token per piece).
     pub pieces: u64,
-    /// From sending the request to the first text.
+    /// From sending the request to the first text (or tool call piece).
     pub time_to_first_text: Option<Duration>,
-    /// From the first text to the end.
+    /// From the first text (or tool call piece) to the end.
     pub generating: Duration,
 }
 
@@ -203,6 +209,8 @@ impl Client {
             pieces: 0,
             reason: None,
             usage: None,
+            tool_calls: ToolCallDeltas::default(),
+            finished: None,
             ended: false,
             read_timeout: self.read_timeout,
         })
@@ -261,6 +269,9 @@ pub struct ChatStream {
     pieces: u64,
     reason: Option<String>,
     usage: Option<Usage>,
+    tool_calls: ToolCallDeltas,
+    /// `Finished`, held back while the tool calls before it are yielded.
+    finished: Option<Finished>,
     ended: bool,
     read_timeout: Duration,
 }
@@ -268,8 +279,12 @@ pub struct ChatStream {
 impl ChatStream {
     /// The next event; `None` after `Finished` or an error. A cut connection, an event that is
     /// not JSON, or an error event mid-reply is an error after the text already yielded, which
-    /// stays valid.
+    /// stays valid (tool calls not yet complete are dropped with it).
     pub async fn next(&mut self) -> Option<Result<ChatEvent, RemoteError>> {
+        if let Some(finished) = self.finished.take() {
+            self.end();
+            return Some(Ok(ChatEvent::Finished(finished)));
+        }
         if self.ended {
             return None;
         }
@@ -277,12 +292,8 @@ impl ChatStream {
             while let Some(event) = self.queue.pop_front() {
                 match self.on_event(event) {
                     Ok(None) => continue,
-                    Ok(Some(event)) => {
-                        if matches!(event, ChatEvent::Finished(_)) {
-                            self.end();
-                        }
-                        return Some(Ok(event));
-                    }
+                    Ok(Some(ChatEvent::Finished(finished))) => return Some(Ok(self.end_with(finished))),
+                    Ok(Some(event)) => return Some(Ok(event)),
                     Err(error) => {
                         self.end();
                         return Some(Err(error));
@@ -291,14 +302,13 @@ impl ChatStream {
             }
             let Some(response) = self.response.as_mut() else {
                 // The body ended without `[DONE]`: complete if the server said why it stopped.
+                if self.reason.is_some() {
+                    let finished = self.finished();
+                    return Some(Ok(self.end_with(finished)));
+                }
                 self.end();
-                return Some(match self.reason {
-                    Some(_) => Ok(ChatEvent::Finished(self.finished())),
-                    None => Err(RemoteError::Interrupted {
-                        server: self.server.clone(),
-                        detail: "the stream ended without a finish reason".into(),
-                    }),
-                });
+                let detail = "the stream ended without a finish reason".into();
+                return Some(Err(RemoteError::Interrupted { server: self.server.clone(), detail }));
             };
             match response.chunk().await {
                 Ok(Some(bytes)) => self.queue.extend(self.decoder.feed(&bytes)),
@@ -318,6 +328,17 @@ impl ChatStream {
                 }
             }
         }
+    }
+
+    /// The stream's last event: `Finished`, or the tool calls first with `Finished` held back.
+    fn end_with(&mut self, finished: Finished) -> ChatEvent {
+        if self.tool_calls.is_empty() {
+            self.end();
+            return ChatEvent::Finished(finished);
+        }
+        self.finished = Some(finished);
+        self.response = None;
+        ChatEvent::ToolCalls(self.tool_calls.take())
     }
 
     fn end(&mut self) {
@@ -366,6 +387,14 @@ impl ChatStream {
         let Some(choice) = choices.first() else { return Ok(None) };
         if let Some(reason) = choice["finish_reason"].as_str() {
             self.reason = Some(reason.to_string());
+        }
+        match &choice["delta"]["tool_calls"] {
+            Value::Null => {}
+            deltas => {
+                self.tool_calls.add(deltas).map_err(|detail| malformed(format!("a tool call delta that cannot be read: {detail}")))?;
+                self.pieces += 1;
+                self.first_text.get_or_insert_with(Instant::now);
+            }
         }
         match &choice["delta"]["content"] {
             Value::String(text) if !text.is_empty() => {

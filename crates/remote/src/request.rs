@@ -1,8 +1,11 @@
 //! What Confab sends: the conversation as OpenAI chat messages (text, images as `data:` URLs,
-//! audio as `input_audio`), and the sampling settings as the API's fields.
+//! audio as `input_audio`, assistant tool calls and tool results), the tools the model may call,
+//! and the sampling settings as the API's fields.
 
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
+
+use crate::tool_calls::RemoteToolCall;
 
 /// One chat request: the model the provider listed, the turns, the settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -10,18 +13,47 @@ pub struct ChatRequest {
     pub model: String,
     pub messages: Vec<Message>,
     pub sampling: Sampling,
+    /// OpenAI function tools the model may call (`{"type": "function", "function": {"name",
+    /// "description", "parameters"}}`); sent only when there are some.
+    pub tools: Vec<Value>,
+    /// `"auto"`, `"none"`, `"required"` or `{"type": "function", "function": {"name": …}}`;
+    /// sent only with tools (the provider's default is `"auto"`).
+    pub tool_choice: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
-    /// `system`, `user` or `assistant`.
+    /// `system`, `user`, `assistant` or `tool`.
     pub role: String,
+    /// A `tool` message's parts are sent as text only (OpenAI's chat API takes no media
+    /// there): images a tool returned go in a `user` message after the tool messages.
     pub parts: Vec<Part>,
+    /// An assistant turn's calls (its text may then be empty).
+    pub tool_calls: Vec<RemoteToolCall>,
+    /// A `tool` message: the id of the call it answers.
+    pub tool_call_id: Option<String>,
 }
 
 impl Message {
     pub fn text(role: &str, text: impl Into<String>) -> Message {
-        Message { role: role.into(), parts: vec![Part::Text(text.into())] }
+        Message::new(role, vec![Part::Text(text.into())])
+    }
+
+    /// A message of text and media, without tool calls.
+    pub fn new(role: &str, parts: Vec<Part>) -> Message {
+        Message { role: role.into(), parts, tool_calls: Vec::new(), tool_call_id: None }
+    }
+
+    /// An assistant turn that asked for `calls` after writing `text` (empty when it wrote none).
+    pub fn assistant_calls(text: impl Into<String>, calls: Vec<RemoteToolCall>) -> Message {
+        let text = text.into();
+        let parts = if text.is_empty() { Vec::new() } else { vec![Part::Text(text)] };
+        Message { tool_calls: calls, ..Message::new("assistant", parts) }
+    }
+
+    /// The answer to call `call_id`: the tool's text (or the error the app reports to the model).
+    pub fn tool_result(call_id: impl Into<String>, text: impl Into<String>) -> Message {
+        Message { tool_call_id: Some(call_id.into()), ..Message::text("tool", text) }
     }
 }
 
@@ -118,30 +150,52 @@ impl ChatRequest {
         body.insert("stream".into(), json!(true));
         body.insert("stream_options".into(), json!({ "include_usage": true }));
         self.sampling.write(&mut body);
+        if !self.tools.is_empty() {
+            body.insert("tools".into(), Value::Array(self.tools.clone()));
+            if let Some(choice) = &self.tool_choice {
+                body.insert("tool_choice".into(), choice.clone());
+            }
+        }
         Value::Object(body)
     }
 }
 
-/// Text alone goes as a plain string (every server takes that); with media, as parts.
+/// Text alone goes as a plain string (every server takes that); with media, as parts. An
+/// assistant turn's calls go as `tool_calls` (with `null` content when it wrote no text), a
+/// tool result as text with its call's id.
 fn message_json(message: &Message) -> Value {
+    let texts = || message.parts.iter().filter_map(|p| if let Part::Text(t) = p { Some(t.as_str()) } else { None }).collect::<Vec<_>>();
     let only_text = message.parts.iter().all(|p| matches!(p, Part::Text(_)));
-    if only_text {
-        let text: Vec<&str> = message.parts.iter().filter_map(|p| if let Part::Text(t) = p { Some(t.as_str()) } else { None }).collect();
-        return json!({ "role": message.role, "content": text.join("\n\n") });
+    let mut json = if let Some(call_id) = &message.tool_call_id {
+        if !only_text {
+            tracing::warn!(call_id = %call_id, "a tool message carries media, which OpenAI's chat API does not take there; only its text is sent");
+        }
+        json!({ "role": message.role, "tool_call_id": call_id, "content": texts().join("\n\n") })
+    } else if only_text {
+        let text = texts().join("\n\n");
+        let content = if text.is_empty() && !message.tool_calls.is_empty() { Value::Null } else { json!(text) };
+        json!({ "role": message.role, "content": content })
+    } else {
+        json!({ "role": message.role, "content": message.parts.iter().map(part_json).collect::<Vec<_>>() })
+    };
+    if !message.tool_calls.is_empty() {
+        let calls: Vec<Value> = message
+            .tool_calls
+            .iter()
+            .map(|call| json!({ "id": call.id, "type": "function", "function": { "name": call.name, "arguments": call.arguments } }))
+            .collect();
+        json["tool_calls"] = Value::Array(calls);
     }
+    json
+}
+
+fn part_json(part: &Part) -> Value {
     let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
-    let parts: Vec<Value> = message
-        .parts
-        .iter()
-        .map(|part| match part {
-            Part::Text(text) => json!({ "type": "text", "text": text }),
-            Part::Image { mime, bytes } => {
-                json!({ "type": "image_url", "image_url": { "url": format!("data:{mime};base64,{}", b64(bytes)) } })
-            }
-            Part::Audio { format, bytes } => json!({ "type": "input_audio", "input_audio": { "data": b64(bytes), "format": format } }),
-        })
-        .collect();
-    json!({ "role": message.role, "content": parts })
+    match part {
+        Part::Text(text) => json!({ "type": "text", "text": text }),
+        Part::Image { mime, bytes } => json!({ "type": "image_url", "image_url": { "url": format!("data:{mime};base64,{}", b64(bytes)) } }),
+        Part::Audio { format, bytes } => json!({ "type": "input_audio", "input_audio": { "data": b64(bytes), "format": format } }),
+    }
 }
 
 #[cfg(test)]
@@ -164,6 +218,8 @@ mod tests {
                 seed: Some(7),
                 stop: (0..6).map(|i| i.to_string()).collect(),
             },
+            tools: Vec::new(),
+            tool_choice: Some(json!("required")),
         };
         let body = request.body();
         assert_eq!(body["temperature"], json!(0.5));
@@ -171,6 +227,7 @@ mod tests {
         assert_eq!(body["seed"], json!(7));
         assert_eq!(body["stop"], json!(["0", "1", "2", "3"]));
         assert_eq!(body["stream_options"]["include_usage"], json!(true));
+        assert!(body.get("tools").is_none() && body.get("tool_choice").is_none(), "no tools, no tool fields");
         for neutral in ["top_k", "min_p", "repetition_penalty", "presence_penalty"] {
             assert!(body.get(neutral).is_none(), "{neutral} at its neutral value is not sent");
         }
@@ -182,18 +239,54 @@ mod tests {
 
     #[test]
     fn media_become_content_parts() {
-        let message = Message {
-            role: "user".into(),
-            parts: vec![
+        let message = Message::new(
+            "user",
+            vec![
                 Part::Text("what is this?".into()),
                 Part::Image { mime: "image/png".into(), bytes: vec![1, 2, 3] },
                 Part::Audio { format: "wav".into(), bytes: vec![4, 5] },
             ],
-        };
+        );
         let json = message_json(&message);
         assert_eq!(json["content"][0], json!({ "type": "text", "text": "what is this?" }));
         assert_eq!(json["content"][1]["image_url"]["url"], json!("data:image/png;base64,AQID"));
         assert_eq!(json["content"][2], json!({ "type": "input_audio", "input_audio": { "data": "BAU=", "format": "wav" } }));
         assert_eq!(message_json(&Message::text("assistant", "ok"))["content"], json!("ok"));
+    }
+
+    #[test]
+    fn tools_calls_and_results_take_the_api_shapes() {
+        let forecast = json!({ "type": "function", "function": { "name": "forecast", "parameters": { "type": "object" } } });
+        let call = RemoteToolCall { id: "call_1".into(), name: "forecast".into(), arguments: "{\"city\":\"Bern\"}".into() };
+        let request = ChatRequest {
+            model: "m".into(),
+            messages: vec![
+                Message::text("user", "Weather in Bern?"),
+                Message::assistant_calls("", vec![call.clone()]),
+                Message::tool_result("call_1", "12 °C"),
+                // The image the tool returned, in a user message after the results.
+                Message::new(
+                    "user",
+                    vec![
+                        Part::Text("The forecast tool returned this image.".into()),
+                        Part::Image { mime: "image/png".into(), bytes: vec![1] },
+                    ],
+                ),
+                Message::assistant_calls("Checking again.", vec![call]),
+            ],
+            sampling: Sampling::default(),
+            tools: vec![forecast.clone()],
+            tool_choice: Some(json!("required")),
+        };
+        let body = request.body();
+        assert_eq!((body["tools"].clone(), body["tool_choice"].clone()), (json!([forecast]), json!("required")));
+        let messages = &body["messages"];
+        let expected_call =
+            json!([{ "id": "call_1", "type": "function", "function": { "name": "forecast", "arguments": "{\"city\":\"Bern\"}" } }]);
+        assert_eq!(messages[1], json!({ "role": "assistant", "content": null, "tool_calls": expected_call }));
+        assert_eq!(messages[2], json!({ "role": "tool", "tool_call_id": "call_1", "content": "12 °C" }));
+        assert_eq!(messages[3]["content"][1]["type"], "image_url");
+        assert_eq!((messages[4]["content"].clone(), messages[4]["tool_calls"].clone()), (json!("Checking again."), expected_call));
+        assert!(messages[0].get("tool_calls").is_none() && messages[0].get("tool_call_id").is_none());
     }
 }

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use confab_remote::{ChatEvent, ChatRequest, Client, Message, Part, RemoteError, Sampling};
+use confab_remote::{ChatEvent, ChatRequest, Client, Message, Part, RemoteError, RemoteToolCall, Sampling};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -83,6 +83,8 @@ fn hello() -> ChatRequest {
         model: "stub-model".into(),
         messages: vec![Message::text("user", "Hello")],
         sampling: Sampling { temperature: Some(0.0), max_tokens: Some(8), ..Sampling::default() },
+        tools: Vec::new(),
+        tool_choice: None,
     }
 }
 
@@ -97,6 +99,7 @@ async fn run(base: &str) -> (Vec<String>, Result<ChatEvent, RemoteError>) {
     while let Some(event) = stream.next().await {
         match event {
             Ok(ChatEvent::Text(t)) => texts.push(t),
+            Ok(ChatEvent::ToolCalls(calls)) => panic!("no tools were offered, yet the model called {calls:?}"),
             other => {
                 assert!(stream.next().await.is_none(), "nothing follows the end");
                 return (texts, other);
@@ -146,14 +149,14 @@ async fn an_image_and_a_clip_go_as_content_parts() {
     let (base, request) = stub(script(&[sse_head(), "data: [DONE]\n\n"])).await;
     let client = Client::new(&base, None).unwrap();
     let mut chat = hello();
-    chat.messages = vec![Message {
-        role: "user".into(),
-        parts: vec![
+    chat.messages = vec![Message::new(
+        "user",
+        vec![
             Part::Text("Describe".into()),
             Part::Image { mime: "image/jpeg".into(), bytes: vec![0xff, 0xd8] },
             Part::Audio { format: "wav".into(), bytes: b"RIFF".to_vec() },
         ],
-    }];
+    )];
     let mut stream = client.chat(&chat).await.unwrap();
     while stream.next().await.is_some() {}
     let sent = request.await.unwrap();
@@ -313,4 +316,111 @@ async fn models_are_listed_and_a_non_api_answer_is_malformed() {
     let error = Client::new(&base, None).unwrap().models().await.unwrap_err();
     assert!(matches!(error, RemoteError::Malformed { .. }), "{error:?}");
     assert!(error.to_string().contains("usually ends in /v1"), "{error}");
+}
+
+/// One event carrying `tool_calls` deltas.
+fn call_delta(deltas: serde_json::Value) -> String {
+    format!("data: {}\n\n", serde_json::json!({ "choices": [{ "index": 0, "delta": { "tool_calls": deltas }, "finish_reason": null }] }))
+}
+
+/// Writes `body` in pieces cut at `cuts` (byte offsets), wherever they fall: mid-line, mid-event,
+/// mid-character.
+fn cut_at(body: &str, cuts: &[usize]) -> Vec<Vec<u8>> {
+    let bytes = body.as_bytes();
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for &cut in cuts.iter().chain(&[bytes.len()]) {
+        let cut = cut.min(bytes.len());
+        if cut > start {
+            pieces.push(bytes[start..cut].to_vec());
+            start = cut;
+        }
+    }
+    pieces
+}
+
+#[tokio::test]
+async fn tool_calls_streamed_in_pieces_come_whole_before_the_finish() {
+    let events = [
+        chunk("Let me check."),
+        call_delta(
+            serde_json::json!([{ "index": 0, "id": "call_a", "type": "function", "function": { "name": "forecast", "arguments": "" } }]),
+        ),
+        call_delta(serde_json::json!([{ "index": 0, "function": { "arguments": "{\"city\": \"Zü" } }])),
+        call_delta(
+            serde_json::json!([{ "index": 1, "id": "call_b", "type": "function", "function": { "name": "clock", "arguments": "{" } }]),
+        ),
+        call_delta(
+            serde_json::json!([{ "index": 0, "function": { "arguments": "rich\"}" } }, { "index": 1, "function": { "arguments": "}" } }]),
+        ),
+        // Not JSON: passed on as the model wrote it, for the app to report back.
+        call_delta(serde_json::json!([{ "index": 2, "id": "call_c", "function": { "name": "broken", "arguments": "{city: Bern" } }])),
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n".into(),
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":12}}\n\ndata: [DONE]\n\n".into(),
+    ];
+    let body = events.concat();
+    // Cut in the middle of `data:`, of the `Zü` (between the bytes of `ü`), of a JSON key, and
+    // between the two newlines that end an event.
+    let umlaut = body.find('ü').unwrap() + 1;
+    let cuts = [
+        3,
+        events[0].len() - 1,
+        body.find("tool_calls").unwrap() + 4,
+        umlaut,
+        body.find("\"call_b").unwrap() + 2,
+        body.find("clock").unwrap() + 30,
+    ];
+    let mut pieces = vec![sse_head().as_bytes().to_vec()];
+    pieces.extend(cut_at(&body, &cuts));
+    let (base, request) = stub(Script { pieces, pause: Duration::from_millis(5) }).await;
+
+    let client = Client::new(&base, None).unwrap();
+    let mut chat = hello();
+    let tool = serde_json::json!({ "type": "function", "function": { "name": "forecast", "parameters": { "type": "object" } } });
+    chat.tools = vec![tool.clone()];
+    chat.tool_choice = Some(serde_json::json!("auto"));
+    let mut stream = client.chat(&chat).await.unwrap();
+    assert_eq!(stream.next().await.unwrap().unwrap(), ChatEvent::Text("Let me check.".into()));
+    let call = |id: &str, name: &str, arguments: &str| RemoteToolCall { id: id.into(), name: name.into(), arguments: arguments.into() };
+    assert_eq!(
+        stream.next().await.unwrap().unwrap(),
+        ChatEvent::ToolCalls(vec![
+            call("call_a", "forecast", "{\"city\": \"Zürich\"}"),
+            call("call_b", "clock", "{}"),
+            call("call_c", "broken", "{city: Bern")
+        ])
+    );
+    let Some(Ok(ChatEvent::Finished(finished))) = stream.next().await else { panic!("Finished follows the calls") };
+    assert_eq!((finished.reason.as_deref(), finished.generated_tokens()), (Some("tool_calls"), 12));
+    assert!(stream.next().await.is_none());
+
+    let sent = request.await.unwrap();
+    let body: serde_json::Value = serde_json::from_str(&sent[sent.find("\r\n\r\n").unwrap() + 4..]).unwrap();
+    assert_eq!((body["tools"].clone(), body["tool_choice"].clone()), (serde_json::json!([tool]), serde_json::json!("auto")));
+}
+
+#[tokio::test]
+async fn tool_calls_of_a_stream_that_ends_without_done_still_come() {
+    let body = [
+        sse_head().to_string(),
+        call_delta(serde_json::json!([{ "index": 0, "id": "call_x", "function": { "name": "clock", "arguments": "{}" } }])),
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n".into(),
+    ];
+    let (base, _) = stub(script(&body.iter().map(String::as_str).collect::<Vec<_>>())).await;
+    let mut stream = Client::new(&base, None).unwrap().chat(&hello()).await.unwrap();
+    let Some(Ok(ChatEvent::ToolCalls(calls))) = stream.next().await else { panic!("the calls") };
+    assert_eq!(calls[0].name, "clock");
+    assert!(matches!(stream.next().await, Some(Ok(ChatEvent::Finished(_)))));
+    assert!(stream.next().await.is_none());
+
+    // Cut off mid-call: an interruption, and no half call is passed on.
+    let body = [
+        sse_head().to_string(),
+        call_delta(serde_json::json!([{ "index": 0, "id": "call_y", "function": { "name": "clock", "arguments": "{\"tz\":" } }])),
+    ];
+    let (base, _) = stub(script(&body.iter().map(String::as_str).collect::<Vec<_>>())).await;
+    let mut stream = Client::new(&base, None).unwrap().chat(&hello()).await.unwrap();
+    let error = stream.next().await.unwrap().unwrap_err();
+    assert!(matches!(error, RemoteError::Interrupted { .. }), "{error:?}");
+    assert!(stream.next().await.is_none());
 }

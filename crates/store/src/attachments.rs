@@ -304,13 +304,16 @@ pub(crate) async fn link(tx: &mut Transaction<'_, Sqlite>, message: MessageId, h
     Ok(())
 }
 
-/// Inside a write: deletes the rows of those `hashes` no message uses any more; returns them.
+/// Inside a write: deletes the rows of those `hashes` no message or tool result uses any more;
+/// returns them.
 pub(crate) async fn delete_unused_rows(tx: &mut Transaction<'_, Sqlite>, hashes: Vec<String>) -> Result<Vec<AttachmentHash>> {
     let mut deleted = Vec::new();
     for hash in hashes {
         let done = sqlx::query(
             "DELETE FROM attachments WHERE hash = ?1
-             AND NOT EXISTS (SELECT 1 FROM message_attachments WHERE hash = ?1)",
+             AND NOT EXISTS (SELECT 1 FROM message_attachments WHERE hash = ?1)
+             AND NOT EXISTS (SELECT 1 FROM tool_calls t, json_each(t.result_images) i
+                             WHERE t.result_images IS NOT NULL AND i.value = ?1)",
         )
         .bind(&hash)
         .execute(&mut **tx)

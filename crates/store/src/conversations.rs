@@ -155,15 +155,19 @@ impl Store {
         Ok(())
     }
 
-    /// Deletes the conversation with its messages (and so their search entries and attachment
-    /// links). Attachment files no other message uses are deleted too; shared ones stay.
+    /// Deletes the conversation with its messages (and so their search entries, attachment
+    /// links and tool calls). Attachment files no other message or tool result uses are deleted
+    /// too; shared ones stay.
     pub async fn delete_conversation(&self, id: ConversationId) -> Result<()> {
         // The writer stays held until the files are gone (see `add_attachment_*`).
         let mut writer = self.writer.acquire().await?;
         let mut tx = begin_immediate(&mut writer).await?;
         let hashes: Vec<String> = sqlx::query_scalar(
-            "SELECT DISTINCT a.hash FROM message_attachments a
-             JOIN messages m ON m.id = a.message_id WHERE m.conversation_id = ?1",
+            "SELECT a.hash FROM message_attachments a
+             JOIN messages m ON m.id = a.message_id WHERE m.conversation_id = ?1
+             UNION
+             SELECT i.value FROM tool_calls t JOIN messages m ON m.id = t.message_id, json_each(t.result_images) i
+             WHERE m.conversation_id = ?1 AND t.result_images IS NOT NULL",
         )
         .bind(id.0)
         .fetch_all(&mut *tx)

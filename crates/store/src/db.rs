@@ -24,6 +24,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "initial", include_str!("../migrations/0001_initial.sql")),
     (2, "responses", include_str!("../migrations/0002_responses.sql")),
     (3, "reasoning", include_str!("../migrations/0003_reasoning.sql")),
+    (4, "tool_calls", include_str!("../migrations/0004_tool_calls.sql")),
 ];
 
 /// The history store: one SQLite file plus a folder of content-addressed attachment files.
@@ -100,14 +101,25 @@ impl Store {
         &self.attachments_dir
     }
 
-    /// Checks the whole store: SQLite's `integrity_check`, foreign keys, and the full-text index
-    /// against the messages. Returns the problems found; an empty list means healthy.
+    /// Checks the whole store: SQLite's `integrity_check`, foreign keys, tool results' images, and
+    /// the full-text index against the messages. Returns the problems found; an empty list means
+    /// healthy.
     pub async fn check_integrity(&self) -> Result<Vec<String>> {
         let mut problems: Vec<String> = sqlx::query_scalar("PRAGMA integrity_check").fetch_all(&self.writer).await?;
         problems.retain(|line| line != "ok");
         let dangling: Vec<(String, i64)> =
             sqlx::query_as("SELECT \"table\", rowid FROM pragma_foreign_key_check").fetch_all(&self.writer).await?;
         problems.extend(dangling.into_iter().map(|(table, row)| format!("{table} row {row}: dangling foreign key")));
+        // Tool results name their images by hash, without a foreign key: each must have its row.
+        let missing: Vec<(i64, i64, String)> = sqlx::query_as(
+            "SELECT t.message_id, t.position, i.value FROM tool_calls t, json_each(t.result_images) i
+             WHERE t.result_images IS NOT NULL AND NOT EXISTS (SELECT 1 FROM attachments a WHERE a.hash = i.value)",
+        )
+        .fetch_all(&self.writer)
+        .await?;
+        problems.extend(
+            missing.into_iter().map(|(message, position, hash)| format!("tool call {position} of message {message}: no attachment {hash}")),
+        );
         if let Err(error) = sqlx::query("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')").execute(&self.writer).await {
             problems.push(format!("full-text index: {error}"));
         }

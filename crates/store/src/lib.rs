@@ -10,13 +10,17 @@ mod replies;
 mod responses;
 mod search;
 mod settings;
+mod status;
+mod tool_calls;
 
 pub use attachments::{Attachment, AttachmentHash, AttachmentMeta};
 pub use conversations::{Conversation, ConversationCursor, ConversationPage, NewConversation, MAX_PAGE};
 pub use db::Store;
 pub use error::{Result, StoreError};
 pub use ids::{ConversationId, MessageId};
-pub use messages::{Message, MessageStatus, ReplyStats, Role, Siblings};
+pub use messages::{Message, ReplyStats, Siblings};
 pub use replies::{ReplyEnd, ReplyText};
 pub use responses::{StoredResponse, MAX_CHAIN};
 pub use search::{SearchHit, SnippetPart, MAX_HITS};
+pub use status::{MessageStatus, Role};
+pub use tool_calls::{NewToolCall, ToolCall, ToolCallStatus, ToolDecision, ToolOutcome, ToolResult};

@@ -1,7 +1,6 @@
 //! Messages form a tree per conversation: an edit or a regeneration is a new sibling (same
 //! parent), never an overwrite. The UI shows one path, root → the conversation's current leaf.
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -14,71 +13,8 @@ use crate::conversations;
 use crate::db::{now_ms, Store};
 use crate::error::{Result, StoreError};
 use crate::ids::{ConversationId, MessageId};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-}
-
-/// Where a message is in its life. Only assistant replies are ever anything but `Complete`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum MessageStatus {
-    /// A reply being generated: `append_reply` adds to it, `finish_reply` ends it.
-    Streaming,
-    /// Finished normally (and every user or system message).
-    Complete,
-    /// The user stopped the generation; the text so far is kept.
-    Stopped,
-    /// Generation failed; `Message::error` says why, the text so far is kept.
-    Error,
-    /// Cut off: still `Streaming` when the process died (marked by `recover_interrupted`), or
-    /// a provider's stream broke (`Message::error` says how). The text so far is kept.
-    Interrupted,
-}
-
-macro_rules! string_enum {
-    ($type:ty, $what:literal, { $($variant:path => $text:literal),* $(,)? }) => {
-        impl $type {
-            pub fn as_str(self) -> &'static str {
-                match self { $($variant => $text),* }
-            }
-        }
-        impl FromStr for $type {
-            type Err = StoreError;
-            fn from_str(text: &str) -> Result<Self> {
-                match text {
-                    $($text => Ok($variant),)*
-                    other => Err(StoreError::InvalidInput(format!(
-                        concat!("unknown ", $what, " {:?}"), other
-                    ))),
-                }
-            }
-        }
-        impl fmt::Display for $type {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-string_enum!(Role, "role", {
-    Role::System => "system",
-    Role::User => "user",
-    Role::Assistant => "assistant",
-});
-
-string_enum!(MessageStatus, "message status", {
-    MessageStatus::Streaming => "streaming",
-    MessageStatus::Complete => "complete",
-    MessageStatus::Stopped => "stopped",
-    MessageStatus::Error => "error",
-    MessageStatus::Interrupted => "interrupted",
-});
+use crate::status::{MessageStatus, Role};
+use crate::tool_calls::{self, ToolCall};
 
 /// How a reply was generated; stored with the reply by `finish_reply`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
@@ -113,6 +49,10 @@ pub struct Message {
     /// Unix milliseconds.
     pub created_at: i64,
     pub stats: Option<ReplyStats>,
+    /// An assistant reply's tool calls, in the order they were added (see tool_calls.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<ToolCall>>", optional)]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// A message among its siblings (same parent, oldest first): the UI's "< 2/3 >".
@@ -155,7 +95,7 @@ fn count(value: i64) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
 }
 
-pub(crate) fn from_row(row: &SqliteRow) -> Result<Message, sqlx::Error> {
+fn from_row(row: &SqliteRow) -> Result<Message, sqlx::Error> {
     let generated: Option<i64> = row.try_get("generated_tokens")?;
     let stats = match generated {
         None => None,
@@ -180,6 +120,7 @@ pub(crate) fn from_row(row: &SqliteRow) -> Result<Message, sqlx::Error> {
         error: row.try_get("error")?,
         created_at: row.try_get("created_at")?,
         stats,
+        tool_calls: Vec::new(),
     })
 }
 
@@ -214,17 +155,30 @@ impl Store {
     }
 
     pub async fn message(&self, id: MessageId) -> Result<Message> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM messages m WHERE m.id = ?1"))
-            .bind(id.0)
-            .fetch_optional(&self.reader)
-            .await?
-            .ok_or_else(|| StoreError::not_found("message", id))?;
-        Ok(from_row(&row)?)
+        let query = format!("SELECT {COLUMNS} FROM messages m WHERE m.id = ?1");
+        let mut messages = self.load(sqlx::query(&query).bind(id.0)).await?;
+        messages.pop().ok_or_else(|| StoreError::not_found("message", id))
+    }
+
+    /// Runs a query selecting [`COLUMNS`] and loads the messages' tool calls, in one read
+    /// transaction (so a streaming reply's calls never point past the text read with it).
+    /// Every query returning messages goes through here.
+    async fn load<'q>(&self, query: sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments<'q>>) -> Result<Vec<Message>> {
+        let mut tx = self.reader.begin().await?;
+        let rows = query.fetch_all(&mut *tx).await?;
+        let mut messages = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
+        let replies: Vec<MessageId> = messages.iter().filter(|m| m.role == Role::Assistant).map(|m| m.id).collect();
+        let mut calls = tool_calls::of_messages(&mut *tx, &replies).await?;
+        tx.commit().await?;
+        for message in &mut messages {
+            message.tool_calls = calls.remove(&message.id).unwrap_or_default();
+        }
+        Ok(messages)
     }
 
     /// The path from the root to `leaf`, root first.
     pub async fn branch(&self, conversation: ConversationId, leaf: MessageId) -> Result<Vec<Message>> {
-        let rows = sqlx::query(&format!(
+        let query = format!(
             "WITH RECURSIVE path (id, depth) AS (
                  SELECT id, 0 FROM messages WHERE id = ?1 AND conversation_id = ?2
                  UNION ALL
@@ -232,16 +186,13 @@ impl Store {
                  WHERE p.parent_id IS NOT NULL
              )
              SELECT {COLUMNS} FROM path JOIN messages m ON m.id = path.id ORDER BY path.depth DESC"
-        ))
-        .bind(leaf.0)
-        .bind(conversation.0)
-        .fetch_all(&self.reader)
-        .await?;
-        if rows.is_empty() {
+        );
+        let messages = self.load(sqlx::query(&query).bind(leaf.0).bind(conversation.0)).await?;
+        if messages.is_empty() {
             self.conversation(conversation).await?;
             return Err(StoreError::not_found("message", format!("{leaf} in conversation {conversation}")));
         }
-        Ok(rows.iter().map(from_row).collect::<Result<_, _>>()?)
+        Ok(messages)
     }
 
     /// The path the conversation shows: root → its current leaf (empty for a new conversation).
@@ -255,11 +206,8 @@ impl Store {
     /// The replies to (or edits under) `message`, oldest first.
     pub async fn children(&self, message: MessageId) -> Result<Vec<Message>> {
         self.message(message).await?;
-        let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM messages m WHERE m.parent_id = ?1 ORDER BY m.id"))
-            .bind(message.0)
-            .fetch_all(&self.reader)
-            .await?;
-        Ok(rows.iter().map(from_row).collect::<Result<_, _>>()?)
+        let query = format!("SELECT {COLUMNS} FROM messages m WHERE m.parent_id = ?1 ORDER BY m.id");
+        self.load(sqlx::query(&query).bind(message.0)).await
     }
 
     /// `message` and its siblings, oldest first, and its place among them.

@@ -7,12 +7,12 @@
 //! in one transaction; that is also when the reply enters the full-text index.
 
 use serde::{Deserialize, Serialize};
-use sqlx::{Executor, Sqlite};
 
 use crate::db::{now_ms, Store};
 use crate::error::{Result, StoreError};
 use crate::ids::{ConversationId, MessageId};
-use crate::messages::{self, MessageStatus, ReplyStats, Role};
+use crate::messages::{self, ReplyStats};
+use crate::status::{check_streaming, MessageStatus, Role};
 
 /// How a reply ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +137,15 @@ impl Store {
         let Some(conversation) = conversation else {
             return check_streaming(&mut *tx, id).await;
         };
+        // A reply that ends leaves no call live: one its stream broke off is interrupted, like
+        // after a crash; any other end (Stop, an error) cancels it.
+        let closed = if status == MessageStatus::Interrupted { "interrupted" } else { "cancelled" };
+        sqlx::query("UPDATE tool_calls SET status = ?2, ended_at = ?3 WHERE message_id = ?1 AND status IN ('awaiting', 'running')")
+            .bind(id.0)
+            .bind(closed)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
         sqlx::query("DELETE FROM reply_chunks WHERE message_id = ?1").bind(id.0).execute(&mut *tx).await?;
         sqlx::query("UPDATE conversations SET updated_at = ?2 WHERE id = ?1").bind(conversation).bind(now_ms()).execute(&mut *tx).await?;
         tx.commit().await?;
@@ -165,11 +174,20 @@ impl Store {
         )))
     }
 
-    /// Marks every reply still `Streaming` as `Interrupted`, keeping the text it had; returns
+    /// Marks every reply still `Streaming` as `Interrupted`, keeping the text it had (and its
+    /// tool calls still awaiting or running as interrupted, keeping the results saved); returns
     /// their ids. Call once at start-up: a reply left streaming there was cut off by a crash
     /// or kill. (Not while another process may be streaming into the same file.)
     pub async fn recover_interrupted(&self) -> Result<Vec<MessageId>> {
         let mut tx = self.begin_write().await?;
+        // Their calls still awaiting or running were cut off too; the results already saved stay.
+        sqlx::query(
+            "UPDATE tool_calls SET status = 'interrupted', ended_at = ?1
+             WHERE status IN ('awaiting', 'running') AND message_id IN (SELECT id FROM messages WHERE status = 'streaming')",
+        )
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
         let ids: Vec<i64> = sqlx::query_scalar(&format!(
             "UPDATE messages SET content = {FOLDED_CONTENT}, reasoning = {FOLDED_REASONING}, status = 'interrupted'
              WHERE status = 'streaming' RETURNING id"
@@ -186,18 +204,5 @@ impl Store {
         let mut ids: Vec<MessageId> = ids.into_iter().map(MessageId).collect();
         ids.sort();
         Ok(ids)
-    }
-}
-
-/// `Ok` if `id` is a streaming reply, else why not (`NotFound` or `NotStreaming`).
-async fn check_streaming<'e>(executor: impl Executor<'e, Database = Sqlite>, id: MessageId) -> Result<()> {
-    let status: Option<String> =
-        sqlx::query_scalar("SELECT status FROM messages WHERE id = ?1").bind(id.0).fetch_optional(executor).await?;
-    match status {
-        None => Err(StoreError::not_found("message", id)),
-        Some(status) => match status.parse()? {
-            MessageStatus::Streaming => Ok(()),
-            status => Err(StoreError::NotStreaming { id, status: status.as_str() }),
-        },
     }
 }

@@ -11,7 +11,7 @@ use ts_rs::TS;
 use crate::db::Store;
 use crate::error::Result;
 use crate::ids::{ConversationId, MessageId};
-use crate::messages::Role;
+use crate::status::Role;
 
 /// Most hits one search returns; bigger limits are clamped to it.
 pub const MAX_HITS: u32 = 200;

@@ -6,7 +6,7 @@ use tauri::{AppHandle, Emitter};
 
 use super::App;
 use crate::failure::Failure;
-use crate::tool_rounds::{self, ToolDecision};
+use crate::tool_rounds::{self, ToolDecisionInput};
 use crate::tool_servers::{ToolServerInput, ToolServersView};
 use confab_store::MessageId;
 
@@ -26,6 +26,8 @@ pub async fn save_tool_server(state: App<'_>, server: ToolServerInput) -> Result
     if servers.servers.iter().any(|s| s.id == id && s.enabled) {
         servers.start(id, &state.mcp, &state.secrets);
     }
+    // A renamed server's old process stops.
+    servers.apply(&state.mcp, &state.secrets).await;
     Ok(servers.view(&state.mcp, &state.secrets))
 }
 
@@ -33,7 +35,7 @@ pub async fn save_tool_server(state: App<'_>, server: ToolServerInput) -> Result
 pub async fn remove_tool_server(state: App<'_>, id: u32) -> Result<ToolServersView, Failure> {
     let mut servers = state.tool_servers.lock().await;
     servers.remove(id, &state.store, &state.secrets).await?;
-    state.mcp.stop(&id.to_string()).await;
+    servers.apply(&state.mcp, &state.secrets).await;
     Ok(servers.view(&state.mcp, &state.secrets))
 }
 
@@ -82,7 +84,7 @@ pub async fn set_tool_always_allowed(state: App<'_>, id: u32, tool: String, alwa
 
 /// The user's decision on a tool call waiting in a reply (its card's buttons).
 #[tauri::command]
-pub async fn decide_tool_call(state: App<'_>, reply: MessageId, position: u32, decision: ToolDecision) -> Result<(), Failure> {
+pub async fn decide_tool_call(state: App<'_>, reply: MessageId, position: u32, decision: ToolDecisionInput) -> Result<(), Failure> {
     if tool_rounds::decide(&state, reply, position, decision) {
         Ok(())
     } else {

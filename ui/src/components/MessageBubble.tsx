@@ -1,6 +1,6 @@
 import { Fragment, memo, useState } from 'react';
 import type { AnyPlan, Message, MessageId, MessageView } from '../ipc';
-import { replySegments } from '../lib/toolCalls';
+import { replySegments, toolCallsOf } from '../lib/toolCalls';
 import { AttachmentPreview } from './AttachmentPreview';
 import { CopyButton } from './CopyButton';
 import { Markdown } from './Markdown';
@@ -90,14 +90,14 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
         </div>
       ) : (
         <div className="bubble">
-          {!isUser && message.reasoning && message.tool_calls.length === 0 && (
+          {!isUser && message.reasoning && toolCallsOf(message).length === 0 && (
             <Reasoning text={message.reasoning} ms={message.reasoning_ms} thinking={streaming && !message.content} />
           )}
           <div className="message-content" data-testid="message-content">
             {isUser ? <p className="plain-text">{message.content}</p> : <ReplyContent message={message} streaming={streaming} />}
           </div>
           {/* A status, not the reply's text: outside its content. */}
-          {!isUser && !message.content && !message.reasoning && message.tool_calls.length === 0 && streaming && (
+          {!isUser && !message.content && !message.reasoning && toolCallsOf(message).length === 0 && streaming && (
             <span className="typing muted" role="status">
               Writing…
             </span>
@@ -163,8 +163,8 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
  *  text, then the cards of the calls it made there, then the next round's. (A reply without
  *  calls has its reasoning drawn above, by the bubble.) */
 function ReplyContent({ message, streaming }: { message: Message; streaming: boolean }) {
-  const rounds = message.tool_calls.length > 0;
-  const segments = replySegments(message.content, rounds ? (message.reasoning ?? '') : '', message.tool_calls);
+  const rounds = toolCallsOf(message).length > 0;
+  const segments = replySegments(message.content, rounds ? (message.reasoning ?? '') : '', toolCallsOf(message));
   return segments.map((segment, index) => {
     const current = streaming && index === segments.length - 1;
     return (

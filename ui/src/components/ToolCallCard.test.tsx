@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { installBackend, message, toolCall, view } from '../test/fixtures';
+import { answered, installBackend, message, toolCall, view } from '../test/fixtures';
 import { holdStream, push, renderApp } from '../test/renderApp';
 import { callsOf, commands, invoke } from '../test/tauriMock';
 import { MessageBubble } from './MessageBubble';
@@ -35,7 +35,7 @@ describe('a tool call card', () => {
     const { container } = render(
       <>
         <ToolCallCard
-          call={toolCall(5, 0, { tool: '<b>tool</b>', server: '<i>srv</i>', arguments: args, status: 'done', result: hostile })}
+          call={toolCall(5, 0, { tool: '<b>tool</b>', server: '<i>srv</i>', arguments: args, status: 'done', result: answered(hostile) })}
         />
         <ToolCallCard call={toolCall(5, 1, { arguments: `not json ${hostile}`, status: 'failed', error: hostile })} />
       </>,
@@ -96,7 +96,7 @@ describe('a tool call card', () => {
         <ToolCallCard call={toolCall(7, 0, { status: 'denied', decision: 'denied' })} />
         <ToolCallCard call={toolCall(7, 1, { status: 'cancelled', decision: 'allowed_once' })} />
         <ToolCallCard call={toolCall(7, 2, { status: 'interrupted', decision: 'auto' })} />
-        <ToolCallCard call={toolCall(7, 3, { status: 'done', decision: 'auto', result: '', result_images: ['img1'] })} />
+        <ToolCallCard call={toolCall(7, 3, { status: 'done', decision: 'auto', result: answered('', ['img1']) })} />
       </>,
     );
     const words = screen.getAllByTestId('tool-card-status').map((s) => s.textContent);
@@ -136,7 +136,7 @@ describe('tool calls in a streaming reply', () => {
     expect(within(bubble()).getByTestId('message-content').querySelector('.markdown')!.textContent).toBe(first);
     await push(stream, {
       kind: 'tool',
-      call: toolCall(2, 0, { content_offset: offset, status: 'done', decision: 'allowed_once', result: 'hi' }),
+      call: toolCall(2, 0, { content_offset: offset, status: 'done', decision: 'allowed_once', result: answered('hi') }),
     });
     expect(
       within(bubble())
@@ -149,7 +149,7 @@ describe('tool calls in a streaming reply', () => {
     const done = message(2, 'assistant', `${first} Voilà.`, {
       conversation_id: 9,
       parent_id: 1,
-      tool_calls: [toolCall(2, 0, { content_offset: offset, status: 'done', decision: 'allowed_once', result: 'hi' })],
+      tool_calls: [toolCall(2, 0, { content_offset: offset, status: 'done', decision: 'allowed_once', result: answered('hi') })],
     });
     await push(stream, { kind: 'done', reply: done });
     await act(async () => stream.end());
@@ -176,7 +176,7 @@ describe('a finished reply with tool rounds', () => {
     const reply = message(2, 'assistant', 'Voilà.', {
       reasoning: think1 + think2,
       reasoning_ms: 1200,
-      tool_calls: [toolCall(2, 0, { content_offset: 0, reasoning_offset: bytes(think1), status: 'done', result: 'hi' })],
+      tool_calls: [toolCall(2, 0, { content_offset: 0, reasoning_offset: bytes(think1), status: 'done', result: answered('hi') })],
     });
     const noop = () => {};
     render(<MessageBubble view={view(reply)} plan={undefined} busy={false} onRegenerate={noop} onEdit={noop} onSelectSibling={noop} />);

@@ -1,6 +1,6 @@
 // A reply's tool calls as the window shows them. The one place that reads the fields of the
 // store's ToolCall (its shape may still be renamed): components go through these helpers.
-import type { ToolCall, ToolCallStatus } from '../ipc';
+import type { Message, ToolCall, ToolCallStatus } from '../ipc';
 
 /** The UTF-16 index (what JavaScript strings count) of a UTF-8 byte offset into `text`, which
  *  is how the store measures `content_offset`. An offset past the end (text not drawn yet) is
@@ -57,6 +57,11 @@ export function upsertToolCall(calls: readonly ToolCall[], call: ToolCall): Tool
 
 /** The arguments as the card shows them: pretty-printed JSON, or the model's text as it wrote
  *  it when that is not JSON. */
+/** A message's tool calls (the field is left out of messages that have none). */
+export function toolCallsOf(message: Message): readonly ToolCall[] {
+  return message.tool_calls ?? [];
+}
+
 export function argumentsText(call: ToolCall): string {
   try {
     return JSON.stringify(JSON.parse(call.arguments), null, 2);
@@ -75,7 +80,12 @@ export interface CallOutcome {
 }
 
 export function callOutcome(call: ToolCall): CallOutcome {
-  return { text: call.result, images: call.result_images, toolError: call.is_error, failure: call.error };
+  return {
+    text: call.result?.text ?? null,
+    images: call.result?.images ?? [],
+    toolError: call.result?.is_error ?? false,
+    failure: call.error,
+  };
 }
 
 export const statusWords: Record<ToolCallStatus, string> = {

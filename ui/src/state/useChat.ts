@@ -21,7 +21,7 @@ import {
   type ReplyHandler,
   type ToolCall,
 } from '../ipc';
-import { upsertToolCall } from '../lib/toolCalls';
+import { toolCallsOf, upsertToolCall } from '../lib/toolCalls';
 
 export interface Streaming {
   /** Null for a new chat until the backend has made it (its `started` event). */
@@ -113,7 +113,7 @@ function grown(message: Message, text: string, reasoning: string, thoughtMs: num
 function withToolCall(views: MessageView[], call: ToolCall): MessageView[] {
   return views.map((view) =>
     view.message.id === call.message_id
-      ? { ...view, message: { ...view.message, tool_calls: upsertToolCall(view.message.tool_calls, call) } }
+      ? { ...view, message: { ...view.message, tool_calls: upsertToolCall(toolCallsOf(view.message), call) } }
       : view,
   );
 }

@@ -10,6 +10,7 @@ import type {
   Settings,
   SettingsChoices,
   ToolCall,
+  ToolResult,
 } from '../ipc';
 import { commands } from './tauriMock';
 
@@ -45,6 +46,11 @@ export function message(id: number, role: Message['role'], content: string, extr
 }
 
 /** A tool call of reply `message_id`, waiting for the user's answer unless `extra` says else. */
+/** A tool's answer, as a finished call holds it. */
+export function answered(text: string, images: string[] = []): ToolResult {
+  return { text, images, is_error: false };
+}
+
 export function toolCall(message_id: number, position: number, extra: Partial<ToolCall> = {}): ToolCall {
   return {
     message_id,
@@ -59,9 +65,8 @@ export function toolCall(message_id: number, position: number, extra: Partial<To
     decision: 'pending',
     status: 'awaiting',
     result: null,
-    result_images: [],
     error: null,
-    is_error: false,
+    created_at: 0,
     started_at: null,
     ended_at: null,
     ...extra,

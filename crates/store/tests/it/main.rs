@@ -11,6 +11,7 @@ mod responses;
 mod scale;
 mod search;
 mod settings;
+mod tool_calls;
 
 use confab_store::{Conversation, NewConversation, Store};
 
