@@ -42,7 +42,7 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<crate::providers::RemoteChoice>();
     collect.visit::<crate::tool_servers::ToolServersView>();
     collect.visit::<crate::tool_servers::ToolServerInput>();
-    collect.visit::<crate::tool_rounds::ToolDecisionInput>();
+    collect.visit::<crate::tool_call::ToolDecisionInput>();
     // Get models; "download" events carry a Download.
     collect.visit::<crate::commands::hub::HubSettings>();
     collect.visit::<crate::commands::hub::HubModel>();

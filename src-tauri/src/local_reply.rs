@@ -12,7 +12,7 @@ use confab_store::{MessageId, ReplyEnd, ReplyStats, ReplyText, Store};
 use crate::model_slot::Current;
 use crate::reply_event::{Outcome, ReplyEvent, SAVE_EVERY};
 use crate::settings::Settings;
-use crate::tool_rounds::ModelCall;
+use crate::tool_call::ModelCall;
 
 /// The engine request for `prompt` with the loaded model: the user's sampling with the model's
 /// own stop strings, the oldest turns left out of a chat too long for the context, and, for a

@@ -25,6 +25,7 @@ mod settings;
 mod state;
 mod sync;
 mod title;
+mod tool_call;
 mod tool_rounds;
 mod tool_servers;
 mod views;

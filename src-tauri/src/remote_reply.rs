@@ -12,7 +12,8 @@ use confab_store::{Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 use crate::providers::RemoteTarget;
 use crate::reply_event::{Outcome, RemotePlan, ReplyEvent, SAVE_EVERY};
 use crate::settings::Settings;
-use crate::tool_rounds::{self, stopped, ModelCall};
+use crate::tool_call::ModelCall;
+use crate::tool_rounds::{self, stopped};
 
 /// The sampling settings as the API's fields (neutral values are left out by the client).
 pub fn sampling(settings: &Settings) -> Sampling {
@@ -98,18 +99,15 @@ async fn tool_messages(store: &Store, target: &RemoteTarget, reply: &Message) ->
         if round.calls.is_empty() && round.content.is_empty() {
             continue;
         }
-        let mut turn = confab_remote::Message::text("assistant", round.content);
-        turn.tool_calls = round
+        let calls = round
             .calls
             .iter()
             .map(|call| RemoteToolCall { id: call.call_id.clone(), name: call.tool.clone(), arguments: call.arguments.clone() })
             .collect();
-        messages.push(turn);
+        messages.push(confab_remote::Message::assistant_calls(round.content, calls));
         let mut images = Vec::new();
         for call in &round.calls {
-            let mut result = confab_remote::Message::text("tool", &tool_rounds::result_for_model(call));
-            result.tool_call_id = Some(call.call_id.clone());
-            messages.push(result);
+            messages.push(confab_remote::Message::tool_result(call.call_id.clone(), tool_rounds::result_for_model(call)));
             for hash in tool_rounds::result_images(call).iter().filter(|_| target.model.vision) {
                 let attachment = store.attachment(hash).await.map_err(|e| e.to_string())?;
                 images.push(Part::Image { mime: attachment.mime.clone(), bytes: read_attachment(store, &attachment).await? });
@@ -118,7 +116,7 @@ async fn tool_messages(store: &Store, target: &RemoteTarget, reply: &Message) ->
         if !images.is_empty() {
             let mut parts = vec![Part::Text("The images the tools returned:".into())];
             parts.extend(images);
-            messages.push(confab_remote::Message { role: "user".into(), parts, tool_calls: Vec::new(), tool_call_id: None });
+            messages.push(confab_remote::Message::new("user", parts));
         }
     }
     Ok(messages)

@@ -6,7 +6,7 @@ use std::time::Duration;
 use confab_engine::runtime::Plan;
 use confab_store::{Message, ReplyEnd, ReplyStats, ToolCall};
 
-use crate::tool_rounds::ModelCall;
+use crate::tool_call::ModelCall;
 use crate::views::MessageView;
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]

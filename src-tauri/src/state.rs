@@ -17,7 +17,7 @@ use crate::model_slot::ModelSlot;
 use crate::providers::Providers;
 use crate::settings::Settings;
 use crate::sync::lock;
-use crate::tool_rounds::ToolDecisionInput;
+use crate::tool_call::ToolDecisionInput;
 use crate::tool_servers::ToolServers;
 
 pub struct AppState {

@@ -22,28 +22,8 @@ use crate::failure::Failure;
 use crate::reply_event::ReplyEvent;
 use crate::state::AppState;
 use crate::sync::lock;
+use crate::tool_call::{ModelCall, ToolDecisionInput};
 use crate::tool_servers::OfferedTool;
-
-/// What the user decided on a call, as its card sends it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolDecisionInput {
-    /// Run this call.
-    Once,
-    /// Run this call and, from now on, every call of this tool without asking.
-    Always,
-    Deny,
-}
-
-/// A call as the model made it: through the engine's reply parser, or a provider's tools API.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelCall {
-    /// The provider's id for the call; `None` for a local model (one is made up).
-    pub id: Option<String>,
-    pub name: String,
-    /// A JSON object, or the text that did not parse as one.
-    pub arguments: Result<serde_json::Map<String, Value>, String>,
-}
 
 /// The tools a reply offers, and its limits.
 pub struct Toolbox {

@@ -71,7 +71,11 @@ pub fn import_servers(json: &str) -> Result<Vec<ServerSpec>, McpError> {
     if servers.is_empty() {
         return Err(McpError::NoServers);
     }
-    servers.iter().map(|(name, entry)| parse_entry(name, entry)).collect()
+    // By name: serde_json's map keeps the file's order only when some crate in the build turns
+    // on its `preserve_order` (the app's does), so one order for every build.
+    let mut specs = servers.iter().map(|(name, entry)| parse_entry(name, entry)).collect::<Result<Vec<_>, _>>()?;
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(specs)
 }
 
 /// The map of servers inside the document: under `mcpServers`, VS Code's `servers`, or the top.

@@ -6,7 +6,8 @@ use tauri::{AppHandle, Emitter};
 
 use super::App;
 use crate::failure::Failure;
-use crate::tool_rounds::{self, ToolDecisionInput};
+use crate::tool_call::ToolDecisionInput;
+use crate::tool_rounds;
 use crate::tool_servers::{ToolServerInput, ToolServersView};
 use confab_store::MessageId;
 
