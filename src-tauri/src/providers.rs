@@ -99,18 +99,11 @@ pub struct RemoteTarget {
 impl Providers {
     /// The saved list; an unreadable one is empty (and says so in the log).
     pub async fn load(store: &Store) -> Providers {
-        match store.setting_as::<Providers>(KEY).await {
-            Ok(found) => found.unwrap_or_default(),
-            Err(e) => {
-                tracing::warn!("the saved provider list was unreadable ({e}); starting with none");
-                Providers::default()
-            }
-        }
+        crate::settings::load_value(store, KEY, "provider list").await
     }
 
     async fn save(&self, store: &Store) -> Result<(), String> {
-        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        store.set_setting(KEY, &value).await.map_err(|e| e.to_string())
+        crate::settings::save_value(store, KEY, self).await
     }
 
     pub fn view(&self, secrets: &SecretStore) -> ProvidersView {

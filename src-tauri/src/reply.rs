@@ -121,15 +121,7 @@ pub async fn stream_reply(
     let store = &state.store;
     let branch = store.branch(conversation, user).await?;
     let chat = store.conversation(conversation).await?;
-    let writer = Writer {
-        state: &state,
-        target: &target,
-        chat: &chat,
-        settings: state.settings(),
-        toolbox: Toolbox::for_reply(&state).await,
-        live: &live,
-        channel: &channel,
-    };
+    let writer = Writer::new(&state, &target, &chat, &live, &channel).await;
     // The reply's row, and the window's word that it started.
     let start = || async {
         let reply = store.start_reply(conversation, user).await?;
@@ -188,15 +180,7 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
     }
     let target = Target::Local(Box::new(model.clone()));
     let (_running, live) = Running::start(&state, conversation)?;
-    let writer = Writer {
-        state: &state,
-        target: &target,
-        chat: &chat,
-        settings: state.settings(),
-        toolbox: Toolbox::for_reply(&state).await,
-        live: &live,
-        channel: &channel,
-    };
+    let writer = Writer::new(&state, &target, &chat, &live, &channel).await;
     let branch = store.branch(conversation, reply).await?;
     let messages = writer.local_messages(&branch).await?;
     // After a round's results the model starts its next turn; otherwise it continues its text.
@@ -226,7 +210,18 @@ struct Writer<'a> {
     channel: &'a Channel<ReplyEvent>,
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
+    /// With the settings and the tools offered as they are when the reply starts.
+    async fn new(
+        state: &'a Arc<AppState>,
+        target: &'a Target,
+        chat: &'a Conversation,
+        live: &'a LiveReply,
+        channel: &'a Channel<ReplyEvent>,
+    ) -> Writer<'a> {
+        Writer { state, target, chat, settings: state.settings(), toolbox: Toolbox::for_reply(state).await, live, channel }
+    }
+
     /// The branch as the local model takes it (see `local_messages`).
     async fn local_messages(&self, branch: &[Message]) -> confab_store::Result<Vec<ChatMessage>> {
         let images = matches!(self.target, Target::Local(model) if model.view.vision);

@@ -12,6 +12,24 @@ const KEY: &str = "app";
 /// The secret store's name for the local server's key (kept out of the SQLite file).
 const SERVER_KEY_SECRET: &str = "local-server";
 
+/// A value kept under `key` in the store's settings apart from `Settings` (the provider list,
+/// the tool servers); an unreadable one is the default, and the log says so, naming `what`.
+pub async fn load_value<T: serde::de::DeserializeOwned + Default>(store: &Store, key: &str, what: &str) -> T {
+    match store.setting_as::<T>(key).await {
+        Ok(found) => found.unwrap_or_default(),
+        Err(e) => {
+            tracing::warn!("the saved {what} was unreadable ({e}); starting with none");
+            T::default()
+        }
+    }
+}
+
+/// Saves a value `load_value` reads.
+pub async fn save_value<T: serde::Serialize>(store: &Store, key: &str, value: &T) -> Result<(), String> {
+    let value = serde_json::to_value(value).map_err(|e| e.to_string())?;
+    store.set_setting(key, &value).await.map_err(|e| e.to_string())
+}
+
 /// Missing fields (older files) take their defaults.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(default)]

@@ -152,18 +152,11 @@ impl OfferedTool {
 impl ToolServers {
     /// The saved list; an unreadable one is empty (and says so in the log).
     pub async fn load(store: &Store) -> ToolServers {
-        match store.setting_as::<ToolServers>(KEY).await {
-            Ok(found) => found.unwrap_or_default(),
-            Err(e) => {
-                tracing::warn!("the saved tool servers were unreadable ({e}); starting with none");
-                ToolServers::default()
-            }
-        }
+        crate::settings::load_value(store, KEY, "tool server list").await
     }
 
     async fn save(&self, store: &Store) -> Result<(), String> {
-        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        store.set_setting(KEY, &value).await.map_err(|e| e.to_string())
+        crate::settings::save_value(store, KEY, self).await
     }
 
     fn find(&self, id: u32) -> Result<&ToolServer, String> {

@@ -23,6 +23,7 @@ from scripted_provider import ScriptedProvider
 
 TEST_SERVER = ROOT / "tests" / "mcp" / "test_server.py"
 FILESYSTEM_SERVER = ROOT / "tests" / "mcp" / "node_modules" / ".bin" / "mcp-server-filesystem"
+EVERYTHING_SERVER = ROOT / "tests" / "mcp" / "node_modules" / ".bin" / "mcp-server-everything"
 TOKEN = "mcp-e2e-secret-token-0c51f9"
 PROVIDER = "Scripted"
 # Markup that would run if a tool's arguments or results reached the page as HTML.
@@ -310,3 +311,43 @@ class ToolsInTheApp(AppTestCase):
             self.assertNotIn(TOKEN, values)
         finally:
             app.close_settings()
+
+    def test_11_regenerate_asks_again_in_a_new_branch(self):
+        app = self.app
+        first = self.ask('CALL echo {"text": "branch one"}')
+        self.click(self.card(first["id"], 0, "awaiting"), "tool-allow-once")
+        self.assertIn("branch one", app.wait_reply(first["id"], 60)["text"])
+        before = {m["id"] for m in app.messages()}
+        app.click_in_message(first["id"], "regenerate-button")
+        _, second = app.wait_new_reply(before)
+        self.click(self.card(second["id"], 0, "awaiting"), "tool-deny")
+        done = app.wait_reply(second["id"], 60)
+        self.assertIn("did not allow", done["text"])
+        app.wait_until(lambda: app.position(second["id"]) == "2/2", 10, lambda: f"position {app.position(second['id'])!r}")
+        # The first branch keeps its call and result.
+        app.click_in_message(second["id"], "sibling-prev")
+        self.card(first["id"], 0, "done")
+
+    def test_12_an_image_from_the_everything_server_shows_in_its_card(self):
+        if not EVERYTHING_SERVER.exists():
+            self.skipTest(f"no {EVERYTHING_SERVER}: scripts/setup.sh installs it")
+        app = self.app
+        app.open_settings()
+        try:
+            mcp_json = {"mcpServers": {"everything": {"command": str(EVERYTHING_SERVER), "args": ["stdio"]}}}
+            self.put(self.field("tool-import-json"), json.dumps(mcp_json))
+            self.field("tool-import").click()
+            self.click(self.wait_server_state("everything", "off"), "tool-server-switch")
+            item = self.wait_server_state("everything", "ready")
+            names = [el.get_attribute("data-name") for el in app.all("tool-item", within=item)]
+            self.assertIn("get-tiny-image", names)
+        finally:
+            app.close_settings()
+        reply = self.ask("CALL get-tiny-image {}")
+        self.click(self.card(reply["id"], 0, "awaiting"), "tool-allow-once")
+        self.assertEqual(app.wait_reply(reply["id"], 60)["status"], "complete")
+        card = self.card(reply["id"], 0, "done")
+        app.js("arguments[0].open = true", app.one("tool-card-result", within=card))
+        image = app.wait_until(lambda: app.one("tool-card-image", within=card), 10, "no image in the card")
+        app.wait_until(lambda: app.js("return arguments[0].complete && arguments[0].naturalWidth > 0", image), 10,
+                       "the image did not load")
