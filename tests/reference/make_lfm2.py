@@ -29,6 +29,11 @@ What it makes, under tests/reference/fixtures/tiny/:
   lfm2_v4   the same weights and reference with the config.json LiquidAI's released checkpoints carry
             (transformers 4.5x keys: `block_ff_dim`, `full_attn_idxs` and no `layer_types`, `rope_theta`,
             `block_dim`, `conv_dim`, ...).
+  lfm2_gguf lfm2.gguf: the same weights as F32 GGUF, written with the `gguf` package the way llama.cpp's
+            convert_hf_to_gguf.py writes LFM2 (arch `lfm2`; `head_count_kv` per layer, 0 for conv layers;
+            `shortconv.l_cache`; the feed-forward width after the rules; the conv weight squeezed to
+            [C, K]; `token_embd_norm` for the final norm; q/k rows not permuted), with the tokenizer
+            (gpt2 BPE) and chat template in the metadata. Compared with lfm2/reference.json.
 
 Each folder holds config.json, generation_config.json, model.safetensors (float32; the conv weight in
 PyTorch's [C, 1, K]), tokenizer.json and tokenizer_config.json copied from make_tiny_models.py's `llama`
@@ -297,6 +302,73 @@ def make_reference(folder, config):
     }
 
 
+# ----------------------------------------------------------------------------------------------------
+# GGUF
+
+def write_gguf(src_folder, config, weights):
+    import gguf
+
+    folder = os.path.join(OUT, "lfm2_gguf")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    path = os.path.join(folder, "lfm2.gguf")
+    writer = gguf.GGUFWriter(path, "lfm2")
+    d = config.hidden_size // config.num_attention_heads
+    writer.add_name("tiny lfm2")
+    writer.add_context_length(config.max_position_embeddings)
+    writer.add_embedding_length(config.hidden_size)
+    writer.add_block_count(config.num_hidden_layers)
+    writer.add_feed_forward_length(FF_DIM)
+    writer.add_head_count(config.num_attention_heads)
+    writer.add_head_count_kv([config.num_key_value_heads if t == "full_attention" else 0 for t in LAYER_TYPES])
+    writer.add_rope_freq_base(THETA)
+    writer.add_layer_norm_rms_eps(config.norm_eps)
+    writer.add_shortconv_l_cache(config.conv_L_cache)
+    writer.add_rope_dimension_count(d)
+    writer.add_vocab_size(config.vocab_size)
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+
+    tokenizer = read_json(os.path.join(src_folder, "tokenizer.json"))
+    tok_config = read_json(os.path.join(src_folder, "tokenizer_config.json"))
+    vocab = tokenizer["model"]["vocab"]
+    tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+    assert len(tokens) == config.vocab_size and [vocab[t] for t in tokens] == list(range(len(tokens)))
+    specials = {t["id"] for t in tokenizer["added_tokens"] if t["special"]}
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tokenizer["model"]["merges"]]
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("gpt2")
+    writer.add_token_list(tokens)
+    writer.add_token_types([gguf.TokenType.CONTROL if i in specials else gguf.TokenType.NORMAL for i in range(len(tokens))])
+    writer.add_token_merges(merges)
+    writer.add_bos_token_id(BOS_ID)
+    writer.add_eos_token_id(EOS_ID)
+    writer.add_pad_token_id(PAD_ID)
+    writer.add_add_bos_token(False)
+    writer.add_chat_template(tok_config["chat_template"])
+
+    names = {"operator_norm": "attn_norm", "ffn_norm": "ffn_norm", "conv.conv": "shortconv.conv",
+             "conv.in_proj": "shortconv.in_proj", "conv.out_proj": "shortconv.out_proj",
+             "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+             "self_attn.out_proj": "attn_output", "self_attn.q_layernorm": "attn_q_norm",
+             "self_attn.k_layernorm": "attn_k_norm", "feed_forward.w1": "ffn_gate", "feed_forward.w3": "ffn_up",
+             "feed_forward.w2": "ffn_down"}
+    writer.add_tensor("token_embd.weight", weights["model.embed_tokens.weight"])
+    for layer in range(config.num_hidden_layers):
+        for hf, cpp in names.items():
+            w = weights.get(f"model.layers.{layer}.{hf}.weight")
+            if w is None:
+                continue
+            if hf == "conv.conv":
+                w = np.ascontiguousarray(w.squeeze(1))
+            writer.add_tensor(f"blk.{layer}.{cpp}.weight", w)
+    writer.add_tensor("token_embd_norm.weight", weights["model.embedding_norm.weight"])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    print(f"lfm2_gguf/lfm2.gguf: {os.path.getsize(path)} bytes, arch lfm2 (compare with lfm2/reference.json)")
+
+
 def main():
     config = make_config()
     assert config.layer_types == LAYER_TYPES
@@ -311,6 +383,8 @@ def main():
     first, new, _ = transformers_greedy(transformers_load(v4), ref["prompt_ids"])
     cross_check("lfm2_v4 through transformers", (first, new), np.array(ref["first_logits"]), ref["greedy_ids"])
     write_json(os.path.join(v4, "reference.json"), {**ref, "name": "lfm2_v4", "config_dialect": "transformers4"}, indent=1)
+
+    write_gguf(folder, config, weights)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 //! LFM2 (gated short-convolution layers beside attention layers) against transformers 5.25's
 //! Lfm2ForCausalLM (torch, eager, float32) on the tiny random checkpoints made by
 //! tests/reference/make_lfm2.py, in transformers 5's config dialect and in the one LiquidAI's
-//! released checkpoints carry. Prefilled in chunks of 16, so the convolution windows carry
+//! released checkpoints carry, and as llama.cpp writes it to GGUF. Prefilled in chunks of 16, so the convolution windows carry
 //! across calls; also with the whole prompt in one call. Plus the load errors particular to
 //! the family.
 
@@ -29,6 +29,22 @@ fn lfm2_against_transformers() {
 #[test]
 fn lfm2_in_the_released_config_dialect() {
     check_fixture("lfm2_v4", LOGIT_TOLERANCE);
+}
+
+/// The same weights as llama.cpp writes LFM2 (per-layer KV heads, `shortconv` tensors, the
+/// conv weight as [C, K]): the safetensors reference's logits and ids, and its chat ids from
+/// the GGUF's template.
+#[test]
+fn lfm2_gguf_gives_the_safetensors_reference() {
+    let reference = common::json(&fixture("lfm2").join("reference.json"));
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, info) = engine.load(fixture("lfm2_gguf").join("lfm2.gguf"), LoadOptions::default(), |_| {}).unwrap();
+    assert_eq!(info.vocab_size, 384);
+    let run = common::greedy_run(&engine, model, &reference, "lfm2_gguf");
+    common::assert_matches(&run, &reference, LOGIT_TOLERANCE, "lfm2_gguf");
+    let chat = &reference["chat"];
+    let messages: Vec<confab_engine::text::ChatMessage> = serde_json::from_value(chat["messages"].clone()).unwrap();
+    assert_eq!(engine.tokenize(model, Prompt::Chat(messages)).unwrap(), common::ids(&chat["ids"]), "lfm2_gguf: chat ids");
 }
 
 #[test]

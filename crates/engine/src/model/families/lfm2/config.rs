@@ -8,7 +8,7 @@ use crate::model::config::{LayerKind, TextConfig};
 
 #[derive(Debug, Deserialize)]
 pub struct Lfm2Args {
-    /// Width of the convolution window (positions each output mixes).
+    /// Width of the convolution window (positions each output mixes); 0 where the weights say.
     #[serde(default = "default_conv_cache", rename = "conv_L_cache")]
     pub conv_cache: usize,
     /// Biases on the convolution layers' projections and convolution.
@@ -54,6 +54,20 @@ impl Lfm2Args {
             return Err("block_multiple_of is 0; it must be at least 1".into());
         }
         Ok(args)
+    }
+
+    /// A GGUF file's: its metadata gives the feed-forward width after the rules and the norm
+    /// epsilon (in the shared config); the window size is read off the convolution weights.
+    pub fn for_gguf(config: &TextConfig) -> Self {
+        Self {
+            conv_cache: 0,
+            conv_bias: false,
+            norm_eps: config.rms_norm_eps,
+            block_ff_dim: None,
+            block_auto_adjust_ff_dim: false,
+            block_ffn_dim_multiplier: None,
+            block_multiple_of: 1,
+        }
     }
 
     /// The feed-forward width transformers' Lfm2MLP builds from the configured one.

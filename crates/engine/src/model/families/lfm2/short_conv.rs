@@ -20,9 +20,10 @@ pub struct ShortConv {
 }
 
 impl ShortConv {
-    /// `{prefix}.conv`, its convolution weight checked against `kernel` (`conv_L_cache`); with
-    /// `bias` (`conv_bias`), the projections' and the convolution's biases.
-    pub fn load(l: &mut LayerLoader, prefix: &str, kernel: usize, bias: bool) -> Result<Self> {
+    /// `{prefix}.conv`, its convolution weight checked against `kernel` (`conv_L_cache`; None:
+    /// what the weight holds, at least 2); with `bias` (`conv_bias`), the projections' and the
+    /// convolution's biases.
+    pub fn load(l: &mut LayerLoader, prefix: &str, kernel: Option<usize>, bias: bool) -> Result<Self> {
         let p = format!("{prefix}.conv");
         let hidden = l.config.hidden_size;
         let source = l.weights.source().to_path_buf();
@@ -80,7 +81,7 @@ impl ShortConv {
 
 /// [channels, kernel] from a stored convolution weight: PyTorch's [C, 1, K] (Hugging Face) or
 /// mlx-lm's [C, K, 1]; checked against the hidden size and `conv_L_cache`.
-fn conv_weight(weight: &Array, name: &str, channels: usize, kernel: usize) -> std::result::Result<Array, String> {
+fn conv_weight(weight: &Array, name: &str, channels: usize, kernel: Option<usize>) -> std::result::Result<Array, String> {
     let w = match (weight.ndim(), weight.shape()) {
         (3, [_, 1, _]) => weight.index((.., 0, ..)),
         (3, [_, _, 1]) => weight.index((.., .., 0)),
@@ -88,8 +89,10 @@ fn conv_weight(weight: &Array, name: &str, channels: usize, kernel: usize) -> st
         _ => return Err(format!("`{name}` has shape {:?}; expected [channels, 1, kernel]", weight.shape())),
     };
     let (c, k) = (w.dim(0) as usize, w.dim(1) as usize);
-    if k != kernel {
-        return Err(format!("`{name}` has kernel size {k} but conv_L_cache is {kernel}"));
+    match kernel {
+        Some(kernel) if k != kernel => return Err(format!("`{name}` has kernel size {k} but conv_L_cache is {kernel}")),
+        None if k < 2 => return Err(format!("`{name}` has kernel size {k}; a convolution window needs at least 2")),
+        _ => {}
     }
     if c != channels {
         return Err(format!("`{name}` has {c} channels; hidden_size is {channels}"));

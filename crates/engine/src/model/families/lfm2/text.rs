@@ -40,9 +40,10 @@ pub struct Lfm2 {
 pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
     let source = w.source().to_path_buf();
     let bad_config = |reason: String| EngineError::ModelFormat { path: source.clone(), reason };
-    let raw =
-        raw.ok_or_else(|| bad_config(format!("{} loads from a Hugging Face or MLX folder (config.json and *.safetensors)", config.arch)))?;
-    let args = Lfm2Args::from_json(raw).map_err(bad_config)?;
+    let args = match raw {
+        Some(raw) => Lfm2Args::from_json(raw).map_err(bad_config)?,
+        None => Lfm2Args::for_gguf(config),
+    };
     let config = args.text_config(config);
     let convolutions = convolution_layers(&config).map_err(bad_config)?;
     let mut l = LayerLoader::new(w, &config, opts, 0.0);
@@ -51,7 +52,7 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
     for (i, &convolution) in convolutions.iter().enumerate() {
         let p = format!("model.layers.{i}");
         let mixing = if convolution {
-            Mixing::Convolution(ShortConv::load(&mut l, &p, args.conv_cache, args.conv_bias)?)
+            Mixing::Convolution(ShortConv::load(&mut l, &p, (args.conv_cache > 0).then_some(args.conv_cache), args.conv_bias)?)
         } else {
             Mixing::Attention(attention(&mut l, &p)?)
         };
