@@ -112,8 +112,9 @@ fn tiny(name: &str) -> PathBuf {
 /// Every family batches its decode steps: Qwen 3 (per-head q/k norms), 4-bit weights, Gemma 3
 /// (sliding-window layers), Gemma 4 (sliding layers, KV-shared layers, per-layer inputs; and
 /// its MoE variant), Qwen 3.5 (gated DeltaNet layers with recurrent state, gated attention) and
-/// its MoE variants (Qwen3.5-MoE, Qwen3-Next). With `vocab` the fixture's vocabulary size.
-const FAMILIES: [(&str, u32); 9] = [
+/// its MoE variants (Qwen3.5-MoE, Qwen3-Next), LFM2 (gated convolutions, each row with its own
+/// window, beside attention with q/k norms). With `vocab` the fixture's vocabulary size.
+const FAMILIES: [(&str, u32); 10] = [
     ("qwen3", 512),
     ("llama_mlx4", 384),
     ("gemma3", 320),
@@ -123,6 +124,7 @@ const FAMILIES: [(&str, u32); 9] = [
     ("qwen3_5", 448),
     ("qwen3_5_moe", 416),
     ("qwen3_next", 480),
+    ("lfm2", 384),
 ];
 
 #[test]
@@ -282,13 +284,14 @@ fn rows_resuming_one_cached_prefix_write_their_own_copies() {
 }
 
 /// Rows decoded together keep states of their own, which the prefix cache stores when they
-/// finish: for windows (Gemma 3, Gemma 4) and recurrent state (Qwen 3.5), two requests run
+/// finish: for windows (Gemma 3, Gemma 4), recurrent state (Qwen 3.5) and convolution windows
+/// (LFM2), two requests run
 /// batched, then a third continues the first one's conversation (prompt, reply and two more
 /// tokens). It resumes from the state the batched row left, at its full length, and gives
 /// what an engine without the cache gives.
 #[test]
 fn rows_decoded_together_leave_states_the_cache_resumes() {
-    for (name, vocab) in [("gemma3", 320u32), ("gemma4", 400), ("qwen3_5", 448)] {
+    for (name, vocab) in [("gemma3", 320u32), ("gemma4", 400), ("qwen3_5", 448), ("lfm2", 384)] {
         let prompt = |k: u32, n: u32| -> Vec<u32> { (0..n).map(|i| 3 + (i * 7 + k * 13) % (vocab - 3)).collect() };
         let (a, b) = (prompt(0, 11), prompt(1, 19));
         let engine = Engine::start(EngineOptions::default()).unwrap();

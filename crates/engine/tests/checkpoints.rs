@@ -1,5 +1,6 @@
 //! Per-layer state kinds through the engine API. Layers that cannot be cut back to a shorter
-//! prefix (Gemma 3's rotating sliding windows; Qwen 3.5's recurrent linear attention) resume
+//! prefix (Gemma 3's rotating sliding windows; Qwen 3.5's recurrent linear attention; LFM2's
+//! convolution windows) resume
 //! from checkpoints taken at chunk and message boundaries: after a continued turn, an edit,
 //! a regenerate and a restart (the disk tier), the tokens are identical to computing cold,
 //! and the plan says which checkpoint served. Sliding layers hold window-sized state however
@@ -67,8 +68,10 @@ fn same_as_cold(engine: &Engine, model: ModelId, prompt: Prompt, tag: &str) -> O
 }
 
 /// A continued turn, an edit of the second user message, a regenerate, then the same edit in a
-/// restarted engine: each identical to cold, each resuming as far as its state allows.
-fn resumes_like_cold(fixture: &str) {
+/// restarted engine: each identical to cold, each resuming as far as its state allows (a
+/// regenerate recomputes fewer than `header_limit` tokens: the reply's header, as the fixture's
+/// tokenizer spells it).
+fn resumes_like_cold(fixture: &str, header_limit: usize) {
     let dir = tempfile::tempdir().unwrap();
     let (engine, model) = start(&tiny(fixture), Some(dir.path()));
     let system = ("system", "You are a terse assistant who answers in one short sentence.");
@@ -90,7 +93,11 @@ fn resumes_like_cold(fixture: &str) {
 
     let again = same_as_cold(&engine, model, chat(&edited), "regenerate");
     assert!(again.plan.resumed_from_checkpoint.is_some(), "a regenerate resumes from the checkpoint before the reply: {:?}", again.plan);
-    assert!(edit.plan.prompt_tokens - again.plan.reused_tokens < 8, "a regenerate recomputes only the reply's header: {:?}", again.plan);
+    assert!(
+        edit.plan.prompt_tokens - again.plan.reused_tokens < header_limit,
+        "a regenerate recomputes only the reply's header: {:?}",
+        again.plan
+    );
     drop(engine);
 
     let (engine, model) = start(&tiny(fixture), Some(dir.path()));
@@ -105,7 +112,7 @@ fn resumes_like_cold(fixture: &str) {
 
 #[test]
 fn gemma3_sliding_windows_resume_from_checkpoints() {
-    resumes_like_cold("gemma3");
+    resumes_like_cold("gemma3", 8);
 }
 
 #[test]
@@ -113,7 +120,8 @@ fn full_keys_and_values_need_no_checkpoints() {
     let (engine, model) = start(&tiny("llama"), None);
     let out = run(&engine, model, Prompt::Tokens((3..100).collect()), true, 16);
     assert_eq!(out.plan.checkpoints, 0);
-    assert_eq!(out.usage.state_bytes.window + out.usage.state_bytes.recurrent, 0);
+    let bytes = &out.usage.state_bytes;
+    assert_eq!(bytes.window + bytes.recurrent + bytes.convolution, 0);
 }
 
 /// Gemma 3's sliding layers keep `window - 1` positions whatever the prompt's length; its full
@@ -146,7 +154,7 @@ fn gemma3_sliding_layers_hold_window_sized_state() {
 
 #[test]
 fn qwen3_5_recurrent_state_resumes_from_checkpoints() {
-    resumes_like_cold("qwen3_5");
+    resumes_like_cold("qwen3_5", 8);
 }
 
 /// Qwen 3.5's linear-attention layers hold a fixed-size state however long the prompt; its full
@@ -159,4 +167,56 @@ fn qwen3_5_recurrent_state_is_fixed_size() {
     assert!(short.recurrent > 0 && short.recurrent == long.recurrent, "{short:?} {long:?}");
     assert_eq!(short.window, 0);
     assert!(long.keys_values >= short.keys_values);
+}
+
+#[test]
+fn lfm2_convolution_windows_resume_from_checkpoints() {
+    // The tiny ChatML tokenizer spells `assistant` in 6 tokens: 8 to recompute after `<|im_start|>`.
+    resumes_like_cold("lfm2", 9);
+}
+
+/// LFM2's convolution layers hold their last `conv_L_cache - 1` inputs however long the prompt;
+/// its attention layers grow. A prompt resumed from a checkpoint mid-way gives the cold run's
+/// first-step logits bit for bit.
+#[test]
+fn lfm2_convolution_windows_are_fixed_size_and_resume_exactly() {
+    let (engine, model) = start(&tiny("lfm2"), None);
+    let prompt = |len: u32| Prompt::Tokens((0..len).map(|i| 3 + i * 7 % 380).collect());
+    let (short, long) =
+        (run(&engine, model, prompt(20), false, 64).usage.state_bytes, run(&engine, model, prompt(200), false, 64).usage.state_bytes);
+    // 4 convolution layers × (3 - 1) inputs × hidden 48 × 4 bytes.
+    assert_eq!((short.convolution, long.convolution), (4 * 2 * 48 * 4, 4 * 2 * 48 * 4), "{short:?} {long:?}");
+    assert_eq!(short.recurrent + short.window, 0);
+    assert!(long.keys_values >= short.keys_values);
+
+    let logits_of = |tokens: Vec<u32>, reuse: bool| -> (Vec<u32>, Vec<f32>, Plan) {
+        let file = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+        let mut sampling = SamplingParams::greedy();
+        sampling.max_tokens = 16;
+        let mut request = Request::new(model, Prompt::Tokens(tokens), sampling);
+        request.ignore_eos = true;
+        request.reuse_prefix = reuse;
+        request.chunk_size = 16;
+        request.logits_path = Some(file.to_path_buf());
+        let (mut ids, mut plan) = (vec![], None);
+        for event in engine.generate(request) {
+            match event {
+                Event::Token { id, .. } => ids.push(id),
+                Event::Plan(p) => plan = Some(p),
+                Event::Error(e) => panic!("{e}"),
+                _ => {}
+            }
+        }
+        (ids, confab_engine::npy::read_f32(&file).unwrap(), plan.unwrap())
+    };
+    let first: Vec<u32> = (0..40).map(|i| 3 + (i * 11) % 380).collect();
+    logits_of(first.clone(), true);
+    // Shares the first 37 tokens: resumes from the checkpoint at 32 (a chunk boundary).
+    let edited: Vec<u32> = first[..37].iter().copied().chain([5, 6, 7, 8, 9]).collect();
+    let (warm_ids, warm_logits, plan) = logits_of(edited.clone(), true);
+    let resumed = plan.resumed_from_checkpoint.clone().unwrap_or_else(|| panic!("no checkpoint served: {plan:?}"));
+    assert!(resumed.position > 0 && resumed.position <= 37, "{resumed:?}");
+    let (cold_ids, cold_logits, _) = logits_of(edited, false);
+    assert_eq!(warm_ids, cold_ids);
+    assert_eq!(warm_logits, cold_logits, "resumed first-step logits differ from cold");
 }

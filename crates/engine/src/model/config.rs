@@ -14,6 +14,8 @@ pub enum LayerKind {
     Sliding,
     /// Linear attention with a recurrent state (e.g. Gated DeltaNet).
     Linear,
+    /// A gated short convolution, keeping only its last few inputs.
+    Convolution,
 }
 
 impl LayerKind {
@@ -23,7 +25,18 @@ impl LayerKind {
             "full_attention" => Some(Self::Full),
             "sliding_attention" => Some(Self::Sliding),
             "linear_attention" => Some(Self::Linear),
+            "conv" => Some(Self::Convolution),
             _ => None,
+        }
+    }
+
+    /// The `layer_types` entry config.json writes for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Full => "full_attention",
+            Self::Sliding => "sliding_attention",
+            Self::Linear => "linear_attention",
+            Self::Convolution => "conv",
         }
     }
 }
@@ -226,15 +239,21 @@ impl TextConfig {
                     t.as_str().and_then(LayerKind::from_name).ok_or_else(|| EngineError::ModelFormat {
                         path: path.into(),
                         reason: format!(
-                            "config.json's layer_types has an unknown entry {t}; known: full_attention, sliding_attention, linear_attention"
+                            "config.json's layer_types has an unknown entry {t}; known: full_attention, sliding_attention, linear_attention, conv"
                         ),
                     })
                 })
                 .collect::<Result<Vec<_>>>()?,
-            None => match (k.usize("sliding_window_pattern"), defaults.sliding_window_pattern) {
+            None => match (k.usize("sliding_window_pattern"), defaults.sliding_window_pattern, k.get("full_attn_idxs")) {
                 // Every `pattern`-th layer is global, the others slide.
-                (Some(pattern), true) if pattern > 0 => {
+                (Some(pattern), true, _) if pattern > 0 => {
                     (0..num_layers).map(|i| if (i + 1) % pattern == 0 { LayerKind::Full } else { LayerKind::Sliding }).collect()
+                }
+                // transformers 4's hybrid-convolution configs: attention at these indices, gated
+                // convolutions elsewhere.
+                (_, _, Some(Value::Array(full))) => {
+                    let full: Vec<u64> = full.iter().filter_map(Value::as_u64).collect();
+                    (0..num_layers).map(|i| if full.contains(&(i as u64)) { LayerKind::Full } else { LayerKind::Convolution }).collect()
                 }
                 _ => vec![LayerKind::Full; num_layers],
             },
@@ -259,7 +278,12 @@ impl TextConfig {
         Ok(Self {
             hidden_size,
             // Configs whose every layer routes to experts may have no dense width.
-            intermediate_size: match k.usize("intermediate_size").or_else(|| k.usize("moe_intermediate_size")) {
+            // (`block_ff_dim`: transformers 4's name in hybrid-convolution configs.)
+            intermediate_size: match k
+                .usize("intermediate_size")
+                .or_else(|| k.usize("moe_intermediate_size"))
+                .or_else(|| k.usize("block_ff_dim"))
+            {
                 Some(i) => i,
                 None => k.require("intermediate_size")?,
             },
@@ -268,11 +292,12 @@ impl TextConfig {
             num_kv_heads: k.usize("num_key_value_heads").unwrap_or(num_heads),
             head_dim: k.usize("head_dim").unwrap_or(hidden_size / num_heads),
             vocab_size: k.require("vocab_size")?,
-            rms_norm_eps: k.f32("rms_norm_eps").unwrap_or(1e-6),
+            rms_norm_eps: k.f32("rms_norm_eps").or_else(|| k.f32("norm_eps")).unwrap_or(1e-6),
             max_position: k.usize("max_position_embeddings").unwrap_or(4096),
             tie_word_embeddings: k
                 .bool("tie_word_embeddings")
                 .or_else(|| root.get("tie_word_embeddings").and_then(Value::as_bool))
+                .or_else(|| k.bool("tie_embedding"))
                 .unwrap_or(defaults.tie_word_embeddings),
             attention_bias: k.bool("attention_bias").unwrap_or(defaults.attention_bias),
             mlp_bias: k.bool("mlp_bias").unwrap_or(false),

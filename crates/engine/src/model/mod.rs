@@ -232,7 +232,7 @@ pub fn kv_bytes_per_token_and_layer(num_kv_heads: usize, head_dim: usize) -> u64
 }
 
 /// The key/value cache of `tokens` tokens: sliding-window layers keep at most their window,
-/// linear-attention layers keep a fixed state (left out: it is small).
+/// linear-attention and convolution layers keep a fixed state (left out: it is small).
 pub fn kv_cache_bytes(c: &TextConfig, tokens: usize) -> u64 {
     let per_layer = kv_bytes_per_token_and_layer(c.num_kv_heads, c.head_dim);
     let kinds = (0..c.num_layers).map(|i| c.layer_kinds.get(i).copied().unwrap_or(LayerKind::Full));
@@ -240,7 +240,7 @@ pub fn kv_cache_bytes(c: &TextConfig, tokens: usize) -> u64 {
         .map(|kind| match kind {
             LayerKind::Full => tokens as u64 * per_layer,
             LayerKind::Sliding => tokens.min(c.sliding_window.unwrap_or(tokens)) as u64 * per_layer,
-            LayerKind::Linear => 0,
+            LayerKind::Linear | LayerKind::Convolution => 0,
         })
         .sum()
 }

@@ -11,6 +11,7 @@ pub const FAMILIES: &[Family] = &[
     families::llama::FAMILY,
     families::gemma3::FAMILY,
     families::gemma4::FAMILY,
+    families::lfm2::FAMILY,
     families::qwen3_5::FAMILY,
     families::qwen3_vl::FAMILY,
     families::smollm3::FAMILY,

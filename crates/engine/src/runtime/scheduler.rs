@@ -184,7 +184,7 @@ impl Scheduler {
 
 /// The most state a sequence of `positions` holds: keys and values for every position in
 /// full-attention layers (in their growth steps), a window's worth in sliding ones.
-/// Recurrent state is small and fixed, and not counted. Layers are taken to have the
+/// Recurrent state and convolution windows are small and fixed, and not counted. Layers are taken to have the
 /// config's key/value heads and head size.
 fn state_bytes(model: &ReadyModel, positions: usize) -> usize {
     let config = model.config();
@@ -196,7 +196,7 @@ fn state_bytes(model: &ReadyModel, positions: usize) -> usize {
     let positions_held = |kind: &StateKind| match kind {
         StateKind::KeysValues => KeysValues::capacity_for(positions),
         StateKind::Window { size } => positions.min(*size),
-        StateKind::Recurrent => 0,
+        StateKind::Recurrent | StateKind::Convolution => 0,
     };
     model.model.state_kinds().iter().map(positions_held).sum::<usize>() * per_position
 }

@@ -5,12 +5,14 @@
 //! | [`KeysValues`] | every position's keys and values | yes | not needed |
 //! | [`RotatingWindow`] | the last `window - 1` positions | no | a copy of the window |
 //! | [`Recurrent`] | convolution inputs + recurrent matrix | no | a copy of both |
+//! | [`ConvolutionWindow`] | a short convolution's last `kernel - 1` inputs | no | a copy of the window |
 //!
 //! A model says which kind each of its layers needs ([`StateKind`]); the runtime and the
 //! caches only ask a state what it can do. Layers that cannot be trimmed are snapshotted at
 //! boundaries during prefill ([`Checkpoint`]), and a sequence resumes from the latest
 //! checkpoint at or before the prefix it shares with a cached one.
 
+mod convolution;
 mod keys_values;
 mod recurrent;
 mod window;
@@ -20,6 +22,7 @@ use std::collections::HashMap;
 use mlx_rs::Array;
 
 use crate::error::{EngineError, Result};
+pub use convolution::ConvolutionWindow;
 pub use keys_values::KeysValues;
 pub use recurrent::Recurrent;
 pub use window::{RotatingWindow, WindowKeys};
@@ -37,8 +40,12 @@ pub fn own_copy(a: &Array) -> Result<Array> {
 #[serde(rename_all = "snake_case")]
 pub enum StateKind {
     KeysValues,
-    Window { size: usize },
+    Window {
+        size: usize,
+    },
     Recurrent,
+    /// A short convolution's input window (gated-convolution layers).
+    Convolution,
 }
 
 impl StateKind {
@@ -53,6 +60,7 @@ pub enum LayerState {
     KeysValues(KeysValues),
     Window(RotatingWindow),
     Recurrent(Recurrent),
+    Convolution(ConvolutionWindow),
 }
 
 impl LayerState {
@@ -61,6 +69,7 @@ impl LayerState {
             StateKind::KeysValues => Self::KeysValues(KeysValues::default()),
             StateKind::Window { size } => Self::Window(RotatingWindow::new(size)),
             StateKind::Recurrent => Self::Recurrent(Recurrent::default()),
+            StateKind::Convolution => Self::Convolution(ConvolutionWindow::default()),
         }
     }
 
@@ -69,6 +78,7 @@ impl LayerState {
             Self::KeysValues(_) => StateKind::KeysValues,
             Self::Window(w) => StateKind::Window { size: w.size() },
             Self::Recurrent(_) => StateKind::Recurrent,
+            Self::Convolution(_) => StateKind::Convolution,
         }
     }
 
@@ -78,6 +88,7 @@ impl LayerState {
             Self::KeysValues(s) => s.len(),
             Self::Window(s) => s.len(),
             Self::Recurrent(s) => s.len(),
+            Self::Convolution(s) => s.len(),
         }
     }
 
@@ -111,6 +122,7 @@ impl LayerState {
             Self::KeysValues(s) => s.arrays().collect(),
             Self::Window(s) => s.arrays().collect(),
             Self::Recurrent(s) => s.arrays().collect(),
+            Self::Convolution(s) => s.arrays().collect(),
         }
     }
 
@@ -119,6 +131,7 @@ impl LayerState {
             Self::KeysValues(s) => s.nbytes(),
             Self::Window(s) => s.nbytes(),
             Self::Recurrent(s) => s.nbytes(),
+            Self::Convolution(s) => s.nbytes(),
         }
     }
 
@@ -131,6 +144,7 @@ impl LayerState {
             Self::KeysValues(s) => named(s.valid(), "keys", "values"),
             Self::Window(s) => named(s.held().map(|(k, v)| (k.clone(), v.clone())), "keys", "values"),
             Self::Recurrent(s) => named(s.conv.clone().zip(s.state.clone()), "conv", "state"),
+            Self::Convolution(s) => s.inputs.iter().map(|a| (format!("{prefix}.inputs"), a.clone())).collect(),
         }
     }
 
@@ -157,6 +171,11 @@ impl LayerState {
                 let (Some(conv), Some(state)) = (take("conv"), take("state")) else { return Err(format!("{prefix} is missing")) };
                 Self::Recurrent(Recurrent::from_arrays(conv, state, len))
             }
+            StateKind::Convolution => match take("inputs") {
+                Some(inputs) => Self::Convolution(ConvolutionWindow::from_array(inputs, len)),
+                None if len == 0 => Self::Convolution(ConvolutionWindow::default()),
+                None => return Err(format!("{prefix} is missing")),
+            },
         };
         Ok(state)
     }
@@ -172,6 +191,13 @@ impl LayerState {
         match self {
             Self::Recurrent(s) => Ok(s),
             other => Err(mismatch(other.kind(), "recurrent")),
+        }
+    }
+
+    pub fn convolution_mut(&mut self) -> Result<&mut ConvolutionWindow> {
+        match self {
+            Self::Convolution(s) => Ok(s),
+            other => Err(mismatch(other.kind(), "convolution window")),
         }
     }
 }
@@ -205,11 +231,12 @@ pub struct StateBytes {
     pub keys_values: usize,
     pub window: usize,
     pub recurrent: usize,
+    pub convolution: usize,
 }
 
 impl StateBytes {
     pub fn total(&self) -> usize {
-        self.keys_values + self.window + self.recurrent
+        self.keys_values + self.window + self.recurrent + self.convolution
     }
 }
 
@@ -332,6 +359,7 @@ impl SequenceState {
                 LayerState::KeysValues(_) => b.keys_values += n,
                 LayerState::Window(_) => b.window += n,
                 LayerState::Recurrent(_) => b.recurrent += n,
+                LayerState::Convolution(_) => b.convolution += n,
             }
         }
         b

@@ -4,6 +4,7 @@
 
 pub mod gemma3;
 pub mod gemma4;
+pub mod lfm2;
 pub mod llama;
 pub mod qwen3_5;
 pub mod qwen3_vl;

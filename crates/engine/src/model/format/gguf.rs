@@ -13,7 +13,8 @@ use crate::model::format::Fingerprint;
 use crate::model::weights::Weights;
 
 /// Architectures whose GGUF tensors we can rename, and their Hugging Face model_type.
-const ARCHITECTURES: &[(&str, &str)] = &[("llama", "llama"), ("qwen2", "qwen2"), ("qwen3", "qwen3"), ("smollm3", "smollm3")];
+const ARCHITECTURES: &[(&str, &str)] =
+    &[("llama", "llama"), ("qwen2", "qwen2"), ("qwen3", "qwen3"), ("smollm3", "smollm3"), ("lfm2", "lfm2")];
 
 /// Whether GGUF files of this `general.architecture` can be loaded.
 pub fn supports(architecture: &str) -> bool {
@@ -43,6 +44,7 @@ pub fn load(path: &Path) -> Result<Loaded> {
     let file = GgufFile::load(path).map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })?;
     let meta = Meta { file: &file, path };
     let config = meta.config()?;
+    let names = if meta.string("general.architecture").as_deref() == Some("lfm2") { &CONVOLUTION_HYBRID } else { &LLAMA };
     let mut tensors = HashMap::new();
     let mut fingerprint = Fingerprint::new();
     let keys = file.array_keys().map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })?;
@@ -52,17 +54,23 @@ pub fn load(path: &Path) -> Result<Loaded> {
             .map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })?
             .ok_or_else(|| EngineError::CorruptWeights { path: path.into(), reason: format!("tensor {key} unreadable") })?;
         fingerprint.add(key.as_bytes()).add(format!("{:?}{:?}", array.shape(), array.dtype()).as_bytes());
-        tensors.insert(hf_name(&key), array);
+        tensors.insert(hf_name(&key, names), array);
     }
     let size = std::fs::metadata(path).map_err(|e| EngineError::io(path, e))?.len();
     fingerprint.add(&size.to_le_bytes()).add(format!("{config:?}").as_bytes()).add_file_samples(path)?;
     Ok(Loaded { weights: Weights::new(tensors, path, None), config, fingerprint: fingerprint.finish(), file })
 }
 
-/// llama.cpp's tensor names → Hugging Face's (`blk.3.attn_q.weight` → `model.layers.3.self_attn.q_proj.weight`).
-fn hf_name(gguf: &str) -> String {
-    const TOP: &[(&str, &str)] = &[("token_embd", "model.embed_tokens"), ("output_norm", "model.norm"), ("output", "lm_head")];
-    const BLOCK: &[(&str, &str)] = &[
+/// How an architecture's Hugging Face checkpoints name what llama.cpp names one way.
+struct Names {
+    top: &'static [(&'static str, &'static str)],
+    block: &'static [(&'static str, &'static str)],
+}
+
+/// Llama's names (and those of the architectures that share them).
+const LLAMA: Names = Names {
+    top: &[("token_embd", "model.embed_tokens"), ("output_norm", "model.norm"), ("output", "lm_head")],
+    block: &[
         ("attn_norm", "input_layernorm"),
         ("ffn_norm", "post_attention_layernorm"),
         ("attn_q_norm", "self_attn.q_norm"),
@@ -74,13 +82,39 @@ fn hf_name(gguf: &str) -> String {
         ("ffn_gate", "mlp.gate_proj"),
         ("ffn_up", "mlp.up_proj"),
         ("ffn_down", "mlp.down_proj"),
-    ];
+    ],
+};
+
+/// LFM2's: gated short convolutions, `operator_norm`, per-head `*_layernorm`, `feed_forward.w*`,
+/// and the final norm as `token_embd_norm`.
+const CONVOLUTION_HYBRID: Names = Names {
+    top: &[("token_embd", "model.embed_tokens"), ("token_embd_norm", "model.embedding_norm"), ("output", "lm_head")],
+    block: &[
+        ("attn_norm", "operator_norm"),
+        ("ffn_norm", "ffn_norm"),
+        ("shortconv.conv", "conv.conv"),
+        ("shortconv.in_proj", "conv.in_proj"),
+        ("shortconv.out_proj", "conv.out_proj"),
+        ("attn_q_norm", "self_attn.q_layernorm"),
+        ("attn_k_norm", "self_attn.k_layernorm"),
+        ("attn_q", "self_attn.q_proj"),
+        ("attn_k", "self_attn.k_proj"),
+        ("attn_v", "self_attn.v_proj"),
+        ("attn_output", "self_attn.out_proj"),
+        ("ffn_gate", "feed_forward.w1"),
+        ("ffn_up", "feed_forward.w3"),
+        ("ffn_down", "feed_forward.w2"),
+    ],
+};
+
+/// llama.cpp's tensor names → Hugging Face's (`blk.3.attn_q.weight` → `model.layers.3.self_attn.q_proj.weight`).
+fn hf_name(gguf: &str, names: &Names) -> String {
     let (stem, suffix) = gguf.rsplit_once('.').unwrap_or((gguf, ""));
     let renamed = if let Some(rest) = stem.strip_prefix("blk.") {
         let (layer, module) = rest.split_once('.').unwrap_or((rest, ""));
-        BLOCK.iter().find(|(g, _)| *g == module).map(|(_, hf)| format!("model.layers.{layer}.{hf}"))
+        names.block.iter().find(|(g, _)| *g == module).map(|(_, hf)| format!("model.layers.{layer}.{hf}"))
     } else {
-        TOP.iter().find(|(g, _)| *g == stem).map(|(_, hf)| hf.to_string())
+        names.top.iter().find(|(g, _)| *g == stem).map(|(_, hf)| hf.to_string())
     };
     match renamed {
         Some(name) => format!("{name}.{suffix}"),
@@ -100,6 +134,17 @@ impl Meta<'_> {
     fn number(&self, key: &str) -> Option<f64> {
         match self.value(key)? {
             GgufMetadataValue::Array(a) if a.size() == 1 => a.try_item_cast::<f32>().ok().map(f64::from),
+            _ => None,
+        }
+    }
+    /// A number or a list of them (one per layer, say).
+    fn numbers(&self, key: &str) -> Option<Vec<f64>> {
+        match self.value(key)? {
+            GgufMetadataValue::Array(a) => {
+                let a = a.as_dtype(mlx_rs::Dtype::Float32).ok()?;
+                a.eval().ok()?;
+                Some(a.as_slice::<f32>().iter().map(|&v| f64::from(v)).collect())
+            }
             _ => None,
         }
     }
@@ -138,13 +183,30 @@ impl Meta<'_> {
         };
         let id = |k: &str| self.number(k).map(|v| v as u32);
         let tied = !self.file.array_keys().map(|k| k.iter().any(|n| n == "output.weight")).unwrap_or(false);
+        // Hybrid models list KV heads per layer, 0 for a layer without attention (a gated
+        // convolution: llama.cpp's `shortconv` layers).
+        let kv_heads = self.numbers(&key("attention.head_count_kv")).unwrap_or_default();
+        let (num_kv_heads, layer_kinds) = match kv_heads.len() {
+            n if n > 1 && n == num_layers => (
+                kv_heads.iter().fold(0.0, |a: f64, &b| a.max(b)) as usize,
+                kv_heads.iter().map(|&h| if h > 0.0 { LayerKind::Full } else { LayerKind::Convolution }).collect(),
+            ),
+            1 => (kv_heads[0] as usize, vec![LayerKind::Full; num_layers]),
+            0 => (num_heads, vec![LayerKind::Full; num_layers]),
+            n => {
+                return Err(EngineError::ModelFormat {
+                    path: self.path.into(),
+                    reason: format!("GGUF metadata lists KV heads for {n} layers but block_count is {num_layers}"),
+                })
+            }
+        };
         Ok(TextConfig {
             arch: model_type.to_string(),
             hidden_size,
             intermediate_size: self.require(&key("feed_forward_length"))?,
             num_layers,
             num_heads,
-            num_kv_heads: self.number(&key("attention.head_count_kv")).map_or(num_heads, |v| v as usize),
+            num_kv_heads,
             head_dim: self.number(&key("attention.key_length")).map_or(hidden_size / num_heads, |v| v as usize),
             vocab_size,
             rms_norm_eps: self.number(&key("attention.layer_norm_rms_epsilon")).unwrap_or(1e-6) as f32,
@@ -159,7 +221,7 @@ impl Meta<'_> {
             // rows for interleaved RoPE; using the interleaved (traditional) rotation on those
             // rows is the same computation.
             rope_traditional: arch == "llama" || arch == "smollm3",
-            layer_kinds: vec![LayerKind::Full; num_layers],
+            layer_kinds,
             sliding_window: None,
             query_pre_attn_scalar: None,
             final_logit_softcap: None,
@@ -174,7 +236,11 @@ impl Meta<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::hf_name;
+    use super::{CONVOLUTION_HYBRID, LLAMA};
+
+    fn hf_name(gguf: &str) -> String {
+        super::hf_name(gguf, &LLAMA)
+    }
 
     #[test]
     fn renames_llama_cpp_tensors() {
@@ -184,5 +250,17 @@ mod tests {
         assert_eq!(hf_name("token_embd.biases"), "model.embed_tokens.biases");
         assert_eq!(hf_name("output.weight"), "lm_head.weight");
         assert_eq!(hf_name("rope_freqs.weight"), "rope_freqs.weight");
+    }
+
+    #[test]
+    fn renames_llama_cpp_convolution_hybrid_tensors() {
+        let hf = |g: &str| super::hf_name(g, &CONVOLUTION_HYBRID);
+        assert_eq!(hf("blk.2.shortconv.in_proj.weight"), "model.layers.2.conv.in_proj.weight");
+        assert_eq!(hf("blk.2.shortconv.conv.weight"), "model.layers.2.conv.conv.weight");
+        assert_eq!(hf("blk.1.attn_output.weight"), "model.layers.1.self_attn.out_proj.weight");
+        assert_eq!(hf("blk.1.attn_k_norm.weight"), "model.layers.1.self_attn.k_layernorm.weight");
+        assert_eq!(hf("blk.0.attn_norm.weight"), "model.layers.0.operator_norm.weight");
+        assert_eq!(hf("blk.0.ffn_up.weight"), "model.layers.0.feed_forward.w3.weight");
+        assert_eq!(hf("token_embd_norm.weight"), "model.embedding_norm.weight");
     }
 }
