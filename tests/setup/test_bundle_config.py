@@ -52,7 +52,7 @@ class BundleConfig(unittest.TestCase):
 
     def test_macos_bundle_declares_the_microphone(self):
         # The tauri CLI merges src-tauri/Info.plist into the bundle's; without this key macOS
-        # ends the app when the composer's microphone button asks for the microphone.
+        # refuses the microphone to the composer (a process touching it undeclared is ended).
         with open(os.path.join(TAURI_DIR, "Info.plist"), "rb") as f:
             plist = plistlib.load(f)
         self.assertEqual(

@@ -1,6 +1,7 @@
 // The microphone recorder's capture (ui/src/state/useRecorder.ts): the first channel's
 // samples, posted to the page in blocks of 4096 frames (about 85 ms at 48 kHz) rather than
-// every 128-frame render quantum. A message {flush: true} sends what is left. Served from the
+// every 128-frame render quantum. A message {flush: true} is answered with {last: samples},
+// what is left, after every block before it (a port keeps its order). Served from the
 // app's own origin, as the content security policy wants of scripts.
 class CaptureProcessor extends AudioWorkletProcessor {
   constructor() {
@@ -9,7 +10,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
     this.filled = 0;
     this.port.onmessage = (event) => {
       if (event.data && event.data.flush) {
-        this.port.postMessage(this.block.slice(0, this.filled));
+        this.port.postMessage({ last: this.block.slice(0, this.filled) });
         this.filled = 0;
       }
     };

@@ -21,8 +21,12 @@ class FakeContext {
   sampleRate = 16000;
   state = 'running';
   destination = {};
-  // No worklet here: the recorder falls back to the ScriptProcessorNode.
-  audioWorklet = { addModule: vi.fn(async () => Promise.reject(new Error('no AudioWorklet'))) };
+  // Without an AudioWorkletNode (jsdom has none) the recorder falls back to the ScriptProcessorNode.
+  audioWorklet = {
+    addModule: vi.fn(async (_url: string) => {
+      if (!('AudioWorkletNode' in globalThis)) throw new Error('no AudioWorklet');
+    }),
+  };
   processor: (ReturnType<typeof node> & { onaudioprocess: ((event: unknown) => void) | null }) | null = null;
   close = vi.fn(async () => {});
   resume = vi.fn(async () => {});
@@ -145,5 +149,33 @@ describe('microphone', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('captures through an AudioWorklet where one loads, keeping its last partial block', async () => {
+    const ports: { onmessage: ((event: { data: unknown }) => void) | null; postMessage: (message: unknown) => void }[] = [];
+    class FakeWorkletNode {
+      connect = vi.fn();
+      disconnect = vi.fn();
+      port = {
+        onmessage: null as ((event: { data: unknown }) => void) | null,
+        // The worklet answers a flush with what it holds, after the blocks already posted.
+        postMessage: (message: unknown) => {
+          if ((message as { flush?: boolean }).flush) setTimeout(() => this.port.onmessage?.({ data: { last: new Float32Array(100) } }));
+        },
+      };
+      constructor() {
+        ports.push(this.port);
+      }
+    }
+    vi.stubGlobal('AudioWorkletNode', FakeWorkletNode);
+    await withGemma();
+    fireEvent.click(mic());
+    await waitFor(() => expect(screen.getByTestId('recording').dataset.phase).toBe('recording'));
+    expect(context().audioWorklet.addModule).toHaveBeenCalledWith('/capture-worklet.js');
+    expect(context().processor).toBeNull();
+    ports[0]!.onmessage?.({ data: new Float32Array(4096) });
+    fireEvent.click(mic());
+    await screen.findByTestId('attachment-chip');
+    expect((callsOf('attach_bytes')[0]!.bytes as number[]).length).toBe(WAV_HEADER_BYTES + (4096 + 100) * 2);
   });
 });

@@ -82,9 +82,12 @@ async function captureNode(context: AudioContext, chunks: Float32Array[]): Promi
     await context.audioWorklet.addModule(`${import.meta.env.BASE_URL}capture-worklet.js`);
     const node = new AudioWorkletNode(context, 'confab-capture', { numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1] });
     let flushed: (() => void) | null = null;
-    node.port.onmessage = (event: MessageEvent<Float32Array>) => {
-      chunks.push(event.data);
-      flushed?.();
+    node.port.onmessage = (event: MessageEvent<Float32Array | { last: Float32Array }>) => {
+      if (event.data instanceof Float32Array) chunks.push(event.data);
+      else {
+        chunks.push(event.data.last);
+        flushed?.();
+      }
     };
     const flush = () =>
       new Promise<void>((resolve) => {
