@@ -15,6 +15,7 @@ mod inspect;
 mod ipc;
 mod local_reply;
 mod local_server;
+mod microphone;
 mod model_slot;
 mod opener;
 mod providers;
@@ -61,6 +62,7 @@ fn main() -> ExitCode {
             web_view_priority::steady_caret();
             if let Some(window) = app.get_webview_window("main") {
                 web_view_priority::draw_without_compositing_without_a_gpu(&window);
+                microphone::allow_microphone(&window);
             }
             let paths = confab_engine::AppPaths::from_env();
             let state = Arc::new(tauri::async_runtime::block_on(AppState::open(paths))?);

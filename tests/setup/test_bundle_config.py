@@ -4,6 +4,7 @@ default model."""
 
 import json
 import os
+import plistlib
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -14,7 +15,7 @@ STAGED_MODELS = "../.deps/package/models"
 
 class BundleConfig(unittest.TestCase):
     def test_src_tauri_links_reach_the_top_level_files(self):
-        for name in ["tauri.conf.json", "tauri.linux.conf.json", "tauri.macos.conf.json", "ui", "assets"]:
+        for name in ["tauri.conf.json", "tauri.linux.conf.json", "tauri.macos.conf.json", "Info.plist", "ui", "assets"]:
             link = os.path.join(TAURI_DIR, name)
             self.assertTrue(os.path.islink(link), f"src-tauri/{name} should be a link")
             self.assertEqual(os.path.realpath(link), os.path.realpath(os.path.join(ROOT, name)))
@@ -48,6 +49,18 @@ class BundleConfig(unittest.TestCase):
         )
         self.assertEqual({os.path.basename(k) for k in files}, {"libmlx.dylib", "mlx.metallib"})
         self.assertEqual({os.path.dirname(v) for v in files.values()}, {"../.deps/mlx/metal/mlx/lib"})
+
+    def test_macos_bundle_declares_the_microphone(self):
+        # The tauri CLI merges src-tauri/Info.plist into the bundle's; without this key macOS
+        # refuses the microphone to the composer (a process touching it undeclared is ended).
+        with open(os.path.join(TAURI_DIR, "Info.plist"), "rb") as f:
+            plist = plistlib.load(f)
+        self.assertEqual(
+            plist.get("NSMicrophoneUsageDescription"),
+            "Confab records your voice into an audio attachment when you press the microphone button.",
+        )
+        self.assertNotIn("infoPlist", json.load(open(os.path.join(ROOT, "tauri.macos.conf.json")))["bundle"]["macOS"],
+                         "one way in: the CLI's own src-tauri/Info.plist, not also a config path")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import { RemoteBadge } from './components/RemoteBadge';
 import { ServerBadge } from './components/ServerBadge';
 import { SettingsPane } from './components/SettingsPane';
 import { Sidebar, type SidebarHandle } from './components/Sidebar';
+import { recordingProblem } from './lib/capabilities';
 import { modKey } from './lib/format';
 import { useChat } from './state/useChat';
 import { useConversations } from './state/useConversations';
@@ -289,6 +290,7 @@ export function App() {
           conversationId={chat.conversationId}
           contextKey={contextKey}
           onNewChat={newChat}
+          recordingProblem={recordingProblem(replier, models.models ?? [])}
         />
         {dragging && (
           <div className="drop-overlay" aria-hidden="true">

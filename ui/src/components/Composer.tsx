@@ -1,8 +1,19 @@
-import { forwardRef, useImperativeHandle, useLayoutEffect, useRef, useState, type ClipboardEvent, type KeyboardEvent } from 'react';
+import {
+  forwardRef,
+  useEffect,
+  useImperativeHandle,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type ClipboardEvent,
+  type KeyboardEvent,
+} from 'react';
 import type { Attachment, ConversationId } from '../ipc';
 import { contextVerdict, surelyFits } from '../lib/context';
+import { clockDuration, modKey } from '../lib/format';
 import { useContextMeter } from '../state/useContextMeter';
 import type { PendingAttachments } from '../state/usePendingAttachments';
+import { useRecorder } from '../state/useRecorder';
 import { AttachmentChip } from './AttachmentChip';
 import { ContextMeter, ContextWarning } from './ContextMeter';
 import { Icon } from './Icon';
@@ -28,14 +39,58 @@ interface Props {
   contextKey: string;
   /** Opens a new chat, keeping the draft (offered when the draft does not fit this one). */
   onNewChat: () => void;
+  /** Null: the model reads audio and the microphone button records. Otherwise why not. */
+  recordingProblem: string | null;
+}
+
+/** Ctrl/⌘+Shift+M starts and stops a recording. */
+function isRecordShortcut(event: globalThis.KeyboardEvent): boolean {
+  return (event.metaKey || event.ctrlKey) && event.shiftKey && event.key.toLowerCase() === 'm';
 }
 
 /** The message box: Enter sends, Shift+Enter adds a line; files come from paste and the picker. */
 export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
-  { attachments, blockedReason, streaming, onSend, onStop, conversationId, contextKey, onNewChat },
+  { attachments, blockedReason, streaming, onSend, onStop, conversationId, contextKey, onNewChat, recordingProblem },
   ref,
 ) {
   const [text, setText] = useState('');
+  // A recording that failed or was cut short, said here rather than in a banner.
+  const [recordingNote, setRecordingNote] = useState<{ text: string; error: boolean } | null>(null);
+  const { addFiles } = attachments;
+  const recorder = useRecorder({
+    onRecorded: (file) => void addFiles([file]),
+    onError: (message) => setRecordingNote({ text: message, error: true }),
+    onNotice: (message) => setRecordingNote({ text: message, error: false }),
+  });
+  const { phase: recordingPhase, start: startRecording, stop: stopRecording, cancel: cancelRecording } = recorder;
+  const recording = recordingPhase !== 'idle';
+  const canRecord = recordingProblem === null;
+
+  // The shortcut works from anywhere in the window; Esc cancels a recording before it reaches
+  // the window's own Esc (which stops a reply), hence the capture phase.
+  useEffect(() => {
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if (isRecordShortcut(event)) {
+        event.preventDefault();
+        if (recordingPhase === 'recording') stopRecording();
+        else if (recordingPhase === 'starting') cancelRecording();
+        else if (canRecord) {
+          setRecordingNote(null);
+          startRecording();
+        }
+      } else if (event.key === 'Escape' && recording) {
+        event.preventDefault();
+        cancelRecording();
+      }
+    };
+    window.addEventListener('keydown', onKey, true);
+    return () => window.removeEventListener('keydown', onKey, true);
+  }, [canRecord, cancelRecording, recording, recordingPhase, startRecording, stopRecording]);
+
+  // A model change that takes audio away ends a recording without keeping it.
+  useEffect(() => {
+    if (!canRecord) cancelRecording();
+  }, [canRecord, cancelRecording]);
   const meter = useContextMeter(
     conversationId,
     contextKey,
@@ -111,8 +166,41 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
     }
   };
 
+  const shortcut = `${modKey()}Shift+M`;
+  const micTitle = recording ? `Stop recording (${shortcut})` : (recordingProblem ?? `Record from the microphone (${shortcut})`);
+
   return (
     <div className="composer">
+      {recording && (
+        <div className="composer-recording" data-testid="recording" data-phase={recordingPhase}>
+          <span className="recording-dot" aria-hidden="true" />
+          <div
+            className="level-meter"
+            role="meter"
+            aria-label="Microphone level"
+            aria-valuemin={0}
+            aria-valuemax={1}
+            aria-valuenow={recorder.level}
+          >
+            <div className="level-meter-fill" style={{ width: `${Math.round(recorder.level * 100)}%` }} />
+          </div>
+          <span className="recording-time" data-testid="recording-time">
+            {recordingPhase === 'starting' ? 'Opening the microphone…' : clockDuration(recorder.elapsedMs)}
+          </span>
+          <button type="button" className="small" data-testid="recording-cancel" title="Cancel (Esc)" onClick={cancelRecording}>
+            Cancel
+          </button>
+        </div>
+      )}
+      {recordingNote && (
+        <div
+          className={recordingNote.error ? 'composer-recording-note error' : 'composer-recording-note muted'}
+          data-testid="recording-note"
+          role={recordingNote.error ? 'alert' : 'status'}
+        >
+          {recordingNote.text}
+        </div>
+      )}
       {attachments.items.length > 0 && (
         <div className="composer-attachments">
           {attachments.items.map((attachment) => (
@@ -130,6 +218,25 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           onClick={() => picker.current?.click()}
         >
           <Icon name="paperclip" />
+        </button>
+        <button
+          type="button"
+          className={recording ? 'icon-button recording' : 'icon-button'}
+          data-testid="mic-button"
+          title={micTitle}
+          aria-label={recording ? 'Stop recording' : 'Record from the microphone'}
+          aria-pressed={recording}
+          disabled={!canRecord && !recording}
+          onClick={() => {
+            if (recordingPhase === 'recording') stopRecording();
+            else if (recordingPhase === 'starting') cancelRecording();
+            else {
+              setRecordingNote(null);
+              startRecording();
+            }
+          }}
+        >
+          <Icon name={recording ? 'stop' : 'mic'} />
         </button>
         <input
           ref={picker}

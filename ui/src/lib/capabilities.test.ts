@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gemmaLoaded, models, qwenVlLoaded, smolLoaded } from '../test/fixtures';
-import { capabilityProblem, mediaKindOfMime } from './capabilities';
+import { capabilityProblem, mediaKindOfMime, recordingProblem } from './capabilities';
 
 describe('capabilities', () => {
   it('tells media kinds from the MIME type the engine gave', () => {
@@ -31,5 +31,14 @@ describe('capabilities', () => {
     expect(capabilityProblem('audio', qwenVlLoaded, [])).toBe("Qwen3-VL can't hear audio. Load a model with audio to ask about audio.");
     const visionOnly = { ...gemmaLoaded, name: 'Pixie', audio: false };
     expect(capabilityProblem('audio', visionOnly, [])).toBe("Pixie can't hear audio. Load a model with audio to ask about audio.");
+  });
+
+  it('lets the microphone record only for a model that hears', () => {
+    expect(recordingProblem(gemmaLoaded, models)).toBeNull();
+    expect(recordingProblem(smolLoaded, models)).toBe(
+      "SmolLM2 can't hear audio. Load a model with audio, such as Gemma 4, to record from the microphone.",
+    );
+    // Nothing loaded yet: a recording is not kept for a model to come.
+    expect(recordingProblem(null, [])).toBe('No model is loaded. Load a model with audio (Gemma 4) to record from the microphone.');
   });
 });

@@ -36,3 +36,16 @@ export function capabilityProblem(kind: MediaKind, loaded: Replier | null, model
   const example = capable ? `, such as ${capable.name},` : '';
   return `${loaded.name} ${what}. Load a model with ${flag}${example} to ${purpose}.`;
 }
+
+/**
+ * Null when the microphone can be used: the model replies go to reads audio. Otherwise why
+ * not, naming a model that does. Unlike a dropped file, a recording is not kept for a model
+ * still to come: without one that reads audio the button is off.
+ */
+export function recordingProblem(loaded: Replier | null, models: ModelSummary[]): string | null {
+  if (loaded?.audio) return null;
+  const capable = models.find((model) => model.supported && model.audio);
+  const example = capable ? `, such as ${capable.name},` : ' (Gemma 4)';
+  const who = loaded ? `${loaded.name} can't hear audio` : 'No model is loaded';
+  return `${who}. Load a model with audio${example} to record from the microphone.`;
+}
