@@ -314,9 +314,10 @@ class ToolsInTheApp(AppTestCase):
 
     def test_11_regenerate_asks_again_in_a_new_branch(self):
         app = self.app
-        first = self.ask('CALL echo {"text": "branch one"}')
+        # slow, not echo: test_08 allowed echo always, and this call must ask.
+        first = self.ask('CALL slow {"seconds": 0.1}')
         self.click(self.card(first["id"], 0, "awaiting"), "tool-allow-once")
-        self.assertIn("branch one", app.wait_reply(first["id"], 60)["text"])
+        self.assertIn("slept 0.1 s", app.wait_reply(first["id"], 60)["text"])
         before = {m["id"] for m in app.messages()}
         app.click_in_message(first["id"], "regenerate-button")
         _, second = app.wait_new_reply(before)
