@@ -186,6 +186,8 @@ describe('streaming', () => {
         constraint: null,
         grammar_jump: false,
         grammar_jump_declined: null,
+        speculative: null,
+        speculative_declined: null,
       },
     });
     await push(stream, { kind: 'token', text: 'Once ' });

@@ -478,6 +478,16 @@ export type Plan = {
    * Why a constrained reply goes without grammar jump.
    */
   grammar_jump_declined: string | null,
+  /**
+   * The speculative decoding method the reply uses (`prompt_lookup`); `None` for plain
+   * decoding. A row speculates only while it steps alone (in a batch it decodes plainly).
+   */
+  speculative: string | null,
+  /**
+   * Why the reply goes without speculative decoding (the request did not ask for it, or
+   * cannot use it).
+   */
+  speculative_declined: string | null,
 };
 
 /**

@@ -1,7 +1,9 @@
 //! The requests the server reads, as OpenAI's API defines them (the fields Confab honours;
 //! others are ignored, as OpenAI-compatible servers do), and how they become engine settings.
 
+use confab_engine::runtime::Speculative;
 use confab_engine::sample::SamplingParams;
+use confab_engine::EngineError;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -138,6 +140,8 @@ pub struct SamplingFields {
     #[serde(default)]
     pub stream: bool,
     pub stream_options: Option<StreamOptions>,
+    /// Confab's own: `"prompt_lookup"` decodes speculatively (greedy replies only, so far).
+    pub speculative: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -224,6 +228,11 @@ pub struct InputAudio {
 impl SamplingFields {
     /// The engine's settings: the model's defaults, with what the request sets on top.
     /// `default_max_tokens` is the endpoint's default (0: up to the context's end).
+    /// The speculative decoding the request asks for.
+    pub fn speculative(&self) -> Result<Option<Speculative>, ApiError> {
+        self.speculative.as_deref().map(|m| m.parse().map_err(|e: EngineError| ApiError::invalid(Some("speculative"), e.to_string()))).transpose()
+    }
+
     pub fn to_params(&self, defaults: &SamplingParams, default_max_tokens: u32) -> Result<SamplingParams, ApiError> {
         if let Some(n) = self.n.filter(|&n| n != 1) {
             return Err(ApiError::invalid(Some("n"), format!("n = {n} is not supported; this server returns one choice (n = 1).")));

@@ -157,7 +157,9 @@ fn finish_reason(reason: StopReason) -> &'static str {
 /// `cached_tokens`: prompt tokens the prefix cache served instead of computing them. A reply
 /// whose grammar forced tokens also has `completion_tokens_details.forced_tokens` (fed without
 /// sampling) and `forward_passes_saved` (grammar jump's savings; Confab's own fields, which
-/// `bench/structured.py` reads to tell the mask's cost from the jump's).
+/// `bench/structured.py` reads to tell the mask's cost from the jump's). A speculative reply
+/// has `accepted_prediction_tokens` and `rejected_prediction_tokens` there, as OpenAI's
+/// predicted outputs report them.
 fn usage_json(usage: &Usage) -> Value {
     let mut body = json!({
         "prompt_tokens": usage.prompt,
@@ -167,6 +169,13 @@ fn usage_json(usage: &Usage) -> Value {
     });
     if usage.forced > 0 {
         body["completion_tokens_details"] = json!({ "forced_tokens": usage.forced, "forward_passes_saved": usage.passes_saved });
+    }
+    if usage.draft_proposed > 0 {
+        let details = body.as_object_mut().and_then(|b| b.entry("completion_tokens_details").or_insert_with(|| json!({})).as_object_mut());
+        if let Some(details) = details {
+            details.insert("accepted_prediction_tokens".into(), json!(usage.draft_accepted));
+            details.insert("rejected_prediction_tokens".into(), json!(usage.draft_proposed - usage.draft_accepted));
+        }
     }
     body
 }
@@ -194,6 +203,14 @@ mod tests {
         let usage = Usage { prompt: 10, generated: 12, forced: 7, passes_saved: 5, ..Usage::default() };
         let details = &reply.usage_chunk(&usage)["usage"]["completion_tokens_details"];
         assert_eq!(details, &json!({"forced_tokens": 7, "forward_passes_saved": 5}));
+    }
+
+    #[test]
+    fn speculative_usage_counts_accepted_and_rejected_proposals() {
+        let reply = Reply::new(Endpoint::Chat, 4, "m".into());
+        let usage = Usage { prompt: 10, generated: 30, draft_proposed: 40, draft_accepted: 25, ..Usage::default() };
+        let details = &reply.usage_chunk(&usage)["usage"]["completion_tokens_details"];
+        assert_eq!(details, &json!({"accepted_prediction_tokens": 25, "rejected_prediction_tokens": 15}));
     }
 
     #[test]

@@ -17,6 +17,8 @@ const base: Plan = {
   constraint: null,
   grammar_jump: false,
   grammar_jump_declined: null,
+  speculative: null,
+  speculative_declined: null,
 };
 
 describe('planText', () => {

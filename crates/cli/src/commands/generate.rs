@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::bail;
-use confab_engine::runtime::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
+use confab_engine::runtime::{Event, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Timings, Usage};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 
@@ -35,6 +35,30 @@ pub struct Args {
     /// Print one JSON object: ids, text, usage, timings, plan (with its media entries).
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    speculative: SpeculativeArgs,
+}
+
+/// Speculative decoding flags (greedy replies only, so far: the plan says when a request
+/// cannot use it). The reply is the one plain decoding gives.
+#[derive(clap::Args, Clone)]
+pub struct SpeculativeArgs {
+    /// Propose the tokens that followed the latest earlier occurrence of the last few tokens in
+    /// the prompt or the reply so far (no second model; strong for quoting and editing).
+    #[arg(long)]
+    pub prompt_lookup: bool,
+    /// Prompt lookup: the longest n-gram matched.
+    #[arg(long, default_value_t = PromptLookup::default().ngram, requires = "prompt_lookup")]
+    pub lookup_ngram: usize,
+    /// The most tokens proposed in one step.
+    #[arg(long, default_value_t = PromptLookup::default().max_draft, requires = "prompt_lookup")]
+    pub max_draft: usize,
+}
+
+impl SpeculativeArgs {
+    pub fn method(&self) -> Option<Speculative> {
+        self.prompt_lookup.then_some(Speculative::PromptLookup(PromptLookup { ngram: self.lookup_ngram, max_draft: self.max_draft }))
+    }
 }
 
 /// One line per media item on stderr: what it is and where its tower output came from.
@@ -105,6 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let (engine, id, info) = args.model.load(!args.json)?;
     let mut request = Request::new(id, prompt, args.sampling.apply(info.default_sampling.clone(), args.max_tokens));
     request.logits_path = args.logits.clone();
+    request.speculative = args.speculative.method();
 
     let mut out = Output::default();
     let mut stdout = std::io::stdout().lock();
@@ -114,6 +139,9 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             Event::Plan(plan) => {
                 if !args.json {
                     print_media(&plan);
+                    if let (true, Some(why)) = (args.speculative.prompt_lookup, &plan.speculative_declined) {
+                        eprintln!("[no speculative decoding: {why}]");
+                    }
                 }
                 out.plan = Some(plan);
             }
@@ -149,6 +177,9 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             "[{} prompt tokens, {} generated; {:.0} ms to first token, prefill {:.1} tok/s, decode {:.1} tok/s]",
             out.usage.prompt, out.usage.generated, t.time_to_first_token_ms, t.prefill_tokens_per_s, t.decode_tokens_per_s
         );
+        if out.usage.draft_proposed > 0 {
+            eprintln!("[speculative: {} of {} proposed tokens accepted]", out.usage.draft_accepted, out.usage.draft_proposed);
+        }
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -32,6 +32,18 @@ pub trait TextModel {
     /// Every weight, so loading can evaluate them once.
     fn arrays(&self) -> Vec<&Array>;
 
+    /// Whether `forward_every` works: the logits of every position fed, not only the last
+    /// (what verifying speculative proposals needs).
+    fn scores_every_position(&self) -> bool {
+        false
+    }
+
+    /// As `forward`, but tokens [1, L] → logits [L, vocab] (float32) of every position, each
+    /// as `forward` would give it had the tokens been fed one at a time; the state grows by L.
+    fn forward_every(&self, _tokens: &Array, _state: &mut SequenceState) -> Result<Array> {
+        Err(EngineError::invalid("input", format!("{} gives the logits of the last position only", self.config().arch)))
+    }
+
     /// Whether `forward_batch` works: several sequences decoded in one forward pass.
     fn batches(&self) -> bool {
         false

@@ -1,7 +1,10 @@
 //! One request, start to finish, on the engine thread: tokenize, plan, prefill in chunks,
 //! decode, stream text, stop. The scheduler (`scheduler`) interleaves rows and batches their
 //! decode steps. Prompts with media take their own path to ids and embeddings
-//! (`media_prompt`, `media_encode`, `media_prefill`); decoding is the same.
+//! (`media_prompt`, `media_encode`, `media_prefill`); decoding is the same. A row stepping
+//! alone may decode speculatively (`speculative`).
+
+mod speculative;
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -28,6 +31,7 @@ use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings,
 use crate::sample::{Sampler, SamplingParams};
 use crate::state::{Checkpoint, SequenceState};
 use crate::text::{ChatMessage, ChatOptions, StopMatcher, StreamDecoder};
+use speculative::Speculation;
 
 /// What a request uses besides its model: the caches, and the limits media must keep to.
 pub struct Shared<'a> {
@@ -179,6 +183,8 @@ pub struct Row {
     queued: VecDeque<u32>,
     /// Forced tokens fed one per step, in a pass of their own (in a batch).
     forced_stepped: usize,
+    /// Speculative decoding, when the request asked for it and can use it.
+    speculation: Option<Speculation>,
     /// What ended it, when something went wrong with this row alone (its grammar reached a
     /// dead end); `finish` reports it instead of `Done`.
     error: Option<EngineError>,
@@ -261,6 +267,10 @@ pub fn admit(
         (Some(_), true) => None,
     };
     let grammar_jump = guide.is_some() && jump_declined.is_none();
+    let sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
+    let speculative_declined =
+        speculative::declined(model, request.speculative.as_ref(), &sampler, &state, media.is_some(), guide.is_some());
+    let speculation = request.speculative.filter(|_| speculative_declined.is_none()).map(Speculation::new);
     let _ = events.send(Event::Plan(Plan {
         prompt_tokens: ids.len(),
         reused_tokens: reused,
@@ -279,6 +289,8 @@ pub fn admit(
         constraint: request.constraint.as_ref().map(Constraint::kind),
         grammar_jump,
         grammar_jump_declined: jump_declined.map(str::to_owned),
+        speculative: speculation.as_ref().map(|s| s.method.name()),
+        speculative_declined: speculative_declined.map(str::to_owned),
     }));
     // A forced start is the reply's own text; an opened reasoning block only for callers
     // that read the markup.
@@ -291,9 +303,10 @@ pub fn admit(
         }
     }
 
-    let sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
-    // A constrained row's next mask needs its last token on the host: never pipelined.
+    // A constrained row's next mask needs its last token on the host: never pipelined; nor a
+    // speculating row, whose proposals follow its last token.
     let pipelined = sampler.is_greedy()
+        && speculation.is_none()
         && sampling.repetition_penalty == 1.0
         && sampling.presence_penalty == 0.0
         && sampling.logit_bias.is_empty()
@@ -331,6 +344,7 @@ pub fn admit(
         forced: 0,
         queued: VecDeque::new(),
         forced_stepped: 0,
+        speculation,
         error: None,
         stopped: None,
     })
@@ -498,6 +512,8 @@ impl Row {
             // Every other forced token shared a pass, or was never fed (the reply ended).
             passes_saved: self.forced - self.forced_stepped,
             state: if decoded { self.state.bytes() } else { Default::default() },
+            draft_proposed: self.speculation.as_ref().map_or(0, |s| s.proposed),
+            draft_accepted: self.speculation.as_ref().map_or(0, |s| s.accepted),
             stop_string: self.stops.stopped().filter(|_| reason == StopReason::StopString).map(|i| self.stops.stops()[i].clone()),
         };
         finish(&mut |e| drop(self.events.send(e)), done, self.started, self.first_token_at, decoded.then(Instant::now))
@@ -524,6 +540,12 @@ pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
     tracing::trace!(rows = rows.len(), "decode step");
     // Grammar jump pays when a row steps alone; in a batch, forced tokens go one per step.
     let alone = rows.len() == 1;
+    // So does speculative decoding, when the row has proposals; else it steps plainly.
+    if let [row] = rows {
+        if row.speculative_step(model)? {
+            return Ok(());
+        }
+    }
     for row in rows.iter_mut() {
         match row.unfed.take() {
             Some(Unfed::Jump(tokens)) if !alone => {
@@ -734,6 +756,8 @@ struct Finished {
     forced: usize,
     passes_saved: usize,
     state: crate::state::StateBytes,
+    draft_proposed: usize,
+    draft_accepted: usize,
     stop_string: Option<String>,
 }
 
@@ -744,7 +768,7 @@ fn finish(
     first_token: Option<Instant>,
     ended: Option<Instant>,
 ) -> Result<()> {
-    let Finished { reason, prompt, cached, generated, forced, passes_saved, state, stop_string } = done;
+    let Finished { reason, prompt, cached, generated, forced, passes_saved, state, draft_proposed, draft_accepted, stop_string } = done;
     let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
     let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);
     let decode = match (first_token, ended) {
@@ -764,6 +788,8 @@ fn finish(
         generated,
         forced,
         passes_saved,
+        draft_proposed,
+        draft_accepted,
         stop_string = stop_string.as_deref(),
         ttft_ms = timings.time_to_first_token_ms.round(),
         prefill_tok_s = timings.prefill_tokens_per_s.round(),
@@ -772,7 +798,17 @@ fn finish(
     );
     emit(Event::Done {
         reason,
-        usage: Usage { prompt, cached, generated, forced, passes_saved, state_bytes: state, stop_string },
+        usage: Usage {
+            prompt,
+            cached,
+            generated,
+            forced,
+            passes_saved,
+            state_bytes: state,
+            draft_proposed,
+            draft_accepted,
+            stop_string,
+        },
         timings,
     });
     Ok(())

@@ -55,6 +55,54 @@ pub struct Request {
     /// forward pass of the token before them (default on; off to compare, or to sample every
     /// token as the unconstrained model would).
     pub grammar_jump: bool,
+    /// Speculative decoding: cheap proposals for the next tokens, checked by the model in one
+    /// forward pass; the reply is the one plain decoding gives (`None`: plain decoding). The
+    /// plan says when the request cannot use it, and why.
+    pub speculative: Option<Speculative>,
+}
+
+/// Where speculative decoding takes its proposals from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Speculative {
+    /// The tokens that followed the latest earlier occurrence of the sequence's last few
+    /// tokens, in the prompt or the reply so far: no second model; strong where the reply
+    /// quotes or edits its prompt.
+    PromptLookup(PromptLookup),
+}
+
+/// Prompt lookup's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptLookup {
+    /// The longest n-gram matched (shorter ones are tried when it has no earlier occurrence).
+    pub ngram: usize,
+    /// The most tokens proposed in one step.
+    pub max_draft: usize,
+}
+
+impl Default for PromptLookup {
+    fn default() -> Self {
+        Self { ngram: 3, max_draft: 8 }
+    }
+}
+
+impl Speculative {
+    /// The method's name, as the plan reports it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Speculative::PromptLookup(_) => "prompt_lookup",
+        }
+    }
+}
+
+impl std::str::FromStr for Speculative {
+    type Err = EngineError;
+    /// `prompt-lookup` (or `prompt_lookup`), with default settings.
+    fn from_str(s: &str) -> Result<Self, EngineError> {
+        match s {
+            "prompt-lookup" | "prompt_lookup" => Ok(Speculative::PromptLookup(PromptLookup::default())),
+            other => Err(EngineError::invalid("speculative", format!("unknown method {other:?}; expected prompt-lookup"))),
+        }
+    }
 }
 
 /// What to do with a prompt longer than the model's context.
@@ -100,6 +148,7 @@ impl Request {
             reply_markup: false,
             constraint: None,
             grammar_jump: true,
+            speculative: None,
         }
     }
 }
@@ -134,6 +183,12 @@ pub struct Plan {
     pub grammar_jump: bool,
     /// Why a constrained reply goes without grammar jump.
     pub grammar_jump_declined: Option<String>,
+    /// The speculative decoding method the reply uses (`prompt_lookup`); `None` for plain
+    /// decoding. A row speculates only while it steps alone (in a batch it decodes plainly).
+    pub speculative: Option<&'static str>,
+    /// Why the reply goes without speculative decoding (the request did not ask for it, or
+    /// cannot use it).
+    pub speculative_declined: Option<String>,
 }
 
 /// One media item of a request's prompt, as the plan reports it.
@@ -193,6 +248,10 @@ pub struct Usage {
     pub passes_saved: usize,
     /// What the sequence's state holds at the end, by kind.
     pub state_bytes: crate::state::StateBytes,
+    /// Tokens speculative decoding proposed, and those of them the model agreed with (each
+    /// accepted one is a token generated without a forward pass of its own).
+    pub draft_proposed: usize,
+    pub draft_accepted: usize,
     /// The stop string that ended the reply (`StopReason::StopString`), as the request gave it:
     /// with several, the caller can say which (Anthropic's `stop_sequence`).
     pub stop_string: Option<String>,

@@ -76,9 +76,10 @@ pub fn build_rotating(
 }
 
 impl Llama {
-    /// tokens [B, L] → logits [B, vocab] of the last position; `attend(layer, attention, x)`
-    /// runs a block's attention against the state (one sequence's, or each row's).
-    fn run(&self, tokens: &Array, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
+    /// tokens [B, L] → logits [B, vocab] of the last position (or [B, L, vocab] of every
+    /// position, with `every`); `attend(layer, attention, x)` runs a block's attention against
+    /// the state (one sequence's, or each row's).
+    fn run(&self, tokens: &Array, every: bool, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
         let mut h = self.embed.forward(tokens)?;
         for (i, block) in self.blocks.iter().enumerate() {
             let a = attend(i, &block.attention, &block.input_norm.forward(&h)?)?;
@@ -86,7 +87,10 @@ impl Llama {
             let m = block.mlp.forward(&block.post_attention_norm.forward(&h)?)?;
             h = mlx_rs::ops::add(&h, &m)?;
         }
-        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        let last = match every {
+            true => self.norm.forward(&h)?,
+            false => self.norm.forward(&h.index((.., -1, ..)))?,
+        };
         match &self.lm_head {
             Some(head) => head.forward_f32(&last),
             None => self.embed.as_logits(&last),
@@ -100,7 +104,16 @@ impl TextModel for Llama {
     }
 
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(tokens, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
+        self.run(tokens, false, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
+    }
+
+    fn scores_every_position(&self) -> bool {
+        true
+    }
+
+    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        let logits = self.run(tokens, true, |i, attention, x| attention.forward(x, state.layer_mut(i)?))?;
+        Ok(logits.reshape(&[tokens.dim(1), -1])?)
     }
 
     fn batches(&self) -> bool {
@@ -108,7 +121,7 @@ impl TextModel for Llama {
     }
 
     fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(tokens, |i, attention, x| {
+        self.run(tokens, false, |i, attention, x| {
             let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
             attention.forward_rows(x, &mut layers)
         })

@@ -1,0 +1,171 @@
+//! Speculative decoding (prompt lookup): a greedy reply is token for token the one plain
+//! decoding gives, on the tiny fixtures and the default model, wherever the reply ends (EOS, a
+//! stop string, max_tokens inside an accepted run); proposals are accepted where the reply
+//! quotes its prompt; the prefix cache serves a follow-up after a speculative reply as a cold
+//! run computes it; and the plan says why a request cannot speculate.
+
+use std::path::PathBuf;
+
+use confab_engine::model::LoadOptions;
+use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Usage};
+use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
+use confab_engine::{AppPaths, DefaultModel};
+
+fn tiny(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
+}
+
+fn smollm2() -> PathBuf {
+    let path = DefaultModel::manifest().path(&AppPaths::from_env());
+    assert!(path.exists(), "{} is missing: run scripts/setup.sh", path.display());
+    path
+}
+
+fn load(path: PathBuf) -> (Engine, ModelId) {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (id, _) = engine.load(path, LoadOptions::default(), |_| {}).unwrap();
+    (engine, id)
+}
+
+const LOOKUP: Speculative = Speculative::PromptLookup(PromptLookup { ngram: 3, max_draft: 8 });
+
+struct Outcome {
+    plan: Plan,
+    ids: Vec<u32>,
+    text: String,
+    reason: StopReason,
+    usage: Usage,
+}
+
+fn run(engine: &Engine, request: Request) -> Outcome {
+    let (mut plan, mut ids, mut text, mut done) = (None, vec![], String::new(), None);
+    for event in engine.generate(request) {
+        match event {
+            Event::Plan(p) => plan = Some(p),
+            Event::Token { id, text: t } => {
+                ids.push(id);
+                text.push_str(&t);
+            }
+            Event::Text(t) => text.push_str(&t),
+            Event::Done { reason, usage, .. } => done = Some((reason, usage)),
+            Event::Error(e) => panic!("{e}"),
+        }
+    }
+    let (reason, usage) = done.expect("a Done event");
+    Outcome { plan: plan.expect("a plan"), ids, text, reason, usage }
+}
+
+/// The request as it is, and with prompt lookup: the same reply, token for token and in text,
+/// ending for the same reason. Returns the speculative run.
+fn same_with_lookup(engine: &Engine, request: &Request) -> Outcome {
+    let plain = run(engine, Request { speculative: None, reuse_prefix: false, ..request.clone() });
+    let fast = run(engine, Request { speculative: Some(LOOKUP), reuse_prefix: false, ..request.clone() });
+    assert_eq!(plain.plan.speculative, None);
+    assert_eq!(fast.plan.speculative, Some("prompt_lookup"), "declined: {:?}", fast.plan.speculative_declined);
+    assert_eq!(fast.ids, plain.ids, "speculative ids differ from plain decoding");
+    assert_eq!(fast.text, plain.text);
+    assert_eq!(fast.reason, plain.reason);
+    assert_eq!(fast.usage.generated, plain.usage.generated);
+    assert!(fast.usage.draft_accepted <= fast.usage.draft_proposed);
+    assert_eq!((plain.usage.draft_proposed, plain.usage.draft_accepted), (0, 0));
+    fast
+}
+
+fn greedy(max_tokens: u32) -> SamplingParams {
+    SamplingParams { max_tokens, ..SamplingParams::greedy() }
+}
+
+/// A prompt that repeats itself, so that lookups find earlier occurrences.
+fn repeating_ids() -> Vec<u32> {
+    let phrase: Vec<u32> = (20..44).collect();
+    let mut ids = phrase.clone();
+    ids.extend(&phrase);
+    ids.extend(&phrase[..10]);
+    ids
+}
+
+#[test]
+fn tiny_fixtures_give_the_plain_greedy_reply() {
+    for name in ["llama", "qwen3"] {
+        let (engine, model) = load(tiny(name));
+        let mut request = Request::new(model, Prompt::Tokens(repeating_ids()), greedy(48));
+        request.ignore_eos = true;
+        request.chunk_size = 16;
+        let fast = same_with_lookup(&engine, &request);
+        assert!(fast.usage.draft_proposed > 0, "{name}: a repeating prompt gives proposals");
+        eprintln!("{name}: {} of {} proposed tokens accepted", fast.usage.draft_accepted, fast.usage.draft_proposed);
+        // Every length up to there ends the same way (max_tokens inside an accepted run).
+        for max_tokens in [1, 2, 5, 11, 17] {
+            request.sampling.max_tokens = max_tokens;
+            same_with_lookup(&engine, &request);
+        }
+    }
+}
+
+fn quoting_request(model: ModelId, max_tokens: u32) -> Request {
+    let text = "The quick brown fox jumps over the lazy dog. A journey of a thousand miles begins with a single step. \
+                All that glitters is not gold; all who wander are not lost.";
+    let message = format!("Repeat this text exactly, with nothing before or after it:\n\n{text}");
+    Request::new(model, Prompt::Chat(vec![ChatMessage::user(message)]), greedy(max_tokens))
+}
+
+#[test]
+fn the_default_model_quoting_its_prompt_accepts_proposals_and_replies_as_plain_decoding() {
+    let (engine, model) = load(smollm2());
+    let fast = same_with_lookup(&engine, &quoting_request(model, 64));
+    eprintln!("SmolLM2: {} of {} proposed tokens accepted; {:?}", fast.usage.draft_accepted, fast.usage.draft_proposed, fast.text);
+    assert!(fast.usage.draft_accepted > 0, "quoting the prompt accepts proposals: {:?}", fast.text);
+    // Ends inside accepted runs: a stop string, and max_tokens.
+    let mut stopped = quoting_request(model, 64);
+    stopped.sampling.stop = vec!["thousand".into()];
+    let fast = same_with_lookup(&engine, &stopped);
+    assert_eq!(fast.reason, StopReason::StopString, "{:?}", fast.text);
+    for max_tokens in [3, 9, 21] {
+        same_with_lookup(&engine, &quoting_request(model, max_tokens));
+    }
+}
+
+#[test]
+fn after_a_speculative_reply_the_prefix_cache_serves_a_follow_up_as_a_cold_run() {
+    let (engine, model) = load(smollm2());
+    let first = quoting_request(model, 48);
+    let Prompt::Chat(mut messages) = first.prompt.clone() else { unreachable!() };
+    let reply = run(&engine, Request { speculative: Some(LOOKUP), ..first });
+    assert!(reply.usage.draft_accepted > 0);
+    messages.push(ChatMessage::assistant(reply.text.clone()));
+    messages.push(ChatMessage::user("Now repeat only its second sentence.".into()));
+    let follow_up = Request { speculative: Some(LOOKUP), ..Request::new(model, Prompt::Chat(messages), greedy(24)) };
+    let cached = run(&engine, follow_up.clone());
+    assert!(
+        cached.plan.reused_tokens > reply.plan.prompt_tokens,
+        "the follow-up reuses the state the speculative reply left: {} of {} tokens",
+        cached.plan.reused_tokens,
+        cached.plan.prompt_tokens
+    );
+    let cold = run(&engine, Request { reuse_prefix: false, speculative: None, ..follow_up });
+    assert_eq!(cold.plan.reused_tokens, 0);
+    assert_eq!(cached.ids, cold.ids, "a state left by speculative steps serves the follow-up as computing it afresh does");
+}
+
+#[test]
+fn the_plan_says_why_a_request_goes_without_speculation() {
+    let (engine, model) = load(tiny("llama"));
+    let declined = |request: Request| run(&engine, request).plan.speculative_declined.unwrap_or_default();
+    let request = || Request { speculative: Some(LOOKUP), ..Request::new(model, Prompt::Tokens(repeating_ids()), greedy(4)) };
+    assert!(declined(Request { speculative: None, ..request() }).contains("did not ask"));
+    let mut sampled = request();
+    sampled.sampling.temperature = 0.8;
+    sampled.sampling.seed = Some(1);
+    assert!(declined(sampled).contains("greedy"));
+    let mut nothing = request();
+    nothing.speculative = Some(Speculative::PromptLookup(PromptLookup { ngram: 3, max_draft: 0 }));
+    assert!(declined(nothing).contains("proposes nothing"));
+    assert_eq!(run(&engine, request()).plan.speculative_declined, None);
+
+    // Rotating windows cannot be cut back yet.
+    let (engine, model) = load(tiny("gemma3"));
+    let plan = run(&engine, Request { speculative: Some(LOOKUP), ..Request::new(model, Prompt::Tokens(repeating_ids()), greedy(4)) }).plan;
+    assert_eq!(plan.speculative, None);
+    assert!(plan.speculative_declined.unwrap_or_default().contains("cannot be cut back"));
+}
