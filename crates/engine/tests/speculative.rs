@@ -169,3 +169,52 @@ fn the_plan_says_why_a_request_goes_without_speculation() {
     assert_eq!(plan.speculative, None);
     assert!(plan.speculative_declined.unwrap_or_default().contains("cannot be cut back"));
 }
+
+/// The request as it is, and with `method`: the same reply, token for token.
+fn same_with(engine: &Engine, request: &Request, method: Speculative) -> Outcome {
+    let plain = run(engine, Request { speculative: None, reuse_prefix: false, ..request.clone() });
+    let fast = run(engine, Request { speculative: Some(method), reuse_prefix: false, ..request.clone() });
+    assert_eq!(fast.plan.speculative, Some(method.name()), "declined: {:?}", fast.plan.speculative_declined);
+    assert_eq!(fast.ids, plain.ids, "speculative ids differ from plain decoding");
+    assert_eq!((fast.text, fast.reason), (plain.text, plain.reason));
+    fast
+}
+
+#[test]
+fn a_draft_model_sharing_the_vocabulary_gives_the_plain_greedy_reply() {
+    // Tiny Llama and tiny SmolLM3 share a tokenizer; their weights differ.
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (target, _) = engine.load(tiny("llama"), LoadOptions::default(), |_| {}).unwrap();
+    let (draft, _) = engine.load(tiny("smollm3"), LoadOptions::default(), |_| {}).unwrap();
+    let mut request = Request::new(target, Prompt::Tokens(repeating_ids()), greedy(40));
+    request.ignore_eos = true;
+    request.chunk_size = 16;
+    for max_draft in [1, 4] {
+        let fast = same_with(&engine, &request, Speculative::DraftModel { model: draft, max_draft });
+        assert!(fast.usage.draft_proposed > 0);
+        eprintln!("tiny smollm3 for llama, {max_draft}: {} of {} accepted", fast.usage.draft_accepted, fast.usage.draft_proposed);
+        // The model drafting for itself agrees with (nearly) all it proposes.
+        let own = same_with(&engine, &request, Speculative::DraftModel { model: target, max_draft });
+        eprintln!("tiny llama for itself, {max_draft}: {} of {} accepted", own.usage.draft_accepted, own.usage.draft_proposed);
+        assert!(own.usage.draft_accepted * 10 >= own.usage.draft_proposed * 9, "a model drafting for itself");
+    }
+
+    // Another vocabulary, and a draft whose state cannot be cut back, are declined.
+    let (other, _) = engine.load(tiny("qwen3"), LoadOptions::default(), |_| {}).unwrap();
+    let (convolution, _) = engine.load(tiny("lfm2"), LoadOptions::default(), |_| {}).unwrap();
+    for (draft, why) in [(other, "vocabulary"), (convolution, "cannot be cut back")] {
+        let asked = Request { speculative: Some(Speculative::DraftModel { model: draft, max_draft: 4 }), ..request.clone() };
+        let plan = run(&engine, asked).plan;
+        assert_eq!(plan.speculative, None);
+        assert!(plan.speculative_declined.as_deref().unwrap_or_default().contains(why), "{:?}", plan.speculative_declined);
+    }
+}
+
+#[test]
+fn the_default_model_drafting_for_itself_gives_the_plain_greedy_reply() {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(smollm2(), LoadOptions::default(), |_| {}).unwrap();
+    let fast = same_with(&engine, &quoting_request(model, 48), Speculative::DraftModel { model, max_draft: 4 });
+    eprintln!("SmolLM2 for itself: {} of {} accepted", fast.usage.draft_accepted, fast.usage.draft_proposed);
+    assert!(fast.usage.draft_accepted * 10 >= fast.usage.draft_proposed * 9, "a model drafting for itself");
+}

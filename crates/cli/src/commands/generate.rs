@@ -3,8 +3,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::bail;
-use confab_engine::runtime::{Event, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Timings, Usage};
+use anyhow::{bail, Context};
+use confab_engine::model::{DtypeChoice, LoadOptions};
+use confab_engine::runtime::{Engine, Event, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Timings, Usage};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 
@@ -45,19 +46,33 @@ pub struct Args {
 pub struct SpeculativeArgs {
     /// Propose the tokens that followed the latest earlier occurrence of the last few tokens in
     /// the prompt or the reply so far (no second model; strong for quoting and editing).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "draft_model")]
     pub prompt_lookup: bool,
+    /// A smaller model sharing this model's vocabulary (a folder or .gguf) proposes the next
+    /// tokens, decoding greedily on a state of its own.
+    #[arg(long, value_name = "PATH")]
+    pub draft_model: Option<PathBuf>,
     /// Prompt lookup: the longest n-gram matched.
     #[arg(long, default_value_t = PromptLookup::default().ngram, requires = "prompt_lookup")]
     pub lookup_ngram: usize,
     /// The most tokens proposed in one step.
-    #[arg(long, default_value_t = PromptLookup::default().max_draft, requires = "prompt_lookup")]
+    #[arg(long, default_value_t = PromptLookup::default().max_draft)]
     pub max_draft: usize,
 }
 
 impl SpeculativeArgs {
-    pub fn method(&self) -> Option<Speculative> {
-        self.prompt_lookup.then_some(Speculative::PromptLookup(PromptLookup { ngram: self.lookup_ngram, max_draft: self.max_draft }))
+    /// The method asked for, with the draft model (loaded in `engine`) where there is one.
+    pub fn method(&self, engine: &Engine, dtype: DtypeChoice) -> anyhow::Result<Option<Speculative>> {
+        if let Some(path) = &self.draft_model {
+            let options = LoadOptions { dtype, ..Default::default() };
+            let (model, _) = engine.load(path, options, |_| {}).with_context(|| format!("loading the draft model {}", path.display()))?;
+            return Ok(Some(Speculative::DraftModel { model, max_draft: self.max_draft }));
+        }
+        Ok(self.prompt_lookup.then_some(Speculative::PromptLookup(PromptLookup { ngram: self.lookup_ngram, max_draft: self.max_draft })))
+    }
+
+    fn asked(&self) -> bool {
+        self.prompt_lookup || self.draft_model.is_some()
     }
 }
 
@@ -129,7 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let (engine, id, info) = args.model.load(!args.json)?;
     let mut request = Request::new(id, prompt, args.sampling.apply(info.default_sampling.clone(), args.max_tokens));
     request.logits_path = args.logits.clone();
-    request.speculative = args.speculative.method();
+    request.speculative = args.speculative.method(&engine, args.model.dtype)?;
 
     let mut out = Output::default();
     let mut stdout = std::io::stdout().lock();
@@ -139,7 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             Event::Plan(plan) => {
                 if !args.json {
                     print_media(&plan);
-                    if let (true, Some(why)) = (args.speculative.prompt_lookup, &plan.speculative_declined) {
+                    if let (true, Some(why)) = (args.speculative.asked(), &plan.speculative_declined) {
                         eprintln!("[no speculative decoding: {why}]");
                     }
                 }

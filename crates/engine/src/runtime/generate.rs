@@ -27,7 +27,7 @@ use crate::runtime::media_prefill::{chunk_ranges, forward_chunk, image_ranges, s
 use crate::runtime::media_prompt::MediaPrompt;
 use crate::runtime::model::ReadyModel;
 use crate::runtime::prepared::{prepare, Prepared};
-use crate::runtime::request::{Event, Plan, Prompt, Request, StopReason, Timings, Usage};
+use crate::runtime::request::{Event, ModelId, Plan, Prompt, Request, StopReason, Timings, Usage};
 use crate::sample::{Sampler, SamplingParams};
 use crate::state::{Checkpoint, SequenceState};
 use crate::text::{ChatMessage, ChatOptions, StopMatcher, StreamDecoder};
@@ -103,14 +103,15 @@ pub fn run(model: &ReadyModel, shared: &mut Shared, mut request: Request, cancel
     let prepared = check(model, &mut request, shared.limits)?;
     let (events, received) = std::sync::mpsc::channel();
     let cancel = Arc::new(AtomicBool::new(cancel.load(Ordering::Relaxed)));
-    let mut row = admit(model, shared, prepared, request, cancel, events)?;
+    // Only `model` is at hand here: a draft model is for requests the engine runs.
+    let mut row = admit(model, None, shared, prepared, request, cancel, events)?;
     let result = (|| {
         while row.stopped.is_none() {
             row.check_cancel();
             if !row.prefilled() {
                 row.prefill_chunk(model)?;
             } else if row.stopped.is_none() {
-                decode_step(model, &mut [&mut row])?;
+                decode_step(model, None, &mut [&mut row])?;
             }
         }
         Ok(())
@@ -194,8 +195,10 @@ pub struct Row {
 
 /// Starts a checked request: reuses the longest cached prefix, sends the plan, runs the
 /// towers its media needs. The row then prefills and decodes in the scheduler's steps.
+/// `draft`: the draft model the request names, when it is loaded.
 pub fn admit(
     model: &ReadyModel,
+    draft: Option<&ReadyModel>,
     shared: &mut Shared,
     prepared: Prepared,
     request: Request,
@@ -269,8 +272,8 @@ pub fn admit(
     let grammar_jump = guide.is_some() && jump_declined.is_none();
     let sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
     let speculative_declined =
-        speculative::declined(model, request.speculative.as_ref(), &sampler, &state, media.is_some(), guide.is_some());
-    let speculation = request.speculative.filter(|_| speculative_declined.is_none()).map(Speculation::new);
+        speculative::declined(model, request.speculative.as_ref(), draft, &sampler, &state, media.is_some(), guide.is_some());
+    let speculation = request.speculative.filter(|_| speculative_declined.is_none()).map(|s| Speculation::new(s, draft));
     let _ = events.send(Event::Plan(Plan {
         prompt_tokens: ids.len(),
         reused_tokens: reused,
@@ -361,6 +364,11 @@ impl Row {
         if self.stopped.is_none() && self.cancel.load(Ordering::Relaxed) {
             self.stopped = Some(StopReason::Cancelled);
         }
+    }
+
+    /// The draft model its speculative decoding runs, if any.
+    pub fn draft_model(&self) -> Option<ModelId> {
+        self.speculation.as_ref().and_then(|s| s.method.draft_model())
     }
 
     /// Whether it is greedy without penalties (see `Unfed::Pending`).
@@ -536,13 +544,14 @@ static NEXT_STEP: AtomicU64 = AtomicU64::new(1);
 /// goes in, one forward pass for the batch (or one per row where the model cannot batch),
 /// and each row chooses its next token. When every row is greedy the choices stay on the
 /// device and are read after the next step is queued; otherwise they are sampled now.
-pub fn decode_step(model: &ReadyModel, rows: &mut [&mut Row]) -> Result<()> {
+/// `draft`: the draft model of a row stepping alone that speculates with one.
+pub fn decode_step(model: &ReadyModel, draft: Option<&ReadyModel>, rows: &mut [&mut Row]) -> Result<()> {
     tracing::trace!(rows = rows.len(), "decode step");
     // Grammar jump pays when a row steps alone; in a batch, forced tokens go one per step.
     let alone = rows.len() == 1;
     // So does speculative decoding, when the row has proposals; else it steps plainly.
     if let [row] = rows {
-        if row.speculative_step(model)? {
+        if row.speculative_step(model, draft)? {
             return Ok(());
         }
     }

@@ -68,6 +68,9 @@ pub enum Speculative {
     /// tokens, in the prompt or the reply so far: no second model; strong where the reply
     /// quotes or edits its prompt.
     PromptLookup(PromptLookup),
+    /// The greedy choices of another model loaded in the same engine (a smaller one, sharing
+    /// this model's vocabulary), `max_draft` of them per step, each from the draft's own state.
+    DraftModel { model: ModelId, max_draft: usize },
 }
 
 /// Prompt lookup's settings.
@@ -90,6 +93,15 @@ impl Speculative {
     pub fn name(&self) -> &'static str {
         match self {
             Speculative::PromptLookup(_) => "prompt_lookup",
+            Speculative::DraftModel { .. } => "draft_model",
+        }
+    }
+
+    /// The draft model it runs, if any.
+    pub fn draft_model(&self) -> Option<ModelId> {
+        match self {
+            Speculative::PromptLookup(_) => None,
+            Speculative::DraftModel { model, .. } => Some(*model),
         }
     }
 }

@@ -124,8 +124,13 @@ impl Scheduler {
                 .filter(|r| r.model == id && r.row.prefilled() && r.row.stopped.is_none())
                 .map(|r| &mut r.row)
                 .collect();
+            // A row stepping alone may speculate with a draft model.
+            let draft = match &rows[..] {
+                [row] => row.draft_model().and_then(|d| models.get(&d)),
+                _ => None,
+            };
             let result = match models.get(&id) {
-                Some(model) => generate::decode_step(model, &mut rows),
+                Some(model) => generate::decode_step(model, draft, &mut rows),
                 None => Err(unloaded()),
             };
             if let Err(e) = result {
@@ -174,7 +179,8 @@ impl Scheduler {
             if self.running.is_empty() {
                 let _ = mlx_rs::memory::reset_peak_memory();
             }
-            match generate::admit(ready, shared, prepared, request, cancel, events.clone()) {
+            let draft = request.speculative.and_then(|s| s.draft_model()).and_then(|d| models.get(&d));
+            match generate::admit(ready, draft, shared, prepared, request, cancel, events.clone()) {
                 Ok(row) => self.running.push(Running { model, row, reserved: needs }),
                 Err(e) => drop(events.send(Event::Error(e))),
             }
