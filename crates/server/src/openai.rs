@@ -140,7 +140,7 @@ pub struct SamplingFields {
     #[serde(default)]
     pub stream: bool,
     pub stream_options: Option<StreamOptions>,
-    /// Confab's own: `"prompt_lookup"` decodes speculatively (greedy replies only, so far).
+    /// Confab's own: `"prompt_lookup"` decodes speculatively.
     pub speculative: Option<String>,
 }
 
@@ -230,7 +230,10 @@ impl SamplingFields {
     /// `default_max_tokens` is the endpoint's default (0: up to the context's end).
     /// The speculative decoding the request asks for.
     pub fn speculative(&self) -> Result<Option<Speculative>, ApiError> {
-        self.speculative.as_deref().map(|m| m.parse().map_err(|e: EngineError| ApiError::invalid(Some("speculative"), e.to_string()))).transpose()
+        self.speculative
+            .as_deref()
+            .map(|m| m.parse().map_err(|e: EngineError| ApiError::invalid(Some("speculative"), e.to_string())))
+            .transpose()
     }
 
     pub fn to_params(&self, defaults: &SamplingParams, default_max_tokens: u32) -> Result<SamplingParams, ApiError> {

@@ -40,8 +40,8 @@ pub struct Args {
     speculative: SpeculativeArgs,
 }
 
-/// Speculative decoding flags (greedy replies only, so far: the plan says when a request
-/// cannot use it). The reply is the one plain decoding gives.
+/// Speculative decoding flags (the plan says when a request cannot use it). A greedy reply is
+/// the one plain decoding gives; a sampled one comes from the same distribution.
 #[derive(clap::Args, Clone)]
 pub struct SpeculativeArgs {
     /// Propose the tokens that followed the latest earlier occurrence of the last few tokens in

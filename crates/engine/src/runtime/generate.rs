@@ -271,9 +271,11 @@ pub fn admit(
     };
     let grammar_jump = guide.is_some() && jump_declined.is_none();
     let sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
-    let speculative_declined =
-        speculative::declined(model, request.speculative.as_ref(), draft, &sampler, &state, media.is_some(), guide.is_some());
-    let speculation = request.speculative.filter(|_| speculative_declined.is_none()).map(|s| Speculation::new(s, draft));
+    let speculative_declined = speculative::declined(model, request.speculative.as_ref(), draft, &state, media.is_some(), guide.is_some());
+    let speculation = match request.speculative.filter(|_| speculative_declined.is_none()) {
+        Some(method) => Some(Speculation::new(method, draft, &sampling, sampler.is_greedy())?),
+        None => None,
+    };
     let _ = events.send(Event::Plan(Plan {
         prompt_tokens: ids.len(),
         reused_tokens: reused,
@@ -807,17 +809,7 @@ fn finish(
     );
     emit(Event::Done {
         reason,
-        usage: Usage {
-            prompt,
-            cached,
-            generated,
-            forced,
-            passes_saved,
-            state_bytes: state,
-            draft_proposed,
-            draft_accepted,
-            stop_string,
-        },
+        usage: Usage { prompt, cached, generated, forced, passes_saved, state_bytes: state, draft_proposed, draft_accepted, stop_string },
         timings,
     });
     Ok(())

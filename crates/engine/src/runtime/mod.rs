@@ -15,5 +15,7 @@ pub mod scheduler;
 pub use count::TokenCounter;
 pub use engine::{Engine, EngineOptions, Generation};
 pub use model::{LoadProgress, ModelInfo, ReadyModel};
-pub use request::{ContextPolicy, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Timings, Usage};
+pub use request::{
+    ContextPolicy, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Timings, Usage,
+};
 pub use scheduler::BatchOptions;

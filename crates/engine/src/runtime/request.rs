@@ -56,8 +56,9 @@ pub struct Request {
     /// token as the unconstrained model would).
     pub grammar_jump: bool,
     /// Speculative decoding: cheap proposals for the next tokens, checked by the model in one
-    /// forward pass; the reply is the one plain decoding gives (`None`: plain decoding). The
-    /// plan says when the request cannot use it, and why.
+    /// forward pass; a greedy reply is the one plain decoding gives, a sampled one is drawn
+    /// from the same distribution (`None`: plain decoding). The plan says when the request
+    /// cannot use it, and why.
     pub speculative: Option<Speculative>,
 }
 

@@ -188,6 +188,27 @@ impl Sampler {
 
     /// Temperature, top-k, top-p, min-p over `self.logits`, then a draw.
     fn draw(&mut self) -> Result<u32> {
+        if let Some(certain) = self.filter()? {
+            return Ok(certain);
+        }
+        let (weights, cand) = (&self.logits, &self.candidates);
+        let total: f64 = cand.iter().map(|&i| f64::from(weights[i as usize])).sum();
+        let target = self.rng.next_f64() * total;
+        let mut cumulative = 0.0f64;
+        for &i in cand.iter() {
+            cumulative += f64::from(weights[i as usize]);
+            if target < cumulative {
+                return Ok(i);
+            }
+        }
+        // Rounding left the target at the very end: the last token with any weight.
+        Ok(cand.iter().rev().copied().find(|&i| weights[i as usize] > 0.0).unwrap_or(cand[0]))
+    }
+
+    /// Temperature, top-k, top-p, min-p over `self.logits`: leaves the tokens that may be drawn
+    /// in `self.candidates`, their unnormalised probabilities in `self.logits`; or returns the
+    /// token the model is certain of.
+    fn filter(&mut self) -> Result<Option<u32>> {
         let p = &self.params;
         let inv_t = 1.0 / p.temperature;
         let logits = &mut self.logits;
@@ -211,7 +232,7 @@ impl Sampler {
         if max == f32::INFINITY {
             // A token the model is certain of; softmax would be inf/inf.
             let first = cand.iter().find(|&&i| logits[i as usize] == f32::INFINITY);
-            return Ok(first.copied().unwrap_or(cand[0]));
+            return Ok(Some(first.copied().unwrap_or(cand[0])));
         }
         // Scaled so that the best is 0 and the rest are negative: no overflow at any temperature.
         for &i in cand.iter() {
@@ -266,18 +287,48 @@ impl Sampler {
             let threshold = p.min_p;
             cand.retain(|&i| weights[i as usize] >= threshold);
         }
+        Ok(None)
+    }
 
+    /// The distribution `sample` draws from for these `logits` and `history`: every token it
+    /// may choose with its probability (summing to 1); greedy samplers give their choice with
+    /// probability 1. For speculative decoding, which must keep exactly this distribution.
+    pub fn distribution(&mut self, logits: &Array, history: &[u32]) -> Result<Vec<(u32, f64)>> {
+        let logits = self.check_shape(logits)?;
+        self.collect_touched(history);
+        if self.is_greedy() {
+            return Ok(vec![(self.greedy(logits)?, 1.0)]);
+        }
+        self.copy_to_host(&logits)?;
+        if let Some(certain) = self.filter()? {
+            return Ok(vec![(certain, 1.0)]);
+        }
+        let (weights, cand) = (&self.logits, &self.candidates);
         let total: f64 = cand.iter().map(|&i| f64::from(weights[i as usize])).sum();
+        Ok(cand.iter().map(|&i| (i, f64::from(weights[i as usize]) / total)).collect())
+    }
+
+    /// A uniform draw in [0, 1) from this sampler's generator (speculative decoding's accept
+    /// test, reproducible under a seed as every other draw is).
+    pub fn uniform(&mut self) -> f64 {
+        self.rng.next_f64()
+    }
+
+    /// A token drawn from `weights` (unnormalised, none negative); `None` when all are 0.
+    pub fn draw_from(&mut self, weights: &[(u32, f64)]) -> Option<u32> {
+        let total: f64 = weights.iter().map(|&(_, w)| w).sum();
+        if total <= 0.0 {
+            return None;
+        }
         let target = self.rng.next_f64() * total;
         let mut cumulative = 0.0f64;
-        for &i in cand.iter() {
-            cumulative += f64::from(weights[i as usize]);
+        for &(id, w) in weights {
+            cumulative += w;
             if target < cumulative {
-                return Ok(i);
+                return Some(id);
             }
         }
-        // Rounding left the target at the very end: the last token with any weight.
-        Ok(cand.iter().rev().copied().find(|&i| weights[i as usize] > 0.0).unwrap_or(cand[0]))
+        weights.iter().rev().find(|&&(_, w)| w > 0.0).map(|&(id, _)| id)
     }
 }
 

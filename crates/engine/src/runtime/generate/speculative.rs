@@ -1,14 +1,23 @@
 //! Speculative decoding for a row stepping alone: cheap proposals for its next tokens, fed with
 //! its unfed token in one forward pass that scores every position; the row keeps the longest
 //! run of proposals the model agrees with, plus the model's own next token, and its state is
-//! cut back past the rest. The reply is token for token the one plain decoding gives.
+//! cut back past the rest. A greedy reply is token for token the one plain decoding gives.
 //!
 //! Proposals come from prompt lookup (n-gram matches in the prompt and the reply so far) or
-//! from a draft model sharing the vocabulary, which decodes greedily on a state of its own that
-//! is cut back as the row's is.
+//! from a draft model sharing the vocabulary, which decodes (as the request samples) on a state
+//! of its own that is cut back as the row's is.
 //!
-//! This slice verifies greedy rows whose every layer state can be cut back. Sampling rows,
-//! rotating windows and recurrent state, and rows in a batch decode plainly; the plan says why.
+//! Greedy rows keep a proposal where it is the model's own choice; sampling rows keep it with
+//! probability min(1, p/q) and otherwise draw from max(0, p − q), normalised (Leviathan et al.
+//! 2023; Chen et al. 2023), p and q being the model's and the draft's distributions after the
+//! request's sampler processed them (penalties, temperature, top-k, top-p, min-p), so that each
+//! token is distributed exactly as plain sampling's. Prompt lookup's proposals are certain
+//! (q is 1 at the proposal).
+//!
+//! This slice serves rows whose every layer state can be cut back; rotating windows, recurrent
+//! state and rows in a batch decode plainly (the plan says why).
+
+use std::collections::HashMap;
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, transforms, Array};
@@ -17,7 +26,7 @@ use super::{argmax, tokens_array, Row, Unfed};
 use crate::error::Result;
 use crate::runtime::model::ReadyModel;
 use crate::runtime::request::{PromptLookup, Speculative};
-use crate::sample::Sampler;
+use crate::sample::{Sampler, SamplingParams};
 use crate::state::SequenceState;
 use crate::text::Tokenizer;
 
@@ -26,7 +35,6 @@ pub(super) fn declined(
     model: &ReadyModel,
     asked: Option<&Speculative>,
     draft: Option<&ReadyModel>,
-    sampler: &Sampler,
     state: &SequenceState,
     media: bool,
     grammar: bool,
@@ -50,8 +58,6 @@ pub(super) fn declined(
         Some("the prompt has media")
     } else if grammar {
         Some("the reply follows a grammar (grammar jump feeds its forced tokens instead)")
-    } else if !sampler.is_greedy() {
-        Some("only greedy decoding is verified so far; this request samples")
     } else if !state.trimmable() {
         Some("the model's state cannot be cut back past rejected proposals (a rotating window or recurrent state)")
     } else if !model.model.scores_every_position() {
@@ -71,25 +77,44 @@ pub(super) struct Speculation {
     pub method: Speculative,
     /// The draft model's state: a prefix of the row's history, caught up at each step.
     draft_state: Option<SequenceState>,
+    /// The draft's own sampler (the request's settings), for a row that samples.
+    draft_sampler: Option<Sampler>,
     /// Tokens proposed, and those the model agreed with.
     pub proposed: usize,
     pub accepted: usize,
 }
 
 impl Speculation {
-    pub fn new(method: Speculative, draft: Option<&ReadyModel>) -> Self {
-        Self { method, draft_state: draft.map(|d| d.model.new_state()), proposed: 0, accepted: 0 }
+    /// For a row sampling under `sampling` (its draft, if any, draws under the same settings,
+    /// from a seed of its own derived from the request's).
+    pub fn new(method: Speculative, draft: Option<&ReadyModel>, sampling: &SamplingParams, greedy: bool) -> Result<Self> {
+        let draft_sampler = match draft {
+            Some(d) if !greedy => {
+                let seed = sampling.seed.map(|s| s ^ DRAFT_SEED);
+                Some(Sampler::new(SamplingParams { seed, ..sampling.clone() }, d.config().vocab_size)?)
+            }
+            _ => None,
+        };
+        Ok(Self { method, draft_state: draft.map(|d| d.model.new_state()), draft_sampler, proposed: 0, accepted: 0 })
     }
+}
+
+/// Mixed into the request's seed for its draft's sampler, so that the two draw differently.
+const DRAFT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// What a step proposes: tokens, and for drafted ones that were sampled, the distribution each
+/// was drawn from (`None`: each proposal was certain).
+struct Proposals {
+    tokens: Vec<u32>,
+    drawn_from: Option<Vec<HashMap<u32, f64>>>,
 }
 
 /// Draft tokens fed in one pass while the draft catches up with a long prompt.
 const DRAFT_CHUNK: usize = crate::defaults::PREFILL_CHUNK_TOKENS;
 
-/// The draft model's greedy continuation of `history`, `count` tokens: it first reads the
-/// tokens of `history` its state lacks, then feeds each proposal back. Its state then holds
-/// `history` and all proposals but the last. Ids past the model's vocabulary end the draft.
-fn draft_proposals(draft: &ReadyModel, state: &mut SequenceState, history: &[u32], count: usize, vocab: usize) -> Result<Vec<u32>> {
-    let missing = &history[state.len()..];
+/// The draft reads the tokens of `history` its state lacks: its logits for what follows.
+fn catch_up(draft: &ReadyModel, state: &mut SequenceState, history: &[u32]) -> Result<Option<Array>> {
+    let missing = &history[state.len().min(history.len())..];
     let mut logits = None;
     for chunk in missing.chunks(DRAFT_CHUNK) {
         if logits.is_some() {
@@ -97,8 +122,46 @@ fn draft_proposals(draft: &ReadyModel, state: &mut SequenceState, history: &[u32
         }
         logits = Some(draft.model.forward(&tokens_array(chunk), state)?);
     }
-    let Some(logits) = logits else { return Ok(vec![]) };
-    // Each proposal is fed back on the device; all are read at the end, in one wait.
+    Ok(logits)
+}
+
+/// The draft model's continuation of `history`, `count` tokens at most: greedy, or drawn by
+/// `sampler` (each with the distribution it was drawn from). Its state then holds `history`
+/// and the proposals but (at most) the last. Ids past the model's vocabulary end the draft.
+fn draft_proposals(
+    draft: &ReadyModel,
+    state: &mut SequenceState,
+    history: &[u32],
+    count: usize,
+    vocab: usize,
+    sampler: Option<&mut Sampler>,
+) -> Result<Proposals> {
+    let Some(logits) = catch_up(draft, state, history)? else { return Ok(Proposals { tokens: vec![], drawn_from: None }) };
+    let Some(sampler) = sampler else {
+        return Ok(Proposals { tokens: greedy_draft(draft, state, logits, count, vocab)?, drawn_from: None });
+    };
+    let (mut tokens, mut drawn_from, mut seen) = (vec![], vec![], history.to_vec());
+    let mut logits = logits;
+    for i in 0..count {
+        if i > 0 {
+            logits = draft.model.forward(&tokens_array(&seen[seen.len() - 1..]), state)?;
+        }
+        let q = sampler.distribution(&logits, &seen)?;
+        match sampler.draw_from(&q) {
+            Some(token) if (token as usize) < vocab => {
+                tokens.push(token);
+                drawn_from.push(q.into_iter().collect());
+                seen.push(token);
+            }
+            _ => break,
+        }
+    }
+    Ok(Proposals { tokens, drawn_from: Some(drawn_from) })
+}
+
+/// Greedy proposals from the draft's `logits` on: each is fed back on the device, and all are
+/// read at the end, in one wait.
+fn greedy_draft(draft: &ReadyModel, state: &mut SequenceState, logits: Array, count: usize, vocab: usize) -> Result<Vec<u32>> {
     let mut next = argmax(&logits)?;
     let mut chosen = vec![next.clone()];
     for _ in 1..count {
@@ -127,6 +190,30 @@ pub(super) fn look_up(tokens: &[u32], settings: PromptLookup, max: usize) -> &[u
     &[]
 }
 
+/// Whether the model keeps `proposed` where its logits are `logits`, and if not, the token it
+/// chooses there instead. Greedy: its own choice, kept when it is the proposal. Sampling: kept
+/// with probability min(1, p/q), else replaced by a draw from max(0, p − q), normalised; `q` is
+/// the distribution the proposal was drawn from (`None`: it was certain).
+fn verify(sampler: &mut Sampler, logits: &Array, history: &[u32], proposed: u32, q: Option<&HashMap<u32, f64>>) -> Result<Option<u32>> {
+    if sampler.is_greedy() {
+        let chosen = sampler.sample(logits, history)?;
+        return Ok((chosen != proposed).then_some(chosen));
+    }
+    let p = sampler.distribution(logits, history)?;
+    let q_of = |id: u32| match q {
+        Some(q) => q.get(&id).copied().unwrap_or(0.0),
+        None => f64::from(u8::from(id == proposed)),
+    };
+    let p_proposed = p.iter().find(|&&(id, _)| id == proposed).map_or(0.0, |&(_, w)| w);
+    let q_proposed = q_of(proposed);
+    if q_proposed > 0.0 && sampler.uniform() < p_proposed / q_proposed {
+        return Ok(None);
+    }
+    let residual: Vec<(u32, f64)> = p.iter().map(|&(id, w)| (id, (w - q_of(id)).max(0.0))).collect();
+    // All of the residual is 0 only where p is q, where the proposal is always kept.
+    Ok(Some(sampler.draw_from(&residual).or_else(|| sampler.draw_from(&p)).unwrap_or(proposed)))
+}
+
 impl Row {
     /// One speculative step, when the row has something to propose: feeds its unfed token and
     /// the proposals in one pass, keeps what the model agrees with, streams it, and leaves the
@@ -137,18 +224,20 @@ impl Row {
         let token = *token;
         // Room for the proposals: the tokens the reply may still generate (the model's own next
         // token among them), and positions the context still has.
-        let room = (self.max_tokens - self.generated)
-            .saturating_sub(1)
-            .min(model.config().max_position.saturating_sub(self.history.len() + 1));
+        let room =
+            (self.max_tokens - self.generated).saturating_sub(1).min(model.config().max_position.saturating_sub(self.history.len() + 1));
         let _in_span = self.span.clone().entered();
         let held = self.history.len();
-        let drafts: Vec<u32> = match (speculation.method, draft, speculation.draft_state.as_mut()) {
-            (Speculative::PromptLookup(settings), _, _) => look_up(&self.history, settings, settings.max_draft.min(room)).to_vec(),
+        let Proposals { tokens: drafts, drawn_from } = match (speculation.method, draft, speculation.draft_state.as_mut()) {
+            (Speculative::PromptLookup(settings), _, _) => {
+                Proposals { tokens: look_up(&self.history, settings, settings.max_draft.min(room)).to_vec(), drawn_from: None }
+            }
             (Speculative::DraftModel { max_draft, .. }, Some(draft), Some(state)) if max_draft.min(room) > 0 => {
-                draft_proposals(draft, state, &self.history, max_draft.min(room), model.config().vocab_size)?
+                let vocab = model.config().vocab_size;
+                draft_proposals(draft, state, &self.history, max_draft.min(room), vocab, speculation.draft_sampler.as_mut())?
             }
             // The draft model was unloaded, or the reply has no room left for proposals.
-            (Speculative::DraftModel { .. }, _, _) => vec![],
+            (Speculative::DraftModel { .. }, _, _) => Proposals { tokens: vec![], drawn_from: None },
         };
         if drafts.is_empty() {
             return Ok(false);
@@ -157,23 +246,28 @@ impl Row {
         let fed: Vec<u32> = std::iter::once(token).chain(drafts.iter().copied()).collect();
         let logits = model.model.forward_every(&tokens_array(&fed), &mut self.state)?;
         self.fed.push(token);
-        let mut agreed = 0;
+        let (mut agreed, mut instead) = (0, None);
         for (i, &draft) in drafts.iter().enumerate() {
-            let chosen = self.sampler.sample(&logits.index(i as i32), &self.history)?;
-            if chosen != draft {
+            let q = drawn_from.as_ref().map(|q| &q[i]);
+            if let Some(chosen) = verify(&mut self.sampler, &logits.index(i as i32), &self.history, draft, q)? {
+                instead = Some(chosen);
                 break;
             }
             agreed += 1;
             // As plain decoding would: streamed and checked; fed unless it ended the reply
             // (plain decoding never feeds the token that ends a reply).
-            self.accept(model, chosen)?;
+            self.accept(model, draft)?;
             if self.stopped.is_some() {
                 break;
             }
-            self.fed.push(chosen);
+            self.fed.push(draft);
         }
         if self.stopped.is_none() {
-            let next = self.sampler.sample(&logits.index(agreed as i32), &self.history)?;
+            // The model's token in place of the first rejected proposal, or after them all.
+            let next = match instead {
+                Some(token) => token,
+                None => self.sampler.sample(&logits.index(agreed as i32), &self.history)?,
+            };
             self.take(model, next)?;
         }
         // Keys and values past what was kept go: the rejected proposals leave no trace.
