@@ -77,9 +77,11 @@ pub enum Speculative {
 /// Prompt lookup's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PromptLookup {
-    /// The longest n-gram matched (shorter ones are tried when it has no earlier occurrence).
+    /// The longest n-gram matched (shorter ones, down to 2, are tried when it has no earlier
+    /// occurrence).
     pub ngram: usize,
-    /// The most tokens proposed in one step.
+    /// The most tokens proposed in one step (fewer after a rejection, more again while every
+    /// proposal is kept).
     pub max_draft: usize,
 }
 

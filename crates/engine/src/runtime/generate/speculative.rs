@@ -82,6 +82,8 @@ pub(super) struct Speculation {
     /// Tokens proposed, and those the model agreed with.
     pub proposed: usize,
     pub accepted: usize,
+    /// The most tokens the next step proposes: adapts to the row's acceptance (`adapt`).
+    draft_len: usize,
 }
 
 impl Speculation {
@@ -95,7 +97,21 @@ impl Speculation {
             }
             _ => None,
         };
-        Ok(Self { method, draft_state: draft.map(|d| d.model.new_state()), draft_sampler, proposed: 0, accepted: 0 })
+        let draft_len = match method {
+            Speculative::PromptLookup(settings) => settings.max_draft,
+            Speculative::DraftModel { max_draft, .. } => max_draft,
+        };
+        Ok(Self { method, draft_state: draft.map(|d| d.model.new_state()), draft_sampler, proposed: 0, accepted: 0, draft_len })
+    }
+
+    /// After a step that kept `agreed` of `proposed` tokens: longer drafts while every
+    /// proposal is kept, shorter ones (down to 1) after a rejection, as transformers' assisted
+    /// generation schedules them; a verifying pass grows with every position it checks.
+    fn adapt(&mut self, proposed: usize, agreed: usize, max_draft: usize) {
+        self.draft_len = match agreed == proposed {
+            true => (self.draft_len + 2).min(max_draft),
+            false => self.draft_len.saturating_sub(1).max(1),
+        };
     }
 }
 
@@ -175,10 +191,12 @@ fn greedy_draft(draft: &ReadyModel, state: &mut SequenceState, logits: Array, co
 }
 
 /// What prompt lookup proposes after `tokens`: the tokens that followed the latest earlier
-/// occurrence of its last n tokens, for the longest n from `ngram` down to 1 that has one; at
-/// most `max` of them.
+/// occurrence of its last n tokens, for the longest n from `ngram` down to 2 (or 1 when
+/// `ngram` is 1) that has one; at most `max` of them. (A single token recurs too often in free
+/// text for what followed it to be worth a verifying pass.)
 pub(super) fn look_up(tokens: &[u32], settings: PromptLookup, max: usize) -> &[u32] {
-    for n in (1..=settings.ngram.min(tokens.len().saturating_sub(1))).rev() {
+    let shortest = settings.ngram.min(2);
+    for n in (shortest..=settings.ngram.min(tokens.len().saturating_sub(1))).rev() {
         let tail = &tokens[tokens.len() - n..];
         // Starts of earlier occurrences, latest first (the tail itself excluded).
         let found = (0..tokens.len() - n).rev().find(|&start| &tokens[start..start + n] == tail);
@@ -230,11 +248,12 @@ impl Row {
         let held = self.history.len();
         let Proposals { tokens: drafts, drawn_from } = match (speculation.method, draft, speculation.draft_state.as_mut()) {
             (Speculative::PromptLookup(settings), _, _) => {
-                Proposals { tokens: look_up(&self.history, settings, settings.max_draft.min(room)).to_vec(), drawn_from: None }
+                Proposals { tokens: look_up(&self.history, settings, speculation.draft_len.min(room)).to_vec(), drawn_from: None }
             }
-            (Speculative::DraftModel { max_draft, .. }, Some(draft), Some(state)) if max_draft.min(room) > 0 => {
+            (Speculative::DraftModel { .. }, Some(draft), Some(state)) if speculation.draft_len.min(room) > 0 => {
                 let vocab = model.config().vocab_size;
-                draft_proposals(draft, state, &self.history, max_draft.min(room), vocab, speculation.draft_sampler.as_mut())?
+                let count = speculation.draft_len.min(room);
+                draft_proposals(draft, state, &self.history, count, vocab, speculation.draft_sampler.as_mut())?
             }
             // The draft model was unloaded, or the reply has no room left for proposals.
             (Speculative::DraftModel { .. }, _, _) => Proposals { tokens: vec![], drawn_from: None },
@@ -275,6 +294,11 @@ impl Row {
         if let Some(speculation) = self.speculation.as_mut() {
             speculation.proposed += drafts.len();
             speculation.accepted += agreed;
+            let max_draft = match speculation.method {
+                Speculative::PromptLookup(settings) => settings.max_draft,
+                Speculative::DraftModel { max_draft, .. } => max_draft,
+            };
+            speculation.adapt(drafts.len(), agreed, max_draft);
             // The draft's state holds the history it read and every proposal but the last:
             // the accepted ones stay, the next step feeds it the rest.
             if let Some(state) = speculation.draft_state.as_mut() {
@@ -302,9 +326,12 @@ mod tests {
 
     #[test]
     fn falls_back_to_shorter_ngrams_and_proposes_nothing_without_a_match() {
-        // No earlier "9 2 3" or "2 3"... but "3" occurs earlier.
-        let tokens = [5, 3, 4, 9, 2, 3];
+        // No earlier "9 2 3", but "2 3" occurs earlier; a single "3" is not enough.
+        let tokens = [2, 3, 4, 9, 2, 3];
         assert_eq!(look_up(&tokens, SETTINGS, 8), [4, 9, 2, 3]);
+        assert!(look_up(&[5, 3, 4, 9, 2, 3], SETTINGS, 8).is_empty());
+        let unigram = PromptLookup { ngram: 1, max_draft: 8 };
+        assert_eq!(look_up(&[5, 3, 4, 9, 2, 3], unigram, 8), [4, 9, 2, 3]);
         assert!(look_up(&[1, 2, 3, 4], SETTINGS, 8).is_empty());
         assert!(look_up(&[7], SETTINGS, 8).is_empty());
         assert!(look_up(&[], SETTINGS, 8).is_empty());
