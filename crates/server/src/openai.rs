@@ -312,6 +312,15 @@ mod tests {
     }
 
     #[test]
+    fn speculative_names_a_method() {
+        assert_eq!(fields("{}").speculative().unwrap(), None);
+        let lookup = fields(r#"{"speculative":"prompt_lookup"}"#).speculative().unwrap();
+        assert_eq!(lookup, Some(Speculative::PromptLookup(Default::default())));
+        let error = fields(r#"{"speculative":"telepathy"}"#).speculative().unwrap_err();
+        assert!(error.message.contains("telepathy"), "{}", error.message);
+    }
+
+    #[test]
     fn bad_settings_name_their_field() {
         let defaults = SamplingParams::default();
         let bad = |json: &str| fields(json).to_params(&defaults, 0).unwrap_err().param;
