@@ -143,7 +143,8 @@ fn catch_up(draft: &ReadyModel, state: &mut SequenceState, history: &[u32]) -> R
 
 /// The draft model's continuation of `history`, `count` tokens at most: greedy, or drawn by
 /// `sampler` (each with the distribution it was drawn from). Its state then holds `history`
-/// and the proposals but (at most) the last. Ids past the model's vocabulary end the draft.
+/// and the proposals but (at most) the last. Ids past the model's vocabulary end the draft;
+/// a draft whose context is full proposes nothing.
 fn draft_proposals(
     draft: &ReadyModel,
     state: &mut SequenceState,
@@ -152,6 +153,9 @@ fn draft_proposals(
     vocab: usize,
     sampler: Option<&mut Sampler>,
 ) -> Result<Proposals> {
+    if history.len() + count > draft.config().max_position {
+        return Ok(Proposals { tokens: vec![], drawn_from: None });
+    }
     let Some(logits) = catch_up(draft, state, history)? else { return Ok(Proposals { tokens: vec![], drawn_from: None }) };
     let Some(sampler) = sampler else {
         return Ok(Proposals { tokens: greedy_draft(draft, state, logits, count, vocab)?, drawn_from: None });
