@@ -53,7 +53,11 @@ fn build_mpg123() {
         "libmpg123/stringbuf.c",
     ];
     let mut build = cc::Build::new();
-    build.include(format!("{VENDOR}/mpg123/src")).include(format!("{VENDOR}/mpg123/src/include")).define("REAL_IS_FLOAT", None).define("HAVE_CONFIG_H", None);
+    build
+        .include(format!("{VENDOR}/mpg123/src"))
+        .include(format!("{VENDOR}/mpg123/src/include"))
+        .define("REAL_IS_FLOAT", None)
+        .define("HAVE_CONFIG_H", None);
     if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64") {
         for opt in ["OPT_MULTI", "OPT_X86_64", "OPT_AVX", "OPT_GENERIC"] {
             build.define(opt, None);

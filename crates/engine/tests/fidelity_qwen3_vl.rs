@@ -496,7 +496,11 @@ impl FixtureFrames {
 }
 
 impl confab_engine::media::VideoReader for FixtureFrames {
-    fn probe(&self, _path: &std::path::Path, _limits: &MediaLimits) -> confab_engine::media::error::Result<confab_engine::media::VideoInfo> {
+    fn probe(
+        &self,
+        _path: &std::path::Path,
+        _limits: &MediaLimits,
+    ) -> confab_engine::media::error::Result<confab_engine::media::VideoInfo> {
         Ok(self.info())
     }
 

@@ -13,8 +13,8 @@ pub mod error;
 pub mod hash;
 pub mod image;
 pub mod item;
-mod kind;
 mod jpeg;
+mod kind;
 pub mod limits;
 mod mp3;
 pub mod pil_resize;
@@ -31,15 +31,15 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 pub use self::audio::{decode_audio, decode_audio_builtin, decode_audio_bytes, system_ffmpeg_version, Audio};
+pub use self::error::{MediaError, MediaProblem};
 pub use self::hash::{content_hash, hash_file};
 pub use self::image::{decode_image, decode_image_bytes};
 pub use self::item::MediaItem;
+pub use self::kind::MediaKind;
 pub use self::limits::MediaLimits;
 pub use self::thumbnail::video_thumbnail;
 pub use self::video::{decode_video, decode_video_planes, decode_video_with, describe_video, probe_video, Video, VideoInfo, YuvFrame};
 pub use self::video_reader::{FileVideos, VideoReader};
-pub use self::error::{MediaError, MediaProblem};
-pub use self::kind::MediaKind;
 pub use ::image::RgbImage;
 
 use crate::error::Result;

@@ -145,9 +145,7 @@ pub fn decode_video_planes(path: &Path, indices: &[u64], limits: &MediaLimits) -
                 })?;
                 Ok(frames)
             }
-            Source::Animated(..) => {
-                Err(MediaError::media(&file, MediaProblem::UnsupportedVideoCodec { codec: opened.info.codec.clone() }))
-            }
+            Source::Animated(..) => Err(MediaError::media(&file, MediaProblem::UnsupportedVideoCodec { codec: opened.info.codec.clone() })),
         }
     })
 }
