@@ -33,7 +33,7 @@ fn check_magic(path: &Path) -> Result<()> {
     let mut head = [0u8; 8];
     let ok = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok();
     let version = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-    if !ok || &head[..4] != b"GGUF" || !(2..=3).contains(&version) {
+    if !ok || &head[..4] != super::gguf_header::MAGIC || !(2..=3).contains(&version) {
         return Err(EngineError::CorruptWeights { path: path.into(), reason: "not a GGUF v2/v3 file".into() });
     }
     Ok(())
