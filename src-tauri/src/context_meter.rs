@@ -6,7 +6,7 @@
 
 use std::sync::Mutex;
 
-use confab_engine::media::MediaItem;
+use confab_media::MediaItem;
 use confab_engine::runtime::context::room_for_reply;
 use confab_engine::runtime::{Engine, ModelId, Prompt};
 use confab_engine::{ChatMessage, EngineError};

@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod discover;
+pub mod expanded_prompt;
 pub mod families;
 pub mod family;
 pub mod format;
