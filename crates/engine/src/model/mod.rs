@@ -9,6 +9,7 @@ pub mod format;
 pub mod layers;
 pub mod loader;
 pub mod media_processor;
+pub mod ollama;
 pub mod registry;
 pub mod towers;
 pub mod weights;
