@@ -6,10 +6,10 @@
 
 use std::sync::Mutex;
 
-use confab_engine::media::MediaItem;
 use confab_engine::runtime::context::room_for_reply;
 use confab_engine::runtime::{Engine, ModelId, Prompt};
 use confab_engine::{ChatMessage, EngineError};
+use confab_media::MediaItem;
 
 use crate::model_slot::Current;
 use crate::sync::lock;

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use confab_engine::model::discover::{has_gguf_name, is_model_folder};
+use confab_engine::model::ollama;
 
 /// A folder as the picker shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
@@ -23,7 +24,7 @@ pub struct FolderListing {
 pub struct FolderEntry {
     pub name: String,
     pub path: PathBuf,
-    /// It is a model (it has a `config.json`) or holds `.gguf` files.
+    /// It is a model (it has a `config.json`), holds `.gguf` files or is an Ollama store.
     pub has_model: bool,
 }
 
@@ -55,7 +56,7 @@ pub fn list(path: &Path) -> Result<FolderListing, String> {
         }
         let is_model = is_model_folder(&child);
         models_inside += usize::from(is_model);
-        let has_model = is_model || holds_gguf(&child);
+        let has_model = is_model || holds_gguf(&child) || ollama::is_store(&child);
         folders.push(FolderEntry { name, path: child, has_model });
     }
     folders.sort_by_key(|f| f.name.to_lowercase());
@@ -83,13 +84,15 @@ mod tests {
         std::fs::create_dir_all(dir.join("ggufs")).unwrap();
         std::fs::write(dir.join("ggufs/m.Q4_0.gguf"), "").unwrap();
         std::fs::create_dir_all(dir.join("Photos")).unwrap();
+        std::fs::create_dir_all(dir.join("ollama/manifests")).unwrap();
+        std::fs::create_dir_all(dir.join("ollama/blobs")).unwrap();
         std::fs::create_dir_all(dir.join(".hidden")).unwrap();
         std::fs::write(dir.join("loose.gguf"), "").unwrap();
         std::fs::write(dir.join("notes.txt"), "").unwrap();
 
         let listing = list(dir).unwrap();
         let names: Vec<(&str, bool)> = listing.folders.iter().map(|f| (f.name.as_str(), f.has_model)).collect();
-        assert_eq!(names, [("ggufs", true), ("Photos", false), ("smol", true)]);
+        assert_eq!(names, [("ggufs", true), ("ollama", true), ("Photos", false), ("smol", true)]);
         // The model folder and the loose GGUF file; the folder of GGUFs is searched when added.
         assert_eq!(listing.models_inside, 2);
         assert_eq!(listing.parent.as_deref(), dir.canonicalize().unwrap().parent());

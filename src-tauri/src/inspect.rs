@@ -1,10 +1,10 @@
-//! What an attached file is, checked by the engine's media decoders before it is stored: the
+//! What an attached file is, checked by the media crate's decoders before it is stored: the
 //! limits (size, pixels, duration, frames) first, then images decoded in full and a video's
 //! first frame, so a damaged one is refused now rather than when a model reads it.
 
 use std::path::Path;
 
-use confab_engine::media::{decode_image, decode_video, probe, MediaKind, MediaLimits};
+use confab_media::{decode_image, decode_video, probe, MediaKind, MediaLimits};
 use confab_store::AttachmentMeta;
 
 /// The file's metadata for the store, or a message naming the file and what to do.

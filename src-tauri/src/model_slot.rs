@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use confab_engine::model::discover::display_name;
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{Engine, ModelId, ModelInfo, TokenCounter};
 use confab_engine::AppPaths;
@@ -120,16 +121,6 @@ impl ModelSlot {
         };
         let _ = app.emit("model-state", state);
     }
-}
-
-/// A name for the picker: the repository for a model in the Hugging Face cache (whose folders
-/// are named by commit), else the file's stem for a GGUF, the folder's name otherwise.
-pub fn display_name(path: &Path) -> String {
-    if let Some(repo) = confab_engine::model::discover::hub_repo_name(path) {
-        return repo;
-    }
-    let name = if path.is_file() { path.file_stem() } else { path.file_name() };
-    name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }
 
 /// Loads `path` on the engine thread (blocking this one), reporting progress as events, and

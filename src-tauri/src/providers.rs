@@ -6,7 +6,7 @@
 //! value in the store; each provider's API key is in the secret store under `provider:<id>`,
 //! never in SQLite, a log, or anything sent to the page (which only learns whether a key is set).
 
-use confab_engine::media::MediaKind;
+use confab_media::MediaKind;
 use confab_remote::secrets::SecretStore;
 use confab_remote::{Client, RemoteModel};
 use confab_store::{Attachment, Store};

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use confab_engine::media::{MediaItem, MediaKind};
 use confab_engine::runtime::{Generation, Prompt};
 use confab_engine::ChatMessage;
+use confab_media::{MediaItem, MediaKind};
 use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, Role, Store};
 use tauri::ipc::Channel;
 use tauri::AppHandle;

@@ -1,7 +1,17 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { App } from './App';
-import { conversation, gemmaLoaded, imageAttachment, installBackend, message, settings, settingsChoices, view } from './test/fixtures';
+import {
+  conversation,
+  gemmaLoaded,
+  imageAttachment,
+  installBackend,
+  message,
+  models,
+  settings,
+  settingsChoices,
+  view,
+} from './test/fixtures';
 import { holdStream, push, renderApp } from './test/renderApp';
 import { callsOf, commands, dragDropHandler, emit, invoke, lastArgs } from './test/tauriMock';
 
@@ -438,6 +448,16 @@ describe('models', () => {
     fireEvent.click(screen.getByTestId('model-picker'));
     fireEvent.click(await screen.findByTestId('get-more-models'));
     expect(await screen.findByTestId('get-models')).toBeTruthy();
+  });
+
+  it("marks a model from Ollama's store", async () => {
+    const ollama = { ...models[0]!, name: 'smollm2:135m', path: '/ollama/blobs/sha256-5a5a', source: 'Ollama' as const };
+    commands.set('list_models', () => [ollama, ...models]);
+    await renderApp();
+    fireEvent.click(screen.getByTestId('model-picker'));
+    const rows = await screen.findAllByTestId('model-row');
+    expect(within(rows[0]!).getByTestId('model-item').textContent).toMatch(/^smollm2:135mOllama/);
+    expect(within(rows[1]!).queryByTestId('model-source')).toBeNull();
   });
 
   it('keeps the newest model state when the snapshot arrives after a newer event', async () => {

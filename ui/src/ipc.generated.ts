@@ -177,7 +177,7 @@ export type FolderEntry = {
   name: string,
   path: string,
   /**
-   * It is a model (it has a `config.json`) or holds `.gguf` files.
+   * It is a model (it has a `config.json`), holds `.gguf` files or is an Ollama store.
    */
   has_model: boolean,
 };
@@ -379,6 +379,11 @@ export type MlxRuntime = {
 };
 
 /**
+ * Where a model was found.
+ */
+export type ModelSource = "Folder" | "Ollama";
+
+/**
  * Sent as the `model-state` event on every change.
  */
 export type ModelState = {
@@ -395,6 +400,7 @@ export type ModelState = {
 export type ModelSummary = {
   name: string,
   path: string,
+  source: ModelSource,
   format: Format,
   architecture: string,
   /**

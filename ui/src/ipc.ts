@@ -187,7 +187,7 @@ function bytesOf(data: ArrayBuffer | number[]): Uint8Array {
 // ---------------------------------------------------------------------------------------------
 // Models
 
-/** Models in the app's folder, the Hugging Face cache, LM Studio's folder and added folders. */
+/** Models in the app's folder, the Hugging Face cache, LM Studio's folders, Ollama's store and added folders. */
 export function listModels(): Promise<ModelSummary[]> {
   return call('list_models');
 }

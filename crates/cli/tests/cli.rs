@@ -292,6 +292,54 @@ fn the_default_model_knows_the_capital_of_france() {
 }
 
 #[test]
+fn a_model_in_ollamas_store_is_listed_by_its_name_and_answers_from_its_blob() {
+    // The store as Ollama lays it out, its blob a link to the installed default model (never a copy).
+    let default = confab_engine::DefaultModel::manifest().path(&confab_engine::AppPaths::from_env());
+    assert!(default.is_file(), "{} is missing: run scripts/setup.sh", default.display());
+    let store = tempfile::tempdir().unwrap();
+    let hex = "5a".repeat(32);
+    std::fs::create_dir_all(store.path().join("blobs")).unwrap();
+    let blob = store.path().join(format!("blobs/sha256-{hex}"));
+    std::os::unix::fs::symlink(&default, &blob).unwrap();
+    let manifest = store.path().join("manifests/registry.ollama.ai/library/smollm2/135m");
+    std::fs::create_dir_all(manifest.parent().unwrap()).unwrap();
+    let layers = serde_json::json!({"schemaVersion": 2, "layers": [
+        {"mediaType": "application/vnd.ollama.image.model", "digest": format!("sha256:{hex}"), "size": 1},
+        {"mediaType": "application/vnd.ollama.image.template", "digest": "sha256:abcd", "size": 1}
+    ]});
+    std::fs::write(&manifest, layers.to_string()).unwrap();
+
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_confab"))
+            .args(args)
+            .env("CONFAB_HOME", home.path())
+            .env("OLLAMA_MODELS", store.path())
+            .output()
+            .expect("run confab")
+    };
+    let json = json_of(&run(&["models", "--json"]));
+    let model = json.as_array().unwrap().iter().find(|m| m["name"] == "smollm2:135m").unwrap_or_else(|| panic!("not listed: {json}"));
+    assert_eq!(model["source"], "Ollama");
+    assert_eq!(model["format"], "Gguf");
+    assert_eq!(model["path"], blob.to_str().unwrap());
+
+    let out = run(&[
+        "chat",
+        "--model",
+        blob.to_str().unwrap(),
+        "--prompt",
+        "What is the capital of France?",
+        "--temperature",
+        "0",
+        "--no-prefix-cache",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(answer.contains("Paris"), "{answer}");
+}
+
+#[test]
 fn generate_with_an_image_and_a_clip_reports_them_in_the_plan() {
     let model = tiny("gemma4");
     let reference: Value = serde_json::from_str(&std::fs::read_to_string(model.join("media_reference.json")).unwrap()).unwrap();

@@ -9,8 +9,8 @@ pub mod cpu_threads;
 pub mod defaults;
 pub mod device;
 pub mod error;
-pub mod media;
-mod media_kind;
+/// Attachments decoded and checked: the media crate, under the engine's name for it.
+pub use confab_media as media;
 pub mod model;
 pub mod npy;
 pub mod paths;

@@ -53,17 +53,24 @@ impl AppPaths {
         self.data_dir.join("logs")
     }
 
-    /// Folders other apps keep models in, that exist on this machine.
+    /// Folders other apps keep models in, that exist on this machine: the Hugging Face cache,
+    /// LM Studio's folders and Ollama's stores.
     pub fn other_model_folders(&self) -> Vec<PathBuf> {
         let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else { return vec![] };
-        [Self::hf_hub_cache(), home.join(".lmstudio/models"), home.join(".cache/lm-studio/models")]
-            .into_iter()
-            .filter(|p| p.is_dir())
-            .collect()
+        let mut folders = vec![Self::hf_hub_cache(), home.join(".lmstudio/models"), home.join(".cache/lm-studio/models")];
+        folders.extend(Self::ollama_stores(&home));
+        folders.into_iter().filter(|p| p.is_dir()).collect()
     }
 }
 
 impl AppPaths {
+    /// Where Ollama keeps its models: `OLLAMA_MODELS` when set, else `~/.ollama/models`, and
+    /// the store of Ollama's Linux service (which runs as its own user).
+    fn ollama_stores(home: &Path) -> Vec<PathBuf> {
+        let own = std::env::var_os("OLLAMA_MODELS").filter(|v| !v.is_empty()).map(PathBuf::from);
+        vec![own.unwrap_or_else(|| home.join(".ollama/models")), PathBuf::from("/usr/share/ollama/.ollama/models")]
+    }
+
     /// The Hugging Face cache, where downloads from the hub land (shared with mlx-lm and
     /// transformers): `HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`.
     pub fn hf_hub_cache() -> PathBuf {

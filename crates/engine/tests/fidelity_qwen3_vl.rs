@@ -496,7 +496,11 @@ impl FixtureFrames {
 }
 
 impl confab_engine::media::VideoReader for FixtureFrames {
-    fn probe(&self, _path: &std::path::Path, _limits: &MediaLimits) -> confab_engine::Result<confab_engine::media::VideoInfo> {
+    fn probe(
+        &self,
+        _path: &std::path::Path,
+        _limits: &MediaLimits,
+    ) -> confab_engine::media::error::Result<confab_engine::media::VideoInfo> {
         Ok(self.info())
     }
 
@@ -505,7 +509,7 @@ impl confab_engine::media::VideoReader for FixtureFrames {
         _path: &std::path::Path,
         indices: &[u64],
         _limits: &MediaLimits,
-    ) -> confab_engine::Result<confab_engine::media::Video> {
+    ) -> confab_engine::media::error::Result<confab_engine::media::Video> {
         Ok(confab_engine::media::Video {
             info: self.info(),
             frames: indices.iter().map(|&i| self.frames[i as usize].clone()).collect(),

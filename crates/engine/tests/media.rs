@@ -10,18 +10,18 @@ use std::path::{Path, PathBuf};
 mod common;
 
 use common::crafted::{huge_png_header, wav_header, write};
-use confab_engine::media::{self, decode_audio, decode_image, MediaKind, MediaLimits, RgbImage};
-use confab_engine::{EngineError, MediaProblem};
+use confab_engine::media::{self, decode_audio, decode_image, MediaError, MediaKind, MediaLimits, RgbImage};
+use confab_engine::MediaProblem;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media").join(name)
 }
 
-fn problem(result: Result<impl std::fmt::Debug, EngineError>, file: &str) -> MediaProblem {
+fn problem(result: Result<impl std::fmt::Debug, MediaError>, file: &str) -> MediaProblem {
     match result {
-        Err(EngineError::Media { file: f, problem }) => {
+        Err(MediaError::Media { file: f, problem }) => {
             assert_eq!(f, file);
-            let message = EngineError::Media { file: f, problem: problem.clone() }.to_string();
+            let message = MediaError::Media { file: f, problem: problem.clone() }.to_string();
             assert!(message.starts_with(&format!("{file}: ")), "{message}");
             problem
         }

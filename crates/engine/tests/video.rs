@@ -21,8 +21,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use confab_engine::media::{self, decode_video, decode_video_planes, probe_video, MediaKind, MediaLimits, RgbImage};
-use confab_engine::{EngineError, MediaProblem};
+use confab_engine::media::{self, decode_video, decode_video_planes, probe_video, MediaError, MediaKind, MediaLimits, RgbImage};
+use confab_engine::MediaProblem;
 use serde_json::Value;
 
 /// Measured on this corpus: 0 for every frame of the BT.601 (Baseline, Main) and BT.709
@@ -46,11 +46,11 @@ fn meta() -> Value {
     serde_json::from_str(&std::fs::read_to_string(corpus("meta.json")).unwrap()).unwrap()
 }
 
-fn problem<T: std::fmt::Debug>(result: Result<T, EngineError>, file: &str) -> (MediaProblem, String) {
+fn problem<T: std::fmt::Debug>(result: Result<T, MediaError>, file: &str) -> (MediaProblem, String) {
     match result {
-        Err(error @ EngineError::Media { .. }) => {
+        Err(error @ MediaError::Media { .. }) => {
             let message = error.to_string();
-            let EngineError::Media { file: f, problem } = error else { unreachable!() };
+            let MediaError::Media { file: f, problem } = error else { unreachable!() };
             assert_eq!(f, file);
             assert!(message.starts_with(&format!("{file}: ")), "{message}");
             (problem, message)
@@ -169,12 +169,12 @@ fn a_long_clip_decoded_in_parallel_pieces_gives_the_same_frames() {
     let stopped = media::decode_video_with(&corpus(name), &all, &limits, |_, _, _| {
         taken += 1;
         if taken == 15 {
-            Err(EngineError::EngineStopped)
+            Err(MediaError::Stopped)
         } else {
             Ok(())
         }
     });
-    assert!(matches!(stopped, Err(EngineError::EngineStopped)));
+    assert!(matches!(stopped, Err(MediaError::Stopped)));
     assert_eq!(taken, 15);
 }
 
@@ -196,7 +196,7 @@ fn sampled_indices_return_exactly_those_frames() {
         }
     }
     let out_of_range = decode_video(&corpus(name), &[20], &limits);
-    assert!(matches!(out_of_range, Err(EngineError::Internal(_))), "{out_of_range:?}");
+    assert!(matches!(out_of_range, Err(MediaError::Internal(_))), "{out_of_range:?}");
 }
 
 #[test]
@@ -216,9 +216,9 @@ fn frames_can_be_taken_one_at_a_time_and_decoding_stopped() {
         let mut calls = 0;
         let stopped = media::decode_video_with(&corpus(name), &[0, 1, 2], &limits, |_, _, _| {
             calls += 1;
-            Err(EngineError::EngineStopped)
+            Err(MediaError::Stopped)
         });
-        assert!(matches!(stopped, Err(EngineError::EngineStopped)), "{name}: {stopped:?}");
+        assert!(matches!(stopped, Err(MediaError::Stopped)), "{name}: {stopped:?}");
         assert_eq!(calls, 1);
     }
 }
@@ -588,7 +588,7 @@ fn truncated_and_damaged_movies_never_panic() {
             for result in [probed.map(|_| ()), decoded_result.map(|_| ())] {
                 match result {
                     Ok(()) => decoded += 1,
-                    Err(EngineError::Media { problem: MediaProblem::Corrupt { .. } | MediaProblem::NoFrames, .. }) => {}
+                    Err(MediaError::Media { problem: MediaProblem::Corrupt { .. } | MediaProblem::NoFrames, .. }) => {}
                     Err(other) => panic!("{name} cut at {cut}: {other}"),
                 }
             }
@@ -619,7 +619,7 @@ fn truncated_and_damaged_movies_never_panic() {
                 std::fs::write(&path, &garbled).unwrap();
                 match media::describe_video(&path, &limits) {
                     Ok(_) => described += 1,
-                    Err(EngineError::Media {
+                    Err(MediaError::Media {
                         problem:
                             MediaProblem::Corrupt { .. } | MediaProblem::UnsupportedVideoCodec { .. } | MediaProblem::FrameTooLarge { .. },
                         ..

@@ -50,7 +50,7 @@ pub async fn attachment_thumbnail(state: App<'_>, hash: String) -> Result<Respon
     let hash = AttachmentHash::parse(&hash)?;
     let path = state.store.attachment_path(&hash).await?;
     let png = tauri::async_runtime::spawn_blocking(move || {
-        confab_engine::media::video_thumbnail(&path, THUMBNAIL_SIDE, &confab_engine::media::MediaLimits::default())
+        confab_media::video_thumbnail(&path, THUMBNAIL_SIDE, &confab_media::MediaLimits::default())
     })
     .await
     .map_err(|e| Failure(e.to_string()))?

@@ -59,6 +59,11 @@ function ModelItem({ model, current, onPick, onUnload, onShowFolder }: ModelItem
       >
         <span className="model-item-name">
           {model.name}
+          {model.source === 'Ollama' && (
+            <span className="badge" data-testid="model-source" title="In Ollama's store, loaded from there">
+              Ollama
+            </span>
+          )}
           {model.vision && <span className="badge">vision</span>}
           {model.audio && <span className="badge">audio</span>}
           {model.video && <span className="badge">video</span>}
@@ -301,7 +306,7 @@ export function NoModels({ error }: { error?: string | null }) {
       </p>
       <p className="muted">
         Add a folder with models in Settings: Hugging Face folders and <code>.gguf</code> files are found in it, as they are in the Hugging
-        Face cache and LM Studio's folders.
+        Face cache, LM Studio's folders and Ollama's store.
       </p>
       {error && <p className="model-error">{error}</p>}
     </div>

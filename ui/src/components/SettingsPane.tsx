@@ -304,7 +304,7 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                 <h3 id={`${groupId('Model')}-title`}>Model</h3>
                 <h4>Model folders</h4>
                 <p className="field-hint muted">
-                  Searched for models besides the app's own folder, the Hugging Face cache and LM Studio's.
+                  Searched for models besides the app's own folder, the Hugging Face cache, LM Studio's folders and Ollama's store.
                 </p>
                 <ul className="folder-list">
                   {form.model_folders.map((folder) => (

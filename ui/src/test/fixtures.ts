@@ -129,6 +129,7 @@ export const models: ModelSummary[] = [
   {
     name: 'SmolLM2',
     path: '/models/smol.gguf',
+    source: 'Folder',
     format: 'Gguf',
     architecture: 'llama',
     supported: true,
@@ -145,6 +146,7 @@ export const models: ModelSummary[] = [
   {
     name: 'Gemma 4',
     path: '/models/gemma4',
+    source: 'Folder',
     format: 'Safetensors',
     architecture: 'gemma4',
     supported: true,
@@ -161,6 +163,7 @@ export const models: ModelSummary[] = [
   {
     name: 'Mamba',
     path: '/models/mamba',
+    source: 'Folder',
     format: 'Safetensors',
     architecture: 'mamba',
     supported: false,

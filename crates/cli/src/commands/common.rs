@@ -11,7 +11,8 @@ use confab_engine::{defaults, AppPaths, DefaultModel};
 
 #[derive(clap::Args, Clone)]
 pub struct ModelArgs {
-    /// A model folder or .gguf file (default: the default model in the app's models folder).
+    /// A model folder or GGUF file, also a blob of Ollama's store (default: the default model
+    /// in the app's models folder).
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// auto (float32 on a CPU, the checkpoint's dtype on a GPU), float32, bfloat16 or float16.

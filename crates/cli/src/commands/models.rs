@@ -7,8 +7,8 @@ use confab_engine::AppPaths;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// More folders to search (the app's models folder, the Hugging Face cache and LM
-    /// Studio's folder are always searched).
+    /// More folders to search (the app's models folder, the Hugging Face cache, LM Studio's
+    /// folders and Ollama's store are always searched).
     #[arg(long = "folder")]
     folders: Vec<PathBuf>,
     #[arg(long)]

@@ -46,7 +46,8 @@ impl ModelSource for OneModel {
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let (engine, id, info) = args.model.load(true)?;
-    let name = served_name(&info.path);
+    // What clients call the model: the name the model picker shows.
+    let name = confab_engine::model::discover::display_name(&info.path);
     let source = Arc::new(OneModel { engine, model: ServedModel { id, name: name.clone(), info } });
     let paths = AppPaths::from_env();
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
@@ -73,10 +74,4 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         anyhow::Ok(())
     })?;
     Ok(std::process::ExitCode::SUCCESS)
-}
-
-/// What clients call the model: a GGUF file's stem, or the folder's name.
-fn served_name(path: &std::path::Path) -> String {
-    let name = if path.is_file() { path.file_stem() } else { path.file_name() };
-    name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }

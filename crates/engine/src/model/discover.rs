@@ -1,16 +1,17 @@
 //! Finding models on disk without loading them: the app's models folder, the Hugging Face
-//! cache, LM Studio's folder and folders the user adds.
+//! cache, LM Studio's folders, Ollama's store and folders the user adds.
 
 use std::path::{Path, PathBuf};
 
 use crate::model::format::gguf_header::{self, MetaValue};
 use crate::model::format::{hf, Format};
-use crate::model::registry;
+use crate::model::{ollama, registry};
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct ModelSummary {
     pub name: String,
     pub path: PathBuf,
+    pub source: ModelSource,
     pub format: Format,
     pub architecture: String,
     /// Whether this build can run the architecture.
@@ -31,6 +32,15 @@ pub struct ModelSummary {
     pub memory_needed_bytes: u64,
     /// This machine's memory, to set `memory_needed_bytes` against.
     pub machine_memory_bytes: u64,
+}
+
+/// Where a model was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+pub enum ModelSource {
+    /// A model folder or `.gguf` file in a folder searched.
+    Folder,
+    /// Ollama's store: named by its manifest (`llama3.2:3b`), loaded from its blob in place.
+    Ollama,
 }
 
 /// Every model under `folders` (searched a few levels deep), sorted by name.
@@ -55,6 +65,12 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<ModelSummary>) {
         }
         return;
     }
+    if ollama::is_store(dir) {
+        for model in ollama::models(dir) {
+            found.extend(summarize_gguf(&model.blob, model.name, ModelSource::Ollama));
+        }
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
     entries.sort();
@@ -62,7 +78,7 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<ModelSummary>) {
         if path.is_dir() {
             walk(&path, depth + 1, found);
         } else if has_gguf_name(&path) {
-            found.extend(summarize_gguf(&path));
+            found.extend(summarize_gguf(&path, display_name(&path), ModelSource::Folder));
         }
     }
 }
@@ -77,8 +93,15 @@ pub fn has_gguf_name(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
 }
 
-fn display_name(path: &Path) -> String {
-    hub_repo_name(path).unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
+/// What a model at `path` is called: its repository in the Hugging Face cache (whose folders
+/// are named by commit), its name in Ollama's store (whose blobs are named by digest), else a
+/// GGUF file's stem or the folder's name.
+pub fn display_name(path: &Path) -> String {
+    if let Some(name) = hub_repo_name(path).or_else(|| ollama::name_of_blob(path)) {
+        return name;
+    }
+    let name = if path.is_file() { path.file_stem() } else { path.file_name() };
+    name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }
 
 /// For a model in the Hugging Face cache, its repository ("owner/name"): snapshots are named by
@@ -114,6 +137,7 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
     Some(ModelSummary {
         name: display_name(dir),
         path: dir.to_path_buf(),
+        source: ModelSource::Folder,
         format: Format::Safetensors,
         supported: registry::family(&text_arch).is_some(),
         architecture,
@@ -131,7 +155,7 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
     })
 }
 
-fn summarize_gguf(path: &Path) -> Option<ModelSummary> {
+fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<ModelSummary> {
     let header = gguf_header::read_header(path).ok()?;
     let meta = header.metadata;
     let text = |k: &str| match meta.get(k) {
@@ -156,8 +180,9 @@ fn summarize_gguf(path: &Path) -> Option<ModelSummary> {
         _ => 0,
     };
     Some(ModelSummary {
-        name: display_name(path),
+        name,
         path: path.to_path_buf(),
+        source,
         format: Format::Gguf,
         supported: crate::model::format::gguf::supports(&architecture),
         quantization: int("general.file_type").map_or("unknown", gguf_header::file_type_name).to_string(),
@@ -171,4 +196,84 @@ fn summarize_gguf(path: &Path) -> Option<ModelSummary> {
         memory_needed_bytes: size_bytes + kv_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
+    }
+
+    /// Writes a manifest at `manifests/<place>` whose model layer is `digest`, beside the other
+    /// layers Ollama writes.
+    fn manifest(store: &Path, place: &str, digest: &str) {
+        let path = store.join("manifests").join(place);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let json = serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+            "config": {"mediaType": "application/vnd.docker.container.image.v1+json", "digest": "sha256:00", "size": 2},
+            "layers": [
+                {"mediaType": "application/vnd.ollama.image.model", "digest": digest, "size": 1},
+                {"mediaType": "application/vnd.ollama.image.projector", "digest": "sha256:ffff", "size": 1},
+                {"mediaType": "application/vnd.ollama.image.template", "digest": "sha256:eeee", "size": 1},
+                {"mediaType": "application/vnd.ollama.image.params", "digest": "sha256:dddd", "size": 1}
+            ]
+        });
+        std::fs::write(path, json.to_string()).unwrap();
+    }
+
+    /// An Ollama store of two tiny GGUFs, one of them under two tags, and manifests that cannot
+    /// be used (malformed, a missing blob, a digest that would leave the blobs folder).
+    fn ollama_store(store: &Path) -> (PathBuf, PathBuf) {
+        std::fs::create_dir_all(store.join("blobs")).unwrap();
+        let lfm2 = store.join("blobs/sha256-aa11");
+        let smollm3 = store.join("blobs/sha256-bb22");
+        std::fs::copy(fixture("lfm2_gguf/lfm2.gguf"), &lfm2).unwrap();
+        std::fs::copy(fixture("smollm3_gguf/smollm3.gguf"), &smollm3).unwrap();
+        manifest(store, "registry.ollama.ai/library/lfm2/tiny", "sha256:aa11");
+        manifest(store, "registry.ollama.ai/library/lfm2/latest", "sha256:aa11");
+        manifest(store, "hf.co/someone/SmolLM3-GGUF/Q8_0", "sha256:bb22");
+        manifest(store, "registry.ollama.ai/library/gone/latest", "sha256:cc33");
+        manifest(store, "registry.ollama.ai/library/escape/latest", "sha256:../../x");
+        let broken = store.join("manifests/registry.ollama.ai/library/broken/latest");
+        std::fs::create_dir_all(broken.parent().unwrap()).unwrap();
+        std::fs::write(broken, "{not json").unwrap();
+        (lfm2, smollm3)
+    }
+
+    #[test]
+    fn an_ollama_store_lists_its_models_by_name_and_tag_from_their_blobs() {
+        let root = tempfile::tempdir().unwrap();
+        let store = root.path().join(".ollama/models");
+        let (lfm2, smollm3) = ollama_store(&store);
+        // Found as a folder searched, or below one.
+        for folder in [&store, &root.path().to_path_buf()] {
+            let found = discover(std::slice::from_ref(folder));
+            let listed: Vec<(&str, &Path, ModelSource)> = found.iter().map(|m| (m.name.as_str(), m.path.as_path(), m.source)).collect();
+            assert_eq!(
+                listed,
+                [
+                    ("hf.co/someone/SmolLM3-GGUF:Q8_0", smollm3.as_path(), ModelSource::Ollama),
+                    ("lfm2:latest", lfm2.as_path(), ModelSource::Ollama)
+                ]
+            );
+            assert_eq!((found[1].format, found[1].architecture.as_str()), (Format::Gguf, "lfm2"));
+            assert!(found.iter().all(|m| m.supported && m.size_bytes > 0));
+        }
+        // The name a loaded blob is shown by; other files are named as before.
+        assert_eq!(display_name(&lfm2), "lfm2:latest");
+        assert_eq!(display_name(&fixture("lfm2_gguf/lfm2.gguf")), "lfm2");
+        assert_eq!(Format::detect(&lfm2).unwrap(), Format::Gguf);
+    }
+
+    #[test]
+    fn a_file_without_a_gguf_name_or_the_magic_is_no_model() {
+        let root = tempfile::tempdir().unwrap();
+        let blob = root.path().join("sha256-0123");
+        std::fs::write(&blob, b"{\"not\": \"a model\"}").unwrap();
+        assert!(Format::detect(&blob).is_err());
+    }
 }

@@ -8,7 +8,8 @@
 use mlx_rs::Array;
 
 use crate::error::{EngineError, Result};
-use crate::media::{ExpandedPrompt, MediaKind, RgbImage, SoftTokenSpan, TokenPositions, Video, VideoInfo, VideoLayout};
+use crate::media::{MediaKind, RgbImage, Video, VideoInfo};
+use crate::model::expanded_prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
 use crate::text::Tokenizer;
 
 pub trait MediaProcessor {

@@ -2,12 +2,14 @@
 
 pub mod config;
 pub mod discover;
+pub mod expanded_prompt;
 pub mod families;
 pub mod family;
 pub mod format;
 pub mod layers;
 pub mod loader;
 pub mod media_processor;
+pub mod ollama;
 pub mod registry;
 pub mod towers;
 pub mod weights;

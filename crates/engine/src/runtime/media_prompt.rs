@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 
 use crate::cache::{MediaSpan, PrefixKey};
 use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, SoftTokenSpan, TokenPositions, VideoLayout, VideoReader};
+use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, VideoReader};
+use crate::model::expanded_prompt::{SoftTokenSpan, TokenPositions, VideoLayout};
 use crate::model::MediaProcessor;
 use crate::runtime::model::ReadyModel;
 use crate::text::{ChatMessage, ChatOptions, PromptEnd};

@@ -28,12 +28,45 @@ pub struct Loaded {
     pub file: GgufFile,
 }
 
+/// MLX's reader (through mlx-rs) takes only paths named `*.gguf`; a file named otherwise (a blob
+/// of Ollama's store) is read through a symbolic link that is, made in the temporary folder for
+/// the load and removed after it: the file itself is neither copied nor touched.
+fn open(path: &Path) -> Result<GgufFile> {
+    let corrupt = |e: mlx_rs::io::GgufError| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() };
+    if path.extension().is_some_and(|e| e == "gguf") {
+        return GgufFile::load(path).map_err(corrupt);
+    }
+    let link = GgufLink::new(path)?;
+    GgufFile::load(&link.0).map_err(corrupt)
+}
+
+/// A `.gguf`-named link to a file, removed when dropped.
+struct GgufLink(std::path::PathBuf);
+
+impl GgufLink {
+    fn new(target: &Path) -> Result<Self> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let target = target.canonicalize().map_err(|e| EngineError::io(target, e))?;
+        let link = std::env::temp_dir().join(format!("confab-gguf-{}-{n}.gguf", std::process::id()));
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).map_err(|e| EngineError::io(&link, e))?;
+        Ok(Self(link))
+    }
+}
+
+impl Drop for GgufLink {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Reject what is not GGUF before handing the file to MLX's C loader.
 fn check_magic(path: &Path) -> Result<()> {
     let mut head = [0u8; 8];
     let ok = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok();
     let version = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-    if !ok || &head[..4] != b"GGUF" || !(2..=3).contains(&version) {
+    if !ok || &head[..4] != super::gguf_header::MAGIC || !(2..=3).contains(&version) {
         return Err(EngineError::CorruptWeights { path: path.into(), reason: "not a GGUF v2/v3 file".into() });
     }
     Ok(())
@@ -41,7 +74,7 @@ fn check_magic(path: &Path) -> Result<()> {
 
 pub fn load(path: &Path) -> Result<Loaded> {
     check_magic(path)?;
-    let file = GgufFile::load(path).map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })?;
+    let file = open(path)?;
     let meta = Meta { file: &file, path };
     let config = meta.config()?;
     let names = if meta.string("general.architecture").as_deref() == Some("lfm2") { &CONVOLUTION_HYBRID } else { &LLAMA };

@@ -27,12 +27,22 @@ pub struct Header {
     pub parameters: u64,
 }
 
+/// The first bytes of every GGUF file.
+pub const MAGIC: &[u8; 4] = b"GGUF";
+
+/// Whether the file at `path` starts as a GGUF file does, whatever it is named (Ollama's blobs
+/// have no extension).
+pub fn has_magic(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == MAGIC
+}
+
 pub fn read_header(path: &Path) -> std::io::Result<Header> {
     let mut r = Reader(BufReader::new(File::open(path)?));
     let mut magic = [0u8; 4];
     r.0.read_exact(&mut magic)?;
     let version = r.u32()?;
-    if &magic != b"GGUF" || !(2..=3).contains(&version) {
+    if &magic != MAGIC || !(2..=3).contains(&version) {
         return Err(invalid("not a GGUF v2/v3 file"));
     }
     let tensors = r.u64()?;

@@ -17,7 +17,8 @@ pub enum Format {
 
 impl Format {
     pub fn detect(path: &Path) -> Result<Self> {
-        if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
+        // By its name, or by its first bytes where it has no `.gguf` name (a blob of Ollama's).
+        if path.is_file() && (path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) || gguf_header::has_magic(path)) {
             return Ok(Format::Gguf);
         }
         if path.is_dir() {
@@ -26,7 +27,7 @@ impl Format {
             }
             return Err(EngineError::ModelFormat { path: path.into(), reason: "the folder has no config.json".into() });
         }
-        let reason = if path.exists() { "not a model folder or .gguf file" } else { "no such file or folder" };
+        let reason = if path.exists() { "not a model folder or GGUF file" } else { "no such file or folder" };
         Err(EngineError::ModelFormat { path: path.into(), reason: reason.into() })
     }
 }

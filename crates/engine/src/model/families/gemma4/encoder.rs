@@ -15,7 +15,8 @@ use super::processor::{
 };
 use super::towers::Gemma4Towers;
 use crate::error::{EngineError, Result};
-use crate::media::{ExpandedPrompt, MediaKind, RgbImage, VideoLayout};
+use crate::media::{MediaKind, RgbImage};
+use crate::model::expanded_prompt::{ExpandedPrompt, VideoLayout};
 use crate::model::MediaProcessor;
 use crate::text::Tokenizer;
 

@@ -12,7 +12,8 @@ use super::processor::{expand_prompt, grid_tokens, image_grid, preprocess_image,
 use super::video::{layout, preprocess_video};
 use super::vision::{VisionInput, VisionTower};
 use crate::error::{EngineError, Result};
-use crate::media::{ExpandedPrompt, MediaKind, RgbImage, SoftTokenSpan, TokenPositions, Video, VideoInfo, VideoLayout};
+use crate::media::{MediaKind, RgbImage, Video, VideoInfo};
+use crate::model::expanded_prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
 use crate::model::towers::{read_checkpoint, TowerLoader};
 use crate::model::MediaProcessor;
 use crate::text::Tokenizer;

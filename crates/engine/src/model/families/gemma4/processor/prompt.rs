@@ -9,7 +9,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::{EngineError, Result};
-use crate::media::{ExpandedPrompt, MediaKind, SoftTokenSpan};
+use crate::media::MediaKind;
+use crate::model::expanded_prompt::{ExpandedPrompt, SoftTokenSpan};
 use crate::text::Tokenizer;
 
 /// The marker strings, from the tokenizer's config (`tokenizer_config.json` names them

@@ -165,7 +165,7 @@ mod tests {
             33, 86, 145, 136, 186, 194, 143, 94, 80, 146, 133, 89, 113, 118, 122, 166, 122, 109, 104, 141, 117, 152, 118, 140, 125, 184, 88,
         ];
         assert_eq!(resize_like_torch_bicubic(&pattern(8, 3), 3, 3).as_raw().as_slice(), torch);
-        let pillow = crate::media::pil_resize::resize_like_pil(&pattern(8, 3), 3, 3, crate::media::pil_resize::PilFilter::Bicubic);
+        let pillow = crate::pil_resize::resize_like_pil(&pattern(8, 3), 3, 3, crate::pil_resize::PilFilter::Bicubic);
         assert_eq!(pillow.as_raw()[23], 141);
         // Both axes, shrinking: 11 × 7 → 4 × 3.
         let torch = [

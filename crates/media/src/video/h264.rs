@@ -16,7 +16,7 @@ use openh264_sys2::{
 use super::nal::{self, Bits, NalUnits};
 use super::track::{self, PictureSink};
 use super::yuv::{ColourSignal, YuvFrame};
-use crate::error::{EngineError, MediaProblem, Result as EngineResult};
+use crate::error::{MediaError, MediaProblem, Result as MediaResult};
 
 /// What `avcC` carries: the NAL length size and the parameter sets.
 #[derive(Debug, Clone, PartialEq)]
@@ -232,8 +232,8 @@ impl track::Codec for H264<'_> {
         Ok(false)
     }
 
-    fn decoder(&self, file: &str) -> EngineResult<H264Decoder> {
-        let corrupt = |detail| EngineError::media(file, MediaProblem::Corrupt { detail });
+    fn decoder(&self, file: &str) -> MediaResult<H264Decoder> {
+        let corrupt = |detail| MediaError::media(file, MediaProblem::Corrupt { detail });
         let mut decoder = Decoder::new().map_err(corrupt)?;
         let mut annex_b = Vec::new();
         parameter_sets_annex_b(self.config, &mut annex_b);
@@ -252,24 +252,24 @@ pub(crate) struct H264Decoder {
 }
 
 impl H264Decoder {
-    fn corrupt(&self, detail: String) -> EngineError {
-        EngineError::media(&self.file, MediaProblem::Corrupt { detail })
+    fn corrupt(&self, detail: String) -> MediaError {
+        MediaError::media(&self.file, MediaProblem::Corrupt { detail })
     }
 }
 
 impl track::Decoder for H264Decoder {
-    fn decode(&mut self, sample: &[u8], display_index: u64, out: &mut PictureSink) -> EngineResult<()> {
+    fn decode(&mut self, sample: &[u8], display_index: u64, out: &mut PictureSink) -> MediaResult<()> {
         self.annex_b.clear();
         to_annex_b(sample, self.length_size, &mut self.annex_b).map_err(|d| self.corrupt(d))?;
         match self.decoder.decode(&self.annex_b, display_index) {
             Ok(Some(picture)) => out(picture.timestamp, &|| Ok(picture.to_owned())),
             Ok(None) => Ok(()),
-            Err(detail) => Err(EngineError::media(&self.file, MediaProblem::Corrupt { detail })),
+            Err(detail) => Err(MediaError::media(&self.file, MediaProblem::Corrupt { detail })),
         }
     }
 
-    fn finish(&mut self, out: &mut PictureSink) -> EngineResult<()> {
-        let corrupt = |detail| EngineError::media(&self.file, MediaProblem::Corrupt { detail });
+    fn finish(&mut self, out: &mut PictureSink) -> MediaResult<()> {
+        let corrupt = |detail| MediaError::media(&self.file, MediaProblem::Corrupt { detail });
         if let Some(picture) = self.decoder.end_of_stream().map_err(corrupt)? {
             out(picture.timestamp, &|| Ok(picture.to_owned()))?;
         }

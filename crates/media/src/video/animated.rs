@@ -12,7 +12,7 @@ use image::codecs::gif::GifDecoder;
 use image::codecs::webp::WebPDecoder;
 use image::{AnimationDecoder, ImageError, RgbImage, RgbaImage};
 
-use crate::error::{EngineError, MediaProblem, Result};
+use crate::error::{MediaError, MediaProblem, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
@@ -81,7 +81,7 @@ pub(crate) fn read_header(file: &str, format: Format, data: &[u8], max_frames: u
         Format::Gif => gif_header(data, max_frames),
         Format::WebP => webp_header(data, max_frames),
     };
-    walked.map_err(|detail| EngineError::media(file, MediaProblem::Corrupt { detail }))
+    walked.map_err(|detail| MediaError::media(file, MediaProblem::Corrupt { detail }))
 }
 
 fn gif_header(data: &[u8], max_frames: u64) -> Result<Animation, String> {
@@ -181,7 +181,7 @@ pub(crate) fn decode_frames(
     indices: &[u64],
     sink: &mut dyn FnMut(u64, RgbImage) -> Result<()>,
 ) -> Result<()> {
-    let problem = |e: ImageError| EngineError::media(file, MediaProblem::Corrupt { detail: e.to_string() });
+    let problem = |e: ImageError| MediaError::media(file, MediaProblem::Corrupt { detail: e.to_string() });
     let frames = match format {
         Format::Gif => GifDecoder::new(Cursor::new(data)).map_err(problem)?.into_frames(),
         Format::WebP => WebPDecoder::new(Cursor::new(data)).map_err(problem)?.into_frames(),
@@ -209,7 +209,7 @@ pub(crate) fn decode_frames(
     }
     if let Some(missing) = wanted.next() {
         let detail = format!("frame {missing} is missing, though the header lists it");
-        return Err(EngineError::media(file, MediaProblem::Corrupt { detail }));
+        return Err(MediaError::media(file, MediaProblem::Corrupt { detail }));
     }
     Ok(())
 }

@@ -25,7 +25,7 @@ use std::sync::mpsc;
 
 use super::mp4::{Sample, VideoTrack};
 use super::yuv::YuvFrame;
-use crate::error::{EngineError, MediaProblem, Result};
+use crate::error::{MediaError, MediaProblem, Result};
 
 /// Decoder threads at most (each holds a decoder's reference pictures).
 const MAX_WORKERS: usize = 8;
@@ -143,7 +143,7 @@ pub(crate) fn decode_frames<C: Codec, T: Send>(
                     }
                     let mut emit = |index: u64, frame: YuvFrame| {
                         // The caller has stopped reading: stop decoding.
-                        sender.send(Ok((index, convert(frame)))).map_err(|_| EngineError::EngineStopped)
+                        sender.send(Ok((index, convert(frame)))).map_err(|_| MediaError::Stopped)
                     };
                     if let Err(error) = decode_piece(t, &mut reader, display_of, &pieces[p], &mut emit) {
                         let _ = sender.send(Err(error));
@@ -296,10 +296,10 @@ fn read_sample(file: &str, reader: &mut File, sample: &Sample, data: &mut Vec<u8
     })
 }
 
-fn corrupt(file: &str, detail: String) -> EngineError {
-    EngineError::media(file, MediaProblem::Corrupt { detail })
+fn corrupt(file: &str, detail: String) -> MediaError {
+    MediaError::media(file, MediaProblem::Corrupt { detail })
 }
 
-fn unreadable(file: &str, error: std::io::Error) -> EngineError {
-    EngineError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
+fn unreadable(file: &str, error: std::io::Error) -> MediaError {
+    MediaError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
 }

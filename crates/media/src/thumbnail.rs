@@ -7,15 +7,15 @@ use ::image::imageops::FilterType;
 use ::image::{DynamicImage, ImageFormat};
 
 use super::{decode_video, display_name, MediaLimits};
-use crate::error::{EngineError, MediaProblem, Result};
+use crate::error::{MediaError, MediaProblem, Result};
 
 /// The first frame, scaled so its longer side is at most `max_side`, encoded as PNG.
 pub fn video_thumbnail(path: &Path, max_side: u32, limits: &MediaLimits) -> Result<Vec<u8>> {
     let video = decode_video(path, &[0], limits)?;
-    let frame = video.frames.into_iter().next().ok_or_else(|| EngineError::media(display_name(path), MediaProblem::NoFrames))?;
+    let frame = video.frames.into_iter().next().ok_or_else(|| MediaError::media(display_name(path), MediaProblem::NoFrames))?;
     let still = DynamicImage::ImageRgb8(frame);
     let still = if still.width().max(still.height()) > max_side { still.resize(max_side, max_side, FilterType::Triangle) } else { still };
     let mut png = std::io::Cursor::new(Vec::new());
-    still.write_to(&mut png, ImageFormat::Png).map_err(|e| EngineError::Internal(format!("encoding a thumbnail as PNG failed: {e}")))?;
+    still.write_to(&mut png, ImageFormat::Png).map_err(|e| MediaError::Internal(format!("encoding a thumbnail as PNG failed: {e}")))?;
     Ok(png.into_inner())
 }

@@ -37,7 +37,7 @@ use ::image::{DynamicImage, RgbImage};
 use self::mp4::VideoTrack;
 pub use self::yuv::YuvFrame;
 use super::{display_name, guarded, MediaLimits};
-use crate::error::{EngineError, MediaProblem, Result};
+use crate::error::{MediaError, MediaProblem, Result};
 
 /// What the container says about a video, read without decoding frames.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -145,9 +145,7 @@ pub fn decode_video_planes(path: &Path, indices: &[u64], limits: &MediaLimits) -
                 })?;
                 Ok(frames)
             }
-            Source::Animated(..) => {
-                Err(EngineError::media(&file, MediaProblem::UnsupportedVideoCodec { codec: opened.info.codec.clone() }))
-            }
+            Source::Animated(..) => Err(MediaError::media(&file, MediaProblem::UnsupportedVideoCodec { codec: opened.info.codec.clone() })),
         }
     })
 }
@@ -167,7 +165,7 @@ pub(crate) fn probe_animation(path: &Path, start: &[u8], limits: &MediaLimits) -
     guarded(&file, || {
         let animation = animated::read_header(&file, format, &data, limits.max_video_frames)?;
         if format == animated::Format::Gif && animation.delays.is_empty() {
-            return Err(EngineError::media(&file, MediaProblem::NoFrames));
+            return Err(MediaError::media(&file, MediaProblem::NoFrames));
         }
         if animation.delays.len() <= 1 {
             return Ok(None);
@@ -240,7 +238,7 @@ impl Mp4Stream {
     fn check_decodable(&self, file: &str) -> Result<()> {
         match self.codec {
             StreamCodec::Hevc(..) if !cfg!(target_os = "macos") => {
-                Err(EngineError::media(file, MediaProblem::VideoCodecNeedsMac { codec: HEVC.into() }))
+                Err(MediaError::media(file, MediaProblem::VideoCodecNeedsMac { codec: HEVC.into() }))
             }
             _ => Ok(()),
         }
@@ -286,7 +284,7 @@ impl Coding {
     /// From the sample entry's code and configuration box (`avcC`, `hvcC`); refuses what no
     /// decoder here takes (10-bit or 4:4:4 H.264, say) by name.
     fn read(file: &str, entry: &[u8; 4], config: Option<&[u8]>) -> Result<Self> {
-        let refuse = |codec: String| EngineError::media(file, MediaProblem::UnsupportedVideoCodec { codec });
+        let refuse = |codec: String| MediaError::media(file, MediaProblem::UnsupportedVideoCodec { codec });
         match entry {
             b"avc1" | b"avc3" => {
                 let config = config.ok_or_else(|| corrupt(file, "its H.264 track has no decoder configuration (avcC)".into()))?;
@@ -339,21 +337,21 @@ fn open(path: &Path, file: &str, limits: &MediaLimits) -> Result<Opened> {
     let mut start = Vec::with_capacity(512);
     reader.by_ref().take(512).read_to_end(&mut start).map_err(|e| unreadable(file, e))?;
     if is_movie(&start) {
-        return open_mp4(file, &mut reader, bytes, limits)?.ok_or_else(|| EngineError::media(file, MediaProblem::NoFrames));
+        return open_mp4(file, &mut reader, bytes, limits)?.ok_or_else(|| MediaError::media(file, MediaProblem::NoFrames));
     }
     if let Some(format) = animated::Format::sniff(&start) {
         let data = read_limited(path, file, limits)?;
         let animation = animated::read_header(file, format, &data, limits.max_video_frames)?;
         if animation.delays.is_empty() {
-            return Err(EngineError::media(file, MediaProblem::NoFrames));
+            return Err(MediaError::media(file, MediaProblem::NoFrames));
         }
         let info = animation_info(file, &animation, limits)?;
         return Ok(Opened { info, timestamps: animation.timestamps(), source: Source::Animated(animation, data) });
     }
     if let Some(format) = foreign_container(&start) {
-        return Err(EngineError::media(file, MediaProblem::UnsupportedVideoFormat { format: format.into() }));
+        return Err(MediaError::media(file, MediaProblem::UnsupportedVideoFormat { format: format.into() }));
     }
-    Err(EngineError::media(file, MediaProblem::UnsupportedVideoFormat { format: "unknown".into() }))
+    Err(MediaError::media(file, MediaProblem::UnsupportedVideoFormat { format: "unknown".into() }))
 }
 
 fn animation_info(file: &str, animation: &animated::Animation, limits: &MediaLimits) -> Result<VideoInfo> {
@@ -396,7 +394,7 @@ fn open_mp4(file: &str, reader: &mut File, bytes: u64, limits: &MediaLimits) -> 
     let mut coding = None;
     let mut check = |header: &mp4::TrackHeader| -> Result<()> {
         if !matches!(&header.entry, b"avc1" | b"avc3" | b"hvc1" | b"hev1") {
-            return Err(EngineError::media(file, MediaProblem::UnsupportedVideoCodec { codec: codec_name(&header.entry) }));
+            return Err(MediaError::media(file, MediaProblem::UnsupportedVideoCodec { codec: codec_name(&header.entry) }));
         }
         check_frame_size(file, header.width, header.height, limits)?;
         // The SPS is the size the decoder will produce; read before anything is decoded.
@@ -410,7 +408,7 @@ fn open_mp4(file: &str, reader: &mut File, bytes: u64, limits: &MediaLimits) -> 
     let movie = mp4::read_movie(file, reader, bytes, limits.max_video_frames, &mut check)?;
     let Some(track) = movie.video else { return Ok(None) };
     if track.samples.is_empty() {
-        return Err(EngineError::media(file, MediaProblem::NoFrames));
+        return Err(MediaError::media(file, MediaProblem::NoFrames));
     }
     // `check` has read the video track's description before returning it.
     let Some(coding) = coding else { return Err(corrupt(file, "its video track has no sample description".into())) };
@@ -486,11 +484,11 @@ fn upright(frame: RgbImage, orientation: Orientation) -> RgbImage {
 
 fn check_indices(info: &VideoInfo, indices: &[u64]) -> Result<()> {
     if indices.windows(2).any(|w| w[0] > w[1]) {
-        return Err(EngineError::Internal(format!("video frame indices must ascend, got {indices:?}")));
+        return Err(MediaError::Internal(format!("video frame indices must ascend, got {indices:?}")));
     }
     if let Some(&last) = indices.last() {
         if last >= info.frames {
-            return Err(EngineError::Internal(format!("frame {last} asked of a video with {} frames", info.frames)));
+            return Err(MediaError::Internal(format!("frame {last} asked of a video with {} frames", info.frames)));
         }
     }
     Ok(())
@@ -498,21 +496,21 @@ fn check_indices(info: &VideoInfo, indices: &[u64]) -> Result<()> {
 
 fn check_frames(file: &str, frames: u64, limits: &MediaLimits) -> Result<()> {
     if frames > limits.max_video_frames {
-        return Err(EngineError::media(file, MediaProblem::TooManyFrames { frames, limit: limits.max_video_frames }));
+        return Err(MediaError::media(file, MediaProblem::TooManyFrames { frames, limit: limits.max_video_frames }));
     }
     Ok(())
 }
 
 fn check_frame_size(file: &str, width: u32, height: u32, limits: &MediaLimits) -> Result<()> {
     if width as u64 * height as u64 > limits.max_video_frame_pixels {
-        return Err(EngineError::media(file, MediaProblem::FrameTooLarge { width, height, limit: limits.max_video_frame_pixels }));
+        return Err(MediaError::media(file, MediaProblem::FrameTooLarge { width, height, limit: limits.max_video_frame_pixels }));
     }
     Ok(())
 }
 
 fn check_seconds(file: &str, seconds: f64, limits: &MediaLimits) -> Result<()> {
     if seconds > limits.max_video_seconds {
-        return Err(EngineError::media(file, MediaProblem::VideoTooLong { seconds, limit: limits.max_video_seconds }));
+        return Err(MediaError::media(file, MediaProblem::VideoTooLong { seconds, limit: limits.max_video_seconds }));
     }
     Ok(())
 }
@@ -524,12 +522,12 @@ fn read_limited(path: &Path, file: &str, limits: &MediaLimits) -> Result<Vec<u8>
     std::fs::read(path).map_err(|e| unreadable(file, e))
 }
 
-fn corrupt(file: &str, detail: String) -> EngineError {
-    EngineError::media(file, MediaProblem::Corrupt { detail })
+fn corrupt(file: &str, detail: String) -> MediaError {
+    MediaError::media(file, MediaProblem::Corrupt { detail })
 }
 
-fn unreadable(file: &str, error: std::io::Error) -> EngineError {
-    EngineError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
+fn unreadable(file: &str, error: std::io::Error) -> MediaError {
+    MediaError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
 }
 
 #[cfg(test)]
@@ -617,7 +615,7 @@ mod tests {
             self.fed.lock().unwrap().push(display_index);
             out(display_index, &|| {
                 let data = std::fs::read(corpus(&format!("{}.f{display_index}.yuv", self.name)))
-                    .map_err(|_| EngineError::Internal(format!("frame {display_index} has no reference planes")))?;
+                    .map_err(|_| MediaError::Internal(format!("frame {display_index} has no reference planes")))?;
                 let (width, height) = (self.size.0 as usize, self.size.1 as usize);
                 let chroma = width.div_ceil(2) * height.div_ceil(2);
                 let (y, uv) = data.split_at(width * height);

@@ -7,7 +7,7 @@
 use std::ffi::CStr;
 use std::ptr;
 
-use crate::error::{EngineError, Result};
+use crate::error::{MediaError, Result};
 
 /// python-soxr's chunk: 48000 output samples' worth of input per call.
 const CHUNK_OUTPUT_SAMPLES: f64 = 48000.0;
@@ -15,7 +15,7 @@ const CHUNK_OUTPUT_SAMPLES: f64 = 48000.0;
 /// `samples` at `from` Hz, resampled to `to` Hz: `ceil(len × to / from)` samples.
 pub fn resample(samples: &[f32], from: u32, to: u32) -> Result<Vec<f32>> {
     if from == 0 || to == 0 {
-        return Err(EngineError::invalid("sample_rate", format!("{from} Hz to {to} Hz: rates must be positive")));
+        return Err(MediaError::invalid("sample_rate", format!("{from} Hz to {to} Hz: rates must be positive")));
     }
     if from == to || samples.is_empty() {
         return Ok(samples.to_vec());
@@ -144,14 +144,14 @@ impl Drop for Soxr {
     }
 }
 
-fn soxr_error(error: ffi::soxr_error_t, from: u32, to: u32) -> EngineError {
+fn soxr_error(error: ffi::soxr_error_t, from: u32, to: u32) -> MediaError {
     let detail = if error.is_null() {
         "out of memory".to_string()
     } else {
         // SAFETY: libsoxr's errors are static NUL-terminated strings.
         unsafe { CStr::from_ptr(error) }.to_string_lossy().into_owned()
     };
-    EngineError::invalid("sample_rate", format!("resampling {from} Hz to {to} Hz failed: {detail}"))
+    MediaError::invalid("sample_rate", format!("resampling {from} Hz to {to} Hz failed: {detail}"))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::io::{Read, Seek, SeekFrom};
 
 use image::metadata::Orientation;
 
-use crate::error::{EngineError, MediaProblem, Result};
+use crate::error::{MediaError, MediaProblem, Result};
 
 /// A video track as its sample tables describe it.
 #[derive(Debug, Clone)]
@@ -651,12 +651,12 @@ fn be64(data: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_be_bytes(data.get(at..at + 8)?.try_into().ok()?))
 }
 
-fn corrupt(file: &str, detail: String) -> EngineError {
-    EngineError::media(file, MediaProblem::Corrupt { detail })
+fn corrupt(file: &str, detail: String) -> MediaError {
+    MediaError::media(file, MediaProblem::Corrupt { detail })
 }
 
-fn unreadable(file: &str, error: std::io::Error) -> EngineError {
-    EngineError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
+fn unreadable(file: &str, error: std::io::Error) -> MediaError {
+    MediaError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
 }
 
 #[cfg(test)]

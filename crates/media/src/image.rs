@@ -10,8 +10,8 @@ use std::path::Path;
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, RgbImage};
 
-use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::{guarded, MediaLimits};
+use crate::error::{MediaError, MediaProblem, Result};
+use crate::{guarded, MediaLimits};
 
 /// The formats Confab accepts.
 const SUPPORTED: [ImageFormat; 6] =
@@ -30,7 +30,7 @@ pub(crate) struct ImageHeader {
 pub(crate) fn sniff(file: &str, start: &[u8]) -> Result<Option<ImageFormat>> {
     match image::guess_format(start) {
         Ok(format) if SUPPORTED.contains(&format) => Ok(Some(format)),
-        Ok(_) => Err(EngineError::media(file, MediaProblem::UnsupportedImage)),
+        Ok(_) => Err(MediaError::media(file, MediaProblem::UnsupportedImage)),
         Err(_) => Ok(None),
     }
 }
@@ -47,7 +47,7 @@ pub fn decode_image_bytes(file: &str, bytes: &[u8], limits: &MediaLimits) -> Res
 
 fn decode_guarded(file: &str, bytes: &[u8], limits: &MediaLimits) -> Result<RgbImage> {
     limits.check_bytes(file, bytes.len() as u64)?;
-    let format = sniff(file, bytes)?.ok_or_else(|| EngineError::media(file, MediaProblem::UnsupportedImage))?;
+    let format = sniff(file, bytes)?.ok_or_else(|| MediaError::media(file, MediaProblem::UnsupportedImage))?;
     let mut decoder = open(file, Cursor::new(bytes), format)?;
     let (width, height) = decoder.dimensions();
     limits.check_pixels(file, width, height)?;
@@ -85,11 +85,11 @@ fn open<'a, R: BufRead + Seek + 'a>(file: &str, reader: R, format: ImageFormat) 
     reader.into_decoder().map_err(|e| problem(file, e))
 }
 
-fn problem(file: &str, error: ImageError) -> EngineError {
+fn problem(file: &str, error: ImageError) -> MediaError {
     let problem = match error {
         ImageError::Unsupported(_) => MediaProblem::UnsupportedImage,
         ImageError::IoError(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => MediaProblem::Unreadable { detail: e.to_string() },
         other => MediaProblem::Corrupt { detail: other.to_string() },
     };
-    EngineError::media(file, problem)
+    MediaError::media(file, problem)
 }

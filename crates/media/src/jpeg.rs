@@ -8,11 +8,11 @@
 use image::RgbImage;
 use turbojpeg::{Colorspace, Decompressor, Image, PixelFormat};
 
-use crate::error::{EngineError, MediaProblem, Result};
+use crate::error::{MediaError, MediaProblem, Result};
 
 /// Decodes `bytes` (a whole JPEG file) to 8-bit RGB, as stored (EXIF orientation not applied).
 pub(crate) fn decode(file: &str, bytes: &[u8]) -> Result<RgbImage> {
-    let corrupt = |e: turbojpeg::Error| EngineError::media(file, MediaProblem::Corrupt { detail: e.to_string() });
+    let corrupt = |e: turbojpeg::Error| MediaError::media(file, MediaProblem::Corrupt { detail: e.to_string() });
     let mut decompressor = Decompressor::new().map_err(corrupt)?;
     // The defaults are Pillow's: accurate DCT, fancy (smooth) chroma upsampling.
     let header = decompressor.read_header(bytes).map_err(corrupt)?;
@@ -29,7 +29,7 @@ pub(crate) fn decode(file: &str, bytes: &[u8]) -> Result<RgbImage> {
         _ => pixels,
     };
     RgbImage::from_raw(width as u32, height as u32, rgb)
-        .ok_or_else(|| EngineError::media(file, MediaProblem::Corrupt { detail: "the decoded size is wrong".into() }))
+        .ok_or_else(|| MediaError::media(file, MediaProblem::Corrupt { detail: "the decoded size is wrong".into() }))
 }
 
 /// One pixel as libjpeg gives it for an Adobe CMYK file (each ink inverted) to Pillow's RGB:

@@ -25,7 +25,7 @@ use std::sync::{Mutex, PoisonError};
 use super::hevc::{HevcConfig, Sps};
 use super::track::{self, PictureSink};
 use super::yuv::YuvFrame;
-use crate::error::{EngineError, MediaProblem, Result};
+use crate::error::{MediaError, MediaProblem, Result};
 
 type OSStatus = i32;
 type CFTypeRef = *const c_void;
@@ -315,7 +315,7 @@ pub(crate) struct HevcDecoder {
 
 impl HevcDecoder {
     fn new(file: &str, config: &HevcConfig, sps: &Sps) -> Result<Self> {
-        let failed = |detail: String| EngineError::media(file, MediaProblem::VideoDecoderFailed { detail });
+        let failed = |detail: String| MediaError::media(file, MediaProblem::VideoDecoderFailed { detail });
         let sets: Vec<&[u8]> = config.vps.iter().chain(&config.sps).chain(&config.pps).map(Vec::as_slice).collect();
         let pointers: Vec<*const u8> = sets.iter().map(|set| set.as_ptr()).collect();
         let sizes: Vec<usize> = sets.iter().map(|set| set.len()).collect();
@@ -368,7 +368,7 @@ impl HevcDecoder {
         let status = unsafe { VTDecompressionSessionCreate(null(), format.0, null(), attributes.0, &callback, &mut session) };
         if status != 0 || session.is_null() {
             return Err(match status {
-                VT_COULD_NOT_FIND_VIDEO_DECODER | VT_VIDEO_DECODER_UNSUPPORTED_DATA_FORMAT => EngineError::media(
+                VT_COULD_NOT_FIND_VIDEO_DECODER | VT_VIDEO_DECODER_UNSUPPORTED_DATA_FORMAT => MediaError::media(
                     file,
                     MediaProblem::UnsupportedVideoCodec {
                         codec: format!("HEVC (H.265) {}, which this Mac does not decode", sps.describe()),
@@ -390,8 +390,8 @@ impl HevcDecoder {
         })
     }
 
-    fn failed(&self, detail: String) -> EngineError {
-        EngineError::media(&self.file, MediaProblem::VideoDecoderFailed { detail })
+    fn failed(&self, detail: String) -> MediaError {
+        MediaError::media(&self.file, MediaProblem::VideoDecoderFailed { detail })
     }
 
     /// Hands what the callback has queued to `out`, in the order it came.
@@ -402,7 +402,7 @@ impl HevcDecoder {
                 Output::Picture { index, buffer } => out(index, &|| self.planes(&buffer))?,
                 Output::Failed { index, status: VT_VIDEO_DECODER_BAD_DATA } => {
                     let detail = format!("macOS's HEVC decoder found bad data in frame {index}");
-                    return Err(EngineError::media(&self.file, MediaProblem::Corrupt { detail }));
+                    return Err(MediaError::media(&self.file, MediaProblem::Corrupt { detail }));
                 }
                 Output::Failed { index, status } => {
                     return Err(self.failed(format!("VideoToolbox error {status} on frame {index}")));
@@ -549,7 +549,7 @@ impl track::Decoder for HevcDecoder {
         self.drain(out)?;
         match status {
             0 => Ok(()),
-            VT_VIDEO_DECODER_BAD_DATA => Err(EngineError::media(
+            VT_VIDEO_DECODER_BAD_DATA => Err(MediaError::media(
                 &self.file,
                 MediaProblem::Corrupt { detail: format!("macOS's HEVC decoder found bad data in frame {display_index}") },
             )),

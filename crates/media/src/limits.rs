@@ -2,7 +2,7 @@
 //! before reading, pixel count from the image header before decoding, duration from the
 //! container before decoding audio (and again while decoding when the container doesn't say).
 
-use crate::error::{EngineError, MediaProblem, Result};
+use crate::error::{MediaError, MediaProblem, Result};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct MediaLimits {
@@ -40,24 +40,24 @@ impl Default for MediaLimits {
 impl MediaLimits {
     pub(crate) fn check_bytes(&self, file: &str, bytes: u64) -> Result<()> {
         if bytes == 0 {
-            return Err(EngineError::media(file, MediaProblem::EmptyFile));
+            return Err(MediaError::media(file, MediaProblem::EmptyFile));
         }
         if bytes > self.max_file_bytes {
-            return Err(EngineError::media(file, MediaProblem::FileTooLarge { bytes, limit: self.max_file_bytes }));
+            return Err(MediaError::media(file, MediaProblem::FileTooLarge { bytes, limit: self.max_file_bytes }));
         }
         Ok(())
     }
 
     pub(crate) fn check_pixels(&self, file: &str, width: u32, height: u32) -> Result<()> {
         if width as u64 * height as u64 > self.max_image_pixels {
-            return Err(EngineError::media(file, MediaProblem::TooManyPixels { width, height, limit: self.max_image_pixels }));
+            return Err(MediaError::media(file, MediaProblem::TooManyPixels { width, height, limit: self.max_image_pixels }));
         }
         Ok(())
     }
 
     pub(crate) fn check_seconds(&self, file: &str, seconds: f64) -> Result<()> {
         if seconds > self.max_audio_seconds {
-            return Err(EngineError::media(file, MediaProblem::TooLong { seconds: Some(seconds), limit: self.max_audio_seconds }));
+            return Err(MediaError::media(file, MediaProblem::TooLong { seconds: Some(seconds), limit: self.max_audio_seconds }));
         }
         Ok(())
     }

@@ -1,20 +1,23 @@
-//! Media attachments: decoding images, audio clips and videos into what a model's preprocessing
-//! takes (RGB8 pixels, mono f32 samples at a chosen rate, sampled RGB8 frames), checking limits
-//! before any expensive work,
-//! and the content hash that identifies a file across the store and the caches. Each model
-//! family's own preprocessing (resize, features, prompt expansion) lives in its folder under
-//! `model::families`.
+//! confab-media: decoding images, audio clips and videos into what a model's preprocessing takes
+//! (RGB8 pixels, mono f32 samples at a chosen rate, sampled RGB8 frames), checking limits before
+//! any expensive work, and the content hash that identifies a file across the store and the
+//! caches. No MLX and no models: the app checks attachments with this crate alone, and each model
+//! family's own preprocessing (features, prompt expansion) lives in the engine, in its folder
+//! under `model::families`; the resizers that reproduce Pillow's and torch's are here because
+//! they are pixels in, pixels out.
 
 mod aac;
 pub mod audio;
+pub mod defaults;
+pub mod error;
 pub mod hash;
 pub mod image;
 pub mod item;
 mod jpeg;
+mod kind;
 pub mod limits;
 mod mp3;
 pub mod pil_resize;
-pub mod prompt;
 pub mod resample;
 pub mod swresample;
 mod system_ffmpeg;
@@ -28,18 +31,18 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 pub use self::audio::{decode_audio, decode_audio_builtin, decode_audio_bytes, system_ffmpeg_version, Audio};
+pub use self::error::{MediaError, MediaProblem};
 pub use self::hash::{content_hash, hash_file};
 pub use self::image::{decode_image, decode_image_bytes};
 pub use self::item::MediaItem;
+pub use self::kind::MediaKind;
 pub use self::limits::MediaLimits;
-pub use self::prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
 pub use self::thumbnail::video_thumbnail;
 pub use self::video::{decode_video, decode_video_planes, decode_video_with, describe_video, probe_video, Video, VideoInfo, YuvFrame};
 pub use self::video_reader::{FileVideos, VideoReader};
-pub use crate::media_kind::MediaKind;
 pub use ::image::RgbImage;
 
-use crate::error::{EngineError, MediaProblem, Result};
+use crate::error::Result;
 
 /// What `probe` learns from a file's headers.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -144,16 +147,16 @@ pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
             fps: None,
             codec: None,
         }),
-        Err(EngineError::Media { problem: MediaProblem::UnsupportedAudio, .. }) => {
+        Err(MediaError::Media { problem: MediaProblem::UnsupportedAudio, .. }) => {
             if let Some(format) = self::video::foreign_container(&start) {
-                return Err(EngineError::media(&file, MediaProblem::UnsupportedVideoFormat { format: format.into() }));
+                return Err(MediaError::media(&file, MediaProblem::UnsupportedVideoFormat { format: format.into() }));
             }
-            Err(EngineError::media(&file, unrecognised(&file)))
+            Err(MediaError::media(&file, unrecognised(&file)))
         }
         // An image format we don't read (HEIC is an MP4-like box file) can confuse the audio
         // probe into "damaged"; its name says what it really is.
-        Err(EngineError::Media { problem: MediaProblem::Corrupt { .. }, .. }) if unrecognised(&file) == MediaProblem::UnsupportedImage => {
-            Err(EngineError::media(&file, MediaProblem::UnsupportedImage))
+        Err(MediaError::Media { problem: MediaProblem::Corrupt { .. }, .. }) if unrecognised(&file) == MediaProblem::UnsupportedImage => {
+            Err(MediaError::media(&file, MediaProblem::UnsupportedImage))
         }
         Err(other) => Err(other),
     }
@@ -182,7 +185,7 @@ pub(crate) fn guarded<T>(file: &str, work: impl FnOnce() -> Result<T>) -> Result
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "the decoder failed".into());
-        Err(EngineError::media(file, MediaProblem::Corrupt { detail }))
+        Err(MediaError::media(file, MediaProblem::Corrupt { detail }))
     })
 }
 
@@ -200,6 +203,6 @@ pub(crate) fn read_file(path: &Path, limits: &MediaLimits) -> Result<(String, Ve
     Ok((file, data))
 }
 
-fn unreadable(file: &str, error: std::io::Error) -> EngineError {
-    EngineError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
+fn unreadable(file: &str, error: std::io::Error) -> MediaError {
+    MediaError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
 }

@@ -1,7 +1,8 @@
 //! The kinds of media a model may read. A module of its own because errors name them, and the
-//! media code returns those errors (`crate::media` re-exports it).
+//! media code returns those errors.
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum MediaKind {
     Image,

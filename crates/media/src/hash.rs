@@ -6,7 +6,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::error::{EngineError, MediaProblem, Result};
+use crate::error::{MediaError, MediaProblem, Result};
 
 pub fn content_hash(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
@@ -14,7 +14,7 @@ pub fn content_hash(bytes: &[u8]) -> String {
 
 /// The hash of a file, read in chunks (no limit on its size).
 pub fn hash_file(path: &Path) -> Result<String> {
-    let unreadable = |e: std::io::Error| EngineError::media(super::display_name(path), MediaProblem::Unreadable { detail: e.to_string() });
+    let unreadable = |e: std::io::Error| MediaError::media(super::display_name(path), MediaProblem::Unreadable { detail: e.to_string() });
     let mut file = std::fs::File::open(path).map_err(unreadable)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 16];

@@ -28,9 +28,9 @@ use symphonia::core::io::{MediaSource, MediaSourceStream};
 use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::Hint;
 
-use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::system_ffmpeg::{self, AacToMono, FfmpegError};
-use crate::media::{aac, guarded, mp3, resample, swresample, MediaLimits};
+use crate::error::{MediaError, MediaProblem, Result};
+use crate::system_ffmpeg::{self, AacToMono, FfmpegError};
+use crate::{aac, guarded, mp3, resample, swresample, MediaLimits};
 
 /// Mono samples in [-1, 1] at `sample_rate`.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,7 +137,7 @@ fn decode_guarded(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLi
         let skip = priming.map_or(0, |p| p.samples_at(decoded.sample_rate)) as usize;
         let channels: Vec<Vec<f32>> = decoded.channels.into_iter().map(|c| c.get(skip..).unwrap_or_default().to_vec()).collect();
         if channels.first().is_none_or(Vec::is_empty) {
-            return Err(EngineError::media(file, MediaProblem::NoAudio));
+            return Err(MediaError::media(file, MediaProblem::NoAudio));
         }
         swresample::resample_to_mono(&channels, decoded.sample_rate, sample_rate)
     } else {
@@ -179,7 +179,7 @@ fn decode_with_system_ffmpeg(
         }
         let (frames, rate) = decoder.decoded();
         if rate > 0 && frames as f64 > limits.max_audio_seconds * rate as f64 {
-            return Err(EngineError::media(file, MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds }));
+            return Err(MediaError::media(file, MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds }));
         }
     }
     let samples = match decoder.finish() {
@@ -189,11 +189,11 @@ fn decode_with_system_ffmpeg(
     if samples.is_empty() {
         let detail = match (decoder.decoded().0, decoder.damaged_packets(), n_frames) {
             // Only the encoder's priming, or nothing at all.
-            (1.., _, _) | (0, 0, None | Some(0)) => return Err(EngineError::media(file, MediaProblem::NoAudio)),
+            (1.., _, _) | (0, 0, None | Some(0)) => return Err(MediaError::media(file, MediaProblem::NoAudio)),
             (0, 0, Some(_)) => "its header promises audio but the samples are missing".to_string(),
             (0, n, _) => format!("none of its {n} audio packets decoded"),
         };
-        return Err(EngineError::media(file, MediaProblem::Corrupt { detail }));
+        return Err(MediaError::media(file, MediaProblem::Corrupt { detail }));
     }
     Ok(Ok(samples))
 }
@@ -205,8 +205,8 @@ fn mean_of_channels(interleaved: &[f32], channels: usize) -> Vec<f32> {
     interleaved.chunks_exact(channels).map(|frame| frame.iter().sum::<f32>() / count).collect()
 }
 
-fn unreadable(file: &str, error: std::io::Error) -> EngineError {
-    EngineError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
+fn unreadable(file: &str, error: std::io::Error) -> MediaError {
+    MediaError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
 }
 
 /// Reads only the container's headers and checks the duration limit.
@@ -250,9 +250,9 @@ fn open(file: &str, source: Box<dyn MediaSource>) -> Result<Box<dyn FormatReader
     let options = FormatOptions { enable_gapless: true, ..Default::default() };
     match symphonia::default::get_probe().format(&hint, stream, &options, &MetadataOptions::default()) {
         Ok(probed) => Ok(probed.format),
-        Err(AudioError::Unsupported(_)) => Err(EngineError::media(file, MediaProblem::UnsupportedAudio)),
+        Err(AudioError::Unsupported(_)) => Err(MediaError::media(file, MediaProblem::UnsupportedAudio)),
         Err(AudioError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            Err(EngineError::media(file, MediaProblem::UnsupportedAudio))
+            Err(MediaError::media(file, MediaProblem::UnsupportedAudio))
         }
         Err(e) => Err(corrupt(file, e)),
     }
@@ -263,7 +263,7 @@ fn audio_track(file: &str, reader: &dyn FormatReader) -> Result<(u32, CodecParam
         .tracks()
         .iter()
         .find(|t| t.codec_params.codec != CODEC_TYPE_NULL)
-        .ok_or_else(|| EngineError::media(file, MediaProblem::NoAudio))?;
+        .ok_or_else(|| MediaError::media(file, MediaProblem::NoAudio))?;
     Ok((track.id, track.codec_params.clone()))
 }
 
@@ -288,7 +288,7 @@ fn header(params: &CodecParameters, is_mp4: bool) -> AudioHeader {
 
 fn check_header(file: &str, header: &AudioHeader, limits: &MediaLimits) -> Result<()> {
     match header.seconds {
-        Some(s) if s <= 0.0 => Err(EngineError::media(file, MediaProblem::NoAudio)),
+        Some(s) if s <= 0.0 => Err(MediaError::media(file, MediaProblem::NoAudio)),
         Some(s) => limits.check_seconds(file, s),
         None => Ok(()),
     }
@@ -356,25 +356,25 @@ fn decode(file: &str, reader: &mut dyn FormatReader, track: u32, params: &CodecP
         }
         let frames = planes[0].len();
         if rate > 0 && frames as f64 > limits.max_audio_seconds * rate as f64 {
-            return Err(EngineError::media(file, MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds }));
+            return Err(MediaError::media(file, MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds }));
         }
     }
     if planes.first().is_none_or(Vec::is_empty) || rate == 0 {
         let detail = match (skipped, params.n_frames) {
             (0, Some(frames)) if frames > 0 => "its header promises audio but the samples are missing".to_string(),
-            (0, _) => return Err(EngineError::media(file, MediaProblem::NoAudio)),
+            (0, _) => return Err(MediaError::media(file, MediaProblem::NoAudio)),
             (n, _) => format!("none of its {n} audio packets decoded"),
         };
-        return Err(EngineError::media(file, MediaProblem::Corrupt { detail }));
+        return Err(MediaError::media(file, MediaProblem::Corrupt { detail }));
     }
     Ok(Decoded { channels: planes, sample_rate: rate })
 }
 
-fn corrupt_detail(file: &str, detail: &str) -> EngineError {
-    EngineError::media(file, MediaProblem::Corrupt { detail: detail.into() })
+fn corrupt_detail(file: &str, detail: &str) -> MediaError {
+    MediaError::media(file, MediaProblem::Corrupt { detail: detail.into() })
 }
 
-fn unsupported_codec(file: &str, codec: CodecType) -> EngineError {
+fn unsupported_codec(file: &str, codec: CodecType) -> MediaError {
     let name = match codec {
         codecs::CODEC_TYPE_OPUS => "Opus".to_string(),
         codecs::CODEC_TYPE_ALAC => "ALAC".to_string(),
@@ -382,7 +382,7 @@ fn unsupported_codec(file: &str, codec: CodecType) -> EngineError {
         codecs::CODEC_TYPE_MP3 | codecs::CODEC_TYPE_MP2 | codecs::CODEC_TYPE_MP1 => "MPEG audio inside another container".to_string(),
         other => format!("codec {other}"),
     };
-    EngineError::media(file, MediaProblem::UnsupportedCodec { codec: name })
+    MediaError::media(file, MediaProblem::UnsupportedCodec { codec: name })
 }
 
 /// The next packet of `track`; `None` at the end of the file.
@@ -398,8 +398,8 @@ fn next_packet_of(reader: &mut dyn FormatReader, track: u32, file: &str) -> Resu
     }
 }
 
-fn corrupt(file: &str, error: AudioError) -> EngineError {
-    EngineError::media(file, MediaProblem::Corrupt { detail: error.to_string() })
+fn corrupt(file: &str, error: AudioError) -> MediaError {
+    MediaError::media(file, MediaProblem::Corrupt { detail: error.to_string() })
 }
 
 #[cfg(test)]
@@ -408,16 +408,16 @@ mod tests {
 
     #[test]
     fn the_duration_limit_holds_while_decoding_when_the_container_does_not_say() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media/sine1k.flac");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/media/sine1k.flac");
         let mut reader = open("sine1k.flac", Box::new(std::fs::File::open(path).unwrap())).unwrap();
         let (track, mut params) = audio_track("sine1k.flac", reader.as_ref()).unwrap();
         params.n_frames = None; // as for a stream without a length
         let limits = MediaLimits { max_audio_seconds: 0.2, ..Default::default() };
         let error = decode("sine1k.flac", reader.as_mut(), track, &params, &limits).unwrap_err();
         let expected = MediaProblem::TooLong { seconds: None, limit: 0.2 };
-        assert!(matches!(error, EngineError::Media { problem, .. } if problem == expected));
+        assert!(matches!(error, MediaError::Media { problem, .. } if problem == expected));
         assert_eq!(
-            EngineError::media("a.flac", expected).to_string(),
+            MediaError::media("a.flac", expected).to_string(),
             "a.flac: the clip is longer than the 0.2 s limit; trim it and try again"
         );
     }

@@ -22,8 +22,8 @@ use std::ffi::CStr;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::raw::{c_int, c_long, c_void};
 
-use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::MediaLimits;
+use crate::error::{MediaError, MediaProblem, Result};
+use crate::MediaLimits;
 
 /// Anything mpg123 can read through: a file or bytes in memory.
 pub(crate) trait ReadSeek: Read + Seek {}
@@ -127,7 +127,7 @@ pub(crate) fn decode(file: &str, source: &mut dyn ReadSeek, limits: &MediaLimits
     let mut stream = Stream::open(file, &mut io)?;
     let header = stream.header;
     match header.seconds() {
-        Some(seconds) if seconds <= 0.0 => return Err(EngineError::media(file, MediaProblem::NoAudio)),
+        Some(seconds) if seconds <= 0.0 => return Err(MediaError::media(file, MediaProblem::NoAudio)),
         Some(seconds) => limits.check_seconds(file, seconds)?,
         None => {}
     }
@@ -150,12 +150,12 @@ pub(crate) fn decode(file: &str, source: &mut dyn ReadSeek, limits: &MediaLimits
         }
         interleaved.extend_from_slice(&chunk[..got]);
         if (interleaved.len() / channels) as u64 > limit_frames {
-            return Err(EngineError::media(file, MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds }));
+            return Err(MediaError::media(file, MediaProblem::TooLong { seconds: None, limit: limits.max_audio_seconds }));
         }
     }
     interleaved.truncate(interleaved.len() / channels * channels);
     if interleaved.is_empty() {
-        return Err(EngineError::media(file, MediaProblem::NoAudio));
+        return Err(MediaError::media(file, MediaProblem::NoAudio));
     }
     Ok(Mp3Samples { interleaved, sample_rate: header.sample_rate, channels })
 }
@@ -180,7 +180,7 @@ impl<'s, 'a> Stream<'s, 'a> {
         // SAFETY: a null decoder name asks for the default (the best for this CPU).
         let handle = unsafe { ffi::mpg123_new(std::ptr::null(), &mut code) };
         if handle.is_null() {
-            return Err(EngineError::Internal(format!("libmpg123 could not start: {}", plain_error(code))));
+            return Err(MediaError::Internal(format!("libmpg123 could not start: {}", plain_error(code))));
         }
         let mut stream = Stream { handle, io, file, header: Mp3Header { sample_rate: 0, channels: 0, frames: None } };
         // SAFETY: `handle` is live; the reader's handle is `stream.io`, which outlives it (the
@@ -232,18 +232,18 @@ impl<'s, 'a> Stream<'s, 'a> {
     }
 
     /// The error for a failed call: the reader's own I/O error where there was one.
-    fn failure(&mut self, code: c_int) -> EngineError {
+    fn failure(&mut self, code: c_int) -> MediaError {
         if let Some(error) = self.io.error.take() {
-            return EngineError::media(self.file, MediaProblem::Unreadable { detail: error.to_string() });
+            return MediaError::media(self.file, MediaProblem::Unreadable { detail: error.to_string() });
         }
         match code {
-            ffi::MPG123_DONE => EngineError::media(self.file, MediaProblem::NoAudio),
+            ffi::MPG123_DONE => MediaError::media(self.file, MediaProblem::NoAudio),
             _ => self.corrupt(self.handle_error()),
         }
     }
 
-    fn corrupt(&self, detail: String) -> EngineError {
-        EngineError::media(self.file, MediaProblem::Corrupt { detail: format!("MP3: {detail}") })
+    fn corrupt(&self, detail: String) -> MediaError {
+        MediaError::media(self.file, MediaProblem::Corrupt { detail: format!("MP3: {detail}") })
     }
 
     fn handle_error(&self) -> String {
@@ -371,7 +371,7 @@ mod tests {
 
     fn problem(result: Result<Mp3Samples>) -> MediaProblem {
         match result {
-            Err(EngineError::Media { problem, .. }) => problem,
+            Err(MediaError::Media { problem, .. }) => problem,
             other => panic!("expected a media error, got {other:?}"),
         }
     }
