@@ -2,7 +2,9 @@
 generation prompt (as Qwen3's does), so its random words fall in the reasoning block. The
 Thinking section streams open above the answer, folds with how long the model thought when
 it stops, comes back folded when the chat is reopened (and after a restart), and the chat's
-thinking switch turns it off through the template's `enable_thinking`."""
+thinking switch turns it off through the template's `enable_thinking`. The same with the tiny
+Qwen3.5 wearing Qwen3.5's real template (tests/reference/fixtures/templates), whose random words
+may close the block themselves: its section streams, folds and is kept."""
 import json
 import pathlib
 import re
@@ -14,6 +16,8 @@ from harness import AppTestCase
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 QWEN3 = ROOT / "tests/reference/fixtures/tiny/qwen3"
+QWEN3_5 = ROOT / "tests/reference/fixtures/tiny/qwen3_5"
+TEMPLATES = ROOT / "tests/reference/fixtures/templates"
 # As tests/server/test_openai.py's: Qwen3's generation prompt, thinking unless switched off.
 THINKING_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
@@ -51,15 +55,26 @@ return { open: r.open, label: r.querySelector('summary').textContent,
 
 
 class Thinking(AppTestCase):
+    source = QWEN3
+    model_name = "qwen3-thinking"
+    screenshot_name = "thinking-reply"
+    # The tiny Qwen3's random words never write `</think>` at this seed: all of it is reasoning.
+    all_reasoning = True
+
     @classmethod
-    def setUpClass(cls):
-        cls.folder = pathlib.Path(tempfile.mkdtemp(prefix="confab-e2e-qwen3-thinking-"))
-        model = cls.folder / "qwen3-thinking"
-        shutil.copytree(QWEN3, model)
+    def dress(cls, model: pathlib.Path):
+        """Gives the copied checkpoint its thinking template."""
         config = json.loads((model / "tokenizer_config.json").read_text())
         config["chat_template"] = THINKING_TEMPLATE
         (model / "tokenizer_config.json").write_text(json.dumps(config))
-        cls.extra_models = {"qwen3-thinking": model}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = pathlib.Path(tempfile.mkdtemp(prefix=f"confab-e2e-{cls.model_name}-"))
+        model = cls.folder / cls.model_name
+        shutil.copytree(cls.source, model, ignore=shutil.ignore_patterns("*reference*"))
+        cls.dress(model)
+        cls.extra_models = {cls.model_name: model}
         super().setUpClass()
 
     @classmethod
@@ -75,8 +90,8 @@ class Thinking(AppTestCase):
         app.wait_model_ready()
         self.assertIsNone(app.one("thinking-switch"), "the default model's template has no thinking switch")
         app.click("model-picker")
-        app.wait_for("model-item", extra='[data-path$="qwen3-thinking"]', timeout=60).click()
-        app.wait_until(lambda: "qwen3-thinking" in app.text(app.wait_for("model-picker")), 120,
+        app.wait_for("model-item", extra=f'[data-path$="{self.model_name}"]', timeout=60).click()
+        app.wait_until(lambda: self.model_name in app.text(app.wait_for("model-picker")), 120,
                        "the picker does not show the thinking model")
         app.wait_model_ready()
         # Long enough to watch it stream: the tiny model writes hundreds of tokens a second.
@@ -106,9 +121,10 @@ class Thinking(AppTestCase):
         self.assertTrue(section["text"].strip())
         self.assertEqual(section["html"], 0, "the reasoning is plain text")
         self.assertNotIn("<think>", section["text"] + section["answer"], "the markup is not shown")
-        self.assertFalse(section["answer"].strip(), "the random words all fell in the reasoning block")
+        if self.all_reasoning:
+            self.assertFalse(section["answer"].strip(), "the random words all fell in the reasoning block")
         self.__class__.reply = (app.current_conversation(), reply["id"], section)
-        app.screenshot("thinking-reply")
+        app.screenshot(self.screenshot_name)
 
     def test_03_it_is_there_after_reopening_the_chat_and_a_restart(self):
         app = self.app
@@ -138,6 +154,24 @@ class Thinking(AppTestCase):
         self.assertIsNone(self.section(reply["id"]), "no reasoning: the template closed the block")
         self.assertTrue(done["text"].strip(), "the words are the answer now")
         self.assertTrue(re.search(r"\S", done["text"]))
+
+
+class ThinkingQwen3_5(Thinking):
+    """The tiny Qwen3.5 wearing Qwen3.5's own template, which opens `<think>` unless
+    `enable_thinking` is false. Its random words may write `</think>` (and `<think>` again), so
+    the checks are the section's: it streams open, folds with its time, and is kept. The switch is
+    the Qwen3 class's test (and tests/server/test_templates.py's for this template)."""
+
+    source = QWEN3_5
+    model_name = "qwen3_5-thinking"
+    screenshot_name = "thinking-reply-qwen3_5"
+    all_reasoning = False
+    test_04_the_switch_turns_thinking_off_for_the_chat = None
+
+    @classmethod
+    def dress(cls, model: pathlib.Path):
+        # chat_template.jinja comes before tokenizer_config.json's template.
+        shutil.copyfile(TEMPLATES / "Qwen3.5-4B.jinja", model / "chat_template.jinja")
 
 
 if __name__ == "__main__":
