@@ -22,7 +22,7 @@
 
 mod common;
 
-use common::{fixture, floats, ids, json, max_diff};
+use common::{fixture, floats, ids, json, max_diff, reply, Reply};
 use confab_engine::cache::PrefixOptions;
 use confab_engine::media::{decode_image, MediaItem, MediaLimits};
 use confab_engine::model::families::qwen3_vl::config::{ImageProcessorConfig, VisionConfig};
@@ -157,21 +157,9 @@ fn ask(engine: &Engine, model: ModelId, messages: Vec<ChatMessage>, steps: u32) 
     request.ignore_eos = true;
     request.chunk_size = 16;
     request.logits_path = Some(logits_file.path().to_path_buf());
-    let (mut plan, mut ids, mut text) = (None, vec![], String::new());
-    for event in engine.generate(request) {
-        match event {
-            Event::Plan(p) => plan = Some(p),
-            Event::Token { id, text: t } => {
-                ids.push(id);
-                text.push_str(&t);
-            }
-            Event::Text(t) => text.push_str(&t),
-            Event::Error(e) => panic!("{e}"),
-            Event::Done { .. } => {}
-        }
-    }
+    let Reply { plan, ids, text, .. } = reply(engine, request);
     let first_logits = confab_engine::npy::read_f32(logits_file.path()).unwrap();
-    Outcome { plan: plan.expect("a plan comes first"), ids, text, first_logits }
+    Outcome { plan, ids, text, first_logits }
 }
 
 fn sources(plan: &Plan) -> Vec<EncoderUse> {

@@ -25,6 +25,7 @@ use std::sync::atomic::AtomicBool;
 mod common;
 
 use common::crafted::{huge_png_header, wav_header, write};
+use common::{reply, Reply};
 use confab_engine::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
 use confab_engine::media::{MediaItem, MediaKind, MediaLimits, RgbImage};
 use confab_engine::model::families::gemma4::processor::{AudioInput, ImageInput, MediaTokens, ProcessorConfig};
@@ -481,26 +482,13 @@ fn engine_with_encoder_dir(dir: Option<&Path>) -> Engine {
     Engine::start(EngineOptions { encoder, ..Default::default() }).unwrap()
 }
 
-fn engine_ask(engine: &Engine, model: confab_engine::runtime::ModelId, messages: Vec<ChatMessage>) -> Outcome {
+fn engine_ask(engine: &Engine, model: confab_engine::runtime::ModelId, messages: Vec<ChatMessage>) -> Reply {
     let mut sampling = SamplingParams::greedy();
     sampling.max_tokens = 16;
     let mut request = Request::new(model, Prompt::Chat(messages), sampling);
     request.ignore_eos = true;
     request.chunk_size = 16;
-    let (mut plan, mut ids, mut text) = (None, vec![], String::new());
-    for event in engine.generate(request) {
-        match event {
-            Event::Plan(p) => plan = Some(p),
-            Event::Token { id, text: t } => {
-                ids.push(id);
-                text.push_str(&t);
-            }
-            Event::Text(t) => text.push_str(&t),
-            Event::Error(e) => panic!("{e}"),
-            Event::Done { .. } => {}
-        }
-    }
-    Outcome { plan: plan.unwrap(), ids, text }
+    reply(engine, request)
 }
 
 #[test]

@@ -4,10 +4,14 @@
 //! quotes its prompt; the prefix cache serves a follow-up after a speculative reply as a cold
 //! run computes it; and the plan says why a request cannot speculate.
 
+mod common;
+
 use std::path::PathBuf;
 
+use common::{reply as run, Reply as Outcome};
+
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Usage};
+use confab_engine::runtime::{Engine, EngineOptions, ModelId, Prompt, PromptLookup, Request, Speculative, StopReason};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 use confab_engine::{AppPaths, DefaultModel};
@@ -29,32 +33,6 @@ fn load(path: PathBuf) -> (Engine, ModelId) {
 }
 
 const LOOKUP: Speculative = Speculative::PromptLookup(PromptLookup { ngram: 3, max_draft: 8 });
-
-struct Outcome {
-    plan: Plan,
-    ids: Vec<u32>,
-    text: String,
-    reason: StopReason,
-    usage: Usage,
-}
-
-fn run(engine: &Engine, request: Request) -> Outcome {
-    let (mut plan, mut ids, mut text, mut done) = (None, vec![], String::new(), None);
-    for event in engine.generate(request) {
-        match event {
-            Event::Plan(p) => plan = Some(p),
-            Event::Token { id, text: t } => {
-                ids.push(id);
-                text.push_str(&t);
-            }
-            Event::Text(t) => text.push_str(&t),
-            Event::Done { reason, usage, .. } => done = Some((reason, usage)),
-            Event::Error(e) => panic!("{e}"),
-        }
-    }
-    let (reason, usage) = done.expect("a Done event");
-    Outcome { plan: plan.expect("a plan"), ids, text, reason, usage }
-}
 
 /// The request as it is, and with prompt lookup: the same reply, token for token and in text,
 /// ending for the same reason. Returns the speculative run.

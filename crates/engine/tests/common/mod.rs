@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use confab_engine::model::LoadOptions;
 use confab_engine::npy;
-use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request};
+use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Plan, Prompt, Request, StopReason, Usage};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 use serde_json::Value;
@@ -83,4 +83,32 @@ pub fn check_fixture(name: &str, tolerance: f32) {
     let chat = &reference["chat"];
     let messages: Vec<ChatMessage> = serde_json::from_value(chat["messages"].clone()).unwrap();
     assert_eq!(engine.tokenize(model, Prompt::Chat(messages)).unwrap(), ids(&chat["ids"]), "{name}: chat template ids");
+}
+
+/// What a request's events said: its plan, the tokens and text it wrote, and how it ended.
+pub struct Reply {
+    pub plan: Plan,
+    pub ids: Vec<u32>,
+    pub text: String,
+    pub reason: StopReason,
+    pub usage: Usage,
+}
+
+/// Runs `request` to its end; an error event fails the test.
+pub fn reply(engine: &Engine, request: Request) -> Reply {
+    let (mut plan, mut ids, mut text, mut done) = (None, vec![], String::new(), None);
+    for event in engine.generate(request) {
+        match event {
+            Event::Plan(p) => plan = Some(p),
+            Event::Token { id, text: t } => {
+                ids.push(id);
+                text.push_str(&t);
+            }
+            Event::Text(t) => text.push_str(&t),
+            Event::Done { reason, usage, .. } => done = Some((reason, usage)),
+            Event::Error(e) => panic!("{e}"),
+        }
+    }
+    let (reason, usage) = done.expect("a Done event");
+    Reply { plan: plan.expect("a plan comes first"), ids, text, reason, usage }
 }
