@@ -270,7 +270,14 @@ class ServerClient(threading.Thread):
         self.port, self.arrivals, self.error = port, [], None
 
     def run(self) -> None:
-        body = json.dumps({"model": "default", "stream": True, "max_tokens": 4000, "temperature": 0,
+        try:
+            # The server answers only to the loaded model's name (GET /v1/models lists it).
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/v1/models", timeout=60) as listing:
+                model = json.load(listing)["data"][0]["id"]
+        except Exception as e:  # noqa: BLE001 - reported beside the figures
+            self.error = repr(e)
+            return
+        body = json.dumps({"model": model, "stream": True, "max_tokens": 4000, "temperature": 0,
                            "messages": [{"role": "user", "content": LONG}]}).encode()
         request = urllib.request.Request(f"http://127.0.0.1:{self.port}/v1/chat/completions", body,
                                          {"Content-Type": "application/json"})

@@ -103,7 +103,7 @@ npm_ci_locked ui "UI dependencies"
 npm_ci_locked tests/mcp "the MCP test servers"
 
 # --- 5. default model -----------------------------------------------------------------------
-# The app's models folder; keep in step with crates/engine/src/paths.rs.
+# The app's models folder; keep in step with crates/paths/src/lib.rs.
 if [[ -n "${CONFAB_HOME:-}" ]]; then
   models_dir=$CONFAB_HOME/models
 elif [[ "$(uname -s)" == Darwin ]]; then

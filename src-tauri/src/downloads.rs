@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use confab_engine::model::{format::gguf, registry};
+use confab_engine::model::registry;
+use confab_engine::model::runs_here::{runs_here, Architecture};
 use confab_hub::{HubClient, HubError, Progress, PullOptions, RepoCache};
 
 use crate::sync::lock;
@@ -223,8 +224,8 @@ impl Downloads {
         let id = download_id(&repo, &files);
         let mut options = PullOptions::new(
             source.cache_dir.clone(),
-            |model_type| registry::family(model_type).is_some(),
-            gguf::supports,
+            |config| runs_here(Architecture::Config(config)),
+            |architecture| runs_here(Architecture::Gguf(architecture)),
             registry::supported(),
         );
         options.files = files;

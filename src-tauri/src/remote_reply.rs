@@ -15,14 +15,15 @@ use crate::settings::Settings;
 use crate::tool_call::ModelCall;
 use crate::tool_rounds::{self, stopped};
 
-/// The sampling settings as the API's fields (neutral values are left out by the client).
+/// The sampling settings as the API's fields (neutral values are left out by the client); a
+/// setting left to the model is not sent, so the provider's model uses its own.
 pub fn sampling(settings: &Settings) -> Sampling {
     Sampling {
-        temperature: Some(settings.temperature),
-        top_p: Some(settings.top_p),
-        top_k: Some(settings.top_k.max(0) as u32),
-        min_p: Some(settings.min_p),
-        repetition_penalty: Some(settings.repetition_penalty),
+        temperature: settings.temperature,
+        top_p: settings.top_p,
+        top_k: settings.top_k.map(|k| k.max(0) as u32),
+        min_p: settings.min_p,
+        repetition_penalty: settings.repetition_penalty,
         presence_penalty: None,
         max_tokens: Some(settings.max_tokens),
         seed: settings.seed,
@@ -69,10 +70,14 @@ pub async fn chat_messages(
             Role::Assistant => "assistant",
         };
         let mut parts = Vec::new();
-        if !message.content.is_empty() {
-            parts.push(Part::Text(message.content.clone()));
+        let attachments = store.message_attachments(message.id).await.map_err(|e| e.to_string())?;
+        // Documents go in the text, before the words typed, as for a local model.
+        let documents = crate::documents::prompt_texts(store, &attachments).await.map_err(|e| e.0)?;
+        let text = confab_documents::with_documents(&documents, &message.content);
+        if !text.is_empty() {
+            parts.push(Part::Text(text));
         }
-        for attachment in store.message_attachments(message.id).await.map_err(|e| e.to_string())? {
+        for attachment in attachments {
             // Earlier turns may hold media this model does not take (sent to another model):
             // they stay in the history but are not sent. Videos have no content part.
             let audio = match MediaKind::of_mime(&attachment.mime) {
@@ -307,8 +312,8 @@ mod tests {
     }
 
     fn default_model() -> PathBuf {
-        let manifest = confab_engine::DefaultModel::manifest();
-        let paths = confab_engine::AppPaths::from_env();
+        let manifest = confab_paths::DefaultModel::manifest();
+        let paths = confab_paths::AppPaths::from_env();
         assert!(manifest.is_present(&paths), "the default model is not installed; run scripts/setup.sh");
         manifest.path(&paths)
     }
@@ -354,7 +359,7 @@ mod tests {
             let reply = self.store.start_reply(conversation, self.question).await.unwrap();
             let branch = self.store.branch(conversation, self.question).await.unwrap();
             let messages = chat_messages(&self.store, &target, "Be brief.", &branch).await.unwrap();
-            let settings = Settings { temperature: 0.0, max_tokens, seed: Some(1), ..Settings::default() };
+            let settings = Settings { temperature: Some(0.0), max_tokens, seed: Some(1), ..Settings::default() };
             let request = ChatRequest {
                 model: target.model.id.clone(),
                 messages,
@@ -476,7 +481,8 @@ mod tests {
 
     #[test]
     fn settings_map_to_the_apis_fields() {
-        let settings = Settings { temperature: 0.7, top_p: 0.8, max_tokens: 64, seed: Some(3), top_k: -1, ..Settings::default() };
+        let settings =
+            Settings { temperature: Some(0.7), top_p: Some(0.8), max_tokens: 64, seed: Some(3), top_k: Some(-1), ..Settings::default() };
         let body =
             ChatRequest { model: "m".into(), messages: vec![], sampling: sampling(&settings), tools: Vec::new(), tool_choice: None }.body();
         assert_eq!(
@@ -485,5 +491,14 @@ mod tests {
         );
         assert_eq!(body["top_p"].as_f64().map(|p| (p * 10.0).round()), Some(8.0));
         assert!(body.get("top_k").is_none(), "a top-k of 0 or less is off");
+        let untouched = ChatRequest {
+            model: "m".into(),
+            messages: vec![],
+            sampling: sampling(&Settings::default()),
+            tools: Vec::new(),
+            tool_choice: None,
+        }
+        .body();
+        assert!(untouched.get("temperature").is_none() && untouched.get("top_p").is_none(), "left to the provider's model");
     }
 }

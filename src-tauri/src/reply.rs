@@ -4,16 +4,17 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use confab_engine::runtime::{Generation, Prompt};
+use confab_engine::runtime::{Generation, ModelInfo, Prompt};
 use confab_engine::ChatMessage;
 use confab_media::{MediaItem, MediaKind};
 use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, Role, Store};
 use tauri::ipc::Channel;
 use tauri::AppHandle;
 
+use crate::documents;
 use crate::failure::Failure;
 use crate::local_reply;
-use crate::model_slot::{Current, LoadedModel};
+use crate::model_slot::Current;
 use crate::providers::RemoteTarget;
 use crate::remote_reply;
 use crate::settings::Settings;
@@ -101,7 +102,7 @@ impl Target {
     /// A model that cannot take the attachment gets nothing; the message says what would.
     pub fn check_takes(&self, attachment: &confab_store::Attachment) -> Result<(), Failure> {
         match self {
-            Target::Local(model) => check_model_takes(&model.view, attachment),
+            Target::Local(model) => check_model_takes(&model.info, attachment),
             Target::Remote(remote) => remote.check_takes(attachment).map_err(Failure::from),
         }
     }
@@ -223,8 +224,8 @@ impl<'a> Writer<'a> {
     }
 
     /// The branch as the local model takes it (see `local_messages`).
-    async fn local_messages(&self, branch: &[Message]) -> confab_store::Result<Vec<ChatMessage>> {
-        let images = matches!(self.target, Target::Local(model) if model.view.vision);
+    async fn local_messages(&self, branch: &[Message]) -> Result<Vec<ChatMessage>, Failure> {
+        let images = matches!(self.target, Target::Local(model) if model.info.vision);
         local_messages(&self.state.store, system_prompt(self.chat, &self.settings), branch, images).await
     }
 
@@ -317,14 +318,14 @@ async fn finish(store: &Store, reply: MessageId, outcome: Outcome, channel: &Cha
 }
 
 /// The branch as the local model takes it: the system prompt, then each message with its
-/// media, a reply's tool rounds expanded (`chat_messages`); the images tools returned go with
-/// their results when `result_images` (a model that reads images).
+/// media and documents, a reply's tool rounds expanded (`chat_messages`); the images tools
+/// returned go with their results when `result_images` (a model that reads images).
 pub async fn local_messages(
     store: &Store,
     system_prompt: &str,
     branch: &[Message],
     result_images: bool,
-) -> confab_store::Result<Vec<ChatMessage>> {
+) -> Result<Vec<ChatMessage>, Failure> {
     let mut turns = Vec::with_capacity(branch.len());
     for message in branch {
         let mut results = Vec::with_capacity(message.tool_calls.len());
@@ -335,26 +336,25 @@ pub async fn local_messages(
             }
             results.push(images);
         }
-        turns.push(Turn { message: message.clone(), media: media_of(store, message.id).await?, result_media: results });
+        let attachments = store.message_attachments(message.id).await?;
+        let mut media = Vec::new();
+        for attachment in attachments.iter().filter(|a| !documents::is_document(a)) {
+            media.push(media_item(store, attachment).await?);
+        }
+        let documents = documents::prompt_texts(store, &attachments).await?;
+        turns.push(Turn { message: message.clone(), media, documents, result_media: results });
     }
     Ok(chat_messages(system_prompt, &turns))
 }
 
-/// A message of the branch with what the engine reads beside its text: its attachments, and
-/// the images of its tool calls' results (one list per call, in order).
+/// A message of the branch with what the engine reads beside its text: its media attachments,
+/// its documents as the prompt carries them, and the images of its tool calls' results (one
+/// list per call, in order).
 pub struct Turn {
     pub message: Message,
     pub media: Vec<MediaItem>,
+    pub documents: Vec<Arc<str>>,
     pub result_media: Vec<Vec<MediaItem>>,
-}
-
-/// A message's attachments as the engine takes them: the stored file, known by its hash.
-async fn media_of(store: &Store, message: MessageId) -> confab_store::Result<Vec<MediaItem>> {
-    let mut media = Vec::new();
-    for attachment in store.message_attachments(message).await? {
-        media.push(media_item(store, &attachment).await?);
-    }
-    Ok(media)
 }
 
 /// A stored attachment as the engine takes it.
@@ -380,7 +380,7 @@ pub fn system_prompt<'a>(chat: &'a Conversation, settings: &'a Settings) -> &'a 
 pub fn chat_messages(system_prompt: &str, branch: &[Turn]) -> Vec<ChatMessage> {
     let system = (!system_prompt.trim().is_empty()).then(|| ChatMessage::new("system", system_prompt));
     let mut messages: Vec<ChatMessage> = system.into_iter().collect();
-    for Turn { message: m, media, result_media } in branch {
+    for Turn { message: m, media, documents, result_media } in branch {
         if m.role == Role::Assistant && !m.tool_calls.is_empty() {
             messages.extend(tool_turns(m, result_media));
             continue;
@@ -393,7 +393,8 @@ pub fn chat_messages(system_prompt: &str, branch: &[Turn]) -> Vec<ChatMessage> {
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        let mut turn = ChatMessage::new(role, m.content.clone()).with_media(media.iter().cloned());
+        // Documents go in the turn's text, before the words typed.
+        let mut turn = ChatMessage::new(role, confab_documents::with_documents(documents, &m.content)).with_media(media.iter().cloned());
         turn.reasoning_content = m.reasoning.clone().filter(|_| m.role == Role::Assistant);
         messages.push(turn);
     }
@@ -435,7 +436,11 @@ fn tool_turns(reply: &Message, result_media: &[Vec<MediaItem>]) -> Vec<ChatMessa
 }
 
 /// A model gets only the kinds of media it reads; the message names what would work.
-fn check_model_takes(model: &LoadedModel, attachment: &Attachment) -> Result<(), Failure> {
+fn check_model_takes(model: &ModelInfo, attachment: &Attachment) -> Result<(), Failure> {
+    // Every model reads text.
+    if documents::is_document(attachment) {
+        return Ok(());
+    }
     let name = attachment.original_name.as_deref().unwrap_or("this file");
     let (reads, what, capability, example) = match MediaKind::of_mime(&attachment.mime) {
         Some(MediaKind::Image) => (model.vision, "images", "vision", "Gemma 4 or Qwen3-VL"),
@@ -476,7 +481,16 @@ mod tests {
     }
 
     fn turn(message: Message, media: Vec<MediaItem>) -> Turn {
-        Turn { message, media, result_media: vec![] }
+        Turn { message, media, documents: vec![], result_media: vec![] }
+    }
+
+    #[test]
+    fn documents_go_in_their_turn_s_text_before_the_question() {
+        let rendered: Arc<str> = "<document name=\"a.md\">\n# A\n</document>".into();
+        let asked = Turn { documents: vec![rendered.clone()], ..turn(message(1, Role::User, "What is A?"), vec![]) };
+        let chat = chat_messages("", &[asked]);
+        assert_eq!(chat[0].content, format!("{rendered}\n\nWhat is A?"));
+        assert!(chat[0].media.is_empty(), "a document is text, not media");
     }
 
     #[test]
@@ -546,20 +560,10 @@ mod tests {
 
     #[test]
     fn a_model_takes_the_kinds_it_reads_and_the_refusal_names_one_that_would() {
-        let model = LoadedModel {
-            name: "Qwen3-VL".into(),
-            path: "/models/qwen3-vl".into(),
-            architecture: "qwen3_vl".into(),
-            format: "safetensors".into(),
-            dtype: "float32".into(),
-            quantized: false,
-            context_length: 1024,
-            parameters: 1,
-            vision: true,
-            audio: false,
-            video: true,
-            thinking_switch: false,
-        };
+        let engine = confab_engine::runtime::Engine::start(Default::default()).expect("engine");
+        let tiny = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny/llama");
+        let mut model = Current::load_for_test(&engine, &tiny).info;
+        (model.name, model.vision, model.audio, model.video) = ("Qwen3-VL".into(), true, false, true);
         let file = |mime: &str, name: &str| Attachment {
             hash: confab_store::AttachmentHash::parse(&"ab".repeat(32)).unwrap(),
             mime: mime.into(),
@@ -575,7 +579,7 @@ mod tests {
         assert!(check_model_takes(&model, &file("image/png", "cat.png")).is_ok());
         let refused = check_model_takes(&model, &file("audio/wav", "memo.wav")).unwrap_err().0;
         assert!(refused.starts_with("Qwen3-VL does not read audio, so it cannot take memo.wav."), "{refused}");
-        let text_only = LoadedModel { vision: false, video: false, ..model };
+        let text_only = ModelInfo { vision: false, video: false, ..model };
         let refused = check_model_takes(&text_only, &file("video/mp4", "clip.mp4")).unwrap_err().0;
         assert!(refused.contains("does not read videos") && refused.contains("such as Qwen3-VL"), "{refused}");
     }

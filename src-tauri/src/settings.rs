@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use confab_engine::defaults;
-use confab_engine::sample::SamplingParams;
+use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_remote::secrets::SecretStore;
 use confab_store::Store;
 
@@ -35,11 +35,13 @@ pub async fn save_value<T: serde::Serialize>(store: &Store, key: &str, value: &T
 #[serde(default)]
 pub struct Settings {
     pub system_prompt: String,
-    pub temperature: f32,
-    pub top_p: f32,
-    pub top_k: i32,
-    pub min_p: f32,
-    pub repetition_penalty: f32,
+    /// The sampling settings chosen over the model's own defaults (its generation_config.json,
+    /// or the chat defaults for a model without one); `None`: the model's.
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub top_k: Option<i32>,
+    pub min_p: Option<f32>,
+    pub repetition_penalty: Option<f32>,
     pub max_tokens: u32,
     /// `None`: a new seed for each reply.
     pub seed: Option<u64>,
@@ -57,6 +59,9 @@ pub struct Settings {
     /// Clients must send `Authorization: Bearer <key>`; empty: no key asked. Travels to the
     /// settings pane with the rest, but is saved in the secret store, never in SQLite.
     pub server_key: String,
+    /// For models whose template reads `reasoning_effort` (gpt-oss); `None`: the template's own
+    /// default.
+    pub reasoning_effort: Option<ReasoningEffort>,
     /// Rounds of tool calls one reply may make before it is stopped with a note.
     pub tool_rounds: u32,
     /// How long a tool call may run before it is given up.
@@ -78,57 +83,77 @@ pub enum Theme {
     Dark,
 }
 
-/// A named set of sampling settings the pane offers; Balanced is the chat defaults.
+/// How hard a reasoning model thinks, as its template takes it (`reasoning_effort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    Low,
+    Medium,
+    High,
+}
+
+impl ReasoningEffort {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
+/// A named set of sampling settings the pane offers; Model's own (every field `None`, the
+/// default) leaves them to the model, Balanced is the chat defaults.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
 pub struct SamplingPreset {
     pub name: String,
     pub hint: String,
-    pub temperature: f32,
-    pub top_p: f32,
-    pub top_k: i32,
-    pub min_p: f32,
-    pub repetition_penalty: f32,
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub top_k: Option<i32>,
+    pub min_p: Option<f32>,
+    pub repetition_penalty: Option<f32>,
 }
 
-/// Precise, Balanced, Creative: from the likeliest words to the most varied.
+/// Model's own, then Precise, Balanced, Creative: from the likeliest words to the most varied.
 pub fn sampling_presets() -> Vec<SamplingPreset> {
     let chat = SamplingParams::chat();
     let preset = |name: &str, hint: &str, temperature, top_p, top_k, min_p, repetition_penalty| SamplingPreset {
         name: name.into(),
         hint: hint.into(),
-        temperature,
-        top_p,
-        top_k,
-        min_p,
-        repetition_penalty,
+        temperature: Some(temperature),
+        top_p: Some(top_p),
+        top_k: Some(top_k),
+        min_p: Some(min_p),
+        repetition_penalty: Some(repetition_penalty),
     };
     vec![
+        SamplingPreset {
+            name: "Model's own".into(),
+            hint: "The defaults: what the model ships with (Balanced for a model that ships none).".into(),
+            temperature: None,
+            top_p: None,
+            top_k: None,
+            min_p: None,
+            repetition_penalty: None,
+        },
         preset("Precise", "Facts, code and steps: nearly always the likeliest word.", 0.1, 0.8, 20, 0.1, chat.repetition_penalty),
-        preset(
-            "Balanced",
-            "The defaults: steady, with some variety.",
-            chat.temperature,
-            chat.top_p,
-            chat.top_k,
-            chat.min_p,
-            chat.repetition_penalty,
-        ),
+        preset("Balanced", "Steady, with some variety.", chat.temperature, chat.top_p, chat.top_k, chat.min_p, chat.repetition_penalty),
         preset("Creative", "Stories and ideas: more varied wording.", 0.9, 0.95, 100, 0.02, 1.05),
     ]
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        let sampling = SamplingParams::chat();
         Self {
             system_prompt: String::new(),
-            temperature: sampling.temperature,
-            top_p: sampling.top_p,
-            top_k: sampling.top_k,
-            min_p: sampling.min_p,
-            repetition_penalty: sampling.repetition_penalty,
-            max_tokens: sampling.max_tokens,
-            seed: sampling.seed,
+            temperature: None,
+            top_p: None,
+            top_k: None,
+            min_p: None,
+            repetition_penalty: None,
+            max_tokens: defaults::REPLY_TOKENS,
+            seed: None,
             model_folders: Vec::new(),
             kv_cache_memory_mb: defaults::PREFIX_CACHE_MEMORY_MIB as u64,
             kv_cache_disk_mb: defaults::PREFIX_CACHE_DISK_MIB,
@@ -137,6 +162,7 @@ impl Default for Settings {
             server_enabled: false,
             server_port: confab_server::DEFAULT_PORT,
             server_key: String::new(),
+            reasoning_effort: None,
             tool_rounds: DEFAULT_TOOL_ROUNDS,
             tool_timeout_s: DEFAULT_TOOL_TIMEOUT_S,
         }
@@ -186,7 +212,8 @@ impl Settings {
 
     /// A message naming the field and the allowed range, for the settings pane.
     pub fn validate(&self) -> Result<(), String> {
-        self.sampling().validate(usize::MAX).map_err(|e| e.to_string())?;
+        // Any valid defaults will do: what is checked is what the person chose.
+        self.sampling(&SamplingParams::chat()).validate(usize::MAX).map_err(|e| e.to_string())?;
         if self.max_tokens == 0 || self.max_tokens > defaults::MAX_REPLY_TOKENS {
             return Err(format!("Max tokens must be between 1 and {}.", defaults::MAX_REPLY_TOKENS));
         }
@@ -211,18 +238,21 @@ impl Settings {
         Ok(())
     }
 
-    /// The sampling part, as the engine takes it (stop strings come from the model).
-    pub fn sampling(&self) -> SamplingParams {
-        SamplingParams {
+    /// The sampling a local reply runs with: the model's defaults with these settings over
+    /// them (`SamplingParams::with_choices`, the rule the CLI and the server use too), the
+    /// model's stop strings kept.
+    pub fn sampling(&self, model_defaults: &SamplingParams) -> SamplingParams {
+        let choices = SamplingChoices {
             temperature: self.temperature,
             top_k: self.top_k,
             top_p: self.top_p,
             min_p: self.min_p,
             repetition_penalty: self.repetition_penalty,
             seed: self.seed,
-            max_tokens: self.max_tokens,
-            ..SamplingParams::default()
-        }
+            max_tokens: Some(self.max_tokens),
+            ..SamplingChoices::default()
+        };
+        model_defaults.with_choices(&choices)
     }
 }
 
@@ -235,11 +265,28 @@ mod tests {
         Settings::default().validate().expect("defaults validate");
     }
 
+    /// tests/sampling: the request the CLI and the server send too, over the model's own defaults.
     #[test]
-    fn presets_are_valid_and_balanced_is_the_default() {
+    fn the_same_request_samples_alike() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/sampling");
+        let read =
+            |name: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(folder.join(name)).unwrap()).unwrap() };
+        let defaults = SamplingParams::model_defaults(Some(&read("generation_config.json"))).unwrap();
+        let expected: SamplingParams = serde_json::from_value(read("expected.json")).unwrap();
+        let settings = Settings { temperature: Some(0.2), top_p: Some(0.5), max_tokens: 64, seed: Some(9), ..Settings::default() };
+        assert_eq!(settings.sampling(&defaults), expected);
+        // Untouched settings: the model's own sampling, not the app's.
+        let untouched = Settings { max_tokens: 64, ..Settings::default() };
+        assert_eq!(untouched.sampling(&defaults), SamplingParams { max_tokens: 64, ..defaults.clone() });
+        // A model without a generation_config.json: the chat defaults, as before.
+        assert_eq!(Settings::default().sampling(&SamplingParams::model_defaults(None).unwrap()), SamplingParams::chat());
+    }
+
+    #[test]
+    fn presets_are_valid_and_the_models_own_is_the_default() {
         let presets = sampling_presets();
         let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["Precise", "Balanced", "Creative"]);
+        assert_eq!(names, ["Model's own", "Precise", "Balanced", "Creative"]);
         for p in &presets {
             let settings = Settings {
                 temperature: p.temperature,
@@ -250,16 +297,19 @@ mod tests {
                 ..Settings::default()
             };
             settings.validate().unwrap_or_else(|e| panic!("{}: {e}", p.name));
-            if p.name == "Balanced" {
+            if p.name == "Model's own" {
                 assert_eq!(settings, Settings::default());
             }
+            if p.name == "Balanced" {
+                assert_eq!(settings.sampling(&SamplingParams::default()), SamplingParams::chat());
+            }
         }
-        assert!(presets[0].temperature < presets[1].temperature && presets[1].temperature < presets[2].temperature);
+        assert!(presets[1].temperature < presets[2].temperature && presets[2].temperature < presets[3].temperature);
     }
 
     #[test]
     fn bad_values_name_the_field() {
-        let hot = Settings { temperature: -1.0, ..Settings::default() };
+        let hot = Settings { temperature: Some(-1.0), ..Settings::default() };
         assert!(hot.validate().unwrap_err().to_lowercase().contains("temperature"));
         let long = Settings { max_tokens: 0, ..Settings::default() };
         assert!(long.validate().unwrap_err().contains("max_tokens"));
@@ -278,7 +328,8 @@ mod tests {
     #[test]
     fn old_files_fill_missing_fields() {
         let partial: Settings = serde_json::from_str(r#"{"temperature":0.9,"theme":"dark"}"#).unwrap();
-        assert_eq!(partial.temperature, 0.9);
+        assert_eq!(partial.temperature, Some(0.9));
+        assert_eq!(partial.top_p, None, "what an older file leaves out is the model's");
         assert_eq!(partial.theme, Theme::Dark);
         assert_eq!(partial.max_tokens, Settings::default().max_tokens);
     }
@@ -292,7 +343,7 @@ mod tests {
             let mine = Settings { system_prompt: "Be brief.".into(), seed: Some(7), ..Settings::default() };
             mine.save(&store, &secrets).await.unwrap();
             assert_eq!(Settings::load(&store, &secrets).await, mine);
-            let bad = Settings { top_p: 2.0, ..Settings::default() };
+            let bad = Settings { top_p: Some(2.0), ..Settings::default() };
             assert!(bad.save(&store, &secrets).await.is_err());
             assert_eq!(Settings::load(&store, &secrets).await, mine, "a rejected save changes nothing");
         });

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::runtime::{Engine, EngineOptions};
-use confab_engine::AppPaths;
+use confab_paths::AppPaths;
 use confab_remote::secrets::SecretStore;
 use confab_store::{ConversationId, MessageId, Store};
 

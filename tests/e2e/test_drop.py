@@ -24,8 +24,9 @@ def make_files(folder: pathlib.Path) -> dict[str, pathlib.Path]:
     files["zip"] = folder / "archive.zip"
     with zipfile.ZipFile(files["zip"], "w") as z:
         z.writestr("readme.txt", "hello")
-    files["txt"] = folder / "notes.txt"
-    files["txt"].write_text("plain notes\n")
+    # Plain text is a document now; RTF is neither a document Confab reads nor media.
+    files["rtf"] = folder / "notes.rtf"
+    files["rtf"].write_text("{\\rtf1\\ansi plain notes}\n")
     files["corrupt"] = folder / "broken-image.png"
     files["corrupt"].write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
     for name in ["truncated.mp4", "hevc.mp4", "three_hours.mp4", "no_frames.gif", "wide.mp4"]:
@@ -100,8 +101,9 @@ class Drop(AppTestCase):
     def test_unsupported_zip_is_an_error(self):
         self.check_error("zip", "drop-zip-error")
 
-    def test_unsupported_txt_is_an_error(self):
-        self.check_error("txt", "drop-txt-error")
+    def test_unsupported_rtf_is_an_error(self):
+        error = self.check_error("rtf", "drop-rtf-error")
+        self.assertIn("document", error, "the error says documents are read too")
 
     def test_corrupt_image_is_an_error(self):
         self.check_error("corrupt", "drop-corrupt-image-error")

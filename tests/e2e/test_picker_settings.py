@@ -82,12 +82,13 @@ class PickerAndSettings(AppTestCase):
         app.open_settings()
         self.assertEqual(app.setting("temperature").get_attribute("value"), "0.9", "the preset was saved")
         app.click("settings-reset")
-        self.assertEqual(app.wait_for("preset-balanced").get_attribute("aria-pressed"), "true")
+        self.assertEqual(app.wait_for("preset-model").get_attribute("aria-pressed"), "true")
+        self.assertEqual(app.setting("temperature").get_attribute("value"), "", "left to the model")
         app.click("settings-save")
         app.wait_gone("settings-pane", 10)
         app.open_settings()
         try:
-            self.assertEqual(app.wait_for("preset-balanced").get_attribute("aria-pressed"), "true", "the defaults were saved")
+            self.assertEqual(app.wait_for("preset-model").get_attribute("aria-pressed"), "true", "the defaults were saved")
             self.assertTrue(app.text(app.wait_for("mlx-version")))
             self.assertTrue(app.text(app.wait_for("app-version")))
         finally:

@@ -25,12 +25,14 @@ THINKING_TEMPLATE = (
     "{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{% else %}<think>\n{% endif %}{% endif %}"
 )
 
-# Records, in the page, every state of the last reply's Thinking section while it streams (a
-# tiny model writes faster than WebDriver polls).
+# Records, in the page, every state of the last reply's Thinking section while it streams. A
+# MutationObserver rather than a timer: the tiny model writes its 226 tokens in about 150 ms, and
+# on a busy machine the web process may get them all in one burst, drawn (the first token at
+# once, then the rest) between two timer ticks; the observer runs after each of those draws.
 WATCH_REASONING_JS = """
 window.__reasoningSeen = [];
-clearInterval(window.__reasoningWatch);
-window.__reasoningWatch = setInterval(() => {
+if (window.__reasoningWatch) window.__reasoningWatch.disconnect();
+const look = () => {
   const replies = document.querySelectorAll('[data-testid="message"][data-role="assistant"]');
   const m = replies[replies.length - 1];
   const r = m && m.querySelector('[data-testid="reasoning"]');
@@ -40,7 +42,9 @@ window.__reasoningWatch = setInterval(() => {
   const last = seen[seen.length - 1];
   if (!last || last.length !== text.length || last.open !== r.open)
     seen.push({ length: text.length, open: r.open, thinking: r.dataset.thinking === 'true' });
-}, 5);
+};
+window.__reasoningWatch = new MutationObserver(look);
+window.__reasoningWatch.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
 """
 
 SECTION_JS = """
@@ -106,7 +110,7 @@ class Thinking(AppTestCase):
         _, reply = app.send("Why is the sky blue?")
         done = app.wait_reply(reply["id"])
         self.assertEqual(done["status"], "complete", done)
-        seen = app.js("clearInterval(window.__reasoningWatch); return window.__reasoningSeen;")
+        seen = app.js("window.__reasoningWatch.disconnect(); return window.__reasoningSeen;")
         streaming = [s for s in seen if s["thinking"]]
         self.assertTrue(streaming, f"the Thinking section never showed while the reply streamed: {seen}")
         self.assertTrue(all(s["open"] for s in streaming), f"it is open while the model thinks: {seen}")

@@ -6,6 +6,10 @@ from files (a JPEG photo and the 44.1 kHz stereo clip as WAV, MP3 and M4A).
     python3 -m venv /work/venvs/audio-ref && /work/venvs/audio-ref/bin/pip install torch==2.15.0 \
         transformers==5.24.0 numpy pillow==13.0.0 soundfile==0.14.0 soxr==1.1.0 torchcodec==0.17.0
     /work/venvs/audio-ref/bin/python tests/reference/make_gemma4_audio_fields.py
+    /work/venvs/audio-ref/bin/python tests/reference/make_gemma4_audio_fields.py --float64
+
+(the second adds, to the committed variants, their first-step logits computed in float64: the
+exact result that transformers' float32 and the engine's are both held to)
 
 (the venv of make_media_fidelity.py serves too; M4A needs torchcodec and the system's FFmpeg shared
 libraries, as make_gemma4_media_files.py). Offline and deterministic; CI never runs it, the outputs
@@ -293,5 +297,41 @@ def main() -> None:
     print(f"{len(entries)} variants, {total / 1e6:.2f} MB")
 
 
+def float64_references() -> None:
+    """`--float64`: the committed variants' first-step logits computed in float64 by the same
+    transformers model (`model.double()`, the processor's float32 inputs widened exactly), written
+    as {name}.logits_f64.npy ([3, vocab], rounded to float32 for the test's reader: 2e-6 at most for
+    these logits, under 32 in magnitude). They say how far transformers' own float32 is from the
+    exact result, which bounds what a float32 implementation can be held to."""
+    from safetensors.torch import load_file
+    from transformers import Gemma4ForConditionalGeneration
+
+    # The model casts to float32 in places (`.float()`, softmax's dtype): kept float64 here.
+    softmax = torch.nn.functional.softmax
+    torch.Tensor.float = torch.Tensor.double
+    torch.nn.functional.softmax = lambda t, *a, dtype=None, **k: softmax(t, *a, dtype=None if t.dtype == torch.float64 else dtype, **k)
+    torch.set_num_threads(2)
+    with open(os.path.join(OUT, "variants.json")) as f:
+        meta = json.load(f)
+    inputs = prompts(processor())
+    with tempfile.TemporaryDirectory() as work:
+        for entry in meta["variants"]:
+            name = entry["name"]
+            folder = os.path.join(work, name)
+            assemble(folder, load_file(os.path.join(OUT, f"{name}.safetensors")), entry["audio_config"])
+            model = Gemma4ForConditionalGeneration.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager")
+            model = model.double().eval()
+            rows = []
+            with torch.no_grad():
+                for _, _, x in inputs:
+                    wide = {k: v.double() if v.is_floating_point() else v for k, v in x.items()}
+                    rows.append(model(**wide).logits[0, -1].numpy().copy())
+            wide = np.stack(rows)
+            np.save(os.path.join(OUT, f"{name}.logits_f64.npy"), wide.astype(np.float32))
+            f32 = np.load(os.path.join(OUT, f"{name}.logits.npy")).astype(np.float64)
+            print(f"{name}: transformers float32 vs float64, max abs diff per clip "
+                  f"{[float(np.abs(a - b).max()) for a, b in zip(f32, wide)]}", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    float64_references() if sys.argv[1:] == ["--float64"] else main()

@@ -8,7 +8,7 @@
 (the reference venv, with PyAV, whose `frame.to_ndarray(format="rgb24")` is what transformers'
 PyAV video loader returns, and Pillow for GIF/WebP). Offline and deterministic (libx264/libx265
 single-threaded); CI never runs it, the outputs are committed. Writes
-tests/reference/fixtures/video/, which crates/engine/tests/video.rs checks the engine against:
+tests/reference/fixtures/video/, which crates/media/tests/video.rs checks the media crate against:
 
 - h264_baseline.mp4: 64x48, 20 frames at 10 fps, Constrained Baseline (CAVLC, no B-frames), an
   IDR every 10 frames, moov first ("faststart", as phones write it).

@@ -85,7 +85,7 @@ class DebPackage(unittest.TestCase):
             self.assertTrue(entry.startswith("$ORIGIN/"), entry)
 
     def test_the_package_carries_the_default_model_as_the_manifest_says(self):
-        # Where crates/engine/src/paths.rs (packaged_model_folders) looks, beside usr/bin.
+        # Where crates/paths/src/lib.rs (packaged_model_folders) looks, beside usr/bin.
         with open(MANIFEST) as f:
             model = json.load(f)
         path = os.path.join(self.root, "usr/share/confab/models", model["folder"], model["file"])

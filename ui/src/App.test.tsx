@@ -198,6 +198,9 @@ describe('streaming', () => {
         grammar_jump_declined: null,
         speculative: null,
         speculative_declined: null,
+        kv_bits: null,
+        kv_group_size: null,
+        kv_quantization_declined: null,
       },
     });
     await push(stream, { kind: 'token', text: 'Once ' });
@@ -450,6 +453,15 @@ describe('models', () => {
     expect(await screen.findByTestId('get-models')).toBeTruthy();
   });
 
+  it('leaves embedding models out of the chat picker', async () => {
+    const embedder = { ...models[1]!, name: 'Qwen3-Embedding-0.6B', path: '/models/qwen3-embedding', embedding: true };
+    commands.set('list_models', () => [...models, embedder]);
+    await renderApp();
+    fireEvent.click(screen.getByTestId('model-picker'));
+    const items = await screen.findAllByTestId('model-item');
+    expect(items.map((i) => i.dataset.path)).toEqual(['/models/smol.gguf', '/models/gemma4', '/models/mamba']);
+  });
+
   it("marks a model from Ollama's store", async () => {
     const ollama = { ...models[0]!, name: 'smollm2:135m', path: '/ollama/blobs/sha256-5a5a', source: 'Ollama' as const };
     commands.set('list_models', () => [ollama, ...models]);
@@ -517,7 +529,10 @@ describe('settings and theme', () => {
     expect((screen.getByTestId('setting-max_tokens') as HTMLInputElement).value).toBe('1024');
 
     fireEvent.click(screen.getByTestId('settings-reset'));
-    expect(screen.getByTestId('preset-balanced').getAttribute('aria-pressed')).toBe('true');
+    expect(screen.getByTestId('preset-model').getAttribute('aria-pressed')).toBe('true');
+    expect(screen.getByTestId('preset-balanced').getAttribute('aria-pressed')).toBe('false');
+    expect((screen.getByTestId('setting-temperature') as HTMLInputElement).value).toBe('');
+    expect((screen.getByTestId('setting-temperature') as HTMLInputElement).placeholder).toBe("Model's");
     expect((screen.getByTestId('setting-system_prompt') as HTMLTextAreaElement).value).toBe('');
     expect((screen.getByTestId('setting-max_tokens') as HTMLInputElement).value).toBe('2048');
     commands.set('save_settings', (args) => args.settings);

@@ -7,6 +7,7 @@ import { MarkdownWarmUp } from './components/Markdown';
 import { MessageList } from './components/MessageList';
 import { ChatSystemPrompt } from './components/ChatSystemPrompt';
 import { ThinkingSwitch } from './components/ThinkingSwitch';
+import { ReasoningEffortSelect } from './components/ReasoningEffortSelect';
 import { ModelPicker, NoModels } from './components/ModelPicker';
 import { RemoteBadge } from './components/RemoteBadge';
 import { ServerBadge } from './components/ServerBadge';
@@ -195,7 +196,7 @@ export function App() {
       firstRun={conversations.items.length === 0}
       where={`${
         remote ? `Messages in this chat go to ${remote.provider.name} (${remote.provider.base_url}).` : 'Everything stays on this computer.'
-      } Drop images, audio or video here to ask about them; ${modKey()}K searches past chats.`}
+      } Drop images, audio, video or documents here to ask about them; ${modKey()}K searches past chats.`}
       onPick={(prompt) => composer.current?.fill(prompt)}
     />
   );
@@ -238,6 +239,10 @@ export function App() {
                 onSaved={conversations.replace}
                 onError={showError}
               />
+            )}
+            {/* Only where the loaded model's template reads `reasoning_effort`. */}
+            {!remote && loaded?.reasoning_effort && settings && (
+              <ReasoningEffortSelect settings={settings} onSaved={setSettings} onError={showError} />
             )}
             {openConversationEntry && (
               <ChatSystemPrompt
@@ -294,7 +299,7 @@ export function App() {
         />
         {dragging && (
           <div className="drop-overlay" aria-hidden="true">
-            Drop images, audio or video to attach
+            Drop images, audio, video or documents to attach
           </div>
         )}
       </main>

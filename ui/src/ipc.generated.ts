@@ -41,6 +41,12 @@ export type Attachment = {
 export type AttachmentHash = string;
 
 /**
+ * How the positions of a whole sequence attend to each other when it is read in one pass with
+ * nothing kept (what embedding models do).
+ */
+export type AttentionMode = "causal" | "bidirectional";
+
+/**
  * A resume from a checkpoint, for the plan.
  */
 export type CheckpointResume = {
@@ -126,6 +132,24 @@ export type DefaultModelStatus = {
 };
 
 /**
+ * What an attachment's chip says about a document.
+ */
+export type DocumentInfo = {
+  /**
+   * The format as a person names it ("PDF", "Markdown", "Rust source").
+   */
+  format: string,
+  /**
+   * Pages, for a format that has them (PDF).
+   */
+  pages: number | null,
+  /**
+   * How it was read, where a person should know ("pages 3, 4 have no text layer").
+   */
+  notes: Array<string>,
+};
+
+/**
  * One download, as the window shows it.
  */
 export type Download = {
@@ -167,6 +191,21 @@ export type Download = {
 };
 
 export type DownloadStatus = "running" | "paused" | "done" | "failed" | "cancelled";
+
+/**
+ * What the app and the server show about an embedding model.
+ */
+export type EmbeddingInfo = {
+  dimensions: number,
+  pooling: Pooling,
+  attention: AttentionMode,
+  normalized: boolean,
+  max_tokens: number | null,
+  /**
+   * The names of its prompts (`query`, `document`, …).
+   */
+  prompts: Array<string>,
+};
 
 /**
  * How a media item's tower output is obtained.
@@ -242,22 +281,13 @@ export type HubSettings = {
   token_set: boolean,
 };
 
-export type LoadedModel = {
-  name: string,
-  path: string,
-  architecture: string,
-  format: string,
-  dtype: string,
-  quantized: boolean,
-  context_length: number,
-  parameters: number,
-  vision: boolean,
-  audio: boolean,
-  video: boolean,
-  /**
-   * Its template has a thinking switch (`enable_thinking`): the chat offers it.
-   */
-  thinking_switch: boolean,
+/**
+ * How keys and values are quantized: `bits` per element, one scale and bias per
+ * `group_size` elements along head_dim.
+ */
+export type KvQuantization = {
+  bits: number,
+  group_size: number,
 };
 
 export type Loading = {
@@ -379,6 +409,68 @@ export type MlxRuntime = {
 };
 
 /**
+ * What the app, the CLI and the server know and show about a loaded model (the window gets it
+ * as is: `ModelState::loaded`).
+ */
+export type ModelInfo = {
+  /**
+   * As the picker shows it (`discover::display_name`).
+   */
+  name: string,
+  path: string,
+  architecture: string,
+  format: Format,
+  dtype: string,
+  /**
+   * Weights kept quantized in memory (false when dequantized at load).
+   */
+  quantized: boolean,
+  context_length: number,
+  vocab_size: number,
+  /**
+   * The weights' fingerprint, with the keys/values precision where quantized
+   * (`cache::key::state_fingerprint`): the caches' identity for this model.
+   */
+  fingerprint: string,
+  parameters: number,
+  /**
+   * The quantization its keys and values are held in; `None`: the compute dtype.
+   */
+  kv_quantization: KvQuantization | null,
+  /**
+   * Why layers keep full-precision keys and values though a quantization was asked for.
+   */
+  kv_quantization_declined: string | null,
+  /**
+   * Reads images (a vision tower is loaded).
+   */
+  vision: boolean,
+  /**
+   * Reads audio clips (an audio tower is loaded).
+   */
+  audio: boolean,
+  /**
+   * Reads videos (its vision tower and a video processor are loaded).
+   */
+  video: boolean,
+  /**
+   * Its chat template turns reasoning on and off with the `enable_thinking` switch
+   * (as thinking models' templates do): the app offers that switch per chat.
+   */
+  thinking_switch: boolean,
+  /**
+   * Its chat template reads `reasoning_effort` (gpt-oss's harmony template writes it as
+   * "Reasoning: low|medium|high"): the app offers the effort.
+   */
+  reasoning_effort: boolean,
+  /**
+   * An embedding model (sentence-transformers files in its folder): it gives vectors
+   * (`Engine::embed`), not replies.
+   */
+  embedding: EmbeddingInfo | null,
+};
+
+/**
  * Where a model was found.
  */
 export type ModelSource = "Folder" | "Ollama";
@@ -387,7 +479,7 @@ export type ModelSource = "Folder" | "Ollama";
  * Sent as the `model-state` event on every change.
  */
 export type ModelState = {
-  loaded: LoadedModel | null,
+  loaded: ModelInfo | null,
   loading: Loading | null,
   error: string | null,
   /**
@@ -404,9 +496,14 @@ export type ModelSummary = {
   format: Format,
   architecture: string,
   /**
-   * Whether this build can run the architecture.
+   * Whether this build can run it: its architecture (`runs_here`) and, for a GGUF, its
+   * tensor types (`gguf::unreadable_types`).
    */
   supported: boolean,
+  /**
+   * Why not, as the picker says it, when it cannot.
+   */
+  unsupported_reason: string | null,
   /**
    * `bf16`, `4-bit`, `Q4_1`, …
    */
@@ -433,6 +530,11 @@ export type ModelSummary = {
    * This machine's memory, to set `memory_needed_bytes` against.
    */
   machine_memory_bytes: number,
+  /**
+   * An embedding model (a sentence-transformers folder, `model::embedding`): it gives
+   * vectors, not replies, so the chat picker does not offer it.
+   */
+  embedding: boolean,
 };
 
 /**
@@ -494,7 +596,25 @@ export type Plan = {
    * cannot use it).
    */
   speculative_declined: string | null,
+  /**
+   * The bits its keys and values are quantized to (`None`: the compute dtype).
+   */
+  kv_bits: number | null,
+  /**
+   * Elements per quantization scale and bias, where quantized.
+   */
+  kv_group_size: number | null,
+  /**
+   * Why layers keep full-precision keys and values though the model was loaded with a
+   * quantization (a recurrent or rotating-window state, heads the groups do not divide).
+   */
+  kv_quantization_declined: string | null,
 };
+
+/**
+ * How a sequence's hidden states become one vector.
+ */
+export type Pooling = "mean" | "last_token" | "cls";
 
 /**
  * A provider as the settings pane sends it. `api_key`: `None` keeps the saved one, an empty
@@ -542,6 +662,11 @@ export type ProvidersView = {
    */
   key_store: string,
 };
+
+/**
+ * How hard a reasoning model thinks, as its template takes it (`reasoning_effort`).
+ */
+export type ReasoningEffort = "low" | "medium" | "high";
 
 /**
  * The remote model replies go to.
@@ -678,16 +803,17 @@ export type RuntimeInfo = {
 };
 
 /**
- * A named set of sampling settings the pane offers; Balanced is the chat defaults.
+ * A named set of sampling settings the pane offers; Model's own (every field `None`, the
+ * default) leaves them to the model, Balanced is the chat defaults.
  */
 export type SamplingPreset = {
   name: string,
   hint: string,
-  temperature: number,
-  top_p: number,
-  top_k: number,
-  min_p: number,
-  repetition_penalty: number,
+  temperature: number | null,
+  top_p: number | null,
+  top_k: number | null,
+  min_p: number | null,
+  repetition_penalty: number | null,
 };
 
 /**
@@ -746,11 +872,15 @@ export type ServerStatus = {
  */
 export type Settings = {
   system_prompt: string,
-  temperature: number,
-  top_p: number,
-  top_k: number,
-  min_p: number,
-  repetition_penalty: number,
+  /**
+   * The sampling settings chosen over the model's own defaults (its generation_config.json,
+   * or the chat defaults for a model without one); `None`: the model's.
+   */
+  temperature: number | null,
+  top_p: number | null,
+  top_k: number | null,
+  min_p: number | null,
+  repetition_penalty: number | null,
   max_tokens: number,
   /**
    * `None`: a new seed for each reply.
@@ -780,6 +910,11 @@ export type Settings = {
    * settings pane with the rest, but is saved in the secret store, never in SQLite.
    */
   server_key: string,
+  /**
+   * For models whose template reads `reasoning_effort` (gpt-oss); `None`: the template's own
+   * default.
+   */
+  reasoning_effort: ReasoningEffort | null,
   /**
    * Rounds of tool calls one reply may make before it is stopped with a note.
    */
@@ -977,9 +1112,10 @@ export interface Commands {
   attach_bytes: { args: { name: string; bytes: number[] }; result: Attachment };
   attachment_bytes: { args: { hash: string }; result: ArrayBuffer | number[] };
   attachment_thumbnail: { args: { hash: string }; result: ArrayBuffer | number[] };
+  document_info: { args: { hash: string }; result: DocumentInfo };
   list_models: { args: Record<string, never>; result: ModelSummary[] };
   model_state: { args: Record<string, never>; result: ModelState };
-  load_model: { args: { path: string }; result: LoadedModel };
+  load_model: { args: { path: string }; result: ModelInfo };
   unload_model: { args: Record<string, never>; result: void };
   open_link: { args: { url: string }; result: void };
   show_in_folder: { args: { path: string }; result: void };

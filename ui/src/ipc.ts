@@ -12,11 +12,12 @@ import type {
   ConversationId,
   ConversationPage,
   ContextUse,
+  DocumentInfo,
   Download,
   FolderListing,
   HubModel,
   HubSettings,
-  LoadedModel,
+  ModelInfo,
   MessageId,
   MessageView,
   ModelState,
@@ -179,6 +180,11 @@ export async function attachmentThumbnail(hash: string): Promise<Uint8Array> {
   return bytesOf(await call('attachment_thumbnail', { hash }));
 }
 
+/** A document attachment's format, pages and how it was read (for its chip). */
+export function documentInfo(hash: string): Promise<DocumentInfo> {
+  return call('document_info', { hash });
+}
+
 /** Raw IPC responses arrive as an ArrayBuffer in the app, as numbers through the mock. */
 function bytesOf(data: ArrayBuffer | number[]): Uint8Array {
   return data instanceof ArrayBuffer ? new Uint8Array(data) : Uint8Array.from(data);
@@ -197,7 +203,7 @@ export function modelState(): Promise<ModelState> {
 }
 
 /** Loads a model (replacing the current one); progress arrives as `model-state` events. */
-export function loadModel(path: string): Promise<LoadedModel> {
+export function loadModel(path: string): Promise<ModelInfo> {
   return call('load_model', { path });
 }
 

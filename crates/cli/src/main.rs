@@ -35,6 +35,8 @@ enum Command {
     Pull(commands::pull::Args),
     /// Search the hub (or HF_ENDPOINT) for models by name.
     Search(commands::search::Args),
+    /// Print the vectors an embedding model gives some texts, as JSON.
+    Embed(commands::embed::Args),
     /// Serve the model over an OpenAI-compatible HTTP API (loopback by default).
     Serve(commands::serve::Args),
     #[command(hide = true)]
@@ -43,7 +45,7 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
-    let blas_note = confab_engine::blas::run_on_the_right_blas_core();
+    let blas_note = confab_engine::blas::run_on_the_right_blas_core(&confab_paths::AppPaths::machine_cache_dir());
     let cli = Cli::parse();
     // A server logs a line per request by default, as other servers do.
     let verbosity = if matches!(cli.command, Command::Serve(_)) { cli.verbose.max(1) } else { cli.verbose };
@@ -61,6 +63,7 @@ fn main() -> std::process::ExitCode {
         Command::BenchMedia(args) => commands::bench_media::run(args),
         Command::Pull(args) => commands::pull::run(args),
         Command::Search(args) => commands::search::run(args),
+        Command::Embed(args) => commands::embed::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::ExportTokenizer(args) => commands::export_tokenizer::run(args),
     };

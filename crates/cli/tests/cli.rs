@@ -294,7 +294,7 @@ fn the_default_model_knows_the_capital_of_france() {
 #[test]
 fn a_model_in_ollamas_store_is_listed_by_its_name_and_answers_from_its_blob() {
     // The store as Ollama lays it out, its blob a link to the installed default model (never a copy).
-    let default = confab_engine::DefaultModel::manifest().path(&confab_engine::AppPaths::from_env());
+    let default = confab_paths::DefaultModel::manifest().path(&confab_paths::AppPaths::from_env());
     assert!(default.is_file(), "{} is missing: run scripts/setup.sh", default.display());
     let store = tempfile::tempdir().unwrap();
     let hex = "5a".repeat(32);
@@ -390,4 +390,42 @@ fn an_image_for_a_text_only_model_is_refused_with_advice() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("reads text only") && stderr.contains("load a model with vision"), "{stderr}");
+}
+
+/// `--kv-bits 8` gives mlx-lm's 8-bit ids on its reference (tests/reference/make_kv_quant.py)
+/// and says so in the plan; a width MLX cannot quantize to is refused before anything loads.
+#[test]
+fn kv_bits_quantizes_keys_values_and_refuses_other_widths() {
+    let reference: Value = serde_json::from_str(&std::fs::read_to_string(tiny("kv_quant").join("reference.json")).unwrap()).unwrap();
+    let prompt: Vec<String> = reference["prompt_ids"].as_array().unwrap().iter().map(|v| v.to_string()).collect();
+    let model = tiny("kv_quant");
+    let out = confab(&[
+        "generate",
+        "--model",
+        model.to_str().unwrap(),
+        "--prompt-ids",
+        &prompt.join(","),
+        "--max-tokens",
+        "8",
+        "--temperature",
+        "0",
+        "--kv-bits",
+        "8",
+        "--no-prefix-cache",
+        "--json",
+    ]);
+    let json = json_of(&out);
+    assert_eq!(json["plan"]["kv_bits"], 8);
+    assert_eq!(json["plan"]["kv_group_size"], 64);
+    assert_eq!(json["ids"].as_array().unwrap(), &reference["runs"]["kv8g64"]["greedy_ids"].as_array().unwrap()[..8]);
+    for (flag, value, says) in [("--kv-bits", "3", "4 or 8 bits"), ("--kv-group-size", "48", "32, 64 or 128")] {
+        let mut args = vec!["generate", "--model", model.to_str().unwrap(), "--prompt", "hi", flag, value];
+        if flag != "--kv-bits" {
+            args.extend(["--kv-bits", "4"]);
+        }
+        let out = confab(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(says), "{flag} {value}: {stderr}");
+        assert!(!stderr.contains("panicked") && !stderr.contains("loading:"), "{stderr}");
+    }
 }

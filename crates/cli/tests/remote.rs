@@ -60,7 +60,7 @@ fn default_model() -> PathBuf {
         &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/default-model.json")).unwrap(),
     )
     .unwrap();
-    let paths = confab_engine::AppPaths::from_env();
+    let paths = confab_paths::AppPaths::from_env();
     paths.models_dir.join(manifest["folder"].as_str().unwrap()).join(manifest["file"].as_str().unwrap())
 }
 

@@ -12,7 +12,8 @@ pub enum RuntimeError {
 }
 
 /// What `confab doctor` reports about MLX.
-#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MlxRuntime {
     /// The version libmlx reports at run time.
     pub version: String,

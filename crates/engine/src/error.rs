@@ -16,6 +16,9 @@ pub enum EngineError {
     #[error("{path}: the weights are incomplete or corrupt ({reason}). Download the model again.")]
     CorruptWeights { path: PathBuf, reason: String },
 
+    #[error("{path}: its weights are stored as {types}, which Confab does not read yet (it reads {readable}). Pick a Q4_K_M, Q6_K, Q8_0 or Q4_0 file of the same model.")]
+    UnsupportedQuantization { path: PathBuf, types: String, readable: String },
+
     #[error("{path}: no tokenizer found ({reason}). The folder needs tokenizer.json, or use a GGUF file that carries its vocabulary.")]
     MissingTokenizer { path: PathBuf, reason: String },
 

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use confab_engine::model::discover::discover;
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request};
 use confab_engine::sample::SamplingParams;
@@ -96,13 +97,54 @@ fn corrupt_gguf() {
     assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
 
     // A real GGUF cut short: the header is fine, the tensors are not there.
-    let real = confab_engine::DefaultModel::manifest().path(&confab_engine::AppPaths::from_env());
+    let real = confab_paths::DefaultModel::manifest().path(&confab_paths::AppPaths::from_env());
     let bytes = std::fs::read(&real).unwrap();
     let truncated = dir.path().join("truncated.gguf");
     std::fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
     let err = load_error(&engine, &truncated);
     assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
     assert_says(&err, &["Download the model again"]);
+}
+
+/// A one-tensor llama GGUF whose tensor is `blocks` bytes of ggml type `ggml_type`.
+fn one_tensor_gguf(path: &Path, ggml_type: u32, elements: u64, blocks: usize) {
+    let text = |out: &mut Vec<u8>, s: &str| {
+        out.extend((s.len() as u64).to_le_bytes());
+        out.extend(s.as_bytes());
+    };
+    let mut out = b"GGUF".to_vec();
+    out.extend(3u32.to_le_bytes());
+    out.extend(1u64.to_le_bytes()); // tensors
+    out.extend(1u64.to_le_bytes()); // metadata
+    text(&mut out, "general.architecture");
+    out.extend(8u32.to_le_bytes()); // a string
+    text(&mut out, "llama");
+    text(&mut out, "token_embd.weight");
+    out.extend(1u32.to_le_bytes());
+    out.extend(elements.to_le_bytes());
+    out.extend(ggml_type.to_le_bytes());
+    out.extend(0u64.to_le_bytes());
+    out.resize(out.len().next_multiple_of(32), 0);
+    out.resize(out.len() + blocks, 0);
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn gguf_blocks_mlx_cannot_read_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    // Q5_K (176 bytes a block of 256) makes MLX's loader fail; MXFP4 (17 bytes a block of 32)
+    // it would leave out without a word.
+    for (name, ggml_type, elements, bytes) in [("Q5_K", 13, 256, 176), ("MXFP4", 39, 32, 17)] {
+        let path = dir.path().join(format!("model-{name}.gguf"));
+        one_tensor_gguf(&path, ggml_type, elements, bytes);
+        let err = load_error(&engine, &path);
+        assert!(matches!(err, EngineError::UnsupportedQuantization { .. }), "{err:?}");
+        assert_says(&err, &[&format!("stored as {name}"), "Pick a Q4_K_M, Q6_K, Q8_0 or Q4_0 file"]);
+        let summary = discover(&[dir.path().to_path_buf()]).into_iter().find(|m| m.path == path).expect("discovered");
+        assert!(!summary.supported);
+        assert_eq!(summary.unsupported_reason.as_deref(), Some(format!("Its {name} weights aren't supported yet").as_str()));
+    }
 }
 
 #[test]

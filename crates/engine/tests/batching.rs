@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{BatchOptions, Engine, EngineOptions, Event, Generation, ModelId, Prompt, Request, StopReason};
 use confab_engine::sample::SamplingParams;
-use confab_engine::{AppPaths, DefaultModel, EngineError};
+use confab_engine::EngineError;
+use confab_paths::{AppPaths, DefaultModel};
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::Array;
 

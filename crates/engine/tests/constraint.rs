@@ -10,7 +10,8 @@ use confab_engine::constraint::{Constraint, Grammars};
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Plan, Prompt, Request, StopReason, Usage};
 use confab_engine::sample::SamplingParams;
-use confab_engine::{AppPaths, ChatMessage, DefaultModel, EngineError, Tokenizer};
+use confab_engine::{ChatMessage, EngineError, Tokenizer};
+use confab_paths::{AppPaths, DefaultModel};
 use mlx_rs::io::GgufFile;
 use serde_json::json;
 

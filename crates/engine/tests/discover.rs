@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use confab_engine::model::discover::{discover, ModelSummary};
 use confab_engine::model::{kv_bytes_per_token_and_layer, LoadOptions};
 use confab_engine::runtime::{Engine, EngineOptions};
-use confab_engine::{AppPaths, DefaultModel};
+use confab_paths::{AppPaths, DefaultModel};
 
 /// The model at `path`, as discovery in `folder` finds it.
 fn summary_of(folder: &Path, path: &Path) -> ModelSummary {
@@ -40,4 +40,13 @@ fn a_folder_model_counts_what_the_loaded_model_reports() {
     assert_eq!(model.parameters, Some(info.parameters));
     // 2 layers of 2 KV heads of 16 dimensions, 256 tokens of context.
     assert_eq!(model.memory_needed_bytes, model.size_bytes + 2 * 256 * kv_bytes_per_token_and_layer(2, 16));
+}
+
+#[test]
+fn an_embedding_folder_is_marked_as_one() {
+    let tiny = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").canonicalize().unwrap();
+    for (name, embedding) in [("qwen3_embedding", true), ("embeddinggemma", true), ("qwen3", false), ("gemma3", false)] {
+        let dir = tiny.join(name);
+        assert_eq!(summary_of(&dir, &dir).embedding, embedding, "{name}");
+    }
 }

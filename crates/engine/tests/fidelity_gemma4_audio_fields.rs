@@ -6,8 +6,9 @@
 //! - the tower and `embed_audio` on transformers' own features of the WAV clip give its soft
 //!   tokens within `EMBED_TOLERANCE`: every field read as transformers reads it;
 //! - asked about a JPEG photo and the 44.1 kHz stereo clip as WAV, MP3 and M4A, from files,
-//!   through the engine, the first-step logits are within `FILES_LOGIT_TOLERANCE` of
-//!   transformers' and the greedy ids identical.
+//!   through the engine, the first-step logits are within `EXACT_LOGIT_TOLERANCE` of the same
+//!   transformers model computed in float64, within `FLOAT32_LOGIT_TOLERANCE` of its float32
+//!   forward pass, and the greedy ids identical.
 //!
 //! Values the engine does not run are refused at load, naming the field; a config that its
 //! weights contradict is refused naming the tensor.
@@ -23,7 +24,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use common::{fixture, ids, json, max_diff};
-use confab_engine::media::MediaItem;
+use confab_engine::media::{system_ffmpeg_version, MediaItem};
 use confab_engine::model::families::gemma4::Gemma4Towers;
 use confab_engine::model::LoadOptions;
 use confab_engine::npy;
@@ -37,14 +38,18 @@ use serde_json::Value;
 /// float32 on both sides, only summation order differs: measured up to 1.1e-5 (gradient_clipping
 /// 0.5), soft tokens being O(1).
 const EMBED_TOLERANCE: f32 = 2e-5;
-/// From files, the features differ too: the engine's log-mel is within 1e-5 of transformers'
-/// (media_fidelity.rs), and these towers, random and clipped, carry that to the logits at up to
-/// 1.9e-4 (measured: attention_invalid_logits_value's WAV and MP3; 2.8e-5 to 4.9e-5 for the base
-/// variant), where the towers alone, on transformers' features, match to 1.1e-5 (above). The
-/// M4A clip decoded by the built-in AAC decoder, where there is no system FFmpeg (or with
-/// CONFAB_SYSTEM_FFMPEG=0), differs more in its features (7e-4 log-mel near the floor): up to
-/// 2.7e-4 (gradient_clipping). The greedy ids are exact everywhere.
-const FILES_LOGIT_TOLERANCE: f32 = 4e-4;
+/// From files, against the same transformers model computed in float64
+/// (make_gemma4_audio_fields.py --float64): these random, clipped towers carry float32 rounding
+/// to the logits, and transformers' own float32 forward pass is up to 1.6e-4 from the float64 one
+/// (attention_invalid_logits_value, issue_hidden48_heads2), where the engine's is within 4.8e-5
+/// for every variant and clip (measured; the log-mel features are within 5e-7 of transformers').
+const EXACT_LOGIT_TOLERANCE: f32 = 1e-4;
+/// Against transformers' float32 forward pass: both sides' float32 rounding, measured up to 1.6e-4.
+const FLOAT32_LOGIT_TOLERANCE: f32 = 2e-4;
+/// The M4A clip decoded by the built-in AAC decoder, where there is no system FFmpeg (or with
+/// CONFAB_SYSTEM_FFMPEG=0), differs more in its features (up to 3e-4 log-mel near the floor,
+/// media_fidelity.rs): measured up to 2.8e-4 in the logits, from either reference.
+const BUILTIN_AAC_LOGIT_TOLERANCE: f32 = 4e-4;
 const QUESTION: &str = "What do you see and hear?";
 const BASE_FILES: [&str; 5] =
     ["chat_template.jinja", "generation_config.json", "processor_config.json", "tokenizer.json", "tokenizer_config.json"];
@@ -134,6 +139,7 @@ fn every_audio_tower_field_gives_transformers_logits_and_tokens_from_wav_mp3_and
         };
         assert!(info.audio && info.vision, "{name}: both towers");
         let all_logits = npy::read_f32(&variants_dir().join(format!("{name}.logits.npy"))).unwrap();
+        let all_exact = npy::read_f32(&variants_dir().join(format!("{name}.logits_f64.npy"))).unwrap();
         let vocab = all_logits.len() / kinds.len();
         for (k, kind) in kinds.iter().enumerate() {
             let reference = &variant["clips"][kind];
@@ -151,11 +157,26 @@ fn every_audio_tower_field_gives_transformers_logits_and_tokens_from_wav_mp3_and
                 failures.push(format!("{tag}: prompt of {} tokens with {:?} soft tokens", run.prompt_tokens, run.soft_tokens));
                 continue;
             }
-            let diff = max_diff(&run.first_logits, &all_logits[k * vocab..(k + 1) * vocab]);
+            let row = k * vocab..(k + 1) * vocab;
+            let diff = max_diff(&run.first_logits, &all_logits[row.clone()]);
+            let ours_exact = max_diff(&run.first_logits, &all_exact[row.clone()]);
+            let theirs_exact = max_diff(&all_logits[row.clone()], &all_exact[row]);
             let want = ids(&reference["greedy_ids"]);
-            eprintln!("{tag}: first-step logits max abs diff {diff:e}, greedy ids {}", if run.ids == want { "equal" } else { "differ" });
-            if diff >= FILES_LOGIT_TOLERANCE {
-                failures.push(format!("{tag}: first-step logits differ by up to {diff}"));
+            eprintln!(
+                "{tag}: first-step logits from transformers' float64 {ours_exact:e} (its float32: {theirs_exact:e}), from its \
+                 float32 {diff:e}; greedy ids {}",
+                if run.ids == want { "equal" } else { "differ" }
+            );
+            let (exact_tolerance, float32_tolerance) = if *kind == "m4a" && system_ffmpeg_version().is_none() {
+                (BUILTIN_AAC_LOGIT_TOLERANCE, BUILTIN_AAC_LOGIT_TOLERANCE)
+            } else {
+                (EXACT_LOGIT_TOLERANCE, FLOAT32_LOGIT_TOLERANCE)
+            };
+            if ours_exact >= exact_tolerance {
+                failures.push(format!("{tag}: first-step logits differ from float64 transformers' by up to {ours_exact}"));
+            }
+            if diff >= float32_tolerance {
+                failures.push(format!("{tag}: first-step logits differ from float32 transformers' by up to {diff}"));
             }
             if run.ids != want {
                 failures.push(format!("{tag}: greedy ids {:?}, transformers {want:?}", run.ids));

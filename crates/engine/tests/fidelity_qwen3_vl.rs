@@ -29,7 +29,7 @@ use confab_engine::model::families::qwen3_vl::config::{ImageProcessorConfig, Vis
 use confab_engine::model::families::qwen3_vl::processor::preprocess_image;
 use confab_engine::model::families::qwen3_vl::Qwen3VlEncoder;
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::media_prompt;
+use confab_engine::runtime::media::prompt as media_prompt;
 use confab_engine::runtime::{EncoderUse, Engine, EngineOptions, Event, ModelId, Plan, Prompt, ReadyModel, Request};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::{ChatMessage, PromptEnd};

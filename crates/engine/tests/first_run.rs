@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{Engine, EngineOptions, Event, Prompt, Request};
 use confab_engine::sample::SamplingParams;
-use confab_engine::{AppPaths, ChatMessage, DefaultModel};
+use confab_engine::ChatMessage;
+use confab_paths::{AppPaths, DefaultModel};
 
 /// The model setup installed for development, standing in for the one the package carries.
 fn development_copy() -> PathBuf {

@@ -1,7 +1,8 @@
 //! The MLX wheel is linked and computes: the operations the engine is built from, on the
 //! default device, checked against plain Rust arithmetic; and the default model's GGUF loads.
 
-use confab_engine::{AppPaths, DefaultModel, MlxRuntime};
+use confab_engine::MlxRuntime;
+use confab_paths::{AppPaths, DefaultModel};
 use mlx_rs::{fast, io::GgufFile, ops, Array};
 
 fn close(a: &[f32], b: &[f32], tol: f32) -> bool {

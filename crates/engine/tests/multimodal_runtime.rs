@@ -202,8 +202,8 @@ fn image_and_audio_prompt_gives_the_reference_tokens() {
     // Chunks never split the image, and (Gemma 4's sliding layers being rotating windows,
     // resumed from checkpoints) a chunk starts at each item, so a later prompt with other media
     // there resumes just before it.
-    let chunks = confab_engine::runtime::media_prefill::chunk_ranges(0, 118, 16, std::slice::from_ref(&image_range));
-    let expected = confab_engine::runtime::media_prefill::split_at(chunks, &[img.position, aud.position]);
+    let chunks = confab_engine::runtime::media::prefill::chunk_ranges(0, 118, 16, std::slice::from_ref(&image_range));
+    let expected = confab_engine::runtime::media::prefill::split_at(chunks, &[img.position, aud.position]);
     assert!(expected.iter().any(|r| r.start <= img.position && r.end >= img.position + 63));
     assert_eq!(plan.chunks, expected.len());
     // The same prompt in one chunk gives the same tokens (a fresh rig: nothing cached).
@@ -318,7 +318,7 @@ fn bad_media_are_typed_errors_naming_the_file() {
     let err = ask_with(&mut rig, MediaItem::audio(&lecture)).err().unwrap();
     assert_eq!(err.to_string(), "lecture.wav: the clip is 2 h 0 min long and the limit is 30 min; trim it and try again");
 
-    let opus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media/sine1k.opus.ogg");
+    let opus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../media/tests/fixtures/media/sine1k.opus.ogg");
     assert_eq!(
         media_problem(ask_with(&mut rig, MediaItem::audio(&opus)), "sine1k.opus.ogg"),
         MediaProblem::UnsupportedCodec { codec: "Opus".into() }

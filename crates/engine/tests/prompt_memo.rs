@@ -5,7 +5,8 @@
 //! grows, is edited in the middle, regenerated and continued, and prompts that share only part
 //! of a message.
 
-use confab_engine::{AppPaths, ChatMessage, ChatTemplate, DefaultModel, Tokenizer};
+use confab_engine::{ChatMessage, ChatTemplate, Tokenizer};
+use confab_paths::{AppPaths, DefaultModel};
 use mlx_rs::io::GgufFile;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/reference/fixtures");

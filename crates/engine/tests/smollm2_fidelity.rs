@@ -6,14 +6,15 @@
 use std::path::PathBuf;
 
 use confab_engine::model::{self, LoadOptions};
-use confab_engine::{npy, AppPaths, DefaultModel};
+use confab_engine::npy;
+use confab_paths::{AppPaths, DefaultModel};
 use mlx_rs::{ops, Array};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures")
 }
 
-fn greedy(model: &model::LoadedModel, prompt: &[u32], steps: usize) -> (Vec<u32>, Vec<f32>) {
+fn greedy(model: &model::LoadedCheckpoint, prompt: &[u32], steps: usize) -> (Vec<u32>, Vec<f32>) {
     let mut state = model.model.new_state();
     let ids: Vec<i32> = prompt.iter().map(|&t| t as i32).collect();
     let mut logits = model.model.forward(&Array::from_slice(&ids, &[1, ids.len() as i32]), &mut state).unwrap();

@@ -14,7 +14,7 @@ use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{Engine, EngineOptions, ModelId, Prompt, PromptLookup, Request, Speculative, StopReason};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
-use confab_engine::{AppPaths, DefaultModel};
+use confab_paths::{AppPaths, DefaultModel};
 
 fn tiny(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)

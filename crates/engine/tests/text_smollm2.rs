@@ -5,7 +5,8 @@
 
 use std::sync::OnceLock;
 
-use confab_engine::{AppPaths, ChatMessage, ChatTemplate, DefaultModel, StreamDecoder, Tokenizer};
+use confab_engine::{ChatMessage, ChatTemplate, StreamDecoder, Tokenizer};
+use confab_paths::{AppPaths, DefaultModel};
 use mlx_rs::io::GgufFile;
 use serde_json::Value;
 

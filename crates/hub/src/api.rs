@@ -107,9 +107,9 @@ impl Checksum {
     }
 }
 
-/// `/api/models/{repo}?blobs=true`: what Confab needs of it.
+/// A repository on the hub, as `/api/models/{repo}?blobs=true` describes it: what Confab needs of it.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ModelInfo {
+pub struct RepoInfo {
     pub id: String,
     /// The commit `main` points at.
     #[serde(default)]
@@ -129,7 +129,7 @@ pub struct ModelInfo {
     pub tags: Vec<String>,
 }
 
-impl ModelInfo {
+impl RepoInfo {
     pub fn file(&self, name: &str) -> Option<&RepoFile> {
         self.siblings.iter().find(|f| f.name == name)
     }
@@ -184,7 +184,7 @@ impl HubClient {
     }
 
     /// Model info with every file's size and checksum.
-    pub async fn model_info(&self, repo: &str) -> Result<ModelInfo> {
+    pub async fn model_info(&self, repo: &str) -> Result<RepoInfo> {
         check_repo_name(repo)?;
         let url = format!("{}/api/models/{repo}?blobs=true", self.endpoint);
         let response = self.send(&url, None).await?;

@@ -1,5 +1,5 @@
 //! The Hugging Face cache layout, so that mlx-lm, transformers and Confab share downloads (the
-//! cache folder itself is the caller's: `confab_engine::AppPaths::hf_hub_cache`):
+//! cache folder itself is the caller's: `confab_paths::AppPaths::hf_hub_cache`):
 //!
 //! ```text
 //! <cache>/models--owner--name/

@@ -11,7 +11,7 @@ pub mod error;
 pub mod lock;
 pub mod pull;
 
-pub use api::{HubClient, HubOptions, ModelInfo, RepoFile, SearchHit, Token, DEFAULT_ENDPOINT};
+pub use api::{HubClient, HubOptions, RepoFile, RepoInfo, SearchHit, Token, DEFAULT_ENDPOINT};
 pub use cache::RepoCache;
 pub use error::{HubError, Result};
 pub use pull::{choose_files, pull, Progress, PullOptions, Pulled};

@@ -12,7 +12,7 @@ use reqwest::StatusCode;
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
 
-use crate::api::{error_chain, Checksum, HubClient, ModelInfo, RepoFile};
+use crate::api::{error_chain, Checksum, HubClient, RepoFile, RepoInfo};
 use crate::cache::{free_space, RepoCache};
 use crate::error::{HubError, Result};
 use crate::lock;
@@ -30,8 +30,8 @@ pub struct PullOptions {
     /// Only these files (plus, for a Hugging Face folder, config.json); all the model's
     /// files when empty.
     pub files: Vec<String>,
-    /// Whether the engine runs a config.json's `model_type`.
-    pub supported: Box<dyn Fn(&str) -> bool + Send + Sync>,
+    /// Whether the engine runs the model a config.json describes (the engine's `runs_here`).
+    pub supported: Box<dyn Fn(&serde_json::Value) -> bool + Send + Sync>,
     /// Whether the engine reads GGUF files of a `general.architecture`.
     pub supported_gguf: Box<dyn Fn(&str) -> bool + Send + Sync>,
     /// The engine's list of what it runs, for the error.
@@ -45,7 +45,7 @@ pub struct PullOptions {
 impl PullOptions {
     pub fn new(
         cache_dir: PathBuf,
-        supported: impl Fn(&str) -> bool + Send + Sync + 'static,
+        supported: impl Fn(&serde_json::Value) -> bool + Send + Sync + 'static,
         supported_gguf: impl Fn(&str) -> bool + Send + Sync + 'static,
         supported_list: String,
     ) -> Self {
@@ -138,7 +138,7 @@ pub async fn pull(client: &HubClient, repo: &str, options: &PullOptions, mut pro
 
 /// The files a model needs: a Hugging Face folder's config, weights, tokenizer and templates
 /// (top level only: `original/` and the like hold other formats), or one GGUF file.
-pub fn choose_files(repo: &str, info: &ModelInfo, wanted: &[String]) -> Result<Vec<RepoFile>> {
+pub fn choose_files(repo: &str, info: &RepoInfo, wanted: &[String]) -> Result<Vec<RepoFile>> {
     if !wanted.is_empty() {
         let mut chosen = vec![];
         for name in wanted {
@@ -179,15 +179,14 @@ pub fn choose_files(repo: &str, info: &ModelInfo, wanted: &[String]) -> Result<V
     }
 }
 
-/// Refuses a config.json whose `model_type` (or, for a multimodal model, its text part's)
-/// the engine has no family for.
+/// Refuses a config.json the engine cannot run (`options.supported` says; the rule is the
+/// engine's).
 fn check_architecture(repo: &str, config: &Path, options: &PullOptions) -> Result<()> {
     let text = std::fs::read_to_string(config).map_err(|e| HubError::io(config, e))?;
     let json: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| HubError::BadAnswer { what: format!("{repo}/config.json"), reason: e.to_string() })?;
     let model_type = json.get("model_type").and_then(|v| v.as_str()).unwrap_or("");
-    let text_type = json.pointer("/text_config/model_type").and_then(|v| v.as_str());
-    if (options.supported)(model_type) || text_type.is_some_and(|t| (options.supported)(t)) {
+    if (options.supported)(&json) {
         Ok(())
     } else {
         Err(unsupported(repo, if model_type.is_empty() { "(none in config.json)" } else { model_type }, options))
@@ -414,7 +413,7 @@ fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    fn info(names: &[&str]) -> ModelInfo {
+    fn info(names: &[&str]) -> RepoInfo {
         serde_json::from_value(serde_json::json!({
             "id": "o/m",
             "siblings": names.iter().map(|n| serde_json::json!({"rfilename": n, "size": 1, "blobId": "0"})).collect::<Vec<_>>(),

@@ -408,7 +408,7 @@ mod tests {
 
     #[test]
     fn the_duration_limit_holds_while_decoding_when_the_container_does_not_say() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/media/sine1k.flac");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media/sine1k.flac");
         let mut reader = open("sine1k.flac", Box::new(std::fs::File::open(path).unwrap())).unwrap();
         let (track, mut params) = audio_track("sine1k.flac", reader.as_ref()).unwrap();
         params.n_frames = None; // as for a stream without a length

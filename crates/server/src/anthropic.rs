@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use confab_engine::media::MediaItem;
 use confab_engine::runtime::Prompt;
-use confab_engine::sample::SamplingParams;
+use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::text::ToolCall;
 use confab_engine::ChatMessage;
 use serde::Deserialize;
@@ -246,7 +246,8 @@ impl MessagesRequest {
         Ok(switches)
     }
 
-    /// The engine's settings: the model's defaults, with what the request sets on top.
+    /// The engine's settings: the model's defaults with what the request sets over them
+    /// (`SamplingParams::with_choices`, the rule the app and the CLI use too).
     /// `max_tokens` is required (Anthropic's API requires it; a client that omits it has a bug
     /// it should hear about rather than a reply that runs to the context's end).
     pub fn sampling(&self, defaults: &SamplingParams) -> Result<SamplingParams, ApiError> {
@@ -256,23 +257,28 @@ impl MessagesRequest {
         if max_tokens < 1 || max_tokens > i64::from(u32::MAX) {
             return Err(ApiError::invalid(Some("max_tokens"), format!("max_tokens is {max_tokens}; it must be 1 or more.")));
         }
-        let mut params = SamplingParams { max_tokens: max_tokens as u32, stop: vec![], seed: None, ..defaults.clone() };
-        if let Some(t) = self.temperature {
-            params.temperature = t;
-        }
-        if let Some(p) = self.top_p {
-            params.top_p = p;
-        }
-        if let Some(k) = self.top_k {
-            params.top_k = i32::try_from(k)
-                .ok()
-                .filter(|k| *k >= 0)
-                .ok_or_else(|| ApiError::invalid(Some("top_k"), format!("top_k is {k}; it must be 0 (off) or more.")))?;
-        }
-        params.stop = self.stop_sequences.clone().unwrap_or_default();
-        if params.stop.iter().any(String::is_empty) {
+        let top_k = self
+            .top_k
+            .map(|k| {
+                i32::try_from(k)
+                    .ok()
+                    .filter(|k| *k >= 0)
+                    .ok_or_else(|| ApiError::invalid(Some("top_k"), format!("top_k is {k}; it must be 0 (off) or more.")))
+            })
+            .transpose()?;
+        let stop = self.stop_sequences.clone().unwrap_or_default();
+        if stop.iter().any(String::is_empty) {
             return Err(ApiError::invalid(Some("stop_sequences"), "a stop sequence is empty; each must have some text."));
         }
+        let choices = SamplingChoices {
+            temperature: self.temperature,
+            top_p: self.top_p,
+            top_k,
+            max_tokens: Some(max_tokens as u32),
+            stop,
+            ..SamplingChoices::default()
+        };
+        let params = defaults.with_choices(&choices);
         // Checked here too (the engine checks again), so every bad setting is a 400 naming it.
         params.validate(usize::MAX).map_err(ApiError::from)?;
         Ok(params)
@@ -561,6 +567,10 @@ mod tests {
             sampling(json!({"max_tokens": 7, "messages": [], "temperature": 0, "top_k": 5, "stop_sequences": ["\n\n", "END"]})).unwrap();
         assert_eq!((params.max_tokens, params.temperature, params.top_k), (7, 0.0, 5));
         assert_eq!(params.stop, ["\n\n", "END"]);
+        // The model's own stop strings stay, the request's after them.
+        let model = SamplingParams { stop: vec!["<|im_end|>".into()], ..defaults.clone() };
+        let kept = request(json!({"max_tokens": 7, "messages": [], "stop_sequences": ["END"]})).sampling(&model).unwrap();
+        assert_eq!(kept.stop, ["<|im_end|>", "END"]);
         let bad = |body: Value| sampling(body).unwrap_err().param.unwrap_or_default();
         assert_eq!(bad(json!({"messages": []})), "max_tokens");
         assert_eq!(bad(json!({"max_tokens": 0, "messages": []})), "max_tokens");

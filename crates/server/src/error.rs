@@ -66,6 +66,24 @@ impl ApiError {
         }
     }
 
+    /// A chat, completion or message request to a model that only gives vectors.
+    pub fn embedding_only(name: &str) -> Self {
+        Self::invalid(
+            Some("model"),
+            format!("`{name}` is an embedding model: it answers POST /v1/embeddings, not chat, completions, responses or messages. Ask a chat model for those (GET /v1/models lists what this server runs)."),
+        )
+        .with_code("model_not_supported")
+    }
+
+    /// An embeddings request while no embedding model is loaded.
+    pub fn no_embedding_model() -> Self {
+        Self::invalid(
+            Some("model"),
+            "No embedding model is loaded. Start the server with `confab serve --embedding-model <folder>` (a sentence-transformers folder such as Qwen3-Embedding or EmbeddingGemma), or serve such a folder as the model with `--model`.",
+        )
+        .with_code("model_not_loaded")
+    }
+
     pub fn unauthorized() -> Self {
         Self {
             status: StatusCode::UNAUTHORIZED,
@@ -100,13 +118,13 @@ impl ApiError {
     }
 
     pub fn not_found(path: &str) -> Self {
-        Self::invalid(None, format!("There is no endpoint {path}. This server offers POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, GET and DELETE /v1/responses/{{id}}, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models and GET /health."))
+        Self::invalid(None, format!("There is no endpoint {path}. This server offers POST /v1/chat/completions, POST /v1/completions, POST /v1/embeddings, POST /v1/responses, GET and DELETE /v1/responses/{{id}}, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models and GET /health."))
             .with_status(StatusCode::NOT_FOUND)
             .with_code("unknown_url")
     }
 
     pub fn method_not_allowed() -> Self {
-        Self::invalid(None, "This endpoint does not take that method; chat, completions, responses and messages are POST, models and health are GET, a kept response is GET or DELETE.")
+        Self::invalid(None, "This endpoint does not take that method; chat, completions, embeddings, responses and messages are POST, models and health are GET, a kept response is GET or DELETE.")
             .with_status(StatusCode::METHOD_NOT_ALLOWED)
             .with_code("method_not_allowed")
     }

@@ -6,13 +6,15 @@
 //! server-sent events), OpenAI's Responses (`POST /v1/responses`, `POST
 //! /v1/responses/input_tokens`, `GET` and `DELETE /v1/responses/{id}`, `GET
 //! /v1/responses/{id}/input_items`; kept responses live in the history database's own table),
-//! Anthropic's `POST /v1/messages` and `POST /v1/messages/count_tokens`, `GET /v1/models`,
+//! Anthropic's `POST /v1/messages` and `POST /v1/messages/count_tokens`, `POST /v1/embeddings`
+//! (from an embedding model loaded beside the chat model, or served as the model), `GET /v1/models`,
 //! `GET /health`. Every error is in the shape of its endpoint's API.
 
 mod anthropic;
 mod anthropic_reply;
 mod anthropic_routes;
 mod body;
+mod embeddings;
 mod error;
 mod media_files;
 mod messages;
@@ -50,6 +52,10 @@ pub trait ModelSource: Send + Sync + 'static {
     fn engine(&self) -> &Engine;
     /// The model requests run on; `None` while none is loaded.
     fn current(&self) -> Option<ServedModel>;
+    /// An embedding model loaded beside it, for `POST /v1/embeddings`.
+    fn embedding(&self) -> Option<ServedModel> {
+        None
+    }
 }
 
 /// The loaded model, and the name clients call it by (`GET /v1/models`).
@@ -58,6 +64,13 @@ pub struct ServedModel {
     pub id: ModelId,
     pub name: String,
     pub info: ModelInfo,
+}
+
+impl ServedModel {
+    /// Whether a request's `model` names it: its name or its path.
+    fn answers_to(&self, asked: &str) -> bool {
+        self.name == asked || self.info.path.to_str() == Some(asked)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -100,11 +113,39 @@ impl ServerState {
     pub(crate) fn served(&self, asked: Option<&str>) -> Result<ServedModel, ApiError> {
         let asked =
             asked.ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the model this server runs."))?;
+        if let Some(embedder) = self.source.embedding().filter(|m| m.answers_to(asked)) {
+            return Err(ApiError::embedding_only(&embedder.name));
+        }
         let current = self.source.current();
         match current {
-            Some(model) if model.name == asked || model.info.path.to_str() == Some(asked) => Ok(model),
+            Some(model) if model.answers_to(asked) && model.info.embedding.is_some() => Err(ApiError::embedding_only(&model.name)),
+            Some(model) if model.answers_to(asked) => Ok(model),
             Some(model) => Err(ApiError::unknown_model(asked, Some(&model.name))),
             None => Err(ApiError::no_model()),
+        }
+    }
+
+    /// The loaded embedding model the request names (the one beside the chat model, or the
+    /// served model itself when it is one).
+    pub(crate) fn embedder(&self, asked: Option<&str>) -> Result<ServedModel, ApiError> {
+        let asked = asked
+            .ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the models this server runs."))?;
+        let current = self.source.current();
+        let loaded: Vec<ServedModel> =
+            self.source.embedding().into_iter().chain(current.clone()).filter(|m| m.info.embedding.is_some()).collect();
+        if let Some(model) = loaded.iter().find(|m| m.answers_to(asked)) {
+            return Ok(model.clone());
+        }
+        match (loaded.first(), current) {
+            (None, _) => Err(ApiError::no_embedding_model()),
+            (Some(embedder), Some(chat)) if chat.answers_to(asked) => Err(ApiError::invalid(
+                Some("model"),
+                format!(
+                    "`{asked}` is a chat model; it gives no embeddings. Ask for `{}`, the embedding model this server runs.",
+                    embedder.name
+                ),
+            )),
+            (Some(embedder), _) => Err(ApiError::unknown_model(asked, Some(&embedder.name))),
         }
     }
 }

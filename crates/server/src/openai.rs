@@ -2,7 +2,7 @@
 //! others are ignored, as OpenAI-compatible servers do), and how they become engine settings.
 
 use confab_engine::runtime::Speculative;
-use confab_engine::sample::SamplingParams;
+use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::EngineError;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -226,8 +226,6 @@ pub struct InputAudio {
 }
 
 impl SamplingFields {
-    /// The engine's settings: the model's defaults, with what the request sets on top.
-    /// `default_max_tokens` is the endpoint's default (0: up to the context's end).
     /// The speculative decoding the request asks for.
     pub fn speculative(&self) -> Result<Option<Speculative>, ApiError> {
         self.speculative
@@ -236,6 +234,9 @@ impl SamplingFields {
             .transpose()
     }
 
+    /// The engine's settings: the model's defaults with what the request sets over them
+    /// (`SamplingParams::with_choices`, the rule the app and the CLI use too).
+    /// `default_max_tokens` is the endpoint's default (0: up to the context's end).
     pub fn to_params(&self, defaults: &SamplingParams, default_max_tokens: u32) -> Result<SamplingParams, ApiError> {
         if let Some(n) = self.n.filter(|&n| n != 1) {
             return Err(ApiError::invalid(Some("n"), format!("n = {n} is not supported; this server returns one choice (n = 1).")));
@@ -246,16 +247,6 @@ impl SamplingFields {
                 "frequency_penalty is not supported; use presence_penalty, or leave it at 0.",
             ));
         }
-        let mut params = SamplingParams { max_tokens: default_max_tokens, stop: vec![], seed: None, ..defaults.clone() };
-        if let Some(t) = self.temperature {
-            params.temperature = t;
-        }
-        if let Some(p) = self.top_p {
-            params.top_p = p;
-        }
-        if let Some(p) = self.presence_penalty {
-            params.presence_penalty = p;
-        }
         let (name, limit) = match (self.max_completion_tokens, self.max_tokens) {
             (Some(m), _) => ("max_completion_tokens", Some(m)),
             (None, m) => ("max_tokens", m),
@@ -264,22 +255,25 @@ impl SamplingFields {
             if limit < 1 || limit > i64::from(u32::MAX) {
                 return Err(ApiError::invalid(Some(name), format!("{name} is {limit}; it must be 1 or more.")));
             }
-            params.max_tokens = limit as u32;
         }
-        if let Some(seed) = self.seed {
-            params.seed = Some(seed as u64);
-        }
-        params.stop = match &self.stop {
+        let stop = match &self.stop {
             None => vec![],
             Some(StopField::One(s)) => vec![s.clone()],
             Some(StopField::Many(list)) => list.clone(),
         };
-        if params.stop.len() > MAX_STOPS {
-            return Err(ApiError::invalid(
-                Some("stop"),
-                format!("{} stop sequences given; at most {MAX_STOPS} are allowed.", params.stop.len()),
-            ));
+        if stop.len() > MAX_STOPS {
+            return Err(ApiError::invalid(Some("stop"), format!("{} stop sequences given; at most {MAX_STOPS} are allowed.", stop.len())));
         }
+        let choices = SamplingChoices {
+            temperature: self.temperature,
+            top_p: self.top_p,
+            presence_penalty: self.presence_penalty,
+            seed: self.seed.map(|seed| seed as u64),
+            max_tokens: Some(limit.map_or(default_max_tokens, |limit| limit as u32)),
+            stop,
+            ..SamplingChoices::default()
+        };
+        let params = defaults.with_choices(&choices);
         // Checked here too (the engine checks again), so every bad setting is a 400 naming it.
         // (0 max_tokens means "to the context's end" here, which the engine resolves.)
         let checked = SamplingParams { max_tokens: params.max_tokens.max(1), ..params.clone() };
@@ -309,6 +303,20 @@ mod tests {
         let newer = fields(r#"{"max_tokens":7,"max_completion_tokens":9}"#).to_params(&defaults, 0).unwrap();
         assert_eq!(newer.max_tokens, 9);
         assert_eq!(fields("{}").to_params(&defaults, 16).unwrap().max_tokens, 16);
+    }
+
+    /// tests/sampling: the request the app and the CLI send too, over the model's own defaults.
+    #[test]
+    fn the_same_request_samples_alike() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/sampling");
+        let read = |name: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(folder.join(name)).unwrap()).unwrap() };
+        let defaults = SamplingParams::model_defaults(Some(&read("generation_config.json"))).unwrap();
+        let expected: SamplingParams = serde_json::from_value(read("expected.json")).unwrap();
+        let params = fields(r#"{"temperature":0.2,"top_p":0.5,"max_tokens":64,"seed":9}"#).to_params(&defaults, 0).unwrap();
+        assert_eq!(params, expected);
+        // The model's stop string stays when the request adds its own.
+        let with_stop = fields(r#"{"max_tokens":64,"stop":["END"]}"#).to_params(&defaults, 0).unwrap();
+        assert_eq!(with_stop.stop, ["<|im_end|>", "END"]);
     }
 
     #[test]

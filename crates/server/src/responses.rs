@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use confab_engine::media::MediaItem;
-use confab_engine::sample::SamplingParams;
+use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::text::ToolCall;
 use confab_engine::ChatMessage;
 use serde::Deserialize;
@@ -224,22 +224,21 @@ impl ResponsesRequest {
         self.text.as_ref().and_then(|t| t.format.as_ref())
     }
 
-    /// The engine's settings: the model's defaults, with what the request sets on top; the
-    /// reply may run to the context's end unless `max_output_tokens` bounds it.
+    /// The engine's settings: the model's defaults with what the request sets over them
+    /// (`SamplingParams::with_choices`, the rule the app and the CLI use too); the reply may run to the context's end unless `max_output_tokens` bounds it.
     pub fn sampling(&self, defaults: &SamplingParams) -> Result<SamplingParams, ApiError> {
-        let mut params = SamplingParams { max_tokens: 0, stop: vec![], seed: None, ..defaults.clone() };
-        if let Some(t) = self.temperature {
-            params.temperature = t;
-        }
-        if let Some(p) = self.top_p {
-            params.top_p = p;
-        }
         if let Some(limit) = self.max_output_tokens {
             if limit < 1 || limit > i64::from(u32::MAX) {
                 return Err(ApiError::invalid(Some("max_output_tokens"), format!("max_output_tokens is {limit}; it must be 1 or more.")));
             }
-            params.max_tokens = limit as u32;
         }
+        let choices = SamplingChoices {
+            temperature: self.temperature,
+            top_p: self.top_p,
+            max_tokens: Some(self.max_output_tokens.map_or(0, |limit| limit as u32)),
+            ..SamplingChoices::default()
+        };
+        let params = defaults.with_choices(&choices);
         // Checked here too (the engine checks again), so every bad setting is a 400 naming it.
         let checked = SamplingParams { max_tokens: params.max_tokens.max(1), ..params.clone() };
         checked.validate(usize::MAX).map_err(ApiError::from)?;
@@ -469,6 +468,8 @@ mod tests {
         let defaults = SamplingParams::default();
         assert_eq!(request(json!({"max_output_tokens": 5})).sampling(&defaults).unwrap().max_tokens, 5);
         assert_eq!(request(json!({"max_output_tokens": 0})).sampling(&defaults).unwrap_err().param.as_deref(), Some("max_output_tokens"));
+        let model = SamplingParams { stop: vec!["<|im_end|>".into()], ..defaults.clone() };
+        assert_eq!(request(json!({})).sampling(&model).unwrap().stop, ["<|im_end|>"], "the model's stop strings stay");
         assert_eq!(request(json!({"background": true})).check().unwrap_err().param.as_deref(), Some("background"));
     }
 }

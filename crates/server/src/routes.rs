@@ -39,6 +39,7 @@ pub fn router(state: Arc<ServerState>) -> Router {
     let api = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
+        .route("/v1/embeddings", post(crate::embeddings::create))
         .route("/v1/responses", post(responses_routes::create))
         .route("/v1/responses/input_tokens", post(responses_routes::input_tokens))
         .route("/v1/responses/{id}", get(responses_routes::retrieve).delete(responses_routes::delete))
@@ -91,6 +92,7 @@ async fn models(State(state): State<Arc<ServerState>>) -> Json<Value> {
         .source
         .current()
         .into_iter()
+        .chain(state.source.embedding())
         .map(|m| json!({ "id": m.name, "object": "model", "created": state.started, "owned_by": "confab" }))
         .collect();
     Json(json!({ "object": "list", "data": data }))

@@ -6,6 +6,7 @@ use confab_store::{Attachment, AttachmentHash};
 use tauri::ipc::Response;
 
 use super::App;
+use crate::documents::{is_document, read_stored, DocumentInfo};
 use crate::failure::Failure;
 use crate::inspect::{inspect_bytes, inspect_file};
 
@@ -41,6 +42,16 @@ pub async fn attachment_bytes(state: App<'_>, hash: String) -> Result<Response, 
     let path = state.store.attachment_path(&hash).await?;
     let bytes = tokio_read(path).await?;
     Ok(Response::new(bytes))
+}
+
+/// What a document attachment's chip shows: its format, pages and notes.
+#[tauri::command]
+pub async fn document_info(state: App<'_>, hash: String) -> Result<DocumentInfo, Failure> {
+    let attachment = state.store.attachment(&AttachmentHash::parse(&hash)?).await?;
+    if !is_document(&attachment) {
+        return Err(format!("{} is not a document", attachment.original_name.as_deref().unwrap_or("the attachment")).into());
+    }
+    Ok(DocumentInfo::of(&read_stored(&state.store, &attachment).await?))
 }
 
 /// A video attachment's first frame as a PNG, for its chip and bubble (the web view need not

@@ -131,13 +131,20 @@ pub async fn measure_context(
         }
         None => (settings.system_prompt.clone(), vec![]),
     };
-    let images = state.model.current().is_some_and(|model| model.view.vision);
+    let images = state.model.current().is_some_and(|model| model.info.vision);
     let history = local_messages(store, &system, &branch, images).await?;
     let mut media = Vec::with_capacity(attachments.len());
+    let mut documents = Vec::new();
     for hash in &attachments {
         let attachment = store.attachment(&AttachmentHash::parse(hash)?).await?;
-        media.push(reply::media_item(store, &attachment).await?);
+        if crate::documents::is_document(&attachment) {
+            documents.push(attachment);
+        } else {
+            media.push(reply::media_item(store, &attachment).await?);
+        }
     }
+    // Documents count as the text they add to the message.
+    let draft = confab_documents::with_documents(&crate::documents::prompt_texts(store, &documents).await?, &draft);
     let state = state.inner().clone();
     let used = tauri::async_runtime::spawn_blocking(move || {
         state.context_meter.measure(&state.engine, &model, history, &draft, media, settings.max_tokens)

@@ -21,7 +21,7 @@ pub async fn list_conversations(
 /// An empty chat for the model loaded now (a first message makes it: `send_message`), with
 /// its thinking switch as the window had it (`None`: on).
 pub async fn new_conversation(state: &AppState, title: &str, thinking: Option<bool>) -> Result<Conversation, Failure> {
-    let model = state.model.current().map(|m| m.view.path.display().to_string());
+    let model = state.model.current().map(|m| m.info.path.display().to_string());
     let new = NewConversation { title: title.into(), model, system_prompt: None, thinking };
     Ok(state.store.create_conversation(new).await?)
 }

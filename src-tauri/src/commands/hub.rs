@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use confab_engine::model::{format::gguf, registry};
-use confab_engine::AppPaths;
-use confab_hub::{HubClient, HubOptions, ModelInfo};
+use confab_engine::model::runs_here::{runs_here, Architecture};
+use confab_hub::{HubClient, HubOptions, RepoInfo};
+use confab_paths::AppPaths;
 use confab_remote::secrets::SecretStore;
 use confab_store::Store;
 use tauri::State;
@@ -104,7 +104,7 @@ pub async fn search_hub(state: App<'_>, query: String) -> Result<Vec<HubModel>, 
         .into_iter()
         .filter_map(|hit| {
             let formats: Vec<String> = hit.tags.iter().filter(|t| FORMAT_TAGS.contains(&t.as_str())).cloned().collect();
-            let runs = hit.tags.iter().any(|t| registry::family(t).is_some() || gguf::supports(t));
+            let runs = hit.tags.iter().any(|tag| runs_here(Architecture::Tag(tag)));
             (!formats.is_empty()).then_some(HubModel { id: hit.id, downloads: hit.downloads, likes: hit.likes, formats, runs })
         })
         .collect();
@@ -153,11 +153,11 @@ pub fn fits(bytes: u64, memory: u64) -> bool {
     bytes + bytes / 5 + (2 << 30) <= memory
 }
 
-fn details(info: &ModelInfo, memory: u64) -> RepoDetails {
+fn details(info: &RepoInfo, memory: u64) -> RepoDetails {
     let config_type = info.config.as_ref().and_then(|c| c.get("model_type")).and_then(|t| t.as_str());
     let gguf_arch = info.gguf.as_ref().and_then(|g| g.get("architecture")).and_then(|a| a.as_str());
-    let runs = config_type.is_some_and(|t| registry::family(t).is_some() || registry::family(&format!("{t}_text")).is_some())
-        || gguf_arch.is_some_and(gguf::supports);
+    let runs =
+        config_type.is_some_and(|t| runs_here(Architecture::ModelType(t))) || gguf_arch.is_some_and(|a| runs_here(Architecture::Gguf(a)));
     let folder = confab_hub::choose_files(&info.id, info, &[]).ok().filter(|files| !files.iter().any(|f| f.name.ends_with(".gguf")));
     let model_files: Vec<String> = folder.iter().flatten().map(|f| f.name.clone()).collect();
     let model_bytes = folder.iter().flatten().map(|f| f.size()).sum();

@@ -27,6 +27,7 @@ macro_rules! app_commands {
             attachments::attach_bytes,
             attachments::attachment_bytes,
             attachments::attachment_thumbnail,
+            attachments::document_info,
             models::list_models,
             models::model_state,
             models::load_model,

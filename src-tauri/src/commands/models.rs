@@ -3,11 +3,12 @@
 use std::path::PathBuf;
 
 use confab_engine::model::discover::{discover, ModelSummary};
+use confab_engine::runtime::ModelInfo;
 use tauri::AppHandle;
 
 use super::App;
 use crate::failure::Failure;
-use crate::model_slot::{load_blocking, LoadedModel, ModelState};
+use crate::model_slot::{load_blocking, ModelState};
 use crate::sync::lock;
 
 #[tauri::command]
@@ -30,7 +31,7 @@ pub fn model_state(state: App<'_>) -> ModelState {
 /// Loads `path` in place of the current model and remembers it for the next launch; replies
 /// go to it from now on, even if a remote model was picked.
 #[tauri::command]
-pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result<LoadedModel, Failure> {
+pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result<ModelInfo, Failure> {
     if state.model.state().loading.is_some() {
         return Err("A model is already loading; wait for it to finish.".into());
     }

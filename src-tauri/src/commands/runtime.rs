@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use confab_engine::{AppPaths, DefaultModel, MlxRuntime};
+use confab_engine::MlxRuntime;
+use confab_paths::{AppPaths, DefaultModel};
 
 use super::App;
 
@@ -58,8 +59,15 @@ pub async fn diagnostics(state: App<'_>) -> Result<String, String> {
     }
     match state.model.current() {
         Some(model) => {
-            let m = &model.view;
-            text += &format!("Model: {} ({}, {}, {}, {} tokens)\n", m.path.display(), m.architecture, m.format, m.dtype, m.context_length);
+            let m = &model.info;
+            text += &format!(
+                "Model: {} ({}, {}, {}, {} tokens)\n",
+                m.path.display(),
+                m.architecture,
+                format!("{:?}", m.format).to_lowercase(),
+                m.dtype,
+                m.context_length
+            );
         }
         None => text += "Model: none loaded\n",
     }

@@ -1,10 +1,10 @@
 import type { Attachment } from '../ipc';
-import { mediaKindOfMime } from '../lib/capabilities';
+import { isDocumentMime, mediaKindOfMime } from '../lib/capabilities';
 import { clockDuration } from '../lib/format';
 import { useAttachmentUrl, useThumbnailUrl } from '../state/useAttachmentUrl';
 import { Icon } from './Icon';
 
-/** An image thumbnail, an audio player, or a video's first frame with its length; other files by name. */
+/** An image thumbnail, an audio player, a video's first frame with its length, a document's icon and name; other files by name. */
 export function AttachmentPreview({ attachment }: { attachment: Attachment }) {
   const name = attachment.original_name ?? attachment.mime;
   switch (mediaKindOfMime(attachment.mime)) {
@@ -15,7 +15,14 @@ export function AttachmentPreview({ attachment }: { attachment: Attachment }) {
     case 'video':
       return <VideoPreview attachment={attachment} name={name} />;
     case 'other':
-      return <span className="attachment-name">{name}</span>;
+      return isDocumentMime(attachment.mime) ? (
+        <div className="document-attachment" data-testid="document-attachment" title={name}>
+          <Icon name="document" size={22} />
+          <span className="attachment-name">{name}</span>
+        </div>
+      ) : (
+        <span className="attachment-name">{name}</span>
+      );
   }
 }
 

@@ -9,6 +9,7 @@ import {
   type KeyboardEvent,
 } from 'react';
 import type { Attachment, ConversationId } from '../ipc';
+import { DOCUMENT_PICKER_TYPES, isDocumentMime } from '../lib/capabilities';
 import { contextVerdict, surelyFits } from '../lib/context';
 import { clockDuration, modKey } from '../lib/format';
 import { useContextMeter } from '../state/useContextMeter';
@@ -213,8 +214,8 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           type="button"
           className="icon-button"
           data-testid="attach-button"
-          title="Attach images, audio or video"
-          aria-label="Attach images, audio or video"
+          title="Attach images, audio, video or documents"
+          aria-label="Attach images, audio, video or documents"
           onClick={() => picker.current?.click()}
         >
           <Icon name="paperclip" />
@@ -241,7 +242,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
         <input
           ref={picker}
           type="file"
-          accept="image/*,audio/*,video/*,.mov,.m4v"
+          accept={`image/*,audio/*,video/*,.mov,.m4v,${DOCUMENT_PICKER_TYPES}`}
           multiple
           hidden
           data-testid="file-input"
@@ -280,7 +281,14 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           </button>
         )}
       </div>
-      {counted && !streaming && <ContextWarning use={counted} onNewChat={onNewChat} onSendAnyway={() => void send(true)} />}
+      {counted && !streaming && (
+        <ContextWarning
+          use={counted}
+          onNewChat={onNewChat}
+          onSendAnyway={() => void send(true)}
+          documents={attachments.items.filter((a) => isDocumentMime(a.mime)).map((a) => a.original_name ?? a.mime)}
+        />
+      )}
       {(blockedReason || meter.measured) && (
         <div className="composer-footer">
           <div className="composer-hint muted">{blockedReason}</div>

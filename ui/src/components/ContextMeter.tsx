@@ -27,16 +27,25 @@ interface WarningProps {
   onNewChat: () => void;
   /** Sends as it is: the engine leaves the oldest messages out to make room. */
   onSendAnyway: () => void;
+  /** Names of the documents attached to the draft: they go in whole, so they may be why it is too long. */
+  documents?: string[];
 }
 
 /** Shown when the draft would not fit, before anything is sent, with what can be done. */
-export function ContextWarning({ use, onNewChat, onSendAnyway }: WarningProps) {
+export function ContextWarning({ use, onNewChat, onSendAnyway, documents = [] }: WarningProps) {
   const verdict = contextVerdict(use);
   if (verdict === 'fits') return null;
   const reads = `${tokenCount(use.limit)} tokens at most, keeping room for its reply`;
   return (
     <div className="context-warning" role="alert" data-testid="context-warning" data-verdict={verdict}>
-      {verdict === 'too-long' ? (
+      {verdict === 'too-long' && documents.length > 0 ? (
+        <p data-testid="document-too-long">
+          This message with {documents.join(', ')} is about {tokenCount(use.alone)} tokens: the{' '}
+          {documents.length === 1 ? 'document does' : 'documents do'} not fit the model, which reads {reads}. Documents go in whole;
+          searching in a larger one is not available yet. Attach a shorter document or the part you need, or load a model with a longer
+          context.
+        </p>
+      ) : verdict === 'too-long' ? (
         <p>
           This message is about {tokenCount(use.alone)} tokens: too long for the model, which reads {reads}. Shorten it or send it in parts.
         </p>

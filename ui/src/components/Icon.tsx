@@ -9,6 +9,7 @@ const paths = {
   sliders: 'M4 7h10M18 7h2M4 17h4M12 17h8M14 4v6M8 14v6',
   sidebar: 'M4 5h16v14H4zM9.5 5v14',
   folder: 'M3 6.5V18h18V8.5h-9L10 6H3.5z',
+  document: 'M6 3.5h8l4 4V20.5H6zM14 3.5v4h4M9 12h6M9 15.5h6',
   up: 'M12 19V5M6 11l6-6 6 6',
   video: 'M3.5 6.5h11v11h-11zM14.5 10.5l6-3.5v10l-6-3.5',
   mic: 'M12 3.5a3 3 0 013 3v5a3 3 0 01-6 0v-5a3 3 0 013-3zM6 11.5a6 6 0 0012 0M12 17.5v3',

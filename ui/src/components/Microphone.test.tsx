@@ -87,7 +87,7 @@ describe('microphone', () => {
     expect(getUserMedia).toHaveBeenCalledWith({ audio: true, video: false });
     expect(mic().title).toBe('Stop recording (Ctrl+Shift+M)');
     // -20 dB from the analyser: two thirds of the meter, drawn within a few ticks.
-    await waitFor(() => expect(screen.getByRole('meter').getAttribute('aria-valuenow')).toMatch(/^0\.66/));
+    await waitFor(() => expect(screen.getByRole('meter', { name: 'Microphone level' }).getAttribute('aria-valuenow')).toMatch(/^0\.66/));
     context().deliver(new Float32Array(1600).fill(0.5));
     context().deliver(new Float32Array(1600).fill(-0.5));
     fireEvent.click(mic());

@@ -14,7 +14,7 @@ import type { Providers } from '../state/useProviders';
 
 /** Why a model can't be picked, or null. */
 function unsupportedReason(model: ModelSummary): string | null {
-  return model.supported ? null : `The ${model.architecture || 'model'} architecture isn't supported yet`;
+  return model.supported ? null : (model.unsupported_reason ?? "This model isn't supported yet");
 }
 
 /** What it needs against what this machine has; over it, it may not fit. */

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { conversation, installBackend, message, smolLoaded, view } from '../test/fixtures';
+import { conversation, installBackend, message, settings, smolLoaded, view } from '../test/fixtures';
+import type { Settings } from '../ipc';
 import { holdStream, push, renderApp } from '../test/renderApp';
 import { callsOf, commands, invoke } from '../test/tauriMock';
 import { Reasoning, reasoningLabel } from './Reasoning';
@@ -96,5 +97,23 @@ describe('the thinking switch', () => {
     fireEvent.click(toggle());
     await waitFor(() => expect(callsOf('set_thinking')).toEqual([{ id: 1, on: false }]));
     await waitFor(() => expect(toggle().checked).toBe(false));
+  });
+});
+
+describe('the reasoning effort', () => {
+  it('shows only for a model whose template reads it', async () => {
+    await renderApp();
+    expect(screen.queryByTestId('reasoning-effort')).toBeNull();
+  });
+
+  it('is saved with the settings', async () => {
+    commands.set('model_state', () => ({ loaded: { ...smolLoaded, reasoning_effort: true }, loading: null, error: null, revision: 1 }));
+    commands.set('save_settings', (args) => args.settings as Settings);
+    await renderApp();
+    const select = () => screen.getByTestId('reasoning-effort') as HTMLSelectElement;
+    await waitFor(() => expect(select().value).toBe(''));
+    fireEvent.change(select(), { target: { value: 'high' } });
+    await waitFor(() => expect(callsOf('save_settings')).toEqual([{ settings: { ...settings, reasoning_effort: 'high' } }]));
+    await waitFor(() => expect(select().value).toBe('high'));
   });
 });

@@ -19,6 +19,9 @@ const base: Plan = {
   grammar_jump_declined: null,
   speculative: null,
   speculative_declined: null,
+  kv_bits: null,
+  kv_group_size: null,
+  kv_quantization_declined: null,
 };
 
 describe('planText', () => {

@@ -20,7 +20,8 @@ import { FolderPicker } from './FolderPicker';
 import { Icon } from './Icon';
 
 /** The numeric fields, edited as text so that a half-typed number isn't rewritten under the
- *  cursor, by the group they show in. `whole`: only whole numbers from 1 up. */
+ *  cursor, by the group they show in. `whole`: only whole numbers from 1 up. `modelsOwn`: may be
+ *  left empty, and then the model's own default applies (its generation_config.json). */
 const numberFields = [
   {
     group: 'Chat',
@@ -28,11 +29,26 @@ const numberFields = [
     label: 'Temperature',
     step: '0.05',
     hint: 'Higher is more varied; 0 always picks the likeliest token.',
+    modelsOwn: true,
   },
-  { group: 'Chat', key: 'top_p', label: 'Top-p', step: '0.05', hint: 'Sample from the smallest set of tokens this likely together.' },
-  { group: 'Chat', key: 'top_k', label: 'Top-k', step: '1', hint: 'Sample from this many likeliest tokens (0: all).' },
-  { group: 'Chat', key: 'min_p', label: 'Min-p', step: '0.01', hint: "Drop tokens less likely than this fraction of the top one's." },
-  { group: 'Chat', key: 'repetition_penalty', label: 'Repetition penalty', step: '0.05', hint: '1 turns it off.' },
+  {
+    group: 'Chat',
+    key: 'top_p',
+    label: 'Top-p',
+    step: '0.05',
+    hint: 'Sample from the smallest set of tokens this likely together.',
+    modelsOwn: true,
+  },
+  { group: 'Chat', key: 'top_k', label: 'Top-k', step: '1', hint: 'Sample from this many likeliest tokens (0: all).', modelsOwn: true },
+  {
+    group: 'Chat',
+    key: 'min_p',
+    label: 'Min-p',
+    step: '0.01',
+    hint: "Drop tokens less likely than this fraction of the top one's.",
+    modelsOwn: true,
+  },
+  { group: 'Chat', key: 'repetition_penalty', label: 'Repetition penalty', step: '0.05', hint: '1 turns it off.', modelsOwn: true },
   { group: 'Chat', key: 'max_tokens', label: 'Max tokens', step: '1', hint: 'The longest reply.' },
   { group: 'Storage', key: 'kv_cache_memory_mb', label: 'Prompt cache in memory (MiB)', step: '64', hint: 'Reused prompts answer faster.' },
   { group: 'Storage', key: 'kv_cache_disk_mb', label: 'Prompt cache on disk (MiB)', step: '256', hint: 'Kept across restarts.' },
@@ -65,7 +81,10 @@ interface Form extends ServerForm {
 }
 
 function toForm(settings: Settings): Form {
-  const numbers = Object.fromEntries(numberFields.map(({ key }) => [key, String(settings[key])])) as Record<NumberKey, string>;
+  const numbers = Object.fromEntries(numberFields.map(({ key }) => [key, settings[key] === null ? '' : String(settings[key])])) as Record<
+    NumberKey,
+    string
+  >;
   return {
     system_prompt: settings.system_prompt,
     numbers,
@@ -93,6 +112,10 @@ function fromForm(form: Form, base: Settings): Settings | string {
   next.server_port = port;
   for (const field of numberFields) {
     const { key, label } = field;
+    if ('modelsOwn' in field && form.numbers[key].trim() === '') {
+      (next as Record<NumberKey, number | null>)[key] = null;
+      continue;
+    }
     const value = Number(form.numbers[key]);
     if (form.numbers[key].trim() === '' || !Number.isFinite(value)) return `${label} must be a number.`;
     if ('whole' in field && (!Number.isInteger(value) || value < 1)) return `${label} must be a whole number from 1 up.`;
@@ -120,7 +143,16 @@ interface Props {
 const presetKeys = ['temperature', 'top_p', 'top_k', 'min_p', 'repetition_penalty'] as const;
 
 function presetMatches(preset: SamplingPreset, numbers: Record<NumberKey, string>): boolean {
-  return presetKeys.every((key) => Number(numbers[key]) === preset[key]);
+  return presetKeys.every((key) => {
+    const value = preset[key];
+    const typed = numbers[key].trim();
+    return value === null ? typed === '' : typed !== '' && Number(typed) === value;
+  });
+}
+
+/** `preset-model` for "Model's own", `preset-balanced` for "Balanced". */
+function presetId(preset: SamplingPreset): string {
+  return `preset-${preset.name.toLowerCase().split(/[^a-z]/)[0]}`;
 }
 
 /** The pane's groups, in order; the links at the top scroll to them. */
@@ -198,7 +230,10 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
   const applyPreset = (preset: SamplingPreset) => {
     if (!form) return;
     const numbers = { ...form.numbers };
-    for (const key of presetKeys) numbers[key] = String(preset[key]);
+    for (const key of presetKeys) {
+      const value = preset[key];
+      numbers[key] = value === null ? '' : String(value);
+    }
     update({ numbers });
   };
 
@@ -267,7 +302,7 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                         className="preset"
                         title={preset.hint}
                         aria-pressed={presetMatches(preset, form.numbers)}
-                        data-testid={`preset-${preset.name.toLowerCase()}`}
+                        data-testid={presetId(preset)}
                         onClick={() => applyPreset(preset)}
                       >
                         {preset.name}
@@ -276,14 +311,15 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
                   </div>
                 )}
                 <div className="field-grid">
-                  {fieldsOf('Chat').map(({ key, label, step, hint }) => (
-                    <Field key={key} label={label} hint={hint}>
+                  {fieldsOf('Chat').map((field) => (
+                    <Field key={field.key} label={field.label} hint={field.hint}>
                       <input
                         type="number"
-                        step={step}
-                        data-testid={`setting-${key}`}
-                        value={form.numbers[key]}
-                        onChange={(event) => update({ numbers: { ...form.numbers, [key]: event.target.value } })}
+                        step={field.step}
+                        placeholder={'modelsOwn' in field ? "Model's" : undefined}
+                        data-testid={`setting-${field.key}`}
+                        value={form.numbers[field.key]}
+                        onChange={(event) => update({ numbers: { ...form.numbers, [field.key]: event.target.value } })}
                       />
                     </Field>
                   ))}

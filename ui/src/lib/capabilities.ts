@@ -1,5 +1,5 @@
 // Which media a model can take, and the friendly message when it can't.
-import type { LoadedModel, ModelSummary } from '../ipc';
+import type { ModelInfo, ModelSummary } from '../ipc';
 
 export type MediaKind = 'image' | 'audio' | 'video' | 'other';
 
@@ -12,8 +12,28 @@ export function mediaKindOfMime(mime: string): MediaKind {
   return 'other';
 }
 
+/**
+ * Whether a stored attachment is a document, read as text by every model: the MIME types the
+ * documents crate stores them under (confab-documents' `DocumentFormat::is_document_mime`).
+ */
+export function isDocumentMime(mime: string): boolean {
+  return (
+    mime.startsWith('text/') ||
+    mime === 'application/pdf' ||
+    mime === 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
+  );
+}
+
+/**
+ * What the file picker offers besides media: documents by type and the common extensions (the
+ * backend decides by name and bytes: confab-documents' `DocumentFormat::of_name`).
+ */
+export const DOCUMENT_PICKER_TYPES =
+  'text/*,application/pdf,.pdf,.docx,.md,.markdown,.txt,.html,.htm,.csv,.tsv,.json,.yaml,.yml,.toml,' +
+  '.rs,.py,.js,.ts,.tsx,.jsx,.go,.c,.h,.cpp,.hpp,.java,.kt,.swift,.rb,.php,.cs,.sh,.sql,.css';
+
 /** What attachments are checked against: the loaded model, or a remote one picked. */
-export type Replier = Pick<LoadedModel, 'name' | 'vision' | 'audio' | 'video'>;
+export type Replier = Pick<ModelInfo, 'name' | 'vision' | 'audio' | 'video'>;
 
 /** Per kind: the model flag that reads it, what a model without it can't do, and what it is for. */
 const needs = {

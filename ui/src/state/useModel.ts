@@ -8,7 +8,7 @@ export type ModelStatus = 'starting' | 'loading' | 'ready' | 'error' | 'none';
 export interface Models {
   state: ModelState;
   status: ModelStatus;
-  /** Null until listed. */
+  /** The chat models found (embedding models give vectors, not replies, and are left out). Null until listed. */
   models: ModelSummary[] | null;
   listError: string | null;
   refreshModels: () => void;
@@ -58,7 +58,7 @@ export function useModel(): Models {
   const refreshModels = useCallback(() => {
     listModels().then(
       (list) => {
-        setModels(list);
+        setModels(list.filter((model) => !model.embedding));
         setListError(null);
       },
       (e: unknown) => {

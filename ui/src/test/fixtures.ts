@@ -3,7 +3,7 @@ import type {
   Attachment,
   ContextUse,
   Conversation,
-  LoadedModel,
+  ModelInfo,
   Message,
   MessageView,
   ModelSummary,
@@ -77,7 +77,7 @@ export function view(msg: Message, siblings: number[] = [msg.id], attachments: A
   return { message: msg, attachments, siblings: { ids: siblings, index: siblings.indexOf(msg.id) } };
 }
 
-export const smolLoaded: LoadedModel = {
+export const smolLoaded: ModelInfo = {
   name: 'SmolLM2',
   path: '/models/smol.gguf',
   architecture: 'llama',
@@ -85,14 +85,20 @@ export const smolLoaded: LoadedModel = {
   dtype: 'q8_0',
   quantized: true,
   context_length: 8192,
+  vocab_size: 49_152,
+  fingerprint: 'smol',
   parameters: 135_000_000,
+  kv_quantization: null,
+  kv_quantization_declined: null,
   vision: false,
   audio: false,
   video: false,
   thinking_switch: false,
+  reasoning_effort: false,
+  embedding: null,
 };
 
-export const gemmaLoaded: LoadedModel = {
+export const gemmaLoaded: ModelInfo = {
   ...smolLoaded,
   name: 'Gemma 4',
   path: '/models/gemma4',
@@ -104,7 +110,7 @@ export const gemmaLoaded: LoadedModel = {
   video: false,
 };
 
-export const qwenVlLoaded: LoadedModel = {
+export const qwenVlLoaded: ModelInfo = {
   ...smolLoaded,
   name: 'Qwen3-VL',
   path: '/models/qwen3-vl',
@@ -133,6 +139,7 @@ export const models: ModelSummary[] = [
     format: 'Gguf',
     architecture: 'llama',
     supported: true,
+    unsupported_reason: null,
     quantization: 'Q8_0',
     size_bytes: 145_000_000,
     context_length: 8192,
@@ -142,6 +149,7 @@ export const models: ModelSummary[] = [
     parameters: 134_515_008,
     memory_needed_bytes: 250_000_000,
     machine_memory_bytes: 24 * 2 ** 30,
+    embedding: false,
   },
   {
     name: 'Gemma 4',
@@ -150,6 +158,7 @@ export const models: ModelSummary[] = [
     format: 'Safetensors',
     architecture: 'gemma4',
     supported: true,
+    unsupported_reason: null,
     quantization: '4-bit',
     size_bytes: 3_200_000_000,
     context_length: 131072,
@@ -159,6 +168,7 @@ export const models: ModelSummary[] = [
     parameters: 4_300_000_000,
     memory_needed_bytes: 30 * 2 ** 30,
     machine_memory_bytes: 24 * 2 ** 30,
+    embedding: false,
   },
   {
     name: 'Mamba',
@@ -167,6 +177,7 @@ export const models: ModelSummary[] = [
     format: 'Safetensors',
     architecture: 'mamba',
     supported: false,
+    unsupported_reason: "The mamba architecture isn't supported yet",
     quantization: 'bf16',
     size_bytes: 1_000_000,
     context_length: null,
@@ -176,6 +187,7 @@ export const models: ModelSummary[] = [
     parameters: null,
     memory_needed_bytes: 1_000_000,
     machine_memory_bytes: 24 * 2 ** 30,
+    embedding: false,
   },
 ];
 
@@ -196,6 +208,7 @@ export const settings: Settings = {
   server_enabled: false,
   server_port: 8080,
   server_key: '',
+  reasoning_effort: null,
   tool_rounds: 8,
   tool_timeout_s: 60,
 };
@@ -205,11 +218,11 @@ export const settingsChoices: SettingsChoices = {
   defaults: {
     ...settings,
     system_prompt: '',
-    temperature: 0.3,
-    top_p: 0.9,
-    top_k: 40,
-    min_p: 0.05,
-    repetition_penalty: 1,
+    temperature: null,
+    top_p: null,
+    top_k: null,
+    min_p: null,
+    repetition_penalty: null,
     max_tokens: 2048,
     model_folders: [],
     theme: 'system',
@@ -217,8 +230,9 @@ export const settingsChoices: SettingsChoices = {
     kv_cache_disk_mb: 8192,
   },
   presets: [
+    { name: "Model's own", hint: 'The defaults.', temperature: null, top_p: null, top_k: null, min_p: null, repetition_penalty: null },
     { name: 'Precise', hint: 'Facts.', temperature: 0.1, top_p: 0.8, top_k: 20, min_p: 0.1, repetition_penalty: 1 },
-    { name: 'Balanced', hint: 'The defaults.', temperature: 0.3, top_p: 0.9, top_k: 40, min_p: 0.05, repetition_penalty: 1 },
+    { name: 'Balanced', hint: 'Steady.', temperature: 0.3, top_p: 0.9, top_k: 40, min_p: 0.05, repetition_penalty: 1 },
     { name: 'Creative', hint: 'Stories.', temperature: 0.9, top_p: 0.95, top_k: 100, min_p: 0.02, repetition_penalty: 1.05 },
   ],
 };
@@ -230,6 +244,17 @@ export const imageAttachment: Attachment = {
   original_name: 'cat.png',
   width: 10,
   height: 10,
+  duration_ms: null,
+  created_at: 1,
+};
+
+export const pdfAttachment: Attachment = {
+  hash: 'pdf123',
+  mime: 'application/pdf',
+  size: 2123,
+  original_name: 'report.pdf',
+  width: null,
+  height: null,
   duration_ms: null,
   created_at: 1,
 };

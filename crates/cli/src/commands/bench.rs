@@ -41,6 +41,10 @@ struct Report {
     decode_tokens_per_s: f64,
     time_to_first_token_ms: f64,
     peak_memory_gb: f64,
+    /// What the full keys/values layers hold at the end (buffers grown in steps of 256
+    /// positions), and in which precision (`--kv-bits`; `None`: the compute dtype).
+    keys_values_bytes: usize,
+    kv_bits: Option<u8>,
     runs: usize,
 }
 
@@ -68,6 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     }
     let prompt = synthetic_prompt(args.prompt_tokens, info.vocab_size);
     let mut measured: Vec<Timings> = vec![];
+    let mut keys_values_bytes = 0;
     for run in 0..=args.runs {
         let mut sampling = SamplingParams::greedy();
         sampling.max_tokens = args.gen_tokens;
@@ -77,7 +82,10 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         request.reuse_prefix = false;
         for event in engine.generate(request) {
             match event {
-                Event::Done { timings, .. } if run > 0 => measured.push(timings),
+                Event::Done { timings, usage, .. } if run > 0 => {
+                    measured.push(timings);
+                    keys_values_bytes = usage.state_bytes.keys_values;
+                }
                 Event::Error(e) => return Err(e.into()),
                 _ => {}
             }
@@ -93,14 +101,21 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         decode_tokens_per_s: mean(|t| t.decode_tokens_per_s),
         time_to_first_token_ms: mean(|t| t.time_to_first_token_ms),
         peak_memory_gb: measured.iter().map(|t| t.peak_memory_bytes).max().unwrap_or(0) as f64 / 1e9,
+        keys_values_bytes,
+        kv_bits: info.kv_quantization.map(|q| q.bits),
         runs: args.runs,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!(
-            "prompt {} tok: prefill {:.1} tok/s | generate {} tok: decode {:.1} tok/s | peak {:.2} GB",
-            report.prompt_tokens, report.prefill_tokens_per_s, report.gen_tokens, report.decode_tokens_per_s, report.peak_memory_gb
+            "prompt {} tok: prefill {:.1} tok/s | generate {} tok: decode {:.1} tok/s | peak {:.2} GB | keys/values {:.1} MB",
+            report.prompt_tokens,
+            report.prefill_tokens_per_s,
+            report.gen_tokens,
+            report.decode_tokens_per_s,
+            report.peak_memory_gb,
+            report.keys_values_bytes as f64 / 1e6
         );
     }
     Ok(std::process::ExitCode::SUCCESS)

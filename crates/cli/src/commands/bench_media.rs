@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let prefix = PrefixOptions { enabled: false, ..Default::default() };
     let engine = Engine::start(EngineOptions { encoder, prefix, ..Default::default() })?;
     let path: PathBuf = args.model.path();
-    let options = confab_engine::model::LoadOptions { dtype: args.model.dtype, ..Default::default() };
+    let options = args.model.load_options()?;
     let (model, _) = engine.load(&path, options, |_| {})?;
 
     // Warm MLX up on text alone so the first media request pays for the towers, not for setup.

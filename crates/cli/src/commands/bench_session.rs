@@ -59,8 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let start = |dir: &std::path::Path| -> anyhow::Result<(Engine, ModelId, usize)> {
         let prefix = PrefixOptions { dir: Some(dir.to_path_buf()), ..Default::default() };
         let engine = Engine::start(EngineOptions { prefix, ..Default::default() })?;
-        let (id, info) =
-            engine.load(args.model.path(), confab_engine::model::LoadOptions { dtype: args.model.dtype, ..Default::default() }, |_| {})?;
+        let (id, info) = engine.load(args.model.path(), args.model.load_options()?, |_| {})?;
         Ok((engine, id, info.vocab_size))
     };
     let (engine, model, vocab) = start(&dir)?;

@@ -5,7 +5,7 @@ use std::io::{BufRead, Write};
 use confab_engine::media::MediaItem;
 use confab_engine::runtime::{ContextPolicy, Engine, Event, ModelId, Prompt, Request};
 use confab_engine::sample::SamplingParams;
-use confab_engine::text::ChatMessage;
+use confab_engine::text::{ChatMessage, ReplyFormat, ReplyParser, ReplyPart};
 
 use super::common::{MediaArgs, ModelArgs};
 use super::generate::{print_media, SamplingArgs};
@@ -34,13 +34,13 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let (engine, id, info) = args.model.load(false)?;
-    let sampling = args.sampling.apply(info.default_sampling.clone(), args.max_tokens);
+    let sampling = args.sampling.apply(&info.default_sampling, args.max_tokens);
     let mut messages: Vec<ChatMessage> = args.system.iter().map(|s| ChatMessage::system(s.clone())).collect();
 
     let mut attached = args.media.items();
     if let Some(question) = &args.prompt {
         messages.push(ChatMessage::user(question.clone()).with_media(attached));
-        reply(&engine, id, &messages, &sampling, args.stats)?;
+        reply(&engine, id, info.reply_format, &messages, &sampling, args.stats)?;
         return Ok(std::process::ExitCode::SUCCESS);
     }
 
@@ -63,7 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             continue;
         }
         messages.push(ChatMessage::user(line.to_string()).with_media(std::mem::take(&mut attached)));
-        let answer = reply(&engine, id, &messages, &sampling, args.stats)?;
+        let answer = reply(&engine, id, info.reply_format, &messages, &sampling, args.stats)?;
         messages.push(ChatMessage::assistant(answer));
     }
 }
@@ -79,20 +79,43 @@ fn attachment(line: &str) -> Option<MediaItem> {
     }
 }
 
-/// Streams one reply to stdout and returns its text.
-fn reply(engine: &Engine, id: ModelId, messages: &[ChatMessage], sampling: &SamplingParams, stats: bool) -> anyhow::Result<String> {
+/// Streams one reply and returns its answer. A model that reasons in a block (or channel) of
+/// its own has its markup kept and read as the app reads it: the reasoning goes to stderr, the
+/// answer to stdout and into the conversation.
+fn reply(
+    engine: &Engine,
+    id: ModelId,
+    format: ReplyFormat,
+    messages: &[ChatMessage],
+    sampling: &SamplingParams,
+    stats: bool,
+) -> anyhow::Result<String> {
     let mut request = Request::new(id, Prompt::Chat(messages.to_vec()), sampling.clone());
     // A long chat goes on: its oldest turns are left out, as in the app.
     request.context_policy = ContextPolicy::DropOldestTurns;
+    request.reply_markup = format.reasoning.is_some();
+    let mut parser = request.reply_markup.then(|| ReplyParser::new(format, false, None));
     let mut text = String::new();
     let mut stdout = std::io::stdout().lock();
+    let mut show = |parts: Vec<ReplyPart>, text: &mut String| -> std::io::Result<()> {
+        for part in parts {
+            match part {
+                ReplyPart::Reasoning(thought) => eprint!("{thought}"),
+                ReplyPart::Content(answer) => {
+                    write!(stdout, "{answer}")?;
+                    text.push_str(&answer);
+                }
+                ReplyPart::ToolCall(_) => {}
+            }
+        }
+        stdout.flush()
+    };
     for event in engine.generate(request) {
         match event {
-            Event::Token { text: delta, .. } | Event::Text(delta) => {
-                write!(stdout, "{delta}")?;
-                stdout.flush()?;
-                text.push_str(&delta);
-            }
+            Event::Token { text: delta, .. } | Event::Text(delta) => match parser.as_mut() {
+                Some(parser) => show(parser.push(&delta), &mut text)?,
+                None => show(vec![ReplyPart::Content(delta)], &mut text)?,
+            },
             Event::Done { usage, timings, .. } if stats => eprintln!(
                 "\n[{} prompt ({} cached), {} generated; {:.0} ms to first token, {:.1} tok/s]",
                 usage.prompt, usage.cached, usage.generated, timings.time_to_first_token_ms, timings.decode_tokens_per_s
@@ -109,6 +132,9 @@ fn reply(engine: &Engine, id: ModelId, messages: &[ChatMessage], sampling: &Samp
             _ => {}
         }
     }
-    writeln!(stdout)?;
+    if let Some(parser) = parser.as_mut() {
+        show(parser.finish(), &mut text)?;
+    }
+    writeln!(std::io::stdout())?;
     Ok(text)
 }

@@ -4,10 +4,12 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use confab_engine::cache::{EncoderOptions, PrefixOptions};
+use confab_engine::defaults;
 use confab_engine::media::MediaItem;
 use confab_engine::model::{DtypeChoice, LoadOptions};
 use confab_engine::runtime::{Engine, EngineOptions, ModelId, ModelInfo};
-use confab_engine::{defaults, AppPaths, DefaultModel};
+use confab_engine::state::KvQuantization;
+use confab_paths::{AppPaths, DefaultModel};
 
 #[derive(clap::Args, Clone)]
 pub struct ModelArgs {
@@ -18,6 +20,13 @@ pub struct ModelArgs {
     /// auto (float32 on a CPU, the checkpoint's dtype on a GPU), float32, bfloat16 or float16.
     #[arg(long, default_value = "auto")]
     pub dtype: DtypeChoice,
+    /// Hold keys and values quantized to 4 or 8 bits (as mlx-lm's `--kv-bits`), from the first
+    /// token; layers whose state is a rotating window or recurrent keep full precision.
+    #[arg(long, value_name = "BITS")]
+    pub kv_bits: Option<u8>,
+    /// Elements per scale and bias when keys and values are quantized: 32, 64 or 128.
+    #[arg(long, value_name = "N", default_value_t = KvQuantization::DEFAULT_GROUP_SIZE, requires = "kv_bits")]
+    pub kv_group_size: u32,
     #[command(flatten)]
     pub cache: CacheArgs,
 }
@@ -104,12 +113,20 @@ impl ModelArgs {
         self.model.clone().unwrap_or_else(|| DefaultModel::manifest().path(&AppPaths::from_env()))
     }
 
+    /// How to load the model: its dtype and keys/values precision (a `--kv-bits` or group size
+    /// MLX cannot quantize to is refused here, before anything loads).
+    pub fn load_options(&self) -> anyhow::Result<LoadOptions> {
+        let kv_quantization = self.kv_bits.map(|bits| KvQuantization::new(bits, self.kv_group_size)).transpose()?;
+        Ok(LoadOptions { dtype: self.dtype, kv_quantization, ..Default::default() })
+    }
+
     /// Starts an engine and loads the model, with progress on stderr when `verbose`.
     pub fn load(&self, verbose: bool) -> anyhow::Result<(Engine, ModelId, ModelInfo)> {
         let options = EngineOptions { prefix: self.cache.options(), encoder: self.cache.encoder_options(), ..Default::default() };
+        let load_options = self.load_options()?;
         let engine = Engine::start(options)?;
         let path = self.path();
-        let options = LoadOptions { dtype: self.dtype, ..Default::default() };
+        let options = load_options;
         let (id, info) = engine
             .load(&path, options, move |p| {
                 if verbose {

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use confab_engine::blas::{self, BlasInfo};
 use confab_engine::cpu_threads::{CpuThreads, THREADS_ENV};
-use confab_engine::{AppPaths, DefaultModel, MlxRuntime};
+use confab_engine::MlxRuntime;
+use confab_paths::{AppPaths, DefaultModel};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -121,7 +122,7 @@ fn gather() -> anyhow::Result<Report> {
             model.name, model_path.display(), model.pypi_package, model.pypi_version
         ));
     }
-    let blas = match BlasInfo::probe() {
+    let blas = match BlasInfo::probe(&AppPaths::machine_cache_dir()) {
         Ok(blas) => Some(blas),
         Err(e) => {
             problems.push(format!("BLAS: a float32 matmul through MLX failed ({e}); run scripts/setup.sh"));

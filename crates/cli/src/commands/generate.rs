@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use confab_engine::model::{DtypeChoice, LoadOptions};
 use confab_engine::runtime::{Engine, Event, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Timings, Usage};
-use confab_engine::sample::SamplingParams;
+use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::text::ChatMessage;
 
 use super::common::{MediaArgs, ModelArgs};
@@ -104,16 +104,21 @@ pub struct SamplingArgs {
 }
 
 impl SamplingArgs {
-    pub fn apply(&self, mut p: SamplingParams, max_tokens: u32) -> SamplingParams {
-        p.temperature = self.temperature.unwrap_or(p.temperature);
-        p.top_k = self.top_k.unwrap_or(p.top_k);
-        p.top_p = self.top_p.unwrap_or(p.top_p);
-        p.min_p = self.min_p.unwrap_or(p.min_p);
-        p.repetition_penalty = self.repetition_penalty.unwrap_or(p.repetition_penalty);
-        p.seed = self.seed.or(p.seed);
-        p.stop.extend(self.stop.iter().cloned());
-        p.max_tokens = max_tokens;
-        p
+    /// The model's defaults with the flags given over them (`SamplingParams::with_choices`, the
+    /// rule the app and the server use too); `--stop` adds to the model's stop strings.
+    pub fn apply(&self, defaults: &SamplingParams, max_tokens: u32) -> SamplingParams {
+        let choices = SamplingChoices {
+            temperature: self.temperature,
+            top_k: self.top_k,
+            top_p: self.top_p,
+            min_p: self.min_p,
+            repetition_penalty: self.repetition_penalty,
+            seed: self.seed,
+            max_tokens: Some(max_tokens),
+            stop: self.stop.clone(),
+            ..SamplingChoices::default()
+        };
+        defaults.with_choices(&choices)
     }
 }
 
@@ -142,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         (None, None) => bail!("give --prompt TEXT or --prompt-ids 1,2,3"),
     };
     let (engine, id, info) = args.model.load(!args.json)?;
-    let mut request = Request::new(id, prompt, args.sampling.apply(info.default_sampling.clone(), args.max_tokens));
+    let mut request = Request::new(id, prompt, args.sampling.apply(&info.default_sampling, args.max_tokens));
     request.logits_path = args.logits.clone();
     request.speculative = args.speculative.method(&engine, args.model.dtype)?;
 
@@ -156,6 +161,9 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
                     print_media(&plan);
                     if let (true, Some(why)) = (args.speculative.asked(), &plan.speculative_declined) {
                         eprintln!("[no speculative decoding: {why}]");
+                    }
+                    if let (Some(_), Some(why)) = (args.model.kv_bits, &plan.kv_quantization_declined) {
+                        eprintln!("[keys/values quantization: {why}]");
                     }
                 }
                 out.plan = Some(plan);
@@ -197,4 +205,33 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         }
     }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[arg(long)]
+        max_tokens: u32,
+        #[command(flatten)]
+        sampling: SamplingArgs,
+    }
+
+    /// tests/sampling: the request the app and the server send too, over the model's own defaults.
+    #[test]
+    fn the_same_request_samples_alike() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/sampling");
+        let read =
+            |name: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(folder.join(name)).unwrap()).unwrap() };
+        let defaults = SamplingParams::model_defaults(Some(&read("generation_config.json"))).unwrap();
+        let expected: SamplingParams = serde_json::from_value(read("expected.json")).unwrap();
+        let flags = Flags::parse_from(["confab", "--temperature", "0.2", "--top-p", "0.5", "--max-tokens", "64", "--seed", "9"]);
+        assert_eq!(flags.sampling.apply(&defaults, flags.max_tokens), expected);
+        // --stop adds to the model's stop string.
+        let flags = Flags::parse_from(["confab", "--max-tokens", "64", "--stop", "END"]);
+        assert_eq!(flags.sampling.apply(&defaults, flags.max_tokens).stop, ["<|im_end|>", "END"]);
+    }
 }

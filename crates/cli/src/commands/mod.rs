@@ -4,6 +4,7 @@ pub mod bench_session;
 pub mod chat;
 pub mod common;
 pub mod doctor;
+pub mod embed;
 pub mod export_tokenizer;
 pub mod generate;
 pub mod models;

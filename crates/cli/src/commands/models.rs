@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use confab_engine::model::discover::discover;
-use confab_engine::AppPaths;
+use confab_paths::AppPaths;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use confab_engine::model::{format::gguf, registry};
-use confab_engine::AppPaths;
+use confab_engine::model::registry;
+use confab_engine::model::runs_here::{runs_here, Architecture};
 use confab_hub::{HubClient, HubOptions, Progress, PullOptions};
+use confab_paths::AppPaths;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -34,8 +35,8 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let client = HubClient::new(HubOptions::from_env(args.endpoint.as_deref(), None))?;
     let mut options = PullOptions::new(
         args.cache_dir.unwrap_or_else(AppPaths::hf_hub_cache),
-        |model_type| registry::family(model_type).is_some(),
-        gguf::supports,
+        |config| runs_here(Architecture::Config(config)),
+        |architecture| runs_here(Architecture::Gguf(architecture)),
         registry::supported(),
     );
     options.files = args.files;

@@ -1,10 +1,12 @@
 //! `confab serve`: the local OpenAI- and Anthropic-compatible server on one model, until Ctrl-C.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
+use confab_engine::model::LoadOptions;
 use confab_engine::runtime::Engine;
-use confab_engine::AppPaths;
+use confab_paths::AppPaths;
 use confab_server::{ModelSource, ServedModel, ServerOptions};
 
 use super::common::ModelArgs;
@@ -23,15 +25,20 @@ pub struct Args {
     /// Require the key on every API call, as `Authorization: Bearer <KEY>` or `x-api-key: <KEY>` (also read from CONFAB_API_KEY).
     #[arg(long, env = "CONFAB_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
+    /// An embedding model (a sentence-transformers folder: Qwen3-Embedding, EmbeddingGemma) to
+    /// load beside the chat model, for POST /v1/embeddings; requests name it by its folder name.
+    #[arg(long, value_name = "FOLDER")]
+    embedding_model: Option<PathBuf>,
     /// The largest request body accepted, in MiB (images and clips come base64-encoded).
     #[arg(long, default_value_t = confab_server::DEFAULT_BODY_LIMIT >> 20)]
     max_body_mib: usize,
 }
 
-/// One model, loaded at start and served for good.
+/// One model, loaded at start and served for good (with an embedding model beside it, if asked).
 struct OneModel {
     engine: Engine,
     model: ServedModel,
+    embedding: Option<ServedModel>,
 }
 
 impl ModelSource for OneModel {
@@ -42,13 +49,32 @@ impl ModelSource for OneModel {
     fn current(&self) -> Option<ServedModel> {
         Some(self.model.clone())
     }
+
+    fn embedding(&self) -> Option<ServedModel> {
+        self.embedding.clone()
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let (engine, id, info) = args.model.load(true)?;
     // What clients call the model: the name the model picker shows.
     let name = confab_engine::model::discover::display_name(&info.path);
-    let source = Arc::new(OneModel { engine, model: ServedModel { id, name: name.clone(), info } });
+    let embedding = match &args.embedding_model {
+        Some(path) => {
+            let options = LoadOptions { dtype: args.model.dtype, ..Default::default() };
+            let (id, info) = engine.load(path, options, |_| {}).with_context(|| format!("loading {}", path.display()))?;
+            if info.embedding.is_none() {
+                anyhow::bail!(
+                    "{} is not an embedding model: --embedding-model takes a sentence-transformers folder (modules.json with a Pooling module), such as Qwen3-Embedding or EmbeddingGemma",
+                    path.display()
+                );
+            }
+            Some(ServedModel { id, name: confab_engine::model::discover::display_name(&info.path), info })
+        }
+        None => None,
+    };
+    let embedding_line = embedding.as_ref().map(|m| format!(" (embedding model `{}`)", m.name)).unwrap_or_default();
+    let source = Arc::new(OneModel { engine, model: ServedModel { id, name: name.clone(), info }, embedding });
     let paths = AppPaths::from_env();
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
@@ -67,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         };
         let server = confab_server::start(options, source).await?;
         // Scripts and tests wait for this line (with --port 0 it says which port).
-        println!("confab serve: model `{name}` at http://{}/v1", server.address());
+        println!("confab serve: model `{name}` at http://{}/v1{embedding_line}", server.address());
         tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
         tracing::info!("stopping");
         server.stop().await;

@@ -16,7 +16,7 @@ mod choice;
 mod probe;
 
 use std::ffi::{c_char, c_int, CStr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -26,7 +26,6 @@ pub use choice::{candidates, choose, failure_in_words, utc_time, Candidate, Choi
 use choice::{CpuInfo, MachineKey, Plan};
 
 use crate::error::Result;
-use crate::AppPaths;
 
 extern "C" {
     fn confab_blas_describe(
@@ -69,10 +68,11 @@ pub struct BlasInfo {
 }
 
 impl BlasInfo {
-    pub fn probe() -> Result<Self> {
+    /// `remembered_in`: the folder the probe's answer is kept in (the caller's machine cache).
+    pub fn probe(remembered_in: &Path) -> Result<Self> {
         let found = loaded();
         Ok(Self {
-            choice: CoreChoice::of_this_process(&found),
+            choice: CoreChoice::of_this_process(&found, remembered_in),
             library: found.library,
             core: found.core,
             config: found.config,
@@ -112,10 +112,6 @@ static THIS_START: OnceLock<ThisStart> = OnceLock::new();
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
-fn remembered_in() -> PathBuf {
-    AppPaths::machine_cache_dir()
 }
 
 /// The file OpenBLAS's kernels are in: the one that defines `openblas_get_corename`, which can
@@ -158,8 +154,7 @@ fn openblas_library() -> Option<PathBuf> {
 }
 
 impl CoreChoice {
-    fn of_this_process(found: &Loaded) -> Self {
-        let dir = remembered_in();
+    fn of_this_process(found: &Loaded, dir: &Path) -> Self {
         let file = dir.join(choice::FILE_NAME);
         let start = THIS_START.get();
         let coretype = env("OPENBLAS_CORETYPE");
@@ -168,7 +163,7 @@ impl CoreChoice {
         let measured_now = start.is_some_and(|s| s.measured_now) || restarted_after_measuring;
         let cpu = CpuInfo::read();
         let key = openblas_library().and_then(|library| MachineKey::new(&cpu, &library));
-        let probe = key.as_ref().and_then(|key| Remembered::load(&dir, key)).or_else(|| start.and_then(|s| s.measured.clone()));
+        let probe = key.as_ref().and_then(|key| Remembered::load(dir, key)).or_else(|| start.and_then(|s| s.measured.clone()));
         let own = found.core.as_deref();
         let candidates = own.map(|own| choice::candidates(&cpu.flags, own)).unwrap_or_default();
         let (chosen_by, why) = match choice::plan(coretype.as_deref(), chosen.as_deref(), own, candidates, probe.clone()) {
@@ -233,9 +228,11 @@ fn float32_gflops() -> Result<f64> {
 /// the fastest correct core is not the one OpenBLAS picked, starts this program again on it
 /// (same arguments and environment, plus `OPENBLAS_CORETYPE`). Returns only when it did not
 /// restart, with what went wrong if anything did (the program then goes on, on OpenBLAS's own
-/// choice or a slower core), for the caller to log once logging is set up.
+/// choice or a slower core), for the caller to log once logging is set up. `remembered_in`: the
+/// folder the answer is kept in, per machine rather than per user's data (the caller's machine
+/// cache), so that a fresh home does not measure the machine again.
 #[cfg(target_os = "linux")]
-pub fn run_on_the_right_blas_core() -> Option<String> {
+pub fn run_on_the_right_blas_core(remembered_in: &Path) -> Option<String> {
     if probe::is_probe_child() {
         probe::measure_and_print();
         std::process::exit(0);
@@ -253,8 +250,7 @@ pub fn run_on_the_right_blas_core() -> Option<String> {
     };
     let cpu = CpuInfo::read();
     let key = MachineKey::new(&cpu, &library);
-    let dir = remembered_in();
-    let remembered = key.as_ref().and_then(|key| Remembered::load(&dir, key));
+    let remembered = key.as_ref().and_then(|key| Remembered::load(remembered_in, key));
     let (answer, measured_now, mut problem) = match choice::plan(None, None, Some(&own), choice::candidates(&cpu.flags, &own), remembered) {
         Plan::Remembered(answer) => (answer, false, None),
         Plan::Probe(candidates) => {
@@ -271,9 +267,11 @@ pub fn run_on_the_right_blas_core() -> Option<String> {
                 measured_at_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
                 probe_seconds: started.elapsed().as_secs_f64(),
             };
-            let problem = match key.as_ref().map(|_| answer.save(&dir)) {
+            let problem = match key.as_ref().map(|_| answer.save(remembered_in)) {
                 Some(Ok(())) => None,
-                Some(Err(e)) => Some(format!("could not remember the BLAS core in {}: {e}; the next start measures again", dir.display())),
+                Some(Err(e)) => {
+                    Some(format!("could not remember the BLAS core in {}: {e}; the next start measures again", remembered_in.display()))
+                }
                 None => Some(format!("could not identify {}: the BLAS core is measured at every start", library.display())),
             };
             (answer, true, problem)
@@ -312,6 +310,6 @@ pub fn run_on_the_right_blas_core() -> Option<String> {
 
 /// Elsewhere OpenBLAS is not what libmlx uses (Accelerate on macOS).
 #[cfg(not(target_os = "linux"))]
-pub fn run_on_the_right_blas_core() -> Option<String> {
+pub fn run_on_the_right_blas_core(_remembered_in: &Path) -> Option<String> {
     None
 }

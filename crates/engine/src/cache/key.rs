@@ -3,6 +3,19 @@
 //!
 //! Identity = model fingerprint + token ids + the content hash of every media item and where
 //! it sits (placeholder tokens look alike for different images, so tokens alone are not enough).
+//! The model fingerprint includes the precision its keys and values are held in
+//! ([`state_fingerprint`]), so a quantized and a full-precision state never serve each other.
+
+use crate::state::KvQuantization;
+
+/// A loaded model's identity for the caches: its weights' fingerprint, and the keys/values
+/// quantization its state uses where it uses one.
+pub fn state_fingerprint(weights: &str, kv_quantization: Option<KvQuantization>) -> String {
+    match kv_quantization {
+        Some(q) => format!("{weights}+kv{}g{}", q.bits, q.group_size),
+        None => weights.to_string(),
+    }
+}
 
 /// A media item in a prompt: its first token position and its content hash.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -68,7 +68,8 @@ pub struct Reuse {
 }
 
 /// A resume from a checkpoint, for the plan.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CheckpointResume {
     /// Where the checkpoint is.
     pub position: usize,

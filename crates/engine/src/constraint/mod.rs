@@ -7,7 +7,7 @@
 //! - [`Guide`] is one row's matcher: the tokens allowed next ([`TokenMask`]), the tokens the
 //!   grammar forces (fed without sampling: grammar jump), and whether the grammar is done.
 //!
-//! The decode loop (runtime/generate.rs) computes each row's next mask on a worker thread while
+//! The decode step (runtime/generate/step.rs) computes each row's next mask on a worker thread while
 //! MLX runs the forward pass, and the sampler applies it before temperature, top-k and top-p.
 
 mod vocab;

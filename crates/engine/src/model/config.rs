@@ -68,6 +68,35 @@ pub enum RopeScaling {
         factor: f32,
         partial_rotary_factor: f32,
     },
+    /// `yarn`: frequencies blended between `factor`-slowed (long wavelengths) and unchanged
+    /// (short ones) by a ramp over the dimensions whose rotations within
+    /// `original_max_position` lie between `beta_slow` and `beta_fast`; queries and keys are
+    /// scaled by `attention_factor` (by default `0.1 ln(factor) + 1`).
+    Yarn {
+        factor: f32,
+        beta_fast: f32,
+        beta_slow: f32,
+        original_max_position: f32,
+        /// Round the ramp's ends outwards to whole dimensions (transformers' default).
+        truncate: bool,
+        attention_factor: f32,
+    },
+}
+
+/// Queries multiplied by `1 + beta · ln(1 + floor(position / interval))` after RoPE, so attention
+/// sharpens past the context the model was pretrained on (`llama_4_scaling_beta` beside
+/// `original_max_position_embeddings` in `rope_parameters`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct QueryPositionScale {
+    pub beta: f32,
+    pub interval: usize,
+}
+
+impl QueryPositionScale {
+    /// The factor for a query at `position`, in float32 as transformers computes it.
+    pub fn at(&self, position: usize) -> f32 {
+        1.0 + self.beta * (1.0 + (position / self.interval) as f32).ln()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -108,6 +137,8 @@ pub struct TextConfig {
     pub rope_local: Option<RopeConfig>,
     /// Pairs rotated interleaved (GPT-J) rather than in halves; some GGUF conversions' layout.
     pub rope_traditional: bool,
+    /// Queries scaled by their position after RoPE, where the rope parameters ask for it.
+    pub query_position_scale: Option<QueryPositionScale>,
     pub layer_kinds: Vec<LayerKind>,
     pub sliding_window: Option<usize>,
     /// Attention scale is `query_pre_attn_scalar^-0.5` when set, else `head_dim^-0.5`.
@@ -177,16 +208,20 @@ pub(crate) fn token_ids(v: Option<&Value>) -> Vec<u32> {
     }
 }
 
-fn rope_from(obj: &Value, theta_key: &str, default_theta: f32) -> RopeConfig {
+fn rope_from(obj: &Value, theta_key: &str, default_theta: f32, path: &Path) -> Result<RopeConfig> {
     let theta = obj.get(theta_key).and_then(Value::as_f64).map(|v| v as f32).unwrap_or(default_theta);
-    RopeConfig { theta, scaling: rope_scaling(obj.get("rope_scaling").unwrap_or(obj)) }
+    Ok(RopeConfig { theta, scaling: rope_scaling(obj.get("rope_scaling").unwrap_or(obj), path)? })
 }
 
+/// The rope types `rope_scaling` reads; any other is refused rather than read as no scaling.
+const ROPE_TYPES: &[&str] = &["default", "linear", "llama3", "yarn", "proportional"];
+
 /// `rope_scaling` (v4) or the scaling part of a `rope_parameters` entry (v5).
-fn rope_scaling(s: &Value) -> RopeScaling {
+fn rope_scaling(s: &Value, path: &Path) -> Result<RopeScaling> {
     let kind = s.get("rope_type").or_else(|| s.get("type")).and_then(Value::as_str).unwrap_or("default");
     let num = |k: &str, d: f32| s.get(k).and_then(Value::as_f64).map(|v| v as f32).unwrap_or(d);
-    match kind {
+    Ok(match kind {
+        "default" => RopeScaling::None,
         "linear" => RopeScaling::Linear { factor: num("factor", 1.0) },
         "llama3" => RopeScaling::Llama3 {
             factor: num("factor", 8.0),
@@ -194,10 +229,48 @@ fn rope_scaling(s: &Value) -> RopeScaling {
             high_freq_factor: num("high_freq_factor", 4.0),
             original_max_position: num("original_max_position_embeddings", 8192.0),
         },
+        "yarn" => {
+            let factor = num("factor", 1.0);
+            // transformers' yarn_get_mscale, and the DeepSeek form when both mscales are given.
+            let mscale = |scale: f32, m: f32| if scale <= 1.0 { 1.0 } else { 0.1 * m * scale.ln() + 1.0 };
+            let attention_factor = match (s.get("attention_factor").and_then(Value::as_f64), num("mscale", 0.0), num("mscale_all_dim", 0.0))
+            {
+                (Some(a), _, _) => a as f32,
+                (None, m, all) if m != 0.0 && all != 0.0 => mscale(factor, m) / mscale(factor, all),
+                _ => mscale(factor, 1.0),
+            };
+            RopeScaling::Yarn {
+                factor,
+                beta_fast: num("beta_fast", 32.0),
+                beta_slow: num("beta_slow", 1.0),
+                original_max_position: num("original_max_position_embeddings", 4096.0),
+                truncate: s.get("truncate").and_then(Value::as_bool).unwrap_or(true),
+                attention_factor,
+            }
+        }
         "proportional" => {
             RopeScaling::Proportional { factor: num("factor", 1.0), partial_rotary_factor: num("partial_rotary_factor", 1.0) }
         }
-        _ => RopeScaling::None,
+        other => {
+            return Err(EngineError::ModelFormat {
+                path: path.into(),
+                reason: format!("config.json's rope type `{other}` is not supported ({})", ROPE_TYPES.join(", ")),
+            })
+        }
+    })
+}
+
+/// `llama_4_scaling_beta` in the rope parameters (v5) or `rope_scaling` (v4): the queries' position
+/// scale, every `original_max_position_embeddings` positions.
+fn query_position_scale(s: &Value, path: &Path) -> Result<Option<QueryPositionScale>> {
+    let Some(beta) = s.get("llama_4_scaling_beta").and_then(Value::as_f64) else { return Ok(None) };
+    match s.get("original_max_position_embeddings").and_then(Value::as_u64) {
+        Some(interval) if interval > 0 => Ok(Some(QueryPositionScale { beta: beta as f32, interval: interval as usize })),
+        _ => Err(EngineError::ModelFormat {
+            path: path.into(),
+            reason: "config.json's rope parameters have `llama_4_scaling_beta` without a positive `original_max_position_embeddings`"
+                .into(),
+        }),
     }
 }
 
@@ -218,16 +291,17 @@ impl TextConfig {
         let num_layers = k.require("num_hidden_layers")?;
 
         // v5 nests RoPE under rope_parameters, per layer type where they differ; v4 keeps flat keys.
-        let (rope, rope_local) = match k.get("rope_parameters") {
+        let (rope, rope_local, query_position_scale) = match k.get("rope_parameters") {
             Some(p) if p.get("full_attention").is_some() => (
-                rope_from(&p["full_attention"], "rope_theta", 1_000_000.0),
-                p.get("sliding_attention").map(|s| rope_from(s, "rope_theta", 10_000.0)),
+                rope_from(&p["full_attention"], "rope_theta", 1_000_000.0, path)?,
+                p.get("sliding_attention").map(|s| rope_from(s, "rope_theta", 10_000.0, path)).transpose()?,
+                query_position_scale(&p["full_attention"], path)?,
             ),
-            Some(p) => (rope_from(p, "rope_theta", 10_000.0), None),
+            Some(p) => (rope_from(p, "rope_theta", 10_000.0, path)?, None, query_position_scale(p, path)?),
             None => {
-                let rope = rope_from(obj, "rope_theta", defaults.rope_theta);
+                let rope = rope_from(obj, "rope_theta", defaults.rope_theta, path)?;
                 let local = k.f32("rope_local_base_freq").map(|theta| RopeConfig { theta, scaling: RopeScaling::None });
-                (rope, local)
+                (rope, local, k.get("rope_scaling").map(|s| query_position_scale(s, path)).transpose()?.flatten())
             }
         };
 
@@ -305,6 +379,7 @@ impl TextConfig {
             rope,
             rope_local,
             rope_traditional: false,
+            query_position_scale,
             layer_kinds,
             sliding_window,
             query_pre_attn_scalar: k.f32("query_pre_attn_scalar"),
@@ -354,5 +429,60 @@ impl Quantization {
             Some(setting) => *setting,
             None => Some((self.group_size, self.bits)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: Value) -> Result<TextConfig> {
+        let mut root = serde_json::json!({
+            "model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+            "intermediate_size": 128, "vocab_size": 100,
+        });
+        root.as_object_mut().unwrap().extend(text.as_object().unwrap().clone());
+        TextConfig::from_hf_json(&root, Path::new("config.json"), |_| ConfigDefaults::default())
+    }
+
+    #[test]
+    fn an_unknown_rope_type_is_a_load_error_naming_it() {
+        for config in [
+            serde_json::json!({"rope_parameters": {"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0}}),
+            serde_json::json!({"rope_scaling": {"type": "longrope", "factor": 2.0}}),
+            serde_json::json!({"rope_parameters": {"full_attention": {"rope_type": "default"}, "sliding_attention": {"rope_type": "su"}}}),
+        ] {
+            let error = parse(config.clone()).expect_err("an unknown rope type").to_string();
+            let kind = ["dynamic", "longrope", "su"].into_iter().find(|k| config.to_string().contains(&format!("\"{k}\""))).unwrap();
+            assert!(error.contains(&format!("`{kind}`")) && error.contains("config.json"), "{config}: {error}");
+        }
+        for known in ["default", "linear", "llama3", "yarn", "proportional"] {
+            parse(serde_json::json!({"rope_parameters": {"rope_type": known, "factor": 2.0}})).unwrap();
+        }
+        assert_eq!(parse(serde_json::json!({})).unwrap().rope.scaling, RopeScaling::None);
+        assert_eq!(parse(serde_json::json!({"rope_scaling": null})).unwrap().rope.scaling, RopeScaling::None);
+    }
+
+    #[test]
+    fn the_query_position_scale_is_read_from_the_rope_parameters() {
+        let yarn = serde_json::json!({"rope_parameters": {
+            "rope_type": "yarn", "rope_theta": 1e6, "factor": 16.0, "original_max_position_embeddings": 8,
+            "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1,
+        }});
+        let config = parse(yarn).unwrap();
+        let scale = config.query_position_scale.expect("a query scale");
+        assert_eq!(scale, QueryPositionScale { beta: 0.1, interval: 8 });
+        assert!(matches!(config.rope.scaling, RopeScaling::Yarn { attention_factor, .. } if attention_factor == 1.0));
+        assert_eq!(scale.at(0), 1.0);
+        assert_eq!(scale.at(7), 1.0);
+        assert!((scale.at(8) - (1.0 + 0.1 * 2f32.ln())).abs() < 1e-7);
+        assert!((scale.at(47) - (1.0 + 0.1 * 6f32.ln())).abs() < 1e-7);
+        assert_eq!(parse(serde_json::json!({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}})).unwrap().query_position_scale, None);
+        let v4 = parse(
+            serde_json::json!({"rope_scaling": {"type": "yarn", "original_max_position_embeddings": 16, "llama_4_scaling_beta": 0.2}}),
+        );
+        assert_eq!(v4.unwrap().query_position_scale, Some(QueryPositionScale { beta: 0.2, interval: 16 }));
+        let error = parse(serde_json::json!({"rope_parameters": {"rope_type": "default", "llama_4_scaling_beta": 0.1}})).unwrap_err();
+        assert!(error.to_string().contains("original_max_position_embeddings"), "{error}");
     }
 }

@@ -4,18 +4,24 @@
 use std::path::{Path, PathBuf};
 
 use crate::model::format::gguf_header::{self, MetaValue};
-use crate::model::format::{hf, Format};
+use crate::model::format::{gguf, hf, Format};
+use crate::model::runs_here::{runs_here, Architecture};
 use crate::model::{ollama, registry};
+use crate::state::StateKind;
 
-#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ModelSummary {
     pub name: String,
     pub path: PathBuf,
     pub source: ModelSource,
     pub format: Format,
     pub architecture: String,
-    /// Whether this build can run the architecture.
+    /// Whether this build can run it: its architecture (`runs_here`) and, for a GGUF, its
+    /// tensor types (`gguf::unreadable_types`).
     pub supported: bool,
+    /// Why not, as the picker says it, when it cannot.
+    pub unsupported_reason: Option<String>,
     /// `bf16`, `4-bit`, `Q4_1`, …
     pub quantization: String,
     pub size_bytes: u64,
@@ -32,10 +38,14 @@ pub struct ModelSummary {
     pub memory_needed_bytes: u64,
     /// This machine's memory, to set `memory_needed_bytes` against.
     pub machine_memory_bytes: u64,
+    /// An embedding model (a sentence-transformers folder, `model::embedding`): it gives
+    /// vectors, not replies, so the chat picker does not offer it.
+    pub embedding: bool,
 }
 
 /// Where a model was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ModelSource {
     /// A model folder or `.gguf` file in a folder searched.
     Folder,
@@ -118,6 +128,7 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     let text_config = json.get("text_config").unwrap_or(&json);
     let architecture = json.get("model_type").and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
+    let unsupported_reason = (!runs_here(Architecture::Config(&json))).then(|| architecture_unsupported(&architecture));
     let files = hf::shard_files(dir).ok()?;
     let size_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
     let quantization = match json.get("quantization").or_else(|| json.get("quantization_config")) {
@@ -129,7 +140,6 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
             _ => "unknown".into(),
         },
     };
-    let text_arch = text_config.get("model_type").and_then(|v| v.as_str()).unwrap_or(&architecture).to_string();
     let context_length = text_config.get("max_position_embeddings").and_then(|v| v.as_u64()).map(|v| v as usize);
     // The engine's own reading of the configuration, where it can read it (a supported family).
     let config = hf::read_config(dir, registry::defaults).ok().map(|(_, config)| config);
@@ -139,7 +149,8 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
         path: dir.to_path_buf(),
         source: ModelSource::Folder,
         format: Format::Safetensors,
-        supported: registry::family(&text_arch).is_some(),
+        supported: unsupported_reason.is_none(),
+        unsupported_reason,
         architecture,
         quantization,
         size_bytes,
@@ -152,7 +163,13 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
         parameters: config.as_ref().map(crate::model::parameter_count),
         memory_needed_bytes: size_bytes + kv_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
+        embedding: crate::model::embedding::is_embedding_folder(dir),
     })
+}
+
+/// The picker's words for an architecture this build has no family for.
+fn architecture_unsupported(architecture: &str) -> String {
+    format!("The {architecture} architecture isn't supported yet")
 }
 
 fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<ModelSummary> {
@@ -170,12 +187,22 @@ fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<Mode
     let key = |k: &str| int(&format!("{architecture}.{k}")).map(|v| v as usize);
     let context_length = key("context_length");
     let size_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    // The GGUF families the engine runs have full attention in every layer.
+    let unreadable = gguf::unreadable_types(&header.tensor_types);
+    let unsupported_reason = if !runs_here(Architecture::Gguf(&architecture)) {
+        Some(architecture_unsupported(&architecture))
+    } else if !unreadable.is_empty() {
+        Some(format!("Its {} weights aren't supported yet", unreadable.join(", ")))
+    } else {
+        None
+    };
+    // Read from the header alone, every layer is taken to attend fully (an upper bound for
+    // GGUFs with sliding or recurrent layers).
     let kv_bytes = match (key("block_count"), key("attention.head_count"), key("embedding_length")) {
         (Some(layers), Some(heads), Some(hidden)) if heads > 0 => {
             let kv_heads = key("attention.head_count_kv").unwrap_or(heads);
             let head_dim = key("attention.key_length").unwrap_or(hidden / heads);
-            (layers * context_length.unwrap_or(0)) as u64 * crate::model::kv_bytes_per_token_and_layer(kv_heads, head_dim)
+            let kinds = std::iter::repeat_n(StateKind::KeysValues, layers);
+            crate::model::state_bytes(kinds, context_length.unwrap_or(0), kv_heads, head_dim, crate::model::state_element_bytes())
         }
         _ => 0,
     };
@@ -184,7 +211,8 @@ fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<Mode
         path: path.to_path_buf(),
         source,
         format: Format::Gguf,
-        supported: crate::model::format::gguf::supports(&architecture),
+        supported: unsupported_reason.is_none(),
+        unsupported_reason,
         quantization: int("general.file_type").map_or("unknown", gguf_header::file_type_name).to_string(),
         size_bytes,
         context_length,
@@ -195,6 +223,8 @@ fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<Mode
         parameters: Some(header.parameters).filter(|&p| p > 0),
         memory_needed_bytes: size_bytes + kv_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
+        // GGUF files carry no sentence-transformers modules.
+        embedding: false,
     })
 }
 

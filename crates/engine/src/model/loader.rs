@@ -102,6 +102,8 @@ impl<'a> LayerLoader<'a> {
             scale: spec.scale,
             rope: spec.rope.map(|rope| Rope::new(shape.head_dim, rope, c.rope_traditional)),
             window: spec.window,
+            sinks: None,
+            query_scale: c.query_position_scale,
         })
     }
 

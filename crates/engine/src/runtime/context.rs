@@ -4,8 +4,8 @@
 
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
-use crate::runtime::model::ReadyModel;
 use crate::runtime::prepared::{prepare, prepare_chat, Prepared};
+use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{ContextPolicy, Prompt};
 use crate::text::{ChatMessage, ChatOptions, PromptEnd};
 

@@ -12,10 +12,12 @@ use crate::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
 
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
+use crate::model::embedding::EmbedPrompt;
 use crate::model::LoadOptions;
 use crate::runtime::count::TokenCounter;
+use crate::runtime::embed::{self, Embeddings};
 use crate::runtime::generate;
-use crate::runtime::model::{LoadProgress, ModelInfo, ReadyModel};
+use crate::runtime::ready_model::{LoadProgress, ModelInfo, ReadyModel};
 use crate::runtime::request::{Event, ModelId, Prompt, Request};
 use crate::runtime::scheduler::{BatchOptions, Scheduler};
 use crate::text::ChatOptions;
@@ -50,6 +52,7 @@ enum Command {
     Generate { request: Box<Request>, cancel: Arc<AtomicBool>, events: Sender<Event> },
     Tokenize { model: ModelId, prompt: Prompt, chat: ChatOptions, reply: Sender<Result<Vec<u32>>> },
     Counter { model: ModelId, reply: Sender<Result<TokenCounter>> },
+    Embed { model: ModelId, texts: Vec<String>, prompt: EmbedPrompt, reply: Sender<Result<Embeddings>> },
 }
 
 pub struct Engine {
@@ -140,6 +143,15 @@ impl Engine {
         answer.recv().map_err(|_| EngineError::EngineStopped)?
     }
 
+    /// One vector per text from an embedding model (`ModelInfo::embedding`), each text with
+    /// `prompt` written before it; blocks until they are ready. Runs between decode steps of
+    /// whatever else is generating.
+    pub fn embed(&self, model: ModelId, texts: Vec<String>, prompt: EmbedPrompt) -> Result<Embeddings> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Command::Embed { model, texts, prompt, reply })?;
+        answer.recv().map_err(|_| EngineError::EngineStopped)?
+    }
+
     /// Queues a request; its events arrive on the returned `Generation`.
     pub fn generate(&self, request: Request) -> Generation {
         self.generate_cancellable(request, Arc::new(AtomicBool::new(false)))
@@ -227,7 +239,18 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 Command::Counter { model, reply } => {
                     let _ = reply.send(models.get(&model).ok_or_else(unknown_model).map(ReadyModel::token_counter));
                 }
+                Command::Embed { model, texts, prompt, reply } => {
+                    let result = models.get(&model).ok_or_else(unknown_model).and_then(|m| embed::embed(m, &texts, &prompt));
+                    let _ = reply.send(result);
+                }
                 Command::Generate { request, cancel, events } => match models.get(&request.model) {
+                    Some(model) if model.embedding.is_some() => drop(events.send(Event::Error(EngineError::invalid(
+                        "model",
+                        format!(
+                            "{} is an embedding model: it gives vectors (/v1/embeddings), not replies. Load a chat model to chat.",
+                            model.info.path.display()
+                        ),
+                    )))),
                     Some(model) => {
                         let shared = generate::Shared { prefix: &mut prefix, encoders: &mut encoders, limits: &limits };
                         scheduler.submit(model, &shared, *request, cancel, events);

@@ -2,19 +2,19 @@
 
 pub mod context;
 pub mod count;
+pub mod embed;
 pub mod engine;
 pub mod generate;
-pub mod media_encode;
-pub mod media_prefill;
-pub mod media_prompt;
-pub mod model;
+pub mod media;
 pub mod prepared;
+pub mod ready_model;
 pub mod request;
 pub mod scheduler;
 
 pub use count::TokenCounter;
+pub use embed::Embeddings;
 pub use engine::{Engine, EngineOptions, Generation};
-pub use model::{LoadProgress, ModelInfo, ReadyModel};
+pub use ready_model::{LoadProgress, ModelInfo, ReadyModel};
 pub use request::{
     ContextPolicy, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Timings, Usage,
 };

@@ -5,8 +5,8 @@ use crate::constraint::Guide;
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
 use crate::runtime::count::chat_ids;
-use crate::runtime::media_prompt::{self, MediaPrompt};
-use crate::runtime::model::ReadyModel;
+use crate::runtime::media::prompt::{self as media_prompt, MediaPrompt};
+use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::Prompt;
 use crate::text::{ChatMessage, ChatOptions, PromptEnd};
 

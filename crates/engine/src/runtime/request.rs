@@ -169,7 +169,8 @@ impl Request {
 }
 
 /// Decided before any work: what the request reuses, and why not when it doesn't.
-#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Plan {
     pub prompt_tokens: usize,
     pub reused_tokens: usize,
@@ -204,10 +205,18 @@ pub struct Plan {
     /// Why the reply goes without speculative decoding (the request did not ask for it, or
     /// cannot use it).
     pub speculative_declined: Option<String>,
+    /// The bits its keys and values are quantized to (`None`: the compute dtype).
+    pub kv_bits: Option<u8>,
+    /// Elements per quantization scale and bias, where quantized.
+    pub kv_group_size: Option<u32>,
+    /// Why layers keep full-precision keys and values though the model was loaded with a
+    /// quantization (a recurrent or rotating-window state, heads the groups do not divide).
+    pub kv_quantization_declined: Option<String>,
 }
 
 /// One media item of a request's prompt, as the plan reports it.
-#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MediaPlan {
     pub kind: MediaKind,
     /// The file's name.
@@ -224,7 +233,8 @@ pub struct MediaPlan {
 }
 
 /// How a media item's tower output is obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum EncoderUse {
     /// The reused prefix already holds it: no tower output needed.

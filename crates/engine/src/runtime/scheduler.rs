@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use crate::error::EngineError;
 use crate::runtime::generate::{self, Row, Shared};
-use crate::runtime::model::ReadyModel;
 use crate::runtime::prepared::Prepared;
+use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{Event, ModelId, Request, StopReason, Timings, Usage};
 use crate::state::{KeysValues, StateKind};
 
@@ -188,23 +188,19 @@ impl Scheduler {
     }
 }
 
-/// The most state a sequence of `positions` holds: keys and values for every position in
-/// full-attention layers (in their growth steps), a window's worth in sliding ones.
-/// Recurrent state and convolution windows are small and fixed, and not counted. Layers are taken to have the
-/// config's key/value heads and head size.
+/// The most state a sequence of `positions` holds (`model::state_bytes`), its full-attention
+/// layers' keys and values counted in their growth steps.
 fn state_bytes(model: &ReadyModel, positions: usize) -> usize {
     let config = model.config();
     let element = match model.info.dtype.as_str() {
         "bfloat16" | "float16" => 2,
         _ => 4,
     };
-    let per_position = 2 * config.num_kv_heads * config.head_dim * element;
-    let positions_held = |kind: &StateKind| match kind {
-        StateKind::KeysValues => KeysValues::capacity_for(positions),
-        StateKind::Window { size } => positions.min(*size),
-        StateKind::Recurrent | StateKind::Convolution => 0,
-    };
-    model.model.state_kinds().iter().map(positions_held).sum::<usize>() * per_position
+    let kinds = model.state_kinds().into_iter().map(|kind| match kind {
+        StateKind::Window { size } => StateKind::Window { size: size.min(positions) },
+        other => other,
+    });
+    crate::model::state_bytes(kinds, KeysValues::capacity_for(positions), config.num_kv_heads, config.head_dim, element) as usize
 }
 
 fn megabytes(bytes: usize) -> String {

@@ -18,5 +18,5 @@
 mod params;
 mod sampler;
 
-pub use params::SamplingParams;
+pub use params::{SamplingChoices, SamplingParams};
 pub use sampler::Sampler;

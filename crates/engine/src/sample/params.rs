@@ -1,5 +1,7 @@
-//! What a request asks of the sampler, its validation, and the defaults a model ships in its
-//! Hugging Face `generation_config.json`.
+//! What a request asks of the sampler, its validation, the defaults a model ships in its
+//! Hugging Face `generation_config.json`, and the one rule that puts a person's or a client's
+//! choices over those defaults ([`SamplingParams::with_choices`]): the app, the CLI and the
+//! server all go through it.
 
 use std::collections::HashMap;
 
@@ -46,6 +48,22 @@ pub struct SamplingParams {
     pub stop: Vec<String>,
 }
 
+/// What a person (the app's settings, the CLI's flags) or a client (a server request's fields)
+/// chooses over a model's default sampling. `None` keeps the model's value; `stop` adds to the
+/// model's own stop strings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SamplingChoices {
+    pub temperature: Option<f32>,
+    pub top_k: Option<i32>,
+    pub top_p: Option<f32>,
+    pub min_p: Option<f32>,
+    pub repetition_penalty: Option<f32>,
+    pub presence_penalty: Option<f32>,
+    pub seed: Option<u64>,
+    pub max_tokens: Option<u32>,
+    pub stop: Vec<String>,
+}
+
 impl Default for SamplingParams {
     fn default() -> Self {
         Self {
@@ -76,6 +94,37 @@ impl SamplingParams {
             min_p: CHAT_MIN_P,
             repetition_penalty: CHAT_REPETITION_PENALTY,
             ..Self::default()
+        }
+    }
+
+    /// A model's default sampling: its `generation_config.json` (parsed) where it ships one
+    /// ([`Self::from_generation_config`]), the chat defaults ([`Self::chat`]) where it does not.
+    pub fn model_defaults(generation_config: Option<&Value>) -> Result<Self> {
+        generation_config.map_or_else(|| Ok(Self::chat()), Self::from_generation_config)
+    }
+
+    /// The sampling a request runs with: these defaults (a model's, [`Self::model_defaults`])
+    /// with every setting `choices` makes over them, and the model's stop strings kept, the
+    /// chosen ones after them. The app, the CLI and the server all build their requests' sampling
+    /// here, so the same choices give the same settings through each.
+    pub fn with_choices(&self, choices: &SamplingChoices) -> Self {
+        let mut stop = self.stop.clone();
+        for chosen in &choices.stop {
+            if !stop.contains(chosen) {
+                stop.push(chosen.clone());
+            }
+        }
+        Self {
+            temperature: choices.temperature.unwrap_or(self.temperature),
+            top_k: choices.top_k.unwrap_or(self.top_k),
+            top_p: choices.top_p.unwrap_or(self.top_p),
+            min_p: choices.min_p.unwrap_or(self.min_p),
+            repetition_penalty: choices.repetition_penalty.unwrap_or(self.repetition_penalty),
+            presence_penalty: choices.presence_penalty.unwrap_or(self.presence_penalty),
+            seed: choices.seed.or(self.seed),
+            max_tokens: choices.max_tokens.unwrap_or(self.max_tokens),
+            stop,
+            ..self.clone()
         }
     }
 
@@ -128,7 +177,8 @@ impl SamplingParams {
     }
 
     /// The defaults a model ships in its Hugging Face `generation_config.json`: `temperature`,
-    /// `top_k`, `top_p`, `min_p`, `repetition_penalty`, and `do_sample: false` meaning greedy.
+    /// `top_k`, `top_p`, `min_p`, `repetition_penalty`, `stop_strings` (one string or a list),
+    /// and `do_sample: false` meaning greedy.
     /// Fields the file leaves out (or sets to `null`) keep [`Default`]'s value; transformers'
     /// own implicit `top_k = 50` is not applied. A field of the wrong type or out of range is an
     /// error naming it, so the caller can report it and fall back to the defaults.
@@ -154,6 +204,7 @@ impl SamplingParams {
             check_repetition_penalty(p)?;
             params.repetition_penalty = p;
         }
+        params.stop = stop_strings(json)?;
         match json.get("do_sample") {
             None | Some(Value::Null) | Some(Value::Bool(true)) => {}
             Some(Value::Bool(false)) => params.temperature = 0.0,
@@ -201,6 +252,24 @@ fn check_repetition_penalty(p: f32) -> Result<()> {
         "repetition_penalty",
         format!("{p} is out of range; use a finite number > 0 (1 = off, above 1 discourages repeats)"),
     ))
+}
+
+fn stop_strings(json: &Value) -> Result<Vec<String>> {
+    let wrong = |other: &Value| {
+        EngineError::invalid("stop_strings", format!("generation_config.json sets {other}; expected a string or a list of strings"))
+    };
+    let strings = match json.get("stop_strings") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => {
+            items.iter().map(|item| item.as_str().map(str::to_string).ok_or_else(|| wrong(item))).collect::<Result<Vec<_>>>()?
+        }
+        Some(other) => return Err(wrong(other)),
+    };
+    if strings.iter().any(String::is_empty) {
+        return Err(EngineError::invalid("stop_strings", "generation_config.json lists an empty stop string"));
+    }
+    Ok(strings)
 }
 
 fn number(json: &Value, name: &'static str) -> Result<Option<f32>> {
@@ -271,5 +340,68 @@ mod bias_serde {
                 Ok((id, bias))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As Qwen2.5-Instruct ships it, with a stop string added.
+    fn qwen_like() -> Value {
+        serde_json::json!({
+            "do_sample": true, "eos_token_id": [151645, 151643], "repetition_penalty": 1.05,
+            "temperature": 0.7, "top_p": 0.8, "top_k": 20, "stop_strings": ["<|im_end|>"]
+        })
+    }
+
+    #[test]
+    fn a_model_without_a_generation_config_gets_the_chat_defaults() {
+        assert_eq!(SamplingParams::model_defaults(None).unwrap(), SamplingParams::chat());
+        let json = qwen_like();
+        let from_file = SamplingParams::model_defaults(Some(&json)).unwrap();
+        assert_eq!(from_file, SamplingParams::from_generation_config(&json).unwrap());
+        assert_eq!(from_file.stop, ["<|im_end|>"]);
+    }
+
+    #[test]
+    fn stop_strings_are_one_string_or_a_list() {
+        let one = SamplingParams::from_generation_config(&serde_json::json!({"stop_strings": "END"})).unwrap();
+        assert_eq!(one.stop, ["END"]);
+        for bad in [
+            serde_json::json!({"stop_strings": 3}),
+            serde_json::json!({"stop_strings": ["a", 1]}),
+            serde_json::json!({"stop_strings": [""]}),
+        ] {
+            let err = SamplingParams::from_generation_config(&bad).unwrap_err().to_string();
+            assert!(err.contains("`stop_strings`"), "{err}");
+        }
+    }
+
+    #[test]
+    fn choices_go_over_the_model_defaults_and_its_stop_strings_stay() {
+        let model = SamplingParams::model_defaults(Some(&qwen_like())).unwrap();
+        assert_eq!(model.with_choices(&SamplingChoices::default()), model, "no choices: the model's own");
+        let choices = SamplingChoices {
+            temperature: Some(0.2),
+            top_k: Some(5),
+            presence_penalty: Some(0.5),
+            seed: Some(9),
+            max_tokens: Some(64),
+            stop: vec!["\n\n".into(), "<|im_end|>".into()],
+            ..SamplingChoices::default()
+        };
+        let chosen = model.with_choices(&choices);
+        let expected = SamplingParams {
+            temperature: 0.2,
+            top_k: 5,
+            presence_penalty: 0.5,
+            seed: Some(9),
+            max_tokens: 64,
+            stop: vec!["<|im_end|>".into(), "\n\n".into()],
+            ..model.clone()
+        };
+        assert_eq!(chosen, expected);
+        assert_eq!((chosen.top_p, chosen.repetition_penalty), (0.8, 1.05), "what was not chosen is the model's");
     }
 }

@@ -3,6 +3,7 @@
 //! | kind | holds | trim to a shorter prefix | checkpoint |
 //! |---|---|---|---|
 //! | [`KeysValues`] | every position's keys and values | yes | not needed |
+//! | [`QuantizedKeysValues`] | the same, quantized to 4 or 8 bits (mlx-lm's layout) | yes | not needed |
 //! | [`RotatingWindow`] | the last `window - 1` positions | no | a copy of the window |
 //! | [`Recurrent`] | convolution inputs + recurrent matrix | no | a copy of both |
 //! | [`ConvolutionWindow`] | a short convolution's last `kernel - 1` inputs | no | a copy of the window |
@@ -11,9 +12,14 @@
 //! caches only ask a state what it can do. Layers that cannot be trimmed are snapshotted at
 //! boundaries during prefill ([`Checkpoint`]), and a sequence resumes from the latest
 //! checkpoint at or before the prefix it shares with a cached one.
+//!
+//! Quantized keys/values are a precision chosen at load ([`KvQuantization`]): the full
+//! keys/values layers of a model loaded with it hold [`QuantizedKeysValues`] instead
+//! ([`quantized_kinds`]); rotating windows and recurrent layers keep their own precision.
 
 mod convolution;
 mod keys_values;
+mod quantized;
 mod recurrent;
 mod window;
 
@@ -24,6 +30,7 @@ use mlx_rs::Array;
 use crate::error::{EngineError, Result};
 pub use convolution::ConvolutionWindow;
 pub use keys_values::KeysValues;
+pub use quantized::{KvQuantization, Packed, QuantizedKeysValues};
 pub use recurrent::Recurrent;
 pub use window::{RotatingWindow, WindowKeys};
 
@@ -40,6 +47,8 @@ pub fn own_copy(a: &Array) -> Result<Array> {
 #[serde(rename_all = "snake_case")]
 pub enum StateKind {
     KeysValues,
+    /// Full keys/values stored quantized.
+    QuantizedKeysValues(KvQuantization),
     Window {
         size: usize,
     },
@@ -51,13 +60,57 @@ pub enum StateKind {
 impl StateKind {
     /// Whether the state can be cut back to any shorter prefix.
     pub fn trimmable(self) -> bool {
-        self == StateKind::KeysValues
+        matches!(self, StateKind::KeysValues | StateKind::QuantizedKeysValues(_))
+    }
+}
+
+/// A model's layer kinds with its full keys/values layers quantized by `quantization`
+/// (where given); every other kind unchanged. The one place a precision turns into state.
+pub fn quantized_kinds(kinds: Vec<StateKind>, quantization: Option<KvQuantization>) -> Vec<StateKind> {
+    let Some(q) = quantization else { return kinds };
+    kinds.into_iter().map(|k| if k == StateKind::KeysValues { StateKind::QuantizedKeysValues(q) } else { k }).collect()
+}
+
+/// What a quantization asked for at load does to a model's layers: the quantization its full
+/// keys/values layers use (`None` when none was asked for or it cannot apply), how many
+/// layers that is, and why layers keep full precision where any do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KvPlan {
+    pub quantization: Option<KvQuantization>,
+    pub quantized_layers: usize,
+    pub declined: Option<String>,
+}
+
+impl KvPlan {
+    /// Only full keys/values layers are quantized (as in mlx-lm, whose rotating and
+    /// recurrent caches have no quantized form): a rotating window is small already and its
+    /// positions are overwritten in place, recurrent state is a fixed matrix, not keys.
+    pub fn new(kinds: &[StateKind], head_dim: usize, asked: Option<KvQuantization>) -> Self {
+        let Some(q) = asked else { return Self::default() };
+        let full = kinds.iter().filter(|&&k| k == StateKind::KeysValues).count();
+        let count = |f: fn(&StateKind) -> bool| kinds.iter().filter(|k| f(k)).count();
+        let windows = count(|k| matches!(k, StateKind::Window { .. }));
+        let recurrent = count(|k| matches!(k, StateKind::Recurrent | StateKind::Convolution));
+        if let Err(why) = q.fits_head_dim(head_dim) {
+            return Self { quantization: None, quantized_layers: 0, declined: Some(why) };
+        }
+        if full == 0 {
+            let why = if recurrent > 0 { "the model's state is recurrent" } else { "every attention layer is a rotating window" };
+            return Self { quantization: None, quantized_layers: 0, declined: Some(format!("{why}: no layer keeps full keys and values")) };
+        }
+        let kept = [(windows, "rotating windows"), (recurrent, "recurrent or convolution state")]
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} of {} layers are {what} and keep full precision", kinds.len()))
+            .collect::<Vec<_>>();
+        Self { quantization: Some(q), quantized_layers: full, declined: (!kept.is_empty()).then(|| kept.join("; ")) }
     }
 }
 
 #[derive(Clone)]
 pub enum LayerState {
     KeysValues(KeysValues),
+    QuantizedKeysValues(QuantizedKeysValues),
     Window(RotatingWindow),
     Recurrent(Recurrent),
     Convolution(ConvolutionWindow),
@@ -67,6 +120,7 @@ impl LayerState {
     pub fn new(kind: StateKind) -> Self {
         match kind {
             StateKind::KeysValues => Self::KeysValues(KeysValues::default()),
+            StateKind::QuantizedKeysValues(q) => Self::QuantizedKeysValues(QuantizedKeysValues::new(q)),
             StateKind::Window { size } => Self::Window(RotatingWindow::new(size)),
             StateKind::Recurrent => Self::Recurrent(Recurrent::default()),
             StateKind::Convolution => Self::Convolution(ConvolutionWindow::default()),
@@ -76,6 +130,7 @@ impl LayerState {
     pub fn kind(&self) -> StateKind {
         match self {
             Self::KeysValues(_) => StateKind::KeysValues,
+            Self::QuantizedKeysValues(s) => StateKind::QuantizedKeysValues(s.quantization()),
             Self::Window(w) => StateKind::Window { size: w.size() },
             Self::Recurrent(_) => StateKind::Recurrent,
             Self::Convolution(_) => StateKind::Convolution,
@@ -86,6 +141,7 @@ impl LayerState {
     pub fn len(&self) -> usize {
         match self {
             Self::KeysValues(s) => s.len(),
+            Self::QuantizedKeysValues(s) => s.len(),
             Self::Window(s) => s.len(),
             Self::Recurrent(s) => s.len(),
             Self::Convolution(s) => s.len(),
@@ -108,6 +164,10 @@ impl LayerState {
                 s.truncate(len);
                 Ok(())
             }
+            Self::QuantizedKeysValues(s) if len <= s.len() => {
+                s.truncate(len);
+                Ok(())
+            }
             _ if len == self.len() => Ok(()),
             _ => Err(EngineError::Internal(format!(
                 "a {:?} layer state at {} positions cannot be cut back to {len}; resume from a checkpoint",
@@ -120,6 +180,7 @@ impl LayerState {
     pub fn arrays(&self) -> Vec<&Array> {
         match self {
             Self::KeysValues(s) => s.arrays().collect(),
+            Self::QuantizedKeysValues(s) => s.arrays().collect(),
             Self::Window(s) => s.arrays().collect(),
             Self::Recurrent(s) => s.arrays().collect(),
             Self::Convolution(s) => s.arrays().collect(),
@@ -129,6 +190,7 @@ impl LayerState {
     pub fn nbytes(&self) -> usize {
         match self {
             Self::KeysValues(s) => s.nbytes(),
+            Self::QuantizedKeysValues(s) => s.nbytes(),
             Self::Window(s) => s.nbytes(),
             Self::Recurrent(s) => s.nbytes(),
             Self::Convolution(s) => s.nbytes(),
@@ -142,6 +204,15 @@ impl LayerState {
         };
         match self {
             Self::KeysValues(s) => named(s.valid(), "keys", "values"),
+            Self::QuantizedKeysValues(s) => s
+                .valid()
+                .map(|(k, v)| {
+                    let part = |name: &str, p: Packed| {
+                        [("data", p.data), ("scales", p.scales), ("biases", p.biases)].map(|(x, a)| (format!("{prefix}.{name}.{x}"), a))
+                    };
+                    part("keys", k).into_iter().chain(part("values", v)).collect()
+                })
+                .unwrap_or_default(),
             Self::Window(s) => named(s.held().map(|(k, v)| (k.clone(), v.clone())), "keys", "values"),
             Self::Recurrent(s) => named(s.conv.clone().zip(s.state.clone()), "conv", "state"),
             Self::Convolution(s) => s.inputs.iter().map(|a| (format!("{prefix}.inputs"), a.clone())).collect(),
@@ -159,6 +230,20 @@ impl LayerState {
                     return Err(format!("{prefix} holds {} positions, not {len}", k.dim(2)));
                 }
                 Self::KeysValues(KeysValues::from_arrays(k, v))
+            }
+            StateKind::QuantizedKeysValues(q) => {
+                let mut packed = |name: &str| -> Option<Packed> {
+                    Some(Packed {
+                        data: take(&format!("{name}.data"))?,
+                        scales: take(&format!("{name}.scales"))?,
+                        biases: take(&format!("{name}.biases"))?,
+                    })
+                };
+                let (Some(k), Some(v)) = (packed("keys"), packed("values")) else { return Err(format!("{prefix} is missing")) };
+                if k.positions() != len || v.positions() != len {
+                    return Err(format!("{prefix} holds {} positions, not {len}", k.positions()));
+                }
+                Self::QuantizedKeysValues(QuantizedKeysValues::from_packed(q, k, v))
             }
             StateKind::Window { size } => match (take("keys"), take("values")) {
                 (Some(k), Some(v)) if k.dim(2) as usize == len.min(size - 1) && v.dim(2) == k.dim(2) => {
@@ -356,7 +441,7 @@ impl SequenceState {
         for layer in &self.layers {
             let n = layer.nbytes();
             match layer {
-                LayerState::KeysValues(_) => b.keys_values += n,
+                LayerState::KeysValues(_) | LayerState::QuantizedKeysValues(_) => b.keys_values += n,
                 LayerState::Window(_) => b.window += n,
                 LayerState::Recurrent(_) => b.recurrent += n,
                 LayerState::Convolution(_) => b.convolution += n,
@@ -375,6 +460,43 @@ mod tests {
         let zeros = || mlx_rs::ops::zeros::<f32>(&[1, 1, len as i32, 16]).unwrap();
         s.layers[0].keys_values_mut().unwrap().append(zeros(), zeros()).unwrap();
         s
+    }
+
+    #[test]
+    fn the_kv_plan_quantizes_full_layers_and_says_what_keeps_full_precision() {
+        let q = KvQuantization::new(8, 64).unwrap();
+        let full = KvPlan::new(&[StateKind::KeysValues; 4], 64, Some(q));
+        assert_eq!((full.quantization, full.quantized_layers, full.declined), (Some(q), 4, None));
+        assert_eq!(KvPlan::new(&[StateKind::KeysValues; 4], 64, None), KvPlan::default());
+        let hybrid = KvPlan::new(&[StateKind::Recurrent, StateKind::Recurrent, StateKind::KeysValues], 128, Some(q));
+        assert_eq!(hybrid.quantized_layers, 1);
+        assert_eq!(hybrid.declined.as_deref(), Some("2 of 3 layers are recurrent or convolution state and keep full precision"));
+        let sliding = KvPlan::new(&[StateKind::Window { size: 8 }, StateKind::KeysValues], 64, Some(q));
+        assert!(sliding.declined.unwrap().contains("1 of 2 layers are rotating windows"));
+        let windows = KvPlan::new(&[StateKind::Window { size: 8 }], 64, Some(q));
+        assert_eq!(windows.quantization, None);
+        assert!(windows.declined.unwrap().contains("every attention layer is a rotating window"));
+        let narrow = KvPlan::new(&[StateKind::KeysValues], 16, Some(q));
+        assert_eq!(narrow.quantization, None);
+        assert!(narrow.declined.unwrap().contains("16 dimensions"));
+        let kinds = quantized_kinds(vec![StateKind::KeysValues, StateKind::Recurrent], Some(q));
+        assert_eq!(kinds, [StateKind::QuantizedKeysValues(q), StateKind::Recurrent]);
+        assert!(SequenceState::new(&kinds).layers[0].kind().trimmable());
+    }
+
+    #[test]
+    fn quantized_state_goes_to_disk_and_back() {
+        let q = KvQuantization::new(4, 32).unwrap();
+        let mut s = SequenceState::new(&[StateKind::QuantizedKeysValues(q)]);
+        let keys = mlx_rs::random::normal::<f32>(&[1, 2, 5, 64], None, None, None).unwrap();
+        let LayerState::QuantizedKeysValues(cache) = &mut s.layers[0] else { panic!("quantized") };
+        cache.append(&keys, &keys).unwrap();
+        let mut arrays: HashMap<String, Array> = s.layers[0].to_disk("layer.0").into_iter().collect();
+        assert_eq!(arrays.len(), 6);
+        let back = LayerState::from_disk(StateKind::QuantizedKeysValues(q), "layer.0", &mut arrays, 5).unwrap();
+        assert_eq!((back.kind(), back.len()), (StateKind::QuantizedKeysValues(q), 5));
+        let mut short: HashMap<String, Array> = s.layers[0].to_disk("layer.0").into_iter().collect();
+        assert!(LayerState::from_disk(StateKind::QuantizedKeysValues(q), "layer.0", &mut short, 6).is_err());
     }
 
     #[test]

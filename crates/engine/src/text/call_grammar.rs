@@ -16,6 +16,8 @@
 //! - Gemma 4: `<|tool_call>call:name{key:value,...}<tool_call|>` in Gemma's own notation: bare
 //!   keys in sorted order (as its template writes them), strings between `<|"|>`, numbers,
 //!   `true`/`false`/`null`, `{...}` and `[...]`, each under its part of the schema.
+//! - Harmony (gpt-oss): `<|channel|>commentary to=functions.name <|constrain|>json<|message|>`
+//!   then the arguments JSON under the schema (the model ends the message with `<|call|>`).
 //!
 //! Markup the vocabulary has as one token (`<tool_call>` in Qwen's, `<|"|>` in Gemma's) is
 //! named by id (`<[id]>`): grammar text never matches a special token, and a model asked to
@@ -74,6 +76,14 @@ pub(super) fn call_grammar(syntax: ToolSyntax, tools: &[Value], markup_tokens: &
                 Some(format!("{} {arguments}", literal(&format!("call:{name}"))))
             })?;
             format!("{} ({calls}) {}", lark.markup("<|tool_call>"), lark.markup("<tool_call|>"))
+        }
+        ToolSyntax::Harmony => {
+            let calls = each_tool(tools, |name, schema| {
+                let arguments = lark.rule(format!("%json {}", compact_schema(schema.clone())));
+                let header = format!("{} {}", literal(&format!("commentary to=functions.{name} ")), lark.markup("<|constrain|>"));
+                Some(format!("{header} {} {} {arguments}", literal("json"), lark.markup("<|message|>")))
+            })?;
+            format!("{} ({calls})", lark.markup("<|channel|>"))
         }
     };
     let mut grammar = format!("start: {start}\n");
@@ -647,6 +657,20 @@ mod tests {
                 ]),
                 refused(vec!["[TOOL_CALLS]get_weather[ARGS]{\"town\":\"Paris\"}", "[TOOL_CALLS]get_time[ARGS]{}", "[TOOL_CALLS][{\"name\":\"get_weather\"}]"]),
             ),
+            ToolSyntax::Harmony => (
+                admitted(vec![
+                    ("<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}", paris()),
+                    (
+                        "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{\"query\":\"q\",\"exact\":false}",
+                        call("search", json!({"query": "q", "exact": false})),
+                    ),
+                ]),
+                refused(vec![
+                    "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"town\":\"Paris\"}",
+                    "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}",
+                    "<|channel|>final<|message|>Paris",
+                ]),
+            ),
             ToolSyntax::Hermes => (
                 admitted(vec![("<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}\n</tool_call>", paris())]),
                 refused(vec!["<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{}}\n</tool_call>"]),
@@ -658,8 +682,8 @@ mod tests {
         }
     }
 
-    const SYNTAXES: [ToolSyntax; 5] =
-        [ToolSyntax::QwenXml, ToolSyntax::Gemma4, ToolSyntax::Mistral, ToolSyntax::Hermes, ToolSyntax::Llama3Json];
+    const SYNTAXES: [ToolSyntax; 6] =
+        [ToolSyntax::QwenXml, ToolSyntax::Gemma4, ToolSyntax::Mistral, ToolSyntax::Hermes, ToolSyntax::Llama3Json, ToolSyntax::Harmony];
 
     fn check(vocabulary: &Vocabulary, syntax: ToolSyntax) {
         let grammar = vocabulary.grammar(syntax, &tools());

@@ -15,6 +15,10 @@ const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{
 
 const QWEN2: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
+/// Qwen3.5's: Qwen 2's with combining marks (`\p{M}`) kept with the letters they mark.
+const QWEN35: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
 const GPT4O: &str = concat!(
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
     r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
@@ -73,6 +77,7 @@ pub(crate) fn pre_split(pre: Option<&str>) -> Result<PreSplit> {
         "dbrx" | "smaug-bpe" => PreSplit::new(&[LLAMA3]),
         "glm4" | "chatglm-bpe" => PreSplit::new(&[LLAMA3]),
         "qwen2" | "deepseek-r1-qwen" | "kormo" | "f2llmv2" | "megrez" | "stablelm2" => PreSplit::new(&[QWEN2]),
+        "qwen35" => PreSplit::new(&[QWEN35]),
         "gpt-4o" | "llama4" | "kanana2" | "talkie" => PreSplit::new(&[GPT4O]),
         "tekken" => PreSplit { add_bos_default: true, ..PreSplit::llama3_style(TEKKEN) },
         "falcon" => PreSplit::new(&[r"[\p{P}\$\+<=>\^~\|`]+", GPT2, "[0-9][0-9][0-9]"]),
@@ -101,6 +106,22 @@ mod tests {
         assert!(!split.ignore_merges && !split.add_bos_default);
     }
 
+    /// A combining mark stays with its letter (Qwen 2's split cuts it off as punctuation).
+    #[test]
+    fn qwen35_keeps_combining_marks_with_letters() {
+        use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
+        use tokenizers::{OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
+        let pieces = |name: &str| {
+            let regex = pre_split(Some(name)).unwrap().regexes[0];
+            let split = Split::new(SplitPattern::Regex(regex.into()), SplitDelimiterBehavior::Isolated, false).unwrap();
+            let mut text = PreTokenizedString::from("cafe\u{301} 12");
+            split.pre_tokenize(&mut text).unwrap();
+            text.get_splits(OffsetReferential::Original, OffsetType::Byte).into_iter().map(|(s, _, _)| s.to_string()).collect::<Vec<_>>()
+        };
+        assert_eq!(pieces("qwen35"), ["cafe\u{301}", " ", "1", "2"]);
+        assert_eq!(pieces("qwen2"), ["cafe", "\u{301}", " ", "1", "2"]);
+    }
+
     #[test]
     fn missing_pre_is_gpt2() {
         assert_eq!(pre_split(None).unwrap(), pre_split(Some("gpt-2")).unwrap());
@@ -121,6 +142,7 @@ mod tests {
             "dbrx",
             "glm4",
             "qwen2",
+            "qwen35",
             "gpt-4o",
             "tekken",
             "falcon",

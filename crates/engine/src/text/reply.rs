@@ -3,8 +3,9 @@
 //! template (`ReplyFormat::detect`): `<think>` (Qwen3, Qwen3.5, SmolLM3), Gemma 4's thought
 //! channel, Mistral's `[THINK]`; Qwen3's `<tool_call>` JSON (also the fallback for templates
 //! without tools), Qwen3.5's XML parameters, Llama 3's bare JSON, Mistral's `[TOOL_CALLS]`
-//! and Gemma 4's `<|tool_call>call:name{...}`. The app and the server read replies through the
-//! same parser.
+//! and Gemma 4's `<|tool_call>call:name{...}`; gpt-oss's harmony messages, whose channel says
+//! what they are (`analysis`: reasoning, `final`: the answer, `commentary` addressed
+//! `to=functions.NAME`: a call). The app and the server read replies through the same parser.
 
 use serde_json::{Map, Value};
 
@@ -24,6 +25,10 @@ pub enum ToolSyntax {
     Mistral,
     /// `<|tool_call>call:name{key:<|"|>text<|"|>,n:1}<tool_call|>`.
     Gemma4,
+    /// Harmony (gpt-oss): messages `<|start|>assistant<|channel|>NAME<|message|>…<|end|>`,
+    /// a call being a `commentary` message addressed `to=functions.NAME` whose body is the
+    /// arguments as JSON, ended by `<|call|>`.
+    Harmony,
 }
 
 /// The texts that open and close a block of the reply.
@@ -36,6 +41,17 @@ pub struct Markers {
 const THINK: Markers = Markers { open: "<think>", close: "</think>" };
 const GEMMA4_THOUGHT: Markers = Markers { open: "<|channel>thought", close: "<channel|>" };
 const MISTRAL_THINK: Markers = Markers { open: "[THINK]", close: "[/THINK]" };
+/// Harmony's reasoning is its `analysis` channel (the parser reads any channel; these name it
+/// for code that asks where reasoning opens and closes).
+const HARMONY_ANALYSIS: Markers = Markers { open: "<|channel|>analysis<|message|>", close: "<|end|>" };
+/// Harmony's markup, each a special token of gpt-oss's vocabulary.
+const HARMONY_START: &str = "<|start|>";
+const HARMONY_CHANNEL: &str = "<|channel|>";
+const HARMONY_MESSAGE: &str = "<|message|>";
+const HARMONY_CONSTRAIN: &str = "<|constrain|>";
+/// What ends a message: `<|end|>`, a call's `<|call|>`, the reply's `<|return|>` (or the next
+/// message's start, where a model leaves the end out).
+const HARMONY_ENDS: [&str; 4] = ["<|end|>", "<|call|>", "<|return|>", HARMONY_START];
 pub(super) const GEMMA4_STRING: &str = "<|\"|>";
 
 /// How one model marks reasoning and tool calls in its replies.
@@ -51,6 +67,9 @@ impl ReplyFormat {
     /// the model was trained to write).
     pub fn detect(template: Option<&str>) -> Self {
         let source = template.unwrap_or_default();
+        if source.contains(HARMONY_CHANNEL) && source.contains(HARMONY_MESSAGE) {
+            return Self { reasoning: Some(HARMONY_ANALYSIS), tools: ToolSyntax::Harmony };
+        }
         let reasoning = if source.contains("<|channel>") {
             Some(GEMMA4_THOUGHT)
         } else if source.contains("[THINK]") {
@@ -83,12 +102,19 @@ impl ReplyFormat {
             ToolSyntax::Gemma4 => ("<|tool_call>", Some("<tool_call|>")),
             ToolSyntax::Mistral => ("[TOOL_CALLS]", None),
             ToolSyntax::Llama3Json => ("<|python_tag|>", None),
+            // A call opens with its message's header and ends with the message.
+            ToolSyntax::Harmony => ("to=functions.", Some("<|call|>")),
         }
     }
 
     /// The markup the parser reads. Where the vocabulary makes these special tokens, the
     /// engine keeps them in the streamed text of requests that parse their replies.
     pub fn markup(&self) -> Vec<&'static str> {
+        if self.tools == ToolSyntax::Harmony {
+            let mut texts = vec![HARMONY_CHANNEL, HARMONY_MESSAGE, HARMONY_CONSTRAIN];
+            texts.extend(HARMONY_ENDS);
+            return texts;
+        }
         let (open, close) = self.call_markers();
         let mut texts = vec![open];
         texts.extend(close);
@@ -108,7 +134,7 @@ impl ReplyFormat {
     /// Whether a prompt leaves the reply inside a reasoning block (a template that opens
     /// `<think>` in its generation prompt).
     pub fn starts_in_reasoning(&self, prompt: &str) -> bool {
-        let Some(m) = self.reasoning else { return false };
+        let Some(m) = self.reasoning.filter(|_| self.tools != ToolSyntax::Harmony) else { return false };
         match (prompt.rfind(m.open), prompt.rfind(m.close)) {
             (Some(open), Some(close)) => open > close,
             (Some(_), None) => true,
@@ -132,6 +158,7 @@ impl ReplyFormat {
             ToolSyntax::Llama3Json => "{\"name\": \"",
             ToolSyntax::Mistral => "[TOOL_CALLS]",
             ToolSyntax::Gemma4 => "<|tool_call>call:",
+            ToolSyntax::Harmony => "<|channel|>commentary to=functions.",
         }
     }
 
@@ -145,6 +172,7 @@ impl ReplyFormat {
             ToolSyntax::Llama3Json => format!("{{\"name\": {quoted}, \"parameters\": "),
             ToolSyntax::Mistral => format!("[TOOL_CALLS]{name}[ARGS]"),
             ToolSyntax::Gemma4 => format!("<|tool_call>call:{name}{{"),
+            ToolSyntax::Harmony => format!("<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>"),
         }
     }
 }
@@ -187,6 +215,8 @@ pub struct ReplyParser {
     content_started: bool,
     /// Right after a block: leading white space of what follows is dropped.
     trim_start: bool,
+    /// Harmony's reader, which takes the place of the blocks above for harmony replies.
+    harmony: Option<Harmony>,
 }
 
 impl ReplyParser {
@@ -194,20 +224,28 @@ impl ReplyParser {
     /// (`ReplyFormat::starts_in_reasoning`). `tools`: the request's definitions, or `None`.
     pub fn new(format: ReplyFormat, in_reasoning: bool, tools: Option<Vec<Value>>) -> Self {
         let block = if in_reasoning && format.reasoning.is_some() { Block::Reasoning } else { Block::Content };
-        Self { format, tools, block, pending: String::new(), content_started: false, trim_start: block == Block::Reasoning }
+        let harmony = (format.tools == ToolSyntax::Harmony).then(|| Harmony { tools: tools.is_some(), message: None });
+        Self { format, tools, block, pending: String::new(), content_started: false, trim_start: block == Block::Reasoning, harmony }
     }
 
     /// The parts `text` completes.
     pub fn push(&mut self, text: &str) -> Vec<ReplyPart> {
         self.pending.push_str(text);
         let mut parts = Vec::new();
-        self.advance(&mut parts, false);
+        match self.harmony.as_mut() {
+            Some(harmony) => harmony.advance(&mut self.pending, &mut parts, false),
+            None => self.advance(&mut parts, false),
+        }
         parts
     }
 
     /// Whatever is left: an unfinished block is given as it is.
     pub fn finish(&mut self) -> Vec<ReplyPart> {
         let mut parts = Vec::new();
+        if let Some(harmony) = self.harmony.as_mut() {
+            harmony.advance(&mut self.pending, &mut parts, true);
+            return parts;
+        }
         self.advance(&mut parts, true);
         let rest = std::mem::take(&mut self.pending);
         match self.block {
@@ -355,6 +393,109 @@ impl ReplyParser {
     }
 }
 
+/// What a harmony message is, by its header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HarmonyMessage {
+    Reasoning,
+    Content,
+    /// A call of `functions.NAME`: its body is the arguments.
+    Call(String),
+}
+
+/// Reads a harmony reply: a header (`<|start|>assistant`, ` to=RECIPIENT`,
+/// `<|channel|>NAME`, ` <|constrain|>json`) up to `<|message|>`, then the message up to its end,
+/// and so on. Reasoning and answers stream; a call is given whole when its message ends.
+#[derive(Debug)]
+struct Harmony {
+    /// The request has tools: a message addressed to a function is a call.
+    tools: bool,
+    /// The message being read; `None` while reading a header.
+    message: Option<HarmonyMessage>,
+}
+
+impl Harmony {
+    fn advance(&mut self, pending: &mut String, parts: &mut Vec<ReplyPart>, at_end: bool) {
+        loop {
+            let Some(message) = self.message.clone() else {
+                if let Some(at) = pending.find(HARMONY_MESSAGE) {
+                    let header = take_through(pending, at, HARMONY_MESSAGE.len());
+                    self.message = Some(self.kind(&header));
+                    continue;
+                }
+                // Text that cannot begin a header is an answer written without one.
+                let trimmed = pending.trim_start();
+                if !trimmed.is_empty() && !trimmed.starts_with("<|") && !"<|".starts_with(trimmed) {
+                    self.message = Some(HarmonyMessage::Content);
+                    continue;
+                }
+                if at_end {
+                    pending.clear();
+                }
+                return;
+            };
+            let end = HARMONY_ENDS.iter().filter_map(|marker| Some((pending.find(marker)?, *marker))).min_by_key(|e| e.0);
+            match (message, end) {
+                (HarmonyMessage::Call(name), Some((at, marker))) => {
+                    // `<|start|>` is the next header's: left for it.
+                    let body = take_through(pending, at, if marker == HARMONY_START { 0 } else { marker.len() });
+                    Self::call(parts, &name, &body);
+                    self.message = None;
+                }
+                (HarmonyMessage::Call(name), None) => {
+                    if at_end {
+                        let body = std::mem::take(pending);
+                        Self::call(parts, &name, &body);
+                    }
+                    return;
+                }
+                (kind, Some((at, marker))) => {
+                    let text = take_through(pending, at, if marker == HARMONY_START { 0 } else { marker.len() });
+                    Self::text(parts, &kind, &text);
+                    self.message = None;
+                }
+                (kind, None) => {
+                    let held = if at_end { 0 } else { partial_suffix(pending, HARMONY_ENDS) };
+                    let ready: String = pending.drain(..pending.len() - held).collect();
+                    Self::text(parts, &kind, &ready);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// What a header says its message is.
+    fn kind(&self, header: &str) -> HarmonyMessage {
+        let word_after = |marker: &str| -> Option<&str> {
+            let rest = &header[header.find(marker)? + marker.len()..];
+            let end = rest.find(|c: char| c.is_whitespace() || c == '<').unwrap_or(rest.len());
+            Some(&rest[..end])
+        };
+        if let Some(name) = word_after("to=").and_then(|r| r.strip_prefix("functions.")).filter(|_| self.tools) {
+            return HarmonyMessage::Call(name.to_string());
+        }
+        match word_after(HARMONY_CHANNEL) {
+            Some("analysis") => HarmonyMessage::Reasoning,
+            _ => HarmonyMessage::Content,
+        }
+    }
+
+    fn text(parts: &mut Vec<ReplyPart>, kind: &HarmonyMessage, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let part = if *kind == HarmonyMessage::Reasoning { ReplyPart::Reasoning } else { ReplyPart::Content };
+        push_text(parts, text, part);
+    }
+
+    /// A call's body: its arguments as JSON; one that does not read is given as content.
+    fn call(parts: &mut Vec<ReplyPart>, name: &str, body: &str) {
+        match serde_json::from_str(body.trim()).ok().and_then(|arguments| call(name, arguments)) {
+            Some(calls) => parts.extend(calls.into_iter().map(ReplyPart::ToolCall)),
+            None => push_text(parts, body, ReplyPart::Content),
+        }
+    }
+}
+
 /// The first `at` bytes of `pending`, removed with the `marker` bytes after them.
 fn take_through(pending: &mut String, at: usize, marker: usize) -> String {
     let mut taken: String = pending.drain(..at + marker).collect();
@@ -395,7 +536,8 @@ fn parse_calls<'a>(syntax: ToolSyntax, body: &'a str, tools: &[Value]) -> Option
         return Some((vec![call], &body[values.byte_offset()..]));
     }
     match syntax {
-        ToolSyntax::Hermes => None,
+        // Harmony's calls are read by its own reader (`Harmony`), name and body apart.
+        ToolSyntax::Hermes | ToolSyntax::Harmony => None,
         ToolSyntax::Llama3Json => {
             // Several calls may be separated by `;` (read as JSON: one in a string is text).
             let mut calls = Vec::new();
@@ -795,7 +937,7 @@ mod tests {
     fn markup_and_call_openings_match_the_parser() {
         let gemma = format("<|tool_call><|channel>");
         assert!(gemma.markup().contains(&"<|channel>") && gemma.markup().contains(&GEMMA4_STRING));
-        for template in ["<tool_call>", "<function=", "<|tool_call>", "[TOOL_CALLS] [ARGS]", "<|eot_id|> tools"] {
+        for template in ["<tool_call>", "<function=", "<|tool_call>", "[TOOL_CALLS] [ARGS]", "<|eot_id|> tools", "<|channel|><|message|>"] {
             let format = format(template);
             let opening = format.call_opening("get_weather");
             let rest = match format.tools {
@@ -803,6 +945,7 @@ mod tests {
                 ToolSyntax::QwenXml => "<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
                 ToolSyntax::Llama3Json | ToolSyntax::Mistral => "{\"city\": \"Paris\"}}",
                 ToolSyntax::Gemma4 => "city:<|\"|>Paris<|\"|>}<tool_call|>",
+                ToolSyntax::Harmony => "{\"city\": \"Paris\"}<|call|>",
             };
             let rest = if format.tools == ToolSyntax::Mistral { rest.strip_suffix('}').unwrap() } else { rest };
             every_step(format, false, tools(), &format!("{opening}{rest}"), &[weather("Paris", None)]);
@@ -815,5 +958,82 @@ mod tests {
         assert_eq!(hermes.call_close(), Some("</tool_call>"));
         let text = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}} I hope";
         every_step(hermes, false, tools(), text, &[weather("Paris", None), ReplyPart::Content("I hope".into())]);
+    }
+
+    fn harmony() -> ReplyFormat {
+        format("{{- \"<|start|>system<|message|>\" }}{%- if tools %}<|channel|>commentary{% endif %}")
+    }
+
+    fn weather_args(arguments: Value) -> ReplyPart {
+        ReplyPart::ToolCall(ParsedCall { name: "get_weather".into(), arguments })
+    }
+
+    /// gpt-oss's reasoning then its answer, as it writes them after the prompt's
+    /// `<|start|>assistant` (the reply's `<|return|>` is a stop token, left out or not).
+    #[test]
+    fn harmony_analysis_is_reasoning_and_final_the_answer() {
+        let f = harmony();
+        assert_eq!((f.tools, f.reasoning), (ToolSyntax::Harmony, Some(HARMONY_ANALYSIS)));
+        let text = "<|channel|>analysis<|message|>User asks: capital of France. Simple: Paris.<|end|><|start|>assistant<|channel|>final<|message|>The capital of France is **Paris**.";
+        for end in ["", "<|return|>"] {
+            for step in [1, 3, 7, 1000] {
+                let parts = parse(&mut ReplyParser::new(f, false, None), &format!("{text}{end}"), step);
+                assert_eq!(
+                    parts,
+                    [
+                        ReplyPart::Reasoning("User asks: capital of France. Simple: Paris.".into()),
+                        ReplyPart::Content("The capital of France is **Paris**.".into())
+                    ],
+                    "step {step}, end {end:?}"
+                );
+            }
+        }
+    }
+
+    /// A call in the commentary channel, with the recipient after the channel (as gpt-oss
+    /// writes it) or before it (as its template renders earlier calls); `<|call|>` may follow.
+    #[test]
+    fn harmony_commentary_to_a_function_is_a_call() {
+        let texts = [
+            "<|channel|>analysis<|message|>Need the weather; call get_weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\",\"days\":3}<|call|>",
+            "<|channel|>analysis<|message|>Need the weather; call get_weather.<|end|><|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\", \"days\": 3}",
+        ];
+        for text in texts {
+            for step in [1, 4, 1000] {
+                let parts = parse(&mut ReplyParser::new(harmony(), false, tools()), text, step);
+                assert_eq!(
+                    parts,
+                    [ReplyPart::Reasoning("Need the weather; call get_weather.".into()), weather("Paris", Some(3))],
+                    "step {step}: {text}"
+                );
+            }
+        }
+    }
+
+    /// A preamble in the commentary channel (no recipient) is shown; a call whose arguments are
+    /// not JSON, or any call when the request has no tools, is text.
+    #[test]
+    fn harmony_preambles_and_broken_calls_are_content() {
+        let text = "<|channel|>commentary<|message|>Checking the forecast.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": Paris}<|call|>";
+        let parts = parse(&mut ReplyParser::new(harmony(), false, tools()), text, 5);
+        assert_eq!(parts, [ReplyPart::Content("Checking the forecast.{\"city\": Paris}".into())]);
+        let call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Rome\"}";
+        assert_eq!(parse(&mut ReplyParser::new(harmony(), false, None), call, 3), [ReplyPart::Content("{\"city\":\"Rome\"}".into())]);
+        assert_eq!(parse(&mut ReplyParser::new(harmony(), false, tools()), call, 3), [weather_args(json!({"city": "Rome"}))]);
+        // An answer written without any header is the answer.
+        assert_eq!(parse(&mut ReplyParser::new(harmony(), false, None), "Paris.", 2), [ReplyPart::Content("Paris.".into())]);
+    }
+
+    #[test]
+    fn harmony_markup_is_kept_and_calls_open_in_the_commentary_channel() {
+        let f = harmony();
+        for marker in ["<|channel|>", "<|message|>", "<|end|>", "<|start|>", "<|constrain|>", "<|call|>", "<|return|>"] {
+            assert!(f.markup().contains(&marker), "{marker}");
+        }
+        let opening = f.call_opening("get_weather");
+        assert_eq!(opening, "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>");
+        let parts = parse(&mut ReplyParser::new(f, false, tools()), &format!("{opening}{{\"city\":\"Oslo\"}}"), 1000);
+        assert_eq!(parts, [weather_args(json!({"city": "Oslo"}))]);
+        assert!(!f.starts_in_reasoning("<|start|>assistant<|channel|>analysis<|message|>x<|end|><|start|>assistant"));
     }
 }

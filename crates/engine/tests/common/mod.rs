@@ -11,6 +11,7 @@ use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 use serde_json::Value;
 
+#[path = "../../../media/tests/common/crafted.rs"]
 pub mod crafted;
 
 pub fn fixture(name: &str) -> PathBuf {

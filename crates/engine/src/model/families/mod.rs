@@ -4,8 +4,10 @@
 
 pub mod gemma3;
 pub mod gemma4;
+pub mod gpt_oss;
 pub mod lfm2;
 pub mod llama;
+pub mod mistral3;
 pub mod qwen3_5;
 pub mod qwen3_vl;
 pub mod smollm3;

@@ -1,14 +1,22 @@
-//! GGUF files (F32, F16, Q4_0, Q4_1, Q8_0 through MLX's own loader): hyper-parameters from the
-//! metadata, tensors renamed to Hugging Face's names.
+//! GGUF files through MLX's own loader: hyper-parameters from the metadata, tensors renamed to
+//! Hugging Face's names. Quantized blocks our kernels read (Q4_0, Q4_1, Q8_0) stay packed (as
+//! MLX's affine 4- and 8-bit groups of 32); the others MLX reads (gguflib's Q4_K, Q6_K, Q2_K)
+//! are widened once at load, to float16, and the rest (Q5_0, Q5_1, Q3_K, Q5_K, IQ*, MXFP4) are
+//! refused by name before MLX sees them ([`unreadable_types`]). Architectures whose families read keys of
+//! their own (Gemma 3, Qwen3.5, Qwen3-Next) go through [`super::gguf_arch`], which writes their
+//! config.json from the metadata and undoes what llama.cpp's converter changed in the tensors.
 
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
-use mlx_rs::io::{GgufFile, GgufMetadataValue};
+use mlx_rs::io::GgufFile;
+
+use super::gguf_header;
+use super::gguf_meta::{hf_name, Meta, Names};
 
 use crate::error::{EngineError, Result};
-use crate::model::config::{Activation, LayerKind, RopeConfig, RopeScaling, TextConfig};
+use crate::model::config::{Activation, ConfigDefaults, LayerKind, RopeConfig, RopeScaling, TextConfig};
 use crate::model::format::Fingerprint;
 use crate::model::weights::Weights;
 
@@ -18,11 +26,41 @@ const ARCHITECTURES: &[(&str, &str)] =
 
 /// Whether GGUF files of this `general.architecture` can be loaded.
 pub fn supports(architecture: &str) -> bool {
-    ARCHITECTURES.iter().any(|(g, _)| *g == architecture)
+    ARCHITECTURES.iter().any(|(g, _)| *g == architecture) || super::gguf_arch::converted(architecture).is_some()
+}
+
+/// Every loadable `general.architecture`, for errors.
+fn supported() -> String {
+    let all = ARCHITECTURES.iter().map(|(g, _)| *g).chain(super::gguf_arch::CONVERTED.iter().map(|(g, _, _)| *g));
+    all.collect::<Vec<_>>().join(", ") + " (GGUF)"
+}
+
+/// The ggml tensor types MLX's loader reads: the floats (BF16 widened to float16), Q4_0, Q4_1
+/// and Q8_0 packed, and the K-quants gguflib widens (Q2_K, Q4_K, Q6_K). It fails on the others
+/// with "gguf_tensor_to_f16 failed", or, for MXFP4, leaves the tensor out without a word.
+const READABLE_TYPES: &[u32] = &[0, 1, 30, 2, 3, 8, 10, 12, 14];
+
+/// The types among `tensor_types` (`gguf_header::Header::tensor_types`) this build cannot read,
+/// by name; empty when it reads them all.
+pub fn unreadable_types(tensor_types: &std::collections::BTreeSet<u32>) -> Vec<&'static str> {
+    tensor_types.iter().filter(|t| !READABLE_TYPES.contains(t)).map(|&t| gguf_header::ggml_type_name(t)).collect()
+}
+
+/// Refuses, by name, a file with tensor types MLX's loader cannot read.
+fn check_types(path: &Path) -> Result<()> {
+    let header = gguf_header::read_header(path).map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })?;
+    let unreadable = unreadable_types(&header.tensor_types);
+    if unreadable.is_empty() {
+        return Ok(());
+    }
+    let readable: Vec<_> = READABLE_TYPES.iter().map(|&t| gguf_header::ggml_type_name(t)).collect();
+    Err(EngineError::UnsupportedQuantization { path: path.into(), types: unreadable.join(", "), readable: readable.join(", ") })
 }
 
 pub struct Loaded {
     pub config: TextConfig,
+    /// The config.json the checkpoint's family reads, for the architectures that need one.
+    pub json: Option<serde_json::Value>,
     pub weights: Weights,
     pub fingerprint: String,
     pub file: GgufFile,
@@ -72,12 +110,27 @@ fn check_magic(path: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn load(path: &Path) -> Result<Loaded> {
+/// `defaults_of`: what each model type means by a config key it leaves out (for the architectures
+/// read through a config.json).
+pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Loaded> {
     check_magic(path)?;
+    check_types(path)?;
     let file = open(path)?;
     let meta = Meta { file: &file, path };
-    let config = meta.config()?;
-    let names = if meta.string("general.architecture").as_deref() == Some("lfm2") { &CONVOLUTION_HYBRID } else { &LLAMA };
+    let arch = meta.string("general.architecture").unwrap_or_default();
+    let converted = super::gguf_arch::converted(&arch);
+    let (config, json) = match converted {
+        Some((model_type, c)) => {
+            let json = (c.config)(&meta, model_type)?;
+            (TextConfig::from_hf_json(&json, path, defaults_of)?, Some(json))
+        }
+        None => (meta.config()?, None),
+    };
+    let names = match (converted, arch.as_str()) {
+        (Some((_, c)), _) => c.names,
+        (None, "lfm2") => &CONVOLUTION_HYBRID,
+        _ => &LLAMA,
+    };
     let mut tensors = HashMap::new();
     let mut fingerprint = Fingerprint::new();
     let keys = file.array_keys().map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })?;
@@ -89,15 +142,12 @@ pub fn load(path: &Path) -> Result<Loaded> {
         fingerprint.add(key.as_bytes()).add(format!("{:?}{:?}", array.shape(), array.dtype()).as_bytes());
         tensors.insert(hf_name(&key, names), array);
     }
+    if let (Some((_, c)), Some(json)) = (converted, &json) {
+        (c.restore)(&mut tensors, json, path)?;
+    }
     let size = std::fs::metadata(path).map_err(|e| EngineError::io(path, e))?.len();
     fingerprint.add(&size.to_le_bytes()).add(format!("{config:?}").as_bytes()).add_file_samples(path)?;
-    Ok(Loaded { weights: Weights::new(tensors, path, None), config, fingerprint: fingerprint.finish(), file })
-}
-
-/// How an architecture's Hugging Face checkpoints name what llama.cpp names one way.
-struct Names {
-    top: &'static [(&'static str, &'static str)],
-    block: &'static [(&'static str, &'static str)],
+    Ok(Loaded { weights: Weights::new(tensors, path, None), config, json, fingerprint: fingerprint.finish(), file })
 }
 
 /// Llama's names (and those of the architectures that share them).
@@ -140,82 +190,26 @@ const CONVOLUTION_HYBRID: Names = Names {
     ],
 };
 
-/// llama.cpp's tensor names → Hugging Face's (`blk.3.attn_q.weight` → `model.layers.3.self_attn.q_proj.weight`).
-fn hf_name(gguf: &str, names: &Names) -> String {
-    let (stem, suffix) = gguf.rsplit_once('.').unwrap_or((gguf, ""));
-    let renamed = if let Some(rest) = stem.strip_prefix("blk.") {
-        let (layer, module) = rest.split_once('.').unwrap_or((rest, ""));
-        names.block.iter().find(|(g, _)| *g == module).map(|(_, hf)| format!("model.layers.{layer}.{hf}"))
-    } else {
-        names.top.iter().find(|(g, _)| *g == stem).map(|(_, hf)| hf.to_string())
-    };
-    match renamed {
-        Some(name) => format!("{name}.{suffix}"),
-        None => gguf.to_string(),
-    }
-}
-
-struct Meta<'a> {
-    file: &'a GgufFile,
-    path: &'a Path,
-}
-
 impl Meta<'_> {
-    fn value(&self, key: &str) -> Option<GgufMetadataValue> {
-        self.file.get_metadata(key).ok().flatten()
-    }
-    fn number(&self, key: &str) -> Option<f64> {
-        match self.value(key)? {
-            GgufMetadataValue::Array(a) if a.size() == 1 => a.try_item_cast::<f32>().ok().map(f64::from),
-            _ => None,
-        }
-    }
-    /// A number or a list of them (one per layer, say).
-    fn numbers(&self, key: &str) -> Option<Vec<f64>> {
-        match self.value(key)? {
-            GgufMetadataValue::Array(a) => {
-                let a = a.as_dtype(mlx_rs::Dtype::Float32).ok()?;
-                a.eval().ok()?;
-                Some(a.as_slice::<f32>().iter().map(|&v| f64::from(v)).collect())
-            }
-            _ => None,
-        }
-    }
-    fn require(&self, key: &str) -> Result<usize> {
-        self.number(key)
-            .map(|v| v as usize)
-            .ok_or_else(|| EngineError::ModelFormat { path: self.path.into(), reason: format!("GGUF metadata has no `{key}`") })
-    }
-    fn string(&self, key: &str) -> Option<String> {
-        self.file.get_metadata_string(key).ok().flatten()
-    }
-
     fn config(&self) -> Result<TextConfig> {
         let arch = self.string("general.architecture").ok_or_else(|| EngineError::ModelFormat {
             path: self.path.into(),
             reason: "GGUF metadata has no general.architecture".into(),
         })?;
         let Some(&(_, model_type)) = ARCHITECTURES.iter().find(|(g, _)| *g == arch) else {
-            return Err(EngineError::UnknownArchitecture {
-                path: self.path.into(),
-                arch,
-                supported: ARCHITECTURES.iter().map(|(g, _)| *g).collect::<Vec<_>>().join(", ") + " (GGUF)",
-            });
+            return Err(EngineError::UnknownArchitecture { path: self.path.into(), arch, supported: supported() });
         };
         let key = |k: &str| format!("{arch}.{k}");
         let hidden_size = self.require(&key("embedding_length"))?;
         let num_heads = self.require(&key("attention.head_count"))?;
         let num_layers = self.require(&key("block_count"))?;
-        let vocab_size = match self.number(&key("vocab_size")) {
-            Some(v) => v as usize,
-            None => self.file.get_metadata_strings("tokenizer.ggml.tokens").ok().flatten().map_or(0, |t| t.len()),
-        };
+        let vocab_size = self.vocab_size(&arch);
         let scaling = match (self.string(&key("rope.scaling.type")).as_deref(), self.number(&key("rope.scaling.factor"))) {
             (Some("linear"), Some(factor)) => RopeScaling::Linear { factor: factor as f32 },
             _ => RopeScaling::None,
         };
         let id = |k: &str| self.number(k).map(|v| v as u32);
-        let tied = !self.file.array_keys().map(|k| k.iter().any(|n| n == "output.weight")).unwrap_or(false);
+        let tied = !self.has_tensor("output.weight");
         // Hybrid models list KV heads per layer, 0 for a layer without attention (a gated
         // convolution: llama.cpp's `shortconv` layers).
         let kv_heads = self.numbers(&key("attention.head_count_kv")).unwrap_or_default();
@@ -254,6 +248,7 @@ impl Meta<'_> {
             // rows for interleaved RoPE; using the interleaved (traditional) rotation on those
             // rows is the same computation.
             rope_traditional: arch == "llama" || arch == "smollm3",
+            query_position_scale: None,
             layer_kinds,
             sliding_window: None,
             query_pre_attn_scalar: None,

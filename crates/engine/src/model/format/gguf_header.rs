@@ -25,6 +25,8 @@ pub struct Header {
     pub metadata: HashMap<String, MetaValue>,
     /// The number of weights: every tensor's element count, added up.
     pub parameters: u64,
+    /// The tensors' ggml types (`ggml_type_name`), each once.
+    pub tensor_types: std::collections::BTreeSet<u32>,
 }
 
 /// The first bytes of every GGUF file.
@@ -61,6 +63,7 @@ pub fn read_header(path: &Path) -> std::io::Result<Header> {
     }
     // Each tensor: name, dimension count, dimensions, type, offset.
     let mut parameters = 0u64;
+    let mut tensor_types = std::collections::BTreeSet::new();
     for _ in 0..tensors {
         r.string()?;
         let dims = r.u32()?;
@@ -71,11 +74,11 @@ pub fn read_header(path: &Path) -> std::io::Result<Header> {
         for _ in 0..dims {
             elements = elements.saturating_mul(r.u64()?);
         }
-        r.u32()?;
+        tensor_types.insert(r.u32()?);
         r.u64()?;
         parameters = parameters.saturating_add(elements);
     }
-    Ok(Header { metadata: meta, parameters })
+    Ok(Header { metadata: meta, parameters, tensor_types })
 }
 
 fn invalid(msg: &str) -> std::io::Error {
@@ -135,6 +138,53 @@ impl Reader {
             other => return Err(invalid(&format!("unknown metadata type {other}"))),
         })
     }
+}
+
+/// ggml's tensor type numbers, as llama.cpp names them.
+pub fn ggml_type_name(ggml_type: u32) -> &'static str {
+    const NAMES: [&str; 40] = [
+        "F32",
+        "F16",
+        "Q4_0",
+        "Q4_1",
+        "Q4_2",
+        "Q4_3",
+        "Q5_0",
+        "Q5_1",
+        "Q8_0",
+        "Q8_1",
+        "Q2_K",
+        "Q3_K",
+        "Q4_K",
+        "Q5_K",
+        "Q6_K",
+        "Q8_K",
+        "IQ2_XXS",
+        "IQ2_XS",
+        "IQ3_XXS",
+        "IQ1_S",
+        "IQ4_NL",
+        "IQ3_S",
+        "IQ2_S",
+        "IQ4_XS",
+        "I8",
+        "I16",
+        "I32",
+        "I64",
+        "F64",
+        "IQ1_M",
+        "BF16",
+        "Q4_0_4_4",
+        "Q4_0_4_8",
+        "Q4_0_8_8",
+        "TQ1_0",
+        "TQ2_0",
+        "IQ4_NL_4_4",
+        "IQ4_NL_4_8",
+        "IQ4_NL_8_8",
+        "MXFP4",
+    ];
+    NAMES.get(ggml_type as usize).copied().unwrap_or("an unknown type")
 }
 
 /// llama.cpp's `general.file_type` numbers, as people name them.

@@ -108,8 +108,13 @@ pub fn load(dir: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Loade
 
 /// Multimodal checkpoints nest the text model: `language_model.model.…` (transformers 4 and
 /// mlx-community) or `model.language_model.…` (transformers 5). The text model's own names are
-/// `model.…` and `lm_head.…`.
+/// `model.…` and `lm_head.…`. A base model saved alone (`Qwen3Model`, `Gemma3TextModel`: what
+/// sentence-transformers' embedding checkpoints ship) names them without the `model.`.
 fn text_model_name(name: String) -> String {
+    const BASE_MODEL: &[&str] = &["embed_tokens.", "layers.", "norm."];
+    if BASE_MODEL.iter().any(|p| name.starts_with(p)) {
+        return format!("model.{name}");
+    }
     if let Some(rest) = name.strip_prefix("language_model.") {
         return rest.to_string();
     }

@@ -1,7 +1,9 @@
 //! Checkpoint formats: a Hugging Face folder of safetensors, or one GGUF file.
 
 pub mod gguf;
+mod gguf_arch;
 pub mod gguf_header;
+mod gguf_meta;
 pub mod hf;
 
 use std::path::Path;
@@ -9,7 +11,8 @@ use std::path::Path;
 use crate::error::{EngineError, Result};
 
 /// Which reader a path needs, decided from what is on disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Format {
     Safetensors,
     Gguf,

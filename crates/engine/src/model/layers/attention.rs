@@ -1,14 +1,18 @@
 //! Multi-head attention with grouped KV heads, optional per-head q/k/v norms, an optional
 //! sliding window (local layers), keys doubling as values, keys/values borrowed from another
-//! layer (KV sharing), and an explicit mask where the model needs one.
+//! layer (KV sharing), an explicit mask where the model needs one, per-head attention
+//! sinks where the model has them, and queries scaled by their position where the model
+//! scales them.
 
 use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array, Dtype};
 
 use crate::error::{EngineError, Result};
+use crate::model::config::QueryPositionScale;
 use crate::model::layers::cpu_attention::{self, Causal, RopeTable};
-use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
+use crate::model::layers::mask::AttentionMode;
+use crate::model::layers::{mask, quantized_attention, FusedLinear, Linear, RmsNorm, Rope};
 use crate::state::{LayerState, StateKind};
 
 pub struct Attention {
@@ -30,6 +34,11 @@ pub struct Attention {
     pub rope: Option<Rope>,
     /// Keys further back than this many positions are not attended to.
     pub window: Option<usize>,
+    /// Attention sinks [heads], in the compute dtype: a learned logit per head that joins each
+    /// query's softmax as one more key with no value, so a head can attend to nothing.
+    pub sinks: Option<Array>,
+    /// Queries multiplied by a factor of their position after RoPE.
+    pub query_scale: Option<QueryPositionScale>,
 }
 
 /// Where a layer's keys and values come from.
@@ -63,6 +72,16 @@ impl Attention {
             return self.o_proj.forward(&self.attend(projected, KvSource::Own(cache), None)?.0);
         }
         Ok(self.forward_with(x, KvSource::Own(cache), None)?.0)
+    }
+
+    /// x [1, L, hidden] read as one whole sequence from position 0, keeping nothing: each position
+    /// attends as `mode` says, within the layer's window (`mask::whole_sequence_mask`). What
+    /// embedding models run.
+    pub fn forward_whole(&self, x: &Array, mode: AttentionMode) -> Result<Array> {
+        let mut state = LayerState::new(StateKind::KeysValues);
+        let (l, window) = (x.dim(1) as usize, self.window);
+        let mask = move |_offset: usize, _start: usize| mask::whole_sequence_mask(l, window, mode);
+        Ok(self.forward_with(x, KvSource::Own(&mut state), Some(&mask))?.0)
     }
 
     /// The general form: keys and values from `kv`; `mask` (a function of the query offset
@@ -141,6 +160,7 @@ impl Attention {
         let (rows, d) = (q.dim(0), self.head_dim as i32);
         let kernels = DecodeKernels { heads: self.num_heads, kv_heads: self.num_kv_heads, head_dim: self.head_dim, scale: self.scale };
         let applies = self.window.is_none()
+            && self.sinks.is_none()
             && q.ndim() == 3
             && q.dim(1) == 1
             && rows as usize == states.len()
@@ -167,6 +187,20 @@ impl Attention {
             heads(k, self.num_kv_heads, &self.k_norm)?,
             heads(v, self.num_kv_heads, &self.v_norm)?,
         );
+        // Row b's query sits at its state's length. The kernels rotate the (normed) query inside;
+        // a rotation is linear, so scaling before it equals transformers' scaling after.
+        let q = match self.query_scale {
+            Some(scale) => {
+                let factors: Vec<f32> = states.iter().map(|s| scale.at(s.len())).collect();
+                if factors.iter().all(|&f| f == 1.0) {
+                    q
+                } else {
+                    let shape: Vec<i32> = std::iter::once(rows).chain(std::iter::repeat_n(1, q.ndim() - 1)).collect();
+                    ops::multiply(&q, Array::from_slice(&factors, &shape).as_dtype(q.dtype())?)?
+                }
+            }
+            None => q,
+        };
         Ok(Some(kernels.step(&q, &k, &v, states, rope)?))
     }
 
@@ -190,7 +224,9 @@ impl Attention {
             };
             Ok(y.transpose_axes(&[0, 2, 1, 3])?)
         };
-        let (offset, keys, values, start) = match kv {
+        // `packed`: the quantized keys and values attention reads, where the state is quantized
+        // (`keys` and `values` are then their lazy dequantization, for layers sharing them).
+        let (offset, keys, values, start, packed) = match kv {
             KvSource::Own(state) => {
                 let offset = state.len();
                 let k = qkv.next().expect("a key projection");
@@ -200,23 +236,66 @@ impl Attention {
                 match state {
                     LayerState::Window(window) => {
                         let w = window.append(k, v)?;
-                        (offset, w.keys, w.values, w.start)
+                        (offset, w.keys, w.values, w.start, None)
+                    }
+                    LayerState::QuantizedKeysValues(cache) => {
+                        let (quantization, dtype) = (cache.quantization(), k.dtype());
+                        let (pk, pv) = cache.append(&k, &v)?;
+                        let (keys, values) = (pk.dequantize(quantization, dtype)?, pv.dequantize(quantization, dtype)?);
+                        (offset, keys, values, 0, Some((pk, pv, quantization)))
                     }
                     other => {
                         let (keys, values) = other.keys_values_mut()?.append(k, v)?;
-                        (offset, keys, values, 0)
+                        (offset, keys, values, 0, None)
                     }
                 }
             }
-            KvSource::Shared { keys, values, offset, start } => (offset, keys.clone(), values.clone(), start),
+            KvSource::Shared { keys, values, offset, start } => (offset, keys.clone(), values.clone(), start, None),
         };
-        let q = self.rotate(heads(q, self.num_heads, &self.q_norm)?, offset)?;
-        let out = match mask {
-            Some(mask) => {
-                let mask = mask(offset, start)?;
-                fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, ScaledDotProductAttentionMask::Array(&mask), None)?
+        let q = self.scale_queries(self.rotate(heads(q, self.num_heads, &self.q_norm)?, offset)?, offset)?;
+        let out = match (mask, &self.sinks) {
+            (None, None) if packed.is_some() && quantized_attention::reads_dequantized(q.dim(2) as usize) => {
+                cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset - start, window: self.window })?
             }
-            None => cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset - start, window: self.window })?,
+            _ if packed.is_some() => {
+                let (pk, pv, quantization) = packed.expect("packed keys and values");
+                let l = q.dim(2) as usize;
+                let visible = match (mask, self.window) {
+                    (Some(mask), _) => Some(mask(offset, start)?),
+                    (None, None) if l == 1 => None,
+                    (None, window) => Some(mask::sliding_causal_mask(offset, l, window.unwrap_or(offset + l + 1), start)?),
+                };
+                quantized_attention::attend(&q, &pk, &pv, self.scale, visible.as_ref(), self.sinks.as_ref(), quantization)?
+            }
+            (Some(mask), sinks) => {
+                let mask = mask(offset, start)?;
+                fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, ScaledDotProductAttentionMask::Array(&mask), sinks)?
+            }
+            // The CPU kernel has no sinks: MLX's attention takes them, with the mask as an array
+            // where a window applies.
+            (None, Some(sinks)) => {
+                let l = q.dim(2) as usize;
+                match self.window {
+                    Some(window) => {
+                        let visible = mask::sliding_causal_mask(offset, l, window, start)?;
+                        fast::scaled_dot_product_attention(
+                            &q,
+                            &keys,
+                            &values,
+                            self.scale,
+                            ScaledDotProductAttentionMask::Array(&visible),
+                            sinks,
+                        )?
+                    }
+                    None if l > 1 => {
+                        fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, ScaledDotProductAttentionMask::Causal, sinks)?
+                    }
+                    None => fast::scaled_dot_product_attention(&q, &keys, &values, self.scale, None, sinks)?,
+                }
+            }
+            (None, None) => {
+                cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset - start, window: self.window })?
+            }
         };
         let out = out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, (self.num_heads * self.head_dim) as i32])?;
         Ok((out, Attended { keys, values, start }))
@@ -232,6 +311,18 @@ impl Attention {
         }
     }
 
+    /// Rotated queries [B, heads, L, d] from position `offset` times their position's factor,
+    /// where the layer scales them.
+    fn scale_queries(&self, q: Array, offset: usize) -> Result<Array> {
+        let Some(scale) = self.query_scale else { return Ok(q) };
+        let factors: Vec<f32> = (offset..offset + q.dim(2) as usize).map(|p| scale.at(p)).collect();
+        if factors.iter().all(|&f| f == 1.0) {
+            return Ok(q);
+        }
+        let factors = Array::from_slice(&factors, &[1, 1, factors.len() as i32, 1]).as_dtype(q.dtype())?;
+        Ok(ops::multiply(&q, &factors)?)
+    }
+
     /// The state this layer keeps between calls: a rotating window when it slides, else every
     /// position's keys and values.
     pub fn state_kind(&self) -> StateKind {
@@ -241,7 +332,32 @@ impl Attention {
     /// Every weight, for evaluating once at load.
     pub fn arrays(&self) -> Vec<&mlx_rs::Array> {
         let norms = self.q_norm.iter().chain(&self.k_norm).chain(&self.v_norm).map(RmsNorm::weight);
-        self.qkv.arrays().into_iter().chain(self.o_proj.arrays()).chain(norms).collect()
+        self.qkv.arrays().into_iter().chain(self.o_proj.arrays()).chain(norms).chain(&self.sinks).collect()
+    }
+}
+
+/// Causal attention for layers with their own attention code (no window, sinks or mask): q [B,
+/// heads, L, d] against the layer's full keys/values state grown by k and v [B, kv_heads, L, d]
+/// (all rotated; the first query sits at the state's length before). Full-precision state
+/// through `cpu_attention::attend`, quantized state read packed (`quantized_attention`).
+pub fn attend_causal(state: &mut LayerState, q: &Array, k: Array, v: Array, scale: f32) -> Result<Array> {
+    let offset = state.len();
+    match state {
+        LayerState::QuantizedKeysValues(cache) => {
+            let (keys, values) = cache.append(&k, &v)?;
+            let l = q.dim(2) as usize;
+            if quantized_attention::reads_dequantized(l) {
+                let (quantization, dtype) = (cache.quantization(), k.dtype());
+                let (keys, values) = (keys.dequantize(quantization, dtype)?, values.dequantize(quantization, dtype)?);
+                return cpu_attention::attend(q, &keys, &values, scale, Causal { first_query: offset, window: None });
+            }
+            let visible = (l > 1).then(|| mask::sliding_causal_mask(offset, l, offset + l + 1, 0)).transpose()?;
+            quantized_attention::attend(q, &keys, &values, scale, visible.as_ref(), None, cache.quantization())
+        }
+        other => {
+            let (keys, values) = other.keys_values_mut()?.append(k, v)?;
+            cpu_attention::attend(q, &keys, &values, scale, Causal { first_query: offset, window: None })
+        }
     }
 }
 

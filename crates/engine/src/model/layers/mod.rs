@@ -15,6 +15,7 @@ pub mod mlp;
 pub mod moe;
 pub mod mrope;
 pub mod norm;
+pub mod quantized_attention;
 pub mod rope;
 pub mod switch_glu;
 
@@ -23,6 +24,7 @@ pub use axial_rope::AxialRope;
 pub use clipped::ClippedLinear;
 pub use embedding::Embedding;
 pub use linear::{FusedLinear, Linear};
+pub use mask::AttentionMode;
 pub use mlp::Mlp;
 pub use moe::Experts;
 pub use norm::RmsNorm;

@@ -13,8 +13,11 @@ pub struct Rope {
     traditional: bool,
     base: Option<f32>,
     scale: f32,
-    /// Per-pair periods, when the scaling is not a plain base (`llama3`, `proportional`).
+    /// Per-pair periods, when the scaling is not a plain base (`llama3`, `proportional`, `yarn`).
     freqs: Option<Array>,
+    /// Queries and keys multiplied by this before rotating (`yarn`'s attention factor, which
+    /// transformers applies to cos and sin).
+    mscale: f32,
     /// The same as the decode kernels take it, made on first use.
     table: OnceLock<Option<RopeTable>>,
 }
@@ -22,37 +25,61 @@ pub struct Rope {
 impl Rope {
     pub fn new(dims: usize, config: &RopeConfig, traditional: bool) -> Self {
         let dims_i = dims as i32;
-        let plain = |scale: f32| Self { dims: dims_i, traditional, base: Some(config.theta), scale, freqs: None, table: OnceLock::new() };
+        let plain = |scale: f32| Self {
+            dims: dims_i,
+            traditional,
+            base: Some(config.theta),
+            scale,
+            freqs: None,
+            mscale: 1.0,
+            table: OnceLock::new(),
+        };
         // Scalings that give each dimension its own period.
-        let with_periods = |freqs: Vec<f32>| Self {
+        let with_periods = |freqs: Vec<f32>, mscale: f32| Self {
             dims: dims_i,
             traditional,
             base: None,
             scale: 1.0,
             freqs: Some(Array::from_slice(&freqs, &[freqs.len() as i32])),
+            mscale,
             table: OnceLock::new(),
         };
         match config.scaling {
             RopeScaling::None => plain(1.0),
             RopeScaling::Linear { factor } => plain(1.0 / factor),
             RopeScaling::Llama3 { factor, low_freq_factor, high_freq_factor, original_max_position } => {
-                with_periods(llama3_periods(dims, config.theta, factor, low_freq_factor, high_freq_factor, original_max_position))
+                with_periods(llama3_periods(dims, config.theta, factor, low_freq_factor, high_freq_factor, original_max_position), 1.0)
             }
             RopeScaling::Proportional { factor, partial_rotary_factor } => {
-                with_periods(proportional_periods(dims, config.theta, factor, partial_rotary_factor))
+                with_periods(proportional_periods(dims, config.theta, factor, partial_rotary_factor), 1.0)
             }
+            RopeScaling::Yarn { factor, beta_fast, beta_slow, original_max_position, truncate, attention_factor } => with_periods(
+                yarn_periods(dims, config.theta, factor, beta_fast, beta_slow, original_max_position, truncate),
+                attention_factor,
+            ),
         }
     }
 
     /// x is [B, heads, L, head_dim]; `offset` is the position of its first token.
     pub fn forward(&self, x: &Array, offset: usize) -> Result<Array> {
+        let scaled;
+        let x = if self.mscale == 1.0 {
+            x
+        } else {
+            scaled = ops::multiply(x, Array::from_f32(self.mscale).as_dtype(x.dtype())?)?;
+            &scaled
+        };
         Ok(fast::rope(x, self.dims, self.traditional, self.base, self.scale, offset as i32, self.freqs.as_ref())?)
     }
 
     /// These parameters for the CPU decode kernels, with the inverse frequencies computed as
     /// MLX's RoPE computes them (the same ops, so a kernel's rotation equals `forward`'s bit
-    /// for bit); None if they could not be computed.
+    /// for bit); None if they could not be computed, or where the rotation also scales (the
+    /// kernels do not).
     pub fn table(&self) -> Option<&RopeTable> {
+        if self.mscale != 1.0 {
+            return None;
+        }
         self.table
             .get_or_init(|| {
                 let inv_freq = self.inverse_frequencies().map_err(|e| tracing::warn!("RoPE table: {e}")).ok()?;
@@ -96,6 +123,32 @@ fn llama3_periods(dims: usize, theta: f32, factor: f32, low: f32, high: f32, ori
                 let smooth = (original_max / wavelen - low) / (high - low);
                 period / ((1.0 - smooth) / factor + smooth)
             }
+        })
+        .collect()
+}
+
+/// YaRN's frequencies as periods, as transformers' `_compute_yarn_parameters` makes them: pair i
+/// blends the unchanged frequency and the one slowed by `factor`, wholly slowed below the
+/// dimension where a wavelength fits `beta_slow` times into `original_max`, unchanged above the
+/// one where it fits `beta_fast` times, a linear ramp between.
+fn yarn_periods(dims: usize, theta: f32, factor: f32, beta_fast: f32, beta_slow: f32, original_max: f32, truncate: bool) -> Vec<f32> {
+    let d = dims as f64;
+    let correction =
+        |rotations: f32| d * (original_max as f64 / (rotations as f64 * 2.0 * std::f64::consts::PI)).ln() / (2.0 * (theta as f64).ln());
+    let (mut low, mut high) = (correction(beta_fast), correction(beta_slow));
+    if truncate {
+        (low, high) = (low.floor(), high.ceil());
+    }
+    let (low, mut high) = (low.max(0.0) as f32, high.min(d - 1.0) as f32);
+    if low == high {
+        high += 0.001;
+    }
+    (0..dims / 2)
+        .map(|i| {
+            let pos_freq = theta.powf((2 * i) as f32 / dims as f32);
+            let (extrapolation, interpolation) = (1.0 / pos_freq, 1.0 / (factor * pos_freq));
+            let extrapolation_share = 1.0 - ((i as f32 - low) / (high - low)).clamp(0.0, 1.0);
+            1.0 / (interpolation * (1.0 - extrapolation_share) + extrapolation * extrapolation_share)
         })
         .collect()
 }

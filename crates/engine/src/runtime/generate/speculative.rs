@@ -24,7 +24,7 @@ use mlx_rs::{ops, transforms, Array};
 
 use super::{argmax, tokens_array, Row, Unfed};
 use crate::error::Result;
-use crate::runtime::model::ReadyModel;
+use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{PromptLookup, Speculative};
 use crate::sample::{Sampler, SamplingParams};
 use crate::state::SequenceState;

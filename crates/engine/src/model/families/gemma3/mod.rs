@@ -12,7 +12,7 @@ use crate::model::family::Family;
 use crate::model::layers::{Attention, Embedding, Mlp, RmsNorm};
 use crate::model::loader::{AttentionSpec, LayerLoader};
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, TextModel};
+use crate::model::{AttentionMode, BuildOptions, TextModel};
 use crate::state::{SequenceState, StateKind};
 
 pub const FAMILY: Family = Family { model_types: &["gemma3_text"], defaults: |_| defaults(), build, encoder: None };
@@ -81,14 +81,8 @@ pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: 
 impl Gemma3 {
     /// tokens [B, L] → logits [B, vocab] of the last position; `attend(layer, attention, x)`
     /// runs a block's attention against the state (one sequence's, or each row's).
-    fn run(&self, tokens: &Array, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
-        let mut h = ops::multiply(&self.embed.forward(tokens)?, &self.embed_scale)?;
-        for (i, b) in self.blocks.iter().enumerate() {
-            let a = attend(i, &b.attention, &b.input_norm.forward(&h)?)?;
-            h = ops::add(&h, &b.post_attention_norm.forward(&a)?)?;
-            let m = b.mlp.forward(&b.pre_feedforward_norm.forward(&h)?)?;
-            h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
-        }
+    fn run(&self, tokens: &Array, attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
+        let h = self.run_blocks(tokens, attend)?;
         let last = self.norm.forward(&h.index((.., -1, ..)))?;
         let mut logits = self.embed.as_logits(&last)?;
         if let Some(cap) = self.config.final_logit_softcap {
@@ -96,6 +90,20 @@ impl Gemma3 {
             logits = ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)?;
         }
         Ok(logits)
+    }
+}
+
+impl Gemma3 {
+    /// tokens [B, L] → the hidden states [B, L, hidden] after the blocks, before the final norm.
+    fn run_blocks(&self, tokens: &Array, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
+        let mut h = ops::multiply(&self.embed.forward(tokens)?, &self.embed_scale)?;
+        for (i, b) in self.blocks.iter().enumerate() {
+            let a = attend(i, &b.attention, &b.input_norm.forward(&h)?)?;
+            h = ops::add(&h, &b.post_attention_norm.forward(&a)?)?;
+            let m = b.mlp.forward(&b.pre_feedforward_norm.forward(&h)?)?;
+            h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
+        }
+        Ok(h)
     }
 }
 
@@ -118,6 +126,17 @@ impl TextModel for Gemma3 {
             let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
             attention.forward_rows(x, &mut layers)
         })
+    }
+
+    fn gives_hidden_states(&self) -> bool {
+        true
+    }
+
+    /// Sliding layers see their window: behind the position when causal, centred on it when
+    /// bidirectional (EmbeddingGemma).
+    fn hidden_states(&self, tokens: &Array, mode: AttentionMode) -> Result<Array> {
+        let h = self.run_blocks(tokens, |_, attention, x| attention.forward_whole(x, mode))?;
+        self.norm.forward(&h)
     }
 
     /// Sliding layers keep only their window.

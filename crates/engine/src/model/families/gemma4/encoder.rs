@@ -16,7 +16,7 @@ use super::processor::{
 use super::towers::Gemma4Towers;
 use crate::error::{EngineError, Result};
 use crate::media::{MediaKind, RgbImage};
-use crate::model::expanded_prompt::{ExpandedPrompt, VideoLayout};
+use crate::model::media::expanded_prompt::{ExpandedPrompt, VideoLayout};
 use crate::model::MediaProcessor;
 use crate::text::Tokenizer;
 

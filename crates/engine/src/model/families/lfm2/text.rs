@@ -18,7 +18,7 @@ use super::short_conv::ShortConv;
 
 enum Mixing {
     Convolution(ShortConv),
-    Attention(Attention),
+    Attention(Box<Attention>),
 }
 
 struct Block {
@@ -54,7 +54,7 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
         let mixing = if convolution {
             Mixing::Convolution(ShortConv::load(&mut l, &p, (args.conv_cache > 0).then_some(args.conv_cache), args.conv_bias)?)
         } else {
-            Mixing::Attention(attention(&mut l, &p)?)
+            Mixing::Attention(Box::new(attention(&mut l, &p)?))
         };
         blocks.push(Block {
             operator_norm: l.norm(&format!("{p}.operator_norm.weight"))?,
@@ -96,6 +96,8 @@ fn attention(l: &mut LayerLoader, prefix: &str) -> Result<Attention> {
         scale: (c.head_dim as f32).powf(-0.5),
         rope: Some(Rope::new(c.head_dim, &c.rope, c.rope_traditional)),
         window: None,
+        sinks: None,
+        query_scale: c.query_position_scale,
     })
 }
 

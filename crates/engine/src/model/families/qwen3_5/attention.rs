@@ -7,8 +7,8 @@ use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::error::{EngineError, Result};
 use crate::model::config::RopeConfig;
-use crate::model::layers::attention::DecodeKernels;
-use crate::model::layers::cpu_attention::{self, Causal, RopeTable};
+use crate::model::layers::attention::{self, DecodeKernels};
+use crate::model::layers::cpu_attention::RopeTable;
 use crate::model::layers::mrope::Rotation;
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
 use crate::model::loader::LayerLoader;
@@ -162,8 +162,7 @@ impl GatedAttention {
     /// One sequence's attention: q [1, heads, L, d], k and v [1, kv_heads, L, d] (normed, not
     /// yet rotated) → [1, heads, L, d]; its keys and values grow by L.
     fn attend(&self, q: Array, k: Array, v: Array, state: &mut LayerState, placement: Placement) -> Result<Array> {
-        let cache = state.keys_values_mut()?;
-        let offset = cache.len();
+        let offset = state.len();
         let (q, k) = match placement {
             Placement::Shifted(shift) => {
                 let at = (offset as i64 + shift).max(0) as usize;
@@ -171,8 +170,7 @@ impl GatedAttention {
             }
             Placement::Explicit(rotation) => (rotation.apply(&q)?, rotation.apply(&k)?),
         };
-        let (keys, values) = cache.append(k, v)?;
-        cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset, window: None })
+        attention::attend_causal(state, &q, k, v, self.scale)
     }
 
     pub fn arrays(&self) -> Vec<&Array> {

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{EngineError, Result};
+use crate::model::media::processor::image_defaults;
 
 /// What the text model needs beyond [`TextConfig`](crate::model::config::TextConfig): the
 /// multimodal RoPE sections (`rope_parameters.mrope_section`: how many frequencies follow time,
@@ -159,20 +160,20 @@ impl VisionConfig {
 /// its defaults.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ImageProcessorConfig {
-    #[serde(default = "yes")]
+    #[serde(default = "image_defaults::yes")]
     pub do_resize: bool,
-    #[serde(default = "yes")]
+    #[serde(default = "image_defaults::yes")]
     pub do_rescale: bool,
-    #[serde(default = "yes")]
+    #[serde(default = "image_defaults::yes")]
     pub do_normalize: bool,
-    #[serde(default = "rescale")]
+    #[serde(default = "image_defaults::rescale")]
     pub rescale_factor: f64,
-    #[serde(default = "clip_mean")]
+    #[serde(default = "image_defaults::clip_mean")]
     pub image_mean: [f64; 3],
-    #[serde(default = "clip_std")]
+    #[serde(default = "image_defaults::clip_std")]
     pub image_std: [f64; 3],
     /// Pillow's filter number (3: bicubic).
-    #[serde(default = "bicubic")]
+    #[serde(default = "image_defaults::bicubic")]
     pub resample: u32,
     pub patch_size: Option<usize>,
     pub temporal_patch_size: Option<usize>,
@@ -197,22 +198,6 @@ impl Default for PixelBudget {
     fn default() -> Self {
         Self { shortest_edge: Some(56 * 56), longest_edge: Some(28 * 28 * 1280) }
     }
-}
-
-fn yes() -> bool {
-    true
-}
-fn rescale() -> f64 {
-    1.0 / 255.0
-}
-fn clip_mean() -> [f64; 3] {
-    [0.48145466, 0.4578275, 0.40821073]
-}
-fn clip_std() -> [f64; 3] {
-    [0.26862954, 0.26130258, 0.27577711]
-}
-fn bicubic() -> u32 {
-    3
 }
 
 /// The settings the processor works with, resolved against the vision tower's.
@@ -283,26 +268,26 @@ impl ImageProcessorConfig {
 /// `Qwen3VLVideoProcessor`), with that class's defaults.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct VideoProcessorConfig {
-    #[serde(default = "yes")]
+    #[serde(default = "image_defaults::yes")]
     pub do_resize: bool,
-    #[serde(default = "yes")]
+    #[serde(default = "image_defaults::yes")]
     pub do_rescale: bool,
-    #[serde(default = "yes")]
+    #[serde(default = "image_defaults::yes")]
     pub do_normalize: bool,
-    #[serde(default = "rescale")]
+    #[serde(default = "image_defaults::rescale")]
     pub rescale_factor: f64,
     #[serde(default = "half")]
     pub image_mean: [f64; 3],
     #[serde(default = "half")]
     pub image_std: [f64; 3],
-    #[serde(default = "bicubic")]
+    #[serde(default = "image_defaults::bicubic")]
     pub resample: u32,
     pub patch_size: Option<usize>,
     pub temporal_patch_size: Option<usize>,
     pub merge_size: Option<usize>,
     #[serde(default = "video_budget")]
     pub size: PixelBudget,
-    #[serde(default = "yes")]
+    #[serde(default = "image_defaults::yes")]
     pub do_sample_frames: bool,
     /// Frames sampled per second of video; `null` samples every frame (within the bounds).
     #[serde(default = "two")]

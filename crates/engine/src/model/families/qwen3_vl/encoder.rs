@@ -13,8 +13,8 @@ use super::video::{layout, preprocess_video};
 use super::vision::{VisionInput, VisionTower};
 use crate::error::{EngineError, Result};
 use crate::media::{MediaKind, RgbImage, Video, VideoInfo};
-use crate::model::expanded_prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
-use crate::model::towers::{read_checkpoint, TowerLoader};
+use crate::model::media::expanded_prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
+use crate::model::media::towers::{read_checkpoint, TowerLoader};
 use crate::model::MediaProcessor;
 use crate::text::Tokenizer;
 

@@ -20,7 +20,7 @@
 use crate::error::{EngineError, MediaProblem, Result};
 use crate::media::pil_resize::{resize_like_pil, PilFilter};
 use crate::media::{MediaKind, RgbImage};
-use crate::model::expanded_prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
+use crate::model::media::expanded_prompt::{ExpandedPrompt, SoftTokenSpan, TokenPositions, VideoLayout};
 use crate::text::Tokenizer;
 
 use super::config::ImageSettings;

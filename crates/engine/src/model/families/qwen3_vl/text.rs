@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
-use crate::model::layers::cpu_attention::{self, Causal};
+use crate::model::layers::attention;
 use crate::model::layers::mrope::{MultiAxisRope, Rotation};
 use crate::model::layers::switch_glu::{route, ExpertWeights, SwitchGlu};
 use crate::model::layers::{Embedding, FusedLinear, Linear, Mlp, RmsNorm};
@@ -309,10 +309,7 @@ impl Attention {
         let k = self.k_norm.forward(&k.reshape(&[b, l, kvh, d])?)?.transpose_axes(&[0, 2, 1, 3])?;
         let v = v.reshape(&[b, l, kvh, d])?.transpose_axes(&[0, 2, 1, 3])?;
         let (q, k) = (rotation.apply(&q)?, rotation.apply(&k)?);
-        let cache = state.keys_values_mut()?;
-        let offset = cache.len();
-        let (keys, values) = cache.append(k, v)?;
-        let out = cpu_attention::attend(&q, &keys, &values, self.scale, Causal { first_query: offset, window: None })?;
+        let out = attention::attend_causal(state, &q, k, v, self.scale)?;
         Ok(out.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, h * d])?)
     }
 

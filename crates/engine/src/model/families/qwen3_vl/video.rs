@@ -19,7 +19,7 @@
 use crate::error::{EngineError, MediaProblem, Result};
 use crate::media::torch_resize::resize_like_torch_bicubic;
 use crate::media::{RgbImage, VideoInfo};
-use crate::model::expanded_prompt::VideoLayout;
+use crate::model::media::expanded_prompt::VideoLayout;
 
 use super::config::{ImageSettings, VideoSettings};
 

@@ -21,7 +21,7 @@ use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::error::{EngineError, Result};
 use crate::model::layers::Linear;
-use crate::model::towers::TowerLoader;
+use crate::model::media::towers::TowerLoader;
 
 use super::config::VisionConfig;
 

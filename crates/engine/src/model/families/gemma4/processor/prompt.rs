@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::media::MediaKind;
-use crate::model::expanded_prompt::{ExpandedPrompt, SoftTokenSpan};
+use crate::model::media::expanded_prompt::{ExpandedPrompt, SoftTokenSpan};
 use crate::text::Tokenizer;
 
 /// The marker strings, from the tokenizer's config (`tokenizer_config.json` names them

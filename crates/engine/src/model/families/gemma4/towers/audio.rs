@@ -11,7 +11,7 @@ use crate::model::families::gemma4::towers::config::AudioConfig;
 use crate::model::families::gemma4::towers::conformer::ConformerLayer;
 use crate::model::families::gemma4::towers::subsample::Subsample;
 use crate::model::layers::Linear;
-use crate::model::towers::TowerLoader;
+use crate::model::media::towers::TowerLoader;
 
 pub struct AudioTower {
     subsample: Subsample,

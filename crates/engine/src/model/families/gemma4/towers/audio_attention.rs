@@ -10,7 +10,7 @@ use mlx_rs::{nn, ops, Array, Dtype};
 use crate::error::Result;
 use crate::model::families::gemma4::towers::config::AudioConfig;
 use crate::model::layers::{ClippedLinear, Linear};
-use crate::model::towers::TowerLoader;
+use crate::model::media::towers::TowerLoader;
 
 pub struct AudioAttention {
     q: ClippedLinear,

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::model::families::gemma4::towers::audio_attention::AudioAttention;
 use crate::model::families::gemma4::towers::config::AudioConfig;
 use crate::model::layers::{ClippedLinear, RmsNorm};
-use crate::model::towers::TowerLoader;
+use crate::model::media::towers::TowerLoader;
 
 /// transformers' Gemma4RMSNorm default, used where the audio tower doesn't pass its config's.
 const DEFAULT_EPS: f32 = 1e-6;

@@ -5,7 +5,7 @@ use mlx_rs::{fast, Array};
 
 use crate::error::Result;
 use crate::model::layers::Linear;
-use crate::model::towers::TowerLoader;
+use crate::model::media::towers::TowerLoader;
 
 pub struct Embedder {
     projection: Linear,

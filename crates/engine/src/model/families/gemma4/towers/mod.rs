@@ -16,7 +16,7 @@ use mlx_rs::{Array, Dtype};
 
 use crate::error::{EngineError, Result};
 use crate::model::format::Fingerprint;
-use crate::model::towers::{read_checkpoint, TowerLoader};
+use crate::model::media::towers::{read_checkpoint, TowerLoader};
 use audio::AudioTower;
 use config::{AudioConfig, VisionConfig};
 use embedder::Embedder;

@@ -8,7 +8,7 @@ use mlx_rs::{fast, nn, ops, Array};
 use crate::error::Result;
 use crate::model::families::gemma4::towers::config::AudioConfig;
 use crate::model::layers::Linear;
-use crate::model::towers::TowerLoader;
+use crate::model::media::towers::TowerLoader;
 
 struct ConvLayer {
     /// [out, 3, 3, in] (channels last).

@@ -13,7 +13,7 @@ use crate::error::{EngineError, Result};
 use crate::model::families::gemma4::towers::config::VisionConfig;
 use crate::model::layers::axial_rope::AxialTables;
 use crate::model::layers::{AxialRope, ClippedLinear, Linear, RmsNorm};
-use crate::model::towers::TowerLoader;
+use crate::model::media::towers::TowerLoader;
 
 struct VisionAttention {
     q: ClippedLinear,

@@ -1,0 +1,154 @@
+//! confab-documents: a document's bytes turned into text with its structure kept: a PDF's text
+//! layer page by page in reading order, a Word document's paragraphs and headings, a web page's
+//! visible text and headings, Markdown, plain text, source code with its language, and CSV. Each
+//! file is checked as it is read (size and page limits, encrypted or damaged files, a PDF with no
+//! text layer, binary data where text was promised), with errors that say what to do. No models:
+//! the app reads an attachment with this crate alone, and `render` is the one place that decides
+//! how a document reads in a prompt.
+
+mod csv;
+mod docx;
+pub mod error;
+mod format;
+mod html;
+pub mod limits;
+mod pdf;
+pub mod render;
+mod text;
+
+use std::path::Path;
+
+pub use self::error::{DocumentError, DocumentProblem, Result};
+pub use self::format::DocumentFormat;
+pub use self::render::{render_for_prompt, with_documents};
+
+use crate::limits::{MAX_DOCUMENT_BYTES, MAX_TEXT_BYTES};
+
+/// A document read into text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Document {
+    /// The file's name as the person knows it.
+    pub name: String,
+    pub format: DocumentFormat,
+    /// A PDF's pages, in order (the ones without text too, empty, so page numbers stay true);
+    /// one section for every other format.
+    pub sections: Vec<Section>,
+    /// What the person should know about how it was read ("read as Latin-1", "page 3 has no
+    /// text").
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Section {
+    /// The 1-based page number, for formats that have pages.
+    pub page: Option<u32>,
+    /// The text, headings marked as Markdown headings.
+    pub text: String,
+}
+
+impl Document {
+    /// Pages, for a format that has them.
+    pub fn page_count(&self) -> Option<u32> {
+        self.sections.last().and_then(|s| s.page)
+    }
+
+    /// All the text, sections separated by blank lines.
+    pub fn text(&self) -> String {
+        self.sections.iter().map(|s| s.text.as_str()).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n\n")
+    }
+}
+
+/// Whether a file with this name is read as a document (by its extension; PDFs are recognised
+/// by their bytes too, see `read_document`).
+pub fn is_document_name(name: &str) -> bool {
+    DocumentFormat::of_name(name).is_some()
+}
+
+/// Reads a document from a file, checking its size before reading it.
+pub fn read_document_file(path: &Path) -> Result<Document> {
+    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let unreadable = |e: std::io::Error| DocumentError::new(&name, DocumentProblem::Unreadable { detail: e.to_string() });
+    let bytes = std::fs::metadata(path).map_err(unreadable)?.len();
+    check_bytes(&name, bytes)?;
+    let data = std::fs::read(path).map_err(unreadable)?;
+    read_document(&name, &data)
+}
+
+/// Reads a document named `name` (its format comes from its first bytes where it has a
+/// signature, else from the name's extension).
+pub fn read_document(name: &str, bytes: &[u8]) -> Result<Document> {
+    let error = |problem| DocumentError::new(name, problem);
+    check_bytes(name, bytes.len() as u64)?;
+    let format =
+        DocumentFormat::detect(name, bytes).ok_or_else(|| error(DocumentProblem::Unsupported { extension: format::extension_of(name) }))?;
+    // The PDF and ZIP readers take untrusted bytes; a panic in them is a damaged file, not a
+    // crash.
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_format(&format, bytes))).unwrap_or_else(|panic| {
+        let detail = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the reader failed".into());
+        Err(DocumentProblem::Damaged { detail })
+    });
+    let (sections, notes) = read.map_err(error)?;
+    let text_bytes: usize = sections.iter().map(|s| s.text.len()).sum();
+    if text_bytes > MAX_TEXT_BYTES {
+        return Err(error(DocumentProblem::TooMuchText { bytes: text_bytes, limit: MAX_TEXT_BYTES }));
+    }
+    tracing::debug!(file = name, format = %format.label(), sections = sections.len(), text_bytes, "document read");
+    Ok(Document { name: name.to_string(), format, sections, notes })
+}
+
+fn check_bytes(name: &str, bytes: u64) -> Result<()> {
+    if bytes == 0 {
+        return Err(DocumentError::new(name, DocumentProblem::EmptyFile));
+    }
+    if bytes > MAX_DOCUMENT_BYTES {
+        return Err(DocumentError::new(name, DocumentProblem::FileTooLarge { bytes, limit: MAX_DOCUMENT_BYTES }));
+    }
+    Ok(())
+}
+
+type Read = std::result::Result<(Vec<Section>, Vec<String>), DocumentProblem>;
+
+fn read_format(format: &DocumentFormat, bytes: &[u8]) -> Read {
+    let whole = |text: String, notes: Vec<String>| Ok((vec![Section { page: None, text }], notes));
+    match format {
+        DocumentFormat::Pdf => read_pdf(bytes),
+        DocumentFormat::Docx => whole(docx::read(bytes)?, Vec::new()),
+        DocumentFormat::Html => {
+            let decoded = text::decode(bytes)?;
+            whole(html::visible_text(&decoded.text), decoded.note.into_iter().collect())
+        }
+        DocumentFormat::Csv { delimiter } => {
+            let decoded = text::decode(bytes)?;
+            whole(csv::render(&decoded.text, *delimiter), decoded.note.into_iter().collect())
+        }
+        DocumentFormat::Markdown | DocumentFormat::Text | DocumentFormat::Code { .. } => {
+            let decoded = text::decode(bytes)?;
+            whole(decoded.text.trim_end().to_string(), decoded.note.into_iter().collect())
+        }
+    }
+}
+
+fn read_pdf(bytes: &[u8]) -> Read {
+    let pages = pdf::read(bytes)?;
+    let blank: Vec<u32> = pages.iter().filter(|p| p.text.trim().is_empty()).map(|p| p.number).collect();
+    if blank.len() == pages.len() {
+        return Err(DocumentProblem::NoTextLayer { pages: pages.len() as u32 });
+    }
+    let mut notes = Vec::new();
+    if !blank.is_empty() {
+        let imaged = pages.iter().any(|p| p.text.trim().is_empty() && p.has_images);
+        let list = blank.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+        let (noun, verb) = if blank.len() == 1 { ("page", "has") } else { ("pages", "have") };
+        notes.push(if imaged {
+            format!("{noun} {list} {verb} no text layer (scanned or drawn as images); their content is not included")
+        } else {
+            format!("{noun} {list} {verb} no text")
+        });
+    }
+    let sections = pages.into_iter().map(|p| Section { page: Some(p.number), text: p.text }).collect();
+    Ok((sections, notes))
+}

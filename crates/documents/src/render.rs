@@ -1,0 +1,96 @@
+//! How a document reads in a prompt: the one place that decides it. The text sits between
+//! `<document>` tags that name the file (and its page count), with a `[page N]` marker before
+//! each page of a PDF, so a model can say where an answer came from; source code sits in a
+//! Markdown fence tagged with its language.
+
+use crate::format::fence_tag;
+use crate::{Document, DocumentFormat};
+
+/// The document as the user turn carries it.
+pub fn render_for_prompt(document: &Document) -> String {
+    let mut out = format!("<document name=\"{}\"", attribute(&document.name));
+    if let Some(pages) = document.page_count() {
+        out.push_str(&format!(" pages=\"{pages}\""));
+    }
+    out.push_str(">\n");
+    for note in &document.notes {
+        out.push_str(&format!("(Note: {note}.)\n"));
+    }
+    match &document.format {
+        DocumentFormat::Code { language } => {
+            let fence = fence_for(&document.text());
+            out.push_str(&format!("{fence}{}\n{}\n{fence}\n", fence_tag(language), document.text()));
+        }
+        _ => {
+            for section in &document.sections {
+                if let Some(page) = section.page {
+                    out.push_str(&format!("[page {page}]\n"));
+                }
+                if !section.text.is_empty() {
+                    out.push_str(&section.text);
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    out.push_str("</document>");
+    out
+}
+
+/// A user turn's text with its documents: each document (`render_for_prompt`) before the words
+/// the person typed, so the question comes last, next to the answer.
+pub fn with_documents(documents: &[impl AsRef<str>], text: &str) -> String {
+    let mut parts: Vec<&str> = documents.iter().map(AsRef::as_ref).collect();
+    if !text.is_empty() {
+        parts.push(text);
+    }
+    parts.join("\n\n")
+}
+
+/// A file name as an attribute value: no quotes or angle brackets to end the tag early.
+fn attribute(name: &str) -> String {
+    name.replace('"', "'").replace(['<', '>'], "_")
+}
+
+/// A code fence longer than any run of backticks in the code.
+fn fence_for(code: &str) -> String {
+    let longest = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Section;
+
+    #[test]
+    fn documents_come_before_the_question() {
+        assert_eq!(
+            with_documents(&["<document name=\"a\">\nA\n</document>"], "What is A?"),
+            "<document name=\"a\">\nA\n</document>\n\nWhat is A?"
+        );
+        assert_eq!(with_documents(&["one", "two"], ""), "one\n\ntwo");
+        assert_eq!(with_documents(&[] as &[&str], "Hi"), "Hi");
+    }
+
+    #[test]
+    fn pages_are_marked_and_code_is_fenced() {
+        let pdf = Document {
+            name: "a \"q\".pdf".into(),
+            format: DocumentFormat::Pdf,
+            sections: vec![Section { page: Some(1), text: "One".into() }, Section { page: Some(2), text: "Two".into() }],
+            notes: vec![],
+        };
+        assert_eq!(render_for_prompt(&pdf), "<document name=\"a 'q'.pdf\" pages=\"2\">\n[page 1]\nOne\n[page 2]\nTwo\n</document>");
+        let code = Document {
+            name: "main.rs".into(),
+            format: DocumentFormat::Code { language: "Rust".into() },
+            sections: vec![Section { page: None, text: "fn main() {}".into() }],
+            notes: vec!["read as Latin-1".into()],
+        };
+        assert_eq!(
+            render_for_prompt(&code),
+            "<document name=\"main.rs\">\n(Note: read as Latin-1.)\n```rust\nfn main() {}\n```\n</document>"
+        );
+    }
+}

@@ -1,0 +1,77 @@
+//! What a model takes in memory, estimated from its configuration: its weights, and its state
+//! for a number of positions. The one estimate behind discovery's figures and the scheduler's
+//! admission.
+
+use crate::model::config::LayerKind;
+use crate::model::TextConfig;
+use crate::state::StateKind;
+
+/// The bytes a key or value element takes in the state, in the dtype the engine computes in
+/// here (float32 on a CPU, half precision on a GPU).
+pub fn state_element_bytes() -> usize {
+    if crate::device::default_is_gpu() {
+        2
+    } else {
+        4
+    }
+}
+
+/// The bytes one token takes in one attention layer's key/value cache: keys and values of
+/// every KV head, at `state_element_bytes`.
+pub fn kv_bytes_per_token_and_layer(num_kv_heads: usize, head_dim: usize) -> u64 {
+    state_bytes([StateKind::KeysValues], 1, num_kv_heads, head_dim, state_element_bytes())
+}
+
+/// The one estimate of a sequence's state, behind discovery's "memory needed" and the
+/// scheduler's admission: `positions` keys and values in full-attention layers, at most a
+/// window's worth in sliding ones; recurrent and convolution state is small and fixed, and left
+/// out. Layers are taken to have `kv_heads` heads of `head_dim`.
+pub fn state_bytes(
+    kinds: impl IntoIterator<Item = StateKind>,
+    positions: usize,
+    kv_heads: usize,
+    head_dim: usize,
+    element_bytes: usize,
+) -> u64 {
+    let full = 2 * (kv_heads * head_dim * element_bytes) as u64;
+    let held = |kind: StateKind| match kind {
+        StateKind::KeysValues => (positions, full),
+        StateKind::QuantizedKeysValues(q) => (positions, 2 * (kv_heads * q.bytes_per_head(head_dim, element_bytes)) as u64),
+        StateKind::Window { size } => (positions.min(size), full),
+        StateKind::Recurrent | StateKind::Convolution => (0, 0),
+    };
+    kinds.into_iter().map(held).map(|(n, per_position)| n as u64 * per_position).sum()
+}
+
+/// The key/value cache of `tokens` tokens for a config's layers (`state_bytes`).
+pub fn kv_cache_bytes(c: &TextConfig, tokens: usize) -> u64 {
+    let kinds = (0..c.num_layers).map(|i| match c.layer_kinds.get(i).copied().unwrap_or(LayerKind::Full) {
+        LayerKind::Full => StateKind::KeysValues,
+        LayerKind::Sliding => StateKind::Window { size: c.sliding_window.unwrap_or(tokens) },
+        LayerKind::Linear => StateKind::Recurrent,
+        LayerKind::Convolution => StateKind::Convolution,
+    });
+    state_bytes(kinds, tokens, c.num_kv_heads, c.head_dim, state_element_bytes())
+}
+
+/// An estimate for memory planning: embeddings, attention and MLP weights.
+pub fn parameter_count(c: &TextConfig) -> u64 {
+    let (h, i, v) = (c.hidden_size as u64, c.intermediate_size as u64, c.vocab_size as u64);
+    let attn = h * (c.num_heads * c.head_dim) as u64 * 2 + h * (c.num_kv_heads * c.head_dim) as u64 * 2;
+    let per_layer = attn + 3 * h * i;
+    v * h * if c.tie_word_embeddings { 1 } else { 2 } + c.num_layers as u64 * per_layer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_bytes_counts_every_position_a_window_and_no_fixed_state() {
+        // 2 heads of 3 in float32: 48 bytes of keys and values per position and layer.
+        let kinds = [StateKind::KeysValues, StateKind::Window { size: 4 }, StateKind::Recurrent, StateKind::Convolution];
+        assert_eq!(state_bytes(kinds, 10, 2, 3, 4), (10 + 4) * 48);
+        assert_eq!(state_bytes(kinds, 3, 2, 3, 4), (3 + 3) * 48);
+        assert_eq!(kv_bytes_per_token_and_layer(2, 3), 2 * 6 * state_element_bytes() as u64);
+    }
+}

@@ -1,0 +1,130 @@
+//! GGUF files of the families whose converter reshapes tensors and whose config has keys of its
+//! own (Gemma 3, Qwen3.5, Qwen3.5-MoE, Qwen3-Next), written by tests/reference/make_gguf_families.py with the `gguf`
+//! package the way llama.cpp's convert_hf_to_gguf.py writes them, from the tiny safetensors
+//! fixtures:
+//! - F32: the safetensors form's reference (transformers, float32) within the fidelity tests'
+//!   1e-4 on the first-step logits, and its greedy ids exactly; the chat ids from the file's own
+//!   vocabulary and template;
+//! - Q8_0 and Q4_0 (kept packed): the reference the script computed from `gguf`'s own
+//!   dequantization of the same blocks, within [`quantized_tolerance`], and its greedy ids exactly.
+//!
+//! Plus: a GGUF of an architecture we do not run is an error naming it.
+
+mod common;
+
+use common::{assert_matches, fixture, greedy_run, ids, json};
+use confab_engine::model::LoadOptions;
+use confab_engine::runtime::{Engine, EngineOptions, Prompt};
+use confab_engine::text::ChatMessage;
+use confab_engine::EngineError;
+
+/// float32 on both sides; what differs is summation order.
+const LOGIT_TOLERANCE: f32 = 1e-4;
+
+/// Our dequantization computes `scale · q + bias` (MLX's affine form of llama.cpp's Q4_0 `d · (q - 8)`
+/// and Q8_0 `d · q`) from the float16 scales the file holds, the same values the script's
+/// float32 dequantization gives; what differs is summation order, as in float32, grown through
+/// the layers of a model whose weights quantization has moved: for Q8_0 float32's bound (measured
+/// up to 6e-5, Qwen3.5-MoE), for Q4_0 ten times it (measured 4e-4 on Qwen3-Next, logits up to 16;
+/// 7e-5 or less on the others).
+fn quantized_tolerance(quant: &str) -> f32 {
+    if quant == "q4_0" {
+        1e-3
+    } else {
+        1e-4
+    }
+}
+
+fn check(name: &str, vocab: usize) {
+    let dir = fixture(&format!("{name}_gguf"));
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+
+    let reference = json(&fixture(name).join("reference.json"));
+    let tag = format!("{name}-f32.gguf");
+    let (model, info) = engine.load(dir.join(&tag), LoadOptions::default(), |_| {}).unwrap();
+    assert_eq!(info.vocab_size, vocab, "{tag}: vocab");
+    assert_matches(&greedy_run(&engine, model, &reference, &tag), &reference, LOGIT_TOLERANCE, &tag);
+    let chat = &reference["chat"];
+    let messages: Vec<ChatMessage> = serde_json::from_value(chat["messages"].clone()).unwrap();
+    assert_eq!(engine.tokenize(model, Prompt::Chat(messages)).unwrap(), ids(&chat["ids"]), "{tag}: chat ids");
+    engine.unload(model).unwrap();
+
+    for quant in ["q8_0", "q4_0"] {
+        let tag = format!("{name}-{quant}.gguf");
+        let reference = json(&dir.join(format!("reference-{quant}.json")));
+        let (model, info) = engine.load(dir.join(&tag), LoadOptions::default(), |_| {}).unwrap();
+        assert!(info.quantized, "{tag}: the blocks stay packed");
+        assert_matches(&greedy_run(&engine, model, &reference, &tag), &reference, quantized_tolerance(quant), &tag);
+        engine.unload(model).unwrap();
+    }
+}
+
+/// Norms stored as 1 + w; the sliding-window pattern and query scale of this tiny checkpoint in
+/// the keys llama.cpp defines for them.
+#[test]
+fn gemma3_gguf() {
+    check("gemma3", 320);
+}
+
+/// ssm_a = -exp(A_log), the convolution as [C, K], value heads tiled (2 key heads, 4 value heads):
+/// out_proj's columns move a head of 16 at a time, narrower than a block, so that matrix is widened.
+#[test]
+fn qwen3_5_gguf() {
+    check("qwen3_5", 448);
+}
+
+/// As the converter writes Qwen3.5 by default: one more block (a multi-token-prediction layer,
+/// with its `nextn.*` tensors) counted in block_count and named by `nextn_predict_layers`. It is
+/// not run (as in transformers and mlx-lm): the model's own layers give the Q8_0 reference.
+#[test]
+fn qwen3_5_gguf_with_a_prediction_layer() {
+    let dir = fixture("qwen3_5_gguf");
+    let reference = json(&dir.join("reference-q8_0.json"));
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let tag = "qwen3_5-mtp-q8_0.gguf";
+    let (model, _) = engine.load(dir.join(tag), LoadOptions::default(), |_| {}).unwrap();
+    assert_matches(&greedy_run(&engine, model, &reference, tag), &reference, quantized_tolerance("q8_0"), tag);
+}
+
+/// Routed experts (4, top 2, stacked per layer) and a shared expert; 2 key and 2 value heads,
+/// so nothing tiled.
+#[test]
+fn qwen3_5_moe_gguf() {
+    check("qwen3_5_moe", 416);
+}
+
+/// `in_proj_qkvz` split into attn_qkv and attn_gate, `ssm_ba` as is, per-expert modules stacked,
+/// an untied output head.
+#[test]
+fn qwen3_next_gguf() {
+    check("qwen3_next", 480);
+}
+
+/// The same bytes under another `general.architecture` (its keys renamed alike, so only the
+/// name is wrong): the error names it and what does load.
+#[test]
+fn gguf_of_an_architecture_we_do_not_run_is_named() {
+    let bytes = std::fs::read(fixture("gemma3_gguf").join("gemma3-f32.gguf")).unwrap();
+    let (from, to) = (b"gemma3", b"falcon");
+    let mut renamed = bytes.clone();
+    let mut i = 0;
+    while i + from.len() <= renamed.len() {
+        if &renamed[i..i + from.len()] == from {
+            renamed[i..i + from.len()].copy_from_slice(to);
+            i += from.len();
+        } else {
+            i += 1;
+        }
+    }
+    assert_ne!(renamed, bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("falcon.gguf");
+    std::fs::write(&path, renamed).unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let err = engine.load(&path, LoadOptions::default(), |_| {}).map(|_| ()).unwrap_err();
+    assert!(matches!(err, EngineError::UnknownArchitecture { .. }), "{err:?}");
+    let text = err.to_string();
+    for word in ["falcon", "gemma3", "qwen35"] {
+        assert!(text.contains(word), "{text}");
+    }
+}
