@@ -1,5 +1,6 @@
 import {
   forwardRef,
+  useCallback,
   useEffect,
   useImperativeHandle,
   useLayoutEffect,
@@ -63,9 +64,15 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
     onError: (message) => setRecordingNote({ text: message, error: true }),
     onNotice: (message) => setRecordingNote({ text: message, error: false }),
   });
-  const { phase: recordingPhase, start: startRecording, stop: stopRecording, cancel: cancelRecording } = recorder;
+  const { phase: recordingPhase, cancel: cancelRecording, toggle: toggleRecorder } = recorder;
   const recording = recordingPhase !== 'idle';
   const canRecord = recordingProblem === null;
+  // The button and the shortcut: stop, cancel or start (a new recording clears the last note).
+  const toggleRecording = useCallback(() => {
+    if (!recording && !canRecord) return;
+    if (!recording) setRecordingNote(null);
+    toggleRecorder();
+  }, [canRecord, recording, toggleRecorder]);
 
   // The shortcut works from anywhere in the window; Esc cancels a recording before it reaches
   // the window's own Esc (which stops a reply), hence the capture phase.
@@ -73,12 +80,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
     const onKey = (event: globalThis.KeyboardEvent) => {
       if (isRecordShortcut(event)) {
         event.preventDefault();
-        if (recordingPhase === 'recording') stopRecording();
-        else if (recordingPhase === 'starting') cancelRecording();
-        else if (canRecord) {
-          setRecordingNote(null);
-          startRecording();
-        }
+        toggleRecording();
       } else if (event.key === 'Escape' && recording) {
         event.preventDefault();
         cancelRecording();
@@ -86,7 +88,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
     };
     window.addEventListener('keydown', onKey, true);
     return () => window.removeEventListener('keydown', onKey, true);
-  }, [canRecord, cancelRecording, recording, recordingPhase, startRecording, stopRecording]);
+  }, [cancelRecording, recording, toggleRecording]);
 
   // A model change that takes audio away ends a recording without keeping it.
   useEffect(() => {
@@ -228,14 +230,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           aria-label={recording ? 'Stop recording' : 'Record from the microphone'}
           aria-pressed={recording}
           disabled={!canRecord && !recording}
-          onClick={() => {
-            if (recordingPhase === 'recording') stopRecording();
-            else if (recordingPhase === 'starting') cancelRecording();
-            else {
-              setRecordingNote(null);
-              startRecording();
-            }
-          }}
+          onClick={toggleRecording}
         >
           <Icon name={recording ? 'stop' : 'mic'} />
         </button>

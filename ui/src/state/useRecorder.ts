@@ -24,6 +24,11 @@ export interface Recorder {
   stop: () => void;
   /** Ends the recording and drops it. */
   cancel: () => void;
+  /**
+   * Stops a recording, cancels one still opening, or starts one, judged by the recorder's own
+   * state rather than a render's: a shortcut can come before the new phase's render has run.
+   */
+  toggle: () => void;
 }
 
 interface Options {
@@ -213,6 +218,12 @@ export function useRecorder({ onRecorded, onError, onNotice, maxMs = MAX_RECORDI
     void finish(false);
   }, [finish]);
 
+  const toggle = useCallback(() => {
+    if (session.current) stop();
+    else if (busy.current) cancel();
+    else start();
+  }, [cancel, start, stop]);
+
   // Leaving the composer (another screen) ends the recording without keeping it.
   useEffect(
     () => () => {
@@ -222,5 +233,5 @@ export function useRecorder({ onRecorded, onError, onNotice, maxMs = MAX_RECORDI
     [finish],
   );
 
-  return { phase, level, elapsedMs, start, stop, cancel };
+  return { phase, level, elapsedMs, start, stop, cancel, toggle };
 }
