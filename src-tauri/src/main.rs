@@ -83,8 +83,17 @@ fn main() -> ExitCode {
             // MCP servers switched on in Settings › Tools.
             commands::tools::start_at_launch(app.handle().clone(), state.clone());
             // The window opens now; the model loads behind it and reports progress.
-            let chosen = state.settings().model_path;
-            model_slot::load_at_startup(app.handle().clone(), state.engine.clone(), state.model.clone(), state.paths.clone(), chosen);
+            let settings = state.settings();
+            let chosen = settings.model_path.clone();
+            let options_for = move |path: &std::path::Path| settings.load_options(path);
+            model_slot::load_at_startup(
+                app.handle().clone(),
+                state.engine.clone(),
+                state.model.clone(),
+                state.paths.clone(),
+                chosen,
+                options_for,
+            );
             Ok(())
         })
         // Native drops: remembered here, so `attach_paths` reads only what the user dropped.

@@ -84,9 +84,15 @@ impl ModelSlot {
     }
 }
 
-/// Loads `path` on the engine thread (blocking this one), reporting progress as events, and
-/// replaces the model loaded before. Call it off the async runtime.
-pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, path: &Path) -> Result<ModelInfo, String> {
+/// Loads `path` with `options` on the engine thread (blocking this one), reporting progress as
+/// events, and replaces the model loaded before. Call it off the async runtime.
+pub fn load_blocking(
+    app: &AppHandle,
+    engine: &Engine,
+    slot: &Arc<ModelSlot>,
+    path: &Path,
+    options: LoadOptions,
+) -> Result<ModelInfo, String> {
     slot.update(app, |s| {
         s.loading = Some(Loading::new(path, "starting", 0.0));
         s.error = None;
@@ -105,7 +111,7 @@ pub fn load_blocking(app: &AppHandle, engine: &Engine, slot: &Arc<ModelSlot>, pa
             s.loading = Some(Loading::new(&progress_path, p.stage, p.fraction));
         });
     };
-    let result = engine.load(path, LoadOptions::default(), progress).and_then(|(id, info)| Ok((id, info, engine.token_counter(id)?)));
+    let result = engine.load(path, options, progress).and_then(|(id, info)| Ok((id, info, engine.token_counter(id)?)));
     // The window exists by now: from here on it draws below the engine in priority, also
     // the first message's own drawing, which overlaps its prompt's reading.
     web_view_priority::lower();
@@ -146,7 +152,14 @@ pub fn unload(app: &AppHandle, engine: &Engine, slot: &ModelSlot) -> Result<(), 
 /// At startup: the model from the settings, or the default one; never blocks the window. On
 /// an installed Confab's first run the default model is copied (and checked) from the package
 /// into the models folder first.
-pub fn load_at_startup(app: AppHandle, engine: Arc<Engine>, slot: Arc<ModelSlot>, paths: AppPaths, chosen: Option<PathBuf>) {
+pub fn load_at_startup(
+    app: AppHandle,
+    engine: Arc<Engine>,
+    slot: Arc<ModelSlot>,
+    paths: AppPaths,
+    chosen: Option<PathBuf>,
+    options_for: impl FnOnce(&Path) -> LoadOptions + Send + 'static,
+) {
     // Said before the window's first frame, so that it shows the load from its first look at
     // the state, never "no model loaded" while one is about to load.
     let announced = chosen.clone().unwrap_or_else(|| confab_paths::DefaultModel::manifest().path(&paths));
@@ -165,7 +178,7 @@ pub fn load_at_startup(app: AppHandle, engine: Arc<Engine>, slot: Arc<ModelSlot>
                 }
             },
         };
-        if let Err(e) = load_blocking(&app, &engine, &slot, &path) {
+        if let Err(e) = load_blocking(&app, &engine, &slot, &path, options_for(&path)) {
             tracing::warn!("the model did not load: {e}");
         }
     });

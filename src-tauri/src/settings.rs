@@ -1,9 +1,12 @@
 //! The user's settings: one JSON value in the store, checked before it is saved.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use confab_engine::defaults;
+use confab_engine::model::LoadOptions;
 use confab_engine::sample::{SamplingChoices, SamplingParams};
+use confab_engine::state::KvQuantization;
 use confab_remote::secrets::SecretStore;
 use confab_store::Store;
 
@@ -66,6 +69,10 @@ pub struct Settings {
     pub tool_rounds: u32,
     /// How long a tool call may run before it is given up.
     pub tool_timeout_s: u32,
+    /// Per model (by its path), the bits its keys and values are quantized to (4 or 8, group
+    /// 64, as mlx-lm's `--kv-bits`); a model not listed keeps them in full precision.
+    #[ts(type = "Record<string, number>")]
+    pub model_kv_bits: BTreeMap<PathBuf, u8>,
 }
 
 /// A reply that calls tools this many rounds in a row is stopped: a looping model ends.
@@ -165,6 +172,7 @@ impl Default for Settings {
             reasoning_effort: None,
             tool_rounds: DEFAULT_TOOL_ROUNDS,
             tool_timeout_s: DEFAULT_TOOL_TIMEOUT_S,
+            model_kv_bits: BTreeMap::new(),
         }
     }
 }
@@ -235,7 +243,20 @@ impl Settings {
         if let Some(folder) = self.model_folders.iter().find(|f| !f.is_absolute()) {
             return Err(format!("Model folder \"{}\" must be a full path, such as /Users/me/models.", folder.display()));
         }
+        if let Some((model, bits)) = self.model_kv_bits.iter().find(|(_, bits)| ![4, 8].contains(*bits)) {
+            return Err(format!(
+                "Keys and values are kept at 8 or 4 bits, or in full precision; {bits} bits was asked for {}.",
+                model.display()
+            ));
+        }
         Ok(())
+    }
+
+    /// How to load the model at `path`: its keys/values precision from `model_kv_bits`.
+    pub fn load_options(&self, path: &Path) -> LoadOptions {
+        let kv_quantization =
+            self.model_kv_bits.get(path).and_then(|bits| KvQuantization::new(*bits, KvQuantization::DEFAULT_GROUP_SIZE).ok());
+        LoadOptions { kv_quantization, ..LoadOptions::default() }
     }
 
     /// The sampling a local reply runs with: the model's defaults with these settings over
@@ -323,6 +344,24 @@ mod tests {
         assert!(timeout.validate().unwrap_err().contains("timeout"));
         let relative = Settings { model_folders: vec!["models".into()], ..Settings::default() };
         assert!(relative.validate().unwrap_err().contains("full path"));
+    }
+
+    #[test]
+    fn each_model_keeps_its_own_keys_and_values_precision() {
+        let mut settings = Settings::default();
+        settings.model_kv_bits.insert("/models/a".into(), 8);
+        settings.model_kv_bits.insert("/models/b".into(), 4);
+        settings.validate().expect("8 and 4 bits are offered");
+        let bits = |path: &str| settings.load_options(Path::new(path)).kv_quantization;
+        assert_eq!(bits("/models/a"), Some(KvQuantization::new(8, 64).unwrap()));
+        assert_eq!(bits("/models/b"), Some(KvQuantization::new(4, 64).unwrap()));
+        assert_eq!(bits("/models/c"), None, "a model not listed keeps full precision");
+        // The JSON the window sends: paths as keys.
+        let json = serde_json::to_value(&settings).unwrap();
+        assert_eq!(json["model_kv_bits"], serde_json::json!({"/models/a": 8, "/models/b": 4}));
+        settings.model_kv_bits.insert("/models/c".into(), 3);
+        let refused = settings.validate().unwrap_err();
+        assert!(refused.contains("8 or 4 bits") && refused.contains("/models/c"), "{refused}");
     }
 
     #[test]

@@ -4,7 +4,7 @@ by a script that writes down what it was given, so no file manager starts), unlo
 again, Get more models; the Settings groups, a preset and Reset to defaults, saved; a chat's own
 system prompt saved with the chat; a model folder picked by browsing, whose models the picker
 then lists; a link in a reply opened only after the confirmation that shows its address (issue
-19, item 9)."""
+19, item 9); the loaded model's keys and values at 8 bits (issue 38)."""
 import os
 import pathlib
 import sqlite3
@@ -184,6 +184,21 @@ class PickerAndSettings(AppTestCase):
         app.click("model-picker")
         app.wait_for("model-row", 30, extra=f'[data-path="{model}"]')
         app.click("model-picker")
+
+    def test_08_keys_and_values_at_8_bits_reload_the_model_and_answer(self):
+        """Settings › Model › Keys and values (issue 38): 8-bit reloads the loaded model, the header
+        says so and a reply streams; Full precision reloads it as it was."""
+        app = self.app
+        app.set_settings(kv_bits="8")
+        app.wait_until(lambda: "8-bit keys/values" in app.body_text(), 120, "the model did not reload with 8-bit keys and values")
+        app.new_chat()
+        _, reply = app.send("Hi")
+        done = app.wait_reply(reply["id"])
+        self.assertEqual(done["status"], "complete", done)
+        self.assertTrue(done["text"].strip(), "an empty reply")
+        app.set_settings(kv_bits="")
+        app.wait_until(lambda: "keys/values" not in app.body_text() and "context" in app.body_text(), 120,
+                       "the model did not reload in full precision")
 
 
 

@@ -10,6 +10,7 @@ import {
   models,
   settings,
   settingsChoices,
+  smolLoaded,
   view,
 } from './test/fixtures';
 import { holdStream, push, renderApp } from './test/renderApp';
@@ -487,6 +488,52 @@ describe('models', () => {
 });
 
 describe('settings and theme', () => {
+  it("chooses the loaded model's keys/values precision, kept per model path", async () => {
+    await renderApp();
+    fireEvent.click(screen.getByTestId('settings-button'));
+    await screen.findByTestId('settings-pane');
+    const select = (await screen.findByTestId('setting-kv_bits')) as HTMLSelectElement;
+    expect(select.value).toBe('');
+    expect(select.closest('label')?.textContent).toContain('Keys and values of SmolLM2');
+    fireEvent.change(select, { target: { value: '8' } });
+    commands.set('save_settings', (args) => args.settings);
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(screen.queryByTestId('settings-pane')).toBeNull());
+    const saved = { ...settings, model_kv_bits: { [smolLoaded.path]: 8, '/models/other': 4 } };
+    expect(lastArgs('save_settings')).toEqual({ settings: { ...settings, model_kv_bits: { [smolLoaded.path]: 8 } } });
+
+    // Reopened: the saved choice shows; a model that keeps full precision says why; Full
+    // precision removes this model's entry and leaves the others'.
+    commands.set('get_settings', () => saved);
+    act(() =>
+      emit('model-state', {
+        loaded: { ...smolLoaded, kv_quantization_declined: 'its recurrent layers keep their own state' },
+        loading: null,
+        error: null,
+        revision: 50,
+      }),
+    );
+    fireEvent.click(screen.getByTestId('settings-button'));
+    await waitFor(() => expect((screen.getByTestId('setting-kv_bits') as HTMLSelectElement).value).toBe('8'));
+    expect(screen.getByTestId('setting-kv_bits').closest('label')?.textContent).toContain(
+      'Kept in full precision: its recurrent layers keep their own state',
+    );
+    // The header says what the loaded model holds.
+    act(() =>
+      emit('model-state', {
+        loaded: { ...smolLoaded, kv_quantization: { bits: 8, group_size: 64 } },
+        loading: null,
+        error: null,
+        revision: 51,
+      }),
+    );
+    await waitFor(() => expect(document.body.textContent).toContain('8-bit keys/values'));
+    fireEvent.change(screen.getByTestId('setting-kv_bits'), { target: { value: '' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(screen.queryByTestId('settings-pane')).toBeNull());
+    expect(lastArgs('save_settings')).toEqual({ settings: { ...saved, model_kv_bits: { '/models/other': 4 } } });
+  });
+
   it('applies the saved theme, previews a change, saves, and shows validation errors', async () => {
     await renderApp();
     await waitFor(() => expect(document.documentElement.dataset.theme).toBe('light'));

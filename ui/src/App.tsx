@@ -313,7 +313,9 @@ export function App() {
           onClose={() => setGetModelsOpen(false)}
         />
       )}
-      {settingsOpen && <SettingsPane providers={providers} onSaved={saved} onPreviewTheme={setThemePreview} onClose={closeSettings} />}
+      {settingsOpen && (
+        <SettingsPane providers={providers} loaded={loaded} onSaved={saved} onPreviewTheme={setThemePreview} onClose={closeSettings} />
+      )}
       {/* Not in the UI tests, whose queries would meet the sample. */}
       {import.meta.env.MODE !== 'test' && <MarkdownWarmUp />}
     </div>

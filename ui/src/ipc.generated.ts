@@ -923,6 +923,11 @@ export type Settings = {
    * How long a tool call may run before it is given up.
    */
   tool_timeout_s: number,
+  /**
+   * Per model (by its path), the bits its keys and values are quantized to (4 or 8, group
+   * 64, as mlx-lm's `--kv-bits`); a model not listed keeps them in full precision.
+   */
+  model_kv_bits: Record<string, number>,
 };
 
 /**

@@ -37,7 +37,9 @@ pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result
     }
     let worker = state.inner().clone();
     let target = path.clone();
-    let loaded = tauri::async_runtime::spawn_blocking(move || load_blocking(&app, &worker.engine, &worker.model, &target)).await??;
+    let options = state.settings().load_options(&path);
+    let loaded =
+        tauri::async_runtime::spawn_blocking(move || load_blocking(&app, &worker.engine, &worker.model, &target, options)).await??;
     let mut settings = state.settings();
     settings.model_path = Some(path);
     settings.save(&state.store, &state.secrets).await?;

@@ -1,8 +1,11 @@
 //! The settings pane.
 
+use tauri::AppHandle;
+
 use super::App;
 use crate::failure::Failure;
 use crate::local_server::ServerStatus;
+use crate::model_slot::{load_blocking, unload};
 use crate::settings::{sampling_presets, SamplingPreset, Settings};
 use crate::sync::lock;
 
@@ -25,12 +28,35 @@ pub fn settings_choices() -> SettingsChoices {
 }
 
 /// Checks and saves; a rejected value changes nothing and the message names it. The local
-/// server follows at once (a port that cannot be opened shows in its status).
+/// server follows at once (a port that cannot be opened shows in its status). A new keys/values
+/// precision for the loaded model reloads it behind the window, which shows the load as usual.
 #[tauri::command]
-pub async fn save_settings(state: App<'_>, settings: Settings) -> Result<Settings, Failure> {
+pub async fn save_settings(app: AppHandle, state: App<'_>, settings: Settings) -> Result<Settings, Failure> {
+    let loaded = state.model.current().map(|current| current.info.path);
+    let reload = loaded.filter(|path| state.settings().load_options(path).kv_quantization != settings.load_options(path).kv_quantization);
+    if reload.is_some() {
+        if state.model.state().loading.is_some() {
+            return Err("A model is loading; wait for it to finish, then change its keys and values.".into());
+        }
+        if !lock(&state.replies).is_empty() {
+            return Err("A reply is being written; stop it before changing the loaded model's keys and values (saving reloads it).".into());
+        }
+    }
     settings.save(&state.store, &state.secrets).await?;
     *lock(&state.settings) = settings.clone();
     state.apply_server_settings(&settings).await;
+    if let Some(path) = reload {
+        let worker = state.inner().clone();
+        let options = settings.load_options(&path);
+        tauri::async_runtime::spawn_blocking(move || {
+            // Unloaded first: the same weights twice could not fit where memory is tight.
+            let reloaded = unload(&app, &worker.engine, &worker.model)
+                .and_then(|()| load_blocking(&app, &worker.engine, &worker.model, &path, options));
+            if let Err(e) = reloaded {
+                tracing::warn!("reloading the model with its new keys and values failed: {e}");
+            }
+        });
+    }
     Ok(settings)
 }
 

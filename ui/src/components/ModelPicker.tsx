@@ -231,6 +231,7 @@ export function ModelPicker({ models, providers, onError, onGetModels }: Props) 
           <span className="muted">
             {[
               `${humanTokens(state.loaded.context_length)} context`,
+              state.loaded.kv_quantization && `${state.loaded.kv_quantization.bits}-bit keys/values`,
               state.loaded.vision && 'vision',
               state.loaded.audio && 'audio',
               state.loaded.video && 'video',

@@ -4,6 +4,7 @@ import {
   getSettings,
   saveSettings,
   settingsChoices,
+  type ModelInfo,
   type SamplingPreset,
   type Settings,
   type SettingsChoices,
@@ -78,7 +79,17 @@ interface Form extends ServerForm {
   seed: string;
   model_folders: string[];
   theme: Theme;
+  /** The loaded model's keys/values bits as chosen here: '' (full precision), '8' or '4';
+   *  null: unchanged (the saved choice shows). */
+  kv_bits: string | null;
 }
+
+/** The precisions offered for a model's keys and values (mlx-lm's `--kv-bits`, group 64). */
+const kvChoices = [
+  { value: '', label: 'Full precision' },
+  { value: '8', label: '8-bit (about half the memory of 16-bit)' },
+  { value: '4', label: '4-bit (about a third)' },
+] as const;
 
 function toForm(settings: Settings): Form {
   const numbers = Object.fromEntries(numberFields.map(({ key }) => [key, settings[key] === null ? '' : String(settings[key])])) as Record<
@@ -94,13 +105,20 @@ function toForm(settings: Settings): Form {
     server_enabled: settings.server_enabled,
     server_port: String(settings.server_port),
     server_key: settings.server_key,
+    kv_bits: null,
   };
 }
 
 /** The settings to save, or the first field that isn't a number. */
-function fromForm(form: Form, base: Settings): Settings | string {
+function fromForm(form: Form, base: Settings, loadedPath: string | null): Settings | string {
+  const modelKvBits = { ...base.model_kv_bits };
+  if (loadedPath !== null && form.kv_bits !== null) {
+    if (form.kv_bits === '') delete modelKvBits[loadedPath];
+    else modelKvBits[loadedPath] = Number(form.kv_bits);
+  }
   const next: Settings = {
     ...base,
+    model_kv_bits: modelKvBits,
     system_prompt: form.system_prompt,
     model_folders: form.model_folders,
     theme: form.theme,
@@ -133,6 +151,8 @@ function fromForm(form: Form, base: Settings): Settings | string {
 interface Props {
   /** Remote providers save at once (their keys never travel with the other settings). */
   providers: Providers;
+  /** The local model loaded now: its keys/values precision is chosen here. */
+  loaded: ModelInfo | null;
   onSaved: (settings: Settings) => void;
   /** The theme as picked, applied at once; `null` goes back to the saved one. */
   onPreviewTheme: (theme: Theme | null) => void;
@@ -167,7 +187,8 @@ function groupId(group: Group): string {
 }
 
 /** Generation, models, cache and appearance settings, saved together. */
-export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Props) {
+export function SettingsPane({ providers, loaded, onSaved, onPreviewTheme, onClose }: Props) {
+  const loadedPath = loaded?.path ?? null;
   const [saved, setSaved] = useState<Settings | null>(null);
   const [form, setForm] = useState<Form | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -204,7 +225,7 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
 
   const save = async () => {
     if (!form || !saved) return;
-    const next = fromForm(form, saved);
+    const next = fromForm(form, saved, loadedPath);
     if (typeof next === 'string') {
       setError(next);
       return;
@@ -225,6 +246,9 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
     }
   };
 
+  // The loaded model's choice as the pane shows it: edited here, else saved.
+  const kvBits = form && saved && loadedPath !== null ? (form.kv_bits ?? String(saved.model_kv_bits[loadedPath] ?? '')) : null;
+
   const update = (change: Partial<Form>) => setForm((previous) => (previous ? { ...previous, ...change } : previous));
 
   const applyPreset = (preset: SamplingPreset) => {
@@ -241,7 +265,8 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
   const resetToDefaults = () => {
     if (!form || !saved || !choices) return;
     const defaults = toForm({ ...choices.defaults, model_folders: form.model_folders, server_key: form.server_key });
-    setForm(defaults);
+    // Full precision is the default for the loaded model too.
+    setForm({ ...defaults, kv_bits: loadedPath === null ? null : '' });
     onPreviewTheme(defaults.theme);
   };
 
@@ -338,6 +363,24 @@ export function SettingsPane({ providers, onSaved, onPreviewTheme, onClose }: Pr
               </section>
               <section id={groupId('Model')} aria-labelledby={`${groupId('Model')}-title`}>
                 <h3 id={`${groupId('Model')}-title`}>Model</h3>
+                {loaded && kvBits !== null && (
+                  <Field
+                    label={`Keys and values of ${loaded.name}`}
+                    hint={
+                      loaded.kv_quantization_declined && loaded.kv_quantization === null && kvBits !== ''
+                        ? `Kept in full precision: ${loaded.kv_quantization_declined}`
+                        : 'Quantized keys and values fit longer chats in memory (decoding on a CPU is slower). Saving reloads the model.'
+                    }
+                  >
+                    <select data-testid="setting-kv_bits" value={kvBits} onChange={(event) => update({ kv_bits: event.target.value })}>
+                      {kvChoices.map((choice) => (
+                        <option key={choice.value} value={choice.value}>
+                          {choice.label}
+                        </option>
+                      ))}
+                    </select>
+                  </Field>
+                )}
                 <h4>Model folders</h4>
                 <p className="field-hint muted">
                   Searched for models besides the app's own folder, the Hugging Face cache, LM Studio's folders and Ollama's store.

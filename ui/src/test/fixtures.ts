@@ -211,6 +211,7 @@ export const settings: Settings = {
   reasoning_effort: null,
   tool_rounds: 8,
   tool_timeout_s: 60,
+  model_kv_bits: {},
 };
 
 /** What settings_choices answers: the backend's defaults and its presets. */
