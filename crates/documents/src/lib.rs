@@ -6,6 +6,7 @@
 //! the app reads an attachment with this crate alone, and `render` is the one place that decides
 //! how a document reads in a prompt.
 
+pub mod chunk;
 mod csv;
 mod docx;
 pub mod error;
@@ -18,6 +19,7 @@ mod text;
 
 use std::path::Path;
 
+pub use self::chunk::{chunk_document, ChunkSettings, Passage};
 pub use self::error::{DocumentError, DocumentProblem, Result};
 pub use self::format::DocumentFormat;
 pub use self::render::{render_for_prompt, with_documents};
