@@ -1,10 +1,12 @@
 //! GGUF files through MLX's own loader: hyper-parameters from the metadata, tensors renamed to
 //! Hugging Face's names. Quantized blocks our kernels read (Q4_0, Q4_1, Q8_0) stay packed (as
 //! MLX's affine 4- and 8-bit groups of 32); the others MLX reads (gguflib's Q4_K, Q6_K, Q2_K)
-//! are widened once at load, to float16, and the rest (Q5_0, Q5_1, Q3_K, Q5_K, IQ*, MXFP4) are
-//! refused by name before MLX sees them ([`unreadable_types`]). Architectures whose families read keys of
-//! their own (Gemma 3, Qwen3.5, Qwen3-Next) go through [`super::gguf_arch`], which writes their
-//! config.json from the metadata and undoes what llama.cpp's converter changed in the tensors.
+//! are widened once at load, to float16. MXFP4, which MLX's loader leaves out, is read from its
+//! blocks here ([`super::gguf_blocks`]: a mixture's experts stay packed in MLX's `mxfp4` mode);
+//! the rest (Q5_0, Q5_1, Q3_K, Q5_K, IQ*) are refused by name before MLX sees them
+//! ([`unreadable_types`]). Architectures whose families read keys of their own (Gemma 3, Qwen3.5,
+//! Qwen3-Next, Mistral 3, gpt-oss) go through [`super::gguf_arch`], which writes their config.json
+//! from the metadata and undoes what llama.cpp's converter changed in the tensors.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -40,20 +42,25 @@ fn supported() -> String {
 /// with "gguf_tensor_to_f16 failed", or, for MXFP4, leaves the tensor out without a word.
 const READABLE_TYPES: &[u32] = &[0, 1, 30, 2, 3, 8, 10, 12, 14];
 
+/// Whether MLX's loader or [`super::gguf_blocks`] reads tensors of this ggml type.
+fn readable(ggml_type: u32) -> bool {
+    READABLE_TYPES.contains(&ggml_type) || super::gguf_blocks::TYPES.contains(&ggml_type)
+}
+
 /// The types among `tensor_types` (`gguf_header::Header::tensor_types`) this build cannot read,
 /// by name; empty when it reads them all.
 pub fn unreadable_types(tensor_types: &std::collections::BTreeSet<u32>) -> Vec<&'static str> {
-    tensor_types.iter().filter(|t| !READABLE_TYPES.contains(t)).map(|&t| gguf_header::ggml_type_name(t)).collect()
+    tensor_types.iter().filter(|&&t| !readable(t)).map(|&t| gguf_header::ggml_type_name(t)).collect()
 }
 
-/// Refuses, by name, a file with tensor types MLX's loader cannot read.
-fn check_types(path: &Path) -> Result<()> {
+/// The header, or an error naming the tensor types this build cannot read.
+fn checked_header(path: &Path) -> Result<gguf_header::Header> {
     let header = gguf_header::read_header(path).map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })?;
     let unreadable = unreadable_types(&header.tensor_types);
     if unreadable.is_empty() {
-        return Ok(());
+        return Ok(header);
     }
-    let readable: Vec<_> = READABLE_TYPES.iter().map(|&t| gguf_header::ggml_type_name(t)).collect();
+    let readable: Vec<_> = READABLE_TYPES.iter().chain(super::gguf_blocks::TYPES).map(|&t| gguf_header::ggml_type_name(t)).collect();
     Err(EngineError::UnsupportedQuantization { path: path.into(), types: unreadable.join(", "), readable: readable.join(", ") })
 }
 
@@ -114,7 +121,7 @@ fn check_magic(path: &Path) -> Result<()> {
 /// read through a config.json).
 pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Loaded> {
     check_magic(path)?;
-    check_types(path)?;
+    let header = checked_header(path)?;
     let file = open(path)?;
     let meta = Meta { file: &file, path };
     let arch = meta.string("general.architecture").unwrap_or_default();
@@ -142,6 +149,14 @@ pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Load
         fingerprint.add(key.as_bytes()).add(format!("{:?}{:?}", array.shape(), array.dtype()).as_bytes());
         tensors.insert(hf_name(&key, names), array);
     }
+    for info in header.tensors.iter().filter(|t| super::gguf_blocks::TYPES.contains(&t.ggml_type)) {
+        let stem = hf_name(&info.name, names);
+        let stem = stem.strip_suffix(".weight").unwrap_or(&stem).to_string();
+        for (part, array) in super::gguf_blocks::read(path, info)? {
+            fingerprint.add(info.name.as_bytes()).add(format!("{part}{:?}{:?}", array.shape(), array.dtype()).as_bytes());
+            tensors.insert(format!("{stem}.{part}"), array);
+        }
+    }
     if let (Some((_, c)), Some(json)) = (converted, &json) {
         (c.restore)(&mut tensors, json, path)?;
     }
@@ -151,7 +166,7 @@ pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Load
 }
 
 /// Llama's names (and those of the architectures that share them).
-const LLAMA: Names = Names {
+pub(super) const LLAMA: Names = Names {
     top: &[("token_embd", "model.embed_tokens"), ("output_norm", "model.norm"), ("output", "lm_head")],
     block: &[
         ("attn_norm", "input_layernorm"),
