@@ -21,13 +21,23 @@ What it makes:
                      reference-f32.json holds them in the schema the other GGUF tests read, with the chat.
   ministral3_gguf/ministral3-q8_0.gguf, -q4_0.gguf
                      the matrices whose rows are a multiple of 32 wide in Q8_0 / Q4_0, the rest F32;
-                     reference-q8_0.json, reference-q4_0.json: mlx-lm's float32 forward pass with each
+  ministral3_gguf/ministral3-q5_0.gguf, -q5_1.gguf
+                     likewise in Q5_0 (the embeddings Q4_0, the head Q8_0) and Q5_1 (the embeddings Q4_1);
+                     reference-<type>.json for each: mlx-lm's float32 forward pass with each
                      quantized matrix replaced by gguf.quants.dequantize() of its blocks (the converter's
                      reordering undone).
   gpt_oss_gguf/gpt_oss-f32.gguf          every tensor F32 (experts dense): must give gpt_oss/reference.json.
   gpt_oss_gguf/gpt_oss_mxfp4-mxfp4.gguf  the experts MXFP4 as the converter repacks OpenAI's blocks (the same
                      e2m1 values and e8m0 scales, bytes moved), the rest F32: must give
                      gpt_oss_mxfp4/reference.json (transformers on the dequantized experts).
+
+  gguf_blocks/blocks.gguf
+                     for the block reader's decoders (crates/engine/src/model/format/gguf_blocks.rs), a 4 x 256
+                     tensor of each type it widens (F16, BF16, Q5_0, Q5_1, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)
+                     and beside each, as `<type>.expected` in F32, gguf.quants.dequantize() of its blocks: the
+                     decoder must give those float32 values bit for bit. Q5_0, Q5_1 and MXFP4 blocks are gguf's
+                     quantization of random rows, F16 and BF16 random rows; the K-quants (which gguf cannot
+                     quantize to) random bytes with finite float16 super-block scales.
 
 The mlx-lm reference is checked first on the unquantized weights against transformers' reference.json
 (the same ids, first-step logits within 1e-4), so that the two references agree where they meet. gpt-oss
@@ -254,18 +264,20 @@ def gpt_oss_metadata(writer, config):
 # ----------------------------------------------------------------------------------------------------
 # Writing
 
-def write(path, arch, folder, config, tensors, qtype):
-    """`tensors`: (gguf name, array or (raw bytes, ggml type name), ...). Returns gguf name -> the float32
-    array a loader reads back (the raw and quantized ones through gguf.quants.dequantize)."""
+def write(path, arch, folder, config, tensors, qtype, overrides=None):
+    """`tensors`: (gguf name, array or (raw bytes, ggml type name), ...); the quantizable ones in `qtype`
+    but those `overrides` names another type for. Returns gguf name -> the float32 array a loader reads
+    back (the raw and quantized ones through gguf.quants.dequantize)."""
     import gguf
 
+    overrides = overrides or {}
     writer = gguf.GGUFWriter(path, arch)
     writer.add_name(f"tiny {os.path.basename(folder)}")
     {"mistral3": ministral3_metadata, "gpt-oss": gpt_oss_metadata}[arch](writer, config)
     raw_types = {t[1][1] for t in tensors if isinstance(t[1], tuple)}
-    file_type = {(None, frozenset()): gguf.LlamaFileType.ALL_F32, ("Q8_0", frozenset()): gguf.LlamaFileType.MOSTLY_Q8_0,
-                 ("Q4_0", frozenset()): gguf.LlamaFileType.MOSTLY_Q4_0}.get((qtype, frozenset(raw_types)),
-                                                                           gguf.LlamaFileType.MOSTLY_MXFP4_MOE)
+    file_type = gguf.LlamaFileType.MOSTLY_MXFP4_MOE if raw_types else {
+        None: gguf.LlamaFileType.ALL_F32, "Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0, "Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0,
+        "Q5_0": gguf.LlamaFileType.MOSTLY_Q5_0, "Q5_1": gguf.LlamaFileType.MOSTLY_Q5_1}[qtype]
     writer.add_file_type(file_type)
     families.add_vocab(writer, folder, config)
     stored = {}
@@ -278,7 +290,7 @@ def write(path, arch, folder, config, tensors, qtype):
             continue
         array = np.ascontiguousarray(array, dtype=np.float32)
         if qtype is not None and families.quantizable(gg, array):
-            t = gguf.GGMLQuantizationType[qtype]
+            t = gguf.GGMLQuantizationType[overrides.get(gg, qtype)]
             packed = gguf.quants.quantize(array, t)
             writer.add_tensor(gg, packed, raw_shape=packed.shape, raw_dtype=t)
             stored[gg] = gguf.quants.dequantize(packed, t).reshape(array.shape)
@@ -365,9 +377,13 @@ def ministral3():
     mlx_config = {**config["text_config"], "architectures": ["Ministral3ForCausalLM"]}
     hf = ministral3_text(weights)
     check_agrees(*mlx_greedy(mlx_config, hf, prompt, steps)[:2], f32["first_logits"], f32["greedy_ids"], "ministral3")
-    for qtype in [None, "Q8_0", "Q4_0"]:
+    # Q5_0 and Q5_1, which MLX's loader fails on, with llama.cpp's habit of other types for the
+    # embeddings and the head: the whole file is read by our block reader, Q4_0, Q4_1 and Q8_0 too.
+    mixed = {"Q5_0": {"token_embd.weight": "Q4_0", "output.weight": "Q8_0"}, "Q5_1": {"token_embd.weight": "Q4_1"}}
+    for qtype in [None, "Q8_0", "Q4_0", "Q5_0", "Q5_1"]:
         suffix = (qtype or "f32").lower()
-        stored = write(os.path.join(out, f"ministral3-{suffix}.gguf"), "mistral3", folder, config, tensors, qtype)
+        stored = write(os.path.join(out, f"ministral3-{suffix}.gguf"), "mistral3", folder, config, tensors, qtype,
+                       mixed.get(qtype))
         if qtype is None:
             continue
         replaced = {name: inverse(stored[gg]) for gg, a, name, inverse in tensors if families.quantizable(gg, a)}
@@ -403,9 +419,49 @@ def gpt_oss():
         print(f"gpt_oss_gguf/{os.path.basename(path)}: {os.path.getsize(path)} bytes (compare with {name}/reference.json)")
 
 
+def blocks():
+    import gguf
+
+    out = os.path.join(OUT, "gguf_blocks")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    rng = np.random.default_rng(11)
+    rows, columns = 4, 256
+    writer = gguf.GGUFWriter(os.path.join(out, "blocks.gguf"), "blocks")
+    # Where each K-quant keeps its float16 super-block scales (d, and dmin where it has one).
+    halves_at = {"Q2_K": -4, "Q3_K": -2, "Q4_K": 0, "Q5_K": 0, "Q6_K": -2}
+    for name in ["F16", "BF16", "Q5_0", "Q5_1", "MXFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]:
+        t = gguf.GGMLQuantizationType[name]
+        block, size = gguf.GGML_QUANT_SIZES[t]
+        if name in halves_at:
+            raw = rng.integers(0, 256, (rows, columns // block, size), dtype=np.uint8)
+            # Finite float16 scales: random bytes there could be infinities or NaNs.
+            halves = (rng.standard_normal((rows, columns // block, 2)) * 0.05).astype(np.float16).view(np.uint8)
+            at = halves_at[name] % size
+            n = 2 if name in ("Q3_K", "Q6_K") else 4
+            raw[..., at:at + n] = halves[..., :n]
+            raw = raw.reshape(rows, -1)
+        elif name in ("F16", "BF16"):
+            raw = rng.standard_normal((rows, columns)).astype(np.float32)
+            raw = raw.astype(np.float16).view(np.uint8) if name == "F16" else (raw.view(np.uint32) >> 16).astype(np.uint16).view(np.uint8)
+            raw = raw.reshape(rows, -1)
+        else:
+            raw = gguf.quants.quantize(rng.standard_normal((rows, columns)).astype(np.float32) * 0.3, t)
+        writer.add_tensor(name, raw, raw_shape=raw.shape, raw_dtype=t)
+        expected = gguf.quants.dequantize(raw, t).reshape(rows, columns).astype(np.float32)
+        assert np.isfinite(expected).all(), name
+        writer.add_tensor(f"{name}.expected", expected)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    print(f"gguf_blocks/blocks.gguf: {os.path.getsize(os.path.join(out, 'blocks.gguf'))} bytes")
+
+
 def main():
     ministral3()
     gpt_oss()
+    blocks()
 
 
 if __name__ == "__main__":

@@ -2,9 +2,11 @@
 //! Hugging Face's names. Quantized blocks our kernels read (Q4_0, Q4_1, Q8_0) stay packed (as
 //! MLX's affine 4- and 8-bit groups of 32); the others MLX reads (gguflib's Q4_K, Q6_K, Q2_K)
 //! are widened once at load, to float16. MXFP4, which MLX's loader leaves out, is read from its
-//! blocks here ([`super::gguf_blocks`]: a mixture's experts stay packed in MLX's `mxfp4` mode);
-//! the rest (Q5_0, Q5_1, Q3_K, Q5_K, IQ*) are refused by name before MLX sees them
-//! ([`unreadable_types`]). Architectures whose families read keys of their own (Gemma 3, Qwen3.5,
+//! blocks by our own reader ([`super::gguf_blocks`]: a mixture's experts stay packed in MLX's
+//! `mxfp4` mode); a file with a type MLX's loader fails on (Q5_0, Q5_1, Q3_K, Q5_K) is read by it
+//! whole, MLX reading a copy of the metadata alone (for the vocabulary and template): Q4_0, Q4_1
+//! and Q8_0 packed as MLX packs them, the others widened to float16. The types neither reads (the
+//! IQ types, TQ1_0/TQ2_0) are refused by name before MLX sees the file ([`unreadable_types`]). Architectures whose families read keys of their own (Gemma 3, Qwen3.5,
 //! Qwen3-Next, Mistral 3, gpt-oss) go through [`super::gguf_arch`], which writes their config.json
 //! from the metadata and undoes what llama.cpp's converter changed in the tensors.
 
@@ -42,9 +44,17 @@ fn supported() -> String {
 /// with "gguf_tensor_to_f16 failed", or, for MXFP4, leaves the tensor out without a word.
 const READABLE_TYPES: &[u32] = &[0, 1, 30, 2, 3, 8, 10, 12, 14];
 
+/// MXFP4: MLX's loader leaves it out (our reader reads it) rather than failing on it.
+const MLX_SKIPS: &[u32] = &[39];
+
 /// Whether MLX's loader or [`super::gguf_blocks`] reads tensors of this ggml type.
 fn readable(ggml_type: u32) -> bool {
     READABLE_TYPES.contains(&ggml_type) || super::gguf_blocks::TYPES.contains(&ggml_type)
+}
+
+/// Whether MLX's loader reads this file's tensors (but those it leaves out), rather than failing.
+fn mlx_reads(header: &gguf_header::Header) -> bool {
+    header.tensor_types.iter().all(|t| READABLE_TYPES.contains(t) || MLX_SKIPS.contains(t))
 }
 
 /// The types among `tensor_types` (`gguf_header::Header::tensor_types`) this build cannot read,
@@ -100,6 +110,26 @@ impl GgufLink {
     }
 }
 
+/// A file of `path`'s metadata alone (no tensors), for MLX's reader when it cannot read the
+/// tensors: the vocabulary, template and hyper-parameters come from it. Removed once read.
+fn open_metadata(path: &Path, header: &gguf_header::Header) -> Result<GgufFile> {
+    use std::io::{Seek, SeekFrom};
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let copy = GgufLink(std::env::temp_dir().join(format!("confab-gguf-metadata-{}-{n}.gguf", std::process::id())));
+    let range = &header.metadata_bytes;
+    let mut metadata = vec![0u8; (range.end - range.start) as usize];
+    let mut file = std::fs::File::open(path).map_err(|e| EngineError::io(path, e))?;
+    file.seek(SeekFrom::Start(range.start)).and_then(|_| file.read_exact(&mut metadata)).map_err(|e| EngineError::io(path, e))?;
+    let mut bytes = gguf_header::MAGIC.to_vec();
+    bytes.extend(3u32.to_le_bytes());
+    bytes.extend(0u64.to_le_bytes());
+    bytes.extend(header.metadata_count.to_le_bytes());
+    bytes.extend(metadata);
+    std::fs::write(&copy.0, bytes).map_err(|e| EngineError::io(&copy.0, e))?;
+    GgufFile::load(&copy.0).map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })
+}
+
 impl Drop for GgufLink {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
@@ -122,8 +152,9 @@ fn check_magic(path: &Path) -> Result<()> {
 pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Loaded> {
     check_magic(path)?;
     let header = checked_header(path)?;
-    let file = open(path)?;
-    let meta = Meta { file: &file, path };
+    let whole = !mlx_reads(&header);
+    let file = if whole { open_metadata(path, &header)? } else { open(path)? };
+    let meta = Meta { file: &file, path, tensors: &header.tensors };
     let arch = meta.string("general.architecture").unwrap_or_default();
     let converted = super::gguf_arch::converted(&arch);
     let (config, json) = match converted {
@@ -149,7 +180,8 @@ pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Load
         fingerprint.add(key.as_bytes()).add(format!("{:?}{:?}", array.shape(), array.dtype()).as_bytes());
         tensors.insert(hf_name(&key, names), array);
     }
-    for info in header.tensors.iter().filter(|t| super::gguf_blocks::TYPES.contains(&t.ggml_type)) {
+    // What MLX left out, or (`whole`) every tensor.
+    for info in header.tensors.iter().filter(|t| whole || !READABLE_TYPES.contains(&t.ggml_type)) {
         let stem = hf_name(&info.name, names);
         let stem = stem.strip_suffix(".weight").unwrap_or(&stem).to_string();
         for (part, array) in super::gguf_blocks::read(path, info)? {

@@ -365,9 +365,11 @@ fn gpt_oss_restore(tensors: &mut HashMap<String, Array>, config: &Value, path: &
                 tensors.insert(format!("{e}.gate_up_proj"), interleave(&g, &u, 1)?.swap_axes(-1, -2)?);
                 tensors.insert(format!("{e}.down_proj"), d.swap_axes(-1, -2)?);
             }
-            _ => return Err(corrupt(format!(
+            _ => {
+                return Err(corrupt(format!(
                 "layer {layer}'s experts (ffn_gate_exps, ffn_up_exps, ffn_down_exps) are not all present, or not all MXFP4 or all unpacked"
-            ))),
+            )))
+            }
         }
     }
     Ok(())

@@ -29,6 +29,10 @@ pub struct Header {
     pub tensor_types: std::collections::BTreeSet<u32>,
     /// Every tensor, in the file's order: where its blocks are, for the types read here rather than by MLX.
     pub tensors: Vec<TensorInfo>,
+    /// The metadata's bytes (after the count) and their number of entries, to write a file of the
+    /// metadata alone.
+    pub metadata_bytes: std::ops::Range<u64>,
+    pub metadata_count: u64,
 }
 
 /// One tensor's entry in the header.
@@ -75,11 +79,13 @@ pub fn read_header(path: &Path) -> std::io::Result<Header> {
         return Err(invalid("implausible metadata count"));
     }
     let mut meta = HashMap::new();
+    let metadata_start = r.0.stream_position()?;
     for _ in 0..count {
         let key = r.string()?;
         let kind = r.u32()?;
         meta.insert(key, r.value(kind)?);
     }
+    let metadata_bytes = metadata_start..r.0.stream_position()?;
     if tensors > 1_000_000 {
         return Err(invalid("implausible tensor count"));
     }
@@ -110,7 +116,7 @@ pub fn read_header(path: &Path) -> std::io::Result<Header> {
     for info in &mut infos {
         info.offset = info.offset.checked_add(data).ok_or_else(|| invalid("implausible tensor offset"))?;
     }
-    Ok(Header { metadata: meta, parameters, tensor_types, tensors: infos })
+    Ok(Header { metadata: meta, parameters, tensor_types, tensors: infos, metadata_bytes, metadata_count: count })
 }
 
 fn invalid(msg: &str) -> std::io::Error {
