@@ -623,6 +623,36 @@ mod tests {
         assert_eq!(heads.qkvz_rows().as_slice::<i32>(), [0, 2, 4, 5, 8, 9, 1, 3, 6, 7, 10, 11]);
     }
 
+    /// gpt-oss's MXFP4 experts as our block reader gives them (gate, up, down: MLX's words and
+    /// e8m0 scales) come back as OpenAI's blocks, still packed, gate and up rows interleaved.
+    #[test]
+    fn gpt_oss_mxfp4_experts_stay_packed() {
+        let (experts, width, hidden) = (2, 2, 32);
+        let words = |rows: i32, tag: u32| {
+            let v: Vec<u32> = (0..experts * rows * hidden / 8).map(|i| tag << 24 | i as u32).collect();
+            Array::from_slice(&v, &[experts, rows, hidden / 8])
+        };
+        let scales = |rows: i32, tag: u8| Array::from_slice(&vec![tag; (experts * rows) as usize], &[experts, rows, 1]);
+        let mut t = HashMap::new();
+        let e = "model.layers.0.mlp.experts";
+        for (name, rows, tag) in [("gate", width, 1u8), ("up", width, 2), ("down", hidden, 3)] {
+            t.insert(format!("{e}.{name}_proj.weight"), words(rows, tag as u32));
+            t.insert(format!("{e}.{name}_proj.scales"), scales(rows, tag));
+        }
+        gpt_oss_restore(&mut t, &json!({"num_hidden_layers": 1}), Path::new("x")).unwrap();
+        let blocks = &t[&format!("{e}.gate_up_proj_blocks")];
+        assert_eq!((blocks.dtype(), blocks.shape()), (Dtype::Uint8, &[experts, 2 * width, 1, 16][..]));
+        let row_scales = t[&format!("{e}.gate_up_proj_scales")].reshape(&[-1]).unwrap().as_dtype(Dtype::Int32).unwrap();
+        row_scales.eval().unwrap();
+        assert_eq!(row_scales.as_slice::<i32>(), [1, 2, 1, 2, 1, 2, 1, 2]);
+        // Each row's first word's top byte says where it came from: gate, up, gate, up.
+        let tags = blocks.index((0, .., 0, 3)).as_dtype(Dtype::Int32).unwrap();
+        tags.eval().unwrap();
+        assert_eq!(tags.as_slice::<i32>(), [1, 2, 1, 2]);
+        assert_eq!(t[&format!("{e}.down_proj_blocks")].shape(), [experts, hidden, 1, 16]);
+        assert!(!t.contains_key(&format!("{e}.gate_proj.weight")));
+    }
+
     #[test]
     fn packed_columns_move_with_their_scales() {
         // One row, two heads of 32 columns each, 8-bit: head 1's values first after the move.

@@ -241,6 +241,7 @@ pub fn file_type_name(file_type: i64) -> &'static str {
         16 | 17 => "Q5_K",
         18 => "Q6_K",
         32 => "BF16",
+        38 => "MXFP4",
         _ => "other",
     }
 }
