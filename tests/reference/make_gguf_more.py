@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""GGUF files of the tiny ministral3, gpt_oss and gpt_oss_mxfp4 checkpoints, written with the `gguf`
-package the way llama.cpp's converter (conversion/mistral3.py, llama.py, gpt_oss.py) writes the
-`mistral3` and `gpt-oss` architectures, with references for the quantized ones.
+"""GGUF files of the tiny ministral3, gemma4, gpt_oss and gpt_oss_mxfp4 checkpoints, written with the `gguf`
+package the way llama.cpp's converter (conversion/mistral3.py, llama.py, gemma.py, gpt_oss.py) writes the
+`mistral3`, `gemma4` and `gpt-oss` architectures, with references for the quantized ones.
 
     /opt/confab-ref/bin/python tests/reference/make_gguf_more.py
 
 Needs the `gguf` package (0.19), mlx and mlx-lm 0.32.2, numpy and safetensors: the reference venv of
 docs/tests.md ('Reference fixtures') has them all. Works offline. CI never runs this; the outputs are
-committed. It deletes and rewrites only ministral3_gguf/ and gpt_oss_gguf/ below (under 1 MB a file), in
-a few seconds.
+committed. It deletes and rewrites only ministral3_gguf/, gemma4_gguf/, gpt_oss_gguf/ and gguf_blocks/
+below (under 1 MB a file but gemma4's F32, 1.27 MB, its text weights' size), in a few seconds.
 
 Sources: the safetensors fixtures under tests/reference/fixtures/tiny/ (ministral3 from make_ministral3.py,
-gpt_oss and gpt_oss_mxfp4 from make_gpt_oss.py) and their reference.json (transformers, float32; torch is
+gemma4 from make_gemma4.py, gpt_oss and gpt_oss_mxfp4 from make_gpt_oss.py) and their reference.json (transformers, float32; torch is
 not in the reference venv any more, so the quantized references come from mlx-lm).
 
 What it makes:
@@ -26,6 +26,10 @@ What it makes:
                      reference-<type>.json for each: mlx-lm's float32 forward pass with each
                      quantized matrix replaced by gguf.quants.dequantize() of its blocks (the converter's
                      reordering undone).
+  gemma4_gguf/gemma4-f32.gguf            the text model, every tensor F32: must give gemma4/reference.json (transformers
+                     5.24, the multimodal checkpoint's text path).
+  gemma4_gguf/gemma4-q8_0.gguf, -q4_0.gguf, reference-q8_0.json, reference-q4_0.json
+                     as ministral3's (mlx-lm 0.32.2's gemma4_text, on the released config dialect).
   gpt_oss_gguf/gpt_oss-f32.gguf          every tensor F32 (experts dense): must give gpt_oss/reference.json.
   gpt_oss_gguf/gpt_oss_mxfp4-mxfp4.gguf  the experts MXFP4 as the converter repacks OpenAI's blocks (the same
                      e2m1 values and e8m0 scales, bytes moved), the rest F32: must give
@@ -53,6 +57,16 @@ The converter's changes, per architecture:
            llama's; metadata as llama's (vocab_size, rope.dimension_count) plus YaRN's (rope.scaling.type
            yarn, factor, original_context_length, yarn_beta_fast/slow), yarn_log_multiplier (mscale_all_dim)
            and attention.temperature_scale (llama_4_scaling_beta).
+  gemma4   (Gemma4Model, a Gemma3Model without the 1 + w norms) the text tensors by gguf's name map for
+           gemma4 (layer_scalar as layer_output_scale.weight); key_length/value_length the full layers'
+           head size, *_swa the sliding ones'; head_count_kv and feed_forward_length per layer (double-wide
+           MLPs in the shared-KV layers); sliding_window_pattern, shared_kv_layers,
+           embedding_length_per_layer_input, rope.dimension_count(_swa), final_logit_softcapping; the full
+           layers' proportional RoPE as a rope_freqs tensor (1 for the rotated pairs, 1e30 for the rest).
+           K = V on the full layers shows as their missing attn_v. (The converter takes the full layers'
+           sizes from global_head_dim / num_global_key_value_heads; this checkpoint's config says them in
+           transformers 5.24's per_layer_config.) The vocabulary as the others' (this tiny one is byte-level
+           BPE); llama.cpp writes real Gemma 4 vocabularies as tokenizer model `gemma4`.
   gpt-oss  (GptOssModel) experts split: transformers' gate_up_proj [E, H, 2I] (gate and up interleaved along
            the last axis) transposed and split into ffn_gate_exps and ffn_up_exps [E, I, H], down_proj
            transposed to ffn_down_exps [E, H, I], biases likewise split; MXFP4 blocks ([E, out, in/32, 16],
@@ -273,7 +287,7 @@ def write(path, arch, folder, config, tensors, qtype, overrides=None):
     overrides = overrides or {}
     writer = gguf.GGUFWriter(path, arch)
     writer.add_name(f"tiny {os.path.basename(folder)}")
-    {"mistral3": ministral3_metadata, "gpt-oss": gpt_oss_metadata}[arch](writer, config)
+    {"mistral3": ministral3_metadata, "gpt-oss": gpt_oss_metadata, "gemma4": gemma4_metadata}[arch](writer, config)
     raw_types = {t[1][1] for t in tensors if isinstance(t[1], tuple)}
     file_type = gguf.LlamaFileType.MOSTLY_MXFP4_MOE if raw_types else {
         None: gguf.LlamaFileType.ALL_F32, "Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0, "Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0,
@@ -301,7 +315,8 @@ def write(path, arch, folder, config, tensors, qtype, overrides=None):
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    assert os.path.getsize(path) < 1 << 20, path
+    # Under 1 MB, or (gemma4: 1.27 MB) no larger than the text weights and the vocabulary.
+    assert os.path.getsize(path) < max(1 << 20, sum(np.asarray(t[1] if not isinstance(t[1], tuple) else t[1][0]).nbytes for t in tensors) + (32 << 10)), path
     assert gguf.GGUFReader(path).fields["general.architecture"].contents() == arch
     return stored
 
@@ -419,6 +434,105 @@ def gpt_oss():
         print(f"gpt_oss_gguf/{os.path.basename(path)}: {os.path.getsize(path)} bytes (compare with {name}/reference.json)")
 
 
+# ----------------------------------------------------------------------------------------------------
+# gemma4 (text)
+
+def gemma4_tensors(weights, config):
+    """The text model's tensors under llama.cpp's names (gguf's own name map for `gemma4`, as the
+    converter maps them); `layer_scalar` as `layer_output_scale.weight`; norms as they are (Gemma 4's
+    are not stored as 1 + w); the full layers' `rope_freqs` (proportional RoPE: 1 for the rotated
+    frequency pairs, 1e30 for the rest)."""
+    import gguf
+
+    c = config["text_config"]
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.GEMMA4, c["num_hidden_layers"])
+    out = []
+    for name, w in weights.items():
+        if not name.startswith("model.language_model."):
+            continue
+        hf = name.replace("model.language_model.", "model.")
+        base = hf.removesuffix(".weight")
+        gg = names.get_name(base)
+        assert gg is not None, hf
+        out.append((f"{gg}.weight", w.reshape(-1) if base.endswith("layer_scalar") else w, name, lambda a: a))
+    full = c["rope_parameters"]["full_attention"]
+    global_head_dim = c["per_layer_config"][str(c["layer_types"].index("full_attention"))]["head_dim"]
+    rotated = int(global_head_dim * full["partial_rotary_factor"] / 2)
+    freqs = np.array([1.0] * rotated + [1e30] * (global_head_dim // 2 - rotated), np.float32)
+    out.append(("rope_freqs.weight", freqs, None, None))
+    return out
+
+
+def gemma4_metadata(writer, config):
+    c = config["text_config"]
+    layers = c["layer_types"]
+    per_layer = c["per_layer_config"]
+    head_dim = lambda i: per_layer.get(str(i), {}).get("head_dim", c["head_dim"])  # noqa: E731
+    kv_heads = lambda i: per_layer.get(str(i), {}).get("num_key_value_heads", c["num_key_value_heads"])  # noqa: E731
+    full = layers.index("full_attention")
+    sliding = layers.index("sliding_attention")
+    writer.add_context_length(c["max_position_embeddings"])
+    writer.add_embedding_length(c["hidden_size"])
+    writer.add_block_count(c["num_hidden_layers"])
+    shared = c["num_kv_shared_layers"]
+    first_shared = c["num_hidden_layers"] - shared
+    wide = c.get("use_double_wide_mlp", False)
+    writer.add_feed_forward_length([c["intermediate_size"] * (2 if wide and i >= first_shared else 1) for i in range(len(layers))])
+    writer.add_head_count(c["num_attention_heads"])
+    writer.add_head_count_kv([kv_heads(i) for i in range(len(layers))])
+    writer.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    writer.add_key_length(head_dim(full))
+    writer.add_value_length(head_dim(full))
+    writer.add_key_length_swa(head_dim(sliding))
+    writer.add_value_length_swa(head_dim(sliding))
+    rope = c["rope_parameters"]
+    writer.add_rope_freq_base(rope["full_attention"]["rope_theta"])
+    writer.add_rope_freq_base_swa(rope["sliding_attention"]["rope_theta"])
+    writer.add_rope_dimension_count(head_dim(full))
+    writer.add_rope_dimension_count_swa(int(head_dim(sliding) * rope["sliding_attention"].get("partial_rotary_factor", 1.0)))
+    writer.add_final_logit_softcapping(c["final_logit_softcapping"])
+    writer.add_sliding_window(c["sliding_window"])
+    writer.add_sliding_window_pattern([t == "sliding_attention" for t in layers])
+    writer.add_shared_kv_layers(shared)
+    writer.add_embedding_length_per_layer_input(c["hidden_size_per_layer_input"])
+    # What the converter leaves to the tensors: K = V on full layers (no attn_v there), the
+    # MoE block (not in this checkpoint).
+    assert c["attention_k_eq_v"] and not c.get("enable_moe_block")
+
+
+def gemma4():
+    folder = os.path.join(OUT, "gemma4")
+    config = families.read_json(os.path.join(folder, "config.json"))
+    ref = families.read_json(os.path.join(folder, "reference.json"))
+    weights = families.load_weights(folder)
+    out = os.path.join(OUT, "gemma4_gguf")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    tensors = gemma4_tensors(weights, config)
+    # mlx-lm reads the released config dialect (global_head_dim, num_global_key_value_heads), not
+    # transformers 5.24's per_layer_config; the same model.
+    text = dict(config["text_config"])
+    per_layer = text.pop("per_layer_config")
+    full = str(text["layer_types"].index("full_attention"))
+    mlx_config = {**text, "model_type": "gemma4_text", "global_head_dim": per_layer[full]["head_dim"],
+                  "num_global_key_value_heads": per_layer[full]["num_key_value_heads"]}
+    mlx_name = lambda name: name.replace("model.language_model.", "model.")  # noqa: E731
+    hf = {mlx_name(k): v for k, v in weights.items() if k.startswith("model.language_model.")}
+    check_agrees(*mlx_greedy(mlx_config, hf, ref["prompt_ids"], ref["steps"])[:2], ref["first_logits"], ref["greedy_ids"], "gemma4")
+    for qtype in [None, "Q8_0", "Q4_0"]:
+        suffix = (qtype or "f32").lower()
+        path = os.path.join(out, f"gemma4-{suffix}.gguf")
+        stored = write(path, "gemma4", folder, config, tensors, qtype)
+        if qtype is None:
+            print(f"gemma4_gguf/gemma4-f32.gguf: {os.path.getsize(path)} bytes (compare with gemma4/reference.json)")
+            continue
+        replaced = {mlx_name(name): stored[gg].reshape(hf[mlx_name(name)].shape) for gg, a, name, _ in tensors
+                    if name is not None and families.quantizable(gg, a)}
+        first, ids, gaps = mlx_greedy(mlx_config, {**hf, **replaced}, ref["prompt_ids"], ref["steps"])
+        reference(os.path.join(out, f"reference-{suffix}.json"), f"gemma4-{suffix}", qtype, ref["prompt_ids"],
+                  ref["steps"], first, ids, gaps, ref, replaced, "gemma4/reference.json")
+
+
 def blocks():
     import gguf
 
@@ -461,6 +575,7 @@ def blocks():
 def main():
     ministral3()
     gpt_oss()
+    gemma4()
     blocks()
 
 

@@ -1,6 +1,6 @@
 //! GGUF files of the families whose converter reshapes tensors and whose config has keys of its
-//! own (Gemma 3, Qwen3.5, Qwen3.5-MoE, Qwen3-Next; Ministral 3 and gpt-oss from
-//! tests/reference/make_gguf_more.py), written by tests/reference/make_gguf_families.py with the `gguf`
+//! own (Gemma 3, Qwen3.5, Qwen3.5-MoE, Qwen3-Next; Ministral 3, Gemma 4 and gpt-oss from
+//! tests/reference/make_gguf_more.py, whose quantized references are mlx-lm's), written by tests/reference/make_gguf_families.py with the `gguf`
 //! package the way llama.cpp's convert_hf_to_gguf.py writes them, from the tiny safetensors
 //! fixtures:
 //! - F32: the safetensors form's reference (transformers, float32) within the fidelity tests'
@@ -140,6 +140,18 @@ fn ministral3_gguf() {
 fn ministral3_gguf_in_types_mlx_cannot_read() {
     let engine = Engine::start(EngineOptions::default()).unwrap();
     check_quantized_as(&engine, "ministral3", &["q5_0", "q5_1"]);
+}
+
+/// Gemma 4's text model as llama.cpp writes `gemma4`: head sizes and KV heads per layer, K = V on
+/// the full layers (no attn_v), shared-KV layers, per-layer embeddings, double-wide MLPs in the
+/// shared layers, the full layers' proportional RoPE as `rope_freqs`. F32 against transformers (the
+/// safetensors fixture's reference), Q8_0 and Q4_0 against mlx-lm on gguf's own dequantization.
+#[test]
+fn gemma4_gguf() {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let path = fixture("gemma4_gguf").join("gemma4-f32.gguf");
+    check_unquantized(&engine, &path, &json(&fixture("gemma4").join("reference.json")), 400);
+    check_quantized(&engine, "gemma4");
 }
 
 /// gpt-oss with its experts split and transposed, sinks and router renamed, YaRN in rope keys.

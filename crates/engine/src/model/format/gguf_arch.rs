@@ -1,5 +1,5 @@
-//! GGUF architectures whose families read their own config.json keys (Gemma 3, Qwen3.5, Qwen3.5
-//! MoE, Qwen3-Next, Mistral 3, gpt-oss): the metadata is turned into the config.json their Hugging Face checkpoints
+//! GGUF architectures whose families read their own config.json keys (Gemma 3, Gemma 4, Qwen3.5,
+//! Qwen3.5 MoE, Qwen3-Next, Mistral 3, gpt-oss): the metadata is turned into the config.json their Hugging Face checkpoints
 //! carry, read by the same parser, and what llama.cpp's converter changed in the tensors is undone
 //! so the family loads them as it loads a Hugging Face or mlx-lm folder.
 //!
@@ -23,6 +23,11 @@
 //!   RoPE (put back here: each head's even rows, then its odd ones); YaRN in the `rope.scaling.*`
 //!   keys, `mscale_all_dim` as `yarn_log_multiplier` (read as both mscales: the converter keeps one)
 //!   and `llama_4_scaling_beta` as `attention.temperature_scale`.
+//! - `gemma4` (text; dense): norms as they are (not `1 + w`); the full layers' head size in
+//!   `key_length`, the sliding ones' in `key_length_swa`, KV heads and MLP widths per layer; K = V
+//!   on full layers shown by their missing `attn_v`; the full layers' proportional RoPE as a
+//!   `rope_freqs` tensor (1 for each rotated pair, 1e30 for the rest), read into
+//!   `partial_rotary_factor` and dropped; `layer_scalar` as `layer_output_scale.weight`.
 //! - `gpt-oss`: transformers' `gate_up_proj` [E, H, 2I] (gate and up interleaved) split and
 //!   transposed into `ffn_gate_exps` and `ffn_up_exps` [E, I, H], `down_proj` into
 //!   `ffn_down_exps` [E, H, I], biases split alike (all put back here, interleaved, as the family
@@ -55,6 +60,7 @@ pub(super) const CONVERTED: &[(&str, &str, Converted)] = &[
     ("qwen3next", "qwen3_next", Converted { names: &QWEN35, config: qwen35_config, restore: qwen35_restore }),
     ("mistral3", "ministral3", Converted { names: &super::gguf::LLAMA, config: mistral3_config, restore: mistral3_restore }),
     ("gpt-oss", "gpt_oss", Converted { names: &GPT_OSS, config: gpt_oss_config, restore: gpt_oss_restore }),
+    ("gemma4", "gemma4_text", Converted { names: &GEMMA4, config: gemma4_config, restore: gemma4_restore }),
 ];
 
 pub(super) fn converted(arch: &str) -> Option<(&'static str, &'static Converted)> {
@@ -112,6 +118,37 @@ const QWEN35: Names = Names {
         ("ffn_gate_exps", "mlp.switch_mlp.gate_proj"),
         ("ffn_up_exps", "mlp.switch_mlp.up_proj"),
         ("ffn_down_exps", "mlp.switch_mlp.down_proj"),
+    ],
+};
+
+/// Gemma 4's text model (per-layer embeddings; `layer_output_scale.weight` is `layer_scalar`).
+const GEMMA4: Names = Names {
+    top: &[
+        ("token_embd", "model.embed_tokens"),
+        ("output_norm", "model.norm"),
+        ("output", "lm_head"),
+        ("per_layer_token_embd", "model.embed_tokens_per_layer"),
+        ("per_layer_model_proj", "model.per_layer_model_projection"),
+        ("per_layer_proj_norm", "model.per_layer_projection_norm"),
+    ],
+    block: &[
+        ("attn_norm", "input_layernorm"),
+        ("post_attention_norm", "post_attention_layernorm"),
+        ("ffn_norm", "pre_feedforward_layernorm"),
+        ("post_ffw_norm", "post_feedforward_layernorm"),
+        ("attn_q_norm", "self_attn.q_norm"),
+        ("attn_k_norm", "self_attn.k_norm"),
+        ("attn_q", "self_attn.q_proj"),
+        ("attn_k", "self_attn.k_proj"),
+        ("attn_v", "self_attn.v_proj"),
+        ("attn_output", "self_attn.o_proj"),
+        ("ffn_gate", "mlp.gate_proj"),
+        ("ffn_up", "mlp.up_proj"),
+        ("ffn_down", "mlp.down_proj"),
+        ("inp_gate", "per_layer_input_gate"),
+        ("proj", "per_layer_projection"),
+        ("post_norm", "post_per_layer_input_norm"),
+        ("layer_output_scale", "layer_scalar"),
     ],
 };
 
@@ -371,6 +408,89 @@ fn gpt_oss_restore(tensors: &mut HashMap<String, Array>, config: &Value, path: &
             )))
             }
         }
+    }
+    Ok(())
+}
+
+/// Gemma 4's text config: head sizes and KV heads per layer (`per_layer_config`, from the full
+/// layers' `key_length` and the sliding ones' `key_length_swa`, and the per-layer
+/// `head_count_kv`), K = V where a full layer has no `attn_v`, the shared-KV layers, the per-layer
+/// embeddings' width and vocabulary, and the full layers' proportional RoPE from `rope_freqs`
+/// (1 for a rotated frequency pair, 1e30 for the rest).
+fn gemma4_config(m: &Meta, model_type: &str) -> Result<Value> {
+    let key = |k: &str| format!("gemma4.{k}");
+    let mut c = common(m, "gemma4", model_type)?;
+    let layers = m.require(&key("block_count"))?;
+    let bad = |reason: String| EngineError::ModelFormat { path: m.path.into(), reason };
+    if m.number(&key("expert_count")).is_some() {
+        return Err(bad("GGUF files of Gemma 4's mixture-of-experts models are not read yet; pick the Hugging Face or MLX folder".into()));
+    }
+    let per_layer = |name: &str| -> Result<Vec<f64>> {
+        let values = m.numbers(&key(name)).ok_or_else(|| bad(format!("GGUF metadata has no `{}`", key(name))))?;
+        match values.len() {
+            1 => Ok(vec![values[0]; layers]),
+            n if n == layers => Ok(values),
+            n => Err(bad(format!("GGUF metadata lists `{}` for {n} layers but block_count is {layers}", key(name)))),
+        }
+    };
+    let sliding: Vec<bool> = per_layer("attention.sliding_window_pattern")?.iter().map(|&s| s != 0.0).collect();
+    let kv_heads = per_layer("attention.head_count_kv")?;
+    let widths = per_layer("feed_forward_length")?;
+    let (full_dim, sliding_dim) = (m.require(&key("attention.key_length"))?, m.require(&key("attention.key_length_swa"))?);
+    let layer_config: Map<String, Value> = (0..layers)
+        .map(|i| {
+            let dim = if sliding[i] { sliding_dim } else { full_dim };
+            (i.to_string(), json!({"head_dim": dim, "num_key_value_heads": kv_heads[i] as usize}))
+        })
+        .collect();
+    c.insert("per_layer_config".into(), Value::Object(layer_config));
+    c.insert("head_dim".into(), json!(sliding_dim));
+    c.insert("global_head_dim".into(), json!(full_dim));
+    let first_sliding = sliding.iter().position(|&s| s).unwrap_or(0);
+    c.insert("num_key_value_heads".into(), json!(kv_heads[first_sliding] as usize));
+    let full_layers: Vec<usize> = (0..layers).filter(|&i| !sliding[i]).collect();
+    let k_eq_v = !full_layers.is_empty() && full_layers.iter().all(|i| !m.has_tensor(&format!("blk.{i}.attn_v.weight")));
+    c.insert("attention_k_eq_v".into(), json!(k_eq_v));
+    c.insert("intermediate_size".into(), json!(widths[0] as usize));
+    c.insert("use_double_wide_mlp".into(), json!(widths.iter().any(|&w| w != widths[0])));
+    let types: Vec<&str> = sliding.iter().map(|&s| if s { "sliding_attention" } else { "full_attention" }).collect();
+    c.insert("layer_types".into(), json!(types));
+    if let Some(window) = m.number(&key("attention.sliding_window")) {
+        c.insert("sliding_window".into(), json!(window as usize));
+    }
+    c.insert("num_kv_shared_layers".into(), json!(m.number(&key("attention.shared_kv_layers")).map_or(0, |v| v as usize)));
+    if let Some(width) = m.number(&key("embedding_length_per_layer_input")).filter(|&w| w > 0.0) {
+        c.insert("hidden_size_per_layer_input".into(), json!(width as usize));
+        let rows = m.tensors.iter().find(|t| t.name == "per_layer_token_embd.weight").and_then(|t| t.dims.get(1).copied());
+        c.insert("vocab_size_per_layer_input".into(), json!(rows.unwrap_or(c["vocab_size"].as_u64().unwrap_or(0))));
+    }
+    if let Some(cap) = m.number(&key("final_logit_softcapping")) {
+        c.insert("final_logit_softcapping".into(), json!(cap));
+    }
+    let rotated = match m.tensors.iter().find(|t| t.name == "rope_freqs.weight") {
+        Some(info) => {
+            let parts = super::gguf_blocks::read(m.path, info)?;
+            let freqs = parts[0].1.as_dtype(Dtype::Float32)?;
+            freqs.eval()?;
+            freqs.as_slice::<f32>().iter().filter(|&&f| f == 1.0).count()
+        }
+        None => full_dim / 2,
+    };
+    let full_rope = json!({"rope_type": "proportional", "rope_theta": m.number(&key("rope.freq_base")).unwrap_or(1_000_000.0),
+        "partial_rotary_factor": rotated as f64 / (full_dim as f64 / 2.0)});
+    let sliding_rope = json!({"rope_type": "default", "rope_theta": m.number(&key("rope.freq_base_swa")).unwrap_or(10_000.0)});
+    c.insert("rope_parameters".into(), json!({"full_attention": full_rope, "sliding_attention": sliding_rope}));
+    c.insert("hidden_activation".into(), json!("gelu_pytorch_tanh"));
+    Ok(Value::Object(c))
+}
+
+/// `rope_freqs` is read into the config; `layer_scalar` is a bare name.
+fn gemma4_restore(tensors: &mut HashMap<String, Array>, _config: &Value, _path: &Path) -> Result<()> {
+    tensors.remove("rope_freqs.weight");
+    let scalars: Vec<String> = tensors.keys().filter(|k| k.ends_with(".layer_scalar.weight")).cloned().collect();
+    for name in scalars {
+        let t = tensors.remove(&name).expect("listed above");
+        tensors.insert(name.trim_end_matches(".weight").to_string(), t);
     }
     Ok(())
 }
