@@ -104,6 +104,18 @@ fn corrupt_gguf() {
     let err = load_error(&engine, &truncated);
     assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
     assert_says(&err, &["Download the model again"]);
+
+    // Cut short where our own block reader reads the tensors (Q5_0, which MLX's loader fails on;
+    // gpt-oss's MXFP4 experts, which it leaves out): the error names the tensor whose blocks run out.
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny");
+    for file in ["ministral3_gguf/ministral3-q5_0.gguf", "gpt_oss_gguf/gpt_oss_mxfp4-mxfp4.gguf"] {
+        let bytes = std::fs::read(tiny.join(file)).unwrap();
+        let truncated = dir.path().join("truncated-blocks.gguf");
+        std::fs::write(&truncated, &bytes[..bytes.len() - 100]).unwrap();
+        let err = load_error(&engine, &truncated);
+        assert!(matches!(err, EngineError::CorruptWeights { .. }), "{file}: {err:?}");
+        assert_says(&err, &["run past the end of the file", "Download the model again"]);
+    }
 }
 
 /// A one-tensor llama GGUF whose tensor is `blocks` bytes of ggml type `ggml_type`.
