@@ -150,9 +150,15 @@ fn check_magic(path: &Path) -> Result<()> {
 /// `defaults_of`: what each model type means by a config key it leaves out (for the architectures
 /// read through a config.json).
 pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Loaded> {
+    load_as(path, defaults_of, false)
+}
+
+/// `load`, the whole file through our own block reader if `own_reader` (else only where MLX's
+/// loader cannot read it).
+fn load_as(path: &Path, defaults_of: fn(&str) -> ConfigDefaults, own_reader: bool) -> Result<Loaded> {
     check_magic(path)?;
     let header = checked_header(path)?;
-    let whole = !mlx_reads(&header);
+    let whole = own_reader || !mlx_reads(&header);
     let file = if whole { open_metadata(path, &header)? } else { open(path)? };
     let meta = Meta { file: &file, path, tensors: &header.tensors };
     let arch = meta.string("general.architecture").unwrap_or_default();
@@ -182,11 +188,15 @@ pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Load
     }
     // What MLX left out, or (`whole`) every tensor.
     for info in header.tensors.iter().filter(|t| whole || !READABLE_TYPES.contains(&t.ggml_type)) {
-        let stem = hf_name(&info.name, names);
-        let stem = stem.strip_suffix(".weight").unwrap_or(&stem).to_string();
+        let name = hf_name(&info.name, names);
         for (part, array) in super::gguf_blocks::read(path, info)? {
             fingerprint.add(info.name.as_bytes()).add(format!("{part}{:?}{:?}", array.shape(), array.dtype()).as_bytes());
-            tensors.insert(format!("{stem}.{part}"), array);
+            // A packed weight's scales (and biases) beside it, as MLX's loader names them.
+            let key = match name.strip_suffix(".weight") {
+                Some(stem) if part != "weight" => format!("{stem}.{part}"),
+                _ => name.clone(),
+            };
+            tensors.insert(key, array);
         }
     }
     if let (Some((_, c)), Some(json)) = (converted, &json) {
@@ -312,6 +322,43 @@ impl Meta<'_> {
 #[cfg(test)]
 mod tests {
     use super::{CONVOLUTION_HYBRID, LLAMA};
+
+    /// Our own block reader reads what MLX's loader reads, bit for bit and under the same names
+    /// (F32 with biases and sinks, Q8_0 and Q4_0 packed, MXFP4 experts, per-layer embeddings, short
+    /// convolutions): a whole file goes through it when it holds a type MLX's loader fails on.
+    #[test]
+    fn own_reader_reads_as_mlx_does() {
+        let tiny = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny");
+        for file in [
+            "gpt_oss_gguf/gpt_oss-f32.gguf",
+            "gpt_oss_gguf/gpt_oss_mxfp4-mxfp4.gguf",
+            "ministral3_gguf/ministral3-q8_0.gguf",
+            "ministral3_gguf/ministral3-q4_0.gguf",
+            "qwen3_5_moe_gguf/qwen3_5_moe-q4_0.gguf",
+            "gemma4_gguf/gemma4-q8_0.gguf",
+            "lfm2_gguf/lfm2.gguf",
+            "smollm3_gguf/smollm3-f16.gguf",
+            "gemma3_gguf/gemma3-q4_0.gguf",
+        ] {
+            let path = tiny.join(file);
+            let defaults = crate::model::registry::defaults;
+            let (mlx, own) = (super::load_as(&path, defaults, false).unwrap(), super::load_as(&path, defaults, true).unwrap());
+            assert_eq!(format!("{:?}", mlx.config), format!("{:?}", own.config), "{file}");
+            let mut names: Vec<String> = mlx.weights.remaining().cloned().collect();
+            names.sort();
+            let mut own_names: Vec<String> = own.weights.remaining().cloned().collect();
+            own_names.sort();
+            assert_eq!(names, own_names, "{file}");
+            let (mut mlx, mut own) = (mlx.weights, own.weights);
+            for name in names {
+                let (a, b) = (mlx.take(&name).unwrap(), own.take(&name).unwrap());
+                assert_eq!((a.shape(), a.dtype()), (b.shape(), b.dtype()), "{file}: {name}");
+                let same = mlx_rs::ops::array_eq(&a, &b, true).unwrap();
+                same.eval().unwrap();
+                assert!(same.item::<bool>(), "{file}: {name} differs");
+            }
+        }
+    }
 
     fn hf_name(gguf: &str) -> String {
         super::hf_name(gguf, &LLAMA)
