@@ -355,7 +355,7 @@ mod tests {
                 assert_eq!((a.shape(), a.dtype()), (b.shape(), b.dtype()), "{file}: {name}");
                 let same = mlx_rs::ops::array_eq(&a, &b, true).unwrap();
                 same.eval().unwrap();
-                assert!(same.item::<bool>(), "{file}: {name} differs");
+                assert!(same.item_exact::<bool>(), "{file}: {name} differs");
             }
         }
     }
