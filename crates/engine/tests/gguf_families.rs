@@ -211,3 +211,22 @@ fn gguf_of_an_architecture_we_do_not_run_is_named() {
         }
     }
 }
+
+/// A GGUF whose vocabulary type the tokenizer does not read (llama.cpp writes Gemma 4's as
+/// `gemma4`; here the fixture's `gpt2` renamed): loading names it and the types read, and the
+/// picker shows the file as not supported for that reason rather than failing when picked.
+#[test]
+fn gguf_of_a_vocabulary_type_we_do_not_read_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = renamed_copy(&fixture("gemma4_gguf").join("gemma4-f32.gguf"), b"gpt2", b"gem4", dir.path());
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let err = engine.load(&path, LoadOptions::default(), |_| {}).map(|_| ()).unwrap_err();
+    assert!(matches!(err, EngineError::MissingTokenizer { .. }), "{err:?}");
+    let text = err.to_string();
+    for words in ["`gem4`", "supported: gpt2, llama", "Hugging Face folder"] {
+        assert!(text.contains(words), "{text}");
+    }
+    let summary = confab_engine::model::discover::discover(&[dir.path().to_path_buf()]).into_iter().find(|m| m.path == path).unwrap();
+    assert!(!summary.supported);
+    assert_eq!(summary.unsupported_reason.as_deref(), Some("Its gem4 vocabulary isn't supported yet"));
+}
