@@ -3,6 +3,7 @@
 mod attachments;
 mod conversations;
 mod db;
+mod document_index;
 mod error;
 mod ids;
 mod messages;
@@ -17,6 +18,7 @@ mod tool_calls;
 pub use attachments::{Attachment, AttachmentHash, AttachmentMeta};
 pub use conversations::{Conversation, ConversationCursor, ConversationPage, NewConversation, MAX_PAGE};
 pub use db::Store;
+pub use document_index::{IndexKey, Indexed, NewPassage, PassageHit, PassageQuery, RetrievalMode, MAX_PASSAGE_HITS, RRF_K};
 pub use error::{Result, StoreError};
 pub use ids::{ConversationId, MessageId};
 pub use messages::{Message, ReplyStats, Siblings};

@@ -3,6 +3,7 @@
 
 mod attachments;
 mod conversations;
+mod document_index;
 mod kill;
 mod messages;
 mod open;
