@@ -49,6 +49,13 @@ pub struct IndexProgress {
 /// `document-index` event).
 pub type Progress<'a> = dyn Fn(IndexProgress) + Send + Sync + 'a;
 
+/// What a search for a reply reports to, and its Stop switch (checked between batches of
+/// passages embedded: an index left unfinished is not kept).
+pub struct Search<'a> {
+    pub progress: &'a Progress<'a>,
+    pub cancel: &'a std::sync::atomic::AtomicBool,
+}
+
 /// A prompt for the local model, with the passages it was given (none when its documents went
 /// in whole).
 pub struct DocumentPrompt {
@@ -60,7 +67,7 @@ pub struct DocumentPrompt {
 /// (`confab_documents::plan_documents`, the rule); the others searched for the branch's last
 /// user message, whose turn is given the passages found.
 pub async fn local_prompt(
-    progress: &Progress<'_>,
+    search_with: &Search<'_>,
     state: &Arc<AppState>,
     model: &Current,
     settings: &Settings,
@@ -92,7 +99,7 @@ pub async fn local_prompt(
         )));
     }
     for attachment in &searched {
-        ensure_indexed(progress, state, &embedder, &chunking, attachment).await?;
+        ensure_indexed(search_with, state, &embedder, &chunking, attachment).await?;
     }
     let question = branch.iter().rev().find(|m| m.role == Role::User).map(|m| m.content.clone()).unwrap_or_default();
     let sources = search(state, &embedder, &chunking, &searched, &question, plan.passages).await?;
@@ -234,7 +241,7 @@ fn chunk_settings(embedding_max_tokens: Option<usize>) -> ChunkSettings {
 /// the store; the window hears how far it has come (`document-index`). One index is made at a
 /// time.
 async fn ensure_indexed(
-    report: &Progress<'_>,
+    search_with: &Search<'_>,
     state: &Arc<AppState>,
     embedder: &Loaded,
     chunking: &ChunkSettings,
@@ -252,12 +259,17 @@ async fn ensure_indexed(
     let passages = tauri::async_runtime::spawn_blocking(move || chunk_document(&document, &settings)).await?;
     let hash = attachment.hash.as_str().to_owned();
     let total = passages.len() as u32;
-    let progress =
-        |embedded: usize, done: bool| report(IndexProgress { hash: hash.clone(), embedded: embedded as u32, passages: total, done });
+    let progress = |embedded: usize, done: bool| {
+        (search_with.progress)(IndexProgress { hash: hash.clone(), embedded: embedded as u32, passages: total, done })
+    };
     progress(0, false);
     let name = attachment.original_name.as_deref().unwrap_or("the document");
     let mut indexed = Vec::with_capacity(passages.len());
     for batch in passages.chunks(EMBED_BATCH) {
+        if search_with.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            progress(indexed.len(), true);
+            return Err(Failure(format!("Stopped while {name} was being indexed; send the question again to go on.")));
+        }
         let texts = batch.iter().map(|p| p.text.clone()).collect();
         let vectors = match embedder::embed(&state.engine, embedder, texts, EmbedPrompt::Document).await {
             Ok(vectors) => vectors,
@@ -436,6 +448,8 @@ mod tests {
             let branch = asked(&state.store, "tests/reference/fixtures/documents/long_report.pdf", question).await;
             let heard = Mutex::new(Vec::new());
             let progress = |p: IndexProgress| lock(&heard).push(p);
+            let cancel = std::sync::atomic::AtomicBool::new(false);
+            let progress = Search { progress: &progress, cancel: &cancel };
 
             let prompt = local_prompt(&progress, &state, &model, &settings, "", &branch, false).await.unwrap();
             let first = std::mem::take(&mut *lock(&heard));
@@ -470,15 +484,25 @@ mod tests {
     }
 
     #[test]
-    fn a_document_that_fits_goes_whole_and_one_that_does_not_without_an_embedding_model_says_how() {
+    fn a_document_that_fits_goes_whole_one_that_does_not_stops_on_stop_or_without_an_embedding_model_says_how() {
         let dir = tempfile::tempdir().unwrap();
         tauri::async_runtime::block_on(async {
             let (state, model, settings) = app(dir.path(), &tiny_llama()).await;
             let branch = asked(&state.store, "crates/documents/tests/fixtures/two_pages.pdf", "What grew?").await;
             let quiet = |_: IndexProgress| panic!("nothing is indexed");
+            let cancel = std::sync::atomic::AtomicBool::new(false);
+            let quiet = Search { progress: &quiet, cancel: &cancel };
             let prompt = local_prompt(&quiet, &state, &model, &settings, "", &branch, false).await.unwrap();
             assert!(prompt.sources.is_empty());
             assert!(prompt.messages[0].content.starts_with("<document name=\"two_pages.pdf\""), "{}", prompt.messages[0].content);
+
+            // Stop pressed while it is indexed: it stops between batches, and says so.
+            let long = asked(&state.store, "tests/reference/fixtures/documents/long_report.pdf", "Who is the cat?").await;
+            let ignore = |_: IndexProgress| {};
+            let stopped = std::sync::atomic::AtomicBool::new(true);
+            let stop = Search { progress: &ignore, cancel: &stopped };
+            let refused = local_prompt(&stop, &state, &model, &settings, "", &long, false).await.err().expect("stopped").0;
+            assert!(refused.starts_with("Stopped while long_report.pdf was being indexed"), "{refused}");
 
             let gone = Settings { embedding_model: Some("/models/gone-embedding".into()), ..settings };
             let branch = asked(&state.store, "tests/reference/fixtures/documents/long_report.pdf", "Who is the cat?").await;

@@ -134,7 +134,18 @@ pub async fn stream_reply(
         Target::Local(model) => {
             // The engine starts on the prompt first; the reply's row is made while it computes
             // (a person waits for the first token from Enter on).
-            let prompt = writer.local_prompt(model, &branch).await?;
+            let prompt = match writer.local_prompt(model, &branch).await {
+                Ok(prompt) => prompt,
+                // The question is saved: the reply says why it is not written (no embedding
+                // model for a document to search, Stop while one was indexed), and can be
+                // regenerated once that is dealt with.
+                Err(Failure(message)) => {
+                    let reply = start().await?;
+                    let stopped = live.cancel.load(std::sync::atomic::Ordering::Relaxed);
+                    let end = if stopped { ReplyEnd::Stopped } else { ReplyEnd::Error(message) };
+                    return finish(store, reply, Outcome::ended(end), &channel).await;
+                }
+            };
             let events = writer.start_local(model, Prompt::Chat(prompt.messages));
             let reply = match start().await {
                 Ok(reply) => reply,
@@ -238,7 +249,8 @@ impl<'a> Writer<'a> {
         let progress = |progress: IndexProgress| {
             let _ = self.app.emit("document-index", progress);
         };
-        document_search::local_prompt(&progress, self.state, model, &self.settings, system, branch, model.info.vision).await
+        let search = document_search::Search { progress: &progress, cancel: &self.live.cancel };
+        document_search::local_prompt(&search, self.state, model, &self.settings, system, branch, model.info.vision).await
     }
 
     /// Keeps the passages the reply was given with it (its citations), and tells the window.

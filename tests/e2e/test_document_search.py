@@ -107,5 +107,39 @@ class DocumentSearch(AppTestCase):
         self.assertIsNone(app.one("index-progress"), "the bar stayed after the index was made")
 
 
+class DocumentSearchWithoutEmbeddingModel(AppTestCase):
+    """No embedding model in the models folder: the question is kept, and its reply says where
+    to get one."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.folder = pathlib.Path(tempfile.mkdtemp(prefix="confab-e2e-document-search-none-"))
+        shutil.copy(DOCUMENTS / "long_report.pdf", cls.folder / "long_report.pdf")
+        cls.app.wait_model_ready()
+        cls.app.set_settings(max_tokens=8, seed=1)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.folder, ignore_errors=True)
+        super().tearDownClass()
+
+    def test_a_document_larger_than_the_context_asks_for_an_embedding_model(self):
+        app = self.app
+        app.new_chat()
+        report = app.drop_files([self.folder / "long_report.pdf"], app.one("message-list") or app.one("composer-input"))
+        self.assertIn("DATA-GET", report, f"the window never asked for the dropped data: {report}")
+        app.wait_for("attachment-chip", 60)
+        user, reply = app.send(QUESTION, timeout=120)
+        ended = app.wait_reply(reply["id"])
+        self.assertEqual(ended["status"], "error")
+        error = app.text(app.message_el(reply["id"]))
+        self.assertIn("long_report.pdf is larger than the context", error)
+        self.assertIn("Get models", error)
+        self.assertEqual(app.text(app.one("composer-input")) or "", "", "the question is not put back: it is kept")
+        self.assertEqual([m["id"] for m in app.messages()], [user["id"], reply["id"]])
+        app.screenshot("document-search-no-embedding-model")
+
+
 if __name__ == "__main__":
     unittest.main()
