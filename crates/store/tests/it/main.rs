@@ -9,6 +9,7 @@ mod messages;
 mod open;
 mod replies;
 mod responses;
+mod retrieval_set;
 mod scale;
 mod search;
 mod settings;
