@@ -37,6 +37,9 @@ fn tk_err(what: &str) -> impl Fn(tokenizers::Error) -> EngineError + '_ {
     move |e| EngineError::Tokenizer(format!("could not build the GGUF's tokenizer ({what}): {e}"))
 }
 
+/// The `tokenizer.ggml.model` values [`GgufVocab::build`] reads.
+pub(crate) const VOCABULARY_TYPES: &[&str] = &["gpt2", "llama"];
+
 impl GgufVocab {
     pub fn build(mut self, path: &Path) -> Result<Tokenizer> {
         // A role id outside the vocabulary (some converters write one) is no role at all.
@@ -52,7 +55,8 @@ impl GgufVocab {
                     path: path.to_path_buf(),
                     reason: format!(
                         "its vocabulary type `{other}` (tokenizer.ggml.model) is not supported; \
-                         supported: gpt2, llama. Use the model's Hugging Face folder instead"
+                         supported: {}. Use the model's Hugging Face folder instead",
+                        VOCABULARY_TYPES.join(", ")
                     ),
                 })
             }
