@@ -49,13 +49,16 @@ pub struct PassageSource<'a> {
 }
 
 /// Passages found in documents too long to go whole, as the user turn carries them (in place
-/// of the documents, before the question): each in a `<passage>` tag naming its document, its
-/// page and its section, so a model can cite them; the whole between `<search_results>` tags
-/// that say they are excerpts.
+/// of the documents, before the question): each in a `<passage>` tag with its number (from 1,
+/// in order: the number the reply's Sources show), its document, its page and its section, so a
+/// model can cite them as "[1]"; the whole between `<search_results>` tags that say they are
+/// excerpts.
 pub fn render_passages_for_prompt(passages: &[PassageSource<'_>]) -> String {
-    let mut out = String::from("<search_results note=\"excerpts of the attached documents found for this question\">\n");
-    for passage in passages {
-        out.push_str(&format!("<passage document=\"{}\"", attribute(passage.document)));
+    let mut out = String::from(
+        "<search_results note=\"excerpts of the attached documents found for this question; cite one by its number, as [1]\">\n",
+    );
+    for (index, passage) in passages.iter().enumerate() {
+        out.push_str(&format!("<passage number=\"{}\" document=\"{}\"", index + 1, attribute(passage.document)));
         if let Some(page) = passage.page {
             out.push_str(&format!(" page=\"{page}\""));
         }
@@ -115,9 +118,9 @@ mod tests {
         ];
         assert_eq!(
             render_passages_for_prompt(&passages),
-            "<search_results note=\"excerpts of the attached documents found for this question\">\n\
-             <passage document=\"r '1'.pdf\" page=\"3\" section=\"Budget › Library _new_\">\nFunded first.\n</passage>\n\
-             <passage document=\"notes.md\">\nPlain.\n</passage>\n</search_results>"
+            "<search_results note=\"excerpts of the attached documents found for this question; cite one by its number, as [1]\">\n\
+             <passage number=\"1\" document=\"r '1'.pdf\" page=\"3\" section=\"Budget › Library _new_\">\nFunded first.\n</passage>\n\
+             <passage number=\"2\" document=\"notes.md\">\nPlain.\n</passage>\n</search_results>"
         );
     }
 
