@@ -5,7 +5,8 @@ package the way llama.cpp's converter (conversion/mistral3.py, llama.py, gemma.p
 
     /opt/confab-ref/bin/python tests/reference/make_gguf_more.py
 
-Needs the `gguf` package (0.19), mlx and mlx-lm 0.32.2, numpy and safetensors: the reference venv of
+Needs the `gguf` package (0.19), mlx and mlx-lm 0.32.2, numpy, safetensors, tokenizers and transformers
+(gguf's LlamaHfVocab loads the tokenizer through it): the reference venv of
 docs/tests.md ('Reference fixtures') has them all. Works offline. CI never runs this; the outputs are
 committed. It deletes and rewrites only ministral3_gguf/, gemma4_gguf/, gpt_oss_gguf/ and gguf_blocks/
 below (under 1 MB a file but gemma4's F32, 1.27 MB, its text weights' size), in a few seconds.
@@ -30,6 +31,12 @@ What it makes:
                      5.24, the multimodal checkpoint's text path).
   gemma4_gguf/gemma4-q8_0.gguf, -q4_0.gguf, reference-q8_0.json, reference-q4_0.json
                      as ministral3's (mlx-lm 0.32.2's gemma4_text, on the released config dialect).
+  gemma4_gguf/tokenizer/  the tiny checkpoint's tokenizer respelled as Gemma 4's tokenizer.json is (see
+                     gemma4_style_tokenizer), with its tokenizer_config.json and chat template: the
+                     vocabulary the three gemma4 files carry, as the converter writes Gemma 4's.
+  gemma4_gguf/tokenizer_reference.json
+                     the `tokenizers` package's ids for that tokenizer.json on varied texts (with and
+                     without BOS) and on gemma4/reference.json's chat: the GGUF's tokenizer must give them.
   gpt_oss_gguf/gpt_oss-f32.gguf          every tensor F32 (experts dense): must give gpt_oss/reference.json.
   gpt_oss_gguf/gpt_oss_mxfp4-mxfp4.gguf  the experts MXFP4 as the converter repacks OpenAI's blocks (the same
                      e2m1 values and e8m0 scales, bytes moved), the rest F32: must give
@@ -65,8 +72,9 @@ The converter's changes, per architecture:
            layers' proportional RoPE as a rope_freqs tensor (1 for the rotated pairs, 1e30 for the rest).
            K = V on the full layers shows as their missing attn_v. (The converter takes the full layers'
            sizes from global_head_dim / num_global_key_value_heads; this checkpoint's config says them in
-           transformers 5.24's per_layer_config.) The vocabulary as the others' (this tiny one is byte-level
-           BPE); llama.cpp writes real Gemma 4 vocabularies as tokenizer model `gemma4`.
+           transformers 5.24's per_layer_config.) The vocabulary as Gemma4Model.set_vocab writes it
+           (tokenizer model `gemma4`: gguf's LlamaHfVocab tokens, scores and types, the merges, no space
+           prefix, BOS added), from gemma4_gguf/tokenizer/ (this tiny checkpoint's own is byte-level).
   gpt-oss  (GptOssModel) experts split: transformers' gate_up_proj [E, H, 2I] (gate and up interleaved along
            the last axis) transposed and split into ffn_gate_exps and ffn_up_exps [E, I, H], down_proj
            transposed to ffn_down_exps [E, H, I], biases likewise split; MXFP4 blocks ([E, out, in/32, 16],
@@ -77,13 +85,14 @@ The converter's changes, per architecture:
            SwiGLU's alpha 1.702 and limit 7).
 
 The tokenizer is each fixture's byte-level BPE as make_gguf_families.py writes it (the converter's
-_set_vocab_gpt2), with the chat template.
+_set_vocab_gpt2), with the chat template; gemma4's is Gemma 4's kind (above).
 """
 import json
 import os
 import shutil
 import sys
 import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -293,7 +302,10 @@ def write(path, arch, folder, config, tensors, qtype, overrides=None):
         None: gguf.LlamaFileType.ALL_F32, "Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0, "Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0,
         "Q5_0": gguf.LlamaFileType.MOSTLY_Q5_0, "Q5_1": gguf.LlamaFileType.MOSTLY_Q5_1}[qtype]
     writer.add_file_type(file_type)
-    families.add_vocab(writer, folder, config)
+    if arch == "gemma4":
+        add_gemma4_vocab(writer, os.path.join(OUT, "gemma4_gguf", "tokenizer"))
+    else:
+        families.add_vocab(writer, folder, config)
     stored = {}
     for gg, array, *_ in tensors:
         if isinstance(array, tuple):
@@ -500,6 +512,125 @@ def gemma4_metadata(writer, config):
     assert c["attention_k_eq_v"] and not c.get("enable_moe_block")
 
 
+# The texts the GGUF's tokenizer must split as the tokenizer.json does: Unicode (accents, CJK, an
+# emoji none of whose bytes are tokens: byte fallback), runs of spaces, digits, code, the special
+# tokens inside text, newlines alone and in runs, and an empty text.
+GEMMA4_TOKENIZER_TEXTS = [
+    "The capital of France is Paris.",
+    "  leading and trailing spaces   ",
+    "tabs\tand\nnewlines\n\n\nthree of them\r\n",
+    "héllo wörld, naïve café — “quotes” 日本語のテキスト 🦀🎉",
+    "1234567890 3.14159 -42 1e10 2026-12-04",
+    "def f(x):\n    return x**2  # square\n\nprint(f(3))",
+    "<bos><|turn>user\nWhat is 2+2?<turn|>\n<|turn>model\n<|channel>thought<channel|>4<turn|>",
+    "\n",
+    "",
+]
+
+
+def gemma4_style_tokenizer(folder, out):
+    """The tiny checkpoint's tokenizer.json respelled as Gemma 4's is (transformers' GemmaTokenizer: a
+    normalizer writing spaces as `▁`, BPE over characters with `<0xXX>` byte fallback, no split,
+    `<bos>` added), in `out` with its tokenizer_config.json and chat template.
+
+    The tiny checkpoint was trained byte-level; the same ids and merges respelled: a token whose bytes
+    are UTF-8 text is that text with `▁` for spaces, a lone byte that is not is `<0xXX>`, and the few
+    merged tokens that are a part of a character become `<unusedN>` (control, as Gemma's own); merges
+    that no longer make a token of text are dropped. Every byte 0x80-0xFF is then a byte token and
+    every ASCII character a token, so any text can be encoded."""
+    import gguf.vocab
+    from tokenizers import AddedToken, Tokenizer, decoders, normalizers, pre_tokenizers, processors
+    from tokenizers.models import BPE
+
+    source = families.read_json(os.path.join(folder, "tokenizer.json"))
+    byte_of = {c: b for b, c in gguf.vocab.bytes_to_unicode().items()}
+    specials = {t["content"] for t in source["added_tokens"]}
+
+    def respell(token):
+        if token in specials:
+            return token, True
+        raw = bytes(byte_of[c] for c in token)
+        try:
+            return raw.decode("utf-8").replace(" ", "▁"), True
+        except UnicodeDecodeError:
+            return (f"<0x{raw[0]:02X}>", False) if len(raw) == 1 else (None, False)
+
+    vocab, unused = {}, []
+    for token, i in sorted(source["model"]["vocab"].items(), key=lambda kv: kv[1]):
+        spelled, _ = respell(token)
+        if spelled is None:
+            spelled = f"<unused{len(unused)}>"
+            unused.append(spelled)
+        assert spelled not in vocab, spelled
+        vocab[spelled] = i
+    assert all(f"<0x{b:02X}>" in vocab for b in range(0x80, 0x100))
+    merges = []
+    for left, right in (m.split(" ", 1) if isinstance(m, str) else m for m in source["model"]["merges"]):
+        (a, a_text), (b, b_text), (ab, ab_text) = respell(left), respell(right), respell(left + right)
+        if a_text and b_text and ab_text:
+            assert a + b == ab and ab in vocab, (left, right)
+            merges.append((a, b))
+
+    tok = Tokenizer(BPE(vocab=vocab, merges=merges, byte_fallback=True, fuse_unk=True, dropout=None))
+    tok.normalizer = normalizers.Replace(" ", "▁")
+    tok.pre_tokenizer = pre_tokenizers.Split(pattern=" ", behavior="merged_with_previous", invert=False)
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    added = [t["content"] for t in source["added_tokens"]] + unused
+    tok.add_special_tokens([AddedToken(t, normalized=False, special=True) for t in added])
+    tok.post_processor = processors.TemplateProcessing(single="<bos> $A", pair="<bos> $A <bos> $B",
+                                                       special_tokens=[("<bos>", vocab["<bos>"])])
+    os.makedirs(out)
+    tok.save(os.path.join(out, "tokenizer.json"))
+    config = families.read_json(os.path.join(folder, "tokenizer_config.json"))
+    config["add_bos_token"] = True
+    # Every added token special to transformers too (as Gemma 4's config lists its markers), so the
+    # converter marks them CONTROL; the chat parser's markers it then marks USER_DEFINED.
+    roles = {config["bos_token"], config["eos_token"], config["pad_token"]}
+    config["extra_special_tokens"] = sorted(set(config.get("extra_special_tokens", [])) | (set(added) - roles))
+    with open(os.path.join(out, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump(config, f, indent=2, ensure_ascii=False)
+    shutil.copy(os.path.join(folder, "chat_template.jinja"), out)
+    return tok, len(unused), len(source["model"]["merges"]) - len(merges)
+
+
+def add_gemma4_vocab(writer, folder):
+    """Gemma4Model.set_vocab of llama.cpp's converter: gguf's LlamaHfVocab over the tokenizer.json (score
+    -1000 each, byte tokens BYTE, the tokenizer's special ids CONTROL, the chat parser's markers
+    USER_DEFINED), tokenizer model `gemma4`, SpecialVocab with the merges, no space prefix, BOS added."""
+    import gguf
+
+    vocab = gguf.LlamaHfVocab(Path(folder))
+    visible = {"<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>", "<|tool_response>", "<tool_response|>", '<|"|>'}
+    tokens, scores, types = [], [], []
+    for text, score, toktype in vocab.all_tokens():
+        tokens.append(text)
+        scores.append(score)
+        types.append(gguf.TokenType.USER_DEFINED if text.decode() in visible else toktype)
+    assert len(tokens) == vocab.vocab_size
+    writer.add_tokenizer_model("gemma4")
+    writer.add_token_list(tokens)
+    writer.add_token_scores(scores)
+    writer.add_token_types(types)
+    gguf.SpecialVocab(Path(folder), load_merges=True).add_to_gguf(writer)
+    writer.add_add_space_prefix(False)
+    writer.add_add_bos_token(True)
+
+
+def gemma4_tokenizer_reference(tok, folder, out, unused, dropped):
+    """What the tokenizer.json gives (the `tokenizers` package): each text's ids with and without BOS,
+    and the chat of gemma4/reference.json rendered by its template, in tokenizer_reference.json."""
+    ref = families.read_json(os.path.join(folder, "reference.json"))
+    texts = [{"text": t, "ids": tok.encode(t, add_special_tokens=False).ids, "ids_with_bos": tok.encode(t).ids}
+             for t in GEMMA4_TOKENIZER_TEXTS]
+    for t in texts:
+        assert tok.decode(t["ids"], skip_special_tokens=False) == t["text"], t
+    chat = dict(ref["chat"])
+    chat["ids"] = tok.encode(chat["text"], add_special_tokens=False).ids
+    with open(os.path.join(out, "tokenizer_reference.json"), "w", encoding="utf-8") as f:
+        json.dump({"producer": f"tokenizers {__import__('tokenizers').__version__} on tokenizer/tokenizer.json",
+                   "unused_tokens": unused, "dropped_merges": dropped, "texts": texts, "chat": chat}, f, indent=1, ensure_ascii=False)
+
+
 def gemma4():
     folder = os.path.join(OUT, "gemma4")
     config = families.read_json(os.path.join(folder, "config.json"))
@@ -508,6 +639,8 @@ def gemma4():
     out = os.path.join(OUT, "gemma4_gguf")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
+    tok, unused, dropped = gemma4_style_tokenizer(folder, os.path.join(out, "tokenizer"))
+    gemma4_tokenizer_reference(tok, folder, out, unused, dropped)
     tensors = gemma4_tensors(weights, config)
     # mlx-lm reads the released config dialect (global_head_dim, num_global_key_value_heads), not
     # transformers 5.24's per_layer_config; the same model.

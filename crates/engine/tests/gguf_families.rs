@@ -144,14 +144,38 @@ fn ministral3_gguf_in_types_mlx_cannot_read() {
 
 /// Gemma 4's text model as llama.cpp writes `gemma4`: head sizes and KV heads per layer, K = V on
 /// the full layers (no attn_v), shared-KV layers, per-layer embeddings, double-wide MLPs in the
-/// shared layers, the full layers' proportional RoPE as `rope_freqs`. F32 against transformers (the
-/// safetensors fixture's reference), Q8_0 and Q4_0 against mlx-lm on gguf's own dequantization.
+/// shared layers, the full layers' proportional RoPE as `rope_freqs`; its vocabulary as the
+/// converter writes Gemma 4's (tokenizer model `gemma4`). F32 against transformers (the
+/// safetensors fixture's reference; the chat ids from the Gemma-4-style tokenizer.json the script
+/// wrote beside the files), Q8_0 and Q4_0 against mlx-lm on gguf's own dequantization.
 #[test]
 fn gemma4_gguf() {
     let engine = Engine::start(EngineOptions::default()).unwrap();
     let path = fixture("gemma4_gguf").join("gemma4-f32.gguf");
-    check_unquantized(&engine, &path, &json(&fixture("gemma4").join("reference.json")), 400);
+    let mut reference = json(&fixture("gemma4").join("reference.json"));
+    reference["chat"] = json(&fixture("gemma4_gguf").join("tokenizer_reference.json"))["chat"].clone();
+    check_unquantized(&engine, &path, &reference, 400);
     check_quantized(&engine, "gemma4");
+}
+
+/// The `gemma4` vocabulary (BPE over characters, spaces as `▁`, `<0xXX>` byte fallback, BOS
+/// added): the GGUF's tokenizer gives the ids the `tokenizers` package gives on the
+/// tokenizer.json it was converted from, on Unicode, runs of spaces, digits, code, special tokens
+/// in text and newlines, with and without BOS, and decodes them back to the text.
+#[test]
+fn gemma4_gguf_vocabulary_tokenizes_as_its_tokenizer_json() {
+    let path = fixture("gemma4_gguf").join("gemma4-f32.gguf");
+    let gguf = mlx_rs::io::GgufFile::load(&path).unwrap();
+    let tok = confab_engine::text::Tokenizer::from_gguf(&gguf, &path).unwrap();
+    assert!(tok.add_bos());
+    let reference = json(&fixture("gemma4_gguf").join("tokenizer_reference.json"));
+    for case in reference["texts"].as_array().unwrap() {
+        let text = case["text"].as_str().unwrap();
+        let got = tok.encode(text, false).unwrap();
+        assert_eq!(got, ids(&case["ids"]), "{text:?}");
+        assert_eq!(tok.encode(text, true).unwrap(), ids(&case["ids_with_bos"]), "{text:?} with BOS");
+        assert_eq!(tok.decode(&got, false).unwrap(), text, "{text:?} decoded");
+    }
 }
 
 /// gpt-oss with its experts split and transposed, sinks and router renamed, YaRN in rope keys.
@@ -212,21 +236,26 @@ fn gguf_of_an_architecture_we_do_not_run_is_named() {
     }
 }
 
-/// A GGUF whose vocabulary type the tokenizer does not read (llama.cpp writes Gemma 4's as
-/// `gemma4`; here the fixture's `gpt2` renamed): loading names it and the types read, and the
-/// picker shows the file as not supported for that reason rather than failing when picked.
+/// A GGUF whose vocabulary type the tokenizer does not read (llama.cpp's `rwkv`, say; here the
+/// fixture's `gpt2` renamed): loading names it and the types read, and the
+/// picker shows the file as not supported for that reason rather than failing when picked. A
+/// `gemma4` vocabulary is one we read: the picker shows that file as supported.
 #[test]
 fn gguf_of_a_vocabulary_type_we_do_not_read_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let path = renamed_copy(&fixture("gemma4_gguf").join("gemma4-f32.gguf"), b"gpt2", b"gem4", dir.path());
+    let path = renamed_copy(&fixture("ministral3_gguf").join("ministral3-f32.gguf"), b"gpt2", b"gem4", dir.path());
     let engine = Engine::start(EngineOptions::default()).unwrap();
     let err = engine.load(&path, LoadOptions::default(), |_| {}).map(|_| ()).unwrap_err();
     assert!(matches!(err, EngineError::MissingTokenizer { .. }), "{err:?}");
     let text = err.to_string();
-    for words in ["`gem4`", "supported: gpt2, llama", "Hugging Face folder"] {
+    for words in ["`gem4`", "supported: gpt2, llama, gemma4", "Hugging Face folder"] {
         assert!(text.contains(words), "{text}");
     }
     let summary = confab_engine::model::discover::discover(&[dir.path().to_path_buf()]).into_iter().find(|m| m.path == path).unwrap();
     assert!(!summary.supported);
     assert_eq!(summary.unsupported_reason.as_deref(), Some("Its gem4 vocabulary isn't supported yet"));
+
+    let gemma4 = fixture("gemma4_gguf").join("gemma4-f32.gguf");
+    let summary = confab_engine::model::discover::discover(&[fixture("gemma4_gguf")]).into_iter().find(|m| m.path == gemma4).unwrap();
+    assert!(summary.supported, "{:?}", summary.unsupported_reason);
 }
