@@ -96,7 +96,7 @@ mod tests {
 
     use super::*;
     use crate::inspect::inspect_bytes;
-    use crate::reply::{branch_turns, chat_messages};
+    use crate::turns::{branch_turns, chat_messages};
 
     #[test]
     fn a_stored_pdf_reaches_its_turn_with_page_markers_and_its_chip_info() {
