@@ -34,7 +34,7 @@ pub struct EngineOptions {
     pub encoder: EncoderOptions,
     /// How large an attached image or clip may be.
     pub media_limits: MediaLimits,
-    /// How many requests run at once, and the memory their state may take.
+    /// How many requests run at once, and the memory they may take.
     pub batch: BatchOptions,
     /// Where videos are read from; `None`: their files (`media::probe_video`, `decode_video`).
     pub video_reader: Option<std::sync::Arc<dyn crate::media::VideoReader>>,
@@ -209,7 +209,9 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
         for command in arrived {
             match command {
                 Command::Load { path, options, mut progress, reply } => {
+                    let before = mlx_rs::memory::active_memory().unwrap_or(0);
                     let result = ReadyModel::load(&path, &options, &mut progress).map(|mut model| {
+                        model.weights_bytes = mlx_rs::memory::active_memory().unwrap_or(0).saturating_sub(before);
                         if let Some(reader) = &video_reader {
                             model.video_reader = reader.clone();
                         }
@@ -253,7 +255,7 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                     )))),
                     Some(model) => {
                         let shared = generate::Shared { prefix: &mut prefix, encoders: &mut encoders, limits: &limits };
-                        scheduler.submit(model, &shared, *request, cancel, events);
+                        scheduler.submit(model, &models, &shared, *request, cancel, events);
                     }
                     None => drop(events.send(Event::Error(unknown_model()))),
                 },
