@@ -234,9 +234,14 @@ impl Scheduler {
             }
             let Waiting { model, request, prepared, cancel, events, needs, queued_at, wait_logged } =
                 self.waiting.pop_front().expect("a waiting request");
-            if wait_logged {
-                tracing::info!(waited_ms = queued_at.elapsed().as_millis() as u64, "a waiting request starts");
-            }
+            // In bytes, for bench/memory.py to set beside what it measures.
+            tracing::info!(
+                state_bytes = needs.state,
+                activation_bytes = needs.activations,
+                budget_bytes = budget,
+                waited_ms = if wait_logged { queued_at.elapsed().as_millis() as u64 } else { 0 },
+                "memory reserved"
+            );
             let Some(ready) = models.get(&model) else {
                 let _ = events.send(Event::Error(unloaded()));
                 continue;
