@@ -3,8 +3,8 @@
 default model serves under a 1 GB budget, and a server under more long prompts than its budget
 holds at once. Confab beside mlx-lm 0.32.2 where there is a counterpart.
 
-    python3 bench/memory.py [--part bytes,longest,load] [--prompt 1024] [--gen 32]
-                            [--budget 1GB] [--clients 8] [--fits 4] [--load-words 1500]
+    python3 bench/memory.py [--part bytes,longest,load] [--prompt 512] [--gen 32]
+                            [--budget 1GB] [--clients 8] [--fits 4] [--load-words 1000]
                             [--folders DIR] [--python PY] [--binary PATH] [--no-mlx-lm]
 
 bytes: `confab bench` (the default GGUF, float32 activations on a CPU) at full precision, 16-bit
@@ -12,7 +12,7 @@ bytes: `confab bench` (the default GGUF, float32 activations on a CPU) at full p
   same weights (DIR/smollm2-f32 and smollm2-bf16 from bench/make_models.py). Keys/values: what
   the layers hold at the end (`Done`'s usage; mlx-lm: its cache's nbytes), per token over the
   positions held; peak: MLX's peak memory and the process's peak RSS (`wait4`).
-longest: each precision at the model's whole context (prompt = context - gen) under
+longest: each precision at the model's whole context (prompt = context - gen, one cold run) under
   `--memory-budget 1GB`: answered or refused, what admission reserved (its log line: the state
   at its longest and a chunk's activations), MLX's peak against the weights alone (a 1-token
   run's peak less its keys/values), so the activation estimate (`model::memory::prefill_activation_bytes`) is set beside
@@ -63,8 +63,10 @@ def measured(cmd):
     return out[0], err[0], usage.ru_maxrss * 1024, process.returncode
 
 
-def confab(binary, prompt, gen, extra):
+def confab(binary, prompt, gen, extra, warm_up=True):
     cmd = [binary, "bench", "-v", "--prompt-tokens", str(prompt), "--gen-tokens", str(gen), "--json", *extra]
+    if not warm_up:
+        cmd.append("--no-warm-up")
     out, err, rss, code = measured(cmd)
     reserved = RESERVED.search(err)
     if code != 0:
@@ -128,9 +130,9 @@ def part_longest(args):
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for name, extra, _, _ in PRECISIONS:
         # A one-token run holds the weights, one 256-position step of keys/values and next to nothing else.
-        alone = confab(args.binary, 1, 1, extra)
+        alone = confab(args.binary, 1, 1, extra, warm_up=False)
         weights = alone["peak_memory_gb"] * 1e9 - alone["keys_values_bytes"]
-        run = confab(args.binary, context - args.gen, args.gen, [*extra, "--memory-budget", budget])
+        run = confab(args.binary, context - args.gen, args.gen, [*extra, "--memory-budget", budget], warm_up=False)
         state, activations, budget_bytes = run["reserved"] or (0, 0, 0)
         at_once = (budget_bytes - activations) // state if state else 0
         if "error" in run:
@@ -229,13 +231,13 @@ def part_load(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--part", default="bytes,longest,load")
-    parser.add_argument("--prompt", type=int, default=1024)
+    parser.add_argument("--prompt", type=int, default=512)
     parser.add_argument("--gen", type=int, default=32)
     parser.add_argument("--context", type=int, default=8192, help="the default model's context")
     parser.add_argument("--budget", default="1GB")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--fits", type=int, default=4)
-    parser.add_argument("--load-words", type=int, default=1500)
+    parser.add_argument("--load-words", type=int, default=1000)
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--folders", default=os.path.join(ROOT, ".deps", "bench"), help="bench/make_models.py's output")

@@ -267,7 +267,8 @@ fn a_request_that_could_never_fit_is_refused_saying_what_to_change_and_the_engin
         let needs = (TINY_STATE_BYTES + tiny_activations(16, 27)) as f64 / 1e6;
         for says in [
             format!("may need {needs:.0} MB"),
-            "lower max_tokens or shorten the prompt".into(),
+            "lower max_tokens".into(),
+            "shorten the prompt".into(),
             "--kv-bits".into(),
             "raise the memory budget (--memory-budget".into(),
         ] {

@@ -25,7 +25,8 @@ use crate::text::ChatOptions;
 #[derive(Debug, Clone, Default)]
 pub struct EngineOptions {
     /// MLX keeps freed buffers for reuse up to this many bytes (default: a quarter of memory),
-    /// so memory does not grow without bound across requests.
+    /// so memory does not grow without bound across requests; never more than the memory
+    /// budget leaves unreserved (`BatchOptions::memory_budget`).
     pub mlx_cache_limit: Option<usize>,
     /// The prefix (session) cache: budgets, disk folder, on/off.
     pub prefix: PrefixOptions,
@@ -186,7 +187,7 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
     let limits = options.media_limits;
     let video_reader = options.video_reader;
     let mut next_id = 1u64;
-    let mut scheduler = Scheduler::new(&options.batch);
+    let mut scheduler = Scheduler::new(&options.batch, limit);
     let mut open = true;
     while open || !scheduler.is_idle() {
         // Idle: wait for a command. Busy: take whatever has arrived, then run an iteration.

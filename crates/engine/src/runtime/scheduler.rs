@@ -73,16 +73,35 @@ pub struct Scheduler {
     max_rows: usize,
     budget: MemoryBudget,
     physical: u64,
+    /// MLX's buffer cache at most (`EngineOptions::mlx_cache_limit`), and the limit last set.
+    cache_limit: usize,
+    cache_limit_set: Option<usize>,
 }
 
 impl Scheduler {
-    pub fn new(options: &BatchOptions) -> Self {
+    /// `cache_limit`: the most MLX may keep of freed buffers for reuse.
+    pub fn new(options: &BatchOptions, cache_limit: usize) -> Self {
         Self {
             waiting: VecDeque::new(),
             running: vec![],
             max_rows: options.max_rows.unwrap_or(DEFAULT_MAX_ROWS).max(1),
             budget: options.memory_budget.unwrap_or_default(),
             physical: crate::device::physical_memory(),
+            cache_limit,
+            cache_limit_set: None,
+        }
+    }
+
+    /// Freed buffers MLX keeps for reuse count against the budget too: its cache may hold what
+    /// the running requests have not reserved. Without this, the buffers a growing state
+    /// leaves behind (each growth step frees the smaller copy) pile up in the cache, and the
+    /// process takes several times the budget (8,192 positions of SmolLM2: 3.5 GB resident
+    /// against 0.5 GB in use).
+    fn bound_cache(&mut self, budget: usize) {
+        let limit = budget.saturating_sub(self.in_use_with(None)).min(self.cache_limit);
+        if self.cache_limit_set != Some(limit) {
+            let _ = mlx_rs::memory::set_cache_limit(limit);
+            self.cache_limit_set = Some(limit);
         }
     }
 
@@ -142,6 +161,7 @@ impl Scheduler {
     /// row, then retire the rows that stopped.
     pub fn step(&mut self, models: &HashMap<ModelId, ReadyModel>, shared: &mut Shared) {
         self.admit(models, shared);
+        self.bound_cache(self.budget_bytes(models));
 
         for running in &mut self.running {
             running.row.check_cancel();
@@ -288,11 +308,12 @@ fn never_fits(model: &ReadyModel, positions: usize, needs: Needs, budget: usize)
     EngineError::invalid(
         "max_tokens",
         format!(
-            "this request may need {} of memory ({} of keys and values for {positions} positions, {} for reading the prompt), more than the {} budget for running requests; lower max_tokens or shorten the prompt{fewer_bits}, or raise the memory budget (--memory-budget, Settings › Performance)",
+            "this request may need {} of memory ({} of keys and values for {positions} positions, {} for reading the prompt), more than the {} budget for running requests; lower max_tokens (Settings › Chat › Max tokens) or shorten the prompt{fewer_bits}, or raise the memory budget (--memory-budget; the app's is {}% of the memory left after the model's weights)",
             megabytes(needs.state + needs.activations),
             megabytes(needs.state),
             megabytes(needs.activations),
-            megabytes(budget)
+            megabytes(budget),
+            crate::defaults::MEMORY_BUDGET_SHARE * 100.0
         ),
     )
 }
