@@ -4,7 +4,7 @@ default model serves under a 1 GB budget, and a server under more long prompts t
 holds at once. Confab beside mlx-lm 0.32.2 where there is a counterpart.
 
     python3 bench/memory.py [--part bytes,longest,load] [--prompt 512] [--gen 32]
-                            [--budget 1GB] [--clients 8] [--fits 4] [--load-words 1000]
+                            [--budget 1GB] [--precisions float32,16-bit,8-bit,4-bit] [--clients 8] [--fits 4] [--load-words 1000]
                             [--folders DIR] [--python PY] [--binary PATH] [--no-mlx-lm]
 
 bytes: `confab bench` (the default GGUF, float32 activations on a CPU) at full precision, 16-bit
@@ -128,7 +128,7 @@ def part_longest(args):
           f"{context - args.gen} prompt + {args.gen} generated), 512-token chunks")
     print("| precision | answered | reserved: state MB + chunk MB (estimate) | MLX peak MB | weights MB | chunk measured MB | peak RSS MB | such chats at once |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for name, extra, _, _ in PRECISIONS:
+    for name, extra, _, _ in [p for p in PRECISIONS if p[0] in args.precisions.split(",")]:
         # A one-token run holds the weights, one 256-position step of keys/values and next to nothing else.
         alone = confab(args.binary, 1, 1, extra, warm_up=False)
         weights = alone["peak_memory_gb"] * 1e9 - alone["keys_values_bytes"]
@@ -235,6 +235,7 @@ def main():
     parser.add_argument("--gen", type=int, default=32)
     parser.add_argument("--context", type=int, default=8192, help="the default model's context")
     parser.add_argument("--budget", default="1GB")
+    parser.add_argument("--precisions", default=",".join(p[0] for p in PRECISIONS), help="for --part longest")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--fits", type=int, default=4)
     parser.add_argument("--load-words", type=int, default=1000)
