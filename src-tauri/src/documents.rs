@@ -96,7 +96,7 @@ mod tests {
 
     use super::*;
     use crate::inspect::inspect_bytes;
-    use crate::reply::local_messages;
+    use crate::reply::{branch_turns, chat_messages};
 
     #[test]
     fn a_stored_pdf_reaches_its_turn_with_page_markers_and_its_chip_info() {
@@ -114,7 +114,7 @@ mod tests {
             let chat = store.create_conversation(NewConversation { title: "t".into(), ..Default::default() }).await.unwrap().id;
             let question = store.add_message_with_attachments(chat, None, Role::User, "What grew?", &[hash]).await.unwrap();
             let branch = store.branch(chat, question).await.unwrap();
-            let messages = local_messages(&store, "", &branch, false).await.unwrap();
+            let messages = chat_messages("", &branch_turns(&store, &branch, false).await.unwrap());
             let turn = &messages[0];
             assert!(turn.media.is_empty(), "a document is not media");
             assert!(

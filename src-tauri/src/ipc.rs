@@ -32,6 +32,7 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<crate::context_meter::ContextUse>();
     collect.visit::<confab_store::Attachment>();
     collect.visit::<crate::documents::DocumentInfo>();
+    collect.visit::<crate::document_search::IndexProgress>();
     collect.visit::<confab_engine::model::discover::ModelSummary>();
     collect.visit::<crate::folders::FolderListing>();
     collect.visit::<crate::model_slot::ModelState>();

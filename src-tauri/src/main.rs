@@ -7,8 +7,10 @@
 #[macro_use]
 mod commands;
 mod context_meter;
+mod document_search;
 mod documents;
 mod downloads;
+mod embedder;
 mod failure;
 mod folders;
 mod inspect;

@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 use confab_engine::runtime::{Generation, ModelInfo, Prompt};
 use confab_engine::ChatMessage;
 use confab_media::{MediaItem, MediaKind};
-use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, Role, Store};
+use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, ReplySource, Role, Store};
 use tauri::ipc::Channel;
-use tauri::AppHandle;
+use tauri::{AppHandle, Emitter};
 
+use crate::document_search::{self, DocumentPrompt, IndexProgress};
 use crate::documents;
 use crate::failure::Failure;
 use crate::local_reply;
@@ -122,7 +123,7 @@ pub async fn stream_reply(
     let store = &state.store;
     let branch = store.branch(conversation, user).await?;
     let chat = store.conversation(conversation).await?;
-    let writer = Writer::new(&state, &target, &chat, &live, &channel).await;
+    let writer = Writer::new(&app, &state, &target, &chat, &live, &channel).await;
     // The reply's row, and the window's word that it started.
     let start = || async {
         let reply = store.start_reply(conversation, user).await?;
@@ -133,7 +134,19 @@ pub async fn stream_reply(
         Target::Local(model) => {
             // The engine starts on the prompt first; the reply's row is made while it computes
             // (a person waits for the first token from Enter on).
-            let events = writer.start_local(model, Prompt::Chat(writer.local_messages(&branch).await?));
+            let prompt = match writer.local_prompt(model, &branch).await {
+                Ok(prompt) => prompt,
+                // The question is saved: the reply says why it is not written (no embedding
+                // model for a document to search, Stop while one was indexed), and can be
+                // regenerated once that is dealt with.
+                Err(Failure(message)) => {
+                    let reply = start().await?;
+                    let stopped = live.cancel.load(std::sync::atomic::Ordering::Relaxed);
+                    let end = if stopped { ReplyEnd::Stopped } else { ReplyEnd::Error(message) };
+                    return finish(store, reply, Outcome::ended(end), &channel).await;
+                }
+            };
+            let events = writer.start_local(model, Prompt::Chat(prompt.messages));
             let reply = match start().await {
                 Ok(reply) => reply,
                 Err(e) => {
@@ -141,6 +154,7 @@ pub async fn stream_reply(
                     return Err(e);
                 }
             };
+            writer.keep_sources(reply, prompt.sources).await?;
             (reply, writer.generate_local(model, events, reply).await)
         }
         Target::Remote(remote) => {
@@ -161,7 +175,7 @@ pub async fn stream_reply(
 /// message: the prompt is the chat, attachments and all, with that reply left open (no end of
 /// turn after it), and a long chat leaves out its oldest turns as a new reply does. A reply
 /// stopped in a round of tool calls goes on with the next round.
-pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
+pub async fn continue_reply(app: AppHandle, state: Arc<AppState>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
     if state.providers.lock().await.selected.is_some() {
         return Err("Continue works with a model loaded here; pick one in the model menu, or regenerate the reply.".into());
     }
@@ -181,9 +195,9 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
     }
     let target = Target::Local(Box::new(model.clone()));
     let (_running, live) = Running::start(&state, conversation)?;
-    let writer = Writer::new(&state, &target, &chat, &live, &channel).await;
+    let writer = Writer::new(&app, &state, &target, &chat, &live, &channel).await;
     let branch = store.branch(conversation, reply).await?;
-    let messages = writer.local_messages(&branch).await?;
+    let DocumentPrompt { messages, sources } = writer.local_prompt(&model, &branch).await?;
     // After a round's results the model starts its next turn; otherwise it continues its text.
     let prompt = if messages.last().is_some_and(|m| m.role == "tool") { Prompt::Chat(messages) } else { Prompt::Continue(messages) };
     // Prepared once before the reply reopens, so that a chat that cannot be continued (a
@@ -193,6 +207,9 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
 
     store.resume_reply(reply).await?;
     let _ = channel.send(ReplyEvent::started(message_view(store, store.message(user).await?).await?, store.message(reply).await?));
+    if !sources.is_empty() {
+        writer.keep_sources(reply, sources).await?;
+    }
     let events = writer.start_local(&model, prompt);
     let first = writer.generate_local(&model, events, reply).await;
     let next_round = old.tool_calls.iter().map(|c| c.round + 1).max().unwrap_or(0);
@@ -202,6 +219,7 @@ pub async fn continue_reply(state: Arc<AppState>, reply: MessageId, channel: Cha
 
 /// What writing one reply needs, round after round.
 struct Writer<'a> {
+    app: &'a AppHandle,
     state: &'a Arc<AppState>,
     target: &'a Target,
     chat: &'a Conversation,
@@ -214,19 +232,34 @@ struct Writer<'a> {
 impl<'a> Writer<'a> {
     /// With the settings and the tools offered as they are when the reply starts.
     async fn new(
+        app: &'a AppHandle,
         state: &'a Arc<AppState>,
         target: &'a Target,
         chat: &'a Conversation,
         live: &'a LiveReply,
         channel: &'a Channel<ReplyEvent>,
     ) -> Writer<'a> {
-        Writer { state, target, chat, settings: state.settings(), toolbox: Toolbox::for_reply(state).await, live, channel }
+        Writer { app, state, target, chat, settings: state.settings(), toolbox: Toolbox::for_reply(state).await, live, channel }
     }
 
-    /// The branch as the local model takes it (see `local_messages`).
-    async fn local_messages(&self, branch: &[Message]) -> Result<Vec<ChatMessage>, Failure> {
-        let images = matches!(self.target, Target::Local(model) if model.info.vision);
-        local_messages(&self.state.store, system_prompt(self.chat, &self.settings), branch, images).await
+    /// The branch as the local model takes it, its documents whole where they fit, else
+    /// searched for the question (`document_search`).
+    async fn local_prompt(&self, model: &Current, branch: &[Message]) -> Result<DocumentPrompt, Failure> {
+        let system = system_prompt(self.chat, &self.settings);
+        let progress = |progress: IndexProgress| {
+            let _ = self.app.emit("document-index", progress);
+        };
+        let search = document_search::Search { progress: &progress, cancel: &self.live.cancel };
+        document_search::local_prompt(&search, self.state, model, &self.settings, system, branch, model.info.vision).await
+    }
+
+    /// Keeps the passages the reply was given with it (its citations), and tells the window.
+    async fn keep_sources(&self, reply: MessageId, sources: Vec<ReplySource>) -> Result<(), Failure> {
+        self.state.store.set_reply_sources(reply, &sources).await?;
+        if !sources.is_empty() {
+            let _ = self.channel.send(ReplyEvent::Sources { reply, sources });
+        }
+        Ok(())
     }
 
     /// Hands the prompt to the loaded model's engine, which starts on it at once.
@@ -293,7 +326,7 @@ impl<'a> Writer<'a> {
             let branch = store.branch(self.chat.id, reply).await?;
             let next = match self.target {
                 Target::Local(model) => {
-                    let events = self.start_local(model, Prompt::Chat(self.local_messages(&branch).await?));
+                    let events = self.start_local(model, Prompt::Chat(self.local_prompt(model, &branch).await?.messages));
                     self.generate_local(model, events, reply).await
                 }
                 Target::Remote(remote) => self.remote_round(remote, &branch, reply).await,
@@ -317,15 +350,11 @@ async fn finish(store: &Store, reply: MessageId, outcome: Outcome, channel: &Cha
     Ok(())
 }
 
-/// The branch as the local model takes it: the system prompt, then each message with its
-/// media and documents, a reply's tool rounds expanded (`chat_messages`); the images tools
-/// returned go with their results when `result_images` (a model that reads images).
-pub async fn local_messages(
-    store: &Store,
-    system_prompt: &str,
-    branch: &[Message],
-    result_images: bool,
-) -> Result<Vec<ChatMessage>, Failure> {
+/// The branch's messages with what the engine reads beside their text (see `Turn`): their
+/// media and documents whole, and the images tools returned with their results when
+/// `result_images` (a model that reads images). `chat_messages` makes them the prompt; where
+/// the documents do not fit, `document_search` gives passages instead.
+pub async fn branch_turns(store: &Store, branch: &[Message], result_images: bool) -> Result<Vec<Turn>, Failure> {
     let mut turns = Vec::with_capacity(branch.len());
     for message in branch {
         let mut results = Vec::with_capacity(message.tool_calls.len());
@@ -344,12 +373,13 @@ pub async fn local_messages(
         let documents = documents::prompt_texts(store, &attachments).await?;
         turns.push(Turn { message: message.clone(), media, documents, result_media: results });
     }
-    Ok(chat_messages(system_prompt, &turns))
+    Ok(turns)
 }
 
 /// A message of the branch with what the engine reads beside its text: its media attachments,
 /// its documents as the prompt carries them, and the images of its tool calls' results (one
 /// list per call, in order).
+#[derive(Clone)]
 pub struct Turn {
     pub message: Message,
     pub media: Vec<MediaItem>,

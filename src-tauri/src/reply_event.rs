@@ -4,14 +4,14 @@
 use std::time::Duration;
 
 use confab_engine::runtime::Plan;
-use confab_store::{Message, ReplyEnd, ReplyStats, ToolCall};
+use confab_store::{Message, MessageId, ReplyEnd, ReplySource, ReplyStats, ToolCall};
 
 use crate::tool_call::ModelCall;
 use crate::views::MessageView;
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-/// Events of one reply, in order: `started`, `plan`, then a thinking model's `reasoning`* and
+/// Events of one reply, in order: `started`, `sources` (when documents were searched), `plan`, then a thinking model's `reasoning`* and
 /// `thought`, `token`*, then `done` or `error`. A reply that calls tools has rounds: after a
 /// round's text, a `tool` event each time one of its calls is saved or changes (awaiting the
 /// user's decision, running, done), then the next round's `plan`, `reasoning`, `token`s.
@@ -21,6 +21,12 @@ pub enum ReplyEvent {
     Started {
         user: Box<MessageView>,
         reply: Box<Message>,
+    },
+    /// The document passages the reply's prompt was given (after `started`, when documents
+    /// too large for the context were searched): its citations, as stored with it.
+    Sources {
+        reply: MessageId,
+        sources: Vec<ReplySource>,
     },
     Plan {
         plan: Plan,

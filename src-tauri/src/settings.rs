@@ -73,6 +73,9 @@ pub struct Settings {
     /// 64, as mlx-lm's `--kv-bits`); a model not listed keeps them in full precision.
     #[ts(type = "Record<string, number>")]
     pub model_kv_bits: BTreeMap<PathBuf, u8>,
+    /// The embedding model that searches documents too large for the context (Settings ›
+    /// Documents); `None`: the first one found in the model folders (`embedder::choose`).
+    pub embedding_model: Option<PathBuf>,
 }
 
 /// A reply that calls tools this many rounds in a row is stopped: a looping model ends.
@@ -173,6 +176,7 @@ impl Default for Settings {
             tool_rounds: DEFAULT_TOOL_ROUNDS,
             tool_timeout_s: DEFAULT_TOOL_TIMEOUT_S,
             model_kv_bits: BTreeMap::new(),
+            embedding_model: None,
         }
     }
 }
@@ -242,6 +246,9 @@ impl Settings {
         }
         if let Some(folder) = self.model_folders.iter().find(|f| !f.is_absolute()) {
             return Err(format!("Model folder \"{}\" must be a full path, such as /Users/me/models.", folder.display()));
+        }
+        if let Some(model) = self.embedding_model.as_ref().filter(|m| !m.is_absolute()) {
+            return Err(format!("The embedding model \"{}\" must be a full path; pick one in Settings › Model.", model.display()));
         }
         if let Some((model, bits)) = self.model_kv_bits.iter().find(|(_, bits)| ![4, 8].contains(*bits)) {
             return Err(format!(

@@ -12,6 +12,7 @@ use confab_remote::secrets::SecretStore;
 use confab_store::{ConversationId, MessageId, Store};
 
 use crate::context_meter::ContextMeter;
+use crate::embedder::Embedder;
 use crate::local_server::LocalServer;
 use crate::model_slot::ModelSlot;
 use crate::providers::Providers;
@@ -45,6 +46,8 @@ pub struct AppState {
     pub dropped: Mutex<HashSet<PathBuf>>,
     /// The open chat's token counts, for the context meter.
     pub context_meter: ContextMeter,
+    /// The embedding model that searches documents too large for the context, once loaded.
+    pub embedder: Embedder,
 }
 
 /// A reply being written: its Stop switch.
@@ -99,6 +102,7 @@ impl AppState {
             replies: Mutex::new(HashMap::new()),
             dropped: Mutex::new(HashSet::new()),
             context_meter: ContextMeter::default(),
+            embedder: Embedder::default(),
         })
     }
 

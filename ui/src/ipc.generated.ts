@@ -282,6 +282,25 @@ export type HubSettings = {
 };
 
 /**
+ * Sent as the `document-index` event while a document's index is made.
+ */
+export type IndexProgress = {
+  /**
+   * The document's attachment hash.
+   */
+  hash: string,
+  /**
+   * Passages embedded so far, of `passages`.
+   */
+  embedded: number,
+  passages: number,
+  /**
+   * The index is complete (or failed): the progress bar goes.
+   */
+  done: boolean,
+};
+
+/**
  * How keys and values are quantized: `bits` per element, one scale and bias per
  * `group_size` elements along head_dim.
  */
@@ -376,6 +395,11 @@ export type MessageView = {
   message: Message,
   attachments: Array<Attachment>,
   siblings: Siblings,
+  /**
+   * A reply's citations: the document passages its prompt was given (documents too large
+   * for the context are searched per question).
+   */
+  sources?: Array<ReplySource>,
 };
 
 /**
@@ -694,7 +718,7 @@ export type RemotePlan = {
 };
 
 /**
- * Events of one reply, in order: `started`, `plan`, then a thinking model's `reasoning`* and
+ * Events of one reply, in order: `started`, `sources` (when documents were searched), `plan`, then a thinking model's `reasoning`* and
  * `thought`, `token`*, then `done` or `error`. A reply that calls tools has rounds: after a
  * round's text, a `tool` event each time one of its calls is saved or changes (awaiting the
  * user's decision, running, done), then the next round's `plan`, `reasoning`, `token`s.
@@ -703,6 +727,10 @@ export type ReplyEvent = {
   "kind": "started",
   user: MessageView,
   reply: Message,
+} | {
+  "kind": "sources",
+  reply: MessageId,
+  sources: Array<ReplySource>,
 } | {
   "kind": "plan",
   plan: Plan,
@@ -728,6 +756,26 @@ export type ReplyEvent = {
   "kind": "error",
   message: string,
   reply: Message | null,
+};
+
+export type ReplySource = {
+  /**
+   * 1, 2, ...: as the prompt and the reply cite it.
+   */
+  number: number,
+  /**
+   * The document's attachment.
+   */
+  attachment: AttachmentHash,
+  /**
+   * The name it was attached under.
+   */
+  document: string,
+  /**
+   * 1-based, for a format with pages.
+   */
+  page: number | null,
+  text: string,
 };
 
 /**
@@ -928,6 +976,11 @@ export type Settings = {
    * 64, as mlx-lm's `--kv-bits`); a model not listed keeps them in full precision.
    */
   model_kv_bits: Record<string, number>,
+  /**
+   * The embedding model that searches documents too large for the context (Settings ›
+   * Documents); `None`: the first one found in the model folders (`embedder::choose`).
+   */
+  embedding_model: string | null,
 };
 
 /**

@@ -17,6 +17,7 @@ import type {
   FolderListing,
   HubModel,
   HubSettings,
+  IndexProgress,
   ModelInfo,
   MessageId,
   MessageView,
@@ -183,6 +184,11 @@ export async function attachmentThumbnail(hash: string): Promise<Uint8Array> {
 /** A document attachment's format, pages and how it was read (for its chip). */
 export function documentInfo(hash: string): Promise<DocumentInfo> {
   return call('document_info', { hash });
+}
+
+/** How far the index of a document too large for the context has come (passages embedded). */
+export function onDocumentIndex(handler: (progress: IndexProgress) => void): Promise<UnlistenFn> {
+  return listen<IndexProgress>('document-index', (event) => handler(event.payload));
 }
 
 /** Raw IPC responses arrive as an ArrayBuffer in the app, as numbers through the mock. */

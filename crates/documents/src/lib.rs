@@ -6,9 +6,11 @@
 //! the app reads an attachment with this crate alone, and `render` is the one place that decides
 //! how a document reads in a prompt.
 
+pub mod chunk;
 mod csv;
 mod docx;
 pub mod error;
+pub mod fit;
 mod format;
 mod html;
 pub mod limits;
@@ -18,9 +20,11 @@ mod text;
 
 use std::path::Path;
 
+pub use self::chunk::{chunk_document, ChunkSettings, Passage};
 pub use self::error::{DocumentError, DocumentProblem, Result};
+pub use self::fit::{plan_documents, DocumentPlan, DocumentUse};
 pub use self::format::DocumentFormat;
-pub use self::render::{render_for_prompt, with_documents};
+pub use self::render::{render_for_prompt, render_passages_for_prompt, with_documents, PassageSource};
 
 use crate::limits::{MAX_DOCUMENT_BYTES, MAX_TEXT_BYTES};
 

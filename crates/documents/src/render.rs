@@ -37,6 +37,42 @@ pub fn render_for_prompt(document: &Document) -> String {
     out
 }
 
+/// A passage found by search, as [`render_passages_for_prompt`] shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassageSource<'a> {
+    /// The document's name.
+    pub document: &'a str,
+    pub page: Option<u32>,
+    /// The headings it is under, outermost first.
+    pub headings: &'a [String],
+    pub text: &'a str,
+}
+
+/// Passages found in documents too long to go whole, as the user turn carries them (in place
+/// of the documents, before the question): each in a `<passage>` tag with its number (from 1,
+/// in order: the number the reply's Sources show), its document, its page and its section, so a
+/// model can cite them as "[1]"; the whole between `<search_results>` tags that say they are
+/// excerpts.
+pub fn render_passages_for_prompt(passages: &[PassageSource<'_>]) -> String {
+    let mut out = String::from(
+        "<search_results note=\"excerpts of the attached documents found for this question; cite one by its number, as [1]\">\n",
+    );
+    for (index, passage) in passages.iter().enumerate() {
+        out.push_str(&format!("<passage number=\"{}\" document=\"{}\"", index + 1, attribute(passage.document)));
+        if let Some(page) = passage.page {
+            out.push_str(&format!(" page=\"{page}\""));
+        }
+        if !passage.headings.is_empty() {
+            out.push_str(&format!(" section=\"{}\"", attribute(&passage.headings.join(" › "))));
+        }
+        out.push_str(">\n");
+        out.push_str(passage.text.trim_end());
+        out.push_str("\n</passage>\n");
+    }
+    out.push_str("</search_results>");
+    out
+}
+
 /// A user turn's text with its documents: each document (`render_for_prompt`) before the words
 /// the person typed, so the question comes last, next to the answer.
 pub fn with_documents(documents: &[impl AsRef<str>], text: &str) -> String {
@@ -71,6 +107,21 @@ mod tests {
         );
         assert_eq!(with_documents(&["one", "two"], ""), "one\n\ntwo");
         assert_eq!(with_documents(&[] as &[&str], "Hi"), "Hi");
+    }
+
+    #[test]
+    fn passages_name_their_document_page_and_section() {
+        let headings = ["Budget".to_string(), "Library <new>".to_string()];
+        let passages = [
+            PassageSource { document: "r \"1\".pdf", page: Some(3), headings: &headings, text: "Funded first.\n" },
+            PassageSource { document: "notes.md", page: None, headings: &[], text: "Plain." },
+        ];
+        assert_eq!(
+            render_passages_for_prompt(&passages),
+            "<search_results note=\"excerpts of the attached documents found for this question; cite one by its number, as [1]\">\n\
+             <passage number=\"1\" document=\"r '1'.pdf\" page=\"3\" section=\"Budget › Library _new_\">\nFunded first.\n</passage>\n\
+             <passage number=\"2\" document=\"notes.md\">\nPlain.\n</passage>\n</search_results>"
+        );
     }
 
     #[test]

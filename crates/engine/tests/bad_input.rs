@@ -104,6 +104,18 @@ fn corrupt_gguf() {
     let err = load_error(&engine, &truncated);
     assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
     assert_says(&err, &["Download the model again"]);
+
+    // Cut short where our own block reader reads the tensors (Q5_0, which MLX's loader fails on;
+    // gpt-oss's MXFP4 experts, which it leaves out): the error names the tensor whose blocks run out.
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny");
+    for file in ["ministral3_gguf/ministral3-q5_0.gguf", "gpt_oss_gguf/gpt_oss_mxfp4-mxfp4.gguf"] {
+        let bytes = std::fs::read(tiny.join(file)).unwrap();
+        let truncated = dir.path().join("truncated-blocks.gguf");
+        std::fs::write(&truncated, &bytes[..bytes.len() - 100]).unwrap();
+        let err = load_error(&engine, &truncated);
+        assert!(matches!(err, EngineError::CorruptWeights { .. }), "{file}: {err:?}");
+        assert_says(&err, &["run past the end of the file", "Download the model again"]);
+    }
 }
 
 /// A one-tensor llama GGUF whose tensor is `blocks` bytes of ggml type `ggml_type`.
@@ -133,9 +145,9 @@ fn one_tensor_gguf(path: &Path, ggml_type: u32, elements: u64, blocks: usize) {
 fn gguf_blocks_mlx_cannot_read_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::start(EngineOptions::default()).unwrap();
-    // Q5_K (176 bytes a block of 256) makes MLX's loader fail; MXFP4 (17 bytes a block of 32)
-    // it would leave out without a word.
-    for (name, ggml_type, elements, bytes) in [("Q5_K", 13, 256, 176), ("MXFP4", 39, 32, 17)] {
+    // The IQ types (IQ2_XXS: 66 bytes a block of 256; IQ4_NL: 18 bytes a block of 32): neither
+    // MLX's loader nor our own block reader reads them.
+    for (name, ggml_type, elements, bytes) in [("IQ2_XXS", 16, 256, 66), ("IQ4_NL", 20, 32, 18)] {
         let path = dir.path().join(format!("model-{name}.gguf"));
         one_tensor_gguf(&path, ggml_type, elements, bytes);
         let err = load_error(&engine, &path);

@@ -25,6 +25,8 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "responses", include_str!("../migrations/0002_responses.sql")),
     (3, "reasoning", include_str!("../migrations/0003_reasoning.sql")),
     (4, "tool_calls", include_str!("../migrations/0004_tool_calls.sql")),
+    (5, "document_index", include_str!("../migrations/0005_document_index.sql")),
+    (6, "reply_sources", include_str!("../migrations/0006_reply_sources.sql")),
 ];
 
 /// The history store: one SQLite file plus a folder of content-addressed attachment files.
@@ -122,6 +124,11 @@ impl Store {
         );
         if let Err(error) = sqlx::query("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')").execute(&self.writer).await {
             problems.push(format!("full-text index: {error}"));
+        }
+        if let Err(error) =
+            sqlx::query("INSERT INTO document_passages_fts (document_passages_fts) VALUES ('integrity-check')").execute(&self.writer).await
+        {
+            problems.push(format!("documents' full-text index: {error}"));
         }
         Ok(problems)
     }

@@ -85,23 +85,39 @@ impl Store {
 
 /// The FTS5 query for what a person typed, or `None` if it has no searchable word.
 pub(crate) fn fts_query(query: &str) -> Option<String> {
-    // FTS5 reads its query as a C string: a NUL would end it inside a quoted word.
-    let words: Vec<&str> = query.split(|c: char| c.is_whitespace() || c == '\0').filter(|w| w.chars().any(char::is_alphanumeric)).collect();
+    let words = words(query);
     let last = words.len().checked_sub(1)?;
     let mut out = String::new();
     for (i, word) in words.iter().enumerate() {
         if i > 0 {
             out.push(' ');
         }
-        out.push('"');
-        out.push_str(&word.replace('"', "\"\""));
-        out.push('"');
+        out.push_str(&quoted(word));
         // Still typing this word: match it as a prefix. Not after punctuation ("c++" is not "c*").
         if i == last && !query.ends_with(char::is_whitespace) && word.ends_with(char::is_alphanumeric) {
             out.push_str(" *");
         }
     }
     Some(out)
+}
+
+/// The FTS5 query matching passages with any word of a question (ranked by bm25, which weighs
+/// rare words over common ones), or `None` if it has no searchable word. Each word is quoted, as
+/// in [`fts_query`]: nothing a person types is FTS5 syntax.
+pub(crate) fn fts_any_word(question: &str) -> Option<String> {
+    let words = words(question);
+    (!words.is_empty()).then(|| words.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(" OR "))
+}
+
+/// The searchable words of what a person typed: split at whitespace, each with a letter or digit.
+fn words(query: &str) -> Vec<&str> {
+    // FTS5 reads its query as a C string: a NUL would end it inside a quoted word.
+    query.split(|c: char| c.is_whitespace() || c == '\0').filter(|w| w.chars().any(char::is_alphanumeric)).collect()
+}
+
+/// A word as an FTS5 string: in double quotes, its own quotes doubled.
+fn quoted(word: &str) -> String {
+    format!("\"{}\"", word.replace('"', "\"\""))
 }
 
 fn split_snippet(snippet: &str) -> Vec<SnippetPart> {
@@ -118,7 +134,7 @@ fn split_snippet(snippet: &str) -> Vec<SnippetPart> {
 
 #[cfg(test)]
 mod tests {
-    use super::{fts_query, split_snippet, SnippetPart};
+    use super::{fts_any_word, fts_query, split_snippet, SnippetPart};
 
     #[test]
     fn queries_are_quoted_words() {
@@ -131,6 +147,13 @@ mod tests {
         assert_eq!(fts_query("   "), None);
         assert_eq!(fts_query("- \" : *"), None);
         assert_eq!(fts_query("a\0b").as_deref(), Some(r#""a" "b" *"#));
+    }
+
+    #[test]
+    fn questions_are_any_of_their_quoted_words() {
+        assert_eq!(fts_any_word("who (AND) \"said\" x*?").as_deref(), Some(r#""who" OR "(AND)" OR """said""" OR "x*?""#));
+        assert_eq!(fts_any_word("NEAR(a b) OR"), Some(r#""NEAR(a" OR "b)" OR "OR""#.to_string()));
+        assert_eq!(fts_any_word(" ?! "), None);
     }
 
     #[test]

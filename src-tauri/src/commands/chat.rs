@@ -9,7 +9,7 @@ use tauri::{AppHandle, Emitter};
 use super::App;
 use crate::context_meter::ContextUse;
 use crate::failure::Failure;
-use crate::reply::{self, local_messages, require_target, stream_reply, ReplyEvent};
+use crate::reply::{self, require_target, stream_reply, ReplyEvent};
 use crate::sync::lock;
 use crate::title::{provisional, UNTITLED};
 
@@ -69,8 +69,8 @@ pub async fn regenerate(app: AppHandle, state: App<'_>, reply: MessageId, channe
 
 /// More of a stopped or interrupted reply, appended to it.
 #[tauri::command]
-pub async fn continue_reply(state: App<'_>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
-    crate::reply::continue_reply(state.inner().clone(), reply, channel).await
+pub async fn continue_reply(app: AppHandle, state: App<'_>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
+    crate::reply::continue_reply(app, state.inner().clone(), reply, channel).await
 }
 
 /// An edited copy of a user message, as a new branch from the same parent; then its reply.
@@ -131,8 +131,7 @@ pub async fn measure_context(
         }
         None => (settings.system_prompt.clone(), vec![]),
     };
-    let images = state.model.current().is_some_and(|model| model.info.vision);
-    let history = local_messages(store, &system, &branch, images).await?;
+    let images = model.info.vision;
     let mut media = Vec::with_capacity(attachments.len());
     let mut documents = Vec::new();
     for hash in &attachments {
@@ -143,12 +142,16 @@ pub async fn measure_context(
             media.push(reply::media_item(store, &attachment).await?);
         }
     }
-    // Documents count as the text they add to the message.
-    let draft = confab_documents::with_documents(&crate::documents::prompt_texts(store, &documents).await?, &draft);
+    // Documents count as what they add to the prompt: their text, or the passages searched.
+    let crate::document_search::Metered { history, draft, extra } =
+        crate::document_search::metered(state.inner(), &model, &settings, &system, &branch, images, &documents, &draft).await?;
     let state = state.inner().clone();
-    let used = tauri::async_runtime::spawn_blocking(move || {
+    let mut used = tauri::async_runtime::spawn_blocking(move || {
         state.context_meter.measure(&state.engine, &model, history, &draft, media, settings.max_tokens)
     })
     .await??;
+    // The passages of searched documents, as the rule counts them.
+    used.used += extra;
+    used.alone += extra;
     Ok(Some(used))
 }

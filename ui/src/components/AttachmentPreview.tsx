@@ -2,6 +2,7 @@ import type { Attachment } from '../ipc';
 import { isDocumentMime, mediaKindOfMime } from '../lib/capabilities';
 import { clockDuration } from '../lib/format';
 import { useAttachmentUrl, useThumbnailUrl } from '../state/useAttachmentUrl';
+import { useIndexProgress } from '../state/useIndexProgress';
 import { Icon } from './Icon';
 
 /** An image thumbnail, an audio player, a video's first frame with its length, a document's icon and name; other files by name. */
@@ -16,10 +17,7 @@ export function AttachmentPreview({ attachment }: { attachment: Attachment }) {
       return <VideoPreview attachment={attachment} name={name} />;
     case 'other':
       return isDocumentMime(attachment.mime) ? (
-        <div className="document-attachment" data-testid="document-attachment" title={name}>
-          <Icon name="document" size={22} />
-          <span className="attachment-name">{name}</span>
-        </div>
+        <DocumentPreview attachment={attachment} name={name} />
       ) : (
         <span className="attachment-name">{name}</span>
       );
@@ -27,6 +25,27 @@ export function AttachmentPreview({ attachment }: { attachment: Attachment }) {
 }
 
 type PreviewProps = { attachment: Attachment; name: string };
+
+/** A document's icon and name, with a progress bar while its index is being made. */
+function DocumentPreview({ attachment, name }: PreviewProps) {
+  const progress = useIndexProgress(attachment.hash);
+  return (
+    <div className="document-attachment" data-testid="document-attachment" title={name}>
+      <Icon name="document" size={22} />
+      <span className="attachment-name">{name}</span>
+      {progress && (
+        <progress
+          className="index-progress"
+          data-testid="index-progress"
+          aria-label={`Indexing ${name}`}
+          title={`Indexing for search: ${progress.embedded} of ${progress.passages} passages`}
+          max={Math.max(progress.passages, 1)}
+          value={progress.embedded}
+        />
+      )}
+    </div>
+  );
+}
 
 function ImagePreview({ attachment, name }: PreviewProps) {
   const url = useAttachmentUrl(attachment.hash, attachment.mime);

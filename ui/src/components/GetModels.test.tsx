@@ -68,6 +68,9 @@ describe('Get models', () => {
     expect(within(catalog).getAllByRole('listitem')).toHaveLength(CATALOG.length);
     expect(within(catalog).getAllByText('vision').length).toBeGreaterThan(0);
     expect(within(catalog).getAllByText('audio').length).toBeGreaterThan(0);
+    // The default embedding model, marked as one: it searches documents, it does not chat.
+    const embedder = within(catalog).getByText('Qwen/Qwen3-Embedding-0.6B').closest('li')!;
+    expect(within(embedder).getByText('embedding model')).toBeTruthy();
     expect(within(catalog).getAllByText('GGUF').length).toBeGreaterThan(0);
   });
 

@@ -100,6 +100,7 @@ function Catalog({ onOpen }: { onOpen: (repo: string) => void }) {
                 {model.note} <span className="badge">{model.format}</span>
                 {model.vision && <span className="badge accent">vision</span>}
                 {model.audio && <span className="badge accent">audio</span>}
+                {model.embedding && <span className="badge accent">embedding model</span>}
               </span>
             </button>
           </li>

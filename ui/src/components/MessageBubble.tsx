@@ -1,5 +1,5 @@
 import { Fragment, memo, useState } from 'react';
-import type { AnyPlan, Message, MessageId, MessageView } from '../ipc';
+import type { AnyPlan, Message, MessageId, MessageView, ReplySource } from '../ipc';
 import { replySegments, toolCallsOf } from '../lib/toolCalls';
 import { AttachmentPreview } from './AttachmentPreview';
 import { CopyButton } from './CopyButton';
@@ -7,6 +7,7 @@ import { Markdown } from './Markdown';
 import { PlanLine, ReplyStats } from './ReplyStats';
 import { Reasoning } from './Reasoning';
 import { SiblingSwitcher } from './SiblingSwitcher';
+import { Sources } from './Sources';
 import { ToolCallCard } from './ToolCallCard';
 
 interface Props {
@@ -19,6 +20,8 @@ interface Props {
   onContinue?: (reply: MessageId) => void;
   onEdit: (message: MessageId, text: string) => void;
   onSelectSibling: (message: MessageId) => void;
+  /** Opens one of a reply's sources beside the chat. */
+  onOpenSource?: (source: ReplySource) => void;
 }
 
 const statusLabels: Partial<Record<string, string>> = {
@@ -28,8 +31,17 @@ const statusLabels: Partial<Record<string, string>> = {
 };
 
 /** One message: the user's as plain text, the assistant's as markdown, with their actions. */
-export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onRegenerate, onContinue, onEdit, onSelectSibling }: Props) {
-  const { message, attachments, siblings } = view;
+export const MessageBubble = memo(function MessageBubble({
+  view,
+  plan,
+  busy,
+  onRegenerate,
+  onContinue,
+  onEdit,
+  onSelectSibling,
+  onOpenSource,
+}: Props) {
+  const { message, attachments, siblings, sources } = view;
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(message.content);
   const isUser = message.role === 'user';
@@ -102,6 +114,7 @@ export const MessageBubble = memo(function MessageBubble({ view, plan, busy, onR
               Writing…
             </span>
           )}
+          {!isUser && sources && sources.length > 0 && onOpenSource && <Sources sources={sources} onOpen={onOpenSource} />}
           {badge && (
             <div className={`status-badge status-${message.status}`}>
               {badge}

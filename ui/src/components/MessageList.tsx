@@ -1,6 +1,7 @@
-import { useEffect, useLayoutEffect, useRef, type ReactNode } from 'react';
-import type { AnyPlan, ConversationId, MessageId, MessageView } from '../ipc';
+import { useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import type { AnyPlan, ConversationId, MessageId, MessageView, ReplySource } from '../ipc';
 import { MessageBubble } from './MessageBubble';
+import { SourcePanel } from './Sources';
 
 interface Props {
   conversationId: ConversationId | null;
@@ -40,10 +41,13 @@ export function MessageList({
   const scroller = useRef<HTMLDivElement>(null);
   const stickToBottom = useRef(true);
   const focused = useRef<MessageId | null>(null);
+  // The citation open beside the chat, if any.
+  const [source, setSource] = useState<ReplySource | null>(null);
 
-  // A newly opened conversation starts at its end.
+  // A newly opened conversation starts at its end, with no citation open.
   useEffect(() => {
     stickToBottom.current = true;
+    setSource(null);
   }, [conversationId]);
 
   useLayoutEffect(() => {
@@ -87,10 +91,12 @@ export function MessageList({
               onContinue={index === visible.length - 1 ? onContinue : undefined}
               onEdit={onEdit}
               onSelectSibling={onSelectSibling}
+              onOpenSource={setSource}
             />
           ))}
         </div>
       )}
+      {source && <SourcePanel source={source} onClose={() => setSource(null)} />}
     </div>
   );
 }

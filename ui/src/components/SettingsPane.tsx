@@ -2,9 +2,11 @@ import { useEffect, useState } from 'react';
 import {
   errorMessage,
   getSettings,
+  listModels,
   saveSettings,
   settingsChoices,
   type ModelInfo,
+  type ModelSummary,
   type SamplingPreset,
   type Settings,
   type SettingsChoices,
@@ -82,6 +84,8 @@ interface Form extends ServerForm {
   /** The loaded model's keys/values bits as chosen here: '' (full precision), '8' or '4';
    *  null: unchanged (the saved choice shows). */
   kv_bits: string | null;
+  /** The embedding model's path; '': the first one found. */
+  embedding_model: string;
 }
 
 /** The precisions offered for a model's keys and values (mlx-lm's `--kv-bits`, group 64). */
@@ -106,6 +110,7 @@ function toForm(settings: Settings): Form {
     server_port: String(settings.server_port),
     server_key: settings.server_key,
     kv_bits: null,
+    embedding_model: settings.embedding_model ?? '',
   };
 }
 
@@ -124,6 +129,7 @@ function fromForm(form: Form, base: Settings, loadedPath: string | null): Settin
     theme: form.theme,
     server_enabled: form.server_enabled,
     server_key: form.server_key.trim(),
+    embedding_model: form.embedding_model === '' ? null : form.embedding_model,
   };
   const port = Number(form.server_port);
   if (!Number.isInteger(port) || port < 1024 || port > 65535) return 'The server port must be a whole number from 1024 to 65535.';
@@ -196,9 +202,14 @@ export function SettingsPane({ providers, loaded, onSaved, onPreviewTheme, onClo
   const [newFolder, setNewFolder] = useState('');
   const [browsing, setBrowsing] = useState(false);
   const [choices, setChoices] = useState<SettingsChoices | null>(null);
+  const [embedders, setEmbedders] = useState<ModelSummary[] | null>(null);
 
   useEffect(() => {
     let live = true;
+    listModels().then(
+      (found) => live && setEmbedders(found.filter((model) => model.embedding && model.supported)),
+      () => live && setEmbedders([]),
+    );
     settingsChoices().then(
       (found) => live && setChoices(found),
       () => {
@@ -381,6 +392,11 @@ export function SettingsPane({ providers, loaded, onSaved, onPreviewTheme, onClo
                     </select>
                   </Field>
                 )}
+                <EmbeddingModelField
+                  embedders={embedders}
+                  value={form.embedding_model}
+                  onChange={(embedding_model) => update({ embedding_model })}
+                />
                 <h4>Model folders</h4>
                 <p className="field-hint muted">
                   Searched for models besides the app's own folder, the Hugging Face cache, LM Studio's folders and Ollama's store.
@@ -518,5 +534,38 @@ export function SettingsPane({ providers, loaded, onSaved, onPreviewTheme, onClo
         </footer>
       </div>
     </div>
+  );
+}
+
+/** The embedding model that searches documents too large for the context; never a chat model. */
+function EmbeddingModelField({
+  embedders,
+  value,
+  onChange,
+}: {
+  embedders: ModelSummary[] | null;
+  value: string;
+  onChange: (path: string) => void;
+}) {
+  const found = embedders ?? [];
+  const missing = value !== '' && embedders !== null && !found.some((model) => model.path === value);
+  const hint =
+    embedders !== null && found.length === 0
+      ? 'None found: get Qwen3-Embedding-0.6B in Get models. Documents larger than the context need one to be searched.'
+      : missing
+        ? 'This model is no longer in the model folders; documents too large for the context cannot be searched until another is picked.'
+        : 'Searches documents too large for the context; loaded beside the chat model when one needs it.';
+  return (
+    <Field label="Embedding model" hint={hint}>
+      <select data-testid="setting-embedding_model" value={value} onChange={(event) => onChange(event.target.value)}>
+        <option value="">{found[0] ? `The first found (${found[0].name})` : 'The first found (none yet)'}</option>
+        {found.map((model) => (
+          <option key={model.path} value={model.path}>
+            {model.name} · embedding model
+          </option>
+        ))}
+        {missing && <option value={value}>{value} (missing)</option>}
+      </select>
+    </Field>
   );
 }

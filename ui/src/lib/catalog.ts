@@ -10,6 +10,8 @@ export interface CatalogModel {
   format: 'MLX' | 'GGUF' | 'safetensors';
   vision?: boolean;
   audio?: boolean;
+  /** Gives vectors, not replies: it searches documents too large for the context. */
+  embedding?: boolean;
 }
 
 export const CATALOG: CatalogModel[] = [
@@ -28,4 +30,6 @@ export const CATALOG: CatalogModel[] = [
   { repo: 'mlx-community/gemma-3-12b-it-4bit', note: 'Gemma 3 12B, 4-bit', format: 'MLX', vision: true },
   { repo: 'mlx-community/gemma-4-e4b-it-4bit', note: 'Gemma 4 E4B, 4-bit', format: 'MLX', vision: true, audio: true },
   { repo: 'mlx-community/gemma-4-e2b-it-4bit', note: 'Gemma 4 E2B, 4-bit', format: 'MLX', vision: true, audio: true },
+  // The default embedding model (embedder.rs names it in its messages).
+  { repo: 'Qwen/Qwen3-Embedding-0.6B', note: 'Qwen3-Embedding 0.6B: searches long documents', format: 'safetensors', embedding: true },
 ];

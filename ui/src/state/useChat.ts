@@ -302,6 +302,11 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
             if (known) onTouched({ ...known, updated_at: event.reply.created_at });
             break;
           }
+          case 'sources': {
+            const { reply, sources } = event;
+            if (visible()) setMessages((views) => views.map((view) => (view.message.id === reply ? { ...view, sources } : view)));
+            break;
+          }
           case 'plan':
           case 'remote':
             plan = event.plan;

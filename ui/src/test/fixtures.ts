@@ -212,6 +212,7 @@ export const settings: Settings = {
   tool_rounds: 8,
   tool_timeout_s: 60,
   model_kv_bits: {},
+  embedding_model: null,
 };
 
 /** What settings_choices answers: the backend's defaults and its presets. */

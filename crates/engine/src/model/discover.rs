@@ -188,12 +188,15 @@ fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<Mode
     let context_length = key("context_length");
     let size_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let unreadable = gguf::unreadable_types(&header.tensor_types);
+    // A vocabulary type the tokenizer does not read would stop loading (llama.cpp also writes
+    // `bert`, `t5`, `rwkv` and others).
+    let vocabulary = text("tokenizer.ggml.model").filter(|v| !crate::text::GGUF_VOCABULARY_TYPES.contains(&v.as_str()));
     let unsupported_reason = if !runs_here(Architecture::Gguf(&architecture)) {
         Some(architecture_unsupported(&architecture))
     } else if !unreadable.is_empty() {
         Some(format!("Its {} weights aren't supported yet", unreadable.join(", ")))
     } else {
-        None
+        vocabulary.map(|v| format!("Its {v} vocabulary isn't supported yet"))
     };
     // Read from the header alone, every layer is taken to attend fully (an upper bound for
     // GGUFs with sliding or recurrent layers).

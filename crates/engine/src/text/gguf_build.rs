@@ -6,6 +6,11 @@
 //! - `llama`: SentencePiece-style BPE over characters with `▁` for spaces and `<0xXX>` byte
 //!   tokens as fallback. The file gives scores, not merges; merges are recovered from them as
 //!   transformers does (a pair merges with the score of the token it makes).
+//! - `gemma4`: Gemma 4's BPE over characters, as transformers' `GemmaTokenizer` (and llama.cpp's
+//!   `gemma4` pre-type): every space written `▁` first, no split, the file's merges over the whole
+//!   text, `<0xXX>` byte tokens for what no token spells, no space prefix. (llama.cpp also cuts the
+//!   text at runs of newlines, which changes nothing unless a merge joins a newline to another
+//!   character; we follow the Hugging Face tokenizer.json.)
 //!
 //! Control tokens (and `<|...|>` tokens the file forgot to mark) become special added tokens, so
 //! `<|im_start|>` in text is one id and `decode(.., skip_special = true)` hides it; user-defined
@@ -20,6 +25,7 @@ use tokenizers::decoders::strip::Strip;
 use tokenizers::decoders::DecoderWrapper;
 use tokenizers::models::bpe::BPE;
 use tokenizers::normalizers::replace::Replace;
+use tokenizers::normalizers::NormalizerWrapper;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::pre_tokenizers::metaspace::{Metaspace, PrependScheme};
 use tokenizers::pre_tokenizers::sequence::Sequence as PreSequence;
@@ -37,6 +43,9 @@ fn tk_err(what: &str) -> impl Fn(tokenizers::Error) -> EngineError + '_ {
     move |e| EngineError::Tokenizer(format!("could not build the GGUF's tokenizer ({what}): {e}"))
 }
 
+/// The `tokenizer.ggml.model` values [`GgufVocab::build`] reads.
+pub(crate) const VOCABULARY_TYPES: &[&str] = &["gpt2", "llama", "gemma4"];
+
 impl GgufVocab {
     pub fn build(mut self, path: &Path) -> Result<Tokenizer> {
         // A role id outside the vocabulary (some converters write one) is no role at all.
@@ -47,12 +56,14 @@ impl GgufVocab {
         let (mut inner, add_bos_default) = match self.model.as_str() {
             "gpt2" => self.byte_level()?,
             "llama" => (self.sentencepiece()?, true),
+            "gemma4" => (self.spaces_as_metaspace()?, true),
             other => {
                 return Err(EngineError::MissingTokenizer {
                     path: path.to_path_buf(),
                     reason: format!(
                         "its vocabulary type `{other}` (tokenizer.ggml.model) is not supported; \
-                         supported: gpt2, llama. Use the model's Hugging Face folder instead"
+                         supported: {}. Use the model's Hugging Face folder instead",
+                        VOCABULARY_TYPES.join(", ")
                     ),
                 })
             }
@@ -97,10 +108,11 @@ impl GgufVocab {
 
     fn byte_level(&self) -> Result<(tokenizers::Tokenizer, bool)> {
         let split = pre_split(self.pre.as_deref())?;
-        let merges =
-            self.merges.iter().enumerate().map(|(i, m)| split_merge(m).ok_or_else(|| bad_merge(i, m))).collect::<Result<Vec<_>>>()?;
-        let model =
-            BPE::builder().vocab_and_merges(self.vocab(), merges).ignore_merges(split.ignore_merges).build().map_err(tk_err("merges"))?;
+        let model = BPE::builder()
+            .vocab_and_merges(self.vocab(), self.parsed_merges()?)
+            .ignore_merges(split.ignore_merges)
+            .build()
+            .map_err(tk_err("merges"))?;
 
         let mut steps = Vec::with_capacity(split.regexes.len() + 1);
         for regex in &split.regexes {
@@ -148,6 +160,29 @@ impl GgufVocab {
         inner.with_pre_tokenizer(Some(Metaspace::new('▁', scheme, false)));
         inner.with_decoder(Some(DecoderSequence::new(decoders)));
         Ok(inner)
+    }
+
+    /// Gemma 4's: spaces as `▁` before BPE (a normalizer, so added tokens, matched first, keep
+    /// theirs), the file's merges over characters, byte fallback, nothing prepended.
+    fn spaces_as_metaspace(&self) -> Result<tokenizers::Tokenizer> {
+        let mut builder = BPE::builder().vocab_and_merges(self.vocab(), self.parsed_merges()?).byte_fallback(true).fuse_unk(true);
+        if let Some(unk) = self.unk.and_then(|id| self.tokens.get(id as usize)) {
+            builder = builder.unk_token(unk.clone());
+        }
+        let model = builder.build().map_err(tk_err("merges"))?;
+        let mut inner = tokenizers::Tokenizer::new(model);
+        let spaces = Replace::new(" ", "▁").map_err(tk_err("normalizer"))?;
+        inner.with_normalizer(Some(NormalizerWrapper::Replace(spaces)));
+        inner.with_decoder(Some(DecoderSequence::new(vec![
+            DecoderWrapper::Replace(Replace::new("▁", " ").map_err(tk_err("decoder"))?),
+            DecoderWrapper::ByteFallback(ByteFallback::new()),
+            DecoderWrapper::Fuse(Fuse::new()),
+        ])));
+        Ok(inner)
+    }
+
+    fn parsed_merges(&self) -> Result<Vec<(String, String)>> {
+        self.merges.iter().enumerate().map(|(i, m)| split_merge(m).ok_or_else(|| bad_merge(i, m))).collect()
     }
 
     fn vocab(&self) -> tokenizers::models::bpe::Vocab {
@@ -291,6 +326,18 @@ pub(crate) mod fixtures {
         let scores = tokens.iter().map(|t| t.chars().count() as f32).collect();
         GgufVocab { model: "llama".into(), tokens, token_types, scores, bos: Some(1), eos: Some(2), unk: Some(0), ..Default::default() }
     }
+
+    /// A Gemma 4 vocabulary: `<pad> <eos> <bos>`, 256 byte tokens, the pieces of "hello" and `▁hello`.
+    pub fn tiny_gemma4() -> GgufVocab {
+        let mut tokens: Vec<String> = ["<pad>", "<eos>", "<bos>"].map(String::from).to_vec();
+        tokens.extend((0..=255u8).map(|b| format!("<0x{b:02X}>")));
+        tokens.extend(["▁", "h", "e", "l", "o", "he", "ll", "hell", "hello", "▁hello"].map(String::from));
+        let mut token_types = vec![1; tokens.len()];
+        token_types[..3].fill(token_type::CONTROL);
+        token_types[3..259].fill(6);
+        let merges = ["h e", "l l", "he ll", "hell o", "▁ hello"].map(String::from).to_vec();
+        GgufVocab { model: "gemma4".into(), tokens, token_types, merges, bos: Some(2), eos: Some(1), pad: Some(0), ..Default::default() }
+    }
 }
 
 #[cfg(test)]
@@ -386,6 +433,20 @@ mod tests {
         let ids = tok.encode("hé", false).unwrap();
         assert!(ids.iter().any(|&i| tok.id_to_token(i).as_deref() == Some("<0xC3>")), "{ids:?}");
         assert_eq!(tok.decode(&ids, false).unwrap(), "hé");
+    }
+
+    #[test]
+    fn gemma4_writes_spaces_as_metaspace_prefixes_nothing_and_falls_back_to_bytes() {
+        let tok = tiny_gemma4().build(Path::new("gemma4.gguf")).unwrap();
+        assert!(tok.add_bos());
+        let id = |t: &str| tok.token_to_id(t).unwrap();
+        assert_eq!(tok.encode("hello hello", true).unwrap(), vec![2, id("hello"), id("▁hello")]);
+        // Two spaces: a lone `▁`, then `▁hello`; no space put before the text.
+        assert_eq!(tok.encode("hello  hello", false).unwrap(), vec![id("hello"), id("▁"), id("▁hello")]);
+        let ids = tok.encode("<bos>hé", false).unwrap();
+        assert_eq!(ids, vec![2, id("h"), id("<0xC3>"), id("<0xA9>")]);
+        assert_eq!(tok.decode(&ids, true).unwrap(), "hé");
+        assert_eq!(tok.decode(&tok.encode(" hello ", false).unwrap(), false).unwrap(), " hello ");
     }
 
     #[test]

@@ -21,7 +21,8 @@ pub(crate) mod token_type {
 /// What a GGUF says about its tokenizer.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct GgufVocab {
-    /// `tokenizer.ggml.model`: `gpt2` (byte-level BPE) or `llama` (SentencePiece-style BPE).
+    /// `tokenizer.ggml.model`: `gpt2` (byte-level BPE), `llama` (SentencePiece-style BPE) or
+    /// `gemma4` (BPE over characters with `▁` for spaces).
     pub model: String,
     /// `tokenizer.ggml.pre`: names the split applied before BPE (byte-level only).
     pub pre: Option<String>,
@@ -30,7 +31,7 @@ pub(crate) struct GgufVocab {
     pub token_types: Vec<i32>,
     /// One per token (SentencePiece vocabularies); higher merges first.
     pub scores: Vec<f32>,
-    /// `"left right"`, best first.
+    /// `"left right"`, best first (`gpt2` and `gemma4`).
     pub merges: Vec<String>,
     pub bos: Option<u32>,
     pub eos: Option<u32>,

@@ -12,6 +12,7 @@
 mod call_grammar;
 mod detokenizer;
 mod gguf_build;
+pub(crate) use gguf_build::VOCABULARY_TYPES as GGUF_VOCABULARY_TYPES;
 mod gguf_pre;
 mod gguf_vocab;
 mod hf_folder;

@@ -3,11 +3,13 @@
 
 mod attachments;
 mod conversations;
+mod document_index;
 mod kill;
 mod messages;
 mod open;
 mod replies;
 mod responses;
+mod retrieval_set;
 mod scale;
 mod search;
 mod settings;

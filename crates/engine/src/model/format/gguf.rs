@@ -1,10 +1,14 @@
 //! GGUF files through MLX's own loader: hyper-parameters from the metadata, tensors renamed to
 //! Hugging Face's names. Quantized blocks our kernels read (Q4_0, Q4_1, Q8_0) stay packed (as
 //! MLX's affine 4- and 8-bit groups of 32); the others MLX reads (gguflib's Q4_K, Q6_K, Q2_K)
-//! are widened once at load, to float16, and the rest (Q5_0, Q5_1, Q3_K, Q5_K, IQ*, MXFP4) are
-//! refused by name before MLX sees them ([`unreadable_types`]). Architectures whose families read keys of
-//! their own (Gemma 3, Qwen3.5, Qwen3-Next) go through [`super::gguf_arch`], which writes their
-//! config.json from the metadata and undoes what llama.cpp's converter changed in the tensors.
+//! are widened once at load, to float16. MXFP4, which MLX's loader leaves out, is read from its
+//! blocks by our own reader ([`super::gguf_blocks`]: a mixture's experts stay packed in MLX's
+//! `mxfp4` mode); a file with a type MLX's loader fails on (Q5_0, Q5_1, Q3_K, Q5_K) is read by it
+//! whole, MLX reading a copy of the metadata alone (for the vocabulary and template): Q4_0, Q4_1
+//! and Q8_0 packed as MLX packs them, the others widened to float16. The types neither reads (the
+//! IQ types, TQ1_0/TQ2_0) are refused by name before MLX sees the file ([`unreadable_types`]). Architectures whose families read keys of their own (Gemma 3, Qwen3.5,
+//! Qwen3-Next, Mistral 3, gpt-oss) go through [`super::gguf_arch`], which writes their config.json
+//! from the metadata and undoes what llama.cpp's converter changed in the tensors.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -40,20 +44,33 @@ fn supported() -> String {
 /// with "gguf_tensor_to_f16 failed", or, for MXFP4, leaves the tensor out without a word.
 const READABLE_TYPES: &[u32] = &[0, 1, 30, 2, 3, 8, 10, 12, 14];
 
+/// MXFP4: MLX's loader leaves it out (our reader reads it) rather than failing on it.
+const MLX_SKIPS: &[u32] = &[39];
+
+/// Whether MLX's loader or [`super::gguf_blocks`] reads tensors of this ggml type.
+fn readable(ggml_type: u32) -> bool {
+    READABLE_TYPES.contains(&ggml_type) || super::gguf_blocks::TYPES.contains(&ggml_type)
+}
+
+/// Whether MLX's loader reads this file's tensors (but those it leaves out), rather than failing.
+fn mlx_reads(header: &gguf_header::Header) -> bool {
+    header.tensor_types.iter().all(|t| READABLE_TYPES.contains(t) || MLX_SKIPS.contains(t))
+}
+
 /// The types among `tensor_types` (`gguf_header::Header::tensor_types`) this build cannot read,
 /// by name; empty when it reads them all.
 pub fn unreadable_types(tensor_types: &std::collections::BTreeSet<u32>) -> Vec<&'static str> {
-    tensor_types.iter().filter(|t| !READABLE_TYPES.contains(t)).map(|&t| gguf_header::ggml_type_name(t)).collect()
+    tensor_types.iter().filter(|&&t| !readable(t)).map(|&t| gguf_header::ggml_type_name(t)).collect()
 }
 
-/// Refuses, by name, a file with tensor types MLX's loader cannot read.
-fn check_types(path: &Path) -> Result<()> {
+/// The header, or an error naming the tensor types this build cannot read.
+fn checked_header(path: &Path) -> Result<gguf_header::Header> {
     let header = gguf_header::read_header(path).map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })?;
     let unreadable = unreadable_types(&header.tensor_types);
     if unreadable.is_empty() {
-        return Ok(());
+        return Ok(header);
     }
-    let readable: Vec<_> = READABLE_TYPES.iter().map(|&t| gguf_header::ggml_type_name(t)).collect();
+    let readable: Vec<_> = READABLE_TYPES.iter().chain(super::gguf_blocks::TYPES).map(|&t| gguf_header::ggml_type_name(t)).collect();
     Err(EngineError::UnsupportedQuantization { path: path.into(), types: unreadable.join(", "), readable: readable.join(", ") })
 }
 
@@ -93,6 +110,26 @@ impl GgufLink {
     }
 }
 
+/// A file of `path`'s metadata alone (no tensors), for MLX's reader when it cannot read the
+/// tensors: the vocabulary, template and hyper-parameters come from it. Removed once read.
+fn open_metadata(path: &Path, header: &gguf_header::Header) -> Result<GgufFile> {
+    use std::io::{Seek, SeekFrom};
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let copy = GgufLink(std::env::temp_dir().join(format!("confab-gguf-metadata-{}-{n}.gguf", std::process::id())));
+    let range = &header.metadata_bytes;
+    let mut metadata = vec![0u8; (range.end - range.start) as usize];
+    let mut file = std::fs::File::open(path).map_err(|e| EngineError::io(path, e))?;
+    file.seek(SeekFrom::Start(range.start)).and_then(|_| file.read_exact(&mut metadata)).map_err(|e| EngineError::io(path, e))?;
+    let mut bytes = gguf_header::MAGIC.to_vec();
+    bytes.extend(3u32.to_le_bytes());
+    bytes.extend(0u64.to_le_bytes());
+    bytes.extend(header.metadata_count.to_le_bytes());
+    bytes.extend(metadata);
+    std::fs::write(&copy.0, bytes).map_err(|e| EngineError::io(&copy.0, e))?;
+    GgufFile::load(&copy.0).map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })
+}
+
 impl Drop for GgufLink {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
@@ -113,10 +150,17 @@ fn check_magic(path: &Path) -> Result<()> {
 /// `defaults_of`: what each model type means by a config key it leaves out (for the architectures
 /// read through a config.json).
 pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Loaded> {
+    load_as(path, defaults_of, false)
+}
+
+/// `load`, the whole file through our own block reader if `own_reader` (else only where MLX's
+/// loader cannot read it).
+fn load_as(path: &Path, defaults_of: fn(&str) -> ConfigDefaults, own_reader: bool) -> Result<Loaded> {
     check_magic(path)?;
-    check_types(path)?;
-    let file = open(path)?;
-    let meta = Meta { file: &file, path };
+    let header = checked_header(path)?;
+    let whole = own_reader || !mlx_reads(&header);
+    let file = if whole { open_metadata(path, &header)? } else { open(path)? };
+    let meta = Meta { file: &file, path, tensors: &header.tensors };
     let arch = meta.string("general.architecture").unwrap_or_default();
     let converted = super::gguf_arch::converted(&arch);
     let (config, json) = match converted {
@@ -142,6 +186,19 @@ pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Load
         fingerprint.add(key.as_bytes()).add(format!("{:?}{:?}", array.shape(), array.dtype()).as_bytes());
         tensors.insert(hf_name(&key, names), array);
     }
+    // What MLX left out, or (`whole`) every tensor.
+    for info in header.tensors.iter().filter(|t| whole || !READABLE_TYPES.contains(&t.ggml_type)) {
+        let name = hf_name(&info.name, names);
+        for (part, array) in super::gguf_blocks::read(path, info)? {
+            fingerprint.add(info.name.as_bytes()).add(format!("{part}{:?}{:?}", array.shape(), array.dtype()).as_bytes());
+            // A packed weight's scales (and biases) beside it, as MLX's loader names them.
+            let key = match name.strip_suffix(".weight") {
+                Some(stem) if part != "weight" => format!("{stem}.{part}"),
+                _ => name.clone(),
+            };
+            tensors.insert(key, array);
+        }
+    }
     if let (Some((_, c)), Some(json)) = (converted, &json) {
         (c.restore)(&mut tensors, json, path)?;
     }
@@ -151,7 +208,7 @@ pub fn load(path: &Path, defaults_of: fn(&str) -> ConfigDefaults) -> Result<Load
 }
 
 /// Llama's names (and those of the architectures that share them).
-const LLAMA: Names = Names {
+pub(super) const LLAMA: Names = Names {
     top: &[("token_embd", "model.embed_tokens"), ("output_norm", "model.norm"), ("output", "lm_head")],
     block: &[
         ("attn_norm", "input_layernorm"),
@@ -265,6 +322,43 @@ impl Meta<'_> {
 #[cfg(test)]
 mod tests {
     use super::{CONVOLUTION_HYBRID, LLAMA};
+
+    /// Our own block reader reads what MLX's loader reads, bit for bit and under the same names
+    /// (F32 with biases and sinks, Q8_0 and Q4_0 packed, MXFP4 experts, per-layer embeddings, short
+    /// convolutions): a whole file goes through it when it holds a type MLX's loader fails on.
+    #[test]
+    fn own_reader_reads_as_mlx_does() {
+        let tiny = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny");
+        for file in [
+            "gpt_oss_gguf/gpt_oss-f32.gguf",
+            "gpt_oss_gguf/gpt_oss_mxfp4-mxfp4.gguf",
+            "ministral3_gguf/ministral3-q8_0.gguf",
+            "ministral3_gguf/ministral3-q4_0.gguf",
+            "qwen3_5_moe_gguf/qwen3_5_moe-q4_0.gguf",
+            "gemma4_gguf/gemma4-q8_0.gguf",
+            "lfm2_gguf/lfm2.gguf",
+            "smollm3_gguf/smollm3-f16.gguf",
+            "gemma3_gguf/gemma3-q4_0.gguf",
+        ] {
+            let path = tiny.join(file);
+            let defaults = crate::model::registry::defaults;
+            let (mlx, own) = (super::load_as(&path, defaults, false).unwrap(), super::load_as(&path, defaults, true).unwrap());
+            assert_eq!(format!("{:?}", mlx.config), format!("{:?}", own.config), "{file}");
+            let mut names: Vec<String> = mlx.weights.remaining().cloned().collect();
+            names.sort();
+            let mut own_names: Vec<String> = own.weights.remaining().cloned().collect();
+            own_names.sort();
+            assert_eq!(names, own_names, "{file}");
+            let (mut mlx, mut own) = (mlx.weights, own.weights);
+            for name in names {
+                let (a, b) = (mlx.take(&name).unwrap(), own.take(&name).unwrap());
+                assert_eq!((a.shape(), a.dtype()), (b.shape(), b.dtype()), "{file}: {name}");
+                let same = mlx_rs::ops::array_eq(&a, &b, true).unwrap();
+                same.eval().unwrap();
+                assert!(same.item_exact::<bool>(), "{file}: {name} differs");
+            }
+        }
+    }
 
     fn hf_name(gguf: &str) -> String {
         super::hf_name(gguf, &LLAMA)

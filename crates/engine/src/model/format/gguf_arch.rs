@@ -1,5 +1,5 @@
-//! GGUF architectures whose families read their own config.json keys (Gemma 3, Qwen3.5, Qwen3.5
-//! MoE, Qwen3-Next): the metadata is turned into the config.json their Hugging Face checkpoints
+//! GGUF architectures whose families read their own config.json keys (Gemma 3, Gemma 4, Qwen3.5,
+//! Qwen3.5 MoE, Qwen3-Next, Mistral 3, gpt-oss): the metadata is turned into the config.json their Hugging Face checkpoints
 //! carry, read by the same parser, and what llama.cpp's converter changed in the tensors is undone
 //! so the family loads them as it loads a Hugging Face or mlx-lm folder.
 //!
@@ -18,6 +18,22 @@
 //!   z) (`qwen3next`: fused back); routed experts stacked [E, out, in] (read as mlx-lm's
 //!   `switch_mlp`). Quantized rows move packed; quantized columns move packed when a head's
 //!   columns fill whole blocks of 32, else that one matrix is widened to float32 first.
+//! - `mistral3` (Ministral 3, Mistral Small 3.x: the text model only, its vision tower going to a
+//!   separate mmproj file): llama's tensors, Q and K rows permuted per head for ggml's interleaved
+//!   RoPE (put back here: each head's even rows, then its odd ones); YaRN in the `rope.scaling.*`
+//!   keys, `mscale_all_dim` as `yarn_log_multiplier` (read as both mscales: the converter keeps one)
+//!   and `llama_4_scaling_beta` as `attention.temperature_scale`.
+//! - `gemma4` (text; dense): norms as they are (not `1 + w`); the full layers' head size in
+//!   `key_length`, the sliding ones' in `key_length_swa`, KV heads and MLP widths per layer; K = V
+//!   on full layers shown by their missing `attn_v`; the full layers' proportional RoPE as a
+//!   `rope_freqs` tensor (1 for each rotated pair, 1e30 for the rest), read into
+//!   `partial_rotary_factor` and dropped; `layer_scalar` as `layer_output_scale.weight`.
+//! - `gpt-oss`: transformers' `gate_up_proj` [E, H, 2I] (gate and up interleaved) split and
+//!   transposed into `ffn_gate_exps` and `ffn_up_exps` [E, I, H], `down_proj` into
+//!   `ffn_down_exps` [E, H, I], biases split alike (all put back here, interleaved, as the family
+//!   reads a Hugging Face folder: MXFP4 experts as OpenAI's `*_blocks`/`*_scales`, bytes unchanged);
+//!   sinks as `attn_sinks.weight`; the alternating layers (sliding first), the SwiGLU's α and limit
+//!   and YaRN's `truncate: false` fixed by llama.cpp, as they are the family's defaults.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -42,6 +58,9 @@ pub(super) const CONVERTED: &[(&str, &str, Converted)] = &[
     ("qwen35", "qwen3_5_text", Converted { names: &QWEN35, config: qwen35_config, restore: qwen35_restore }),
     ("qwen35moe", "qwen3_5_moe_text", Converted { names: &QWEN35, config: qwen35_config, restore: qwen35_restore }),
     ("qwen3next", "qwen3_next", Converted { names: &QWEN35, config: qwen35_config, restore: qwen35_restore }),
+    ("mistral3", "ministral3", Converted { names: &super::gguf::LLAMA, config: mistral3_config, restore: mistral3_restore }),
+    ("gpt-oss", "gpt_oss", Converted { names: &GPT_OSS, config: gpt_oss_config, restore: gpt_oss_restore }),
+    ("gemma4", "gemma4_text", Converted { names: &GEMMA4, config: gemma4_config, restore: gemma4_restore }),
 ];
 
 pub(super) fn converted(arch: &str) -> Option<(&'static str, &'static Converted)> {
@@ -99,6 +118,55 @@ const QWEN35: Names = Names {
         ("ffn_gate_exps", "mlp.switch_mlp.gate_proj"),
         ("ffn_up_exps", "mlp.switch_mlp.up_proj"),
         ("ffn_down_exps", "mlp.switch_mlp.down_proj"),
+    ],
+};
+
+/// Gemma 4's text model (per-layer embeddings; `layer_output_scale.weight` is `layer_scalar`).
+const GEMMA4: Names = Names {
+    top: &[
+        ("token_embd", "model.embed_tokens"),
+        ("output_norm", "model.norm"),
+        ("output", "lm_head"),
+        ("per_layer_token_embd", "model.embed_tokens_per_layer"),
+        ("per_layer_model_proj", "model.per_layer_model_projection"),
+        ("per_layer_proj_norm", "model.per_layer_projection_norm"),
+    ],
+    block: &[
+        ("attn_norm", "input_layernorm"),
+        ("post_attention_norm", "post_attention_layernorm"),
+        ("ffn_norm", "pre_feedforward_layernorm"),
+        ("post_ffw_norm", "post_feedforward_layernorm"),
+        ("attn_q_norm", "self_attn.q_norm"),
+        ("attn_k_norm", "self_attn.k_norm"),
+        ("attn_q", "self_attn.q_proj"),
+        ("attn_k", "self_attn.k_proj"),
+        ("attn_v", "self_attn.v_proj"),
+        ("attn_output", "self_attn.o_proj"),
+        ("ffn_gate", "mlp.gate_proj"),
+        ("ffn_up", "mlp.up_proj"),
+        ("ffn_down", "mlp.down_proj"),
+        ("inp_gate", "per_layer_input_gate"),
+        ("proj", "per_layer_projection"),
+        ("post_norm", "post_per_layer_input_norm"),
+        ("layer_output_scale", "layer_scalar"),
+    ],
+};
+
+/// gpt-oss's (the experts under provisional names, put back by [`gpt_oss_restore`]).
+const GPT_OSS: Names = Names {
+    top: &[("token_embd", "model.embed_tokens"), ("output_norm", "model.norm"), ("output", "lm_head")],
+    block: &[
+        ("attn_norm", "input_layernorm"),
+        ("post_attention_norm", "post_attention_layernorm"),
+        ("attn_q", "self_attn.q_proj"),
+        ("attn_k", "self_attn.k_proj"),
+        ("attn_v", "self_attn.v_proj"),
+        ("attn_output", "self_attn.o_proj"),
+        ("attn_sinks", "self_attn.sinks"),
+        ("ffn_gate_inp", "mlp.router"),
+        ("ffn_gate_exps", "mlp.experts.gate_proj"),
+        ("ffn_up_exps", "mlp.experts.up_proj"),
+        ("ffn_down_exps", "mlp.experts.down_proj"),
     ],
 };
 
@@ -165,6 +233,266 @@ fn gemma3_config(m: &Meta, model_type: &str) -> Result<Value> {
     }
     c.insert("hidden_activation".into(), json!("gelu_pytorch_tanh"));
     Ok(Value::Object(c))
+}
+
+/// `rope_parameters` from the RoPE keys: θ, and YaRN's or linear scaling's where
+/// `rope.scaling.type` names them.
+fn rope_parameters(m: &Meta, arch: &str) -> Value {
+    let key = |k: &str| format!("{arch}.{k}");
+    let theta = m.number(&key("rope.freq_base")).unwrap_or(10_000.0);
+    match (m.string(&key("rope.scaling.type")).as_deref(), m.number(&key("rope.scaling.factor"))) {
+        (Some("yarn"), Some(factor)) => {
+            let mut p = json!({"rope_type": "yarn", "rope_theta": theta, "factor": factor});
+            if let Some(n) = m.number(&key("rope.scaling.original_context_length")) {
+                p["original_max_position_embeddings"] = json!(n as u64);
+            }
+            for (gguf, hf) in [("yarn_beta_fast", "beta_fast"), ("yarn_beta_slow", "beta_slow"), ("yarn_attn_factor", "attention_factor")] {
+                if let Some(v) = m.number(&key(&format!("rope.scaling.{gguf}"))) {
+                    p[hf] = json!(v);
+                }
+            }
+            p
+        }
+        (Some("linear"), Some(factor)) => json!({"rope_type": "linear", "rope_theta": theta, "factor": factor}),
+        _ => json!({"rope_type": "default", "rope_theta": theta}),
+    }
+}
+
+fn mistral3_config(m: &Meta, model_type: &str) -> Result<Value> {
+    let key = |k: &str| format!("mistral3.{k}");
+    let mut c = common(m, "mistral3", model_type)?;
+    let mut rope = rope_parameters(m, "mistral3");
+    if let (Some("yarn"), Some(mscale)) = (rope["rope_type"].as_str(), m.number(&key("rope.scaling.yarn_log_multiplier"))) {
+        rope["mscale"] = json!(mscale);
+        rope["mscale_all_dim"] = json!(mscale);
+    }
+    if let Some(beta) = m.number(&key("attention.temperature_scale")) {
+        rope["llama_4_scaling_beta"] = json!(beta);
+    }
+    c.insert("rope_parameters".into(), rope);
+    Ok(Value::Object(c))
+}
+
+/// Q and K rows back in Hugging Face's order (packed rows move with their scales).
+fn mistral3_restore(tensors: &mut HashMap<String, Array>, config: &Value, _path: &Path) -> Result<()> {
+    let get = |k: &str| config.get(k).and_then(Value::as_i64).unwrap_or(0) as i32;
+    let head_dim = get("head_dim");
+    for (projection, heads) in [("q_proj", get("num_attention_heads")), ("k_proj", get("num_key_value_heads"))] {
+        let rows = unpermuted_rows(heads, head_dim);
+        for layer in 0..get("num_hidden_layers") {
+            permute_rows(tensors, &format!("model.layers.{layer}.self_attn.{projection}"), &rows)?;
+        }
+    }
+    Ok(())
+}
+
+/// llama.cpp's converter interleaves the two halves of each head's Q and K rows (ggml rotates
+/// adjacent pairs): for each head, the rows of Hugging Face's order are its even rows, then its odd ones.
+fn unpermuted_rows(heads: i32, head_dim: i32) -> Array {
+    let idx: Vec<i32> =
+        (0..heads).flat_map(|h| (0..2).flat_map(move |j| (0..head_dim / 2).map(move |i| h * head_dim + 2 * i + j))).collect();
+    Array::from_slice(&idx, &[idx.len() as i32])
+}
+
+fn gpt_oss_config(m: &Meta, model_type: &str) -> Result<Value> {
+    let key = |k: &str| format!("gpt-oss.{k}");
+    let mut c = common(m, "gpt-oss", model_type)?;
+    c.insert("num_local_experts".into(), json!(m.require(&key("expert_count"))?));
+    c.insert("num_experts_per_tok".into(), json!(m.require(&key("expert_used_count"))?));
+    if let Some(width) = m.number(&key("expert_feed_forward_length")) {
+        c.insert("intermediate_size".into(), json!(width as usize));
+    }
+    if let Some(window) = m.number(&key("attention.sliding_window")) {
+        c.insert("sliding_window".into(), json!(window as usize));
+    }
+    let mut rope = rope_parameters(m, "gpt-oss");
+    if rope["rope_type"] == "yarn" {
+        rope["truncate"] = json!(false);
+    }
+    c.insert("rope_parameters".into(), rope);
+    c.insert("attention_bias".into(), json!(true));
+    Ok(Value::Object(c))
+}
+
+/// One expert projection as stored: MXFP4 (our block reader's) or dense.
+enum Experts {
+    Mxfp4 { weight: Array, scales: Array },
+    Dense(Array),
+}
+
+/// `{prefix}.weight` (and `.scales`, `.biases`): MXFP4 kept packed; an affine-packed one (a file
+/// quantized to Q8_0 or Q4_0 throughout) widened, as the family reads experts dense or MXFP4.
+fn take_experts(tensors: &mut HashMap<String, Array>, prefix: &str, path: &Path) -> Result<Option<Experts>> {
+    let Some(weight) = tensors.remove(&format!("{prefix}.weight")) else { return Ok(None) };
+    let scales = tensors.remove(&format!("{prefix}.scales"));
+    let biases = tensors.remove(&format!("{prefix}.biases"));
+    Ok(Some(match (scales, biases) {
+        (None, _) => Experts::Dense(weight),
+        (Some(scales), None) => Experts::Mxfp4 { weight, scales },
+        (Some(scales), Some(biases)) => {
+            const GROUP: i32 = 32;
+            let columns = scales.dim(-1) * GROUP;
+            let bits = weight.dim(-1) * 32 / columns.max(1);
+            if ![4, 8].contains(&bits) {
+                return Err(EngineError::CorruptWeights {
+                    path: path.into(),
+                    reason: format!("`{prefix}` shapes do not fit {columns} columns in blocks of {GROUP}"),
+                });
+            }
+            let f32 = |a: &Array| a.as_dtype(Dtype::Float32);
+            Experts::Dense(ops::dequantize(&weight, f32(&scales)?, Some(&f32(&biases)?), GROUP, bits)?)
+        }
+    }))
+}
+
+/// `a` and `b` interleaved along `axis` (a's at even indices), as transformers stores gate and up.
+fn interleave(a: &Array, b: &Array, axis: i32) -> Result<Array> {
+    let axis = if axis < 0 { a.ndim() as i32 + axis } else { axis };
+    let mut shape = a.shape().to_vec();
+    shape[axis as usize] *= 2;
+    Ok(ops::stack(&[a, b], axis + 1)?.reshape(&shape)?)
+}
+
+/// MLX's mxfp4 words [.., out, in / 8] as OpenAI's blocks [.., out, in / 32, 16]: the same bytes.
+fn as_blocks(weight: &Array) -> Result<Array> {
+    let bytes = weight.view_dtype(Dtype::Uint8)?;
+    let mut shape = bytes.shape().to_vec();
+    let last = shape.pop().expect("at least one axis");
+    shape.extend([last / 16, 16]);
+    Ok(bytes.reshape(&shape)?)
+}
+
+/// The sinks under their own name; the experts back in transformers' layout (gate and up
+/// interleaved in one tensor, the dense ones [E, in, out]) or OpenAI's MXFP4 blocks.
+fn gpt_oss_restore(tensors: &mut HashMap<String, Array>, config: &Value, path: &Path) -> Result<()> {
+    let layers = config.get("num_hidden_layers").and_then(Value::as_u64).unwrap_or(0);
+    let corrupt = |reason: String| EngineError::CorruptWeights { path: path.into(), reason };
+    for layer in 0..layers {
+        let p = format!("model.layers.{layer}");
+        if let Some(sinks) = tensors.remove(&format!("{p}.self_attn.sinks.weight")) {
+            tensors.insert(format!("{p}.self_attn.sinks"), sinks);
+        }
+        let e = format!("{p}.mlp.experts");
+        match (tensors.remove(&format!("{e}.gate_proj.bias")), tensors.remove(&format!("{e}.up_proj.bias"))) {
+            (Some(gate), Some(up)) => {
+                tensors.insert(format!("{e}.gate_up_proj_bias"), interleave(&gate, &up, -1)?);
+            }
+            (None, None) => {}
+            _ => return Err(corrupt(format!("`blk.{layer}.ffn_gate_exps.bias` and `ffn_up_exps.bias` must both be present"))),
+        }
+        if let Some(bias) = tensors.remove(&format!("{e}.down_proj.bias")) {
+            tensors.insert(format!("{e}.down_proj_bias"), bias);
+        }
+        let gate = take_experts(tensors, &format!("{e}.gate_proj"), path)?;
+        let up = take_experts(tensors, &format!("{e}.up_proj"), path)?;
+        let down = take_experts(tensors, &format!("{e}.down_proj"), path)?;
+        match (gate, up, down) {
+            (None, None, None) => {}
+            (
+                Some(Experts::Mxfp4 { weight: gw, scales: gs }),
+                Some(Experts::Mxfp4 { weight: uw, scales: us }),
+                Some(Experts::Mxfp4 { weight: dw, scales: ds }),
+            ) => {
+                tensors.insert(format!("{e}.gate_up_proj_blocks"), interleave(&as_blocks(&gw)?, &as_blocks(&uw)?, 1)?);
+                tensors.insert(format!("{e}.gate_up_proj_scales"), interleave(&gs, &us, 1)?);
+                tensors.insert(format!("{e}.down_proj_blocks"), as_blocks(&dw)?);
+                tensors.insert(format!("{e}.down_proj_scales"), ds);
+            }
+            (Some(Experts::Dense(g)), Some(Experts::Dense(u)), Some(Experts::Dense(d))) => {
+                tensors.insert(format!("{e}.gate_up_proj"), interleave(&g, &u, 1)?.swap_axes(-1, -2)?);
+                tensors.insert(format!("{e}.down_proj"), d.swap_axes(-1, -2)?);
+            }
+            _ => {
+                return Err(corrupt(format!(
+                "layer {layer}'s experts (ffn_gate_exps, ffn_up_exps, ffn_down_exps) are not all present, or not all MXFP4 or all unpacked"
+            )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Gemma 4's text config: head sizes and KV heads per layer (`per_layer_config`, from the full
+/// layers' `key_length` and the sliding ones' `key_length_swa`, and the per-layer
+/// `head_count_kv`), K = V where a full layer has no `attn_v`, the shared-KV layers, the per-layer
+/// embeddings' width and vocabulary, and the full layers' proportional RoPE from `rope_freqs`
+/// (1 for a rotated frequency pair, 1e30 for the rest).
+fn gemma4_config(m: &Meta, model_type: &str) -> Result<Value> {
+    let key = |k: &str| format!("gemma4.{k}");
+    let mut c = common(m, "gemma4", model_type)?;
+    let layers = m.require(&key("block_count"))?;
+    let bad = |reason: String| EngineError::ModelFormat { path: m.path.into(), reason };
+    if m.number(&key("expert_count")).is_some() {
+        return Err(bad("GGUF files of Gemma 4's mixture-of-experts models are not read yet; pick the Hugging Face or MLX folder".into()));
+    }
+    let per_layer = |name: &str| -> Result<Vec<f64>> {
+        let values = m.numbers(&key(name)).ok_or_else(|| bad(format!("GGUF metadata has no `{}`", key(name))))?;
+        match values.len() {
+            1 => Ok(vec![values[0]; layers]),
+            n if n == layers => Ok(values),
+            n => Err(bad(format!("GGUF metadata lists `{}` for {n} layers but block_count is {layers}", key(name)))),
+        }
+    };
+    let sliding: Vec<bool> = per_layer("attention.sliding_window_pattern")?.iter().map(|&s| s != 0.0).collect();
+    let kv_heads = per_layer("attention.head_count_kv")?;
+    let widths = per_layer("feed_forward_length")?;
+    let (full_dim, sliding_dim) = (m.require(&key("attention.key_length"))?, m.require(&key("attention.key_length_swa"))?);
+    let layer_config: Map<String, Value> = (0..layers)
+        .map(|i| {
+            let dim = if sliding[i] { sliding_dim } else { full_dim };
+            (i.to_string(), json!({"head_dim": dim, "num_key_value_heads": kv_heads[i] as usize}))
+        })
+        .collect();
+    c.insert("per_layer_config".into(), Value::Object(layer_config));
+    c.insert("head_dim".into(), json!(sliding_dim));
+    c.insert("global_head_dim".into(), json!(full_dim));
+    let first_sliding = sliding.iter().position(|&s| s).unwrap_or(0);
+    c.insert("num_key_value_heads".into(), json!(kv_heads[first_sliding] as usize));
+    let full_layers: Vec<usize> = (0..layers).filter(|&i| !sliding[i]).collect();
+    let k_eq_v = !full_layers.is_empty() && full_layers.iter().all(|i| !m.has_tensor(&format!("blk.{i}.attn_v.weight")));
+    c.insert("attention_k_eq_v".into(), json!(k_eq_v));
+    c.insert("intermediate_size".into(), json!(widths[0] as usize));
+    c.insert("use_double_wide_mlp".into(), json!(widths.iter().any(|&w| w != widths[0])));
+    let types: Vec<&str> = sliding.iter().map(|&s| if s { "sliding_attention" } else { "full_attention" }).collect();
+    c.insert("layer_types".into(), json!(types));
+    if let Some(window) = m.number(&key("attention.sliding_window")) {
+        c.insert("sliding_window".into(), json!(window as usize));
+    }
+    c.insert("num_kv_shared_layers".into(), json!(m.number(&key("attention.shared_kv_layers")).map_or(0, |v| v as usize)));
+    if let Some(width) = m.number(&key("embedding_length_per_layer_input")).filter(|&w| w > 0.0) {
+        c.insert("hidden_size_per_layer_input".into(), json!(width as usize));
+        let rows = m.tensors.iter().find(|t| t.name == "per_layer_token_embd.weight").and_then(|t| t.dims.get(1).copied());
+        c.insert("vocab_size_per_layer_input".into(), json!(rows.unwrap_or(c["vocab_size"].as_u64().unwrap_or(0))));
+    }
+    if let Some(cap) = m.number(&key("final_logit_softcapping")) {
+        c.insert("final_logit_softcapping".into(), json!(cap));
+    }
+    let rotated = match m.tensors.iter().find(|t| t.name == "rope_freqs.weight") {
+        Some(info) => {
+            let parts = super::gguf_blocks::read(m.path, info)?;
+            let freqs = parts[0].1.as_dtype(Dtype::Float32)?;
+            freqs.eval()?;
+            freqs.as_slice::<f32>().iter().filter(|&&f| f == 1.0).count()
+        }
+        None => full_dim / 2,
+    };
+    let full_rope = json!({"rope_type": "proportional", "rope_theta": m.number(&key("rope.freq_base")).unwrap_or(1_000_000.0),
+        "partial_rotary_factor": rotated as f64 / (full_dim as f64 / 2.0)});
+    let sliding_rope = json!({"rope_type": "default", "rope_theta": m.number(&key("rope.freq_base_swa")).unwrap_or(10_000.0)});
+    c.insert("rope_parameters".into(), json!({"full_attention": full_rope, "sliding_attention": sliding_rope}));
+    c.insert("hidden_activation".into(), json!("gelu_pytorch_tanh"));
+    Ok(Value::Object(c))
+}
+
+/// `rope_freqs` is read into the config; `layer_scalar` is a bare name.
+fn gemma4_restore(tensors: &mut HashMap<String, Array>, _config: &Value, _path: &Path) -> Result<()> {
+    tensors.remove("rope_freqs.weight");
+    let scalars: Vec<String> = tensors.keys().filter(|k| k.ends_with(".layer_scalar.weight")).cloned().collect();
+    for name in scalars {
+        let t = tensors.remove(&name).expect("listed above");
+        tensors.insert(name.trim_end_matches(".weight").to_string(), t);
+    }
+    Ok(())
 }
 
 /// Norms back from `1 + w` (their tensors are never quantized).
@@ -413,6 +741,36 @@ mod tests {
         // attn_gate z0 z0 z1 z1; in_proj_qkvz is q0 k0 v0 v0 z0 z0 q1 k1 v1 v1 z1 z1.
         let heads = Heads { tiled: false, key_heads: 2, per_key: 1, key_dim: 1, value_dim: 2 };
         assert_eq!(heads.qkvz_rows().as_slice::<i32>(), [0, 2, 4, 5, 8, 9, 1, 3, 6, 7, 10, 11]);
+    }
+
+    /// gpt-oss's MXFP4 experts as our block reader gives them (gate, up, down: MLX's words and
+    /// e8m0 scales) come back as OpenAI's blocks, still packed, gate and up rows interleaved.
+    #[test]
+    fn gpt_oss_mxfp4_experts_stay_packed() {
+        let (experts, width, hidden) = (2, 2, 32);
+        let words = |rows: i32, tag: u32| {
+            let v: Vec<u32> = (0..experts * rows * hidden / 8).map(|i| tag << 24 | i as u32).collect();
+            Array::from_slice(&v, &[experts, rows, hidden / 8])
+        };
+        let scales = |rows: i32, tag: u8| Array::from_slice(&vec![tag; (experts * rows) as usize], &[experts, rows, 1]);
+        let mut t = HashMap::new();
+        let e = "model.layers.0.mlp.experts";
+        for (name, rows, tag) in [("gate", width, 1u8), ("up", width, 2), ("down", hidden, 3)] {
+            t.insert(format!("{e}.{name}_proj.weight"), words(rows, tag as u32));
+            t.insert(format!("{e}.{name}_proj.scales"), scales(rows, tag));
+        }
+        gpt_oss_restore(&mut t, &json!({"num_hidden_layers": 1}), Path::new("x")).unwrap();
+        let blocks = &t[&format!("{e}.gate_up_proj_blocks")];
+        assert_eq!((blocks.dtype(), blocks.shape()), (Dtype::Uint8, &[experts, 2 * width, 1, 16][..]));
+        let row_scales = t[&format!("{e}.gate_up_proj_scales")].reshape(&[-1]).unwrap().as_dtype(Dtype::Int32).unwrap();
+        row_scales.eval().unwrap();
+        assert_eq!(row_scales.as_slice::<i32>(), [1, 2, 1, 2, 1, 2, 1, 2]);
+        // Each row's first word's top byte says where it came from: gate, up, gate, up.
+        let tags = blocks.index((0, .., 0, 3)).as_dtype(Dtype::Int32).unwrap();
+        tags.eval().unwrap();
+        assert_eq!(tags.as_slice::<i32>(), [1, 2, 1, 2]);
+        assert_eq!(t[&format!("{e}.down_proj_blocks")].shape(), [experts, hidden, 1, 16]);
+        assert!(!t.contains_key(&format!("{e}.gate_proj.weight")));
     }
 
     #[test]

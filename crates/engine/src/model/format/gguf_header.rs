@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 
 /// The scalar and string metadata values; arrays are skipped (except their length).
@@ -27,7 +27,33 @@ pub struct Header {
     pub parameters: u64,
     /// The tensors' ggml types (`ggml_type_name`), each once.
     pub tensor_types: std::collections::BTreeSet<u32>,
+    /// Every tensor, in the file's order: where its blocks are, for the types read here rather than by MLX.
+    pub tensors: Vec<TensorInfo>,
+    /// The metadata's bytes (after the count) and their number of entries, to write a file of the
+    /// metadata alone.
+    pub metadata_bytes: std::ops::Range<u64>,
+    pub metadata_count: u64,
 }
+
+/// One tensor's entry in the header.
+#[derive(Debug, Clone)]
+pub struct TensorInfo {
+    pub name: String,
+    /// ggml's order: the fastest-varying (row) dimension first.
+    pub dims: Vec<u64>,
+    pub ggml_type: u32,
+    /// From the start of the file.
+    pub offset: u64,
+}
+
+impl TensorInfo {
+    pub fn elements(&self) -> u64 {
+        self.dims.iter().fold(1u64, |a, &d| a.saturating_mul(d))
+    }
+}
+
+/// Where the tensor data starts when the metadata does not say: ggml's default alignment.
+const DEFAULT_ALIGNMENT: u64 = 32;
 
 /// The first bytes of every GGUF file.
 pub const MAGIC: &[u8; 4] = b"GGUF";
@@ -53,32 +79,44 @@ pub fn read_header(path: &Path) -> std::io::Result<Header> {
         return Err(invalid("implausible metadata count"));
     }
     let mut meta = HashMap::new();
+    let metadata_start = r.0.stream_position()?;
     for _ in 0..count {
         let key = r.string()?;
         let kind = r.u32()?;
         meta.insert(key, r.value(kind)?);
     }
+    let metadata_bytes = metadata_start..r.0.stream_position()?;
     if tensors > 1_000_000 {
         return Err(invalid("implausible tensor count"));
     }
     // Each tensor: name, dimension count, dimensions, type, offset.
     let mut parameters = 0u64;
     let mut tensor_types = std::collections::BTreeSet::new();
+    let mut infos = Vec::with_capacity(tensors as usize);
     for _ in 0..tensors {
-        r.string()?;
-        let dims = r.u32()?;
-        if dims > 8 {
+        let name = r.string()?;
+        let rank = r.u32()?;
+        if rank > 8 {
             return Err(invalid("implausible tensor rank"));
         }
-        let mut elements = 1u64;
-        for _ in 0..dims {
-            elements = elements.saturating_mul(r.u64()?);
-        }
-        tensor_types.insert(r.u32()?);
-        r.u64()?;
-        parameters = parameters.saturating_add(elements);
+        let dims = (0..rank).map(|_| r.u64()).collect::<std::io::Result<Vec<u64>>>()?;
+        let ggml_type = r.u32()?;
+        tensor_types.insert(ggml_type);
+        let offset = r.u64()?;
+        let info = TensorInfo { name, dims, ggml_type, offset };
+        parameters = parameters.saturating_add(info.elements());
+        infos.push(info);
     }
-    Ok(Header { metadata: meta, parameters, tensor_types })
+    // The data section starts at the next multiple of the alignment; offsets count from there.
+    let alignment = match meta.get("general.alignment") {
+        Some(MetaValue::Int(a)) if *a > 0 => *a as u64,
+        _ => DEFAULT_ALIGNMENT,
+    };
+    let data = r.0.stream_position()?.div_ceil(alignment) * alignment;
+    for info in &mut infos {
+        info.offset = info.offset.checked_add(data).ok_or_else(|| invalid("implausible tensor offset"))?;
+    }
+    Ok(Header { metadata: meta, parameters, tensor_types, tensors: infos, metadata_bytes, metadata_count: count })
 }
 
 fn invalid(msg: &str) -> std::io::Error {
@@ -203,6 +241,7 @@ pub fn file_type_name(file_type: i64) -> &'static str {
         16 | 17 => "Q5_K",
         18 => "Q6_K",
         32 => "BF16",
+        38 => "MXFP4",
         _ => "other",
     }
 }

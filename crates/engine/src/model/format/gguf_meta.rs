@@ -31,6 +31,8 @@ pub(super) fn hf_name(gguf: &str, names: &Names) -> String {
 pub(super) struct Meta<'a> {
     pub(super) file: &'a GgufFile,
     pub(super) path: &'a Path,
+    /// The header's tensors (the file MLX read may hold the metadata alone).
+    pub(super) tensors: &'a [super::gguf_header::TensorInfo],
 }
 
 impl Meta<'_> {
@@ -42,7 +44,7 @@ impl Meta<'_> {
         }
     }
     pub(super) fn has_tensor(&self, name: &str) -> bool {
-        self.file.array_keys().map(|k| k.iter().any(|n| n == name)).unwrap_or(false)
+        self.tensors.iter().any(|t| t.name == name)
     }
     fn value(&self, key: &str) -> Option<GgufMetadataValue> {
         self.file.get_metadata(key).ok().flatten()

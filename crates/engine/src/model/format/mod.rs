@@ -2,6 +2,7 @@
 
 pub mod gguf;
 mod gguf_arch;
+mod gguf_blocks;
 pub mod gguf_header;
 mod gguf_meta;
 pub mod hf;
