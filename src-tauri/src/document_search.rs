@@ -103,7 +103,7 @@ pub async fn local_prompt(
     }
     let question = branch.iter().rev().find(|m| m.role == Role::User).map(|m| m.content.clone()).unwrap_or_default();
     let sources = search(state, &embedder, &chunking, &searched, &question, plan.passages).await?;
-    keep_whole_documents(store, branch, &mut turns, &plan, &documents).await?;
+    keep_whole_documents(store, branch, &mut turns, &plan, &documents, result_images).await?;
     if let Some(asked) = turns.iter_mut().rev().find(|t| t.message.role == Role::User) {
         asked.documents.push(render_sources(&sources).into());
     }
@@ -174,7 +174,7 @@ async fn document_tokens_of(store: &Store, model: &Current, attachment: &Attachm
     if let Some(tokens) = lock(counted).get(&key) {
         return Ok(*tokens);
     }
-    let text = documents::prompt_text(store, attachment).await?;
+    let text = documents::prompt_text(store, attachment, model.info.vision).await?;
     let counter = model.counter.clone();
     let tokens = tauri::async_runtime::spawn_blocking(move || counter.text(&text)).await??;
     lock(counted).insert(key, tokens);
@@ -188,6 +188,7 @@ async fn keep_whole_documents(
     turns: &mut [Turn],
     plan: &DocumentPlan,
     documents: &[Attachment],
+    images: bool,
 ) -> Result<(), Failure> {
     let whole: HashSet<&AttachmentHash> =
         documents.iter().zip(&plan.uses).filter(|(_, u)| **u == DocumentUse::Whole).map(|(d, _)| &d.hash).collect();
@@ -197,7 +198,7 @@ async fn keep_whole_documents(
         }
         let attached = store.message_attachments(message.id).await?;
         let kept: Vec<Attachment> = attached.into_iter().filter(|a| documents::is_document(a) && whole.contains(&a.hash)).collect();
-        turn.documents = documents::prompt_texts(store, &kept).await?;
+        turn.documents = documents::prompt_texts(store, &kept, images).await?;
     }
     Ok(())
 }
@@ -372,17 +373,17 @@ pub async fn metered(
     let chunking = state.embedder.loaded().await.map(|e| chunk_settings(e.max_tokens)).unwrap_or_default();
     let plan = plan(store, model, settings, system_prompt, &turns, &documents, &chunking, Some(draft)).await?;
     if plan.uses.iter().all(|u| *u == DocumentUse::Whole) {
-        let texts = documents::prompt_texts(store, draft_documents).await?;
+        let texts = documents::prompt_texts(store, draft_documents, result_images).await?;
         return Ok(Metered { history: turns::chat_messages(system_prompt, &turns), draft: whole_draft(texts), extra: 0 });
     }
-    keep_whole_documents(store, branch, &mut turns, &plan, &documents).await?;
+    keep_whole_documents(store, branch, &mut turns, &plan, &documents, result_images).await?;
     let whole: Vec<Attachment> = documents
         .iter()
         .zip(&plan.uses)
         .filter(|(d, u)| **u == DocumentUse::Whole && draft_documents.iter().any(|a| a.hash == d.hash))
         .map(|(d, _)| d.clone())
         .collect();
-    let texts = documents::prompt_texts(store, &whole).await?;
+    let texts = documents::prompt_texts(store, &whole, result_images).await?;
     Ok(Metered {
         history: turns::chat_messages(system_prompt, &turns),
         draft: whole_draft(texts),

@@ -33,7 +33,12 @@ pub async fn branch_turns(store: &Store, branch: &[Message], result_images: bool
         for attachment in attachments.iter().filter(|a| !documents::is_document(a)) {
             media.push(media_item(store, attachment).await?);
         }
-        let documents = documents::prompt_texts(store, &attachments).await?;
+        // A model that reads images gets its documents' scanned pages as images, before the
+        // message's own media (the documents come before the words typed too).
+        if result_images {
+            media.splice(0..0, documents::scan_images(store, &attachments).await?);
+        }
+        let documents = documents::prompt_texts(store, &attachments, result_images).await?;
         turns.push(Turn { message: message.clone(), media, documents, result_media: results });
     }
     Ok(turns)
