@@ -3,11 +3,11 @@
 reference outputs from transformers' own DiffusionGemmaForBlockDiffusion and its generate(), the noise
 it drew recorded so that Confab's denoising method can replay it.
 
-    /work/venv-dgemma/bin/python tests/reference/make_diffusion_gemma.py
+    /opt/confab-ref/bin/python tests/reference/make_diffusion_gemma.py
 
 Needs transformers 5.25 with torch (docs/tests.md, 'Reference fixtures'), numpy and safetensors. Works
 offline. CI never runs this; the outputs are committed. It deletes and rewrites only the diffusion_gemma*
-folders below (about 0.4 MB each) and takes a few seconds.
+folders below (0.9 and 0.5 MB) and takes a few seconds.
 
 DiffusionGemma: a causal encoder (Gemma 4's text stack, every layer a dense MLP beside routed experts)
 reads the prompt into a key/value cache; a decoder with the same layer weights (tied) plus a
@@ -25,21 +25,31 @@ randint by a seeded torch generator's draws, recorded; multinomial by inverse-CD
 float64 uniforms (the first index whose cumulative probability exceeds u). The draws are written in the
 order generate() made them; an engine that draws in the same order reproduces generate() exactly.
 
+The weights are spread out (make_tiny_models.randomize's scheme) with a light self-conditioning
+block: the previous step's logits are all a step carries to the next besides tokens, and a strong carry
+compounds float32 rounding from step to step. Each case is also generated in float64 with the same draws
+and must give the same tokens and steps per canvas, so that no sample, acceptance or early stop hangs on
+rounding and another float32 implementation can reproduce it exactly.
+
 What it makes, under tests/reference/fixtures/tiny/:
 
-  diffusion_gemma    hidden 48, layers [sliding, full, sliding, full] (sliding_window 40: the prompt and
-                     canvases stay inside it), 4 heads, 2 KV heads of 12, full layers 1 KV head of 24
-                     (keys doubling as values), 5 experts of width 20 (2 per token), dense width 40, canvas 8.
+  diffusion_gemma    hidden 48, layers [sliding, full, sliding, full] (sliding_window 40), 4 heads, 2 KV
+                     heads of 12, full layers 1 KV head of 24 (keys doubling as values), 5 experts of
+                     width 20 (2 per token), dense width 40, canvas 8; stops on confidence alone
+                     (stability_threshold 0), 16 steps at most.
   diffusion_gemma_b  uneven: hidden 40, layers [sliding, sliding, full], 5 heads, 1 KV head of 8, full
                      layers 16 wide, 3 experts of width 12 (1 per token), dense width 24, canvas 6,
-                     sliding_window 10 (later canvases see only the window of the cached prefix).
+                     sliding_window 10 (later canvases see only the window of the cached prefix); asks for
+                     a stable argmax as well (stability_threshold 1), 12 steps at most.
 
+DiffusionGemma puts experts beside the dense MLP in every layer (there is no dense-only layer to make).
 Each folder: config.json and generation_config.json as transformers writes them, model.safetensors
-(float32, as save_pretrained writes the tied weights), the tokenizer and chat template of the gemma4_moe
-fixture (vocab 400), and reference.json: per case the prompt ids, the recorded noise (`canvases`: every
-randint draw, `uniforms`: every multinomial draw), the generated ids (after the prompt), the decoder
-steps of each canvas, the decoder's first-step logits (raw, before the temperature) of the first canvas,
-and the encoder's last-position logits of the prompt (through the tied head, soft-capped).
+(float32, as save_pretrained writes the tied weights: the decoder's copy), a tiny vision tower's weights
+(not read by Confab yet), the tokenizer and chat template of the gemma4_moe fixture (vocab 400), and
+reference.json: per case (three prompts) the prompt ids, the recorded noise (`canvases`: every randint
+draw, `uniforms`: every multinomial draw), the generated ids (after the prompt), the decoder steps of each
+canvas, the decoder's first-step logits (raw, before the temperature) of the first canvas, and the
+encoder's last-position logits of the prompt (through the tied head, soft-capped).
 """
 import json
 import os
