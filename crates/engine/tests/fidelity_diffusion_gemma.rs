@@ -113,6 +113,32 @@ fn a_seeded_reply_repeats_and_the_plan_declines_speculation() {
     assert!(a.plan.speculative_declined.as_deref().is_some_and(|w| w.contains("whole canvases")), "{:?}", a.plan.speculative_declined);
 }
 
+/// The encoder's state of a turn (prompt and canvases) is kept: the next turn reports the
+/// reused prefix in its plan and writes what it writes computed cold.
+#[test]
+fn a_second_turn_reuses_the_encoder_state_and_writes_the_same() {
+    let seeded = |model, prompt: Vec<u32>, reuse: bool| {
+        let sampling = SamplingParams { max_tokens: 12, seed: Some(5), ..SamplingParams::greedy() };
+        let mut request = Request::new(model, Prompt::Tokens(prompt), sampling);
+        request.reuse_prefix = reuse;
+        request
+    };
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(fixture("diffusion_gemma_b"), LoadOptions::default(), |_| {}).unwrap();
+    let first_prompt = vec![2, 50, 51, 52, 53, 54, 55];
+    let first = reply(&engine, seeded(model, first_prompt.clone(), true));
+    let second_prompt: Vec<u32> = first_prompt.iter().chain(&first.ids).chain(&[60, 61, 62]).copied().collect();
+    let warm = reply(&engine, seeded(model, second_prompt.clone(), true));
+    assert!(warm.plan.reused_tokens >= first_prompt.len(), "reused {} of {}", warm.plan.reused_tokens, second_prompt.len());
+
+    let cold_engine = Engine::start(EngineOptions::default()).unwrap();
+    let (cold_model, _) = cold_engine.load(fixture("diffusion_gemma_b"), LoadOptions::default(), |_| {}).unwrap();
+    let cold = reply(&cold_engine, seeded(cold_model, second_prompt, false));
+    assert_eq!(cold.plan.reused_tokens, 0);
+    assert_eq!(warm.ids, cold.ids);
+    assert_eq!(warm.usage.steps_per_canvas, cold.usage.steps_per_canvas);
+}
+
 #[test]
 fn a_constraint_is_refused_saying_what_to_do() {
     let engine = Engine::start(EngineOptions::default()).unwrap();
