@@ -199,8 +199,8 @@ pub struct Plan {
     pub grammar_jump: bool,
     /// Why a constrained reply goes without grammar jump.
     pub grammar_jump_declined: Option<String>,
-    /// The speculative decoding method the reply uses (`prompt_lookup`); `None` for plain
-    /// decoding. A row speculates only while it steps alone (in a batch it decodes plainly).
+    /// The speculative decoding method the reply uses (`prompt_lookup`, `draft_model`); `None`
+    /// for plain decoding. Rows speculate alone and in a batch.
     pub speculative: Option<&'static str>,
     /// Why the reply goes without speculative decoding (the request did not ask for it, or
     /// cannot use it).
@@ -277,6 +277,9 @@ pub struct Usage {
     /// accepted one is a token generated without a forward pass of its own).
     pub draft_proposed: usize,
     pub draft_accepted: usize,
+    /// Verifying passes that checked proposals: (accepted + steps) / steps tokens came per
+    /// such pass.
+    pub draft_steps: usize,
     /// The stop string that ended the reply (`StopReason::StopString`), as the request gave it:
     /// with several, the caller can say which (Anthropic's `stop_sequence`).
     pub stop_string: Option<String>,

@@ -153,7 +153,7 @@ pub fn admit(
     };
     let grammar_jump = guide.is_some() && jump_declined.is_none();
     let sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
-    let speculative_declined = speculative::declined(model, request.speculative.as_ref(), draft, &state, media.is_some(), guide.is_some());
+    let speculative_declined = speculative::declined(model, request.speculative.as_ref(), draft, media.is_some(), guide.is_some());
     let speculation = match request.speculative.filter(|_| speculative_declined.is_none()) {
         Some(method) => Some(Speculation::new(method, draft, &sampling, sampler.is_greedy())?),
         None => None,

@@ -4,7 +4,7 @@
 //! becomes a `Row` that prefills chunk by chunk, and decodes in the scheduler's batched steps
 //! (`step`). The scheduler (`scheduler`) interleaves rows. Prompts with media take their own
 //! path to ids and embeddings (`runtime::media`: prompt, encode, prefill); decoding is
-//! the same. A row stepping alone may decode speculatively (`speculative`).
+//! the same. Rows may decode speculatively, alone or in the batch (`speculative`).
 
 mod admit;
 mod speculative;
@@ -65,7 +65,7 @@ pub fn run(model: &ReadyModel, shared: &mut Shared, mut request: Request, cancel
             if !row.prefilled() {
                 row.prefill_chunk(model)?;
             } else if row.stopped.is_none() {
-                decode_step(model, None, &mut [&mut row])?;
+                decode_step(model, &|_| None, &mut [&mut row])?;
             }
         }
         Ok(())
@@ -316,6 +316,7 @@ impl Row {
             state: if decoded { self.state.bytes() } else { Default::default() },
             draft_proposed: self.speculation.as_ref().map_or(0, |s| s.proposed),
             draft_accepted: self.speculation.as_ref().map_or(0, |s| s.accepted),
+            draft_steps: self.speculation.as_ref().map_or(0, |s| s.steps),
             stop_string: self.stops.stopped().filter(|_| reason == StopReason::StopString).map(|i| self.stops.stops()[i].clone()),
         };
         finish(&mut |e| drop(self.events.send(e)), done, self.started, self.first_token_at, decoded.then(Instant::now))
@@ -351,6 +352,7 @@ struct Finished {
     state: crate::state::StateBytes,
     draft_proposed: usize,
     draft_accepted: usize,
+    draft_steps: usize,
     stop_string: Option<String>,
 }
 
@@ -361,7 +363,19 @@ fn finish(
     first_token: Option<Instant>,
     ended: Option<Instant>,
 ) -> Result<()> {
-    let Finished { reason, prompt, cached, generated, forced, passes_saved, state, draft_proposed, draft_accepted, stop_string } = done;
+    let Finished {
+        reason,
+        prompt,
+        cached,
+        generated,
+        forced,
+        passes_saved,
+        state,
+        draft_proposed,
+        draft_accepted,
+        draft_steps,
+        stop_string,
+    } = done;
     let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
     let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);
     let decode = match (first_token, ended) {
@@ -383,6 +397,7 @@ fn finish(
         passes_saved,
         draft_proposed,
         draft_accepted,
+        draft_steps,
         stop_string = stop_string.as_deref(),
         ttft_ms = timings.time_to_first_token_ms.round(),
         prefill_tok_s = timings.prefill_tokens_per_s.round(),
@@ -391,7 +406,18 @@ fn finish(
     );
     emit(Event::Done {
         reason,
-        usage: Usage { prompt, cached, generated, forced, passes_saved, state_bytes: state, draft_proposed, draft_accepted, stop_string },
+        usage: Usage {
+            prompt,
+            cached,
+            generated,
+            forced,
+            passes_saved,
+            state_bytes: state,
+            draft_proposed,
+            draft_accepted,
+            draft_steps,
+            stop_string,
+        },
         timings,
     });
     Ok(())
