@@ -285,6 +285,32 @@ pub struct Usage {
     pub stop_string: Option<String>,
 }
 
+impl Usage {
+    /// What speculative decoding did, in rates; `None` where it verified nothing.
+    pub fn speculative(&self) -> Option<SpeculativeStats> {
+        (self.draft_steps > 0).then(|| SpeculativeStats {
+            proposed: self.draft_proposed,
+            accepted: self.draft_accepted,
+            verifying_passes: self.draft_steps,
+            acceptance_rate: self.draft_accepted as f64 / self.draft_proposed.max(1) as f64,
+            tokens_per_step: (self.draft_accepted + self.draft_steps) as f64 / self.draft_steps as f64,
+        })
+    }
+}
+
+/// Speculative decoding's counts and rates for one reply (`Usage::speculative`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SpeculativeStats {
+    pub proposed: usize,
+    pub accepted: usize,
+    pub verifying_passes: usize,
+    /// The share of proposed tokens the model kept.
+    pub acceptance_rate: f64,
+    /// Tokens each verifying pass gave: the proposals kept and the model's own token after
+    /// them (plain decoding gives 1 per pass).
+    pub tokens_per_step: f64,
+}
+
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Timings {
     pub time_to_first_token_ms: f64,
