@@ -306,15 +306,21 @@ pub(super) fn speculative_step<'m>(
     {
         return Ok(false);
     }
+    // The pass scores every row at the widest row's width: a batch shares out a bound on its
+    // positions; a larger batch steps plainly.
+    let cap = (VERIFY_POSITIONS / rows.len()).saturating_sub(1);
+    if cap == 0 || rows.len() > VERIFYING_ROWS {
+        return Ok(false);
+    }
     // Padding must fit every row's context: rows near its end step plainly.
-    let widest = 1 + rows.iter().filter_map(|r| r.speculation.as_ref()).map(|s| s.draft_len).max().unwrap_or(0);
+    let widest = 1 + rows.iter().filter_map(|r| r.speculation.as_ref()).map(|s| s.draft_len.min(cap)).max().unwrap_or(0);
     if rows.iter().any(|r| r.state.len() + widest > model.config().max_position) {
         return Ok(false);
     }
     let mut verifying = Vec::with_capacity(rows.len());
     for row in rows.iter_mut() {
         let draft = row.draft_model().and_then(draft_of);
-        verifying.push(row.propose(model, draft)?);
+        verifying.push(row.propose(model, draft, cap)?);
     }
     if verifying.iter().all(|v| v.proposals.tokens.is_empty()) {
         return Ok(false);
@@ -346,6 +352,19 @@ pub(super) fn speculative_step<'m>(
     replay(model, rows, replays)?;
     Ok(true)
 }
+
+/// The most positions a verifying pass scores, all rows and padding included: a pass costs
+/// about one plain step only while reading the weights outweighs the arithmetic. A batch of B
+/// rows proposes at most 16 / B - 1 tokens per row, a row alone up to its draft length.
+const VERIFY_POSITIONS: usize = 16;
+
+/// The most rows that verify together. Rows feeding several positions attend one by one (the
+/// batched decode kernel takes one position per row) and sample on the host, where plain
+/// greedy batches keep their choices on the device: bench/serve.py with prompt lookup (dev
+/// build, shared 2-core CPU) gave 1.33× plain decoding's tok/s at 2 clients but 0.87× at 4
+/// and 0.74× at 8 (1 proposal per row from 16 positions; 0.81× with 8 per row). Larger
+/// batches step plainly.
+const VERIFYING_ROWS: usize = 2;
 
 /// The id fed after a row's last proposal to fill it to the batch's width (any id will do: no
 /// earlier position sees it, and the state is cut back past it).
@@ -380,7 +399,8 @@ impl Row {
 
     /// The row's proposals for this step (none where it does not speculate, rests, or has
     /// nothing to propose), with what it needs to take back a rejected suffix.
-    fn propose(&mut self, model: &ReadyModel, draft: Option<&ReadyModel>) -> Result<Verifying> {
+    /// At most `cap` of them.
+    fn propose(&mut self, model: &ReadyModel, draft: Option<&ReadyModel>, cap: usize) -> Result<Verifying> {
         let Some(Unfed::Known(token)) = self.unfed else {
             return Err(EngineError::Internal("a verifying row has no known token to feed".into()));
         };
@@ -396,7 +416,7 @@ impl Row {
         // token among them), and positions the context still has.
         let room =
             (self.max_tokens - self.generated).saturating_sub(1).min(model.config().max_position.saturating_sub(self.history.len() + 1));
-        let count = speculation.draft_len.min(room);
+        let count = speculation.draft_len.min(room).min(cap);
         let _in_span = self.span.clone().entered();
         let proposals = match (speculation.method, draft, speculation.draft_state.as_mut()) {
             (Speculative::PromptLookup(settings), _, _) => {
