@@ -200,7 +200,7 @@ pub struct Plan {
     /// Why a constrained reply goes without grammar jump.
     pub grammar_jump_declined: Option<String>,
     /// The speculative decoding method the reply uses (`prompt_lookup`, `draft_model`); `None`
-    /// for plain decoding. Rows speculate alone and in a batch.
+    /// for plain decoding. Rows speculate alone and two together (larger batches step plainly).
     pub speculative: Option<&'static str>,
     /// Why the reply goes without speculative decoding (the request did not ask for it, or
     /// cannot use it).
