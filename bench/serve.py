@@ -23,10 +23,10 @@ verifying pass from the replies' `usage.speculative`; `on` runs only the latter.
 import argparse
 import http.client
 import json
+import math
 import os
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -123,15 +123,22 @@ def stream_one(base: str, model: str, text: str, max_tokens: int, timeout: float
     return (first if first is not None else time.perf_counter() - started), (usage if usage is not None else chunks), speculative
 
 
+def percentile(ordered: list[float], q: float) -> float:
+    """The nearest-rank q-quantile of an ascending list (NaN for an empty one)."""
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else float("nan")
+
+
 def level(server: Server, model: str, clients: int, requests: int, max_tokens: int, timeout: float, serial0: int,
-          lookup: bool = False) -> dict:
+          words: list[int] = PROMPT_WORDS, lookup: bool = False) -> dict:
+    """`clients` streaming at once, each sending `requests` prompts in turn (of `words` words, cycled);
+    `lookup`: each with `"speculative": "prompt_lookup"`."""
     ttfts, tokens, errors, speculative = [], [], [], []
     lock = threading.Lock()
 
     def client(index: int):
         for r in range(requests):
             serial = serial0 + index * requests + r
-            text = prompt(serial, PROMPT_WORDS[(index + r) % len(PROMPT_WORDS)])
+            text = prompt(serial, words[(index + r) % len(words)])
             try:
                 ttft, n, spec = stream_one(server.base, model, text, max_tokens, timeout, lookup)
                 with lock:
@@ -151,10 +158,10 @@ def level(server: Server, model: str, clients: int, requests: int, max_tokens: i
         t.join()
     wall = time.perf_counter() - started
     ttfts.sort()
-    pick = lambda q: ttfts[min(len(ttfts) - 1, int(round(q * (len(ttfts) - 1))))] if ttfts else float("nan")
     total = lambda key: sum(s[key] for s in speculative)
     return {"clients": clients, "requests": len(ttfts), "errors": errors, "tokens": sum(tokens), "wall_s": wall,
-            "tok_s": sum(tokens) / wall if wall else 0.0, "ttft_p50_s": pick(0.5), "ttft_p95_s": pick(0.95),
+            "tok_s": sum(tokens) / wall if wall else 0.0, "ttft_p50_s": percentile(ttfts, 0.5),
+            "ttft_p95_s": percentile(ttfts, 0.95),
             "proposed": total("proposed"), "accepted": total("accepted"), "verifying_passes": total("verifying_passes")}
 
 
@@ -204,7 +211,7 @@ def main() -> int:
                 if time.time() - started > args.budget:
                     print(f"budget of {args.budget:.0f} s spent; stopping", file=sys.stderr)
                     break
-                row = level(server, model, clients, args.requests, args.max_tokens, args.timeout, serial, lookup)
+                row = level(server, model, clients, args.requests, args.max_tokens, args.timeout, serial, lookup=lookup)
                 serial += clients * args.requests
                 results[name].append(row)
                 print(f"{name:14} {clients} clients: {row['tok_s']:7.1f} tok/s aggregate ({row['tokens']} tokens in "
