@@ -14,6 +14,11 @@ made .deps/bench (its venv with mlx-lm, the checkpoints) and a release `confab`.
 
 Every prompt starts with a number no other request uses, so neither server's prompt cache
 turns the load into cache hits. Greedy, so both write the same tokens.
+
+`--prompt-lookup both` runs Confab twice, plainly and with `"speculative": "prompt_lookup"` in
+every request (speculation inside the batch), and prints the acceptance rate and the tokens per
+verifying pass from the replies' `usage.speculative`; `on` runs only the latter. With
+`--only confab` neither the bench venv nor mlx-lm is needed.
 """
 import argparse
 import http.client
@@ -82,18 +87,22 @@ class Server:
                 self.process.wait()
 
 
-def stream_one(base: str, model: str, text: str, max_tokens: int, timeout: float) -> tuple[float, int]:
-    """One streamed completion: (seconds to the first text, completion tokens)."""
+def stream_one(base: str, model: str, text: str, max_tokens: int, timeout: float,
+               lookup: bool = False) -> tuple[float, int, dict | None]:
+    """One streamed completion: (seconds to the first text, completion tokens, usage.speculative)."""
     host, port = re.match(r"http://([^:/]+):(\d+)", base).groups()
     connection = http.client.HTTPConnection(host, int(port), timeout=timeout)
-    body = json.dumps({"model": model, "prompt": text, "max_tokens": max_tokens, "temperature": 0,
-                       "stream": True, "stream_options": {"include_usage": True}})
+    request = {"model": model, "prompt": text, "max_tokens": max_tokens, "temperature": 0,
+               "stream": True, "stream_options": {"include_usage": True}}
+    if lookup:
+        request["speculative"] = "prompt_lookup"
+    body = json.dumps(request)
     started = time.perf_counter()
     connection.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
     response = connection.getresponse()
     if response.status != 200:
         raise RuntimeError(f"{response.status}: {response.read()[:300]!r}")
-    first, chunks, usage = None, 0, None
+    first, chunks, usage, speculative = None, 0, None, None
     for raw in response:
         line = raw.decode().strip()
         if not line.startswith("data:"):
@@ -104,13 +113,14 @@ def stream_one(base: str, model: str, text: str, max_tokens: int, timeout: float
         event = json.loads(data)
         if event.get("usage"):
             usage = event["usage"]["completion_tokens"]
+            speculative = event["usage"].get("speculative")
         for choice in event.get("choices") or []:
             if choice.get("text"):
                 chunks += 1
                 if first is None:
                     first = time.perf_counter() - started
     connection.close()
-    return (first if first is not None else time.perf_counter() - started), (usage if usage is not None else chunks)
+    return (first if first is not None else time.perf_counter() - started), (usage if usage is not None else chunks), speculative
 
 
 def percentile(ordered: list[float], q: float) -> float:
@@ -119,9 +129,10 @@ def percentile(ordered: list[float], q: float) -> float:
 
 
 def level(server: Server, model: str, clients: int, requests: int, max_tokens: int, timeout: float, serial0: int,
-          words: list[int] = PROMPT_WORDS) -> dict:
-    """`clients` streaming at once, each sending `requests` prompts in turn (of `words` words, cycled)."""
-    ttfts, tokens, errors = [], [], []
+          words: list[int] = PROMPT_WORDS, lookup: bool = False) -> dict:
+    """`clients` streaming at once, each sending `requests` prompts in turn (of `words` words, cycled);
+    `lookup`: each with `"speculative": "prompt_lookup"`."""
+    ttfts, tokens, errors, speculative = [], [], [], []
     lock = threading.Lock()
 
     def client(index: int):
@@ -129,10 +140,12 @@ def level(server: Server, model: str, clients: int, requests: int, max_tokens: i
             serial = serial0 + index * requests + r
             text = prompt(serial, words[(index + r) % len(words)])
             try:
-                ttft, n = stream_one(server.base, model, text, max_tokens, timeout)
+                ttft, n, spec = stream_one(server.base, model, text, max_tokens, timeout, lookup)
                 with lock:
                     ttfts.append(ttft)
                     tokens.append(n)
+                    if spec:
+                        speculative.append(spec)
             except Exception as e:  # noqa: BLE001 — reported, not fatal
                 with lock:
                     errors.append(str(e))
@@ -145,9 +158,11 @@ def level(server: Server, model: str, clients: int, requests: int, max_tokens: i
         t.join()
     wall = time.perf_counter() - started
     ttfts.sort()
+    total = lambda key: sum(s[key] for s in speculative)
     return {"clients": clients, "requests": len(ttfts), "errors": errors, "tokens": sum(tokens), "wall_s": wall,
             "tok_s": sum(tokens) / wall if wall else 0.0, "ttft_p50_s": percentile(ttfts, 0.5),
-            "ttft_p95_s": percentile(ttfts, 0.95)}
+            "ttft_p95_s": percentile(ttfts, 0.95),
+            "proposed": total("proposed"), "accepted": total("accepted"), "verifying_passes": total("verifying_passes")}
 
 
 def main() -> int:
@@ -160,16 +175,24 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300, help="per request, seconds")
     parser.add_argument("--budget", type=float, default=1200, help="the whole run, seconds")
     parser.add_argument("--only", choices=["confab", "mlx-lm"])
+    parser.add_argument("--prompt-lookup", choices=["off", "on", "both"], default="off",
+                        help="Confab's requests with speculative decoding by prompt lookup: without, with, or a run of each")
     args = parser.parse_args()
     levels = [int(c) for c in args.clients.split(",")]
-    for path, what in ((args.model, "the benchmark checkpoint"), (PY, "the bench venv"), (args.confab, "a release confab")):
+    needed = [(args.model, "the benchmark checkpoint"), (args.confab, "a release confab")]
+    if args.only != "confab":
+        needed.append((PY, "the bench venv"))
+    for path, what in needed:
         if not os.path.exists(path):
             raise SystemExit(f"{what} is missing ({path}); run python3 bench/run.py once (or cargo build --release -p confab-cli)")
 
     servers = []
+    confab = [args.confab, "serve", "--model", args.model, "--port", "0", "--no-prefix-cache"]
     if args.only != "mlx-lm":
-        servers.append(("confab", [args.confab, "serve", "--model", args.model, "--port", "0", "--no-prefix-cache"],
-                        r"at (http://\S+)", None, None))
+        if args.prompt_lookup in ("off", "both"):
+            servers.append(("confab", confab, r"at (http://\S+)", None, None))
+        if args.prompt_lookup in ("on", "both"):
+            servers.append(("confab+lookup", confab, r"at (http://\S+)", None, None))
     if args.only != "confab":
         port = 18000 + os.getpid() % 1000
         servers.append(("mlx_lm.server", [PY, "-m", "mlx_lm", "server", "--model", args.model, "--port", str(port),
@@ -181,17 +204,22 @@ def main() -> int:
         server = Server(name, command, pattern, port)
         try:
             model = model_field or server.models[0]["id"]
-            stream_one(server.base, model, prompt(10**6, 8), 4, args.timeout)  # warm-up: first graphs, allocations
+            lookup = name == "confab+lookup"
+            stream_one(server.base, model, prompt(10**6, 8), 4, args.timeout, lookup)  # warm-up: first graphs, allocations
             results[name] = []
             for clients in levels:
                 if time.time() - started > args.budget:
                     print(f"budget of {args.budget:.0f} s spent; stopping", file=sys.stderr)
                     break
-                row = level(server, model, clients, args.requests, args.max_tokens, args.timeout, serial)
+                row = level(server, model, clients, args.requests, args.max_tokens, args.timeout, serial, lookup=lookup)
                 serial += clients * args.requests
                 results[name].append(row)
                 print(f"{name:14} {clients} clients: {row['tok_s']:7.1f} tok/s aggregate ({row['tokens']} tokens in "
                       f"{row['wall_s']:.1f} s), TTFT p50 {row['ttft_p50_s']:.2f} s, p95 {row['ttft_p95_s']:.2f} s"
+                      + (f", {row['accepted']} of {row['proposed']} proposals kept "
+                         f"({row['accepted'] / max(row['proposed'], 1):.0%}), "
+                         f"{(row['accepted'] + row['verifying_passes']) / max(row['verifying_passes'], 1):.2f} tokens per verifying pass"
+                         if lookup else "")
                       + (f", {len(row['errors'])} errors: {row['errors'][0]}" if row["errors"] else ""), flush=True)
         finally:
             server.stop()
@@ -204,7 +232,9 @@ def main() -> int:
         if len(rows) != len(results):
             break
         cells = " | ".join(f"{r['tok_s']:.1f} | {r['ttft_p50_s']:.2f} / {r['ttft_p95_s']:.2f}" for r in rows)
-        ratio = f"{rows[0]['tok_s'] / rows[1]['tok_s']:.2f}×" if len(rows) == 2 and rows[1]["tok_s"] else "-"
+        # confab over mlx_lm.server, or with prompt lookup over without.
+        ratio = f"{rows[-1]['tok_s'] / rows[0]['tok_s']:.2f}×" if "confab+lookup" in results and len(rows) == 2 and rows[0]["tok_s"] \
+            else f"{rows[0]['tok_s'] / rows[1]['tok_s']:.2f}×" if len(rows) == 2 and rows[1]["tok_s"] else "-"
         print(f"| {clients} | {cells} | {ratio} |")
     for name, rows in results.items():
         if len(rows) >= 2 and rows[0]["tok_s"]:

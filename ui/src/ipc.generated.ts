@@ -620,8 +620,8 @@ export type Plan = {
    */
   grammar_jump_declined: string | null,
   /**
-   * The speculative decoding method the reply uses (`prompt_lookup`); `None` for plain
-   * decoding. A row speculates only while it steps alone (in a batch it decodes plainly).
+   * The speculative decoding method the reply uses (`prompt_lookup`, `draft_model`); `None`
+   * for plain decoding. Rows speculate alone and two together (larger batches step plainly).
    */
   speculative: string | null,
   /**

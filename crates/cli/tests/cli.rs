@@ -436,3 +436,31 @@ fn kv_bits_quantizes_keys_values_and_refuses_other_widths() {
         assert!(!stderr.contains("panicked") && !stderr.contains("loading:"), "{stderr}");
     }
 }
+
+/// `--prompt-lookup` on a model with rotating windows gives plain greedy decoding's reply, and
+/// `--json` reports the acceptance rate and tokens per verifying pass.
+#[test]
+fn generate_json_reports_speculative_decodings_rates() {
+    let phrase: Vec<String> = (20..44).map(|i: u32| i.to_string()).collect();
+    let prompt = [phrase.join(","), phrase.join(","), phrase[..10].join(",")].join(",");
+    let model = tiny("gemma3");
+    let run = |lookup: bool| {
+        let mut args = vec!["generate", "--model", model.to_str().unwrap(), "--prompt-ids", &prompt, "--max-tokens", "40"];
+        args.extend(["--temperature", "0", "--no-prefix-cache", "--json"]);
+        if lookup {
+            args.push("--prompt-lookup");
+        }
+        json_of(&confab(&args))
+    };
+    let (plain, fast) = (run(false), run(true));
+    assert_eq!(fast["ids"], plain["ids"]);
+    assert_eq!(plain["speculative"], Value::Null);
+    assert_eq!(fast["plan"]["speculative"], "prompt_lookup");
+    let stats = &fast["speculative"];
+    eprintln!("{stats}");
+    let (proposed, accepted, passes) =
+        (stats["proposed"].as_f64().unwrap(), stats["accepted"].as_f64().unwrap(), stats["verifying_passes"].as_f64().unwrap());
+    assert!(passes > 0.0);
+    assert_eq!(stats["acceptance_rate"].as_f64().unwrap(), accepted / proposed);
+    assert_eq!(stats["tokens_per_step"].as_f64().unwrap(), (accepted + passes) / passes);
+}

@@ -1,8 +1,10 @@
-//! Speculative decoding (prompt lookup): a greedy reply is token for token the one plain
-//! decoding gives, on the tiny fixtures and the default model, wherever the reply ends (EOS, a
-//! stop string, max_tokens inside an accepted run); proposals are accepted where the reply
-//! quotes its prompt; the prefix cache serves a follow-up after a speculative reply as a cold
-//! run computes it; and the plan says why a request cannot speculate.
+//! Speculative decoding (prompt lookup, draft models): a greedy reply is token for token the one
+//! plain decoding gives, on the tiny fixtures and the default model, wherever the reply ends
+//! (EOS, a stop string, max_tokens inside an accepted run), on every kind of state (keys and
+//! values, rotating windows, recurrent and convolution state, MoE), alone and in a batch that
+//! rows join at different steps; proposals are accepted where the reply quotes its prompt; the
+//! prefix cache serves a follow-up after a speculative reply as a cold run computes it; and the
+//! plan says why a request cannot speculate.
 
 mod common;
 
@@ -11,7 +13,9 @@ use std::path::PathBuf;
 use common::{reply as run, Reply as Outcome};
 
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{Engine, EngineOptions, ModelId, Prompt, PromptLookup, Request, Speculative, StopReason};
+use confab_engine::runtime::{
+    Engine, EngineOptions, Event, Generation, ModelId, Prompt, PromptLookup, Request, Speculative, StopReason, Usage,
+};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 use confab_paths::{AppPaths, DefaultModel};
@@ -137,11 +141,10 @@ fn the_plan_says_why_a_request_goes_without_speculation() {
     assert!(declined(nothing).contains("proposes nothing"));
     assert_eq!(run(&engine, request()).plan.speculative_declined, None);
 
-    // Rotating windows cannot be cut back yet.
+    // Rotating windows are taken back too: gemma3 speculates.
     let (engine, model) = load(tiny("gemma3"));
     let plan = run(&engine, Request { speculative: Some(LOOKUP), ..Request::new(model, Prompt::Tokens(repeating_ids()), greedy(4)) }).plan;
-    assert_eq!(plan.speculative, None);
-    assert!(plan.speculative_declined.unwrap_or_default().contains("cannot be cut back"));
+    assert_eq!((plan.speculative, plan.speculative_declined), (Some("prompt_lookup"), None));
 }
 
 /// The request as it is, and with `method`: the same reply, token for token.
@@ -173,15 +176,12 @@ fn a_draft_model_sharing_the_vocabulary_gives_the_plain_greedy_reply() {
         assert!(own.usage.draft_accepted * 10 >= own.usage.draft_proposed * 9, "a model drafting for itself");
     }
 
-    // Another vocabulary, and a draft whose state cannot be cut back, are declined.
+    // A draft with another vocabulary is declined.
     let (other, _) = engine.load(tiny("qwen3"), LoadOptions::default(), |_| {}).unwrap();
-    let (convolution, _) = engine.load(tiny("lfm2"), LoadOptions::default(), |_| {}).unwrap();
-    for (draft, why) in [(other, "vocabulary"), (convolution, "cannot be cut back")] {
-        let asked = Request { speculative: Some(Speculative::DraftModel { model: draft, max_draft: 4 }), ..request.clone() };
-        let plan = run(&engine, asked).plan;
-        assert_eq!(plan.speculative, None);
-        assert!(plan.speculative_declined.as_deref().unwrap_or_default().contains(why), "{:?}", plan.speculative_declined);
-    }
+    let asked = Request { speculative: Some(Speculative::DraftModel { model: other, max_draft: 4 }), ..request.clone() };
+    let plan = run(&engine, asked).plan;
+    assert_eq!(plan.speculative, None);
+    assert!(plan.speculative_declined.as_deref().unwrap_or_default().contains("vocabulary"), "{:?}", plan.speculative_declined);
 }
 
 #[test]
@@ -264,5 +264,207 @@ fn sampling_with_proposals_keeps_the_distribution_of_plain_sampling() {
         eprintln!("{method:?}: {accepted} proposals accepted; distances per position {distances:.3?}");
         assert!(accepted > 0, "{method:?}: the accept path ran");
         assert!(distances.iter().all(|&d| d <= TOLERANCE), "{method:?}: {distances:?} over {TOLERANCE}");
+    }
+}
+
+/// Families with every kind of state: keys and values (llama), rotating windows (gemma3,
+/// gemma4, gpt_oss's sliding layers; the tiny ones hold 8 positions, the prompts are longer),
+/// Qwen3.5's recurrent and convolution state, LFM2's short-convolution window, and MoE
+/// (qwen3_5_moe, gpt_oss).
+const EVERY_STATE_KIND: [&str; 7] = ["llama", "gemma3", "gemma4", "qwen3_5", "lfm2", "gpt_oss", "qwen3_5_moe"];
+
+/// A prompt that repeats `phrase_len` tokens from `first` three times and a half.
+fn repeating(first: u32, phrase_len: u32) -> Vec<u32> {
+    let phrase: Vec<u32> = (first..first + phrase_len).collect();
+    let mut ids = [phrase.clone(), phrase.clone(), phrase.clone()].concat();
+    ids.extend(&phrase[..phrase_len as usize / 2]);
+    ids
+}
+
+/// Greedy sampling confined to the prompt's tokens `first..first + 6` (an equal bias on each,
+/// so the model's own odds choose among them), with a repetition penalty so that a tiny model
+/// does not settle on one token: its reply repeats itself enough that prompt lookup proposes
+/// often, and is right only sometimes, so rejected suffixes are taken back often.
+fn confined(first: u32, max_tokens: u32) -> SamplingParams {
+    let logit_bias = (first..first + 6).map(|id| (id, 100.0)).collect();
+    SamplingParams { logit_bias, repetition_penalty: 1.5, ..greedy(max_tokens) }
+}
+
+/// `prompt` followed by traps for prompt lookup under `confined(first, ..)`: whichever token t
+/// of the set the reply starts with, the prompt's last two tokens and t occurred before,
+/// followed by t and then tokens outside the set. Lookup proposes them at the first step: the
+/// first kept where the model repeats t, the rest always rejected.
+fn trapped(first: u32, mut prompt: Vec<u32>) -> Vec<u32> {
+    let (a, b, outside) = (first + 6, first + 7, first + 8);
+    for t in first..first + 6 {
+        prompt.extend([a, b, t, t, outside, outside + 1]);
+    }
+    prompt.extend([a, b]);
+    prompt
+}
+
+/// Biases small enough that the tiny models' own choice often stands (measured: 1.5 changes
+/// some of gemma4's choices, 4.0 some of every other family's).
+const NUDGES: [f32; 2] = [1.5, 4.0];
+
+/// A draft of another model sharing the family's vocabulary, where the tiny fixtures have one.
+fn other_draft(name: &str) -> Option<&'static str> {
+    match name {
+        "llama" | "gpt_oss" => Some("lfm2"),
+        "lfm2" => Some("gpt_oss"),
+        "qwen3_5" => Some("qwen2"),
+        "gemma4" => Some("gemma4_moe"),
+        "gemma3" => Some("gemma3_v4"),
+        _ => None,
+    }
+}
+
+#[test]
+fn every_state_kind_gives_the_plain_greedy_reply_alone() {
+    for name in EVERY_STATE_KIND {
+        let (engine, model) = load(tiny(name));
+        let mut request = Request::new(model, Prompt::Tokens(trapped(20, repeating_ids())), confined(20, 40));
+        request.ignore_eos = true;
+        request.chunk_size = 16;
+        let lookup = same_with_lookup(&engine, &request);
+        let u = &lookup.usage;
+        eprintln!("{name}: lookup {} of {} accepted in {} passes", u.draft_accepted, u.draft_proposed, u.draft_steps);
+        assert!(u.draft_steps > 0, "{name}: prompt lookup proposes");
+        let mut rejected = u.draft_proposed - u.draft_accepted;
+        // The model drafting for itself: the draft's state (of the same kind) goes along. A
+        // greedy draft proposes by its own logits, without the request's bias: nudged by a
+        // small bias, the model agrees with runs of its draft and then not.
+        let unbiased = Request { sampling: greedy(40), ..request.clone() };
+        let own = same_with(&engine, &unbiased, Speculative::DraftModel { model, max_draft: 4 });
+        assert!(own.usage.draft_accepted > 0, "{name}: a model drafting for itself has proposals accepted");
+        let (mut kept, mut proposed) = (0, 0);
+        for nudge in NUDGES {
+            let logit_bias = (20..80).step_by(3).map(|id| (id, nudge)).collect();
+            let nudged = Request { sampling: SamplingParams { logit_bias, ..greedy(40) }, ..request.clone() };
+            let u = same_with(&engine, &nudged, Speculative::DraftModel { model, max_draft: 4 }).usage;
+            eprintln!(
+                "{name}: nudged by {nudge}, drafting for itself {} of {} accepted in {} passes",
+                u.draft_accepted, u.draft_proposed, u.draft_steps
+            );
+            (kept, proposed) = (kept + u.draft_accepted, proposed + u.draft_proposed);
+        }
+        assert!(kept > 0 && proposed > kept, "{name}: runs of proposals kept, then one rejected: {kept} of {proposed}");
+        // Another model's draft: both states take back what it got wrong.
+        if let Some(other) = other_draft(name) {
+            let (draft, _) = engine.load(tiny(other), LoadOptions::default(), |_| {}).unwrap();
+            let fast = same_with(&engine, &unbiased, Speculative::DraftModel { model: draft, max_draft: 3 });
+            let u = &fast.usage;
+            eprintln!("{name}: {other} drafting {} of {} accepted in {} passes", u.draft_accepted, u.draft_proposed, u.draft_steps);
+            rejected += u.draft_proposed - u.draft_accepted;
+        }
+        assert!(rejected > 0, "{name}: rejected proposals were taken back");
+        for max_tokens in [1, 6, 13] {
+            request.sampling.max_tokens = max_tokens;
+            same_with_lookup(&engine, &request);
+        }
+    }
+}
+
+/// Runs `events` to their end: the ids and the usage.
+fn finished(events: impl Iterator<Item = Event>) -> (Vec<u32>, Usage) {
+    let (mut ids, mut usage) = (vec![], None);
+    for event in events {
+        match event {
+            Event::Token { id, .. } => ids.push(id),
+            Event::Done { usage: u, .. } => usage = Some(u),
+            Event::Error(e) => panic!("{e}"),
+            _ => {}
+        }
+    }
+    (ids, usage.expect("a Done event"))
+}
+
+/// Waits for `n` tokens of `generation`, keeping its events.
+fn take_tokens(generation: &Generation, n: usize, into: &mut Vec<Event>) {
+    let mut seen = 0;
+    while seen < n {
+        let event = generation.next().expect("the generation is still running");
+        seen += matches!(event, Event::Token { .. }) as usize;
+        into.push(event);
+    }
+}
+
+/// Rows of different prompt lengths join a batch at different steps (each after the last one's
+/// third token): two with prompt lookup, one with the model drafting for itself, one plain.
+/// Each gives the tokens plain greedy decoding gives it alone: two rows verify proposals of
+/// different lengths in shared passes (padded, the padding taken back); four step plainly
+/// once the batch is larger than the engine verifies together, whatever they proposed before.
+#[test]
+fn rows_in_a_batch_verify_together_and_give_their_plain_replies() {
+    for name in EVERY_STATE_KIND {
+        let (engine, model) = load(tiny(name));
+        let prompts = [trapped(20, repeating(20, 6)), trapped(50, repeating(50, 11)), trapped(90, repeating(90, 17)), repeating(130, 5)];
+        let max_tokens = [36u32, 30, 24, 28];
+        let methods = [Some(LOOKUP), Some(Speculative::DraftModel { model, max_draft: 3 }), Some(LOOKUP), None];
+        let request = |i: usize, speculative: Option<Speculative>| {
+            let mut r = Request::new(model, Prompt::Tokens(prompts[i].clone()), greedy(max_tokens[i]));
+            r.ignore_eos = true;
+            r.chunk_size = 16;
+            r.reuse_prefix = false;
+            r.speculative = speculative;
+            r.sampling = match i {
+                // The model drafting for itself proposes by its own logits: nudged, it agrees
+                // with runs of them.
+                1 => SamplingParams { logit_bias: (20..80).step_by(3).map(|id| (id, NUDGES[1])).collect(), ..greedy(max_tokens[i]) },
+                _ => confined(prompts[i][0], max_tokens[i]),
+            };
+            r
+        };
+        let alone: Vec<Vec<u32>> = (0..4).map(|i| finished(engine.generate(request(i, None))).0).collect();
+        for rows in [2, 4] {
+            let mut events: Vec<Vec<Event>> = (0..rows).map(|_| vec![]).collect();
+            let mut running: Vec<Generation> = vec![];
+            for i in 0..rows {
+                running.push(engine.generate(request(i, methods[i])));
+                take_tokens(&running[i], 3, &mut events[i]);
+            }
+            let mut steps = 0;
+            for (i, generation) in running.into_iter().enumerate() {
+                let mut all = std::mem::take(&mut events[i]);
+                all.extend(generation);
+                let (ids, usage) = finished(all.into_iter());
+                let u = &usage;
+                eprintln!(
+                    "{name}, {rows} rows, row {i}: {} of {} accepted in {} passes",
+                    u.draft_accepted, u.draft_proposed, u.draft_steps
+                );
+                assert_eq!(ids, alone[i], "{name}: row {i} ({:?}) of {rows} differs from plain decoding alone", methods[i]);
+                steps += usage.draft_steps;
+            }
+            assert!(steps > 0, "{name}: rows verified proposals");
+        }
+    }
+}
+
+/// A reply decoded speculatively leaves a state (and checkpoints) a follow-up resumes from,
+/// as a cold run computes it, on every kind of state.
+#[test]
+fn a_follow_up_resumes_what_speculative_steps_left_on_every_state_kind() {
+    for name in EVERY_STATE_KIND {
+        let (engine, model) = load(tiny(name));
+        let prompt = trapped(30, repeating(30, 9));
+        let mut first = Request::new(model, Prompt::Tokens(prompt.clone()), confined(30, 20));
+        first.ignore_eos = true;
+        first.chunk_size = 16;
+        first.speculative = Some(LOOKUP);
+        let reply = run(&engine, first.clone());
+        assert!(reply.usage.draft_steps > 0, "{name}: the first reply verified proposals");
+        let follow_up_ids = [prompt.clone(), reply.ids.clone(), (30..36).collect()].concat();
+        let follow_up = Request { prompt: Prompt::Tokens(follow_up_ids), ..first };
+        let cached = run(&engine, follow_up.clone());
+        assert!(
+            cached.plan.reused_tokens > prompt.len(),
+            "{name}: the follow-up resumes the state the speculative reply left: {} of {} tokens",
+            cached.plan.reused_tokens,
+            cached.plan.prompt_tokens
+        );
+        let cold = run(&engine, Request { reuse_prefix: false, speculative: None, ..follow_up });
+        assert_eq!(cold.plan.reused_tokens, 0);
+        assert_eq!(cached.ids, cold.ids, "{name}: a resumed speculative state serves the follow-up as computing it afresh does");
     }
 }

@@ -159,7 +159,8 @@ fn finish_reason(reason: StopReason) -> &'static str {
 /// sampling) and `forward_passes_saved` (grammar jump's savings; Confab's own fields, which
 /// `bench/structured.py` reads to tell the mask's cost from the jump's). A speculative reply
 /// has `accepted_prediction_tokens` and `rejected_prediction_tokens` there, as OpenAI's
-/// predicted outputs report them.
+/// predicted outputs report them, and Confab's own `usage.speculative` (the counts, the
+/// acceptance rate and tokens per verifying pass).
 fn usage_json(usage: &Usage) -> Value {
     let mut body = json!({
         "prompt_tokens": usage.prompt,
@@ -176,6 +177,9 @@ fn usage_json(usage: &Usage) -> Value {
             details.insert("accepted_prediction_tokens".into(), json!(usage.draft_accepted));
             details.insert("rejected_prediction_tokens".into(), json!(usage.draft_proposed - usage.draft_accepted));
         }
+    }
+    if let Some(stats) = usage.speculative() {
+        body["speculative"] = json!(stats);
     }
     body
 }
@@ -208,9 +212,13 @@ mod tests {
     #[test]
     fn speculative_usage_counts_accepted_and_rejected_proposals() {
         let reply = Reply::new(Endpoint::Chat, 4, "m".into());
-        let usage = Usage { prompt: 10, generated: 30, draft_proposed: 40, draft_accepted: 25, ..Usage::default() };
-        let details = &reply.usage_chunk(&usage)["usage"]["completion_tokens_details"];
+        let usage = Usage { prompt: 10, generated: 30, draft_proposed: 40, draft_accepted: 25, draft_steps: 10, ..Usage::default() };
+        let body = reply.usage_chunk(&usage);
+        let details = &body["usage"]["completion_tokens_details"];
         assert_eq!(details, &json!({"accepted_prediction_tokens": 25, "rejected_prediction_tokens": 15}));
+        let stats = json!({"proposed": 40, "accepted": 25, "verifying_passes": 10, "acceptance_rate": 0.625, "tokens_per_step": 3.5});
+        assert_eq!(body["usage"]["speculative"], stats);
+        assert!(Reply::new(Endpoint::Chat, 5, "m".into()).usage_chunk(&Usage::default())["usage"].get("speculative").is_none());
     }
 
     #[test]

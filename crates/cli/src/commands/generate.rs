@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use confab_engine::model::{DtypeChoice, LoadOptions};
-use confab_engine::runtime::{Engine, Event, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Timings, Usage};
+use confab_engine::runtime::{
+    Engine, Event, Plan, Prompt, PromptLookup, Request, Speculative, SpeculativeStats, StopReason, Timings, Usage,
+};
 use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::text::ChatMessage;
 
@@ -33,7 +35,8 @@ pub struct Args {
     /// Save the first generated step's logits (float32 .npy).
     #[arg(long)]
     logits: Option<PathBuf>,
-    /// Print one JSON object: ids, text, usage, timings, plan (with its media entries).
+    /// Print one JSON object: ids, text, usage, speculative (its rates, where it ran), timings,
+    /// plan (with its media entries).
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -128,6 +131,8 @@ struct Output {
     text: String,
     stop_reason: Option<StopReason>,
     usage: Usage,
+    /// Speculative decoding's acceptance rate and tokens per verifying pass, where it ran.
+    speculative: Option<SpeculativeStats>,
     timings: Timings,
     /// From handing the request to the engine to its first token, milliseconds: the engine's
     /// time to first token plus the template, tokenizing and queueing before it (the part a
@@ -185,6 +190,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             }
             Event::Done { reason, usage, timings } => {
                 out.stop_reason = Some(reason);
+                out.speculative = usage.speculative();
                 out.usage = usage;
                 out.timings = timings;
             }
@@ -200,8 +206,14 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             "[{} prompt tokens, {} generated; {:.0} ms to first token, prefill {:.1} tok/s, decode {:.1} tok/s]",
             out.usage.prompt, out.usage.generated, t.time_to_first_token_ms, t.prefill_tokens_per_s, t.decode_tokens_per_s
         );
-        if out.usage.draft_proposed > 0 {
-            eprintln!("[speculative: {} of {} proposed tokens accepted]", out.usage.draft_accepted, out.usage.draft_proposed);
+        if let Some(s) = out.speculative {
+            eprintln!(
+                "[speculative: {} of {} proposed tokens accepted ({:.0}%), {:.2} tokens per verifying pass]",
+                s.accepted,
+                s.proposed,
+                s.acceptance_rate * 100.0,
+                s.tokens_per_step
+            );
         }
         let canvases = &out.usage.steps_per_canvas;
         if !canvases.is_empty() {

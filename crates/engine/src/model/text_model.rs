@@ -28,6 +28,14 @@ pub trait TextModel {
         Err(EngineError::invalid("input", format!("{} gives the logits of the last position only", self.config().arch)))
     }
 
+    /// As `forward_batch`, but tokens [B, L] (row i continuing `states[i]`) → logits
+    /// [B, L, vocab] (float32) of every position; each state grows by L. Works where both
+    /// `batches` and `scores_every_position` do (verifying several rows' proposals in one
+    /// pass; rows with fewer are padded at the end, which no earlier position sees).
+    fn forward_batch_every(&self, _tokens: &Array, _states: &mut [&mut SequenceState]) -> Result<Array> {
+        Err(EngineError::invalid("input", format!("{} cannot score every position of several sequences at once", self.config().arch)))
+    }
+
     /// Whether `forward_batch` works: several sequences decoded in one forward pass.
     fn batches(&self) -> bool {
         false

@@ -219,8 +219,8 @@ pub struct Plan {
     pub grammar_jump: bool,
     /// Why a constrained reply goes without grammar jump.
     pub grammar_jump_declined: Option<String>,
-    /// The speculative decoding method the reply uses (`prompt_lookup`); `None` for plain
-    /// decoding. A row speculates only while it steps alone (in a batch it decodes plainly).
+    /// The speculative decoding method the reply uses (`prompt_lookup`, `draft_model`); `None`
+    /// for plain decoding. Rows speculate alone and two together (larger batches step plainly).
     pub speculative: Option<&'static str>,
     /// Why the reply goes without speculative decoding (the request did not ask for it, or
     /// cannot use it).
@@ -297,12 +297,41 @@ pub struct Usage {
     /// accepted one is a token generated without a forward pass of its own).
     pub draft_proposed: usize,
     pub draft_accepted: usize,
+    /// Verifying passes that checked proposals: (accepted + steps) / steps tokens came per
+    /// such pass.
+    pub draft_steps: usize,
     /// The stop string that ended the reply (`StopReason::StopString`), as the request gave it:
     /// with several, the caller can say which (Anthropic's `stop_sequence`).
     pub stop_string: Option<String>,
     /// The denoising method's canvases: the decoder passes each took (empty for
     /// autoregressive replies).
     pub steps_per_canvas: Vec<usize>,
+}
+
+impl Usage {
+    /// What speculative decoding did, in rates; `None` where it verified nothing.
+    pub fn speculative(&self) -> Option<SpeculativeStats> {
+        (self.draft_steps > 0).then(|| SpeculativeStats {
+            proposed: self.draft_proposed,
+            accepted: self.draft_accepted,
+            verifying_passes: self.draft_steps,
+            acceptance_rate: self.draft_accepted as f64 / self.draft_proposed.max(1) as f64,
+            tokens_per_step: (self.draft_accepted + self.draft_steps) as f64 / self.draft_steps as f64,
+        })
+    }
+}
+
+/// Speculative decoding's counts and rates for one reply (`Usage::speculative`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SpeculativeStats {
+    pub proposed: usize,
+    pub accepted: usize,
+    pub verifying_passes: usize,
+    /// The share of proposed tokens the model kept.
+    pub acceptance_rate: f64,
+    /// Tokens each verifying pass gave: the proposals kept and the model's own token after
+    /// them (plain decoding gives 1 per pass).
+    pub tokens_per_step: f64,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]

@@ -191,13 +191,10 @@ impl Scheduler {
                 .filter(|r| r.model == id && r.row.prefilled() && r.row.stopped.is_none())
                 .map(|r| &mut r.row)
                 .collect();
-            // A row stepping alone may speculate with a draft model.
-            let draft = match &rows[..] {
-                [row] => row.draft_model().and_then(|d| models.get(&d)),
-                _ => None,
-            };
+            // Rows may speculate with a draft model of their own.
+            let draft_of = |d: ModelId| models.get(&d);
             let result = match models.get(&id) {
-                Some(model) => generate::decode_step(model, draft, &mut rows),
+                Some(model) => generate::decode_step(model, &draft_of, &mut rows),
                 None => Err(unloaded()),
             };
             if let Err(e) = result {

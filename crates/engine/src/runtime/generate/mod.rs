@@ -4,7 +4,7 @@
 //! becomes a `Row` that prefills chunk by chunk, and decodes in the scheduler's batched steps
 //! (`step`). The scheduler (`scheduler`) interleaves rows. Prompts with media take their own
 //! path to ids and embeddings (`runtime::media`: prompt, encode, prefill); decoding is
-//! the same. A row stepping alone may decode speculatively (`speculative`).
+//! the same. Rows may decode speculatively, alone or in the batch (`speculative`).
 
 mod admit;
 mod denoise;
@@ -67,7 +67,7 @@ pub fn run(model: &ReadyModel, shared: &mut Shared, mut request: Request, cancel
             if !row.prefilled() {
                 row.prefill_chunk(model)?;
             } else if row.stopped.is_none() {
-                decode_step(model, None, &mut [&mut row])?;
+                decode_step(model, &|_| None, &mut [&mut row])?;
             }
         }
         Ok(())
@@ -345,6 +345,7 @@ impl Row {
             state: if decoded { self.state.bytes() } else { Default::default() },
             draft_proposed: self.speculation.as_ref().map_or(0, |s| s.proposed),
             draft_accepted: self.speculation.as_ref().map_or(0, |s| s.accepted),
+            draft_steps: self.speculation.as_ref().map_or(0, |s| s.steps),
             stop_string: self.stops.stopped().filter(|_| reason == StopReason::StopString).map(|i| self.stops.stops()[i].clone()),
             steps_per_canvas: self.denoising.as_ref().map(|d| d.steps_per_canvas.clone()).unwrap_or_default(),
         };
@@ -381,6 +382,7 @@ struct Finished {
     state: crate::state::StateBytes,
     draft_proposed: usize,
     draft_accepted: usize,
+    draft_steps: usize,
     stop_string: Option<String>,
     steps_per_canvas: Vec<usize>,
 }
@@ -402,6 +404,7 @@ fn finish(
         state,
         draft_proposed,
         draft_accepted,
+        draft_steps,
         stop_string,
         steps_per_canvas,
     } = done;
@@ -426,6 +429,7 @@ fn finish(
         passes_saved,
         draft_proposed,
         draft_accepted,
+        draft_steps,
         stop_string = stop_string.as_deref(),
         ttft_ms = timings.time_to_first_token_ms.round(),
         prefill_tok_s = timings.prefill_tokens_per_s.round(),
@@ -443,6 +447,7 @@ fn finish(
             state_bytes: state,
             draft_proposed,
             draft_accepted,
+            draft_steps,
             stop_string,
             steps_per_canvas,
         },

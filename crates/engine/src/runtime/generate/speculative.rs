@@ -14,8 +14,9 @@
 //! token is distributed exactly as plain sampling's. Prompt lookup's proposals are certain
 //! (q is 1 at the proposal).
 //!
-//! This slice serves rows whose every layer state can be cut back; rotating windows, recurrent
-//! state and rows in a batch decode plainly (the plan says why).
+//! Every kind of state takes a rejected suffix back (`speculative_step` says how), and rows in
+//! a batch verify together, each with its own number of proposals; each row's draft length
+//! follows its acceptance, down to plain decoding for a while where proposals keep failing.
 
 use std::collections::HashMap;
 
@@ -23,11 +24,11 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, transforms, Array};
 
 use super::{argmax, tokens_array, Row, Unfed};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::runtime::ready_model::ReadyModel;
-use crate::runtime::request::{PromptLookup, Speculative};
+use crate::runtime::request::{ModelId, PromptLookup, Speculative};
 use crate::sample::{Sampler, SamplingParams};
-use crate::state::SequenceState;
+use crate::state::{Checkpoint, SequenceState};
 use crate::text::Tokenizer;
 
 /// Why a request goes without the speculative decoding it asked for (`None`: it uses it).
@@ -35,7 +36,6 @@ pub(super) fn declined(
     model: &ReadyModel,
     asked: Option<&Speculative>,
     draft: Option<&ReadyModel>,
-    state: &SequenceState,
     media: bool,
     grammar: bool,
 ) -> Option<&'static str> {
@@ -49,17 +49,12 @@ pub(super) fn declined(
         (Speculative::DraftModel { .. }, Some(draft)) if !same_vocabulary(&model.tokenizer, &draft.tokenizer) => {
             return Some("the draft model's vocabulary is not the model's")
         }
-        (Speculative::DraftModel { .. }, Some(draft)) if !draft.model.new_state().trimmable() => {
-            return Some("the draft model's state cannot be cut back past rejected proposals")
-        }
         _ => {}
     }
     if media {
         Some("the prompt has media")
     } else if grammar {
         Some("the reply follows a grammar (grammar jump feeds its forced tokens instead)")
-    } else if !state.trimmable() {
-        Some("the model's state cannot be cut back past rejected proposals (a rotating window or recurrent state)")
     } else if !model.model.scores_every_position() {
         Some("the model gives the logits of its last position only")
     } else {
@@ -79,11 +74,16 @@ pub(super) struct Speculation {
     draft_state: Option<SequenceState>,
     /// The draft's own sampler (the request's settings), for a row that samples.
     draft_sampler: Option<Sampler>,
-    /// Tokens proposed, and those the model agreed with.
+    /// Tokens proposed, those the model agreed with, and the verifying passes.
     pub proposed: usize,
     pub accepted: usize,
+    pub steps: usize,
     /// The most tokens the next step proposes: adapts to the row's acceptance (`adapt`).
     draft_len: usize,
+    /// The share of recent proposals accepted (a moving average).
+    rate: f64,
+    /// Steps still to decode plainly, after proposals kept failing.
+    resting: usize,
 }
 
 impl Speculation {
@@ -101,19 +101,47 @@ impl Speculation {
             Speculative::PromptLookup(settings) => settings.max_draft,
             Speculative::DraftModel { max_draft, .. } => max_draft,
         };
-        Ok(Self { method, draft_state: draft.map(|d| d.model.new_state()), draft_sampler, proposed: 0, accepted: 0, draft_len })
+        Ok(Self {
+            method,
+            draft_state: draft.map(|d| d.model.new_state()),
+            draft_sampler,
+            proposed: 0,
+            accepted: 0,
+            steps: 0,
+            draft_len,
+            rate: 1.0,
+            resting: 0,
+        })
     }
 
     /// After a step that kept `agreed` of `proposed` tokens: longer drafts while every
     /// proposal is kept, shorter ones (down to 1) after a rejection, as transformers' assisted
-    /// generation schedules them; a verifying pass grows with every position it checks.
+    /// generation schedules them; a verifying pass grows with every position it checks. Where
+    /// the recent acceptance falls below `MIN_ACCEPTANCE`, proposals cost more than they save
+    /// (a draft's passes, a longer verifying pass, a replay where the state was restored): the
+    /// row decodes plainly for `REST_STEPS` steps, then tries a single proposal again.
     fn adapt(&mut self, proposed: usize, agreed: usize, max_draft: usize) {
         self.draft_len = match agreed == proposed {
             true => (self.draft_len + 2).min(max_draft),
             false => self.draft_len.saturating_sub(1).max(1),
         };
+        let share = agreed as f64 / proposed.max(1) as f64;
+        self.rate = (1.0 - RATE_WEIGHT) * self.rate + RATE_WEIGHT * share;
+        if self.rate < MIN_ACCEPTANCE {
+            self.resting = REST_STEPS;
+            self.draft_len = 1;
+            // The probe after the rest starts from the threshold: one more miss rests again.
+            self.rate = MIN_ACCEPTANCE;
+        }
     }
 }
+
+/// How much the latest step weighs in a row's moving acceptance rate.
+const RATE_WEIGHT: f64 = 0.3;
+/// Below this recent acceptance a row rests from proposing (`Speculation::adapt`).
+const MIN_ACCEPTANCE: f64 = 0.2;
+/// Plain steps a row takes before it proposes again.
+const REST_STEPS: usize = 8;
 
 /// Mixed into the request's seed for its draft's sampler, so that the two draw differently.
 const DRAFT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -123,6 +151,8 @@ const DRAFT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
 struct Proposals {
     tokens: Vec<u32>,
     drawn_from: Option<Vec<HashMap<u32, f64>>>,
+    /// The draft's state before it proposed, where it cannot be cut back.
+    draft_checkpoint: Option<Checkpoint>,
 }
 
 /// Draft tokens fed in one pass while the draft catches up with a long prompt.
@@ -153,12 +183,14 @@ fn draft_proposals(
     vocab: usize,
     sampler: Option<&mut Sampler>,
 ) -> Result<Proposals> {
+    let nothing = || Proposals { tokens: vec![], drawn_from: None, draft_checkpoint: None };
     if history.len() + count > draft.config().max_position {
-        return Ok(Proposals { tokens: vec![], drawn_from: None });
+        return Ok(nothing());
     }
-    let Some(logits) = catch_up(draft, state, history)? else { return Ok(Proposals { tokens: vec![], drawn_from: None }) };
+    let Some(logits) = catch_up(draft, state, history)? else { return Ok(nothing()) };
+    let draft_checkpoint = state.checkpoint();
     let Some(sampler) = sampler else {
-        return Ok(Proposals { tokens: greedy_draft(draft, state, logits, count, vocab)?, drawn_from: None });
+        return Ok(Proposals { tokens: greedy_draft(draft, state, logits, count, vocab)?, drawn_from: None, draft_checkpoint });
     };
     let (mut tokens, mut drawn_from, mut seen) = (vec![], vec![], history.to_vec());
     let mut logits = logits;
@@ -176,7 +208,7 @@ fn draft_proposals(
             _ => break,
         }
     }
-    Ok(Proposals { tokens, drawn_from: Some(drawn_from) })
+    Ok(Proposals { tokens, drawn_from: Some(drawn_from), draft_checkpoint })
 }
 
 /// Greedy proposals from the draft's `logits` on: each is fed back on the device, and all are
@@ -236,38 +268,178 @@ fn verify(sampler: &mut Sampler, logits: &Array, history: &[u32], proposed: u32,
     Ok(Some(sampler.draw_from(&residual).or_else(|| sampler.draw_from(&p)).unwrap_or(proposed)))
 }
 
+/// A row's part in a verifying pass: the token it feeds first, its proposals, and the state
+/// its layers that cannot be cut back had before the pass.
+struct Verifying {
+    token: u32,
+    proposals: Proposals,
+    /// History length before the step (the draft's state is cut back relative to it).
+    held: usize,
+    /// `None` where every layer can be cut back.
+    checkpoint: Option<Checkpoint>,
+}
+
+/// One speculative step for the batch (a single row, or several of one model), when any row has
+/// proposals: each row feeds its unfed token and its proposals, padded at the end to the
+/// longest row's, in one forward pass that scores every position; each keeps what the model
+/// agrees with, streams it, and leaves the model's own next token unfed. Rows with no
+/// proposals take their plain step in the same pass. `false` when this step cannot verify
+/// (nothing is proposed, a row's token is still on the device or under a grammar, the model
+/// cannot score every position of a batch): the caller takes a plain step.
+///
+/// A rejected suffix (or a row's padding) leaves no trace: keys and values are cut back; layers
+/// that cannot be (rotating windows, recurrent and convolution state) are restored from the
+/// copy taken before the pass, and the tokens kept are fed again in one pass (rows replaying
+/// as many tokens share it). Copies are cheap (arrays are shared, not copied, until written)
+/// and the replay costs a pass only where something was rejected; keeping the state after
+/// every verified position instead would need every recurrent kernel to return it.
+pub(super) fn speculative_step<'m>(
+    model: &'m ReadyModel,
+    draft_of: &dyn Fn(ModelId) -> Option<&'m ReadyModel>,
+    rows: &mut [&mut Row],
+) -> Result<bool> {
+    let batched = rows.len() > 1;
+    if !rows.iter().any(|r| r.speculation.is_some())
+        || !rows.iter().all(|r| r.verifiable())
+        || !model.model.scores_every_position()
+        || (batched && !model.model.batches())
+    {
+        return Ok(false);
+    }
+    // The pass scores every row at the widest row's width: a batch shares out a bound on its
+    // positions; a larger batch steps plainly.
+    let cap = (VERIFY_POSITIONS / rows.len()).saturating_sub(1);
+    if cap == 0 || rows.len() > VERIFYING_ROWS {
+        return Ok(false);
+    }
+    // Padding must fit every row's context: rows near its end step plainly.
+    let widest = 1 + rows.iter().filter_map(|r| r.speculation.as_ref()).map(|s| s.draft_len.min(cap)).max().unwrap_or(0);
+    if rows.iter().any(|r| r.state.len() + widest > model.config().max_position) {
+        return Ok(false);
+    }
+    let mut verifying = Vec::with_capacity(rows.len());
+    for row in rows.iter_mut() {
+        let draft = row.draft_model().and_then(draft_of);
+        verifying.push(row.propose(model, draft, cap)?);
+    }
+    if verifying.iter().all(|v| v.proposals.tokens.is_empty()) {
+        return Ok(false);
+    }
+    let width = verifying.iter().map(|v| 1 + v.proposals.tokens.len()).max().unwrap_or(1);
+    let mut input: Vec<i32> = Vec::with_capacity(rows.len() * width);
+    for v in &verifying {
+        let fed = std::iter::once(v.token).chain(v.proposals.tokens.iter().copied()).map(|t| t as i32);
+        input.extend(fed.chain(std::iter::repeat(PAD as i32)).take(width));
+    }
+    let input = Array::from_slice(&input, &[rows.len() as i32, width as i32]);
+    let logits = match &mut rows[..] {
+        [row] => {
+            let logits = model.model.forward_every(&input, &mut row.state)?;
+            logits.reshape(&[1, width as i32, -1])?
+        }
+        _ => {
+            let mut states: Vec<&mut SequenceState> = rows.iter_mut().map(|r| &mut r.state).collect();
+            model.model.forward_batch_every(&input, &mut states)?
+        }
+    };
+    let mut replays: Vec<(usize, Vec<u32>)> = vec![];
+    for (i, (row, v)) in rows.iter_mut().zip(verifying).enumerate() {
+        let draft = row.draft_model().and_then(draft_of);
+        if let Some(tokens) = row.settle(model, draft, v, &logits.index(i as i32))? {
+            replays.push((i, tokens));
+        }
+    }
+    replay(model, rows, replays)?;
+    Ok(true)
+}
+
+/// The most positions a verifying pass scores, all rows and padding included: a pass costs
+/// about one plain step only while reading the weights outweighs the arithmetic. A batch of B
+/// rows proposes at most 16 / B - 1 tokens per row, a row alone up to its draft length.
+const VERIFY_POSITIONS: usize = 16;
+
+/// The most rows that verify together. Rows feeding several positions attend one by one (the
+/// batched decode kernel takes one position per row) and sample on the host, where plain
+/// greedy batches keep their choices on the device: bench/serve.py with prompt lookup (dev
+/// build, shared 2-core CPU) gave 1.33× plain decoding's tok/s at 2 clients but 0.87× at 4
+/// and 0.74× at 8 (1 proposal per row from 16 positions; 0.81× with 8 per row). Larger
+/// batches step plainly.
+const VERIFYING_ROWS: usize = 2;
+
+/// The id fed after a row's last proposal to fill it to the batch's width (any id will do: no
+/// earlier position sees it, and the state is cut back past it).
+const PAD: u32 = 0;
+
+/// Feeds each row's kept tokens again after its state was restored, rows replaying as many
+/// tokens in one pass where the model batches.
+fn replay(model: &ReadyModel, rows: &mut [&mut Row], mut replays: Vec<(usize, Vec<u32>)>) -> Result<()> {
+    replays.sort_by_key(|(_, tokens)| tokens.len());
+    for group in replays.chunk_by(|a, b| a.1.len() == b.1.len()) {
+        if group.len() > 1 && model.model.batches() {
+            let flat: Vec<i32> = group.iter().flat_map(|(_, t)| t.iter().map(|&x| x as i32)).collect();
+            let input = Array::from_slice(&flat, &[group.len() as i32, group[0].1.len() as i32]);
+            let mut states: Vec<&mut SequenceState> =
+                rows.iter_mut().enumerate().filter(|(i, _)| group.iter().any(|(j, _)| j == i)).map(|(_, r)| &mut r.state).collect();
+            model.model.forward_batch(&input, &mut states)?;
+        } else {
+            for (i, tokens) in group {
+                model.model.forward(&tokens_array(tokens), &mut rows[*i].state)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Row {
-    /// One speculative step, when the row has something to propose: feeds its unfed token and
-    /// the proposals in one pass, keeps what the model agrees with, streams it, and leaves the
-    /// model's own next token unfed. `false` when there is nothing to propose (the caller
-    /// takes a plain step instead).
-    pub(super) fn speculative_step(&mut self, model: &ReadyModel, draft: Option<&ReadyModel>) -> Result<bool> {
-        let (Some(speculation), Some(Unfed::Known(token))) = (&mut self.speculation, &self.unfed) else { return Ok(false) };
-        let token = *token;
+    /// Whether the row can join a verifying pass: its unfed token is on the host, no forced
+    /// tokens wait, and no grammar masks its choices.
+    fn verifiable(&self) -> bool {
+        matches!(self.unfed, Some(Unfed::Known(_))) && self.queued.is_empty() && self.guide.is_none()
+    }
+
+    /// The row's proposals for this step (none where it does not speculate, rests, or has
+    /// nothing to propose), with what it needs to take back a rejected suffix.
+    /// At most `cap` of them.
+    fn propose(&mut self, model: &ReadyModel, draft: Option<&ReadyModel>, cap: usize) -> Result<Verifying> {
+        let Some(Unfed::Known(token)) = self.unfed else {
+            return Err(EngineError::Internal("a verifying row has no known token to feed".into()));
+        };
+        let held = self.history.len();
+        let checkpoint = self.state.checkpoint();
+        let nothing = Proposals { tokens: vec![], drawn_from: None, draft_checkpoint: None };
+        let Some(speculation) = self.speculation.as_mut() else { return Ok(Verifying { token, proposals: nothing, held, checkpoint }) };
+        if speculation.resting > 0 {
+            speculation.resting -= 1;
+            return Ok(Verifying { token, proposals: nothing, held, checkpoint });
+        }
         // Room for the proposals: the tokens the reply may still generate (the model's own next
         // token among them), and positions the context still has.
         let room =
             (self.max_tokens - self.generated).saturating_sub(1).min(model.config().max_position.saturating_sub(self.history.len() + 1));
+        let count = speculation.draft_len.min(room).min(cap);
         let _in_span = self.span.clone().entered();
-        let held = self.history.len();
-        let Proposals { tokens: drafts, drawn_from } = match (speculation.method, draft, speculation.draft_state.as_mut()) {
+        let proposals = match (speculation.method, draft, speculation.draft_state.as_mut()) {
             (Speculative::PromptLookup(settings), _, _) => {
-                Proposals { tokens: look_up(&self.history, settings, speculation.draft_len.min(room)).to_vec(), drawn_from: None }
+                Proposals { tokens: look_up(&self.history, settings, count).to_vec(), drawn_from: None, draft_checkpoint: None }
             }
-            (Speculative::DraftModel { .. }, Some(draft), Some(state)) if speculation.draft_len.min(room) > 0 => {
+            (Speculative::DraftModel { .. }, Some(draft), Some(state)) if count > 0 => {
                 let vocab = model.config().vocab_size;
-                let count = speculation.draft_len.min(room);
                 draft_proposals(draft, state, &self.history, count, vocab, speculation.draft_sampler.as_mut())?
             }
             // The draft model was unloaded, or the reply has no room left for proposals.
-            (Speculative::DraftModel { .. }, _, _) => Proposals { tokens: vec![], drawn_from: None },
+            (Speculative::DraftModel { .. }, _, _) => nothing,
         };
-        if drafts.is_empty() {
-            return Ok(false);
-        }
+        Ok(Verifying { token, proposals, held, checkpoint })
+    }
+
+    /// After the verifying pass (`logits`: [positions, vocab], this row's, padding included):
+    /// keeps the proposals the model agrees with, streams them, leaves the model's next token
+    /// unfed, and cuts the state back to what was kept. Returns the tokens to feed again where
+    /// the state was restored from its checkpoint instead (see `speculative_step`).
+    fn settle(&mut self, model: &ReadyModel, draft: Option<&ReadyModel>, v: Verifying, logits: &Array) -> Result<Option<Vec<u32>>> {
+        let Verifying { token, proposals: Proposals { tokens: drafts, drawn_from, draft_checkpoint }, held, checkpoint } = v;
+        let _in_span = self.span.clone().entered();
         self.unfed = None;
-        let fed: Vec<u32> = std::iter::once(token).chain(drafts.iter().copied()).collect();
-        let logits = model.model.forward_every(&tokens_array(&fed), &mut self.state)?;
         self.fed.push(token);
         let (mut agreed, mut instead) = (0, None);
         for (i, &draft) in drafts.iter().enumerate() {
@@ -293,24 +465,42 @@ impl Row {
             };
             self.take(model, next)?;
         }
-        // Keys and values past what was kept go: the rejected proposals leave no trace.
-        self.state.trim(self.fed.len())?;
-        if let Some(speculation) = self.speculation.as_mut() {
+        // What was not kept goes: rejected proposals and padding leave no trace.
+        let kept = self.fed.len();
+        let replay = match &checkpoint {
+            _ if self.state.can_trim_to(kept) => {
+                self.state.trim(kept)?;
+                None
+            }
+            Some(checkpoint) => {
+                self.state.restore(checkpoint)?;
+                Some(self.fed[checkpoint.len..].to_vec())
+            }
+            None => return Err(EngineError::Internal("a state that cannot be cut back had no checkpoint".into())),
+        };
+        if let Some(speculation) = self.speculation.as_mut().filter(|_| !drafts.is_empty()) {
             speculation.proposed += drafts.len();
             speculation.accepted += agreed;
+            speculation.steps += 1;
             let max_draft = match speculation.method {
                 Speculative::PromptLookup(settings) => settings.max_draft,
                 Speculative::DraftModel { max_draft, .. } => max_draft,
             };
             speculation.adapt(drafts.len(), agreed, max_draft);
             // The draft's state holds the history it read and every proposal but the last:
-            // the accepted ones stay, the next step feeds it the rest.
-            if let Some(state) = speculation.draft_state.as_mut() {
-                state.trim(state.len().min(held + agreed))?;
+            // the accepted ones stay, the next step feeds it the rest. A draft whose state
+            // cannot be cut back goes back to before its proposals and reads the kept ones then.
+            if let (Some(state), Some(_)) = (speculation.draft_state.as_mut(), draft) {
+                let target = state.len().min(held + agreed);
+                match &draft_checkpoint {
+                    _ if state.can_trim_to(target) => state.trim(target)?,
+                    Some(saved) => state.restore(saved)?,
+                    None => return Err(EngineError::Internal("a draft state that cannot be cut back had no checkpoint".into())),
+                }
             }
         }
-        tracing::trace!(proposed = drafts.len(), accepted = agreed, "speculative step");
-        Ok(true)
+        tracing::trace!(proposed = drafts.len(), accepted = agreed, replayed = replay.as_ref().map_or(0, Vec::len), "speculative step");
+        Ok(replay)
     }
 }
 

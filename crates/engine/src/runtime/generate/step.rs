@@ -8,31 +8,31 @@ use std::time::Instant;
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, transforms, Array};
 
+use super::speculative::speculative_step;
 use super::{argmax, tokens_array, Row, Unfed, NEXT_STEP};
 use crate::constraint::{Guide, TokenMask};
 use crate::error::{EngineError, Result};
 use crate::runtime::ready_model::ReadyModel;
+use crate::runtime::request::ModelId;
 use crate::state::SequenceState;
 
 /// One decode step for every row (all prefilled, all of one model): each row's unfed token
 /// goes in, one forward pass for the batch (or one per row where the model cannot batch),
 /// and each row chooses its next token. When every row is greedy the choices stay on the
 /// device and are read after the next step is queued; otherwise they are sampled now.
-/// `draft`: the draft model of a row stepping alone that speculates with one.
-pub fn decode_step(model: &ReadyModel, draft: Option<&ReadyModel>, rows: &mut [&mut Row]) -> Result<()> {
+/// Where rows speculate and some have proposals, the step verifies them instead
+/// (`speculative_step`); `draft_of` finds a row's draft model.
+pub fn decode_step<'m>(model: &'m ReadyModel, draft_of: &dyn Fn(ModelId) -> Option<&'m ReadyModel>, rows: &mut [&mut Row]) -> Result<()> {
     tracing::trace!(rows = rows.len(), "decode step");
     // A denoising model's rows each take a denoising step of their own.
     if model.model.denoiser().is_some() {
         return rows.iter_mut().try_for_each(|row| row.denoise_step(model));
     }
+    if speculative_step(model, draft_of, rows)? {
+        return Ok(());
+    }
     // Grammar jump pays when a row steps alone; in a batch, forced tokens go one per step.
     let alone = rows.len() == 1;
-    // So does speculative decoding, when the row has proposals; else it steps plainly.
-    if let [row] = rows {
-        if row.speculative_step(model, draft)? {
-            return Ok(());
-        }
-    }
     for row in rows.iter_mut() {
         match row.unfed.take() {
             Some(Unfed::Jump(tokens)) if !alone => {

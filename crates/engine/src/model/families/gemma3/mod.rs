@@ -79,11 +79,15 @@ pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: 
 }
 
 impl Gemma3 {
-    /// tokens [B, L] → logits [B, vocab] of the last position; `attend(layer, attention, x)`
-    /// runs a block's attention against the state (one sequence's, or each row's).
-    fn run(&self, tokens: &Array, attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
+    /// tokens [B, L] → logits [B, vocab] of the last position (`every`: [B, L, vocab] of every
+    /// position); `attend(layer, attention, x)` runs a block's attention against the state
+    /// (one sequence's, or each row's).
+    fn run(&self, tokens: &Array, every: bool, attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
         let h = self.run_blocks(tokens, attend)?;
-        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        let last = match every {
+            true => self.norm.forward(&h)?,
+            false => self.norm.forward(&h.index((.., -1, ..)))?,
+        };
         let mut logits = self.embed.as_logits(&last)?;
         if let Some(cap) = self.config.final_logit_softcap {
             let cap = Array::from_f32(cap);
@@ -113,7 +117,23 @@ impl TextModel for Gemma3 {
     }
 
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(tokens, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
+        self.run(tokens, false, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
+    }
+
+    fn scores_every_position(&self) -> bool {
+        true
+    }
+
+    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        let logits = self.run(tokens, true, |i, attention, x| attention.forward(x, state.layer_mut(i)?))?;
+        Ok(logits.reshape(&[tokens.dim(1), -1])?)
+    }
+
+    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        self.run(tokens, true, |i, attention, x| {
+            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
+            attention.forward_rows(x, &mut layers)
+        })
     }
 
     fn batches(&self) -> bool {
@@ -122,7 +142,7 @@ impl TextModel for Gemma3 {
 
     /// Sliding layers attend per row against the row's own window; global layers as llama's.
     fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(tokens, |i, attention, x| {
+        self.run(tokens, false, |i, attention, x| {
             let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
             attention.forward_rows(x, &mut layers)
         })

@@ -306,11 +306,11 @@ impl Gemma4 {
     }
 
     /// Embeddings [B, L, hidden] (and their ids) through the stack, row i continuing
-    /// `states[i]` at its own position; logits [B, vocab] of the last position. `blocks`
+    /// `states[i]` at its own position; logits [B, vocab] of the last position (`every`: [B, L, vocab]). `blocks`
     /// labels a single sequence's media positions. Everything but attention runs once for the
     /// batch; attention per row, a KV-shared layer reading the keys and values its source layer
     /// attended to for that same row.
-    fn run(&self, embeds: Array, ids: &Array, states: &mut [&mut SequenceState], blocks: Option<&[i32]>) -> Result<Array> {
+    fn run(&self, embeds: Array, ids: &Array, states: &mut [&mut SequenceState], blocks: Option<&[i32]>, every: bool) -> Result<Array> {
         let rows = states.len();
         if embeds.dim(0) as usize != rows || (blocks.is_some() && rows != 1) {
             return Err(EngineError::Internal(format!("{} rows of embeddings for {rows} sequences", embeds.dim(0))));
@@ -353,7 +353,11 @@ impl Gemma4 {
             let inputs = per_layer.as_ref().map(|p| p.index((.., .., i as i32, ..)));
             h = b.after_attention(h, &a, inputs.as_ref(), &b.layer_scalar, self.config.rms_norm_eps)?;
         }
-        self.logits(&self.norm.forward(&h.index((.., -1, ..)))?)
+        let last = match every {
+            true => h,
+            false => h.index((.., -1, ..)),
+        };
+        self.logits(&self.norm.forward(&last)?)
     }
 
     /// Final hidden states (normed) [.., hidden] → float32 logits [.., vocab], soft-capped.
@@ -459,7 +463,24 @@ impl TextModel for Gemma4 {
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
         let ids = self.placeholders_as_pad(tokens)?;
         let embeds = self.embed_ids(&ids)?;
-        self.run(embeds, &ids, &mut [state], None)
+        self.run(embeds, &ids, &mut [state], None, false)
+    }
+
+    fn scores_every_position(&self) -> bool {
+        true
+    }
+
+    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        let ids = self.placeholders_as_pad(tokens)?;
+        let embeds = self.embed_ids(&ids)?;
+        let logits = self.run(embeds, &ids, &mut [state], None, true)?;
+        Ok(logits.reshape(&[tokens.dim(1), -1])?)
+    }
+
+    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        let ids = self.placeholders_as_pad(tokens)?;
+        let embeds = self.embed_ids(&ids)?;
+        self.run(embeds, &ids, states, None, true)
     }
 
     fn batches(&self) -> bool {
@@ -471,7 +492,7 @@ impl TextModel for Gemma4 {
     fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
         let ids = self.placeholders_as_pad(tokens)?;
         let embeds = self.embed_ids(&ids)?;
-        self.run(embeds, &ids, states, None)
+        self.run(embeds, &ids, states, None, false)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
@@ -480,7 +501,7 @@ impl TextModel for Gemma4 {
 
     fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
         let ids = self.placeholders_as_pad(input.ids)?;
-        self.run(input.embeds.clone(), &ids, &mut [state], input.media_blocks)
+        self.run(input.embeds.clone(), &ids, &mut [state], input.media_blocks, false)
     }
 
     /// KV-shared layers keep nothing of their own; sliding layers keep only their window.

@@ -69,15 +69,19 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
 }
 
 impl GptOss {
-    /// tokens [B, L] → logits [B, vocab] of the last position; `attend(layer, attention, x)`
-    /// runs a block's attention against the state (one sequence's, or each row's).
-    fn run(&self, tokens: &Array, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
+    /// tokens [B, L] → logits [B, vocab] of the last position (`every`: [B, L, vocab] of every
+    /// position); `attend(layer, attention, x)` runs a block's attention against the state
+    /// (one sequence's, or each row's).
+    fn run(&self, tokens: &Array, every: bool, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
         let mut h = self.embed.forward(tokens)?;
         for (i, b) in self.blocks.iter().enumerate() {
             h = ops::add(&h, &attend(i, &b.attention, &b.input_norm.forward(&h)?)?)?;
             h = ops::add(&h, &b.moe.forward(&b.post_attention_norm.forward(&h)?)?)?;
         }
-        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        let last = match every {
+            true => self.norm.forward(&h)?,
+            false => self.norm.forward(&h.index((.., -1, ..)))?,
+        };
         match &self.lm_head {
             Some(head) => head.forward_f32(&last),
             None => self.embed.as_logits(&last),
@@ -91,7 +95,23 @@ impl TextModel for GptOss {
     }
 
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(tokens, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
+        self.run(tokens, false, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
+    }
+
+    fn scores_every_position(&self) -> bool {
+        true
+    }
+
+    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        let logits = self.run(tokens, true, |i, attention, x| attention.forward(x, state.layer_mut(i)?))?;
+        Ok(logits.reshape(&[tokens.dim(1), -1])?)
+    }
+
+    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        self.run(tokens, true, |i, attention, x| {
+            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
+            attention.forward_rows(x, &mut layers)
+        })
     }
 
     fn batches(&self) -> bool {
@@ -101,7 +121,7 @@ impl TextModel for GptOss {
     /// The projections and experts once for the batch; attention per row against its own
     /// keys and values (or window).
     fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(tokens, |i, attention, x| {
+        self.run(tokens, false, |i, attention, x| {
             let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
             attention.forward_rows(x, &mut layers)
         })

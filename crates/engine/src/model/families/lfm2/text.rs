@@ -119,9 +119,9 @@ fn feed_forward(l: &mut LayerLoader, prefix: &str) -> Result<Mlp> {
 
 impl Lfm2 {
     /// Hidden states [B, L, hidden] through the stack, row i continuing `states[i]`; logits
-    /// [B, vocab] of the last position. Everything but attention and the convolution windows
+    /// [B, vocab] of the last position (`every`: [B, L, vocab]). Everything but attention and the convolution windows
     /// runs once for the batch.
-    fn run(&self, mut h: Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+    fn run(&self, mut h: Array, states: &mut [&mut SequenceState], every: bool) -> Result<Array> {
         if let Some(state) = states.iter().find(|s| s.layers.len() != self.blocks.len()) {
             return Err(EngineError::Internal(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
         }
@@ -143,7 +143,10 @@ impl Lfm2 {
             h = ops::add(&h, &mixed)?;
             h = ops::add(&h, &b.feed_forward.forward(&b.ffn_norm.forward(&h)?)?)?;
         }
-        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        let last = match every {
+            true => self.norm.forward(&h)?,
+            false => self.norm.forward(&h.index((.., -1, ..)))?,
+        };
         match &self.lm_head {
             Some(head) => head.forward_f32(&last),
             None => self.embed.as_logits(&last),
@@ -157,7 +160,20 @@ impl TextModel for Lfm2 {
     }
 
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, &mut [state])
+        self.run(self.embed.forward(tokens)?, &mut [state], false)
+    }
+
+    fn scores_every_position(&self) -> bool {
+        true
+    }
+
+    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        let logits = self.run(self.embed.forward(tokens)?, &mut [state], true)?;
+        Ok(logits.reshape(&[tokens.dim(1), -1])?)
+    }
+
+    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        self.run(self.embed.forward(tokens)?, states, true)
     }
 
     fn batches(&self) -> bool {
@@ -165,7 +181,7 @@ impl TextModel for Lfm2 {
     }
 
     fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, states)
+        self.run(self.embed.forward(tokens)?, states, false)
     }
 
     /// Convolution layers keep their window, attention layers every key and value.

@@ -156,6 +156,13 @@ impl TextModel for Llama {
         })
     }
 
+    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        self.run(tokens, true, |i, attention, x| {
+            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
+            attention.forward_rows(x, &mut layers)
+        })
+    }
+
     fn gives_hidden_states(&self) -> bool {
         true
     }

@@ -73,6 +73,10 @@ impl TextModel for Mistral3Text {
         self.llama.forward_batch(tokens, states)
     }
 
+    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        self.llama.forward_batch_every(tokens, states)
+    }
+
     fn embed(&self, tokens: &Array) -> Result<Array> {
         self.llama.embed_tokens(tokens)
     }

@@ -142,10 +142,10 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
 
 impl Qwen35 {
     /// Hidden states [B, L, hidden] through the stack, row i continuing `states[i]`; logits
-    /// [B, vocab] of the last position. Attention layers place a row's tokens by `rotation`
+    /// [B, vocab] of the last position (`every`: [B, L, vocab]). Attention layers place a row's tokens by `rotation`
     /// (multimodal positions, one row only) or at index + the row's shift. Everything but
     /// attention and the recurrent rule's state runs once for the batch.
-    fn run(&self, mut h: Array, rotation: Option<&Rotation>, states: &mut [&mut SequenceState]) -> Result<Array> {
+    fn run(&self, mut h: Array, rotation: Option<&Rotation>, states: &mut [&mut SequenceState], every: bool) -> Result<Array> {
         if let Some(state) = states.iter().find(|s| s.layers.len() != self.blocks.len()) {
             return Err(EngineError::Internal(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
         }
@@ -179,7 +179,10 @@ impl Qwen35 {
             };
             h = ops::add(&h, &ff)?;
         }
-        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        let last = match every {
+            true => self.norm.forward(&h)?,
+            false => self.norm.forward(&h.index((.., -1, ..)))?,
+        };
         match &self.lm_head {
             Some(head) => head.forward_f32(&last),
             None => self.embed.as_logits(&last),
@@ -193,7 +196,20 @@ impl TextModel for Qwen35 {
     }
 
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, None, &mut [state])
+        self.run(self.embed.forward(tokens)?, None, &mut [state], false)
+    }
+
+    fn scores_every_position(&self) -> bool {
+        true
+    }
+
+    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
+        let logits = self.run(self.embed.forward(tokens)?, None, &mut [state], true)?;
+        Ok(logits.reshape(&[tokens.dim(1), -1])?)
+    }
+
+    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
+        self.run(self.embed.forward(tokens)?, None, states, true)
     }
 
     fn batches(&self) -> bool {
@@ -203,7 +219,7 @@ impl TextModel for Qwen35 {
     /// One decode step for several sequences, each at its own position (its length plus its
     /// position shift, for rows that followed an image).
     fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, None, states)
+        self.run(self.embed.forward(tokens)?, None, states, false)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
@@ -220,7 +236,7 @@ impl TextModel for Qwen35 {
             return Err(EngineError::invalid("input", format!("{} takes token ids only", self.config.arch)));
         };
         let rotation = input.positions.map(|p| rope.rotation(p)).transpose()?;
-        let logits = self.run(input.embeds.clone(), rotation.as_ref(), &mut [&mut *state])?;
+        let logits = self.run(input.embeds.clone(), rotation.as_ref(), &mut [&mut *state], false)?;
         if let Some(positions) = input.positions {
             let furthest =
                 positions.max(None)?.try_item_cast::<i32>().map_err(|e| EngineError::Internal(format!("positions: {e}")))? as i64;
