@@ -19,6 +19,7 @@
 
 mod convolution;
 mod keys_values;
+mod paged;
 mod quantized;
 mod recurrent;
 mod window;
@@ -30,6 +31,7 @@ use mlx_rs::Array;
 use crate::error::{EngineError, Result};
 pub use convolution::ConvolutionWindow;
 pub use keys_values::KeysValues;
+pub use paged::{CachedLayer, CachedState, Page, PageCount, PagedKeysValues, PAGE};
 pub use quantized::{KvQuantization, Packed, QuantizedKeysValues};
 pub use recurrent::Recurrent;
 pub use window::{RotatingWindow, WindowKeys};

@@ -1,0 +1,328 @@
+//! Paged keys/values: how the prefix cache holds a full keys/values layer. Its positions are
+//! cut into fixed-size immutable pages shared by reference (`Arc`) between the cache's entries
+//! and the rows that resumed from them, so a regenerate or an edit shares the pages before
+//! the point where it diverges instead of keeping a second copy of them.
+//!
+//! Attention reads a row's keys contiguously (MLX's fused kernel, our CPU kernel), so a row
+//! still works on one private buffer that it appends to in place: it is assembled from the
+//! pages once, when the request resumes ([`KeysValues::from_pages`]), and remembers which
+//! pages its first positions came from. When the row ends, only positions past those pages
+//! are cut into new pages ([`KeysValues::page_out`]); the shared ones are referenced again.
+//! A page holds exactly the values it was cut from, so a state assembled from pages is
+//! bit-identical to the contiguous one it came from.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{ops, Array};
+
+use super::{own_copy, Checkpoint, KeysValues, LayerState, PositionShift, SequenceState, StateKind};
+use crate::error::Result;
+
+/// Positions per page: the step keys/values buffers grow by, so a page boundary is also a
+/// buffer boundary.
+pub const PAGE: usize = 256;
+
+/// `PAGE` positions of one layer's keys and values, [B, kv_heads, PAGE, head_dim] each, in
+/// buffers of their own. Never changed once cut.
+pub struct Page {
+    pub keys: Array,
+    pub values: Array,
+}
+
+impl Page {
+    pub fn nbytes(&self) -> usize {
+        self.keys.nbytes() + self.values.nbytes()
+    }
+}
+
+/// A full keys/values layer in pages: `pages` hold the first `pages.len() * PAGE` positions,
+/// `tail` the rest (fewer than `PAGE`, in buffers of its own).
+#[derive(Clone, Default)]
+pub struct PagedKeysValues {
+    pub pages: Vec<Arc<Page>>,
+    pub tail: Option<(Array, Array)>,
+    pub len: usize,
+}
+
+impl PagedKeysValues {
+    /// Bytes of the tail (the pages are counted once across entries by [`PageCount`]).
+    pub fn tail_bytes(&self) -> usize {
+        self.tail.as_ref().map_or(0, |(k, v)| k.nbytes() + v.nbytes())
+    }
+
+    /// Every position's keys and values in one array each; `None` when empty.
+    pub fn joined(&self) -> Result<Option<(Array, Array)>> {
+        let keys: Vec<Array> = self.pages.iter().map(|p| p.keys.clone()).chain(self.tail.iter().map(|t| t.0.clone())).collect();
+        let values: Vec<Array> = self.pages.iter().map(|p| p.values.clone()).chain(self.tail.iter().map(|t| t.1.clone())).collect();
+        if keys.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some((ops::concatenate(&keys, 2)?, ops::concatenate(&values, 2)?)))
+    }
+}
+
+/// Bytes held by pages, each page counted once however many entries and rows share it.
+#[derive(Default)]
+pub struct PageCount {
+    seen: HashSet<*const Page>,
+    pub bytes: usize,
+}
+
+impl PageCount {
+    pub fn add(&mut self, page: &Arc<Page>) {
+        if self.seen.insert(Arc::as_ptr(page)) {
+            self.bytes += page.nbytes();
+        }
+    }
+}
+
+impl KeysValues {
+    /// A row's layer resuming at `at` (at most `paged.len`): the pages before `at` and the
+    /// part of the next one (or the tail) assembled into one buffer with room for the next
+    /// positions. Returns the layer and the bytes copied.
+    pub fn from_pages(paged: &PagedKeysValues, at: usize) -> Result<(Self, usize)> {
+        let full = (at / PAGE).min(paged.pages.len());
+        let partial = at - full * PAGE;
+        let mut keys: Vec<Array> = paged.pages[..full].iter().map(|p| p.keys.clone()).collect();
+        let mut values: Vec<Array> = paged.pages[..full].iter().map(|p| p.values.clone()).collect();
+        if partial > 0 {
+            let (k, v) = match paged.pages.get(full) {
+                Some(page) => (&page.keys, &page.values),
+                None => {
+                    let (k, v) = paged.tail.as_ref().expect("a paged layer's tail holds the positions past its pages");
+                    (k, v)
+                }
+            };
+            keys.push(k.index((.., .., ..partial as i32, ..)));
+            values.push(v.index((.., .., ..partial as i32, ..)));
+        }
+        let Some(first) = keys.first() else { return Ok((Self::default(), 0)) };
+        // Room for the next positions now, so the first write is in place (not a second copy).
+        let room = (Self::capacity_for(at + 1) - at) as i32;
+        let [b, heads, _, d] = [first.dim(0), first.dim(1), first.dim(2), first.dim(3)];
+        let dtype = first.dtype();
+        keys.push(ops::zeros_dtype(&[b, heads, room, d], dtype)?);
+        values.push(ops::zeros_dtype(&[b, heads, room, d], dtype)?);
+        let (keys, values) = (ops::concatenate(&keys, 2)?, ops::concatenate(&values, 2)?);
+        let copied = (keys.nbytes() + values.nbytes()) / (at + room as usize) * at;
+        Ok((Self::assembled(keys, values, at, paged.pages[..full].to_vec()), copied))
+    }
+
+    /// The layer in pages: the pages it was assembled from, new pages cut from its buffer
+    /// past them, and the rest as the tail. Returns them and the bytes copied (only what is
+    /// new; the shared pages are referenced).
+    pub fn page_out(&self) -> Result<(PagedKeysValues, usize)> {
+        let Some((keys, values)) = self.valid() else { return Ok((PagedKeysValues::default(), 0)) };
+        let len = self.len();
+        let mut pages = self.pages().to_vec();
+        let mut copied = 0;
+        let mut fresh = vec![];
+        let cut = |a: &Array, from: usize, to: usize| own_copy(&a.index((.., .., from as i32..to as i32, ..)));
+        for i in pages.len()..len / PAGE {
+            let page = Page { keys: cut(&keys, i * PAGE, (i + 1) * PAGE)?, values: cut(&values, i * PAGE, (i + 1) * PAGE)? };
+            copied += page.nbytes();
+            fresh.extend([page.keys.clone(), page.values.clone()]);
+            pages.push(Arc::new(page));
+        }
+        let full = pages.len() * PAGE;
+        let tail = if len > full { Some((cut(&keys, full, len)?, cut(&values, full, len)?)) } else { None };
+        if let Some((k, v)) = &tail {
+            copied += k.nbytes() + v.nbytes();
+            fresh.extend([k.clone(), v.clone()]);
+        }
+        // Computed now, so that the row's buffer they were cut from can be freed.
+        mlx_rs::transforms::eval(&fresh)?;
+        Ok((PagedKeysValues { pages, tail, len }, copied))
+    }
+}
+
+/// A layer as the prefix cache holds it: full keys/values in pages, any other kind whole.
+#[derive(Clone)]
+pub enum CachedLayer {
+    Paged(PagedKeysValues),
+    Whole(LayerState),
+}
+
+impl CachedLayer {
+    pub fn kind(&self) -> StateKind {
+        match self {
+            Self::Paged(_) => StateKind::KeysValues,
+            Self::Whole(l) => l.kind(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Paged(p) => p.len,
+            Self::Whole(l) => l.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A sequence's state as the prefix cache holds it.
+#[derive(Clone)]
+pub struct CachedState {
+    pub layers: Vec<CachedLayer>,
+    pub position_shifts: Vec<PositionShift>,
+}
+
+impl CachedState {
+    /// A finished row's state for the cache, and the bytes copied: its full keys/values layers in pages when `paged`
+    /// (sharing the pages it was assembled from), every layer whole otherwise (as the row
+    /// left it: its buffers are kept, nothing is copied).
+    pub fn keep(state: SequenceState, paged: bool) -> Result<(Self, usize)> {
+        let mut copied = 0;
+        let mut layers = Vec::with_capacity(state.layers.len());
+        for layer in state.layers {
+            layers.push(match layer {
+                LayerState::KeysValues(kv) if paged => {
+                    let (p, n) = kv.page_out()?;
+                    copied += n;
+                    CachedLayer::Paged(p)
+                }
+                other => CachedLayer::Whole(other),
+            });
+        }
+        Ok((Self { layers, position_shifts: state.position_shifts }, copied))
+    }
+
+    /// A state with every layer whole (read from disk: resumed at once, not kept).
+    pub fn whole(state: SequenceState) -> Self {
+        Self { layers: state.layers.into_iter().map(CachedLayer::Whole).collect(), position_shifts: state.position_shifts }
+    }
+
+    /// A row's state resuming at `at` (at most `len()`; layers that cannot be cut back must be
+    /// restored from a checkpoint after): pages assembled, whole layers shared (MLX copies a
+    /// shared buffer at its first write, so they count as copied unless `owned`: the entry
+    /// was taken out of the cache and nothing else holds them).
+    pub fn resume(self, at: usize, owned: bool) -> Result<(SequenceState, usize)> {
+        let mut copied = 0;
+        let mut layers = Vec::with_capacity(self.layers.len());
+        for layer in self.layers {
+            layers.push(match layer {
+                CachedLayer::Paged(p) => {
+                    let (kv, n) = KeysValues::from_pages(&p, at)?;
+                    copied += n;
+                    LayerState::KeysValues(kv)
+                }
+                CachedLayer::Whole(l) => {
+                    if !owned {
+                        copied += l.nbytes();
+                    }
+                    l
+                }
+            });
+        }
+        Ok((SequenceState::from_parts(layers, self.position_shifts), copied))
+    }
+
+    /// Positions seen (the same in every layer).
+    pub fn len(&self) -> usize {
+        self.layers.first().map_or(0, CachedLayer::len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn trimmable(&self) -> bool {
+        self.layers.iter().all(|l| l.kind().trimmable())
+    }
+
+    pub fn kinds(&self) -> Vec<StateKind> {
+        self.layers.iter().map(CachedLayer::kind).collect()
+    }
+
+    /// The layers that cannot be trimmed, as they are now (see `SequenceState::checkpoint`).
+    pub fn checkpoint(&self) -> Option<Checkpoint> {
+        let layers: Vec<(usize, LayerState)> = self
+            .layers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| match l {
+                CachedLayer::Whole(s) if !s.kind().trimmable() => Some((i, s.clone())),
+                _ => None,
+            })
+            .collect();
+        (!layers.is_empty()).then(|| Checkpoint { len: self.len(), layers })
+    }
+
+    /// Bytes held outside pages.
+    pub fn own_bytes(&self) -> usize {
+        self.layers
+            .iter()
+            .map(|l| match l {
+                CachedLayer::Paged(p) => p.tail_bytes(),
+                CachedLayer::Whole(s) => s.nbytes(),
+            })
+            .sum()
+    }
+
+    pub fn pages(&self) -> impl Iterator<Item = &Arc<Page>> {
+        self.layers.iter().flat_map(|l| match l {
+            CachedLayer::Paged(p) => p.pages.iter(),
+            CachedLayer::Whole(_) => [].iter(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same(a: &Array, b: &Array) -> bool {
+        a.shape() == b.shape() && ops::array_eq(a, b, true).unwrap().item_exact::<bool>()
+    }
+
+    fn filled(len: usize) -> KeysValues {
+        let mut kv = KeysValues::default();
+        let keys = mlx_rs::random::normal::<f32>(&[1, 2, len as i32, 8], None, None, None).unwrap();
+        let values = mlx_rs::random::normal::<f32>(&[1, 2, len as i32, 8], None, None, None).unwrap();
+        kv.append(keys, values).unwrap();
+        kv
+    }
+
+    #[test]
+    fn pages_assemble_bit_identical_at_every_cut() {
+        let kv = filled(2 * PAGE + 37);
+        let (paged, copied) = kv.page_out().unwrap();
+        assert_eq!((paged.pages.len(), paged.len), (2, 2 * PAGE + 37));
+        let position_bytes = 2 * 2 * 8 * 4; // keys and values, 2 heads of 8 floats
+        assert_eq!(copied, (2 * PAGE + 37) * position_bytes, "a row with no pages copies all it holds");
+        let (keys, values) = kv.valid().unwrap();
+        for at in [1, 36, PAGE - 1, PAGE, PAGE + 1, 2 * PAGE, 2 * PAGE + 36, 2 * PAGE + 37] {
+            let (resumed, copied) = KeysValues::from_pages(&paged, at).unwrap();
+            assert_eq!((resumed.len(), copied), (at, at * position_bytes));
+            assert_eq!(resumed.pages().len(), at / PAGE);
+            let (k, v) = resumed.valid().unwrap();
+            assert!(same(&k, &keys.index((.., .., ..at as i32, ..))), "keys at {at}");
+            assert!(same(&v, &values.index((.., .., ..at as i32, ..))), "values at {at}");
+        }
+    }
+
+    #[test]
+    fn a_branch_shares_the_pages_before_it_and_copies_only_what_is_new() {
+        let (original, _) = filled(3 * PAGE + 10).page_out().unwrap();
+        // An edit at 2 * PAGE + 5: the first two pages come back shared.
+        let (mut row, _) = KeysValues::from_pages(&original, 2 * PAGE + 5).unwrap();
+        let more = mlx_rs::random::normal::<f32>(&[1, 2, 300, 8], None, None, None).unwrap();
+        row.append(more.clone(), more).unwrap();
+        let (branch, copied) = row.page_out().unwrap();
+        assert_eq!(branch.len, 2 * PAGE + 305);
+        assert!(Arc::ptr_eq(&branch.pages[0], &original.pages[0]) && Arc::ptr_eq(&branch.pages[1], &original.pages[1]));
+        assert!(!Arc::ptr_eq(&branch.pages[2], &original.pages[2]), "page 2 holds the edit");
+        assert_eq!(copied, (PAGE + 49) * 2 * 2 * 8 * 4, "only the page past the shared ones and the tail");
+        let mut count = PageCount::default();
+        original.pages.iter().chain(&branch.pages).for_each(|p| count.add(p));
+        assert_eq!(count.bytes, 4 * PAGE * 2 * 2 * 8 * 4, "3 pages + 1 new, the shared ones once");
+        // Cutting a row back below a page lets it go.
+        row.truncate(PAGE + 3);
+        assert_eq!(row.pages().len(), 1);
+    }
+}
