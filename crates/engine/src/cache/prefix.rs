@@ -364,8 +364,9 @@ mod tests {
             assert_eq!(cache.len(), 2);
             if paged {
                 assert_eq!(reuse.copied_bytes, (prompt.len() - 1) * position_bytes, "the prompt assembled once");
-                // 3 pages shared, and each entry's tail of 60 positions.
-                assert_eq!(cache.memory_bytes(), (3 * PAGE + 2 * 60) * position_bytes);
+                // The first entry's buffers (its pages view them), and the branch's own tail:
+                // it shares the first's 3 pages.
+                assert_eq!(cache.memory_bytes(), (4 * PAGE + 60) * position_bytes);
             } else {
                 // The first entry's buffers (grown in steps of a page), shared until the first write.
                 assert_eq!(reuse.copied_bytes, 4 * PAGE * position_bytes);
@@ -376,6 +377,21 @@ mod tests {
             let (keys, _) = back.state.unwrap().layers[0].keys_values_mut().unwrap().valid().unwrap();
             let want = state_of(&again, None).layers[0].keys_values_mut().unwrap().valid().unwrap().0;
             assert!(mlx_rs::ops::array_eq(&keys, &want, false).unwrap().item_exact::<bool>());
+        }
+    }
+
+    #[test]
+    fn a_continued_conversation_copies_nothing() {
+        for paged in [true, false] {
+            let mut cache = PrefixCache::new(PrefixOptions { paged, ..Default::default() });
+            let first: Vec<u32> = (0..300).collect();
+            cache.insert(key(&first, &[]), state_of(&first, None), vec![]);
+            let next: Vec<u32> = (0..310).collect();
+            let reuse = cache.lookup(&key(&next, &[]), &|n| n);
+            assert_eq!((reuse.reused, reuse.copied_bytes, cache.len()), (300, 0, 0), "taken whole, its buffers kept");
+            let next = state_of(&next, reuse.state);
+            cache.insert(key(&(0..310).collect::<Vec<_>>(), &[]), next, vec![]);
+            assert_eq!(cache.memory_bytes(), 2 * 256 * 2 * 16 * 4);
         }
     }
 

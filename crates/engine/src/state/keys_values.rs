@@ -18,8 +18,8 @@ const STEP: usize = PAGE;
 #[derive(Default, Clone)]
 pub struct KeysValues {
     /// [B, kv_heads, capacity, head_dim]; the first `len` positions are valid.
-    keys: Option<Array>,
-    values: Option<Array>,
+    pub(super) keys: Option<Array>,
+    pub(super) values: Option<Array>,
     len: usize,
     /// The prefix cache's pages the first positions were assembled from (same values): when
     /// the row ends they are shared again instead of cut anew (`paged`).
@@ -116,6 +116,12 @@ impl KeysValues {
     /// first `len` positions are valid, assembled from `pages`.
     pub(super) fn assembled(keys: Array, values: Array, len: usize, pages: Vec<Arc<Page>>) -> Self {
         Self { keys: Some(keys), values: Some(values), len, pages }
+    }
+
+    /// From now on the layer counts as sharing no pages (its end is paged as views of its
+    /// own buffer).
+    pub(super) fn forget_pages(&mut self) {
+        self.pages.clear();
     }
 
     /// The pages the first positions were assembled from.

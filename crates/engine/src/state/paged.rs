@@ -4,10 +4,14 @@
 //! the point where it diverges instead of keeping a second copy of them.
 //!
 //! Attention reads a row's keys contiguously (MLX's fused kernel, our CPU kernel), so a row
-//! still works on one private buffer that it appends to in place: it is assembled from the
-//! pages once, when the request resumes ([`KeysValues::from_pages`]), and remembers which
-//! pages its first positions came from. When the row ends, only positions past those pages
-//! are cut into new pages ([`KeysValues::page_out`]); the shared ones are referenced again.
+//! still works on one private buffer that it appends to in place. When a row that started
+//! from nothing shared ends, its pages are views of its buffer (nothing is copied) and the
+//! buffer stays with them ([`Backing`]); a request that continues the whole conversation
+//! takes that buffer back and appends in place, as before paging. A branch (a regenerate, an
+//! edit: a request resuming inside a conversation that stays cached) assembles its buffer
+//! from the pages once ([`KeysValues::from_pages`]) and remembers which pages its first
+//! positions came from; when it ends, only the positions past them are copied into new
+//! pages ([`KeysValues::page_out`]) and the shared ones are referenced again.
 //! A page holds exactly the values it was cut from, so a state assembled from pages is
 //! bit-identical to the contiguous one it came from.
 
@@ -24,56 +28,69 @@ use crate::error::Result;
 /// buffer boundary.
 pub const PAGE: usize = 256;
 
-/// `PAGE` positions of one layer's keys and values, [B, kv_heads, PAGE, head_dim] each, in
-/// buffers of their own. Never changed once cut.
+/// `PAGE` positions of one layer's keys and values, [B, kv_heads, PAGE, head_dim] each:
+/// buffers of their own, or views of a finished row's buffer (`backing`). Never changed.
 pub struct Page {
+    pub keys: Array,
+    pub values: Array,
+    pub backing: Option<Arc<Backing>>,
+}
+
+/// A finished row's whole buffers, [B, kv_heads, capacity, head_dim], that pages view.
+pub struct Backing {
     pub keys: Array,
     pub values: Array,
 }
 
+impl Backing {
+    pub fn nbytes(&self) -> usize {
+        self.keys.nbytes() + self.values.nbytes()
+    }
+}
+
 impl Page {
+    /// The page's own bytes (a view's memory is its backing's).
     pub fn nbytes(&self) -> usize {
         self.keys.nbytes() + self.values.nbytes()
     }
 }
 
 /// A full keys/values layer in pages: `pages` hold the first `pages.len() * PAGE` positions,
-/// `tail` the rest (fewer than `PAGE`, in buffers of its own).
+/// `tail` the rest (fewer than `PAGE`). With `backing`, every one of them is a view of it.
 #[derive(Clone, Default)]
 pub struct PagedKeysValues {
     pub pages: Vec<Arc<Page>>,
     pub tail: Option<(Array, Array)>,
     pub len: usize,
+    pub backing: Option<Arc<Backing>>,
 }
 
 impl PagedKeysValues {
-    /// Bytes of the tail (the pages are counted once across entries by [`PageCount`]).
+    /// Bytes held by the tail alone (pages and backings are counted once across entries by
+    /// [`PageCount`]).
     pub fn tail_bytes(&self) -> usize {
-        self.tail.as_ref().map_or(0, |(k, v)| k.nbytes() + v.nbytes())
-    }
-
-    /// Every position's keys and values in one array each; `None` when empty.
-    pub fn joined(&self) -> Result<Option<(Array, Array)>> {
-        let keys: Vec<Array> = self.pages.iter().map(|p| p.keys.clone()).chain(self.tail.iter().map(|t| t.0.clone())).collect();
-        let values: Vec<Array> = self.pages.iter().map(|p| p.values.clone()).chain(self.tail.iter().map(|t| t.1.clone())).collect();
-        if keys.is_empty() {
-            return Ok(None);
+        match (&self.tail, &self.backing) {
+            (Some((k, v)), None) => k.nbytes() + v.nbytes(),
+            _ => 0,
         }
-        Ok(Some((ops::concatenate(&keys, 2)?, ops::concatenate(&values, 2)?)))
     }
 }
 
-/// Bytes held by pages, each page counted once however many entries and rows share it.
+/// Bytes held by pages, each page (or the buffer it views) counted once however many
+/// entries and rows share it.
 #[derive(Default)]
 pub struct PageCount {
-    seen: HashSet<*const Page>,
+    seen: HashSet<usize>,
     pub bytes: usize,
 }
 
 impl PageCount {
     pub fn add(&mut self, page: &Arc<Page>) {
-        if self.seen.insert(Arc::as_ptr(page)) {
-            self.bytes += page.nbytes();
+        match &page.backing {
+            Some(backing) if self.seen.insert(Arc::as_ptr(backing) as usize) => self.bytes += backing.nbytes(),
+            Some(_) => {}
+            None if self.seen.insert(Arc::as_ptr(page) as usize) => self.bytes += page.nbytes(),
+            None => {}
         }
     }
 }
@@ -110,18 +127,56 @@ impl KeysValues {
         Ok((Self::assembled(keys, values, at, paged.pages[..full].to_vec()), copied))
     }
 
+    /// A row's layer resuming at `at` from pages nothing else holds (the entry was taken out
+    /// of the cache): the buffer they view, when they view one, cut back to `at` and appended
+    /// to in place; assembled otherwise. The row then shares no pages, so that its own end
+    /// is paged as views of its buffer again. Returns the layer and the bytes copied (a
+    /// buffer still viewed by other entries' pages is copied by MLX at the first write).
+    pub fn from_own_pages(paged: PagedKeysValues, at: usize) -> Result<(Self, usize)> {
+        let Some(backing) = paged.backing.clone() else {
+            let (mut assembled, copied) = Self::from_pages(&paged, at)?;
+            assembled.forget_pages();
+            return Ok((assembled, copied));
+        };
+        drop(paged); // its views, so that the buffer is held once where no other entry views it
+        let (keys, values, copied) = match Arc::try_unwrap(backing) {
+            Ok(Backing { keys, values }) => (keys, values, 0),
+            Err(shared) => (shared.keys.clone(), shared.values.clone(), shared.nbytes()),
+        };
+        Ok((Self::assembled(keys, values, at, vec![]), copied))
+    }
+
     /// The layer in pages: the pages it was assembled from, new pages cut from its buffer
-    /// past them, and the rest as the tail. Returns them and the bytes copied (only what is
-    /// new; the shared pages are referenced).
+    /// past them, and the rest as the tail. A row that shares no pages keeps its buffer and
+    /// its pages view it (nothing copied); otherwise only what is new is copied into pages
+    /// of their own. Returns them and the bytes copied.
     pub fn page_out(&self) -> Result<(PagedKeysValues, usize)> {
         let Some((keys, values)) = self.valid() else { return Ok((PagedKeysValues::default(), 0)) };
         let len = self.len();
+        if self.pages().is_empty() {
+            let (Some(keys), Some(values)) = (self.keys.clone(), self.values.clone()) else { unreachable!("valid buffers") };
+            let backing = Arc::new(Backing { keys, values });
+            let view = |a: &Array, from: usize, to: usize| a.index((.., .., from as i32..to as i32, ..));
+            let pages = (0..len / PAGE)
+                .map(|i| {
+                    let (from, to) = (i * PAGE, (i + 1) * PAGE);
+                    Arc::new(Page {
+                        keys: view(&backing.keys, from, to),
+                        values: view(&backing.values, from, to),
+                        backing: Some(backing.clone()),
+                    })
+                })
+                .collect();
+            let full = len / PAGE * PAGE;
+            let tail = (len > full).then(|| (view(&backing.keys, full, len), view(&backing.values, full, len)));
+            return Ok((PagedKeysValues { pages, tail, len, backing: Some(backing) }, 0));
+        }
         let mut pages = self.pages().to_vec();
         let mut copied = 0;
         let mut fresh = vec![];
         let cut = |a: &Array, from: usize, to: usize| own_copy(&a.index((.., .., from as i32..to as i32, ..)));
         for i in pages.len()..len / PAGE {
-            let page = Page { keys: cut(&keys, i * PAGE, (i + 1) * PAGE)?, values: cut(&values, i * PAGE, (i + 1) * PAGE)? };
+            let page = Page { keys: cut(&keys, i * PAGE, (i + 1) * PAGE)?, values: cut(&values, i * PAGE, (i + 1) * PAGE)?, backing: None };
             copied += page.nbytes();
             fresh.extend([page.keys.clone(), page.values.clone()]);
             pages.push(Arc::new(page));
@@ -134,7 +189,7 @@ impl KeysValues {
         }
         // Computed now, so that the row's buffer they were cut from can be freed.
         mlx_rs::transforms::eval(&fresh)?;
-        Ok((PagedKeysValues { pages, tail, len }, copied))
+        Ok((PagedKeysValues { pages, tail, len, backing: None }, copied))
     }
 }
 
@@ -207,7 +262,7 @@ impl CachedState {
         for layer in self.layers {
             layers.push(match layer {
                 CachedLayer::Paged(p) => {
-                    let (kv, n) = KeysValues::from_pages(&p, at)?;
+                    let (kv, n) = if owned { KeysValues::from_own_pages(p, at)? } else { KeysValues::from_pages(&p, at)? };
                     copied += n;
                     LayerState::KeysValues(kv)
                 }
@@ -294,7 +349,8 @@ mod tests {
         let (paged, copied) = kv.page_out().unwrap();
         assert_eq!((paged.pages.len(), paged.len), (2, 2 * PAGE + 37));
         let position_bytes = 2 * 2 * 8 * 4; // keys and values, 2 heads of 8 floats
-        assert_eq!(copied, (2 * PAGE + 37) * position_bytes, "a row with no pages copies all it holds");
+        assert_eq!(copied, 0, "a row that shares no pages is paged as views of its buffer");
+        assert!(paged.backing.is_some() && paged.pages.iter().all(|p| p.backing.is_some()));
         let (keys, values) = kv.valid().unwrap();
         for at in [1, 36, PAGE - 1, PAGE, PAGE + 1, 2 * PAGE, 2 * PAGE + 36, 2 * PAGE + 37] {
             let (resumed, copied) = KeysValues::from_pages(&paged, at).unwrap();
@@ -309,6 +365,7 @@ mod tests {
     #[test]
     fn a_branch_shares_the_pages_before_it_and_copies_only_what_is_new() {
         let (original, _) = filled(3 * PAGE + 10).page_out().unwrap();
+        let position_bytes = 2 * 2 * 8 * 4;
         // An edit at 2 * PAGE + 5: the first two pages come back shared.
         let (mut row, _) = KeysValues::from_pages(&original, 2 * PAGE + 5).unwrap();
         let more = mlx_rs::random::normal::<f32>(&[1, 2, 300, 8], None, None, None).unwrap();
@@ -317,12 +374,30 @@ mod tests {
         assert_eq!(branch.len, 2 * PAGE + 305);
         assert!(Arc::ptr_eq(&branch.pages[0], &original.pages[0]) && Arc::ptr_eq(&branch.pages[1], &original.pages[1]));
         assert!(!Arc::ptr_eq(&branch.pages[2], &original.pages[2]), "page 2 holds the edit");
-        assert_eq!(copied, (PAGE + 49) * 2 * 2 * 8 * 4, "only the page past the shared ones and the tail");
+        assert_eq!(copied, (PAGE + 49) * position_bytes, "only the page past the shared ones and the tail");
+        assert!(branch.backing.is_none() && branch.pages[2].backing.is_none());
         let mut count = PageCount::default();
         original.pages.iter().chain(&branch.pages).for_each(|p| count.add(p));
-        assert_eq!(count.bytes, 4 * PAGE * 2 * 2 * 8 * 4, "3 pages + 1 new, the shared ones once");
+        // The original's buffer (grown to 4 pages) once, and the branch's new page.
+        assert_eq!(count.bytes, 5 * PAGE * position_bytes);
+        assert_eq!(branch.tail_bytes(), 49 * position_bytes);
         // Cutting a row back below a page lets it go.
         row.truncate(PAGE + 3);
         assert_eq!(row.pages().len(), 1);
+    }
+
+    #[test]
+    fn a_conversation_taken_whole_gets_its_buffer_back() {
+        let kv = filled(PAGE + 20);
+        let (paged, _) = kv.page_out().unwrap();
+        let (keys, _) = kv.valid().unwrap();
+        drop(kv);
+        let (row, copied) = KeysValues::from_own_pages(paged.clone(), PAGE + 20).unwrap();
+        // Another holder of the pages: MLX copies the buffer at the first write.
+        assert_eq!(copied, 2 * PAGE * 2 * 2 * 8 * 4);
+        drop(row);
+        let (row, copied) = KeysValues::from_own_pages(paged, PAGE + 20).unwrap();
+        assert_eq!((copied, row.len(), row.pages().len()), (0, PAGE + 20, 0));
+        assert!(same(&row.valid().unwrap().0, &keys));
     }
 }
