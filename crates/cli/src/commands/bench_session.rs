@@ -139,8 +139,13 @@ struct BranchStep {
 }
 
 /// One request of a --branches run: its step, and the tokens it generated.
+/// Greedy, except a regenerate, which samples (a greedy regenerate would repeat the reply).
 fn branch_step(engine: &Engine, model: ModelId, step: &'static str, prompt: Vec<u32>, gen: u32) -> anyhow::Result<(BranchStep, Vec<u32>)> {
     let mut sampling = SamplingParams::greedy();
+    if step == "regenerate" {
+        sampling.temperature = 1.0;
+        sampling.seed = Some(7);
+    }
     sampling.max_tokens = gen;
     let prompt_tokens = prompt.len();
     let mut request = Request::new(model, Prompt::Tokens(prompt), sampling);

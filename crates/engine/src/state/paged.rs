@@ -87,10 +87,25 @@ pub struct PageCount {
 impl PageCount {
     pub fn add(&mut self, page: &Arc<Page>) {
         match &page.backing {
-            Some(backing) if self.seen.insert(Arc::as_ptr(backing) as usize) => self.bytes += backing.nbytes(),
-            Some(_) => {}
+            Some(backing) => self.add_backing(backing),
             None if self.seen.insert(Arc::as_ptr(page) as usize) => self.bytes += page.nbytes(),
             None => {}
+        }
+    }
+
+    pub fn add_backing(&mut self, backing: &Arc<Backing>) {
+        if self.seen.insert(Arc::as_ptr(backing) as usize) {
+            self.bytes += backing.nbytes();
+        }
+    }
+
+    /// A cached state's pages and the buffers they (or its tails) view.
+    pub fn add_state(&mut self, state: &CachedState) {
+        for layer in &state.layers {
+            if let CachedLayer::Paged(p) = layer {
+                p.pages.iter().for_each(|page| self.add(page));
+                p.backing.iter().for_each(|b| self.add_backing(b));
+            }
         }
     }
 }
@@ -318,13 +333,6 @@ impl CachedState {
             })
             .sum()
     }
-
-    pub fn pages(&self) -> impl Iterator<Item = &Arc<Page>> {
-        self.layers.iter().flat_map(|l| match l {
-            CachedLayer::Paged(p) => p.pages.iter(),
-            CachedLayer::Whole(_) => [].iter(),
-        })
-    }
 }
 
 #[cfg(test)]
@@ -378,6 +386,7 @@ mod tests {
         assert!(branch.backing.is_none() && branch.pages[2].backing.is_none());
         let mut count = PageCount::default();
         original.pages.iter().chain(&branch.pages).for_each(|p| count.add(p));
+        original.backing.iter().for_each(|b| count.add_backing(b));
         // The original's buffer (grown to 4 pages) once, and the branch's new page.
         assert_eq!(count.bytes, 5 * PAGE * position_bytes);
         assert_eq!(branch.tail_bytes(), 49 * position_bytes);
