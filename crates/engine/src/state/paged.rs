@@ -395,6 +395,33 @@ mod tests {
         assert_eq!(row.pages().len(), 1);
     }
 
+    /// Where a layer's key buffer lives, once computed.
+    fn address(kv: &KeysValues) -> usize {
+        let keys = kv.keys.as_ref().unwrap();
+        keys.eval().unwrap();
+        keys.as_slice::<f32>().as_ptr() as usize
+    }
+
+    #[test]
+    fn an_assembled_row_appends_in_place() {
+        let one = || mlx_rs::random::normal::<f32>(&[1, 2, 1, 8], None, None, None).unwrap();
+        for owned in [false, true] {
+            // Owned: the pages of a conversation nothing else holds (its buffer comes back).
+            let (paged, _) = filled(2 * PAGE + 30).page_out().unwrap();
+            let (mut row, copied) = if owned {
+                KeysValues::from_own_pages(paged, PAGE + 7).unwrap()
+            } else {
+                KeysValues::from_pages(&paged, PAGE + 7).unwrap()
+            };
+            assert_eq!(copied == 0, owned);
+            let before = address(&row);
+            for _ in 0..3 {
+                row.append(one(), one()).unwrap();
+            }
+            assert_eq!(address(&row), before, "owned {owned}: written in place, not copied");
+        }
+    }
+
     #[test]
     fn a_conversation_taken_whole_gets_its_buffer_back() {
         let kv = filled(PAGE + 20);
