@@ -363,7 +363,8 @@ mod tests {
             cache.insert(key(&again, &[]), branch, vec![]);
             assert_eq!(cache.len(), 2);
             if paged {
-                assert_eq!(reuse.copied_bytes, (prompt.len() - 1) * position_bytes, "the prompt assembled once");
+                // The first entry's buffers, which the branch shares until its first write.
+                assert_eq!(reuse.copied_bytes, 4 * PAGE * position_bytes);
                 // The first entry's buffers (its pages view them), and the branch's own tail:
                 // it shares the first's 3 pages.
                 assert_eq!(cache.memory_bytes(), (4 * PAGE + 60) * position_bytes);

@@ -8,9 +8,10 @@
 //! from nothing shared ends, its pages are views of its buffer (nothing is copied) and the
 //! buffer stays with them ([`Backing`]); a request that continues the whole conversation
 //! takes that buffer back and appends in place, as before paging. A branch (a regenerate, an
-//! edit: a request resuming inside a conversation that stays cached) assembles its buffer
-//! from the pages once ([`KeysValues::from_pages`]) and remembers which pages its first
-//! positions came from; when it ends, only the positions past them are copied into new
+//! edit: a request resuming inside a conversation that stays cached) starts from the buffer
+//! its pages view (MLX copies it at the first write, as before paging) or, where they view no
+//! one buffer, assembles its own from the pages once ([`KeysValues::from_pages`]), and it
+//! remembers which pages its first positions came from; when it ends, only the positions past them are copied into new
 //! pages ([`KeysValues::page_out`]) and the shared ones are referenced again.
 //! A page holds exactly the values it was cut from, so a state assembled from pages is
 //! bit-identical to the contiguous one it came from.
@@ -116,6 +117,13 @@ impl KeysValues {
     /// positions. Returns the layer and the bytes copied.
     pub fn from_pages(paged: &PagedKeysValues, at: usize) -> Result<(Self, usize)> {
         let full = (at / PAGE).min(paged.pages.len());
+        if let Some(backing) = paged.backing.as_ref().filter(|_| at > 0) {
+            // Pages viewing one buffer: the row shares the buffer itself, cut back to `at`, and
+            // MLX copies it whole at the first write (one contiguous copy, faster than joining
+            // the pages; as a branch did before paging).
+            let pages = paged.pages[..full].to_vec();
+            return Ok((Self::assembled(backing.keys.clone(), backing.values.clone(), at, pages), backing.nbytes()));
+        }
         let partial = at - full * PAGE;
         let mut keys: Vec<Array> = paged.pages[..full].iter().map(|p| p.keys.clone()).collect();
         let mut values: Vec<Array> = paged.pages[..full].iter().map(|p| p.values.clone()).collect();
@@ -354,15 +362,19 @@ mod tests {
     #[test]
     fn pages_assemble_bit_identical_at_every_cut() {
         let kv = filled(2 * PAGE + 37);
-        let (paged, copied) = kv.page_out().unwrap();
-        assert_eq!((paged.pages.len(), paged.len), (2, 2 * PAGE + 37));
+        let (backed, copied) = kv.page_out().unwrap();
+        assert_eq!((backed.pages.len(), backed.len), (2, 2 * PAGE + 37));
         let position_bytes = 2 * 2 * 8 * 4; // keys and values, 2 heads of 8 floats
         assert_eq!(copied, 0, "a row that shares no pages is paged as views of its buffer");
-        assert!(paged.backing.is_some() && paged.pages.iter().all(|p| p.backing.is_some()));
+        assert!(backed.backing.is_some() && backed.pages.iter().all(|p| p.backing.is_some()));
+        // Pages that view no one buffer (a branch's) are joined.
+        let joined = PagedKeysValues { backing: None, ..backed.clone() };
         let (keys, values) = kv.valid().unwrap();
-        for at in [1, 36, PAGE - 1, PAGE, PAGE + 1, 2 * PAGE, 2 * PAGE + 36, 2 * PAGE + 37] {
-            let (resumed, copied) = KeysValues::from_pages(&paged, at).unwrap();
-            assert_eq!((resumed.len(), copied), (at, at * position_bytes));
+        let cuts = [1, 36, PAGE - 1, PAGE, PAGE + 1, 2 * PAGE, 2 * PAGE + 36, 2 * PAGE + 37];
+        for (paged, at) in cuts.into_iter().flat_map(|at| [(&backed, at), (&joined, at)]) {
+            let (resumed, copied) = KeysValues::from_pages(paged, at).unwrap();
+            let want_copied = if paged.backing.is_some() { 3 * PAGE * position_bytes } else { at * position_bytes };
+            assert_eq!((resumed.len(), copied), (at, want_copied));
             assert_eq!(resumed.pages().len(), at / PAGE);
             let (k, v) = resumed.valid().unwrap();
             assert!(same(&k, &keys.index((.., .., ..at as i32, ..))), "keys at {at}");
@@ -405,15 +417,25 @@ mod tests {
     #[test]
     fn an_assembled_row_appends_in_place() {
         let one = || mlx_rs::random::normal::<f32>(&[1, 2, 1, 8], None, None, None).unwrap();
-        for owned in [false, true] {
+        for (owned, joined) in [(false, false), (false, true), (true, false)] {
             // Owned: the pages of a conversation nothing else holds (its buffer comes back).
-            let (paged, _) = filled(2 * PAGE + 30).page_out().unwrap();
+            // Joined: pages that view no one buffer.
+            let (mut paged, _) = filled(2 * PAGE + 30).page_out().unwrap();
+            if joined {
+                paged.backing = None;
+            }
             let (mut row, copied) = if owned {
                 KeysValues::from_own_pages(paged, PAGE + 7).unwrap()
             } else {
                 KeysValues::from_pages(&paged, PAGE + 7).unwrap()
             };
             assert_eq!(copied == 0, owned);
+            if !owned && !joined {
+                // Sharing the cached buffer: the first write copies it, the next ones do not.
+                let shared = address(&row);
+                row.append(one(), one()).unwrap();
+                assert_ne!(address(&row), shared);
+            }
             let before = address(&row);
             for _ in 0..3 {
                 row.append(one(), one()).unwrap();
