@@ -2,7 +2,9 @@
 //! contiguous buffers the cache kept before, for every family: a first turn, a regenerate, an
 //! edit and a continued conversation give bit-identical first-step logits and the same greedy
 //! ids either way. Prompts cross several 256-position pages; the tiny fixtures' context is
-//! raised (a config value the weights do not depend on) so that they can.
+//! raised (a config value the weights do not depend on) so that they can. On disk, the pages
+//! are block files with checksums, shared between conversations: a damaged block is found
+//! and discarded with its conversation, never read.
 
 mod common;
 
@@ -30,7 +32,10 @@ fn long_context(name: &str, into: &Path) -> PathBuf {
 }
 
 fn start(model: &Path, paged: bool) -> (Engine, ModelId, usize) {
-    let prefix = PrefixOptions { paged, ..Default::default() };
+    start_with(model, PrefixOptions { paged, ..Default::default() })
+}
+
+fn start_with(model: &Path, prefix: PrefixOptions) -> (Engine, ModelId, usize) {
     let engine = Engine::start(EngineOptions { prefix, ..Default::default() }).unwrap();
     let (id, info) = engine.load(model, LoadOptions::default(), |_| {}).unwrap();
     (engine, id, info.vocab_size)
@@ -127,4 +132,62 @@ fn gpt_oss_moe_with_sliding_windows() {
 #[test]
 fn lfm2_with_convolutions() {
     paged_matches_contiguous("lfm2");
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn blocks_on_disk_are_shared_and_a_damaged_one_is_discarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = long_context("llama", dir.path());
+    let cache = dir.path().join("cache");
+    let blocks = cache.join("blocks");
+    let on_disk = || start_with(&model, PrefixOptions { dir: Some(cache.clone()), ..Default::default() });
+    let prompt: Vec<u32> = (0..2 * PAGE + 50).map(|i| (3 + i * 31 % 370) as u32).collect();
+    let edited: Vec<u32> = prompt[..2 * PAGE + 10].iter().copied().chain([7, 8, 9]).collect();
+    {
+        let (engine, id, _) = on_disk();
+        run(&engine, id, &prompt, "disk-first");
+        run(&engine, id, &edited, "disk-edit"); // shares the first two pages
+    } // a clean shutdown writes both conversations
+    assert_eq!(files(&blocks).len(), 2, "two conversations sharing two pages: two block files");
+
+    // Read back, the blocks give what was computed.
+    let mut next = edited.clone();
+    next.push(10);
+    let cold = {
+        let (engine, id, _) = start(&model, true);
+        run(&engine, id, &next, "disk-cold")
+    };
+    {
+        let (engine, id, _) = on_disk();
+        let warm = run(&engine, id, &next, "disk-warm");
+        assert_eq!(warm.reused, edited.len(), "the edit, from disk");
+        assert_eq!(warm.ids, cold.ids);
+    }
+
+    for damage in ["corrupt", "truncated"] {
+        let block = files(&blocks).remove(0);
+        let mut bytes = std::fs::read(&block).unwrap();
+        match damage {
+            "corrupt" => {
+                let n = bytes.len();
+                bytes[n - 64..].iter_mut().for_each(|b| *b ^= 0x5a);
+            }
+            _ => bytes.truncate(bytes.len() / 2),
+        }
+        std::fs::write(&block, bytes).unwrap();
+        let (engine, id, _) = on_disk();
+        let out = run(&engine, id, &next, &format!("disk-{damage}"));
+        assert!(out.reused < PAGE, "{damage}: nothing that needs the block is reused (reused {})", out.reused);
+        assert_eq!(out.ids, cold.ids, "{damage}: computed afresh");
+        assert!(!block.exists(), "{damage}: the damaged block is gone");
+        drop(engine);
+        // The conversation computed afresh wrote its blocks again.
+        assert_eq!(files(&blocks).len(), 2, "{damage}");
+    }
 }
