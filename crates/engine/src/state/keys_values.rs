@@ -1,7 +1,7 @@
 //! Full keys and values: every position a layer has seen, grown in steps. Trimmable to any
 //! shorter prefix (a position's keys never depend on later ones).
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use mlx_rs::ops::indexing::{IndexOp, TryIndexMutOp};
 use mlx_rs::{ops, Array, Dtype};
@@ -23,7 +23,7 @@ pub struct KeysValues {
     len: usize,
     /// The prefix cache's pages the first positions were assembled from (same values): when
     /// the row ends they are shared again instead of cut anew (`paged`).
-    pages: Vec<Arc<Page>>,
+    pages: Vec<Rc<Page>>,
 }
 
 impl KeysValues {
@@ -114,7 +114,7 @@ impl KeysValues {
 
     /// A row's layer holding `keys`/`values` [B, kv_heads, capacity, head_dim] of which the
     /// first `len` positions are valid, assembled from `pages`.
-    pub(super) fn assembled(keys: Array, values: Array, len: usize, pages: Vec<Arc<Page>>) -> Self {
+    pub(super) fn assembled(keys: Array, values: Array, len: usize, pages: Vec<Rc<Page>>) -> Self {
         Self { keys: Some(keys), values: Some(values), len, pages }
     }
 
@@ -125,7 +125,7 @@ impl KeysValues {
     }
 
     /// The pages the first positions were assembled from.
-    pub fn pages(&self) -> &[Arc<Page>] {
+    pub fn pages(&self) -> &[Rc<Page>] {
         &self.pages
     }
 

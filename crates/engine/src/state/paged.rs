@@ -1,5 +1,5 @@
 //! Paged keys/values: how the prefix cache holds a full keys/values layer. Its positions are
-//! cut into fixed-size immutable pages shared by reference (`Arc`) between the cache's entries
+//! cut into fixed-size immutable pages shared by reference (`Rc`) between the cache's entries
 //! and the rows that resumed from them, so a regenerate or an edit shares the pages before
 //! the point where it diverges instead of keeping a second copy of them.
 //!
@@ -17,7 +17,7 @@
 //! bit-identical to the contiguous one it came from.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
@@ -34,7 +34,7 @@ pub const PAGE: usize = 256;
 pub struct Page {
     pub keys: Array,
     pub values: Array,
-    pub backing: Option<Arc<Backing>>,
+    pub backing: Option<Rc<Backing>>,
 }
 
 /// A finished row's whole buffers, [B, kv_heads, capacity, head_dim], that pages view.
@@ -60,10 +60,10 @@ impl Page {
 /// `tail` the rest (fewer than `PAGE`). With `backing`, every one of them is a view of it.
 #[derive(Clone, Default)]
 pub struct PagedKeysValues {
-    pub pages: Vec<Arc<Page>>,
+    pub pages: Vec<Rc<Page>>,
     pub tail: Option<(Array, Array)>,
     pub len: usize,
-    pub backing: Option<Arc<Backing>>,
+    pub backing: Option<Rc<Backing>>,
 }
 
 impl PagedKeysValues {
@@ -86,16 +86,16 @@ pub struct PageCount {
 }
 
 impl PageCount {
-    pub fn add(&mut self, page: &Arc<Page>) {
+    pub fn add(&mut self, page: &Rc<Page>) {
         match &page.backing {
             Some(backing) => self.add_backing(backing),
-            None if self.seen.insert(Arc::as_ptr(page) as usize) => self.bytes += page.nbytes(),
+            None if self.seen.insert(Rc::as_ptr(page) as usize) => self.bytes += page.nbytes(),
             None => {}
         }
     }
 
-    pub fn add_backing(&mut self, backing: &Arc<Backing>) {
-        if self.seen.insert(Arc::as_ptr(backing) as usize) {
+    pub fn add_backing(&mut self, backing: &Rc<Backing>) {
+        if self.seen.insert(Rc::as_ptr(backing) as usize) {
             self.bytes += backing.nbytes();
         }
     }
@@ -162,7 +162,7 @@ impl KeysValues {
             return Ok((assembled, copied));
         };
         drop(paged); // its views, so that the buffer is held once where no other entry views it
-        let (keys, values, copied) = match Arc::try_unwrap(backing) {
+        let (keys, values, copied) = match Rc::try_unwrap(backing) {
             Ok(Backing { keys, values }) => (keys, values, 0),
             Err(shared) => (shared.keys.clone(), shared.values.clone(), shared.nbytes()),
         };
@@ -178,12 +178,12 @@ impl KeysValues {
         let len = self.len();
         if self.pages().is_empty() {
             let (Some(keys), Some(values)) = (self.keys.clone(), self.values.clone()) else { unreachable!("valid buffers") };
-            let backing = Arc::new(Backing { keys, values });
+            let backing = Rc::new(Backing { keys, values });
             let view = |a: &Array, from: usize, to: usize| a.index((.., .., from as i32..to as i32, ..));
             let pages = (0..len / PAGE)
                 .map(|i| {
                     let (from, to) = (i * PAGE, (i + 1) * PAGE);
-                    Arc::new(Page {
+                    Rc::new(Page {
                         keys: view(&backing.keys, from, to),
                         values: view(&backing.values, from, to),
                         backing: Some(backing.clone()),
@@ -202,7 +202,7 @@ impl KeysValues {
             let page = Page { keys: cut(&keys, i * PAGE, (i + 1) * PAGE)?, values: cut(&values, i * PAGE, (i + 1) * PAGE)?, backing: None };
             copied += page.nbytes();
             fresh.extend([page.keys.clone(), page.values.clone()]);
-            pages.push(Arc::new(page));
+            pages.push(Rc::new(page));
         }
         let full = pages.len() * PAGE;
         let tail = if len > full { Some((cut(&keys, full, len)?, cut(&values, full, len)?)) } else { None };
@@ -392,8 +392,8 @@ mod tests {
         row.append(more.clone(), more).unwrap();
         let (branch, copied) = row.page_out().unwrap();
         assert_eq!(branch.len, 2 * PAGE + 305);
-        assert!(Arc::ptr_eq(&branch.pages[0], &original.pages[0]) && Arc::ptr_eq(&branch.pages[1], &original.pages[1]));
-        assert!(!Arc::ptr_eq(&branch.pages[2], &original.pages[2]), "page 2 holds the edit");
+        assert!(Rc::ptr_eq(&branch.pages[0], &original.pages[0]) && Rc::ptr_eq(&branch.pages[1], &original.pages[1]));
+        assert!(!Rc::ptr_eq(&branch.pages[2], &original.pages[2]), "page 2 holds the edit");
         assert_eq!(copied, (PAGE + 49) * position_bytes, "only the page past the shared ones and the tail");
         assert!(branch.backing.is_none() && branch.pages[2].backing.is_none());
         let mut count = PageCount::default();
