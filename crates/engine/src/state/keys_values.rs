@@ -6,7 +6,7 @@ use std::rc::Rc;
 use mlx_rs::ops::indexing::{IndexOp, TryIndexMutOp};
 use mlx_rs::{ops, Array, Dtype};
 
-use super::paged::{Page, PAGE};
+use super::page::{Page, PAGE};
 use crate::error::Result;
 
 /// Buffers grow by this many positions at a time, so a decode step writes in place instead

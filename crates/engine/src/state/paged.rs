@@ -22,39 +22,9 @@ use std::rc::Rc;
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 
+use super::page::{Backing, Page, PAGE};
 use super::{own_copy, Checkpoint, KeysValues, LayerState, PositionShift, SequenceState, StateKind};
 use crate::error::Result;
-
-/// Positions per page: the step keys/values buffers grow by, so a page boundary is also a
-/// buffer boundary.
-pub const PAGE: usize = 256;
-
-/// `PAGE` positions of one layer's keys and values, [B, kv_heads, PAGE, head_dim] each:
-/// buffers of their own, or views of a finished row's buffer (`backing`). Never changed.
-pub struct Page {
-    pub keys: Array,
-    pub values: Array,
-    pub backing: Option<Rc<Backing>>,
-}
-
-/// A finished row's whole buffers, [B, kv_heads, capacity, head_dim], that pages view.
-pub struct Backing {
-    pub keys: Array,
-    pub values: Array,
-}
-
-impl Backing {
-    pub fn nbytes(&self) -> usize {
-        self.keys.nbytes() + self.values.nbytes()
-    }
-}
-
-impl Page {
-    /// The page's own bytes (a view's memory is its backing's).
-    pub fn nbytes(&self) -> usize {
-        self.keys.nbytes() + self.values.nbytes()
-    }
-}
 
 /// A full keys/values layer in pages: `pages` hold the first `pages.len() * PAGE` positions,
 /// `tail` the rest (fewer than `PAGE`). With `backing`, every one of them is a view of it.
