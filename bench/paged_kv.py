@@ -70,15 +70,16 @@ def main():
     parser.add_argument("--model", help="a model folder or file (default: the default model)")
     args = parser.parse_args()
     runs = {"before": [], "after": []}
-    for _ in range(args.repeat):
-        runs["after"].append(run(args, contiguous=False))
-        runs["before"].append(run(args, contiguous=True))
+    for i in range(args.repeat):
+        # Alternating which goes first, so that a drift in the machine's load favours neither.
+        for contiguous in ([False, True] if i % 2 == 0 else [True, False]):
+            runs["before" if contiguous else "after"].append(run(args, contiguous=contiguous))
 
     def median(mode, step, field):
         return statistics.median(r[step][field] for r in runs[mode])
 
     print(f"{args.history}-token conversation, {args.turn}-token edit/message, {args.gen} generated; "
-          f"medians of {args.repeat} runs each (before: --contiguous-kv)")
+          f"medians of {args.repeat} runs each, alternating (before: --contiguous-kv)")
     print(f"{'step':>13} | {'reused':>6} | {'resume copied before → after':>30} | {'keep copied before → after':>28} "
           f"| {'cache memory before → after':>29} | {'first token ms before → after':>30} | decode tok/s before → after")
     for step in STEPS[1:]:
