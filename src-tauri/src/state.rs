@@ -81,6 +81,7 @@ impl AppState {
                     memory_budget: (settings.kv_cache_memory_mb as usize) << 20,
                     disk_budget: settings.kv_cache_disk_mb << 20,
                     dir: Some(paths.cache_dir.join("prefix")),
+                    ..PrefixOptions::default()
                 },
                 encoder: EncoderOptions { dir: Some(paths.cache_dir.join("encoder")), ..EncoderOptions::default() },
                 ..EngineOptions::default()

@@ -1,9 +1,14 @@
 //! `confab bench-session`: what the prefix cache buys. A conversation of about
 //! `--history` tokens continued by a `--turn`-token message: time to first token computed
 //! cold, reused from memory, and reused from disk after a restart, in one run.
+//!
+//! `--branches`: what a regenerate and an edit of such a conversation cost instead (and the
+//! next message after the regenerate), with the prefix cache's keys/values paged (shared
+//! pages) or, `--contiguous-kv`, kept whole as before paging. The bytes each step copied are
+//! in the log (`-vv`), which bench/paged_kv.py reads.
 
 use confab_engine::cache::PrefixOptions;
-use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request};
+use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request, Timings};
 use confab_engine::sample::SamplingParams;
 
 use super::bench::synthetic_prompt;
@@ -19,6 +24,16 @@ pub struct Args {
     turn: usize,
     #[arg(long)]
     json: bool,
+    /// Measure a regenerate and an edit instead (see the module's documentation).
+    #[arg(long)]
+    branches: bool,
+    /// With --branches: the prefix cache keeps each conversation's keys/values whole, not in
+    /// shared pages (the behaviour before paging, for comparison).
+    #[arg(long)]
+    contiguous_kv: bool,
+    /// With --branches: tokens each reply generates (the decode speed is over them).
+    #[arg(long, default_value_t = 64)]
+    gen: u32,
 }
 
 #[derive(serde::Serialize)]
@@ -55,6 +70,9 @@ fn ttft(engine: &Engine, model: ModelId, prompt: Vec<u32>, reuse: bool) -> anyho
 }
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
+    if args.branches {
+        return branches(&args);
+    }
     let dir = tempfile_dir()?;
     let start = |dir: &std::path::Path| -> anyhow::Result<(Engine, ModelId, usize)> {
         let prefix = PrefixOptions { dir: Some(dir.to_path_buf()), ..Default::default() };
@@ -109,4 +127,79 @@ fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
     let dir = std::env::temp_dir().join(format!("confab-bench-session-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+#[derive(serde::Serialize)]
+struct BranchStep {
+    step: &'static str,
+    prompt_tokens: usize,
+    reused_tokens: usize,
+    time_to_first_token_ms: f64,
+    decode_tokens_per_s: f64,
+}
+
+/// One request of a --branches run: its step, and the tokens it generated.
+/// Greedy, except a regenerate, which samples (a greedy regenerate would repeat the reply).
+fn branch_step(engine: &Engine, model: ModelId, step: &'static str, prompt: Vec<u32>, gen: u32) -> anyhow::Result<(BranchStep, Vec<u32>)> {
+    let mut sampling = SamplingParams::greedy();
+    if step == "regenerate" {
+        sampling.temperature = 1.0;
+        sampling.seed = Some(7);
+    }
+    sampling.max_tokens = gen;
+    let prompt_tokens = prompt.len();
+    let mut request = Request::new(model, Prompt::Tokens(prompt), sampling);
+    request.ignore_eos = true;
+    let (mut reused_tokens, mut timings, mut tokens) = (0, Timings::default(), vec![]);
+    for event in engine.generate(request) {
+        match event {
+            Event::Plan(plan) => reused_tokens = plan.reused_tokens,
+            Event::Token { id, .. } => tokens.push(id),
+            Event::Done { timings: t, .. } => timings = t,
+            Event::Error(e) => return Err(e.into()),
+            Event::Text(_) => {}
+        }
+    }
+    let step = BranchStep {
+        step,
+        prompt_tokens,
+        reused_tokens,
+        time_to_first_token_ms: timings.time_to_first_token_ms,
+        decode_tokens_per_s: timings.decode_tokens_per_s,
+    };
+    Ok((step, tokens))
+}
+
+/// A `--history`-token conversation, then its regenerate, an edit `--turn` tokens before its
+/// end, and a next message after the regenerated reply, in memory only.
+fn branches(args: &Args) -> anyhow::Result<std::process::ExitCode> {
+    let prefix = PrefixOptions { dir: None, paged: !args.contiguous_kv, ..Default::default() };
+    let engine = Engine::start(EngineOptions { prefix, ..Default::default() })?;
+    let (model, info) = engine.load(args.model.path(), args.model.load_options()?, |_| {})?;
+    let all = synthetic_prompt(args.history + 2 * args.turn, info.vocab_size);
+    let history = all[..args.history].to_vec();
+    let new_turn = all[args.history..args.history + args.turn].to_vec();
+    let edit_turn = all[args.history + args.turn..].to_vec();
+
+    branch_step(&engine, model, "warm-up", [&new_turn[..], &edit_turn[..]].concat(), 4)?; // shares nothing with the history
+    let mut steps = vec![];
+    let (first, _) = branch_step(&engine, model, "first", history.clone(), args.gen)?;
+    steps.push(first);
+    let (regenerate, reply) = branch_step(&engine, model, "regenerate", history.clone(), args.gen)?;
+    steps.push(regenerate);
+    let edited = [&history[..args.history - args.turn], &edit_turn[..]].concat();
+    steps.push(branch_step(&engine, model, "edit", edited, args.gen)?.0);
+    let next = [history, reply, new_turn].concat();
+    steps.push(branch_step(&engine, model, "next message", next, args.gen)?.0);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&steps)?);
+    } else {
+        for s in &steps {
+            println!(
+                "{:>12}: {} prompt tokens, {} reused | first token {:.0} ms | decode {:.1} tok/s",
+                s.step, s.prompt_tokens, s.reused_tokens, s.time_to_first_token_ms, s.decode_tokens_per_s
+            );
+        }
+    }
+    Ok(std::process::ExitCode::SUCCESS)
 }

@@ -73,6 +73,7 @@ impl CacheArgs {
             memory_budget: self.prefix_cache_memory_mib << 20,
             disk_budget: self.prefix_cache_disk_mib << 20,
             dir: Some(self.prefix_cache_dir.clone().unwrap_or_else(|| AppPaths::from_env().cache_dir.join("prefix"))),
+            ..PrefixOptions::default()
         }
     }
 }

@@ -25,6 +25,10 @@ pub(crate) trait Manifest: Serialize + DeserializeOwned {
     /// Whether this build can read an entry written with this manifest.
     fn current(&self) -> bool;
     fn seal(&self) -> &Seal;
+    /// Bytes on disk the entry accounts for (its data, and any files of its own beside it).
+    fn bytes(&self) -> u64 {
+        self.seal().bytes
+    }
 }
 
 struct Indexed<M> {
@@ -90,7 +94,7 @@ impl<M: Manifest> EntryDir<M> {
 
     /// Bytes of data on disk.
     pub fn bytes(&self) -> u64 {
-        self.index.iter().map(|e| e.manifest.seal().bytes).sum()
+        self.index.iter().map(|e| e.manifest.bytes()).sum()
     }
 
     /// Loads an entry's arrays, checks them against the seal, and lets `build` make the value

@@ -6,13 +6,17 @@
 //! moves it out, and puts its own back when it ends). State that cannot be cut back (rotating
 //! windows, recurrent layers) resumes instead from the latest of the entry's checkpoints at or
 //! before the shared prefix.
+//!
+//! Full keys/values are held in pages (`state::paged`) shared between entries: the entry a
+//! regenerate or an edit leaves shares the pages before the point where it diverged with the
+//! entry it branched from. Memory is counted with each page once.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::cache::disk::DiskTier;
 use crate::cache::key::{resume_point, PrefixKey};
-use crate::state::{Checkpoint, SequenceState};
+use crate::state::{CachedState, Checkpoint, PageCount, SequenceState};
 
 /// Checkpoints kept per entry (the latest ones); each costs the non-trimmable layers' bytes.
 pub const MAX_CHECKPOINTS: usize = 16;
@@ -26,12 +30,21 @@ pub struct PrefixOptions {
     pub disk_budget: u64,
     /// The disk tier's folder (the app's cache folder); `None` keeps entries in memory only.
     pub dir: Option<PathBuf>,
+    /// Full keys/values held in shared pages; off: each entry keeps its row's buffers whole
+    /// (no sharing between branches; kept to measure the difference).
+    pub paged: bool,
 }
 
 impl Default for PrefixOptions {
     fn default() -> Self {
         use crate::defaults::{PREFIX_CACHE_DISK_MIB, PREFIX_CACHE_MEMORY_MIB};
-        Self { enabled: true, memory_budget: PREFIX_CACHE_MEMORY_MIB << 20, disk_budget: PREFIX_CACHE_DISK_MIB << 20, dir: None }
+        Self {
+            enabled: true,
+            memory_budget: PREFIX_CACHE_MEMORY_MIB << 20,
+            disk_budget: PREFIX_CACHE_DISK_MIB << 20,
+            dir: None,
+            paged: true,
+        }
     }
 }
 
@@ -65,6 +78,9 @@ pub struct Reuse {
     pub from_checkpoint: Option<CheckpointResume>,
     /// The source entry's checkpoints up to `reused`, still valid for the resumed sequence.
     pub checkpoints: Vec<Checkpoint>,
+    /// Bytes of cached state copied for this request: pages assembled into the row's
+    /// buffers, and buffers it shares with the cache (MLX copies those at the first write).
+    pub copied_bytes: usize,
 }
 
 /// A resume from a checkpoint, for the plan.
@@ -79,16 +95,25 @@ pub struct CheckpointResume {
 
 impl Reuse {
     pub fn none(why: &str) -> Self {
-        Reuse { state: None, reused: 0, source: ReuseSource::None, declined: Some(why.into()), from_checkpoint: None, checkpoints: vec![] }
+        Reuse {
+            state: None,
+            reused: 0,
+            source: ReuseSource::None,
+            declined: Some(why.into()),
+            from_checkpoint: None,
+            checkpoints: vec![],
+            copied_bytes: 0,
+        }
     }
 }
 
 struct Entry {
     key: PrefixKey,
-    state: SequenceState,
+    state: CachedState,
     checkpoints: Vec<Checkpoint>,
     last_used: Instant,
-    bytes: usize,
+    /// Bytes held outside shared pages.
+    own_bytes: usize,
     /// Already written to disk as it is now.
     persisted: bool,
 }
@@ -144,7 +169,9 @@ impl PrefixCache {
 
         match (best_memory, best_disk) {
             (_, Some(disk)) if disk.at > memory_len => match self.disk.as_mut().expect("disk matched").load(&disk.id, &key.fingerprint) {
-                Some((state, checkpoints)) => resume(state, checkpoints, disk.at, disk.checkpoint, disk.shared, ReuseSource::Disk),
+                Some((state, checkpoints)) => {
+                    resume(CachedState::whole(state), checkpoints, disk.at, disk.checkpoint, disk.shared, ReuseSource::Disk, true)
+                }
                 None => Reuse::none("the disk entry was unreadable and has been removed"),
             },
             // A request that continues the whole entry takes it: the entry would be replaced
@@ -153,12 +180,12 @@ impl PrefixCache {
             // values of every cached position, at the first new token).
             (Some((i, at, checkpoint, shared)), _) if at > 0 && at == self.entries[i].key.tokens.len() => {
                 let entry = self.entries.remove(i);
-                resume(entry.state, entry.checkpoints, at, checkpoint, shared, ReuseSource::Memory)
+                resume(entry.state, entry.checkpoints, at, checkpoint, shared, ReuseSource::Memory, true)
             }
             (Some((i, at, checkpoint, shared)), _) if at > 0 => {
                 let entry = &mut self.entries[i];
                 entry.last_used = Instant::now();
-                resume(entry.state.clone(), entry.checkpoints.clone(), at, checkpoint, shared, ReuseSource::Memory)
+                resume(entry.state.clone(), entry.checkpoints.clone(), at, checkpoint, shared, ReuseSource::Memory, false)
             }
             (Some((_, 0, _, shared)), _) if shared > 0 => Reuse::none(&format!(
                 "a cached conversation shares {shared} tokens, but its layers cannot be cut back and it has no checkpoint before that"
@@ -190,13 +217,25 @@ impl PrefixCache {
         if checkpoints.len() > MAX_CHECKPOINTS {
             checkpoints.drain(..checkpoints.len() - MAX_CHECKPOINTS);
         }
-        let bytes = state.nbytes() + checkpoints.iter().map(Checkpoint::nbytes).sum::<usize>();
-        self.entries.push(Entry { key, state, checkpoints, last_used: Instant::now(), bytes, persisted: false });
+        let started = Instant::now();
+        let (state, copied) = match CachedState::keep(state, self.options.paged) {
+            Ok(kept) => kept,
+            Err(e) => return tracing::warn!("a finished conversation was not cached: its state could not be paged ({e})"),
+        };
+        let own_bytes = state.own_bytes() + checkpoints.iter().map(Checkpoint::nbytes).sum::<usize>();
+        self.entries.push(Entry { key, state, checkpoints, last_used: Instant::now(), own_bytes, persisted: false });
         self.evict_to_budget();
+        tracing::debug!(
+            copied_bytes = copied,
+            copy_ms = started.elapsed().as_secs_f64() * 1e3,
+            held_bytes = self.memory_bytes(),
+            entries = self.entries.len(),
+            "prefix cache kept a conversation"
+        );
     }
 
     fn evict_to_budget(&mut self) {
-        while self.entries.iter().map(|e| e.bytes).sum::<usize>() > self.options.memory_budget && !self.entries.is_empty() {
+        while self.memory_bytes() > self.options.memory_budget && !self.entries.is_empty() {
             let oldest = (0..self.entries.len()).min_by_key(|&i| self.entries[i].last_used).expect("non-empty");
             let entry = self.entries.remove(oldest);
             self.persist(&entry);
@@ -205,7 +244,10 @@ impl PrefixCache {
 
     fn persist(&mut self, entry: &Entry) {
         if let (Some(disk), false) = (self.disk.as_mut(), entry.persisted) {
-            disk.store(&entry.key, &entry.state, &entry.checkpoints);
+            match entry.state.clone().resume(entry.state.len(), true) {
+                Ok((state, _)) => disk.store(&entry.key, &state, &entry.checkpoints),
+                Err(e) => tracing::warn!("a conversation was not written to disk: {e}"),
+            }
         }
     }
 
@@ -227,9 +269,11 @@ impl PrefixCache {
         }
     }
 
-    /// Bytes held in memory.
+    /// Bytes held in memory, each shared page once.
     pub fn memory_bytes(&self) -> usize {
-        self.entries.iter().map(|e| e.bytes).sum()
+        let mut pages = PageCount::default();
+        self.entries.iter().for_each(|e| pages.add_state(&e.state));
+        pages.bytes + self.entries.iter().map(|e| e.own_bytes).sum::<usize>()
     }
 
     pub fn len(&self) -> usize {
@@ -251,15 +295,21 @@ impl PrefixCache {
     }
 }
 
-/// A cached state taken to `at`: cut back, or restored from checkpoint `checkpoint`.
+/// A cached state taken to `at`: cut back, or restored from checkpoint `checkpoint`. `owned`:
+/// nothing else holds it (taken out of the cache, or read from disk).
 fn resume(
-    mut state: SequenceState,
+    cached: CachedState,
     checkpoints: Vec<Checkpoint>,
     at: usize,
     checkpoint: Option<usize>,
     shared: usize,
     source: ReuseSource,
+    owned: bool,
 ) -> Reuse {
+    let (mut state, copied_bytes) = match cached.resume(at, owned) {
+        Ok(resumed) => resumed,
+        Err(e) => return Reuse::none(&format!("the cached state could not be resumed ({e})")),
+    };
     let restored = match checkpoint {
         Some(i) => state.restore(&checkpoints[i]),
         None => state.trim(at),
@@ -269,7 +319,7 @@ fn resume(
     }
     let kept = checkpoints.into_iter().filter(|c| c.len <= at).collect();
     let from_checkpoint = checkpoint.map(|_| CheckpointResume { position: at, shared });
-    Reuse { state: Some(state), reused: at, source, declined: None, from_checkpoint, checkpoints: kept }
+    Reuse { state: Some(state), reused: at, source, declined: None, from_checkpoint, checkpoints: kept, copied_bytes }
 }
 
 #[cfg(test)]
@@ -282,6 +332,69 @@ mod tests {
             fingerprint: "m".into(),
             tokens: tokens.to_vec(),
             media: media.iter().map(|&(position, h)| MediaSpan { position, hash: h.into() }).collect(),
+        }
+    }
+
+    /// A sequence of `tokens.len()` positions whose keys are the tokens (so that a branch's
+    /// keys differ where its tokens do).
+    fn state_of(tokens: &[u32], from: Option<SequenceState>) -> SequenceState {
+        let mut state = from.unwrap_or_else(|| SequenceState::new(&[crate::state::StateKind::KeysValues]));
+        let done = state.len();
+        let new: Vec<f32> = tokens[done..].iter().flat_map(|&t| [t as f32; 16]).collect();
+        let keys = mlx_rs::Array::from_slice(&new, &[1, 1, (tokens.len() - done) as i32, 16]);
+        state.layers[0].keys_values_mut().unwrap().append(keys.clone(), keys).unwrap();
+        state
+    }
+
+    #[test]
+    fn a_regenerate_shares_the_pages_of_the_prompt() {
+        use crate::state::PAGE;
+        let position_bytes = 2 * 16 * 4;
+        for paged in [true, false] {
+            let mut cache = PrefixCache::new(PrefixOptions { paged, ..Default::default() });
+            let prompt: Vec<u32> = (0..3 * PAGE as u32 + 40).collect();
+            let first: Vec<u32> = prompt.iter().copied().chain([7; 20]).collect();
+            cache.insert(key(&first, &[]), state_of(&first, None), vec![]);
+            // The regenerate: the same prompt, another reply.
+            let reuse = cache.lookup(&key(&prompt, &[]), &|n| n);
+            assert_eq!(reuse.reused, prompt.len() - 1);
+            let again: Vec<u32> = prompt.iter().copied().chain([9; 20]).collect();
+            let branch = state_of(&again, Some(reuse.state.unwrap()));
+            cache.insert(key(&again, &[]), branch, vec![]);
+            assert_eq!(cache.len(), 2);
+            if paged {
+                // The first entry's buffers, which the branch shares until its first write.
+                assert_eq!(reuse.copied_bytes, 4 * PAGE * position_bytes);
+                // The first entry's buffers (its pages view them), and the branch's own tail:
+                // it shares the first's 3 pages.
+                assert_eq!(cache.memory_bytes(), (4 * PAGE + 60) * position_bytes);
+            } else {
+                // The first entry's buffers (grown in steps of a page), shared until the first write.
+                assert_eq!(reuse.copied_bytes, 4 * PAGE * position_bytes);
+                assert_eq!(cache.memory_bytes(), 2 * 4 * PAGE * position_bytes);
+            }
+            // Either way the branch reads back as it was computed.
+            let back = cache.lookup(&key(&again.iter().copied().chain([1]).collect::<Vec<_>>(), &[]), &|n| n);
+            let (keys, _) = back.state.unwrap().layers[0].keys_values_mut().unwrap().valid().unwrap();
+            let want = state_of(&again, None).layers[0].keys_values_mut().unwrap().valid().unwrap().0;
+            assert!(mlx_rs::ops::array_eq(&keys, &want, false).unwrap().item_exact::<bool>());
+        }
+    }
+
+    #[test]
+    fn a_continued_conversation_copies_nothing() {
+        for paged in [true, false] {
+            let mut cache = PrefixCache::new(PrefixOptions { paged, ..Default::default() });
+            let first: Vec<u32> = (0..200).collect(); // less than a page: its tail views its buffer
+            cache.insert(key(&first, &[]), state_of(&first, None), vec![]);
+            assert_eq!(cache.memory_bytes(), 256 * 2 * 16 * 4);
+            let next: Vec<u32> = (0..310).collect();
+            let reuse = cache.lookup(&key(&next, &[]), &|n| n);
+            assert_eq!((reuse.reused, reuse.copied_bytes, cache.len()), (200, 0, 0), "taken whole, its buffers kept");
+            let next = state_of(&next, reuse.state);
+            cache.insert(key(&(0..310).collect::<Vec<_>>(), &[]), next, vec![]);
+            // The same buffer, grown by a step past the 200 positions it held.
+            assert_eq!(cache.memory_bytes(), (200 + 256) * 2 * 16 * 4);
         }
     }
 

@@ -1,23 +1,29 @@
 //! Full keys and values: every position a layer has seen, grown in steps. Trimmable to any
 //! shorter prefix (a position's keys never depend on later ones).
 
+use std::rc::Rc;
+
 use mlx_rs::ops::indexing::{IndexOp, TryIndexMutOp};
 use mlx_rs::{ops, Array, Dtype};
 
+use super::page::{Page, PAGE};
 use crate::error::Result;
 
 /// Buffers grow by this many positions at a time, so a decode step writes in place instead
 /// of concatenating (which would copy the whole cache every token).
-const STEP: usize = 256;
+const STEP: usize = PAGE;
 
 /// Cloning is cheap (arrays are shared) and safe: MLX arrays are immutable, so appending to a
 /// clone never changes the original.
 #[derive(Default, Clone)]
 pub struct KeysValues {
     /// [B, kv_heads, capacity, head_dim]; the first `len` positions are valid.
-    keys: Option<Array>,
-    values: Option<Array>,
+    pub(super) keys: Option<Array>,
+    pub(super) values: Option<Array>,
     len: usize,
+    /// The prefix cache's pages the first positions were assembled from (same values): when
+    /// the row ends they are shared again instead of cut anew (`paged`).
+    pages: Vec<Rc<Page>>,
 }
 
 impl KeysValues {
@@ -103,6 +109,24 @@ impl KeysValues {
     /// Forget everything after the first `len` positions.
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
+        self.pages.truncate(self.len / PAGE);
+    }
+
+    /// A row's layer holding `keys`/`values` [B, kv_heads, capacity, head_dim] of which the
+    /// first `len` positions are valid, assembled from `pages`.
+    pub(super) fn assembled(keys: Array, values: Array, len: usize, pages: Vec<Rc<Page>>) -> Self {
+        Self { keys: Some(keys), values: Some(values), len, pages }
+    }
+
+    /// From now on the layer counts as sharing no pages (its end is paged as views of its
+    /// own buffer).
+    pub(super) fn forget_pages(&mut self) {
+        self.pages.clear();
+    }
+
+    /// The pages the first positions were assembled from.
+    pub fn pages(&self) -> &[Rc<Page>] {
+        &self.pages
     }
 
     pub fn arrays(&self) -> impl Iterator<Item = &Array> {
@@ -118,7 +142,7 @@ impl KeysValues {
     /// A layer holding exactly these keys and values (restored from disk).
     pub fn from_arrays(keys: Array, values: Array) -> Self {
         let len = keys.dim(2) as usize;
-        Self { keys: Some(keys), values: Some(values), len }
+        Self { keys: Some(keys), values: Some(values), len, pages: vec![] }
     }
 
     /// Bytes held by the buffers (their capacity, not only the valid part).

@@ -19,6 +19,8 @@
 
 mod convolution;
 mod keys_values;
+mod page;
+mod paged;
 mod quantized;
 mod recurrent;
 mod window;
@@ -30,6 +32,8 @@ use mlx_rs::Array;
 use crate::error::{EngineError, Result};
 pub use convolution::ConvolutionWindow;
 pub use keys_values::KeysValues;
+pub use page::{Backing, Page, PAGE};
+pub use paged::{CachedLayer, CachedState, PageCount, PagedKeysValues};
 pub use quantized::{KvQuantization, Packed, QuantizedKeysValues};
 pub use recurrent::Recurrent;
 pub use window::{RotatingWindow, WindowKeys};

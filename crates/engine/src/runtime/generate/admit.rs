@@ -147,7 +147,14 @@ pub fn admit(
     let ranges = split_at(chunk_ranges(reused, ids.len(), chunk, &whole), &boundaries);
     match &reuse.declined {
         _ if reused > 0 => {
-            tracing::info!(prompt_tokens = ids.len(), reused, source = reuse.source.as_str(), chunks = ranges.len(), "prefix cache hit")
+            tracing::info!(
+                prompt_tokens = ids.len(),
+                reused,
+                source = reuse.source.as_str(),
+                chunks = ranges.len(),
+                copied_bytes = reuse.copied_bytes,
+                "prefix cache hit"
+            )
         }
         why => tracing::info!(
             prompt_tokens = ids.len(),
