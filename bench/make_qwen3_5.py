@@ -2,13 +2,15 @@
 """A random-weight benchmark checkpoint with the real Qwen3.5-0.8B text dimensions, bfloat16, in the Hugging
 Face layout of the released model, readable by Confab and by mlx-lm 0.32.2.
 
-    python3 bench/make_qwen3_5.py [OUT_DIR] [--time]
+    python3 bench/make_qwen3_5.py [OUT_DIR] [--time] [--layers=N]
 
 Needs mlx 0.32.2 and tokenizers (the bench venv .deps/bench/venv or the reference venv /opt/confab-ref have
 both); `--time` also needs mlx-lm 0.32.2 and loads the folder with it, runs a 128-token prefill and 16
 decode steps, and prints tokens/s. OUT_DIR defaults to .deps/bench/qwen3_5-0.8b-bf16. Cached: an existing
 folder (config.json present) is kept. About 1.5 GB; takes under a minute. Not run by CI, not wired into
-bench/run.py.
+bench/run.py. `--layers=N` keeps the first N layers (4: one linear, linear, linear, full group at
+the real widths), for measurements that need the layers' shapes more than their number
+(bench/prefill_chunks.py).
 
 Layout (what Qwen/Qwen3.5-0.8B ships, text part only):
   config.json   model_type qwen3_5, Qwen3_5ForConditionalGeneration, text_config (qwen3_5_text): vocab
@@ -175,6 +177,10 @@ def time_mlx_lm(folder: str, prompt_tokens: int = 128, steps: int = 16) -> None:
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     folder = os.path.abspath(args[0]) if args else DEFAULT_OUT
+    layers = [int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--layers=")]
+    if layers:
+        TEXT["num_hidden_layers"] = layers[0]
+        TEXT["layer_types"] = TEXT["layer_types"][: layers[0]]
     make(folder)
     if "--time" in sys.argv:
         time_mlx_lm(folder)

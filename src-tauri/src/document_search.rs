@@ -24,10 +24,10 @@ use crate::documents;
 use crate::embedder::{self, Loaded};
 use crate::failure::Failure;
 use crate::model_slot::Current;
-use crate::reply::{self, Turn};
 use crate::settings::Settings;
 use crate::state::AppState;
 use crate::sync::lock;
+use crate::turns::{self, Turn};
 
 /// Passages embedded per call to the engine: small enough that a reply elsewhere gets the
 /// engine between batches and the progress bar moves.
@@ -76,16 +76,16 @@ pub async fn local_prompt(
     result_images: bool,
 ) -> Result<DocumentPrompt, Failure> {
     let store = &state.store;
-    let mut turns = reply::branch_turns(store, branch, result_images).await?;
+    let mut turns = turns::branch_turns(store, branch, result_images).await?;
     let documents = branch_documents(store, branch).await?;
     if documents.is_empty() {
-        return Ok(DocumentPrompt { messages: reply::chat_messages(system_prompt, &turns), sources: Vec::new() });
+        return Ok(DocumentPrompt { messages: turns::chat_messages(system_prompt, &turns), sources: Vec::new() });
     }
     // First with the default passages; if some document is searched, again with the passages
     // sized for the embedding model that searches them.
     let plan = plan(store, model, settings, system_prompt, &turns, &documents, &ChunkSettings::default(), None).await?;
     if plan.uses.iter().all(|u| *u == DocumentUse::Whole) {
-        return Ok(DocumentPrompt { messages: reply::chat_messages(system_prompt, &turns), sources: Vec::new() });
+        return Ok(DocumentPrompt { messages: turns::chat_messages(system_prompt, &turns), sources: Vec::new() });
     }
     let searched_first = searched(&documents, &plan);
     let embedder = load_embedder(state, settings, &searched_first).await?;
@@ -103,11 +103,11 @@ pub async fn local_prompt(
     }
     let question = branch.iter().rev().find(|m| m.role == Role::User).map(|m| m.content.clone()).unwrap_or_default();
     let sources = search(state, &embedder, &chunking, &searched, &question, plan.passages).await?;
-    keep_whole_documents(store, branch, &mut turns, &plan, &documents).await?;
+    keep_whole_documents(store, branch, &mut turns, &plan, &documents, result_images).await?;
     if let Some(asked) = turns.iter_mut().rev().find(|t| t.message.role == Role::User) {
         asked.documents.push(render_sources(&sources).into());
     }
-    Ok(DocumentPrompt { messages: reply::chat_messages(system_prompt, &turns), sources })
+    Ok(DocumentPrompt { messages: turns::chat_messages(system_prompt, &turns), sources })
 }
 
 /// What a prompt may take: the context less the room kept for the reply (as the engine fits it).
@@ -154,7 +154,7 @@ async fn plan(
     draft: Option<&str>,
 ) -> Result<DocumentPlan, Failure> {
     let bare: Vec<Turn> = turns.iter().map(|t| Turn { documents: Vec::new(), ..t.clone() }).collect();
-    let mut chat = reply::chat_messages(system_prompt, &bare);
+    let mut chat = turns::chat_messages(system_prompt, &bare);
     if let Some(draft) = draft {
         chat.push(ChatMessage::user(draft));
     }
@@ -174,7 +174,7 @@ async fn document_tokens_of(store: &Store, model: &Current, attachment: &Attachm
     if let Some(tokens) = lock(counted).get(&key) {
         return Ok(*tokens);
     }
-    let text = documents::prompt_text(store, attachment).await?;
+    let text = documents::prompt_text(store, attachment, model.info.vision).await?;
     let counter = model.counter.clone();
     let tokens = tauri::async_runtime::spawn_blocking(move || counter.text(&text)).await??;
     lock(counted).insert(key, tokens);
@@ -188,6 +188,7 @@ async fn keep_whole_documents(
     turns: &mut [Turn],
     plan: &DocumentPlan,
     documents: &[Attachment],
+    images: bool,
 ) -> Result<(), Failure> {
     let whole: HashSet<&AttachmentHash> =
         documents.iter().zip(&plan.uses).filter(|(_, u)| **u == DocumentUse::Whole).map(|(d, _)| &d.hash).collect();
@@ -197,7 +198,7 @@ async fn keep_whole_documents(
         }
         let attached = store.message_attachments(message.id).await?;
         let kept: Vec<Attachment> = attached.into_iter().filter(|a| documents::is_document(a) && whole.contains(&a.hash)).collect();
-        turn.documents = documents::prompt_texts(store, &kept).await?;
+        turn.documents = documents::prompt_texts(store, &kept, images).await?;
     }
     Ok(())
 }
@@ -357,7 +358,7 @@ pub async fn metered(
     draft: &str,
 ) -> Result<Metered, Failure> {
     let store = &state.store;
-    let mut turns = reply::branch_turns(store, branch, result_images).await?;
+    let mut turns = turns::branch_turns(store, branch, result_images).await?;
     let mut documents = branch_documents(store, branch).await?;
     for attachment in draft_documents {
         if !documents.iter().any(|d| d.hash == attachment.hash) {
@@ -366,25 +367,25 @@ pub async fn metered(
     }
     let whole_draft = |kept: Vec<Arc<str>>| confab_documents::with_documents(&kept, draft);
     if documents.is_empty() {
-        return Ok(Metered { history: reply::chat_messages(system_prompt, &turns), draft: draft.to_owned(), extra: 0 });
+        return Ok(Metered { history: turns::chat_messages(system_prompt, &turns), draft: draft.to_owned(), extra: 0 });
     }
     // Passages as the loaded embedding model would cut them (the default before one is loaded).
     let chunking = state.embedder.loaded().await.map(|e| chunk_settings(e.max_tokens)).unwrap_or_default();
     let plan = plan(store, model, settings, system_prompt, &turns, &documents, &chunking, Some(draft)).await?;
     if plan.uses.iter().all(|u| *u == DocumentUse::Whole) {
-        let texts = documents::prompt_texts(store, draft_documents).await?;
-        return Ok(Metered { history: reply::chat_messages(system_prompt, &turns), draft: whole_draft(texts), extra: 0 });
+        let texts = documents::prompt_texts(store, draft_documents, result_images).await?;
+        return Ok(Metered { history: turns::chat_messages(system_prompt, &turns), draft: whole_draft(texts), extra: 0 });
     }
-    keep_whole_documents(store, branch, &mut turns, &plan, &documents).await?;
+    keep_whole_documents(store, branch, &mut turns, &plan, &documents, result_images).await?;
     let whole: Vec<Attachment> = documents
         .iter()
         .zip(&plan.uses)
         .filter(|(d, u)| **u == DocumentUse::Whole && draft_documents.iter().any(|a| a.hash == d.hash))
         .map(|(d, _)| d.clone())
         .collect();
-    let texts = documents::prompt_texts(store, &whole).await?;
+    let texts = documents::prompt_texts(store, &whole, result_images).await?;
     Ok(Metered {
-        history: reply::chat_messages(system_prompt, &turns),
+        history: turns::chat_messages(system_prompt, &turns),
         draft: whole_draft(texts),
         extra: plan.passages * plan.passage_tokens,
     })

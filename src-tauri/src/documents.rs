@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use confab_documents::{read_document, render_for_prompt, Document, DocumentFormat};
-use confab_store::{Attachment, Store};
+use confab_media::MediaItem;
+use confab_store::{Attachment, AttachmentMeta, Store};
 
 use crate::failure::Failure;
 use crate::sync::lock;
@@ -62,15 +63,20 @@ pub async fn read_stored(store: &Store, attachment: &Attachment) -> Result<Docum
     .map_err(|e| Failure(e.to_string()))?
 }
 
-/// The document's text as a prompt carries it.
-pub async fn prompt_text(store: &Store, attachment: &Attachment) -> Result<Arc<str>, Failure> {
+/// The document's text as a prompt carries it; `images` when the model reads images, so its
+/// scanned pages are given as images (`scan_images`) and marked so in the text.
+pub async fn prompt_text(store: &Store, attachment: &Attachment, images: bool) -> Result<Arc<str>, Failure> {
     // The name is part of the key: it is in the rendering, and a text file's extension decides
     // its format.
-    let key = format!("{}/{}", attachment.hash.as_str(), name_of(attachment));
+    let key = format!("{}/{}/{images}", attachment.hash.as_str(), name_of(attachment));
     if let Some(text) = lock(kept()).get(&key) {
         return Ok(text.clone());
     }
-    let text: Arc<str> = render_for_prompt(&read_stored(store, attachment).await?).into();
+    let document = read_stored(store, attachment).await?;
+    if !images && document.only_scanned() {
+        return Err(Failure(only_scanned_refusal(&document)));
+    }
+    let text: Arc<str> = render_for_prompt(&document, images).into();
     let mut kept = lock(kept());
     if kept.len() >= KEPT_DOCUMENTS {
         kept.clear();
@@ -79,13 +85,47 @@ pub async fn prompt_text(store: &Store, attachment: &Attachment) -> Result<Arc<s
     Ok(text)
 }
 
+/// What a model that does not read images is told of a PDF that is only scanned pages.
+fn only_scanned_refusal(document: &Document) -> String {
+    let pages = document.page_images().map(|(page, _)| page.to_string()).collect::<Vec<_>>().join(", ");
+    format!(
+        "{}: this PDF has no text, only scanned pages ({} {pages}), and the loaded model does not read images. Load a model with vision (such as Gemma 4 or Qwen3-VL) from the model menu to have the pages read as images, or run the PDF through text recognition (OCR) and attach the result.",
+        document.name,
+        if pages.contains(',') { "pages" } else { "page" },
+    )
+}
+
 /// The prompt texts of a message's document attachments, in the order they were attached.
-pub async fn prompt_texts(store: &Store, attachments: &[Attachment]) -> Result<Vec<Arc<str>>, Failure> {
+pub async fn prompt_texts(store: &Store, attachments: &[Attachment], images: bool) -> Result<Vec<Arc<str>>, Failure> {
     let mut texts = Vec::new();
     for attachment in attachments.iter().filter(|a| is_document(a)) {
-        texts.push(prompt_text(store, attachment).await?);
+        texts.push(prompt_text(store, attachment, images).await?);
     }
     Ok(texts)
+}
+
+/// The scanned pages of a message's documents as images for a model that reads them, in the
+/// order the documents were attached. Each page image is stored as an attachment (once, by its
+/// hash) so it takes the image path as it is: the media processor, and the encoder cache keyed
+/// by that hash.
+pub async fn scan_images(store: &Store, attachments: &[Attachment]) -> Result<Vec<MediaItem>, Failure> {
+    let mut items = Vec::new();
+    for attachment in attachments.iter().filter(|a| is_document(a) && a.mime == "application/pdf") {
+        let document = read_stored(store, attachment).await?;
+        for (page, image) in document.page_images() {
+            let meta = AttachmentMeta {
+                mime: image.mime.to_string(),
+                original_name: Some(format!("{} page {page}", document.name)),
+                width: Some(image.width),
+                height: Some(image.height),
+                duration_ms: None,
+            };
+            let hash = store.add_attachment_bytes(image.bytes.clone(), &meta).await?;
+            let path = store.attachment_path(&hash).await?;
+            items.push(MediaItem::image(path).with_hash(hash.as_str()));
+        }
+    }
+    Ok(items)
 }
 
 #[cfg(test)]
@@ -96,7 +136,7 @@ mod tests {
 
     use super::*;
     use crate::inspect::inspect_bytes;
-    use crate::reply::{branch_turns, chat_messages};
+    use crate::turns::{branch_turns, chat_messages};
 
     #[test]
     fn a_stored_pdf_reaches_its_turn_with_page_markers_and_its_chip_info() {
@@ -124,6 +164,57 @@ mod tests {
             );
             assert!(turn.content.contains("[page 2]\nOutlook\n"), "{}", turn.content);
             assert!(turn.content.ends_with("</document>\n\nWhat grew?"), "{}", turn.content);
+        });
+    }
+
+    #[test]
+    fn scanned_pages_go_as_images_to_a_vision_model_and_are_refused_by_others_with_what_to_do() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/documents/tests/fixtures");
+        let dir = tempfile::tempdir().unwrap();
+        tauri::async_runtime::block_on(async {
+            let store = Store::open(dir.path().join("confab.db")).await.unwrap();
+            let chat = store.create_conversation(NewConversation { title: "t".into(), ..Default::default() }).await.unwrap().id;
+            let attach = async |name: &str, fixture: &str| {
+                let bytes = std::fs::read(fixtures.join(fixture)).unwrap();
+                let meta = inspect_bytes(name, &bytes).unwrap();
+                let hash = store.add_attachment_bytes(bytes, &meta).await.unwrap();
+                let question = store.add_message_with_attachments(chat, None, Role::User, "What does it say?", &[hash]).await.unwrap();
+                store.branch(chat, question).await.unwrap()
+            };
+
+            // Only scanned: a vision model gets the page as an image, through the image path
+            // (a stored attachment, its hash for the encoder cache), and the text says so.
+            let scan = attach("scan.pdf", "scanned.pdf").await;
+            let messages = chat_messages("", &branch_turns(&store, &scan, true).await.unwrap());
+            let turn = &messages[0];
+            assert_eq!(turn.media.len(), 1, "the one scanned page");
+            let item = &turn.media[0];
+            assert_eq!(item.kind, confab_media::MediaKind::Image);
+            let stored = store.attachment(&confab_store::AttachmentHash::parse(item.hash.as_deref().unwrap()).unwrap()).await.unwrap();
+            assert_eq!((stored.mime.as_str(), stored.width, stored.height), ("image/png", Some(600), Some(200)));
+            let decoded = confab_media::decode_image(&item.path, &confab_media::MediaLimits::default()).unwrap();
+            assert_eq!((decoded.width(), decoded.height()), (600, 200));
+            assert!(turn.content.contains("[page 1: scanned, given as an image]"), "{}", turn.content);
+            // A model that reads no images is told which pages and what would read them.
+            let refusal = branch_turns(&store, &scan, false).await.err().expect("refused").0;
+            assert!(refusal.starts_with("scan.pdf: this PDF has no text, only scanned pages (page 1)"), "{refusal}");
+            assert!(refusal.contains("Load a model with vision"), "{refusal}");
+
+            // Text and a scanned page: a vision model gets the page image and both pages' text
+            // markers; another model gets the text, and the note names the scanned page.
+            let mixed = attach("mixed.pdf", "scanned_jpeg.pdf").await;
+            let messages = chat_messages("", &branch_turns(&store, &mixed, true).await.unwrap());
+            assert_eq!(messages[0].media.len(), 1);
+            assert!(messages[0].content.contains("[page 1]\nThe first page has text."), "{}", messages[0].content);
+            assert!(messages[0].content.contains("[page 2: scanned, given as an image]"), "{}", messages[0].content);
+            let messages = chat_messages("", &branch_turns(&store, &mixed, false).await.unwrap());
+            assert!(messages[0].media.is_empty());
+            assert!(
+                messages[0].content.contains("(Note: page 2 is scanned (an image of text, no text layer): a vision model"),
+                "{}",
+                messages[0].content
+            );
+            assert!(!messages[0].content.contains("given as an image]"), "{}", messages[0].content);
         });
     }
 }

@@ -106,8 +106,11 @@ mod tests {
         assert_eq!(inspect_bytes("main.rs", b"fn main() {}\n").unwrap().mime, "text/x-source");
         let locked = inspect_bytes("locked.pdf", &std::fs::read(fixtures.join("encrypted.pdf")).unwrap()).unwrap_err();
         assert!(locked.starts_with("locked.pdf: the PDF is protected with a password"), "{locked}");
-        let scanned = inspect_bytes("scan.pdf", &std::fs::read(fixtures.join("scanned.pdf")).unwrap()).unwrap_err();
-        assert!(scanned.contains("no text layer"), "{scanned}");
+        // Scanned pages are read as their images (given to a vision model); a PDF with neither
+        // text nor an image is refused.
+        assert_eq!(inspect_bytes("scan.pdf", &std::fs::read(fixtures.join("scanned.pdf")).unwrap()).unwrap().mime, "application/pdf");
+        let blank = inspect_bytes("blank.pdf", &std::fs::read(fixtures.join("blank.pdf")).unwrap()).unwrap_err();
+        assert!(blank.contains("no text layer"), "{blank}");
         // Neither media nor a document: the message names both.
         let rtf = inspect_bytes("notes.rtf", b"{\\rtf1 notes}").unwrap_err();
         assert!(rtf.contains("or a document: PDF, DOCX"), "{rtf}");

@@ -32,6 +32,7 @@ mod title;
 mod tool_call;
 mod tool_rounds;
 mod tool_servers;
+mod turns;
 mod views;
 mod web_view_priority;
 

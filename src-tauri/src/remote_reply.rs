@@ -72,7 +72,9 @@ pub async fn chat_messages(
         let mut parts = Vec::new();
         let attachments = store.message_attachments(message.id).await.map_err(|e| e.to_string())?;
         // Documents go in the text, before the words typed, as for a local model.
-        let documents = crate::documents::prompt_texts(store, &attachments).await.map_err(|e| e.0)?;
+        // A provider's model is not given scanned pages as images (yet): their text is absent
+        // and the document's note says so.
+        let documents = crate::documents::prompt_texts(store, &attachments, false).await.map_err(|e| e.0)?;
         let text = confab_documents::with_documents(&documents, &message.content);
         if !text.is_empty() {
             parts.push(Part::Text(text));

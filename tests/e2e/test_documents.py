@@ -1,7 +1,7 @@
 """Documents in the app: a real native drop of a PDF and a Markdown file, their chips naming them
 with the PDF's pages, the question's prompt holding their text (the plan's prompt grows by it, and
 the context meter counted it before sending), the user message keeping them; and PDFs that cannot
-be read (truncated, password-protected, scanned) refused with errors that say so, the chat
+be read (truncated, password-protected, with neither text nor a page image) refused with errors that say so, the chat
 intact."""
 import pathlib
 import re
@@ -37,7 +37,7 @@ class Documents(AppTestCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.folder = pathlib.Path(tempfile.mkdtemp(prefix="confab-e2e-documents-"))
-        for name in ["two_pages.pdf", "truncated.pdf", "encrypted.pdf", "scanned.pdf"]:
+        for name in ["two_pages.pdf", "truncated.pdf", "encrypted.pdf", "blank.pdf"]:
             shutil.copy(FIXTURES / name, cls.folder / name)
         (cls.folder / "notes.md").write_text(NOTES)
         cls.app.wait_model_ready()
@@ -103,7 +103,7 @@ class Documents(AppTestCase):
         expected = {
             "truncated.pdf": r"damaged or incomplete",
             "encrypted.pdf": r"protected with a password",
-            "scanned.pdf": r"no text layer: it is scanned pages",
+            "blank.pdf": r"no text layer",
         }
         for name, pattern in expected.items():
             with self.subTest(name):

@@ -31,6 +31,8 @@ What it makes:
   owner_only.pdf  two_pages.pdf encrypted with an empty user password (printing and copying restrictions
                   only, as many published PDFs are): it opens without a password and must read.
   scanned.pdf     one page holding only an image of text (what a scanner makes): no text layer.
+  scanned_jpeg.pdf  a text page, then a page holding only a JPEG of text.
+  blank.pdf       one page with a rectangle: no text and no image.
   truncated.pdf   two_pages.pdf cut to its first 300 bytes: a damaged download.
   notes.docx      python-docx: a title, a Heading 1, two paragraphs, a Heading 2 and a paragraph.
   not_a.docx      a DOCX name on bytes that are no ZIP archive.
@@ -187,6 +189,29 @@ def scanned(path):
     c.save()
 
 
+def scanned_jpeg(path):
+    """A text page, then a page that is only a JPEG photo of text (the scanner's other format)."""
+    image = Image.new("RGB", (400, 160), (255, 255, 255))
+    ImageDraw.Draw(image).text((20, 60), "A photographed page", fill=(0, 0, 0))
+    jpeg = OUT / "_page.jpg"
+    image.save(jpeg, format="JPEG", quality=80)
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    c.drawString(72, 750, "The first page has text.")
+    c.showPage()
+    c.drawImage(str(jpeg), 72, 500, width=400, height=160)
+    c.showPage()
+    c.save()
+    jpeg.unlink()
+
+
+def blank(path):
+    """One page with a drawn rectangle and no text or image."""
+    c = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    c.rect(72, 500, 200, 100)
+    c.showPage()
+    c.save()
+
+
 def notes_docx(path):
     doc = DocxDocument()
     doc.add_heading("Project notes", level=0)
@@ -227,6 +252,8 @@ def main():
     encrypted(OUT / "two_pages.pdf", OUT / "encrypted.pdf", "secret")
     encrypted(OUT / "two_pages.pdf", OUT / "owner_only.pdf", "")
     scanned(OUT / "scanned.pdf")
+    scanned_jpeg(OUT / "scanned_jpeg.pdf")
+    blank(OUT / "blank.pdf")
     (OUT / "truncated.pdf").write_bytes((OUT / "two_pages.pdf").read_bytes()[:300])
     expected["notes.docx"] = notes_docx(OUT / "notes.docx")
     (OUT / "not_a.docx").write_bytes(b"This is a text file renamed to .docx\n")

@@ -312,6 +312,44 @@ class SmolLM2(ServerTest):
         self.assert_still_serving()
 
 
+class SmolLM2MemoryBudget(ServerTest):
+    """`--memory-budget`: a request that could never fit in it is refused in OpenAI's shape,
+    saying what to change; one that fits is answered; a budget that means nothing, or a
+    `--kv-bits` MLX cannot quantize to, stops the server before it starts, saying why."""
+
+    @classmethod
+    def setUpClass(cls):
+        model = default_model()
+        if not model.is_file():
+            raise unittest.SkipTest(f"the default model is not installed at {model}; run scripts/setup.sh")
+        # Room for short replies (about 25 MB each at full precision), not for the whole context.
+        cls.server = Server("--model", str(model), "--memory-budget", "60MB")
+        cls.client = openai.OpenAI(base_url=cls.server.base_url, api_key="unused", max_retries=0, timeout=120)
+
+    def test_a_request_that_could_never_fit_is_refused_saying_what_to_change(self):
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.chat("Hi", max_tokens=8000)
+        self.assert_error_shape(caught.exception, 400, "max_tokens")
+        message = caught.exception.message
+        for says in ["more than the 60 MB budget", "lower max_tokens", "--kv-bits", "--memory-budget"]:
+            self.assertIn(says, message)
+        self.assert_still_serving()
+
+    def test_bad_budgets_and_widths_stop_the_server_saying_why(self):
+        for args, says in [
+            (["--memory-budget", "lots"], "give a size such as 4GB"),
+            (["--memory-budget", "150%"], "between 0% and 100%"),
+            (["--kv-bits", "3"], "4 or 8 bits"),
+        ]:
+            with self.subTest(args=args):
+                run = subprocess.run(
+                    [str(CONFAB), "serve", "--port", "0", "--model", str(default_model()), *args],
+                    capture_output=True, text=True, timeout=120,
+                )
+                self.assertNotEqual(run.returncode, 0)
+                self.assertIn(says, run.stderr)
+
+
 WEATHER = {
     "type": "function",
     "function": {

@@ -3,7 +3,7 @@
 fn main() {
     for path in std::env::args().skip(1) {
         match confab_documents::read_document_file(std::path::Path::new(&path)) {
-            Ok(document) => println!("{}", confab_documents::render_for_prompt(&document)),
+            Ok(document) => println!("{}", confab_documents::render_for_prompt(&document, false)),
             Err(error) => println!("error: {error}"),
         }
     }

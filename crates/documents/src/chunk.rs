@@ -456,6 +456,7 @@ mod tests {
             format,
             sections: sections.iter().map(|(page, text)| Section { page: *page, text: text.to_string() }).collect(),
             notes: vec![],
+            scanned_pages: vec![],
         }
     }
 

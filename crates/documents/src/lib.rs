@@ -40,6 +40,30 @@ pub struct Document {
     /// What the person should know about how it was read ("read as Latin-1", "page 3 has no
     /// text").
     pub notes: Vec<String>,
+    /// A PDF's pages with no text layer that draw an image (scanned pages), in order: a model
+    /// that reads images can be given them.
+    #[serde(skip)]
+    pub scanned_pages: Vec<ScannedPage>,
+}
+
+/// A page with no text layer and the image it draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScannedPage {
+    /// The 1-based page number.
+    pub page: u32,
+    /// The page's image as a file, or why it could not be taken out (an encoding Confab does
+    /// not decode, such as JBIG2).
+    pub image: std::result::Result<PageImage, String>,
+}
+
+/// An image file taken out of a document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageImage {
+    /// "image/jpeg" or "image/png".
+    pub mime: &'static str,
+    pub bytes: Vec<u8>,
+    pub width: u32,
+    pub height: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -54,6 +78,16 @@ impl Document {
     /// Pages, for a format that has them.
     pub fn page_count(&self) -> Option<u32> {
         self.sections.last().and_then(|s| s.page)
+    }
+
+    /// Whether every page is scanned: no text at all, only page images.
+    pub fn only_scanned(&self) -> bool {
+        !self.scanned_pages.is_empty() && self.sections.iter().all(|s| s.text.trim().is_empty())
+    }
+
+    /// The pages given as images to a model that reads them.
+    pub fn page_images(&self) -> impl Iterator<Item = (u32, &PageImage)> {
+        self.scanned_pages.iter().filter_map(|s| Some((s.page, s.image.as_ref().ok()?)))
     }
 
     /// All the text, sections separated by blank lines.
@@ -95,13 +129,13 @@ pub fn read_document(name: &str, bytes: &[u8]) -> Result<Document> {
             .unwrap_or_else(|| "the reader failed".into());
         Err(DocumentProblem::Damaged { detail })
     });
-    let (sections, notes) = read.map_err(error)?;
+    let Reading { sections, notes, scanned_pages } = read.map_err(error)?;
     let text_bytes: usize = sections.iter().map(|s| s.text.len()).sum();
     if text_bytes > MAX_TEXT_BYTES {
         return Err(error(DocumentProblem::TooMuchText { bytes: text_bytes, limit: MAX_TEXT_BYTES }));
     }
     tracing::debug!(file = name, format = %format.label(), sections = sections.len(), text_bytes, "document read");
-    Ok(Document { name: name.to_string(), format, sections, notes })
+    Ok(Document { name: name.to_string(), format, sections, notes, scanned_pages })
 }
 
 fn check_bytes(name: &str, bytes: u64) -> Result<()> {
@@ -114,10 +148,17 @@ fn check_bytes(name: &str, bytes: u64) -> Result<()> {
     Ok(())
 }
 
-type Read = std::result::Result<(Vec<Section>, Vec<String>), DocumentProblem>;
+struct Reading {
+    sections: Vec<Section>,
+    notes: Vec<String>,
+    scanned_pages: Vec<ScannedPage>,
+}
+
+type Read = std::result::Result<Reading, DocumentProblem>;
 
 fn read_format(format: &DocumentFormat, bytes: &[u8]) -> Read {
-    let whole = |text: String, notes: Vec<String>| Ok((vec![Section { page: None, text }], notes));
+    let whole =
+        |text: String, notes: Vec<String>| Ok(Reading { sections: vec![Section { page: None, text }], notes, scanned_pages: Vec::new() });
     match format {
         DocumentFormat::Pdf => read_pdf(bytes),
         DocumentFormat::Docx => whole(docx::read(bytes)?, Vec::new()),
@@ -138,21 +179,45 @@ fn read_format(format: &DocumentFormat, bytes: &[u8]) -> Read {
 
 fn read_pdf(bytes: &[u8]) -> Read {
     let pages = pdf::read(bytes)?;
-    let blank: Vec<u32> = pages.iter().filter(|p| p.text.trim().is_empty()).map(|p| p.number).collect();
-    if blank.len() == pages.len() {
+    let blank: Vec<u32> = pages.iter().filter(|p| p.text.trim().is_empty() && p.scan.is_none()).map(|p| p.number).collect();
+    let scanned_pages: Vec<ScannedPage> =
+        pages.iter().filter_map(|p| Some(ScannedPage { page: p.number, image: p.scan.clone()? })).collect();
+    let readable = scanned_pages.iter().filter(|s| s.image.is_ok()).map(|s| s.page).collect::<Vec<_>>();
+    // With no text anywhere, a document is worth reading only for page images a model that
+    // reads images can be given.
+    if pages.iter().all(|p| p.text.trim().is_empty()) && readable.is_empty() {
         return Err(DocumentProblem::NoTextLayer { pages: pages.len() as u32 });
     }
     let mut notes = Vec::new();
+    if !readable.is_empty() {
+        let (noun, one) = page_list(&readable);
+        let (verb, them, images) = if one { ("is", "it", "an image") } else { ("are", "them", "images") };
+        notes.push(format!(
+            "{noun} {verb} scanned ({images} of text, no text layer): a vision model (one that reads images) is given {them} as {images}; other models get no content for {them}"
+        ));
+    }
+    for scan in &scanned_pages {
+        if let Err(reason) = &scan.image {
+            notes.push(format!("page {} has no text layer and {reason}; its content is not included", scan.page));
+        }
+    }
     if !blank.is_empty() {
-        let imaged = pages.iter().any(|p| p.text.trim().is_empty() && p.has_images);
-        let list = blank.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
-        let (noun, verb) = if blank.len() == 1 { ("page", "has") } else { ("pages", "have") };
+        let (noun, one) = page_list(&blank);
+        let verb = if one { "has" } else { "have" };
+        let imaged = pages.iter().any(|p| blank.contains(&p.number) && p.has_images);
         notes.push(if imaged {
-            format!("{noun} {list} {verb} no text layer (scanned or drawn as images); their content is not included")
+            format!("{noun} {verb} no text layer (drawn as images); their content is not included")
         } else {
-            format!("{noun} {list} {verb} no text")
+            format!("{noun} {verb} no text")
         });
     }
     let sections = pages.into_iter().map(|p| Section { page: Some(p.number), text: p.text }).collect();
-    Ok((sections, notes))
+    Ok(Reading { sections, notes, scanned_pages })
+}
+
+/// "page 3" or "pages 3, 4", and whether it is one page.
+fn page_list(pages: &[u32]) -> (String, bool) {
+    let list = pages.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let one = pages.len() == 1;
+    (format!("{} {list}", if one { "page" } else { "pages" }), one)
 }

@@ -11,12 +11,15 @@ use lopdf::{Object, ObjectId};
 
 use crate::error::DocumentProblem;
 use crate::limits::{MAX_INFLATED_PART_BYTES, MAX_PDF_PAGES};
+use crate::PageImage;
 
-/// One page's text (1-based page number) and whether the page draws images.
+/// One page's text (1-based page number), whether the page draws images, and, for a page with no
+/// text, its largest image (a scanner's page) as a file a vision model can take.
 pub(crate) struct PdfPage {
     pub number: u32,
     pub text: String,
     pub has_images: bool,
+    pub scan: Option<Result<PageImage, String>>,
 }
 
 pub(crate) fn read(bytes: &[u8]) -> Result<Vec<PdfPage>, DocumentProblem> {
@@ -148,10 +151,12 @@ fn read_page(document: &lopdf::Document, number: u32, page_id: ObjectId) -> Resu
     let resources: Vec<&lopdf::Dictionary> =
         resources.into_iter().chain(inherited.iter().filter_map(|id| document.get_dictionary(*id).ok())).collect();
 
-    let mut walker = Walker { document, page: number, writer: PageWriter::default(), has_images: false };
+    let mut walker = Walker { document, page: number, writer: PageWriter::default(), has_images: false, largest_image: None };
     walker.walk(&content.operations, &[&encodings], &resources, IDENTITY, 0);
     walker.writer.end_line();
-    Ok(PdfPage { number, text: walker.writer.text.trim_end().to_string(), has_images: walker.has_images })
+    let text = walker.writer.text.trim_end().to_string();
+    let scan = if text.is_empty() { walker.largest_image.map(page_image) } else { None };
+    Ok(PdfPage { number, text, has_images: walker.has_images, scan })
 }
 
 /// Each font's encoding, by its resource name; a font whose encoding cannot be read is left out
@@ -178,6 +183,9 @@ struct Walker<'a> {
     page: u32,
     writer: PageWriter,
     has_images: bool,
+    /// The page's largest image XObject by pixel count (inline images are too small to be a
+    /// scanned page).
+    largest_image: Option<&'a lopdf::Stream>,
 }
 
 impl<'a> Walker<'a> {
@@ -271,6 +279,9 @@ impl<'a> Walker<'a> {
         };
         if stream.dict.get(b"Subtype").and_then(Object::as_name).ok() != Some(b"Form".as_slice()) {
             self.has_images = true;
+            if self.largest_image.is_none_or(|largest| pixels(largest) < pixels(stream)) {
+                self.largest_image = Some(stream);
+            }
             return;
         }
         if depth >= MAX_FORM_DEPTH {
@@ -305,6 +316,70 @@ impl<'a> Walker<'a> {
         let resources: Vec<&'a lopdf::Dictionary> = own.into_iter().chain(resources.iter().copied()).collect();
         self.walk(&content.operations, &encodings, &resources, multiply(&form_matrix, ctm), depth + 1);
     }
+}
+
+fn dimension(stream: &lopdf::Stream, key: &[u8]) -> u32 {
+    stream.dict.get(key).and_then(Object::as_i64).ok().and_then(|v| u32::try_from(v).ok()).unwrap_or(0)
+}
+
+fn pixels(stream: &lopdf::Stream) -> u64 {
+    u64::from(dimension(stream, b"Width")) * u64::from(dimension(stream, b"Height"))
+}
+
+/// A scanned page's image as a file: a JPEG's bytes as they are, 8-bit gray or RGB pixels as a
+/// PNG. Other encodings give the reason they are not read.
+fn page_image(stream: &lopdf::Stream) -> Result<PageImage, String> {
+    let (width, height) = (dimension(stream, b"Width"), dimension(stream, b"Height"));
+    let filters = stream.filters().unwrap_or_default();
+    match filters.last().copied() {
+        Some(b"DCTDecode") => {
+            // The JPEG's bytes as they are, once any filters before it (ASCII85, as reportlab
+            // writes) are undone.
+            let bytes = if filters.len() == 1 {
+                stream.content.clone()
+            } else {
+                let mut outer = stream.clone();
+                let before: Vec<Object> = filters[..filters.len() - 1].iter().map(|f| Object::Name(f.to_vec())).collect();
+                outer.dict.set("Filter", Object::Array(before));
+                outer.dict.remove(b"DecodeParms");
+                outer
+                    .decompressed_content_with_limit(MAX_INFLATED_PART_BYTES)
+                    .map_err(|e| format!("its JPEG image could not be unwrapped ({e})"))?
+            };
+            return Ok(PageImage { mime: "image/jpeg", bytes, width, height });
+        }
+        Some(b"JBIG2Decode") => return Err("its image is JBIG2-encoded, which Confab does not decode".into()),
+        Some(b"CCITTFaxDecode") => return Err("its image is fax-encoded (CCITT), which Confab does not decode".into()),
+        Some(b"JPXDecode") => return Err("its image is JPEG 2000, which Confab does not decode".into()),
+        _ => {}
+    }
+    let bits = stream.dict.get(b"BitsPerComponent").and_then(Object::as_i64).unwrap_or(0);
+    let color = match stream.dict.get(b"ColorSpace").and_then(Object::as_name) {
+        Ok(b"DeviceGray") => png::ColorType::Grayscale,
+        Ok(b"DeviceRGB") => png::ColorType::Rgb,
+        _ => return Err("its image uses a colour space other than gray or RGB, which Confab does not convert".into()),
+    };
+    if bits != 8 {
+        return Err(format!("its image has {bits} bits per colour, and Confab reads 8"));
+    }
+    let channels = if color == png::ColorType::Rgb { 3 } else { 1 };
+    let expected = width as usize * height as usize * channels;
+    if expected == 0 || expected > MAX_INFLATED_PART_BYTES {
+        return Err(format!("its image is {width}×{height} pixels, outside what Confab reads"));
+    }
+    let data =
+        if filters.is_empty() { Ok(stream.content.clone()) } else { stream.decompressed_content_with_limit(MAX_INFLATED_PART_BYTES) };
+    let data = data.map_err(|e| format!("its image could not be decoded ({e})"))?;
+    let data = data.get(..expected).ok_or("its image holds fewer pixels than it says")?;
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, width, height);
+    encoder.set_color(color);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder
+        .write_header()
+        .and_then(|mut writer| writer.write_image_data(data))
+        .map_err(|e| format!("its image could not be encoded ({e})"))?;
+    Ok(PageImage { mime: "image/png", bytes, width, height })
 }
 
 fn place(writer: &mut PageWriter, string: &str, text_matrix: &Matrix, ctm: &Matrix, font_size: f32) {

@@ -6,8 +6,9 @@
 use crate::format::fence_tag;
 use crate::{Document, DocumentFormat};
 
-/// The document as the user turn carries it.
-pub fn render_for_prompt(document: &Document) -> String {
+/// The document as the user turn carries it; with `images_given` (the model reads images and the
+/// turn carries `Document::page_images`) a scanned page is marked as given as an image.
+pub fn render_for_prompt(document: &Document, images_given: bool) -> String {
     let mut out = format!("<document name=\"{}\"", attribute(&document.name));
     if let Some(pages) = document.page_count() {
         out.push_str(&format!(" pages=\"{pages}\""));
@@ -23,8 +24,12 @@ pub fn render_for_prompt(document: &Document) -> String {
         }
         _ => {
             for section in &document.sections {
-                if let Some(page) = section.page {
-                    out.push_str(&format!("[page {page}]\n"));
+                match section.page {
+                    Some(page) if images_given && document.page_images().any(|(p, _)| p == page) => {
+                        out.push_str(&format!("[page {page}: scanned, given as an image]\n"));
+                    }
+                    Some(page) => out.push_str(&format!("[page {page}]\n")),
+                    None => {}
                 }
                 if !section.text.is_empty() {
                     out.push_str(&section.text);
@@ -131,16 +136,18 @@ mod tests {
             format: DocumentFormat::Pdf,
             sections: vec![Section { page: Some(1), text: "One".into() }, Section { page: Some(2), text: "Two".into() }],
             notes: vec![],
+            scanned_pages: vec![],
         };
-        assert_eq!(render_for_prompt(&pdf), "<document name=\"a 'q'.pdf\" pages=\"2\">\n[page 1]\nOne\n[page 2]\nTwo\n</document>");
+        assert_eq!(render_for_prompt(&pdf, false), "<document name=\"a 'q'.pdf\" pages=\"2\">\n[page 1]\nOne\n[page 2]\nTwo\n</document>");
         let code = Document {
             name: "main.rs".into(),
             format: DocumentFormat::Code { language: "Rust".into() },
             sections: vec![Section { page: None, text: "fn main() {}".into() }],
             notes: vec!["read as Latin-1".into()],
+            scanned_pages: vec![],
         };
         assert_eq!(
-            render_for_prompt(&code),
+            render_for_prompt(&code, false),
             "<document name=\"main.rs\">\n(Note: read as Latin-1.)\n```rust\nfn main() {}\n```\n</document>"
         );
     }

@@ -88,7 +88,7 @@ fn text_drawn_through_forms_is_read_nested_and_moved() {
 
 #[test]
 fn the_prompt_rendering_marks_pages() {
-    let rendered = render_for_prompt(&read("two_pages.pdf"));
+    let rendered = render_for_prompt(&read("two_pages.pdf"), false);
     assert!(rendered.starts_with("<document name=\"two_pages.pdf\" pages=\"2\">\n[page 1]\nQuarterly report\n"), "{rendered}");
     assert!(rendered.contains("\n[page 2]\nOutlook\nWe expect a calm winter.\n"), "{rendered}");
     assert!(rendered.ends_with("</document>"));
@@ -107,8 +107,51 @@ fn a_pdf_with_only_an_owner_password_reads() {
 }
 
 #[test]
-fn a_scanned_pdf_is_named_as_having_no_text_layer() {
-    let problem = problem("scanned.pdf");
+fn a_scanned_pdf_reads_as_its_page_image() {
+    let document = read("scanned.pdf");
+    assert_eq!(document.page_count(), Some(1));
+    assert!(document.only_scanned());
+    let images: Vec<_> = document.page_images().collect();
+    assert_eq!(images.len(), 1, "{:?}", document.scanned_pages);
+    let (page, image) = images[0];
+    assert_eq!(page, 1);
+    // reportlab stores the 600×200 gray PNG it is given as Flate-compressed pixels; they come
+    // back as a PNG of the same size that decodes (the media crate's decoder, as the engine's).
+    assert_eq!((image.mime, image.width, image.height), ("image/png", 600, 200));
+    let decoded =
+        confab_media::decode_image_bytes("page", &image.bytes, &confab_media::MediaLimits::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((decoded.width(), decoded.height()), (600, 200));
+    assert!(
+        document.notes[0].starts_with(
+            "page 1 is scanned (an image of text, no text layer): a vision model (one that reads images) is given it as an image"
+        ),
+        "{:?}",
+        document.notes
+    );
+    let given = render_for_prompt(&document, true);
+    assert!(given.contains("[page 1: scanned, given as an image]"), "{given}");
+    assert!(!render_for_prompt(&document, false).contains("given as an image]"));
+}
+
+#[test]
+fn a_scanned_jpeg_page_gives_its_jpeg_bytes_as_they_are() {
+    let document = read("scanned_jpeg.pdf");
+    let images: Vec<_> = document.page_images().collect();
+    assert_eq!(images.iter().map(|(page, _)| *page).collect::<Vec<_>>(), vec![2], "{:?}", document.notes);
+    let (_, image) = images[0];
+    assert_eq!(image.mime, "image/jpeg");
+    assert!(image.bytes.starts_with(&[0xFF, 0xD8]), "a JPEG starts with SOI");
+    let decoded =
+        confab_media::decode_image_bytes("page", &image.bytes, &confab_media::MediaLimits::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((decoded.width(), decoded.height()), (image.width, image.height));
+    // Page 1 has its text, page 2 is the scan.
+    assert!(!document.sections[0].text.is_empty());
+    assert!(!document.only_scanned());
+}
+
+#[test]
+fn a_pdf_with_no_text_and_no_image_is_named_as_having_no_text_layer() {
+    let problem = problem("blank.pdf");
     assert_eq!(problem, DocumentProblem::NoTextLayer { pages: 1 });
     assert!(problem.to_string().starts_with("this PDF has no text layer: it is scanned pages"), "{problem}");
 }
@@ -140,7 +183,7 @@ fn text_formats() {
 
     let code = read_document("lib.py", b"def f():\n    return 1\n").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(code.format, DocumentFormat::Code { language: "Python".into() });
-    assert_eq!(render_for_prompt(&code), "<document name=\"lib.py\">\n```python\ndef f():\n    return 1\n```\n</document>");
+    assert_eq!(render_for_prompt(&code, false), "<document name=\"lib.py\">\n```python\ndef f():\n    return 1\n```\n</document>");
 
     let csv = read_document("prices.csv", b"item,price\ntea,2\n").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(csv.text(), "| item | price |\n| --- | --- |\n| tea | 2 |");
@@ -152,7 +195,7 @@ fn text_formats() {
     let latin1 = read_document("old.txt", b"caf\xe9").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(latin1.text(), "café");
     assert_eq!(latin1.notes.len(), 1);
-    assert!(render_for_prompt(&latin1).contains("(Note: the file is not UTF-8; it was read as Latin-1"));
+    assert!(render_for_prompt(&latin1, false).contains("(Note: the file is not UTF-8; it was read as Latin-1"));
 }
 
 #[test]

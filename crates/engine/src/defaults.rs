@@ -35,3 +35,10 @@ pub use confab_media::defaults::{
     MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_FILE_BYTES, MEDIA_MAX_IMAGE_PIXELS, MEDIA_MAX_VIDEO_FRAMES, MEDIA_MAX_VIDEO_FRAME_PIXELS,
     MEDIA_MAX_VIDEO_SECONDS,
 };
+
+/// The memory running requests may take (their keys/values at their longest, and one prefill
+/// chunk's activations) unless set otherwise (`--memory-budget`, Settings › Performance): this
+/// share of physical memory left after the loaded weights. Half: on a Mac the window, the
+/// system, the conversation cache (`PREFIX_CACHE_MEMORY_MIB`) and MLX's buffer cache share the
+/// same memory, and a request that waits is better than a process the system kills.
+pub const MEMORY_BUDGET_SHARE: f64 = 0.5;

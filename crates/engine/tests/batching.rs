@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{BatchOptions, Engine, EngineOptions, Event, Generation, ModelId, Prompt, Request, StopReason};
+use confab_engine::runtime::{
+    BatchOptions, Engine, EngineOptions, Event, Generation, MemoryBudget, ModelId, Prompt, ReadyModel, Request, StopReason,
+};
 use confab_engine::sample::SamplingParams;
 use confab_engine::EngineError;
 use confab_paths::{AppPaths, DefaultModel};
@@ -217,14 +219,28 @@ fn batched_greedy_decoding_matches_one_at_a_time_smollm2() {
     batched_matches_alone(smollm2(), 49152);
 }
 
-/// Bytes the tiny llama's state takes for a request whose prompt and reply fit in 256
-/// positions: 2 layers × (keys + values) × 2 heads × 16 × 4 bytes per position.
-const TINY_REQUEST_BYTES: usize = 256 * 2 * 2 * 2 * 16 * 4;
+/// Bytes the tiny llama's state takes for any request (its 256 positions of context): 2 layers
+/// × (keys + values) × 2 heads × 16 × 4 bytes per position.
+const TINY_STATE_BYTES: usize = 256 * 2 * 2 * 2 * 16 * 4;
+
+/// Bytes one prefill chunk of `chunk` tokens takes at `context` positions in the tiny llama
+/// (`model::memory::prefill_activation_bytes`, worked by hand: hidden 64, 4 heads and 2 KV
+/// heads of 16, intermediate 128, 384 tokens, float32).
+fn tiny_activations(chunk: usize, context: usize) -> usize {
+    4 * chunk * (4 * 64 + (4 + 2 * 2) * 16 + 4 * context + 3 * 128) + 4 * 384
+}
+
+fn bytes(n: usize) -> BatchOptions {
+    BatchOptions { memory_budget: Some(MemoryBudget::Bytes(n as u64)), ..Default::default() }
+}
 
 #[test]
 fn a_request_waits_while_the_running_ones_hold_its_memory() {
-    let budget = BatchOptions { state_budget: Some(TINY_REQUEST_BYTES * 3 / 2), ..Default::default() };
-    let (engine, id) = start(tiny_llama(), budget);
+    // Each fits alone (27 and 17 prompt tokens in chunks of 16), not beside the other.
+    let (first, second) = (TINY_STATE_BYTES + tiny_activations(16, 27), TINY_STATE_BYTES + tiny_activations(16, 17));
+    let budget = first.max(second) + TINY_STATE_BYTES / 4;
+    assert!(budget < 2 * TINY_STATE_BYTES);
+    let (engine, id) = start(tiny_llama(), bytes(budget));
     let first = engine.generate(request(id, (3..30).collect(), 60, false));
     let second = engine.generate(request(id, (3..20).collect(), 10, false));
     // The second is admitted (its plan sent) only once the first has finished.
@@ -239,18 +255,74 @@ fn a_request_waits_while_the_running_ones_hold_its_memory() {
 }
 
 #[test]
-fn a_request_that_could_never_fit_is_refused_and_the_engine_goes_on() {
+fn a_request_that_could_never_fit_is_refused_saying_what_to_change_and_the_engine_goes_on() {
     // Less than any request of this model needs (its buffers grow 256 positions at a time).
-    let budget = BatchOptions { state_budget: Some(TINY_REQUEST_BYTES / 2), ..Default::default() };
-    let (engine, id) = start(tiny_llama(), budget);
+    let (engine, id) = start(tiny_llama(), bytes(TINY_STATE_BYTES / 2));
     for _ in 0..2 {
         let events: Vec<Event> = engine.generate(request(id, (3..30).collect(), 100, false)).collect();
-        let [Event::Error(error @ EngineError::InvalidSetting { .. })] = events.as_slice() else { panic!("{events:?}") };
+        let [Event::Error(error @ EngineError::InvalidSetting { name: "max_tokens", .. })] = events.as_slice() else {
+            panic!("{events:?}")
+        };
         let message = error.to_string();
-        assert!(message.contains("lower max_tokens or shorten the prompt"), "{message}");
+        let needs = (TINY_STATE_BYTES + tiny_activations(16, 27)) as f64 / 1e6;
+        for says in [
+            format!("may need {needs:.0} MB"),
+            "lower max_tokens".into(),
+            "shorten the prompt".into(),
+            "--kv-bits".into(),
+            "raise the memory budget (--memory-budget".into(),
+        ] {
+            assert!(message.contains(&says), "{message} does not say {says}");
+        }
     }
-    // The engine still answers.
+    // The engine still answers, and a request that fits runs.
     assert_eq!(engine.tokenize(id, Prompt::Tokens(vec![5, 6])).unwrap(), [5, 6]);
+    let (engine, id) = start(tiny_llama(), bytes(TINY_STATE_BYTES + tiny_activations(16, 27)));
+    assert_eq!(tokens_of(engine.generate(request(id, (3..30).collect(), 5, false))).len(), 5);
+}
+
+/// The rule against starvation: requests start in arrival order. A large request (a long
+/// prompt, whose chunk's activations fill most of the budget) waits behind a running small
+/// one; a small request that arrives after it would fit beside the running one, but does not
+/// overtake it: it starts after the large one has.
+#[test]
+fn a_large_request_is_not_overtaken_by_small_ones_that_arrive_after_it() {
+    let small = |k: u32| -> Vec<u32> { (0..10).map(|i| 3 + k + i).collect() };
+    let large: Vec<u32> = (0..200).map(|i| 3 + (i * 7) % 380).collect();
+    let large_needs = TINY_STATE_BYTES + tiny_activations(200, 200);
+    let small_needs = TINY_STATE_BYTES + tiny_activations(10, 10);
+    // The large one fits alone, not beside a small one; two small ones fit together.
+    let budget = large_needs + TINY_STATE_BYTES / 2;
+    assert!(2 * small_needs < budget && large_needs + TINY_STATE_BYTES > budget);
+    let (engine, id) = start(tiny_llama(), bytes(budget));
+    let first = engine.generate(request(id, small(0), 40, false));
+    let mut first_events = vec![];
+    take_tokens(&first, 1, &mut first_events);
+    let mut large_request = request(id, large, 5, false);
+    large_request.chunk_size = 200;
+    let large = engine.generate(large_request);
+    let later = engine.generate(request(id, small(20), 5, false));
+    let later_plan = later.next();
+    assert!(matches!(later_plan, Some(Event::Plan(_))), "{later_plan:?}");
+    let large_events: Vec<Event> = std::iter::from_fn(|| large.try_next()).collect();
+    assert!(matches!(large_events.first(), Some(Event::Plan(_))), "the later small request started before the large one: {large_events:?}");
+    first_events.extend(std::iter::from_fn(|| first.next()));
+    assert!(matches!(first_events.last(), Some(Event::Done { reason: StopReason::MaxTokens, .. })));
+    assert_eq!(tokens_of(later).len(), 5);
+    assert_eq!(tokens_of(large_events.into_iter().chain(std::iter::from_fn(|| large.next()))).len(), 5);
+}
+
+/// A hybrid model's recurrent and convolution state counts in what a request needs: measured
+/// once, it is what a request's `Done` reports.
+#[test]
+fn a_hybrid_models_fixed_state_is_measured_as_requests_hold_it() {
+    let (engine, id) = start(tiny("qwen3_5"), BatchOptions::default());
+    let events: Vec<Event> = engine.generate(request(id, (3..30).collect(), 3, false)).collect();
+    let Some(Event::Done { usage, .. }) = events.last() else { panic!("{events:?}") };
+    let fixed = usage.state_bytes.recurrent + usage.state_bytes.convolution;
+    assert!(fixed > 0, "{:?}", usage.state_bytes);
+    let model = ReadyModel::load(&tiny("qwen3_5"), &LoadOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!(model.fixed_state_bytes(), fixed);
 }
 
 /// Rows whose caches share buffers with a prefix-cache entry: two requests resume from one

@@ -9,7 +9,7 @@ use tauri::{AppHandle, Emitter};
 use super::App;
 use crate::context_meter::ContextUse;
 use crate::failure::Failure;
-use crate::reply::{self, require_target, stream_reply, ReplyEvent};
+use crate::reply::{require_target, stream_reply, ReplyEvent};
 use crate::sync::lock;
 use crate::title::{provisional, UNTITLED};
 
@@ -127,7 +127,7 @@ pub async fn measure_context(
                 Some(leaf) => store.branch(id, leaf).await?,
                 None => vec![],
             };
-            (reply::system_prompt(&chat, &settings).to_owned(), branch)
+            (crate::turns::system_prompt(&chat, &settings).to_owned(), branch)
         }
         None => (settings.system_prompt.clone(), vec![]),
     };
@@ -139,7 +139,7 @@ pub async fn measure_context(
         if crate::documents::is_document(&attachment) {
             documents.push(attachment);
         } else {
-            media.push(reply::media_item(store, &attachment).await?);
+            media.push(crate::turns::media_item(store, &attachment).await?);
         }
     }
     // Documents count as what they add to the prompt: their text, or the passages searched.

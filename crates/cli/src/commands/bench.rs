@@ -19,6 +19,10 @@ pub struct Args {
     /// Measured runs after one warm-up; the report is their mean.
     #[arg(long, default_value_t = 1)]
     runs: usize,
+    /// Measure the first run, without a warm-up (memory at long contexts, where a warm-up
+    /// would double the time; speeds are then a cold start's).
+    #[arg(long)]
+    no_warm_up: bool,
     /// Prefill chunk size (mlx-lm uses 2048).
     #[arg(long, default_value_t = confab_engine::defaults::PREFILL_CHUNK_TOKENS)]
     chunk: usize,
@@ -73,7 +77,8 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let prompt = synthetic_prompt(args.prompt_tokens, info.vocab_size);
     let mut measured: Vec<Timings> = vec![];
     let mut keys_values_bytes = 0;
-    for run in 0..=args.runs {
+    let first = usize::from(args.no_warm_up);
+    for run in first..=args.runs {
         let mut sampling = SamplingParams::greedy();
         sampling.max_tokens = args.gen_tokens;
         let mut request = Request::new(id, Prompt::Tokens(prompt.clone()), sampling);

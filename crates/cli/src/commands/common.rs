@@ -7,7 +7,7 @@ use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::defaults;
 use confab_engine::media::MediaItem;
 use confab_engine::model::{DtypeChoice, LoadOptions};
-use confab_engine::runtime::{Engine, EngineOptions, ModelId, ModelInfo};
+use confab_engine::runtime::{BatchOptions, Engine, EngineOptions, MemoryBudget, ModelId, ModelInfo};
 use confab_engine::state::KvQuantization;
 use confab_paths::{AppPaths, DefaultModel};
 
@@ -27,6 +27,12 @@ pub struct ModelArgs {
     /// Elements per scale and bias when keys and values are quantized: 32, 64 or 128.
     #[arg(long, value_name = "N", default_value_t = KvQuantization::DEFAULT_GROUP_SIZE, requires = "kv_bits")]
     pub kv_group_size: u32,
+    /// Memory that running requests may hold together (their keys/values at their longest and
+    /// a prompt chunk's activations): a size such as 4GB or 512MB, or a share of the memory
+    /// left after the model's weights such as 60% (default 50%). A request that does not fit
+    /// waits its turn; one that could never fit is refused, saying what to change.
+    #[arg(long, value_name = "SIZE|SHARE")]
+    pub memory_budget: Option<MemoryBudget>,
     #[command(flatten)]
     pub cache: CacheArgs,
 }
@@ -122,7 +128,8 @@ impl ModelArgs {
 
     /// Starts an engine and loads the model, with progress on stderr when `verbose`.
     pub fn load(&self, verbose: bool) -> anyhow::Result<(Engine, ModelId, ModelInfo)> {
-        let options = EngineOptions { prefix: self.cache.options(), encoder: self.cache.encoder_options(), ..Default::default() };
+        let batch = BatchOptions { memory_budget: self.memory_budget, ..Default::default() };
+        let options = EngineOptions { prefix: self.cache.options(), encoder: self.cache.encoder_options(), batch, ..Default::default() };
         let load_options = self.load_options()?;
         let engine = Engine::start(options)?;
         let path = self.path();

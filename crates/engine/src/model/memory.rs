@@ -23,9 +23,11 @@ pub fn kv_bytes_per_token_and_layer(num_kv_heads: usize, head_dim: usize) -> u64
 }
 
 /// The one estimate of a sequence's state, behind discovery's "memory needed" and the
-/// scheduler's admission: `positions` keys and values in full-attention layers, at most a
-/// window's worth in sliding ones; recurrent and convolution state is small and fixed, and left
-/// out. Layers are taken to have `kv_heads` heads of `head_dim`.
+/// scheduler's admission: `positions` keys and values in full-attention layers (quantized ones
+/// at their packed size), at most a window's worth in sliding ones. Recurrent and convolution
+/// state is fixed whatever the length, and its shape is the family's: the scheduler measures
+/// it once per model (`ReadyModel::fixed_state_bytes`) and adds it. Layers are taken to have
+/// `kv_heads` heads of `head_dim`.
 pub fn state_bytes(
     kinds: impl IntoIterator<Item = StateKind>,
     positions: usize,
@@ -52,6 +54,28 @@ pub fn kv_cache_bytes(c: &TextConfig, tokens: usize) -> u64 {
         LayerKind::Convolution => StateKind::Convolution,
     });
     state_bytes(kinds, tokens, c.num_kv_heads, c.head_dim, state_element_bytes())
+}
+
+/// The most memory one prefill chunk's activations take at once, beside the weights and the
+/// state: `chunk` tokens attending to `context` positions, at `element_bytes` per element.
+/// MLX frees a layer's intermediates once the next layer has read them, so the peak is one
+/// layer's worth on top of the residual stream:
+///
+///   element_bytes × chunk × (4·hidden                       residual, its norm, attention out, sum
+///                           + (heads + 2·kv_heads)·head_dim   queries, keys, values
+///                           + heads·context                   attention scores, materialized
+///                           + 3·intermediate)                 the MLP's gate, up and product
+///   + 4 × vocab                                               the last position's float32 logits
+///
+/// Scores are counted as if attention were materialized (MLX's fallback where no fused
+/// kernel applies), so this is an upper bound where a fused kernel runs. bench/memory.py
+/// prints it beside the measured peak.
+pub fn prefill_activation_bytes(c: &TextConfig, chunk: usize, context: usize, element_bytes: usize) -> u64 {
+    let (chunk, context) = (chunk as u64, context.max(chunk) as u64);
+    let (hidden, intermediate) = (c.hidden_size as u64, c.intermediate_size as u64);
+    let (heads, kv_heads, head_dim) = (c.num_heads as u64, c.num_kv_heads as u64, c.head_dim as u64);
+    let per_token = 4 * hidden + (heads + 2 * kv_heads) * head_dim + heads * context + 3 * intermediate;
+    element_bytes as u64 * chunk * per_token + 4 * c.vocab_size as u64
 }
 
 /// An estimate for memory planning: embeddings, attention and MLP weights.

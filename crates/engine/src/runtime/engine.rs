@@ -25,7 +25,8 @@ use crate::text::ChatOptions;
 #[derive(Debug, Clone, Default)]
 pub struct EngineOptions {
     /// MLX keeps freed buffers for reuse up to this many bytes (default: a quarter of memory),
-    /// so memory does not grow without bound across requests.
+    /// so memory does not grow without bound across requests; never more than the memory
+    /// budget leaves unreserved (`BatchOptions::memory_budget`).
     pub mlx_cache_limit: Option<usize>,
     /// The prefix (session) cache: budgets, disk folder, on/off.
     pub prefix: PrefixOptions,
@@ -34,7 +35,7 @@ pub struct EngineOptions {
     pub encoder: EncoderOptions,
     /// How large an attached image or clip may be.
     pub media_limits: MediaLimits,
-    /// How many requests run at once, and the memory their state may take.
+    /// How many requests run at once, and the memory they may take.
     pub batch: BatchOptions,
     /// Where videos are read from; `None`: their files (`media::probe_video`, `decode_video`).
     pub video_reader: Option<std::sync::Arc<dyn crate::media::VideoReader>>,
@@ -186,7 +187,7 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
     let limits = options.media_limits;
     let video_reader = options.video_reader;
     let mut next_id = 1u64;
-    let mut scheduler = Scheduler::new(&options.batch);
+    let mut scheduler = Scheduler::new(&options.batch, limit);
     let mut open = true;
     while open || !scheduler.is_idle() {
         // Idle: wait for a command. Busy: take whatever has arrived, then run an iteration.
@@ -209,7 +210,9 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
         for command in arrived {
             match command {
                 Command::Load { path, options, mut progress, reply } => {
+                    let before = mlx_rs::memory::active_memory().unwrap_or(0);
                     let result = ReadyModel::load(&path, &options, &mut progress).map(|mut model| {
+                        model.weights_bytes = mlx_rs::memory::active_memory().unwrap_or(0).saturating_sub(before);
                         if let Some(reader) = &video_reader {
                             model.video_reader = reader.clone();
                         }
@@ -253,7 +256,7 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                     )))),
                     Some(model) => {
                         let shared = generate::Shared { prefix: &mut prefix, encoders: &mut encoders, limits: &limits };
-                        scheduler.submit(model, &shared, *request, cancel, events);
+                        scheduler.submit(model, &models, &shared, *request, cancel, events);
                     }
                     None => drop(events.send(Event::Error(unknown_model()))),
                 },

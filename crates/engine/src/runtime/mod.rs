@@ -1,5 +1,6 @@
 //! The engine's native side: the thread that owns every MLX array, the requests it serves.
 
+pub mod budget;
 pub mod context;
 pub mod count;
 pub mod embed;
@@ -11,6 +12,7 @@ pub mod ready_model;
 pub mod request;
 pub mod scheduler;
 
+pub use budget::MemoryBudget;
 pub use count::TokenCounter;
 pub use embed::Embeddings;
 pub use engine::{Engine, EngineOptions, Generation};

@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use mlx_rs::Array;
+
 use crate::constraint::Grammars;
 use crate::error::{EngineError, Result};
 use crate::media::{FileVideos, MediaKind, VideoReader};
@@ -39,6 +41,11 @@ pub struct ReadyModel {
     /// The vocabulary as constrained decoding sees it, built by the first request with a
     /// constraint (most models never serve one); the error, when it cannot be built.
     grammars: OnceLock<std::result::Result<Arc<Grammars>, String>>,
+    /// What MLX held more after loading it than before: its weights, as resident (set by the
+    /// engine, which loads one model at a time).
+    pub weights_bytes: usize,
+    /// Its recurrent and convolution state for one sequence, measured on first need.
+    fixed_state: OnceLock<usize>,
 }
 
 /// What the app, the CLI and the server know and show about a loaded model (the window gets it
@@ -112,6 +119,30 @@ impl ReadyModel {
     /// Each layer's state kind, in the keys/values precision the model was loaded with.
     pub fn state_kinds(&self) -> Vec<StateKind> {
         quantized_kinds(self.model.state_kinds(), self.kv.quantization)
+    }
+
+    /// The bytes one sequence's recurrent and convolution layers hold: fixed whatever its
+    /// length, and shaped by the family, so measured once, on a fresh state after one token
+    /// (0 for models without such layers; a forward that fails counts 0 and is logged).
+    pub fn fixed_state_bytes(&self) -> usize {
+        *self.fixed_state.get_or_init(|| {
+            let fixed = |kind: &StateKind| matches!(kind, StateKind::Recurrent | StateKind::Convolution);
+            if !self.state_kinds().iter().any(fixed) {
+                return 0;
+            }
+            let mut state = self.new_state();
+            let measured = self.model.forward(&Array::from_slice(&[0i32], &[1, 1]), &mut state).and_then(|_| {
+                mlx_rs::transforms::eval(state.arrays())?;
+                Ok(state.bytes())
+            });
+            match measured {
+                Ok(bytes) => bytes.recurrent + bytes.convolution,
+                Err(e) => {
+                    tracing::warn!("could not measure the recurrent state's size: {e}");
+                    0
+                }
+            }
+        })
     }
 
     /// The model's token environment for constrained decoding, built on first use.
@@ -233,6 +264,8 @@ impl ReadyModel {
             markup_ids: Arc::new(markup_ids),
             kv,
             grammars: OnceLock::new(),
+            weights_bytes: 0,
+            fixed_state: OnceLock::new(),
         };
         // The family's vision and audio towers, where it has them (from Hugging Face folders).
         let load_encoder = registry::family(&ready.info.architecture).and_then(|f| f.encoder);

@@ -1,7 +1,12 @@
 //! The scheduler: every request the engine thread is serving, and what each iteration runs.
 //!
-//! Requests wait in arrival order until they fit (a row limit and a budget for the state
-//! they may come to hold), then run as rows. Each iteration runs one prefill chunk of the
+//! Requests wait in arrival order until they fit (a row limit and a memory budget), then run
+//! as rows. What a request needs is its state at its longest (prompt plus every token it may
+//! generate, in its keys/values precision, windows capped, recurrent state measured) plus
+//! one prefill chunk's activations (`model::memory`); the budget is `BatchOptions::memory_budget`.
+//! Only the oldest waiting request may start: a later one never overtakes it, so a large
+//! request waits for running ones to finish, never for a stream of small ones behind it. A
+//! request that could not fit even alone is refused at once with what to change. Each iteration runs one prefill chunk of the
 //! oldest row still reading its prompt and one decode step for every row that is decoding
 //! (one batched forward per model), so a long prompt slows the others' decoding down but
 //! never stops it. Rows join and leave between iterations; cancellation, stop strings and
@@ -11,24 +16,26 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::error::EngineError;
+use crate::runtime::budget::MemoryBudget;
 use crate::runtime::generate::{self, Row, Shared};
 use crate::runtime::prepared::Prepared;
 use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{Event, ModelId, Request, StopReason, Timings, Usage};
 use crate::state::{KeysValues, StateKind};
 
-/// How many requests run at once, and how much state they may hold together.
+/// How many requests run at once, and how much memory they may hold together.
 #[derive(Debug, Clone, Default)]
 pub struct BatchOptions {
     /// Rows decoded together at most (default 16); later requests wait.
     pub max_rows: Option<usize>,
-    /// Bytes of per-sequence state (keys and values) the running requests may come to hold
-    /// together (default: a quarter of memory). A request is admitted when its worst case
-    /// (prompt plus every token it may generate) fits beside the others'; one that could
-    /// never fit is refused.
-    pub state_budget: Option<usize>,
+    /// Memory the running requests may come to hold together: their state at its longest and
+    /// the largest prefill chunk's activations (default `MemoryBudget::default()`, a share of
+    /// the memory left after the weights). A request is admitted when its worst case fits
+    /// beside the others'; one that could never fit is refused.
+    pub memory_budget: Option<MemoryBudget>,
 }
 
 const DEFAULT_MAX_ROWS: usize = 16;
@@ -39,28 +46,83 @@ struct Waiting {
     prepared: Prepared,
     cancel: Arc<AtomicBool>,
     events: Sender<Event>,
-    /// Its worst-case state, in bytes.
-    needs: usize,
+    needs: Needs,
+    queued_at: Instant,
+    /// Whether the log has said why it waits.
+    wait_logged: bool,
 }
 
 struct Running {
     model: ModelId,
     row: Row,
     /// What admission set aside for it.
-    reserved: usize,
+    reserved: Needs,
+}
+
+/// A request's worst case, in bytes: its state, held until it ends, and its prefill
+/// chunk's activations, held only while it reads its prompt.
+#[derive(Debug, Clone, Copy)]
+struct Needs {
+    state: usize,
+    activations: usize,
 }
 
 pub struct Scheduler {
     waiting: VecDeque<Waiting>,
     running: Vec<Running>,
     max_rows: usize,
-    budget: usize,
+    budget: MemoryBudget,
+    physical: u64,
+    /// MLX's buffer cache at most (`EngineOptions::mlx_cache_limit`), and the limit last set.
+    cache_limit: usize,
+    cache_limit_set: Option<usize>,
 }
 
 impl Scheduler {
-    pub fn new(options: &BatchOptions) -> Self {
-        let budget = options.state_budget.unwrap_or((crate::device::physical_memory() / 4) as usize);
-        Self { waiting: VecDeque::new(), running: vec![], max_rows: options.max_rows.unwrap_or(DEFAULT_MAX_ROWS).max(1), budget }
+    /// `cache_limit`: the most MLX may keep of freed buffers for reuse.
+    pub fn new(options: &BatchOptions, cache_limit: usize) -> Self {
+        Self {
+            waiting: VecDeque::new(),
+            running: vec![],
+            max_rows: options.max_rows.unwrap_or(DEFAULT_MAX_ROWS).max(1),
+            budget: options.memory_budget.unwrap_or_default(),
+            physical: crate::device::physical_memory(),
+            cache_limit,
+            cache_limit_set: None,
+        }
+    }
+
+    /// Freed buffers MLX keeps for reuse count against the budget too: its cache may hold what
+    /// the running requests have not reserved. Without this, the buffers a growing state
+    /// leaves behind (each growth step frees the smaller copy) pile up in the cache, and the
+    /// process takes several times the budget (8,192 positions of SmolLM2: 3.5 GB resident
+    /// against 0.5 GB in use).
+    fn bound_cache(&mut self, budget: usize) {
+        let limit = budget.saturating_sub(self.in_use_with(None)).min(self.cache_limit);
+        if self.cache_limit_set != Some(limit) {
+            let _ = mlx_rs::memory::set_cache_limit(limit);
+            self.cache_limit_set = Some(limit);
+        }
+    }
+
+    /// The budget in bytes beside the models loaded now.
+    fn budget_bytes(&self, models: &HashMap<ModelId, ReadyModel>) -> usize {
+        let weights = models.values().map(|m| m.weights_bytes as u64).sum();
+        self.budget.bytes(self.physical, weights) as usize
+    }
+
+    /// Memory the running rows hold, with `next` beside them: every state, and the largest
+    /// activations of a row still reading its prompt (one chunk runs at a time).
+    fn in_use_with(&self, next: Option<Needs>) -> usize {
+        let rows = self.running.iter().map(|r| (r.reserved, !r.row.prefilled())).chain(next.map(|n| (n, true)));
+        let (mut state, mut activations) = (0, 0);
+        for (needs, prefilling) in rows {
+            state += needs.state;
+            if prefilling {
+                activations = activations.max(needs.activations);
+            }
+        }
+        state + activations
     }
 
     /// Nothing running or waiting.
@@ -68,33 +130,38 @@ impl Scheduler {
         self.waiting.is_empty() && self.running.is_empty()
     }
 
-    /// A new request: checked now (a bad one fails at once), then queued.
-    pub fn submit(&mut self, model: &ReadyModel, shared: &Shared, mut request: Request, cancel: Arc<AtomicBool>, events: Sender<Event>) {
+    /// A new request: checked now (a bad one, or one that could never fit, fails at once),
+    /// then queued.
+    pub fn submit(
+        &mut self,
+        model: &ReadyModel,
+        models: &HashMap<ModelId, ReadyModel>,
+        shared: &Shared,
+        mut request: Request,
+        cancel: Arc<AtomicBool>,
+        events: Sender<Event>,
+    ) {
         let prepared = match generate::check(model, &mut request, shared.limits) {
             Ok(p) => p,
             Err(e) => return drop(events.send(Event::Error(e))),
         };
         let positions = generate::positions_needed(model, &request, prepared.ids.len());
-        let needs = state_bytes(model, positions);
-        if needs > self.budget {
-            let error = EngineError::invalid(
-                "max_tokens",
-                format!(
-                    "this request may need {} of memory for {positions} positions, more than the {} the engine allows for running requests; lower max_tokens or shorten the prompt",
-                    megabytes(needs),
-                    megabytes(self.budget)
-                ),
-            );
+        let needs = worst_case(model, positions, prepared.ids.len(), request.chunk_size);
+        let budget = self.budget_bytes(models);
+        if needs.state + needs.activations > budget {
+            let error = never_fits(model, positions, needs, budget);
             tracing::warn!("refused a request: {error}");
             return drop(events.send(Event::Error(error)));
         }
-        self.waiting.push_back(Waiting { model: request.model, request, prepared, cancel, events, needs });
+        let queued_at = Instant::now();
+        self.waiting.push_back(Waiting { model: request.model, request, prepared, cancel, events, needs, queued_at, wait_logged: false });
     }
 
     /// One iteration: admit what fits, one prefill chunk, one decode step for every decoding
     /// row, then retire the rows that stopped.
     pub fn step(&mut self, models: &HashMap<ModelId, ReadyModel>, shared: &mut Shared) {
         self.admit(models, shared);
+        self.bound_cache(self.budget_bytes(models));
 
         for running in &mut self.running {
             running.row.check_cancel();
@@ -166,12 +233,35 @@ impl Scheduler {
             }
             !cancelled
         });
+        let budget = self.budget_bytes(models);
         while let Some(next) = self.waiting.front() {
-            let reserved: usize = self.running.iter().map(|r| r.reserved).sum();
-            if self.running.len() >= self.max_rows || reserved + next.needs > self.budget {
+            let (full, in_use) = (self.running.len() >= self.max_rows, self.in_use_with(Some(next.needs)));
+            if full || in_use > budget {
+                let queued = self.waiting.len();
+                let next = self.waiting.front_mut().expect("a waiting request");
+                if !std::mem::replace(&mut next.wait_logged, true) {
+                    tracing::info!(
+                        queued,
+                        running = self.running.len(),
+                        needs = %megabytes(next.needs.state + next.needs.activations),
+                        in_use = %megabytes(self.in_use_with(None)),
+                        budget = %megabytes(budget),
+                        "a request waits for {}",
+                        if full { "a free row" } else { "memory" }
+                    );
+                }
                 break;
             }
-            let Waiting { model, request, prepared, cancel, events, needs } = self.waiting.pop_front().expect("a waiting request");
+            let Waiting { model, request, prepared, cancel, events, needs, queued_at, wait_logged } =
+                self.waiting.pop_front().expect("a waiting request");
+            // In bytes, for bench/memory.py to set beside what it measures.
+            tracing::info!(
+                state_bytes = needs.state,
+                activation_bytes = needs.activations,
+                budget_bytes = budget,
+                waited_ms = if wait_logged { queued_at.elapsed().as_millis() as u64 } else { 0 },
+                "memory reserved"
+            );
             let Some(ready) = models.get(&model) else {
                 let _ = events.send(Event::Error(unloaded()));
                 continue;
@@ -188,9 +278,10 @@ impl Scheduler {
     }
 }
 
-/// The most state a sequence of `positions` holds (`model::state_bytes`), its full-attention
-/// layers' keys and values counted in their growth steps.
-fn state_bytes(model: &ReadyModel, positions: usize) -> usize {
+/// A request's worst case: its state at `positions` (`model::state_bytes`, full keys/values
+/// counted in their growth steps, plus the model's fixed recurrent state), and the
+/// activations of its largest prefill chunk, the last, which attends to the whole prompt.
+fn worst_case(model: &ReadyModel, positions: usize, prompt: usize, chunk: usize) -> Needs {
     let config = model.config();
     let element = match model.info.dtype.as_str() {
         "bfloat16" | "float16" => 2,
@@ -200,7 +291,31 @@ fn state_bytes(model: &ReadyModel, positions: usize) -> usize {
         StateKind::Window { size } => StateKind::Window { size: size.min(positions) },
         other => other,
     });
-    crate::model::state_bytes(kinds, KeysValues::capacity_for(positions), config.num_kv_heads, config.head_dim, element) as usize
+    let positional =
+        crate::model::state_bytes(kinds, KeysValues::capacity_for(positions), config.num_kv_heads, config.head_dim, element) as usize;
+    let chunk = chunk.max(1).min(prompt.max(1));
+    let activations = crate::model::memory::prefill_activation_bytes(config, chunk, prompt, element) as usize;
+    Needs { state: positional + model.fixed_state_bytes(), activations }
+}
+
+/// The refusal of a request that could not run even alone, saying what would let it.
+fn never_fits(model: &ReadyModel, positions: usize, needs: Needs, budget: usize) -> EngineError {
+    let fewer_bits = match model.kv.quantization.map(|q| q.bits) {
+        None => ", hold keys and values at 8 or 4 bits (--kv-bits, Settings › Model)",
+        Some(8) => ", hold keys and values at 4 bits (--kv-bits 4, Settings › Model)",
+        Some(_) => "",
+    };
+    EngineError::invalid(
+        "max_tokens",
+        format!(
+            "this request may need {} of memory ({} of keys and values for {positions} positions, {} for reading the prompt), more than the {} budget for running requests; lower max_tokens (Settings › Chat › Max tokens) or shorten the prompt{fewer_bits}, or raise the memory budget (--memory-budget; the app's is {}% of the memory left after the model's weights)",
+            megabytes(needs.state + needs.activations),
+            megabytes(needs.state),
+            megabytes(needs.activations),
+            megabytes(budget),
+            crate::defaults::MEMORY_BUDGET_SHARE * 100.0
+        ),
+    )
 }
 
 fn megabytes(bytes: usize) -> String {

@@ -17,7 +17,7 @@ use std::path::Path;
 use mlx_rs::io::GgufFile;
 
 use super::gguf_header;
-use super::gguf_meta::{hf_name, Meta, Names};
+use super::gguf_meta::{hf_name, Meta, Names, LLAMA};
 
 use crate::error::{EngineError, Result};
 use crate::model::config::{Activation, ConfigDefaults, LayerKind, RopeConfig, RopeScaling, TextConfig};
@@ -206,24 +206,6 @@ fn load_as(path: &Path, defaults_of: fn(&str) -> ConfigDefaults, own_reader: boo
     fingerprint.add(&size.to_le_bytes()).add(format!("{config:?}").as_bytes()).add_file_samples(path)?;
     Ok(Loaded { weights: Weights::new(tensors, path, None), config, json, fingerprint: fingerprint.finish(), file })
 }
-
-/// Llama's names (and those of the architectures that share them).
-pub(super) const LLAMA: Names = Names {
-    top: &[("token_embd", "model.embed_tokens"), ("output_norm", "model.norm"), ("output", "lm_head")],
-    block: &[
-        ("attn_norm", "input_layernorm"),
-        ("ffn_norm", "post_attention_layernorm"),
-        ("attn_q_norm", "self_attn.q_norm"),
-        ("attn_k_norm", "self_attn.k_norm"),
-        ("attn_q", "self_attn.q_proj"),
-        ("attn_k", "self_attn.k_proj"),
-        ("attn_v", "self_attn.v_proj"),
-        ("attn_output", "self_attn.o_proj"),
-        ("ffn_gate", "mlp.gate_proj"),
-        ("ffn_up", "mlp.up_proj"),
-        ("ffn_down", "mlp.down_proj"),
-    ],
-};
 
 /// LFM2's: gated short convolutions, `operator_norm`, per-head `*_layernorm`, `feed_forward.w*`,
 /// and the final norm as `token_embd_norm`.

@@ -58,7 +58,7 @@ pub(super) const CONVERTED: &[(&str, &str, Converted)] = &[
     ("qwen35", "qwen3_5_text", Converted { names: &QWEN35, config: qwen35_config, restore: qwen35_restore }),
     ("qwen35moe", "qwen3_5_moe_text", Converted { names: &QWEN35, config: qwen35_config, restore: qwen35_restore }),
     ("qwen3next", "qwen3_next", Converted { names: &QWEN35, config: qwen35_config, restore: qwen35_restore }),
-    ("mistral3", "ministral3", Converted { names: &super::gguf::LLAMA, config: mistral3_config, restore: mistral3_restore }),
+    ("mistral3", "ministral3", Converted { names: &super::gguf_meta::LLAMA, config: mistral3_config, restore: mistral3_restore }),
     ("gpt-oss", "gpt_oss", Converted { names: &GPT_OSS, config: gpt_oss_config, restore: gpt_oss_restore }),
     ("gemma4", "gemma4_text", Converted { names: &GEMMA4, config: gemma4_config, restore: gemma4_restore }),
 ];

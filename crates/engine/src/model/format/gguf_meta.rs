@@ -13,6 +13,24 @@ pub(super) struct Names {
     pub block: &'static [(&'static str, &'static str)],
 }
 
+/// Llama's names (and those of the architectures that share them).
+pub(super) const LLAMA: Names = Names {
+    top: &[("token_embd", "model.embed_tokens"), ("output_norm", "model.norm"), ("output", "lm_head")],
+    block: &[
+        ("attn_norm", "input_layernorm"),
+        ("ffn_norm", "post_attention_layernorm"),
+        ("attn_q_norm", "self_attn.q_norm"),
+        ("attn_k_norm", "self_attn.k_norm"),
+        ("attn_q", "self_attn.q_proj"),
+        ("attn_k", "self_attn.k_proj"),
+        ("attn_v", "self_attn.v_proj"),
+        ("attn_output", "self_attn.o_proj"),
+        ("ffn_gate", "mlp.gate_proj"),
+        ("ffn_up", "mlp.up_proj"),
+        ("ffn_down", "mlp.down_proj"),
+    ],
+};
+
 /// llama.cpp's tensor names → Hugging Face's (`blk.3.attn_q.weight` → `model.layers.3.self_attn.q_proj.weight`).
 pub(super) fn hf_name(gguf: &str, names: &Names) -> String {
     let (stem, suffix) = gguf.rsplit_once('.').unwrap_or((gguf, ""));
