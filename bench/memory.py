@@ -24,10 +24,8 @@ load: `confab serve` under a budget that holds --fits of the long requests (read
 """
 import argparse
 import json
-import math
 import os
 import re
-import statistics
 import subprocess
 import sys
 import threading
@@ -150,32 +148,6 @@ def vm_hwm(pid):
     return kb("VmHWM"), kb("VmRSS")
 
 
-def load_level(server, model, clients, words, max_tokens, timeout, serial0):
-    results, errors = [], []
-    lock = threading.Lock()
-
-    def client(i):
-        try:
-            ttft, n = serve.stream_one(server.base, model, serve.prompt(serial0 + i, words), max_tokens, timeout)
-            with lock:
-                results.append((ttft, n))
-        except Exception as e:  # noqa: BLE001 — counted, reported
-            with lock:
-                errors.append(str(e))
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    started = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - started
-    ttfts = sorted(r[0] for r in results)
-    pick = lambda q: ttfts[min(len(ttfts) - 1, int(math.ceil(q * len(ttfts))) - 1)] if ttfts else float("nan")
-    return {"answered": len(results), "errors": errors, "tokens": sum(r[1] for r in results), "wall_s": wall,
-            "ttft_p50_s": statistics.median(ttfts) if ttfts else float("nan"), "ttft_p95_s": pick(0.95)}
-
-
 def part_load(args):
     model_path = os.path.join(args.folders, "smollm2-f32")
     base = [args.binary, "serve", "--model", model_path, "--port", "0", "--no-prefix-cache"]
@@ -197,7 +169,7 @@ def part_load(args):
     try:
         serve.stream_one(server.base, model, serve.prompt(10**6 + 1, 8), 4, args.timeout)  # warm-up
         _, loaded = vm_hwm(server.process.pid)
-        row = load_level(server, model, args.clients, args.load_words, args.max_tokens, args.timeout, 0)
+        row = serve.level(server, model, args.clients, 1, args.max_tokens, args.timeout, 0, [args.load_words])
         hwm, _ = vm_hwm(server.process.pid)
         alive = server.process.poll() is None
         log = open(server.log.name).read()
@@ -205,8 +177,8 @@ def part_load(args):
         server.stop()
     waits = re.findall(r"a request waits for memory", log)
     waited = [int(w) for w in re.findall(r"waited_ms=(\d+)", log) if int(w) > 0]
-    ok = row["answered"] == args.clients and not row["errors"] and alive and hwm <= loaded + budget
-    print(f"confab: {row['answered']}/{args.clients} answered, {len(row['errors'])} errors, server alive: {alive}; "
+    ok = row["requests"] == args.clients and not row["errors"] and alive and hwm <= loaded + budget
+    print(f"confab: {row['requests']}/{args.clients} answered, {len(row['errors'])} errors, server alive: {alive}; "
           f"{len(waits)} waited for memory (longest {max(waited, default=0) / 1e3:.1f} s); "
           f"peak RSS {mb(hwm)} MB against {mb(loaded)} MB after loading + {mb(budget)} MB budget = {mb(loaded + budget)} MB; "
           f"TTFT p50 {row['ttft_p50_s']:.1f} s, p95 {row['ttft_p95_s']:.1f} s; {row['tokens']} tokens in {row['wall_s']:.1f} s"
@@ -218,11 +190,11 @@ def part_load(args):
         try:
             serve.stream_one(theirs.base, model_path, serve.prompt(10**6 + 2, 8), 4, args.timeout)
             _, their_loaded = vm_hwm(theirs.process.pid)
-            their = load_level(theirs, model_path, args.clients, args.load_words, args.max_tokens, args.timeout, 100)
+            their = serve.level(theirs, model_path, args.clients, 1, args.max_tokens, args.timeout, 100, [args.load_words])
             their_hwm, _ = vm_hwm(theirs.process.pid)
         finally:
             theirs.stop()
-        print(f"mlx_lm.server: {their['answered']}/{args.clients} answered; peak RSS {mb(their_hwm)} MB ({mb(their_loaded)} MB "
+        print(f"mlx_lm.server: {their['requests']}/{args.clients} answered; peak RSS {mb(their_hwm)} MB ({mb(their_loaded)} MB "
               f"after loading); TTFT p50 {their['ttft_p50_s']:.1f} s, p95 {their['ttft_p95_s']:.1f} s; "
               f"{their['tokens']} tokens in {their['wall_s']:.1f} s", flush=True)
     return ok

@@ -18,10 +18,10 @@ turns the load into cache hits. Greedy, so both write the same tokens.
 import argparse
 import http.client
 import json
+import math
 import os
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -113,14 +113,21 @@ def stream_one(base: str, model: str, text: str, max_tokens: int, timeout: float
     return (first if first is not None else time.perf_counter() - started), (usage if usage is not None else chunks)
 
 
-def level(server: Server, model: str, clients: int, requests: int, max_tokens: int, timeout: float, serial0: int) -> dict:
+def percentile(ordered: list[float], q: float) -> float:
+    """The nearest-rank q-quantile of an ascending list (NaN for an empty one)."""
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else float("nan")
+
+
+def level(server: Server, model: str, clients: int, requests: int, max_tokens: int, timeout: float, serial0: int,
+          words: list[int] = PROMPT_WORDS) -> dict:
+    """`clients` streaming at once, each sending `requests` prompts in turn (of `words` words, cycled)."""
     ttfts, tokens, errors = [], [], []
     lock = threading.Lock()
 
     def client(index: int):
         for r in range(requests):
             serial = serial0 + index * requests + r
-            text = prompt(serial, PROMPT_WORDS[(index + r) % len(PROMPT_WORDS)])
+            text = prompt(serial, words[(index + r) % len(words)])
             try:
                 ttft, n = stream_one(server.base, model, text, max_tokens, timeout)
                 with lock:
@@ -138,9 +145,9 @@ def level(server: Server, model: str, clients: int, requests: int, max_tokens: i
         t.join()
     wall = time.perf_counter() - started
     ttfts.sort()
-    pick = lambda q: ttfts[min(len(ttfts) - 1, int(round(q * (len(ttfts) - 1))))] if ttfts else float("nan")
     return {"clients": clients, "requests": len(ttfts), "errors": errors, "tokens": sum(tokens), "wall_s": wall,
-            "tok_s": sum(tokens) / wall if wall else 0.0, "ttft_p50_s": pick(0.5), "ttft_p95_s": pick(0.95)}
+            "tok_s": sum(tokens) / wall if wall else 0.0, "ttft_p50_s": percentile(ttfts, 0.5),
+            "ttft_p95_s": percentile(ttfts, 0.95)}
 
 
 def main() -> int:

@@ -5,11 +5,12 @@
 //! prompt as the person types.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use confab_documents::{read_document, render_for_prompt, Document, DocumentFormat};
 use confab_media::MediaItem;
-use confab_store::{Attachment, AttachmentMeta, Store};
+use confab_store::{Attachment, AttachmentHash, AttachmentMeta, Store};
 
 use crate::failure::Failure;
 use crate::sync::lock;
@@ -111,21 +112,56 @@ pub async fn prompt_texts(store: &Store, attachments: &[Attachment], images: boo
 pub async fn scan_images(store: &Store, attachments: &[Attachment]) -> Result<Vec<MediaItem>, Failure> {
     let mut items = Vec::new();
     for attachment in attachments.iter().filter(|a| is_document(a) && a.mime == "application/pdf") {
-        let document = read_stored(store, attachment).await?;
-        for (page, image) in document.page_images() {
-            let meta = AttachmentMeta {
-                mime: image.mime.to_string(),
-                original_name: Some(format!("{} page {page}", document.name)),
-                width: Some(image.width),
-                height: Some(image.height),
-                duration_ms: None,
-            };
-            let hash = store.add_attachment_bytes(image.bytes.clone(), &meta).await?;
-            let path = store.attachment_path(&hash).await?;
-            items.push(MediaItem::image(path).with_hash(hash.as_str()));
-        }
+        let pages = match stored_pages(store, attachment).await {
+            Some(pages) => pages,
+            None => store_pages(store, attachment).await?,
+        };
+        items.extend(pages.into_iter().map(|(hash, path)| MediaItem::image(path).with_hash(hash.as_str())));
     }
     Ok(items)
+}
+
+/// Each PDF's scanned pages as stored attachments, by the PDF's hash: the prompt is rebuilt as
+/// the person types (the context meter), and most PDFs have none, so each is read once.
+fn scanned_pages() -> &'static Mutex<HashMap<String, Vec<AttachmentHash>>> {
+    static SCANNED: OnceLock<Mutex<HashMap<String, Vec<AttachmentHash>>>> = OnceLock::new();
+    SCANNED.get_or_init(Default::default)
+}
+
+/// A PDF's page images as stored before, while every one is still stored (unused attachments
+/// are deleted with their conversation; then the PDF is read again).
+async fn stored_pages(store: &Store, pdf: &Attachment) -> Option<Vec<(AttachmentHash, PathBuf)>> {
+    let hashes = lock(scanned_pages()).get(pdf.hash.as_str()).cloned()?;
+    let mut pages = Vec::with_capacity(hashes.len());
+    for hash in hashes {
+        let path = store.attachment_path(&hash).await.ok()?;
+        pages.push((hash, path));
+    }
+    Some(pages)
+}
+
+/// Reads a PDF and stores its scanned pages as image attachments.
+async fn store_pages(store: &Store, pdf: &Attachment) -> Result<Vec<(AttachmentHash, PathBuf)>, Failure> {
+    let document = read_stored(store, pdf).await?;
+    let mut pages = Vec::new();
+    for (page, image) in document.page_images() {
+        let meta = AttachmentMeta {
+            mime: image.mime.to_string(),
+            original_name: Some(format!("{} page {page}", document.name)),
+            width: Some(image.width),
+            height: Some(image.height),
+            duration_ms: None,
+        };
+        let hash = store.add_attachment_bytes(image.bytes.clone(), &meta).await?;
+        let path = store.attachment_path(&hash).await?;
+        pages.push((hash, path));
+    }
+    let mut scanned = lock(scanned_pages());
+    if scanned.len() >= KEPT_DOCUMENTS {
+        scanned.clear();
+    }
+    scanned.insert(pdf.hash.as_str().to_string(), pages.iter().map(|(hash, _)| hash.clone()).collect());
+    Ok(pages)
 }
 
 #[cfg(test)]
@@ -195,6 +231,16 @@ mod tests {
             let decoded = confab_media::decode_image(&item.path, &confab_media::MediaLimits::default()).unwrap();
             assert_eq!((decoded.width(), decoded.height()), (600, 200));
             assert!(turn.content.contains("[page 1: scanned, given as an image]"), "{}", turn.content);
+            // Rebuilt (as the context meter does while the person types): the same stored page.
+            let again = chat_messages("", &branch_turns(&store, &scan, true).await.unwrap());
+            assert_eq!(again[0].media[0].hash, item.hash);
+            // A page image removed since (its row and file, as unused attachments are) is stored again.
+            let page = confab_store::AttachmentHash::parse(item.hash.as_deref().unwrap()).unwrap();
+            std::fs::remove_file(&item.path).unwrap();
+            assert!(store.attachment_path(&page).await.is_err());
+            let again = chat_messages("", &branch_turns(&store, &scan, true).await.unwrap());
+            assert_eq!(again[0].media[0].hash, item.hash);
+            assert!(store.attachment_path(&page).await.is_ok(), "the page is stored again");
             // A model that reads no images is told which pages and what would read them.
             let refusal = branch_turns(&store, &scan, false).await.err().expect("refused").0;
             assert!(refusal.starts_with("scan.pdf: this PDF has no text, only scanned pages (page 1)"), "{refusal}");

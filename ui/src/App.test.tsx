@@ -183,6 +183,8 @@ describe('streaming', () => {
     await push(stream, {
       kind: 'plan',
       plan: {
+        method: 'autoregressive',
+        batching_declined: null,
         prompt_tokens: 300,
         reused_tokens: 120,
         reuse_source: 'memory',

@@ -566,6 +566,15 @@ export type ModelSummary = {
  * Decided before any work: what the request reuses, and why not when it doesn't.
  */
 export type Plan = {
+  /**
+   * How the reply is written: `autoregressive` (a token per forward pass) or `denoising`
+   * (canvases of tokens in parallel, for block diffusion models).
+   */
+  method: string,
+  /**
+   * Why the row is not batched with others (the denoising method steps each row alone).
+   */
+  batching_declined: string | null,
   prompt_tokens: number,
   reused_tokens: number,
   /**

@@ -3,6 +3,8 @@ import type { Plan } from '../ipc';
 import { droppedText, planText } from './ReplyStats';
 
 const base: Plan = {
+  method: 'autoregressive',
+  batching_declined: null,
   prompt_tokens: 120,
   reused_tokens: 0,
   reuse_source: 'none',

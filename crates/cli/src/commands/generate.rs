@@ -203,6 +203,10 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         if out.usage.draft_proposed > 0 {
             eprintln!("[speculative: {} of {} proposed tokens accepted]", out.usage.draft_accepted, out.usage.draft_proposed);
         }
+        let canvases = &out.usage.steps_per_canvas;
+        if !canvases.is_empty() {
+            eprintln!("[denoising: {} canvases, steps per canvas {canvases:?}]", canvases.len());
+        }
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! From files on disk to a model that maps tokens to logits.
 
 pub mod config;
+pub mod denoiser;
 pub mod discover;
 pub mod embedding;
 pub mod families;
@@ -19,6 +20,7 @@ pub mod text_model;
 pub mod weights;
 
 pub use config::TextConfig;
+pub use denoiser::{Denoiser, DenoisingParams};
 pub use format::Format;
 pub use layers::AttentionMode;
 pub use load::{load, load_with_progress, LoadedCheckpoint};

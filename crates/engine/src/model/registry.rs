@@ -11,6 +11,7 @@ pub const FAMILIES: &[Family] = &[
     families::llama::FAMILY,
     families::gemma3::FAMILY,
     families::gemma4::FAMILY,
+    families::diffusion_gemma::FAMILY,
     families::gpt_oss::FAMILY,
     families::lfm2::FAMILY,
     families::mistral3::FAMILY,

@@ -4,7 +4,7 @@
 use mlx_rs::Array;
 
 use crate::error::{EngineError, Result};
-use crate::model::{AttentionMode, TextConfig};
+use crate::model::{AttentionMode, Denoiser, TextConfig};
 use crate::state::{SequenceState, StateKind};
 
 /// A decoder-only language model.
@@ -73,6 +73,13 @@ pub trait TextModel {
     /// (default: full keys and values for every layer).
     fn state_kinds(&self) -> Vec<StateKind> {
         vec![StateKind::KeysValues; self.config().num_layers]
+    }
+
+    /// The model's denoising side, for models that write canvases by denoising rather than one
+    /// token per forward pass (their `forward` reads prompts and finished canvases into the
+    /// state; the runtime then runs its denoising method).
+    fn denoiser(&self) -> Option<&dyn Denoiser> {
+        None
     }
 
     /// A fresh sequence's state.

@@ -81,6 +81,17 @@ impl Weights {
         self.tensors.retain(|name, _| !prefixes.iter().any(|p| name.starts_with(p)));
     }
 
+    /// Moves every tensor under `from` to the same name under `to` (a checkpoint that nests a
+    /// stack another family reads under a prefix of its own); where `to` already has that
+    /// name, the tensor under `from` is dropped (a tied copy).
+    pub fn rename_prefixed(&mut self, from: &str, to: &str) {
+        let names: Vec<String> = self.tensors.keys().filter(|n| n.starts_with(from)).cloned().collect();
+        for name in names {
+            let tensor = self.tensors.remove(&name).expect("listed above");
+            self.tensors.entry(format!("{to}{}", &name[from.len()..])).or_insert(tensor);
+        }
+    }
+
     /// After a build: a tensor no layer took means the checkpoint and its config.json disagree
     /// (a layer the config does not describe, a misnamed tensor), so it is an error naming them.
     pub fn expect_all_taken(&self, model_type: &str) -> Result<()> {

@@ -18,6 +18,7 @@ pub use embed::Embeddings;
 pub use engine::{Engine, EngineOptions, Generation};
 pub use ready_model::{LoadProgress, ModelInfo, ReadyModel};
 pub use request::{
-    ContextPolicy, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, PromptLookup, Request, Speculative, StopReason, Timings, Usage,
+    ContextPolicy, DenoisingNoise, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, PromptLookup, Request, Speculative, StopReason,
+    Timings, Usage,
 };
 pub use scheduler::BatchOptions;

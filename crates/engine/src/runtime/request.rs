@@ -60,6 +60,20 @@ pub struct Request {
     /// from the same distribution (`None`: plain decoding). The plan says when the request
     /// cannot use it, and why.
     pub speculative: Option<Speculative>,
+    /// For models that write by denoising: where the canvas loop's randomness comes from
+    /// (`None`: seeded from `sampling.seed`, or afresh each request without one).
+    pub noise: Option<DenoisingNoise>,
+}
+
+/// The randomness of a denoising model's canvas loop (`generate::denoise`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum DenoisingNoise {
+    /// Drawn from a generator with this seed: the same seed, the same reply.
+    Seeded(u64),
+    /// Recorded draws replayed in order (a reference implementation's, for tests): every random
+    /// canvas (the initial one of each canvas, then one per step for renoising), and per step
+    /// the uniforms each position's token is sampled with (inverse CDF).
+    Replay { canvases: Vec<Vec<u32>>, uniforms: Vec<Vec<f64>> },
 }
 
 /// Where speculative decoding takes its proposals from.
@@ -164,6 +178,7 @@ impl Request {
             constraint: None,
             grammar_jump: true,
             speculative: None,
+            noise: None,
         }
     }
 }
@@ -172,6 +187,11 @@ impl Request {
 #[derive(Debug, Clone, serde::Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Plan {
+    /// How the reply is written: `autoregressive` (a token per forward pass) or `denoising`
+    /// (canvases of tokens in parallel, for block diffusion models).
+    pub method: &'static str,
+    /// Why the row is not batched with others (the denoising method steps each row alone).
+    pub batching_declined: Option<String>,
     pub prompt_tokens: usize,
     pub reused_tokens: usize,
     /// `memory`, `disk` or `none`.
@@ -280,6 +300,9 @@ pub struct Usage {
     /// The stop string that ended the reply (`StopReason::StopString`), as the request gave it:
     /// with several, the caller can say which (Anthropic's `stop_sequence`).
     pub stop_string: Option<String>,
+    /// The denoising method's canvases: the decoder passes each took (empty for
+    /// autoregressive replies).
+    pub steps_per_canvas: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]

@@ -2,6 +2,7 @@
 //! and, where it reads images or audio, its towers, processor and encoder adapter. Adding one:
 //! a folder here and a line in `registry.rs`.
 
+pub mod diffusion_gemma;
 pub mod gemma3;
 pub mod gemma4;
 pub mod gpt_oss;

@@ -8,18 +8,19 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::denoise::{self, Denoising};
 use super::speculative::{self, Speculation};
 use super::{Row, Shared};
 use crate::cache::{PrefixKey, Reuse, ReuseSource};
 use crate::constraint::Constraint;
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
 use crate::runtime::context;
 use crate::runtime::media::encode::MediaOutputs;
 use crate::runtime::media::prefill::{chunk_ranges, image_ranges, split_at};
 use crate::runtime::prepared::Prepared;
 use crate::runtime::ready_model::ReadyModel;
-use crate::runtime::request::{Event, Plan, Prompt, Request};
+use crate::runtime::request::{DenoisingNoise, Event, Plan, Prompt, Request};
 use crate::sample::{Sampler, SamplingParams};
 use crate::text::{ChatMessage, ChatOptions, StopMatcher, StreamDecoder};
 
@@ -50,6 +51,16 @@ pub fn check(model: &ReadyModel, request: &mut Request, limits: &MediaLimits) ->
     let sampling = SamplingParams { max_tokens: request.sampling.max_tokens.max(1), ..request.sampling.clone() };
     Sampler::new(sampling, model.config().vocab_size)?;
     StopMatcher::new(request.sampling.stop.iter().cloned())?;
+    // A model that writes whole canvases at once cannot be steered token by token.
+    if request.constraint.is_some() && model.model.denoiser().is_some() {
+        return Err(EngineError::invalid(
+            "constraint",
+            format!(
+                "{} writes its reply by denoising whole canvases, which a JSON schema, regex or grammar cannot steer token by token; send the request without one, or pick a model that writes token by token",
+                model.info.name
+            ),
+        ));
+    }
     // A schema or grammar that cannot be used fails here, before the prompt is even read.
     let guide = request.constraint.as_ref().map(|c| model.grammars()?.guide(c)).transpose()?;
     let (mut prepared, dropped) =
@@ -153,12 +164,21 @@ pub fn admit(
     };
     let grammar_jump = guide.is_some() && jump_declined.is_none();
     let sampler = Sampler::new(sampling.clone(), model.config().vocab_size)?;
-    let speculative_declined = speculative::declined(model, request.speculative.as_ref(), draft, &state, media.is_some(), guide.is_some());
+    let denoising = model.model.denoiser().map(|d| {
+        let noise = request.noise.clone().unwrap_or_else(|| DenoisingNoise::Seeded(sampling.seed.unwrap_or_else(fresh_seed)));
+        Denoising::new(d.params().clone(), model.config().vocab_size, noise.source())
+    });
+    let speculative_declined = match (&denoising, &request.speculative) {
+        (Some(_), Some(_)) => Some(denoise::NO_SPECULATION),
+        _ => speculative::declined(model, request.speculative.as_ref(), draft, &state, media.is_some(), guide.is_some()),
+    };
     let speculation = match request.speculative.filter(|_| speculative_declined.is_none()) {
         Some(method) => Some(Speculation::new(method, draft, &sampling, sampler.is_greedy())?),
         None => None,
     };
     let _ = events.send(Event::Plan(Plan {
+        method: if denoising.is_some() { "denoising" } else { "autoregressive" },
+        batching_declined: denoising.as_ref().map(|_| denoise::NOT_BATCHED.to_owned()),
         prompt_tokens: ids.len(),
         reused_tokens: reused,
         reuse_source: if reused > 0 { reuse.source.as_str() } else { ReuseSource::None.as_str() },
@@ -195,7 +215,8 @@ pub fn admit(
 
     // A constrained row's next mask needs its last token on the host: never pipelined; nor a
     // speculating row, whose proposals follow its last token.
-    let pipelined = sampler.is_greedy()
+    let pipelined = denoising.is_none()
+        && sampler.is_greedy()
         && speculation.is_none()
         && sampling.repetition_penalty == 1.0
         && sampling.presence_penalty == 0.0
@@ -235,9 +256,16 @@ pub fn admit(
         queued: VecDeque::new(),
         forced_stepped: 0,
         speculation,
+        denoising,
         error: None,
         stopped: None,
     })
+}
+
+/// A seed for a request that gave none: the clock's nanoseconds, mixed with the request count.
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ NEXT_REQUEST.load(Ordering::Relaxed).rotate_left(32)
 }
 
 /// Request ids, for the log.

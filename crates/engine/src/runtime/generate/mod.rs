@@ -7,6 +7,7 @@
 //! the same. A row stepping alone may decode speculatively (`speculative`).
 
 mod admit;
+mod denoise;
 mod speculative;
 mod step;
 
@@ -37,6 +38,7 @@ use crate::runtime::request::{Event, ModelId, Prompt, Request, StopReason, Timin
 use crate::sample::Sampler;
 use crate::state::{Checkpoint, SequenceState};
 use crate::text::{ChatOptions, StopMatcher, StreamDecoder};
+use denoise::Denoising;
 use speculative::Speculation;
 
 /// What a request uses besides its model: the caches, and the limits media must keep to.
@@ -140,6 +142,8 @@ pub struct Row {
     forced_stepped: usize,
     /// Speculative decoding, when the request asked for it and can use it.
     speculation: Option<Speculation>,
+    /// The canvas loop, for a model that writes by denoising.
+    denoising: Option<Denoising>,
     /// What ended it, when something went wrong with this row alone (its grammar reached a
     /// dead end); `finish` reports it instead of `Done`.
     error: Option<EngineError>,
@@ -199,6 +203,9 @@ impl Row {
             out.eval()?;
             crate::npy::write_f32(path, out.as_slice::<f32>(), &[out.size()])?;
         }
+        if let Some(denoising) = self.denoising.as_mut() {
+            return denoising.start_canvas();
+        }
         if self.pipelined {
             // Queued on its own, so the first token is ready when the prefill is, not after
             // the step that follows it.
@@ -233,6 +240,28 @@ impl Row {
         }
         self.unfed = Some(if unfed.len() == 1 { Unfed::Known(token) } else { Unfed::Jump(unfed) });
         Ok(())
+    }
+
+    /// One denoising step of the row's canvas; a finished canvas is streamed token by token
+    /// (each through `accept`'s checks) and, unless the reply ended in it, read into the state
+    /// before the next canvas starts.
+    pub(super) fn denoise_step(&mut self, model: &ReadyModel) -> Result<()> {
+        let (Some(denoising), Some(denoiser)) = (self.denoising.as_mut(), model.model.denoiser()) else {
+            return Err(EngineError::Internal("a denoising step for a row or model that does not denoise".into()));
+        };
+        let Some(canvas) = denoising.step(denoiser, &self.state)? else { return Ok(()) };
+        let _in_span = self.span.clone().entered();
+        tracing::debug!(steps = denoising.steps_per_canvas.last().copied().unwrap_or(0), "canvas");
+        for &token in &canvas {
+            self.accept(model, token)?;
+            if self.stopped.is_some() {
+                return Ok(());
+            }
+        }
+        model.model.forward(&tokens_array(&canvas), &mut self.state)?;
+        self.fed.extend_from_slice(&canvas);
+        transforms::eval(self.state.arrays())?;
+        self.denoising.as_mut().expect("checked above").start_canvas()
     }
 
     /// Ends this row alone with `error` (the batch goes on); `finish` reports it.
@@ -317,6 +346,7 @@ impl Row {
             draft_proposed: self.speculation.as_ref().map_or(0, |s| s.proposed),
             draft_accepted: self.speculation.as_ref().map_or(0, |s| s.accepted),
             stop_string: self.stops.stopped().filter(|_| reason == StopReason::StopString).map(|i| self.stops.stops()[i].clone()),
+            steps_per_canvas: self.denoising.as_ref().map(|d| d.steps_per_canvas.clone()).unwrap_or_default(),
         };
         finish(&mut |e| drop(self.events.send(e)), done, self.started, self.first_token_at, decoded.then(Instant::now))
     }
@@ -352,6 +382,7 @@ struct Finished {
     draft_proposed: usize,
     draft_accepted: usize,
     stop_string: Option<String>,
+    steps_per_canvas: Vec<usize>,
 }
 
 fn finish(
@@ -361,7 +392,19 @@ fn finish(
     first_token: Option<Instant>,
     ended: Option<Instant>,
 ) -> Result<()> {
-    let Finished { reason, prompt, cached, generated, forced, passes_saved, state, draft_proposed, draft_accepted, stop_string } = done;
+    let Finished {
+        reason,
+        prompt,
+        cached,
+        generated,
+        forced,
+        passes_saved,
+        state,
+        draft_proposed,
+        draft_accepted,
+        stop_string,
+        steps_per_canvas,
+    } = done;
     let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
     let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);
     let decode = match (first_token, ended) {
@@ -391,7 +434,18 @@ fn finish(
     );
     emit(Event::Done {
         reason,
-        usage: Usage { prompt, cached, generated, forced, passes_saved, state_bytes: state, draft_proposed, draft_accepted, stop_string },
+        usage: Usage {
+            prompt,
+            cached,
+            generated,
+            forced,
+            passes_saved,
+            state_bytes: state,
+            draft_proposed,
+            draft_accepted,
+            stop_string,
+            steps_per_canvas,
+        },
         timings,
     });
     Ok(())

@@ -21,6 +21,10 @@ use crate::state::SequenceState;
 /// `draft`: the draft model of a row stepping alone that speculates with one.
 pub fn decode_step(model: &ReadyModel, draft: Option<&ReadyModel>, rows: &mut [&mut Row]) -> Result<()> {
     tracing::trace!(rows = rows.len(), "decode step");
+    // A denoising model's rows each take a denoising step of their own.
+    if model.model.denoiser().is_some() {
+        return rows.iter_mut().try_for_each(|row| row.denoise_step(model));
+    }
     // Grammar jump pays when a row steps alone; in a batch, forced tokens go one per step.
     let alone = rows.len() == 1;
     // So does speculative decoding, when the row has proposals; else it steps plainly.

@@ -19,7 +19,7 @@ use crate::model::MediaProcessor;
 
 pub use config::Gemma4Args;
 pub use encoder::{Gemma4Encoder, MediaEncoder};
-pub use text::build;
+pub use text::{build, build_stack, Gemma4};
 pub use towers::Gemma4Towers;
 
 pub const FAMILY: Family = Family {

@@ -111,6 +111,12 @@ pub fn build(config: &TextConfig, json: Option<&Value>, w: &mut Weights, opts: &
     let json =
         json.ok_or_else(|| EngineError::ModelFormat { path: path.clone(), reason: format!("{} loads from a config.json", config.arch) })?;
     let extras = Gemma4Args::from_json(json, config, &path)?;
+    Ok(Box::new(build_stack(config, extras, w, opts)?))
+}
+
+/// The text stack from the shared config, the Gemma 4 arguments and the weights (named as
+/// Gemma 4's text model names them), for families built on it.
+pub fn build_stack(config: &TextConfig, extras: Gemma4Args, w: &mut Weights, opts: &BuildOptions) -> Result<Gemma4> {
     let kv_from = kv_sources(&config.layer_kinds, extras.num_kv_shared_layers)
         .map_err(|reason| EngineError::CorruptWeights { path: "config.json".into(), reason })?;
     // The vision and audio towers load on their own (`encoder.rs`), from the same files.
@@ -175,7 +181,7 @@ pub fn build(config: &TextConfig, json: Option<&Value>, w: &mut Weights, opts: &
     let lm_head = if l.weights.contains("lm_head.weight") && !config.tie_word_embeddings { Some(l.linear("lm_head")?) } else { None };
     let mut producers = vec![false; config.num_layers];
     kv_from.iter().flatten().for_each(|&j| producers[j] = true);
-    Ok(Box::new(Gemma4 {
+    Ok(Gemma4 {
         embed: Embedding { table: l.linear("model.embed_tokens")? },
         // transformers rounds √hidden to the embedding dtype before multiplying.
         embed_scale: scalar((config.hidden_size as f32).sqrt())?,
@@ -186,7 +192,7 @@ pub fn build(config: &TextConfig, json: Option<&Value>, w: &mut Weights, opts: &
         producers,
         extras,
         config: config.clone(),
-    }))
+    })
 }
 
 /// For each layer, the layer it borrows keys and values from: the last `shared` layers each
@@ -344,29 +350,86 @@ impl Gemma4 {
             if self.producers[i] {
                 shared[i] = Some(attended);
             }
-            h = ops::add(&h, &b.post_attention_norm.forward(&a)?)?;
-            let dense = b.mlp.forward(&b.pre_feedforward_norm.forward(&h)?)?;
-            let m = match &b.moe {
-                Some(moe) => moe.forward(&dense, &h, self.config.rms_norm_eps)?,
-                None => dense,
-            };
-            h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
-            if let (Some(g), Some(inputs)) = (&b.per_layer, &per_layer) {
-                let x = ops::multiply(&nn::gelu_approximate(&g.gate.forward(&h)?)?, inputs.index((.., .., i as i32, ..)))?;
-                h = ops::add(&h, &g.norm.forward(&g.projection.forward(&x)?)?)?;
-            }
-            h = ops::multiply(&h, &b.layer_scalar)?;
+            let inputs = per_layer.as_ref().map(|p| p.index((.., .., i as i32, ..)));
+            h = b.after_attention(h, &a, inputs.as_ref(), &b.layer_scalar, self.config.rms_norm_eps)?;
         }
-        let last = self.norm.forward(&h.index((.., -1, ..)))?;
+        self.logits(&self.norm.forward(&h.index((.., -1, ..)))?)
+    }
+
+    /// Final hidden states (normed) [.., hidden] → float32 logits [.., vocab], soft-capped.
+    fn logits(&self, hidden: &Array) -> Result<Array> {
         let mut logits = match &self.lm_head {
-            Some(head) => head.forward_f32(&last)?,
-            None => self.embed.as_logits(&last)?,
+            Some(head) => head.forward_f32(hidden)?,
+            None => self.embed.as_logits(hidden)?,
         };
         if let Some(cap) = self.config.final_logit_softcap {
             let cap = Array::from_f32(cap);
             logits = ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)?;
         }
         Ok(logits)
+    }
+
+    /// The stack over a canvas that attends both ways, to itself and to every position `state`
+    /// holds (a sliding layer to what its window holds), leaving `state` as it was:
+    /// DiffusionGemma's decoder, which shares this stack's weights. `embeds` [1, C, hidden];
+    /// `scalars`: each layer's output scalar (the decoder keeps its own). → float32 logits
+    /// [C, vocab] of every position, soft-capped. Stacks with KV sharing or per-layer inputs
+    /// are refused (DiffusionGemma has neither).
+    pub fn canvas_logits(&self, embeds: Array, state: &SequenceState, scalars: &[Array]) -> Result<Array> {
+        if self.per_layer_inputs.is_some() || self.blocks.iter().any(|b| b.kv_from.is_some()) || scalars.len() != self.blocks.len() {
+            return Err(EngineError::Internal("a canvas pass needs a stack without KV sharing or per-layer inputs".into()));
+        }
+        let c = embeds.dim(1);
+        // Keys and values appended for the canvas go to a copy (arrays are shared, not copied).
+        let mut held = state.clone();
+        let everything = move |offset: usize, start: usize| -> Result<Array> { Ok(ops::ones::<bool>(&[c, (offset - start) as i32 + c])?) };
+        let mut h = embeds;
+        for ((b, slot), scalar) in self.blocks.iter().zip(held.layers.iter_mut()).zip(scalars) {
+            let (a, _) = b.attention.forward_with(&b.input_norm.forward(&h)?, KvSource::Own(slot), Some(&everything))?;
+            h = b.after_attention(h, &a, None, scalar, self.config.rms_norm_eps)?;
+        }
+        let logits = self.logits(&self.norm.forward(&h)?)?;
+        Ok(logits.reshape(&[c, -1])?)
+    }
+
+    /// Input embeddings of probabilities over the vocabulary: `probs` [.., vocab] (float32)
+    /// times the embedding table, scaled as token embeddings are (DiffusionGemma's
+    /// self-conditioning). Dense tables only.
+    pub fn soft_embeddings(&self, probs: &Array) -> Result<Array> {
+        match &self.embed.table {
+            Linear::Dense { weight, .. } => {
+                let soft = ops::matmul(&probs.as_dtype(weight.dtype())?, weight)?;
+                Ok(ops::multiply(&soft, &self.embed_scale)?)
+            }
+            Linear::Quantized { .. } => Err(EngineError::invalid(
+                "model",
+                "self-conditioning reads the embedding table dense; load the model unquantized (a float checkpoint)",
+            )),
+        }
+    }
+
+    /// The per-layer output scalars.
+    pub fn layer_scalars(&self) -> Vec<Array> {
+        self.blocks.iter().map(|b| b.layer_scalar.clone()).collect()
+    }
+}
+
+impl Block {
+    /// The block after attention: its residual, the dense MLP (and experts), the per-layer
+    /// input gate where the model has one (`inputs`: this layer's share), the output scalar.
+    fn after_attention(&self, h: Array, attended: &Array, inputs: Option<&Array>, scalar: &Array, eps: f32) -> Result<Array> {
+        let h = ops::add(&h, &self.post_attention_norm.forward(attended)?)?;
+        let dense = self.mlp.forward(&self.pre_feedforward_norm.forward(&h)?)?;
+        let m = match &self.moe {
+            Some(moe) => moe.forward(&dense, &h, eps)?,
+            None => dense,
+        };
+        let mut h = ops::add(&h, &self.post_feedforward_norm.forward(&m)?)?;
+        if let (Some(g), Some(inputs)) = (&self.per_layer, inputs) {
+            let x = ops::multiply(&nn::gelu_approximate(&g.gate.forward(&h)?)?, inputs)?;
+            h = ops::add(&h, &g.norm.forward(&g.projection.forward(&x)?)?)?;
+        }
+        Ok(ops::multiply(&h, scalar)?)
     }
 }
 

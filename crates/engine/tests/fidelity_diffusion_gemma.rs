@@ -1,0 +1,233 @@
+//! DiffusionGemma (block diffusion on Gemma 4's MoE text stack) against transformers 5.25's
+//! DiffusionGemmaForBlockDiffusion and its generate() (torch, eager, float32) on the tiny random
+//! checkpoints made by tests/reference/make_diffusion_gemma.py: with the reference's noise
+//! replayed (its random canvases and the uniforms its sampling drew), the denoising method
+//! writes the same tokens with the same steps per canvas; the encoder's and the decoder's
+//! first-step logits agree within 1e-4. And the family's bad input: parameters out of range,
+//! weights missing, requests the method cannot serve.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use common::{fixture, floats, ids, json, max_diff, reply};
+use confab_engine::model::{self, LoadOptions};
+use confab_engine::runtime::{DenoisingNoise, Engine, EngineOptions, Event, Prompt, Request, Speculative, StopReason};
+use confab_engine::sample::SamplingParams;
+use confab_engine::{Constraint, EngineError};
+use mlx_rs::Array;
+use serde_json::Value;
+
+/// float32 on both sides; what differs is summation order.
+const LOGIT_TOLERANCE: f32 = 1e-4;
+const FIXTURES: [&str; 2] = ["diffusion_gemma", "diffusion_gemma_b"];
+/// The reference's end-of-turn ids (its generation_config.json's).
+const EOS: [u32; 2] = [1, 4];
+
+fn replayed(case: &Value) -> DenoisingNoise {
+    let canvases = case["canvases"].as_array().unwrap().iter().map(ids).collect();
+    let uniforms =
+        case["uniforms"].as_array().unwrap().iter().map(|u| u.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()).collect();
+    DenoisingNoise::Replay { canvases, uniforms }
+}
+
+fn request(model: confab_engine::runtime::ModelId, case: &Value, max_tokens: u32) -> Request {
+    let sampling = SamplingParams { max_tokens, ..SamplingParams::greedy() };
+    let mut request = Request::new(model, Prompt::Tokens(ids(&case["prompt_ids"])), sampling);
+    request.noise = Some(replayed(case));
+    request.reuse_prefix = false;
+    request
+}
+
+#[test]
+fn replayed_noise_gives_transformers_tokens_and_steps() {
+    for name in FIXTURES {
+        let reference = json(&fixture(name).join("reference.json"));
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let (model, info) = engine.load(fixture(name), LoadOptions::default(), |_| {}).unwrap();
+        assert_eq!(info.architecture, "diffusion_gemma_text");
+        let max_tokens = reference["generation"]["max_new_tokens"].as_u64().unwrap() as u32;
+        for (i, case) in reference["cases"].as_array().unwrap().iter().enumerate() {
+            let got = reply(&engine, request(model, case, max_tokens));
+            let generated = ids(&case["generated_ids"]);
+            // transformers pads what follows the end of turn; the reply ends there.
+            let (want, reason) = match generated.iter().position(|t| EOS.contains(t)) {
+                Some(end) => (generated[..end].to_vec(), StopReason::Eos),
+                None => (generated.clone(), StopReason::MaxTokens),
+            };
+            assert_eq!(got.ids, want, "{name} case {i}: tokens");
+            assert_eq!(got.reason, reason, "{name} case {i}: how it ended");
+            assert_eq!(got.usage.steps_per_canvas, ids(&case["steps_per_canvas"]).iter().map(|&s| s as usize).collect::<Vec<_>>());
+            assert_eq!(got.plan.method, "denoising");
+            assert!(got.plan.batching_declined.as_deref().is_some_and(|w| w.contains("not batched")));
+            eprintln!("{name} case {i}: {} tokens, steps per canvas {:?}", got.ids.len(), got.usage.steps_per_canvas);
+        }
+    }
+}
+
+#[test]
+fn encoder_and_decoder_first_step_logits_within_tolerance() {
+    for name in FIXTURES {
+        let reference = json(&fixture(name).join("reference.json"));
+        let loaded = model::load(&fixture(name), &LoadOptions::default()).unwrap();
+        let denoiser = loaded.model.denoiser().expect("DiffusionGemma denoises");
+        assert_eq!(denoiser.params().canvas_length, reference["canvas_length"].as_u64().unwrap() as usize);
+        for (i, case) in reference["cases"].as_array().unwrap().iter().enumerate() {
+            let prompt: Vec<i32> = ids(&case["prompt_ids"]).iter().map(|&t| t as i32).collect();
+            let mut state = loaded.model.new_state();
+            let encoder = loaded.model.forward(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap();
+            encoder.eval().unwrap();
+            let diff = max_diff(encoder.as_slice::<f32>(), &floats(&case["encoder_last_logits"]));
+            eprintln!("{name} case {i}: encoder last-position logits max abs diff {diff:e}");
+            assert!(diff < LOGIT_TOLERANCE, "{name} case {i}: encoder logits differ by up to {diff}");
+
+            let first_canvas = ids(&case["canvases"][0]);
+            let decoder = denoiser.denoise(&first_canvas, None, &state).unwrap();
+            decoder.eval().unwrap();
+            let want: Vec<f32> = case["decoder_first_logits"].as_array().unwrap().iter().flat_map(floats).collect();
+            let diff = max_diff(decoder.as_slice::<f32>(), &want);
+            eprintln!("{name} case {i}: decoder first-step logits max abs diff {diff:e}");
+            assert!(diff < LOGIT_TOLERANCE, "{name} case {i}: decoder logits differ by up to {diff}");
+            // The decoder only reads the state.
+            assert_eq!(state.len(), prompt.len());
+        }
+    }
+}
+
+/// The same seed gives the same reply; the plan turns speculative decoding down with its reason.
+#[test]
+fn a_seeded_reply_repeats_and_the_plan_declines_speculation() {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(fixture("diffusion_gemma"), LoadOptions::default(), |_| {}).unwrap();
+    let run = || {
+        let sampling = SamplingParams { max_tokens: 16, seed: Some(11), ..SamplingParams::greedy() };
+        let mut request = Request::new(model, Prompt::Tokens(vec![2, 40, 41, 42, 43]), sampling);
+        request.speculative = Some(Speculative::PromptLookup(Default::default()));
+        reply(&engine, request)
+    };
+    let (a, b) = (run(), run());
+    assert_eq!(a.ids, b.ids);
+    assert!(!a.usage.steps_per_canvas.is_empty());
+    assert_eq!(a.plan.speculative, None);
+    assert!(a.plan.speculative_declined.as_deref().is_some_and(|w| w.contains("whole canvases")), "{:?}", a.plan.speculative_declined);
+}
+
+/// The encoder's state of a turn (prompt and canvases) is kept: the next turn reports the
+/// reused prefix in its plan and writes what it writes computed cold.
+#[test]
+fn a_second_turn_reuses_the_encoder_state_and_writes_the_same() {
+    let seeded = |model, prompt: Vec<u32>, reuse: bool| {
+        let sampling = SamplingParams { max_tokens: 12, seed: Some(5), ..SamplingParams::greedy() };
+        let mut request = Request::new(model, Prompt::Tokens(prompt), sampling);
+        request.reuse_prefix = reuse;
+        request
+    };
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(fixture("diffusion_gemma_b"), LoadOptions::default(), |_| {}).unwrap();
+    let first_prompt = vec![2, 50, 51, 52, 53, 54, 55];
+    let first = reply(&engine, seeded(model, first_prompt.clone(), true));
+    let second_prompt: Vec<u32> = first_prompt.iter().chain(&first.ids).chain(&[60, 61, 62]).copied().collect();
+    let warm = reply(&engine, seeded(model, second_prompt.clone(), true));
+    assert!(warm.plan.reused_tokens >= first_prompt.len(), "reused {} of {}", warm.plan.reused_tokens, second_prompt.len());
+
+    let cold_engine = Engine::start(EngineOptions::default()).unwrap();
+    let (cold_model, _) = cold_engine.load(fixture("diffusion_gemma_b"), LoadOptions::default(), |_| {}).unwrap();
+    let cold = reply(&cold_engine, seeded(cold_model, second_prompt, false));
+    assert_eq!(cold.plan.reused_tokens, 0);
+    assert_eq!(warm.ids, cold.ids);
+    assert_eq!(warm.usage.steps_per_canvas, cold.usage.steps_per_canvas);
+}
+
+#[test]
+fn a_constraint_is_refused_saying_what_to_do() {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(fixture("diffusion_gemma"), LoadOptions::default(), |_| {}).unwrap();
+    let mut request = Request::new(model, Prompt::Tokens(vec![2, 40, 41]), SamplingParams::greedy());
+    request.constraint = Some(Constraint::Regex("[a-z]+".into()));
+    let errors: Vec<String> = engine
+        .generate(request)
+        .filter_map(|e| match e {
+            Event::Error(e) => Some(e.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("denoising whole canvases") && errors[0].contains("without one"), "{}", errors[0]);
+}
+
+/// A scratch copy of a fixture to break.
+fn copy_of_fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(fixture(name)).unwrap().flatten() {
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    dir
+}
+
+fn load_error(path: &Path) -> EngineError {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    engine.load(path, LoadOptions::default(), |_| {}).expect_err("loading should fail")
+}
+
+fn edit_json(path: &Path, edit: impl Fn(&mut Value)) {
+    let mut value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut value);
+    std::fs::write(path, value.to_string()).unwrap();
+}
+
+#[test]
+fn a_step_count_out_of_range_is_refused_at_load() {
+    for steps in [0, 5000] {
+        let dir = copy_of_fixture("diffusion_gemma");
+        edit_json(&dir.path().join("generation_config.json"), |g| g["max_denoising_steps"] = steps.into());
+        let err = load_error(dir.path());
+        assert!(matches!(err, EngineError::ModelFormat { .. }), "{err:?}");
+        let message = err.to_string();
+        assert!(
+            message.contains("generation_config.json")
+                && message.contains(&format!("`max_denoising_steps` {steps} is out of range"))
+                && message.contains("set it between 1 and 1024"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn a_canvas_length_out_of_range_is_refused_at_load() {
+    let dir = copy_of_fixture("diffusion_gemma");
+    edit_json(&dir.path().join("config.json"), |c| c["canvas_length"] = 0.into());
+    let message = load_error(dir.path()).to_string();
+    assert!(message.contains("`canvas_length` 0 is out of range; set it between 1 and 4096"), "{message}");
+}
+
+#[test]
+fn missing_decoder_cross_attention_weights_are_named() {
+    let dir = copy_of_fixture("diffusion_gemma");
+    let file = dir.path().join("model.safetensors");
+    let mut tensors: HashMap<String, Array> = Array::load_safetensors(&file).unwrap();
+    tensors.remove("model.decoder.layers.1.self_attn.k_proj.weight").unwrap();
+    std::fs::remove_file(&file).unwrap();
+    Array::save_safetensors(tensors, None, &file).unwrap();
+    let err = load_error(dir.path());
+    assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        message.contains("cross-attention")
+            && message.contains("model.decoder.layers.1.self_attn.k_proj.weight")
+            && message.contains("Download the model again"),
+        "{message}"
+    );
+}
+
+#[test]
+fn missing_self_conditioning_weights_are_named() {
+    let dir = copy_of_fixture("diffusion_gemma_b");
+    let file = dir.path().join("model.safetensors");
+    let mut tensors: HashMap<String, Array> = Array::load_safetensors(&file).unwrap();
+    tensors.remove("model.decoder.self_conditioning.up_proj.weight").unwrap();
+    std::fs::remove_file(&file).unwrap();
+    Array::save_safetensors(tensors, None, &file).unwrap();
+    let message = load_error(dir.path()).to_string();
+    assert!(message.contains("self_conditioning.up_proj.weight") && message.contains("missing"), "{message}");
+}
