@@ -546,8 +546,9 @@ export type ModelSummary = {
    */
   parameters: number | null,
   /**
-   * About what it takes in memory: the weights as on disk, plus the key/value cache of a
-   * conversation that fills its whole context (the engine's default), in the dtype it computes in here.
+   * About what it takes in memory: the weights as loaded (a GGUF's tensors widened at load count
+   * at their widened size), plus the key/value cache of a conversation that fills its whole context
+   * (the engine's default), in the dtype it computes in here.
    */
   memory_needed_bytes: number,
   /**

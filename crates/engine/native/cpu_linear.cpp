@@ -1,5 +1,6 @@
 // Confab's linear layer for MLX's CPU device: y = x · Wᵀ, with W dense (float32, bfloat16,
-// float16) or MLX-affine-quantized (4 or 8 bits), computed by the linked BLAS in float32.
+// float16), MLX-affine-quantized (4 or 8 bits) or MXFP4 (MLX's `mxfp4` mode: e2m1 values, two a
+// byte, low nibble first, one e8m0 scale per 32), computed in float32.
 //
 // Why it exists: on a CPU, MLX hands every matmul to sgemm. For one row (a decode step)
 // OpenBLAS's sgemm packs the whole weight matrix first and runs about 3x slower than sgemv;
@@ -96,6 +97,27 @@ float scalar_at(const mx::array& a, const void* data, int64_t i) {
   }
 }
 
+// How a quantized W is stored (the Rust side's `QuantMode`): MLX's affine groups (scale · q +
+// bias) or MXFP4 (e2m1 · 2^(scale − 127), no biases).
+enum Mode { kAffine = 0, kMxfp4 = 1 };
+
+// The 16 e2m1 values (sign, two exponent bits, one mantissa bit), as MLX reads them.
+constexpr float kE2m1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                             -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+
+// One MXFP4 row of k values (k / 2 bytes, k / 32 scale bytes) as float32.
+void dequantize_row_mxfp4(const uint8_t* packed, const uint8_t* scales, int64_t k, float* out) {
+  for (int64_t g = 0; g < k / 32; ++g) {
+    const float scale = std::ldexp(1.0f, static_cast<int>(scales[g]) - 127);
+    const uint8_t* bytes = packed + g * 16;
+    float* dst = out + g * 32;
+    for (int i = 0; i < 16; ++i) {
+      dst[2 * i] = kE2m1[bytes[i] & 0xF] * scale;
+      dst[2 * i + 1] = kE2m1[bytes[i] >> 4] * scale;
+    }
+  }
+}
+
 // What the weight of one linear layer looks like, with raw pointers valid while the task runs.
 struct Weight {
   const mx::array* w;
@@ -104,7 +126,7 @@ struct Weight {
   const mx::array* scales = nullptr;
   const void* scales_data = nullptr;
   const void* biases_data = nullptr;
-  int group = 0, bits = 0;
+  int group = 0, bits = 0, mode = kAffine;
   int64_t n = 0, k = 0;
 
   bool dense_f32() const { return bits == 0 && w->dtype() == mx::float32; }
@@ -119,7 +141,7 @@ struct Weight {
       const int64_t groups = k / group, scale_size = scales->itemsize();
       part.data = static_cast<const char*>(data) + r0 * k * bits / 8;
       part.scales_data = static_cast<const char*>(scales_data) + r0 * groups * scale_size;
-      part.biases_data = static_cast<const char*>(biases_data) + r0 * groups * scale_size;
+      if (biases_data) part.biases_data = static_cast<const char*>(biases_data) + r0 * groups * scale_size;
     }
     return part;
   }
@@ -137,6 +159,13 @@ struct Weight {
     }
     const int64_t words_per_row = k * bits / 32, groups_per_row = k / group;
     auto packed = static_cast<const uint32_t*>(data);
+    if (mode == kMxfp4) {
+      auto bytes = static_cast<const uint8_t*>(data), scale_bytes = static_cast<const uint8_t*>(scales_data);
+      for (int64_t r = r0; r < r0 + rows; ++r) {
+        dequantize_row_mxfp4(bytes + r * k / 2, scale_bytes + r * groups_per_row, k, out + (r - r0) * k);
+      }
+      return;
+    }
     if (bits == 4) {
       // Whole rows at a time, with the scales and biases as float32.
       const bool f32 = scales->dtype() == mx::float32;
@@ -350,8 +379,8 @@ void rows_product(const float* x, int64_t row0, int64_t m, const Weight& wt, int
 
 class CpuLinear : public mx::Primitive {
  public:
-  CpuLinear(mx::Stream stream, int group, int bits, int act, bool round_to_input)
-      : mx::Primitive(stream), group_(group), bits_(bits), act_(act), round_(round_to_input) {}
+  CpuLinear(mx::Stream stream, int group, int bits, int mode, int act, bool round_to_input)
+      : mx::Primitive(stream), group_(group), bits_(bits), mode_(mode), act_(act), round_(round_to_input) {}
 
   void eval_gpu(const std::vector<mx::array>&, std::vector<mx::array>&) override {
     throw std::runtime_error("confab cpu_linear runs on the CPU device only");
@@ -361,7 +390,7 @@ class CpuLinear : public mx::Primitive {
 
   bool is_equivalent(const mx::Primitive& other) const override {
     auto o = dynamic_cast<const CpuLinear*>(&other);
-    return o && o->group_ == group_ && o->bits_ == bits_ && o->act_ == act_ && o->round_ == round_;
+    return o && o->group_ == group_ && o->bits_ == bits_ && o->mode_ == mode_ && o->act_ == act_ && o->round_ == round_;
   }
 
   void eval_cpu(const std::vector<mx::array>& inputs, std::vector<mx::array>& outputs) override {
@@ -374,9 +403,10 @@ class CpuLinear : public mx::Primitive {
     if (bits_ > 0) {
       wt.scales = &inputs[2];
       wt.scales_data = inputs[2].data<void>();
-      wt.biases_data = inputs[3].data<void>();
+      wt.biases_data = mode_ == kAffine ? inputs[3].data<void>() : nullptr;
       wt.group = group_;
       wt.bits = bits_;
+      wt.mode = mode_;
     }
     const int64_t m = x.size() / wt.k;
     auto& encoder = mx::cpu::get_command_encoder(stream());
@@ -403,11 +433,14 @@ class CpuLinear : public mx::Primitive {
  private:
   static void compute(const mx::array& x, mx::array& y, Weight& wt, int64_t m, int act) {
     const bool x_f32 = x.dtype() == mx::float32;
-    if (m > 1 && x_f32) {
+    // MXFP4 rows are widened block by block into the float tiles (`few_rows`, per ISA) at any
+    // count of rows: there is no fused one-row loop for them.
+    const bool by_rows = m > 1 || wt.mode == kMxfp4;
+    if (by_rows && x_f32) {
       rows_product(x.data<float>(), 0, m, wt, act, y);
       return;
     }
-    if (m > 1) {
+    if (by_rows) {
       // Half-precision rows are widened a slice at a time.
       const int64_t slice = std::max<int64_t>(1, kBlockFloats / wt.k);
       Scratch x_wide(std::min(slice, m) * wt.k * 4);
@@ -444,7 +477,7 @@ class CpuLinear : public mx::Primitive {
     else store(y, n, 0, 1, 0, n, yf, n);
   }
 
-  int group_, bits_, act_;
+  int group_, bits_, mode_, act_;
   // A float32 output holding values rounded to the input's half precision (what MLX's matmul
   // followed by a cast to float32 gives, without the half-precision copy).
   bool round_;
@@ -495,13 +528,14 @@ int confab_blas_describe(char* library, size_t library_len, char* core, size_t c
 
 // *out = x · Wᵀ on the CPU stream, as a new heap-allocated mlx::core::array (what mlx-c's
 // `mlx_array.ctx` holds); arrays come in as such `ctx` pointers.
-// - scales/biases: null for a dense W.
+// - scales/biases: null for a dense W; biases null in mode 1 (MXFP4: group 32, bits 4, uint8
+//   e8m0 scales).
 // - gate_activation 1 (silu) or 2 (gelu, tanh approximation): W's rows are [gate; up] and the
 //   result is act(x · Gateᵀ) · (x · Upᵀ).
 // - float32_out 1: a float32 result rounded to x's precision (logits); else x's dtype.
 // Returns 0, or 1 with a message in `err`.
 int confab_cpu_linear(void** out, void* x_ctx, void* w_ctx, void* scales_ctx, void* biases_ctx, int group_size,
-                      int bits, int gate_activation, int float32_out, char* err, size_t err_len) {
+                      int bits, int mode, int gate_activation, int float32_out, char* err, size_t err_len) {
   try {
     if (!blas().ok()) throw std::runtime_error("no CBLAS (cblas_sgemv/cblas_sgemm) in the loaded libraries");
     const auto& x = *static_cast<mx::array*>(x_ctx);
@@ -515,8 +549,16 @@ int confab_cpu_linear(void** out, void* x_ctx, void* w_ctx, void* scales_ctx, vo
     }
     const int n = gate_activation == kNone ? w.shape(0) : w.shape(0) / 2;
     std::vector<mx::array> inputs{row_major(mx::reshape(x, {-1, k}, s), s), row_major(w, s)};
-    if (quantized) {
+    if (quantized && mode == kMxfp4) {
       const auto& scales = *static_cast<mx::array*>(scales_ctx);
+      if (bits != 4 || group_size != 32 || k % 32 != 0 || w.dtype() != mx::uint32 || w.shape(1) * 8 != k ||
+          scales.dtype() != mx::uint8 || scales.ndim() != 2 || scales.shape(0) != w.shape(0) || scales.shape(1) != k / 32) {
+        throw std::invalid_argument("unsupported MXFP4 layout (want uint32 [n, k/8], uint8 scales [n, k/32], group 32)");
+      }
+      inputs.push_back(row_major(scales, s));
+    } else if (quantized) {
+      const auto& scales = *static_cast<mx::array*>(scales_ctx);
+      if (mode != kAffine || !biases_ctx) throw std::invalid_argument("unknown quantization mode");
       const auto& biases = *static_cast<mx::array*>(biases_ctx);
       if ((bits != 4 && bits != 8) || group_size <= 0 || k % group_size != 0 || group_size % (32 / bits) != 0 ||
           w.dtype() != mx::uint32 || w.shape(1) * 32 / bits != k || !is_float(scales.dtype()) ||
@@ -525,14 +567,14 @@ int confab_cpu_linear(void** out, void* x_ctx, void* w_ctx, void* scales_ctx, vo
       }
       inputs.push_back(row_major(scales, s));
       inputs.push_back(row_major(biases, s));
-    } else if (!is_float(w.dtype()) || w.shape(1) != k) {
+    } else if (!quantized && (!is_float(w.dtype()) || w.shape(1) != k)) {
       throw std::invalid_argument("w must be float [n, k]");
     }
     auto shape = x.shape();
     shape.back() = n;
     const int m = inputs[0].shape(0);
     auto rows = mx::array({m, n}, float32_out ? mx::float32 : x.dtype(),
-                          std::make_shared<CpuLinear>(s, quantized ? group_size : 0, quantized ? bits : 0, gate_activation,
+                          std::make_shared<CpuLinear>(s, quantized ? group_size : 0, quantized ? bits : 0, quantized ? mode : 0, gate_activation,
                                                       float32_out != 0),
                           std::move(inputs));
     *out = new mx::array(mx::reshape(rows, shape, s));

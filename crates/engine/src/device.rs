@@ -122,6 +122,21 @@ fn libmlx_symbol() -> Option<*const std::ffi::c_void> {
     (!symbol.is_null()).then_some(symbol as *const _)
 }
 
+/// Waits until MLX's default streams (the CPU's, and the default device's) have run everything
+/// queued on them. The engine thread calls it before it ends: the next token of a pipelined
+/// decode (`async_eval`) may still be running, and a process that exits then destroys MLX's
+/// allocator under it (the CPU kernels' scratch comes from that allocator, inside the task:
+/// a SIGSEGV at exit after `confab bench`).
+pub fn wait_for_streams() {
+    let cpu = mlx_rs::Stream::cpu();
+    // SAFETY: `cpu` is a live stream for the call; both calls only wait, and report failure
+    // (no such stream) as a status, which leaves nothing to wait for.
+    unsafe {
+        let _ = mlx_sys::mlx_synchronize(cpu.as_ptr());
+        let _ = mlx_sys::mlx_synchronize_default();
+    }
+}
+
 /// Whether MLX's default device is a GPU (Metal or CUDA).
 pub fn default_is_gpu() -> bool {
     default_device_type().is_ok_and(|d| d == "gpu")

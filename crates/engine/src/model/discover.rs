@@ -33,8 +33,9 @@ pub struct ModelSummary {
     pub video: bool,
     /// The number of weights of its text model, where its configuration tells.
     pub parameters: Option<u64>,
-    /// About what it takes in memory: the weights as on disk, plus the key/value cache of a
-    /// conversation that fills its whole context (the engine's default), in the dtype it computes in here.
+    /// About what it takes in memory: the weights as loaded (a GGUF's tensors widened at load count
+    /// at their widened size), plus the key/value cache of a conversation that fills its whole context
+    /// (the engine's default), in the dtype it computes in here.
     pub memory_needed_bytes: u64,
     /// This machine's memory, to set `memory_needed_bytes` against.
     pub machine_memory_bytes: u64,
@@ -174,6 +175,7 @@ fn architecture_unsupported(architecture: &str) -> String {
 
 fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<ModelSummary> {
     let header = gguf_header::read_header(path).ok()?;
+    let weight_bytes = gguf::loaded_weight_bytes(&header);
     let meta = header.metadata;
     let text = |k: &str| match meta.get(k) {
         Some(MetaValue::Str(s)) => Some(s.clone()),
@@ -224,7 +226,7 @@ fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<Mode
         audio: false,
         video: false,
         parameters: Some(header.parameters).filter(|&p| p > 0),
-        memory_needed_bytes: size_bytes + kv_bytes,
+        memory_needed_bytes: weight_bytes + kv_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
         // GGUF files carry no sentence-transformers modules.
         embedding: false,

@@ -267,8 +267,10 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
             scheduler.step(&models, &mut shared);
         }
     }
-    // The engine was dropped: a clean shutdown keeps every session on disk.
+    // The engine was dropped: a clean shutdown keeps every session on disk, and leaves no
+    // work on MLX's streams to run while the process exits.
     prefix.persist_all();
+    crate::device::wait_for_streams();
 }
 
 fn unknown_model() -> EngineError {

@@ -63,6 +63,12 @@ pub fn unreadable_types(tensor_types: &std::collections::BTreeSet<u32>) -> Vec<&
     tensor_types.iter().filter(|&&t| !readable(t)).map(|&t| gguf_header::ggml_type_name(t)).collect()
 }
 
+/// The bytes a GGUF's tensors take once loaded (`gguf_blocks`' rule, which MLX's loader follows
+/// too): more than on disk where blocks are widened.
+pub fn loaded_weight_bytes(header: &gguf_header::Header) -> u64 {
+    header.tensors.iter().map(super::gguf_blocks::loaded_bytes).sum()
+}
+
 /// The header, or an error naming the tensor types this build cannot read.
 fn checked_header(path: &Path) -> Result<gguf_header::Header> {
     let header = gguf_header::read_header(path).map_err(|e| EngineError::CorruptWeights { path: path.into(), reason: e.to_string() })?;

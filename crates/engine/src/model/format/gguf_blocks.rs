@@ -88,22 +88,56 @@ pub(super) fn read(path: &Path, info: &TensorInfo) -> Result<Vec<(&'static str, 
     let widened = |dtype| -> Result<Vec<(&'static str, Array)>> {
         Ok(vec![("weight", Array::from_slice(&decode(info.ggml_type, &bytes), &shape).as_dtype(dtype)?)])
     };
+    match held_as(info) {
+        Held::Float(dtype) => widened(dtype),
+        Held::Affine { .. } => affine(info.ggml_type, &bytes, outer, last[0]),
+        Held::Mxfp4 => {
+            let (packed, scales) = mxfp4_to_mlx(&bytes);
+            let byte_shape: Vec<i32> = outer.iter().copied().chain([last[0] / 2]).collect();
+            let scale_shape: Vec<i32> = outer.iter().copied().chain([last[0] / MXFP4_BLOCK as i32]).collect();
+            let weight = Array::from_slice(&packed, &byte_shape).view_dtype(Dtype::Uint32)?;
+            Ok(vec![("weight", weight), ("scales", Array::from_slice(&scales, &scale_shape))])
+        }
+    }
+}
+
+/// How a tensor is held once read (here, or by MLX's loader, which holds the types it reads
+/// the same way, BF16 as float16).
+enum Held {
+    /// Floats of this dtype: the float types as they are, the rest widened.
+    Float(Dtype),
+    /// MLX's affine groups of 32 (Q4_0, Q4_1: 4 bits; Q8_0: 8), float16 scales and biases.
+    Affine { bits: u64 },
+    /// MLX's `mxfp4` layout: 4 bits a value and an e8m0 byte per 32.
+    Mxfp4,
+}
+
+fn held_as(info: &TensorInfo) -> Held {
     match info.ggml_type {
-        F32 => return widened(Dtype::Float32),
-        F16 => return widened(Dtype::Float16),
-        BF16 => return widened(Dtype::Bfloat16),
-        Q4_0 | Q4_1 | Q8_0 => return affine(info.ggml_type, &bytes, outer, last[0]),
-        MXFP4 => {}
-        _ => return widened(Dtype::Float16),
+        F32 => Held::Float(Dtype::Float32),
+        F16 => Held::Float(Dtype::Float16),
+        BF16 => Held::Float(Dtype::Bfloat16),
+        Q4_0 | Q4_1 => Held::Affine { bits: 4 },
+        Q8_0 => Held::Affine { bits: 8 },
+        // A mixture's experts stay packed; no other layer reads `mxfp4`, and float32 holds its
+        // values exactly.
+        MXFP4 if info.name.contains("_exps.") => Held::Mxfp4,
+        MXFP4 => Held::Float(Dtype::Float32),
+        // Q5_0, Q5_1 and the K-quants (and, should one be read, any other type).
+        _ => Held::Float(Dtype::Float16),
     }
-    if info.name.contains("_exps.") {
-        let (packed, scales) = mxfp4_to_mlx(&bytes);
-        let byte_shape: Vec<i32> = outer.iter().copied().chain([last[0] / 2]).collect();
-        let scale_shape: Vec<i32> = outer.iter().copied().chain([last[0] / MXFP4_BLOCK as i32]).collect();
-        let weight = Array::from_slice(&packed, &byte_shape).view_dtype(Dtype::Uint32)?;
-        return Ok(vec![("weight", weight), ("scales", Array::from_slice(&scales, &scale_shape))]);
+}
+
+/// The bytes `info` takes in memory once loaded: what the picker counts for a GGUF's weights
+/// (widened tensors take more than their blocks on disk: Q5_0's 5.5 bits a value become 16).
+pub(super) fn loaded_bytes(info: &TensorInfo) -> u64 {
+    let values = info.elements();
+    match held_as(info) {
+        Held::Float(Dtype::Float32) => values * 4,
+        Held::Float(_) => values * 2,
+        Held::Affine { bits } => values * bits / 8 + values / 32 * 4,
+        Held::Mxfp4 => values / 2 + values / MXFP4_BLOCK,
     }
-    Ok(vec![("weight", Array::from_slice(&mxfp4_to_f32(&bytes), &shape))])
 }
 
 fn read_bytes(path: &Path, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {

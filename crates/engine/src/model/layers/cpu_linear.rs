@@ -27,6 +27,7 @@ extern "C" {
         biases: *mut c_void,
         group_size: c_int,
         bits: c_int,
+        mode: c_int,
         gate_activation: c_int,
         float32_out: c_int,
         err: *mut c_char,
@@ -64,21 +65,41 @@ pub fn instruction_set() -> &'static str {
     }
 }
 
-/// How a quantized weight is stored (MLX's affine layout).
+/// How a quantized weight is stored: `weight` is packed into uint32 words, with `scales` per
+/// group of `group_size` inputs.
 pub struct Quantized<'a> {
     pub scales: &'a Array,
-    pub biases: &'a Array,
     pub group_size: i32,
     pub bits: i32,
+    pub mode: QuantMode<'a>,
 }
 
-/// Whether the kernel takes this input and weight (float activations; dense float weights, or
-/// affine 4/8-bit ones).
+/// The quantization modes the kernel reads, as MLX names them.
+pub enum QuantMode<'a> {
+    /// `affine`: value = scale · q + bias per group; 4 or 8 bits, float scales and biases.
+    Affine { biases: &'a Array },
+    /// `mxfp4`: e2m1 values (4 bits, low nibble first) × 2^(scale − 127), one uint8 (e8m0) scale
+    /// per 32 inputs, no biases.
+    Mxfp4,
+}
+
+impl<'a> Quantized<'a> {
+    /// MXFP4 as MLX's `mxfp4` mode stores it: weight uint32 [n, k / 8], scales uint8 [n, k / 32].
+    pub fn mxfp4(scales: &'a Array) -> Self {
+        Self { scales, group_size: 32, bits: 4, mode: QuantMode::Mxfp4 }
+    }
+}
+
+/// Whether the kernel takes this input and weight (float activations; dense float weights,
+/// affine 4/8-bit ones, or MXFP4).
 pub fn supports(x: &Array, weight: &Array, quantized: Option<&Quantized>) -> bool {
     let float = |d: Dtype| matches!(d, Dtype::Float32 | Dtype::Bfloat16 | Dtype::Float16);
     let weight_ok = match quantized {
         None => float(weight.dtype()),
-        Some(q) => matches!(q.bits, 4 | 8) && weight.dtype() == Dtype::Uint32,
+        Some(Quantized { bits, mode: QuantMode::Affine { .. }, .. }) => matches!(bits, 4 | 8) && weight.dtype() == Dtype::Uint32,
+        Some(Quantized { scales, group_size, bits, mode: QuantMode::Mxfp4 }) => {
+            (*group_size, *bits) == (32, 4) && weight.dtype() == Dtype::Uint32 && scales.dtype() == Dtype::Uint8
+        }
     };
     enabled() && float(x.dtype()) && weight.ndim() == 2 && weight_ok
 }
@@ -107,9 +128,12 @@ pub fn gated(x: &Array, weight: &Array, quantized: Option<&Quantized>, activatio
 
 fn call(x: &Array, weight: &Array, quantized: Option<&Quantized>, gate: c_int, float32_out: bool) -> Result<Array> {
     let ctx = |a: &Array| a.as_ptr().ctx;
-    let (scales, biases, group, bits) = match quantized {
-        Some(q) => (ctx(q.scales), ctx(q.biases), q.group_size, q.bits),
-        None => (std::ptr::null_mut(), std::ptr::null_mut(), 0, 0),
+    let (scales, biases, group, bits, mode) = match quantized {
+        Some(q) => match q.mode {
+            QuantMode::Affine { biases } => (ctx(q.scales), ctx(biases), q.group_size, q.bits, 0),
+            QuantMode::Mxfp4 => (ctx(q.scales), std::ptr::null_mut(), q.group_size, q.bits, 1),
+        },
+        None => (std::ptr::null_mut(), std::ptr::null_mut(), 0, 0, 0),
     };
     let mut out: *mut c_void = std::ptr::null_mut();
     let mut err = [0 as c_char; 256];
@@ -124,6 +148,7 @@ fn call(x: &Array, weight: &Array, quantized: Option<&Quantized>, gate: c_int, f
             biases,
             group,
             bits,
+            mode,
             gate,
             float32_out as c_int,
             err.as_mut_ptr(),

@@ -4,7 +4,7 @@ use mlx_rs::{ops, Array, Dtype};
 
 use crate::error::Result;
 use crate::model::config::Activation;
-use crate::model::layers::cpu_linear::{self, Quantized};
+use crate::model::layers::cpu_linear::{self, QuantMode, Quantized};
 
 pub enum Linear {
     /// `weight` is [out, in], as checkpoints store it.
@@ -19,7 +19,7 @@ impl Linear {
         let (weight, quantized) = match self {
             Linear::Dense { weight, .. } => (weight, None),
             Linear::Quantized { weight, scales, biases: Some(biases), group_size, bits, .. } => {
-                (weight, Some(Quantized { scales, biases, group_size: *group_size, bits: *bits }))
+                (weight, Some(Quantized { scales, group_size: *group_size, bits: *bits, mode: QuantMode::Affine { biases } }))
             }
             Linear::Quantized { .. } => return None,
         };

@@ -14,6 +14,7 @@ pub mod mask;
 pub mod mlp;
 pub mod moe;
 pub mod mrope;
+pub mod mxfp4_experts;
 pub mod norm;
 pub mod quantized_attention;
 pub mod rope;

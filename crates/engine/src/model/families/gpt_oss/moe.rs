@@ -5,14 +5,14 @@
 //! quantization mode reads the same bits (e2m1 values two a byte, low nibble first, and an e8m0
 //! scale per 32 inputs).
 
-use std::ffi::CString;
 use std::path::Path;
 
 use mlx_rs::ops::indexing::IndexOp;
-use mlx_rs::{nn, ops, Array, Dtype, Stream};
+use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::error::{EngineError, Result};
 use crate::model::layers::moe::top_k;
+use crate::model::layers::mxfp4_experts::{self, GROUP as MXFP4_GROUP};
 use crate::model::layers::Linear;
 use crate::model::loader::LayerLoader;
 
@@ -27,12 +27,9 @@ enum Projection {
     /// [E, in, out], for `gather_mm`.
     Dense(Array),
     /// [E, out, in / 8] uint32 (eight e2m1 values each) and e8m0 scales [E, out, in / 32],
-    /// for `gather_qmm` in MLX's `mxfp4` mode.
+    /// for `mxfp4_experts::gather`.
     Mxfp4 { weight: Array, scales: Array },
 }
-
-/// MXFP4's group: one scale per 32 inputs.
-const MXFP4_GROUP: i32 = 32;
 
 struct Experts {
     /// Gate then up along the outputs (de-interleaved at load).
@@ -142,7 +139,7 @@ impl Projection {
     fn apply(&self, x: &Array, experts: &Array) -> Result<Array> {
         match self {
             Self::Dense(w) => Ok(ops::gather_mm(x, w, None, experts, false)?),
-            Self::Mxfp4 { weight, scales } => gather_qmm_mxfp4(x, weight, scales, experts),
+            Self::Mxfp4 { weight, scales } => mxfp4_experts::gather(x, weight, scales, experts),
         }
     }
 
@@ -151,42 +148,6 @@ impl Projection {
             Self::Dense(w) => vec![w],
             Self::Mxfp4 { weight, scales } => vec![weight, scales],
         }
-    }
-}
-
-/// `gather_qmm` in MLX's `mxfp4` mode (mlx-rs passes only the default, affine, mode).
-fn gather_qmm_mxfp4(x: &Array, weight: &Array, scales: &Array, experts: &Array) -> Result<Array> {
-    let mode = CString::new("mxfp4").expect("no NUL");
-    let stream = Stream::thread_local_or_default();
-    let optional = |value: i32| mlx_sys::mlx_optional_int_ { value, has_value: true };
-    // SAFETY: the arrays are live and borrowed for the call; empty arrays stand for the absent
-    // biases and left-hand indices and are freed after it; on success `out` is a new array
-    // that `Array::from_ptr` takes ownership of.
-    unsafe {
-        let (no_biases, no_lhs) = (mlx_sys::mlx_array_new(), mlx_sys::mlx_array_new());
-        let mut out = mlx_sys::mlx_array_new();
-        let status = mlx_sys::mlx_gather_qmm(
-            &mut out,
-            x.as_ptr(),
-            weight.as_ptr(),
-            scales.as_ptr(),
-            no_biases,
-            no_lhs,
-            experts.as_ptr(),
-            true,
-            optional(MXFP4_GROUP),
-            optional(4),
-            mode.as_ptr(),
-            false,
-            stream.as_ptr(),
-        );
-        mlx_sys::mlx_array_free(no_biases);
-        mlx_sys::mlx_array_free(no_lhs);
-        if status != 0 {
-            mlx_sys::mlx_array_free(out);
-            return Err(EngineError::Internal("MLX's gather_qmm refused the MXFP4 experts".into()));
-        }
-        Ok(Array::from_ptr(out))
     }
 }
 
