@@ -39,7 +39,7 @@ mod web_view_priority;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tauri::{DragDropEvent, Emitter, Manager, WebviewEvent, WindowEvent};
+use tauri::{DragDropEvent, Emitter, Manager, RunEvent, WebviewEvent, WindowEvent};
 
 use crate::state::AppState;
 
@@ -111,12 +111,35 @@ fn main() -> ExitCode {
             }
         })
         .invoke_handler(app_commands!(invoke_handler))
-        .run(tauri::generate_context!("../tauri.conf.json"));
+        .build(tauri::generate_context!("../tauri.conf.json"));
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(app) => {
+            app.run(|app, event| {
+                if let RunEvent::Exit = event {
+                    shut_down_engine(app);
+                }
+            });
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             tracing::error!("the app stopped: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// How long quitting waits for the engine to write its sessions and idle MLX's streams.
+const ENGINE_SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// The process exits without dropping the app's state, so the engine is stopped here: the
+/// chats' prefix caches are kept on disk for the next launch, and no queued MLX work runs
+/// while the process tears MLX down (which crashed at exit).
+fn shut_down_engine(app: &tauri::AppHandle) {
+    if let Some(state) = app.try_state::<Arc<AppState>>() {
+        if state.engine.shutdown(ENGINE_SHUTDOWN_WAIT) {
+            tracing::info!("engine stopped; sessions kept on disk");
+        } else {
+            tracing::warn!("the engine did not stop within {ENGINE_SHUTDOWN_WAIT:?}; quitting anyway");
         }
     }
 }

@@ -130,6 +130,25 @@ fn a_new_engine_restores_from_disk() {
     assert_eq!(out.tokens, cold.tokens);
 }
 
+#[test]
+fn a_shut_down_engine_has_written_its_sessions_though_it_is_still_held() {
+    // An app's exit ends the process without dropping the engine; it shuts it down instead.
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, model) = engine(Some(dir.path()), "llama");
+    let (first, second) = conversation(&engine, model);
+    assert!(engine.shutdown(std::time::Duration::from_secs(60)), "shut down in time");
+    assert!(std::fs::read_dir(dir.path()).unwrap().count() >= 2, "a manifest and its data");
+    // Whatever comes after is refused, not lost without a word.
+    let late = engine.generate(Request::new(model, Prompt::Tokens(second.clone()), SamplingParams::greedy()));
+    assert!(matches!(late.into_iter().next(), Some(Event::Error(_))));
+
+    let (restarted, model) = self::engine(Some(dir.path()), "llama");
+    let out = run(&restarted, model, &second, 6, true);
+    assert_eq!(out.plan.reuse_source, "disk");
+    assert_eq!(out.plan.reused_tokens, first.len() + 6);
+    drop(engine);
+}
+
 fn files_with(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with(suffix)).collect()
 }

@@ -47,13 +47,41 @@ const IDLE_PERSIST: Duration = Duration::from_secs(60);
 type ProgressFn = Box<dyn FnMut(LoadProgress) + Send>;
 
 enum Command {
-    Load { path: PathBuf, options: LoadOptions, progress: ProgressFn, reply: Sender<Result<(ModelId, ModelInfo)>> },
-    Unload { model: ModelId },
+    Load {
+        path: PathBuf,
+        options: LoadOptions,
+        progress: ProgressFn,
+        reply: Sender<Result<(ModelId, ModelInfo)>>,
+    },
+    Unload {
+        model: ModelId,
+    },
     // Boxed: a request is many times the size of the other commands.
-    Generate { request: Box<Request>, cancel: Arc<AtomicBool>, events: Sender<Event> },
-    Tokenize { model: ModelId, prompt: Prompt, chat: ChatOptions, reply: Sender<Result<Vec<u32>>> },
-    Counter { model: ModelId, reply: Sender<Result<TokenCounter>> },
-    Embed { model: ModelId, texts: Vec<String>, prompt: EmbedPrompt, reply: Sender<Result<Embeddings>> },
+    Generate {
+        request: Box<Request>,
+        cancel: Arc<AtomicBool>,
+        events: Sender<Event>,
+    },
+    Tokenize {
+        model: ModelId,
+        prompt: Prompt,
+        chat: ChatOptions,
+        reply: Sender<Result<Vec<u32>>>,
+    },
+    Counter {
+        model: ModelId,
+        reply: Sender<Result<TokenCounter>>,
+    },
+    Embed {
+        model: ModelId,
+        texts: Vec<String>,
+        prompt: EmbedPrompt,
+        reply: Sender<Result<Embeddings>>,
+    },
+    /// Stop now (see `Engine::shutdown`); `done` is answered once the streams are idle.
+    Shutdown {
+        done: Sender<()>,
+    },
 }
 
 pub struct Engine {
@@ -167,6 +195,15 @@ impl Engine {
         }
         Generation { events: receiver, cancel }
     }
+
+    /// Stops the engine for a process about to exit, which drops nothing (an app's exit):
+    /// running requests end where they are, every session is written to disk, and no work is
+    /// left on MLX's streams to run while the process tears MLX down. Waits at most `wait`;
+    /// whether it finished in time.
+    pub fn shutdown(&self, wait: Duration) -> bool {
+        let (done, finished) = mpsc::channel();
+        self.send(Command::Shutdown { done }).is_ok() && finished.recv_timeout(wait).is_ok()
+    }
 }
 
 impl Drop for Engine {
@@ -189,7 +226,8 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
     let mut next_id = 1u64;
     let mut scheduler = Scheduler::new(&options.batch, limit);
     let mut open = true;
-    while open || !scheduler.is_idle() {
+    let mut shutdown = None;
+    while shutdown.is_none() && (open || !scheduler.is_idle()) {
         // Idle: wait for a command. Busy: take whatever has arrived, then run an iteration.
         let mut arrived = vec![];
         if scheduler.is_idle() {
@@ -208,6 +246,9 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
             }
         }
         for command in arrived {
+            if shutdown.is_some() {
+                break;
+            }
             match command {
                 Command::Load { path, options, mut progress, reply } => {
                     let before = mlx_rs::memory::active_memory().unwrap_or(0);
@@ -242,6 +283,9 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 Command::Counter { model, reply } => {
                     let _ = reply.send(models.get(&model).ok_or_else(unknown_model).map(ReadyModel::token_counter));
                 }
+                // Nothing after it runs: running requests end where they are, later commands
+                // are answered as to a stopped engine.
+                Command::Shutdown { done } => shutdown = Some(done),
                 Command::Embed { model, texts, prompt, reply } => {
                     let result = models.get(&model).ok_or_else(unknown_model).and_then(|m| embed::embed(m, &texts, &prompt));
                     let _ = reply.send(result);
@@ -262,15 +306,21 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 },
             }
         }
-        if !scheduler.is_idle() {
+        if shutdown.is_none() && !scheduler.is_idle() {
             let mut shared = generate::Shared { prefix: &mut prefix, encoders: &mut encoders, limits: &limits };
             scheduler.step(&models, &mut shared);
         }
     }
-    // The engine was dropped: a clean shutdown keeps every session on disk, and leaves no
-    // work on MLX's streams to run while the process exits.
+    // The engine was dropped or shut down: what is sent from now on is refused (a closed
+    // channel); a clean shutdown keeps every session on disk, and leaves no work on MLX's
+    // streams to run while the process exits.
+    drop(commands);
+    drop(scheduler);
     prefix.persist_all();
     crate::device::wait_for_streams();
+    if let Some(done) = shutdown {
+        let _ = done.send(());
+    }
 }
 
 fn unknown_model() -> EngineError {
