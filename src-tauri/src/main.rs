@@ -85,6 +85,7 @@ fn main() -> ExitCode {
             });
             // MCP servers switched on in Settings › Tools.
             commands::tools::start_at_launch(app.handle().clone(), state.clone());
+            quit_on_terminate(app.handle().clone());
             // The window opens now; the model loads behind it and reports progress.
             let settings = state.settings();
             let chosen = settings.model_path.clone();
@@ -142,6 +143,26 @@ fn shut_down_engine(app: &tauri::AppHandle) {
             tracing::warn!("the engine did not stop within {ENGINE_SHUTDOWN_WAIT:?}; quitting anyway");
         }
     }
+}
+
+/// A terminate signal (a logout, `kill`) quits as closing the window does, through
+/// `RunEvent::Exit`, rather than ending the process where it stands.
+fn quit_on_terminate(app: tauri::AppHandle) {
+    #[cfg(unix)]
+    tauri::async_runtime::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                if terminate.recv().await.is_some() {
+                    tracing::info!("terminate signal: quitting");
+                    app.exit(0);
+                }
+            }
+            Err(e) => tracing::warn!("cannot listen for the terminate signal ({e}); a kill ends the app where it stands"),
+        }
+    });
+    #[cfg(not(unix))]
+    drop(app);
 }
 
 /// `confab-app --version`: the app's version and the MLX it runs on, without opening a window

@@ -1,5 +1,5 @@
 """What survives a restart (same CONFAB_HOME): conversations, messages, settings, search; a reply
-cut off by a killed app comes back as interrupted."""
+cut off by a killed app comes back as interrupted; a chat's prefix cache outlives quitting."""
 import os
 import re
 import signal
@@ -81,6 +81,39 @@ class Persistence(AppTestCase):
         self.assertEqual(back["status"], "interrupted", back)
         self.assertTrue(back["text"].strip(), "the partial text is kept")
         app.set_settings(max_tokens=64)
+
+    def test_03_quitting_keeps_the_chat_s_cache_for_the_next_launch(self):
+        app = self.app
+        app.new_chat()
+        _, reply = app.send("Name three colours.")
+        self.assertEqual(app.wait_reply(reply["id"])["status"], "complete")
+        conversation = app.current_conversation()
+        pid, log = app.app_pid(), app.log_path
+        self.assertIsNotNone(pid, "could not find the app's process")
+        # Quit, not killed: a terminate signal (a logout) takes the path closing the window takes
+        # (WebDriver cannot close the window without killing the app), stopping the engine.
+        os.kill(pid, signal.SIGTERM)
+        app.wait_until(lambda: not alive(pid), 60, "the app did not exit after a terminate signal")
+        self.assertIn("engine stopped; sessions kept on disk", log.read_text(errors="replace"))
+        self.assertTrue(any((app.home / "cache" / "prefix").iterdir()), "no session on disk")
+
+        app.restart()
+        app.wait_model_ready()
+        app.open_conversation(conversation, 60)
+        _, follow = app.send("Three more, please.")
+        self.assertEqual(app.wait_reply(follow["id"])["status"], "complete")
+        self.assertRegex(app.log_path.read_text(errors="replace"), r"prefix cache hit .*source=\"?disk",
+                         "the next launch's follow-up did not continue from the session on disk")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped by tauri-driver) has left its state behind.
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split(") ")[-1][:1] != "Z"
 
 
 if __name__ == "__main__":
