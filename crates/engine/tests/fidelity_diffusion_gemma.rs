@@ -11,7 +11,7 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{fixture, floats, ids, json, max_diff, reply};
+use common::{copy_of_fixture, fixture, floats, ids, json, load_error, max_diff, reply};
 use confab_engine::model::{self, LoadOptions};
 use confab_engine::runtime::{DenoisingNoise, Engine, EngineOptions, Event, Prompt, Request, Speculative, StopReason};
 use confab_engine::sample::SamplingParams;
@@ -154,20 +154,6 @@ fn a_constraint_is_refused_saying_what_to_do() {
         .collect();
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("denoising whole canvases") && errors[0].contains("without one"), "{}", errors[0]);
-}
-
-/// A scratch copy of a fixture to break.
-fn copy_of_fixture(name: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(fixture(name)).unwrap().flatten() {
-        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
-    }
-    dir
-}
-
-fn load_error(path: &Path) -> EngineError {
-    let engine = Engine::start(EngineOptions::default()).unwrap();
-    engine.load(path, LoadOptions::default(), |_| {}).expect_err("loading should fail")
 }
 
 fn edit_json(path: &Path, edit: impl Fn(&mut Value)) {

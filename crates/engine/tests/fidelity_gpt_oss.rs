@@ -10,9 +10,9 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{check_fixture, fixture, ids, json};
+use common::{check_fixture, copy_of_fixture, fixture, ids, json, load_error, take_tokens};
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{Engine, EngineOptions, Event, Generation, ModelId, Prompt, Request, StopReason};
+use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request, StopReason};
 use confab_engine::sample::SamplingParams;
 use confab_engine::EngineError;
 use mlx_rs::Array;
@@ -44,16 +44,6 @@ fn tokens_of(events: impl Iterator<Item = Event>) -> Vec<u32> {
         }
     }
     tokens
-}
-
-/// Waits for `n` tokens of `generation`, keeping its events.
-fn take_tokens(generation: &Generation, n: usize, into: &mut Vec<Event>) {
-    let mut seen = 0;
-    while seen < n {
-        let event = generation.next().expect("the generation is still running");
-        seen += matches!(event, Event::Token { .. }) as usize;
-        into.push(event);
-    }
 }
 
 #[test]
@@ -117,20 +107,6 @@ fn a_continuation_resumes_from_the_cached_state() {
     assert_eq!(tokens_of(events.into_iter()), tokens_of(plain.generate(greedy(plain_model, continued, 10, 16))));
 }
 
-/// A scratch copy of the fixture to break.
-fn copy_of_fixture() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(fixture("gpt_oss")).unwrap().flatten() {
-        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
-    }
-    dir
-}
-
-fn load_error(path: &Path) -> EngineError {
-    let engine = Engine::start(EngineOptions::default()).unwrap();
-    engine.load(path, LoadOptions::default(), |_| {}).expect_err("loading should fail")
-}
-
 fn edit_weights(dir: &Path, edit: impl Fn(&mut HashMap<String, Array>)) {
     let file = dir.join("model.safetensors");
     let mut tensors = Array::load_safetensors(&file).unwrap();
@@ -148,7 +124,7 @@ fn edit_config(dir: &Path, edit: impl Fn(&mut serde_json::Value)) {
 
 #[test]
 fn a_missing_sink_tensor_is_named() {
-    let dir = copy_of_fixture();
+    let dir = copy_of_fixture("gpt_oss");
     edit_weights(dir.path(), |t| {
         t.remove("model.layers.1.self_attn.sinks").unwrap();
     });
@@ -160,19 +136,19 @@ fn a_missing_sink_tensor_is_named() {
 
 #[test]
 fn bad_shapes_and_settings_say_what_to_fix() {
-    let dir = copy_of_fixture();
+    let dir = copy_of_fixture("gpt_oss");
     edit_weights(dir.path(), |t| {
         t.insert("model.layers.0.self_attn.sinks".into(), Array::from_slice(&[0f32; 4], &[4]));
     });
     let message = load_error(dir.path()).to_string();
     assert!(message.contains("model.layers.0.self_attn.sinks") && message.contains("[6]"), "{message}");
 
-    let dir = copy_of_fixture();
+    let dir = copy_of_fixture("gpt_oss");
     edit_config(dir.path(), |c| c["num_experts_per_tok"] = 9.into());
     let message = load_error(dir.path()).to_string();
     assert!(message.contains("num_experts_per_tok is 9"), "{message}");
 
-    let dir = copy_of_fixture();
+    let dir = copy_of_fixture("gpt_oss");
     edit_config(dir.path(), |c| c["layer_types"][2] = "linear_attention".into());
     let message = load_error(dir.path()).to_string();
     assert!(message.contains("linear_attention") && message.contains("layer_types"), "{message}");

@@ -10,7 +10,7 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{check_fixture, fixture};
+use common::{check_fixture, copy_of_fixture, fixture, load_error};
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{Engine, EngineOptions, Event, Prompt, Request};
 use confab_engine::sample::SamplingParams;
@@ -73,20 +73,6 @@ fn whole_prompt_in_one_chunk() {
     common::assert_matches(&run, &reference, LOGIT_TOLERANCE, "lfm2 (one chunk)");
 }
 
-/// A scratch copy of a fixture folder to break.
-fn copy_of(name: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(fixture(name)).unwrap().flatten() {
-        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
-    }
-    dir
-}
-
-fn load_error(path: &Path) -> EngineError {
-    let engine = Engine::start(EngineOptions::default()).unwrap();
-    engine.load(path, LoadOptions::default(), |_| {}).expect_err("loading should fail")
-}
-
 fn assert_says(err: &EngineError, words: &[&str]) {
     let message = err.to_string();
     for w in words {
@@ -111,7 +97,7 @@ fn edit_config(dir: &Path, edit: impl Fn(&mut serde_json::Value)) {
 
 #[test]
 fn conv_window_size_mismatch_says_both() {
-    let dir = copy_of("lfm2");
+    let dir = copy_of_fixture("lfm2");
     edit_config(dir.path(), |c| c["conv_L_cache"] = 4.into());
     let err = load_error(dir.path());
     assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
@@ -120,7 +106,7 @@ fn conv_window_size_mismatch_says_both() {
 
 #[test]
 fn feed_forward_width_mismatch_names_the_rules() {
-    let dir = copy_of("lfm2");
+    let dir = copy_of_fixture("lfm2");
     edit_config(dir.path(), |c| c["block_ffn_dim_multiplier"] = 1.0.into());
     let err = load_error(dir.path());
     assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
@@ -129,7 +115,7 @@ fn feed_forward_width_mismatch_names_the_rules() {
 
 #[test]
 fn missing_convolution_tensor_is_named() {
-    let dir = copy_of("lfm2");
+    let dir = copy_of_fixture("lfm2");
     edit_weights(dir.path(), |t| {
         t.remove("model.layers.2.conv.in_proj.weight").unwrap();
     });
@@ -142,7 +128,7 @@ fn missing_convolution_tensor_is_named() {
 #[test]
 fn other_layer_types_are_named() {
     for kind in ["sliding_attention", "linear_attention", "mamba"] {
-        let dir = copy_of("lfm2");
+        let dir = copy_of_fixture("lfm2");
         edit_config(dir.path(), |c| c["layer_types"][3] = kind.into());
         let err = load_error(dir.path());
         assert!(matches!(err, EngineError::ModelFormat { .. }), "{kind}: {err:?}");

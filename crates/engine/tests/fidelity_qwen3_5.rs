@@ -9,7 +9,7 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{check_fixture, fixture};
+use common::{check_fixture, copy_of_fixture, fixture, load_error};
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{Engine, EngineOptions, Event, Prompt, Request};
 use confab_engine::sample::SamplingParams;
@@ -68,20 +68,6 @@ fn whole_prompt_in_one_chunk() {
     }
 }
 
-/// A scratch copy of a fixture folder to break.
-fn copy_of(name: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(fixture(name)).unwrap().flatten() {
-        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
-    }
-    dir
-}
-
-fn load_error(path: &Path) -> EngineError {
-    let engine = Engine::start(EngineOptions::default()).unwrap();
-    engine.load(path, LoadOptions::default(), |_| {}).expect_err("loading should fail")
-}
-
 fn assert_says(err: &EngineError, words: &[&str]) {
     let message = err.to_string();
     for w in words {
@@ -107,7 +93,7 @@ fn edit_config(dir: &Path, edit: impl Fn(&mut serde_json::Value)) {
 
 #[test]
 fn missing_linear_attention_tensor_is_named() {
-    let dir = copy_of("qwen3_5");
+    let dir = copy_of_fixture("qwen3_5");
     edit_weights(dir.path(), |t| {
         t.remove("model.language_model.layers.1.linear_attn.A_log").unwrap();
     });
@@ -120,7 +106,7 @@ fn missing_linear_attention_tensor_is_named() {
 #[test]
 fn unknown_layer_type_is_named() {
     for kind in ["sliding_attention", "mamba"] {
-        let dir = copy_of("qwen3_5");
+        let dir = copy_of_fixture("qwen3_5");
         edit_config(dir.path(), |c| c["text_config"]["layer_types"][2] = kind.into());
         let err = load_error(dir.path());
         assert!(matches!(err, EngineError::ModelFormat { .. }), "{err:?}");
@@ -131,7 +117,7 @@ fn unknown_layer_type_is_named() {
 #[test]
 fn conv_kernel_size_mismatch_says_both() {
     for name in ["qwen3_next", "qwen3_5_mlx4"] {
-        let dir = copy_of(name);
+        let dir = copy_of_fixture(name);
         edit_config(dir.path(), |c| {
             let text = if c.get("text_config").is_some() { &mut c["text_config"] } else { c };
             text["linear_conv_kernel_dim"] = 3.into();
@@ -145,7 +131,7 @@ fn conv_kernel_size_mismatch_says_both() {
 /// The vision tower is dropped on purpose; any other tensor the model does not use is an error.
 #[test]
 fn leftover_tensor_is_named() {
-    let dir = copy_of("qwen3_5");
+    let dir = copy_of_fixture("qwen3_5");
     edit_weights(dir.path(), |t| {
         let norm = t["model.language_model.norm.weight"].clone();
         t.insert("model.language_model.extra_norm.weight".into(), norm);

@@ -10,7 +10,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{reply as run, Reply as Outcome};
+use common::{reply as run, take_tokens, Reply as Outcome};
 
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{
@@ -377,16 +377,6 @@ fn finished(events: impl Iterator<Item = Event>) -> (Vec<u32>, Usage) {
         }
     }
     (ids, usage.expect("a Done event"))
-}
-
-/// Waits for `n` tokens of `generation`, keeping its events.
-fn take_tokens(generation: &Generation, n: usize, into: &mut Vec<Event>) {
-    let mut seen = 0;
-    while seen < n {
-        let event = generation.next().expect("the generation is still running");
-        seen += matches!(event, Event::Token { .. }) as usize;
-        into.push(event);
-    }
 }
 
 /// Rows of different prompt lengths join a batch at different steps (each after the last one's

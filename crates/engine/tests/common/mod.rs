@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use confab_engine::model::LoadOptions;
 use confab_engine::npy;
-use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Plan, Prompt, Request, StopReason, Usage};
+use confab_engine::runtime::{Engine, EngineOptions, Event, Generation, ModelId, Plan, Prompt, Request, StopReason, Usage};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 use serde_json::Value;
@@ -112,4 +112,29 @@ pub fn reply(engine: &Engine, request: Request) -> Reply {
     }
     let (reason, usage) = done.expect("a Done event");
     Reply { plan: plan.expect("a plan comes first"), ids, text, reason, usage }
+}
+
+/// A scratch copy of a fixture folder to break.
+pub fn copy_of_fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(fixture(name)).unwrap().flatten() {
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    dir
+}
+
+/// What loading `path` fails with, on a fresh engine.
+pub fn load_error(path: &Path) -> confab_engine::EngineError {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    engine.load(path, LoadOptions::default(), |_| {}).expect_err("loading should fail")
+}
+
+/// Waits for `n` tokens of `generation`, keeping its events.
+pub fn take_tokens(generation: &Generation, n: usize, into: &mut Vec<Event>) {
+    let mut seen = 0;
+    while seen < n {
+        let event = generation.next().expect("the generation is still running");
+        seen += matches!(event, Event::Token { .. }) as usize;
+        into.push(event);
+    }
 }
