@@ -1,7 +1,7 @@
 // A thinking model's reasoning, folded above its answer: open while the model thinks, closed
 // once its answer starts (or the reply ends), with how long it thought. Model text is
 // untrusted: it is shown as plain text, never parsed as markdown or HTML.
-import { useEffect, useRef, useState } from 'react';
+import { useLayoutEffect, useRef, useState } from 'react';
 import { humanDuration } from '../lib/format';
 
 interface Props {
@@ -21,9 +21,10 @@ export function reasoningLabel(thinking: boolean, ms: number | null): string {
 export function Reasoning({ text, ms, thinking }: Props) {
   const [open, setOpen] = useState(thinking);
   // Follows the model (open as it starts thinking, closed as it stops); in between, the reader's
-  // own clicks stand.
+  // own clicks stand. A layout effect, so that no frame (and no script reading the page) sees a
+  // finished reply with its section still open.
   const wasThinking = useRef(thinking);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (wasThinking.current === thinking) return;
     wasThinking.current = thinking;
     setOpen(thinking);
