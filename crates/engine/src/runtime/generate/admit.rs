@@ -180,7 +180,7 @@ pub fn admit(
         _ => speculative::declined(model, request.speculative.as_ref(), draft, media.is_some(), guide.is_some()),
     };
     let speculation = match request.speculative.filter(|_| speculative_declined.is_none()) {
-        Some(method) => Some(Speculation::new(method, draft, &sampling, sampler.is_greedy())?),
+        Some(method) => Some(Speculation::new(method, model, draft, &sampling, sampler.is_greedy())?),
         None => None,
     };
     let _ = events.send(Event::Plan(Plan {

@@ -182,7 +182,10 @@ impl Row {
         let began = Instant::now();
         let out = match &self.media {
             Some((m, o)) => forward_chunk(model, m, o, range.clone(), &mut self.state)?,
-            None => model.model.forward(&tokens_array(&self.ids[range.clone()]), &mut self.state)?,
+            None => match self.forward_prompt(model, range.clone())? {
+                Some(logits) => logits,
+                None => model.model.forward(&tokens_array(&self.ids[range.clone()]), &mut self.state)?,
+            },
         };
         self.fed.extend_from_slice(&self.ids[range.clone()]);
         let last = self.chunks.is_empty();

@@ -3,9 +3,10 @@
 //! run of proposals the model agrees with, plus the model's own next token, and its state is
 //! cut back past the rest. A greedy reply is token for token the one plain decoding gives.
 //!
-//! Proposals come from prompt lookup (n-gram matches in the prompt and the reply so far) or
-//! from a draft model sharing the vocabulary, which decodes (as the request samples) on a state
-//! of its own that is cut back as the row's is.
+//! Proposals come from prompt lookup (n-gram matches in the prompt and the reply so far), from
+//! a draft model sharing the vocabulary, which decodes (as the request samples) on a state of
+//! its own that is cut back as the row's is, or from the model's multi-token-prediction head
+//! (`mtp`).
 //!
 //! Greedy rows keep a proposal where it is the model's own choice; sampling rows keep it with
 //! probability min(1, p/q) and otherwise draw from max(0, p − q), normalised (Leviathan et al.
@@ -17,6 +18,8 @@
 //! Every kind of state takes a rejected suffix back (`speculative_step` says how), and rows in
 //! a batch verify together, each with its own number of proposals; each row's draft length
 //! follows its acceptance, down to plain decoding for a while where proposals keep failing.
+
+mod mtp;
 
 use std::collections::HashMap;
 
@@ -44,7 +47,12 @@ pub(super) fn declined(
         (Speculative::PromptLookup(lookup), _) if lookup.ngram == 0 || lookup.max_draft == 0 => {
             return Some("prompt lookup with an n-gram or a draft of 0 tokens proposes nothing")
         }
-        (Speculative::DraftModel { max_draft: 0, .. }, _) => return Some("a draft of 0 tokens proposes nothing"),
+        (Speculative::DraftModel { max_draft: 0, .. } | Speculative::Mtp { max_draft: 0 }, _) => {
+            return Some("a draft of 0 tokens proposes nothing")
+        }
+        (Speculative::Mtp { .. }, _) if model.model.mtp().is_none() => {
+            return Some("the model has no multi-token-prediction head (its checkpoint carries no mtp.* weights)")
+        }
         (Speculative::DraftModel { .. }, None) => return Some("the draft model is not loaded"),
         (Speculative::DraftModel { .. }, Some(draft)) if !same_vocabulary(&model.tokenizer, &draft.tokenizer) => {
             return Some("the draft model's vocabulary is not the model's")
@@ -72,8 +80,11 @@ pub(super) struct Speculation {
     pub method: Speculative,
     /// The draft model's state: a prefix of the row's history, caught up at each step.
     draft_state: Option<SequenceState>,
-    /// The draft's own sampler (the request's settings), for a row that samples.
+    /// The draft's own sampler (the request's settings), for a row that samples (and for the
+    /// multi-token-prediction head's drafts, greedy or not).
     draft_sampler: Option<Sampler>,
+    /// The multi-token-prediction head's state, for `Speculative::Mtp`.
+    mtp: Option<mtp::MtpDrafts>,
     /// Tokens proposed, those the model agreed with, and the verifying passes.
     pub proposed: usize,
     pub accepted: usize,
@@ -89,22 +100,26 @@ pub(super) struct Speculation {
 impl Speculation {
     /// For a row sampling under `sampling` (its draft, if any, draws under the same settings,
     /// from a seed of its own derived from the request's).
-    pub fn new(method: Speculative, draft: Option<&ReadyModel>, sampling: &SamplingParams, greedy: bool) -> Result<Self> {
-        let draft_sampler = match draft {
-            Some(d) if !greedy => {
-                let seed = sampling.seed.map(|s| s ^ DRAFT_SEED);
-                Some(Sampler::new(SamplingParams { seed, ..sampling.clone() }, d.config().vocab_size)?)
-            }
+    pub fn new(
+        method: Speculative,
+        model: &ReadyModel,
+        draft: Option<&ReadyModel>,
+        sampling: &SamplingParams,
+        greedy: bool,
+    ) -> Result<Self> {
+        let seeded = SamplingParams { seed: sampling.seed.map(|s| s ^ DRAFT_SEED), ..sampling.clone() };
+        let head = model.model.mtp().filter(|_| matches!(method, Speculative::Mtp { .. }));
+        let draft_sampler = match (draft, head) {
+            (Some(d), _) if !greedy => Some(Sampler::new(seeded, d.config().vocab_size)?),
+            (_, Some(_)) => Some(Sampler::new(seeded, model.config().vocab_size)?),
             _ => None,
         };
-        let draft_len = match method {
-            Speculative::PromptLookup(settings) => settings.max_draft,
-            Speculative::DraftModel { max_draft, .. } => max_draft,
-        };
+        let draft_len = method.max_draft();
         Ok(Self {
             method,
             draft_state: draft.map(|d| d.model.new_state()),
             draft_sampler,
+            mtp: head.map(mtp::MtpDrafts::new),
             proposed: 0,
             accepted: 0,
             steps: 0,
@@ -277,6 +292,9 @@ struct Verifying {
     held: usize,
     /// `None` where every layer can be cut back.
     checkpoint: Option<Checkpoint>,
+    /// The row's multi-token-prediction head has not read the model's hidden state at its last
+    /// position: the pass runs for it even without proposals.
+    needs_hidden: bool,
 }
 
 /// One speculative step for the batch (a single row, or several of one model), when any row has
@@ -322,7 +340,7 @@ pub(super) fn speculative_step<'m>(
         let draft = row.draft_model().and_then(draft_of);
         verifying.push(row.propose(model, draft, cap)?);
     }
-    if verifying.iter().all(|v| v.proposals.tokens.is_empty()) {
+    if verifying.iter().all(|v| v.proposals.tokens.is_empty() && !v.needs_hidden) {
         return Ok(false);
     }
     let width = verifying.iter().map(|v| 1 + v.proposals.tokens.len()).max().unwrap_or(1);
@@ -332,21 +350,34 @@ pub(super) fn speculative_step<'m>(
         input.extend(fed.chain(std::iter::repeat(PAD as i32)).take(width));
     }
     let input = Array::from_slice(&input, &[rows.len() as i32, width as i32]);
-    let logits = match &mut rows[..] {
+    // A row drafting with the multi-token-prediction head reads the model's hidden states.
+    let with_hidden = rows.iter().any(|r| r.speculation.as_ref().is_some_and(|s| s.mtp.is_some()));
+    let (logits, hidden) = match &mut rows[..] {
+        _ if with_hidden => {
+            let mut states: Vec<&mut SequenceState> = rows.iter_mut().map(|r| &mut r.state).collect();
+            let (logits, hidden) = model.model.forward_hidden(&input, &mut states, true)?;
+            (logits, Some(hidden))
+        }
         [row] => {
             let logits = model.model.forward_every(&input, &mut row.state)?;
-            logits.reshape(&[1, width as i32, -1])?
+            (logits.reshape(&[1, width as i32, -1])?, None)
         }
         _ => {
             let mut states: Vec<&mut SequenceState> = rows.iter_mut().map(|r| &mut r.state).collect();
-            model.model.forward_batch_every(&input, &mut states)?
+            (model.model.forward_batch_every(&input, &mut states)?, None)
         }
     };
     let mut replays: Vec<(usize, Vec<u32>)> = vec![];
     for (i, (row, v)) in rows.iter_mut().zip(verifying).enumerate() {
         let draft = row.draft_model().and_then(draft_of);
+        let from = row.fed.len();
         if let Some(tokens) = row.settle(model, draft, v, &logits.index(i as i32))? {
             replays.push((i, tokens));
+        }
+        // The head reads the model's hidden states at the positions kept.
+        if let (Some(mtp), Some(hidden)) = (row.speculation.as_mut().and_then(|s| s.mtp.as_mut()), &hidden) {
+            let kept = row.fed.len().saturating_sub(from).max(1) as i32;
+            mtp.verified(from, hidden.index((i as i32..i as i32 + 1, ..kept, ..)))?;
         }
     }
     replay(model, rows, replays)?;
@@ -391,6 +422,19 @@ fn replay(model: &ReadyModel, rows: &mut [&mut Row], mut replays: Vec<(usize, Ve
 }
 
 impl Row {
+    /// A prompt chunk's pass for a row drafting with the multi-token-prediction head (`None`
+    /// for other rows): the logits of its last position; the head reads the hidden states.
+    pub(super) fn forward_prompt(&mut self, model: &ReadyModel, range: std::ops::Range<usize>) -> Result<Option<Array>> {
+        let (Some(drafts), Some(head)) = (self.speculation.as_mut().and_then(|s| s.mtp.as_mut()), model.model.mtp()) else {
+            return Ok(None);
+        };
+        let (logits, hidden) = model.model.forward_hidden(&tokens_array(&self.ids[range.clone()]), &mut [&mut self.state], false)?;
+        drafts.hidden(range.start, hidden)?;
+        // Read now what can be, so that a long prompt's hidden states are not all kept.
+        drafts.catch_up(head, &self.history)?;
+        Ok(Some(logits))
+    }
+
     /// Whether the row can join a verifying pass: its unfed token is on the host, no forced
     /// tokens wait, and no grammar masks its choices.
     fn verifiable(&self) -> bool {
@@ -407,11 +451,14 @@ impl Row {
         let held = self.history.len();
         let checkpoint = self.state.checkpoint();
         let nothing = Proposals { tokens: vec![], drawn_from: None, draft_checkpoint: None };
-        let Some(speculation) = self.speculation.as_mut() else { return Ok(Verifying { token, proposals: nothing, held, checkpoint }) };
+        let Some(speculation) = self.speculation.as_mut() else {
+            return Ok(Verifying { token, proposals: nothing, held, checkpoint, needs_hidden: false });
+        };
         if speculation.resting > 0 {
             speculation.resting -= 1;
-            return Ok(Verifying { token, proposals: nothing, held, checkpoint });
+            return Ok(Verifying { token, proposals: nothing, held, checkpoint, needs_hidden: false });
         }
+        let needs_hidden = speculation.mtp.as_ref().is_some_and(|m| m.needs_hidden(self.fed.len()));
         // Room for the proposals: the tokens the reply may still generate (the model's own next
         // token among them), and positions the context still has.
         let room =
@@ -428,8 +475,14 @@ impl Row {
             }
             // The draft model was unloaded, or the reply has no room left for proposals.
             (Speculative::DraftModel { .. }, _, _) => nothing,
+            (Speculative::Mtp { .. }, _, _) => match (model.model.mtp(), speculation.mtp.as_mut(), speculation.draft_sampler.as_mut()) {
+                (Some(head), Some(drafts), Some(sampler)) if count > 0 => {
+                    drafts.propose(head, &self.history, count, model.config().vocab_size, sampler)?
+                }
+                _ => nothing,
+            },
         };
-        Ok(Verifying { token, proposals, held, checkpoint })
+        Ok(Verifying { token, proposals, held, checkpoint, needs_hidden })
     }
 
     /// After the verifying pass (`logits`: [positions, vocab], this row's, padding included):
@@ -437,7 +490,7 @@ impl Row {
     /// unfed, and cuts the state back to what was kept. Returns the tokens to feed again where
     /// the state was restored from its checkpoint instead (see `speculative_step`).
     fn settle(&mut self, model: &ReadyModel, draft: Option<&ReadyModel>, v: Verifying, logits: &Array) -> Result<Option<Vec<u32>>> {
-        let Verifying { token, proposals: Proposals { tokens: drafts, drawn_from, draft_checkpoint }, held, checkpoint } = v;
+        let Verifying { token, proposals: Proposals { tokens: drafts, drawn_from, draft_checkpoint }, held, checkpoint, .. } = v;
         let _in_span = self.span.clone().entered();
         self.unfed = None;
         self.fed.push(token);
@@ -482,11 +535,7 @@ impl Row {
             speculation.proposed += drafts.len();
             speculation.accepted += agreed;
             speculation.steps += 1;
-            let max_draft = match speculation.method {
-                Speculative::PromptLookup(settings) => settings.max_draft,
-                Speculative::DraftModel { max_draft, .. } => max_draft,
-            };
-            speculation.adapt(drafts.len(), agreed, max_draft);
+            speculation.adapt(drafts.len(), agreed, speculation.method.max_draft());
             // The draft's state holds the history it read and every proposal but the last:
             // the accepted ones stay, the next step feeds it the rest. A draft whose state
             // cannot be cut back goes back to before its proposals and reads the kept ones then.
