@@ -458,3 +458,115 @@ fn a_follow_up_resumes_what_speculative_steps_left_on_every_state_kind() {
         assert_eq!(cached.ids, cold.ids, "{name}: a resumed speculative state serves the follow-up as computing it afresh does");
     }
 }
+
+/// Qwen3.5 checkpoints carrying a multi-token-prediction head (tests/reference/make_qwen3_5_mtp.py):
+/// dense and MoE, recurrent state in both.
+const WITH_MTP: [&str; 2] = ["qwen3_5_mtp", "qwen3_5_moe_mtp"];
+
+const MTP: Speculative = Speculative::Mtp { max_draft: 3 };
+
+/// The head drafts under the request's processing: confined to six tokens by the request's
+/// bias, its random weights agree with the model at times and not at others. Greedy output is
+/// token for token plain decoding's, alone, wherever the reply ends.
+#[test]
+fn mtp_proposals_give_the_plain_greedy_reply_alone() {
+    for name in WITH_MTP {
+        let (engine, model) = load(tiny(name));
+        let (mut kept, mut proposed) = (0, 0);
+        for first in [20, 50, 90] {
+            let mut request = Request::new(model, Prompt::Tokens(repeating(first, 9)), confined(first, 40));
+            request.ignore_eos = true;
+            request.chunk_size = 16;
+            let u = same_with(&engine, &request, MTP).usage;
+            eprintln!("{name} from {first}: mtp {} of {} accepted in {} passes", u.draft_accepted, u.draft_proposed, u.draft_steps);
+            assert!(u.draft_steps > 0, "{name}: the head proposes");
+            (kept, proposed) = (kept + u.draft_accepted, proposed + u.draft_proposed);
+        }
+        assert!(kept > 0 && proposed > kept, "{name}: proposals kept and rejected: {kept} of {proposed}");
+        let mut request = Request::new(model, Prompt::Tokens(repeating(20, 9)), confined(20, 40));
+        request.ignore_eos = true;
+        for max_tokens in [1, 2, 7, 12] {
+            request.sampling.max_tokens = max_tokens;
+            same_with(&engine, &request, MTP);
+        }
+    }
+}
+
+/// Rows join at different steps: two drafting with the head (verifying together), then a plain
+/// one and another with the head, so that the batch steps plainly for a while (the head's rows
+/// then miss the model's hidden states there, and read on after). Each row gives its plain reply.
+#[test]
+fn mtp_rows_in_a_batch_give_their_plain_replies() {
+    for name in WITH_MTP {
+        let (engine, model) = load(tiny(name));
+        let prompts = [repeating(20, 6), repeating(50, 11), repeating(90, 17), repeating(130, 5)];
+        let max_tokens = [40u32, 34, 24, 28];
+        let methods = [Some(MTP), Some(MTP), None, Some(MTP)];
+        let request = |i: usize, speculative: Option<Speculative>| {
+            let mut r = Request::new(model, Prompt::Tokens(prompts[i].clone()), confined(prompts[i][0], max_tokens[i]));
+            r.ignore_eos = true;
+            r.chunk_size = 16;
+            r.reuse_prefix = false;
+            r.speculative = speculative;
+            r
+        };
+        let alone: Vec<Vec<u32>> = (0..4).map(|i| finished(engine.generate(request(i, None))).0).collect();
+        for rows in [2, 4] {
+            let mut events: Vec<Vec<Event>> = (0..rows).map(|_| vec![]).collect();
+            let mut running: Vec<Generation> = vec![];
+            for i in 0..rows {
+                running.push(engine.generate(request(i, methods[i])));
+                take_tokens(&running[i], 3, &mut events[i]);
+            }
+            let mut steps = 0;
+            for (i, generation) in running.into_iter().enumerate() {
+                let mut all = std::mem::take(&mut events[i]);
+                all.extend(generation);
+                let (ids, usage) = finished(all.into_iter());
+                eprintln!(
+                    "{name}, {rows} rows, row {i}: {} of {} accepted in {} passes",
+                    usage.draft_accepted, usage.draft_proposed, usage.draft_steps
+                );
+                assert_eq!(ids, alone[i], "{name}: row {i} ({:?}) of {rows} differs from plain decoding alone", methods[i]);
+                steps += usage.draft_steps;
+            }
+            assert!(steps > 0, "{name}: rows verified the head's proposals");
+        }
+    }
+}
+
+/// A reply drafted by the head leaves a state a follow-up resumes from as a cold run computes
+/// it; the follow-up drafts with the head from the resumed position on.
+#[test]
+fn mtp_after_a_prefix_cache_resume_gives_the_cold_reply() {
+    for name in WITH_MTP {
+        let (engine, model) = load(tiny(name));
+        let prompt = repeating(30, 9);
+        let mut first = Request::new(model, Prompt::Tokens(prompt.clone()), confined(30, 20));
+        first.ignore_eos = true;
+        first.chunk_size = 16;
+        first.speculative = Some(MTP);
+        let reply = run(&engine, first.clone());
+        assert!(reply.usage.draft_steps > 0, "{name}: the first reply verified proposals");
+        let follow_up = Request { prompt: Prompt::Tokens([prompt.clone(), reply.ids.clone(), (30..36).collect()].concat()), ..first };
+        let cached = run(&engine, follow_up.clone());
+        assert!(cached.plan.reused_tokens > prompt.len(), "{name}: resumed {} of {}", cached.plan.reused_tokens, cached.plan.prompt_tokens);
+        assert!(cached.usage.draft_steps > 0, "{name}: the resumed reply drafts with the head");
+        let cold = run(&engine, Request { reuse_prefix: false, speculative: None, ..follow_up });
+        assert_eq!(cached.ids, cold.ids, "{name}: a resumed state drafted by the head serves the follow-up as computing it afresh does");
+    }
+}
+
+/// Without `mtp.*` weights the plan declines the head, saying so.
+#[test]
+fn the_plan_declines_mtp_for_a_model_without_the_head() {
+    let (engine, model) = load(tiny("qwen3_5"));
+    let plan = run(&engine, Request { speculative: Some(MTP), ..Request::new(model, Prompt::Tokens(repeating_ids()), greedy(4)) }).plan;
+    assert_eq!(plan.speculative, None);
+    let why = plan.speculative_declined.unwrap_or_default();
+    assert!(why.contains("multi-token-prediction") && why.contains("mtp.*"), "{why}");
+    let (engine, model) = load(tiny("qwen3_5_mtp"));
+    let nothing =
+        Request { speculative: Some(Speculative::Mtp { max_draft: 0 }), ..Request::new(model, Prompt::Tokens(repeating_ids()), greedy(4)) };
+    assert!(run(&engine, nothing).plan.speculative_declined.unwrap_or_default().contains("proposes nothing"));
+}
