@@ -570,3 +570,56 @@ fn the_plan_declines_mtp_for_a_model_without_the_head() {
         Request { speculative: Some(Speculative::Mtp { max_draft: 0 }), ..Request::new(model, Prompt::Tokens(repeating_ids()), greedy(4)) };
     assert!(run(&engine, nothing).plan.speculative_declined.unwrap_or_default().contains("proposes nothing"));
 }
+
+/// A reply under a JSON schema speculates: the grammar's forced tokens (keys, punctuation) are
+/// fed as free drafts ahead of the proposals, and prompt lookup's proposals are checked under
+/// the grammar's masks (one it does not allow is rejected like any other). Greedy output is token
+/// for token the constrained reply without speculation, alone and in a batch with a free row,
+/// and the stats count the grammar's drafts.
+#[test]
+fn a_json_schema_reply_speculates_with_the_grammars_forced_tokens() {
+    let (engine, model) = load(smollm2());
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 24},
+            "city": {"type": "string", "maxLength": 24},
+            "pets": {"type": "array", "items": {"enum": ["cat", "dog", "fish"]}, "minItems": 1, "maxItems": 3}
+        },
+        "required": ["name", "city", "pets"],
+        "additionalProperties": false
+    });
+    let ask = "Repeat this JSON exactly: {\"name\": \"Ada Lovelace\", \"city\": \"London\", \"pets\": [\"cat\", \"dog\"]}";
+    let constrained = |speculative: Option<Speculative>| {
+        let mut r = Request::new(model, Prompt::Chat(vec![ChatMessage::user(ask)]), greedy(60));
+        r.constraint = Some(confab_engine::constraint::Constraint::JsonSchema(schema.clone()));
+        r.reuse_prefix = false;
+        r.speculative = speculative;
+        r
+    };
+    let plain = run(&engine, constrained(None));
+    let fast = run(&engine, constrained(Some(LOOKUP)));
+    assert_eq!(fast.plan.speculative, Some("prompt_lookup"), "declined: {:?}", fast.plan.speculative_declined);
+    assert_eq!(fast.ids, plain.ids, "a constrained reply with speculation differs from one without: {:?} / {:?}", fast.text, plain.text);
+    assert_eq!((fast.reason, &fast.text), (plain.reason, &plain.text));
+    serde_json::from_str::<serde_json::Value>(&fast.text).unwrap_or_else(|e| panic!("{e}: {:?}", fast.text));
+    let stats = fast.usage.speculative().expect("speculative stats");
+    eprintln!("JSON schema: {stats:?}; {:?}", fast.text);
+    assert!(stats.from_grammar > 0, "the grammar's forced tokens were fed as drafts: {stats:?}");
+    assert!(stats.accepted > 0, "lookup's proposals were kept under the grammar: {stats:?}");
+
+    // In a batch with a free row, joining after three tokens.
+    let free = Request { reuse_prefix: false, ..quoting_request(model, 24) };
+    let free_alone = finished(engine.generate(free.clone())).0;
+    let mut events = vec![vec![], vec![]];
+    let first = engine.generate(constrained(Some(LOOKUP)));
+    take_tokens(&first, 3, &mut events[0]);
+    let second = engine.generate(Request { speculative: Some(LOOKUP), ..free });
+    let mut ids = vec![];
+    for (generation, mut seen) in [first, second].into_iter().zip(events) {
+        seen.extend(generation);
+        ids.push(finished(seen.into_iter()).0);
+    }
+    assert_eq!(ids[0], plain.ids, "the constrained row in a batch");
+    assert_eq!(ids[1], free_alone, "the free row in a batch");
+}

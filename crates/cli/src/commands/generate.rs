@@ -216,11 +216,15 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         );
         if let Some(s) = out.speculative {
             eprintln!(
-                "[speculative: {} of {} proposed tokens accepted ({:.0}%), {:.2} tokens per verifying pass]",
+                "[speculative: {} of {} proposed tokens accepted ({:.0}%), {:.2} tokens per verifying pass{}]",
                 s.accepted,
                 s.proposed,
                 s.acceptance_rate * 100.0,
-                s.tokens_per_step
+                s.tokens_per_step,
+                match s.from_grammar {
+                    0 => String::new(),
+                    n => format!("; {n} forced by the grammar fed as drafts"),
+                }
             );
         }
         let canvases = &out.usage.steps_per_canvas;

@@ -317,6 +317,9 @@ pub struct Usage {
     /// Verifying passes that checked proposals: (accepted + steps) / steps tokens came per
     /// such pass.
     pub draft_steps: usize,
+    /// Tokens a constrained reply's grammar forced that verifying passes fed ahead of the
+    /// proposals: free drafts, kept without checking (the grammar allows nothing else).
+    pub draft_from_grammar: usize,
     /// The stop string that ended the reply (`StopReason::StopString`), as the request gave it:
     /// with several, the caller can say which (Anthropic's `stop_sequence`).
     pub stop_string: Option<String>,
@@ -328,12 +331,13 @@ pub struct Usage {
 impl Usage {
     /// What speculative decoding did, in rates; `None` where it verified nothing.
     pub fn speculative(&self) -> Option<SpeculativeStats> {
-        (self.draft_steps > 0).then(|| SpeculativeStats {
+        (self.draft_steps > 0 || self.draft_from_grammar > 0).then(|| SpeculativeStats {
             proposed: self.draft_proposed,
             accepted: self.draft_accepted,
+            from_grammar: self.draft_from_grammar,
             verifying_passes: self.draft_steps,
             acceptance_rate: self.draft_accepted as f64 / self.draft_proposed.max(1) as f64,
-            tokens_per_step: (self.draft_accepted + self.draft_steps) as f64 / self.draft_steps as f64,
+            tokens_per_step: (self.draft_accepted + self.draft_steps) as f64 / self.draft_steps.max(1) as f64,
         })
     }
 }
@@ -343,6 +347,8 @@ impl Usage {
 pub struct SpeculativeStats {
     pub proposed: usize,
     pub accepted: usize,
+    /// Tokens the grammar forced, fed in verifying passes as free drafts.
+    pub from_grammar: usize,
     pub verifying_passes: usize,
     /// The share of proposed tokens the model kept.
     pub acceptance_rate: f64,
