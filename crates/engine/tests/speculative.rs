@@ -623,3 +623,128 @@ fn a_json_schema_reply_speculates_with_the_grammars_forced_tokens() {
     assert_eq!(ids[0], plain.ids, "the constrained row in a batch");
     assert_eq!(ids[1], free_alone, "the free row in a batch");
 }
+
+/// The chi-square statistic's bound that a correct sampler exceeds with probability 1e-4, for
+/// `df` degrees of freedom (Wilson–Hilferty's approximation of the quantile).
+fn chi_square_bound(df: usize) -> f64 {
+    const Z: f64 = 3.719; // the standard normal's 1 - 1e-4 quantile
+    let k = df as f64;
+    k * (1.0 - 2.0 / (9.0 * k) + Z * (2.0 / (9.0 * k)).sqrt()).powi(3)
+}
+
+/// The model's raw logits after `ids` (its first step's, as `logits_path` saves them).
+fn raw_logits(engine: &Engine, model: ModelId, ids: Vec<u32>) -> Vec<f32> {
+    let path = std::env::temp_dir().join(format!("confab-chi-square-{}-{}.npy", std::process::id(), ids.len()));
+    let mut request = Request::new(model, Prompt::Tokens(ids), greedy(1));
+    request.logits_path = Some(path.clone());
+    request.reuse_prefix = false;
+    run(engine, request);
+    let logits = confab_engine::npy::read_f32(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    logits
+}
+
+/// Sampling with proposals draws each token from the model's own distribution, on every kind
+/// of state that rolls back differently: keys and values (llama), rotating windows (gemma3, its
+/// 8-position windows shorter than the prompt), Qwen3.5's recurrent and convolution state (with
+/// the MTP head's sampled drafts too). At a fixed context (the prompt, then the reply's first
+/// token, which the prefill samples; each value of it is its own context) the second token is
+/// drawn 2,000 times with each method and plainly, and the counts are held to the model's
+/// probabilities there (softmax of its logits over the six tokens an equal bias of 100 leaves, at
+/// temperature 2.5) by a chi-square test: the statistic must stay under the bound a correct
+/// sampler exceeds with probability 1e-4 (cells expected under 5 times pooled per context). The
+/// prompt sets traps for prompt lookup, so that its first proposal is often kept and often not;
+/// another model's drafts and the MTP head's are sampled (q < 1). A verifier that keeps every proposal the model could choose
+/// (no min(1, p/q)) fails it (checked once with 1,000 draws: statistics of 2,100 to 6,800 against
+/// bounds near 50, on gemma3 and qwen3_5 alike).
+#[test]
+fn sampled_tokens_follow_the_models_probabilities_by_chi_square() {
+    const RUNS: u64 = 2000;
+    const FIRST: u32 = 20;
+    // Flattens the tiny models' distributions over the six tokens, so that each has its cells.
+    const TEMPERATURE: f32 = 2.5;
+    // Drafts of other models (sampled: q < 1 where p is not); gemma3's tiny fixtures have none
+    // with other weights.
+    let cases: [(&str, Option<&str>); 3] = [("llama", Some("lfm2")), ("gemma3", None), ("qwen3_5_mtp", Some("qwen2"))];
+    for (name, other) in cases {
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let (model, _) = engine.load(tiny(name), LoadOptions::default(), |_| {}).unwrap();
+        let prompt = trapped(FIRST, repeating(FIRST, 9));
+        let sampling = SamplingParams {
+            temperature: TEMPERATURE,
+            logit_bias: (FIRST..FIRST + 6).map(|id| (id, 100.0)).collect(),
+            // Room for a proposal at the second token (the third is the model's own after it).
+            max_tokens: 3,
+            ..SamplingParams::greedy()
+        };
+        // The model's probabilities of the second token after each first one.
+        let allowed: Vec<u32> = (FIRST..FIRST + 6).collect();
+        let probabilities: std::collections::HashMap<u32, Vec<f64>> = allowed
+            .iter()
+            .map(|&first| {
+                let logits = raw_logits(&engine, model, [prompt.clone(), vec![first]].concat());
+                let scaled = |t: u32| logits[t as usize] as f64 / TEMPERATURE as f64;
+                let top = allowed.iter().map(|&t| scaled(t)).fold(f64::MIN, f64::max);
+                let weights: Vec<f64> = allowed.iter().map(|&t| (scaled(t) - top).exp()).collect();
+                let total: f64 = weights.iter().sum();
+                (first, weights.iter().map(|w| w / total).collect())
+            })
+            .collect();
+        let mut methods = vec![None, Some(LOOKUP)];
+        if let Some(other) = other {
+            let (draft, _) = engine.load(tiny(other), LoadOptions::default(), |_| {}).unwrap();
+            methods.push(Some(Speculative::DraftModel { model: draft, max_draft: 3 }));
+        }
+        if name == "qwen3_5_mtp" {
+            methods.push(Some(MTP));
+        }
+        let mut rejected = 0;
+        for method in methods {
+            let mut request = Request::new(model, Prompt::Tokens(prompt.clone()), sampling.clone());
+            request.ignore_eos = true;
+            request.speculative = method;
+            let mut counts: std::collections::HashMap<(u32, u32), f64> = std::collections::HashMap::new();
+            let (mut accepted, mut proposed) = (0, 0);
+            for seed in 0..RUNS {
+                request.sampling.seed = Some(seed);
+                let out = run(&engine, request.clone());
+                assert_eq!(out.ids.len(), 3);
+                *counts.entry((out.ids[0], out.ids[1])).or_default() += 1.0;
+                (accepted, proposed) = (accepted + out.usage.draft_accepted, proposed + out.usage.draft_proposed);
+            }
+            let (mut statistic, mut df) = (0.0, 0usize);
+            for &first in &allowed {
+                let n: f64 = allowed.iter().map(|&t| counts.get(&(first, t)).copied().unwrap_or(0.0)).sum();
+                if n == 0.0 {
+                    continue;
+                }
+                let (mut pooled_observed, mut pooled_expected, mut cells) = (0.0, 0.0, 0usize);
+                for (k, &t) in allowed.iter().enumerate() {
+                    let (observed, expected) = (counts.get(&(first, t)).copied().unwrap_or(0.0), n * probabilities[&first][k]);
+                    if expected < 5.0 {
+                        (pooled_observed, pooled_expected) = (pooled_observed + observed, pooled_expected + expected);
+                        continue;
+                    }
+                    statistic += (observed - expected).powi(2) / expected;
+                    cells += 1;
+                }
+                if pooled_expected > 0.0 {
+                    statistic += (pooled_observed - pooled_expected).powi(2) / pooled_expected.max(1e-9);
+                    cells += 1;
+                }
+                df += cells.saturating_sub(1);
+            }
+            let outside: f64 = counts.iter().filter(|((a, b), _)| !allowed.contains(a) || !allowed.contains(b)).map(|(_, c)| c).sum();
+            assert_eq!(outside, 0.0, "{name}: tokens outside the biased six");
+            let bound = chi_square_bound(df.max(1));
+            eprintln!("{name} {method:?}: chi-square {statistic:.1} over {df} degrees of freedom (bound {bound:.1}); {accepted} of {proposed} accepted");
+            if method.is_some() {
+                // The model drafting for itself (q = p) keeps every proposal.
+                assert!(accepted > 0, "{name} {method:?}: the accept path ran");
+                rejected += proposed - accepted;
+            }
+            assert!(statistic <= bound, "{name} {method:?}: chi-square {statistic:.1} over {df} degrees of freedom exceeds {bound:.1}");
+        }
+        assert!(rejected > 0, "{name}: the reject path ran");
+    }
+}
