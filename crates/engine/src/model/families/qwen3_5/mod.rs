@@ -27,6 +27,7 @@
 //! drafts with it.
 
 mod attention;
+mod block;
 mod config;
 mod delta_net;
 mod moe;

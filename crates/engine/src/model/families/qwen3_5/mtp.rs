@@ -14,9 +14,9 @@ use crate::model::loader::LayerLoader;
 use crate::state::SequenceState;
 
 use super::attention::GatedAttention;
+use super::block::{placements, Block, FeedForward, Mixing};
 use super::config::{Qwen35Args, Variant};
 use super::moe::SparseMoe;
-use super::text::{placements, Block, FeedForward, Mixing};
 
 pub struct MtpHead {
     fc: Linear,

@@ -2,78 +2,24 @@
 //! residual), the final norm and the output head (tied or not).
 
 use mlx_rs::ops::indexing::IndexOp;
-use mlx_rs::{ops, Array};
+use mlx_rs::Array;
 use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
 use crate::model::layers::mrope::{MultiAxisRope, Rotation};
-use crate::model::layers::{Embedding, Linear, Mlp, RmsNorm};
+use crate::model::layers::{Embedding, Linear, RmsNorm};
 use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, EmbeddingsInput, MultiTokenPredictor, TextModel};
-use crate::state::{LayerState, SequenceState, StateKind};
+use crate::state::{SequenceState, StateKind};
 
-use super::attention::{GatedAttention, Placement};
+use super::attention::GatedAttention;
+use super::block::{placements, Block, FeedForward, Mixing};
 use super::config::{Mixer, Qwen35Args, Variant};
 use super::delta_net::{conv_is_mlx, conv_weight, DeltaNet};
 use super::moe::SparseMoe;
 use super::mtp::MtpHead;
-
-pub(super) enum Mixing {
-    Linear(DeltaNet),
-    Attention(GatedAttention),
-}
-
-pub(super) enum FeedForward {
-    Dense(Mlp),
-    Moe(Box<SparseMoe>),
-}
-
-pub(super) struct Block {
-    pub input_norm: RmsNorm,
-    pub mixing: Mixing,
-    pub post_attention_norm: RmsNorm,
-    pub feed_forward: FeedForward,
-}
-
-impl Block {
-    /// h [B, L, hidden] → h after the block (pre-norm mixer, pre-norm feed-forward, both
-    /// residual), row i continuing `states[i]`'s layer `layer`.
-    pub fn forward(&self, h: &Array, states: &mut [&mut SequenceState], layer: usize, placements: &[Placement]) -> Result<Array> {
-        let x = self.input_norm.forward(h)?;
-        let mixed = match &self.mixing {
-            Mixing::Linear(m) => {
-                let mut layers = states.iter_mut().map(|s| s.layers[layer].recurrent_mut()).collect::<Result<Vec<_>>>()?;
-                m.forward_rows(&x, &mut layers)?
-            }
-            Mixing::Attention(a) => {
-                let mut layers: Vec<&mut LayerState> = states.iter_mut().map(|s| &mut s.layers[layer]).collect();
-                a.forward_rows(&x, &mut layers, placements)?
-            }
-        };
-        let h = ops::add(h, &mixed)?;
-        let x = self.post_attention_norm.forward(&h)?;
-        let ff = match &self.feed_forward {
-            FeedForward::Dense(mlp) => mlp.forward(&x)?,
-            FeedForward::Moe(moe) => moe.forward(&x)?,
-        };
-        Ok(ops::add(&h, &ff)?)
-    }
-
-    pub fn arrays(&self) -> Vec<&Array> {
-        let mut all = match &self.mixing {
-            Mixing::Linear(m) => m.arrays(),
-            Mixing::Attention(a) => a.arrays(),
-        };
-        all.extend(match &self.feed_forward {
-            FeedForward::Dense(mlp) => mlp.arrays(),
-            FeedForward::Moe(moe) => moe.arrays(),
-        });
-        all.extend([self.input_norm.weight(), self.post_attention_norm.weight()]);
-        all
-    }
-}
 
 pub struct Qwen35 {
     config: TextConfig,
@@ -219,18 +165,6 @@ impl Qwen35 {
             None => self.embed.as_logits(hidden),
         }
     }
-}
-
-/// Where each row's tokens go: at explicit multimodal positions, or at their index plus the
-/// row's shift.
-pub(super) fn placements<'a>(states: &[&mut SequenceState], rotation: Option<&'a Rotation>) -> Vec<Placement<'a>> {
-    states
-        .iter()
-        .map(|s| match rotation {
-            Some(r) => Placement::Explicit(r),
-            None => Placement::Shifted(s.position_shift()),
-        })
-        .collect()
 }
 
 impl TextModel for Qwen35 {
