@@ -163,6 +163,44 @@ fn an_image_prompts_first_step_logits_within_tolerance() {
     }
 }
 
+/// The prefix cache's identity includes the image: the next turn of the chat reuses the prompt
+/// with its image and the canvases; the same text with another image reuses nothing from the
+/// image on. transformers' processor and model take several images, and so does Confab.
+#[test]
+fn the_image_is_part_of_the_reused_prefix_and_several_are_read() {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(fixture(IMAGE_FIXTURE), LoadOptions::default(), |_| {}).unwrap();
+    let gradient = fixture("gemma4").join("media/gradient.png");
+    let ask = |chat: Vec<ChatMessage>| {
+        let sampling = SamplingParams { max_tokens: 12, seed: Some(5), ..SamplingParams::greedy() };
+        reply(&engine, Request::new(model, Prompt::Chat(chat), sampling))
+    };
+    let first_turn = vec![ChatMessage::user("What is in the picture?").with_media([MediaItem::image(&gradient)])];
+    let first = ask(first_turn.clone());
+    let image = &first.plan.media[0];
+    let image_end = image.position + image.soft_tokens;
+
+    let mut second_turn = first_turn.clone();
+    second_turn.extend([ChatMessage::assistant(first.text.clone()), ChatMessage::user("And the colours?")]);
+    let second = ask(second_turn);
+    assert!(second.plan.reused_tokens > image_end, "reused {} of a prompt whose image ends at {image_end}", second.plan.reused_tokens);
+
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.png");
+    image::RgbImage::from_pixel(64, 48, image::Rgb([200, 30, 90])).save(&other).unwrap();
+    let different = ask(vec![ChatMessage::user("What is in the picture?").with_media([MediaItem::image(&other)])]);
+    assert!(
+        different.plan.reused_tokens <= different.plan.media[0].position,
+        "reused {} past the image at {}",
+        different.plan.reused_tokens,
+        different.plan.media[0].position
+    );
+
+    let both = ask(vec![ChatMessage::user("Compare them.").with_media([MediaItem::image(&gradient), MediaItem::image(&other)])]);
+    assert_eq!(both.plan.media.len(), 2);
+    assert!(!both.usage.steps_per_canvas.is_empty());
+}
+
 /// transformers' DiffusionGemma takes no video (nor audio): a video is refused before any
 /// work, naming what the model reads.
 #[test]
