@@ -621,8 +621,8 @@ export type Plan = {
    */
   grammar_jump_declined: string | null,
   /**
-   * The speculative decoding method the reply uses (`prompt_lookup`, `draft_model`); `None`
-   * for plain decoding. Rows speculate alone and two together (larger batches step plainly).
+   * The speculative decoding method the reply uses (`prompt_lookup`, `draft_model`, `mtp`);
+   * `None` for plain decoding. Rows speculate alone and two together (larger batches step plainly).
    */
   speculative: string | null,
   /**

@@ -464,3 +464,28 @@ fn generate_json_reports_speculative_decodings_rates() {
     assert_eq!(stats["acceptance_rate"].as_f64().unwrap(), accepted / proposed);
     assert_eq!(stats["tokens_per_step"].as_f64().unwrap(), (accepted + passes) / passes);
 }
+
+/// `--mtp` drafts with the model's multi-token-prediction head (a Qwen3.5 checkpoint carrying
+/// `mtp.*`), giving plain greedy decoding's reply; a model without the head declines it, saying
+/// why, and `--max-draft 0` proposes nothing.
+#[test]
+fn generate_mtp_drafts_with_the_models_head() {
+    let prompt: Vec<String> = (20..56).map(|i: u32| (i % 30 + 20).to_string()).collect();
+    let prompt = prompt.join(",");
+    let run = |name: &str, extra: &[&str]| {
+        let model = tiny(name);
+        let mut args = vec!["generate", "--model", model.to_str().unwrap(), "--prompt-ids", &prompt, "--max-tokens", "24"];
+        args.extend(["--temperature", "0", "--no-prefix-cache", "--json"]);
+        args.extend(extra);
+        json_of(&confab(&args))
+    };
+    let (plain, fast) = (run("qwen3_5_mtp", &[]), run("qwen3_5_mtp", &["--mtp"]));
+    assert_eq!(fast["ids"], plain["ids"]);
+    assert_eq!(fast["plan"]["speculative"], "mtp", "{}", fast["plan"]);
+    assert!(fast["speculative"]["verifying_passes"].as_f64().unwrap() > 0.0, "{}", fast["speculative"]);
+    let declined = run("qwen3_5", &["--mtp"]);
+    assert_eq!(declined["plan"]["speculative"], Value::Null);
+    assert!(declined["plan"]["speculative_declined"].as_str().unwrap().contains("multi-token-prediction"), "{}", declined["plan"]);
+    let nothing = run("qwen3_5_mtp", &["--mtp", "--max-draft", "0"]);
+    assert!(nothing["plan"]["speculative_declined"].as_str().unwrap().contains("proposes nothing"));
+}

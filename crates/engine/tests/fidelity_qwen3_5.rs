@@ -14,6 +14,7 @@ use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{Engine, EngineOptions, Event, Prompt, Request};
 use confab_engine::sample::SamplingParams;
 use confab_engine::EngineError;
+use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::Array;
 
 const LOGIT_TOLERANCE: f32 = 1e-4;
@@ -139,4 +140,78 @@ fn leftover_tensor_is_named() {
     let err = load_error(dir.path());
     assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
     assert_says(&err, &["model.extra_norm.weight", "not part of"]);
+}
+
+/// |ours - mlx-vlm's| allowed on the multi-token-prediction head's logits (float32 both; the
+/// head reads the model's hidden states, which already differ by about 1e-6).
+const MTP_TOLERANCE: f32 = 1e-4;
+
+fn max_difference(ours: &Array, reference: &serde_json::Value) -> f32 {
+    let want: Vec<f32> =
+        reference.as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32)).collect();
+    let ours = ours.as_dtype(mlx_rs::Dtype::Float32).unwrap();
+    let got = ours.as_slice::<f32>();
+    assert_eq!(got.len(), want.len(), "logits of another shape");
+    got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max)
+}
+
+fn argmax(logits: &Array) -> u32 {
+    mlx_rs::ops::indexing::argmax_axis(logits, -1, None).unwrap().as_dtype(mlx_rs::Dtype::Uint32).unwrap().as_slice::<u32>()[0]
+}
+
+/// Qwen3.5's multi-token-prediction head (dense and MoE) against mlx-vlm 0.7.10's
+/// `Qwen3_5MTPDraftModel` on the tiny checkpoints with `mtp.*` weights that
+/// tests/reference/make_qwen3_5_mtp.py makes: at every prompt position (the model's final hidden
+/// state there and the next token, the model's greedy token after the last), then four drafts
+/// each fed the head's own output. Its two input norms carry different random weights, so
+/// swapping them (or the halves of the concatenation) moves the logits by far more than the
+/// tolerance (checked once by swapping them in `MtpHead::forward`: 5.65 off).
+#[test]
+fn mtp_head_matches_mlx_vlm() {
+    for name in ["qwen3_5_mtp", "qwen3_5_moe_mtp"] {
+        let dir = fixture(name);
+        let reference = common::json(&dir.join("mtp_reference.json"));
+        let loaded = confab_engine::model::load(&dir, &LoadOptions::default()).unwrap();
+        let m = loaded.model.as_ref();
+        let head = m.mtp().unwrap_or_else(|| panic!("{name}: the head is loaded"));
+        let prompt: Vec<i32> = common::ids(&reference["prompt_ids"]).iter().map(|&t| t as i32).collect();
+        let n = prompt.len() as i32;
+        let mut state = m.new_state();
+        let (logits, hidden) = m.forward_hidden(&Array::from_slice(&prompt, &[1, n]), &mut [&mut state], false).unwrap();
+        let bonus = argmax(&logits);
+        assert_eq!(bonus as u64, reference["bonus"].as_u64().unwrap(), "{name}: the model's own next token");
+        let shifted: Vec<i32> = prompt[1..].iter().copied().chain([bonus as i32]).collect();
+        let mut head_state = head.mtp_state();
+        let out = head.mtp_forward(&Array::from_slice(&shifted, &[1, n]), &hidden, &mut head_state).unwrap();
+        let prefill = head.mtp_logits(&out).unwrap();
+        let off = max_difference(&prefill, &reference["prefill_logits"]);
+        eprintln!("{name}: prefill logits within {off:e}");
+        assert!(off <= MTP_TOLERANCE, "{name}: the head's logits at the prompt's positions are {off} off");
+        let mut token = argmax(&prefill.index((.., -1, ..)));
+        assert_eq!(token as u64, reference["first_draft"].as_u64().unwrap(), "{name}: first draft");
+        let mut h = out.index((.., -1.., ..));
+        for (k, want) in reference["draft_ids"].as_array().unwrap().iter().enumerate() {
+            h = head.mtp_forward(&Array::from_slice(&[token as i32], &[1, 1]), &h, &mut head_state).unwrap();
+            let logits = head.mtp_logits(&h).unwrap();
+            let off = max_difference(&logits, &serde_json::json!([reference["draft_logits"][k]]));
+            assert!(off <= MTP_TOLERANCE, "{name}: draft {k}'s logits are {off} off");
+            token = argmax(&logits.reshape(&[1, -1]).unwrap());
+            assert_eq!(token as u64, want.as_u64().unwrap(), "{name}: draft {k}");
+        }
+        assert_eq!(head_state.len(), prompt.len() + 4);
+    }
+}
+
+/// A checkpoint without the head loads without it; one with part of it names what is missing.
+#[test]
+fn mtp_head_is_optional_and_a_missing_tensor_is_named() {
+    let loaded = confab_engine::model::load(&fixture("qwen3_5"), &LoadOptions::default()).unwrap();
+    assert!(loaded.model.mtp().is_none());
+    let dir = copy_of_fixture("qwen3_5_mtp");
+    edit_weights(dir.path(), |t| {
+        t.remove("mtp.layers.0.self_attn.k_proj.weight").unwrap();
+    });
+    let err = load_error(dir.path());
+    assert!(matches!(err, EngineError::CorruptWeights { .. }), "{err:?}");
+    assert_says(&err, &["mtp.layers.0.self_attn.k_proj", "missing"]);
 }

@@ -458,3 +458,293 @@ fn a_follow_up_resumes_what_speculative_steps_left_on_every_state_kind() {
         assert_eq!(cached.ids, cold.ids, "{name}: a resumed speculative state serves the follow-up as computing it afresh does");
     }
 }
+
+/// Qwen3.5 checkpoints carrying a multi-token-prediction head (tests/reference/make_qwen3_5_mtp.py):
+/// dense and MoE, recurrent state in both.
+const WITH_MTP: [&str; 2] = ["qwen3_5_mtp", "qwen3_5_moe_mtp"];
+
+const MTP: Speculative = Speculative::Mtp { max_draft: 3 };
+
+/// The head drafts under the request's processing: confined to six tokens by the request's
+/// bias, its random weights agree with the model at times and not at others. Greedy output is
+/// token for token plain decoding's, alone, wherever the reply ends.
+#[test]
+fn mtp_proposals_give_the_plain_greedy_reply_alone() {
+    for name in WITH_MTP {
+        let (engine, model) = load(tiny(name));
+        let (mut kept, mut proposed) = (0, 0);
+        for first in [20, 50, 90] {
+            let mut request = Request::new(model, Prompt::Tokens(repeating(first, 9)), confined(first, 40));
+            request.ignore_eos = true;
+            request.chunk_size = 16;
+            let u = same_with(&engine, &request, MTP).usage;
+            eprintln!("{name} from {first}: mtp {} of {} accepted in {} passes", u.draft_accepted, u.draft_proposed, u.draft_steps);
+            assert!(u.draft_steps > 0, "{name}: the head proposes");
+            (kept, proposed) = (kept + u.draft_accepted, proposed + u.draft_proposed);
+        }
+        assert!(kept > 0 && proposed > kept, "{name}: proposals kept and rejected: {kept} of {proposed}");
+        let mut request = Request::new(model, Prompt::Tokens(repeating(20, 9)), confined(20, 40));
+        request.ignore_eos = true;
+        for max_tokens in [1, 2, 7, 12] {
+            request.sampling.max_tokens = max_tokens;
+            same_with(&engine, &request, MTP);
+        }
+    }
+}
+
+/// Rows join at different steps: two drafting with the head (verifying together), then a plain
+/// one and another with the head, so that the batch steps plainly for a while (the head's rows
+/// then miss the model's hidden states there, and read on after). Each row gives its plain reply.
+#[test]
+fn mtp_rows_in_a_batch_give_their_plain_replies() {
+    for name in WITH_MTP {
+        let (engine, model) = load(tiny(name));
+        let prompts = [repeating(20, 6), repeating(50, 11), repeating(90, 17), repeating(130, 5)];
+        let max_tokens = [40u32, 34, 24, 28];
+        let methods = [Some(MTP), Some(MTP), None, Some(MTP)];
+        let request = |i: usize, speculative: Option<Speculative>| {
+            let mut r = Request::new(model, Prompt::Tokens(prompts[i].clone()), confined(prompts[i][0], max_tokens[i]));
+            r.ignore_eos = true;
+            r.chunk_size = 16;
+            r.reuse_prefix = false;
+            r.speculative = speculative;
+            r
+        };
+        let alone: Vec<Vec<u32>> = (0..4).map(|i| finished(engine.generate(request(i, None))).0).collect();
+        for rows in [2, 4] {
+            let mut events: Vec<Vec<Event>> = (0..rows).map(|_| vec![]).collect();
+            let mut running: Vec<Generation> = vec![];
+            for i in 0..rows {
+                running.push(engine.generate(request(i, methods[i])));
+                take_tokens(&running[i], 3, &mut events[i]);
+            }
+            let mut steps = 0;
+            for (i, generation) in running.into_iter().enumerate() {
+                let mut all = std::mem::take(&mut events[i]);
+                all.extend(generation);
+                let (ids, usage) = finished(all.into_iter());
+                eprintln!(
+                    "{name}, {rows} rows, row {i}: {} of {} accepted in {} passes",
+                    usage.draft_accepted, usage.draft_proposed, usage.draft_steps
+                );
+                assert_eq!(ids, alone[i], "{name}: row {i} ({:?}) of {rows} differs from plain decoding alone", methods[i]);
+                steps += usage.draft_steps;
+            }
+            assert!(steps > 0, "{name}: rows verified the head's proposals");
+        }
+    }
+}
+
+/// A reply drafted by the head leaves a state a follow-up resumes from as a cold run computes
+/// it; the follow-up drafts with the head from the resumed position on.
+#[test]
+fn mtp_after_a_prefix_cache_resume_gives_the_cold_reply() {
+    for name in WITH_MTP {
+        let (engine, model) = load(tiny(name));
+        let prompt = repeating(30, 9);
+        let mut first = Request::new(model, Prompt::Tokens(prompt.clone()), confined(30, 20));
+        first.ignore_eos = true;
+        first.chunk_size = 16;
+        first.speculative = Some(MTP);
+        let reply = run(&engine, first.clone());
+        assert!(reply.usage.draft_steps > 0, "{name}: the first reply verified proposals");
+        let follow_up = Request { prompt: Prompt::Tokens([prompt.clone(), reply.ids.clone(), (30..36).collect()].concat()), ..first };
+        let cached = run(&engine, follow_up.clone());
+        assert!(cached.plan.reused_tokens > prompt.len(), "{name}: resumed {} of {}", cached.plan.reused_tokens, cached.plan.prompt_tokens);
+        assert!(cached.usage.draft_steps > 0, "{name}: the resumed reply drafts with the head");
+        let cold = run(&engine, Request { reuse_prefix: false, speculative: None, ..follow_up });
+        assert_eq!(cached.ids, cold.ids, "{name}: a resumed state drafted by the head serves the follow-up as computing it afresh does");
+    }
+}
+
+/// Without `mtp.*` weights the plan declines the head, saying so.
+#[test]
+fn the_plan_declines_mtp_for_a_model_without_the_head() {
+    let (engine, model) = load(tiny("qwen3_5"));
+    let plan = run(&engine, Request { speculative: Some(MTP), ..Request::new(model, Prompt::Tokens(repeating_ids()), greedy(4)) }).plan;
+    assert_eq!(plan.speculative, None);
+    let why = plan.speculative_declined.unwrap_or_default();
+    assert!(why.contains("multi-token-prediction") && why.contains("mtp.*"), "{why}");
+    let (engine, model) = load(tiny("qwen3_5_mtp"));
+    let nothing =
+        Request { speculative: Some(Speculative::Mtp { max_draft: 0 }), ..Request::new(model, Prompt::Tokens(repeating_ids()), greedy(4)) };
+    assert!(run(&engine, nothing).plan.speculative_declined.unwrap_or_default().contains("proposes nothing"));
+}
+
+/// A reply under a JSON schema speculates: the grammar's forced tokens (keys, punctuation) are
+/// fed as free drafts ahead of the proposals, and prompt lookup's proposals are checked under
+/// the grammar's masks (one it does not allow is rejected like any other). Greedy output is token
+/// for token the constrained reply without speculation, alone and in a batch with a free row,
+/// and the stats count the grammar's drafts.
+#[test]
+fn a_json_schema_reply_speculates_with_the_grammars_forced_tokens() {
+    let (engine, model) = load(smollm2());
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 24},
+            "city": {"type": "string", "maxLength": 24},
+            "pets": {"type": "array", "items": {"enum": ["cat", "dog", "fish"]}, "minItems": 1, "maxItems": 3}
+        },
+        "required": ["name", "city", "pets"],
+        "additionalProperties": false
+    });
+    let ask = "Repeat this JSON exactly: {\"name\": \"Ada Lovelace\", \"city\": \"London\", \"pets\": [\"cat\", \"dog\"]}";
+    let constrained = |speculative: Option<Speculative>| {
+        let mut r = Request::new(model, Prompt::Chat(vec![ChatMessage::user(ask)]), greedy(60));
+        r.constraint = Some(confab_engine::constraint::Constraint::JsonSchema(schema.clone()));
+        r.reuse_prefix = false;
+        r.speculative = speculative;
+        r
+    };
+    let plain = run(&engine, constrained(None));
+    let fast = run(&engine, constrained(Some(LOOKUP)));
+    assert_eq!(fast.plan.speculative, Some("prompt_lookup"), "declined: {:?}", fast.plan.speculative_declined);
+    assert_eq!(fast.ids, plain.ids, "a constrained reply with speculation differs from one without: {:?} / {:?}", fast.text, plain.text);
+    assert_eq!((fast.reason, &fast.text), (plain.reason, &plain.text));
+    serde_json::from_str::<serde_json::Value>(&fast.text).unwrap_or_else(|e| panic!("{e}: {:?}", fast.text));
+    let stats = fast.usage.speculative().expect("speculative stats");
+    eprintln!("JSON schema: {stats:?}; {:?}", fast.text);
+    assert!(stats.from_grammar > 0, "the grammar's forced tokens were fed as drafts: {stats:?}");
+    assert!(stats.accepted > 0, "lookup's proposals were kept under the grammar: {stats:?}");
+
+    // In a batch with a free row, joining after three tokens.
+    let free = Request { reuse_prefix: false, ..quoting_request(model, 24) };
+    let free_alone = finished(engine.generate(free.clone())).0;
+    let mut events = vec![vec![], vec![]];
+    let first = engine.generate(constrained(Some(LOOKUP)));
+    take_tokens(&first, 3, &mut events[0]);
+    let second = engine.generate(Request { speculative: Some(LOOKUP), ..free });
+    let mut ids = vec![];
+    for (generation, mut seen) in [first, second].into_iter().zip(events) {
+        seen.extend(generation);
+        ids.push(finished(seen.into_iter()).0);
+    }
+    assert_eq!(ids[0], plain.ids, "the constrained row in a batch");
+    assert_eq!(ids[1], free_alone, "the free row in a batch");
+}
+
+/// The chi-square statistic's bound that a correct sampler exceeds with probability 1e-4, for
+/// `df` degrees of freedom (Wilson–Hilferty's approximation of the quantile).
+fn chi_square_bound(df: usize) -> f64 {
+    const Z: f64 = 3.719; // the standard normal's 1 - 1e-4 quantile
+    let k = df as f64;
+    k * (1.0 - 2.0 / (9.0 * k) + Z * (2.0 / (9.0 * k)).sqrt()).powi(3)
+}
+
+/// The model's raw logits after `ids` (its first step's, as `logits_path` saves them).
+fn raw_logits(engine: &Engine, model: ModelId, ids: Vec<u32>) -> Vec<f32> {
+    let path = std::env::temp_dir().join(format!("confab-chi-square-{}-{}.npy", std::process::id(), ids.len()));
+    let mut request = Request::new(model, Prompt::Tokens(ids), greedy(1));
+    request.logits_path = Some(path.clone());
+    request.reuse_prefix = false;
+    run(engine, request);
+    let logits = confab_engine::npy::read_f32(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    logits
+}
+
+/// Sampling with proposals draws each token from the model's own distribution, on every kind
+/// of state that rolls back differently: keys and values (llama), rotating windows (gemma3, its
+/// 8-position windows shorter than the prompt), Qwen3.5's recurrent and convolution state (with
+/// the MTP head's sampled drafts too). At a fixed context (the prompt, then the reply's first
+/// token, which the prefill samples; each value of it is its own context) the second token is
+/// drawn 2,000 times with each method and plainly, and the counts are held to the model's
+/// probabilities there (softmax of its logits over the six tokens an equal bias of 100 leaves, at
+/// temperature 2.5) by a chi-square test: the statistic must stay under the bound a correct
+/// sampler exceeds with probability 1e-4 (cells expected under 5 times pooled per context). The
+/// prompt sets traps for prompt lookup, so that its first proposal is often kept and often not;
+/// another model's drafts and the MTP head's are sampled (q < 1). A verifier that keeps every proposal the model could choose
+/// (no min(1, p/q)) fails it (checked once with 1,000 draws: statistics of 2,100 to 6,800 against
+/// bounds near 50, on gemma3 and qwen3_5 alike).
+#[test]
+fn sampled_tokens_follow_the_models_probabilities_by_chi_square() {
+    const RUNS: u64 = 2000;
+    const FIRST: u32 = 20;
+    // Flattens the tiny models' distributions over the six tokens, so that each has its cells.
+    const TEMPERATURE: f32 = 2.5;
+    // Drafts of other models (sampled: q < 1 where p is not); gemma3's tiny fixtures have none
+    // with other weights.
+    let cases: [(&str, Option<&str>); 3] = [("llama", Some("lfm2")), ("gemma3", None), ("qwen3_5_mtp", Some("qwen2"))];
+    for (name, other) in cases {
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let (model, _) = engine.load(tiny(name), LoadOptions::default(), |_| {}).unwrap();
+        let prompt = trapped(FIRST, repeating(FIRST, 9));
+        let sampling = SamplingParams {
+            temperature: TEMPERATURE,
+            logit_bias: (FIRST..FIRST + 6).map(|id| (id, 100.0)).collect(),
+            // Room for a proposal at the second token (the third is the model's own after it).
+            max_tokens: 3,
+            ..SamplingParams::greedy()
+        };
+        // The model's probabilities of the second token after each first one.
+        let allowed: Vec<u32> = (FIRST..FIRST + 6).collect();
+        let probabilities: std::collections::HashMap<u32, Vec<f64>> = allowed
+            .iter()
+            .map(|&first| {
+                let logits = raw_logits(&engine, model, [prompt.clone(), vec![first]].concat());
+                let scaled = |t: u32| logits[t as usize] as f64 / TEMPERATURE as f64;
+                let top = allowed.iter().map(|&t| scaled(t)).fold(f64::MIN, f64::max);
+                let weights: Vec<f64> = allowed.iter().map(|&t| (scaled(t) - top).exp()).collect();
+                let total: f64 = weights.iter().sum();
+                (first, weights.iter().map(|w| w / total).collect())
+            })
+            .collect();
+        let mut methods = vec![None, Some(LOOKUP)];
+        if let Some(other) = other {
+            let (draft, _) = engine.load(tiny(other), LoadOptions::default(), |_| {}).unwrap();
+            methods.push(Some(Speculative::DraftModel { model: draft, max_draft: 3 }));
+        }
+        if name == "qwen3_5_mtp" {
+            methods.push(Some(MTP));
+        }
+        let mut rejected = 0;
+        for method in methods {
+            let mut request = Request::new(model, Prompt::Tokens(prompt.clone()), sampling.clone());
+            request.ignore_eos = true;
+            request.speculative = method;
+            let mut counts: std::collections::HashMap<(u32, u32), f64> = std::collections::HashMap::new();
+            let (mut accepted, mut proposed) = (0, 0);
+            for seed in 0..RUNS {
+                request.sampling.seed = Some(seed);
+                let out = run(&engine, request.clone());
+                assert_eq!(out.ids.len(), 3);
+                *counts.entry((out.ids[0], out.ids[1])).or_default() += 1.0;
+                (accepted, proposed) = (accepted + out.usage.draft_accepted, proposed + out.usage.draft_proposed);
+            }
+            let (mut statistic, mut df) = (0.0, 0usize);
+            for &first in &allowed {
+                let n: f64 = allowed.iter().map(|&t| counts.get(&(first, t)).copied().unwrap_or(0.0)).sum();
+                if n == 0.0 {
+                    continue;
+                }
+                let (mut pooled_observed, mut pooled_expected, mut cells) = (0.0, 0.0, 0usize);
+                for (k, &t) in allowed.iter().enumerate() {
+                    let (observed, expected) = (counts.get(&(first, t)).copied().unwrap_or(0.0), n * probabilities[&first][k]);
+                    if expected < 5.0 {
+                        (pooled_observed, pooled_expected) = (pooled_observed + observed, pooled_expected + expected);
+                        continue;
+                    }
+                    statistic += (observed - expected).powi(2) / expected;
+                    cells += 1;
+                }
+                if pooled_expected > 0.0 {
+                    statistic += (pooled_observed - pooled_expected).powi(2) / pooled_expected.max(1e-9);
+                    cells += 1;
+                }
+                df += cells.saturating_sub(1);
+            }
+            let outside: f64 = counts.iter().filter(|((a, b), _)| !allowed.contains(a) || !allowed.contains(b)).map(|(_, c)| c).sum();
+            assert_eq!(outside, 0.0, "{name}: tokens outside the biased six");
+            let bound = chi_square_bound(df.max(1));
+            eprintln!("{name} {method:?}: chi-square {statistic:.1} over {df} degrees of freedom (bound {bound:.1}); {accepted} of {proposed} accepted");
+            if method.is_some() {
+                // The model drafting for itself (q = p) keeps every proposal.
+                assert!(accepted > 0, "{name} {method:?}: the accept path ran");
+                rejected += proposed - accepted;
+            }
+            assert!(statistic <= bound, "{name} {method:?}: chi-square {statistic:.1} over {df} degrees of freedom exceeds {bound:.1}");
+        }
+        assert!(rejected > 0, "{name}: the reject path ran");
+    }
+}

@@ -140,7 +140,8 @@ pub struct SamplingFields {
     #[serde(default)]
     pub stream: bool,
     pub stream_options: Option<StreamOptions>,
-    /// Confab's own: `"prompt_lookup"` decodes speculatively.
+    /// Confab's own: `"prompt_lookup"` or `"mtp"` (the model's multi-token-prediction head)
+    /// decodes speculatively.
     pub speculative: Option<String>,
 }
 
@@ -324,6 +325,8 @@ mod tests {
         assert_eq!(fields("{}").speculative().unwrap(), None);
         let lookup = fields(r#"{"speculative":"prompt_lookup"}"#).speculative().unwrap();
         assert_eq!(lookup, Some(Speculative::PromptLookup(Default::default())));
+        let mtp = fields(r#"{"speculative":"mtp"}"#).speculative().unwrap();
+        assert_eq!(mtp, Some(Speculative::Mtp { max_draft: confab_engine::runtime::MTP_MAX_DRAFT }));
         let error = fields(r#"{"speculative":"telepathy"}"#).speculative().unwrap_err();
         assert!(error.message.contains("telepathy"), "{}", error.message);
     }

@@ -216,7 +216,7 @@ mod tests {
         let body = reply.usage_chunk(&usage);
         let details = &body["usage"]["completion_tokens_details"];
         assert_eq!(details, &json!({"accepted_prediction_tokens": 25, "rejected_prediction_tokens": 15}));
-        let stats = json!({"proposed": 40, "accepted": 25, "verifying_passes": 10, "acceptance_rate": 0.625, "tokens_per_step": 3.5});
+        let stats = json!({"proposed": 40, "accepted": 25, "from_grammar": 0, "verifying_passes": 10, "acceptance_rate": 0.625, "tokens_per_step": 3.5});
         assert_eq!(body["usage"]["speculative"], stats);
         assert!(Reply::new(Endpoint::Chat, 5, "m".into()).usage_chunk(&Usage::default())["usage"].get("speculative").is_none());
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use confab_engine::model::{DtypeChoice, LoadOptions};
 use confab_engine::runtime::{
-    Engine, Event, Plan, Prompt, PromptLookup, Request, Speculative, SpeculativeStats, StopReason, Timings, Usage,
+    Engine, Event, Plan, Prompt, PromptLookup, Request, Speculative, SpeculativeStats, StopReason, Timings, Usage, MTP_MAX_DRAFT,
 };
 use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::text::ChatMessage;
@@ -49,8 +49,12 @@ pub struct Args {
 pub struct SpeculativeArgs {
     /// Propose the tokens that followed the latest earlier occurrence of the last few tokens in
     /// the prompt or the reply so far (no second model; strong for quoting and editing).
-    #[arg(long, conflicts_with = "draft_model")]
+    #[arg(long, conflicts_with_all = ["draft_model", "mtp"])]
     pub prompt_lookup: bool,
+    /// The model's own multi-token-prediction head (Qwen3.5 checkpoints carrying `mtp.*`
+    /// weights) proposes the next tokens from its last hidden state.
+    #[arg(long, conflicts_with = "draft_model")]
+    pub mtp: bool,
     /// A smaller model sharing this model's vocabulary (a folder or .gguf) proposes the next
     /// tokens, decoding greedily on a state of its own.
     #[arg(long, value_name = "PATH")]
@@ -58,9 +62,9 @@ pub struct SpeculativeArgs {
     /// Prompt lookup: the longest n-gram matched.
     #[arg(long, default_value_t = PromptLookup::default().ngram, requires = "prompt_lookup")]
     pub lookup_ngram: usize,
-    /// The most tokens proposed in one step.
-    #[arg(long, default_value_t = PromptLookup::default().max_draft)]
-    pub max_draft: usize,
+    /// The most tokens proposed in one step (default: 8; 3 for --mtp).
+    #[arg(long)]
+    pub max_draft: Option<usize>,
 }
 
 impl SpeculativeArgs {
@@ -69,13 +73,17 @@ impl SpeculativeArgs {
         if let Some(path) = &self.draft_model {
             let options = LoadOptions { dtype, ..Default::default() };
             let (model, _) = engine.load(path, options, |_| {}).with_context(|| format!("loading the draft model {}", path.display()))?;
-            return Ok(Some(Speculative::DraftModel { model, max_draft: self.max_draft }));
+            return Ok(Some(Speculative::DraftModel { model, max_draft: self.max_draft.unwrap_or(PromptLookup::default().max_draft) }));
         }
-        Ok(self.prompt_lookup.then_some(Speculative::PromptLookup(PromptLookup { ngram: self.lookup_ngram, max_draft: self.max_draft })))
+        if self.mtp {
+            return Ok(Some(Speculative::Mtp { max_draft: self.max_draft.unwrap_or(MTP_MAX_DRAFT) }));
+        }
+        let max_draft = self.max_draft.unwrap_or(PromptLookup::default().max_draft);
+        Ok(self.prompt_lookup.then_some(Speculative::PromptLookup(PromptLookup { ngram: self.lookup_ngram, max_draft })))
     }
 
     fn asked(&self) -> bool {
-        self.prompt_lookup || self.draft_model.is_some()
+        self.prompt_lookup || self.mtp || self.draft_model.is_some()
     }
 }
 
@@ -208,11 +216,15 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         );
         if let Some(s) = out.speculative {
             eprintln!(
-                "[speculative: {} of {} proposed tokens accepted ({:.0}%), {:.2} tokens per verifying pass]",
+                "[speculative: {} of {} proposed tokens accepted ({:.0}%), {:.2} tokens per verifying pass{}]",
                 s.accepted,
                 s.proposed,
                 s.acceptance_rate * 100.0,
-                s.tokens_per_step
+                s.tokens_per_step,
+                match s.from_grammar {
+                    0 => String::new(),
+                    n => format!("; {n} forced by the grammar fed as drafts"),
+                }
             );
         }
         let canvases = &out.usage.steps_per_canvas;

@@ -36,6 +36,18 @@ pub trait TextModel {
         Err(EngineError::invalid("input", format!("{} cannot score every position of several sequences at once", self.config().arch)))
     }
 
+    /// As `forward_batch` (`every`: `forward_batch_every`), with the final hidden states
+    /// [B, L, hidden] of every position (after the final norm, before the output head) besides
+    /// the logits: what a multi-token-prediction head drafts from. Works where `mtp` is `Some`.
+    fn forward_hidden(&self, _tokens: &Array, _states: &mut [&mut SequenceState], _every: bool) -> Result<(Array, Array)> {
+        Err(EngineError::invalid("input", format!("{} gives no hidden states with its logits", self.config().arch)))
+    }
+
+    /// The model's multi-token-prediction head, where its checkpoint carries one.
+    fn mtp(&self) -> Option<&dyn MultiTokenPredictor> {
+        None
+    }
+
     /// Whether `forward_batch` works: several sequences decoded in one forward pass.
     fn batches(&self) -> bool {
         false
@@ -94,6 +106,23 @@ pub trait TextModel {
     fn new_state(&self) -> SequenceState {
         SequenceState::new(&self.state_kinds())
     }
+}
+
+/// A multi-token-prediction head (Qwen3.5's `mtp.*`): from the model's final hidden state at a
+/// position and the embedding of the token that follows it, the hidden state whose logits
+/// predict the token after that; fed its own output and its own choice, it drafts further. It
+/// keeps keys and values of its own (`mtp_state`), one entry per position it read.
+pub trait MultiTokenPredictor {
+    /// tokens [1, L] (int32) and hidden [1, L, hidden]: hidden[i] is the model's final hidden
+    /// state (`TextModel::forward_hidden`) at the position before token i, or the head's own
+    /// output there → the head's hidden states [1, L, hidden]; the state grows by L, placed at
+    /// its length plus its position shift.
+    fn mtp_forward(&self, tokens: &Array, hidden: &Array, state: &mut SequenceState) -> Result<Array>;
+    /// The head's hidden states [.., hidden] → logits [.., vocab] (float32), through the model's
+    /// output head.
+    fn mtp_logits(&self, hidden: &Array) -> Result<Array>;
+    /// A fresh state for the head.
+    fn mtp_state(&self) -> SequenceState;
 }
 
 /// A chunk of a prompt as embeddings, for `TextModel::forward_embeddings`.

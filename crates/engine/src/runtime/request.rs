@@ -86,6 +86,9 @@ pub enum Speculative {
     /// The greedy choices of another model loaded in the same engine (a smaller one, sharing
     /// this model's vocabulary), `max_draft` of them per step, each from the draft's own state.
     DraftModel { model: ModelId, max_draft: usize },
+    /// The model's own multi-token-prediction head (Qwen3.5's `mtp.*` weights), drafting
+    /// `max_draft` tokens per step from the model's last hidden state, each fed back to it.
+    Mtp { max_draft: usize },
 }
 
 /// Prompt lookup's settings.
@@ -111,25 +114,39 @@ impl Speculative {
         match self {
             Speculative::PromptLookup(_) => "prompt_lookup",
             Speculative::DraftModel { .. } => "draft_model",
+            Speculative::Mtp { .. } => "mtp",
         }
     }
 
     /// The draft model it runs, if any.
     pub fn draft_model(&self) -> Option<ModelId> {
         match self {
-            Speculative::PromptLookup(_) => None,
+            Speculative::PromptLookup(_) | Speculative::Mtp { .. } => None,
             Speculative::DraftModel { model, .. } => Some(*model),
+        }
+    }
+
+    /// The most tokens it proposes in one step.
+    pub fn max_draft(&self) -> usize {
+        match self {
+            Speculative::PromptLookup(settings) => settings.max_draft,
+            Speculative::DraftModel { max_draft, .. } | Speculative::Mtp { max_draft } => *max_draft,
         }
     }
 }
 
+/// The multi-token-prediction head's drafts per step by default: Qwen3.5's head is trained for
+/// the token after next; each further draft feeds it its own output, and agrees less often.
+pub const MTP_MAX_DRAFT: usize = 3;
+
 impl std::str::FromStr for Speculative {
     type Err = EngineError;
-    /// `prompt-lookup` (or `prompt_lookup`), with default settings.
+    /// `prompt-lookup` (or `prompt_lookup`) or `mtp`, with default settings.
     fn from_str(s: &str) -> Result<Self, EngineError> {
         match s {
             "prompt-lookup" | "prompt_lookup" => Ok(Speculative::PromptLookup(PromptLookup::default())),
-            other => Err(EngineError::invalid("speculative", format!("unknown method {other:?}; expected prompt-lookup"))),
+            "mtp" => Ok(Speculative::Mtp { max_draft: MTP_MAX_DRAFT }),
+            other => Err(EngineError::invalid("speculative", format!("unknown method {other:?}; expected prompt-lookup or mtp"))),
         }
     }
 }
@@ -219,8 +236,8 @@ pub struct Plan {
     pub grammar_jump: bool,
     /// Why a constrained reply goes without grammar jump.
     pub grammar_jump_declined: Option<String>,
-    /// The speculative decoding method the reply uses (`prompt_lookup`, `draft_model`); `None`
-    /// for plain decoding. Rows speculate alone and two together (larger batches step plainly).
+    /// The speculative decoding method the reply uses (`prompt_lookup`, `draft_model`, `mtp`);
+    /// `None` for plain decoding. Rows speculate alone and two together (larger batches step plainly).
     pub speculative: Option<&'static str>,
     /// Why the reply goes without speculative decoding (the request did not ask for it, or
     /// cannot use it).
@@ -300,6 +317,9 @@ pub struct Usage {
     /// Verifying passes that checked proposals: (accepted + steps) / steps tokens came per
     /// such pass.
     pub draft_steps: usize,
+    /// Tokens a constrained reply's grammar forced that verifying passes fed ahead of the
+    /// proposals: free drafts, kept without checking (the grammar allows nothing else).
+    pub draft_from_grammar: usize,
     /// The stop string that ended the reply (`StopReason::StopString`), as the request gave it:
     /// with several, the caller can say which (Anthropic's `stop_sequence`).
     pub stop_string: Option<String>,
@@ -311,12 +331,13 @@ pub struct Usage {
 impl Usage {
     /// What speculative decoding did, in rates; `None` where it verified nothing.
     pub fn speculative(&self) -> Option<SpeculativeStats> {
-        (self.draft_steps > 0).then(|| SpeculativeStats {
+        (self.draft_steps > 0 || self.draft_from_grammar > 0).then(|| SpeculativeStats {
             proposed: self.draft_proposed,
             accepted: self.draft_accepted,
+            from_grammar: self.draft_from_grammar,
             verifying_passes: self.draft_steps,
             acceptance_rate: self.draft_accepted as f64 / self.draft_proposed.max(1) as f64,
-            tokens_per_step: (self.draft_accepted + self.draft_steps) as f64 / self.draft_steps as f64,
+            tokens_per_step: (self.draft_accepted + self.draft_steps) as f64 / self.draft_steps.max(1) as f64,
         })
     }
 }
@@ -326,6 +347,8 @@ impl Usage {
 pub struct SpeculativeStats {
     pub proposed: usize,
     pub accepted: usize,
+    /// Tokens the grammar forced, fed in verifying passes as free drafts.
+    pub from_grammar: usize,
     pub verifying_passes: usize,
     /// The share of proposed tokens the model kept.
     pub acceptance_rate: f64,

@@ -308,6 +308,28 @@ impl Sampler {
         Ok(cand.iter().map(|&i| (i, f64::from(weights[i as usize]) / total)).collect())
     }
 
+    /// As [`Self::distribution`], choosing only among the tokens `mask` allows (as
+    /// [`Self::sample_masked`] chooses).
+    pub fn distribution_masked(&mut self, logits: &Array, history: &[u32], mask: Option<&TokenMask>) -> Result<Vec<(u32, f64)>> {
+        let Some(mask) = mask else { return self.distribution(logits, history) };
+        let logits = self.check_shape(logits)?;
+        self.collect_touched(history);
+        self.copy_to_host(&logits)?;
+        if self.is_greedy() {
+            let best = mask
+                .best(&self.logits)
+                .ok_or_else(|| EngineError::invalid("logits", "every token the grammar allows has probability 0 (-inf or NaN logits)"))?;
+            return Ok(vec![(best, 1.0)]);
+        }
+        mask.apply(&mut self.logits);
+        if let Some(certain) = self.filter()? {
+            return Ok(vec![(certain, 1.0)]);
+        }
+        let (weights, cand) = (&self.logits, &self.candidates);
+        let total: f64 = cand.iter().map(|&i| f64::from(weights[i as usize])).sum();
+        Ok(cand.iter().map(|&i| (i, f64::from(weights[i as usize]) / total)).collect())
+    }
+
     /// A uniform draw in [0, 1) from this sampler's generator (speculative decoding's accept
     /// test, reproducible under a seed as every other draw is).
     pub fn uniform(&mut self) -> f64 {

@@ -177,10 +177,10 @@ pub fn admit(
     });
     let speculative_declined = match (&denoising, &request.speculative) {
         (Some(_), Some(_)) => Some(denoise::NO_SPECULATION),
-        _ => speculative::declined(model, request.speculative.as_ref(), draft, media.is_some(), guide.is_some()),
+        _ => speculative::declined(model, request.speculative.as_ref(), draft, media.is_some()),
     };
     let speculation = match request.speculative.filter(|_| speculative_declined.is_none()) {
-        Some(method) => Some(Speculation::new(method, draft, &sampling, sampler.is_greedy())?),
+        Some(method) => Some(Speculation::new(method, model, draft, &sampling, sampler.is_greedy())?),
         None => None,
     };
     let _ = events.send(Event::Plan(Plan {

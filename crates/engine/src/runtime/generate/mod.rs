@@ -182,7 +182,10 @@ impl Row {
         let began = Instant::now();
         let out = match &self.media {
             Some((m, o)) => forward_chunk(model, m, o, range.clone(), &mut self.state)?,
-            None => model.model.forward(&tokens_array(&self.ids[range.clone()]), &mut self.state)?,
+            None => match self.forward_prompt(model, range.clone())? {
+                Some(logits) => logits,
+                None => model.model.forward(&tokens_array(&self.ids[range.clone()]), &mut self.state)?,
+            },
         };
         self.fed.extend_from_slice(&self.ids[range.clone()]);
         let last = self.chunks.is_empty();
@@ -346,6 +349,7 @@ impl Row {
             draft_proposed: self.speculation.as_ref().map_or(0, |s| s.proposed),
             draft_accepted: self.speculation.as_ref().map_or(0, |s| s.accepted),
             draft_steps: self.speculation.as_ref().map_or(0, |s| s.steps),
+            draft_from_grammar: self.speculation.as_ref().map_or(0, |s| s.from_grammar),
             stop_string: self.stops.stopped().filter(|_| reason == StopReason::StopString).map(|i| self.stops.stops()[i].clone()),
             steps_per_canvas: self.denoising.as_ref().map(|d| d.steps_per_canvas.clone()).unwrap_or_default(),
         };
@@ -383,6 +387,7 @@ struct Finished {
     draft_proposed: usize,
     draft_accepted: usize,
     draft_steps: usize,
+    draft_from_grammar: usize,
     stop_string: Option<String>,
     steps_per_canvas: Vec<usize>,
 }
@@ -405,6 +410,7 @@ fn finish(
         draft_proposed,
         draft_accepted,
         draft_steps,
+        draft_from_grammar,
         stop_string,
         steps_per_canvas,
     } = done;
@@ -430,6 +436,7 @@ fn finish(
         draft_proposed,
         draft_accepted,
         draft_steps,
+        draft_from_grammar,
         stop_string = stop_string.as_deref(),
         ttft_ms = timings.time_to_first_token_ms.round(),
         prefill_tok_s = timings.prefill_tokens_per_s.round(),
@@ -448,6 +455,7 @@ fn finish(
             draft_proposed,
             draft_accepted,
             draft_steps,
+            draft_from_grammar,
             stop_string,
             steps_per_canvas,
         },

@@ -3,9 +3,10 @@
 //! run of proposals the model agrees with, plus the model's own next token, and its state is
 //! cut back past the rest. A greedy reply is token for token the one plain decoding gives.
 //!
-//! Proposals come from prompt lookup (n-gram matches in the prompt and the reply so far) or
-//! from a draft model sharing the vocabulary, which decodes (as the request samples) on a state
-//! of its own that is cut back as the row's is.
+//! Proposals come from prompt lookup (n-gram matches in the prompt and the reply so far), from
+//! a draft model sharing the vocabulary, which decodes (as the request samples) on a state of
+//! its own that is cut back as the row's is, or from the model's multi-token-prediction head
+//! (`mtp`).
 //!
 //! Greedy rows keep a proposal where it is the model's own choice; sampling rows keep it with
 //! probability min(1, p/q) and otherwise draw from max(0, p − q), normalised (Leviathan et al.
@@ -18,12 +19,15 @@
 //! a batch verify together, each with its own number of proposals; each row's draft length
 //! follows its acceptance, down to plain decoding for a while where proposals keep failing.
 
+mod mtp;
+
 use std::collections::HashMap;
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, transforms, Array};
 
 use super::{argmax, tokens_array, Row, Unfed};
+use crate::constraint::{Guide, TokenMask};
 use crate::error::{EngineError, Result};
 use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{ModelId, PromptLookup, Speculative};
@@ -32,19 +36,18 @@ use crate::state::{Checkpoint, SequenceState};
 use crate::text::Tokenizer;
 
 /// Why a request goes without the speculative decoding it asked for (`None`: it uses it).
-pub(super) fn declined(
-    model: &ReadyModel,
-    asked: Option<&Speculative>,
-    draft: Option<&ReadyModel>,
-    media: bool,
-    grammar: bool,
-) -> Option<&'static str> {
+pub(super) fn declined(model: &ReadyModel, asked: Option<&Speculative>, draft: Option<&ReadyModel>, media: bool) -> Option<&'static str> {
     let Some(asked) = asked else { return Some("the request did not ask for it") };
     match (asked, draft) {
         (Speculative::PromptLookup(lookup), _) if lookup.ngram == 0 || lookup.max_draft == 0 => {
             return Some("prompt lookup with an n-gram or a draft of 0 tokens proposes nothing")
         }
-        (Speculative::DraftModel { max_draft: 0, .. }, _) => return Some("a draft of 0 tokens proposes nothing"),
+        (Speculative::DraftModel { max_draft: 0, .. } | Speculative::Mtp { max_draft: 0 }, _) => {
+            return Some("a draft of 0 tokens proposes nothing")
+        }
+        (Speculative::Mtp { .. }, _) if model.model.mtp().is_none() => {
+            return Some("the model has no multi-token-prediction head (its checkpoint carries no mtp.* weights)")
+        }
         (Speculative::DraftModel { .. }, None) => return Some("the draft model is not loaded"),
         (Speculative::DraftModel { .. }, Some(draft)) if !same_vocabulary(&model.tokenizer, &draft.tokenizer) => {
             return Some("the draft model's vocabulary is not the model's")
@@ -53,8 +56,6 @@ pub(super) fn declined(
     }
     if media {
         Some("the prompt has media")
-    } else if grammar {
-        Some("the reply follows a grammar (grammar jump feeds its forced tokens instead)")
     } else if !model.model.scores_every_position() {
         Some("the model gives the logits of its last position only")
     } else {
@@ -72,10 +73,16 @@ pub(super) struct Speculation {
     pub method: Speculative,
     /// The draft model's state: a prefix of the row's history, caught up at each step.
     draft_state: Option<SequenceState>,
-    /// The draft's own sampler (the request's settings), for a row that samples.
+    /// The draft's own sampler (the request's settings), for a row that samples (and for the
+    /// multi-token-prediction head's drafts, greedy or not).
     draft_sampler: Option<Sampler>,
+    /// The multi-token-prediction head's state, for `Speculative::Mtp`.
+    mtp: Option<mtp::MtpDrafts>,
     /// Tokens proposed, those the model agreed with, and the verifying passes.
     pub proposed: usize,
+    /// Tokens its grammar forced that verifying passes fed before the proposals (free drafts:
+    /// the grammar allows nothing else, so they need no checking).
+    pub from_grammar: usize,
     pub accepted: usize,
     pub steps: usize,
     /// The most tokens the next step proposes: adapts to the row's acceptance (`adapt`).
@@ -89,23 +96,28 @@ pub(super) struct Speculation {
 impl Speculation {
     /// For a row sampling under `sampling` (its draft, if any, draws under the same settings,
     /// from a seed of its own derived from the request's).
-    pub fn new(method: Speculative, draft: Option<&ReadyModel>, sampling: &SamplingParams, greedy: bool) -> Result<Self> {
-        let draft_sampler = match draft {
-            Some(d) if !greedy => {
-                let seed = sampling.seed.map(|s| s ^ DRAFT_SEED);
-                Some(Sampler::new(SamplingParams { seed, ..sampling.clone() }, d.config().vocab_size)?)
-            }
+    pub fn new(
+        method: Speculative,
+        model: &ReadyModel,
+        draft: Option<&ReadyModel>,
+        sampling: &SamplingParams,
+        greedy: bool,
+    ) -> Result<Self> {
+        let seeded = SamplingParams { seed: sampling.seed.map(|s| s ^ DRAFT_SEED), ..sampling.clone() };
+        let head = model.model.mtp().filter(|_| matches!(method, Speculative::Mtp { .. }));
+        let draft_sampler = match (draft, head) {
+            (Some(d), _) if !greedy => Some(Sampler::new(seeded, d.config().vocab_size)?),
+            (_, Some(_)) => Some(Sampler::new(seeded, model.config().vocab_size)?),
             _ => None,
         };
-        let draft_len = match method {
-            Speculative::PromptLookup(settings) => settings.max_draft,
-            Speculative::DraftModel { max_draft, .. } => max_draft,
-        };
+        let draft_len = method.max_draft();
         Ok(Self {
             method,
             draft_state: draft.map(|d| d.model.new_state()),
             draft_sampler,
+            mtp: head.map(mtp::MtpDrafts::new),
             proposed: 0,
+            from_grammar: 0,
             accepted: 0,
             steps: 0,
             draft_len,
@@ -247,13 +259,22 @@ pub(super) fn look_up(tokens: &[u32], settings: PromptLookup, max: usize) -> &[u
 /// Whether the model keeps `proposed` where its logits are `logits`, and if not, the token it
 /// chooses there instead. Greedy: its own choice, kept when it is the proposal. Sampling: kept
 /// with probability min(1, p/q), else replaced by a draw from max(0, p − q), normalised; `q` is
-/// the distribution the proposal was drawn from (`None`: it was certain).
-fn verify(sampler: &mut Sampler, logits: &Array, history: &[u32], proposed: u32, q: Option<&HashMap<u32, f64>>) -> Result<Option<u32>> {
+/// the distribution the proposal was drawn from (`None`: it was certain). Under a grammar, p is
+/// the masked distribution plain decoding draws from: a proposal the grammar does not allow has
+/// p = 0 and is always rejected, so proposals need no filtering for the rule to be exact.
+fn verify(
+    sampler: &mut Sampler,
+    logits: &Array,
+    history: &[u32],
+    proposed: u32,
+    q: Option<&HashMap<u32, f64>>,
+    mask: Option<&TokenMask>,
+) -> Result<Option<u32>> {
     if sampler.is_greedy() {
-        let chosen = sampler.sample(logits, history)?;
+        let chosen = sampler.sample_masked(logits, history, mask)?;
         return Ok((chosen != proposed).then_some(chosen));
     }
-    let p = sampler.distribution(logits, history)?;
+    let p = sampler.distribution_masked(logits, history, mask)?;
     let q_of = |id: u32| match q {
         Some(q) => q.get(&id).copied().unwrap_or(0.0),
         None => f64::from(u8::from(id == proposed)),
@@ -268,15 +289,19 @@ fn verify(sampler: &mut Sampler, logits: &Array, history: &[u32], proposed: u32,
     Ok(Some(sampler.draw_from(&residual).or_else(|| sampler.draw_from(&p)).unwrap_or(proposed)))
 }
 
-/// A row's part in a verifying pass: the token it feeds first, its proposals, and the state
-/// its layers that cannot be cut back had before the pass.
+/// A row's part in a verifying pass: the tokens it feeds first (its chosen token, and the
+/// tokens its grammar forces after it), its proposals, and the state its layers that cannot be
+/// cut back had before the pass.
 struct Verifying {
-    token: u32,
+    prefix: Vec<u32>,
     proposals: Proposals,
     /// History length before the step (the draft's state is cut back relative to it).
     held: usize,
     /// `None` where every layer can be cut back.
     checkpoint: Option<Checkpoint>,
+    /// The row's multi-token-prediction head has not read the model's hidden state at its last
+    /// position: the pass runs for it even without proposals.
+    needs_hidden: bool,
 }
 
 /// One speculative step for the batch (a single row, or several of one model), when any row has
@@ -313,7 +338,8 @@ pub(super) fn speculative_step<'m>(
         return Ok(false);
     }
     // Padding must fit every row's context: rows near its end step plainly.
-    let widest = 1 + rows.iter().filter_map(|r| r.speculation.as_ref()).map(|s| s.draft_len.min(cap)).max().unwrap_or(0);
+    let prefix = rows.iter().map(|r| r.prefix_len()).max().unwrap_or(1);
+    let widest = prefix + rows.iter().filter_map(|r| r.speculation.as_ref()).map(|s| s.draft_len.min(cap)).max().unwrap_or(0);
     if rows.iter().any(|r| r.state.len() + widest > model.config().max_position) {
         return Ok(false);
     }
@@ -322,31 +348,46 @@ pub(super) fn speculative_step<'m>(
         let draft = row.draft_model().and_then(draft_of);
         verifying.push(row.propose(model, draft, cap)?);
     }
-    if verifying.iter().all(|v| v.proposals.tokens.is_empty()) {
+    // A grammar's forced tokens are proposals too, where the row speculates.
+    let speculates = |r: &&mut Row, v: &Verifying| r.speculation.is_some() && v.prefix.len() > 1;
+    if rows.iter().zip(&verifying).all(|(r, v)| v.proposals.tokens.is_empty() && !v.needs_hidden && !speculates(r, v)) {
         return Ok(false);
     }
-    let width = verifying.iter().map(|v| 1 + v.proposals.tokens.len()).max().unwrap_or(1);
+    let width = verifying.iter().map(|v| v.prefix.len() + v.proposals.tokens.len()).max().unwrap_or(1);
     let mut input: Vec<i32> = Vec::with_capacity(rows.len() * width);
     for v in &verifying {
-        let fed = std::iter::once(v.token).chain(v.proposals.tokens.iter().copied()).map(|t| t as i32);
+        let fed = v.prefix.iter().chain(&v.proposals.tokens).map(|&t| t as i32);
         input.extend(fed.chain(std::iter::repeat(PAD as i32)).take(width));
     }
     let input = Array::from_slice(&input, &[rows.len() as i32, width as i32]);
-    let logits = match &mut rows[..] {
+    // A row drafting with the multi-token-prediction head reads the model's hidden states.
+    let with_hidden = rows.iter().any(|r| r.speculation.as_ref().is_some_and(|s| s.mtp.is_some()));
+    let (logits, hidden) = match &mut rows[..] {
+        _ if with_hidden => {
+            let mut states: Vec<&mut SequenceState> = rows.iter_mut().map(|r| &mut r.state).collect();
+            let (logits, hidden) = model.model.forward_hidden(&input, &mut states, true)?;
+            (logits, Some(hidden))
+        }
         [row] => {
             let logits = model.model.forward_every(&input, &mut row.state)?;
-            logits.reshape(&[1, width as i32, -1])?
+            (logits.reshape(&[1, width as i32, -1])?, None)
         }
         _ => {
             let mut states: Vec<&mut SequenceState> = rows.iter_mut().map(|r| &mut r.state).collect();
-            model.model.forward_batch_every(&input, &mut states)?
+            (model.model.forward_batch_every(&input, &mut states)?, None)
         }
     };
     let mut replays: Vec<(usize, Vec<u32>)> = vec![];
     for (i, (row, v)) in rows.iter_mut().zip(verifying).enumerate() {
         let draft = row.draft_model().and_then(draft_of);
+        let from = row.fed.len();
         if let Some(tokens) = row.settle(model, draft, v, &logits.index(i as i32))? {
             replays.push((i, tokens));
+        }
+        // The head reads the model's hidden states at the positions kept.
+        if let (Some(mtp), Some(hidden)) = (row.speculation.as_mut().and_then(|s| s.mtp.as_mut()), &hidden) {
+            let kept = row.fed.len().saturating_sub(from).max(1) as i32;
+            mtp.verified(from, hidden.index((i as i32..i as i32 + 1, ..kept, ..)))?;
         }
     }
     replay(model, rows, replays)?;
@@ -391,27 +432,66 @@ fn replay(model: &ReadyModel, rows: &mut [&mut Row], mut replays: Vec<(usize, Ve
 }
 
 impl Row {
-    /// Whether the row can join a verifying pass: its unfed token is on the host, no forced
-    /// tokens wait, and no grammar masks its choices.
+    /// The mask its grammar puts on the next token (`Some(None)` without a grammar); `None`
+    /// where the grammar reached a dead end, which ends this row alone (as in a plain step).
+    fn next_mask(&mut self) -> Option<Option<TokenMask>> {
+        match self.guide.as_mut().map(Guide::mask).transpose() {
+            Ok(mask) if self.stopped.is_none() => Some(mask),
+            Ok(_) => None,
+            Err(e) => {
+                self.fail_later(e);
+                None
+            }
+        }
+    }
+
+    /// A prompt chunk's pass for a row drafting with the multi-token-prediction head (`None`
+    /// for other rows): the logits of its last position; the head reads the hidden states.
+    pub(super) fn forward_prompt(&mut self, model: &ReadyModel, range: std::ops::Range<usize>) -> Result<Option<Array>> {
+        let (Some(drafts), Some(head)) = (self.speculation.as_mut().and_then(|s| s.mtp.as_mut()), model.model.mtp()) else {
+            return Ok(None);
+        };
+        let (logits, hidden) = model.model.forward_hidden(&tokens_array(&self.ids[range.clone()]), &mut [&mut self.state], false)?;
+        drafts.hidden(range.start, hidden)?;
+        // Read now what can be, so that a long prompt's hidden states are not all kept.
+        drafts.catch_up(head, &self.history)?;
+        Ok(Some(logits))
+    }
+
+    /// Whether the row can join a verifying pass: its unfed tokens are on the host, and no
+    /// forced tokens wait to be fed one per step.
     fn verifiable(&self) -> bool {
-        matches!(self.unfed, Some(Unfed::Known(_))) && self.queued.is_empty() && self.guide.is_none()
+        matches!(self.unfed, Some(Unfed::Known(_) | Unfed::Jump(_))) && self.queued.is_empty()
+    }
+
+    /// The tokens it feeds before any proposal.
+    fn prefix_len(&self) -> usize {
+        match &self.unfed {
+            Some(Unfed::Jump(tokens)) => tokens.len(),
+            _ => 1,
+        }
     }
 
     /// The row's proposals for this step (none where it does not speculate, rests, or has
     /// nothing to propose), with what it needs to take back a rejected suffix.
     /// At most `cap` of them.
     fn propose(&mut self, model: &ReadyModel, draft: Option<&ReadyModel>, cap: usize) -> Result<Verifying> {
-        let Some(Unfed::Known(token)) = self.unfed else {
-            return Err(EngineError::Internal("a verifying row has no known token to feed".into()));
+        let prefix = match &self.unfed {
+            Some(Unfed::Known(token)) => vec![*token],
+            Some(Unfed::Jump(tokens)) => tokens.clone(),
+            _ => return Err(EngineError::Internal("a verifying row has no known token to feed".into())),
         };
         let held = self.history.len();
         let checkpoint = self.state.checkpoint();
         let nothing = Proposals { tokens: vec![], drawn_from: None, draft_checkpoint: None };
-        let Some(speculation) = self.speculation.as_mut() else { return Ok(Verifying { token, proposals: nothing, held, checkpoint }) };
+        let Some(speculation) = self.speculation.as_mut() else {
+            return Ok(Verifying { prefix, proposals: nothing, held, checkpoint, needs_hidden: false });
+        };
         if speculation.resting > 0 {
             speculation.resting -= 1;
-            return Ok(Verifying { token, proposals: nothing, held, checkpoint });
+            return Ok(Verifying { prefix, proposals: nothing, held, checkpoint, needs_hidden: false });
         }
+        let needs_hidden = speculation.mtp.as_ref().is_some_and(|m| m.needs_hidden(self.fed.len()));
         // Room for the proposals: the tokens the reply may still generate (the model's own next
         // token among them), and positions the context still has.
         let room =
@@ -428,8 +508,14 @@ impl Row {
             }
             // The draft model was unloaded, or the reply has no room left for proposals.
             (Speculative::DraftModel { .. }, _, _) => nothing,
+            (Speculative::Mtp { .. }, _, _) => match (model.model.mtp(), speculation.mtp.as_mut(), speculation.draft_sampler.as_mut()) {
+                (Some(head), Some(drafts), Some(sampler)) if count > 0 => {
+                    drafts.propose(head, &self.history, count, model.config().vocab_size, sampler)?
+                }
+                _ => nothing,
+            },
         };
-        Ok(Verifying { token, proposals, held, checkpoint })
+        Ok(Verifying { prefix, proposals, held, checkpoint, needs_hidden })
     }
 
     /// After the verifying pass (`logits`: [positions, vocab], this row's, padding included):
@@ -437,14 +523,18 @@ impl Row {
     /// unfed, and cuts the state back to what was kept. Returns the tokens to feed again where
     /// the state was restored from its checkpoint instead (see `speculative_step`).
     fn settle(&mut self, model: &ReadyModel, draft: Option<&ReadyModel>, v: Verifying, logits: &Array) -> Result<Option<Vec<u32>>> {
-        let Verifying { token, proposals: Proposals { tokens: drafts, drawn_from, draft_checkpoint }, held, checkpoint } = v;
+        let Verifying { prefix, proposals: Proposals { tokens: drafts, drawn_from, draft_checkpoint }, held, checkpoint, .. } = v;
         let _in_span = self.span.clone().entered();
         self.unfed = None;
-        self.fed.push(token);
+        self.fed.extend_from_slice(&prefix);
+        // Logits at position i of the pass choose the token after it: the first proposal's
+        // come from the prefix's last position.
+        let first = prefix.len() as i32 - 1;
         let (mut agreed, mut instead) = (0, None);
         for (i, &draft) in drafts.iter().enumerate() {
             let q = drawn_from.as_ref().map(|q| &q[i]);
-            if let Some(chosen) = verify(&mut self.sampler, &logits.index(i as i32), &self.history, draft, q)? {
+            let Some(mask) = self.next_mask() else { break };
+            if let Some(chosen) = verify(&mut self.sampler, &logits.index(first + i as i32), &self.history, draft, q, mask.as_ref())? {
                 instead = Some(chosen);
                 break;
             }
@@ -460,10 +550,15 @@ impl Row {
         if self.stopped.is_none() {
             // The model's token in place of the first rejected proposal, or after them all.
             let next = match instead {
-                Some(token) => token,
-                None => self.sampler.sample(&logits.index(agreed as i32), &self.history)?,
+                Some(token) => Some(token),
+                None => match self.next_mask() {
+                    Some(mask) => Some(self.sampler.sample_masked(&logits.index(first + agreed as i32), &self.history, mask.as_ref())?),
+                    None => None,
+                },
             };
-            self.take(model, next)?;
+            if let Some(next) = next {
+                self.take(model, next)?;
+            }
         }
         // What was not kept goes: rejected proposals and padding leave no trace.
         let kept = self.fed.len();
@@ -478,15 +573,14 @@ impl Row {
             }
             None => return Err(EngineError::Internal("a state that cannot be cut back had no checkpoint".into())),
         };
+        if let Some(speculation) = self.speculation.as_mut() {
+            speculation.from_grammar += prefix.len() - 1;
+        }
         if let Some(speculation) = self.speculation.as_mut().filter(|_| !drafts.is_empty()) {
             speculation.proposed += drafts.len();
             speculation.accepted += agreed;
             speculation.steps += 1;
-            let max_draft = match speculation.method {
-                Speculative::PromptLookup(settings) => settings.max_draft,
-                Speculative::DraftModel { max_draft, .. } => max_draft,
-            };
-            speculation.adapt(drafts.len(), agreed, max_draft);
+            speculation.adapt(drafts.len(), agreed, speculation.method.max_draft());
             // The draft's state holds the history it read and every proposal but the last:
             // the accepted ones stay, the next step feeds it the rest. A draft whose state
             // cannot be cut back goes back to before its proposals and reads the kept ones then.
@@ -499,7 +593,13 @@ impl Row {
                 }
             }
         }
-        tracing::trace!(proposed = drafts.len(), accepted = agreed, replayed = replay.as_ref().map_or(0, Vec::len), "speculative step");
+        tracing::trace!(
+            forced = prefix.len() - 1,
+            proposed = drafts.len(),
+            accepted = agreed,
+            replayed = replay.as_ref().map_or(0, Vec::len),
+            "speculative step"
+        );
         Ok(replay)
     }
 }

@@ -18,14 +18,20 @@
 //!
 //! Vision-language checkpoints (a `vision_config`) read images through Qwen3-VL's tower and
 //! processor (the same ones, without deepstack: `families::qwen3_vl`), with multimodal RoPE on
-//! the attention layers' rotated channels; the text model drops the tower's tensors (and the
-//! multi-token-prediction head's, which transformers also skips), and any other tensor it does
-//! not use is a load error.
+//! the attention layers' rotated channels; the text model drops the tower's tensors, and any
+//! other tensor it does not use is a load error.
+//!
+//! Checkpoints that carry the multi-token-prediction head (`mtp.*`: an fc over [norm(embedding of
+//! the next token); norm(final hidden state)], full-attention decoder layers with keys and values
+//! of their own, a final norm, the shared output head) load it (`mtp`); speculative decoding
+//! drafts with it.
 
 mod attention;
+mod block;
 mod config;
 mod delta_net;
 mod moe;
+mod mtp;
 mod text;
 
 use crate::model::config::ConfigDefaults;

@@ -2,39 +2,24 @@
 //! residual), the final norm and the output head (tied or not).
 
 use mlx_rs::ops::indexing::IndexOp;
-use mlx_rs::{ops, Array};
+use mlx_rs::Array;
 use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
 use crate::model::layers::mrope::{MultiAxisRope, Rotation};
-use crate::model::layers::{Embedding, Linear, Mlp, RmsNorm};
+use crate::model::layers::{Embedding, Linear, RmsNorm};
 use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
-use crate::state::{LayerState, SequenceState, StateKind};
+use crate::model::{BuildOptions, EmbeddingsInput, MultiTokenPredictor, TextModel};
+use crate::state::{SequenceState, StateKind};
 
-use super::attention::{GatedAttention, Placement};
+use super::attention::GatedAttention;
+use super::block::{placements, Block, FeedForward, Mixing};
 use super::config::{Mixer, Qwen35Args, Variant};
 use super::delta_net::{conv_is_mlx, conv_weight, DeltaNet};
 use super::moe::SparseMoe;
-
-enum Mixing {
-    Linear(DeltaNet),
-    Attention(GatedAttention),
-}
-
-enum FeedForward {
-    Dense(Mlp),
-    Moe(Box<SparseMoe>),
-}
-
-struct Block {
-    input_norm: RmsNorm,
-    mixing: Mixing,
-    post_attention_norm: RmsNorm,
-    feed_forward: FeedForward,
-}
+use super::mtp::MtpHead;
 
 pub struct Qwen35 {
     config: TextConfig,
@@ -45,12 +30,13 @@ pub struct Qwen35 {
     lm_head: Option<Linear>,
     /// Multimodal RoPE and the image placeholder's id, for checkpoints with a vision tower.
     vision: Option<(MultiAxisRope, u32)>,
+    /// The multi-token-prediction head, for checkpoints that carry one (`mtp.*`).
+    mtp: Option<MtpHead>,
 }
 
 /// Tensors of checkpoints whose text model is all we load: the vision tower (Qwen3.5 is
-/// vision-language; transformers 5 names it `model.visual.*`, mlx-vlm `vision_tower.*`) and the
-/// multi-token-prediction head (`mtp.*`, which transformers and mlx-lm skip too).
-const NOT_TEXT: &[&str] = &["model.visual.", "visual.", "vision_tower.", "model.vision_tower.", "mtp.", "model.mtp."];
+/// vision-language; transformers 5 names it `model.visual.*`, mlx-vlm `vision_tower.*`).
+const NOT_TEXT: &[&str] = &["model.visual.", "visual.", "vision_tower.", "model.vision_tower."];
 
 pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
     let source = w.source().to_path_buf();
@@ -62,6 +48,7 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
     let corrupt = |reason: String| EngineError::CorruptWeights { path: source.clone(), reason };
 
     w.drop_prefixed(NOT_TEXT);
+    w.rename_prefixed("model.mtp.", "mtp.");
 
     // The convolution weights tell the layouts apart: PyTorch's [C, 1, K] with zero-centred norms
     // (Hugging Face), or mlx-lm's [C, K, 1] with the norms stored as 1 + w.
@@ -105,6 +92,7 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
             feed_forward,
         });
     }
+    let mtp = MtpHead::load(&mut l, &args, &config.rope)?;
     let embed = Embedding { table: l.linear("model.embed_tokens")? };
     let norm = l.norm("model.norm.weight")?;
     let lm_head = if config.tie_word_embeddings {
@@ -137,55 +125,44 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
         None
     };
 
-    Ok(Box::new(Qwen35 { embed, blocks, norm, lm_head, config, vision }))
+    Ok(Box::new(Qwen35 { embed, blocks, norm, lm_head, config, vision, mtp }))
 }
 
 impl Qwen35 {
-    /// Hidden states [B, L, hidden] through the stack, row i continuing `states[i]`; logits
-    /// [B, vocab] of the last position (`every`: [B, L, vocab]). Attention layers place a row's tokens by `rotation`
-    /// (multimodal positions, one row only) or at index + the row's shift. Everything but
-    /// attention and the recurrent rule's state runs once for the batch.
-    fn run(&self, mut h: Array, rotation: Option<&Rotation>, states: &mut [&mut SequenceState], every: bool) -> Result<Array> {
+    /// Logits [B, vocab] of the last position (`every`: [B, L, vocab]) through the stack, row i
+    /// continuing `states[i]`; see `hidden`.
+    fn run(&self, h: Array, rotation: Option<&Rotation>, states: &mut [&mut SequenceState], every: bool) -> Result<Array> {
+        let h = self.hidden(h, rotation, states)?;
+        let last = match every {
+            true => h,
+            false => h.index((.., -1, ..)),
+        };
+        self.logits(&last)
+    }
+
+    /// The final hidden states [B, L, hidden] (after the final norm) through the stack, row i
+    /// continuing `states[i]`. Attention layers place a row's tokens by `rotation` (multimodal
+    /// positions, one row only) or at index + the row's shift. Everything but attention and the
+    /// recurrent rule's state runs once for the batch.
+    fn hidden(&self, mut h: Array, rotation: Option<&Rotation>, states: &mut [&mut SequenceState]) -> Result<Array> {
         if let Some(state) = states.iter().find(|s| s.layers.len() != self.blocks.len()) {
             return Err(EngineError::Internal(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
         }
         if h.dim(0) as usize != states.len() || (rotation.is_some() && states.len() != 1) {
             return Err(EngineError::Internal(format!("{} rows for {} sequences", h.dim(0), states.len())));
         }
-        let placements: Vec<Placement> = states
-            .iter()
-            .map(|s| match rotation {
-                Some(r) => Placement::Explicit(r),
-                None => Placement::Shifted(s.position_shift()),
-            })
-            .collect();
+        let placements = placements(states, rotation);
         for (i, b) in self.blocks.iter().enumerate() {
-            let x = b.input_norm.forward(&h)?;
-            let mixed = match &b.mixing {
-                Mixing::Linear(m) => {
-                    let mut layers = states.iter_mut().map(|s| s.layers[i].recurrent_mut()).collect::<Result<Vec<_>>>()?;
-                    m.forward_rows(&x, &mut layers)?
-                }
-                Mixing::Attention(a) => {
-                    let mut layers: Vec<&mut LayerState> = states.iter_mut().map(|s| &mut s.layers[i]).collect();
-                    a.forward_rows(&x, &mut layers, &placements)?
-                }
-            };
-            h = ops::add(&h, &mixed)?;
-            let x = b.post_attention_norm.forward(&h)?;
-            let ff = match &b.feed_forward {
-                FeedForward::Dense(mlp) => mlp.forward(&x)?,
-                FeedForward::Moe(moe) => moe.forward(&x)?,
-            };
-            h = ops::add(&h, &ff)?;
+            h = b.forward(&h, states, i, &placements)?;
         }
-        let last = match every {
-            true => self.norm.forward(&h)?,
-            false => self.norm.forward(&h.index((.., -1, ..)))?,
-        };
+        self.norm.forward(&h)
+    }
+
+    /// Logits (float32) of final hidden states, through the output head (tied or not).
+    pub(super) fn logits(&self, hidden: &Array) -> Result<Array> {
         match &self.lm_head {
-            Some(head) => head.forward_f32(&last),
-            None => self.embed.as_logits(&last),
+            Some(head) => head.forward_f32(hidden),
+            None => self.embed.as_logits(hidden),
         }
     }
 }
@@ -210,6 +187,19 @@ impl TextModel for Qwen35 {
 
     fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
         self.run(self.embed.forward(tokens)?, None, states, true)
+    }
+
+    fn forward_hidden(&self, tokens: &Array, states: &mut [&mut SequenceState], every: bool) -> Result<(Array, Array)> {
+        let h = self.hidden(self.embed.forward(tokens)?, None, states)?;
+        let logits = match every {
+            true => self.logits(&h)?,
+            false => self.logits(&h.index((.., -1, ..)))?,
+        };
+        Ok((logits, h))
+    }
+
+    fn mtp(&self) -> Option<&dyn MultiTokenPredictor> {
+        self.mtp.as_ref().map(|_| self as &dyn MultiTokenPredictor)
     }
 
     fn batches(&self) -> bool {
@@ -262,19 +252,27 @@ impl TextModel for Qwen35 {
 
     fn arrays(&self) -> Vec<&Array> {
         let mut all: Vec<&Array> = self.embed.table.arrays();
-        for b in &self.blocks {
-            all.extend(match &b.mixing {
-                Mixing::Linear(m) => m.arrays(),
-                Mixing::Attention(a) => a.arrays(),
-            });
-            all.extend(match &b.feed_forward {
-                FeedForward::Dense(mlp) => mlp.arrays(),
-                FeedForward::Moe(moe) => moe.arrays(),
-            });
-            all.extend([b.input_norm.weight(), b.post_attention_norm.weight()]);
-        }
+        all.extend(self.blocks.iter().flat_map(Block::arrays));
         all.push(self.norm.weight());
         all.extend(self.lm_head.iter().flat_map(Linear::arrays));
+        all.extend(self.mtp.iter().flat_map(MtpHead::arrays));
         all
+    }
+}
+
+/// The head drafts through the model's embeddings and output head.
+impl MultiTokenPredictor for Qwen35 {
+    fn mtp_forward(&self, tokens: &Array, hidden: &Array, state: &mut SequenceState) -> Result<Array> {
+        let head = self.mtp.as_ref().ok_or_else(|| EngineError::Internal("the model has no multi-token-prediction head".into()))?;
+        head.forward(&self.embed.forward(tokens)?, hidden, state)
+    }
+
+    fn mtp_logits(&self, hidden: &Array) -> Result<Array> {
+        self.logits(hidden)
+    }
+
+    fn mtp_state(&self) -> SequenceState {
+        let layers = self.mtp.as_ref().map_or(0, MtpHead::layers);
+        SequenceState::new(&vec![StateKind::KeysValues; layers])
     }
 }
