@@ -220,11 +220,10 @@ pub fn admit(
         }
     }
 
-    // A constrained row's next mask needs its last token on the host: never pipelined; nor a
-    // speculating row, whose proposals follow its last token.
+    // A constrained row's next mask needs its last token on the host: never pipelined. A
+    // speculating row is, in the steps it does not propose (`speculative_step`).
     let pipelined = denoising.is_none()
         && sampler.is_greedy()
-        && speculation.is_none()
         && sampling.repetition_penalty == 1.0
         && sampling.presence_penalty == 0.0
         && sampling.logit_bias.is_empty()

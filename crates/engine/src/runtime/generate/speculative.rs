@@ -302,8 +302,9 @@ struct Verifying {
 /// longest row's, in one forward pass that scores every position; each keeps what the model
 /// agrees with, streams it, and leaves the model's own next token unfed. Rows with no
 /// proposals take their plain step in the same pass. `false` when this step cannot verify
-/// (nothing is proposed, a row's token is still on the device or under a grammar, the model
-/// cannot score every position of a batch): the caller takes a plain step.
+/// (nothing is proposed, a row is under a grammar, the model cannot score every position of a
+/// batch): the caller takes a plain step, pipelined where every row is greedy. A row's token
+/// still on the device is read only when the row proposes (`Row::will_propose`).
 ///
 /// A rejected suffix (or a row's padding) leaves no trace: keys and values are cut back; layers
 /// that cannot be (rotating windows, recurrent and convolution state) are restored from the
@@ -316,9 +317,11 @@ pub(super) fn speculative_step<'m>(
     draft_of: &dyn Fn(ModelId) -> Option<&'m ReadyModel>,
     rows: &mut [&mut Row],
 ) -> Result<bool> {
+    // Rows with nothing to propose take the plain step, pipelined where they are greedy.
+    let proposing: Vec<bool> = rows.iter_mut().map(|r| r.will_propose()).collect();
     let batched = rows.len() > 1;
-    if !rows.iter().any(|r| r.speculation.is_some())
-        || !rows.iter().all(|r| r.verifiable())
+    if !proposing.contains(&true)
+        || !rows.iter().all(|r| r.queued.is_empty() && r.guide.is_none())
         || !model.model.scores_every_position()
         || (batched && !model.model.batches())
     {
@@ -330,15 +333,23 @@ pub(super) fn speculative_step<'m>(
     if cap == 0 || rows.len() > VERIFYING_ROWS {
         return Ok(false);
     }
+    // Proposals follow each row's last token: one still on the device is read (and streamed)
+    // now. A row it ends retires, and the others step next time.
+    for row in rows.iter_mut() {
+        row.read_pending(model)?;
+    }
+    if rows.iter().any(|r| r.stopped.is_some()) {
+        return Ok(true);
+    }
     // Padding must fit every row's context: rows near its end step plainly.
     let widest = 1 + rows.iter().filter_map(|r| r.speculation.as_ref()).map(|s| s.draft_len.min(cap)).max().unwrap_or(0);
     if rows.iter().any(|r| r.state.len() + widest > model.config().max_position) {
         return Ok(false);
     }
     let mut verifying = Vec::with_capacity(rows.len());
-    for row in rows.iter_mut() {
+    for (row, proposing) in rows.iter_mut().zip(proposing) {
         let draft = row.draft_model().and_then(draft_of);
-        verifying.push(row.propose(model, draft, cap)?);
+        verifying.push(row.propose(model, draft, cap, proposing)?);
     }
     if verifying.iter().all(|v| v.proposals.tokens.is_empty()) {
         return Ok(false);
@@ -409,27 +420,51 @@ fn replay(model: &ReadyModel, rows: &mut [&mut Row], mut replays: Vec<(usize, Ve
 }
 
 impl Row {
-    /// Whether the row can join a verifying pass: its unfed token is on the host, no forced
-    /// tokens wait, and no grammar masks its choices.
-    fn verifiable(&self) -> bool {
-        matches!(self.unfed, Some(Unfed::Known(_))) && self.queued.is_empty() && self.guide.is_none()
+    /// Whether the row proposes tokens this step: it speculates and does not rest (a step of
+    /// its rest is counted here). A prompt-lookup row whose last token is still on the device
+    /// proposes only where the tokens before it have a match: where they have none, the plain
+    /// step keeps the device busy while the host reads that token, as plain decoding does (a
+    /// match starting at that token is found one step later).
+    fn will_propose(&mut self) -> bool {
+        let Some(speculation) = self.speculation.as_mut() else { return false };
+        if speculation.resting > 0 {
+            speculation.resting -= 1;
+            return false;
+        }
+        match (speculation.method, &self.unfed) {
+            (Speculative::PromptLookup(settings), Some(Unfed::Pending { .. })) => !look_up(&self.history, settings, 1).is_empty(),
+            _ => true,
+        }
+    }
+
+    /// Reads the row's token still on the device, streams it, and leaves it unfed on the host.
+    fn read_pending(&mut self, model: &ReadyModel) -> Result<()> {
+        let Some(Unfed::Pending { tokens, row, .. }) = &self.unfed else { return Ok(()) };
+        let token = tokens.index(*row as i32..*row as i32 + 1).as_dtype(mlx_rs::Dtype::Uint32)?;
+        token.eval()?;
+        let token = token.as_slice::<u32>()[0];
+        let _in_span = self.span.clone().entered();
+        self.unfed = None;
+        self.accept(model, token)?;
+        if self.stopped.is_none() {
+            self.unfed = Some(Unfed::Known(token));
+        }
+        Ok(())
     }
 
     /// The row's proposals for this step (none where it does not speculate, rests, or has
     /// nothing to propose), with what it needs to take back a rejected suffix.
-    /// At most `cap` of them.
-    fn propose(&mut self, model: &ReadyModel, draft: Option<&ReadyModel>, cap: usize) -> Result<Verifying> {
+    /// At most `cap` of them; none where `proposing` is false (`will_propose`).
+    fn propose(&mut self, model: &ReadyModel, draft: Option<&ReadyModel>, cap: usize, proposing: bool) -> Result<Verifying> {
         let Some(Unfed::Known(token)) = self.unfed else {
             return Err(EngineError::Internal("a verifying row has no known token to feed".into()));
         };
         let held = self.history.len();
         let checkpoint = self.state.checkpoint();
         let nothing = Proposals { tokens: vec![], drawn_from: None, draft_checkpoint: None };
-        let Some(speculation) = self.speculation.as_mut() else { return Ok(Verifying { token, proposals: nothing, held, checkpoint }) };
-        if speculation.resting > 0 {
-            speculation.resting -= 1;
+        let Some(speculation) = self.speculation.as_mut().filter(|_| proposing) else {
             return Ok(Verifying { token, proposals: nothing, held, checkpoint });
-        }
+        };
         // Room for the proposals: the tokens the reply may still generate (the model's own next
         // token among them), and positions the context still has.
         let room =
