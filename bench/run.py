@@ -31,6 +31,13 @@ adds DiffusionGemma's canvas tokens per second against transformers' generate() 
 fixtures (and, with --diffusion-gemma-real-dims, random weights with the released layer
 dimensions at reduced depth), steps per canvas printed: bench/diffusion_gemma.py.
 
+    python3 bench/run.py --speculative [--only-speculative]
+
+adds speculative decoding (issue 37; bench/speculative.py's `release_rows`): prompt lookup
+against plain decoding on an editing task with the default model (target ≥ 2×), and the 4-bit
+MLX copy drafting for the float32 model against mlx-lm's `draft_model` on the same pair
+(target ≥ 1.3× mlx-lm's speculative tok/s), acceptance rates printed for both.
+
 Every run (also --float32-only) ends with the continuation row (issue 20): a 3,000-token
 SmolLM2 float32 chat (plus an 8-token reply) continued by 30 tokens, time to first token for
 Confab from memory and from disk after a restart (`confab bench-session`) beside mlx-lm's
@@ -50,6 +57,8 @@ VENV = os.path.join(WORK, "venv")
 PY = os.path.join(VENV, "bin", "python")
 sys.path.insert(0, os.path.join(ROOT, "crates", "mlx-sys"))
 from fetch_mlx_wheel import use_openblas  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import speculative  # noqa: E402
 
 GEN = 128
 # `setup` builds with cargo, which honours CARGO_TARGET_DIR.
@@ -135,6 +144,8 @@ def main() -> None:
     parser.add_argument("--qwen3-5", action="store_true", help="add Qwen3.5-0.8B (random weights) rows")
     parser.add_argument("--only-qwen3-5", action="store_true", help="only the Qwen3.5 rows")
     parser.add_argument("--float32-only", action="store_true", help="only the float32 rows and the continuation row")
+    parser.add_argument("--speculative", action="store_true", help="add the speculative decoding rows")
+    parser.add_argument("--only-speculative", action="store_true", help="only the speculative decoding rows")
     parser.add_argument("--only-continuation", action="store_true", help="only the continuation row")
     parser.add_argument("--confab", default="", help="the confab binary to measure (default: a release build, made first)")
     parser.add_argument("--baseline", default="",
@@ -162,6 +173,8 @@ def main() -> None:
     cases = [("float32", f32, "float32", f32, n) for n in lengths]
     if args.only_continuation:
         return continuation_row(f32, args.repeats)
+    if args.only_speculative:
+        return speculative.release_rows(CONFAB, PY, f32, q4, max(args.repeats, 3))
     if args.float32_only:
         table("SmolLM2-135M", cases, args.repeats)
         print()
@@ -191,6 +204,9 @@ def main() -> None:
     if args.qwen3_5:
         print()
         qwen3_5_rows(args.repeats)
+    if args.speculative:
+        print()
+        speculative.release_rows(CONFAB, PY, f32, q4, max(args.repeats, 3))
     if args.diffusion_gemma:
         print()
         diffusion_gemma_rows(args)

@@ -6,7 +6,7 @@ lookups rarely hit: the overhead). Runs alternate (plain, lookup, plain, ...) so
 getting busier or quieter shows in both; prints medians, the acceptance rate, and the ratio.
 It also checks that both give the same reply (greedy speculative decoding must not change it).
 
-    bench/speculative.py [--runs 5] [--max-tokens 160] [--release] [--model PATH]
+    bench/speculative.py [--runs 5] [--max-tokens 160] [--release | --confab BINARY] [--model PATH] [--tasks quote,edit,free]
 
 Needs `cargo build -p confab-cli` (or `--release` after `cargo build --release -p confab-cli`).
 """
@@ -45,15 +45,90 @@ FREE = "Write a short story about a lighthouse keeper who finds a message in a b
 TASKS = [("quote", QUOTE), ("edit", EDIT), ("free", FREE)]
 
 
-def generate(binary, model, prompt, max_tokens, lookup):
+# The release figures' editing task (bench/run.py --speculative): a text of about 500 tokens
+# rewritten with two small changes, where a reply copies most of its prompt.
+EDIT_TEXT = (
+    "The committee met on Tuesday to review the budget for the coming year. After a long discussion, the members "
+    "agreed to increase funding for the library by ten percent, to repair the roof of the community hall before "
+    "winter, and to hire two more staff for the after-school programme. The treasurer warned that these changes "
+    "would leave little room for unexpected costs, so the committee asked her to report on the reserves at the next "
+    "meeting in March. Several residents attended the meeting and spoke about the state of the roads in the northern "
+    "part of the town. They described potholes that had gone unrepaired for months, broken street lights near the "
+    "school, and a bus shelter that had been damaged in a storm. The chair thanked them for coming and promised that "
+    "the roads would be the first item on the agenda in March. A representative of the sports club asked whether the "
+    "club could use the community hall on Saturday mornings while its own building was being renovated. The members "
+    "agreed, on the condition that the club would clean the hall after each session and pay a small fee to cover "
+    "heating. The secretary read a letter from the regional council about a new grant for energy efficiency. The "
+    "grant would cover half the cost of insulating public buildings, and applications had to be submitted by the end "
+    "of April. The committee decided to apply for the grant for the library and the community hall, and asked the "
+    "secretary to prepare the application with the help of a local builder. Before the meeting closed, the chair "
+    "reminded everyone that the annual fair would take place in June, and that volunteers were needed to organise "
+    "the stalls, the music and the food. Anyone willing to help was asked to give their name to the secretary by the "
+    "end of the month. The meeting ended at nine o'clock, and the members agreed to meet again on the first Tuesday "
+    "of March to hear the treasurer's report and to discuss the roads."
+)
+EDIT_500 = ("Rewrite the text below with \"Tuesday\" changed to \"Thursday\" and \"ten percent\" changed to "
+            "\"twelve percent\". Keep everything else exactly as it is, and reply with the text only.\n\n" + EDIT_TEXT)
+
+
+def generate(binary, model, prompt, max_tokens, lookup, draft=None):
     cmd = [str(binary), "generate", "--json", "--no-prefix-cache", "--temperature", "0",
            "--max-tokens", str(max_tokens), "--prompt", prompt]
     if model:
         cmd += ["--model", model]
     if lookup:
         cmd.append("--prompt-lookup")
+    if draft:
+        cmd += ["--draft-model", draft]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
+
+
+def rate(usage_or_run):
+    """accepted/proposed (share), from confab's usage or mlx_lm_speculative.py's line."""
+    accepted = usage_or_run.get("draft_accepted", usage_or_run.get("accepted", 0))
+    proposed = usage_or_run.get("draft_proposed", usage_or_run.get("proposed", 0))
+    return f"{accepted}/{proposed} ({accepted / proposed:.0%})" if proposed else "0/0"
+
+
+def release_rows(binary, python, f32, q4, runs, max_tokens=600):
+    """bench/run.py --speculative: (1) prompt lookup against plain decoding on the editing task,
+    the default model (target ≥ 2×); (2) the 4-bit copy drafting for the float32 model, Confab
+    against mlx-lm 0.32.2's `draft_model` on the same pair and prompt (target ≥ 1.3× mlx-lm's
+    speculative tok/s), acceptance printed for both. Runs alternate; medians."""
+    print(f"speculative decoding, {binary}: greedy, {max_tokens} tokens at most, median of {runs} runs, alternating")
+    plain, lookup, reference, last = [], [], None, None
+    for _ in range(runs):
+        for speculative in (False, True):
+            out = generate(binary, None, EDIT_500, max_tokens, speculative)
+            if reference is None:
+                reference = out["ids"]
+            elif out["ids"] != reference:
+                sys.exit("the editing task's reply with prompt lookup differs from plain decoding")
+            (lookup if speculative else plain).append(out["timings"]["decode_tokens_per_s"])
+            last = out if speculative else last
+    p, s = statistics.median(plain), statistics.median(lookup)
+    print(f"  prompt lookup, editing ~500 tokens (default model), {len(reference)} tokens: plain {p:.1f} tok/s | "
+          f"lookup {s:.1f} tok/s | {s / p:.2f}x (target 2x) | accepted {rate(last['usage'])}", flush=True)
+
+    prompt_file = os.path.join(os.path.dirname(q4), "speculative-edit-prompt.txt")
+    with open(prompt_file, "w") as f:
+        f.write(EDIT_500)
+    ours, theirs, alone, ours_run, theirs_run = [], [], [], None, None
+    mlx_lm_side = os.path.join(ROOT, "bench", "mlx_lm_speculative.py")
+    for _ in range(runs):
+        ours_run = generate(binary, f32, EDIT_500, max_tokens, False, draft=q4)
+        ours.append(ours_run["timings"]["decode_tokens_per_s"])
+        alone.append(generate(binary, f32, EDIT_500, max_tokens, False)["timings"]["decode_tokens_per_s"])
+        out = subprocess.run([python, mlx_lm_side, f32, q4, prompt_file, str(max_tokens)], check=True, capture_output=True,
+                             text=True).stdout
+        theirs_run = json.loads(out.strip().splitlines()[-1])
+        theirs.append(theirs_run["decode_tokens_per_s"])
+    o, t, a = statistics.median(ours), statistics.median(theirs), statistics.median(alone)
+    same = "same reply" if ours_run["ids"] == theirs_run["ids"] else "replies differ"
+    print(f"  draft model ({os.path.basename(q4)} drafting for {os.path.basename(f32)}), editing: confab {o:.1f} tok/s "
+          f"(plain {a:.1f}, {o / a:.2f}x) | mlx-lm --draft-model {t:.1f} tok/s | {o / t:.2f}x mlx-lm (target 1.3x) | "
+          f"accepted: confab {rate(ours_run['usage'])}, mlx-lm {rate(theirs_run)} | {same}", flush=True)
 
 
 def main():
@@ -62,13 +137,15 @@ def main():
     parser.add_argument("--max-tokens", type=int, default=160)
     parser.add_argument("--release", action="store_true", help="use target/release/confab")
     parser.add_argument("--model", help="a model path (default: the default model)")
+    parser.add_argument("--confab", help="the confab binary to measure (say main's, for a before/after figure)")
+    parser.add_argument("--tasks", default="quote,edit,free", help="the tasks to run, comma-separated")
     args = parser.parse_args()
-    binary = TARGET / ("release" if args.release else "debug") / "confab"
+    binary = pathlib.Path(args.confab) if args.confab else TARGET / ("release" if args.release else "debug") / "confab"
     if not binary.exists():
         sys.exit(f"{binary} is missing: cargo build {'--release ' if args.release else ''}-p confab-cli")
-    print(f"{binary.parent.name} build; {args.runs} runs each, alternating; greedy, {args.max_tokens} tokens at most")
+    print(f"{binary}; {args.runs} runs each, alternating; greedy, {args.max_tokens} tokens at most")
     print(f"{'task':<6} {'tokens':>6} {'plain tok/s':>12} {'lookup tok/s':>13} {'accepted':>14} {'ratio':>6}")
-    for name, prompt in TASKS:
+    for name, prompt in [t for t in TASKS if t[0] in args.tasks.split(",")]:
         plain, lookup, accepted, proposed = [], [], 0, 0
         reference = None
         for _ in range(args.runs):

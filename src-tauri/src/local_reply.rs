@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use confab_engine::runtime::{ContextPolicy, Event, Prompt, Request, StopReason};
 use confab_engine::text::{ReplyFormat, ReplyParser, ReplyPart};
-use confab_store::{MessageId, ReplyEnd, ReplyStats, ReplyText, Store};
+use confab_store::{MessageId, ReplyEnd, ReplyStats, ReplyText, SpeculativeReplyStats, Store};
 
 use crate::model_slot::Current;
 use crate::reply_event::{Outcome, ReplyEvent, SAVE_EVERY};
@@ -24,6 +24,7 @@ pub fn request(model: &Current, prompt: Prompt, settings: &Settings, thinking: b
     let mut request = Request::new(model.id, prompt, settings.sampling(&model.info.default_sampling));
     // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
     request.context_policy = ContextPolicy::DropOldestTurns;
+    request.speculative = settings.speculative(model.draft);
     set_thinking(model, &mut request, thinking);
     if let (true, Some(effort)) = (model.info.reasoning_effort, settings.reasoning_effort) {
         request.chat.switches.insert("reasoning_effort".into(), effort.as_str().into());
@@ -158,9 +159,14 @@ fn read(
             unsaved.save(store, reply);
         }
     };
+    // The speculative method the plan chose, for the reply's stats.
+    let mut method = None;
     for event in events {
         match event {
-            Event::Plan(plan) => send(ReplyEvent::Plan { plan }),
+            Event::Plan(plan) => {
+                method = plan.speculative;
+                send(ReplyEvent::Plan { plan })
+            }
             Event::Token { text, .. } | Event::Text(text) => take(parser.push(&text), &mut unsaved),
             Event::Done { reason, usage, timings } => {
                 take(parser.finish(), &mut unsaved);
@@ -174,6 +180,13 @@ fn read(
                     time_to_first_token_ms: (usage.generated > 0).then_some(timings.time_to_first_token_ms.round() as u64),
                     decode_tokens_per_second: (usage.generated > 1).then_some(timings.decode_tokens_per_s),
                     model: model_name.to_owned(),
+                    speculative: method.zip(usage.speculative()).map(|(method, s)| SpeculativeReplyStats {
+                        method: method.to_owned(),
+                        proposed: s.proposed as u32,
+                        accepted: s.accepted as u32,
+                        acceptance_rate: s.acceptance_rate,
+                        tokens_per_step: s.tokens_per_step,
+                    }),
                 };
                 let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
                 return Outcome { end, stats: Some(stats), calls: calls.take() };
@@ -195,7 +208,7 @@ fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::ReasoningEffort;
+    use crate::settings::{ReasoningEffort, SpeculativeChoice};
     use confab_engine::runtime::{Engine, EngineOptions, Timings, Usage};
     use confab_engine::ChatMessage;
     use confab_store::{MessageStatus, NewConversation, Role};
@@ -391,6 +404,28 @@ mod tests {
         let outcome = generate(&store, model, engine.generate(request), vec![], reply, &|_| {});
         assert_eq!(outcome.end, ReplyEnd::Complete);
         finish(&store, reply, outcome)
+    }
+
+    #[test]
+    fn a_reply_with_the_draft_model_keeps_what_speculative_decoding_did() {
+        // Tiny SmolLM3 shares tiny Llama's vocabulary: it drafts for it.
+        let engine = Engine::start(EngineOptions::default()).unwrap();
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny");
+        let mut model = Current::load_for_test(&engine, &fixtures.join("llama"));
+        let (draft, _) = engine.load_draft(model.id, fixtures.join("smollm3"), Default::default(), |_| {}).unwrap();
+        model.draft = Some(draft);
+        let settings =
+            Settings { max_tokens: 12, temperature: Some(0.0), speculative: SpeculativeChoice::DraftModel, ..Settings::default() };
+        let prompt = Prompt::Chat(vec![ChatMessage::user("one two three one two three")]);
+        let saved = local_reply_of(&engine, &model, request(&model, prompt.clone(), &settings, false, vec![]));
+        let speculative = saved.stats.and_then(|s| s.speculative).expect("the reply's stats say what speculative decoding did");
+        assert_eq!(speculative.method, "draft_model");
+        assert!(speculative.proposed > 0 && speculative.accepted <= speculative.proposed, "{speculative:?}");
+        assert!(speculative.tokens_per_step >= 1.0);
+        // Off: plain decoding, and nothing to say.
+        let plain = Settings { speculative: SpeculativeChoice::Off, ..settings };
+        let saved = local_reply_of(&engine, &model, request(&model, prompt, &plain, false, vec![]));
+        assert_eq!(saved.stats.and_then(|s| s.speculative), None);
     }
 
     #[test]

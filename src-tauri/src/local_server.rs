@@ -25,7 +25,7 @@ impl ModelSource for AppModels {
     }
 
     fn current(&self) -> Option<ServedModel> {
-        self.slot.current().map(|c| ServedModel { id: c.id, name: c.info.name.clone(), info: c.info })
+        self.slot.current().map(|c| ServedModel { id: c.id, name: c.info.name.clone(), info: c.info, draft: c.draft })
     }
 }
 

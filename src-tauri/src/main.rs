@@ -89,7 +89,7 @@ fn main() -> ExitCode {
             // The window opens now; the model loads behind it and reports progress.
             let settings = state.settings();
             let chosen = settings.model_path.clone();
-            let options_for = move |path: &std::path::Path| settings.load_options(path);
+            let options_for = move |path: &std::path::Path| (settings.load_options(path), settings.draft_for(path));
             model_slot::load_at_startup(
                 app.handle().clone(),
                 state.engine.clone(),

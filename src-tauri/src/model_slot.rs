@@ -17,6 +17,8 @@ use crate::web_view_priority;
 #[derive(Debug, Clone, Default, serde::Serialize, ts_rs::TS)]
 pub struct ModelState {
     pub loaded: Option<ModelInfo>,
+    /// The draft model loaded beside it for speculative decoding (Settings › Model).
+    pub draft: Option<PathBuf>,
     pub loading: Option<Loading>,
     pub error: Option<String>,
     /// Counts the changes. Events and the `model_state` snapshot travel separately and can
@@ -46,6 +48,8 @@ pub struct Current {
     pub info: ModelInfo,
     /// Counts prompt tokens for the context meter without the engine thread.
     pub counter: TokenCounter,
+    /// The draft model loaded beside it, which proposes its tokens (`Settings::draft_for`).
+    pub draft: Option<ModelId>,
 }
 
 #[cfg(test)]
@@ -54,7 +58,7 @@ impl Current {
     pub fn load_for_test(engine: &Engine, path: &Path) -> Self {
         let (id, info) = engine.load(path, LoadOptions::default(), |_| {}).expect("load the tiny model");
         let counter = engine.token_counter(id).expect("its counter");
-        Self { id, info, counter }
+        Self { id, info, counter, draft: None }
     }
 }
 
@@ -85,13 +89,15 @@ impl ModelSlot {
 }
 
 /// Loads `path` with `options` on the engine thread (blocking this one), reporting progress as
-/// events, and replaces the model loaded before. Call it off the async runtime.
+/// events, and replaces the model loaded before (and its draft); then its draft model, if
+/// given (`set_draft`). Call it off the async runtime.
 pub fn load_blocking(
     app: &AppHandle,
     engine: &Engine,
     slot: &Arc<ModelSlot>,
     path: &Path,
     options: LoadOptions,
+    draft: Option<(PathBuf, LoadOptions)>,
 ) -> Result<ModelInfo, String> {
     slot.update(app, |s| {
         s.loading = Some(Loading::new(path, "starting", 0.0));
@@ -117,15 +123,20 @@ pub fn load_blocking(
     web_view_priority::lower();
     match result {
         Ok((id, info, counter)) => {
-            let previous = lock(&slot.current).replace(Current { id, info: info.clone(), counter });
+            let previous = lock(&slot.current).replace(Current { id, info: info.clone(), counter, draft: None });
             if let Some(previous) = previous {
-                let _ = engine.unload(previous.id);
+                previous.draft.into_iter().chain([previous.id]).for_each(|gone| drop(engine.unload(gone)));
             }
             slot.update(app, |s| {
                 s.loaded = Some(info.clone());
+                s.draft = None;
                 s.loading = None;
                 s.error = None;
             });
+            if draft.is_some() {
+                // The model stays loaded without it; the error says why.
+                let _ = set_draft(app, engine, slot, draft);
+            }
             Ok(info)
         }
         Err(e) => {
@@ -139,13 +150,51 @@ pub fn load_blocking(
     }
 }
 
-/// Unloads the loaded model, freeing its memory; the window then offers to load one.
+/// Puts `draft` (a path, and how to load it) beside the loaded model in place of its draft
+/// model, or takes the draft away (`None`). A draft whose vocabulary is not the model's is
+/// refused by the engine, naming the mismatch: the model stays, drafting with nothing, and the
+/// state's error says why. Call it off the async runtime.
+pub fn set_draft(app: &AppHandle, engine: &Engine, slot: &ModelSlot, draft: Option<(PathBuf, LoadOptions)>) -> Result<(), String> {
+    let Some(model) = slot.current() else { return Ok(()) };
+    if let Some(gone) = lock(&slot.current).as_mut().and_then(|c| c.draft.take()) {
+        let _ = engine.unload(gone);
+    }
+    slot.update(app, |s| s.draft = None);
+    let Some((path, options)) = draft else { return Ok(()) };
+    match engine.load_draft(model.id, &path, options, |_| {}) {
+        Ok((id, _)) => {
+            match lock(&slot.current).as_mut().filter(|c| c.id == model.id) {
+                Some(current) => current.draft = Some(id),
+                // Another model was loaded meanwhile: this draft was for the one before.
+                None => return engine.unload(id).map_err(|e| e.to_string()),
+            }
+            slot.update(app, |s| {
+                s.draft = Some(path.clone());
+                s.error = None;
+            });
+            Ok(())
+        }
+        Err(e) => {
+            let message = format!("Could not load the draft model {}: {e}", display_name(&path));
+            tracing::warn!("{message}");
+            slot.update(app, |s| s.error = Some(message.clone()));
+            Err(message)
+        }
+    }
+}
+
+/// Unloads the loaded model (and its draft), freeing their memory; the window then offers to
+/// load one.
 pub fn unload(app: &AppHandle, engine: &Engine, slot: &ModelSlot) -> Result<(), String> {
     let Some(current) = lock(&slot.current).take() else { return Ok(()) };
     slot.update(app, |s| {
         s.loaded = None;
+        s.draft = None;
         s.error = None;
     });
+    if let Some(draft) = current.draft {
+        let _ = engine.unload(draft);
+    }
     engine.unload(current.id).map_err(|e| format!("Could not unload {}: {e}", current.info.name))
 }
 
@@ -158,7 +207,7 @@ pub fn load_at_startup(
     slot: Arc<ModelSlot>,
     paths: AppPaths,
     chosen: Option<PathBuf>,
-    options_for: impl FnOnce(&Path) -> LoadOptions + Send + 'static,
+    options_for: impl FnOnce(&Path) -> (LoadOptions, Option<(PathBuf, LoadOptions)>) + Send + 'static,
 ) {
     // Said before the window's first frame, so that it shows the load from its first look at
     // the state, never "no model loaded" while one is about to load.
@@ -178,7 +227,8 @@ pub fn load_at_startup(
                 }
             },
         };
-        if let Err(e) = load_blocking(&app, &engine, &slot, &path, options_for(&path)) {
+        let (options, draft) = options_for(&path);
+        if let Err(e) = load_blocking(&app, &engine, &slot, &path, options, draft) {
             tracing::warn!("the model did not load: {e}");
         }
     });

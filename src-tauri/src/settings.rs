@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use confab_engine::defaults;
 use confab_engine::model::LoadOptions;
-use confab_engine::runtime::MemoryBudget;
+use confab_engine::runtime::{MemoryBudget, ModelId, PromptLookup, Speculative, DEFAULT_MAX_DRAFT};
 use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::state::KvQuantization;
 use confab_remote::secrets::SecretStore;
@@ -81,6 +81,27 @@ pub struct Settings {
     /// The embedding model that searches documents too large for the context (Settings ›
     /// Documents); `None`: the first one found in the model folders (`embedder::choose`).
     pub embedding_model: Option<PathBuf>,
+    /// Speculative decoding for local replies: cheap proposals the model checks several at a
+    /// time (the same replies, sooner where proposals are kept; the plan says when a reply
+    /// cannot use it).
+    pub speculative: SpeculativeChoice,
+    /// Per model (by its path), the smaller model sharing its vocabulary that proposes its
+    /// tokens when `speculative` is `DraftModel`; loaded beside it.
+    #[ts(type = "Record<string, string>")]
+    pub model_drafts: BTreeMap<PathBuf, PathBuf>,
+}
+
+/// Where local replies take speculative proposals from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SpeculativeChoice {
+    /// Plain decoding.
+    #[default]
+    Off,
+    /// What followed earlier occurrences of the last few tokens (no second model).
+    PromptLookup,
+    /// The model's draft model (`Settings::model_drafts`).
+    DraftModel,
 }
 
 /// A reply that calls tools this many rounds in a row is stopped: a looping model ends.
@@ -185,6 +206,8 @@ impl Default for Settings {
             tool_timeout_s: DEFAULT_TOOL_TIMEOUT_S,
             model_kv_bits: BTreeMap::new(),
             embedding_model: None,
+            speculative: SpeculativeChoice::Off,
+            model_drafts: BTreeMap::new(),
         }
     }
 }
@@ -267,7 +290,31 @@ impl Settings {
                 model.display()
             ));
         }
+        if let Some((model, draft)) = self.model_drafts.iter().find(|(model, draft)| !model.is_absolute() || !draft.is_absolute()) {
+            return Err(format!(
+                "The draft model \"{}\" for {} must be a full path; pick one in Settings › Model.",
+                draft.display(),
+                model.display()
+            ));
+        }
         Ok(())
+    }
+
+    /// The draft model to load beside the model at `path`, and how: where speculative decoding
+    /// takes a draft model's proposals and one is chosen for it.
+    pub fn draft_for(&self, path: &Path) -> Option<(PathBuf, LoadOptions)> {
+        let draft = self.model_drafts.get(path).filter(|_| self.speculative == SpeculativeChoice::DraftModel)?;
+        Some((draft.clone(), self.load_options(draft)))
+    }
+
+    /// The speculative decoding a local reply asks for; `draft`: the draft model loaded beside
+    /// the model (a reply with the draft-model choice and none loaded decodes plainly).
+    pub fn speculative(&self, draft: Option<ModelId>) -> Option<Speculative> {
+        match self.speculative {
+            SpeculativeChoice::Off => None,
+            SpeculativeChoice::PromptLookup => Some(Speculative::PromptLookup(PromptLookup::default())),
+            SpeculativeChoice::DraftModel => draft.map(|model| Speculative::DraftModel { model, max_draft: DEFAULT_MAX_DRAFT }),
+        }
     }
 
     /// What running replies may hold together (`reply_memory_percent`).
@@ -398,6 +445,28 @@ mod tests {
         settings.model_kv_bits.insert("/models/c".into(), 3);
         let refused = settings.validate().unwrap_err();
         assert!(refused.contains("8 or 4 bits") && refused.contains("/models/c"), "{refused}");
+    }
+
+    #[test]
+    fn speculative_decoding_is_off_until_chosen_and_a_draft_belongs_to_its_model() {
+        let mut settings = Settings::default();
+        assert_eq!(settings.speculative(Some(ModelId(2))), None, "off by default");
+        settings.model_drafts.insert("/models/big".into(), "/models/small".into());
+        assert!(settings.draft_for(Path::new("/models/big")).is_none(), "no draft is loaded while the choice is not the draft model");
+        settings.speculative = SpeculativeChoice::PromptLookup;
+        assert_eq!(settings.speculative(None), Some(Speculative::PromptLookup(PromptLookup::default())));
+        settings.speculative = SpeculativeChoice::DraftModel;
+        assert_eq!(settings.draft_for(Path::new("/models/big")).map(|(path, _)| path), Some("/models/small".into()));
+        assert!(settings.draft_for(Path::new("/models/other")).is_none());
+        let drafted = settings.speculative(Some(ModelId(2)));
+        assert_eq!(drafted, Some(Speculative::DraftModel { model: ModelId(2), max_draft: DEFAULT_MAX_DRAFT }));
+        assert_eq!(settings.speculative(None), None, "no draft loaded: plain decoding");
+        settings.validate().expect("full paths");
+        let json = serde_json::to_value(&settings).unwrap();
+        assert_eq!(json["speculative"], "draft_model");
+        assert_eq!(json["model_drafts"], serde_json::json!({"/models/big": "/models/small"}));
+        settings.model_drafts.insert("/models/c".into(), "small".into());
+        assert!(settings.validate().unwrap_err().contains("full path"));
     }
 
     #[test]

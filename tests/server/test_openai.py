@@ -499,6 +499,44 @@ class TinyQwen3Reasoning(TinyQwen3Thinking):
         self.assertEqual(effort.usage.prompt_tokens, off.usage.prompt_tokens)
 
 
+TINY = ROOT / "tests" / "reference" / "fixtures" / "tiny"
+
+
+class TinyLlamaDraft(ServerTest):
+    """`--draft-model`: tiny SmolLM3 (the same vocabulary, other weights) drafts for tiny Llama
+    when a request asks for `"speculative": "draft_model"`; the greedy reply is the plain one,
+    and `usage.speculative` says what was accepted. A draft with another vocabulary stops the
+    server before it starts, naming the mismatch."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--model", str(TINY / "llama"), "--draft-model", str(TINY / "smollm3"))
+        cls.client = openai.OpenAI(base_url=cls.server.base_url, api_key="unused", max_retries=0, timeout=120)
+
+    def complete(self, **extra):
+        return self.client.completions.create(
+            model=self.server.model, prompt="one two three one two three one two", max_tokens=24, temperature=0, extra_body=extra,
+        )
+
+    def test_the_draft_model_gives_the_plain_greedy_reply_and_says_what_it_accepted(self):
+        plain = self.complete()
+        drafted = self.complete(speculative="draft_model")
+        self.assertEqual(drafted.choices[0].text, plain.choices[0].text)
+        stats = drafted.usage.model_extra["speculative"]
+        self.assertGreater(stats["proposed"], 0)
+        self.assertLessEqual(stats["accepted"], stats["proposed"])
+        self.assertGreaterEqual(stats["tokens_per_step"], 1.0)
+        self.assertNotIn("speculative", plain.usage.model_extra or {})
+
+    def test_a_draft_with_another_vocabulary_stops_the_server_saying_why(self):
+        run = subprocess.run(
+            [str(CONFAB), "serve", "--port", "0", "--model", str(TINY / "llama"), "--draft-model", str(TINY / "qwen3")],
+            capture_output=True, text=True, timeout=120,
+        )
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("its vocabulary differs", run.stderr)
+
+
 class TinyGemma4(ServerTest):
     """The tiny random Gemma 4 reads images and audio; its words are noise, its token counts are not."""
 

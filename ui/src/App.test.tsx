@@ -227,6 +227,7 @@ describe('streaming', () => {
       time_to_first_token_ms: 180,
       decode_tokens_per_second: 31.25,
       model: 'SmolLM2',
+      speculative: null,
     };
     await push(stream, { kind: 'done', reply: { ...reply, content: 'Once upon', status: 'stopped', stats } });
     await act(async () => stream.end());

@@ -504,6 +504,10 @@ export type ModelSource = "Folder" | "Ollama";
  */
 export type ModelState = {
   loaded: ModelInfo | null,
+  /**
+   * The draft model loaded beside it for speculative decoding (Settings › Model).
+   */
+  draft: string | null,
   loading: Loading | null,
   error: string | null,
   /**
@@ -804,6 +808,10 @@ export type ReplyStats = {
   time_to_first_token_ms: number | null,
   decode_tokens_per_second: number | null,
   model: string,
+  /**
+   * What speculative decoding did; `None` where the reply decoded plainly.
+   */
+  speculative: SpeculativeReplyStats | null,
 };
 
 /**
@@ -997,6 +1005,17 @@ export type Settings = {
    * Documents); `None`: the first one found in the model folders (`embedder::choose`).
    */
   embedding_model: string | null,
+  /**
+   * Speculative decoding for local replies: cheap proposals the model checks several at a
+   * time (the same replies, sooner where proposals are kept; the plan says when a reply
+   * cannot use it).
+   */
+  speculative: SpeculativeChoice,
+  /**
+   * Per model (by its path), the smaller model sharing its vocabulary that proposes its
+   * tokens when `speculative` is `DraftModel`; loaded beside it.
+   */
+  model_drafts: Record<string, string>,
 };
 
 /**
@@ -1022,6 +1041,34 @@ export type Siblings = {
 export type SnippetPart = {
   text: string,
   highlight: boolean,
+};
+
+/**
+ * Where local replies take speculative proposals from.
+ */
+export type SpeculativeChoice = "off" | "prompt_lookup" | "draft_model";
+
+/**
+ * Speculative decoding's part in a reply, as the engine reported it (its `SpeculativeStats`).
+ */
+export type SpeculativeReplyStats = {
+  /**
+   * `prompt_lookup` or `draft_model`.
+   */
+  method: string,
+  proposed: number,
+  /**
+   * Proposed tokens the model kept.
+   */
+  accepted: number,
+  /**
+   * `accepted / proposed`.
+   */
+  acceptance_rate: number,
+  /**
+   * Tokens each verifying pass gave (plain decoding gives 1 per pass).
+   */
+  tokens_per_step: number,
 };
 
 export type Theme = "system" | "light" | "dark";
@@ -1191,6 +1238,7 @@ export interface Commands {
   model_state: { args: Record<string, never>; result: ModelState };
   load_model: { args: { path: string }; result: ModelInfo };
   unload_model: { args: Record<string, never>; result: void };
+  draft_candidates: { args: { model: string }; result: ModelSummary[] };
   open_link: { args: { url: string }; result: void };
   show_in_folder: { args: { path: string }; result: void };
   list_folder: { args: { path: string | null }; result: FolderListing };

@@ -213,6 +213,11 @@ export function loadModel(path: string): Promise<ModelInfo> {
   return call('load_model', { path });
 }
 
+/** Models that could draft for the model at `model`: chat models sharing its vocabulary (Settings › Model). */
+export function draftCandidates(model: string): Promise<ModelSummary[]> {
+  return call('draft_candidates', { model });
+}
+
 /** Unloads the local model to free its memory; the `model-state` event follows. */
 export function unloadModel(): Promise<void> {
   return call('unload_model');

@@ -58,6 +58,10 @@ pub enum EngineError {
     #[error("constrained decoding: {0}. Loosen the schema or grammar and try again.")]
     Constraint(String),
 
+    /// A draft model for speculative decoding whose token ids mean other tokens than the model's.
+    #[error("{draft} cannot draft for {model}: its vocabulary differs ({mismatch}). Pick a draft that shares the model's tokenizer, such as a smaller model of the same family.")]
+    DraftVocabulary { draft: PathBuf, model: PathBuf, mismatch: String },
+
     /// An attached image or audio clip Confab cannot use; `file` is its name as the person
     /// knows it.
     #[error("{file}: {problem}")]

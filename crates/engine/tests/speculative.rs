@@ -184,6 +184,37 @@ fn a_draft_model_sharing_the_vocabulary_gives_the_plain_greedy_reply() {
     assert!(plan.speculative_declined.as_deref().unwrap_or_default().contains("vocabulary"), "{:?}", plan.speculative_declined);
 }
 
+/// A draft that would propose other tokens than its ids say to the model is refused at load,
+/// the mismatch named: another vocabulary's size, or the same size with a token moved.
+#[test]
+fn a_draft_with_another_vocabulary_is_refused_at_load() {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (target, _) = engine.load(tiny("llama"), LoadOptions::default(), |_| {}).unwrap();
+    let refused = |path: &std::path::Path| match engine.load_draft(target, path, LoadOptions::default(), |_| {}) {
+        Err(e @ confab_engine::EngineError::DraftVocabulary { .. }) => e.to_string(),
+        other => panic!("{} was not refused for its vocabulary: {other:?}", path.display()),
+    };
+    let message = refused(&tiny("qwen3"));
+    assert!(message.contains("qwen3") && message.contains("its vocabulary differs") && message.contains("tokens against"), "{message}");
+
+    // The same size, two tokens' ids swapped: the first id that differs is named.
+    let moved = common::copy_of_fixture("llama");
+    let file = moved.path().join("tokenizer.json");
+    let mut tokenizer = common::json(&file);
+    let vocab = tokenizer["model"]["vocab"].as_object_mut().unwrap();
+    let (a, b) = (vocab["¤"].clone(), vocab["¥"].clone());
+    (vocab["¤"], vocab["¥"]) = (b, a);
+    std::fs::write(&file, tokenizer.to_string()).unwrap();
+    let message = refused(moved.path());
+    assert!(message.contains("token 100 is \"¥\" in the draft but \"¤\" in the model"), "{message}");
+
+    // One sharing the vocabulary loads, and drafts.
+    let (draft, _) = engine.load_draft(target, tiny("smollm3"), LoadOptions::default(), |_| {}).unwrap();
+    let mut request = Request::new(target, Prompt::Tokens(repeating_ids()), greedy(8));
+    request.speculative = Some(Speculative::DraftModel { model: draft, max_draft: 2 });
+    assert_eq!(run(&engine, request).plan.speculative, Some("draft_model"));
+}
+
 #[test]
 fn the_default_model_drafting_for_itself_gives_the_plain_greedy_reply() {
     let engine = Engine::start(EngineOptions::default()).unwrap();

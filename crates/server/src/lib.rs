@@ -64,6 +64,8 @@ pub struct ServedModel {
     pub id: ModelId,
     pub name: String,
     pub info: ModelInfo,
+    /// The draft model loaded beside it, for requests that ask for `"speculative": "draft_model"`.
+    pub draft: Option<ModelId>,
 }
 
 impl ServedModel {

@@ -1,7 +1,7 @@
 //! The requests the server reads, as OpenAI's API defines them (the fields Confab honours;
 //! others are ignored, as OpenAI-compatible servers do), and how they become engine settings.
 
-use confab_engine::runtime::Speculative;
+use confab_engine::runtime::{ModelId, Speculative};
 use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::EngineError;
 use serde::Deserialize;
@@ -140,7 +140,8 @@ pub struct SamplingFields {
     #[serde(default)]
     pub stream: bool,
     pub stream_options: Option<StreamOptions>,
-    /// Confab's own: `"prompt_lookup"` or `"mtp"` (the model's multi-token-prediction head)
+    /// Confab's own: `"prompt_lookup"`, `"mtp"` (the model's multi-token-prediction head) or
+    /// `"draft_model"` (where the server has one loaded)
     /// decodes speculatively.
     pub speculative: Option<String>,
 }
@@ -227,11 +228,12 @@ pub struct InputAudio {
 }
 
 impl SamplingFields {
-    /// The speculative decoding the request asks for.
-    pub fn speculative(&self) -> Result<Option<Speculative>, ApiError> {
+    /// The speculative decoding the request asks for; `draft`: the draft model loaded beside
+    /// the served one.
+    pub fn speculative(&self, draft: Option<ModelId>) -> Result<Option<Speculative>, ApiError> {
         self.speculative
             .as_deref()
-            .map(|m| m.parse().map_err(|e: EngineError| ApiError::invalid(Some("speculative"), e.to_string())))
+            .map(|m| Speculative::named(m, draft).map_err(|e: EngineError| ApiError::invalid(Some("speculative"), e.to_string())))
             .transpose()
     }
 
@@ -322,13 +324,19 @@ mod tests {
 
     #[test]
     fn speculative_names_a_method() {
-        assert_eq!(fields("{}").speculative().unwrap(), None);
-        let lookup = fields(r#"{"speculative":"prompt_lookup"}"#).speculative().unwrap();
+        assert_eq!(fields("{}").speculative(None).unwrap(), None);
+        let lookup = fields(r#"{"speculative":"prompt_lookup"}"#).speculative(None).unwrap();
         assert_eq!(lookup, Some(Speculative::PromptLookup(Default::default())));
-        let mtp = fields(r#"{"speculative":"mtp"}"#).speculative().unwrap();
+        let mtp = fields(r#"{"speculative":"mtp"}"#).speculative(None).unwrap();
         assert_eq!(mtp, Some(Speculative::Mtp { max_draft: confab_engine::runtime::MTP_MAX_DRAFT }));
-        let error = fields(r#"{"speculative":"telepathy"}"#).speculative().unwrap_err();
+        let error = fields(r#"{"speculative":"telepathy"}"#).speculative(None).unwrap_err();
         assert!(error.message.contains("telepathy"), "{}", error.message);
+        // A draft model, where the server has one loaded; where it has none, what to do.
+        let draft = ModelId(7);
+        let drafted = fields(r#"{"speculative":"draft_model"}"#).speculative(Some(draft)).unwrap();
+        assert_eq!(drafted, Some(Speculative::DraftModel { model: draft, max_draft: confab_engine::runtime::DEFAULT_MAX_DRAFT }));
+        let error = fields(r#"{"speculative":"draft_model"}"#).speculative(None).unwrap_err();
+        assert!(error.message.contains("--draft-model"), "{}", error.message);
     }
 
     #[test]

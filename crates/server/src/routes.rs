@@ -108,7 +108,7 @@ async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRe
         let (messages, files) = chat_messages(&request.messages, &state.media, &model.info, &model.name)?;
         let mut engine_request = Request::new(model.id, Prompt::Chat(messages), sampling);
         engine_request.constraint = crate::structured::constraint(request.response_format.as_ref(), FormatField::ResponseFormat)?;
-        engine_request.speculative = request.sampling.speculative()?;
+        engine_request.speculative = request.sampling.speculative(model.draft)?;
         tools.apply(&model.info, switches, &mut engine_request)?;
         let reply = Reply::new(Endpoint::Chat, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
         let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
@@ -166,7 +166,7 @@ async fn completions(State(state): State<Arc<ServerState>>, body: Result<Bytes, 
             }
         };
         let mut engine_request = Request::new(model.id, Prompt::Text(prompt), sampling);
-        engine_request.speculative = request.sampling.speculative()?;
+        engine_request.speculative = request.sampling.speculative(model.draft)?;
         answer(&state, Endpoint::Completion, model, engine_request, RequestFiles::default(), &request.sampling).await
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)

@@ -27,6 +27,23 @@ pub struct ReplyStats {
     pub time_to_first_token_ms: Option<u64>,
     pub decode_tokens_per_second: Option<f64>,
     pub model: String,
+    /// What speculative decoding did; `None` where the reply decoded plainly.
+    #[serde(default)]
+    pub speculative: Option<SpeculativeReplyStats>,
+}
+
+/// Speculative decoding's part in a reply, as the engine reported it (its `SpeculativeStats`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct SpeculativeReplyStats {
+    /// `prompt_lookup` or `draft_model`.
+    pub method: String,
+    pub proposed: u32,
+    /// Proposed tokens the model kept.
+    pub accepted: u32,
+    /// `accepted / proposed`.
+    pub acceptance_rate: f64,
+    /// Tokens each verifying pass gave (plain decoding gives 1 per pass).
+    pub tokens_per_step: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
@@ -85,7 +102,8 @@ pub(crate) const COLUMNS: &str = "m.id, m.conversation_id, m.parent_id, m.role, 
     ORDER BY c.seq) FROM reply_chunks c WHERE c.message_id = m.id AND c.part = 'reasoning'), ''), '') ELSE m.reasoning END \
     AS reasoning, m.reasoning_ms, \
     m.status, m.error, m.created_at, m.prompt_tokens, m.cached_tokens, m.generated_tokens, \
-    m.ttft_ms, m.decode_tok_s, m.stats_model";
+    m.ttft_ms, m.decode_tok_s, m.stats_model, \
+    m.spec_method, m.spec_proposed, m.spec_accepted, m.spec_acceptance, m.spec_tokens_per_step";
 
 fn decode<T: FromStr<Err = StoreError>>(text: String) -> Result<T, sqlx::Error> {
     text.parse().map_err(|e: StoreError| sqlx::Error::Decode(Box::new(e)))
@@ -106,6 +124,16 @@ fn from_row(row: &SqliteRow) -> Result<Message, sqlx::Error> {
             time_to_first_token_ms: row.try_get::<Option<i64>, _>("ttft_ms")?.map(|ms| u64::try_from(ms).unwrap_or(0)),
             decode_tokens_per_second: row.try_get("decode_tok_s")?,
             model: row.try_get::<Option<String>, _>("stats_model")?.unwrap_or_default(),
+            speculative: match row.try_get::<Option<String>, _>("spec_method")? {
+                None => None,
+                Some(method) => Some(SpeculativeReplyStats {
+                    method,
+                    proposed: count(row.try_get::<Option<i64>, _>("spec_proposed")?.unwrap_or(0)),
+                    accepted: count(row.try_get::<Option<i64>, _>("spec_accepted")?.unwrap_or(0)),
+                    acceptance_rate: row.try_get::<Option<f64>, _>("spec_acceptance")?.unwrap_or(0.0),
+                    tokens_per_step: row.try_get::<Option<f64>, _>("spec_tokens_per_step")?.unwrap_or(1.0),
+                }),
+            },
         }),
     };
     Ok(Message {

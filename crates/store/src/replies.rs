@@ -116,11 +116,13 @@ impl Store {
             ReplyEnd::Interrupted(reason) => (MessageStatus::Interrupted, Some(reason)),
         };
         let stat = |f: fn(&ReplyStats) -> Option<i64>| stats.and_then(f);
+        let speculative = stats.and_then(|s| s.speculative.as_ref());
         let mut tx = self.begin_write().await?;
         let conversation: Option<i64> = sqlx::query_scalar(&format!(
             "UPDATE messages SET content = {FOLDED_CONTENT}, reasoning = {FOLDED_REASONING}, status = ?2, error = ?3,
                  prompt_tokens = ?4, cached_tokens = ?5, generated_tokens = ?6,
-                 ttft_ms = ?7, decode_tok_s = ?8, stats_model = ?9
+                 ttft_ms = ?7, decode_tok_s = ?8, stats_model = ?9,
+                 spec_method = ?10, spec_proposed = ?11, spec_accepted = ?12, spec_acceptance = ?13, spec_tokens_per_step = ?14
              WHERE id = ?1 AND status = 'streaming' RETURNING conversation_id"
         ))
         .bind(id.0)
@@ -132,6 +134,11 @@ impl Store {
         .bind(stat(|s| s.time_to_first_token_ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX))))
         .bind(stats.and_then(|s| s.decode_tokens_per_second).filter(|v| v.is_finite()))
         .bind(stats.map(|s| s.model.as_str()))
+        .bind(speculative.map(|s| s.method.as_str()))
+        .bind(speculative.map(|s| i64::from(s.proposed)))
+        .bind(speculative.map(|s| i64::from(s.accepted)))
+        .bind(speculative.map(|s| s.acceptance_rate).filter(|v| v.is_finite()))
+        .bind(speculative.map(|s| s.tokens_per_step).filter(|v| v.is_finite()))
         .fetch_optional(&mut *tx)
         .await?;
         let Some(conversation) = conversation else {

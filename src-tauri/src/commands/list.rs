@@ -32,6 +32,7 @@ macro_rules! app_commands {
             models::model_state,
             models::load_model,
             models::unload_model,
+            models::draft_candidates,
             desktop::open_link,
             desktop::show_in_folder,
             desktop::list_folder,

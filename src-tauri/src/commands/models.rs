@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use confab_engine::model::discover::{discover, ModelSummary};
+use confab_engine::runtime::generate::draft_vocabulary_mismatch;
 use confab_engine::runtime::ModelInfo;
 use tauri::AppHandle;
 
@@ -37,9 +38,9 @@ pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result
     }
     let worker = state.inner().clone();
     let target = path.clone();
-    let options = state.settings().load_options(&path);
+    let (options, draft) = (state.settings().load_options(&path), state.settings().draft_for(&path));
     let loaded =
-        tauri::async_runtime::spawn_blocking(move || load_blocking(&app, &worker.engine, &worker.model, &target, options)).await??;
+        tauri::async_runtime::spawn_blocking(move || load_blocking(&app, &worker.engine, &worker.model, &target, options, draft)).await??;
     let mut settings = state.settings();
     settings.model_path = Some(path);
     settings.save(&state.store, &state.secrets).await?;
@@ -47,6 +48,23 @@ pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result
     // Picking a local model takes replies back from a remote one.
     state.providers.lock().await.select(None, &state.store).await?;
     Ok(loaded)
+}
+
+/// The models that could draft for the model at `model` (Settings › Model › Draft model):
+/// chat models found in the model folders, other than it, that share its vocabulary (read from
+/// their tokenizers; no weights are loaded).
+#[tauri::command]
+pub async fn draft_candidates(state: App<'_>, model: PathBuf) -> Result<Vec<ModelSummary>, Failure> {
+    let folders = state.model_folders();
+    let found = tauri::async_runtime::spawn_blocking(move || {
+        discover(&folders)
+            .into_iter()
+            .filter(|m| m.supported && !m.embedding && m.path != model)
+            .filter(|m| matches!(draft_vocabulary_mismatch(&model, &m.path), Ok(None)))
+            .collect()
+    })
+    .await?;
+    Ok(found)
 }
 
 /// Unloads the local model to free its memory. Refused while a reply is being written.

@@ -5,7 +5,7 @@ use tauri::AppHandle;
 use super::App;
 use crate::failure::Failure;
 use crate::local_server::ServerStatus;
-use crate::model_slot::{load_blocking, unload};
+use crate::model_slot::{load_blocking, set_draft, unload};
 use crate::settings::{sampling_presets, SamplingPreset, Settings};
 use crate::sync::lock;
 
@@ -42,20 +42,31 @@ pub async fn save_settings(app: AppHandle, state: App<'_>, settings: Settings) -
             return Err("A reply is being written; stop it before changing the loaded model's keys and values (saving reloads it).".into());
         }
     }
+    // The loaded model's draft, where the choice changed it.
+    let redraft = state
+        .model
+        .current()
+        .map(|current| current.info.path)
+        .filter(|path| state.settings().draft_for(path).map(|(draft, _)| draft) != settings.draft_for(path).map(|(draft, _)| draft));
     settings.save(&state.store, &state.secrets).await?;
     *lock(&state.settings) = settings.clone();
     state.apply_server_settings(&settings).await;
     if let Some(path) = reload {
         let worker = state.inner().clone();
-        let options = settings.load_options(&path);
+        let (options, draft) = (settings.load_options(&path), settings.draft_for(&path));
         tauri::async_runtime::spawn_blocking(move || {
             // Unloaded first: the same weights twice could not fit where memory is tight.
             let reloaded = unload(&app, &worker.engine, &worker.model)
-                .and_then(|()| load_blocking(&app, &worker.engine, &worker.model, &path, options));
+                .and_then(|()| load_blocking(&app, &worker.engine, &worker.model, &path, options, draft));
             if let Err(e) = reloaded {
                 tracing::warn!("reloading the model with its new keys and values failed: {e}");
             }
         });
+    } else if let Some(path) = redraft {
+        let worker = state.inner().clone();
+        let draft = settings.draft_for(&path);
+        // A refused draft says why in the model's state; the settings stay saved.
+        tauri::async_runtime::spawn_blocking(move || set_draft(&app, &worker.engine, &worker.model, draft));
     }
     Ok(settings)
 }

@@ -1,6 +1,7 @@
+import { render, screen } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import type { Plan } from '../ipc';
-import { droppedText, planText } from './ReplyStats';
+import type { Plan, ReplyStats as Stats } from '../ipc';
+import { droppedText, planText, ReplyStats, speculativeText } from './ReplyStats';
 
 const base: Plan = {
   method: 'autoregressive',
@@ -53,5 +54,32 @@ describe('planText', () => {
     expect(droppedText(base)).toBeNull();
     expect(droppedText({ ...base, dropped_messages: 1 })).toMatch(/^1 earlier message was left out to fit the model's context/);
     expect(droppedText({ ...base, dropped_messages: 4 })).toMatch(/^4 earlier messages were left out/);
+  });
+});
+
+describe('ReplyStats', () => {
+  const stats: Stats = {
+    prompt_tokens: 300,
+    cached_tokens: 120,
+    generated_tokens: 42,
+    time_to_first_token_ms: 180,
+    decode_tokens_per_second: 31.25,
+    model: 'SmolLM2-135M-Instruct',
+    speculative: null,
+  };
+
+  it('says nothing of speculative decoding for a plain reply', () => {
+    render(<ReplyStats stats={stats} />);
+    expect(screen.getByTestId('reply-stats').textContent).not.toMatch(/proposed/);
+  });
+
+  it('gives the method, the acceptance rate and the tokens per pass of a speculative reply', () => {
+    const speculative = { method: 'prompt_lookup', proposed: 40, accepted: 30, acceptance_rate: 0.75, tokens_per_step: 4 };
+    render(<ReplyStats stats={{ ...stats, speculative }} />);
+    expect(screen.getByTestId('reply-stats').textContent).toMatch(
+      / · prompt lookup: 30 of 40 proposed tokens kept \(75%\), 4\.0 tokens per pass$/,
+    );
+    const drafted = { method: 'draft_model', proposed: 9, accepted: 2, acceptance_rate: 2 / 9, tokens_per_step: 1.4444 };
+    expect(speculativeText(drafted)).toBe('draft model: 2 of 9 proposed tokens kept (22%), 1.4 tokens per pass');
   });
 });

@@ -1,12 +1,22 @@
-import type { AnyPlan, MediaPlan, Plan, RemotePlan, ReplyStats as Stats } from '../ipc';
+import type { AnyPlan, MediaPlan, Plan, RemotePlan, ReplyStats as Stats, SpeculativeReplyStats } from '../ipc';
 import { humanDuration } from '../lib/format';
 
-/** "42 tokens · 31.2 tok/s · 180 ms to first token · 120 cached" under a finished reply. */
+const methodNames: Record<string, string> = { prompt_lookup: 'prompt lookup', draft_model: 'draft model' };
+
+/** "prompt lookup: 30 of 40 proposed tokens kept (75%), 4.0 tokens per pass". */
+export function speculativeText(s: SpeculativeReplyStats): string {
+  const method = methodNames[s.method] ?? s.method.replace(/_/g, ' ');
+  const percent = Math.round(s.acceptance_rate * 100);
+  return `${method}: ${s.accepted} of ${s.proposed} proposed tokens kept (${percent}%), ${s.tokens_per_step.toFixed(1)} tokens per pass`;
+}
+
+/** "42 tokens · 31.2 tok/s · 180 ms to first token · 120 cached" under a finished reply, then what speculative decoding did. */
 export function ReplyStats({ stats }: { stats: Stats }) {
   const parts = [`${stats.generated_tokens} tokens`];
   if (stats.decode_tokens_per_second !== null) parts.push(`${stats.decode_tokens_per_second.toFixed(1)} tok/s`);
   if (stats.time_to_first_token_ms !== null) parts.push(`${humanDuration(stats.time_to_first_token_ms)} to first token`);
   parts.push(`${stats.cached_tokens} of ${stats.prompt_tokens} prompt tokens cached`);
+  if (stats.speculative) parts.push(speculativeText(stats.speculative));
   return (
     <div className="reply-stats" data-testid="reply-stats" title={stats.model}>
       {parts.join(' · ')}

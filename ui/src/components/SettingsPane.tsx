@@ -10,11 +10,13 @@ import {
   type SamplingPreset,
   type Settings,
   type SettingsChoices,
+  type SpeculativeChoice,
   type Theme,
 } from '../ipc';
 import { ErrorBanner } from './ErrorBanner';
 import { LocalServerFields, type ServerForm } from './LocalServerFields';
 import { RemoteProviders } from './RemoteProviders';
+import { SpeculativeFields } from './SpeculativeFields';
 import type { Providers } from '../state/useProviders';
 import { StatusPanel } from './StatusPanel';
 import { ToolServers } from './ToolServers';
@@ -94,6 +96,9 @@ interface Form extends ServerForm {
   kv_bits: string | null;
   /** The embedding model's path; '': the first one found. */
   embedding_model: string;
+  speculative: SpeculativeChoice;
+  /** The loaded model's draft model as chosen here ('': none); null: unchanged (the saved one shows). */
+  draft: string | null;
 }
 
 /** The precisions offered for a model's keys and values (mlx-lm's `--kv-bits`, group 64). */
@@ -119,6 +124,8 @@ function toForm(settings: Settings): Form {
     server_key: settings.server_key,
     kv_bits: null,
     embedding_model: settings.embedding_model ?? '',
+    speculative: settings.speculative,
+    draft: null,
   };
 }
 
@@ -129,9 +136,16 @@ function fromForm(form: Form, base: Settings, loadedPath: string | null): Settin
     if (form.kv_bits === '') delete modelKvBits[loadedPath];
     else modelKvBits[loadedPath] = Number(form.kv_bits);
   }
+  const modelDrafts = { ...base.model_drafts };
+  if (loadedPath !== null && form.draft !== null) {
+    if (form.draft === '') delete modelDrafts[loadedPath];
+    else modelDrafts[loadedPath] = form.draft;
+  }
   const next: Settings = {
     ...base,
     model_kv_bits: modelKvBits,
+    model_drafts: modelDrafts,
+    speculative: form.speculative,
     system_prompt: form.system_prompt,
     model_folders: form.model_folders,
     theme: form.theme,
@@ -400,6 +414,14 @@ export function SettingsPane({ providers, loaded, onSaved, onPreviewTheme, onClo
                     </select>
                   </Field>
                 )}
+                <SpeculativeFields
+                  loaded={loaded}
+                  method={form.speculative}
+                  draft={form.draft ?? (loadedPath !== null && saved ? (saved.model_drafts[loadedPath] ?? '') : '')}
+                  onChange={({ speculative, draft }) =>
+                    update({ ...(speculative && { speculative }), ...(draft !== undefined && { draft }) })
+                  }
+                />
                 <EmbeddingModelField
                   embedders={embedders}
                   value={form.embedding_model}

@@ -15,7 +15,7 @@ export interface Models {
   load: (path: string) => void;
 }
 
-const nothing: ModelState = { loaded: null, loading: null, error: null, revision: 0 };
+const nothing: ModelState = { loaded: null, draft: null, loading: null, error: null, revision: 0 };
 
 /** The newer of two states: events and the snapshot can arrive out of order. */
 function newer(previous: ModelState, next: ModelState): ModelState {

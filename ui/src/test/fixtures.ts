@@ -214,6 +214,8 @@ export const settings: Settings = {
   tool_timeout_s: 60,
   model_kv_bits: {},
   embedding_model: null,
+  speculative: 'off',
+  model_drafts: {},
 };
 
 /** What settings_choices answers: the backend's defaults and its presets. */

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use confab_engine::model::{DtypeChoice, LoadOptions};
 use confab_engine::runtime::{
-    Engine, Event, Plan, Prompt, PromptLookup, Request, Speculative, SpeculativeStats, StopReason, Timings, Usage, MTP_MAX_DRAFT,
+    Engine, Event, ModelId, Plan, Prompt, PromptLookup, Request, Speculative, SpeculativeStats, StopReason, Timings, Usage,
+    DEFAULT_MAX_DRAFT, MTP_MAX_DRAFT,
 };
 use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::text::ChatMessage;
@@ -68,12 +69,14 @@ pub struct SpeculativeArgs {
 }
 
 impl SpeculativeArgs {
-    /// The method asked for, with the draft model (loaded in `engine`) where there is one.
-    pub fn method(&self, engine: &Engine, dtype: DtypeChoice) -> anyhow::Result<Option<Speculative>> {
+    /// The method asked for, with the draft model (loaded in `engine` to draft for `model`;
+    /// refused where its vocabulary differs) where there is one.
+    pub fn method(&self, engine: &Engine, model: ModelId, dtype: DtypeChoice) -> anyhow::Result<Option<Speculative>> {
         if let Some(path) = &self.draft_model {
             let options = LoadOptions { dtype, ..Default::default() };
-            let (model, _) = engine.load(path, options, |_| {}).with_context(|| format!("loading the draft model {}", path.display()))?;
-            return Ok(Some(Speculative::DraftModel { model, max_draft: self.max_draft.unwrap_or(PromptLookup::default().max_draft) }));
+            let (model, _) =
+                engine.load_draft(model, path, options, |_| {}).with_context(|| format!("loading the draft model {}", path.display()))?;
+            return Ok(Some(Speculative::DraftModel { model, max_draft: self.max_draft.unwrap_or(DEFAULT_MAX_DRAFT) }));
         }
         if self.mtp {
             return Ok(Some(Speculative::Mtp { max_draft: self.max_draft.unwrap_or(MTP_MAX_DRAFT) }));
@@ -162,7 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let (engine, id, info) = args.model.load(!args.json)?;
     let mut request = Request::new(id, prompt, args.sampling.apply(&info.default_sampling, args.max_tokens));
     request.logits_path = args.logits.clone();
-    request.speculative = args.speculative.method(&engine, args.model.dtype)?;
+    request.speculative = args.speculative.method(&engine, id, args.model.dtype)?;
 
     let mut out = Output::default();
     let mut stdout = std::io::stdout().lock();

@@ -29,6 +29,11 @@ pub struct Args {
     /// load beside the chat model, for POST /v1/embeddings; requests name it by its folder name.
     #[arg(long, value_name = "FOLDER")]
     embedding_model: Option<PathBuf>,
+    /// A smaller model sharing the model's vocabulary (a folder or .gguf), loaded beside it to
+    /// draft for requests that ask for `"speculative": "draft_model"`; one whose vocabulary
+    /// differs is refused.
+    #[arg(long, value_name = "PATH")]
+    draft_model: Option<PathBuf>,
     /// The largest request body accepted, in MiB (images and clips come base64-encoded).
     #[arg(long, default_value_t = confab_server::DEFAULT_BODY_LIMIT >> 20)]
     max_body_mib: usize,
@@ -69,12 +74,26 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
                     path.display()
                 );
             }
-            Some(ServedModel { id, name: confab_engine::model::discover::display_name(&info.path), info })
+            Some(ServedModel { id, name: confab_engine::model::discover::display_name(&info.path), info, draft: None })
         }
         None => None,
     };
+    let draft = match &args.draft_model {
+        Some(path) => {
+            let options = LoadOptions { dtype: args.model.dtype, ..Default::default() };
+            let (draft, _) =
+                engine.load_draft(id, path, options, |_| {}).with_context(|| format!("loading the draft model {}", path.display()))?;
+            Some(draft)
+        }
+        None => None,
+    };
+    let draft_line = args
+        .draft_model
+        .as_ref()
+        .map(|p| format!(" (draft model `{}`)", confab_engine::model::discover::display_name(p)))
+        .unwrap_or_default();
     let embedding_line = embedding.as_ref().map(|m| format!(" (embedding model `{}`)", m.name)).unwrap_or_default();
-    let source = Arc::new(OneModel { engine, model: ServedModel { id, name: name.clone(), info }, embedding });
+    let source = Arc::new(OneModel { engine, model: ServedModel { id, name: name.clone(), info, draft }, embedding });
     let paths = AppPaths::from_env();
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
@@ -93,7 +112,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         };
         let server = confab_server::start(options, source).await?;
         // Scripts and tests wait for this line (with --port 0 it says which port).
-        println!("confab serve: model `{name}` at http://{}/v1{embedding_line}", server.address());
+        println!("confab serve: model `{name}` at http://{}/v1{embedding_line}{draft_line}", server.address());
         tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
         tracing::info!("stopping");
         server.stop().await;

@@ -51,6 +51,8 @@ enum Command {
         path: PathBuf,
         options: LoadOptions,
         progress: ProgressFn,
+        /// The loaded model it is to draft for: kept only where it shares that one's vocabulary.
+        draft_for: Option<ModelId>,
         reply: Sender<Result<(ModelId, ModelInfo)>>,
     },
     Unload {
@@ -145,7 +147,22 @@ impl Engine {
         progress: impl FnMut(LoadProgress) + Send + 'static,
     ) -> Result<(ModelId, ModelInfo)> {
         let (reply, answer) = mpsc::channel();
-        self.send(Command::Load { path: path.into(), options, progress: Box::new(progress), reply })?;
+        self.send(Command::Load { path: path.into(), options, progress: Box::new(progress), draft_for: None, reply })?;
+        answer.recv().map_err(|_| EngineError::EngineStopped)?
+    }
+
+    /// Loads a draft model for speculative decoding (`Speculative::DraftModel`) beside the
+    /// loaded `model`; blocks until it is ready. A draft whose vocabulary is not the model's is
+    /// refused (`EngineError::DraftVocabulary`, naming the mismatch) and not kept.
+    pub fn load_draft(
+        &self,
+        model: ModelId,
+        path: impl Into<PathBuf>,
+        options: LoadOptions,
+        progress: impl FnMut(LoadProgress) + Send + 'static,
+    ) -> Result<(ModelId, ModelInfo)> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Command::Load { path: path.into(), options, progress: Box::new(progress), draft_for: Some(model), reply })?;
         answer.recv().map_err(|_| EngineError::EngineStopped)?
     }
 
@@ -250,9 +267,28 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                 break;
             }
             match command {
-                Command::Load { path, options, mut progress, reply } => {
+                Command::Load { path, options, mut progress, draft_for, reply } => {
                     let before = mlx_rs::memory::active_memory().unwrap_or(0);
-                    let result = ReadyModel::load(&path, &options, &mut progress).map(|mut model| {
+                    let target = match draft_for {
+                        Some(id) => match models.get(&id) {
+                            Some(target) => Some(target),
+                            None => {
+                                let _ = reply.send(Err(unknown_model()));
+                                continue;
+                            }
+                        },
+                        None => None,
+                    };
+                    let loaded = ReadyModel::load(&path, &options, &mut progress).and_then(|model| match target {
+                        Some(target) => match generate::vocabulary_mismatch(&target.tokenizer, &model.tokenizer) {
+                            Some(mismatch) => {
+                                Err(EngineError::DraftVocabulary { draft: path.clone(), model: target.info.path.clone(), mismatch })
+                            }
+                            None => Ok(model),
+                        },
+                        None => Ok(model),
+                    });
+                    let result = loaded.map(|mut model| {
                         model.weights_bytes = mlx_rs::memory::active_memory().unwrap_or(0).saturating_sub(before);
                         if let Some(reader) = &video_reader {
                             model.video_reader = reader.clone();

@@ -19,6 +19,6 @@ pub use engine::{Engine, EngineOptions, Generation};
 pub use ready_model::{LoadProgress, ModelInfo, ReadyModel};
 pub use request::{
     ContextPolicy, DenoisingNoise, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, PromptLookup, Request, Speculative,
-    SpeculativeStats, StopReason, Timings, Usage, MTP_MAX_DRAFT,
+    SpeculativeStats, StopReason, Timings, Usage, DEFAULT_MAX_DRAFT, MTP_MAX_DRAFT,
 };
 pub use scheduler::BatchOptions;

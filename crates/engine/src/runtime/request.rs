@@ -102,9 +102,12 @@ pub struct PromptLookup {
     pub max_draft: usize,
 }
 
+/// The most tokens proposed in one step, unless the request says otherwise.
+pub const DEFAULT_MAX_DRAFT: usize = 8;
+
 impl Default for PromptLookup {
     fn default() -> Self {
-        Self { ngram: 3, max_draft: 8 }
+        Self { ngram: 3, max_draft: DEFAULT_MAX_DRAFT }
     }
 }
 
@@ -139,15 +142,31 @@ impl Speculative {
 /// the token after next; each further draft feeds it its own output, and agrees less often.
 pub const MTP_MAX_DRAFT: usize = 3;
 
+impl Speculative {
+    /// The method named `name` (`prompt_lookup`, `mtp` or `draft_model`, with `-` or `_`),
+    /// with default settings; `draft` is the draft model loaded beside the model, if any.
+    pub fn named(name: &str, draft: Option<ModelId>) -> Result<Self, EngineError> {
+        match (name, draft) {
+            ("prompt-lookup" | "prompt_lookup", _) => Ok(Speculative::PromptLookup(PromptLookup::default())),
+            ("mtp", _) => Ok(Speculative::Mtp { max_draft: MTP_MAX_DRAFT }),
+            ("draft-model" | "draft_model", Some(model)) => Ok(Speculative::DraftModel { model, max_draft: DEFAULT_MAX_DRAFT }),
+            ("draft-model" | "draft_model", None) => Err(EngineError::invalid(
+                "speculative",
+                "draft_model needs a draft model loaded beside the model: `confab serve --draft-model PATH`, or a draft model in the app's Settings › Model",
+            )),
+            (other, _) => Err(EngineError::invalid(
+                "speculative",
+                format!("unknown method {other:?}; expected prompt_lookup, mtp or draft_model"),
+            )),
+        }
+    }
+}
+
 impl std::str::FromStr for Speculative {
     type Err = EngineError;
-    /// `prompt-lookup` (or `prompt_lookup`) or `mtp`, with default settings.
+    /// `prompt-lookup` (or `prompt_lookup`) or `mtp`, with default settings (`Speculative::named`).
     fn from_str(s: &str) -> Result<Self, EngineError> {
-        match s {
-            "prompt-lookup" | "prompt_lookup" => Ok(Speculative::PromptLookup(PromptLookup::default())),
-            "mtp" => Ok(Speculative::Mtp { max_draft: MTP_MAX_DRAFT }),
-            other => Err(EngineError::invalid("speculative", format!("unknown method {other:?}; expected prompt-lookup or mtp"))),
-        }
+        Speculative::named(s, None)
     }
 }
 

@@ -1,4 +1,4 @@
-use confab_store::{MessageStatus, ReplyEnd, ReplyStats, ReplyText, Role, StoreError};
+use confab_store::{MessageStatus, ReplyEnd, ReplyStats, ReplyText, Role, SpeculativeReplyStats, StoreError};
 
 use crate::{assert_healthy, conversation, store};
 
@@ -10,6 +10,7 @@ fn stats() -> ReplyStats {
         time_to_first_token_ms: Some(42),
         decode_tokens_per_second: Some(187.5),
         model: "smollm2-135m-instruct".into(),
+        speculative: None,
     }
 }
 
@@ -43,6 +44,20 @@ async fn a_reply_streams_then_completes_with_stats() {
     assert!(store.conversation(c).await.unwrap().updated_at >= before);
     assert_eq!(store.search("world", 5).await.unwrap()[0].message_id, r);
     assert_healthy(&store).await;
+}
+
+#[tokio::test]
+async fn a_speculative_replys_stats_are_kept_with_it() {
+    let (store, _dir) = store().await;
+    let c = conversation(&store, "chat").await.id;
+    let q = store.add_message(c, None, Role::User, "Quote this").await.unwrap();
+    let r = store.start_reply(c, q).await.unwrap();
+    store.append_reply(r, "Quoted.").await.unwrap();
+    let speculative =
+        SpeculativeReplyStats { method: "prompt_lookup".into(), proposed: 40, accepted: 30, acceptance_rate: 0.75, tokens_per_step: 4.0 };
+    let with = ReplyStats { speculative: Some(speculative), ..stats() };
+    store.finish_reply(r, ReplyEnd::Complete, Some(&with)).await.unwrap();
+    assert_eq!(store.message(r).await.unwrap().stats, Some(with));
 }
 
 #[tokio::test]

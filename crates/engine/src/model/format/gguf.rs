@@ -116,6 +116,14 @@ impl GgufLink {
     }
 }
 
+/// The metadata of the GGUF at `path` alone (its vocabulary, template and hyper-parameters),
+/// read without its tensors.
+pub fn metadata_only(path: &Path) -> Result<GgufFile> {
+    check_magic(path)?;
+    let header = gguf_header::read_header(path).map_err(|e| EngineError::io(path, e))?;
+    open_metadata(path, &header)
+}
+
 /// A file of `path`'s metadata alone (no tensors), for MLX's reader when it cannot read the
 /// tensors: the vocabulary, template and hyper-parameters come from it. Removed once read.
 fn open_metadata(path: &Path, header: &gguf_header::Header) -> Result<GgufFile> {

@@ -12,6 +12,8 @@ mod speculative;
 mod step;
 
 pub use admit::{admit, check, positions_needed};
+pub use speculative::draft_vocabulary_mismatch;
+pub(crate) use speculative::vocabulary_mismatch;
 pub use step::decode_step;
 use step::masks_during;
 

@@ -22,6 +22,7 @@
 mod mtp;
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, transforms, Array};
@@ -49,7 +50,7 @@ pub(super) fn declined(model: &ReadyModel, asked: Option<&Speculative>, draft: O
             return Some("the model has no multi-token-prediction head (its checkpoint carries no mtp.* weights)")
         }
         (Speculative::DraftModel { .. }, None) => return Some("the draft model is not loaded"),
-        (Speculative::DraftModel { .. }, Some(draft)) if !same_vocabulary(&model.tokenizer, &draft.tokenizer) => {
+        (Speculative::DraftModel { .. }, Some(draft)) if vocabulary_mismatch(&model.tokenizer, &draft.tokenizer).is_some() => {
             return Some("the draft model's vocabulary is not the model's")
         }
         _ => {}
@@ -63,9 +64,26 @@ pub(super) fn declined(model: &ReadyModel, asked: Option<&Speculative>, draft: O
     }
 }
 
-/// Whether two tokenizers map every id to the same token (a draft's proposals are ids).
-fn same_vocabulary(a: &Tokenizer, b: &Tokenizer) -> bool {
-    a.vocab_size() == b.vocab_size() && (0..a.vocab_size() as u32).all(|id| a.id_to_token(id) == b.id_to_token(id))
+/// Where a draft's vocabulary parts from the model's, in words; `None` where both map every id
+/// to the same token (a draft's proposals are ids, so nothing less will do).
+pub(crate) fn vocabulary_mismatch(model: &Tokenizer, draft: &Tokenizer) -> Option<String> {
+    if model.vocab_size() != draft.vocab_size() {
+        return Some(format!("{} tokens against the model's {}", draft.vocab_size(), model.vocab_size()));
+    }
+    let differs = (0..model.vocab_size() as u32).find(|&id| model.id_to_token(id) != draft.id_to_token(id))?;
+    let spelled = |t: &Tokenizer| t.id_to_token(differs).map_or("nothing".to_owned(), |token| format!("{token:?}"));
+    Some(format!("token {differs} is {} in the draft but {} in the model", spelled(draft), spelled(model)))
+}
+
+/// Where the model at `draft` would propose other tokens than the model at `model` reads, in
+/// words (`None`: they share a vocabulary), from their tokenizers alone (no weights are read):
+/// what a list of drafts to offer asks before anything is loaded.
+pub fn draft_vocabulary_mismatch(model: &Path, draft: &Path) -> Result<Option<String>> {
+    let read = |path: &Path| match path.is_file() {
+        true => Tokenizer::from_gguf(&crate::model::format::gguf::metadata_only(path)?, path),
+        false => Tokenizer::from_hf_folder(path),
+    };
+    Ok(vocabulary_mismatch(&read(model)?, &read(draft)?))
 }
 
 /// A speculating row's method and what it has done so far.
