@@ -18,7 +18,7 @@ pub use embed::Embeddings;
 pub use engine::{Engine, EngineOptions, Generation};
 pub use ready_model::{LoadProgress, ModelInfo, ReadyModel};
 pub use request::{
-    ContextPolicy, DenoisingNoise, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, PromptLookup, Request, Speculative,
-    SpeculativeStats, StopReason, Timings, Usage,
+    CanvasPiece, CanvasUpdate, ContextPolicy, DenoisingNoise, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, PromptLookup, Request,
+    Speculative, SpeculativeStats, StopReason, Timings, Usage,
 };
 pub use scheduler::BatchOptions;
