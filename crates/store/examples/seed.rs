@@ -53,6 +53,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     time_to_first_token_ms: Some(120),
                     decode_tokens_per_second: Some(25.0),
                     model: "seed".into(),
+                    steps_per_canvas: vec![],
                 };
                 store.finish_reply(reply, ReplyEnd::Complete, Some(&stats)).await?;
                 parent = Some(reply);

@@ -27,6 +27,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "tool_calls", include_str!("../migrations/0004_tool_calls.sql")),
     (5, "document_index", include_str!("../migrations/0005_document_index.sql")),
     (6, "reply_sources", include_str!("../migrations/0006_reply_sources.sql")),
+    (7, "canvases", include_str!("../migrations/0007_canvases.sql")),
 ];
 
 /// The history store: one SQLite file plus a folder of content-addressed attachment files.

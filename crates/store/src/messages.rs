@@ -25,8 +25,14 @@ pub struct ReplyStats {
     pub generated_tokens: u32,
     /// `None` when no token came (e.g. an error during prefill).
     pub time_to_first_token_ms: Option<u64>,
+    /// Tokens per second after the first; for a denoising reply, its tokens over the time its
+    /// canvases took (they come a canvas at a time).
     pub decode_tokens_per_second: Option<f64>,
     pub model: String,
+    /// A denoising model's reply: the steps each of its canvases took (empty for others).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<u32>>", optional)]
+    pub steps_per_canvas: Vec<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, TS)]
@@ -85,7 +91,7 @@ pub(crate) const COLUMNS: &str = "m.id, m.conversation_id, m.parent_id, m.role, 
     ORDER BY c.seq) FROM reply_chunks c WHERE c.message_id = m.id AND c.part = 'reasoning'), ''), '') ELSE m.reasoning END \
     AS reasoning, m.reasoning_ms, \
     m.status, m.error, m.created_at, m.prompt_tokens, m.cached_tokens, m.generated_tokens, \
-    m.ttft_ms, m.decode_tok_s, m.stats_model";
+    m.ttft_ms, m.decode_tok_s, m.stats_model, m.steps_per_canvas";
 
 fn decode<T: FromStr<Err = StoreError>>(text: String) -> Result<T, sqlx::Error> {
     text.parse().map_err(|e: StoreError| sqlx::Error::Decode(Box::new(e)))
@@ -106,6 +112,10 @@ fn from_row(row: &SqliteRow) -> Result<Message, sqlx::Error> {
             time_to_first_token_ms: row.try_get::<Option<i64>, _>("ttft_ms")?.map(|ms| u64::try_from(ms).unwrap_or(0)),
             decode_tokens_per_second: row.try_get("decode_tok_s")?,
             model: row.try_get::<Option<String>, _>("stats_model")?.unwrap_or_default(),
+            steps_per_canvas: row
+                .try_get::<Option<String>, _>("steps_per_canvas")?
+                .map(|steps| steps.split(',').filter_map(|s| s.parse().ok()).collect())
+                .unwrap_or_default(),
         }),
     };
     Ok(Message {

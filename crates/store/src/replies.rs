@@ -120,7 +120,7 @@ impl Store {
         let conversation: Option<i64> = sqlx::query_scalar(&format!(
             "UPDATE messages SET content = {FOLDED_CONTENT}, reasoning = {FOLDED_REASONING}, status = ?2, error = ?3,
                  prompt_tokens = ?4, cached_tokens = ?5, generated_tokens = ?6,
-                 ttft_ms = ?7, decode_tok_s = ?8, stats_model = ?9
+                 ttft_ms = ?7, decode_tok_s = ?8, stats_model = ?9, steps_per_canvas = ?10
              WHERE id = ?1 AND status = 'streaming' RETURNING conversation_id"
         ))
         .bind(id.0)
@@ -132,6 +132,11 @@ impl Store {
         .bind(stat(|s| s.time_to_first_token_ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX))))
         .bind(stats.and_then(|s| s.decode_tokens_per_second).filter(|v| v.is_finite()))
         .bind(stats.map(|s| s.model.as_str()))
+        .bind(
+            stats
+                .filter(|s| !s.steps_per_canvas.is_empty())
+                .map(|s| s.steps_per_canvas.iter().map(u32::to_string).collect::<Vec<_>>().join(",")),
+        )
         .fetch_optional(&mut *tx)
         .await?;
         let Some(conversation) = conversation else {

@@ -10,6 +10,7 @@ fn stats() -> ReplyStats {
         time_to_first_token_ms: Some(42),
         decode_tokens_per_second: Some(187.5),
         model: "smollm2-135m-instruct".into(),
+        steps_per_canvas: vec![],
     }
 }
 
@@ -43,6 +44,20 @@ async fn a_reply_streams_then_completes_with_stats() {
     assert!(store.conversation(c).await.unwrap().updated_at >= before);
     assert_eq!(store.search("world", 5).await.unwrap()[0].message_id, r);
     assert_healthy(&store).await;
+}
+
+#[tokio::test]
+async fn a_denoising_replys_steps_per_canvas_are_kept() {
+    let (store, _dir) = store().await;
+    let c = conversation(&store, "chat").await.id;
+    let q = store.add_message(c, None, Role::User, "Tell a story").await.unwrap();
+    let r = store.start_reply(c, q).await.unwrap();
+    store.append_reply(r, "Once upon a time").await.unwrap();
+    let canvases = ReplyStats { steps_per_canvas: vec![14, 12, 16], ..stats() };
+    store.finish_reply(r, ReplyEnd::Complete, Some(&canvases)).await.unwrap();
+    assert_eq!(store.message(r).await.unwrap().stats, Some(canvases));
+    // Other replies have none.
+    assert_eq!(store.current_branch(c).await.unwrap()[0].stats, None);
 }
 
 #[tokio::test]
