@@ -24,6 +24,8 @@ pub fn request(model: &Current, prompt: Prompt, settings: &Settings, thinking: b
     let mut request = Request::new(model.id, prompt, settings.sampling(&model.info.default_sampling));
     // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
     request.context_policy = ContextPolicy::DropOldestTurns;
+    // The window shows a denoising model's canvas forming (other models send no canvases).
+    request.canvas_steps = true;
     set_thinking(model, &mut request, thinking);
     if let (true, Some(effort)) = (model.info.reasoning_effort, settings.reasoning_effort) {
         request.chat.switches.insert("reasoning_effort".into(), effort.as_str().into());
@@ -59,7 +61,7 @@ pub fn answer_of(format: ReplyFormat, events: impl IntoIterator<Item = Event>) -
         match event {
             Event::Token { text, .. } | Event::Text(text) => keep(parser.push(&text)),
             Event::Error(_) => return None,
-            Event::Plan(_) | Event::Done { .. } => {}
+            Event::Plan(_) | Event::Canvas(_) | Event::Done { .. } => {}
         }
     }
     keep(parser.finish());
@@ -162,6 +164,7 @@ fn read(
         match event {
             Event::Plan(plan) => send(ReplyEvent::Plan { plan }),
             Event::Token { text, .. } | Event::Text(text) => take(parser.push(&text), &mut unsaved),
+            Event::Canvas(canvas) => send(ReplyEvent::Canvas { canvas }),
             Event::Done { reason, usage, timings } => {
                 take(parser.finish(), &mut unsaved);
                 unsaved.thought(store, reply, send);
@@ -174,6 +177,7 @@ fn read(
                     time_to_first_token_ms: (usage.generated > 0).then_some(timings.time_to_first_token_ms.round() as u64),
                     decode_tokens_per_second: (usage.generated > 1).then_some(timings.decode_tokens_per_s),
                     model: model_name.to_owned(),
+                    steps_per_canvas: usage.steps_per_canvas.iter().map(|&steps| steps as u32).collect(),
                 };
                 let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
                 return Outcome { end, stats: Some(stats), calls: calls.take() };

@@ -230,6 +230,7 @@ pub async fn generate(
                     time_to_first_token_ms: finished.time_to_first_text.map(|t| t.as_millis() as u64),
                     decode_tokens_per_second: finished.tokens_per_second(),
                     model: format!("{} via {}", target.model.id, target.provider),
+                    steps_per_canvas: vec![],
                 };
                 return Outcome { end: ReplyEnd::Complete, stats: Some(stats), calls };
             }

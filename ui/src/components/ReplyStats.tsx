@@ -1,11 +1,18 @@
 import type { AnyPlan, MediaPlan, Plan, RemotePlan, ReplyStats as Stats } from '../ipc';
 import { humanDuration } from '../lib/format';
+import { canvasStatsText } from './Canvas';
 
-/** "42 tokens · 31.2 tok/s · 180 ms to first token · 120 cached" under a finished reply. */
+/** "42 tokens · 31.2 tok/s · 180 ms to first token · 120 cached" under a finished reply. A
+ *  denoising model's says its canvases, and its rate is its tokens over the time its canvases
+ *  took: they come a canvas at a time, not one by one. */
 export function ReplyStats({ stats }: { stats: Stats }) {
   const parts = [`${stats.generated_tokens} tokens`];
+  const canvases = canvasStatsText(stats.steps_per_canvas);
+  if (canvases) parts.push(canvases);
   if (stats.decode_tokens_per_second !== null) parts.push(`${stats.decode_tokens_per_second.toFixed(1)} tok/s`);
-  if (stats.time_to_first_token_ms !== null) parts.push(`${humanDuration(stats.time_to_first_token_ms)} to first token`);
+  if (stats.time_to_first_token_ms !== null) {
+    parts.push(`${humanDuration(stats.time_to_first_token_ms)} to first ${canvases ? 'canvas' : 'token'}`);
+  }
   parts.push(`${stats.cached_tokens} of ${stats.prompt_tokens} prompt tokens cached`);
   return (
     <div className="reply-stats" data-testid="reply-stats" title={stats.model}>
