@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use confab_engine::defaults;
 use confab_engine::model::LoadOptions;
+use confab_engine::runtime::MemoryBudget;
 use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::state::KvQuantization;
 use confab_remote::secrets::SecretStore;
@@ -53,6 +54,10 @@ pub struct Settings {
     /// Prefix (KV) cache budgets in MiB; they apply from the next launch.
     pub kv_cache_memory_mb: u64,
     pub kv_cache_disk_mb: u64,
+    /// The share of the memory left beside the loaded models, in percent, that running replies
+    /// may come to hold together; a reply that would need more waits its turn, and one that
+    /// could never fit is refused with what to change. From the next launch.
+    pub reply_memory_percent: u32,
     pub theme: Theme,
     /// The model loaded at startup; `None`: the default model.
     pub model_path: Option<PathBuf>,
@@ -84,6 +89,8 @@ pub const MAX_TOOL_ROUNDS: u32 = 100;
 /// Long enough for a search or a build step; a hung tool is given up after it.
 pub const DEFAULT_TOOL_TIMEOUT_S: u32 = 60;
 pub const MAX_TOOL_TIMEOUT_S: u32 = 3600;
+/// Below this, hardly a reply of the default model would fit beside a large model.
+pub const MIN_REPLY_MEMORY_PERCENT: u32 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
@@ -167,6 +174,7 @@ impl Default for Settings {
             model_folders: Vec::new(),
             kv_cache_memory_mb: defaults::PREFIX_CACHE_MEMORY_MIB as u64,
             kv_cache_disk_mb: defaults::PREFIX_CACHE_DISK_MIB,
+            reply_memory_percent: (defaults::MEMORY_BUDGET_SHARE * 100.0).round() as u32,
             theme: Theme::System,
             model_path: None,
             server_enabled: false,
@@ -232,6 +240,9 @@ impl Settings {
         if self.kv_cache_memory_mb > 1 << 20 || self.kv_cache_disk_mb > 1 << 24 {
             return Err("The cache budgets are too large; give them in MiB (e.g. 2048).".into());
         }
+        if !(MIN_REPLY_MEMORY_PERCENT..=100).contains(&self.reply_memory_percent) {
+            return Err(format!("Memory for replies must be between {MIN_REPLY_MEMORY_PERCENT} and 100 percent."));
+        }
         if self.server_port < 1024 {
             return Err(format!("The server's port must be between 1024 and 65535 (it is {}).", self.server_port));
         }
@@ -257,6 +268,11 @@ impl Settings {
             ));
         }
         Ok(())
+    }
+
+    /// What running replies may hold together (`reply_memory_percent`).
+    pub fn memory_budget(&self) -> MemoryBudget {
+        MemoryBudget::Share(self.reply_memory_percent as f64 / 100.0)
     }
 
     /// How to load the model at `path`: its keys/values precision from `model_kv_bits`.
@@ -291,6 +307,19 @@ mod tests {
     #[test]
     fn defaults_are_valid() {
         Settings::default().validate().expect("defaults validate");
+    }
+
+    #[test]
+    fn memory_for_replies_is_a_share_of_what_the_model_leaves() {
+        let default = Settings::default();
+        assert_eq!(default.memory_budget(), MemoryBudget::default(), "the engine's default, from one constant");
+        for percent in [0, MIN_REPLY_MEMORY_PERCENT - 1, 101] {
+            let error = Settings { reply_memory_percent: percent, ..default.clone() }.validate().unwrap_err();
+            assert!(error.contains("Memory for replies must be between 5 and 100 percent"), "{error}");
+        }
+        let chosen = Settings { reply_memory_percent: 80, ..default };
+        chosen.validate().unwrap();
+        assert_eq!(chosen.memory_budget(), MemoryBudget::Share(0.8));
     }
 
     /// tests/sampling: the request the CLI and the server send too, over the model's own defaults.

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use confab_engine::cache::{EncoderOptions, PrefixOptions};
-use confab_engine::runtime::{Engine, EngineOptions};
+use confab_engine::runtime::{BatchOptions, Engine, EngineOptions};
 use confab_paths::AppPaths;
 use confab_remote::secrets::SecretStore;
 use confab_store::{ConversationId, MessageId, Store};
@@ -84,6 +84,7 @@ impl AppState {
                     ..PrefixOptions::default()
                 },
                 encoder: EncoderOptions { dir: Some(paths.cache_dir.join("encoder")), ..EncoderOptions::default() },
+                batch: BatchOptions { memory_budget: Some(settings.memory_budget()), ..BatchOptions::default() },
                 ..EngineOptions::default()
             })
             .map_err(|e| e.to_string())?,

@@ -557,9 +557,12 @@ describe('settings and theme', () => {
     commands.set('save_settings', (args) => args.settings);
     fireEvent.change(screen.getByTestId('setting-temperature'), { target: { value: '0.2' } });
     fireEvent.change(screen.getByTestId('setting-seed'), { target: { value: '42' } });
+    fireEvent.change(screen.getByTestId('setting-reply_memory_percent'), { target: { value: '80' } });
     fireEvent.click(screen.getByTestId('settings-save'));
     await waitFor(() => expect(screen.queryByTestId('settings-pane')).toBeNull());
-    expect(lastArgs('save_settings')).toEqual({ settings: { ...settings, temperature: 0.2, seed: 42, theme: 'dark' } });
+    expect(lastArgs('save_settings')).toEqual({
+      settings: { ...settings, temperature: 0.2, seed: 42, theme: 'dark', reply_memory_percent: 80 },
+    });
     expect(document.documentElement.dataset.theme).toBe('dark');
   });
 

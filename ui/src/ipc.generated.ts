@@ -1046,6 +1046,12 @@ export type Settings = {
    */
   kv_cache_memory_mb: number,
   kv_cache_disk_mb: number,
+  /**
+   * The share of the memory left beside the loaded models, in percent, that running replies
+   * may come to hold together; a reply that would need more waits its turn, and one that
+   * could never fit is refused with what to change. From the next launch.
+   */
+  reply_memory_percent: number,
   theme: Theme,
   /**
    * The model loaded at startup; `None`: the default model.

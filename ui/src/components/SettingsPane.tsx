@@ -78,6 +78,14 @@ const numberFields = [
   { group: 'Storage', key: 'kv_cache_memory_mb', label: 'Prompt cache in memory (MiB)', step: '64', hint: 'Reused prompts answer faster.' },
   { group: 'Storage', key: 'kv_cache_disk_mb', label: 'Prompt cache on disk (MiB)', step: '256', hint: 'Kept across restarts.' },
   {
+    group: 'Storage',
+    key: 'reply_memory_percent',
+    label: 'Memory for replies (%)',
+    step: '5',
+    hint: 'Of the memory left beside the model. A reply that needs more waits its turn. From the next launch.',
+    whole: true,
+  },
+  {
     group: 'Tools',
     key: 'tool_rounds',
     label: 'Tool rounds per reply',

@@ -207,6 +207,7 @@ export const settings: Settings = {
   model_folders: ['/extra/models'],
   kv_cache_memory_mb: 512,
   kv_cache_disk_mb: 2048,
+  reply_memory_percent: 50,
   theme: 'light',
   model_path: null,
   server_enabled: false,

@@ -68,10 +68,10 @@ impl crate::cache::entries::Manifest for Manifest {
         &self.seal
     }
 
-    /// Its blocks count in full though other entries may share them: the budget errs on the
-    /// side of less disk.
-    fn bytes(&self) -> u64 {
-        self.seal.bytes + self.blocks.iter().map(|b| b.seal.bytes).sum::<u64>()
+    /// Its blocks, which entries sharing a prefix share: counted once in the budget, and
+    /// kept while any entry lists them.
+    fn shared_files(&self) -> Vec<(&str, u64)> {
+        self.blocks.iter().map(|b| (b.id.as_str(), b.seal.bytes)).collect()
     }
 }
 
@@ -111,6 +111,11 @@ impl DiskTier {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Bytes on disk, each shared block once.
+    pub fn bytes(&self) -> u64 {
+        self.entries.bytes()
     }
 
     /// The entry a request can resume furthest into; `shared_with` gives the usable shared
@@ -312,6 +317,54 @@ fn layers_from(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A one-layer state whose keys are its tokens.
+    fn state_of(tokens: &[u32]) -> SequenceState {
+        let mut state = SequenceState::new(&[StateKind::KeysValues]);
+        let data: Vec<f32> = tokens.iter().flat_map(|&t| [t as f32; 16]).collect();
+        let keys = Array::from_slice(&data, &[1, 1, tokens.len() as i32, 16]);
+        state.layers[0].keys_values_mut().unwrap().append(keys.clone(), keys).unwrap();
+        state
+    }
+
+    fn key(tokens: &[u32]) -> PrefixKey {
+        PrefixKey { fingerprint: "model".into(), tokens: tokens.to_vec(), media: vec![] }
+    }
+
+    #[test]
+    fn shared_blocks_count_once_and_outlive_the_entries_evicted_before_their_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let first: Vec<u32> = (0..3 * PAGE as u32 + 10).collect();
+        // A regenerate: the same three pages, another tail.
+        let branch: Vec<u32> = first[..3 * PAGE].iter().copied().chain(1000..1010).collect();
+        let mut tier = DiskTier::open(dir.path().to_path_buf(), u64::MAX);
+        tier.store(&key(&first), &state_of(&first), &[]);
+        let one = tier.bytes();
+        tier.store(&key(&branch), &state_of(&branch), &[]);
+        let blocks = std::fs::read_dir(dir.path().join("blocks")).unwrap().count();
+        assert_eq!(blocks, 3, "the branch shares its three blocks");
+        let tail = tier.bytes() - one;
+        assert!(tail * 10 < one, "the branch adds its tail only ({tail} of {one} bytes)");
+        let both = tier.bytes();
+        drop(tier);
+
+        // A budget that holds both only when their blocks count once.
+        let mut tier = DiskTier::open(dir.path().to_path_buf(), both);
+        let other: Vec<u32> = (5000..5010).collect();
+        std::thread::sleep(std::time::Duration::from_millis(20)); // mtimes order the LRU
+        let found = tier.best_match(&key(&branch), &|k| k.shared_len(&key(&branch))).unwrap();
+        assert!(tier.load(&found.id, "model").is_some(), "the branch is used now");
+        // Another conversation as long as a tail: the least recently used entry, the first,
+        // goes; the blocks stay with the branch.
+        tier.store(&key(&other), &state_of(&other), &[]);
+        assert!(tier.bytes() <= both);
+        let first_found = tier.best_match(&key(&first), &|k| k.shared_len(&key(&first))).unwrap();
+        assert_eq!(first_found.shared, 3 * PAGE, "only the branch's shared pages are left of the first");
+        assert_eq!(std::fs::read_dir(dir.path().join("blocks")).unwrap().count(), 3);
+        let found = tier.best_match(&key(&branch), &|k| k.shared_len(&key(&branch))).unwrap();
+        let (state, _) = tier.load(&found.id, "model").expect("the branch loads with the shared blocks");
+        assert_eq!(state.len(), branch.len());
+    }
 
     #[test]
     fn position_shifts_survive_the_disk() {

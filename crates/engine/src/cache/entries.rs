@@ -2,7 +2,8 @@
 //! `<id>.safetensors` beside a JSON manifest `<id>.json` that seals the data (byte count and
 //! checksum). Written atomically (temporary names, then renames: the manifest last, so a
 //! manifest always names complete data), verified on load, bounded by a byte budget with the
-//! least recently used entry removed first (manifest mtimes order it across restarts). A
+//! least recently used entry removed first (manifest mtimes order it across restarts; files
+//! entries share are counted once and outlive all but the last entry that lists them). A
 //! corrupt, truncated, foreign or stale entry is ignored with a warning and deleted.
 
 use std::collections::HashMap;
@@ -25,9 +26,10 @@ pub(crate) trait Manifest: Serialize + DeserializeOwned {
     /// Whether this build can read an entry written with this manifest.
     fn current(&self) -> bool;
     fn seal(&self) -> &Seal;
-    /// Bytes on disk the entry accounts for (its data, and any files of its own beside it).
-    fn bytes(&self) -> u64 {
-        self.seal().bytes
+    /// Files the entry may share with other entries (by name) and their sizes: the budget
+    /// counts each once, and one stays while any entry that lists it stays.
+    fn shared_files(&self) -> Vec<(&str, u64)> {
+        vec![]
     }
 }
 
@@ -92,9 +94,13 @@ impl<M: Manifest> EntryDir<M> {
         self.index.iter().map(|e| (e.id.as_str(), &e.manifest))
     }
 
-    /// Bytes of data on disk.
+    /// Bytes of data on disk: each entry's own file, and each shared file once.
     pub fn bytes(&self) -> u64 {
-        self.index.iter().map(|e| e.manifest.bytes()).sum()
+        let mut shared = HashMap::new();
+        self.index.iter().flat_map(|e| e.manifest.shared_files()).for_each(|(name, bytes)| {
+            shared.insert(name, bytes);
+        });
+        self.index.iter().map(|e| e.manifest.seal().bytes).sum::<u64>() + shared.values().sum::<u64>()
     }
 
     /// Loads an entry's arrays, checks them against the seal, and lets `build` make the value
@@ -156,6 +162,9 @@ impl<M: Manifest> EntryDir<M> {
         self.index.retain(|e| e.id != id);
     }
 
+    /// Removes the least recently used entries until the budget holds. A shared file is
+    /// freed only with the last entry that lists it, so it lives as long as its most recently
+    /// used entry: least recently used per file, not per entry.
     fn evict_to_budget(&mut self) {
         while self.bytes() > self.budget && !self.index.is_empty() {
             let oldest = (0..self.index.len()).min_by_key(|&i| self.index[i].last_used).expect("non-empty");
