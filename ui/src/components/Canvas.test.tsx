@@ -31,6 +31,9 @@ const diffusionLoaded: ModelInfo = {
   denoising: params,
 };
 
+/** Longer than the longest wait between draws (useChat's MAX_DRAW_EVERY_MS). */
+const DRAW_WAIT = 4000;
+
 const step = (index: number, steps: number, pieces: [string, boolean][]): CanvasUpdate => ({
   index,
   steps,
@@ -121,11 +124,12 @@ describe('a denoising reply in the chat', () => {
         [' upon', true],
       ]),
     });
-    await waitFor(() => expect(screen.getByTestId('forming-canvas').dataset.steps).toBe('2'));
+    // Later draws wait their turn (drawInterval: up to 1.5 s when a draw is slow).
+    await waitFor(() => expect(screen.getByTestId('forming-canvas').dataset.steps).toBe('2'), { timeout: DRAW_WAIT });
     // The canvas is written: its text joins the reply and the forming view goes.
     await push(stream, { kind: 'token', text: 'Once upon' });
     await push(stream, { kind: 'canvas', canvas: { index: 0, steps: 2, finished: true, pieces: [] } });
-    await waitFor(() => expect(screen.queryByTestId('forming-canvas')).toBeNull());
+    await waitFor(() => expect(screen.queryByTestId('forming-canvas')).toBeNull(), { timeout: DRAW_WAIT });
     expect(screen.getAllByTestId('message-content').at(-1)?.textContent).toBe('Once upon');
     await push(stream, {
       kind: 'canvas',
@@ -134,7 +138,7 @@ describe('a denoising reply in the chat', () => {
         [' tim', false],
       ]),
     });
-    await waitFor(() => expect(screen.getByTestId('forming-canvas').dataset.canvas).toBe('1'));
+    await waitFor(() => expect(screen.getByTestId('forming-canvas').dataset.canvas).toBe('1'), { timeout: DRAW_WAIT });
     const stats = { prompt_tokens: 9, cached_tokens: 0, generated_tokens: 4, time_to_first_token_ms: 40, decode_tokens_per_second: 100 };
     const saved = {
       ...reply,
