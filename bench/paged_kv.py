@@ -4,7 +4,7 @@ next message after the regenerate), with the prefix cache's keys/values in share
 and kept whole (`--contiguous-kv`, as before paging), on the default model (float32 activations
 on a CPU).
 
-    python3 bench/paged_kv.py [--history 4000] [--turn 40] [--gen 64] [--repeat 3] [--binary PATH] [--model PATH]
+    python3 bench/paged_kv.py [--history 4000] [--turn 40] [--gen 64] [--repeat 3] [--binary PATH] [--model PATH] [--kv-bits 8]
 
 Each run is `confab bench-session --branches`: a first turn of --history tokens, its regenerate
 (the same prompt: all but its last token reused), an edit --turn tokens before its end, and the
@@ -37,6 +37,8 @@ def run(args, contiguous):
            "--turn", str(args.turn), "--gen", str(args.gen)]
     if args.model:
         cmd += ["--model", args.model]
+    if args.kv_bits:
+        cmd += ["--kv-bits", str(args.kv_bits)]
     if contiguous:
         cmd.append("--contiguous-kv")
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -68,6 +70,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--binary", default=os.path.join(TARGET, "release", "confab"))
     parser.add_argument("--model", help="a model folder or file (default: the default model)")
+    parser.add_argument("--kv-bits", type=int, choices=[4, 8], help="keys/values quantized (as `confab --kv-bits`)")
     args = parser.parse_args()
     runs = {"before": [], "after": []}
     for i in range(args.repeat):

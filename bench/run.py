@@ -25,6 +25,12 @@ and continuation rows; without mlx-lm's column only the checkpoints those rows n
 Run it under `taskset` and with CONFAB_CPU_THREADS as the comparison calls for: both sides
 inherit them.
 
+    python3 bench/run.py --diffusion-gemma [--only-diffusion-gemma] [--torch-python PYTHON]
+
+adds DiffusionGemma's canvas tokens per second against transformers' generate() on the tiny
+fixtures (and, with --diffusion-gemma-real-dims, random weights with the released layer
+dimensions at reduced depth), steps per canvas printed: bench/diffusion_gemma.py.
+
 Every run (also --float32-only) ends with the continuation row (issue 20): a 3,000-token
 SmolLM2 float32 chat (plus an 8-token reply) continued by 30 tokens, time to first token for
 Confab from memory and from disk after a restart (`confab bench-session`) beside mlx-lm's
@@ -136,6 +142,10 @@ def main() -> None:
     parser.add_argument("--gen", type=int, default=GEN, help="tokens generated per run")
     parser.add_argument("--rows", default="",
                         help="only these rows of the SmolLM2 table (labels, comma-separated), no session/continuation rows")
+    parser.add_argument("--diffusion-gemma", action="store_true", help="add DiffusionGemma's canvas tok/s (bench/diffusion_gemma.py)")
+    parser.add_argument("--only-diffusion-gemma", action="store_true", help="only the DiffusionGemma rows")
+    parser.add_argument("--diffusion-gemma-real-dims", action="store_true", help="with them, the released layer dimensions")
+    parser.add_argument("--torch-python", default="", help="a Python with torch and transformers, for DiffusionGemma's reference")
     args = parser.parse_args()
     global CONFAB, BASELINE
     CONFAB, BASELINE = os.path.abspath(args.confab) if args.confab else CONFAB, os.path.abspath(args.baseline) if args.baseline else ""
@@ -144,6 +154,8 @@ def main() -> None:
     gguf = setup(mlx_lm_side=not BASELINE, made_models=not (BASELINE and gguf_only), build=not args.confab)
     if args.only_qwen3_5:
         return qwen3_5_rows(args.repeats)
+    if args.only_diffusion_gemma:
+        return diffusion_gemma_rows(args)
     f32, bf16, q4 = (os.path.join(WORK, n) for n in ("smollm2-f32", "smollm2-bf16", "smollm2-4bit"))
     # (label, confab model, confab dtype, mlx-lm model, prompt tokens)
     lengths = [128] if args.quick else [int(n) for n in args.prompts.split(",")]
@@ -179,6 +191,15 @@ def main() -> None:
     if args.qwen3_5:
         print()
         qwen3_5_rows(args.repeats)
+    if args.diffusion_gemma:
+        print()
+        diffusion_gemma_rows(args)
+
+
+def diffusion_gemma_rows(args) -> None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import diffusion_gemma
+    diffusion_gemma.rows(CONFAB, diffusion_gemma.torch_python(args.torch_python), args.repeats, args.diffusion_gemma_real_dims)
 
 
 def qwen3_5_rows(repeats: int) -> None:

@@ -5,9 +5,11 @@ it drew recorded so that Confab's denoising method can replay it.
 
     /opt/confab-ref/bin/python tests/reference/make_diffusion_gemma.py
 
-Needs transformers 5.25 with torch (docs/tests.md, 'Reference fixtures'), numpy and safetensors. Works
-offline. CI never runs this; the outputs are committed. It deletes and rewrites only the diffusion_gemma*
-folders below (0.9 and 0.5 MB) and takes a few seconds.
+Needs transformers 5.25 with torch (docs/tests.md, 'Reference fixtures'), numpy and safetensors, and for the
+image variant Pillow and torchvision (Gemma4ImageProcessor is the torchvision backend; torchvision 0.29.2
+installed --no-deps beside torch 2.15 works, as for make_gemma4.py). Works offline. CI never runs this; the
+outputs are committed. It deletes and rewrites only the diffusion_gemma* folders below (0.9, 0.5 and 0.3 MB)
+and takes a few seconds (minutes on a busy machine).
 
 DiffusionGemma: a causal encoder (Gemma 4's text stack, every layer a dense MLP beside routed experts)
 reads the prompt into a key/value cache; a decoder with the same layer weights (tied) plus a
@@ -42,11 +44,23 @@ What it makes, under tests/reference/fixtures/tiny/:
                      sliding_window 10 (later canvases see only the window of the cached prefix); asks for
                      a stable argmax as well (stability_threshold 1), 12 steps at most.
 
+  diffusion_gemma_image
+                     images: hidden 32, layers [sliding, full] (sliding_window 12), 2 heads, 1 KV head of
+                     16, 3 experts of width 16 (1 per token), canvas 6, use_bidirectional_attention
+                     "vision"; a vision tower Gemma 4's image processor can feed (patch 4, pooling 2,
+                     positions up to 64) and processor_config.json (max_soft_tokens 70). Its cases are one
+                     chat, [user: image, text], with make_gemma4.py's 64x48 gradient (fixtures/tiny/gemma4/
+                     media/gradient.png, read by Pillow: 63 soft tokens, longer than the window, so the
+                     block mask, which the window does not cut, shows), under two noise seeds.
+
+The first variant also has a case whose reply ends in an end-of-turn id (END_OF_TURN_CASE, found by trying
+seeds); generate() pads what follows it. Adding it left the first three cases' records byte-identical.
+
 DiffusionGemma puts experts beside the dense MLP in every layer (there is no dense-only layer to make).
 Each folder: config.json and generation_config.json as transformers writes them, model.safetensors
 (float32, as save_pretrained writes the tied weights: the decoder's copy), a tiny vision tower's weights
-(not read by Confab yet), the tokenizer and chat template of the gemma4_moe fixture (vocab 400), and
-reference.json: per case (three prompts) the prompt ids, the recorded noise (`canvases`: every randint
+(the first two variants' cannot take a real image: their position table has 16 entries), the tokenizer and chat template of the gemma4_moe fixture (vocab 400), and
+reference.json: per case the prompt ids (the image variant's: the processor's, with its chat and image), the recorded noise (`canvases`: every randint
 draw, `uniforms`: every multinomial draw), the generated ids (after the prompt), the decoder steps of each
 canvas, the decoder's first-step logits (raw, before the temperature) of the first canvas, and the
 encoder's last-position logits of the prompt (through the tied head, soft-capped).
@@ -85,10 +99,30 @@ VARIANTS = [
         "generation": {"max_denoising_steps": 12, "entropy_bound": 0.8, "t_min": 0.15, "t_max": 0.45,
                        "stability_threshold": 1, "confidence_threshold": 0.5, "max_new_tokens": 18},
     },
+    {
+        # Images: a vision tower Gemma 4's image processor can feed (positions up to 64, pooling 2), the
+        # image's tokens seeing each other both ways ("vision"), a sliding window of 12 shorter than the
+        # image's 63 soft tokens (transformers' block mask is not cut by the window).
+        "name": "diffusion_gemma_image", "seed": 3903, "hidden": 32, "intermediate": 24,
+        "layer_types": ["sliding_attention", "full_attention"],
+        "heads": 2, "kv_heads": 1, "head_dim": 16, "global_head_dim": 16, "global_kv_heads": 1,
+        "experts": 3, "top_k": 1, "moe_dim": 16, "sliding_window": 12, "canvas": 6,
+        "bidirectional": "vision", "vision": {"position_embedding_size": 64, "pooling_kernel_size": 2},
+        "image": True,
+        "generation": {"max_denoising_steps": 12, "entropy_bound": 0.8, "t_min": 0.15, "t_max": 0.45,
+                       "stability_threshold": 1, "confidence_threshold": 0.5, "max_new_tokens": 18},
+    },
 ]
 # The first variant stops on confidence alone (stability_threshold 0); the second asks for a stable argmax
 # canvas as well. In both some canvases stop early and some run to the step limit (checked below).
 CASES = [{"prompt_len": 11, "seed": 41}, {"prompt_len": 7, "seed": 29}, {"prompt_len": 11, "seed": 17}]
+# A reply that ends in an end-of-turn id (found by trying seeds), for the first variant only.
+END_OF_TURN_CASE = {"prompt_len": 9, "seed": 102}
+# The image variant's chat: one image (make_gemma4.py's 64x48 gradient, decoded by Pillow as the
+# processor reads it; 63 soft tokens), then text.
+IMAGE = os.path.join(OUT, "gemma4", "media", "gradient.png")
+IMAGE_CHAT = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "What is in the picture?"}]}]
+IMAGE_SEEDS = [23, 31]
 
 
 def write_json(path, obj, indent=2):
@@ -108,9 +142,11 @@ def make_config(v):
         "moe_intermediate_size": v["moe_dim"], "max_position_embeddings": 1024, "pad_token_id": PAD_ID,
         "eos_token_id": EOS_IDS, "bos_token_id": BOS_ID,
     }
+    if "bidirectional" in v:
+        text["use_bidirectional_attention"] = v["bidirectional"]
     vision = {"model_type": "gemma4_vision", "hidden_size": 16, "intermediate_size": 16, "num_hidden_layers": 1,
               "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 8, "position_embedding_size": 16,
-              "patch_size": 4}
+              "patch_size": 4, **v.get("vision", {})}
     config = DiffusionGemmaConfig(text_config=text, vision_config=vision, canvas_length=v["canvas"],
                                   image_token_id=7, boi_token_id=5, eoi_token_id=6)
     config.architectures = ["DiffusionGemmaForBlockDiffusion"]
@@ -167,7 +203,36 @@ def write_folder(v):
     })
     for f in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
         shutil.copy(os.path.join(TOKENIZER_FROM, f), folder)
+    if v.get("image"):
+        make_processor(folder, v)
     return folder
+
+
+def make_processor(folder, v):
+    """Gemma4Processor (DiffusionGemma's, per transformers' processor mapping) with the tiny tower's patch
+    and pooling sizes; writes processor_config.json."""
+    from transformers import (AutoTokenizer, Gemma4AudioFeatureExtractor, Gemma4ImageProcessor, Gemma4Processor,
+                              Gemma4VideoProcessor)
+    vision = dict(patch_size=4, pooling_kernel_size=v["vision"]["pooling_kernel_size"], max_soft_tokens=70)
+    with open(os.path.join(folder, "chat_template.jinja")) as f:
+        template = f.read()
+    processor = Gemma4Processor(
+        feature_extractor=Gemma4AudioFeatureExtractor(), image_processor=Gemma4ImageProcessor(**vision),
+        tokenizer=AutoTokenizer.from_pretrained(folder), video_processor=Gemma4VideoProcessor(**vision),
+        chat_template=template, image_seq_length=70)
+    processor.save_pretrained(folder)
+    return processor
+
+
+def image_inputs(folder):
+    """The processor's inputs for IMAGE_CHAT: ids, pixel_values, image_position_ids, mm_token_type_ids."""
+    from PIL import Image
+    from transformers import AutoProcessor
+    processor = AutoProcessor.from_pretrained(folder)
+    text = processor.apply_chat_template(IMAGE_CHAT, tokenize=False, add_generation_prompt=True)
+    image = Image.open(IMAGE).convert("RGB")
+    inputs = processor(text=[text], images=[image], return_tensors="pt")
+    return {k: v for k, v in inputs.items() if k != "attention_mask"}
 
 
 def load(folder):
@@ -208,8 +273,9 @@ class RecordedNoise:
         return picked[:, None]
 
 
-def generate(model, prompt, seed):
-    """generate() with its noise recorded; the decoder calls of each canvas counted."""
+def generate(model, prompt, seed, media=None):
+    """generate() with its noise recorded; the decoder calls of each canvas counted. `media`: the
+    processor's image inputs (pixel_values, image_position_ids, mm_token_type_ids), if any."""
     import torch
     noise = RecordedNoise(seed)
     steps, first_logits = [], []
@@ -240,7 +306,7 @@ def generate(model, prompt, seed):
     decoder.forward, encoder.forward, model.forward = counting, new_canvas, recording
     try:
         with torch.no_grad():
-            out = model.generate(torch.tensor([prompt]))
+            out = model.generate(torch.tensor([prompt]), **(media or {}))
     finally:
         torch.randint, torch.multinomial = saved
         del decoder.forward, encoder.forward, model.forward
@@ -248,10 +314,10 @@ def generate(model, prompt, seed):
     return sequence, steps, first_logits[0], noise
 
 
-def encoder_logits(model, prompt):
+def encoder_logits(model, prompt, media=None):
     import torch
     with torch.no_grad():
-        h = model.model.encoder(input_ids=torch.tensor([prompt])).last_hidden_state[0, -1]
+        h = model.model.encoder(input_ids=torch.tensor([prompt]), **(media or {})).last_hidden_state[0, -1]
         logits = model.lm_head(h).float()
         cap = model.final_logit_softcapping
         return (torch.tanh(logits / cap) * cap).float().numpy()
@@ -263,27 +329,37 @@ def make_reference(v, folder):
     model = load(folder)
     wide = load(folder).to(torch.float64)
     cases = []
-    for case in CASES:
-        rng = np.random.default_rng(v["seed"] + case["seed"])
-        # Ordinary tokens only (ids below 16 are the tokenizer's specials).
-        prompt = [BOS_ID] + [int(x) for x in rng.integers(16, VOCAB, size=case["prompt_len"] - 1)]
-        sequence, steps, first, noise = generate(model, prompt, case["seed"])
-        print(f"  {v['name']} case seed {case['seed']}: steps per canvas {steps}, generated {sequence}")
+    if v.get("image"):
+        inputs = image_inputs(folder)
+        prompt = [int(x) for x in inputs.pop("input_ids")[0]]
+        plan = [(prompt, seed, inputs) for seed in IMAGE_SEEDS]
+    else:
+        plan = []
+        for case in CASES + ([END_OF_TURN_CASE] if v is VARIANTS[0] else []):
+            rng = np.random.default_rng(v["seed"] + case["seed"])
+            # Ordinary tokens only (ids below 16 are the tokenizer's specials).
+            prompt = [BOS_ID] + [int(x) for x in rng.integers(16, VOCAB, size=case["prompt_len"] - 1)]
+            plan.append((prompt, case["seed"], None))
+    for prompt, seed, media in plan:
+        sequence, steps, first, noise = generate(model, prompt, seed, media)
+        print(f"  {v['name']} case seed {seed}: steps per canvas {steps}, generated {sequence}")
         # The same draws in float64 must give the same tokens and steps: no sample, acceptance or
         # stop of this case hangs on float32's rounding, so another float32 implementation can
         # reproduce it exactly.
-        wide_sequence, wide_steps, _, _ = generate(wide, prompt, case["seed"])
+        wide_media = media and {k: (x.to(torch.float64) if x.is_floating_point() else x) for k, x in media.items()}
+        wide_sequence, wide_steps, _, _ = generate(wide, prompt, seed, wide_media)
         assert (wide_sequence, wide_steps) == (sequence, steps), \
             f"float64 gives {wide_steps} {wide_sequence}: this case is not robust to rounding; retune VARIANTS"
         cases.append({
+            **({"chat": IMAGE_CHAT, "image": os.path.relpath(IMAGE, folder)} if media else {}),
             "prompt_ids": prompt,
-            "noise_seed": case["seed"],
+            "noise_seed": seed,
             "canvases": noise.canvases,
             "uniforms": noise.uniforms,
             "generated_ids": sequence,
             "steps_per_canvas": steps,
             "decoder_first_logits": [[float(x) for x in row] for row in first.astype(np.float32)],
-            "encoder_last_logits": [float(x) for x in encoder_logits(model, prompt).astype(np.float32)],
+            "encoder_last_logits": [float(x) for x in encoder_logits(model, prompt, media).astype(np.float32)],
         })
     g = v["generation"]
     steps = [s for c in cases for s in c["steps_per_canvas"]]

@@ -3,7 +3,9 @@
 //! checkpoints made by tests/reference/make_diffusion_gemma.py: with the reference's noise
 //! replayed (its random canvases and the uniforms its sampling drew), the denoising method
 //! writes the same tokens with the same steps per canvas; the encoder's and the decoder's
-//! first-step logits agree within 1e-4. And the family's bad input: parameters out of range,
+//! first-step logits agree within 1e-4; also for a chat with an image (Gemma 4's vision tower
+//! and processor, the image's tokens seeing each other both ways in every layer) and for a reply
+//! that ends in the end-of-turn id. And the family's bad input: parameters out of range,
 //! weights missing, requests the method cannot serve.
 
 mod common;
@@ -12,11 +14,15 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use common::{copy_of_fixture, fixture, floats, ids, json, load_error, max_diff, reply};
-use confab_engine::model::{self, LoadOptions};
+use confab_engine::media::{decode_image, MediaItem, MediaLimits};
+use confab_engine::model::families::gemma4::Gemma4Encoder;
+use confab_engine::model::{self, EmbeddingsInput, LoadOptions, MediaProcessor};
 use confab_engine::runtime::{DenoisingNoise, Engine, EngineOptions, Event, Prompt, Request, Speculative, StopReason};
 use confab_engine::sample::SamplingParams;
+use confab_engine::text::ChatMessage;
 use confab_engine::{Constraint, EngineError};
-use mlx_rs::Array;
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::{ops, Array, Dtype};
 use serde_json::Value;
 
 /// float32 on both sides; what differs is summation order.
@@ -64,6 +70,154 @@ fn replayed_noise_gives_transformers_tokens_and_steps() {
             eprintln!("{name} case {i}: {} tokens, steps per canvas {:?}", got.ids.len(), got.usage.steps_per_canvas);
         }
     }
+}
+
+/// The end-of-turn case: the reply stops at the id transformers ends the sequence with.
+#[test]
+fn a_reply_ending_in_the_end_of_turn_id_stops_there() {
+    let reference = json(&fixture("diffusion_gemma").join("reference.json"));
+    let ended: Vec<&Value> =
+        reference["cases"].as_array().unwrap().iter().filter(|c| ids(&c["generated_ids"]).iter().any(|t| EOS.contains(t))).collect();
+    assert!(!ended.is_empty(), "the fixture has a case ending in an end-of-turn id");
+    // Its tokens, steps and end are checked with the others in
+    // `replayed_noise_gives_transformers_tokens_and_steps`; here, that the reply is cut there
+    // even with room left.
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(fixture("diffusion_gemma"), LoadOptions::default(), |_| {}).unwrap();
+    for case in ended {
+        let got = reply(&engine, request(model, case, 200));
+        let generated = ids(&case["generated_ids"]);
+        let end = generated.iter().position(|t| EOS.contains(t)).unwrap();
+        assert_eq!((got.ids.as_slice(), got.reason), (&generated[..end], StopReason::Eos));
+    }
+}
+
+const IMAGE_FIXTURE: &str = "diffusion_gemma_image";
+
+/// The reference's chat (one user message: an image, then text) as the app sends it.
+fn image_chat(case: &Value) -> Vec<ChatMessage> {
+    let content = &case["chat"][0]["content"];
+    let text = content.as_array().unwrap().iter().find(|c| c["type"] == "text").unwrap()["text"].as_str().unwrap();
+    let image = fixture(IMAGE_FIXTURE).join(case["image"].as_str().unwrap());
+    vec![ChatMessage::user(text).with_media([MediaItem::image(image)])]
+}
+
+#[test]
+fn an_image_prompt_gives_transformers_tokens_and_steps() {
+    let reference = json(&fixture(IMAGE_FIXTURE).join("reference.json"));
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, info) = engine.load(fixture(IMAGE_FIXTURE), LoadOptions::default(), |_| {}).unwrap();
+    assert!(info.vision && !info.audio && !info.video, "{info:?}");
+    let max_tokens = reference["generation"]["max_new_tokens"].as_u64().unwrap() as u32;
+    for (i, case) in reference["cases"].as_array().unwrap().iter().enumerate() {
+        let mut request = request(model, case, max_tokens);
+        request.prompt = Prompt::Chat(image_chat(case));
+        let got = reply(&engine, request);
+        assert_eq!(got.plan.prompt_tokens, ids(&case["prompt_ids"]).len(), "case {i}: the processor's prompt length");
+        assert_eq!(got.plan.media.len(), 1);
+        let generated = ids(&case["generated_ids"]);
+        let end = generated.iter().position(|t| EOS.contains(t)).unwrap_or(generated.len());
+        assert_eq!(got.ids, generated[..end], "case {i}: tokens");
+        assert_eq!(got.usage.steps_per_canvas, ids(&case["steps_per_canvas"]).iter().map(|&s| s as usize).collect::<Vec<_>>());
+        eprintln!("image case {i}: {} tokens, steps per canvas {:?}", got.ids.len(), got.usage.steps_per_canvas);
+    }
+}
+
+/// The encoder over the prompt with the tower's rows spliced in (the image one block), then the
+/// decoder's first step: both within tolerance of transformers'.
+#[test]
+fn an_image_prompts_first_step_logits_within_tolerance() {
+    let dir = fixture(IMAGE_FIXTURE);
+    let reference = json(&dir.join("reference.json"));
+    let loaded = model::load(&dir, &LoadOptions::default()).unwrap();
+    let m = loaded.model.as_ref();
+    let towers = Gemma4Encoder::load_as(&dir, Dtype::Float32, "diffusion_gemma").unwrap().expect("a vision tower");
+    let image_id = json(&dir.join("config.json"))["image_token_id"].as_u64().unwrap() as u32;
+    for (i, case) in reference["cases"].as_array().unwrap().iter().enumerate() {
+        let prompt = ids(&case["prompt_ids"]);
+        let image = decode_image(&dir.join(case["image"].as_str().unwrap()), &MediaLimits::default()).unwrap();
+        let rows = towers.embed_image(&image).unwrap();
+        let start = prompt.iter().position(|&t| t == image_id).unwrap();
+        let end = start + rows.dim(0) as usize;
+        assert!(prompt[start..end].iter().all(|&t| t == image_id) && prompt[end] != image_id, "one run of image tokens");
+        let as_i32: Vec<i32> = prompt.iter().map(|&t| t as i32).collect();
+        let tokens = Array::from_slice(&as_i32, &[1, prompt.len() as i32]);
+        let embeds = m.embed(&tokens).unwrap();
+        let rows = rows.as_dtype(embeds.dtype()).unwrap().reshape(&[1, -1, embeds.dim(2)]).unwrap();
+        let embeds = ops::concatenate(&[embeds.index((.., ..start as i32, ..)), rows, embeds.index((.., end as i32.., ..))], 1).unwrap();
+        let blocks: Vec<i32> = (0..prompt.len()).map(|p| if (start..end).contains(&p) { 0 } else { -1 }).collect();
+        let mut state = m.new_state();
+        let input = EmbeddingsInput { embeds: &embeds, ids: &tokens, media_blocks: Some(&blocks), positions: None, layer_additions: None };
+        let encoder = m.forward_embeddings(input, &mut state).unwrap();
+        encoder.eval().unwrap();
+        let diff = max_diff(encoder.as_slice::<f32>(), &floats(&case["encoder_last_logits"]));
+        eprintln!("image case {i}: encoder last-position logits max abs diff {diff:e}");
+        assert!(diff < LOGIT_TOLERANCE, "image case {i}: encoder logits differ by up to {diff}");
+
+        let decoder = m.denoiser().unwrap().denoise(&ids(&case["canvases"][0]), None, &state).unwrap();
+        decoder.eval().unwrap();
+        let want: Vec<f32> = case["decoder_first_logits"].as_array().unwrap().iter().flat_map(floats).collect();
+        let diff = max_diff(decoder.as_slice::<f32>(), &want);
+        eprintln!("image case {i}: decoder first-step logits max abs diff {diff:e}");
+        assert!(diff < LOGIT_TOLERANCE, "image case {i}: decoder logits differ by up to {diff}");
+    }
+}
+
+/// The prefix cache's identity includes the image: the next turn of the chat reuses the prompt
+/// with its image and the canvases; the same text with another image reuses nothing from the
+/// image on. transformers' processor and model take several images, and so does Confab.
+#[test]
+fn the_image_is_part_of_the_reused_prefix_and_several_are_read() {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(fixture(IMAGE_FIXTURE), LoadOptions::default(), |_| {}).unwrap();
+    let gradient = fixture("gemma4").join("media/gradient.png");
+    let ask = |chat: Vec<ChatMessage>| {
+        let sampling = SamplingParams { max_tokens: 12, seed: Some(5), ..SamplingParams::greedy() };
+        reply(&engine, Request::new(model, Prompt::Chat(chat), sampling))
+    };
+    let first_turn = vec![ChatMessage::user("What is in the picture?").with_media([MediaItem::image(&gradient)])];
+    let first = ask(first_turn.clone());
+    let image = &first.plan.media[0];
+    let image_end = image.position + image.soft_tokens;
+
+    let mut second_turn = first_turn.clone();
+    second_turn.extend([ChatMessage::assistant(first.text.clone()), ChatMessage::user("And the colours?")]);
+    let second = ask(second_turn);
+    assert!(second.plan.reused_tokens > image_end, "reused {} of a prompt whose image ends at {image_end}", second.plan.reused_tokens);
+
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.png");
+    image::RgbImage::from_pixel(64, 48, image::Rgb([200, 30, 90])).save(&other).unwrap();
+    let different = ask(vec![ChatMessage::user("What is in the picture?").with_media([MediaItem::image(&other)])]);
+    assert!(
+        different.plan.reused_tokens <= different.plan.media[0].position,
+        "reused {} past the image at {}",
+        different.plan.reused_tokens,
+        different.plan.media[0].position
+    );
+
+    let both = ask(vec![ChatMessage::user("Compare them.").with_media([MediaItem::image(&gradient), MediaItem::image(&other)])]);
+    assert_eq!(both.plan.media.len(), 2);
+    assert!(!both.usage.steps_per_canvas.is_empty());
+}
+
+/// transformers' DiffusionGemma takes no video (nor audio): a video is refused before any
+/// work, naming what the model reads.
+#[test]
+fn a_video_is_refused_saying_what_the_model_reads() {
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(fixture(IMAGE_FIXTURE), LoadOptions::default(), |_| {}).unwrap();
+    let chat = vec![ChatMessage::user("What happens?").with_media([MediaItem::video(fixture(IMAGE_FIXTURE).join("clip.mp4"))])];
+    let request = Request::new(model, Prompt::Chat(chat), SamplingParams::greedy());
+    let errors: Vec<String> = engine
+        .generate(request)
+        .filter_map(|e| match e {
+            Event::Error(e) => Some(e.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("video") && errors[0].contains("image"), "{}", errors[0]);
 }
 
 #[test]

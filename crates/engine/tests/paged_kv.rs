@@ -14,7 +14,7 @@ use confab_engine::cache::PrefixOptions;
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request};
 use confab_engine::sample::SamplingParams;
-use confab_engine::state::PAGE;
+use confab_engine::state::{KvQuantization, PAGE};
 
 /// The fixture `name` in a temporary folder, its context raised to 2,048 positions.
 fn long_context(name: &str, into: &Path) -> PathBuf {
@@ -31,13 +31,13 @@ fn long_context(name: &str, into: &Path) -> PathBuf {
     to
 }
 
-fn start(model: &Path, paged: bool) -> (Engine, ModelId, usize) {
-    start_with(model, PrefixOptions { paged, ..Default::default() })
+fn start(model: &Path, paged: bool, load: LoadOptions) -> (Engine, ModelId, usize) {
+    start_with(model, PrefixOptions { paged, ..Default::default() }, load)
 }
 
-fn start_with(model: &Path, prefix: PrefixOptions) -> (Engine, ModelId, usize) {
+fn start_with(model: &Path, prefix: PrefixOptions, load: LoadOptions) -> (Engine, ModelId, usize) {
     let engine = Engine::start(EngineOptions { prefix, ..Default::default() }).unwrap();
-    let (id, info) = engine.load(model, LoadOptions::default(), |_| {}).unwrap();
+    let (id, info) = engine.load(model, load, |_| {}).unwrap();
     (engine, id, info.vocab_size)
 }
 
@@ -71,10 +71,14 @@ fn run(engine: &Engine, model: ModelId, prompt: &[u32], tag: &str) -> Outcome {
 /// The same conversation on a paged and a contiguous cache: every step bit-identical, and the
 /// regenerate and the edit reuse more than a page.
 fn paged_matches_contiguous(name: &str) {
+    paged_matches_contiguous_with(name, LoadOptions::default());
+}
+
+fn paged_matches_contiguous_with(name: &str, load: LoadOptions) {
     let dir = tempfile::tempdir().unwrap();
     let model = long_context(name, dir.path());
-    let (paged, paged_id, vocab) = start(&model, true);
-    let (contiguous, contiguous_id, _) = start(&model, false);
+    let (paged, paged_id, vocab) = start(&model, true, load.clone());
+    let (contiguous, contiguous_id, _) = start(&model, false, load);
     let token = |i: usize| (3 + (i * 7919) % (vocab - 8)) as u32;
     let first: Vec<u32> = (0..2 * PAGE + 100).map(token).collect();
     let edited: Vec<u32> = first[..PAGE + 200].iter().copied().chain((5000..5040).map(token)).collect();
@@ -134,6 +138,23 @@ fn lfm2_with_convolutions() {
     paged_matches_contiguous("lfm2");
 }
 
+fn quantized(bits: u8) -> LoadOptions {
+    let kv_quantization = Some(KvQuantization::new(bits, KvQuantization::DEFAULT_GROUP_SIZE).unwrap());
+    LoadOptions { kv_quantization, ..LoadOptions::default() }
+}
+
+/// Quantized keys/values page as full ones do (their data, scales and biases cut alike).
+#[test]
+fn llama_with_8_and_4_bit_keys_values() {
+    paged_matches_contiguous_with("llama", quantized(8));
+    paged_matches_contiguous_with("llama", quantized(4));
+}
+
+#[test]
+fn gemma3_with_8_bit_keys_values_and_sliding_windows() {
+    paged_matches_contiguous_with("gemma3", quantized(8));
+}
+
 fn files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
     files.sort();
@@ -146,7 +167,7 @@ fn blocks_on_disk_are_shared_and_a_damaged_one_is_discarded() {
     let model = long_context("llama", dir.path());
     let cache = dir.path().join("cache");
     let blocks = cache.join("blocks");
-    let on_disk = || start_with(&model, PrefixOptions { dir: Some(cache.clone()), ..Default::default() });
+    let on_disk = || start_with(&model, PrefixOptions { dir: Some(cache.clone()), ..Default::default() }, LoadOptions::default());
     let prompt: Vec<u32> = (0..2 * PAGE + 50).map(|i| (3 + i * 31 % 370) as u32).collect();
     let edited: Vec<u32> = prompt[..2 * PAGE + 10].iter().copied().chain([7, 8, 9]).collect();
     {
@@ -160,7 +181,7 @@ fn blocks_on_disk_are_shared_and_a_damaged_one_is_discarded() {
     let mut next = edited.clone();
     next.push(10);
     let cold = {
-        let (engine, id, _) = start(&model, true);
+        let (engine, id, _) = start(&model, true, LoadOptions::default());
         run(&engine, id, &next, "disk-cold")
     };
     {

@@ -20,10 +20,10 @@ pub struct KeysValues {
     /// [B, kv_heads, capacity, head_dim]; the first `len` positions are valid.
     pub(super) keys: Option<Array>,
     pub(super) values: Option<Array>,
-    len: usize,
+    pub(super) len: usize,
     /// The prefix cache's pages the first positions were assembled from (same values): when
     /// the row ends they are shared again instead of cut anew (`paged`).
-    pages: Vec<Rc<Page>>,
+    pub(super) pages: Vec<Rc<Page>>,
 }
 
 impl KeysValues {
@@ -110,23 +110,6 @@ impl KeysValues {
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
         self.pages.truncate(self.len / PAGE);
-    }
-
-    /// A row's layer holding `keys`/`values` [B, kv_heads, capacity, head_dim] of which the
-    /// first `len` positions are valid, assembled from `pages`.
-    pub(super) fn assembled(keys: Array, values: Array, len: usize, pages: Vec<Rc<Page>>) -> Self {
-        Self { keys: Some(keys), values: Some(values), len, pages }
-    }
-
-    /// From now on the layer counts as sharing no pages (its end is paged as views of its
-    /// own buffer).
-    pub(super) fn forget_pages(&mut self) {
-        self.pages.clear();
-    }
-
-    /// The pages the first positions were assembled from.
-    pub fn pages(&self) -> &[Rc<Page>] {
-        &self.pages
     }
 
     pub fn arrays(&self) -> impl Iterator<Item = &Array> {

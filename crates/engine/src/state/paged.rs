@@ -1,4 +1,5 @@
-//! Paged keys/values: how the prefix cache holds a full keys/values layer. Its positions are
+//! Paged keys/values: how the prefix cache holds a keys/values layer, full or quantized
+//! (`Pageable`: both are buffers along one position axis, two parts or six). Its positions are
 //! cut into fixed-size immutable pages shared by reference (`Rc`) between the cache's entries
 //! and the rows that resumed from them, so a regenerate or an edit shares the pages before
 //! the point where it diverges instead of keeping a second copy of them.
@@ -10,9 +11,10 @@
 //! takes that buffer back and appends in place, as before paging. A branch (a regenerate, an
 //! edit: a request resuming inside a conversation that stays cached) starts from the buffer
 //! its pages view (MLX copies it at the first write, as before paging) or, where they view no
-//! one buffer, assembles its own from the pages once ([`KeysValues::from_pages`]), and it
-//! remembers which pages its first positions came from; when it ends, only the positions past them are copied into new
-//! pages ([`KeysValues::page_out`]) and the shared ones are referenced again.
+//! one buffer, assembles its own from the pages once ([`Pageable::from_pages`]), and it
+//! remembers which pages its first positions came from; when it ends, only the positions past
+//! them are copied into new pages ([`Pageable::page_out`]) and the shared ones are referenced
+//! again.
 //! A page holds exactly the values it was cut from, so a state assembled from pages is
 //! bit-identical to the contiguous one it came from.
 
@@ -23,25 +25,31 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 
 use super::page::{Backing, Page, PAGE};
-use super::{own_copy, Checkpoint, KeysValues, LayerState, PositionShift, SequenceState, StateKind};
+use super::{own_copy, Checkpoint, KeysValues, LayerState, Packed, PositionShift, QuantizedKeysValues, SequenceState, StateKind};
 use crate::error::Result;
 
-/// A full keys/values layer in pages: `pages` hold the first `pages.len() * PAGE` positions,
+/// A keys/values layer in pages: `pages` hold the first `pages.len() * PAGE` positions,
 /// `tail` the rest (fewer than `PAGE`). With `backing`, every one of them is a view of it.
-#[derive(Clone, Default)]
+/// `kind` says how the parts read back: full keys/values or quantized ones.
+#[derive(Clone)]
 pub struct PagedKeysValues {
+    pub kind: StateKind,
     pub pages: Vec<Rc<Page>>,
-    pub tail: Option<(Array, Array)>,
+    pub tail: Option<Vec<Array>>,
     pub len: usize,
     pub backing: Option<Rc<Backing>>,
 }
 
 impl PagedKeysValues {
+    fn empty(kind: StateKind) -> Self {
+        Self { kind, pages: vec![], tail: None, len: 0, backing: None }
+    }
+
     /// Bytes held by the tail alone (pages and backings are counted once across entries by
     /// [`PageCount`]).
     pub fn tail_bytes(&self) -> usize {
         match (&self.tail, &self.backing) {
-            (Some((k, v)), None) => k.nbytes() + v.nbytes(),
+            (Some(parts), None) => parts.iter().map(Array::nbytes).sum(),
             _ => 0,
         }
     }
@@ -81,109 +89,191 @@ impl PageCount {
     }
 }
 
-impl KeysValues {
+/// A layer whose positions can be paged: its buffers are [B, kv_heads, capacity, ·] arrays
+/// (its keys' parts, then its values'), positions along axis 2, grown a page at a time.
+/// Full and quantized keys/values page alike; only their parts differ.
+pub trait Pageable: Sized {
+    fn kind(&self) -> StateKind;
+    /// The whole buffers, once there are any.
+    fn buffers(&self) -> Option<Vec<Array>>;
+    fn positions(&self) -> usize;
+    /// The pages the first positions were assembled from (same values): when the row ends
+    /// they are shared again instead of cut anew.
+    fn pages(&self) -> &[Rc<Page>];
+    /// From now on the layer counts as sharing no pages (its end is paged as views of its
+    /// own buffers).
+    fn forget_pages(&mut self);
+    /// A layer of `kind` holding `buffers` of which the first `len` positions are valid,
+    /// assembled from `pages`.
+    fn assembled(kind: StateKind, buffers: Vec<Array>, len: usize, pages: Vec<Rc<Page>>) -> Self;
+
     /// A row's layer resuming at `at` (at most `paged.len`): the pages before `at` and the
-    /// part of the next one (or the tail) assembled into one buffer with room for the next
-    /// positions. Returns the layer and the bytes copied.
-    pub fn from_pages(paged: &PagedKeysValues, at: usize) -> Result<(Self, usize)> {
+    /// part of the next one (or the tail) assembled into one buffer per part with room for the
+    /// next positions. Returns the layer and the bytes copied.
+    fn from_pages(paged: &PagedKeysValues, at: usize) -> Result<(Self, usize)> {
         let full = (at / PAGE).min(paged.pages.len());
         if let Some(backing) = paged.backing.as_ref().filter(|_| at > 0) {
             // Pages viewing one buffer: the row shares the buffer itself, cut back to `at`, and
             // MLX copies it whole at the first write (one contiguous copy, faster than joining
             // the pages; as a branch did before paging).
             let pages = paged.pages[..full].to_vec();
-            return Ok((Self::assembled(backing.keys.clone(), backing.values.clone(), at, pages), backing.nbytes()));
+            return Ok((Self::assembled(paged.kind, backing.parts.clone(), at, pages), backing.nbytes()));
+        }
+        if at == 0 {
+            return Ok((Self::assembled(paged.kind, vec![], 0, vec![]), 0));
         }
         let partial = at - full * PAGE;
-        let mut keys: Vec<Array> = paged.pages[..full].iter().map(|p| p.keys.clone()).collect();
-        let mut values: Vec<Array> = paged.pages[..full].iter().map(|p| p.values.clone()).collect();
-        if partial > 0 {
-            let (k, v) = match paged.pages.get(full) {
-                Some(page) => (&page.keys, &page.values),
-                None => {
-                    let (k, v) = paged.tail.as_ref().expect("a paged layer's tail holds the positions past its pages");
-                    (k, v)
-                }
-            };
-            keys.push(k.index((.., .., ..partial as i32, ..)));
-            values.push(v.index((.., .., ..partial as i32, ..)));
+        let mut pieces: Vec<Vec<Array>> = vec![];
+        for page in &paged.pages[..full] {
+            pieces.push(page.parts.clone());
         }
-        let Some(first) = keys.first() else { return Ok((Self::default(), 0)) };
+        if partial > 0 {
+            let parts = match paged.pages.get(full) {
+                Some(page) => &page.parts,
+                None => paged.tail.as_ref().expect("a paged layer's tail holds the positions past its pages"),
+            };
+            pieces.push(parts.iter().map(|a| a.index((.., .., ..partial as i32, ..))).collect());
+        }
         // Room for the next positions now, so the first write is in place (not a second copy).
-        let room = (Self::capacity_for(at + 1) - at) as i32;
-        let [b, heads, _, d] = [first.dim(0), first.dim(1), first.dim(2), first.dim(3)];
-        let dtype = first.dtype();
-        keys.push(ops::zeros_dtype(&[b, heads, room, d], dtype)?);
-        values.push(ops::zeros_dtype(&[b, heads, room, d], dtype)?);
-        let (keys, values) = (ops::concatenate(&keys, 2)?, ops::concatenate(&values, 2)?);
-        let copied = (keys.nbytes() + values.nbytes()) / (at + room as usize) * at;
-        Ok((Self::assembled(keys, values, at, paged.pages[..full].to_vec()), copied))
+        let room = (KeysValues::capacity_for(at + 1) - at) as i32;
+        let mut buffers = Vec::with_capacity(pieces[0].len());
+        for part in 0..pieces[0].len() {
+            let first = &pieces[0][part];
+            let zeros = ops::zeros_dtype(&[first.dim(0), first.dim(1), room, first.dim(3)], first.dtype())?;
+            let mut joined: Vec<&Array> = pieces.iter().map(|p| &p[part]).collect();
+            joined.push(&zeros);
+            buffers.push(ops::concatenate(&joined, 2)?);
+        }
+        let bytes: usize = buffers.iter().map(Array::nbytes).sum();
+        let copied = bytes / (at + room as usize) * at;
+        Ok((Self::assembled(paged.kind, buffers, at, paged.pages[..full].to_vec()), copied))
     }
 
     /// A row's layer resuming at `at` from pages nothing else holds (the entry was taken out
-    /// of the cache): the buffer they view, when they view one, cut back to `at` and appended
-    /// to in place; assembled otherwise. The row then shares no pages, so that its own end
-    /// is paged as views of its buffer again. Returns the layer and the bytes copied (a
-    /// buffer still viewed by other entries' pages is copied by MLX at the first write).
-    pub fn from_own_pages(paged: PagedKeysValues, at: usize) -> Result<(Self, usize)> {
+    /// of the cache): the buffers they view, when they view some, cut back to `at` and
+    /// appended to in place; assembled otherwise. The row then shares no pages, so that its
+    /// own end is paged as views of its buffers again. Returns the layer and the bytes copied
+    /// (buffers still viewed by other entries' pages are copied by MLX at the first write).
+    fn from_own_pages(paged: PagedKeysValues, at: usize) -> Result<(Self, usize)> {
         let Some(backing) = paged.backing.clone() else {
             let (mut assembled, copied) = Self::from_pages(&paged, at)?;
             assembled.forget_pages();
             return Ok((assembled, copied));
         };
-        drop(paged); // its views, so that the buffer is held once where no other entry views it
-        let (keys, values, copied) = match Rc::try_unwrap(backing) {
-            Ok(Backing { keys, values }) => (keys, values, 0),
-            Err(shared) => (shared.keys.clone(), shared.values.clone(), shared.nbytes()),
+        let kind = paged.kind;
+        drop(paged); // its views, so that the buffers are held once where no other entry views them
+        let (parts, copied) = match Rc::try_unwrap(backing) {
+            Ok(Backing { parts }) => (parts, 0),
+            Err(shared) => (shared.parts.clone(), shared.nbytes()),
         };
-        Ok((Self::assembled(keys, values, at, vec![]), copied))
+        Ok((Self::assembled(kind, parts, at, vec![]), copied))
     }
 
-    /// The layer in pages: the pages it was assembled from, new pages cut from its buffer
-    /// past them, and the rest as the tail. A row that shares no pages keeps its buffer and
-    /// its pages view it (nothing copied); otherwise only what is new is copied into pages
+    /// The layer in pages: the pages it was assembled from, new pages cut from its buffers
+    /// past them, and the rest as the tail. A row that shares no pages keeps its buffers and
+    /// its pages view them (nothing copied); otherwise only what is new is copied into pages
     /// of their own. Returns them and the bytes copied.
-    pub fn page_out(&self) -> Result<(PagedKeysValues, usize)> {
-        let Some((keys, values)) = self.valid() else { return Ok((PagedKeysValues::default(), 0)) };
-        let len = self.len();
+    fn page_out(&self) -> Result<(PagedKeysValues, usize)> {
+        let len = self.positions();
+        let Some(buffers) = self.buffers().filter(|_| len > 0) else { return Ok((PagedKeysValues::empty(self.kind()), 0)) };
+        let kind = self.kind();
         if self.pages().is_empty() {
-            let (Some(keys), Some(values)) = (self.keys.clone(), self.values.clone()) else { unreachable!("valid buffers") };
-            let backing = Rc::new(Backing { keys, values });
-            let view = |a: &Array, from: usize, to: usize| a.index((.., .., from as i32..to as i32, ..));
-            let pages = (0..len / PAGE)
-                .map(|i| {
-                    let (from, to) = (i * PAGE, (i + 1) * PAGE);
-                    Rc::new(Page {
-                        keys: view(&backing.keys, from, to),
-                        values: view(&backing.values, from, to),
-                        backing: Some(backing.clone()),
-                    })
-                })
-                .collect();
+            let backing = Rc::new(Backing { parts: buffers });
+            let view = |from: usize, to: usize| -> Vec<Array> {
+                backing.parts.iter().map(|a| a.index((.., .., from as i32..to as i32, ..))).collect()
+            };
+            let pages =
+                (0..len / PAGE).map(|i| Rc::new(Page { parts: view(i * PAGE, (i + 1) * PAGE), backing: Some(backing.clone()) })).collect();
             let full = len / PAGE * PAGE;
-            let tail = (len > full).then(|| (view(&backing.keys, full, len), view(&backing.values, full, len)));
-            return Ok((PagedKeysValues { pages, tail, len, backing: Some(backing) }, 0));
+            let tail = (len > full).then(|| view(full, len));
+            return Ok((PagedKeysValues { kind, pages, tail, len, backing: Some(backing) }, 0));
         }
         let mut pages = self.pages().to_vec();
         let mut copied = 0;
         let mut fresh = vec![];
-        let cut = |a: &Array, from: usize, to: usize| own_copy(&a.index((.., .., from as i32..to as i32, ..)));
+        let cut = |from: usize, to: usize| -> Result<Vec<Array>> {
+            buffers.iter().map(|a| own_copy(&a.index((.., .., from as i32..to as i32, ..)))).collect()
+        };
         for i in pages.len()..len / PAGE {
-            let page = Page { keys: cut(&keys, i * PAGE, (i + 1) * PAGE)?, values: cut(&values, i * PAGE, (i + 1) * PAGE)?, backing: None };
+            let page = Page { parts: cut(i * PAGE, (i + 1) * PAGE)?, backing: None };
             copied += page.nbytes();
-            fresh.extend([page.keys.clone(), page.values.clone()]);
+            fresh.extend(page.parts.iter().cloned());
             pages.push(Rc::new(page));
         }
         let full = pages.len() * PAGE;
-        let tail = if len > full { Some((cut(&keys, full, len)?, cut(&values, full, len)?)) } else { None };
-        if let Some((k, v)) = &tail {
-            copied += k.nbytes() + v.nbytes();
-            fresh.extend([k.clone(), v.clone()]);
+        let tail = if len > full { Some(cut(full, len)?) } else { None };
+        if let Some(parts) = &tail {
+            copied += parts.iter().map(Array::nbytes).sum::<usize>();
+            fresh.extend(parts.iter().cloned());
         }
-        // Computed now, so that the row's buffer they were cut from can be freed.
+        // Computed now, so that the row's buffers they were cut from can be freed.
         mlx_rs::transforms::eval(&fresh)?;
-        Ok((PagedKeysValues { pages, tail, len, backing: None }, copied))
+        Ok((PagedKeysValues { kind, pages, tail, len, backing: None }, copied))
     }
+}
+
+impl Pageable for KeysValues {
+    fn kind(&self) -> StateKind {
+        StateKind::KeysValues
+    }
+
+    fn buffers(&self) -> Option<Vec<Array>> {
+        Some(vec![self.keys.clone()?, self.values.clone()?])
+    }
+
+    fn positions(&self) -> usize {
+        self.len
+    }
+
+    fn pages(&self) -> &[Rc<Page>] {
+        &self.pages
+    }
+
+    fn forget_pages(&mut self) {
+        self.pages.clear();
+    }
+
+    fn assembled(_: StateKind, buffers: Vec<Array>, len: usize, pages: Vec<Rc<Page>>) -> Self {
+        let mut buffers = buffers.into_iter();
+        Self { keys: buffers.next(), values: buffers.next(), len, pages }
+    }
+}
+
+impl Pageable for QuantizedKeysValues {
+    fn kind(&self) -> StateKind {
+        StateKind::QuantizedKeysValues(self.quantization)
+    }
+
+    fn buffers(&self) -> Option<Vec<Array>> {
+        let (k, v) = (self.keys.as_ref()?, self.values.as_ref()?);
+        Some([k.arrays(), v.arrays()].into_iter().flatten().cloned().collect())
+    }
+
+    fn positions(&self) -> usize {
+        self.len
+    }
+
+    fn pages(&self) -> &[Rc<Page>] {
+        &self.pages
+    }
+
+    fn forget_pages(&mut self) {
+        self.pages.clear();
+    }
+
+    fn assembled(kind: StateKind, buffers: Vec<Array>, len: usize, pages: Vec<Rc<Page>>) -> Self {
+        let StateKind::QuantizedKeysValues(quantization) = kind else { unreachable!("pages of quantized keys/values say so") };
+        let mut parts = buffers.into_iter();
+        let mut packed = || Some(Packed { data: parts.next()?, scales: parts.next()?, biases: parts.next()? });
+        let (keys, values) = (packed(), packed());
+        Self { quantization, keys, values, len, pages }
+    }
+}
+
+/// A paged layer resumed at `at` as a row's layer of its kind.
+fn resume_pages<T: Pageable>(paged: PagedKeysValues, at: usize, owned: bool, wrap: fn(T) -> LayerState) -> Result<(LayerState, usize)> {
+    let (layer, copied) = if owned { T::from_own_pages(paged, at)? } else { T::from_pages(&paged, at)? };
+    Ok((wrap(layer), copied))
 }
 
 /// A layer as the prefix cache holds it: full keys/values in pages, any other kind whole.
@@ -196,7 +286,7 @@ pub enum CachedLayer {
 impl CachedLayer {
     pub fn kind(&self) -> StateKind {
         match self {
-            Self::Paged(_) => StateKind::KeysValues,
+            Self::Paged(p) => p.kind,
             Self::Whole(l) => l.kind(),
         }
     }
@@ -221,15 +311,21 @@ pub struct CachedState {
 }
 
 impl CachedState {
-    /// A finished row's state for the cache, and the bytes copied: its full keys/values layers in pages when `paged`
-    /// (sharing the pages it was assembled from), every layer whole otherwise (as the row
-    /// left it: its buffers are kept, nothing is copied).
+    /// A finished row's state for the cache, and the bytes copied: its keys/values layers
+    /// (full or quantized) in pages when `paged` (sharing the pages it was assembled from),
+    /// every layer whole otherwise (as the row left it: its buffers are kept, nothing is
+    /// copied).
     pub fn keep(state: SequenceState, paged: bool) -> Result<(Self, usize)> {
         let mut copied = 0;
         let mut layers = Vec::with_capacity(state.layers.len());
         for layer in state.layers {
             layers.push(match layer {
                 LayerState::KeysValues(kv) if paged => {
+                    let (p, n) = kv.page_out()?;
+                    copied += n;
+                    CachedLayer::Paged(p)
+                }
+                LayerState::QuantizedKeysValues(kv) if paged => {
                     let (p, n) = kv.page_out()?;
                     copied += n;
                     CachedLayer::Paged(p)
@@ -255,9 +351,12 @@ impl CachedState {
         for layer in self.layers {
             layers.push(match layer {
                 CachedLayer::Paged(p) => {
-                    let (kv, n) = if owned { KeysValues::from_own_pages(p, at)? } else { KeysValues::from_pages(&p, at)? };
+                    let (layer, n) = match p.kind {
+                        StateKind::QuantizedKeysValues(_) => resume_pages(p, at, owned, LayerState::QuantizedKeysValues)?,
+                        _ => resume_pages(p, at, owned, LayerState::KeysValues)?,
+                    };
                     copied += n;
-                    LayerState::KeysValues(kv)
+                    layer
                 }
                 CachedLayer::Whole(l) => {
                     if !owned {
@@ -375,6 +474,32 @@ mod tests {
         // Cutting a row back below a page lets it go.
         row.truncate(PAGE + 3);
         assert_eq!(row.pages().len(), 1);
+    }
+
+    #[test]
+    fn quantized_keys_values_page_and_share_alike() {
+        let q = crate::state::KvQuantization::new(4, 64).unwrap();
+        let mut kv = QuantizedKeysValues::new(q);
+        let keys = mlx_rs::random::normal::<f32>(&[1, 2, (3 * PAGE + 10) as i32, 64], None, None, None).unwrap();
+        kv.append(&keys, &keys).unwrap();
+        let (original, copied) = kv.page_out().unwrap();
+        assert_eq!((original.pages.len(), original.kind, copied), (3, StateKind::QuantizedKeysValues(q), 0));
+        assert_eq!(original.pages[0].parts.len(), 6, "data, scales and biases of keys and values");
+        // An edit inside page 2: pages 0 and 1 come back shared, and read as the row held them.
+        let at = 2 * PAGE + 5;
+        let joined = PagedKeysValues { backing: None, ..original.clone() };
+        let (mut row, _) = QuantizedKeysValues::from_pages(&joined, at).unwrap();
+        let (want, _) = kv.valid().unwrap();
+        let (got, _) = row.valid().unwrap();
+        for (a, b) in got.arrays().into_iter().zip(want.arrays()) {
+            assert!(same(a, &b.index((.., .., ..at as i32, ..))));
+        }
+        let more = mlx_rs::random::normal::<f32>(&[1, 2, 300, 64], None, None, None).unwrap();
+        row.append(&more, &more).unwrap();
+        let (branch, copied) = row.page_out().unwrap();
+        assert!(Rc::ptr_eq(&branch.pages[0], &original.pages[0]) && Rc::ptr_eq(&branch.pages[1], &original.pages[1]));
+        let position_bytes = 2 * 2 * q.bytes_per_head(64, 4);
+        assert_eq!(copied, (PAGE + 49) * position_bytes, "only the page past the shared ones and the tail");
     }
 
     /// Where a layer's key buffer lives, once computed.

@@ -9,11 +9,14 @@
 use mlx_rs::ops::indexing::{IndexOp, TryIndexMutOp};
 use mlx_rs::{ops, Array, Dtype};
 
+use std::rc::Rc;
+
+use super::page::{Page, PAGE};
 use crate::error::{EngineError, Result};
 
-/// Buffers grow by this many positions at a time (mlx-lm's `step`), so a decode step writes
-/// in place instead of concatenating.
-const STEP: usize = 256;
+/// Buffers grow by this many positions at a time (mlx-lm's `step`, and a page), so a decode
+/// step writes in place instead of concatenating.
+const STEP: usize = PAGE;
 
 /// How keys and values are quantized: `bits` per element, one scale and bias per
 /// `group_size` elements along head_dim.
@@ -66,7 +69,7 @@ pub struct Packed {
 }
 
 impl Packed {
-    fn arrays(&self) -> [&Array; 3] {
+    pub(super) fn arrays(&self) -> [&Array; 3] {
         [&self.data, &self.scales, &self.biases]
     }
 
@@ -101,16 +104,18 @@ impl Packed {
 /// Cloning is cheap and safe, as for `KeysValues`: the arrays are shared and immutable.
 #[derive(Clone)]
 pub struct QuantizedKeysValues {
-    quantization: KvQuantization,
+    pub(super) quantization: KvQuantization,
     /// Capacity a multiple of `STEP`; the first `len` positions are valid.
-    keys: Option<Packed>,
-    values: Option<Packed>,
-    len: usize,
+    pub(super) keys: Option<Packed>,
+    pub(super) values: Option<Packed>,
+    pub(super) len: usize,
+    /// The prefix cache's pages the first positions were assembled from (`paged`).
+    pub(super) pages: Vec<Rc<Page>>,
 }
 
 impl QuantizedKeysValues {
     pub fn new(quantization: KvQuantization) -> Self {
-        Self { quantization, keys: None, values: None, len: 0 }
+        Self { quantization, keys: None, values: None, len: 0, pages: vec![] }
     }
 
     pub fn quantization(&self) -> KvQuantization {
@@ -163,6 +168,7 @@ impl QuantizedKeysValues {
     /// Forget everything after the first `len` positions.
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
+        self.pages.truncate(self.len / PAGE);
     }
 
     pub fn arrays(&self) -> impl Iterator<Item = &Array> {
@@ -177,7 +183,7 @@ impl QuantizedKeysValues {
     /// A layer holding exactly these (restored from disk).
     pub fn from_packed(quantization: KvQuantization, keys: Packed, values: Packed) -> Self {
         let len = keys.positions();
-        Self { quantization, keys: Some(keys), values: Some(values), len }
+        Self { quantization, keys: Some(keys), values: Some(values), len, pages: vec![] }
     }
 
     /// Bytes held by the buffers (their capacity, not only the valid part).

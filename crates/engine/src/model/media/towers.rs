@@ -49,9 +49,11 @@ pub fn read_checkpoint(dir: &Path) -> Result<TowerCheckpoint> {
     Ok(TowerCheckpoint { config, weights, fingerprint: fingerprint.finish(), dir: dir.into() })
 }
 
-/// `model.vision_tower.x` and `vision_tower.x` → `vision_tower.x`; other tensors → None.
+/// `model.vision_tower.x` and `vision_tower.x` → `vision_tower.x` (and `model.encoder.…`: an
+/// encoder-decoder model, block diffusion's, keeps its towers in its encoder); other tensors → None.
 fn tower_name(name: &str) -> Option<String> {
     let rest = name.strip_prefix("model.").unwrap_or(name);
+    let rest = rest.strip_prefix("encoder.").unwrap_or(rest);
     TOWER_PREFIXES.iter().any(|p| rest.starts_with(p)).then(|| rest.to_string())
 }
 

@@ -8,18 +8,22 @@
 //! the "cross-attention to the encoder's cache" of the paper: one attention over both.
 //!
 //! Placeholder ids are embedded as they are (transformers' DiffusionGemma does not read them as
-//! the pad id, as Gemma 4 does): images are not read yet.
+//! the pad id, as Gemma 4 does). A prompt with an image runs through the encoder from
+//! embeddings: the image's rows come from Gemma 4's vision tower (the family's `load_encoder`)
+//! and, with `use_bidirectional_attention = "vision"`, its tokens see each other both ways in
+//! every layer (`MediaMask::EveryLayer`, transformers' block mask), not only in sliding ones as
+//! in Gemma 4. The canvases never hold images: the decoder reads them through the state.
 
 use mlx_rs::{fast, ops, Array, Dtype};
 use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::{LayerKind, TextConfig};
-use crate::model::families::gemma4::{build_stack, Gemma4, Gemma4Args};
+use crate::model::families::gemma4::{build_stack, Gemma4, Gemma4Args, MediaMask};
 use crate::model::layers::{FusedLinear, Mlp, RmsNorm};
 use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, Denoiser, DenoisingParams, TextModel};
+use crate::model::{BuildOptions, Denoiser, DenoisingParams, EmbeddingsInput, TextModel};
 use crate::state::{SequenceState, StateKind};
 
 use super::config::denoising_params;
@@ -29,7 +33,7 @@ use super::config::denoising_params;
 const ENCODER: &str = "model.encoder.language_model.";
 const DECODER: &str = "model.decoder.";
 const FINAL_LOGIT_SOFTCAP: f32 = 30.0;
-/// Parts of the checkpoint read elsewhere or not yet (the vision tower).
+/// Parts of the checkpoint the towers' loader reads (`Gemma4Encoder`).
 const NOT_READ: &[&str] = &["model.encoder.vision_tower.", "model.encoder.embed_vision."];
 
 struct SelfConditioning {
@@ -90,6 +94,7 @@ pub fn build(config: &TextConfig, json: Option<&Value>, w: &mut Weights, opts: &
     text["attention_k_eq_v"] = Value::Bool(true);
     let mut extras = Gemma4Args::from_json(&gemma4_json, &config, &path)?;
     (extras.image_token_id, extras.audio_token_id, extras.video_token_id) = (None, None, None);
+    extras.media_mask = MediaMask::EveryLayer;
     // transformers' DiffusionGemma soft-caps at 30 always (a class constant config.json does not
     // carry), unless the file says otherwise.
     let stack = build_stack(&config, extras, w, opts)?;
@@ -140,6 +145,19 @@ impl TextModel for DiffusionGemma {
     /// tied head.
     fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
         self.stack.forward(tokens, state)
+    }
+
+    fn embed(&self, tokens: &Array) -> Result<Array> {
+        self.stack.embed(tokens)
+    }
+
+    /// The encoder over a prompt with an image's rows spliced in.
+    fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
+        self.stack.forward_embeddings(input, state)
+    }
+
+    fn media_pad_id(&self) -> Option<u32> {
+        self.stack.media_pad_id()
     }
 
     fn arrays(&self) -> Vec<&Array> {

@@ -29,14 +29,27 @@ pub struct Gemma4Args {
     pub hidden_size_per_layer_input: usize,
     pub vocab_size_per_layer_input: usize,
     pub moe: Option<MoeConfig>,
-    /// `vision`: tokens of one image attend to each other both ways in sliding layers;
-    /// `all`: no causal mask at all (not supported for generation).
+    /// `vision`: tokens of one image attend to each other both ways (in the layers
+    /// `media_mask` names); `all`: no causal mask at all (not supported for generation).
     pub bidirectional_attention: Option<String>,
+    /// Where and how an image's tokens see each other both ways, under `vision`.
+    pub media_mask: MediaMask,
     pub pad_token_id: u32,
     /// Placeholder ids of the multimodal checkpoint (`image_token_id`, `audio_token_id`, `video_token_id`).
     pub image_token_id: Option<u32>,
     pub audio_token_id: Option<u32>,
     pub video_token_id: Option<u32>,
+}
+
+/// How `use_bidirectional_attention = "vision"` opens the causal mask within an image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum MediaMask {
+    /// Gemma 4: sliding layers only, still within the window (AND(window, OR(causal, image)));
+    /// full layers stay causal.
+    SlidingLayers,
+    /// transformers' `create_masks_for_generate` with block ids, as DiffusionGemma's encoder
+    /// uses it: every layer, OR(its own causal mask, image), so an image is not cut by the window.
+    EveryLayer,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -142,6 +155,7 @@ impl Gemma4Args {
             vocab_size_per_layer_input: k.vocab_size_per_layer_input.unwrap_or(0),
             moe,
             bidirectional_attention: k.use_bidirectional_attention,
+            media_mask: MediaMask::SlidingLayers,
             pad_token_id: k.pad_token_id.unwrap_or(0) as u32,
             image_token_id: ids.image_token_id,
             audio_token_id: ids.audio_token_id,

@@ -100,10 +100,15 @@ impl Gemma4Encoder {
     /// The towers of the Gemma 4 folder `dir`, computing in `dtype`; `None` when its
     /// config.json names no vision or audio tower (a text-only checkpoint).
     pub fn load(dir: &Path, dtype: Dtype) -> Result<Option<Self>> {
+        Self::load_as(dir, dtype, "gemma4")
+    }
+
+    /// `load` for a checkpoint of `model_type` whose towers and processor are Gemma 4's.
+    pub fn load_as(dir: &Path, dtype: Dtype, model_type: &str) -> Result<Option<Self>> {
         if !has_towers(dir) {
             return Ok(None);
         }
-        let towers = Gemma4Towers::load(dir, dtype)?;
+        let towers = Gemma4Towers::load_as(dir, dtype, model_type)?;
         if !towers.has_vision() && !towers.has_audio() {
             return Ok(None);
         }

@@ -17,7 +17,7 @@ use crate::model::config::ConfigDefaults;
 use crate::model::family::Family;
 use crate::model::MediaProcessor;
 
-pub use config::Gemma4Args;
+pub use config::{Gemma4Args, MediaMask};
 pub use encoder::{Gemma4Encoder, MediaEncoder};
 pub use text::{build, build_stack, Gemma4};
 pub use towers::Gemma4Towers;

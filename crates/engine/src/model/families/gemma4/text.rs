@@ -17,7 +17,8 @@
 //! Multimodal prompts run from embeddings (`forward_embeddings`): media rows come from the
 //! towers, and with
 //! `use_bidirectional_attention = "vision"` the tokens of one image see each other both ways in
-//! sliding layers (full layers stay causal).
+//! sliding layers (full layers stay causal; `MediaMask` says how families built on the stack
+//! differ).
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{fast, nn, ops, Array, Dtype};
@@ -34,7 +35,7 @@ use crate::model::weights::Weights;
 use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
 use crate::state::{SequenceState, StateKind};
 
-use super::config::{Gemma4Args, MoeConfig};
+use super::config::{Gemma4Args, MediaMask, MoeConfig};
 
 /// The routed experts beside a layer's dense MLP, and their norms.
 struct Moe {
@@ -319,13 +320,16 @@ impl Gemma4 {
         let per_layer = self.per_layer_inputs.as_ref().map(|p| p.compute(ids, &embeds, layers)).transpose()?;
         let offsets: Vec<usize> = states.iter().map(|s| s.len()).collect();
         let l = embeds.dim(1) as usize;
-        // Sliding layers with an image in this chunk: its tokens see each other both ways.
-        let media_mask = match (blocks, self.extras.bidirectional_attention.as_deref(), self.config.sliding_window) {
-            (Some(b), Some("vision"), Some(window)) if b.iter().any(|&x| x >= 0) => {
-                Some(move |offset: usize, start: usize| media_sliding_mask(offset, l, window, b, start))
-            }
-            _ => None,
-        };
+        // An image in this chunk: its tokens see each other both ways, in the layers the
+        // family's rule names.
+        let rule = self.extras.media_mask;
+        let image_blocks = blocks.filter(|b| self.extras.bidirectional_attention.as_deref() == Some("vision") && b.iter().any(|&x| x >= 0));
+        let sliding_mask = image_blocks
+            .zip(self.config.sliding_window)
+            .map(|(b, window)| move |offset: usize, start: usize| media_mask(offset, l, Some(window), b, start, rule));
+        let full_mask = image_blocks
+            .filter(|_| rule == MediaMask::EveryLayer)
+            .map(|b| move |offset: usize, start: usize| media_mask(offset, l, None, b, start, rule));
         // Per layer that others read, what each row attended to.
         let mut shared: Vec<Option<Vec<Attended>>> = (0..self.blocks.len()).map(|_| None).collect();
         // The state holds only the layers that compute their own keys and values.
@@ -345,7 +349,10 @@ impl Gemma4 {
                     )),
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let mask = media_mask.as_ref().filter(|_| b.kind == LayerKind::Sliding).map(|m| m as &dyn Fn(usize, usize) -> Result<Array>);
+            let mask = match b.kind {
+                LayerKind::Sliding => sliding_mask.as_ref().map(|m| m as &dyn Fn(usize, usize) -> Result<Array>),
+                _ => full_mask.as_ref().map(|m| m as &dyn Fn(usize, usize) -> Result<Array>),
+            };
             let (a, attended) = b.attention.forward_rows_with(&b.input_norm.forward(&h)?, kvs, mask)?;
             if self.producers[i] {
                 shared[i] = Some(attended);
@@ -437,22 +444,32 @@ impl Block {
     }
 }
 
-/// Sliding layers with media: AND(window, OR(causal, same media block)) over
-/// [L, offset + L - start] (keys from position `start`); `blocks` labels this chunk's positions
-/// (-1 for text). Earlier chunks are all in the past.
-fn media_sliding_mask(offset: usize, l: usize, window: usize, blocks: &[i32], start: usize) -> Result<Array> {
+/// A layer's mask with media over [L, offset + L - start] (keys from position `start`);
+/// `blocks` labels this chunk's positions (-1 for text), earlier chunks are all in the past.
+/// The layer's own causal mask (`window`: a sliding layer's) opened within each image: under
+/// `SlidingLayers` still within the window, AND(window, OR(causal, image)); under `EveryLayer`
+/// OR(causal within the window, image).
+fn media_mask(offset: usize, l: usize, window: Option<usize>, blocks: &[i32], start: usize, rule: MediaMask) -> Result<Array> {
     if blocks.len() != l {
         return Err(EngineError::invalid("media_blocks", format!("{} labels for {l} positions", blocks.len())));
     }
+    // A full layer's causal mask is a window wider than the sequence.
+    let window = window.unwrap_or(offset + l + 1);
     let base = sliding_causal_mask(offset, l, window, start)?;
     let keys: Vec<i32> = std::iter::repeat_n(-1, offset - start).chain(blocks.iter().copied()).collect();
     let q = Array::from_slice(blocks, &[l as i32, 1]);
     let k = Array::from_slice(&keys, &[1, (offset + l - start) as i32]);
     let same = ops::logical_and(&ops::eq(&q, &k)?, &ops::ge(&q, Array::from_int(0))?)?;
-    let qpos = ops::add(Array::from_iter(0..l as i32, &[l as i32, 1]), Array::from_int(offset as i32))?;
-    let kpos = Array::from_iter(start as i32..(offset + l) as i32, &[1, (offset + l - start) as i32]);
-    let in_window = ops::gt(&kpos, &ops::subtract(&qpos, Array::from_int(window as i32))?)?;
-    Ok(ops::logical_or(&base, &ops::logical_and(&same, &in_window)?)?)
+    let image = match rule {
+        MediaMask::EveryLayer => same,
+        MediaMask::SlidingLayers => {
+            let qpos = ops::add(Array::from_iter(0..l as i32, &[l as i32, 1]), Array::from_int(offset as i32))?;
+            let kpos = Array::from_iter(start as i32..(offset + l) as i32, &[1, (offset + l - start) as i32]);
+            let in_window = ops::gt(&kpos, &ops::subtract(&qpos, Array::from_int(window as i32))?)?;
+            ops::logical_and(&same, &in_window)?
+        }
+    };
+    Ok(ops::logical_or(&base, &image)?)
 }
 
 impl TextModel for Gemma4 {

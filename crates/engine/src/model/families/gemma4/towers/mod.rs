@@ -35,10 +35,16 @@ impl Gemma4Towers {
     /// a checkpoint that holds none of a tower's weights (mlx-lm's text conversions drop the
     /// towers but keep both sections); some but not all of them is an error.
     pub fn load(dir: &Path, dtype: Dtype) -> Result<Self> {
+        Self::load_as(dir, dtype, "gemma4")
+    }
+
+    /// `load` for a checkpoint of `model_type` whose towers are Gemma 4's (a family built on
+    /// Gemma 4 names its own).
+    pub fn load_as(dir: &Path, dtype: Dtype, expected_model_type: &str) -> Result<Self> {
         let mut checkpoint = read_checkpoint(dir)?;
         let config_path = dir.join("config.json");
         let model_type = checkpoint.config.get("model_type").and_then(|v| v.as_str()).unwrap_or_default();
-        if model_type != "gemma4" {
+        if model_type != expected_model_type {
             return Err(EngineError::ModelFormat {
                 path: config_path,
                 reason: format!("model_type `{model_type}` has no Gemma 4 media towers"),
