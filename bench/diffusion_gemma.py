@@ -53,9 +53,12 @@ def ours(binary: str, model: str, max_tokens: int) -> dict:
                          check=True, capture_output=True, text=True).stdout
     reply = json.loads(out)
     t, steps = reply["timings"], reply["usage"]["steps_per_canvas"]
-    generated = reply["usage"]["generated"]
-    decode = (generated - 1) / t["decode_tokens_per_s"] if generated > 1 and t["decode_tokens_per_s"] > 0 else 0.0
-    return {"seconds": t["time_to_first_token_ms"] / 1e3 + decode, "canvases": len(steps), "steps_per_canvas": steps}
+    usage = reply["usage"]
+    # A denoising reply's timings split at the first canvas's start: the prompt's tokens over its
+    # rate, then every generated token over the canvases' rate (Timings::decode_tokens_per_s).
+    rate = lambda n, per_s: n / per_s if n > 0 and per_s > 0 else 0.0
+    seconds = rate(usage["prompt"] - usage["cached"], t["prefill_tokens_per_s"]) + rate(usage["generated"], t["decode_tokens_per_s"])
+    return {"seconds": seconds, "canvases": len(steps), "steps_per_canvas": steps}
 
 
 def theirs(python: str, model: str, max_tokens: int) -> dict:

@@ -25,6 +25,8 @@ pub fn request(model: &Current, prompt: Prompt, settings: &Settings, thinking: b
     // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
     request.context_policy = ContextPolicy::DropOldestTurns;
     request.speculative = settings.speculative(model.draft);
+    // The window shows a denoising model's canvas forming (other models send no canvases).
+    request.canvas_steps = true;
     set_thinking(model, &mut request, thinking);
     if let (true, Some(effort)) = (model.info.reasoning_effort, settings.reasoning_effort) {
         request.chat.switches.insert("reasoning_effort".into(), effort.as_str().into());
@@ -60,7 +62,7 @@ pub fn answer_of(format: ReplyFormat, events: impl IntoIterator<Item = Event>) -
         match event {
             Event::Token { text, .. } | Event::Text(text) => keep(parser.push(&text)),
             Event::Error(_) => return None,
-            Event::Plan(_) | Event::Done { .. } => {}
+            Event::Plan(_) | Event::Canvas(_) | Event::Done { .. } => {}
         }
     }
     keep(parser.finish());
@@ -168,6 +170,7 @@ fn read(
                 send(ReplyEvent::Plan { plan })
             }
             Event::Token { text, .. } | Event::Text(text) => take(parser.push(&text), &mut unsaved),
+            Event::Canvas(canvas) => send(ReplyEvent::Canvas { canvas }),
             Event::Done { reason, usage, timings } => {
                 take(parser.finish(), &mut unsaved);
                 unsaved.thought(store, reply, send);
@@ -187,6 +190,7 @@ fn read(
                         acceptance_rate: s.acceptance_rate,
                         tokens_per_step: s.tokens_per_step,
                     }),
+                    steps_per_canvas: usage.steps_per_canvas.iter().map(|&steps| steps as u32).collect(),
                 };
                 let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
                 return Outcome { end, stats: Some(stats), calls: calls.take() };

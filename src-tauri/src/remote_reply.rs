@@ -231,6 +231,7 @@ pub async fn generate(
                     decode_tokens_per_second: finished.tokens_per_second(),
                     model: format!("{} via {}", target.model.id, target.provider),
                     speculative: None,
+                    steps_per_canvas: vec![],
                 };
                 return Outcome { end: ReplyEnd::Complete, stats: Some(stats), calls };
             }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use confab_engine::runtime::Plan;
+use confab_engine::runtime::{CanvasUpdate, Plan};
 use confab_store::{Message, MessageId, ReplyEnd, ReplySource, ReplyStats, ToolCall};
 
 use crate::tool_call::ModelCall;
@@ -12,7 +12,8 @@ use crate::views::MessageView;
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 /// Events of one reply, in order: `started`, `sources` (when documents were searched), `plan`, then a thinking model's `reasoning`* and
-/// `thought`, `token`*, then `done` or `error`. A reply that calls tools has rounds: after a
+/// `thought`, `token`*, then `done` or `error`. A denoising model's reply sends `canvas`
+/// events as each canvas forms, and one when it is finished (after its tokens). A reply that calls tools has rounds: after a
 /// round's text, a `tool` event each time one of its calls is saved or changes (awaiting the
 /// user's decision, running, done), then the next round's `plan`, `reasoning`, `token`s.
 pub enum ReplyEvent {
@@ -46,6 +47,11 @@ pub enum ReplyEvent {
     /// More of the answer.
     Token {
         text: String,
+    },
+    /// A denoising model's canvas as a step left it (its pieces: model text, shown as plain
+    /// text), or finished: its text came as `token`s just before.
+    Canvas {
+        canvas: CanvasUpdate,
     },
     /// A tool call of the reply, as saved now (the window replaces the one at its position).
     /// Boxed: its arguments and result may be long.

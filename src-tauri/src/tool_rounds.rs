@@ -256,13 +256,14 @@ pub fn result_for_model(call: &ToolCall) -> String {
     }
 }
 
-/// The stats of a reply written in rounds: the tokens generated in all of them; the prompt,
+/// The stats of a reply written in rounds: the tokens generated (and canvases) in all of them; the prompt,
 /// the cache and the speed of the latest; the time to the first token of the first.
 pub fn add_stats(earlier: Option<ReplyStats>, latest: Option<ReplyStats>) -> Option<ReplyStats> {
     match (earlier, latest) {
         (Some(earlier), Some(latest)) => Some(ReplyStats {
             generated_tokens: earlier.generated_tokens + latest.generated_tokens,
             time_to_first_token_ms: earlier.time_to_first_token_ms.or(latest.time_to_first_token_ms),
+            steps_per_canvas: [earlier.steps_per_canvas, latest.steps_per_canvas.clone()].concat(),
             ..latest
         }),
         (earlier, latest) => latest.or(earlier),

@@ -1,7 +1,8 @@
 """`confab serve` driven by the real `openai` Python client (pinned in scripts/setup.sh).
 
 Runs the built CLI (`cargo build -p confab-cli`) on the default model, SmolLM2-135M-Instruct,
-and on the tiny Gemma 4 fixture (which reads images and audio). Replies are kept to a few
+on the tiny Gemma 4 fixture (which reads images and audio), and on the tiny DiffusionGemma
+(which writes canvases by denoising). Replies are kept to a few
 tokens: what is checked is the API, not the model. Every error must come in OpenAI's shape,
 and the server must still answer after each.
 
@@ -33,6 +34,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
 CONFAB = TARGET / "debug" / "confab"
 GEMMA4 = ROOT / "tests" / "reference" / "fixtures" / "tiny" / "gemma4"
+DIFFUSION_GEMMA = ROOT / "tests" / "reference" / "fixtures" / "tiny" / "diffusion_gemma"
 KEY = "test-key-123"
 # Small, so the oversized-body test sends little.
 BODY_LIMIT_MIB = 2
@@ -567,6 +569,45 @@ class TinyGemma4(ServerTest):
         with self.assertRaises(openai.BadRequestError) as caught:
             self.chat([{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{junk}"}}])
         self.assert_error_shape(caught.exception, 400)
+        self.assert_still_serving()
+
+
+class TinyDiffusionGemma(ServerTest):
+    """The tiny random DiffusionGemma writes canvases of 8 tokens by denoising: a stream gives a
+    chunk per finished canvas, not one per token, and says what the whole reply says."""
+
+    CANVAS = json.loads((DIFFUSION_GEMMA / "config.json").read_text())["canvas_length"]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--model", str(DIFFUSION_GEMMA))
+        cls.client = openai.OpenAI(base_url=cls.server.base_url, api_key="unused", max_retries=0, timeout=120)
+
+    def test_a_chat_streams_a_chunk_per_canvas(self):
+        ask = dict(max_tokens=3 * self.CANVAS, seed=7)
+        whole = self.chat("Tell me a story.", **ask)
+        tokens = whole.usage.completion_tokens
+        self.assertGreater(tokens, 0)
+        chunks = list(self.chat("Tell me a story.", stream=True, stream_options={"include_usage": True}, **ask))
+        texts = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+        self.assertEqual("".join(texts), whole.choices[0].message.content or "", "the same seed, the same reply")
+        canvases = -(-tokens // self.CANVAS)
+        self.assertLessEqual(len(texts), canvases, f"at most a chunk per canvas: {texts}")
+        self.assertGreaterEqual(len(texts), 1)
+        self.assertEqual(chunks[-1].usage.completion_tokens, tokens)
+
+    def test_a_completion_streams_a_chunk_per_canvas(self):
+        ask = dict(model=self.server.model, prompt="Once upon a time", max_tokens=2 * self.CANVAS, seed=3)
+        whole = self.client.completions.create(**ask)
+        streamed = [c.choices[0].text for c in self.client.completions.create(stream=True, **ask) if c.choices and c.choices[0].text]
+        self.assertEqual("".join(streamed), whole.choices[0].text)
+        self.assertLessEqual(len(streamed), -(-whole.usage.completion_tokens // self.CANVAS), streamed)
+
+    def test_a_grammar_is_refused_saying_why(self):
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.chat("Hi", response_format={"type": "json_object"})
+        self.assert_error_shape(caught.exception, 400)
+        self.assertIn("denoising", caught.exception.response.json()["error"]["message"])
         self.assert_still_serving()
 
 

@@ -276,6 +276,7 @@ export function App() {
           conversationId={chat.conversationId}
           messages={chat.messages}
           plans={chat.plans}
+          canvas={chat.canvas}
           keyOf={chat.keyOf}
           busy={chat.streaming !== null}
           empty={emptyChat}

@@ -47,6 +47,45 @@ export type AttachmentHash = string;
 export type AttentionMode = "causal" | "bidirectional";
 
 /**
+ * One position of a canvas being denoised.
+ */
+export type CanvasPiece = {
+  /**
+   * The text of its token: the one the sampler accepted, else the model's current best guess
+   * (special tokens give none). Model output: show it as plain text.
+   */
+  text: string,
+  /**
+   * The sampler accepted it at this step; the rest are renoised before the next.
+   */
+  accepted: boolean,
+};
+
+/**
+ * A denoising reply's canvas, as `Event::Canvas` reports it.
+ */
+export type CanvasUpdate = {
+  /**
+   * Which of the reply's canvases, from 0.
+   */
+  index: number,
+  /**
+   * The denoising steps it has taken.
+   */
+  steps: number,
+  /**
+   * It is written: its tokens were streamed (`Token` events) just before this. A reply that
+   * ends within a canvas (end of turn, a stop string, the token limit) ends with `Done`
+   * instead.
+   */
+  finished: boolean,
+  /**
+   * Before it is finished: every position's text as the step left it (empty once finished).
+   */
+  pieces: Array<CanvasPiece>,
+};
+
+/**
  * A resume from a checkpoint, for the plan.
  */
 export type CheckpointResume = {
@@ -129,6 +168,38 @@ export type DefaultModelStatus = {
   name: string,
   path: string,
   present: boolean,
+};
+
+/**
+ * The canvas loop's parameters, from the checkpoint (config.json's canvas length and
+ * generation_config.json's denoising keys), checked when the model loads.
+ */
+export type DenoisingParams = {
+  /**
+   * Tokens written in parallel per canvas.
+   */
+  canvas_length: number,
+  /**
+   * Denoising steps per canvas at most.
+   */
+  max_steps: number,
+  /**
+   * The entropy-bound sampler accepts the most certain tokens while their summed entropy,
+   * less the largest, stays within this bound; the rest are renoised.
+   */
+  entropy_bound: number,
+  /**
+   * The temperature falls linearly from `t_max` (first step) towards `t_min` (last).
+   */
+  t_min: number,
+  t_max: number,
+  /**
+   * A canvas stops early once its argmax has not changed for this many steps (0: no
+   * stability asked) and the mean entropy of its tempered logits is below
+   * `confidence_threshold`.
+   */
+  stability_threshold: number,
+  confidence_threshold: number,
 };
 
 /**
@@ -492,6 +563,11 @@ export type ModelInfo = {
    * (`Engine::embed`), not replies.
    */
   embedding: EmbeddingInfo | null,
+  /**
+   * A model that writes by denoising canvases: the canvas loop's parameters, from its
+   * checkpoint (the same for every request).
+   */
+  denoising: DenoisingParams | null,
 };
 
 /**
@@ -564,6 +640,11 @@ export type ModelSummary = {
    * vectors, not replies, so the chat picker does not offer it.
    */
   embedding: boolean,
+  /**
+   * Writes its replies by denoising canvases of tokens in parallel (block diffusion), its
+   * family says; the loaded model's `ModelInfo::denoising` has its parameters.
+   */
+  denoising: boolean,
 };
 
 /**
@@ -733,7 +814,8 @@ export type RemotePlan = {
 
 /**
  * Events of one reply, in order: `started`, `sources` (when documents were searched), `plan`, then a thinking model's `reasoning`* and
- * `thought`, `token`*, then `done` or `error`. A reply that calls tools has rounds: after a
+ * `thought`, `token`*, then `done` or `error`. A denoising model's reply sends `canvas`
+ * events as each canvas forms, and one when it is finished (after its tokens). A reply that calls tools has rounds: after a
  * round's text, a `tool` event each time one of its calls is saved or changes (awaiting the
  * user's decision, running, done), then the next round's `plan`, `reasoning`, `token`s.
  */
@@ -760,6 +842,9 @@ export type ReplyEvent = {
 } | {
   "kind": "token",
   text: string,
+} | {
+  "kind": "canvas",
+  canvas: CanvasUpdate,
 } | {
   "kind": "tool",
   call: ToolCall,
@@ -806,12 +891,20 @@ export type ReplyStats = {
    * `None` when no token came (e.g. an error during prefill).
    */
   time_to_first_token_ms: number | null,
+  /**
+   * Tokens per second after the first; for a denoising reply, its tokens over the time its
+   * canvases took (they come a canvas at a time).
+   */
   decode_tokens_per_second: number | null,
   model: string,
   /**
    * What speculative decoding did; `None` where the reply decoded plainly.
    */
   speculative: SpeculativeReplyStats | null,
+  /**
+   * A denoising model's reply: the steps each of its canvases took (empty for others).
+   */
+  steps_per_canvas?: Array<number>,
 };
 
 /**

@@ -192,7 +192,7 @@ async fn answer(
             Event::Token { text: piece, .. } | Event::Text(piece) => text.push_str(&piece),
             Event::Done { reason, usage, .. } => return Ok(Json(reply.whole(&text, reason, &usage)).into_response()),
             Event::Error(e) => return Err(e.into()),
-            Event::Plan(_) => {}
+            Event::Plan(_) | Event::Canvas(_) => {}
         }
     }
     Err(confab_engine::EngineError::EngineStopped.into())
@@ -205,13 +205,16 @@ struct StreamState {
     reply: Reply,
     include_usage: bool,
     pending: VecDeque<SseEvent>,
+    /// A denoising reply's text, held until its canvas is finished (a chunk per canvas).
+    held: Option<String>,
     ended: bool,
 }
 
 fn stream(running: Running, reply: Reply, include_usage: bool) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
     let mut pending = VecDeque::new();
     pending.extend(reply.opening().map(|chunk| data(&chunk)));
-    let state = StreamState { running, reply, include_usage, pending, ended: false };
+    let held = running.plan().is_some_and(|plan| plan.method == "denoising").then(String::new);
+    let state = StreamState { running, reply, include_usage, pending, held, ended: false };
     Sse::new(futures_util::stream::unfold(state, |mut s| async move {
         loop {
             if let Some(event) = s.pending.pop_front() {
@@ -221,10 +224,13 @@ fn stream(running: Running, reply: Reply, include_usage: bool) -> Sse<impl futur
                 return None;
             }
             match s.running.next().await {
-                Some(Event::Token { text, .. } | Event::Text(text)) if !text.is_empty() => {
-                    s.pending.push_back(data(&s.reply.text_chunk(&text)));
-                }
+                Some(Event::Token { text, .. } | Event::Text(text)) if !text.is_empty() => match s.held.as_mut() {
+                    Some(held) => held.push_str(&text),
+                    None => s.pending.push_back(data(&s.reply.text_chunk(&text))),
+                },
+                Some(Event::Canvas(canvas)) if canvas.finished => s.release(),
                 Some(Event::Done { reason, usage, .. }) => {
+                    s.release();
                     s.pending.push_back(data(&s.reply.final_chunk(reason)));
                     if s.include_usage {
                         s.pending.push_back(data(&s.reply.usage_chunk(&usage)));
@@ -242,6 +248,17 @@ fn stream(running: Running, reply: Reply, include_usage: bool) -> Sse<impl futur
             }
         }
     }))
+}
+
+impl StreamState {
+    /// The held text of a finished canvas, as one chunk.
+    fn release(&mut self) {
+        if let Some(text) = self.held.as_mut().filter(|text| !text.is_empty()) {
+            let chunk = data(&self.reply.text_chunk(text));
+            text.clear();
+            self.pending.push_back(chunk);
+        }
+    }
 }
 
 fn data(value: &Value) -> SseEvent {

@@ -165,6 +165,9 @@ pub struct Turn {
     running: Running,
     parser: ReplyParser,
     ready: std::collections::VecDeque<TurnEvent>,
+    /// A denoising reply's parts, held until their canvas is finished: a client gets a chunk
+    /// per canvas rather than a canvas's tokens one by one.
+    held: Option<Vec<TurnEvent>>,
     ended: bool,
     /// Calls given so far (ids are numbered in order).
     calls: usize,
@@ -174,7 +177,8 @@ impl Turn {
     pub fn new(running: Running, model: &ModelInfo, tools: &Tools) -> Self {
         let definitions = tools.offered().then(|| tools.definitions.clone());
         let parser = ReplyParser::new(model.reply_format, false, definitions);
-        Self { running, parser, ready: Default::default(), ended: false, calls: 0 }
+        let held = running.plan().is_some_and(|plan| plan.method == "denoising").then(Vec::new);
+        Self { running, parser, ready: Default::default(), held, ended: false, calls: 0 }
     }
 
     /// The next event; `None` after `Done` (or an error).
@@ -191,9 +195,11 @@ impl Turn {
                     let parts = self.parser.push(&text);
                     self.take(parts);
                 }
+                Some(Event::Canvas(canvas)) if canvas.finished => self.release(),
                 Some(Event::Done { reason, usage, .. }) => {
                     let parts = self.parser.finish();
                     self.take(parts);
+                    self.release();
                     self.ready.push_back(TurnEvent::Done { reason, usage });
                     self.ended = true;
                 }
@@ -201,7 +207,7 @@ impl Turn {
                     self.ended = true;
                     return Some(Err(e.into()));
                 }
-                Some(Event::Plan(_)) => {}
+                Some(Event::Plan(_) | Event::Canvas(_)) => {}
                 None => {
                     self.ended = true;
                     return Some(Err(confab_engine::EngineError::EngineStopped.into()));
@@ -225,7 +231,23 @@ impl Turn {
                     TurnEvent::ToolCall { id: call_id(), name: call.name, arguments: call.arguments }
                 }
             };
-            self.ready.push_back(event);
+            match self.held.as_mut() {
+                Some(held) => held.push(event),
+                None => self.ready.push_back(event),
+            }
+        }
+    }
+
+    /// A finished canvas's held parts, as one text and one reasoning event where they follow
+    /// each other.
+    fn release(&mut self) {
+        let Some(held) = self.held.as_mut() else { return };
+        for event in held.drain(..) {
+            match (self.ready.back_mut(), event) {
+                (Some(TurnEvent::Text(text)), TurnEvent::Text(more)) => text.push_str(&more),
+                (Some(TurnEvent::Reasoning(text)), TurnEvent::Reasoning(more)) => text.push_str(&more),
+                (_, event) => self.ready.push_back(event),
+            }
         }
     }
 }

@@ -54,6 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     decode_tokens_per_second: Some(25.0),
                     model: "seed".into(),
                     speculative: None,
+                    steps_per_canvas: vec![],
                 };
                 store.finish_reply(reply, ReplyEnd::Complete, Some(&stats)).await?;
                 parent = Some(reply);

@@ -25,11 +25,17 @@ pub struct ReplyStats {
     pub generated_tokens: u32,
     /// `None` when no token came (e.g. an error during prefill).
     pub time_to_first_token_ms: Option<u64>,
+    /// Tokens per second after the first; for a denoising reply, its tokens over the time its
+    /// canvases took (they come a canvas at a time).
     pub decode_tokens_per_second: Option<f64>,
     pub model: String,
     /// What speculative decoding did; `None` where the reply decoded plainly.
     #[serde(default)]
     pub speculative: Option<SpeculativeReplyStats>,
+    /// A denoising model's reply: the steps each of its canvases took (empty for others).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<u32>>", optional)]
+    pub steps_per_canvas: Vec<u32>,
 }
 
 /// Speculative decoding's part in a reply, as the engine reported it (its `SpeculativeStats`).
@@ -103,7 +109,7 @@ pub(crate) const COLUMNS: &str = "m.id, m.conversation_id, m.parent_id, m.role, 
     AS reasoning, m.reasoning_ms, \
     m.status, m.error, m.created_at, m.prompt_tokens, m.cached_tokens, m.generated_tokens, \
     m.ttft_ms, m.decode_tok_s, m.stats_model, \
-    m.spec_method, m.spec_proposed, m.spec_accepted, m.spec_acceptance, m.spec_tokens_per_step";
+    m.spec_method, m.spec_proposed, m.spec_accepted, m.spec_acceptance, m.spec_tokens_per_step, m.steps_per_canvas";
 
 fn decode<T: FromStr<Err = StoreError>>(text: String) -> Result<T, sqlx::Error> {
     text.parse().map_err(|e: StoreError| sqlx::Error::Decode(Box::new(e)))
@@ -134,6 +140,10 @@ fn from_row(row: &SqliteRow) -> Result<Message, sqlx::Error> {
                     tokens_per_step: row.try_get::<Option<f64>, _>("spec_tokens_per_step")?.unwrap_or(1.0),
                 }),
             },
+            steps_per_canvas: row
+                .try_get::<Option<String>, _>("steps_per_canvas")?
+                .map(|steps| steps.split(',').filter_map(|s| s.parse().ok()).collect())
+                .unwrap_or_default(),
         }),
     };
     Ok(Message {

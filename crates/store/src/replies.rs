@@ -122,7 +122,8 @@ impl Store {
             "UPDATE messages SET content = {FOLDED_CONTENT}, reasoning = {FOLDED_REASONING}, status = ?2, error = ?3,
                  prompt_tokens = ?4, cached_tokens = ?5, generated_tokens = ?6,
                  ttft_ms = ?7, decode_tok_s = ?8, stats_model = ?9,
-                 spec_method = ?10, spec_proposed = ?11, spec_accepted = ?12, spec_acceptance = ?13, spec_tokens_per_step = ?14
+                 spec_method = ?10, spec_proposed = ?11, spec_accepted = ?12, spec_acceptance = ?13, spec_tokens_per_step = ?14,
+                 steps_per_canvas = ?15
              WHERE id = ?1 AND status = 'streaming' RETURNING conversation_id"
         ))
         .bind(id.0)
@@ -139,6 +140,11 @@ impl Store {
         .bind(speculative.map(|s| i64::from(s.accepted)))
         .bind(speculative.map(|s| s.acceptance_rate).filter(|v| v.is_finite()))
         .bind(speculative.map(|s| s.tokens_per_step).filter(|v| v.is_finite()))
+        .bind(
+            stats
+                .filter(|s| !s.steps_per_canvas.is_empty())
+                .map(|s| s.steps_per_canvas.iter().map(u32::to_string).collect::<Vec<_>>().join(",")),
+        )
         .fetch_optional(&mut *tx)
         .await?;
         let Some(conversation) = conversation else {

@@ -1,7 +1,8 @@
 import { Fragment, memo, useState } from 'react';
-import type { AnyPlan, Message, MessageId, MessageView, ReplySource } from '../ipc';
+import type { AnyPlan, CanvasUpdate, Message, MessageId, MessageView, ReplySource } from '../ipc';
 import { replySegments, toolCallsOf } from '../lib/toolCalls';
 import { AttachmentPreview } from './AttachmentPreview';
+import { FormingCanvas } from './Canvas';
 import { CopyButton } from './CopyButton';
 import { Markdown } from './Markdown';
 import { PlanLine, ReplyStats } from './ReplyStats';
@@ -13,6 +14,8 @@ import { ToolCallCard } from './ToolCallCard';
 interface Props {
   view: MessageView;
   plan: AnyPlan | undefined;
+  /** The canvas a denoising model is writing into this reply, as its latest step left it. */
+  canvas?: CanvasUpdate;
   /** A reply is streaming somewhere: actions that start another wait. */
   busy: boolean;
   onRegenerate: (reply: MessageId) => void;
@@ -34,6 +37,7 @@ const statusLabels: Partial<Record<string, string>> = {
 export const MessageBubble = memo(function MessageBubble({
   view,
   plan,
+  canvas,
   busy,
   onRegenerate,
   onContinue,
@@ -108,8 +112,9 @@ export const MessageBubble = memo(function MessageBubble({
           <div className="message-content" data-testid="message-content">
             {isUser ? <p className="plain-text">{message.content}</p> : <ReplyContent message={message} streaming={streaming} />}
           </div>
+          {streaming && canvas && <FormingCanvas canvas={canvas} />}
           {/* A status, not the reply's text: outside its content. */}
-          {!isUser && !message.content && !message.reasoning && toolCallsOf(message).length === 0 && streaming && (
+          {!isUser && !message.content && !message.reasoning && !canvas && toolCallsOf(message).length === 0 && streaming && (
             <span className="typing muted" role="status">
               Writing…
             </span>

@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import type { AnyPlan, ConversationId, MessageId, MessageView, ReplySource } from '../ipc';
+import type { FormingCanvasOf } from '../state/useChat';
 import { MessageBubble } from './MessageBubble';
 import { SourcePanel } from './Sources';
 
@@ -7,6 +8,8 @@ interface Props {
   conversationId: ConversationId | null;
   messages: MessageView[];
   plans: ReadonlyMap<MessageId, AnyPlan>;
+  /** A denoising model's canvas forming in the streaming reply. */
+  canvas?: FormingCanvasOf | null;
   /** The key a message is drawn under (see `Chat.keyOf`). */
   keyOf?: (id: MessageId) => number;
   busy: boolean;
@@ -29,6 +32,7 @@ export function MessageList({
   conversationId,
   messages,
   plans,
+  canvas = null,
   keyOf = (id) => id,
   busy,
   empty,
@@ -86,6 +90,7 @@ export function MessageList({
               key={keyOf(view.message.id)}
               view={view}
               plan={plans.get(view.message.id)}
+              canvas={canvas?.reply === view.message.id ? canvas.canvas : undefined}
               busy={busy}
               onRegenerate={onRegenerate}
               onContinue={index === visible.length - 1 ? onContinue : undefined}

@@ -12,6 +12,9 @@ import { humanParameters, humanSize, humanTokens } from '../lib/format';
 import type { Models } from '../state/useModel';
 import type { Providers } from '../state/useProviders';
 
+/** The diffusion mark's explanation. */
+const DENOISING_TITLE = 'Writes by denoising canvases of tokens in parallel (block diffusion), not one token at a time';
+
 /** Why a model can't be picked, or null. */
 function unsupportedReason(model: ModelSummary): string | null {
   return model.supported ? null : (model.unsupported_reason ?? "This model isn't supported yet");
@@ -67,6 +70,11 @@ function ModelItem({ model, current, onPick, onUnload, onShowFolder }: ModelItem
           {model.vision && <span className="badge">vision</span>}
           {model.audio && <span className="badge">audio</span>}
           {model.video && <span className="badge">video</span>}
+          {model.denoising && (
+            <span className="badge" data-testid="model-denoising" title={DENOISING_TITLE}>
+              diffusion
+            </span>
+          )}
           {current && <span className="badge accent">loaded</span>}
         </span>
         <span className="model-item-meta" data-testid="model-facts">
@@ -235,6 +243,7 @@ export function ModelPicker({ models, providers, onError, onGetModels }: Props) 
               state.loaded.vision && 'vision',
               state.loaded.audio && 'audio',
               state.loaded.video && 'video',
+              state.loaded.denoising && 'diffusion',
             ]
               .filter(Boolean)
               .join(' · ')}

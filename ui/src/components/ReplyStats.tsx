@@ -1,7 +1,8 @@
 import type { AnyPlan, MediaPlan, Plan, RemotePlan, ReplyStats as Stats, SpeculativeReplyStats } from '../ipc';
 import { humanDuration } from '../lib/format';
+import { canvasStatsText } from './Canvas';
 
-const methodNames: Record<string, string> = { prompt_lookup: 'prompt lookup', draft_model: 'draft model' };
+const methodNames: Record<string, string> = { prompt_lookup: 'prompt lookup', draft_model: 'draft model', mtp: 'MTP head' };
 
 /** "prompt lookup: 30 of 40 proposed tokens kept (75%), 4.0 tokens per pass". */
 export function speculativeText(s: SpeculativeReplyStats): string {
@@ -10,11 +11,17 @@ export function speculativeText(s: SpeculativeReplyStats): string {
   return `${method}: ${s.accepted} of ${s.proposed} proposed tokens kept (${percent}%), ${s.tokens_per_step.toFixed(1)} tokens per pass`;
 }
 
-/** "42 tokens · 31.2 tok/s · 180 ms to first token · 120 cached" under a finished reply, then what speculative decoding did. */
+/** "42 tokens · 31.2 tok/s · 180 ms to first token · 120 cached" under a finished reply. A
+ *  denoising model's says its canvases, and its rate is its tokens over the time its canvases
+ *  took: they come a canvas at a time, not one by one. Then what speculative decoding did. */
 export function ReplyStats({ stats }: { stats: Stats }) {
   const parts = [`${stats.generated_tokens} tokens`];
+  const canvases = canvasStatsText(stats.steps_per_canvas);
+  if (canvases) parts.push(canvases);
   if (stats.decode_tokens_per_second !== null) parts.push(`${stats.decode_tokens_per_second.toFixed(1)} tok/s`);
-  if (stats.time_to_first_token_ms !== null) parts.push(`${humanDuration(stats.time_to_first_token_ms)} to first token`);
+  if (stats.time_to_first_token_ms !== null) {
+    parts.push(`${humanDuration(stats.time_to_first_token_ms)} to first ${canvases ? 'canvas' : 'token'}`);
+  }
   parts.push(`${stats.cached_tokens} of ${stats.prompt_tokens} prompt tokens cached`);
   if (stats.speculative) parts.push(speculativeText(stats.speculative));
   return (

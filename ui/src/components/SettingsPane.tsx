@@ -23,14 +23,18 @@ import { ToolServers } from './ToolServers';
 import { Field } from './Field';
 import { FolderPicker } from './FolderPicker';
 import { Icon } from './Icon';
+import { DenoisingSettings } from './Canvas';
 
 /** The numeric fields, edited as text so that a half-typed number isn't rewritten under the
  *  cursor, by the group they show in. `whole`: only whole numbers from 1 up. `modelsOwn`: may be
- *  left empty, and then the model's own default applies (its generation_config.json). */
+ *  left empty, and then the model's own default applies (its generation_config.json).
+ *  `sampler`: a token sampler's, hidden while a denoising model is loaded (its own parameters
+ *  show instead). */
 const numberFields = [
   {
     group: 'Chat',
     key: 'temperature',
+    sampler: true,
     label: 'Temperature',
     step: '0.05',
     hint: 'Higher is more varied; 0 always picks the likeliest token.',
@@ -39,21 +43,39 @@ const numberFields = [
   {
     group: 'Chat',
     key: 'top_p',
+    sampler: true,
     label: 'Top-p',
     step: '0.05',
     hint: 'Sample from the smallest set of tokens this likely together.',
     modelsOwn: true,
   },
-  { group: 'Chat', key: 'top_k', label: 'Top-k', step: '1', hint: 'Sample from this many likeliest tokens (0: all).', modelsOwn: true },
+  {
+    group: 'Chat',
+    key: 'top_k',
+    label: 'Top-k',
+    step: '1',
+    hint: 'Sample from this many likeliest tokens (0: all).',
+    modelsOwn: true,
+    sampler: true,
+  },
   {
     group: 'Chat',
     key: 'min_p',
+    sampler: true,
     label: 'Min-p',
     step: '0.01',
     hint: "Drop tokens less likely than this fraction of the top one's.",
     modelsOwn: true,
   },
-  { group: 'Chat', key: 'repetition_penalty', label: 'Repetition penalty', step: '0.05', hint: '1 turns it off.', modelsOwn: true },
+  {
+    group: 'Chat',
+    key: 'repetition_penalty',
+    label: 'Repetition penalty',
+    step: '0.05',
+    hint: '1 turns it off.',
+    modelsOwn: true,
+    sampler: true,
+  },
   { group: 'Chat', key: 'max_tokens', label: 'Max tokens', step: '1', hint: 'The longest reply.' },
   { group: 'Storage', key: 'kv_cache_memory_mb', label: 'Prompt cache in memory (MiB)', step: '64', hint: 'Reused prompts answer faster.' },
   { group: 'Storage', key: 'kv_cache_disk_mb', label: 'Prompt cache on disk (MiB)', step: '256', hint: 'Kept across restarts.' },
@@ -217,6 +239,7 @@ function groupId(group: Group): string {
 /** Generation, models, cache and appearance settings, saved together. */
 export function SettingsPane({ providers, loaded, onSaved, onPreviewTheme, onClose }: Props) {
   const loadedPath = loaded?.path ?? null;
+  const denoising = loaded?.denoising ?? null;
   const [saved, setSaved] = useState<Settings | null>(null);
   const [form, setForm] = useState<Form | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -351,7 +374,8 @@ export function SettingsPane({ providers, loaded, onSaved, onPreviewTheme, onClo
                     onChange={(event) => update({ system_prompt: event.target.value })}
                   />
                 </Field>
-                {choices && (
+                {loaded && denoising && <DenoisingSettings name={loaded.name} params={denoising} />}
+                {choices && !denoising && (
                   <div className="presets" role="group" aria-label="Sampling presets" data-testid="sampling-presets">
                     {choices.presets.map((preset) => (
                       <button
@@ -369,18 +393,20 @@ export function SettingsPane({ providers, loaded, onSaved, onPreviewTheme, onClo
                   </div>
                 )}
                 <div className="field-grid">
-                  {fieldsOf('Chat').map((field) => (
-                    <Field key={field.key} label={field.label} hint={field.hint}>
-                      <input
-                        type="number"
-                        step={field.step}
-                        placeholder={'modelsOwn' in field ? "Model's" : undefined}
-                        data-testid={`setting-${field.key}`}
-                        value={form.numbers[field.key]}
-                        onChange={(event) => update({ numbers: { ...form.numbers, [field.key]: event.target.value } })}
-                      />
-                    </Field>
-                  ))}
+                  {fieldsOf('Chat')
+                    .filter((field) => !(denoising && 'sampler' in field))
+                    .map((field) => (
+                      <Field key={field.key} label={field.label} hint={field.hint}>
+                        <input
+                          type="number"
+                          step={field.step}
+                          placeholder={'modelsOwn' in field ? "Model's" : undefined}
+                          data-testid={`setting-${field.key}`}
+                          value={form.numbers[field.key]}
+                          onChange={(event) => update({ numbers: { ...form.numbers, [field.key]: event.target.value } })}
+                        />
+                      </Field>
+                    ))}
                   <Field label="Seed" hint="Empty: a new seed each reply.">
                     <input
                       type="number"

@@ -17,6 +17,7 @@ import {
   type MessageView,
   type AnyPlan,
   type Attachment,
+  type CanvasUpdate,
   type ReplyEvent,
   type ReplyHandler,
   type ToolCall,
@@ -30,6 +31,12 @@ export interface Streaming {
   replyId: MessageId | null;
 }
 
+/** A denoising model's canvas, forming in the reply streaming now. */
+export interface FormingCanvasOf {
+  reply: MessageId;
+  canvas: CanvasUpdate;
+}
+
 export interface Chat {
   conversationId: ConversationId | null;
   messages: MessageView[];
@@ -37,6 +44,8 @@ export interface Chat {
   streaming: Streaming | null;
   /** What each reply reused, as its plan said (kept for this session only). */
   plans: ReadonlyMap<MessageId, AnyPlan>;
+  /** The canvas a denoising model is writing, as its latest step left it (drawn with the text). */
+  canvas: FormingCanvasOf | null;
   /** The key each message is drawn under: a sent message and its reply keep the one they were
    *  shown with at Enter, so that saving them changes nothing on screen. */
   keyOf: (id: MessageId) => number;
@@ -149,6 +158,7 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
   const [loading, setLoading] = useState(false);
   const [streaming, setStreamingState] = useState<Streaming | null>(null);
   const [plans, setPlans] = useState<ReadonlyMap<MessageId, AnyPlan>>(new Map());
+  const [canvas, setCanvas] = useState<FormingCanvasOf | null>(null);
   // Saved id -> the provisional id it was drawn under at Enter (see `keyOf`).
   const [keys, setKeys] = useState<ReadonlyMap<MessageId, MessageId>>(new Map());
   const nextProvisional = useRef(-1);
@@ -217,6 +227,9 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
       // A thinking model's reasoning, and how long it thought once it stopped: drawn with the text.
       let pendingReasoning = '';
       let thoughtMs: number | null = null;
+      // A denoising model's canvas as its latest step left it; null once it is finished (its
+      // text came as tokens), undefined while nothing new came.
+      let pendingCanvas: CanvasUpdate | null | undefined;
       let scheduled = false;
       let drawnAt = 0;
       let drawEvery = 0;
@@ -246,12 +259,13 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
       const flush = (now = false) => {
         scheduled = false;
         drawnAt = Date.now();
-        if ((!pending && !pendingReasoning && thoughtMs === null) || replyId === null) return;
-        const [text, reasoning, ms] = [pending, pendingReasoning, thoughtMs];
+        if ((!pending && !pendingReasoning && thoughtMs === null && pendingCanvas === undefined) || replyId === null) return;
+        const [text, reasoning, ms, forming] = [pending, pendingReasoning, thoughtMs, pendingCanvas];
         const id = replyId;
         pending = '';
         pendingReasoning = '';
         thoughtMs = null;
+        pendingCanvas = undefined;
         if (!visible()) return;
         // The frame after next has this draw painted: its cost sets the wait before the next one.
         const start = performance.now();
@@ -260,19 +274,26 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
           nextFrame(() => {
             drawEvery = drawInterval(performance.now() - start);
             timing = false;
-            if (pending || pendingReasoning || thoughtMs !== null) schedule();
+            if (pending || pendingReasoning || thoughtMs !== null || pendingCanvas !== undefined) schedule();
           }),
         );
-        const draw = () =>
-          setMessages((views) =>
-            views.map((view) => (view.message.id === id ? { ...view, message: grown(view.message, text, reasoning, ms) } : view)),
-          );
+        const draw = () => {
+          if (text || reasoning || ms !== null) {
+            setMessages((views) =>
+              views.map((view) => (view.message.id === id ? { ...view, message: grown(view.message, text, reasoning, ms) } : view)),
+            );
+          }
+          // A finished canvas leaves the view as its text joins the reply, in the same draw.
+          if (forming !== undefined) setCanvas(forming && { reply: id, canvas: forming });
+        };
         if (now) flushSync(draw);
         else draw();
       };
 
       const finish = () => {
         if (streamingRef.current?.conversation === conversation) setStreaming(null);
+        pendingCanvas = undefined;
+        setCanvas((shown) => (shown !== null && shown.reply === replyId ? null : shown));
       };
 
       return (event: ReplyEvent) => {
@@ -325,6 +346,12 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
           case 'thought':
             thoughtMs = event.reasoning_ms;
             schedule();
+            break;
+          case 'canvas':
+            pendingCanvas = event.canvas.finished ? null : event.canvas;
+            // The first canvas is drawn at once, as the first text is.
+            if (drawnAt === 0) flush(true);
+            else schedule();
             break;
           case 'tool': {
             // The round's text first, so that the call's offset falls within what is drawn.
@@ -470,6 +497,7 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
     loading,
     streaming,
     plans,
+    canvas,
     keyOf,
     open,
     send,

@@ -96,6 +96,7 @@ export const smolLoaded: ModelInfo = {
   thinking_switch: false,
   reasoning_effort: false,
   embedding: null,
+  denoising: null,
 };
 
 export const gemmaLoaded: ModelInfo = {
@@ -150,6 +151,7 @@ export const models: ModelSummary[] = [
     memory_needed_bytes: 250_000_000,
     machine_memory_bytes: 24 * 2 ** 30,
     embedding: false,
+    denoising: false,
   },
   {
     name: 'Gemma 4',
@@ -169,6 +171,7 @@ export const models: ModelSummary[] = [
     memory_needed_bytes: 30 * 2 ** 30,
     machine_memory_bytes: 24 * 2 ** 30,
     embedding: false,
+    denoising: false,
   },
   {
     name: 'Mamba',
@@ -188,6 +191,7 @@ export const models: ModelSummary[] = [
     memory_needed_bytes: 1_000_000,
     machine_memory_bytes: 24 * 2 ** 30,
     embedding: false,
+    denoising: false,
   },
 ];
 

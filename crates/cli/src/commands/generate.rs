@@ -205,6 +205,8 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
                 out.usage = usage;
                 out.timings = timings;
             }
+            // Printed whole as each finishes (its tokens); the forming canvas is the app's.
+            Event::Canvas(_) => {}
             Event::Error(e) => return Err(e.into()),
         }
     }

@@ -12,6 +12,7 @@ use crate::state::SequenceState;
 /// The canvas loop's parameters, from the checkpoint (config.json's canvas length and
 /// generation_config.json's denoising keys), checked when the model loads.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DenoisingParams {
     /// Tokens written in parallel per canvas.
     pub canvas_length: usize,

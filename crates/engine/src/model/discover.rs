@@ -42,6 +42,9 @@ pub struct ModelSummary {
     /// An embedding model (a sentence-transformers folder, `model::embedding`): it gives
     /// vectors, not replies, so the chat picker does not offer it.
     pub embedding: bool,
+    /// Writes its replies by denoising canvases of tokens in parallel (block diffusion), its
+    /// family says; the loaded model's `ModelInfo::denoising` has its parameters.
+    pub denoising: bool,
 }
 
 /// Where a model was found.
@@ -165,6 +168,7 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
         memory_needed_bytes: size_bytes + kv_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
         embedding: crate::model::embedding::is_embedding_folder(dir),
+        denoising: config.as_ref().and_then(|c| registry::family(&c.arch)).is_some_and(|f| f.denoising),
     })
 }
 
@@ -230,6 +234,7 @@ fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<Mode
         machine_memory_bytes: crate::device::physical_memory(),
         // GGUF files carry no sentence-transformers modules.
         embedding: false,
+        denoising: false,
     })
 }
 

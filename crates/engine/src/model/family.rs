@@ -26,6 +26,9 @@ pub type EncoderFn = fn(&Path, Dtype) -> Result<Option<Box<dyn MediaProcessor>>>
 pub struct Family {
     /// The `model_type`s it builds (a multimodal config's text `model_type`).
     pub model_types: &'static [&'static str],
+    /// Its models write by denoising canvases (its text model has a `Denoiser`), which the
+    /// picker marks before one is loaded.
+    pub denoising: bool,
     /// What config.json means when it leaves a shared key out, per model type.
     pub defaults: fn(&str) -> ConfigDefaults,
     pub build: BuildFn,

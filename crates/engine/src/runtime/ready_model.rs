@@ -97,6 +97,9 @@ pub struct ModelInfo {
     /// An embedding model (sentence-transformers files in its folder): it gives vectors
     /// (`Engine::embed`), not replies.
     pub embedding: Option<EmbeddingInfo>,
+    /// A model that writes by denoising canvases: the canvas loop's parameters, from its
+    /// checkpoint (the same for every request).
+    pub denoising: Option<crate::model::DenoisingParams>,
 }
 
 /// Progress of a load, for the app's progress bar.
@@ -249,6 +252,7 @@ impl ReadyModel {
             thinking_switch: template.as_deref().is_some_and(|t| t.source().contains("enable_thinking")),
             reasoning_effort: template.as_deref().is_some_and(|t| t.source().contains("reasoning_effort")),
             embedding: embedding.as_ref().map(EmbeddingHead::info),
+            denoising: model.denoiser().map(|d| d.params().clone()),
         };
         let video_reader: Arc<dyn VideoReader> = Arc::new(FileVideos);
         let mut ready = Self {

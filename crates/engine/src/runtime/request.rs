@@ -63,6 +63,10 @@ pub struct Request {
     /// For models that write by denoising: where the canvas loop's randomness comes from
     /// (`None`: seeded from `sampling.seed`, or afresh each request without one).
     pub noise: Option<DenoisingNoise>,
+    /// For models that write by denoising: send the canvas as each step leaves it
+    /// (`Event::Canvas` with its pieces), for a view of the canvas forming; off by default, as
+    /// it decodes every position's token at every step.
+    pub canvas_steps: bool,
 }
 
 /// The randomness of a denoising model's canvas loop (`generate::denoise`).
@@ -215,6 +219,7 @@ impl Request {
             grammar_jump: true,
             speculative: None,
             noise: None,
+            canvas_steps: false,
         }
     }
 }
@@ -376,10 +381,40 @@ pub struct SpeculativeStats {
     pub tokens_per_step: f64,
 }
 
+/// A denoising reply's canvas, as `Event::Canvas` reports it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CanvasUpdate {
+    /// Which of the reply's canvases, from 0.
+    pub index: usize,
+    /// The denoising steps it has taken.
+    pub steps: usize,
+    /// It is written: its tokens were streamed (`Token` events) just before this. A reply that
+    /// ends within a canvas (end of turn, a stop string, the token limit) ends with `Done`
+    /// instead.
+    pub finished: bool,
+    /// Before it is finished: every position's text as the step left it (empty once finished).
+    pub pieces: Vec<CanvasPiece>,
+}
+
+/// One position of a canvas being denoised.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CanvasPiece {
+    /// The text of its token: the one the sampler accepted, else the model's current best guess
+    /// (special tokens give none). Model output: show it as plain text.
+    pub text: String,
+    /// The sampler accepted it at this step; the rest are renoised before the next.
+    pub accepted: bool,
+}
+
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Timings {
     pub time_to_first_token_ms: f64,
     pub prefill_tokens_per_s: f64,
+    /// Generated tokens per second after the first. A denoising reply's tokens come a canvas at
+    /// a time: its rate is every generated token over the time from the prompt's end to the
+    /// reply's (canvas tokens per second).
     pub decode_tokens_per_s: f64,
     pub peak_memory_bytes: u64,
 }
@@ -393,6 +428,9 @@ pub enum Event {
     },
     /// Text held back (an incomplete character, a possible stop string) released at the end.
     Text(String),
+    /// A denoising reply's canvas (`Plan::method` is `denoising`): as each step leaves it, when
+    /// the request asks (`Request::canvas_steps`), and once finished, after its tokens.
+    Canvas(CanvasUpdate),
     Done {
         reason: StopReason,
         usage: Usage,

@@ -106,6 +106,7 @@ pub fn reply(engine: &Engine, request: Request) -> Reply {
                 text.push_str(&t);
             }
             Event::Text(t) => text.push_str(&t),
+            Event::Canvas(_) => {}
             Event::Done { reason, usage, .. } => done = Some((reason, usage)),
             Event::Error(e) => panic!("{e}"),
         }

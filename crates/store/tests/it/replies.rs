@@ -11,6 +11,7 @@ fn stats() -> ReplyStats {
         decode_tokens_per_second: Some(187.5),
         model: "smollm2-135m-instruct".into(),
         speculative: None,
+        steps_per_canvas: vec![],
     }
 }
 
@@ -58,6 +59,20 @@ async fn a_speculative_replys_stats_are_kept_with_it() {
     let with = ReplyStats { speculative: Some(speculative), ..stats() };
     store.finish_reply(r, ReplyEnd::Complete, Some(&with)).await.unwrap();
     assert_eq!(store.message(r).await.unwrap().stats, Some(with));
+}
+
+#[tokio::test]
+async fn a_denoising_replys_steps_per_canvas_are_kept() {
+    let (store, _dir) = store().await;
+    let c = conversation(&store, "chat").await.id;
+    let q = store.add_message(c, None, Role::User, "Tell a story").await.unwrap();
+    let r = store.start_reply(c, q).await.unwrap();
+    store.append_reply(r, "Once upon a time").await.unwrap();
+    let canvases = ReplyStats { steps_per_canvas: vec![14, 12, 16], ..stats() };
+    store.finish_reply(r, ReplyEnd::Complete, Some(&canvases)).await.unwrap();
+    assert_eq!(store.message(r).await.unwrap().stats, Some(canvases));
+    // Other replies have none.
+    assert_eq!(store.current_branch(c).await.unwrap()[0].stats, None);
 }
 
 #[tokio::test]

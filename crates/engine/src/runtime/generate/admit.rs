@@ -264,6 +264,8 @@ pub fn admit(
         forced_stepped: 0,
         speculation,
         denoising,
+        canvas_steps: request.canvas_steps,
+        canvases_from: None,
         error: None,
         stopped: None,
     })

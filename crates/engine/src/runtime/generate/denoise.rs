@@ -124,6 +124,10 @@ pub(super) struct Denoising {
     steps: usize,
     /// Decoder passes of each finished canvas.
     pub steps_per_canvas: Vec<usize>,
+    /// The canvas as the latest step left it, for a consumer watching it form: each
+    /// position's accepted token, else the model's current best guess (its argmax), and
+    /// whether it was accepted.
+    pub shown: Vec<(u32, bool)>,
 }
 
 /// One step's reading of the tempered logits, on the host.
@@ -145,6 +149,7 @@ impl Denoising {
             argmaxes: VecDeque::new(),
             steps: 0,
             steps_per_canvas: vec![],
+            shown: vec![],
         }
     }
 
@@ -186,6 +191,7 @@ impl Denoising {
         // Renoising: the tokens not accepted are replaced by a fresh random canvas's.
         let fresh = self.noise.canvas(p.canvas_length, self.vocab)?;
         self.canvas = (0..order.len()).map(|i| if accepted[i] { reading.sampled[i] } else { fresh[i] }).collect();
+        self.shown = (0..order.len()).map(|i| (if accepted[i] { reading.sampled[i] } else { reading.argmax[i] }, accepted[i])).collect();
 
         // Stable: the argmax canvas equals each of the last `stability_threshold` ones.
         let stable = self.argmaxes.len() == p.stability_threshold && self.argmaxes.iter().all(|a| *a == reading.argmax);
@@ -208,6 +214,11 @@ impl Denoising {
             self.steps_per_canvas.push(self.steps);
         }
         Ok(finished.then_some(reading.argmax))
+    }
+
+    /// Steps the canvas being denoised has taken.
+    pub fn steps(&self) -> usize {
+        self.steps
     }
 }
 

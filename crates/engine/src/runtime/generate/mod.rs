@@ -36,7 +36,7 @@ use crate::runtime::media::prefill::forward_chunk;
 use crate::runtime::media::prompt::MediaPrompt;
 use crate::runtime::prepared::prepare;
 use crate::runtime::ready_model::ReadyModel;
-use crate::runtime::request::{Event, ModelId, Prompt, Request, StopReason, Timings, Usage};
+use crate::runtime::request::{CanvasPiece, CanvasUpdate, Event, ModelId, Prompt, Request, StopReason, Timings, Usage};
 use crate::sample::Sampler;
 use crate::state::{Checkpoint, SequenceState};
 use crate::text::{ChatOptions, StopMatcher, StreamDecoder};
@@ -146,6 +146,10 @@ pub struct Row {
     speculation: Option<Speculation>,
     /// The canvas loop, for a model that writes by denoising.
     denoising: Option<Denoising>,
+    /// Send the canvas after each denoising step (`Request::canvas_steps`).
+    canvas_steps: bool,
+    /// When the first canvas started (the prompt read): a denoising reply's rate counts from here.
+    canvases_from: Option<Instant>,
     /// What ended it, when something went wrong with this row alone (its grammar reached a
     /// dead end); `finish` reports it instead of `Done`.
     error: Option<EngineError>,
@@ -209,6 +213,9 @@ impl Row {
             crate::npy::write_f32(path, out.as_slice::<f32>(), &[out.size()])?;
         }
         if let Some(denoising) = self.denoising.as_mut() {
+            // Computed now, so that the prompt's time is not counted as the first canvas's.
+            transforms::eval(self.state.arrays())?;
+            self.canvases_from = Some(Instant::now());
             return denoising.start_canvas();
         }
         if self.pipelined {
@@ -247,22 +254,39 @@ impl Row {
         Ok(())
     }
 
-    /// One denoising step of the row's canvas; a finished canvas is streamed token by token
-    /// (each through `accept`'s checks) and, unless the reply ended in it, read into the state
-    /// before the next canvas starts.
+    /// One denoising step of the row's canvas, sent as the step left it when the request asks;
+    /// a finished canvas is streamed token by token (each through `accept`'s checks), then
+    /// reported finished and, unless the reply ended in it, read into the state before the next
+    /// canvas starts.
     pub(super) fn denoise_step(&mut self, model: &ReadyModel) -> Result<()> {
         let (Some(denoising), Some(denoiser)) = (self.denoising.as_mut(), model.model.denoiser()) else {
             return Err(EngineError::Internal("a denoising step for a row or model that does not denoise".into()));
         };
-        let Some(canvas) = denoising.step(denoiser, &self.state)? else { return Ok(()) };
+        let index = denoising.steps_per_canvas.len();
+        let Some(canvas) = denoising.step(denoiser, &self.state)? else {
+            if self.canvas_steps {
+                let pieces = denoising
+                    .shown
+                    .iter()
+                    .map(|&(token, accepted)| Ok(CanvasPiece { text: model.tokenizer.decode(&[token], true)?, accepted }))
+                    .collect::<Result<_>>()?;
+                let update = CanvasUpdate { index, steps: denoising.steps(), finished: false, pieces };
+                if self.events.send(Event::Canvas(update)).is_err() {
+                    self.stopped = Some(StopReason::Cancelled);
+                }
+            }
+            return Ok(());
+        };
+        let steps = denoising.steps_per_canvas.last().copied().unwrap_or(0);
         let _in_span = self.span.clone().entered();
-        tracing::debug!(steps = denoising.steps_per_canvas.last().copied().unwrap_or(0), "canvas");
+        tracing::debug!(steps, "canvas");
         for &token in &canvas {
             self.accept(model, token)?;
             if self.stopped.is_some() {
                 return Ok(());
             }
         }
+        let _ = self.events.send(Event::Canvas(CanvasUpdate { index, steps, finished: true, pieces: vec![] }));
         model.model.forward(&tokens_array(&canvas), &mut self.state)?;
         self.fed.extend_from_slice(&canvas);
         transforms::eval(self.state.arrays())?;
@@ -354,6 +378,7 @@ impl Row {
             draft_from_grammar: self.speculation.as_ref().map_or(0, |s| s.from_grammar),
             stop_string: self.stops.stopped().filter(|_| reason == StopReason::StopString).map(|i| self.stops.stops()[i].clone()),
             steps_per_canvas: self.denoising.as_ref().map(|d| d.steps_per_canvas.clone()).unwrap_or_default(),
+            canvases_from: self.canvases_from,
         };
         finish(&mut |e| drop(self.events.send(e)), done, self.started, self.first_token_at, decoded.then(Instant::now))
     }
@@ -392,6 +417,7 @@ struct Finished {
     draft_from_grammar: usize,
     stop_string: Option<String>,
     steps_per_canvas: Vec<usize>,
+    canvases_from: Option<Instant>,
 }
 
 fn finish(
@@ -415,16 +441,23 @@ fn finish(
         draft_from_grammar,
         stop_string,
         steps_per_canvas,
+        canvases_from,
     } = done;
     let secs = |a: Instant, b: Instant| b.duration_since(a).as_secs_f64();
     let ttft = first_token.map(|t| secs(started, t)).unwrap_or(0.0);
-    let decode = match (first_token, ended) {
-        (Some(f), Some(e)) if generated > 1 && secs(f, e) > 0.0 => (generated - 1) as f64 / secs(f, e),
-        _ => 0.0,
+    // A denoising reply's first token comes with its first canvas: its prompt's rate ends, and
+    // its tokens' rate starts, where the first canvas started.
+    let (prefill_secs, decode) = match (canvases_from, ended) {
+        (Some(c), Some(e)) if secs(c, e) > 0.0 => (secs(started, c), generated as f64 / secs(c, e)),
+        (Some(c), _) => (secs(started, c), 0.0),
+        (None, _) => match (first_token, ended) {
+            (Some(f), Some(e)) if generated > 1 && secs(f, e) > 0.0 => (ttft, (generated - 1) as f64 / secs(f, e)),
+            _ => (ttft, 0.0),
+        },
     };
     let timings = Timings {
         time_to_first_token_ms: ttft * 1e3,
-        prefill_tokens_per_s: if ttft > 0.0 { (prompt - cached) as f64 / ttft } else { 0.0 },
+        prefill_tokens_per_s: if prefill_secs > 0.0 { (prompt - cached) as f64 / prefill_secs } else { 0.0 },
         decode_tokens_per_s: decode,
         peak_memory_bytes: mlx_rs::memory::peak_memory().unwrap_or(0) as u64,
     };

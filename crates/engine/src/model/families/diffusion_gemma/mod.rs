@@ -22,6 +22,7 @@ pub use model::{build, DiffusionGemma};
 
 pub const FAMILY: Family = Family {
     model_types: &["diffusion_gemma_text"],
+    denoising: true,
     // Gemma 4's.
     defaults: |_| ConfigDefaults {
         rope_theta: 1_000_000.0,

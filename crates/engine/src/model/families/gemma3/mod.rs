@@ -15,7 +15,7 @@ use crate::model::weights::Weights;
 use crate::model::{AttentionMode, BuildOptions, TextModel};
 use crate::state::{SequenceState, StateKind};
 
-pub const FAMILY: Family = Family { model_types: &["gemma3_text"], defaults: |_| defaults(), build, encoder: None };
+pub const FAMILY: Family = Family { model_types: &["gemma3_text"], denoising: false, defaults: |_| defaults(), build, encoder: None };
 
 /// What Gemma's config.json files leave out: tied embeddings, RoPE θ 10⁶ and, in transformers 4
 /// keys, `sliding_window_pattern`.

@@ -24,6 +24,7 @@ pub use towers::Gemma4Towers;
 
 pub const FAMILY: Family = Family {
     model_types: &["gemma4_text"],
+    denoising: false,
     // As Gemma 3: tied embeddings, RoPE θ 10⁶, `sliding_window_pattern` in transformers 4 keys.
     defaults: |_| ConfigDefaults {
         rope_theta: 1_000_000.0,

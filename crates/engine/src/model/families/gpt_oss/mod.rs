@@ -23,6 +23,7 @@ pub use text::{build, GptOss};
 
 pub const FAMILY: Family = Family {
     model_types: &["gpt_oss"],
+    denoising: false,
     // transformers' GptOssConfig: `default_theta` 1.5e5, untied embeddings, attention biases.
     defaults: |_| ConfigDefaults { rope_theta: 150_000.0, tie_word_embeddings: false, attention_bias: true, sliding_window_pattern: false },
     build,

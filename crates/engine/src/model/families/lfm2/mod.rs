@@ -22,6 +22,7 @@ pub use text::{build, Lfm2};
 
 pub const FAMILY: Family = Family {
     model_types: &["lfm2"],
+    denoising: false,
     // transformers' Lfm2Config: `default_theta` 1e6, tied embeddings.
     defaults: |_| ConfigDefaults { rope_theta: 1_000_000.0, tie_word_embeddings: true, ..ConfigDefaults::default() },
     build,

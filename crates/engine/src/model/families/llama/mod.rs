@@ -19,6 +19,7 @@ use crate::state::SequenceState;
 
 pub const FAMILY: Family = Family {
     model_types: &["llama", "mistral", "ministral3", "qwen2", "qwen3"],
+    denoising: false,
     // Qwen2's q/k/v projections have biases, which its config.json does not mention.
     defaults: |model_type| ConfigDefaults { attention_bias: model_type == "qwen2", ..ConfigDefaults::default() },
     build,

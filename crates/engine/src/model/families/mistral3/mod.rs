@@ -25,6 +25,7 @@ pub const FAMILY: Family = Family {
     // The checkpoint's own model type: its text config says `mistral`, which the Llama family
     // reads without the tower (see `registry::architecture`).
     model_types: &["mistral3"],
+    denoising: false,
     defaults: |_| ConfigDefaults::default(),
     build,
     encoder: Some(load_encoder),

@@ -44,6 +44,7 @@ pub const FAMILY: Family = Family {
     // A vision-language config's text `model_type` is the `_text` one; text-only folders
     // (`Qwen3_5ForCausalLM`) carry it at the top level.
     model_types: &["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_next"],
+    denoising: false,
     defaults: |_| ConfigDefaults::default(),
     build,
     encoder: Some(load_encoder),

@@ -26,6 +26,7 @@ pub use text::{build, Qwen3VlText};
 pub const FAMILY: Family = Family {
     // The text config's model type (a Qwen3-VL folder's top-level one is `qwen3_vl`).
     model_types: &["qwen3_vl_text", "qwen3_vl_moe_text"],
+    denoising: false,
     defaults: |_| ConfigDefaults { rope_theta: 5_000_000.0, ..ConfigDefaults::default() },
     build,
     encoder: Some(load_encoder),

@@ -14,6 +14,7 @@ use crate::model::{BuildOptions, TextModel};
 
 pub const FAMILY: Family = Family {
     model_types: &["smollm3"],
+    denoising: false,
     // transformers' SmolLM3Config: `default_theta` 2e6, tied embeddings.
     defaults: |_| ConfigDefaults { rope_theta: 2_000_000.0, tie_word_embeddings: true, ..ConfigDefaults::default() },
     build,
