@@ -80,6 +80,7 @@ describe('canvas stats', () => {
           generated_tokens: 24,
           time_to_first_token_ms: 90,
           decode_tokens_per_second: 310.25,
+          speculative: null,
           model: 'DiffusionGemma',
           steps_per_canvas: [16, 16, 12],
         }}
@@ -144,7 +145,7 @@ describe('a denoising reply in the chat', () => {
       ...reply,
       status: 'complete' as const,
       content: 'Once upon a time',
-      stats: { ...stats, model: 'DiffusionGemma', steps_per_canvas: [2, 2] },
+      stats: { ...stats, model: 'DiffusionGemma', steps_per_canvas: [2, 2], speculative: null },
     };
     await push(stream, { kind: 'token', text: ' a time' });
     await push(stream, { kind: 'done', reply: saved });
