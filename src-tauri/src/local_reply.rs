@@ -171,6 +171,7 @@ fn read(
             }
             Event::Token { text, .. } | Event::Text(text) => take(parser.push(&text), &mut unsaved),
             Event::Canvas(canvas) => send(ReplyEvent::Canvas { canvas }),
+            Event::Queued { reason, ahead } => send(ReplyEvent::Queued { reason, ahead }),
             Event::Done { reason, usage, timings } => {
                 take(parser.finish(), &mut unsaved);
                 unsaved.thought(store, reply, send);

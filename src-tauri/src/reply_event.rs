@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use confab_engine::runtime::{CanvasUpdate, Plan};
+use confab_engine::runtime::{CanvasUpdate, Plan, QueueReason};
 use confab_store::{Message, MessageId, ReplyEnd, ReplySource, ReplyStats, ToolCall};
 
 use crate::tool_call::ModelCall;
@@ -52,6 +52,12 @@ pub enum ReplyEvent {
     /// text), or finished: its text came as `token`s just before.
     Canvas {
         canvas: CanvasUpdate,
+    },
+    /// The reply waits to start, before its plan: for memory (the running replies hold what
+    /// Settings › Storage › Memory for replies allows) or for a free row; `ahead` wait before it.
+    Queued {
+        reason: QueueReason,
+        ahead: usize,
     },
     /// A tool call of the reply, as saved now (the window replaces the one at its position).
     /// Boxed: its arguments and result may be long.

@@ -277,6 +277,7 @@ export function App() {
           messages={chat.messages}
           plans={chat.plans}
           canvas={chat.canvas}
+          queued={chat.queued}
           keyOf={chat.keyOf}
           busy={chat.streaming !== null}
           empty={emptyChat}

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{
-    BatchOptions, Engine, EngineOptions, Event, Generation, MemoryBudget, ModelId, Prompt, ReadyModel, Request, StopReason,
+    BatchOptions, Engine, EngineOptions, Event, Generation, MemoryBudget, ModelId, Prompt, QueueReason, ReadyModel, Request, StopReason,
 };
 use confab_engine::sample::SamplingParams;
 use confab_engine::EngineError;
@@ -243,7 +243,10 @@ fn a_request_waits_while_the_running_ones_hold_its_memory() {
     let (engine, id) = start(tiny_llama(), bytes(budget));
     let first = engine.generate(request(id, (3..30).collect(), 60, false));
     let second = engine.generate(request(id, (3..20).collect(), 10, false));
-    // The second is admitted (its plan sent) only once the first has finished.
+    // The second waits, and says so at once; it is admitted (its plan sent) only once the
+    // first has finished.
+    let queued = second.next();
+    assert!(matches!(queued, Some(Event::Queued { reason: QueueReason::Memory, ahead: 0 })), "{queued:?}");
     let second_plan = second.next();
     assert!(matches!(second_plan, Some(Event::Plan(_))), "{second_plan:?}");
     let first_events: Vec<Event> = std::iter::from_fn(|| first.try_next()).collect();
@@ -302,10 +305,16 @@ fn a_large_request_is_not_overtaken_by_small_ones_that_arrive_after_it() {
     large_request.chunk_size = 200;
     let large = engine.generate(large_request);
     let later = engine.generate(request(id, small(20), 5, false));
+    // Both wait for memory, the later one behind the large one.
+    let later_queued = later.next();
+    assert!(matches!(later_queued, Some(Event::Queued { reason: QueueReason::Memory, ahead: 1 })), "{later_queued:?}");
     let later_plan = later.next();
     assert!(matches!(later_plan, Some(Event::Plan(_))), "{later_plan:?}");
     let large_events: Vec<Event> = std::iter::from_fn(|| large.try_next()).collect();
-    assert!(matches!(large_events.first(), Some(Event::Plan(_))), "the later small request started before the large one: {large_events:?}");
+    assert!(
+        matches!(large_events.as_slice(), [Event::Queued { reason: QueueReason::Memory, ahead: 0 }, Event::Plan(_), ..]),
+        "the later small request started before the large one: {large_events:?}"
+    );
     first_events.extend(std::iter::from_fn(|| first.next()));
     assert!(matches!(first_events.last(), Some(Event::Done { reason: StopReason::MaxTokens, .. })));
     assert_eq!(tokens_of(later).len(), 5);

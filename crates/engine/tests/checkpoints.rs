@@ -48,7 +48,7 @@ fn run(engine: &Engine, model: ModelId, prompt: Prompt, reuse: bool, chunk: usiz
                 text += &t;
             }
             Event::Text(t) => text += &t,
-            Event::Canvas(_) => {}
+            Event::Canvas(_) | Event::Queued { .. } => {}
             Event::Done { usage: u, .. } => usage = Some(u),
             Event::Error(e) => panic!("{e}"),
         }

@@ -163,7 +163,7 @@ fn collect(events: impl Iterator<Item = Event>) -> Reply {
                 text.push_str(&piece);
             }
             Event::Text(piece) => text.push_str(&piece),
-            Event::Canvas(_) => {}
+            Event::Canvas(_) | Event::Queued { .. } => {}
             Event::Done { reason, usage, .. } => done = Some((reason, usage)),
             Event::Error(e) => panic!("{e}"),
         }

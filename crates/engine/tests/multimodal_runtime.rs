@@ -163,7 +163,7 @@ impl Rig {
             }
             Event::Text(t) => text.push_str(&t),
             Event::Error(e) => error = Some(e),
-            Event::Done { .. } | Event::Canvas(_) => {}
+            Event::Done { .. } | Event::Canvas(_) | Event::Queued { .. } => {}
         };
         let mut shared = Shared { prefix: &mut self.prefix, encoders: &mut self.encoders, limits: &self.limits };
         generate::run(&self.model, &mut shared, request, &AtomicBool::new(false), &mut emit)?;

@@ -39,7 +39,7 @@ fn run(engine: &Engine, model: ModelId, prompt: &[u32], max_tokens: u32, reuse: 
             Event::Token { id, .. } => tokens.push(id),
             Event::Done { usage: u, .. } => usage = Some(u),
             Event::Error(e) => panic!("{e}"),
-            Event::Text(_) | Event::Canvas(_) => {}
+            Event::Text(_) | Event::Canvas(_) | Event::Queued { .. } => {}
         }
     }
     Outcome { plan: plan.unwrap(), tokens, usage: usage.unwrap() }

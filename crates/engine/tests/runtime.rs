@@ -140,7 +140,7 @@ fn done_names_the_stop_string_that_ended_the_reply() {
             match event {
                 Event::Token { text: piece, .. } | Event::Text(piece) => text.push_str(&piece),
                 Event::Done { reason, usage, .. } => return (text, reason, usage.stop_string),
-                Event::Plan(_) | Event::Canvas(_) => {}
+                Event::Plan(_) | Event::Canvas(_) | Event::Queued { .. } => {}
                 Event::Error(e) => panic!("{e}"),
             }
         }

@@ -192,7 +192,7 @@ async fn answer(
             Event::Token { text: piece, .. } | Event::Text(piece) => text.push_str(&piece),
             Event::Done { reason, usage, .. } => return Ok(Json(reply.whole(&text, reason, &usage)).into_response()),
             Event::Error(e) => return Err(e.into()),
-            Event::Plan(_) | Event::Canvas(_) => {}
+            Event::Plan(_) | Event::Canvas(_) | Event::Queued { .. } => {}
         }
     }
     Err(confab_engine::EngineError::EngineStopped.into())

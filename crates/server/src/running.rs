@@ -73,7 +73,12 @@ pub async fn start(engine: &Engine, request: Request, files: RequestFiles, activ
         }
     });
     let cancel = CancelOnDrop(cancel);
-    match events.recv().await {
+    // A request that waits for memory or a free row says so first; its plan follows.
+    let mut first = events.recv().await;
+    while let Some(Event::Queued { .. }) = first {
+        first = events.recv().await;
+    }
+    match first {
         Some(Event::Error(e)) => Err(ApiError::from(e)),
         // The plan comes first.
         Some(Event::Plan(plan)) => Ok(Running { plan: Some(plan), first: None, events, _cancel: cancel }),

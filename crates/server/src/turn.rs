@@ -207,7 +207,7 @@ impl Turn {
                     self.ended = true;
                     return Some(Err(e.into()));
                 }
-                Some(Event::Plan(_) | Event::Canvas(_)) => {}
+                Some(Event::Plan(_) | Event::Canvas(_) | Event::Queued { .. }) => {}
                 None => {
                     self.ended = true;
                     return Some(Err(confab_engine::EngineError::EngineStopped.into()));

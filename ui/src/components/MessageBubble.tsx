@@ -1,5 +1,5 @@
 import { Fragment, memo, useState } from 'react';
-import type { AnyPlan, CanvasUpdate, Message, MessageId, MessageView, ReplySource } from '../ipc';
+import type { AnyPlan, CanvasUpdate, Message, MessageId, MessageView, QueueReason, ReplySource } from '../ipc';
 import { replySegments, toolCallsOf } from '../lib/toolCalls';
 import { AttachmentPreview } from './AttachmentPreview';
 import { FormingCanvas } from './Canvas';
@@ -16,6 +16,8 @@ interface Props {
   plan: AnyPlan | undefined;
   /** The canvas a denoising model is writing into this reply, as its latest step left it. */
   canvas?: CanvasUpdate;
+  /** This streaming reply waits to start (for memory, or a free row). */
+  queued?: { reason: QueueReason; ahead: number };
   /** A reply is streaming somewhere: actions that start another wait. */
   busy: boolean;
   onRegenerate: (reply: MessageId) => void;
@@ -38,6 +40,7 @@ export const MessageBubble = memo(function MessageBubble({
   view,
   plan,
   canvas,
+  queued,
   busy,
   onRegenerate,
   onContinue,
@@ -115,8 +118,8 @@ export const MessageBubble = memo(function MessageBubble({
           {streaming && canvas && <FormingCanvas canvas={canvas} />}
           {/* A status, not the reply's text: outside its content. */}
           {!isUser && !message.content && !message.reasoning && !canvas && toolCallsOf(message).length === 0 && streaming && (
-            <span className="typing muted" role="status">
-              Writing…
+            <span className="typing muted" role="status" data-testid="reply-status">
+              {queued ? queuedText(queued.reason, queued.ahead) : 'Writing…'}
             </span>
           )}
           {!isUser && sources && sources.length > 0 && onOpenSource && <Sources sources={sources} onOpen={onOpenSource} />}
@@ -199,4 +202,12 @@ function ReplyContent({ message, streaming }: { message: Message; streaming: boo
       </Fragment>
     );
   });
+}
+
+/** What a reply that waits to start says, in place of "Writing…". */
+export function queuedText(reason: QueueReason, ahead: number): string {
+  const before = ahead > 0 ? ` (${ahead} ${ahead === 1 ? 'reply' : 'replies'} before it)` : '';
+  return reason === 'memory'
+    ? `Waiting for memory: the replies running now hold what Settings › Storage › Memory for replies allows${before}…`
+    : `Waiting for a free slot: other replies are running${before}…`;
 }

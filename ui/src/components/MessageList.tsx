@@ -1,6 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import type { AnyPlan, ConversationId, MessageId, MessageView, ReplySource } from '../ipc';
-import type { FormingCanvasOf } from '../state/useChat';
+import type { FormingCanvasOf, QueuedReply } from '../state/useChat';
 import { MessageBubble } from './MessageBubble';
 import { SourcePanel } from './Sources';
 
@@ -10,6 +10,8 @@ interface Props {
   plans: ReadonlyMap<MessageId, AnyPlan>;
   /** A denoising model's canvas forming in the streaming reply. */
   canvas?: FormingCanvasOf | null;
+  /** The streaming reply, while it waits to start. */
+  queued?: QueuedReply | null;
   /** The key a message is drawn under (see `Chat.keyOf`). */
   keyOf?: (id: MessageId) => number;
   busy: boolean;
@@ -33,6 +35,7 @@ export function MessageList({
   messages,
   plans,
   canvas = null,
+  queued = null,
   keyOf = (id) => id,
   busy,
   empty,
@@ -91,6 +94,7 @@ export function MessageList({
               view={view}
               plan={plans.get(view.message.id)}
               canvas={canvas?.reply === view.message.id ? canvas.canvas : undefined}
+              queued={queued?.reply === view.message.id ? queued : undefined}
               busy={busy}
               onRegenerate={onRegenerate}
               onContinue={index === visible.length - 1 ? onContinue : undefined}

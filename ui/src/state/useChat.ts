@@ -18,6 +18,7 @@ import {
   type AnyPlan,
   type Attachment,
   type CanvasUpdate,
+  type QueueReason,
   type ReplyEvent,
   type ReplyHandler,
   type ToolCall,
@@ -29,6 +30,14 @@ export interface Streaming {
   conversation: ConversationId | null;
   /** Null until the backend has saved the user's message and started the reply. */
   replyId: MessageId | null;
+}
+
+/** A reply that waits to start: for memory, or for a free row (the engine's queue). */
+export interface QueuedReply {
+  reply: MessageId;
+  reason: QueueReason;
+  /** Replies waiting before it. */
+  ahead: number;
 }
 
 /** A denoising model's canvas, forming in the reply streaming now. */
@@ -46,6 +55,8 @@ export interface Chat {
   plans: ReadonlyMap<MessageId, AnyPlan>;
   /** The canvas a denoising model is writing, as its latest step left it (drawn with the text). */
   canvas: FormingCanvasOf | null;
+  /** The streaming reply, while it waits to start. */
+  queued: QueuedReply | null;
   /** The key each message is drawn under: a sent message and its reply keep the one they were
    *  shown with at Enter, so that saving them changes nothing on screen. */
   keyOf: (id: MessageId) => number;
@@ -159,6 +170,7 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
   const [streaming, setStreamingState] = useState<Streaming | null>(null);
   const [plans, setPlans] = useState<ReadonlyMap<MessageId, AnyPlan>>(new Map());
   const [canvas, setCanvas] = useState<FormingCanvasOf | null>(null);
+  const [queued, setQueued] = useState<QueuedReply | null>(null);
   // Saved id -> the provisional id it was drawn under at Enter (see `keyOf`).
   const [keys, setKeys] = useState<ReadonlyMap<MessageId, MessageId>>(new Map());
   const nextProvisional = useRef(-1);
@@ -294,6 +306,7 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
         if (streamingRef.current?.conversation === conversation) setStreaming(null);
         pendingCanvas = undefined;
         setCanvas((shown) => (shown !== null && shown.reply === replyId ? null : shown));
+        setQueued((shown) => (shown !== null && shown.reply === replyId ? null : shown));
       };
 
       return (event: ReplyEvent) => {
@@ -328,9 +341,13 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
             if (visible()) setMessages((views) => views.map((view) => (view.message.id === reply ? { ...view, sources } : view)));
             break;
           }
+          case 'queued':
+            if (replyId !== null) setQueued({ reply: replyId, reason: event.reason, ahead: event.ahead });
+            break;
           case 'plan':
           case 'remote':
             plan = event.plan;
+            setQueued((shown) => (shown !== null && shown.reply === replyId ? null : shown));
             break;
           case 'reasoning':
           case 'token':
@@ -498,6 +515,7 @@ export function useChat({ onError, onTouched, findConversation, newChatThinking 
     streaming,
     plans,
     canvas,
+    queued,
     keyOf,
     open,
     send,

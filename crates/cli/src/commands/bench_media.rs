@@ -47,7 +47,7 @@ fn ttft(engine: &Engine, model: ModelId, media: &MediaArgs, question: &str) -> a
             Event::Plan(p) => plan = Some(p),
             Event::Done { timings, .. } => ms = timings.time_to_first_token_ms,
             Event::Error(e) => return Err(e.into()),
-            Event::Token { .. } | Event::Text(_) | Event::Canvas(_) => {}
+            Event::Token { .. } | Event::Text(_) | Event::Canvas(_) | Event::Queued { .. } => {}
         }
     }
     Ok((ms, plan.ok_or_else(|| anyhow::anyhow!("the engine sent no plan"))?))

@@ -63,7 +63,7 @@ fn ttft(engine: &Engine, model: ModelId, prompt: Vec<u32>, reuse: bool) -> anyho
             Event::Token { id, .. } => tokens.push(id),
             Event::Done { timings, .. } => ms = timings.time_to_first_token_ms,
             Event::Error(e) => return Err(e.into()),
-            Event::Text(_) | Event::Canvas(_) => {}
+            Event::Text(_) | Event::Canvas(_) | Event::Queued { .. } => {}
         }
     }
     Ok((ms, reused, tokens))
@@ -157,7 +157,7 @@ fn branch_step(engine: &Engine, model: ModelId, step: &'static str, prompt: Vec<
             Event::Token { id, .. } => tokens.push(id),
             Event::Done { timings: t, .. } => timings = t,
             Event::Error(e) => return Err(e.into()),
-            Event::Text(_) | Event::Canvas(_) => {}
+            Event::Text(_) | Event::Canvas(_) | Event::Queued { .. } => {}
         }
     }
     let step = BranchStep {

@@ -206,7 +206,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
                 out.timings = timings;
             }
             // Printed whole as each finishes (its tokens); the forming canvas is the app's.
-            Event::Canvas(_) => {}
+            Event::Canvas(_) | Event::Queued { .. } => {}
             Event::Error(e) => return Err(e.into()),
         }
     }

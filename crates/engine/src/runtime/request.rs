@@ -381,6 +381,17 @@ pub struct SpeculativeStats {
     pub tokens_per_step: f64,
 }
 
+/// What a waiting request waits for (`Event::Queued`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum QueueReason {
+    /// Memory: what it needs does not fit beside the running requests' (`BatchOptions::memory_budget`).
+    Memory,
+    /// A free row: as many requests run as may (`BatchOptions::max_rows`).
+    Row,
+}
+
 /// A denoising reply's canvas, as `Event::Canvas` reports it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -421,6 +432,13 @@ pub struct Timings {
 
 #[derive(Debug)]
 pub enum Event {
+    /// The request waits to start, before its plan (sent once, when it first has to wait):
+    /// for memory, the running requests holding what the budget allows
+    /// (`BatchOptions::memory_budget`), or for a free row; `ahead` requests wait before it.
+    Queued {
+        reason: QueueReason,
+        ahead: usize,
+    },
     Plan(Plan),
     Token {
         id: u32,

@@ -23,7 +23,7 @@ use crate::runtime::budget::MemoryBudget;
 use crate::runtime::generate::{self, Row, Shared};
 use crate::runtime::prepared::Prepared;
 use crate::runtime::ready_model::ReadyModel;
-use crate::runtime::request::{Event, ModelId, Request, StopReason, Timings, Usage};
+use crate::runtime::request::{Event, ModelId, QueueReason, Request, StopReason, Timings, Usage};
 use crate::state::{KeysValues, StateKind};
 
 /// How many requests run at once, and how much memory they may hold together.
@@ -50,6 +50,8 @@ struct Waiting {
     queued_at: Instant,
     /// Whether the log has said why it waits.
     wait_logged: bool,
+    /// Whether the caller has been told it waits (`Event::Queued`).
+    told: bool,
 }
 
 struct Running {
@@ -154,7 +156,7 @@ impl Scheduler {
             return drop(events.send(Event::Error(error)));
         }
         let queued_at = Instant::now();
-        self.waiting.push_back(Waiting { model: request.model, request, prepared, cancel, events, needs, queued_at, wait_logged: false });
+        self.waiting.push_back(Waiting { model: request.model, request, prepared, cancel, events, needs, queued_at, wait_logged: false, told: false });
     }
 
     /// One iteration: admit what fits, one prefill chunk, one decode step for every decoding
@@ -235,6 +237,11 @@ impl Scheduler {
             let (full, in_use) = (self.running.len() >= self.max_rows, self.in_use_with(Some(next.needs)));
             if full || in_use > budget {
                 let queued = self.waiting.len();
+                let reason = if full { QueueReason::Row } else { QueueReason::Memory };
+                for (ahead, waiting) in self.waiting.iter_mut().enumerate().filter(|(_, w)| !w.told) {
+                    waiting.told = true;
+                    let _ = waiting.events.send(Event::Queued { reason, ahead });
+                }
                 let next = self.waiting.front_mut().expect("a waiting request");
                 if !std::mem::replace(&mut next.wait_logged, true) {
                     tracing::info!(
@@ -249,7 +256,7 @@ impl Scheduler {
                 }
                 break;
             }
-            let Waiting { model, request, prepared, cancel, events, needs, queued_at, wait_logged } =
+            let Waiting { model, request, prepared, cancel, events, needs, queued_at, wait_logged, .. } =
                 self.waiting.pop_front().expect("a waiting request");
             // In bytes, for bench/memory.py to set beside what it measures.
             tracing::info!(

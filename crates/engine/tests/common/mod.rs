@@ -106,7 +106,7 @@ pub fn reply(engine: &Engine, request: Request) -> Reply {
                 text.push_str(&t);
             }
             Event::Text(t) => text.push_str(&t),
-            Event::Canvas(_) => {}
+            Event::Canvas(_) | Event::Queued { .. } => {}
             Event::Done { reason, usage, .. } => done = Some((reason, usage)),
             Event::Error(e) => panic!("{e}"),
         }
