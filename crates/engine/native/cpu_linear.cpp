@@ -258,44 +258,71 @@ void gate(int act, const float* g, const float* u, float* out, int64_t n) {
   }
 }
 
-// One row: y [n] float32 = x [k] float32 · Wᵀ, straight from the stored format where a fused
-// loop exists (`few_rows` for float32), else through sgemv on widened blocks.
-void row_product(const float* x, const Weight& wt, float* y) {
+// A product of at most this many rows on W stored as bfloat16, or as 4- or 8-bit with float32
+// scales, goes through the fused one-row loops, row by row inside each block of W's rows: W is
+// read from memory once (the block stays in cache for the other rows), and every row's result
+// is bit for bit what it would be alone. A speculative verify (up to 16 positions) then costs
+// about a decode step, where widening W to float32 for sgemm cost several.
+constexpr int64_t kFusedRows = 16;
+
+// Whether W has a fused loop over its stored format (dense float32 has `few_rows`, bfloat16 and
+// affine 4- and 8-bit with float32 scales their dot loops).
+bool fused_format(const Weight& wt) {
+  if (wt.bits == 0) return wt.w->dtype() == mx::float32 || wt.w->dtype() == mx::bfloat16;
+  return wt.mode == kAffine && (wt.bits == 4 || wt.bits == 8) && wt.scales->dtype() == mx::float32;
+}
+
+// Rows straight from the stored format: y [m, n] (leading dimension ld) float32 = x [m, k]
+// float32 · Wᵀ, each row as it would be alone. One row of a format without a fused loop goes
+// through sgemv on widened blocks.
+void row_product(const float* x, int64_t m, const Weight& wt, float* y, int64_t ld) {
   const auto& b = blas();
   const int64_t n = wt.n, k = wt.k;
   if (wt.dense_f32()) {
     // The loop a few rows take too, so a row's result is the same alone or in a batch.
     auto w = static_cast<const float*>(wt.data);
     const int64_t piece = 64, count = (n + piece - 1) / piece;
-    over_pieces(count, piece * k, [&](auto next) {
-      for (int64_t i; next(i);) few_rows(x, 1, w + i * piece * k, std::min(piece, n - i * piece), k, y + i * piece, n);
+    over_pieces(count, piece * k * m, [&](auto next) {
+      for (int64_t i; next(i);) few_rows(x, m, w + i * piece * k, std::min(piece, n - i * piece), k, y + i * piece, ld);
     });
   } else if (wt.bits == 0 && wt.w->dtype() == mx::bfloat16) {
     auto w = static_cast<const uint16_t*>(wt.data);
-    over_rows(n, k, [&](int64_t r0, int64_t r1) { rows_dot_bf16(w + r0 * k, x, r1 - r0, k, y + r0); });
-  } else if (wt.bits > 0 && wt.scales->dtype() == mx::float32) {
+    over_rows(n, k * m, [&](int64_t r0, int64_t r1) {
+      for (int64_t i = 0; i < m; ++i) rows_dot_bf16(w + r0 * k, x + i * k, r1 - r0, k, y + i * ld + r0);
+    });
+  } else if (wt.bits > 0 && fused_format(wt)) {
     const int group = wt.group;
     const int64_t groups = k / group;
-    std::vector<float> sums(groups, 0.0f);
-    for (int64_t i = 0; i < k; ++i) sums[i / group] += x[i];
+    // Each row's sums per group (and, for 4 bits, its values in the packed order).
+    std::vector<float> sums(m * groups, 0.0f);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < k; ++j) sums[i * groups + j / group] += x[i * k + j];
+    }
     auto packed = static_cast<const uint8_t*>(wt.data);
     auto scales = static_cast<const float*>(wt.scales_data), biases = static_cast<const float*>(wt.biases_data);
     if (wt.bits == 8) {
       const RowsDot dot = rows_dot_q8_for(group);
-      over_rows(n, k, [&](int64_t r0, int64_t r1) {
-        dot(packed + r0 * k, scales + r0 * groups, biases + r0 * groups, x, sums.data(), r1 - r0, k, group, y + r0);
+      over_rows(n, k * m, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = 0; i < m; ++i) {
+          dot(packed + r0 * k, scales + r0 * groups, biases + r0 * groups, x + i * k, sums.data() + i * groups, r1 - r0, k,
+              group, y + i * ld + r0);
+        }
       });
       return;
     }
-    std::vector<float> split(k);
-    for (int64_t i = 0; i < k; ++i) {
-      const int64_t g = i / group, at = i % group;
-      split[g * group + (at % 2) * (group / 2) + at / 2] = x[i];
+    std::vector<float> split(m * k);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t g = j / group, at = j % group;
+        split[i * k + g * group + (at % 2) * (group / 2) + at / 2] = x[i * k + j];
+      }
     }
     const RowsDot dot = rows_dot_q4_for(group);
-    over_rows(n, k, [&](int64_t r0, int64_t r1) {
-      dot(packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data(), sums.data(), r1 - r0, k, group,
-          y + r0);
+    over_rows(n, k * m, [&](int64_t r0, int64_t r1) {
+      for (int64_t i = 0; i < m; ++i) {
+        dot(packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data() + i * k, sums.data() + i * groups,
+            r1 - r0, k, group, y + i * ld + r0);
+      }
     });
   } else {
     const int64_t rows = block_rows(k);
@@ -434,8 +461,10 @@ class CpuLinear : public mx::Primitive {
   static void compute(const mx::array& x, mx::array& y, Weight& wt, int64_t m, int act) {
     const bool x_f32 = x.dtype() == mx::float32;
     // MXFP4 rows are widened block by block into the float tiles (`few_rows`, per ISA) at any
-    // count of rows: there is no fused one-row loop for them.
-    const bool by_rows = m > 1 || wt.mode == kMxfp4;
+    // count of rows: there is no fused one-row loop for them. Dense float32 rows take
+    // `few_rows` there too.
+    const bool fused = m == 1 || (m <= kFusedRows && fused_format(wt) && !wt.dense_f32());
+    const bool by_rows = !fused || wt.mode == kMxfp4;
     if (by_rows && x_f32) {
       rows_product(x.data<float>(), 0, m, wt, act, y);
       return;
@@ -454,27 +483,36 @@ class CpuLinear : public mx::Primitive {
     Scratch x_wide(x_f32 ? 0 : x.size() * 4);
     const float* xf = x_f32 ? x.data<float>() : x_wide.floats();
     if (!x_f32) widen(x, x.data<void>(), x_wide.floats(), x.size());
-    // One row: straight into a float32 output; through float32 scratch otherwise.
+    // Straight into a float32 output; through float32 scratch otherwise.
     const int64_t n = act == kNone ? wt.n : wt.n / 2;
     if (act == kNone && y.dtype() != mx::float32) {
       // Half-precision output, through float32 scratch a slice of W's rows at a time (the
       // output may be vocabulary-sized).
       const int64_t slice = 4096;
-      Scratch part(std::min(slice, n) * 4);
+      Scratch part(m * std::min(slice, n) * 4);
       for (int64_t r0 = 0; r0 < n; r0 += slice) {
         const int64_t r = std::min(slice, n - r0);
-        row_product(xf, wt.rows(r0, r), part.floats());
-        store(y, n, 0, 1, r0, r, part.floats(), r);
+        row_product(xf, m, wt.rows(r0, r), part.floats(), r);
+        store(y, n, 0, m, r0, r, part.floats(), r);
       }
       return;
     }
-    Scratch full(act == kNone ? 0 : wt.n * 4);
-    float* yf = act == kNone ? y.data<float>() : full.floats();
-    row_product(xf, wt, yf);
-    if (act == kNone) return;
-    gate(act, yf, yf + n, yf, n);  // in place: element j reads j and n + j first
-    if (y.dtype() == mx::float32) std::memcpy(y.data<float>(), yf, n * 4);
-    else store(y, n, 0, 1, 0, n, yf, n);
+    if (act == kNone) {
+      row_product(xf, m, wt, y.data<float>(), n);
+      return;
+    }
+    // Gated: the [gate; up] rows into scratch, then act(gate) · up into y.
+    Scratch full(m * wt.n * 4), gated(y.dtype() == mx::float32 ? 0 : n * 4);
+    row_product(xf, m, wt, full.floats(), wt.n);
+    for (int64_t i = 0; i < m; ++i) {
+      const float* g = full.floats() + i * wt.n;
+      if (y.dtype() == mx::float32) {
+        gate(act, g, g + n, y.data<float>() + i * n, n);
+      } else {
+        gate(act, g, g + n, gated.floats(), n);
+        store(y, n, i, 1, 0, n, gated.floats(), n);
+      }
+    }
   }
 
   int group_, bits_, mode_, act_;
