@@ -62,7 +62,7 @@ pub fn answer_of(format: ReplyFormat, events: impl IntoIterator<Item = Event>) -
         match event {
             Event::Token { text, .. } | Event::Text(text) => keep(parser.push(&text)),
             Event::Error(_) => return None,
-            Event::Plan(_) | Event::Canvas(_) | Event::Done { .. } => {}
+            Event::Plan(_) | Event::Canvas(_) | Event::Queued { .. } | Event::Done { .. } => {}
         }
     }
     keep(parser.finish());

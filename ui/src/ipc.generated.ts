@@ -783,6 +783,11 @@ export type ProvidersView = {
 };
 
 /**
+ * What a waiting request waits for (`Event::Queued`).
+ */
+export type QueueReason = "memory" | "row";
+
+/**
  * How hard a reasoning model thinks, as its template takes it (`reasoning_effort`).
  */
 export type ReasoningEffort = "low" | "medium" | "high";
@@ -845,6 +850,10 @@ export type ReplyEvent = {
 } | {
   "kind": "canvas",
   canvas: CanvasUpdate,
+} | {
+  "kind": "queued",
+  reason: QueueReason,
+  ahead: number,
 } | {
   "kind": "tool",
   call: ToolCall,
