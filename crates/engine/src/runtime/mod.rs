@@ -18,7 +18,7 @@ pub use embed::Embeddings;
 pub use engine::{Engine, EngineOptions, Generation};
 pub use ready_model::{LoadProgress, ModelInfo, ReadyModel};
 pub use request::{
-    CanvasPiece, CanvasUpdate, ContextPolicy, DenoisingNoise, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, PromptLookup, QueueReason, Request,
-    Speculative, SpeculativeStats, StopReason, Timings, Usage, DEFAULT_MAX_DRAFT, MTP_MAX_DRAFT,
+    CanvasPiece, CanvasUpdate, ContextPolicy, DenoisingNoise, EncoderUse, Event, MediaPlan, ModelId, Plan, Prompt, PromptLookup,
+    QueueReason, Request, Speculative, SpeculativeStats, StopReason, Timings, Usage, DEFAULT_MAX_DRAFT, MTP_MAX_DRAFT,
 };
 pub use scheduler::BatchOptions;

@@ -156,7 +156,17 @@ impl Scheduler {
             return drop(events.send(Event::Error(error)));
         }
         let queued_at = Instant::now();
-        self.waiting.push_back(Waiting { model: request.model, request, prepared, cancel, events, needs, queued_at, wait_logged: false, told: false });
+        self.waiting.push_back(Waiting {
+            model: request.model,
+            request,
+            prepared,
+            cancel,
+            events,
+            needs,
+            queued_at,
+            wait_logged: false,
+            told: false,
+        });
     }
 
     /// One iteration: admit what fits, one prefill chunk, one decode step for every decoding
