@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { installBackend, message, models, smolLoaded, view } from '../test/fixtures';
+import { installBackend, models, smolLoaded } from '../test/fixtures';
 import type { CanvasUpdate, DenoisingParams, ModelInfo } from '../ipc';
-import { holdStream, push, renderApp } from '../test/renderApp';
+import { push, renderApp, startReply } from '../test/renderApp';
 import { commands, invoke } from '../test/tauriMock';
 import { canvasStatsText, denoisingRows, FormingCanvas } from './Canvas';
 import { ReplyStats } from './ReplyStats';
@@ -101,14 +101,7 @@ describe('canvas stats', () => {
 describe('a denoising reply in the chat', () => {
   it('shows the canvas forming, then settles it into the reply', async () => {
     await renderApp();
-    commands.set('conversation_messages', () => [view(message(1, 'user', 'Hi'))]);
-    fireEvent.click(within(screen.getByTestId('conversation-item')).getByText('First chat'));
-    await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(1));
-    const stream = holdStream('send_message');
-    fireEvent.change(screen.getByTestId('composer-input'), { target: { value: 'Tell a story' } });
-    fireEvent.click(screen.getByTestId('send-button'));
-    const reply = message(3, 'assistant', '', { status: 'streaming', parent_id: 2 });
-    await push(stream, { kind: 'started', user: view(message(2, 'user', 'Tell a story')), reply });
+    const { stream, reply } = await startReply('Tell a story');
     await push(stream, {
       kind: 'canvas',
       canvas: step(0, 1, [

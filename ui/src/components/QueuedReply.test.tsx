@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { installBackend, message, view } from '../test/fixtures';
-import { holdStream, push, renderApp } from '../test/renderApp';
-import { commands, invoke } from '../test/tauriMock';
+import { screen, waitFor } from '@testing-library/react';
+import { installBackend } from '../test/fixtures';
+import { push, renderApp, startReply } from '../test/renderApp';
+import { invoke } from '../test/tauriMock';
 import { queuedText } from './MessageBubble';
 
 beforeEach(() => {
@@ -21,14 +21,7 @@ describe('a reply that waits to start', () => {
 
   it('shows it in place of "Writing…" until its plan comes', async () => {
     await renderApp();
-    commands.set('conversation_messages', () => [view(message(1, 'user', 'Hi'))]);
-    fireEvent.click(within(screen.getByTestId('conversation-item')).getByText('First chat'));
-    await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(1));
-    const stream = holdStream('send_message');
-    fireEvent.change(screen.getByTestId('composer-input'), { target: { value: 'A long story' } });
-    fireEvent.click(screen.getByTestId('send-button'));
-    const reply = message(3, 'assistant', '', { status: 'streaming', parent_id: 2 });
-    await push(stream, { kind: 'started', user: view(message(2, 'user', 'A long story')), reply });
+    const { stream } = await startReply('A long story');
     await push(stream, { kind: 'queued', reason: 'memory', ahead: 1 });
     await waitFor(() => expect(screen.getByTestId('reply-status').textContent).toBe(queuedText('memory', 1)));
     await push(stream, { kind: 'token', text: 'Once' });

@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { conversation, installBackend, message, settings, smolLoaded, view } from '../test/fixtures';
+import { conversation, installBackend, settings, smolLoaded } from '../test/fixtures';
 import type { Settings } from '../ipc';
-import { holdStream, push, renderApp } from '../test/renderApp';
+import { holdStream, push, renderApp, startReply } from '../test/renderApp';
 import { callsOf, commands, invoke } from '../test/tauriMock';
 import { Reasoning, reasoningLabel } from './Reasoning';
 
@@ -45,14 +45,7 @@ describe('Reasoning', () => {
 describe('a thinking reply in the chat', () => {
   it('streams its reasoning apart from the answer, folds it when the answer starts, and keeps it', async () => {
     await renderApp();
-    commands.set('conversation_messages', () => [view(message(1, 'user', 'Hi'))]);
-    fireEvent.click(within(screen.getByTestId('conversation-item')).getByText('First chat'));
-    await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(1));
-    const stream = holdStream('send_message');
-    fireEvent.change(screen.getByTestId('composer-input'), { target: { value: '2+2?' } });
-    fireEvent.click(screen.getByTestId('send-button'));
-    const reply = message(3, 'assistant', '', { status: 'streaming', parent_id: 2 });
-    await push(stream, { kind: 'started', user: view(message(2, 'user', '2+2?')), reply });
+    const { stream, reply } = await startReply('2+2?');
     await push(stream, { kind: 'reasoning', text: 'Two and two' });
     await waitFor(() => expect(screen.getByTestId('reasoning-text').textContent).toBe('Two and two'));
     expect(section().open).toBe(true);

@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
-import { act, render, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { App } from '../App';
 import type { CommandName, ReplyEvent } from '../ipc';
+import { message, view } from './fixtures';
 import { Channel, commands } from './tauriMock';
 
 /** Renders the app against the fake backend and waits for startup to settle. */
@@ -31,4 +32,18 @@ export function holdStream(command: CommandName) {
 export async function push(stream: { channel: Channel<ReplyEvent> | null }, event: ReplyEvent) {
   await waitFor(() => expect(stream.channel).not.toBeNull());
   await act(async () => stream.channel?.onmessage(event));
+}
+
+/** Opens the first chat (one message in it), sends `text` and starts its reply: the held
+ *  stream and the streaming reply, for the test to push the reply's events. */
+export async function startReply(text: string) {
+  commands.set('conversation_messages', () => [view(message(1, 'user', 'Hi'))]);
+  fireEvent.click(within(screen.getByTestId('conversation-item')).getByText('First chat'));
+  await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(1));
+  const stream = holdStream('send_message');
+  fireEvent.change(screen.getByTestId('composer-input'), { target: { value: text } });
+  fireEvent.click(screen.getByTestId('send-button'));
+  const reply = message(3, 'assistant', '', { status: 'streaming', parent_id: 2 });
+  await push(stream, { kind: 'started', user: view(message(2, 'user', text)), reply });
+  return { stream, reply };
 }
