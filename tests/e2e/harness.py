@@ -30,6 +30,7 @@ import unittest
 import warnings
 from typing import Callable, Iterable, TypeVar
 
+import urllib3.exceptions
 from selenium import webdriver
 from selenium.common.exceptions import (
     JavascriptException,
@@ -55,6 +56,8 @@ SLOW = float(os.environ.get("CONFAB_E2E_SLOW") or 1)
 GTK_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 T = TypeVar("T")
+# What a session request answered by a closed connection raises.
+DROPPED_SESSION = (urllib3.exceptions.ProtocolError, ConnectionResetError)
 # Selenium 4.40 warns about its own Remote(command_executor=URL) path.
 warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"selenium\..*")
 
@@ -107,6 +110,10 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def tail(text: str, lines: int) -> str:
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def wait_port(port: int, timeout: float) -> None:
@@ -204,6 +211,18 @@ class App:
             raise unittest.SkipTest(f"tauri-driver missing: {TAURI_DRIVER} (scripts/setup.sh)")
         if not os.environ.get("DISPLAY"):
             raise unittest.SkipTest("no X display; run through scripts/e2e.sh (xvfb-run)")
+        try:
+            return self._launch(extra_env)
+        except DROPPED_SESSION as e:
+            # tauri-driver answers a session request its WebKitWebDriver dropped by dropping it
+            # too (seen once in a cold CI run, on the launch after a killed app). Say what the
+            # launch printed, then launch once more: a second drop fails the test.
+            print(f"e2e: the session request was dropped ({e}); launch log {self.log_path}:\n"
+                  f"{tail(self.log(), 40)}\ne2e: launching again", file=sys.stderr)
+            self.quit()
+            return self._launch(extra_env)
+
+    def _launch(self, extra_env: dict[str, str] | None) -> "App":
         self.launches += 1
         LOGS.mkdir(parents=True, exist_ok=True)
         self.log_path = LOGS / f"{self.log_name}.{self.launches}.log"
@@ -782,9 +801,13 @@ class AppTestCase(unittest.TestCase):
         # A failing test leaves a screenshot of the window behind.
         before = len(result.failures) + len(result.errors) if result else 0
         out = super().run(result)
-        if result and len(result.failures) + len(result.errors) > before and self.app.driver is not None:
-            try:
-                self.app.screenshot(f"FAILED-{self.id().split('.', 1)[-1]}")
-            except Exception:
-                pass
+        if result and len(result.failures) + len(result.errors) > before:
+            # CI keeps only what the run printed: the end of the launch's log says what the app did.
+            print(f"e2e: {self.id()} failed; launch log {getattr(self.app, 'log_path', None)}:\n"
+                  f"{tail(self.app.log(), 30)}", file=sys.stderr)
+            if self.app.driver is not None:
+                try:
+                    self.app.screenshot(f"FAILED-{self.id().split('.', 1)[-1]}")
+                except Exception:
+                    pass
         return out
