@@ -259,10 +259,13 @@ void gate(int act, const float* g, const float* u, float* out, int64_t n) {
 }
 
 // A product of at most this many rows on W stored as bfloat16, or as 4- or 8-bit with float32
-// scales, goes through the fused one-row loops, row by row inside each block of W's rows: W is
-// read from memory once (the block stays in cache for the other rows), and every row's result
-// is bit for bit what it would be alone. A speculative verify (up to 16 positions) then costs
-// about a decode step, where widening W to float32 for sgemm cost several.
+// scales, goes through the fused one-row loops inside each block of W's rows: W is read from
+// memory once (the block stays in cache for the other rows), and every row's result is bit for
+// bit what it would be alone. Packed rows widen each group once for up to four rows of x
+// (four_bit.h's `q4_rows`, `q8_rows`), which costs more than their multiply-adds. A speculative
+// verify of 9 positions on the default model's 4-bit weights then costs about three decode
+// steps on a CPU (compute, not memory, bounds these loops there), where widening W to float32
+// for sgemm cost several more.
 constexpr int64_t kFusedRows = 16;
 
 // Whether W has a fused loop over its stored format (dense float32 has `few_rows`, bfloat16 and
@@ -302,7 +305,12 @@ void row_product(const float* x, int64_t m, const Weight& wt, float* y, int64_t 
     auto scales = static_cast<const float*>(wt.scales_data), biases = static_cast<const float*>(wt.biases_data);
     if (wt.bits == 8) {
       const RowsDot dot = rows_dot_q8_for(group);
+      const RowsDotMany many = m > 1 ? rows_dot_q8_many_for(group) : nullptr;
       over_rows(n, k * m, [&](int64_t r0, int64_t r1) {
+        if (many) {
+          many(packed + r0 * k, scales + r0 * groups, biases + r0 * groups, x, sums.data(), r1 - r0, k, group, y + r0, ld, m);
+          return;
+        }
         for (int64_t i = 0; i < m; ++i) {
           dot(packed + r0 * k, scales + r0 * groups, biases + r0 * groups, x + i * k, sums.data() + i * groups, r1 - r0, k,
               group, y + i * ld + r0);
@@ -318,7 +326,13 @@ void row_product(const float* x, int64_t m, const Weight& wt, float* y, int64_t 
       }
     }
     const RowsDot dot = rows_dot_q4_for(group);
+    const RowsDotMany many = m > 1 ? rows_dot_q4_many_for(group) : nullptr;
     over_rows(n, k * m, [&](int64_t r0, int64_t r1) {
+      if (many) {
+        many(packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data(), sums.data(), r1 - r0, k, group,
+             y + r0, ld, m);
+        return;
+      }
       for (int64_t i = 0; i < m; ++i) {
         dot(packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data() + i * k, sums.data() + i * groups,
             r1 - r0, k, group, y + i * ld + r0);

@@ -208,6 +208,31 @@ fn a_rows_result_is_the_same_alone_or_among_a_few() {
     }
 }
 
+#[test]
+fn a_rows_result_is_the_same_alone_or_among_a_few_on_packed_weights() {
+    // A verifying pass (up to 16 positions) on 4/8-bit weights shares each group's widening
+    // among its rows; every row must still get the logits it gets alone, bit for bit.
+    let (k, n) = (256, 203);
+    let w = random(&[n, k], 19);
+    let x = random(&[16, k], 20);
+    for (bits, group) in [(4, 32), (4, 64), (8, 32), (8, 64)] {
+        let (packed, scales, biases) = ops::quantize(&w, group, bits).unwrap();
+        let layout = Quantized { scales: &scales, group_size: group, bits, mode: QuantMode::Affine { biases: &biases } };
+        for m in [2, 3, 4, 5, 7, 8, 13, 16] {
+            let few = x.index((..m, ..));
+            let together = cpu_linear::linear(&few, &packed, Some(&layout)).unwrap();
+            for row in 0..m {
+                let alone = cpu_linear::linear(&few.index((row..row + 1, ..)), &packed, Some(&layout)).unwrap();
+                let err = relative_error(&alone, &together.index((row..row + 1, ..)));
+                assert_eq!(err, 0.0, "{bits}-bit group {group} m={m} row={row}");
+            }
+            let theirs = ops::quantized_matmul(&few, &packed, &scales, Some(&biases), true, group, bits).unwrap();
+            let err = relative_error(&together, &theirs);
+            assert!(err < 2e-5, "{bits}-bit group {group} m={m}: relative error {err}");
+        }
+    }
+}
+
 /// Random MXFP4 weights for `n` outputs of `k` inputs, as MLX's `mxfp4` mode stores them: any
 /// nibbles (every e2m1 value, both zeros), scales 2^-7 .. 2^3.
 fn random_mxfp4(leading: &[i32], n: i32, k: i32, seed: u64) -> (Array, Array) {

@@ -19,6 +19,8 @@ use confab_engine::runtime::{
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
 use confab_paths::{AppPaths, DefaultModel};
+use mlx_rs::ops::indexing::IndexOp;
+use mlx_rs::Array;
 
 fn tiny(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name)
@@ -81,6 +83,38 @@ fn tiny_fixtures_give_the_plain_greedy_reply() {
         for max_tokens in [1, 2, 5, 11, 17] {
             request.sampling.max_tokens = max_tokens;
             same_with_lookup(&engine, &request);
+        }
+    }
+}
+
+#[test]
+fn a_verifying_pass_scores_each_position_as_the_decode_step_there() {
+    // The default model (packed 4-bit weights, full keys/values): a pass of a few positions
+    // takes the decode kernels and the several-row products, so each position's logits are
+    // bit for bit the ones plain decoding computes there. A greedy reply is then the plain
+    // one whatever the logits' margins.
+    let model = confab_engine::model::load::load(&smollm2(), &LoadOptions::default()).unwrap().model;
+    let prompt: Vec<u32> = repeating_ids();
+    let fed: Vec<u32> = vec![450, 1138, 30, 2887, 314, 260, 1762, 28];
+    let prefilled = || {
+        let mut state = model.new_state();
+        model.forward(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap().eval().unwrap();
+        state
+    };
+    let mut plain = prefilled();
+    let stepped: Vec<Vec<f32>> = fed
+        .iter()
+        .map(|&t| {
+            let logits = model.forward(&Array::from_slice(&[t], &[1, 1]), &mut plain).unwrap();
+            logits.reshape(&[-1]).unwrap().as_slice::<f32>().to_vec()
+        })
+        .collect();
+    for width in [2, 5, fed.len()] {
+        let mut verifying = prefilled();
+        let every = model.forward_every(&Array::from_slice(&fed[..width], &[1, width as i32]), &mut verifying).unwrap();
+        for (i, want) in stepped[..width].iter().enumerate() {
+            let got = every.index(i as i32).as_slice::<f32>().to_vec();
+            assert!(got == *want, "width {width}, position {i}: the pass's logits are not the decode step's");
         }
     }
 }

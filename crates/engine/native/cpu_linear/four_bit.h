@@ -10,6 +10,7 @@
 // to MLX's quantized matmul.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "loops.h"
@@ -102,6 +103,76 @@ void rows_dot_q8(const uint8_t* packed, const float* scales, const float* biases
     y[r] = rest + _mm512_reduce_add_ps(acc);
   }
 }
+
+// Several rows of x on the same weights (a verifying pass, a few prompt tokens): each group's
+// values are widened once and multiplied into C rows' sums, so the widening, which costs more
+// than the multiply-adds on one row, is shared. Each row's sums run in the one-row loop's
+// order (rows_dot_q4 above), so its result is bit for bit what it would be alone. x rows are
+// k apart, their group sums `groups` apart, y's rows `ld` apart.
+template <int C>
+void q4_rows(const uint8_t* packed, const float* scales, const float* biases, const float* x_split,
+             const float* x_group_sums, int64_t rows, int64_t k, int group, float* y, int64_t ld) {
+  const int64_t groups = k / group, half = group / 2;
+  const __m512i mask = _mm512_set1_epi32(15);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = packed + r * k / 2;
+    __m512 acc[C];
+    float rest[C];
+    for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps(), rest[c] = 0.0f;
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint8_t* bytes = row + g * half;
+      __m512 qx[C];
+      for (int c = 0; c < C; ++c) qx[c] = _mm512_setzero_ps();
+      for (int64_t t = 0; t < half; t += 16) {
+        const __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + t)));
+        const __m512 lo = _mm512_cvtepi32_ps(_mm512_and_si512(q, mask));
+        const __m512 hi = _mm512_cvtepi32_ps(_mm512_srli_epi32(q, 4));
+        for (int c = 0; c < C; ++c) {
+          const float* even = x_split + c * k + g * group;
+          qx[c] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(even + t), qx[c]);
+          qx[c] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(even + half + t), qx[c]);
+        }
+      }
+      const __m512 scale = _mm512_set1_ps(scales[r * groups + g]);
+      const float bias = biases[r * groups + g];
+      for (int c = 0; c < C; ++c) {
+        acc[c] = _mm512_fmadd_ps(scale, qx[c], acc[c]);
+        rest[c] += bias * x_group_sums[c * groups + g];
+      }
+    }
+    for (int c = 0; c < C; ++c) y[c * ld + r] = rest[c] + _mm512_reduce_add_ps(acc[c]);
+  }
+}
+
+// The same for 8-bit rows (rows_dot_q8 above).
+template <int C>
+void q8_rows(const uint8_t* packed, const float* scales, const float* biases, const float* x,
+             const float* x_group_sums, int64_t rows, int64_t k, int group, float* y, int64_t ld) {
+  const int64_t groups = k / group;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = packed + r * k;
+    __m512 acc[C];
+    float rest[C];
+    for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps(), rest[c] = 0.0f;
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint8_t* bytes = row + g * group;
+      __m512 qx[C];
+      for (int c = 0; c < C; ++c) qx[c] = _mm512_setzero_ps();
+      for (int64_t t = 0; t < group; t += 16) {
+        const __m512 q =
+            _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + t))));
+        for (int c = 0; c < C; ++c) qx[c] = _mm512_fmadd_ps(q, _mm512_loadu_ps(x + c * k + g * group + t), qx[c]);
+      }
+      const __m512 scale = _mm512_set1_ps(scales[r * groups + g]);
+      const float bias = biases[r * groups + g];
+      for (int c = 0; c < C; ++c) {
+        acc[c] = _mm512_fmadd_ps(scale, qx[c], acc[c]);
+        rest[c] += bias * x_group_sums[c * groups + g];
+      }
+    }
+    for (int c = 0; c < C; ++c) y[c * ld + r] = rest[c] + _mm512_reduce_add_ps(acc[c]);
+  }
+}
 }  // namespace dequantize_avx512
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
@@ -188,6 +259,83 @@ void rows_dot_q8(const uint8_t* packed, const float* scales, const float* biases
     y[r] = rest + sum_lanes(acc);
   }
 }
+
+// Several rows of x on the same weights, as dequantize_avx512::q4_rows, in rows_dot_q4's order.
+template <int C>
+void q4_rows(const uint8_t* packed, const float* scales, const float* biases, const float* x_split,
+             const float* x_group_sums, int64_t rows, int64_t k, int group, float* y, int64_t ld) {
+  const int64_t groups = k / group, half = group / 2;
+  const __m256i mask = _mm256_set1_epi32(15);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = packed + r * k / 2;
+    __m256 acc[C];
+    float rest[C];
+    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps(), rest[c] = 0.0f;
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint8_t* bytes = row + g * half;
+      __m256 lo[C], hi[C];
+      for (int c = 0; c < C; ++c) lo[c] = _mm256_setzero_ps(), hi[c] = _mm256_setzero_ps();
+      for (int64_t t = 0; t < half; t += 8) {
+        const __m256i q = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + t)));
+        const __m256 low = _mm256_cvtepi32_ps(_mm256_and_si256(q, mask));
+        const __m256 high = _mm256_cvtepi32_ps(_mm256_srli_epi32(q, 4));
+        for (int c = 0; c < C; ++c) {
+          const float* even = x_split + c * k + g * group;
+          lo[c] = _mm256_fmadd_ps(low, _mm256_loadu_ps(even + t), lo[c]);
+          hi[c] = _mm256_fmadd_ps(high, _mm256_loadu_ps(even + half + t), hi[c]);
+        }
+      }
+      const __m256 scale = _mm256_set1_ps(scales[r * groups + g]);
+      const float bias = biases[r * groups + g];
+      for (int c = 0; c < C; ++c) {
+        acc[c] = _mm256_fmadd_ps(scale, _mm256_add_ps(lo[c], hi[c]), acc[c]);
+        rest[c] += bias * x_group_sums[c * groups + g];
+      }
+    }
+    for (int c = 0; c < C; ++c) y[c * ld + r] = rest[c] + sum_lanes(acc[c]);
+  }
+}
+
+// The same for 8-bit rows, in rows_dot_q8's order.
+template <int C>
+void q8_rows(const uint8_t* packed, const float* scales, const float* biases, const float* x,
+             const float* x_group_sums, int64_t rows, int64_t k, int group, float* y, int64_t ld) {
+  const int64_t groups = k / group;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = packed + r * k;
+    __m256 acc[C];
+    float rest[C];
+    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps(), rest[c] = 0.0f;
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint8_t* bytes = row + g * group;
+      __m256 a[C], b[C];
+      for (int c = 0; c < C; ++c) a[c] = _mm256_setzero_ps(), b[c] = _mm256_setzero_ps();
+      int64_t t = 0;
+      for (; t + 16 <= group; t += 16) {
+        const __m128i sixteen = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + t));
+        const __m256 first = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sixteen));
+        const __m256 second = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(sixteen, sixteen)));
+        for (int c = 0; c < C; ++c) {
+          const float* xg = x + c * k + g * group;
+          a[c] = _mm256_fmadd_ps(first, _mm256_loadu_ps(xg + t), a[c]);
+          b[c] = _mm256_fmadd_ps(second, _mm256_loadu_ps(xg + t + 8), b[c]);
+        }
+      }
+      if (t < group) {
+        const __m256 eight =
+            _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + t))));
+        for (int c = 0; c < C; ++c) a[c] = _mm256_fmadd_ps(eight, _mm256_loadu_ps(x + c * k + g * group + t), a[c]);
+      }
+      const __m256 scale = _mm256_set1_ps(scales[r * groups + g]);
+      const float bias = biases[r * groups + g];
+      for (int c = 0; c < C; ++c) {
+        acc[c] = _mm256_fmadd_ps(scale, _mm256_add_ps(a[c], b[c]), acc[c]);
+        rest[c] += bias * x_group_sums[c * groups + g];
+      }
+    }
+    for (int c = 0; c < C; ++c) y[c * ld + r] = rest[c] + sum_lanes(acc[c]);
+  }
+}
 }  // namespace dequantize_avx2
 #pragma GCC pop_options
 #endif  // DEQUANTIZE_X86
@@ -223,6 +371,72 @@ RowsDot rows_dot_q8_for(int group) {
 #endif
   (void)group;
   return rows_dot_q8_loop();
+}
+
+// Products of several rows of x (m of them, k apart; group sums `groups` apart; y's rows ld
+// apart) on the same quantized rows of W, each row's result bit for bit the one-row product's.
+using RowsDotMany = void (*)(const uint8_t*, const float*, const float*, const float*, const float*, int64_t, int64_t,
+                             int, float*, int64_t, int64_t);
+
+// W's rows a tile at a time (its bytes stay in the first-level cache), x's rows Chunk at a time.
+template <int Chunk, template <int> class Rows>
+void many_rows(const uint8_t* packed, const float* scales, const float* biases, const float* x,
+               const float* x_group_sums, int64_t rows, int64_t k, int group, float* y, int64_t ld, int64_t m,
+               int bits) {
+  const int64_t groups = k / group, tile = 32, row_bytes = k * bits / 8;
+  for (int64_t r0 = 0; r0 < rows; r0 += tile) {
+    const int64_t r = std::min(tile, rows - r0);
+    const uint8_t* w = packed + r0 * row_bytes;
+    const float *s = scales + r0 * groups, *b = biases + r0 * groups;
+    int64_t i = 0;
+    for (; i + Chunk <= m; i += Chunk) Rows<Chunk>::run(w, s, b, x + i * k, x_group_sums + i * groups, r, k, group, y + i * ld + r0, ld);
+    switch (m - i) {
+      case 3: Rows<3>::run(w, s, b, x + i * k, x_group_sums + i * groups, r, k, group, y + i * ld + r0, ld); break;
+      case 2: Rows<2>::run(w, s, b, x + i * k, x_group_sums + i * groups, r, k, group, y + i * ld + r0, ld); break;
+      case 1: Rows<1>::run(w, s, b, x + i * k, x_group_sums + i * groups, r, k, group, y + i * ld + r0, ld); break;
+      default: break;
+    }
+  }
+}
+
+#ifdef DEQUANTIZE_X86
+#define MANY_ROWS(isa, kernel, bits)                                                                              \
+  template <int C>                                                                                                \
+  struct isa##_##kernel {                                                                                         \
+    static void run(const uint8_t* w, const float* s, const float* b, const float* x, const float* sums,        \
+                    int64_t rows, int64_t k, int group, float* y, int64_t ld) {                                   \
+      dequantize_##isa::kernel<C>(w, s, b, x, sums, rows, k, group, y, ld);                                       \
+    }                                                                                                             \
+  };                                                                                                              \
+  void isa##_##kernel##_many(const uint8_t* w, const float* s, const float* b, const float* x, const float* sums, \
+                             int64_t rows, int64_t k, int group, float* y, int64_t ld, int64_t m) {               \
+    many_rows<4, isa##_##kernel>(w, s, b, x, sums, rows, k, group, y, ld, m, bits);                               \
+  }
+MANY_ROWS(avx512, q4_rows, 4)
+MANY_ROWS(avx512, q8_rows, 8)
+MANY_ROWS(avx2, q4_rows, 4)
+MANY_ROWS(avx2, q8_rows, 8)
+#undef MANY_ROWS
+#endif
+
+// The several-row product for this group size where the kernels' instruction set has one (as
+// rows_dot_q4_for picks); nullptr: run the one-row product once per row of x.
+RowsDotMany rows_dot_q4_many_for(int group) {
+#ifdef DEQUANTIZE_X86
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512 && (group / 2) % 16 == 0) return avx512_q4_rows_many;
+  if (confab_cpu::isa() >= confab_cpu::Isa::kAvx2 && (group / 2) % 8 == 0) return avx2_q4_rows_many;
+#endif
+  (void)group;
+  return nullptr;
+}
+
+RowsDotMany rows_dot_q8_many_for(int group) {
+#ifdef DEQUANTIZE_X86
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512 && group % 16 == 0) return avx512_q8_rows_many;
+  if (confab_cpu::isa() >= confab_cpu::Isa::kAvx2 && group % 8 == 0) return avx2_q8_rows_many;
+#endif
+  (void)group;
+  return nullptr;
 }
 
 // One row of k 4-bit weights (k / group groups) widened to float32.

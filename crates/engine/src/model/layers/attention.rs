@@ -62,16 +62,14 @@ pub struct Attended {
 impl Attention {
     /// x is [B, L, hidden]; the layer's state grows by L.
     pub fn forward(&self, x: &Array, cache: &mut LayerState) -> Result<Array> {
-        if x.dim(1) == 1 {
-            // A decode step takes the CPU kernels' path where it applies, as a batch of rows does
-            // (`forward_rows`), so a sequence decodes the same alone or batched.
-            let projected = self.qkv.forward(x)?;
-            if let Some(out) = self.decode_rows(&projected, std::slice::from_mut(&mut &mut *cache))? {
-                return self.o_proj.forward(&out);
-            }
-            return self.o_proj.forward(&self.attend(projected, KvSource::Own(cache), None)?.0);
+        // A decode step (or a verifying pass of a few positions) takes the CPU kernels' path
+        // where it applies, as a batch of rows does (`forward_rows`), so a sequence decodes the
+        // same alone or batched.
+        let projected = self.qkv.forward(x)?;
+        if let Some(out) = self.decode_rows(&projected, std::slice::from_mut(&mut &mut *cache))? {
+            return self.o_proj.forward(&out);
         }
-        Ok(self.forward_with(x, KvSource::Own(cache), None)?.0)
+        self.o_proj.forward(&self.attend(projected, KvSource::Own(cache), None)?.0)
     }
 
     /// x [1, L, hidden] read as one whole sequence from position 0, keeping nothing: each position
@@ -151,18 +149,18 @@ impl Attention {
         Ok((ops::concatenate(&outs, 0)?, attended))
     }
 
-    /// One decode step (x was [B, 1, hidden]) for B sequences, each with its own full
-    /// keys/values state, through the CPU kernels (`DecodeKernels`). None where they do not
-    /// apply: another device or dtype, a sliding window, another kind of state; the caller
-    /// then attends per row.
+    /// One decode step (x was [B, 1, hidden]), or a few positions per row (`decode_positions`),
+    /// for B sequences, each with its own full keys/values state, through the CPU kernels
+    /// (`DecodeKernels`). None where they do not apply: another device or dtype, a sliding
+    /// window, another kind of state, a prompt chunk; the caller then attends per row.
     fn decode_rows(&self, projected: &[Array], states: &mut [&mut LayerState]) -> Result<Option<Array>> {
         let q = &projected[0];
-        let (rows, d) = (q.dim(0), self.head_dim as i32);
+        let (rows, positions, d) = (q.dim(0), q.dim(1), self.head_dim as i32);
         let kernels = DecodeKernels { heads: self.num_heads, kv_heads: self.num_kv_heads, head_dim: self.head_dim, scale: self.scale };
         let applies = self.window.is_none()
             && self.sinks.is_none()
             && q.ndim() == 3
-            && q.dim(1) == 1
+            && decode_positions(positions as usize, states)
             && rows as usize == states.len()
             && projected.len() == if self.values_from_keys { 2 } else { 3 }
             && kernels.apply(q.dtype(), states);
@@ -176,7 +174,7 @@ impl Attention {
         };
         let heads = |y: &Array, n: usize, norm: &Option<RmsNorm>| -> Result<Array> {
             match norm {
-                Some(norm) => norm.forward(&y.reshape(&[rows, 1, n as i32, d])?),
+                Some(norm) => norm.forward(&y.reshape(&[rows, positions, n as i32, d])?),
                 None => Ok(y.clone()),
             }
         };
@@ -187,15 +185,15 @@ impl Attention {
             heads(k, self.num_kv_heads, &self.k_norm)?,
             heads(v, self.num_kv_heads, &self.v_norm)?,
         );
-        // Row b's query sits at its state's length. The kernels rotate the (normed) query inside;
-        // a rotation is linear, so scaling before it equals transformers' scaling after.
+        // Row b's queries sit from its state's length on. The kernels rotate the (normed) queries
+        // inside; a rotation is linear, so scaling before it equals transformers' scaling after.
         let q = match self.query_scale {
             Some(scale) => {
-                let factors: Vec<f32> = states.iter().map(|s| scale.at(s.len())).collect();
+                let factors: Vec<f32> = states.iter().flat_map(|s| (0..positions as usize).map(|j| scale.at(s.len() + j))).collect();
                 if factors.iter().all(|&f| f == 1.0) {
                     q
                 } else {
-                    let shape: Vec<i32> = std::iter::once(rows).chain(std::iter::repeat_n(1, q.ndim() - 1)).collect();
+                    let shape: Vec<i32> = [rows, positions].into_iter().chain(std::iter::repeat_n(1, q.ndim() - 2)).collect();
                     ops::multiply(&q, Array::from_slice(&factors, &shape).as_dtype(q.dtype())?)?
                 }
             }
@@ -361,6 +359,24 @@ pub fn attend_causal(state: &mut LayerState, q: &Array, k: Array, v: Array, scal
     }
 }
 
+/// The most positions per row a pass takes through the decode kernels: a speculative verifying
+/// pass (up to 16 positions). Each position attends as a decode step of its own (bit for bit
+/// the step plain decoding takes there), re-reading its row's keys and values; the general
+/// path instead runs some twenty small MLX ops per layer (RoPE, slicing, cache updates), which
+/// on a CPU cost a decode step's worth of time on a small model.
+const DECODE_POSITIONS: usize = 16;
+
+/// Keys a pass of several positions per row may read again through the decode kernels
+/// ((positions − 1) × cache length, per row): past it (a long context), reading the keys once
+/// for all positions (the general path) costs less.
+const REREAD_KEYS: usize = 16_384;
+
+/// Whether a pass of `positions` per row attends through the decode kernels (see
+/// `DECODE_POSITIONS`).
+pub fn decode_positions(positions: usize, states: &[&mut LayerState]) -> bool {
+    positions == 1 || (positions <= DECODE_POSITIONS && states.iter().all(|s| (positions - 1) * (s.len() + positions) <= REREAD_KEYS))
+}
+
 /// A decode step of full-attention layers through the CPU kernels, for B sequences each with
 /// its own full keys/values state: per row, its new key (rotated) and value written into its
 /// own cache buffer at its position, then one attention node for all rows, reading every
@@ -388,26 +404,54 @@ impl DecodeKernels {
             && states.iter().all(|s| matches!(s, LayerState::KeysValues(kv) if kv.layout().is_none_or(|l| l == (Dtype::Float32, 1))))
     }
 
-    /// The step (where `apply` said so): q [B, 1, heads, d] and k, v [B, 1, kv_heads, d] (or
+    /// The step (where `apply` said so): q [B, L, heads, d] and k, v [B, L, kv_heads, d] (or
     /// with the heads flattened), normed where the layer norms them, not yet rotated; row b
-    /// continues `states[b]`; `rope` is None where the layer does not rotate. Returns the
-    /// heads' output [B, 1, heads × d].
+    /// continues `states[b]` by L positions (one for a decode step); `rope` is None where the
+    /// layer does not rotate. Returns the heads' output [B, L, heads × d]. Position j of row b
+    /// attends as a decode step at that position would (a row of the kernel of its own, over
+    /// its row's cache up to itself).
     pub fn step(&self, q: &Array, k: &Array, v: &Array, states: &mut [&mut LayerState], rope: Option<&RopeTable>) -> Result<Array> {
-        let (mut keys, mut values, mut lens) =
-            (Vec::with_capacity(states.len()), Vec::with_capacity(states.len()), Vec::with_capacity(states.len()));
+        let (rows, positions) = (states.len(), q.dim(1) as usize);
+        let one_each = |t: &Array| -> Result<Array> {
+            match positions {
+                1 => Ok(t.clone()),
+                _ => {
+                    let shape: Vec<i32> = [(rows * positions) as i32, 1].into_iter().chain(t.shape()[2..].iter().copied()).collect();
+                    Ok(t.reshape(&shape)?)
+                }
+            }
+        };
+        let (q, k, v) = (one_each(q)?, one_each(k)?, one_each(v)?);
+        let count = rows * positions;
+        let (mut keys, mut values, mut lens) = (Vec::with_capacity(count), Vec::with_capacity(count), Vec::with_capacity(count));
         for (row, state) in states.iter_mut().enumerate() {
             let cache = state.keys_values_mut()?;
-            let (kb, vb) = cache.push_with(self.kv_heads as i32, self.head_dim as i32, Dtype::Float32, |buffer, position, is_keys| {
-                if is_keys {
-                    cpu_attention::cache_write(buffer, k, row, position, rope)
-                } else {
-                    cpu_attention::cache_write(buffer, v, row, position, None)
-                }
-            })?;
-            keys.push(kb);
-            values.push(vb);
-            lens.push(cache.len());
+            let mut written = None;
+            for j in 0..positions {
+                // Holding the last write's buffers would make the next write copy them.
+                drop(written.take());
+                let fresh = row * positions + j;
+                written =
+                    Some(cache.push_with(self.kv_heads as i32, self.head_dim as i32, Dtype::Float32, |buffer, position, is_keys| {
+                        if is_keys {
+                            cpu_attention::cache_write(buffer, &k, fresh, position, rope)
+                        } else {
+                            cpu_attention::cache_write(buffer, &v, fresh, position, None)
+                        }
+                    })?);
+            }
+            let (kb, vb) = written.ok_or_else(|| EngineError::Internal("a decode pass of no positions".into()))?;
+            let len = cache.len();
+            for j in 0..positions {
+                keys.push(kb.clone());
+                values.push(vb.clone());
+                lens.push(len - positions + 1 + j);
+            }
         }
-        cpu_attention::decode_attention(q, &keys, &values, &lens, self.heads, self.scale, rope)
+        let out = cpu_attention::decode_attention(&q, &keys, &values, &lens, self.heads, self.scale, rope)?;
+        match positions {
+            1 => Ok(out),
+            _ => Ok(out.reshape(&[rows as i32, positions as i32, -1])?),
+        }
     }
 }

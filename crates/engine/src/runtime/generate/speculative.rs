@@ -417,12 +417,11 @@ pub(super) fn speculative_step<'m>(
 /// rows proposes at most 16 / B - 1 tokens per row, a row alone up to its draft length.
 const VERIFY_POSITIONS: usize = 16;
 
-/// The most rows that verify together. Rows feeding several positions attend one by one (the
-/// batched decode kernel takes one position per row) and sample on the host, where plain
-/// greedy batches keep their choices on the device: bench/serve.py with prompt lookup (dev
-/// build, shared 2-core CPU) gave 1.33× plain decoding's tok/s at 2 clients but 0.87× at 4
-/// and 0.74× at 8 (1 proposal per row from 16 positions; 0.81× with 8 per row). Larger
-/// batches step plainly.
+/// The most rows that verify together. Verifying rows sample on the host, where plain greedy
+/// batches keep their choices on the device, and on a CPU each position of a pass costs about
+/// a third of a decode step: bench/serve.py with prompt lookup (dev build, shared 2-core CPU)
+/// gave 1.33× plain decoding's tok/s at 2 clients but 0.87× at 4 and 0.74× at 8 (1 proposal
+/// per row from 16 positions; 0.81× with 8 per row). Larger batches step plainly.
 const VERIFYING_ROWS: usize = 2;
 
 /// The id fed after a row's last proposal to fill it to the batch's width (any id will do: no
