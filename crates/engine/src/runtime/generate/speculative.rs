@@ -19,10 +19,12 @@
 //! a batch verify together, each with its own number of proposals; each row's draft length
 //! follows its acceptance, down to plain decoding for a while where proposals keep failing.
 
+mod costs;
 mod mtp;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::Instant;
 
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, transforms, Array};
@@ -109,6 +111,10 @@ pub(super) struct Speculation {
     rate: f64,
     /// Steps still to decode plainly, after proposals kept failing.
     resting: usize,
+    /// The next step proposes whatever the costs say: the probe after a rest.
+    probing: bool,
+    /// What its verifying passes cost, by width: caps the draft length (`costs`).
+    costs: costs::PassCosts,
 }
 
 impl Speculation {
@@ -141,6 +147,8 @@ impl Speculation {
             draft_len,
             rate: 1.0,
             resting: 0,
+            probing: false,
+            costs: costs::PassCosts::default(),
         })
     }
 
@@ -361,6 +369,7 @@ pub(super) fn speculative_step<'m>(
     if rows.iter().any(|r| r.state.len() + widest > model.config().max_position) {
         return Ok(false);
     }
+    let began = Instant::now();
     let mut verifying = Vec::with_capacity(rows.len());
     for row in rows.iter_mut() {
         let draft = row.draft_model().and_then(draft_of);
@@ -395,6 +404,7 @@ pub(super) fn speculative_step<'m>(
             (model.model.forward_batch_every(&input, &mut states)?, None)
         }
     };
+    let proposing: Vec<bool> = verifying.iter().map(|v| !v.proposals.tokens.is_empty()).collect();
     let mut replays: Vec<(usize, Vec<u32>)> = vec![];
     for (i, (row, v)) in rows.iter_mut().zip(verifying).enumerate() {
         let draft = row.draft_model().and_then(draft_of);
@@ -409,6 +419,13 @@ pub(super) fn speculative_step<'m>(
         }
     }
     replay(model, rows, replays)?;
+    // Settling read every row's logits: the pass is done (a replay is queued, not waited for).
+    let seconds = began.elapsed().as_secs_f64();
+    for (row, _) in rows.iter_mut().zip(&proposing).filter(|(_, &p)| p) {
+        if let Some(speculation) = row.speculation.as_mut() {
+            speculation.costs.observe(width, seconds);
+        }
+    }
     Ok(true)
 }
 
@@ -506,6 +523,7 @@ impl Row {
         };
         if speculation.resting > 0 {
             speculation.resting -= 1;
+            speculation.probing = speculation.resting == 0;
             return Ok(Verifying { prefix, proposals: nothing, held, checkpoint, needs_hidden: false });
         }
         let needs_hidden = speculation.mtp.as_ref().is_some_and(|m| m.needs_hidden(self.fed.len()));
@@ -513,7 +531,15 @@ impl Row {
         // token among them), and positions the context still has.
         let room =
             (self.max_tokens - self.generated).saturating_sub(1).min(model.config().max_position.saturating_sub(self.history.len() + 1));
-        let count = speculation.draft_len.min(room).min(cap);
+        let mut count = speculation.draft_len.min(room).min(cap);
+        if !std::mem::take(&mut speculation.probing) {
+            // As many as pay for their pass, at the row's acceptance; none: rest.
+            count = count.min(speculation.costs.paying_length(count, speculation.rate));
+            if count == 0 {
+                speculation.resting = REST_STEPS;
+                return Ok(Verifying { prefix, proposals: nothing, held, checkpoint, needs_hidden: false });
+            }
+        }
         let _in_span = self.span.clone().entered();
         let proposals = match (speculation.method, draft, speculation.draft_state.as_mut()) {
             (Speculative::PromptLookup(settings), _, _) => {
