@@ -228,7 +228,14 @@ export function App() {
           >
             <Icon name="sidebar" />
           </button>
-          <ModelPicker models={models} providers={providers} onError={showError} onGetModels={() => setGetModelsOpen(true)} />
+          <ModelPicker
+            models={models}
+            providers={providers}
+            onError={showError}
+            onGetModels={() => setGetModelsOpen(true)}
+            settings={settings}
+            onSettingsSaved={setSettings}
+          />
           <div className="header-end">
             {/* Only where the loaded model's template can turn its thinking off. */}
             {!remote && loaded?.thinking_switch && (chat.conversationId === null || openConversationEntry) && (

@@ -7,10 +7,12 @@ import {
   type ModelSummary,
   type ProviderModel,
   type ProviderView,
+  type Settings,
 } from '../ipc';
 import { humanParameters, humanSize, humanTokens } from '../lib/format';
 import type { Models } from '../state/useModel';
 import type { Providers } from '../state/useProviders';
+import { SpeculativePick } from './SpeculativeFields';
 
 /** The diffusion mark's explanation. */
 const DENOISING_TITLE = 'Writes by denoising canvases of tokens in parallel (block diffusion), not one token at a time';
@@ -149,10 +151,14 @@ interface Props {
   onError: (message: string) => void;
   /** Opens Get models. */
   onGetModels: () => void;
+  /** The saved settings (the loaded model's speculative decoding is chosen here too), and
+   *  what takes them once the picker saved a change. */
+  settings: Settings | null;
+  onSettingsSaved: (settings: Settings) => void;
 }
 
 /** The header's model button, its status, and the popover that lists models to load and remote models to use. */
-export function ModelPicker({ models, providers, onError, onGetModels }: Props) {
+export function ModelPicker({ models, providers, onError, onGetModels, settings, onSettingsSaved }: Props) {
   const [open, setOpen] = useState(false);
   const popover = useRef<HTMLDivElement>(null);
   const { state } = models;
@@ -272,6 +278,9 @@ export function ModelPicker({ models, providers, onError, onGetModels }: Props) 
                 />
               ))}
             </ul>
+          )}
+          {!remote && state.loaded && settings && (
+            <SpeculativePick loaded={state.loaded} settings={settings} onSaved={onSettingsSaved} onError={onError} />
           )}
           {remoteProviders.map((provider) => (
             <div key={provider.id} className="model-group" data-testid="remote-model-group">

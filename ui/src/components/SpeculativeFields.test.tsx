@@ -45,3 +45,45 @@ describe('the speculative decoding setting', () => {
     expect(screen.queryByTestId('setting-draft_model')).toBeNull();
   });
 });
+
+describe('the picker’s speculative decoding choice', () => {
+  it('offers off, prompt lookup and the loaded model’s drafts in one select, and saves the choice at once', async () => {
+    commands.set('draft_candidates', () => [smallSmol]);
+    let stored: unknown = settings;
+    commands.set('save_settings', (args) => (stored = args.settings));
+    commands.set('get_settings', () => stored);
+    await renderApp();
+    fireEvent.click(screen.getByTestId('model-picker'));
+    const pick = (await screen.findByTestId('picker-speculative')) as HTMLSelectElement;
+    await waitFor(() => expect(pick.options).toHaveLength(3));
+    expect([...pick.options].map((o) => o.textContent)).toEqual(['Off', 'Prompt lookup (no second model)', 'Draft: SmolLM2 4-bit · 4-bit']);
+    expect(pick.value).toBe('off');
+    expect(lastArgs('draft_candidates')).toEqual({ model: smolLoaded.path });
+
+    const saved = callsOf('save_settings').length;
+    fireEvent.change(pick, { target: { value: `draft:${smallSmol.path}` } });
+    await waitFor(() => expect(callsOf('save_settings')).toHaveLength(saved + 1));
+    expect(lastArgs('save_settings')).toEqual({
+      settings: { ...settings, speculative: 'draft_model', model_drafts: { [smolLoaded.path]: smallSmol.path } },
+    });
+    await waitFor(() => expect(pick.value).toBe(`draft:${smallSmol.path}`));
+
+    // Settings › Model shows what the picker chose.
+    fireEvent.click(screen.getByTestId('settings-button'));
+    expect(((await screen.findByTestId('setting-speculative')) as HTMLSelectElement).value).toBe('draft_model');
+    await waitFor(() => expect((screen.getByTestId('setting-draft_model') as HTMLSelectElement).value).toBe(smallSmol.path));
+  });
+
+  it('says what failed when saving does, and keeps the saved choice', async () => {
+    commands.set('draft_candidates', () => []);
+    commands.set('save_settings', () => {
+      throw 'the settings file is read-only';
+    });
+    await renderApp();
+    fireEvent.click(screen.getByTestId('model-picker'));
+    const pick = (await screen.findByTestId('picker-speculative')) as HTMLSelectElement;
+    fireEvent.change(pick, { target: { value: 'prompt_lookup' } });
+    expect(await screen.findByText(/Could not change speculative decoding: the settings file is read-only/)).toBeTruthy();
+    expect(pick.value).toBe('off');
+  });
+});
