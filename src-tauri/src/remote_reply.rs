@@ -268,20 +268,25 @@ mod tests {
 
     const KEY: &str = "sk-app-remote-test-5b2e";
 
-    /// `confab serve` (the CLI built beside this test) on a free port; killed when dropped.
+    /// `confab serve` (the CLI built beside this test) on a free port, with a data folder of
+    /// its own (not the user's); killed when dropped.
     struct Serve {
         child: Child,
         base_url: String,
+        _home: tempfile::TempDir,
     }
 
     impl Serve {
+        /// `args` name the model (`--model`): the fresh data folder has none.
         fn start(args: &[&str]) -> Serve {
+            let home = tempfile::tempdir().unwrap();
             // target/debug/deps/confab_app-… → target/debug/confab
             let binary = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("confab");
             assert!(binary.is_file(), "no {}: build it first (cargo build -p confab-cli)", binary.display());
             let mut child = Command::new(binary)
                 .args(["serve", "--port", "0", "--no-prefix-cache", "--no-encoder-cache"])
                 .args(args)
+                .env("CONFAB_HOME", home.path())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
@@ -293,7 +298,7 @@ mod tests {
                 .split_whitespace()
                 .find(|w| w.starts_with("http://"))
                 .unwrap_or_else(|| panic!("confab serve did not start: {line:?}"));
-            Serve { base_url: base_url.to_string(), child }
+            Serve { base_url: base_url.to_string(), child, _home: home }
         }
 
         /// `GET /health`'s count of running requests.

@@ -12,18 +12,23 @@ use confab_remote::{ChatEvent, ChatRequest, Client, Finished, Message, Part, Rem
 
 const KEY: &str = "sk-confab-remote-test";
 
-/// `confab serve` on a free port; killed when dropped.
+/// `confab serve` on a free port, with a data folder of its own (its history is not the
+/// user's: a branch's schema must not reach the real one); killed when dropped.
 struct Serve {
     child: Child,
     model: String,
     base_url: String,
+    _home: tempfile::TempDir,
 }
 
 impl Serve {
+    /// `args` name the model (`--model`): the fresh data folder has none.
     fn start(args: &[&str]) -> Serve {
+        let home = tempfile::tempdir().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_confab"))
             .args(["serve", "--port", "0", "--no-prefix-cache", "--no-encoder-cache"])
             .args(args)
+            .env("CONFAB_HOME", home.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -33,7 +38,7 @@ impl Serve {
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let model = line.split('`').nth(1).unwrap_or_else(|| panic!("confab serve did not start: {line:?}")).to_string();
         let base_url = line.split_whitespace().find(|w| w.starts_with("http://")).expect("the URL").to_string();
-        Serve { child, model, base_url }
+        Serve { child, model, base_url, _home: home }
     }
 
     /// `GET /health`'s count of running requests (plain HTTP: no client needed for that).
