@@ -305,10 +305,11 @@ void row_product(const float* x, int64_t m, const Weight& wt, float* y, int64_t 
     auto scales = static_cast<const float*>(wt.scales_data), biases = static_cast<const float*>(wt.biases_data);
     if (wt.bits == 8) {
       const RowsDot dot = rows_dot_q8_for(group);
-      const RowsDotMany many = m > 1 ? rows_dot_q8_many_for(group) : nullptr;
+      const RowsKernels* many = m > 1 ? rows_q8_for(group) : nullptr;
       over_rows(n, k * m, [&](int64_t r0, int64_t r1) {
         if (many) {
-          many(packed + r0 * k, scales + r0 * groups, biases + r0 * groups, x, sums.data(), r1 - r0, k, group, y + r0, ld, m);
+          many_rows(*many, 8, packed + r0 * k, scales + r0 * groups, biases + r0 * groups, x, sums.data(), r1 - r0, k, group,
+                    y + r0, ld, m);
           return;
         }
         for (int64_t i = 0; i < m; ++i) {
@@ -326,11 +327,11 @@ void row_product(const float* x, int64_t m, const Weight& wt, float* y, int64_t 
       }
     }
     const RowsDot dot = rows_dot_q4_for(group);
-    const RowsDotMany many = m > 1 ? rows_dot_q4_many_for(group) : nullptr;
+    const RowsKernels* many = m > 1 ? rows_q4_for(group) : nullptr;
     over_rows(n, k * m, [&](int64_t r0, int64_t r1) {
       if (many) {
-        many(packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data(), sums.data(), r1 - r0, k, group,
-             y + r0, ld, m);
+        many_rows(*many, 4, packed + r0 * k / 2, scales + r0 * groups, biases + r0 * groups, split.data(), sums.data(),
+                  r1 - r0, k, group, y + r0, ld, m);
         return;
       }
       for (int64_t i = 0; i < m; ++i) {

@@ -373,67 +373,54 @@ RowsDot rows_dot_q8_for(int group) {
   return rows_dot_q8_loop();
 }
 
-// Products of several rows of x (m of them, k apart; group sums `groups` apart; y's rows ld
-// apart) on the same quantized rows of W, each row's result bit for bit the one-row product's.
-using RowsDotMany = void (*)(const uint8_t*, const float*, const float*, const float*, const float*, int64_t, int64_t,
-                             int, float*, int64_t, int64_t);
+// Products of several rows of x on the same quantized rows of W (each row's result bit for bit
+// the one-row product's): `by_count[c - 1]` takes c rows of x (k apart; their group sums
+// `groups` apart; y's rows ld apart), for c from 1 to 4.
+using RowsKernel = void (*)(const uint8_t*, const float*, const float*, const float*, const float*, int64_t, int64_t,
+                            int, float*, int64_t);
+using RowsKernels = RowsKernel[4];
 
-// W's rows a tile at a time (its bytes stay in the first-level cache), x's rows Chunk at a time.
-template <int Chunk, template <int> class Rows>
-void many_rows(const uint8_t* packed, const float* scales, const float* biases, const float* x,
-               const float* x_group_sums, int64_t rows, int64_t k, int group, float* y, int64_t ld, int64_t m,
-               int bits) {
+// m rows of x: W's rows a tile at a time (its bytes stay in the first-level cache), x's rows up
+// to four at a time.
+void many_rows(const RowsKernels& by_count, int bits, const uint8_t* packed, const float* scales, const float* biases,
+               const float* x, const float* x_group_sums, int64_t rows, int64_t k, int group, float* y, int64_t ld,
+               int64_t m) {
   const int64_t groups = k / group, tile = 32, row_bytes = k * bits / 8;
   for (int64_t r0 = 0; r0 < rows; r0 += tile) {
     const int64_t r = std::min(tile, rows - r0);
-    const uint8_t* w = packed + r0 * row_bytes;
-    const float *s = scales + r0 * groups, *b = biases + r0 * groups;
-    int64_t i = 0;
-    for (; i + Chunk <= m; i += Chunk) Rows<Chunk>::run(w, s, b, x + i * k, x_group_sums + i * groups, r, k, group, y + i * ld + r0, ld);
-    switch (m - i) {
-      case 3: Rows<3>::run(w, s, b, x + i * k, x_group_sums + i * groups, r, k, group, y + i * ld + r0, ld); break;
-      case 2: Rows<2>::run(w, s, b, x + i * k, x_group_sums + i * groups, r, k, group, y + i * ld + r0, ld); break;
-      case 1: Rows<1>::run(w, s, b, x + i * k, x_group_sums + i * groups, r, k, group, y + i * ld + r0, ld); break;
-      default: break;
+    for (int64_t i = 0; i < m; i += 4) {
+      by_count[std::min<int64_t>(4, m - i) - 1](packed + r0 * row_bytes, scales + r0 * groups, biases + r0 * groups,
+                                                x + i * k, x_group_sums + i * groups, r, k, group, y + i * ld + r0, ld);
     }
   }
 }
 
 #ifdef DEQUANTIZE_X86
-#define MANY_ROWS(isa, kernel, bits)                                                                              \
-  template <int C>                                                                                                \
-  struct isa##_##kernel {                                                                                         \
-    static void run(const uint8_t* w, const float* s, const float* b, const float* x, const float* sums,        \
-                    int64_t rows, int64_t k, int group, float* y, int64_t ld) {                                   \
-      dequantize_##isa::kernel<C>(w, s, b, x, sums, rows, k, group, y, ld);                                       \
-    }                                                                                                             \
-  };                                                                                                              \
-  void isa##_##kernel##_many(const uint8_t* w, const float* s, const float* b, const float* x, const float* sums, \
-                             int64_t rows, int64_t k, int group, float* y, int64_t ld, int64_t m) {               \
-    many_rows<4, isa##_##kernel>(w, s, b, x, sums, rows, k, group, y, ld, m, bits);                               \
-  }
-MANY_ROWS(avx512, q4_rows, 4)
-MANY_ROWS(avx512, q8_rows, 8)
-MANY_ROWS(avx2, q4_rows, 4)
-MANY_ROWS(avx2, q8_rows, 8)
-#undef MANY_ROWS
+constexpr RowsKernels kAvx512Q4 = {dequantize_avx512::q4_rows<1>, dequantize_avx512::q4_rows<2>,
+                                   dequantize_avx512::q4_rows<3>, dequantize_avx512::q4_rows<4>};
+constexpr RowsKernels kAvx512Q8 = {dequantize_avx512::q8_rows<1>, dequantize_avx512::q8_rows<2>,
+                                   dequantize_avx512::q8_rows<3>, dequantize_avx512::q8_rows<4>};
+constexpr RowsKernels kAvx2Q4 = {dequantize_avx2::q4_rows<1>, dequantize_avx2::q4_rows<2>, dequantize_avx2::q4_rows<3>,
+                                 dequantize_avx2::q4_rows<4>};
+constexpr RowsKernels kAvx2Q8 = {dequantize_avx2::q8_rows<1>, dequantize_avx2::q8_rows<2>, dequantize_avx2::q8_rows<3>,
+                                 dequantize_avx2::q8_rows<4>};
 #endif
 
-// The several-row product for this group size where the kernels' instruction set has one (as
+// The several-row kernels for this group size where the kernels' instruction set has them (as
 // rows_dot_q4_for picks); nullptr: run the one-row product once per row of x.
-RowsDotMany rows_dot_q4_many_for(int group) {
+const RowsKernels* rows_q4_for(int group) {
 #ifdef DEQUANTIZE_X86
-  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512 && (group / 2) % 16 == 0) return avx512_q4_rows_many;
-  if (confab_cpu::isa() >= confab_cpu::Isa::kAvx2 && (group / 2) % 8 == 0) return avx2_q4_rows_many;
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512 && (group / 2) % 16 == 0) return &kAvx512Q4;
+  if (confab_cpu::isa() >= confab_cpu::Isa::kAvx2 && (group / 2) % 8 == 0) return &kAvx2Q4;
 #endif
   (void)group;
   return nullptr;
 }
 
-RowsDotMany rows_dot_q8_many_for(int group) {
+const RowsKernels* rows_q8_for(int group) {
 #ifdef DEQUANTIZE_X86
-  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512 && group % 16 == 0) return avx512_q8_rows_many;
-  if (confab_cpu::isa() >= confab_cpu::Isa::kAvx2 && group % 8 == 0) return avx2_q8_rows_many;
+  if (confab_cpu::isa() == confab_cpu::Isa::kAvx512 && group % 16 == 0) return &kAvx512Q8;
+  if (confab_cpu::isa() >= confab_cpu::Isa::kAvx2 && group % 8 == 0) return &kAvx2Q8;
 #endif
   (void)group;
   return nullptr;

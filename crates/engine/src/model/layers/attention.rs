@@ -373,7 +373,7 @@ const REREAD_KEYS: usize = 16_384;
 
 /// Whether a pass of `positions` per row attends through the decode kernels (see
 /// `DECODE_POSITIONS`).
-pub fn decode_positions(positions: usize, states: &[&mut LayerState]) -> bool {
+fn decode_positions(positions: usize, states: &[&mut LayerState]) -> bool {
     positions == 1 || (positions <= DECODE_POSITIONS && states.iter().all(|s| (positions - 1) * (s.len() + positions) <= REREAD_KEYS))
 }
 
@@ -428,8 +428,6 @@ impl DecodeKernels {
             let cache = state.keys_values_mut()?;
             let mut written = None;
             for j in 0..positions {
-                // Holding the last write's buffers would make the next write copy them.
-                drop(written.take());
                 let fresh = row * positions + j;
                 written =
                     Some(cache.push_with(self.kv_heads as i32, self.head_dim as i32, Dtype::Float32, |buffer, position, is_keys| {
