@@ -436,7 +436,7 @@ const VERIFY_POSITIONS: usize = 16;
 
 /// The most rows that verify together. Verifying rows sample on the host, where plain greedy
 /// batches keep their choices on the device, and on a CPU each position of a pass costs about
-/// a third of a decode step: bench/serve.py with prompt lookup (dev build, shared 2-core CPU)
+/// a quarter of a decode step: bench/serve.py with prompt lookup (dev build, shared 2-core CPU)
 /// gave 1.33× plain decoding's tok/s at 2 clients but 0.87× at 4 and 0.74× at 8 (1 proposal
 /// per row from 16 positions; 0.81× with 8 per row). Again after passes of several positions
 /// took the decode kernels and drafts their cost-paying length: 0.91× at 4 and 0.95× at 8 with

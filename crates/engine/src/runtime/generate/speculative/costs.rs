@@ -1,6 +1,6 @@
 //! What a row's verifying passes cost, and so how many tokens are worth proposing. On a GPU a
 //! pass of a few positions costs about a decode step (reading the weights bounds both); on a
-//! CPU each position adds about a third of one, so a long draft that the model mostly rejects
+//! CPU each position adds about a quarter of one, so a long draft that the model mostly rejects
 //! costs more than it saves. The row times its passes, fits time = fixed + per_position ×
 //! width to them, and proposes the number of tokens that gives the most tokens per second at
 //! its acceptance rate: long drafts where passes cost little or proposals are kept, short
@@ -93,7 +93,7 @@ mod tests {
     fn cheap_positions_or_kept_proposals_pay_for_long_drafts() {
         // A GPU: a pass costs about a step whatever its width.
         assert_eq!(timed(0.020, 0.0001).paying_length(8, 0.6), 8);
-        // A CPU, each position a third of a step: long drafts only while they are kept.
+        // A CPU, each position a quarter of a step: long drafts only while they are kept.
         let cpu = timed(0.015, 0.005);
         assert!(cpu.paying_length(8, 0.95) >= 6, "{}", cpu.paying_length(8, 0.95));
         assert!((1..=2).contains(&cpu.paying_length(8, 0.5)), "{}", cpu.paying_length(8, 0.5));
