@@ -71,6 +71,80 @@ EDIT_500 = ("Rewrite the text below with \"Tuesday\" changed to \"Thursday\" and
             "\"twelve percent\". Keep everything else exactly as it is, and reply with the text only.\n\n" + EDIT_TEXT)
 
 
+# The same for code: a Python module of about 480 tokens with a variable renamed. SmolLM2-135M
+# copies it (and then explains it), where it shortens the text above to a third.
+EDIT_CODE = (
+    'import csv\n'
+    'import statistics\n'
+    '\n'
+    '\n'
+    'def read_scores(path):\n'
+    '    scores = []\n'
+    '    with open(path, newline="") as handle:\n'
+    '        reader = csv.DictReader(handle)\n'
+    '        for row in reader:\n'
+    '            name = row["name"].strip()\n'
+    '            if not name:\n'
+    '                continue\n'
+    '            try:\n'
+    '                score = float(row["score"])\n'
+    '            except ValueError:\n'
+    '                continue\n'
+    '            scores.append((name, score))\n'
+    '    return scores\n'
+    '\n'
+    '\n'
+    'def summarize(scores):\n'
+    '    if not scores:\n'
+    '        return {"count": 0, "mean": 0.0, "best": None, "worst": None}\n'
+    '    values = [score for _, score in scores]\n'
+    '    best = max(scores, key=lambda item: item[1])\n'
+    '    worst = min(scores, key=lambda item: item[1])\n'
+    '    return {\n'
+    '        "count": len(values),\n'
+    '        "mean": statistics.mean(values),\n'
+    '        "median": statistics.median(values),\n'
+    '        "best": best[0],\n'
+    '        "worst": worst[0],\n'
+    '    }\n'
+    '\n'
+    '\n'
+    'def group_by_initial(scores):\n'
+    '    groups = {}\n'
+    '    for name, score in scores:\n'
+    '        initial = name[0].upper()\n'
+    '        groups.setdefault(initial, []).append(score)\n'
+    '    return {initial: statistics.mean(values) for initial, values in sorted(groups.items())}\n'
+    '\n'
+    '\n'
+    'def format_report(summary, groups):\n'
+    '    lines = []\n'
+    '    lines.append(f"Students: {summary[\'count\']}")\n'
+    '    lines.append(f"Mean score: {summary[\'mean\']:.2f}")\n'
+    '    lines.append(f"Median score: {summary[\'median\']:.2f}")\n'
+    '    lines.append(f"Best: {summary[\'best\']}")\n'
+    '    lines.append(f"Worst: {summary[\'worst\']}")\n'
+    '    lines.append("")\n'
+    '    lines.append("By initial:")\n'
+    '    for initial, mean in groups.items():\n'
+    '        lines.append(f"  {initial}: {mean:.2f}")\n'
+    '    return "\\n".join(lines)\n'
+    '\n'
+    '\n'
+    'def main(path):\n'
+    '    scores = read_scores(path)\n'
+    '    summary = summarize(scores)\n'
+    '    groups = group_by_initial(scores)\n'
+    '    print(format_report(summary, groups))\n'
+    '\n'
+    '\n'
+    'if __name__ == "__main__":\n'
+    '    main("scores.csv")\n'
+)
+EDIT_CODE_500 = ("Rewrite this Python module with the variable `scores` renamed to `results`. Reply with the code only.\n\n"
+                 "```python\n" + EDIT_CODE + "```")
+
+
 def generate(binary, model, prompt, max_tokens, lookup, draft=None):
     cmd = [str(binary), "generate", "--json", "--no-prefix-cache", "--temperature", "0",
            "--max-tokens", str(max_tokens), "--prompt", prompt]
@@ -91,25 +165,31 @@ def rate(usage_or_run):
     return f"{accepted}/{proposed} ({accepted / proposed:.0%})" if proposed else "0/0"
 
 
-def release_rows(binary, python, f32, q4, runs, max_tokens=600):
-    """bench/run.py --speculative: (1) prompt lookup against plain decoding on the editing task,
-    the default model (target ≥ 2×); (2) the 4-bit copy drafting for the float32 model, Confab
-    against mlx-lm 0.32.2's `draft_model` on the same pair and prompt (target ≥ 1.3× mlx-lm's
-    speculative tok/s), acceptance printed for both. Runs alternate; medians."""
-    print(f"speculative decoding, {binary}: greedy, {max_tokens} tokens at most, median of {runs} runs, alternating")
+def lookup_row(binary, label, prompt, runs, max_tokens):
+    """Prompt lookup against plain decoding on `prompt` (the default model), alternating; medians."""
     plain, lookup, reference, last = [], [], None, None
     for _ in range(runs):
         for speculative in (False, True):
-            out = generate(binary, None, EDIT_500, max_tokens, speculative)
+            out = generate(binary, None, prompt, max_tokens, speculative)
             if reference is None:
                 reference = out["ids"]
             elif out["ids"] != reference:
-                sys.exit("the editing task's reply with prompt lookup differs from plain decoding")
+                sys.exit(f"{label}: the reply with prompt lookup differs from plain decoding")
             (lookup if speculative else plain).append(out["timings"]["decode_tokens_per_s"])
             last = out if speculative else last
     p, s = statistics.median(plain), statistics.median(lookup)
-    print(f"  prompt lookup, editing ~500 tokens (default model), {len(reference)} tokens: plain {p:.1f} tok/s | "
+    print(f"  prompt lookup, {label} (default model), {len(reference)} tokens: plain {p:.1f} tok/s | "
           f"lookup {s:.1f} tok/s | {s / p:.2f}x (target 2x) | accepted {rate(last['usage'])}", flush=True)
+
+
+def release_rows(binary, python, f32, q4, runs, max_tokens=600):
+    """bench/run.py --speculative: (1) prompt lookup against plain decoding on the editing tasks
+    (text and code), the default model (target ≥ 2×); (2) the 4-bit copy drafting for the float32 model, Confab
+    against mlx-lm 0.32.2's `draft_model` on the same pair and prompt (target ≥ 1.3× mlx-lm's
+    speculative tok/s), acceptance printed for both. Runs alternate; medians."""
+    print(f"speculative decoding, {binary}: greedy, {max_tokens} tokens at most, median of {runs} runs, alternating")
+    lookup_row(binary, "editing ~500 tokens of text", EDIT_500, runs, max_tokens)
+    lookup_row(binary, "editing ~500 tokens of code", EDIT_CODE_500, runs, max_tokens + 200)
 
     prompt_file = os.path.join(os.path.dirname(q4), "speculative-edit-prompt.txt")
     with open(prompt_file, "w") as f:

@@ -83,9 +83,9 @@ pub enum DenoisingNoise {
 /// Where speculative decoding takes its proposals from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Speculative {
-    /// The tokens that followed the latest earlier occurrence of the sequence's last few
-    /// tokens, in the prompt or the reply so far: no second model; strong where the reply
-    /// quotes or edits its prompt.
+    /// The tokens that followed an earlier occurrence of the sequence's last few tokens, in the
+    /// prompt or the reply so far (the one agreeing with the sequence furthest back): no
+    /// second model; strong where the reply quotes or edits its prompt.
     PromptLookup(PromptLookup),
     /// The greedy choices of another model loaded in the same engine (a smaller one, sharing
     /// this model's vocabulary), `max_draft` of them per step, each from the draft's own state.
@@ -101,17 +101,22 @@ pub struct PromptLookup {
     /// The longest n-gram matched (shorter ones, down to 2, are tried when it has no earlier
     /// occurrence).
     pub ngram: usize,
-    /// The most tokens proposed in one step (fewer after a rejection, more again while every
-    /// proposal is kept).
+    /// The most tokens proposed in one step (fewer where the source agrees with the sequence
+    /// for fewer tokens).
     pub max_draft: usize,
 }
 
-/// The most tokens proposed in one step, unless the request says otherwise.
+/// The most tokens a draft proposes in one step, unless the request says otherwise.
 pub const DEFAULT_MAX_DRAFT: usize = 8;
+
+/// The most tokens prompt lookup proposes in one step, unless the request says otherwise: a
+/// pass of 16 positions, the most a lone row verifies at once. Its proposals cost nothing to
+/// make and are only that long where the reply has been copying for a while.
+pub const LOOKUP_MAX_DRAFT: usize = 15;
 
 impl Default for PromptLookup {
     fn default() -> Self {
-        Self { ngram: 3, max_draft: DEFAULT_MAX_DRAFT }
+        Self { ngram: 3, max_draft: LOOKUP_MAX_DRAFT }
     }
 }
 

@@ -159,9 +159,11 @@ impl Speculation {
     /// (a draft's passes, a longer verifying pass, a replay where the state was restored): the
     /// row decodes plainly for `REST_STEPS` steps, then tries a single proposal again.
     fn adapt(&mut self, proposed: usize, agreed: usize, max_draft: usize) {
-        self.draft_len = match agreed == proposed {
-            true => (self.draft_len + 2).min(max_draft),
-            false => self.draft_len.saturating_sub(1).max(1),
+        self.draft_len = match (self.method, agreed == proposed) {
+            // Prompt lookup cuts its proposals to how far their source agrees (`look_up`).
+            (Speculative::PromptLookup(_), _) => max_draft,
+            (_, true) => (self.draft_len + 2).min(max_draft),
+            (_, false) => self.draft_len.saturating_sub(1).max(1),
         };
         let share = agreed as f64 / proposed.max(1) as f64;
         self.rate = (1.0 - RATE_WEIGHT) * self.rate + RATE_WEIGHT * share;
@@ -264,23 +266,35 @@ fn greedy_draft(draft: &ReadyModel, state: &mut SequenceState, logits: Array, co
     Ok(chosen.as_slice::<u32>().iter().copied().take_while(|&t| (t as usize) < vocab).collect())
 }
 
-/// What prompt lookup proposes after `tokens`: the tokens that followed the latest earlier
-/// occurrence of its last n tokens, for the longest n from `ngram` down to 2 (or 1 when
-/// `ngram` is 1) that has one; at most `max` of them. (A single token recurs too often in free
-/// text for what followed it to be worth a verifying pass.)
+/// What prompt lookup proposes after `tokens`: what followed an earlier occurrence of its last
+/// n tokens, for the longest n from `ngram` down to 2 (or 1 when `ngram` is 1) that has one.
+/// Of those occurrences, the one whose tokens agree with the sequence's furthest back (the
+/// latest on a tie): where a reply copies its prompt, that is the passage it copies, not the
+/// latest place the same few words occur. At most `max` tokens, and no more than that agreement:
+/// a copy that has agreed for a while is likely to go on, one that just began often stops.
+/// (A single token recurs too often in free text for what followed it to be worth a pass.)
 pub(super) fn look_up(tokens: &[u32], settings: PromptLookup, max: usize) -> &[u32] {
     let shortest = settings.ngram.min(2);
     for n in (shortest..=settings.ngram.min(tokens.len().saturating_sub(1))).rev() {
         let tail = &tokens[tokens.len() - n..];
-        // Starts of earlier occurrences, latest first (the tail itself excluded).
-        let found = (0..tokens.len() - n).rev().find(|&start| &tokens[start..start + n] == tail);
-        if let Some(start) = found {
-            let from = start + n;
-            return &tokens[from..(from + max).min(tokens.len())];
+        // Each earlier occurrence's end (the tail itself excluded), by its agreement.
+        let found = (n..tokens.len()).filter(|&end| &tokens[end - n..end] == tail).map(|end| (agreement(tokens, end), end)).max();
+        if let Some((agreement, from)) = found {
+            return &tokens[from..(from + max.min(agreement)).min(tokens.len())];
         }
     }
     &[]
 }
+
+/// How many tokens before `end` agree with the last ones of `tokens` (`end` < its length),
+/// counted up to `AGREEMENT_COUNTED`.
+fn agreement(tokens: &[u32], end: usize) -> usize {
+    tokens[..end].iter().rev().zip(tokens.iter().rev()).take(AGREEMENT_COUNTED).take_while(|(a, b)| a == b).count()
+}
+
+/// How far back prompt lookup compares an occurrence: bounds its work on repetitive text, and
+/// is well past the longest proposal.
+const AGREEMENT_COUNTED: usize = 64;
 
 /// Whether the model keeps `proposed` where its logits are `logits`, and if not, the token it
 /// chooses there instead. Greedy: its own choice, kept when it is the proposal. Sampling: kept
@@ -535,7 +549,10 @@ impl Row {
         let room =
             (self.max_tokens - self.generated).saturating_sub(1).min(model.config().max_position.saturating_sub(self.history.len() + 1));
         let mut count = speculation.draft_len.min(room).min(cap);
-        if !std::mem::take(&mut speculation.probing) {
+        let probing = std::mem::take(&mut speculation.probing);
+        // A lookup's length is its source's agreement, which says more than the row's average
+        // acceptance: a copy that has agreed for a while pays for a long pass even on a CPU.
+        if !probing && !matches!(speculation.method, Speculative::PromptLookup(_)) {
             // As many as pay for their pass, at the row's acceptance; none: rest.
             count = count.min(speculation.costs.paying_length(count, speculation.rate));
             if count == 0 {
@@ -657,21 +674,35 @@ mod tests {
     const SETTINGS: PromptLookup = PromptLookup { ngram: 3, max_draft: 8 };
 
     #[test]
-    fn proposes_what_followed_the_latest_earlier_occurrence() {
-        // "1 2 3" occurs twice before the tail; the later occurrence wins.
+    fn proposes_what_followed_the_occurrence_agreeing_furthest_back() {
+        // "1 2 3" occurs twice before the tail, each agreeing for three tokens: the later one
+        // wins, and proposes no more than those three.
         let tokens = [1, 2, 3, 4, 5, 1, 2, 3, 6, 7, 8, 1, 2, 3];
-        assert_eq!(look_up(&tokens, SETTINGS, 8), [6, 7, 8, 1, 2, 3]);
+        assert_eq!(look_up(&tokens, SETTINGS, 8), [6, 7, 8]);
         assert_eq!(look_up(&tokens, SETTINGS, 2), [6, 7]);
+        // "9 1 2 3" agrees for four at the first occurrence, three at the later one.
+        let tokens = [9, 1, 2, 3, 4, 5, 6, 1, 2, 3, 7, 9, 1, 2, 3];
+        assert_eq!(look_up(&tokens, SETTINGS, 8), [4, 5, 6, 1]);
+        assert_eq!(look_up(&tokens, SETTINGS, 3), [4, 5, 6]);
+    }
+
+    #[test]
+    fn agreement_is_counted_up_to_a_bound() {
+        let repeated = vec![7; 500];
+        assert_eq!(agreement(&repeated, 499), AGREEMENT_COUNTED);
+        assert_eq!(look_up(&repeated, SETTINGS, 15), [7]);
+        assert_eq!(agreement(&[1, 2, 3, 1, 2], 2), 2);
+        assert_eq!(agreement(&[4, 2, 3, 1, 2], 2), 1);
     }
 
     #[test]
     fn falls_back_to_shorter_ngrams_and_proposes_nothing_without_a_match() {
         // No earlier "9 2 3", but "2 3" occurs earlier; a single "3" is not enough.
         let tokens = [2, 3, 4, 9, 2, 3];
-        assert_eq!(look_up(&tokens, SETTINGS, 8), [4, 9, 2, 3]);
+        assert_eq!(look_up(&tokens, SETTINGS, 8), [4, 9]);
         assert!(look_up(&[5, 3, 4, 9, 2, 3], SETTINGS, 8).is_empty());
         let unigram = PromptLookup { ngram: 1, max_draft: 8 };
-        assert_eq!(look_up(&[5, 3, 4, 9, 2, 3], unigram, 8), [4, 9, 2, 3]);
+        assert_eq!(look_up(&[5, 3, 4, 9, 2, 3], unigram, 8), [4]);
         assert!(look_up(&[1, 2, 3, 4], SETTINGS, 8).is_empty());
         assert!(look_up(&[7], SETTINGS, 8).is_empty());
         assert!(look_up(&[], SETTINGS, 8).is_empty());
