@@ -204,6 +204,52 @@ fn decode_rows_match_mlx_row_by_row() {
     decode_case(&[600, 2], (8, 2), 64, 8);
 }
 
+/// A verifying pass: rows that are one sequence's consecutive positions, all reading the same
+/// cache buffer up to their own lengths, each bit for bit the decode step at its position
+/// alone. Lengths that cross a key block and the two-way key split, with another sequence's
+/// row among them.
+#[test]
+fn rows_sharing_a_cache_give_what_each_gives_alone() {
+    for (group, d, first) in [(3, 64, 60), (3, 64, 505), (8, 128, 1000), (1, 64, 1)] {
+        let (kv_heads, positions) = (3, 16);
+        let heads = kv_heads * group;
+        let rope = plain_rope(d as usize);
+        let capacity = 1280;
+        let (k, v) = (random(&[1, kv_heads, capacity, d], 31 + first as u64), random(&[1, kv_heads, capacity, d], 77));
+        let (other_k, other_v) = (random(&[1, kv_heads, 512, d], 5), random(&[1, kv_heads, 512, d], 6));
+        let rows = positions + 1;
+        let q = fused_query(rows as i32, heads, kv_heads, d, 200 + d as u64);
+        let mut keys: Vec<Array> = (0..positions).map(|_| k.clone()).collect();
+        let mut values: Vec<Array> = (0..positions).map(|_| v.clone()).collect();
+        let mut lens: Vec<usize> = (0..positions).map(|j| first + j).collect();
+        keys.insert(5, other_k.clone());
+        values.insert(5, other_v.clone());
+        lens.insert(5, 300);
+        let scale = 1.0 / (d as f32).sqrt();
+        let together = cpu_attention::decode_attention(&q, &keys, &values, &lens, heads as usize, scale, rope.table()).unwrap();
+        for row in 0..rows {
+            let i = row as i32;
+            let alone = cpu_attention::decode_attention(
+                &q.index((i..i + 1, .., ..)),
+                &keys[row..row + 1],
+                &values[row..row + 1],
+                &lens[row..row + 1],
+                heads as usize,
+                scale,
+                rope.table(),
+            )
+            .unwrap();
+            let (a, b) = (together.index((i..i + 1, .., ..)), alone);
+            let bits = |x: &Array| -> Vec<u32> {
+                let flat = ops::flatten(x, None, None).unwrap();
+                flat.eval().unwrap();
+                flat.as_slice::<f32>().iter().map(|f| f.to_bits()).collect()
+            };
+            assert!(bits(&a) == bits(&b), "row {row} (length {}), group {group}, d {d}: differs by {}", lens[row], max_difference(&a, &b));
+        }
+    }
+}
+
 /// The RoPE variants checkpoints use: plain, positions scaled, `llama3` periods, the
 /// traditional pair layout, and rotating only part of each head.
 fn ropes(d: usize) -> Vec<(&'static str, Rope)> {
@@ -329,5 +375,18 @@ fn speed_against_mlx() {
             }
         });
         println!("{what:>14} L {l:>4} over {t:>4} keys: kernel {ours:8.2} ms, MLX {theirs:8.2} ms ({:.1}x)", theirs / ours);
+    }
+    // The decode kernel: one step, and a verifying pass of 16 positions on one cache.
+    let rope = plain_rope(64);
+    for t in [1024usize, 4096] {
+        let (k, v) = (random(&[1, 3, t as i32 + 16, 64], 2), random(&[1, 3, t as i32 + 16, 64], 3));
+        for positions in [1, 16] {
+            let q = fused_query(positions as i32, 9, 3, 64, 4);
+            let keys = vec![k.clone(); positions];
+            let values = vec![v.clone(); positions];
+            let lens: Vec<usize> = (0..positions).map(|j| t + j).collect();
+            let ours = time(&|| cpu_attention::decode_attention(&q, &keys, &values, &lens, 9, 0.125, rope.table()).unwrap());
+            println!("decode kernel, {positions:>2} positions over {t:>4} keys: {ours:8.3} ms");
+        }
     }
 }

@@ -54,6 +54,40 @@ INLINE Vec exp_nonpositive(Vec x) {
   return select(tiny, Vec{}, y);
 }
 
+#if CONFAB_ATTENTION_WIDTH >= 8
+// The wide widths are built by GCC only (blocks.h), so its __builtin_shuffle may serve.
+// Lane l of the result: ((0 + v[l][0]) + v[l][1]) + … + v[l][kWidth - 1], each vector's lanes
+// summed in lane order, as a scalar loop over its lanes would; for kWidth vectors at once.
+// v is transposed in place first: log2(kWidth) rounds, each swapping the off-diagonal blocks
+// of size b of each pair of rows b apart.
+template <int B, bool Upper, int... L>
+constexpr IVec swap_blocks(std::integer_sequence<int, L...>) {
+  return IVec{(Upper ? ((L & B) ? kWidth + L : L + B) : ((L & B) ? kWidth + L - B : L))...};
+}
+
+template <int B>
+INLINE void swap_round(Vec* v) {
+  constexpr IVec lower = swap_blocks<B, false>(std::make_integer_sequence<int, kWidth>{});
+  constexpr IVec upper = swap_blocks<B, true>(std::make_integer_sequence<int, kWidth>{});
+  for (int i = 0; i < kWidth; ++i) {
+    if (i & B) continue;
+    const Vec x = v[i], y = v[i + B];
+    v[i] = __builtin_shuffle(x, y, lower);
+    v[i + B] = __builtin_shuffle(x, y, upper);
+  }
+}
+
+INLINE Vec lane_sums(Vec* v) {
+  if constexpr (kWidth >= 16) swap_round<8>(v);
+  swap_round<4>(v);
+  swap_round<2>(v);
+  swap_round<1>(v);
+  Vec sum = {};
+  for (int i = 0; i < kWidth; ++i) sum += v[i];
+  return sum;
+}
+#endif
+
 // S[rows, kKeyBlock] = Q[rows, d] · Kt[d, kKeyBlock] for R ≤ kTileRows rows.
 // Each step of the inner loop: R broadcasts times two vectors, R·2 accumulators in registers.
 template <int R>
@@ -77,10 +111,27 @@ INLINE void scores_tile(const float* q, int64_t d, const float* kt, float* s) {
 
 // The same for a few rows (a decode step) straight from the keys in place (rows `k_stride`
 // apart): one dot product per row and key, the key loaded once for all rows. Transposing a
-// block would cost more than these few products.
+// block would cost more than these few products. A dot product's lanes sum in lane order
+// (from 0.0f, one lane at a time); where the loops are wide, kWidth keys' sums go at once
+// (`lane_sums`), in the same order, so the scores are the same bits either way.
 template <int R>
 INLINE void scores_direct(const float* q, int64_t d, const float* k, int64_t k_stride, int count, float* s) {
-  for (int j = 0; j < count; ++j) {
+  int j = 0;
+#if CONFAB_ATTENTION_WIDTH >= 8
+  for (; j + kWidth <= count; j += kWidth) {
+    for (int r = 0; r < R; ++r) {
+      Vec acc[kWidth];
+      for (int t = 0; t < kWidth; ++t) {
+        const float* key = k + (j + t) * k_stride;
+        Vec a = {};
+        for (int64_t c = 0; c < d; c += kWidth) a += load(q + r * d + c) * load(key + c);
+        acc[t] = a;
+      }
+      store(s + r * kKeyBlock + j, lane_sums(acc));
+    }
+  }
+#endif
+  for (; j < count; ++j) {
     const float* key = k + j * k_stride;
     Vec acc[R] = {};
     for (int64_t c = 0; c < d; c += kWidth) {
