@@ -120,12 +120,11 @@ INLINE void scores_direct(const float* q, int64_t d, const float* k, int64_t k_s
 #if CONFAB_ATTENTION_WIDTH >= 8
   for (; j + kWidth <= count; j += kWidth) {
     for (int r = 0; r < R; ++r) {
-      Vec acc[kWidth];
-      for (int t = 0; t < kWidth; ++t) {
-        const float* key = k + (j + t) * k_stride;
-        Vec a = {};
-        for (int64_t c = 0; c < d; c += kWidth) a += load(q + r * d + c) * load(key + c);
-        acc[t] = a;
+      // kWidth keys' sums side by side: independent chains, each in the one-key loop's order.
+      Vec acc[kWidth] = {};
+      for (int64_t c = 0; c < d; c += kWidth) {
+        const Vec x = load(q + r * d + c);
+        for (int t = 0; t < kWidth; ++t) acc[t] += x * load(k + (j + t) * k_stride + c);
       }
       store(s + r * kKeyBlock + j, lane_sums(acc));
     }
@@ -146,28 +145,34 @@ INLINE void scores_direct(const float* q, int64_t d, const float* k, int64_t k_s
   }
 }
 
-// O[rows, d] += P[rows, count] · V[count, d] (V rows `v_stride` apart), R ≤ kTileRows rows.
-template <int R>
-INLINE void values_tile(const float* p, const float* v, int64_t v_stride, int count, int64_t d, float* o) {
-  for (int64_t c = 0; c < d; c += 2 * kWidth) {
-    Vec acc0[R], acc1[R];
+// O[rows, d] += P[rows, count] · V[count, d] (V rows `v_stride` apart), R ≤ kTileRows rows,
+// N vectors of each row at a time: N · R sums, one per lane, each over the keys in order.
+template <int R, int N>
+INLINE void values_columns(const float* p, const float* v, int64_t v_stride, int count, int64_t c, int64_t d, float* o) {
+  Vec acc[N][R];
+  for (int r = 0; r < R; ++r)
+    for (int n = 0; n < N; ++n) acc[n][r] = load(o + r * d + c + n * kWidth);
+  for (int j = 0; j < count; ++j) {
+    Vec x[N];
+    for (int n = 0; n < N; ++n) x[n] = load(v + j * v_stride + c + n * kWidth);
     for (int r = 0; r < R; ++r) {
-      acc0[r] = load(o + r * d + c);
-      acc1[r] = load(o + r * d + c + kWidth);
-    }
-    for (int j = 0; j < count; ++j) {
-      const Vec x0 = load(v + j * v_stride + c), x1 = load(v + j * v_stride + c + kWidth);
-      for (int r = 0; r < R; ++r) {
-        const float w = p[r * kKeyBlock + j];
-        acc0[r] += w * x0;
-        acc1[r] += w * x1;
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      store(o + r * d + c, acc0[r]);
-      store(o + r * d + c + kWidth, acc1[r]);
+      const float w = p[r * kKeyBlock + j];
+      for (int n = 0; n < N; ++n) acc[n][r] += w * x[n];
     }
   }
+  for (int r = 0; r < R; ++r)
+    for (int n = 0; n < N; ++n) store(o + r * d + c + n * kWidth, acc[n][r]);
+}
+
+// Four vectors at a time where the registers hold them (sixteen-float lanes: 32 registers) and
+// the head size allows, else two: more sums in flight, the same sums.
+template <int R>
+INLINE void values_tile(const float* p, const float* v, int64_t v_stride, int count, int64_t d, float* o) {
+  int64_t c = 0;
+  if constexpr (kWidth == 16) {
+    for (; c + 4 * kWidth <= d; c += 4 * kWidth) values_columns<R, 4>(p, v, v_stride, count, c, d, o);
+  }
+  for (; c < d; c += 2 * kWidth) values_columns<R, 2>(p, v, v_stride, count, c, d, o);
 }
 
 // One block of keys (`count` ≤ kKeyBlock of them, from index `key0`) for `rows` query rows:
