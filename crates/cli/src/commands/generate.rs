@@ -63,7 +63,8 @@ pub struct SpeculativeArgs {
     /// Prompt lookup: the longest n-gram matched.
     #[arg(long, default_value_t = PromptLookup::default().ngram, requires = "prompt_lookup")]
     pub lookup_ngram: usize,
-    /// The most tokens proposed in one step (default: 8; 3 for --mtp).
+    /// The most tokens proposed in one step (default: 15 for --prompt-lookup, 8 for a draft
+    /// model, 3 for --mtp).
     #[arg(long)]
     pub max_draft: Option<usize>,
 }
