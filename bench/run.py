@@ -34,7 +34,8 @@ dimensions at reduced depth), steps per canvas printed: bench/diffusion_gemma.py
     python3 bench/run.py --speculative [--only-speculative]
 
 adds speculative decoding (issue 37; bench/speculative.py's `release_rows`): prompt lookup
-against plain decoding on an editing task with the default model (target ≥ 2×), and the 4-bit
+against plain decoding on two editing tasks (~500 tokens of text, of code) with the default
+model (target ≥ 2×; bench/lookup_replay.py replays its proposal policies), and the 4-bit
 MLX copy drafting for the float32 model against mlx-lm's `draft_model` on the same pair
 (target ≥ 1.3× mlx-lm's speculative tok/s), acceptance rates printed for both.
 
