@@ -152,6 +152,14 @@ impl Speculation {
         })
     }
 
+    /// Whether its proposals come cut to how far their source agrees with the sequence (prompt
+    /// lookup, `look_up`): that says more than the row's average acceptance, so neither the
+    /// draft schedule nor the pass costs size them, and a copy that has agreed for a while
+    /// pays for a long pass even on a CPU.
+    fn sized_by_source(&self) -> bool {
+        matches!(self.method, Speculative::PromptLookup(_))
+    }
+
     /// After a step that kept `agreed` of `proposed` tokens: longer drafts while every
     /// proposal is kept, shorter ones (down to 1) after a rejection, as transformers' assisted
     /// generation schedules them; a verifying pass grows with every position it checks. Where
@@ -159,11 +167,10 @@ impl Speculation {
     /// (a draft's passes, a longer verifying pass, a replay where the state was restored): the
     /// row decodes plainly for `REST_STEPS` steps, then tries a single proposal again.
     fn adapt(&mut self, proposed: usize, agreed: usize, max_draft: usize) {
-        self.draft_len = match (self.method, agreed == proposed) {
-            // Prompt lookup cuts its proposals to how far their source agrees (`look_up`).
-            (Speculative::PromptLookup(_), _) => max_draft,
-            (_, true) => (self.draft_len + 2).min(max_draft),
-            (_, false) => self.draft_len.saturating_sub(1).max(1),
+        self.draft_len = match (self.sized_by_source(), agreed == proposed) {
+            (true, _) => max_draft,
+            (false, true) => (self.draft_len + 2).min(max_draft),
+            (false, false) => self.draft_len.saturating_sub(1).max(1),
         };
         let share = agreed as f64 / proposed.max(1) as f64;
         self.rate = (1.0 - RATE_WEIGHT) * self.rate + RATE_WEIGHT * share;
@@ -550,9 +557,7 @@ impl Row {
             (self.max_tokens - self.generated).saturating_sub(1).min(model.config().max_position.saturating_sub(self.history.len() + 1));
         let mut count = speculation.draft_len.min(room).min(cap);
         let probing = std::mem::take(&mut speculation.probing);
-        // A lookup's length is its source's agreement, which says more than the row's average
-        // acceptance: a copy that has agreed for a while pays for a long pass even on a CPU.
-        if !probing && !matches!(speculation.method, Speculative::PromptLookup(_)) {
+        if !probing && !speculation.sized_by_source() {
             // As many as pay for their pass, at the row's acceptance; none: rest.
             count = count.min(speculation.costs.paying_length(count, speculation.rate));
             if count == 0 {
