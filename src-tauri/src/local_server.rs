@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use confab_engine::runtime::Engine;
-use confab_server::{ModelSource, RunningServer, ServedModel, ServerOptions};
+use confab_server::{AccessRules, ModelSource, RunningServer, ServedModel, ServerOptions};
 use confab_store::Store;
 
 use crate::model_slot::ModelSlot;
@@ -34,6 +34,7 @@ impl ModelSource for AppModels {
 struct Listening {
     port: u16,
     key: String,
+    origins: Vec<String>,
 }
 
 #[derive(Default)]
@@ -69,7 +70,11 @@ impl LocalServer {
     /// for the status (the settings themselves were valid).
     pub async fn apply(&self, settings: &Settings, engine: &Arc<Engine>, slot: &Arc<ModelSlot>, media_dir: PathBuf, store: &Store) {
         let mut running = self.running.lock().await;
-        let wanted = settings.server_enabled.then(|| Listening { port: settings.server_port, key: settings.server_key.clone() });
+        let wanted = settings.server_enabled.then(|| Listening {
+            port: settings.server_port,
+            key: settings.server_key.clone(),
+            origins: settings.server_origins.clone(),
+        });
         if running.as_ref().map(|(_, listening)| listening) == wanted.as_ref() {
             return;
         }
@@ -81,6 +86,8 @@ impl LocalServer {
         let options = ServerOptions {
             port: listening.port,
             api_key: Some(listening.key.clone()).filter(|k| !k.is_empty()),
+            // The environment's names and origins, as `confab serve` reads them, and the pane's.
+            access: AccessRules::from_env().with(AccessRules { hosts: Vec::new(), origins: listening.origins.clone() }),
             responses: Some(store.clone()),
             ..ServerOptions::new(media_dir)
         };
@@ -102,11 +109,15 @@ mod tests {
     /// A plain HTTP/1.1 exchange: the status line and the body.
     fn request(address: &str, method: &str, path: &str, body: &str) -> (String, String) {
         let host = address.trim_start_matches("http://").trim_end_matches("/v1");
+        exchange(address, &format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"), body)
+    }
+
+    /// `head` (the request line and headers, each ending in CRLF) and `body` sent to the server
+    /// at `address`; the status line and the body.
+    fn exchange(address: &str, head: &str, body: &str) -> (String, String) {
+        let host = address.trim_start_matches("http://").trim_end_matches("/v1");
         let mut stream = std::net::TcpStream::connect(host).unwrap();
-        let head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        );
+        let head = format!("{head}Content-Length: {}\r\nConnection: close\r\n\r\n", body.len());
         stream.write_all(head.as_bytes()).unwrap();
         stream.write_all(body.as_bytes()).unwrap();
         let mut answer = String::new();
@@ -144,6 +155,43 @@ mod tests {
 
             state.apply_server_settings(&Settings { server_enabled: false, ..on }).await;
             assert_eq!(state.server.status().await.address, None);
+        });
+    }
+
+    #[test]
+    fn the_apps_server_refuses_foreign_hosts_and_pages_and_admits_the_origins_the_settings_add() {
+        let dir = tempfile::tempdir().unwrap();
+        tauri::async_runtime::block_on(async {
+            let state = AppState::open(confab_paths::AppPaths::under(dir.path())).await.unwrap();
+            let on = Settings {
+                server_enabled: true,
+                server_port: 0,
+                server_origins: vec!["https://chat.example.com".into()],
+                ..Settings::default()
+            };
+            state.apply_server_settings(&on).await;
+            let address = state.server.status().await.address.expect("listening");
+            let port = address.trim_start_matches("http://127.0.0.1:").trim_end_matches("/v1").to_string();
+            let answers = tokio::task::spawn_blocking(move || {
+                let get = |headers: &str| exchange(&address, &format!("GET /v1/models HTTP/1.1\r\n{headers}"), "");
+                let post = |headers: &str| exchange(&address, &format!("POST /v1/chat/completions HTTP/1.1\r\n{headers}"), "{}");
+                [
+                    get(&format!("Host: evil.example:{port}\r\n")),
+                    get(&format!("Host: 127.0.0.1:{port}\r\nOrigin: http://evil.example\r\n")),
+                    post(&format!("Host: localhost:{port}\r\nContent-Type: text/plain\r\n")),
+                    get(&format!("Host: localhost:{port}\r\nOrigin: https://chat.example.com\r\n")),
+                    get(&format!("Host: localhost:{port}\r\nOrigin: tauri://localhost\r\n")),
+                ]
+            })
+            .await
+            .unwrap();
+            let [foreign_host, foreign_page, plain_text, added_page, app] = answers;
+            assert!(foreign_host.0.contains("403") && foreign_host.1.contains("host_not_allowed"), "{foreign_host:?}");
+            assert!(foreign_page.0.contains("403") && foreign_page.1.contains("origin_not_allowed"), "{foreign_page:?}");
+            assert!(plain_text.0.contains("415"), "{plain_text:?}");
+            assert!(added_page.0.contains("200"), "{added_page:?}");
+            assert!(app.0.contains("200"), "{app:?}");
+            state.apply_server_settings(&Settings { server_enabled: false, ..on }).await;
         });
     }
 }

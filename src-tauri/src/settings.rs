@@ -67,6 +67,9 @@ pub struct Settings {
     /// Clients must send `Authorization: Bearer <key>`; empty: no key asked. Travels to the
     /// settings pane with the rest, but is saved in the secret store, never in SQLite.
     pub server_key: String,
+    /// Web pages (origins such as `https://chat.example.com`; `*` matches any run) allowed to
+    /// call the server from a browser, besides pages on localhost; any other page is refused.
+    pub server_origins: Vec<String>,
     /// For models whose template reads `reasoning_effort` (gpt-oss); `None`: the template's own
     /// default.
     pub reasoning_effort: Option<ReasoningEffort>,
@@ -201,6 +204,7 @@ impl Default for Settings {
             server_enabled: false,
             server_port: confab_server::DEFAULT_PORT,
             server_key: String::new(),
+            server_origins: Vec::new(),
             reasoning_effort: None,
             tool_rounds: DEFAULT_TOOL_ROUNDS,
             tool_timeout_s: DEFAULT_TOOL_TIMEOUT_S,
@@ -271,6 +275,11 @@ impl Settings {
         }
         if self.server_key.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err("The server's key cannot contain spaces; use letters, digits and punctuation.".into());
+        }
+        if let Some(origin) = self.server_origins.iter().find(|o| !confab_server::is_origin_pattern(o)) {
+            return Err(format!(
+                "\"{origin}\" is not a web page origin; write it as scheme://host or scheme://host:port (https://chat.example.com), with * for any part."
+            ));
         }
         if !(1..=MAX_TOOL_ROUNDS).contains(&self.tool_rounds) {
             return Err(format!("Tool rounds per reply must be between 1 and {MAX_TOOL_ROUNDS}."));
@@ -421,6 +430,8 @@ mod tests {
         assert!(low.validate().unwrap_err().contains("port"));
         let spaced = Settings { server_key: "a b".into(), ..Settings::default() };
         assert!(spaced.validate().unwrap_err().contains("key"));
+        let origin = Settings { server_origins: vec!["chat.example.com".into()], ..Settings::default() };
+        assert!(origin.validate().unwrap_err().contains("not a web page origin"));
         let rounds = Settings { tool_rounds: 0, ..Settings::default() };
         assert!(rounds.validate().unwrap_err().contains("Tool rounds"));
         let timeout = Settings { tool_timeout_s: 0, ..Settings::default() };

@@ -714,9 +714,20 @@ describe('local server', () => {
     commands.set('save_settings', (args) => args.settings);
     fireEvent.change(screen.getByTestId('setting-server_port'), { target: { value: '9191' } });
     fireEvent.change(screen.getByTestId('setting-server_key'), { target: { value: ' s3cret ' } });
+    fireEvent.change(screen.getByTestId('setting-server_origins'), {
+      target: { value: 'https://chat.example.com,  http://box.lan:3000 ' },
+    });
     fireEvent.click(screen.getByTestId('settings-save'));
     await waitFor(() => expect(screen.queryByTestId('settings-pane')).toBeNull());
-    expect(lastArgs('save_settings')).toEqual({ settings: { ...settings, server_enabled: true, server_port: 9191, server_key: 's3cret' } });
+    expect(lastArgs('save_settings')).toEqual({
+      settings: {
+        ...settings,
+        server_enabled: true,
+        server_port: 9191,
+        server_key: 's3cret',
+        server_origins: ['https://chat.example.com', 'http://box.lan:3000'],
+      },
+    });
 
     commands.set('server_status', () => ({ address: 'http://127.0.0.1:9191/v1', active_requests: 2, error: null }));
     const badge = await screen.findByTestId('server-badge', {}, { timeout: 4000 });

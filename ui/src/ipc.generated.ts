@@ -1085,6 +1085,11 @@ export type Settings = {
    */
   server_key: string,
   /**
+   * Web pages (origins such as `https://chat.example.com`; `*` matches any run) allowed to
+   * call the server from a browser, besides pages on localhost; any other page is refused.
+   */
+  server_origins: Array<string>,
+  /**
    * For models whose template reads `reasoning_effort` (gpt-oss); `None`: the template's own
    * default.
    */

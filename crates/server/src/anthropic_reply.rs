@@ -220,7 +220,7 @@ impl From<ApiError> for AnthropicError {
 
 impl IntoResponse for AnthropicError {
     fn into_response(self) -> Response {
-        (self.0.status, axum::Json(error_body(&self.0))).into_response()
+        self.0.answer(error_body(&self.0))
     }
 }
 

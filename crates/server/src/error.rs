@@ -11,6 +11,8 @@ use serde_json::json;
 pub enum ServerError {
     #[error("could not listen on {address}: {source}. Pick another port (--port) or stop what is using it.")]
     Bind { address: String, source: std::io::Error },
+    #[error("{address} is reachable from other machines, so the server needs a key there: set one with --api-key or CONFAB_API_KEY (or listen on 127.0.0.1)")]
+    KeyRequired { address: String },
     #[error("the server's media folder {path} could not be created: {source}")]
     MediaFolder { path: String, source: std::io::Error },
 }
@@ -96,6 +98,33 @@ impl ApiError {
         }
     }
 
+    /// A request whose `Host` names another server: a page whose name was re-bound to this
+    /// machine (DNS rebinding), or a name the user has not added.
+    pub fn host_not_allowed(host: &str) -> Self {
+        Self::invalid(None, format!(
+            "The Host `{host}` does not name this server, so the request is refused: a web page whose name points at this machine must not reach it. Call it as localhost or 127.0.0.1; to use another name, add it to the allowed hosts (`confab serve --allowed-host NAME` or CONFAB_ALLOWED_HOSTS)."
+        ))
+        .with_status(StatusCode::FORBIDDEN)
+        .with_code("host_not_allowed")
+    }
+
+    /// A browser request from a page the user has not allowed.
+    pub fn origin_not_allowed(origin: &str) -> Self {
+        Self::invalid(None, format!(
+            "Requests from web pages of {origin} are refused: any page the user has open could otherwise use this server. To allow that origin, add it to the allowed origins (`confab serve --allowed-origin {origin}`, CONFAB_ORIGINS, or the app's Local server settings)."
+        ))
+        .with_status(StatusCode::FORBIDDEN)
+        .with_code("origin_not_allowed")
+    }
+
+    /// A body sent as anything but JSON (a browser's "simple" `text/plain` request among them).
+    pub fn not_json(content_type: Option<&str>) -> Self {
+        let sent = content_type.map_or("no Content-Type".to_string(), |t| format!("Content-Type `{t}`"));
+        Self::invalid(None, format!("This endpoint takes a JSON body sent with `Content-Type: application/json`; the request has {sent}."))
+            .with_status(StatusCode::UNSUPPORTED_MEDIA_TYPE)
+            .with_code("unsupported_media_type")
+    }
+
     /// A response id the server does not keep (never kept, not stored, or deleted).
     pub fn response_not_found(id: &str, param: Option<&str>) -> Self {
         Self::invalid(param, format!("No response with id `{id}` is kept here (it was made with store: false, deleted, or never existed)."))
@@ -162,6 +191,24 @@ impl From<EngineError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, axum::Json(self.body())).into_response()
+        let body = self.body();
+        self.answer(body)
+    }
+}
+
+/// Why a request was refused, kept on its response for the request's log line.
+#[derive(Debug, Clone)]
+pub(crate) struct Refusal(pub String);
+
+impl ApiError {
+    /// The error's answer with `body` (its API's shape), carrying the reason for the log.
+    pub(crate) fn answer(&self, body: serde_json::Value) -> Response {
+        let mut response = (self.status, axum::Json(body)).into_response();
+        let reason = match &self.param {
+            Some(param) => format!("{param}: {}", self.message),
+            None => self.message.clone(),
+        };
+        response.extensions_mut().insert(Refusal(reason));
+        response
     }
 }

@@ -10,6 +10,7 @@
 //! (from an embedding model loaded beside the chat model, or served as the model), `GET /v1/models`,
 //! `GET /health`. Every error is in the shape of its endpoint's API.
 
+mod access;
 mod anthropic;
 mod anthropic_reply;
 mod anthropic_routes;
@@ -38,6 +39,7 @@ use confab_engine::runtime::{Engine, ModelId, ModelInfo};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+pub use access::{is_origin_pattern, split_list, AccessRules, HOSTS_VARIABLE, ORIGINS_VARIABLE};
 pub use error::{ApiError, ServerError};
 
 /// Loopback only, unless the user asks for more.
@@ -81,7 +83,10 @@ pub struct ServerOptions {
     /// 0 picks a free port (see `RunningServer::address`).
     pub port: u16,
     /// When set, every API call must send `Authorization: Bearer <key>` or `x-api-key: <key>`.
+    /// Required to listen beyond loopback.
     pub api_key: Option<String>,
+    /// Host names and origins allowed besides loopback's and the app's (see `access`).
+    pub access: AccessRules,
     /// Requests with a larger body are refused (413).
     pub body_limit: usize,
     /// Images and clips are written here while their request runs.
@@ -93,7 +98,15 @@ pub struct ServerOptions {
 
 impl ServerOptions {
     pub fn new(media_dir: PathBuf) -> Self {
-        Self { host: DEFAULT_HOST.into(), port: DEFAULT_PORT, api_key: None, body_limit: DEFAULT_BODY_LIMIT, media_dir, responses: None }
+        Self {
+            host: DEFAULT_HOST.into(),
+            port: DEFAULT_PORT,
+            api_key: None,
+            access: AccessRules::default(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            media_dir,
+            responses: None,
+        }
     }
 }
 
@@ -101,6 +114,7 @@ impl ServerOptions {
 pub(crate) struct ServerState {
     source: Arc<dyn ModelSource>,
     api_key: Option<String>,
+    access: access::Access,
     body_limit: usize,
     media: media_files::MediaFolder,
     responses: Option<confab_store::Store>,
@@ -204,6 +218,18 @@ impl RunningServer {
     }
 }
 
+/// Listening beyond loopback needs a key: there every machine on the network can call. `host`
+/// is an address or a name (any name but `localhost` may reach beyond this machine).
+pub fn check_exposure(host: &str, api_key: Option<&str>) -> Result<(), ServerError> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    match api_key {
+        Some(key) if !key.is_empty() => Ok(()),
+        _ if loopback => Ok(()),
+        _ => Err(ServerError::KeyRequired { address: host.to_string() }),
+    }
+}
+
 /// Binds the address and serves on the current tokio runtime until `stop`.
 pub async fn start(options: ServerOptions, source: Arc<dyn ModelSource>) -> Result<RunningServer, ServerError> {
     let address = format!("{}:{}", options.host, options.port);
@@ -211,10 +237,13 @@ pub async fn start(options: ServerOptions, source: Arc<dyn ModelSource>) -> Resu
         .await
         .map_err(|source| ServerError::Bind { address: address.clone(), source })?;
     let local = listener.local_addr().map_err(|source| ServerError::Bind { address, source })?;
+    let api_key = options.api_key.filter(|k| !k.is_empty());
+    check_exposure(&local.ip().to_string(), api_key.as_deref())?;
     let active = Arc::new(AtomicUsize::new(0));
     let state = Arc::new(ServerState {
         source,
-        api_key: options.api_key.filter(|k| !k.is_empty()),
+        api_key,
+        access: access::Access::new(options.access, local.ip()),
         body_limit: options.body_limit,
         media: media_files::MediaFolder::create(options.media_dir)?,
         responses: options.responses,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Request as HttpRequest, State};
-use axum::http::{header, Uri};
+use axum::http::Uri;
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
@@ -19,9 +19,10 @@ use axum::{Json, Router};
 use confab_engine::runtime::{Event, Prompt, Request};
 use serde_json::{json, Value};
 
+use crate::access;
 use crate::anthropic_routes::{self, error_for};
 use crate::body::{parse, OPENAI_REFERENCE};
-use crate::error::ApiError;
+use crate::error::{ApiError, Refusal};
 use crate::media_files::RequestFiles;
 use crate::messages::chat_messages;
 use crate::openai::{ChatRequest, CompletionRequest, PromptField, SamplingFields};
@@ -47,39 +48,31 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .route("/v1/messages", post(anthropic_routes::messages))
         .route("/v1/messages/count_tokens", post(anthropic_routes::count_tokens))
         .route("/v1/models", get(models))
-        .route_layer(middleware::from_fn_with_state(state.clone(), require_key));
+        .route_layer(middleware::from_fn_with_state(state.clone(), access::admit));
     Router::new()
         .route("/health", get(health))
         .merge(api)
         .fallback(|uri: Uri| async move { error_for(uri.path(), ApiError::not_found(uri.path())) })
         .method_not_allowed_fallback(|uri: Uri| async move { error_for(uri.path(), ApiError::method_not_allowed()) })
         .layer(DefaultBodyLimit::max(state.body_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), access::check_caller))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
 }
 
 /// A log line per HTTP request; a streamed reply's time is until its headers (the engine's
-/// own `done` line, in the request's span, has the rest).
+/// own `done` line, in the request's span, has the rest). A refused request's line says why,
+/// as a warning, so that it shows at any log level a user runs with.
 async fn log_request(request: HttpRequest, next: Next) -> Response {
     let (method, path) = (request.method().clone(), request.uri().path().to_string());
     let began = std::time::Instant::now();
     let response = next.run(request).await;
-    tracing::info!(%method, path, status = response.status().as_u16(), ms = began.elapsed().as_millis() as u64, "http");
-    response
-}
-
-/// With a key set, every API call must carry it: as `Authorization: Bearer <key>` (OpenAI's
-/// clients) or `x-api-key: <key>` (Anthropic's), on any endpoint.
-async fn require_key(State(state): State<Arc<ServerState>>, request: HttpRequest, next: Next) -> Response {
-    if let Some(key) = &state.api_key {
-        let headers = request.headers();
-        let bearer = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-        let x_api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-        if ![bearer, x_api_key].into_iter().flatten().any(|given| given.trim() == key.as_str()) {
-            return error_for(request.uri().path(), ApiError::unauthorized());
-        }
+    let (status, ms) = (response.status().as_u16(), began.elapsed().as_millis() as u64);
+    match response.extensions().get::<Refusal>() {
+        Some(Refusal(reason)) if response.status().is_client_error() => tracing::warn!(%method, path, status, ms, reason, "http refused"),
+        _ => tracing::info!(%method, path, status, ms, "http"),
     }
-    next.run(request).await
+    response
 }
 
 async fn health(State(state): State<Arc<ServerState>>) -> Json<Value> {

@@ -4,6 +4,8 @@ export interface ServerForm {
   server_enabled: boolean;
   server_port: string;
   server_key: string;
+  /** Comma-separated, as typed. */
+  server_origins: string;
 }
 
 interface Props {
@@ -11,7 +13,7 @@ interface Props {
   onChange: (change: Partial<ServerForm>) => void;
 }
 
-/** The settings pane's "Local server" section: on/off, port, key. */
+/** The settings pane's "Local server" section: on/off, port, key, the web pages allowed. */
 export function LocalServerFields({ form, onChange }: Props) {
   return (
     <section>
@@ -49,6 +51,18 @@ export function LocalServerFields({ form, onChange }: Props) {
             data-testid="setting-server_key"
             value={form.server_key}
             onChange={(event) => onChange({ server_key: event.target.value })}
+          />
+        </Field>
+        <Field
+          label="Allowed web pages"
+          hint="Origins whose pages may call the server from a browser (https://chat.example.com), comma-separated; pages on localhost always may, others are refused."
+        >
+          <input
+            type="text"
+            placeholder="None"
+            data-testid="setting-server_origins"
+            value={form.server_origins}
+            onChange={(event) => onChange({ server_origins: event.target.value })}
           />
         </Field>
       </div>

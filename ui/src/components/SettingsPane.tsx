@@ -144,6 +144,7 @@ function toForm(settings: Settings): Form {
     server_enabled: settings.server_enabled,
     server_port: String(settings.server_port),
     server_key: settings.server_key,
+    server_origins: settings.server_origins.join(', '),
     kv_bits: null,
     embedding_model: settings.embedding_model ?? '',
     speculative: settings.speculative,
@@ -173,6 +174,7 @@ function fromForm(form: Form, base: Settings, loadedPath: string | null): Settin
     theme: form.theme,
     server_enabled: form.server_enabled,
     server_key: form.server_key.trim(),
+    server_origins: form.server_origins.split(/[\s,]+/).filter((origin) => origin !== ''),
     embedding_model: form.embedding_model === '' ? null : form.embedding_model,
   };
   const port = Number(form.server_port);

@@ -213,6 +213,7 @@ export const settings: Settings = {
   server_enabled: false,
   server_port: 8080,
   server_key: '',
+  server_origins: [],
   reasoning_effort: null,
   tool_rounds: 8,
   tool_timeout_s: 60,

@@ -15,8 +15,8 @@ use super::common::ModelArgs;
 pub struct Args {
     #[command(flatten)]
     model: ModelArgs,
-    /// The address to listen on; the default is this machine only. 0.0.0.0 opens it to the
-    /// network: set --api-key then.
+    /// The address to listen on; the default is this machine only. An address reachable from
+    /// other machines (0.0.0.0) needs --api-key.
     #[arg(long, default_value = confab_server::DEFAULT_HOST)]
     host: String,
     /// The port (0: any free one; the address is printed).
@@ -25,6 +25,16 @@ pub struct Args {
     /// Require the key on every API call, as `Authorization: Bearer <KEY>` or `x-api-key: <KEY>` (also read from CONFAB_API_KEY).
     #[arg(long, env = "CONFAB_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
+    /// A host name clients may call the server by, besides localhost and the addresses it
+    /// listens on (a request naming any other is refused, against DNS rebinding); repeat or
+    /// separate with commas; `*` matches any run of characters.
+    #[arg(long = "allowed-host", value_name = "NAME", env = confab_server::HOSTS_VARIABLE, value_delimiter = ',')]
+    allowed_hosts: Vec<String>,
+    /// A web page origin (`https://chat.example.com`) allowed to call the server from a
+    /// browser, besides pages on localhost; others are refused. Repeat or separate with commas;
+    /// `*` matches any run of characters.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", env = confab_server::ORIGINS_VARIABLE, value_delimiter = ',')]
+    allowed_origins: Vec<String>,
     /// An embedding model (a sentence-transformers folder: Qwen3-Embedding, EmbeddingGemma) to
     /// load beside the chat model, for POST /v1/embeddings; requests name it by its folder name.
     #[arg(long, value_name = "FOLDER")]
@@ -61,6 +71,8 @@ impl ModelSource for OneModel {
 }
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
+    // Before the model loads, which can take minutes.
+    confab_server::check_exposure(&args.host, args.api_key.as_deref())?;
     let (engine, id, info) = args.model.load(true)?;
     // What clients call the model: the name the model picker shows.
     let name = confab_engine::model::discover::display_name(&info.path);
@@ -106,6 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             host: args.host,
             port: args.port,
             api_key: args.api_key,
+            access: confab_server::AccessRules { hosts: args.allowed_hosts, origins: args.allowed_origins },
             body_limit: args.max_body_mib << 20,
             media_dir: paths.cache_dir.join("server-media"),
             responses: Some(store),
