@@ -8,8 +8,22 @@
 
 use confab_media::MediaKind;
 use confab_remote::secrets::SecretStore;
-use confab_remote::{Client, RemoteModel};
+use confab_remote::{Client, RemoteError, RemoteModel};
 use confab_store::{Attachment, Store};
+
+/// Where the window edits providers and their keys, for the messages that send people there.
+pub const PROVIDERS_IN_SETTINGS: &str = "Settings › Advanced › Remote providers";
+
+/// A provider's error as the window says it: the client (`confab-remote`, which knows no
+/// window) says what to check, and this adds where.
+pub fn error_message(error: &RemoteError) -> String {
+    match error {
+        RemoteError::Unauthorized { server, status, message } => {
+            format!("{server} refused the API key (HTTP {status}): {message}. Check the provider's key in {PROVIDERS_IN_SETTINGS}.")
+        }
+        _ => error.to_string(),
+    }
+}
 
 /// The store's key for the provider list and the picked remote model.
 const KEY: &str = "providers";
@@ -282,7 +296,7 @@ impl RemoteTarget {
         let how = if self.model.inputs_reported || mark.is_empty() {
             "Pick a model that takes it, or remove the attachment.".to_string()
         } else {
-            format!("If it does, mark it as one that {mark} in Settings > Remote providers; otherwise remove the attachment.")
+            format!("If it does, mark it as one that {mark} in {PROVIDERS_IN_SETTINGS}; otherwise remove the attachment.")
         };
         Err(format!("{} on {} is not marked as taking {what}, so {name} is not sent. {how}", self.model.id, self.provider))
     }
@@ -293,6 +307,19 @@ mod tests {
     use super::*;
 
     const SECRET: &str = "sk-provider-9d41c7e2";
+
+    #[test]
+    fn a_refused_key_says_where_the_window_keeps_it() {
+        let refused =
+            RemoteError::Unauthorized { server: "10.0.0.5:8000".into(), status: 401, message: "Incorrect API key provided".into() };
+        let message = error_message(&refused);
+        assert!(
+            message.contains("Incorrect API key provided") && message.contains("in Settings › Advanced › Remote providers."),
+            "{message}"
+        );
+        let unreachable = RemoteError::Unreachable { server: "10.0.0.5:8000".into(), detail: "refused".into() };
+        assert_eq!(error_message(&unreachable), unreachable.to_string());
+    }
 
     fn input(id: Option<u32>, name: &str, key: Option<&str>) -> ProviderInput {
         ProviderInput { id, name: name.into(), base_url: "http://10.0.0.5:8000/v1".into(), api_key: key.map(str::to_string) }
@@ -402,7 +429,7 @@ mod tests {
                 created_at: 0,
             };
             let refusal = target.check_takes(&image).unwrap_err();
-            assert!(refusal.contains("Settings > Remote providers") && refusal.contains("cat.png"), "{refusal}");
+            assert!(refusal.contains("Settings › Advanced › Remote providers") && refusal.contains("cat.png"), "{refusal}");
             providers.select(Some(RemoteChoice { provider: id, model: "a".into() }), &store).await.unwrap();
             providers.target(&secrets).unwrap().unwrap().check_takes(&image).unwrap();
         });

@@ -9,7 +9,7 @@ use confab_media::MediaKind;
 use confab_remote::{ChatEvent, ChatRequest, Part, RemoteError, RemoteToolCall, Sampling};
 use confab_store::{Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 
-use crate::providers::RemoteTarget;
+use crate::providers::{error_message, RemoteTarget};
 use crate::reply_event::{Outcome, RemotePlan, ReplyEvent, SAVE_EVERY};
 use crate::settings::Settings;
 use crate::tool_call::ModelCall;
@@ -171,7 +171,7 @@ pub async fn generate(
     });
     tracing::info!(server = %target.client.server(), messages = request.messages.len(), "reply through a provider");
 
-    let failed = |error: RemoteError| Outcome::ended(ReplyEnd::Error(error.to_string()));
+    let failed = |error: RemoteError| Outcome::ended(ReplyEnd::Error(error_message(&error)));
     let mut stream = tokio::select! {
         opened = target.client.chat(&request) => match opened {
             Ok(stream) => stream,
@@ -239,7 +239,7 @@ pub async fn generate(
                 save(&mut unsaved).await;
                 let end = match error {
                     RemoteError::Interrupted { .. } => ReplyEnd::Interrupted(error.to_string()),
-                    _ => ReplyEnd::Error(error.to_string()),
+                    _ => ReplyEnd::Error(error_message(&error)),
                 };
                 return Outcome::ended(end);
             }

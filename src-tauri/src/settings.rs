@@ -81,8 +81,8 @@ pub struct Settings {
     /// 64, as mlx-lm's `--kv-bits`); a model not listed keeps them in full precision.
     #[ts(type = "Record<string, number>")]
     pub model_kv_bits: BTreeMap<PathBuf, u8>,
-    /// The embedding model that searches documents too large for the context (Settings ›
-    /// Documents); `None`: the first one found in the model folders (`embedder::choose`).
+    /// The embedding model that searches documents too large for the context (Settings › Model ›
+    /// Embedding model); `None`: the first one found in the model folders (`embedder::choose`).
     pub embedding_model: Option<PathBuf>,
     /// Speculative decoding for local replies: cheap proposals the model checks several at a
     /// time (the same replies, sooner where proposals are kept; the plan says when a reply

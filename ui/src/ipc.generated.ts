@@ -1108,8 +1108,8 @@ export type Settings = {
    */
   model_kv_bits: Record<string, number>,
   /**
-   * The embedding model that searches documents too large for the context (Settings ›
-   * Documents); `None`: the first one found in the model folders (`embedder::choose`).
+   * The embedding model that searches documents too large for the context (Settings › Model ›
+   * Embedding model); `None`: the first one found in the model folders (`embedder::choose`).
    */
   embedding_model: string | null,
   /**

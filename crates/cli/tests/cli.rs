@@ -74,6 +74,17 @@ fn errors_are_messages_not_panics() {
 }
 
 #[test]
+fn embed_gives_a_vector_per_text_and_refuses_an_empty_one_as_the_server_does() {
+    let model = tiny("embeddinggemma");
+    let out = json_of(&confab(&["embed", model.to_str().unwrap(), "a cat", "a dog"]));
+    assert_eq!(out["embeddings"].as_array().unwrap().len(), 2, "{out}");
+
+    let out = confab(&["embed", model.to_str().unwrap(), "a cat", ""]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("text 2 is empty"), "{stderr}");
+}
+
+#[test]
 fn doctor_reports_mlx_and_fails_without_the_default_model() {
     let empty = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_confab")).arg("doctor").env("CONFAB_HOME", empty.path()).output().unwrap();

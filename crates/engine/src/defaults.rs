@@ -37,7 +37,7 @@ pub use confab_media::defaults::{
 };
 
 /// The memory running requests may take (their keys/values at their longest, and one prefill
-/// chunk's activations) unless set otherwise (`--memory-budget`, Settings › Performance): this
+/// chunk's activations) unless set otherwise (`--memory-budget`; the app sets it from its own settings): this
 /// share of physical memory left after the loaded weights. Half: on a Mac the window, the
 /// system, the conversation cache (`PREFIX_CACHE_MEMORY_MIB`) and MLX's buffer cache share the
 /// same memory, and a request that waits is better than a process the system kills.

@@ -47,7 +47,7 @@ pub enum EngineError {
 
     /// Something the engine guarantees did not hold: a bug, never the person's doing.
     #[error(
-        "internal error: {0}. This is a bug in Confab; please report it with the diagnostics (Settings › Runtime › Copy diagnostics)."
+        "internal error: {0}. This is a bug in Confab; please report it with the diagnostics (`confab doctor`; in the app, Settings › Advanced › About › Copy diagnostics)."
     )]
     Internal(String),
 

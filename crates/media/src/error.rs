@@ -19,7 +19,7 @@ pub enum MediaError {
 
     /// Something the decoders guarantee did not hold: a bug, never the person's doing.
     #[error(
-        "internal error: {0}. This is a bug in Confab; please report it with the diagnostics (Settings › Runtime › Copy diagnostics)."
+        "internal error: {0}. This is a bug in Confab; please report it with the diagnostics (`confab doctor`; in the app, Settings › Advanced › About › Copy diagnostics)."
     )]
     Internal(String),
 

@@ -20,7 +20,7 @@ pub enum RemoteError {
     #[error("{server} did not answer for {} s. The server may be overloaded or stuck; try again, or check its logs.", .waited.as_secs())]
     TimedOut { server: String, waited: Duration },
 
-    #[error("{server} refused the API key (HTTP {status}): {message}. Check the provider's key in Settings > Remote providers.")]
+    #[error("{server} refused the API key (HTTP {status}): {message}. Check the API key set for this provider.")]
     Unauthorized { server: String, status: u16, message: String },
 
     #[error("{server} is limiting requests (HTTP 429){}: {message}", retry_hint(.retry_after))]

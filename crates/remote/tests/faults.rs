@@ -202,10 +202,7 @@ async fn a_refused_key_says_where_to_fix_it() {
         stub(script(&[&format!("HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())])).await;
     let error = run(&base).await.1.unwrap_err();
     assert!(matches!(error, RemoteError::Unauthorized { status: 401, .. }), "{error:?}");
-    assert!(
-        error.to_string().contains("Incorrect API key provided.") && error.to_string().contains("Settings > Remote providers"),
-        "{error}"
-    );
+    assert!(error.to_string().contains("Incorrect API key provided.") && error.to_string().contains("Check the API key"), "{error}");
     assert_no_key(&error);
 }
 

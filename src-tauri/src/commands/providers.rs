@@ -3,7 +3,7 @@
 
 use super::App;
 use crate::failure::Failure;
-use crate::providers::{ProviderInput, ProvidersView, RemoteChoice};
+use crate::providers::{error_message, ProviderInput, ProvidersView, RemoteChoice};
 
 #[tauri::command]
 pub async fn list_providers(state: App<'_>) -> Result<ProvidersView, Failure> {
@@ -30,7 +30,7 @@ pub async fn remove_provider(state: App<'_>, id: u32) -> Result<ProvidersView, F
 pub async fn refresh_provider_models(state: App<'_>, id: u32) -> Result<ProvidersView, Failure> {
     // Not holding the list while the network answers: replies and the picker go on meanwhile.
     let (_, client) = state.providers.lock().await.client(id, &state.secrets)?;
-    let listed = client.models().await.map_err(|e| Failure(e.to_string()))?;
+    let listed = client.models().await.map_err(|e| Failure(error_message(&e)))?;
     let mut providers = state.providers.lock().await;
     providers.set_models(id, listed, &state.store).await?;
     Ok(providers.view(&state.secrets))

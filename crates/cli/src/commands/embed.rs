@@ -12,7 +12,7 @@ use confab_engine::runtime::{Engine, EngineOptions};
 pub struct Args {
     /// The embedding model's folder.
     model: PathBuf,
-    /// The texts; each gets its own vector.
+    /// The texts; each gets its own vector (an empty one is refused, as by /v1/embeddings).
     #[arg(required = true)]
     texts: Vec<String>,
     /// Embed the texts as search queries (the model's `query` prompt before each) instead of
@@ -28,6 +28,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
+    // As the server's /v1/embeddings (and OpenAI's): an empty text's vector would be the
+    // prompt's and the special tokens' alone, the same for every empty text; a blank passage is
+    // a mistake to see, not something to search.
+    if let Some(i) = args.texts.iter().position(String::is_empty) {
+        anyhow::bail!(
+            "text {} is empty: there is nothing to embed (`/v1/embeddings` refuses an empty input too); give each text some words",
+            i + 1
+        );
+    }
     let engine = Engine::start(EngineOptions::default())?;
     let options = LoadOptions { dtype: args.dtype, ..Default::default() };
     let (model, info) = engine.load(&args.model, options, |_| {}).with_context(|| format!("loading {}", args.model.display()))?;
