@@ -1,13 +1,21 @@
 //! A PDF's text layer, page by page, in reading order. The content stream is walked with the text
-//! and graphics state that places each string (text matrix, transformation matrix, font size),
-//! so that a move to a new line becomes a line break and a gap on the same line a space; the
-//! order is the stream's, which is the order producers write text in.
+//! and graphics state the specification defines (text and transformation matrices, font size,
+//! character and word spacing, horizontal scaling, rise), each glyph advanced by its font's own
+//! width, so that every glyph has its place on the page: a move to a new line becomes a line
+//! break and a real gap on the same line a space. The order is the stream's, which is the order
+//! producers write text in.
+
+mod font;
+mod layout;
+mod standard_widths;
 
 use std::collections::BTreeMap;
 
 use lopdf::content::Content;
-use lopdf::Encoding;
 use lopdf::{Object, ObjectId};
+
+use self::font::Font;
+use self::layout::{Char, PageText};
 
 use crate::error::DocumentProblem;
 use crate::limits::{MAX_INFLATED_PART_BYTES, MAX_PDF_PAGES};
@@ -77,111 +85,61 @@ fn translation(tx: f32, ty: f32) -> Matrix {
     [1.0, 0.0, 0.0, 1.0, tx, ty]
 }
 
+/// Where a point in a matrix's space lands.
+fn apply(m: &Matrix, x: f32, y: f32) -> [f32; 2] {
+    [x * m[0] + y * m[2] + m[4], x * m[1] + y * m[3] + m[5]]
+}
+
 fn operand(object: Option<&Object>) -> f32 {
-    object.and_then(|o| o.as_float().ok()).unwrap_or(0.0)
+    object.and_then(|o| o.as_float().ok()).filter(|v| v.is_finite()).unwrap_or(0.0)
 }
 
 fn matrix(operands: &[Object]) -> Option<Matrix> {
     (operands.len() == 6).then(|| std::array::from_fn(|i| operand(operands.get(i))))
 }
 
-/// Where the last string went, to decide what separates it from the next.
-struct Placed {
-    x_start: f32,
-    x_end: f32,
-    y: f32,
-    size: f32,
-}
-
-/// Text as it is laid out on the page.
-#[derive(Default)]
-struct PageWriter {
-    text: String,
-    last: Option<Placed>,
-    /// A positioning operator ran since the last string (without one, strings continue).
-    moved: bool,
-}
-
-impl PageWriter {
-    fn push(&mut self, text: &str, x: f32, y: f32, size: f32) {
-        if text.is_empty() {
-            return;
-        }
-        // Glyph widths are the fonts' business; half an em per character is close enough to tell
-        // a word gap from the next word.
-        let width = text.chars().count() as f32 * 0.5 * size;
-        if let Some(last) = &self.last {
-            let line = size.max(last.size).max(1.0);
-            if self.moved && (y - last.y).abs() > 0.5 * line {
-                self.end_line();
-            } else if self.moved
-                && (x > last.x_end + 0.1 * line || x < last.x_start)
-                && !self.text.ends_with(char::is_whitespace)
-                && !text.starts_with(char::is_whitespace)
-            {
-                self.text.push(' ');
-            }
-        }
-        self.text.push_str(text);
-        self.last = Some(Placed { x_start: x, x_end: x + width, y, size });
-        self.moved = false;
-    }
-
-    fn end_line(&mut self) {
-        let trimmed = self.text.trim_end_matches([' ', '\t']).len();
-        self.text.truncate(trimmed);
-        if !self.text.is_empty() && !self.text.ends_with('\n') {
-            self.text.push('\n');
-        }
-    }
-}
-
 /// How deep forms may nest inside forms (a guard against reference loops).
 const MAX_FORM_DEPTH: usize = 8;
 
-type Encodings<'a> = BTreeMap<Vec<u8>, Encoding<'a>>;
+/// Fonts by their resource name.
+type Fonts<'a> = BTreeMap<Vec<u8>, Font<'a>>;
 
 fn read_page(document: &lopdf::Document, number: u32, page_id: ObjectId) -> Result<PdfPage, DocumentProblem> {
     let damaged = |e: lopdf::Error| DocumentProblem::Damaged { detail: format!("page {number}: {e}") };
-    let fonts = document.get_page_fonts(page_id).map_err(damaged)?;
-    let encodings = encodings_of(document, number, fonts.into_iter());
+    let fonts: Fonts =
+        document.get_page_fonts(page_id).map_err(damaged)?.into_iter().map(|(name, font)| (name, Font::load(document, font))).collect();
     let content = document.get_page_content_with_limit(page_id, MAX_INFLATED_PART_BYTES).map_err(damaged)?;
     let content = Content::decode(&content).map_err(damaged)?;
     let (resources, inherited) = document.get_page_resources(page_id).map_err(damaged)?;
     let resources: Vec<&lopdf::Dictionary> =
         resources.into_iter().chain(inherited.iter().filter_map(|id| document.get_dictionary(*id).ok())).collect();
 
-    let mut walker = Walker { document, page: number, writer: PageWriter::default(), has_images: false, largest_image: None };
-    walker.walk(&content.operations, &[&encodings], &resources, IDENTITY, 0);
-    walker.writer.end_line();
-    let text = walker.writer.text.trim_end().to_string();
+    let mut walker = Walker { document, page: number, text: PageText::default(), has_images: false, largest_image: None };
+    walker.walk(&content.operations, &[&fonts], &resources, IDENTITY, 0);
+    let text = walker.text.finish();
     let scan = if text.is_empty() { walker.largest_image.map(page_image) } else { None };
     Ok(PdfPage { number, text, has_images: walker.has_images, scan })
 }
 
-/// Each font's encoding, by its resource name; a font whose encoding cannot be read is left out
-/// (its strings are decoded as Latin-1).
-fn encodings_of<'a>(
-    document: &'a lopdf::Document,
-    page: u32,
-    fonts: impl Iterator<Item = (Vec<u8>, &'a lopdf::Dictionary)>,
-) -> Encodings<'a> {
-    fonts
-        .filter_map(|(name, font)| match font.get_font_encoding_with_limit(document, MAX_INFLATED_PART_BYTES) {
-            Ok(encoding) => Some((name, encoding)),
-            Err(error) => {
-                tracing::debug!(page, font = %String::from_utf8_lossy(&name), %error, "font encoding unreadable");
-                None
-            }
-        })
-        .collect()
+/// The graphics state text needs, saved and restored by `q`/`Q`.
+#[derive(Clone, Copy)]
+struct State<'f, 'a> {
+    ctm: Matrix,
+    font: Option<&'f Font<'a>>,
+    font_size: f32,
+    char_spacing: f32,
+    word_spacing: f32,
+    /// `Tz` over 100.
+    horizontal_scaling: f32,
+    leading: f32,
+    rise: f32,
 }
 
-/// Walks a page's content stream, and the forms it draws, writing the text it shows.
+/// Walks a page's content stream, and the forms it draws, placing the glyphs it shows.
 struct Walker<'a> {
     document: &'a lopdf::Document,
     page: u32,
-    writer: PageWriter,
+    text: PageText,
     has_images: bool,
     /// The page's largest image XObject by pixel count (inline images are too small to be a
     /// scanned page).
@@ -189,31 +147,41 @@ struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
-    /// `encodings` and `resources` nearest first (a form's own, then its page's).
+    /// `fonts` and `resources` nearest first (a form's own, then its page's).
     fn walk(
         &mut self,
         operations: &[lopdf::content::Operation],
-        encodings: &[&Encodings<'a>],
+        fonts: &[&Fonts<'a>],
         resources: &[&'a lopdf::Dictionary],
         start: Matrix,
         depth: usize,
     ) {
-        let mut ctm = start;
-        let mut saved: Vec<Matrix> = Vec::new();
+        let mut state = State {
+            ctm: start,
+            font: None,
+            font_size: 0.0,
+            char_spacing: 0.0,
+            word_spacing: 0.0,
+            horizontal_scaling: 1.0,
+            leading: 0.0,
+            rise: 0.0,
+        };
+        let mut saved: Vec<State> = Vec::new();
         let mut text_matrix = IDENTITY;
         let mut line_matrix = IDENTITY;
-        let mut leading = 0.0f32;
-        let mut font_size = 0.0f32;
-        let mut encoding: Option<&Encoding> = None;
 
         for operation in operations {
             let operands = &operation.operands;
             match operation.operator.as_str() {
-                "q" => saved.push(ctm),
-                "Q" => ctm = saved.pop().unwrap_or(start),
+                "q" => saved.push(state),
+                "Q" => {
+                    if let Some(previous) = saved.pop() {
+                        state = previous;
+                    }
+                }
                 "cm" => {
                     if let Some(m) = matrix(operands) {
-                        ctm = multiply(&m, &ctm);
+                        state.ctm = multiply(&m, &state.ctm);
                     }
                 }
                 "BT" => {
@@ -221,45 +189,62 @@ impl<'a> Walker<'a> {
                     line_matrix = IDENTITY;
                 }
                 "Tf" => {
-                    encoding = operands.first().and_then(|o| o.as_name().ok()).and_then(|name| encodings.iter().find_map(|e| e.get(name)));
-                    font_size = operand(operands.get(1));
+                    state.font = operands.first().and_then(|o| o.as_name().ok()).and_then(|name| fonts.iter().find_map(|f| f.get(name)));
+                    state.font_size = operand(operands.get(1));
                 }
-                "TL" => leading = operand(operands.first()),
+                "Tc" => state.char_spacing = operand(operands.first()),
+                "Tw" => state.word_spacing = operand(operands.first()),
+                "Tz" => state.horizontal_scaling = operand(operands.first()) / 100.0,
+                "TL" => state.leading = operand(operands.first()),
+                "Ts" => state.rise = operand(operands.first()),
                 "Td" | "TD" => {
                     let (tx, ty) = (operand(operands.first()), operand(operands.get(1)));
                     if operation.operator == "TD" {
-                        leading = -ty;
+                        state.leading = -ty;
                     }
                     line_matrix = multiply(&translation(tx, ty), &line_matrix);
                     text_matrix = line_matrix;
-                    self.writer.moved = true;
                 }
                 "Tm" => {
                     if let Some(m) = matrix(operands) {
                         line_matrix = m;
                         text_matrix = m;
-                        self.writer.moved = true;
                     }
                 }
                 "T*" | "'" | "\"" => {
-                    line_matrix = multiply(&translation(0.0, -leading), &line_matrix);
+                    if operation.operator == "\"" {
+                        state.word_spacing = operand(operands.first());
+                        state.char_spacing = operand(operands.get(1));
+                    }
+                    line_matrix = multiply(&translation(0.0, -state.leading), &line_matrix);
                     text_matrix = line_matrix;
-                    self.writer.moved = true;
                     if operation.operator != "T*" {
-                        let string =
-                            operands.last().map(|o| decode_shown(encoding, std::slice::from_ref(o), font_size)).unwrap_or_default();
-                        place(&mut self.writer, &string, &text_matrix, &ctm, font_size);
+                        if let Some(Object::String(bytes, _)) = operands.last() {
+                            self.show(bytes, &state, &mut text_matrix);
+                        }
                     }
                 }
-                "Tj" | "TJ" => {
-                    let string = decode_shown(encoding, operands, font_size);
-                    place(&mut self.writer, &string, &text_matrix, &ctm, font_size);
-                    // The next string continues where this one ended, wherever that is.
-                    text_matrix = multiply(&translation(string.chars().count() as f32 * 0.5 * font_size, 0.0), &text_matrix);
+                "Tj" => {
+                    if let Some(Object::String(bytes, _)) = operands.first() {
+                        self.show(bytes, &state, &mut text_matrix);
+                    }
+                }
+                "TJ" => {
+                    for item in operands.first().and_then(|o| o.as_array().ok()).map(Vec::as_slice).unwrap_or_default() {
+                        match item {
+                            Object::String(bytes, _) => self.show(bytes, &state, &mut text_matrix),
+                            Object::Integer(_) | Object::Real(_) => {
+                                // A thousandth of the font size, against the writing direction.
+                                let tx = -operand(Some(item)) / 1000.0 * state.font_size * state.horizontal_scaling;
+                                text_matrix = multiply(&translation(tx, 0.0), &text_matrix);
+                            }
+                            _ => {}
+                        }
+                    }
                 }
                 "Do" => {
                     let name = operands.first().and_then(|o| o.as_name().ok()).unwrap_or_default();
-                    self.draw(name, encodings, resources, &ctm, depth);
+                    self.draw(name, fonts, resources, &state.ctm, depth);
                 }
                 "BI" => self.has_images = true,
                 _ => {}
@@ -267,9 +252,30 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Places a string's glyphs one by one, each advanced by its width (PDF 32000-1, 9.4.4):
+    /// tx = (w0 · Tfs + Tc + Tw) · Th, word spacing for a single-byte space only.
+    fn show(&mut self, bytes: &[u8], state: &State, text_matrix: &mut Matrix) {
+        let glyphs = match state.font {
+            Some(font) => font.glyphs(bytes),
+            // A font the page names but does not hold: its codes mean nothing.
+            None => bytes.iter().map(|_| font::Glyph { text: None, width: 0.5, word_space: false }).collect(),
+        };
+        for glyph in glyphs {
+            let tx = (glyph.width * state.font_size + state.char_spacing + if glyph.word_space { state.word_spacing } else { 0.0 })
+                * state.horizontal_scaling;
+            let rendering = multiply(text_matrix, &state.ctm);
+            let size = state.font_size * rendering[2].hypot(rendering[3]);
+            let start = apply(&rendering, 0.0, state.rise);
+            let end = apply(&rendering, glyph.width * state.font_size * state.horizontal_scaling, state.rise);
+            let direction = [rendering[0], rendering[1]];
+            self.text.push(Char { text: glyph.text, start, end, direction, size });
+            *text_matrix = multiply(&translation(tx, 0.0), text_matrix);
+        }
+    }
+
     /// An XObject: a form's content is walked (producers put whole pages' text in forms); an
     /// image is noted.
-    fn draw(&mut self, name: &[u8], encodings: &[&Encodings<'a>], resources: &[&'a lopdf::Dictionary], ctm: &Matrix, depth: usize) {
+    fn draw(&mut self, name: &[u8], fonts: &[&Fonts<'a>], resources: &[&'a lopdf::Dictionary], ctm: &Matrix, depth: usize) {
         let document = self.document;
         let Some(stream) = resources.iter().find_map(|r| {
             let xobjects = r.get_deref(b"XObject", document).and_then(Object::as_dict).ok()?;
@@ -298,23 +304,25 @@ impl<'a> Walker<'a> {
         };
         let form_matrix = stream.dict.get(b"Matrix").ok().and_then(|m| m.as_array().ok()).and_then(|m| matrix(m)).unwrap_or(IDENTITY);
         let own = stream.dict.get_deref(b"Resources", document).and_then(Object::as_dict).ok();
-        let own_fonts = own
+        let own_fonts: Fonts = own
             .and_then(|r| r.get_deref(b"Font", document).and_then(Object::as_dict).ok())
             .map(|fonts| {
-                let fonts = fonts.iter().filter_map(|(name, font)| {
-                    let font = match font {
-                        Object::Reference(id) => document.get_dictionary(*id).ok()?,
-                        Object::Dictionary(dict) => dict,
-                        _ => return None,
-                    };
-                    Some((name.clone(), font))
-                });
-                encodings_of(document, self.page, fonts)
+                fonts
+                    .iter()
+                    .filter_map(|(name, font)| {
+                        let font = match font {
+                            Object::Reference(id) => document.get_dictionary(*id).ok()?,
+                            Object::Dictionary(dict) => dict,
+                            _ => return None,
+                        };
+                        Some((name.clone(), Font::load(document, font)))
+                    })
+                    .collect()
             })
             .unwrap_or_default();
-        let encodings: Vec<&Encodings<'a>> = std::iter::once(&own_fonts).chain(encodings.iter().copied()).collect();
+        let fonts: Vec<&Fonts<'a>> = std::iter::once(&own_fonts).chain(fonts.iter().copied()).collect();
         let resources: Vec<&'a lopdf::Dictionary> = own.into_iter().chain(resources.iter().copied()).collect();
-        self.walk(&content.operations, &encodings, &resources, multiply(&form_matrix, ctm), depth + 1);
+        self.walk(&content.operations, &fonts, &resources, multiply(&form_matrix, ctm), depth + 1);
     }
 }
 
@@ -380,35 +388,4 @@ fn page_image(stream: &lopdf::Stream) -> Result<PageImage, String> {
         .and_then(|mut writer| writer.write_image_data(data))
         .map_err(|e| format!("its image could not be encoded ({e})"))?;
     Ok(PageImage { mime: "image/png", bytes, width, height })
-}
-
-fn place(writer: &mut PageWriter, string: &str, text_matrix: &Matrix, ctm: &Matrix, font_size: f32) {
-    let rendering = multiply(text_matrix, ctm);
-    let scale = rendering[2].hypot(rendering[3]);
-    writer.push(string, rendering[4], rendering[5], font_size * scale);
-}
-
-/// The text a `Tj`/`TJ`/`'`/`"` shows: its strings decoded through the font's encoding, with a
-/// space where a `TJ` adjustment moves right by more than a fifth of an em (a word gap in
-/// justified text).
-fn decode_shown(encoding: Option<&Encoding>, operands: &[Object], font_size: f32) -> String {
-    let mut out = String::new();
-    for operand in operands {
-        match operand {
-            Object::String(bytes, _) => match encoding.map(|e| lopdf::Document::decode_text(e, bytes)) {
-                Some(Ok(text)) => out.push_str(&text),
-                // No usable font encoding: PDFDocEncoding's printable range is Latin-1.
-                _ => out.extend(bytes.iter().map(|&b| b as char)),
-            },
-            Object::Array(items) => out.push_str(&decode_shown(encoding, items, font_size)),
-            Object::Integer(_) | Object::Real(_) => {
-                let adjust = operand.as_float().unwrap_or(0.0);
-                if adjust < -200.0 && !out.ends_with(' ') && font_size != 0.0 {
-                    out.push(' ');
-                }
-            }
-            _ => {}
-        }
-    }
-    out.replace('\u{0}', "")
 }
