@@ -5,6 +5,7 @@
 //! break and a real gap on the same line a space. The order is the stream's, which is the order
 //! producers write text in.
 
+mod cmap;
 mod font;
 mod layout;
 mod standard_widths;

@@ -6,6 +6,7 @@
 
 use lopdf::{Dictionary, Document, Encoding, Object};
 
+use super::cmap::ToUnicode;
 use super::standard_widths as sw;
 use crate::limits::MAX_INFLATED_PART_BYTES;
 
@@ -24,8 +25,8 @@ pub(super) struct Glyph {
 pub(super) struct Font<'a> {
     /// Type 0: two-byte codes.
     composite: bool,
-    /// The font's ToUnicode map as lopdf reads it (a map it cannot read is dropped whole).
-    to_unicode: Option<Encoding<'a>>,
+    /// The font's ToUnicode map, its bad entries skipped.
+    to_unicode: Option<ToUnicode>,
     /// A simple font's encoding (`None` for composite fonts; for a simple font whose encoding
     /// lopdf cannot read, codes fall back to the standard encoding through lopdf).
     encoding: Option<Encoding<'a>>,
@@ -56,13 +57,19 @@ impl<'a> Font<'a> {
     pub fn load(document: &'a Document, font: &'a Dictionary) -> Font<'a> {
         let subtype = font.get(b"Subtype").and_then(Object::as_name).unwrap_or(b"");
         let composite = subtype == b"Type0";
-        let to_unicode = match font.get_deref(b"ToUnicode", document).and_then(Object::as_stream) {
-            Ok(_) => match font.get_font_encoding_with_limit(document, MAX_INFLATED_PART_BYTES) {
-                Ok(map @ Encoding::UnicodeMapEncoding(_)) => Some(map),
-                _ => None,
-            },
-            Err(_) => None,
-        };
+        let to_unicode = font
+            .get_deref(b"ToUnicode", document)
+            .and_then(Object::as_stream)
+            .ok()
+            .and_then(|stream| {
+                if stream.dict.get(b"Filter").is_ok() {
+                    stream.decompressed_content_with_limit(MAX_INFLATED_PART_BYTES).ok()
+                } else {
+                    Some(stream.content.clone())
+                }
+            })
+            .map(|data| ToUnicode::parse(&data))
+            .filter(|map| !map.is_empty());
         let encoding_name = font.get_deref(b"Encoding", document).and_then(Object::as_name).unwrap_or(b"");
         let unicode_cmap = composite && (encoding_name.ends_with(b"UCS2-H") || encoding_name.ends_with(b"UTF16-H"));
         let encoding = if composite {
@@ -107,12 +114,7 @@ impl<'a> Font<'a> {
 
     /// What the ToUnicode map says a code stands for.
     fn mapped(&self, length: u8, code: u32) -> Option<String> {
-        match &self.to_unicode {
-            Some(Encoding::UnicodeMapEncoding(map)) => {
-                map.get(code, length).map(|units| String::from_utf16_lossy(&units).replace('\0', ""))
-            }
-            _ => None,
-        }
+        self.to_unicode.as_ref()?.get(length, code).map(str::to_string)
     }
 
     /// The advance of a code in text space for a font size of 1.
@@ -336,6 +338,22 @@ mod tests {
         assert_eq!(glyphs[1].text.as_deref(), Some("A"));
         // A code the map leaves out is unknown, not a Latin-1 guess.
         assert_eq!(glyphs[2].text, None);
+    }
+
+    /// MuPDF's map with a range whose destination is no UTF-16: the rest still reads (the whole
+    /// map was dropped, and the text came out as raw bytes).
+    #[test]
+    fn a_to_unicode_map_with_a_bad_entry_still_reads() {
+        let mut document = Document::with_version("1.7");
+        let map = document.add_object(Stream::new(
+            dictionary! {},
+            b"begincmap 1 begincodespacerange <0000> <FFFF> endcodespacerange\n\
+              3 beginbfrange <0003> <0061> <0020> <14fd> <14ff> <10300> <0100> <01ff> <013e> endbfrange endcmap"
+                .to_vec(),
+        ));
+        let font = dictionary! { "Type" => "Font", "Subtype" => "Type0", "Encoding" => "Identity-H", "ToUnicode" => map };
+        let text: String = Font::load(&document, &font).glyphs(&[0, 0x2c, 0, 0x51, 1, 0x02]).into_iter().filter_map(|g| g.text).collect();
+        assert_eq!(text, "In\u{140}");
     }
 
     #[test]
