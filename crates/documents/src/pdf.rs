@@ -28,7 +28,18 @@ pub(crate) struct PdfPage {
     pub number: u32,
     pub text: String,
     pub has_images: bool,
+    /// Characters shown whose text the page's fonts do not give (a font missing from the file, a
+    /// CID font without its ToUnicode map), and all characters shown.
+    pub unknown: usize,
+    pub glyphs: usize,
     pub scan: Option<Result<PageImage, String>>,
+}
+
+impl PdfPage {
+    /// Most of the page's characters cannot be decoded.
+    pub fn unreadable(&self) -> bool {
+        self.unknown > 0 && self.unknown * 2 >= self.glyphs
+    }
 }
 
 pub(crate) fn read(bytes: &[u8]) -> Result<Vec<PdfPage>, DocumentProblem> {
@@ -44,6 +55,13 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<PdfPage>, DocumentProblem> {
     let mut out = Vec::with_capacity(pages.len());
     for (number, page_id) in pages {
         out.push(read_page(&document, number, page_id)?);
+    }
+    // Text that cannot be decoded anywhere: the file lost its fonts (a partial download whose
+    // cross-reference table was rebuilt) or never had them. Refused, not passed on as garbage.
+    if out.iter().all(|p| p.text.is_empty()) && out.iter().any(PdfPage::unreadable) {
+        return Err(DocumentProblem::Damaged {
+            detail: "the fonts its text is written in are missing or unreadable, so the text cannot be decoded".into(),
+        });
     }
     Ok(out)
 }
@@ -117,9 +135,15 @@ fn read_page(document: &lopdf::Document, number: u32, page_id: ObjectId) -> Resu
 
     let mut walker = Walker { document, page: number, text: PageText::default(), has_images: false, largest_image: None };
     walker.walk(&content.operations, &[&fonts], &resources, IDENTITY, 0);
-    let text = walker.text.finish();
-    let scan = if text.is_empty() { walker.largest_image.map(page_image) } else { None };
-    Ok(PdfPage { number, text, has_images: walker.has_images, scan })
+    let (glyphs, unknown) = (walker.text.glyphs, walker.text.unknown);
+    let mut page = PdfPage { number, text: walker.text.finish(), has_images: walker.has_images, scan: None, unknown, glyphs };
+    if page.unreadable() {
+        // What little decodes on a page that is mostly undecodable is noise, not its text.
+        page.text.clear();
+    } else if page.text.is_empty() {
+        page.scan = walker.largest_image.map(page_image);
+    }
+    Ok(page)
 }
 
 /// The graphics state text needs, saved and restored by `q`/`Q`.
@@ -389,4 +413,92 @@ fn page_image(stream: &lopdf::Stream) -> Result<PageImage, String> {
         .and_then(|mut writer| writer.write_image_data(data))
         .map_err(|e| format!("its image could not be encoded ({e})"))?;
     Ok(PageImage { mime: "image/png", bytes, width, height })
+}
+
+#[cfg(test)]
+mod tests {
+    use lopdf::{dictionary, Dictionary, Document, Object, Stream};
+
+    use crate::{read_document, DocumentProblem};
+
+    /// A PDF of one page per content stream, with these fonts as every page's resources.
+    fn pdf(contents: &[&str], fonts: impl Fn(&mut Document) -> Dictionary) -> Vec<u8> {
+        let mut document = Document::with_version("1.5");
+        let pages_id = document.new_object_id();
+        let fonts = fonts(&mut document);
+        let kids: Vec<Object> = contents
+            .iter()
+            .map(|content| {
+                let content = document.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
+                document
+                    .add_object(dictionary! {
+                        "Type" => "Page", "Parent" => pages_id, "Contents" => content,
+                        "Resources" => dictionary! { "Font" => fonts.clone() },
+                        "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+                    })
+                    .into()
+            })
+            .collect();
+        let count = kids.len() as i64;
+        document.objects.insert(pages_id, Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }));
+        let catalog = document.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        document.trailer.set("Root", catalog);
+        let mut bytes = Vec::new();
+        document.save_to(&mut bytes).unwrap_or_else(|e| panic!("{e}"));
+        bytes
+    }
+
+    fn helvetica(document: &mut Document) -> Dictionary {
+        let font = document.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
+        dictionary! { "F1" => font }
+    }
+
+    /// Each letter placed by its own move, by Helvetica's real advance (as fpdf2 and Chromium
+    /// place glyphs): one word, and a real gap makes the next (half an em per letter split
+    /// "Efficient" into "E fficient").
+    #[test]
+    fn letters_placed_one_by_one_at_their_widths_stay_one_word() {
+        let widths =
+            [('E', 667.0), ('f', 278.0), ('f', 278.0), ('i', 222.0), ('c', 500.0), ('i', 222.0), ('e', 556.0), ('n', 556.0), ('t', 278.0)];
+        let mut content = String::from("BT /F1 10 Tf 72 700 Td ");
+        for (letter, width) in widths {
+            content.push_str(&format!("({letter}) Tj {} 0 Td ", width / 100.0));
+        }
+        // A gap of 2.8 (0.28 em, a space's width) before the next word.
+        content.push_str("2.8 0 Td (office) Tj ET");
+        let document = read_document("a.pdf", &pdf(&[&content], helvetica)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.text(), "Efficient office");
+    }
+
+    #[test]
+    fn text_whose_font_is_missing_is_refused_as_damaged() {
+        let bytes = pdf(&["BT /F9 12 Tf 72 700 Td (Invisible) Tj ET"], helvetica);
+        let problem = read_document("lost.pdf", &bytes).err().map(|e| e.problem);
+        assert!(
+            matches!(&problem, Some(DocumentProblem::Damaged { detail }) if detail.contains("fonts its text is written in are missing")),
+            "{problem:?}"
+        );
+    }
+
+    /// Two-byte codes with no ToUnicode map (what a truncated file keeps of its fonts) are not
+    /// read as Latin-1.
+    #[test]
+    fn a_cid_font_without_its_map_is_refused_not_read_as_bytes() {
+        let bytes = pdf(&["BT /F1 12 Tf 72 700 Td <002c0051> Tj ET"], |document| {
+            let font =
+                document.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type0", "Encoding" => "Identity-H", "BaseFont" => "X" });
+            dictionary! { "F1" => font }
+        });
+        assert!(matches!(read_document("cut.pdf", &bytes).err().map(|e| e.problem), Some(DocumentProblem::Damaged { .. })));
+    }
+
+    #[test]
+    fn an_undecodable_page_is_left_out_with_a_note() {
+        let bytes = pdf(&["BT /F1 12 Tf 72 700 Td (Readable) Tj ET", "BT /F9 12 Tf 72 700 Td (Lost) Tj ET"], helvetica);
+        let document = read_document("half.pdf", &bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.sections[0].text, "Readable");
+        assert_eq!(document.sections[1].text, "");
+        assert_eq!(document.notes.len(), 1, "{:?}", document.notes);
+        assert!(document.notes[0].starts_with("page 2 is left out: its text cannot be decoded"), "{:?}", document.notes);
+    }
 }
