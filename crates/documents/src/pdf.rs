@@ -3,11 +3,13 @@
 //! character and word spacing, horizontal scaling, rise), each glyph advanced by its font's own
 //! width, so that every glyph has its place on the page: a move to a new line becomes a line
 //! break and a real gap on the same line a space. The order is the stream's, which is the order
-//! producers write text in.
+//! producers write text in. The text is then normalised (src/pdf/normalize.rs): ligatures
+//! written out, soft hyphens and line-end hyphenation resolved, NFC.
 
 mod cmap;
 mod font;
 mod layout;
+mod normalize;
 mod standard_widths;
 
 use std::collections::BTreeMap;
@@ -62,6 +64,11 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<PdfPage>, DocumentProblem> {
         return Err(DocumentProblem::Damaged {
             detail: "the fonts its text is written in are missing or unreadable, so the text cannot be decoded".into(),
         });
+    }
+    let mut texts: Vec<String> = out.iter_mut().map(|p| std::mem::take(&mut p.text)).collect();
+    normalize::normalize_pages(&mut texts);
+    for (page, text) in out.iter_mut().zip(texts) {
+        page.text = text;
     }
     Ok(out)
 }
