@@ -23,6 +23,10 @@ const WORD_GAP: f32 = 0.12;
 /// subscripts stay within it).
 const LINE_GAP: f32 = 0.5;
 
+/// A move across the baseline by more than this many ems, with a change of size, is a superscript
+/// or subscript starting or ending.
+const SCRIPT_SHIFT: f32 = 0.2;
+
 /// A page's text as its glyphs arrive.
 #[derive(Default)]
 pub(super) struct PageText {
@@ -56,7 +60,9 @@ impl PageText {
             let turned = direction[0] * last.direction[0] + direction[1] * last.direction[1] < 0.95;
             if turned || across.abs() > LINE_GAP * size || along < -size {
                 self.end_line();
-            } else if along > WORD_GAP * size {
+            } else if along > WORD_GAP * size || (across.abs() > SCRIPT_SHIFT * size && (c.size - last.size).abs() > 0.1 * size) {
+                // A word gap, or a footnote marker's edge: a smaller glyph off the baseline
+                // ("1The survey" reads "1 The survey").
                 self.space();
             }
         }
@@ -131,6 +137,14 @@ mod tests {
         // A superscript raised by 3 (under half the size): same line.
         page.push(Char { text: Some("1".into()), start: [50.0, 110.0], end: [50.0, 114.0], direction: [0.0, 1.0], size: 10.0 });
         assert_eq!(page.finish(), "up1");
+    }
+
+    #[test]
+    fn a_footnote_marker_is_a_word_of_its_own() {
+        let mut page = PageText::default();
+        page.push(Char { text: Some("1".into()), start: [0.0, 104.0], end: [4.0, 104.0], direction: [1.0, 0.0], size: 7.0 });
+        run(&mut page, "The", 4.0, 100.0, 5.0);
+        assert_eq!(page.finish(), "1 The");
     }
 
     #[test]
