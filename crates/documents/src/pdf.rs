@@ -2,9 +2,11 @@
 //! and graphics state the specification defines (text and transformation matrices, font size,
 //! character and word spacing, horizontal scaling, rise), each glyph advanced by its font's own
 //! width, so that every glyph has its place on the page: a move to a new line becomes a line
-//! break and a real gap on the same line a space. The order is the stream's, which is the order
-//! producers write text in. The text is then normalised (src/pdf/normalize.rs): ligatures
-//! written out, soft hyphens and line-end hyphenation resolved, NFC.
+//! break and a real gap on the same line a space. Lines are then put in reading order from their
+//! places (src/pdf/layout.rs: an XY-cut, columns one after the other, a footer drawn first read
+//! last), running headers set aside at their page's end, and the text normalised
+//! (src/pdf/normalize.rs: ligatures written out, soft hyphens and line-end hyphenation resolved,
+//! NFC).
 
 mod cmap;
 mod font;
@@ -66,6 +68,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<PdfPage>, DocumentProblem> {
         });
     }
     let mut texts: Vec<String> = out.iter_mut().map(|p| std::mem::take(&mut p.text)).collect();
+    set_aside_running_headers(&mut texts);
     normalize::normalize_pages(&mut texts);
     for (page, text) in out.iter_mut().zip(texts) {
         page.text = text;
@@ -143,7 +146,8 @@ fn read_page(document: &lopdf::Document, number: u32, page_id: ObjectId) -> Resu
     let mut walker = Walker { document, page: number, text: PageText::default(), has_images: false, largest_image: None };
     walker.walk(&content.operations, &[&fonts], &resources, IDENTITY, 0);
     let (glyphs, unknown) = (walker.text.glyphs, walker.text.unknown);
-    let mut page = PdfPage { number, text: walker.text.finish(), has_images: walker.has_images, scan: None, unknown, glyphs };
+    let text = walker.text.finish().into_iter().map(|line| line.text).collect::<Vec<_>>().join("\n");
+    let mut page = PdfPage { number, text, has_images: walker.has_images, scan: None, unknown, glyphs };
     if page.unreadable() {
         // What little decodes on a page that is mostly undecodable is noise, not its text.
         page.text.clear();
@@ -358,6 +362,26 @@ impl<'a> Walker<'a> {
     }
 }
 
+/// A page's first line that recurs as the first line of other pages (numbers aside: "Annual
+/// report, page 3") is a running header: it is moved to the end of its page, so that a sentence
+/// running over from the page before reads on. Footers need no move: the reading order puts the
+/// bottom of a page last.
+fn set_aside_running_headers(pages: &mut [String]) {
+    let key = |line: &str| line.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect::<String>();
+    let firsts: Vec<Option<String>> = pages.iter().map(|p| p.lines().next().filter(|_| p.lines().nth(1).is_some()).map(key)).collect();
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for first in firsts.iter().flatten() {
+        *counts.entry(first.as_str()).or_default() += 1;
+    }
+    let enough = 3.max(pages.len().div_ceil(2));
+    for (page, first) in pages.iter_mut().zip(&firsts) {
+        if first.as_ref().is_some_and(|f| counts[f.as_str()] >= enough) {
+            let (header, body) = page.split_once('\n').unwrap_or((page.as_str(), ""));
+            *page = format!("{body}\n{header}");
+        }
+    }
+}
+
 fn dimension(stream: &lopdf::Stream, key: &[u8]) -> u32 {
     stream.dict.get(key).and_then(Object::as_i64).ok().and_then(|v| u32::try_from(v).ok()).unwrap_or(0)
 }
@@ -497,6 +521,21 @@ mod tests {
             dictionary! { "F1" => font }
         });
         assert!(matches!(read_document("cut.pdf", &bytes).err().map(|e| e.problem), Some(DocumentProblem::Damaged { .. })));
+    }
+
+    /// The same line at the top of every page, its page number aside, is set aside at the page's
+    /// end so that the body runs on from page to page.
+    #[test]
+    fn a_running_header_is_set_aside() {
+        let page =
+            |n: u32| format!("BT /F1 9 Tf 72 800 Td (Annual report, page {n}) Tj ET BT /F1 12 Tf 72 700 Td (Body of page {n}.) Tj ET");
+        let pages: Vec<String> = (1..=3).map(page).collect();
+        let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
+        let document = read_document("report.pdf", &pdf(&pages, helvetica)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.sections[1].text, "Body of page 2.\nAnnual report, page 2");
+        // Two pages are no evidence of a running header.
+        let document = read_document("two.pdf", &pdf(&pages[..2], helvetica)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.sections[1].text, "Annual report, page 2\nBody of page 2.");
     }
 
     #[test]
