@@ -27,6 +27,9 @@ const LINE_GAP: f32 = 0.5;
 /// A move across the baseline by more than this many ems, with a change of size, is a superscript
 /// or subscript starting or ending.
 const SCRIPT_SHIFT: f32 = 0.2;
+/// A gap along the baseline wider than this many ems separates pieces of text (columns, cells)
+/// rather than words.
+const PIECE_GAP: f32 = 1.5;
 
 /// A page's text as its glyphs arrive: lines, each what the stream draws along one baseline.
 #[derive(Default)]
@@ -51,6 +54,10 @@ pub(super) struct Line {
     pub size: f32,
     /// Every glyph runs left to right along the page's x axis.
     pub horizontal: bool,
+    /// It continues the line before it in the stream after a gap wider than a gutter.
+    pub piece: bool,
+    /// Its place in the stream.
+    index: usize,
 }
 
 impl Line {
@@ -63,6 +70,8 @@ impl Line {
             top: f32::NEG_INFINITY,
             size: c.size,
             horizontal: direction[0] > 0.99,
+            piece: false,
+            index: 0,
         }
     }
 
@@ -96,6 +105,7 @@ impl PageText {
         self.glyphs += 1;
         let direction = unit(c.direction).unwrap_or([1.0, 0.0]);
         let mut new_line = true;
+        let mut piece = false;
         if let Some(last) = &self.last {
             let size = c.size.max(last.size).max(0.1);
             let offset = [c.start[0] - last.end[0], c.start[1] - last.end[1]];
@@ -103,15 +113,25 @@ impl PageText {
             let across = offset[1] * direction[0] - offset[0] * direction[1];
             let turned = direction[0] * last.direction[0] + direction[1] * last.direction[1] < 0.95;
             new_line = turned || across.abs() > LINE_GAP * size || along < -size;
-            if !new_line && (along > WORD_GAP * size || (across.abs() > SCRIPT_SHIFT * size && (c.size - last.size).abs() > 0.1 * size)) {
+            // A gap wider than a gutter starts a piece of its own (a column drawn row by row
+            // beside another, a table's cell), joined back on if the reading order keeps the
+            // pieces together.
+            piece = !new_line && along > PIECE_GAP * size;
+            if !new_line
+                && !piece
+                && (along > WORD_GAP * size || (across.abs() > SCRIPT_SHIFT * size && (c.size - last.size).abs() > 0.1 * size))
+            {
                 // A word gap, or a footnote marker's edge: a smaller glyph off the baseline
                 // ("1The survey" reads "1 The survey").
                 self.space();
             }
         }
-        if new_line {
+        if new_line || piece {
             self.end_line();
-            self.lines.push(Line::new(&c, direction));
+            let mut line = Line::new(&c, direction);
+            line.piece = piece;
+            line.index = self.lines.len();
+            self.lines.push(line);
         }
         self.last = Some(Last { end: c.end, direction, size: c.size });
         let line = self.lines.last_mut().expect("a line was started");
@@ -167,7 +187,27 @@ pub(super) fn reading_order(lines: Vec<Line>) -> Vec<Line> {
     let mut order = Vec::with_capacity(lines.len());
     xy_cut((0..lines.len()).collect(), &lines, em, &mut order);
     let mut lines: Vec<Option<Line>> = lines.into_iter().map(Some).collect();
-    order.into_iter().filter_map(|i| lines[i].take()).collect()
+    join_pieces(order.into_iter().filter_map(|i| lines[i].take()).collect())
+}
+
+/// A piece that follows, in reading order, the line it was split from joins it again (a table
+/// row's cells read as one line).
+fn join_pieces(lines: Vec<Line>) -> Vec<Line> {
+    let mut out: Vec<Line> = Vec::with_capacity(lines.len());
+    for line in lines {
+        match out.last_mut() {
+            Some(last) if line.piece && line.index == last.index + 1 => {
+                last.text.push(' ');
+                last.text.push_str(&line.text);
+                last.x1 = last.x1.max(line.x1);
+                last.bottom = last.bottom.min(line.bottom);
+                last.top = last.top.max(line.top);
+                last.index = line.index;
+            }
+            _ => out.push(line),
+        }
+    }
+    out
 }
 
 /// A gap across the region this many ems tall sets off what is above from what is below.
@@ -186,7 +226,7 @@ fn xy_cut(region: Vec<usize>, lines: &[Line], em: f32, out: &mut Vec<usize>) {
         return;
     }
     let columns = split_x(&region, lines, GUTTER * em);
-    if columns.len() > 1 {
+    if columns.len() > 1 && columns.iter().all(|column| wide(column, lines, em)) {
         columns.into_iter().for_each(|column| xy_cut(column, lines, em, out));
         return;
     }
@@ -200,6 +240,16 @@ fn xy_cut(region: Vec<usize>, lines: &[Line], em: f32, out: &mut Vec<usize>) {
     let groups = shared_gutters(bands.clone(), lines, em);
     let parts = if groups.len() > 1 { groups } else { bands };
     parts.into_iter().for_each(|part| xy_cut(part, lines, em, out));
+}
+
+/// Columns of text are read one after the other; narrower ones are a table's, read row by row.
+const COLUMN_WIDTH: f32 = 8.0;
+
+/// Whether a column is as wide as a column of text (a table's cell columns are narrower).
+fn wide(column: &[usize], lines: &[Line], em: f32) -> bool {
+    let x0 = column.iter().map(|&i| lines[i].x0).fold(f32::INFINITY, f32::min);
+    let x1 = column.iter().map(|&i| lines[i].x1).fold(f32::NEG_INFINITY, f32::max);
+    x1 - x0 >= COLUMN_WIDTH * em
 }
 
 /// The region cut at every gap between line boxes taller than `gap`, top to bottom.
@@ -340,7 +390,7 @@ mod tests {
 
     /// A line of size 10 from x0 to x1 on baseline y.
     fn line(text: &str, x0: f32, x1: f32, y: f32) -> Line {
-        Line { text: text.into(), x0, x1, bottom: y - 1.0, top: y + 7.0, size: 10.0, horizontal: true }
+        Line { text: text.into(), x0, x1, bottom: y - 1.0, top: y + 7.0, size: 10.0, horizontal: true, piece: false, index: 0 }
     }
 
     fn ordered(lines: Vec<Line>) -> Vec<String> {
@@ -372,6 +422,26 @@ mod tests {
             line("A title over both columns", 72.0, 520.0, 712.0),
         ];
         assert_eq!(ordered(lines), ["A title over both columns", "left 1", "left 2", "right 1", "right 2"]);
+    }
+
+    /// Two columns drawn row by row (a left line, then the right one at its height) read one
+    /// after the other; a table's narrow cells drawn the same way stay rows.
+    #[test]
+    fn pieces_of_a_row_are_columns_when_wide_and_a_table_row_when_narrow() {
+        let mut page = PageText::default();
+        for (i, y) in [700.0, 687.0, 674.0].into_iter().enumerate() {
+            run(&mut page, &format!("left column line {i} with enough words"), 56.0, y, 5.0);
+            run(&mut page, &format!("right column line {i} with enough words"), 310.0, y, 5.0);
+        }
+        let columns = text(&mut page);
+        assert!(columns.starts_with("left column line 0 with enough words\nleft column line 1"), "{columns}");
+        assert!(columns.ends_with("left column line 2 with enough words\nright column line 0 with enough words\nright column line 1 with enough words\nright column line 2 with enough words"), "{columns}");
+        let mut page = PageText::default();
+        for (y, cells) in [(700.0, ["Item", "Price"]), (687.0, ["Tea", "2 EUR"]), (674.0, ["Bread", "3 EUR"])] {
+            run(&mut page, cells[0], 56.0, y, 5.0);
+            run(&mut page, cells[1], 200.0, y, 5.0);
+        }
+        assert_eq!(text(&mut page), "Item Price\nTea 2 EUR\nBread 3 EUR");
     }
 
     /// A centred title over a heading: the margins beside them are no gutter.
