@@ -27,8 +27,12 @@ that must be refused (damaged or encrypted) gets NAME.bad instead, saying why.
   cairo_text          pycairo's toy text API, DejaVu Sans subset, lines placed one by one.
   typst_report        typst: a title, headings, justified and hyphenated paragraphs, a footnote,
                       several pages.
+  typst_headers       typst, four pages each with a running header (a title and the page number);
+                      the source puts it after its page's body (set aside, as Confab does).
+  reportlab_interleaved  reportlab canvas, two columns drawn row by row (a left line, then the
+                      right line at the same height), as some exporters draw pages.
   gs_embedded         Ghostscript's ps2pdf from hand-written PostScript (Helvetica, Times, Courier),
-                      fonts embedded.
+                      fonts embedded; Times set with the fi and fl ligature glyphs.
   gs_standard         the same PostScript with the standard 14 fonts not embedded.
   qpdf_owner          cairo_text encrypted by qpdf with only an owner password (AES-256): it opens
                       without a password and must read.
@@ -236,6 +240,45 @@ def typst_report(out):
     write_text(out, "typst_report", pages_text)
 
 
+def typst_headers(out):
+    import typst
+
+    sections = [PARAGRAPHS[0:2], PARAGRAPHS[2:4], PARAGRAPHS[4:6], PARAGRAPHS[6:8]]
+    header = "Field survey report"
+    source = (
+        '#set page(paper: "a5", margin: 2cm, header: [' + header + ' #h(1fr) #context counter(page).display()])\n'
+        '#set text(font: "DejaVu Sans", size: 10pt, lang: "en", hyphenate: false)\n'
+        + "\n#pagebreak()\n".join("\n\n".join(paragraphs) for paragraphs in sections)
+    )
+    src = out / "typst_headers.typ"
+    src.write_text(source, encoding="utf-8")
+    typst.compile(str(src), output=str(out / "typst_headers.pdf"), font_paths=[os.path.dirname(DEJAVU)])
+    src.unlink()
+    # The running header set aside after its page's body.
+    write_text(out, "typst_headers", ["\n".join(paragraphs) + f"\n{header} {n}" for n, paragraphs in enumerate(sections, 1)])
+
+
+def reportlab_interleaved(out):
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    left, right = " ".join(PARAGRAPHS[:3]), " ".join(PARAGRAPHS[3:6])
+    left_lines, right_lines = textwrap.wrap(left, 44), textwrap.wrap(right, 44)
+    c = canvas.Canvas(str(out / "reportlab_interleaved.pdf"), pagesize=A4, invariant=1)
+    c.setFont("Helvetica", 10)
+    y = 780
+    # Row by row across both columns, as some exporters draw a page.
+    for i in range(max(len(left_lines), len(right_lines))):
+        if i < len(left_lines):
+            c.drawString(56, y, left_lines[i])
+        if i < len(right_lines):
+            c.drawString(310, y, right_lines[i])
+        y -= 13
+    c.showPage()
+    c.save()
+    write_text(out, "reportlab_interleaved", [left + "\n" + right])
+
+
 POSTSCRIPT_LINES = [
     ("Helvetica", 14, "Inventory of the cold store"),
     ("Times-Roman", 11, PARAGRAPHS[4]),
@@ -254,6 +297,10 @@ def ghostscript(out, name, embed):
     y = 760
     for font, size, line in lines:
         escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        if font.startswith("Times"):
+            # The fi and fl ligature glyphs of StandardEncoding (octal 256 and 257), as TeX and
+            # other typesetters set them: readers get U+FB01 and U+FB02.
+            escaped = escaped.replace("fi", "\\256").replace("fl", "\\257")
         ps.append(f"/{font} findfont {size} scalefont setfont 72 {y} moveto ({escaped}) show")
         y -= size + 5
     ps.append("showpage")
@@ -317,6 +364,8 @@ PRODUCERS = [
     ("pymupdf_badcmap", pymupdf_badcmap),
     ("cairo_text", cairo_text),
     ("typst_report", typst_report),
+    ("typst_headers", typst_headers),
+    ("reportlab_interleaved", reportlab_interleaved),
     ("gs_embedded", lambda out: ghostscript(out, "gs_embedded", True)),
     ("gs_standard", lambda out: ghostscript(out, "gs_standard", False)),
     ("qpdf", qpdf_files),

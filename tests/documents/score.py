@@ -8,8 +8,8 @@ Without --corpus it makes one in a temporary folder. Confab is the `extract` exa
 crates/documents (`cargo build -p confab-documents --example extract`; default
 $CARGO_TARGET_DIR/debug/examples/extract).
 
-For each file with its source text (NAME.txt), over word tokens (Unicode \\w+ runs, case-folded, no
-other normalisation: a ligature character or a word split by a hyphen counts as a miss):
+For each file with its source text (NAME.txt), over word tokens (Unicode \\w+ runs, lowercased (not
+case-folded, which writes ligatures out), no other normalisation: a ligature character or a word split by a hyphen counts as a miss):
   recall  the fraction of the source's tokens found in the output, as multisets
           (sum over words of min(count in source, count in output) / tokens in source);
   order   the longest common subsequence of the two token sequences over the tokens found
@@ -37,7 +37,7 @@ WORD = re.compile(r"\w+")
 
 
 def tokens(text):
-    return [w.casefold() for w in WORD.findall(text)]
+    return [w.lower() for w in WORD.findall(text)]
 
 
 def recall_and_order(source, output):
