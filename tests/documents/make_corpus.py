@@ -4,7 +4,7 @@ reads PDFs beside other readers (tests/documents/score.py).
 
     .deps/docs/venv/bin/python tests/documents/make_corpus.py OUT_DIR
 
-Needs (scripts/setup_documents_corpus.sh installs them): reportlab, fpdf2 (with uharfbuzz for
+Needs (scripts/setup.sh installs them, pinned, into .deps/docs/venv): reportlab, fpdf2 (with uharfbuzz for
 HarfBuzz shaping), PyMuPDF, pycairo, typst (the typst compiler as a Python package), pypdf, from
 PyPI; Ghostscript and qpdf from Debian; DejaVu Sans (fonts-dejavu-core). A producer that is
 missing is skipped with a line on stderr, so a partial corpus still scores.

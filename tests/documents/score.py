@@ -145,6 +145,7 @@ def main():
     parser.add_argument("--readers", default="confab,pdftotext,pymupdf,pypdf,pdfminer")
     parser.add_argument("--files", action="store_true", help="a line per file and reader")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--check", action="store_true", help="exit 1 unless Confab's recall and order are at least the best other reader's and it refuses every bad file (make test)")
     args = parser.parse_args()
 
     temporary = None
@@ -199,14 +200,35 @@ def main():
 
     if args.json:
         print(json.dumps(summary, indent=1))
-        return
+    else:
+        print_table(summary, names, labels, good, bad, corpus, rows)
+    if args.check:
+        sys.exit(check(summary))
+
+
+def check(summary):
+    """The issue's bar: Confab at least the best of the others in recall and order, every bad file refused."""
+    ours = summary["confab"]
+    failures = []
+    for metric in ("recall", "order"):
+        best = max((s[metric], name) for name, s in summary.items() if name != "confab")
+        if ours[metric] < best[0] - 1e-9:
+            failures.append(f"Confab's {metric} {ours[metric]:.3f} is under {best[1]}'s {best[0]:.3f}")
+    if ours["refused"] < ours["bad"]:
+        failures.append(f"Confab refused {ours['refused']} of {ours['bad']} damaged or encrypted files")
+    for failure in failures:
+        print(f"score.py: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def print_table(summary, names, labels, good, bad, corpus, rows):
     print(f"{len(good)} PDFs with their source text, {len(bad)} that must be refused ({corpus})\n")
     print("| reader | word recall | order | bad files refused | ms/page |")
     print("|---|---|---|---|---|")
     for name in names:
         s = summary[name]
         print(f"| {labels[name]} | {s['recall']:.3f} | {s['order']:.3f} | {s['refused']}/{s['bad']} | {s['ms_per_page']:.2f} |")
-    if args.files:
+    if rows:
         print("\n" + "\n".join(rows))
 
 
