@@ -36,6 +36,9 @@ pub(crate) struct PdfPage {
     /// CID font without its ToUnicode map), and all characters shown.
     pub unknown: usize,
     pub glyphs: usize,
+    /// The page's first line is no bigger than its text's usual size: it may be a running header
+    /// (a bigger one is a heading: "Chapter 3" opening each page is no header).
+    pub small_first_line: bool,
     pub scan: Option<Result<PageImage, String>>,
 }
 
@@ -68,7 +71,8 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<PdfPage>, DocumentProblem> {
         });
     }
     let mut texts: Vec<String> = out.iter_mut().map(|p| std::mem::take(&mut p.text)).collect();
-    set_aside_running_headers(&mut texts);
+    let small: Vec<bool> = out.iter().map(|p| p.small_first_line).collect();
+    set_aside_running_headers(&mut texts, &small);
     normalize::normalize_pages(&mut texts);
     for (page, text) in out.iter_mut().zip(texts) {
         page.text = text;
@@ -146,8 +150,22 @@ fn read_page(document: &lopdf::Document, number: u32, page_id: ObjectId) -> Resu
     let mut walker = Walker { document, page: number, text: PageText::default(), has_images: false, largest_image: None };
     walker.walk(&content.operations, &[&fonts], &resources, IDENTITY, 0);
     let (glyphs, unknown) = (walker.text.glyphs, walker.text.unknown);
-    let text = walker.text.finish().into_iter().map(|line| line.text).collect::<Vec<_>>().join("\n");
-    let mut page = PdfPage { number, text, has_images: walker.has_images, scan: None, unknown, glyphs };
+    let lines = walker.text.finish();
+    // The size most of the page's characters are set in.
+    let mut sizes: Vec<(f32, usize)> = lines.iter().map(|line| (line.size, line.text.chars().count())).collect();
+    sizes.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = sizes.iter().map(|(_, n)| n).sum::<usize>() / 2;
+    let usual = sizes
+        .iter()
+        .scan(0, |seen, &(size, n)| {
+            *seen += n;
+            Some((size, *seen))
+        })
+        .find(|&(_, seen)| seen > half)
+        .map_or(0.0, |(size, _)| size);
+    let small_first_line = lines.first().is_some_and(|first| first.size <= 1.1 * usual);
+    let text = lines.into_iter().map(|line| line.text).collect::<Vec<_>>().join("\n");
+    let mut page = PdfPage { number, text, has_images: walker.has_images, scan: None, unknown, glyphs, small_first_line };
     if page.unreadable() {
         // What little decodes on a page that is mostly undecodable is noise, not its text.
         page.text.clear();
@@ -362,13 +380,17 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// A page's first line that recurs as the first line of other pages (numbers aside: "Annual
-/// report, page 3") is a running header: it is moved to the end of its page, so that a sentence
+/// A page's first line, no bigger than its text, that recurs as the first line of other pages
+/// (numbers aside: "Annual report, page 3") is a running header: it is moved to the end of its page, so that a sentence
 /// running over from the page before reads on. Footers need no move: the reading order puts the
 /// bottom of a page last.
-fn set_aside_running_headers(pages: &mut [String]) {
+fn set_aside_running_headers(pages: &mut [String], small_first_line: &[bool]) {
     let key = |line: &str| line.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect::<String>();
-    let firsts: Vec<Option<String>> = pages.iter().map(|p| p.lines().next().filter(|_| p.lines().nth(1).is_some()).map(key)).collect();
+    let firsts: Vec<Option<String>> = pages
+        .iter()
+        .zip(small_first_line)
+        .map(|(p, &small)| p.lines().next().filter(|_| small && p.lines().nth(1).is_some()).map(key))
+        .collect();
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for first in firsts.iter().flatten() {
         *counts.entry(first.as_str()).or_default() += 1;
@@ -533,6 +555,12 @@ mod tests {
         let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
         let document = read_document("report.pdf", &pdf(&pages, helvetica)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(document.sections[1].text, "Body of page 2.\nAnnual report, page 2");
+        // A bigger first line on every page is a heading, not a header.
+        let chapter = |n: u32| format!("BT /F1 14 Tf 72 800 Td (Chapter {n}) Tj ET BT /F1 9 Tf 72 700 Td (Body of page {n}.) Tj ET");
+        let chapters: Vec<String> = (1..=3).map(chapter).collect();
+        let chapters: Vec<&str> = chapters.iter().map(String::as_str).collect();
+        let document = read_document("book.pdf", &pdf(&chapters, helvetica)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.sections[1].text, "Chapter 2\nBody of page 2.");
         // Two pages are no evidence of a running header.
         let document = read_document("two.pdf", &pdf(&pages[..2], helvetica)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(document.sections[1].text, "Annual report, page 2\nBody of page 2.");
