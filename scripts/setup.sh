@@ -11,6 +11,7 @@
 #   7. cross-check tools: the Rust target aarch64-apple-darwin, zig, cargo-zigbuild and libclang
 #      (.deps/cross/venv), the mlx-metal and mlx-cuda-12 wheels' headers (.deps/cross/mlx)
 #   8. the local server's test client: a Python venv with the pinned openai and jsonschema packages (.deps/server)
+#   9. PDF producers and readers for tests/documents: a Python venv with them pinned (.deps/docs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -36,6 +37,7 @@ APT_PACKAGES=(
   xvfb xauth                                                              # the app under test
   webkit2gtk-driver xdotool python3-gi gir1.2-gtk-3.0 python3-venv        # e2e: WebDriver, native drops
   patchelf                                  # scripts/bundle.sh: the .deb binary's run-time path
+  poppler-utils ghostscript qpdf fonts-dejavu-core  # tests/documents: pdftotext, PDF producers, the Unicode font
 )
 # And the system's FFmpeg, which the engine loads at run time to decode M4A/AAC exactly as the
 # reference's torchcodec does (without it, the built-in decoder runs, within 6e-6): libavcodec,
@@ -149,3 +151,10 @@ fi
 # tests/server drives `confab serve` with the real openai and anthropic clients, pinned; jsonschema
 # validates structured output (tests/server, bench/structured.py).
 pinned_venv "$deps/server/venv" python3 "" openai==3.57.0 anthropic==2.16.0 jsonschema==4.26.0
+
+# --- 9. PDF reading beside other readers ------------------------------------------------------
+# tests/documents/make_corpus.py makes PDFs from known text with these producers (reportlab, fpdf2
+# with HarfBuzz, PyMuPDF, pycairo, typst) and score.py reads them with Confab and with PyMuPDF,
+# pypdf and pdfminer.six (pdftotext and Ghostscript, qpdf come from the system packages above).
+pinned_venv "$deps/docs/venv" python3 "" reportlab==5.1.0 fpdf2==2.8.9 uharfbuzz==0.57.0 pymupdf==2.0 \
+  pycairo==1.29.2 typst==0.15.2 pypdf==7.1.1 pdfminer.six==20260107

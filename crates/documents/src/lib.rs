@@ -179,7 +179,9 @@ fn read_format(format: &DocumentFormat, bytes: &[u8]) -> Read {
 
 fn read_pdf(bytes: &[u8]) -> Read {
     let pages = pdf::read(bytes)?;
-    let blank: Vec<u32> = pages.iter().filter(|p| p.text.trim().is_empty() && p.scan.is_none()).map(|p| p.number).collect();
+    let blank: Vec<u32> =
+        pages.iter().filter(|p| p.text.trim().is_empty() && p.scan.is_none() && !p.unreadable()).map(|p| p.number).collect();
+    let unreadable: Vec<u32> = pages.iter().filter(|p| p.unreadable()).map(|p| p.number).collect();
     let scanned_pages: Vec<ScannedPage> =
         pages.iter().filter_map(|p| Some(ScannedPage { page: p.number, image: p.scan.clone()? })).collect();
     let readable = scanned_pages.iter().filter(|s| s.image.is_ok()).map(|s| s.page).collect::<Vec<_>>();
@@ -200,6 +202,19 @@ fn read_pdf(bytes: &[u8]) -> Read {
         if let Err(reason) = &scan.image {
             notes.push(format!("page {} has no text layer and {reason}; its content is not included", scan.page));
         }
+    }
+    if !unreadable.is_empty() {
+        let (noun, one) = page_list(&unreadable);
+        let (verb, its) = if one { ("is", "its") } else { ("are", "their") };
+        notes.push(format!(
+            "{noun} {verb} left out: {its} text cannot be decoded (the fonts it is written in are missing from the file or damaged); export or download the PDF again"
+        ));
+    }
+    for page in pages.iter().filter(|p| !p.unreadable() && p.unknown > 0) {
+        notes.push(format!(
+            "page {}: {} of its {} characters cannot be decoded (their font is missing or damaged) and are left out",
+            page.number, page.unknown, page.glyphs
+        ));
     }
     if !blank.is_empty() {
         let (noun, one) = page_list(&blank);

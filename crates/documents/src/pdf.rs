@@ -1,13 +1,26 @@
 //! A PDF's text layer, page by page, in reading order. The content stream is walked with the text
-//! and graphics state that places each string (text matrix, transformation matrix, font size),
-//! so that a move to a new line becomes a line break and a gap on the same line a space; the
-//! order is the stream's, which is the order producers write text in.
+//! and graphics state the specification defines (text and transformation matrices, font size,
+//! character and word spacing, horizontal scaling, rise), each glyph advanced by its font's own
+//! width, so that every glyph has its place on the page: a move to a new line becomes a line
+//! break and a real gap on the same line a space. Lines are then put in reading order from their
+//! places (src/pdf/layout.rs: an XY-cut, columns one after the other, a footer drawn first read
+//! last), running headers set aside at their page's end, and the text normalised
+//! (src/pdf/normalize.rs: ligatures written out, soft hyphens and line-end hyphenation resolved,
+//! NFC).
+
+mod cmap;
+mod font;
+mod layout;
+mod normalize;
+mod standard_widths;
 
 use std::collections::BTreeMap;
 
 use lopdf::content::Content;
-use lopdf::Encoding;
 use lopdf::{Object, ObjectId};
+
+use self::font::Font;
+use self::layout::{Char, PageText};
 
 use crate::error::DocumentProblem;
 use crate::limits::{MAX_INFLATED_PART_BYTES, MAX_PDF_PAGES};
@@ -19,7 +32,21 @@ pub(crate) struct PdfPage {
     pub number: u32,
     pub text: String,
     pub has_images: bool,
+    /// Characters shown whose text the page's fonts do not give (a font missing from the file, a
+    /// CID font without its ToUnicode map), and all characters shown.
+    pub unknown: usize,
+    pub glyphs: usize,
+    /// The page's first line is no bigger than its text's usual size: it may be a running header
+    /// (a bigger one is a heading: "Chapter 3" opening each page is no header).
+    pub small_first_line: bool,
     pub scan: Option<Result<PageImage, String>>,
+}
+
+impl PdfPage {
+    /// Most of the page's characters cannot be decoded.
+    pub fn unreadable(&self) -> bool {
+        self.unknown > 0 && self.unknown * 2 >= self.glyphs
+    }
 }
 
 pub(crate) fn read(bytes: &[u8]) -> Result<Vec<PdfPage>, DocumentProblem> {
@@ -35,6 +62,20 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<PdfPage>, DocumentProblem> {
     let mut out = Vec::with_capacity(pages.len());
     for (number, page_id) in pages {
         out.push(read_page(&document, number, page_id)?);
+    }
+    // Text that cannot be decoded anywhere: the file lost its fonts (a partial download whose
+    // cross-reference table was rebuilt) or never had them. Refused, not passed on as garbage.
+    if out.iter().all(|p| p.text.is_empty()) && out.iter().any(PdfPage::unreadable) {
+        return Err(DocumentProblem::Damaged {
+            detail: "the fonts its text is written in are missing or unreadable, so the text cannot be decoded".into(),
+        });
+    }
+    let mut texts: Vec<String> = out.iter_mut().map(|p| std::mem::take(&mut p.text)).collect();
+    let small: Vec<bool> = out.iter().map(|p| p.small_first_line).collect();
+    set_aside_running_headers(&mut texts, &small);
+    normalize::normalize_pages(&mut texts);
+    for (page, text) in out.iter_mut().zip(texts) {
+        page.text = text;
     }
     Ok(out)
 }
@@ -77,111 +118,82 @@ fn translation(tx: f32, ty: f32) -> Matrix {
     [1.0, 0.0, 0.0, 1.0, tx, ty]
 }
 
+/// Where a point in a matrix's space lands.
+fn apply(m: &Matrix, x: f32, y: f32) -> [f32; 2] {
+    [x * m[0] + y * m[2] + m[4], x * m[1] + y * m[3] + m[5]]
+}
+
 fn operand(object: Option<&Object>) -> f32 {
-    object.and_then(|o| o.as_float().ok()).unwrap_or(0.0)
+    object.and_then(|o| o.as_float().ok()).filter(|v| v.is_finite()).unwrap_or(0.0)
 }
 
 fn matrix(operands: &[Object]) -> Option<Matrix> {
     (operands.len() == 6).then(|| std::array::from_fn(|i| operand(operands.get(i))))
 }
 
-/// Where the last string went, to decide what separates it from the next.
-struct Placed {
-    x_start: f32,
-    x_end: f32,
-    y: f32,
-    size: f32,
-}
-
-/// Text as it is laid out on the page.
-#[derive(Default)]
-struct PageWriter {
-    text: String,
-    last: Option<Placed>,
-    /// A positioning operator ran since the last string (without one, strings continue).
-    moved: bool,
-}
-
-impl PageWriter {
-    fn push(&mut self, text: &str, x: f32, y: f32, size: f32) {
-        if text.is_empty() {
-            return;
-        }
-        // Glyph widths are the fonts' business; half an em per character is close enough to tell
-        // a word gap from the next word.
-        let width = text.chars().count() as f32 * 0.5 * size;
-        if let Some(last) = &self.last {
-            let line = size.max(last.size).max(1.0);
-            if self.moved && (y - last.y).abs() > 0.5 * line {
-                self.end_line();
-            } else if self.moved
-                && (x > last.x_end + 0.1 * line || x < last.x_start)
-                && !self.text.ends_with(char::is_whitespace)
-                && !text.starts_with(char::is_whitespace)
-            {
-                self.text.push(' ');
-            }
-        }
-        self.text.push_str(text);
-        self.last = Some(Placed { x_start: x, x_end: x + width, y, size });
-        self.moved = false;
-    }
-
-    fn end_line(&mut self) {
-        let trimmed = self.text.trim_end_matches([' ', '\t']).len();
-        self.text.truncate(trimmed);
-        if !self.text.is_empty() && !self.text.ends_with('\n') {
-            self.text.push('\n');
-        }
-    }
-}
-
 /// How deep forms may nest inside forms (a guard against reference loops).
 const MAX_FORM_DEPTH: usize = 8;
 
-type Encodings<'a> = BTreeMap<Vec<u8>, Encoding<'a>>;
+/// Fonts by their resource name.
+type Fonts<'a> = BTreeMap<Vec<u8>, Font<'a>>;
 
 fn read_page(document: &lopdf::Document, number: u32, page_id: ObjectId) -> Result<PdfPage, DocumentProblem> {
     let damaged = |e: lopdf::Error| DocumentProblem::Damaged { detail: format!("page {number}: {e}") };
-    let fonts = document.get_page_fonts(page_id).map_err(damaged)?;
-    let encodings = encodings_of(document, number, fonts.into_iter());
+    let fonts: Fonts =
+        document.get_page_fonts(page_id).map_err(damaged)?.into_iter().map(|(name, font)| (name, Font::load(document, font))).collect();
     let content = document.get_page_content_with_limit(page_id, MAX_INFLATED_PART_BYTES).map_err(damaged)?;
     let content = Content::decode(&content).map_err(damaged)?;
     let (resources, inherited) = document.get_page_resources(page_id).map_err(damaged)?;
     let resources: Vec<&lopdf::Dictionary> =
         resources.into_iter().chain(inherited.iter().filter_map(|id| document.get_dictionary(*id).ok())).collect();
 
-    let mut walker = Walker { document, page: number, writer: PageWriter::default(), has_images: false, largest_image: None };
-    walker.walk(&content.operations, &[&encodings], &resources, IDENTITY, 0);
-    walker.writer.end_line();
-    let text = walker.writer.text.trim_end().to_string();
-    let scan = if text.is_empty() { walker.largest_image.map(page_image) } else { None };
-    Ok(PdfPage { number, text, has_images: walker.has_images, scan })
-}
-
-/// Each font's encoding, by its resource name; a font whose encoding cannot be read is left out
-/// (its strings are decoded as Latin-1).
-fn encodings_of<'a>(
-    document: &'a lopdf::Document,
-    page: u32,
-    fonts: impl Iterator<Item = (Vec<u8>, &'a lopdf::Dictionary)>,
-) -> Encodings<'a> {
-    fonts
-        .filter_map(|(name, font)| match font.get_font_encoding_with_limit(document, MAX_INFLATED_PART_BYTES) {
-            Ok(encoding) => Some((name, encoding)),
-            Err(error) => {
-                tracing::debug!(page, font = %String::from_utf8_lossy(&name), %error, "font encoding unreadable");
-                None
-            }
+    let mut walker = Walker { document, page: number, text: PageText::default(), has_images: false, largest_image: None };
+    walker.walk(&content.operations, &[&fonts], &resources, IDENTITY, 0);
+    let (glyphs, unknown) = (walker.text.glyphs, walker.text.unknown);
+    let lines = walker.text.finish();
+    // The size most of the page's characters are set in.
+    let mut sizes: Vec<(f32, usize)> = lines.iter().map(|line| (line.size, line.text.chars().count())).collect();
+    sizes.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = sizes.iter().map(|(_, n)| n).sum::<usize>() / 2;
+    let usual = sizes
+        .iter()
+        .scan(0, |seen, &(size, n)| {
+            *seen += n;
+            Some((size, *seen))
         })
-        .collect()
+        .find(|&(_, seen)| seen > half)
+        .map_or(0.0, |(size, _)| size);
+    let small_first_line = lines.first().is_some_and(|first| first.size <= 1.1 * usual);
+    let text = lines.into_iter().map(|line| line.text).collect::<Vec<_>>().join("\n");
+    let mut page = PdfPage { number, text, has_images: walker.has_images, scan: None, unknown, glyphs, small_first_line };
+    if page.unreadable() {
+        // What little decodes on a page that is mostly undecodable is noise, not its text.
+        page.text.clear();
+    } else if page.text.is_empty() {
+        page.scan = walker.largest_image.map(page_image);
+    }
+    Ok(page)
 }
 
-/// Walks a page's content stream, and the forms it draws, writing the text it shows.
+/// The graphics state text needs, saved and restored by `q`/`Q`.
+#[derive(Clone, Copy)]
+struct State<'f, 'a> {
+    ctm: Matrix,
+    font: Option<&'f Font<'a>>,
+    font_size: f32,
+    char_spacing: f32,
+    word_spacing: f32,
+    /// `Tz` over 100.
+    horizontal_scaling: f32,
+    leading: f32,
+    rise: f32,
+}
+
+/// Walks a page's content stream, and the forms it draws, placing the glyphs it shows.
 struct Walker<'a> {
     document: &'a lopdf::Document,
     page: u32,
-    writer: PageWriter,
+    text: PageText,
     has_images: bool,
     /// The page's largest image XObject by pixel count (inline images are too small to be a
     /// scanned page).
@@ -189,31 +201,41 @@ struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
-    /// `encodings` and `resources` nearest first (a form's own, then its page's).
+    /// `fonts` and `resources` nearest first (a form's own, then its page's).
     fn walk(
         &mut self,
         operations: &[lopdf::content::Operation],
-        encodings: &[&Encodings<'a>],
+        fonts: &[&Fonts<'a>],
         resources: &[&'a lopdf::Dictionary],
         start: Matrix,
         depth: usize,
     ) {
-        let mut ctm = start;
-        let mut saved: Vec<Matrix> = Vec::new();
+        let mut state = State {
+            ctm: start,
+            font: None,
+            font_size: 0.0,
+            char_spacing: 0.0,
+            word_spacing: 0.0,
+            horizontal_scaling: 1.0,
+            leading: 0.0,
+            rise: 0.0,
+        };
+        let mut saved: Vec<State> = Vec::new();
         let mut text_matrix = IDENTITY;
         let mut line_matrix = IDENTITY;
-        let mut leading = 0.0f32;
-        let mut font_size = 0.0f32;
-        let mut encoding: Option<&Encoding> = None;
 
         for operation in operations {
             let operands = &operation.operands;
             match operation.operator.as_str() {
-                "q" => saved.push(ctm),
-                "Q" => ctm = saved.pop().unwrap_or(start),
+                "q" => saved.push(state),
+                "Q" => {
+                    if let Some(previous) = saved.pop() {
+                        state = previous;
+                    }
+                }
                 "cm" => {
                     if let Some(m) = matrix(operands) {
-                        ctm = multiply(&m, &ctm);
+                        state.ctm = multiply(&m, &state.ctm);
                     }
                 }
                 "BT" => {
@@ -221,45 +243,62 @@ impl<'a> Walker<'a> {
                     line_matrix = IDENTITY;
                 }
                 "Tf" => {
-                    encoding = operands.first().and_then(|o| o.as_name().ok()).and_then(|name| encodings.iter().find_map(|e| e.get(name)));
-                    font_size = operand(operands.get(1));
+                    state.font = operands.first().and_then(|o| o.as_name().ok()).and_then(|name| fonts.iter().find_map(|f| f.get(name)));
+                    state.font_size = operand(operands.get(1));
                 }
-                "TL" => leading = operand(operands.first()),
+                "Tc" => state.char_spacing = operand(operands.first()),
+                "Tw" => state.word_spacing = operand(operands.first()),
+                "Tz" => state.horizontal_scaling = operand(operands.first()) / 100.0,
+                "TL" => state.leading = operand(operands.first()),
+                "Ts" => state.rise = operand(operands.first()),
                 "Td" | "TD" => {
                     let (tx, ty) = (operand(operands.first()), operand(operands.get(1)));
                     if operation.operator == "TD" {
-                        leading = -ty;
+                        state.leading = -ty;
                     }
                     line_matrix = multiply(&translation(tx, ty), &line_matrix);
                     text_matrix = line_matrix;
-                    self.writer.moved = true;
                 }
                 "Tm" => {
                     if let Some(m) = matrix(operands) {
                         line_matrix = m;
                         text_matrix = m;
-                        self.writer.moved = true;
                     }
                 }
                 "T*" | "'" | "\"" => {
-                    line_matrix = multiply(&translation(0.0, -leading), &line_matrix);
+                    if operation.operator == "\"" {
+                        state.word_spacing = operand(operands.first());
+                        state.char_spacing = operand(operands.get(1));
+                    }
+                    line_matrix = multiply(&translation(0.0, -state.leading), &line_matrix);
                     text_matrix = line_matrix;
-                    self.writer.moved = true;
                     if operation.operator != "T*" {
-                        let string =
-                            operands.last().map(|o| decode_shown(encoding, std::slice::from_ref(o), font_size)).unwrap_or_default();
-                        place(&mut self.writer, &string, &text_matrix, &ctm, font_size);
+                        if let Some(Object::String(bytes, _)) = operands.last() {
+                            self.show(bytes, &state, &mut text_matrix);
+                        }
                     }
                 }
-                "Tj" | "TJ" => {
-                    let string = decode_shown(encoding, operands, font_size);
-                    place(&mut self.writer, &string, &text_matrix, &ctm, font_size);
-                    // The next string continues where this one ended, wherever that is.
-                    text_matrix = multiply(&translation(string.chars().count() as f32 * 0.5 * font_size, 0.0), &text_matrix);
+                "Tj" => {
+                    if let Some(Object::String(bytes, _)) = operands.first() {
+                        self.show(bytes, &state, &mut text_matrix);
+                    }
+                }
+                "TJ" => {
+                    for item in operands.first().and_then(|o| o.as_array().ok()).map(Vec::as_slice).unwrap_or_default() {
+                        match item {
+                            Object::String(bytes, _) => self.show(bytes, &state, &mut text_matrix),
+                            Object::Integer(_) | Object::Real(_) => {
+                                // A thousandth of the font size, against the writing direction.
+                                let tx = -operand(Some(item)) / 1000.0 * state.font_size * state.horizontal_scaling;
+                                text_matrix = multiply(&translation(tx, 0.0), &text_matrix);
+                            }
+                            _ => {}
+                        }
+                    }
                 }
                 "Do" => {
                     let name = operands.first().and_then(|o| o.as_name().ok()).unwrap_or_default();
-                    self.draw(name, encodings, resources, &ctm, depth);
+                    self.draw(name, fonts, resources, &state.ctm, depth);
                 }
                 "BI" => self.has_images = true,
                 _ => {}
@@ -267,9 +306,30 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Places a string's glyphs one by one, each advanced by its width (PDF 32000-1, 9.4.4):
+    /// tx = (w0 · Tfs + Tc + Tw) · Th, word spacing for a single-byte space only.
+    fn show(&mut self, bytes: &[u8], state: &State, text_matrix: &mut Matrix) {
+        let glyphs = match state.font {
+            Some(font) => font.glyphs(bytes),
+            // A font the page names but does not hold: its codes mean nothing.
+            None => bytes.iter().map(|_| font::Glyph { text: None, width: 0.5, word_space: false }).collect(),
+        };
+        for glyph in glyphs {
+            let tx = (glyph.width * state.font_size + state.char_spacing + if glyph.word_space { state.word_spacing } else { 0.0 })
+                * state.horizontal_scaling;
+            let rendering = multiply(text_matrix, &state.ctm);
+            let size = state.font_size * rendering[2].hypot(rendering[3]);
+            let start = apply(&rendering, 0.0, state.rise);
+            let end = apply(&rendering, glyph.width * state.font_size * state.horizontal_scaling, state.rise);
+            let direction = [rendering[0], rendering[1]];
+            self.text.push(Char { text: glyph.text, start, end, direction, size });
+            *text_matrix = multiply(&translation(tx, 0.0), text_matrix);
+        }
+    }
+
     /// An XObject: a form's content is walked (producers put whole pages' text in forms); an
     /// image is noted.
-    fn draw(&mut self, name: &[u8], encodings: &[&Encodings<'a>], resources: &[&'a lopdf::Dictionary], ctm: &Matrix, depth: usize) {
+    fn draw(&mut self, name: &[u8], fonts: &[&Fonts<'a>], resources: &[&'a lopdf::Dictionary], ctm: &Matrix, depth: usize) {
         let document = self.document;
         let Some(stream) = resources.iter().find_map(|r| {
             let xobjects = r.get_deref(b"XObject", document).and_then(Object::as_dict).ok()?;
@@ -298,23 +358,49 @@ impl<'a> Walker<'a> {
         };
         let form_matrix = stream.dict.get(b"Matrix").ok().and_then(|m| m.as_array().ok()).and_then(|m| matrix(m)).unwrap_or(IDENTITY);
         let own = stream.dict.get_deref(b"Resources", document).and_then(Object::as_dict).ok();
-        let own_fonts = own
+        let own_fonts: Fonts = own
             .and_then(|r| r.get_deref(b"Font", document).and_then(Object::as_dict).ok())
             .map(|fonts| {
-                let fonts = fonts.iter().filter_map(|(name, font)| {
-                    let font = match font {
-                        Object::Reference(id) => document.get_dictionary(*id).ok()?,
-                        Object::Dictionary(dict) => dict,
-                        _ => return None,
-                    };
-                    Some((name.clone(), font))
-                });
-                encodings_of(document, self.page, fonts)
+                fonts
+                    .iter()
+                    .filter_map(|(name, font)| {
+                        let font = match font {
+                            Object::Reference(id) => document.get_dictionary(*id).ok()?,
+                            Object::Dictionary(dict) => dict,
+                            _ => return None,
+                        };
+                        Some((name.clone(), Font::load(document, font)))
+                    })
+                    .collect()
             })
             .unwrap_or_default();
-        let encodings: Vec<&Encodings<'a>> = std::iter::once(&own_fonts).chain(encodings.iter().copied()).collect();
+        let fonts: Vec<&Fonts<'a>> = std::iter::once(&own_fonts).chain(fonts.iter().copied()).collect();
         let resources: Vec<&'a lopdf::Dictionary> = own.into_iter().chain(resources.iter().copied()).collect();
-        self.walk(&content.operations, &encodings, &resources, multiply(&form_matrix, ctm), depth + 1);
+        self.walk(&content.operations, &fonts, &resources, multiply(&form_matrix, ctm), depth + 1);
+    }
+}
+
+/// A page's first line, no bigger than its text, that recurs as the first line of other pages
+/// (numbers aside: "Annual report, page 3") is a running header: it is moved to the end of its page, so that a sentence
+/// running over from the page before reads on. Footers need no move: the reading order puts the
+/// bottom of a page last.
+fn set_aside_running_headers(pages: &mut [String], small_first_line: &[bool]) {
+    let key = |line: &str| line.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect::<String>();
+    let firsts: Vec<Option<String>> = pages
+        .iter()
+        .zip(small_first_line)
+        .map(|(p, &small)| p.lines().next().filter(|_| small && p.lines().nth(1).is_some()).map(key))
+        .collect();
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for first in firsts.iter().flatten() {
+        *counts.entry(first.as_str()).or_default() += 1;
+    }
+    let enough = 3.max(pages.len().div_ceil(2));
+    for (page, first) in pages.iter_mut().zip(&firsts) {
+        if first.as_ref().is_some_and(|f| counts[f.as_str()] >= enough) {
+            let (header, body) = page.split_once('\n').unwrap_or((page.as_str(), ""));
+            *page = format!("{body}\n{header}");
+        }
     }
 }
 
@@ -382,33 +468,111 @@ fn page_image(stream: &lopdf::Stream) -> Result<PageImage, String> {
     Ok(PageImage { mime: "image/png", bytes, width, height })
 }
 
-fn place(writer: &mut PageWriter, string: &str, text_matrix: &Matrix, ctm: &Matrix, font_size: f32) {
-    let rendering = multiply(text_matrix, ctm);
-    let scale = rendering[2].hypot(rendering[3]);
-    writer.push(string, rendering[4], rendering[5], font_size * scale);
-}
+#[cfg(test)]
+mod tests {
+    use lopdf::{dictionary, Dictionary, Document, Object, Stream};
 
-/// The text a `Tj`/`TJ`/`'`/`"` shows: its strings decoded through the font's encoding, with a
-/// space where a `TJ` adjustment moves right by more than a fifth of an em (a word gap in
-/// justified text).
-fn decode_shown(encoding: Option<&Encoding>, operands: &[Object], font_size: f32) -> String {
-    let mut out = String::new();
-    for operand in operands {
-        match operand {
-            Object::String(bytes, _) => match encoding.map(|e| lopdf::Document::decode_text(e, bytes)) {
-                Some(Ok(text)) => out.push_str(&text),
-                // No usable font encoding: PDFDocEncoding's printable range is Latin-1.
-                _ => out.extend(bytes.iter().map(|&b| b as char)),
-            },
-            Object::Array(items) => out.push_str(&decode_shown(encoding, items, font_size)),
-            Object::Integer(_) | Object::Real(_) => {
-                let adjust = operand.as_float().unwrap_or(0.0);
-                if adjust < -200.0 && !out.ends_with(' ') && font_size != 0.0 {
-                    out.push(' ');
-                }
-            }
-            _ => {}
-        }
+    use crate::{read_document, DocumentProblem};
+
+    /// A PDF of one page per content stream, with these fonts as every page's resources.
+    fn pdf(contents: &[&str], fonts: impl Fn(&mut Document) -> Dictionary) -> Vec<u8> {
+        let mut document = Document::with_version("1.5");
+        let pages_id = document.new_object_id();
+        let fonts = fonts(&mut document);
+        let kids: Vec<Object> = contents
+            .iter()
+            .map(|content| {
+                let content = document.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
+                document
+                    .add_object(dictionary! {
+                        "Type" => "Page", "Parent" => pages_id, "Contents" => content,
+                        "Resources" => dictionary! { "Font" => fonts.clone() },
+                        "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+                    })
+                    .into()
+            })
+            .collect();
+        let count = kids.len() as i64;
+        document.objects.insert(pages_id, Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }));
+        let catalog = document.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        document.trailer.set("Root", catalog);
+        let mut bytes = Vec::new();
+        document.save_to(&mut bytes).unwrap_or_else(|e| panic!("{e}"));
+        bytes
     }
-    out.replace('\u{0}', "")
+
+    fn helvetica(document: &mut Document) -> Dictionary {
+        let font = document.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
+        dictionary! { "F1" => font }
+    }
+
+    /// Each letter placed by its own move, by Helvetica's real advance (as fpdf2 and Chromium
+    /// place glyphs): one word, and a real gap makes the next (half an em per letter split
+    /// "Efficient" into "E fficient").
+    #[test]
+    fn letters_placed_one_by_one_at_their_widths_stay_one_word() {
+        let widths =
+            [('E', 667.0), ('f', 278.0), ('f', 278.0), ('i', 222.0), ('c', 500.0), ('i', 222.0), ('e', 556.0), ('n', 556.0), ('t', 278.0)];
+        let mut content = String::from("BT /F1 10 Tf 72 700 Td ");
+        for (letter, width) in widths {
+            content.push_str(&format!("({letter}) Tj {} 0 Td ", width / 100.0));
+        }
+        // A gap of 2.8 (0.28 em, a space's width) before the next word.
+        content.push_str("2.8 0 Td (office) Tj ET");
+        let document = read_document("a.pdf", &pdf(&[&content], helvetica)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.text(), "Efficient office");
+    }
+
+    #[test]
+    fn text_whose_font_is_missing_is_refused_as_damaged() {
+        let bytes = pdf(&["BT /F9 12 Tf 72 700 Td (Invisible) Tj ET"], helvetica);
+        let problem = read_document("lost.pdf", &bytes).err().map(|e| e.problem);
+        assert!(
+            matches!(&problem, Some(DocumentProblem::Damaged { detail }) if detail.contains("fonts its text is written in are missing")),
+            "{problem:?}"
+        );
+    }
+
+    /// Two-byte codes with no ToUnicode map (what a truncated file keeps of its fonts) are not
+    /// read as Latin-1.
+    #[test]
+    fn a_cid_font_without_its_map_is_refused_not_read_as_bytes() {
+        let bytes = pdf(&["BT /F1 12 Tf 72 700 Td <002c0051> Tj ET"], |document| {
+            let font =
+                document.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type0", "Encoding" => "Identity-H", "BaseFont" => "X" });
+            dictionary! { "F1" => font }
+        });
+        assert!(matches!(read_document("cut.pdf", &bytes).err().map(|e| e.problem), Some(DocumentProblem::Damaged { .. })));
+    }
+
+    /// The same line at the top of every page, its page number aside, is set aside at the page's
+    /// end so that the body runs on from page to page.
+    #[test]
+    fn a_running_header_is_set_aside() {
+        let page =
+            |n: u32| format!("BT /F1 9 Tf 72 800 Td (Annual report, page {n}) Tj ET BT /F1 12 Tf 72 700 Td (Body of page {n}.) Tj ET");
+        let pages: Vec<String> = (1..=3).map(page).collect();
+        let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
+        let document = read_document("report.pdf", &pdf(&pages, helvetica)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.sections[1].text, "Body of page 2.\nAnnual report, page 2");
+        // A bigger first line on every page is a heading, not a header.
+        let chapter = |n: u32| format!("BT /F1 14 Tf 72 800 Td (Chapter {n}) Tj ET BT /F1 9 Tf 72 700 Td (Body of page {n}.) Tj ET");
+        let chapters: Vec<String> = (1..=3).map(chapter).collect();
+        let chapters: Vec<&str> = chapters.iter().map(String::as_str).collect();
+        let document = read_document("book.pdf", &pdf(&chapters, helvetica)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.sections[1].text, "Chapter 2\nBody of page 2.");
+        // Two pages are no evidence of a running header.
+        let document = read_document("two.pdf", &pdf(&pages[..2], helvetica)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.sections[1].text, "Annual report, page 2\nBody of page 2.");
+    }
+
+    #[test]
+    fn an_undecodable_page_is_left_out_with_a_note() {
+        let bytes = pdf(&["BT /F1 12 Tf 72 700 Td (Readable) Tj ET", "BT /F9 12 Tf 72 700 Td (Lost) Tj ET"], helvetica);
+        let document = read_document("half.pdf", &bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.sections[0].text, "Readable");
+        assert_eq!(document.sections[1].text, "");
+        assert_eq!(document.notes.len(), 1, "{:?}", document.notes);
+        assert!(document.notes[0].starts_with("page 2 is left out: its text cannot be decoded"), "{:?}", document.notes);
+    }
 }
