@@ -147,7 +147,8 @@ fn read_page(document: &lopdf::Document, number: u32, page_id: ObjectId) -> Resu
     let resources: Vec<&lopdf::Dictionary> =
         resources.into_iter().chain(inherited.iter().filter_map(|id| document.get_dictionary(*id).ok())).collect();
 
-    let mut walker = Walker { document, page: number, text: PageText::default(), has_images: false, largest_image: None };
+    let mut walker =
+        Walker { document, page: number, text: PageText::default(), has_images: false, largest_image: None, marked: Vec::new() };
     walker.walk(&content.operations, &[&fonts], &resources, IDENTITY, 0);
     let (glyphs, unknown) = (walker.text.glyphs, walker.text.unknown);
     let lines = walker.text.finish();
@@ -198,6 +199,17 @@ struct Walker<'a> {
     /// The page's largest image XObject by pixel count (inline images are too small to be a
     /// scanned page).
     largest_image: Option<&'a lopdf::Stream>,
+    /// The marked-content sequences open (`BMC`/`BDC` ... `EMC`), innermost last, with the text
+    /// one of them says its glyphs stand for (`/ActualText`).
+    marked: Vec<Option<ActualText>>,
+}
+
+/// A marked-content sequence's `/ActualText` (PDF 32000-1, 14.9.4): the text its glyphs stand
+/// for, given once (with the sequence's first glyph); the others give none. Chromium draws a soft
+/// hyphen so: a zero-width space glyph in a span whose actual text is U+00AD.
+struct ActualText {
+    text: String,
+    given: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -221,6 +233,8 @@ impl<'a> Walker<'a> {
             rise: 0.0,
         };
         let mut saved: Vec<State> = Vec::new();
+        // Sequences a stream leaves open end with it.
+        let marked_depth = self.marked.len();
         let mut text_matrix = IDENTITY;
         let mut line_matrix = IDENTITY;
 
@@ -301,8 +315,49 @@ impl<'a> Walker<'a> {
                     self.draw(name, fonts, resources, &state.ctm, depth);
                 }
                 "BI" => self.has_images = true,
+                "BMC" => self.marked.push(None),
+                "BDC" => {
+                    let actual = self.actual_text(operands.get(1), resources).map(|text| ActualText { text, given: false });
+                    self.marked.push(actual);
+                }
+                "EMC" if self.marked.len() > marked_depth => {
+                    self.marked.pop();
+                }
                 _ => {}
             }
+        }
+        self.marked.truncate(marked_depth);
+    }
+
+    /// A `BDC` property list's `/ActualText`: the list inline, or named in the resources'
+    /// `/Properties`.
+    fn actual_text(&self, properties: Option<&Object>, resources: &[&'a lopdf::Dictionary]) -> Option<String> {
+        let document = self.document;
+        let properties = match properties? {
+            Object::Dictionary(dict) => dict,
+            Object::Name(name) => resources.iter().find_map(|r| {
+                r.get_deref(b"Properties", document)
+                    .and_then(Object::as_dict)
+                    .ok()?
+                    .get_deref(name, document)
+                    .and_then(Object::as_dict)
+                    .ok()
+            })?,
+            _ => return None,
+        };
+        lopdf::decode_text_string(properties.get_deref(b"ActualText", document).ok()?).ok()
+    }
+
+    /// The text a glyph stands for: its font's, or, inside a sequence with an actual text, that
+    /// text for the first glyph and nothing for the others.
+    fn glyph_text(&mut self, own: Option<String>) -> Option<String> {
+        match self.marked.iter_mut().rev().find_map(Option::as_mut) {
+            Some(actual) if actual.given => Some(String::new()),
+            Some(actual) => {
+                actual.given = true;
+                Some(actual.text.clone())
+            }
+            None => own,
         }
     }
 
@@ -322,7 +377,8 @@ impl<'a> Walker<'a> {
             let start = apply(&rendering, 0.0, state.rise);
             let end = apply(&rendering, glyph.width * state.font_size * state.horizontal_scaling, state.rise);
             let direction = [rendering[0], rendering[1]];
-            self.text.push(Char { text: glyph.text, start, end, direction, size });
+            let text = self.glyph_text(glyph.text);
+            self.text.push(Char { text, start, end, direction, size });
             *text_matrix = multiply(&translation(tx, 0.0), text_matrix);
         }
     }
@@ -476,9 +532,14 @@ mod tests {
 
     /// A PDF of one page per content stream, with these fonts as every page's resources.
     fn pdf(contents: &[&str], fonts: impl Fn(&mut Document) -> Dictionary) -> Vec<u8> {
+        pdf_with(contents, |document| dictionary! { "Font" => fonts(document) })
+    }
+
+    /// A PDF of one page per content stream, with these resources.
+    fn pdf_with(contents: &[&str], resources: impl Fn(&mut Document) -> Dictionary) -> Vec<u8> {
         let mut document = Document::with_version("1.5");
         let pages_id = document.new_object_id();
-        let fonts = fonts(&mut document);
+        let resources = resources(&mut document);
         let kids: Vec<Object> = contents
             .iter()
             .map(|content| {
@@ -486,7 +547,7 @@ mod tests {
                 document
                     .add_object(dictionary! {
                         "Type" => "Page", "Parent" => pages_id, "Contents" => content,
-                        "Resources" => dictionary! { "Font" => fonts.clone() },
+                        "Resources" => resources.clone(),
                         "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
                     })
                     .into()
@@ -521,6 +582,21 @@ mod tests {
         content.push_str("2.8 0 Td (office) Tj ET");
         let document = read_document("a.pdf", &pdf(&[&content], helvetica)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(document.text(), "Efficient office");
+    }
+
+    /// A marked-content sequence's actual text stands for its glyphs: Chromium draws a soft
+    /// hyphen as a space glyph in a span whose actual text is U+00AD (then moves back over it),
+    /// which read as drawn splits the word.
+    #[test]
+    fn actual_text_replaces_the_glyphs_it_spans() {
+        let content = "BT /F1 10 Tf 72 700 Td (lab) Tj 13.34 0 Td /Span <</ActualText <FEFF00AD>>> BDC ( ) Tj EMC 0 0 Td (oratory) Tj \
+                       ET BT /F1 10 Tf 72 680 Td /P <</MCID 3>> BDC (an ) Tj /Span /Ligature BDC (X) Tj EMC (ce) Tj EMC ET";
+        let bytes = pdf_with(&[content], |document| {
+            let ligature = document.add_object(dictionary! { "ActualText" => Object::string_literal("offi") });
+            dictionary! { "Font" => helvetica(document), "Properties" => dictionary! { "Ligature" => ligature } }
+        });
+        let document = read_document("chromium.pdf", &bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(document.text(), "laboratory\nan office");
     }
 
     #[test]

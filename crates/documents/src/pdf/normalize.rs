@@ -32,9 +32,15 @@ fn characters(text: &str) -> String {
             '\u{FB04}' => out.push_str("ffl"),
             '\u{FB05}' | '\u{FB06}' => out.push_str("st"),
             '\u{AD}' => {
-                // At a line end, the hyphenation point of a whole word: the line break goes too.
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
+                // At a line end, the hyphenation point of a whole word: the line break goes too,
+                // and the hyphen drawn there for it (Chromium draws one after the soft hyphen).
+                let mut ahead = chars.clone();
+                while ahead.next_if_eq(&' ').is_some() {}
+                let _ = ahead.next_if(|&c| c == '-' || c == '\u{2010}');
+                while ahead.next_if_eq(&' ').is_some() {}
+                if ahead.peek().is_none_or(|&c| c == '\n') {
+                    ahead.next();
+                    chars = ahead;
                 }
             }
             c => out.push(c),
@@ -119,6 +125,10 @@ mod tests {
         );
         // A soft hyphen inside a word goes; at a line end it joins the word's halves.
         assert_eq!(normalized(&["labo\u{AD}ratory clari\u{AD}\nfies it"]), ["laboratory clarifies it"]);
+        // Chromium draws a hyphen after a soft hyphen that breaks a line.
+        assert_eq!(normalized(&["aft\u{AD} \u{2010}\nernoon and pho\u{AD}-\nto"]), ["afternoon and photo"]);
+        // A soft hyphen before a word mid-line is no line break.
+        assert_eq!(normalized(&["a\u{AD} -b\nc"]), ["a -b\nc"]);
     }
 
     #[test]
