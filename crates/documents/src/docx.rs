@@ -12,20 +12,58 @@ use crate::limits::MAX_INFLATED_PART_BYTES;
 
 pub(crate) fn read(bytes: &[u8]) -> Result<String, DocumentProblem> {
     let damaged = |detail: String| DocumentProblem::Damaged { detail };
-    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| damaged(format!("not a Word document: {e}")))?;
-    let mut part = archive.by_name("word/document.xml").map_err(|_| damaged("not a Word document: it has no word/document.xml".into()))?;
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| {
+        // A Word document is a ZIP archive: one that starts as a ZIP but does not open was cut
+        // short (its directory is at the end) or broken; anything else is no Word document.
+        damaged(if bytes.starts_with(b"PK\x03\x04") {
+            format!("the Word document is cut short or its ZIP structure is broken: {e}")
+        } else {
+            "not a Word document: a .docx file is a ZIP archive and this is not one".into()
+        })
+    })?;
+    let mut part = archive
+        .by_name("word/document.xml")
+        .map_err(|_| damaged("not a whole Word document: it has no word/document.xml, the part that holds its text".into()))?;
     if part.encrypted() {
         return Err(DocumentProblem::Encrypted);
     }
-    let mut xml = String::new();
-    part.by_ref()
-        .take(MAX_INFLATED_PART_BYTES as u64 + 1)
-        .read_to_string(&mut xml)
-        .map_err(|e| damaged(format!("word/document.xml: {e}")))?;
-    if xml.len() > MAX_INFLATED_PART_BYTES {
-        return Err(DocumentProblem::TooMuchText { bytes: xml.len(), limit: MAX_INFLATED_PART_BYTES });
+    let mut raw = Vec::new();
+    part.by_ref().take(MAX_INFLATED_PART_BYTES as u64 + 1).read_to_end(&mut raw).map_err(|e| {
+        damaged(match e.kind() {
+            std::io::ErrorKind::InvalidData if e.to_string().contains("checksum") => {
+                "word/document.xml, the part that holds its text, is corrupt: its checksum fails".into()
+            }
+            _ => format!("word/document.xml, the part that holds its text, cannot be unpacked: {e}"),
+        })
+    })?;
+    if raw.len() > MAX_INFLATED_PART_BYTES {
+        return Err(DocumentProblem::TooMuchText { bytes: raw.len(), limit: MAX_INFLATED_PART_BYTES });
     }
-    paragraphs(&xml).map_err(|e| damaged(format!("word/document.xml: {e}")))
+    let xml = String::from_utf8(raw).map_err(|_| damaged("word/document.xml, the part that holds its text, is not UTF-8 text".into()))?;
+    paragraphs(&xml).map_err(|e| damaged(format!("word/document.xml, the part that holds its text, is not well-formed XML: {e}")))
+}
+
+/// Why a document part's XML is not well formed.
+#[derive(Debug)]
+enum XmlError {
+    Syntax(quick_xml::Error),
+    /// The XML ends with elements still open: the part was cut off.
+    CutOff,
+}
+
+impl std::fmt::Display for XmlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            XmlError::Syntax(e) => write!(f, "{e}"),
+            XmlError::CutOff => f.write_str("it ends before its elements are closed (cut off)"),
+        }
+    }
+}
+
+impl From<quick_xml::Error> for XmlError {
+    fn from(e: quick_xml::Error) -> Self {
+        XmlError::Syntax(e)
+    }
 }
 
 /// The paragraph being read.
@@ -37,14 +75,28 @@ struct Paragraph {
     list_item: bool,
 }
 
-fn paragraphs(xml: &str) -> Result<String, quick_xml::Error> {
+fn paragraphs(xml: &str) -> Result<String, XmlError> {
     let mut reader = Reader::from_str(xml);
+    // Elements open; a part whose root never closes was cut off, and what it holds so far is not
+    // the document.
+    let mut open = 0usize;
+    let mut root_seen = false;
     let mut out: Vec<String> = Vec::new();
     let mut paragraph: Option<Paragraph> = None;
     let mut in_text = false;
     let mut row: Option<Vec<String>> = None;
     loop {
-        match reader.read_event()? {
+        let event = reader.read_event()?;
+        match &event {
+            Event::Start(_) => {
+                open += 1;
+                root_seen = true;
+            }
+            Event::End(_) => open = open.saturating_sub(1),
+            Event::Empty(_) => root_seen = true,
+            _ => {}
+        }
+        match event {
             Event::Start(e) => match e.local_name().as_ref() {
                 "p" => paragraph = Some(Paragraph::default()),
                 "t" => in_text = true,
@@ -113,6 +165,9 @@ fn paragraphs(xml: &str) -> Result<String, quick_xml::Error> {
             _ => {}
         }
     }
+    if open > 0 || !root_seen {
+        return Err(XmlError::CutOff);
+    }
     Ok(out.join("\n"))
 }
 
@@ -146,4 +201,72 @@ fn attribute(e: &BytesStart, local: &str) -> Option<String> {
         .flatten()
         .find(|a| a.key.local_name().as_ref() == local)
         .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|v| v.into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    const BODY: &str = r#"<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>First paragraph.</w:t></w:r></w:p><w:p><w:r><w:t>Second paragraph.</w:t></w:r></w:p></w:body></w:document>"#;
+
+    /// A ZIP with these parts, deflated.
+    fn docx(parts: &[(&str, &str)]) -> Vec<u8> {
+        let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        for (name, text) in parts {
+            zip.start_file(*name, options).unwrap_or_else(|e| panic!("{e}"));
+            zip.write_all(text.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        }
+        zip.finish().unwrap_or_else(|e| panic!("{e}")).into_inner()
+    }
+
+    fn damage(bytes: &[u8]) -> String {
+        match read(bytes) {
+            Err(DocumentProblem::Damaged { detail }) => detail,
+            other => panic!("not refused as damaged: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_whole_document_reads() {
+        assert_eq!(read(&docx(&[("word/document.xml", BODY)])).ok().as_deref(), Some("First paragraph.\nSecond paragraph."));
+    }
+
+    #[test]
+    fn a_cut_short_archive_is_damaged() {
+        let whole = docx(&[("[Content_Types].xml", "<Types/>"), ("word/document.xml", BODY)]);
+        let detail = damage(&whole[..whole.len() / 2]);
+        assert!(detail.starts_with("the Word document is cut short"), "{detail}");
+        assert!(damage(b"plain text named .docx").starts_with("not a Word document: a .docx file is a ZIP archive"));
+    }
+
+    #[test]
+    fn a_missing_body_part_is_damaged() {
+        let detail = damage(&docx(&[("[Content_Types].xml", "<Types/>"), ("word/styles.xml", "<w:styles/>")]));
+        assert!(detail.contains("it has no word/document.xml"), "{detail}");
+    }
+
+    /// A part cut off mid-paragraph is refused, not read as far as it goes.
+    #[test]
+    fn malformed_xml_is_damaged() {
+        let cut = &BODY[..BODY.find("Second").unwrap_or_default()];
+        let detail = damage(&docx(&[("word/document.xml", cut)]));
+        assert!(detail.contains("is not well-formed XML: it ends before its elements are closed"), "{detail}");
+        let mismatched = BODY.replace("</w:body>", "</w:bdy>");
+        assert!(damage(&docx(&[("word/document.xml", &mismatched)])).contains("is not well-formed XML"));
+        assert!(damage(&docx(&[("word/document.xml", "")])).contains("is not well-formed XML"));
+    }
+
+    #[test]
+    fn corrupt_compressed_bytes_are_damaged() {
+        let mut bytes = docx(&[("word/document.xml", &BODY.replace("First", &"First ".repeat(50)))]);
+        let at = bytes.windows(17).position(|w| w == b"word/document.xml").unwrap_or_default() + 17;
+        for b in &mut bytes[at + 30..at + 38] {
+            *b ^= 0x5a;
+        }
+        let detail = damage(&bytes);
+        assert!(detail.starts_with("word/document.xml, the part that holds its text, "), "{detail}");
+    }
 }
