@@ -48,6 +48,9 @@ pub enum DocumentProblem {
     #[error("the file holds binary data, not text; attach a {} file", DocumentFormat::ACCEPTED)]
     NotText,
 
+    #[error("the file is gzip-compressed, not text; decompress it (gunzip, or open it with an archive tool) and attach what it holds")]
+    Compressed,
+
     #[error("{} are not supported; {}", kind_of(extension), unsupported_hint(extension))]
     Unsupported { extension: String },
 

@@ -163,7 +163,7 @@ fn read_format(format: &DocumentFormat, bytes: &[u8]) -> Read {
         DocumentFormat::Pdf => read_pdf(bytes),
         DocumentFormat::Docx => whole(docx::read(bytes)?, Vec::new()),
         DocumentFormat::Html => {
-            let decoded = text::decode(bytes)?;
+            let decoded = text::decode_html(bytes)?;
             whole(html::visible_text(&decoded.text), decoded.note.into_iter().collect())
         }
         DocumentFormat::Csv { delimiter } => {
