@@ -42,6 +42,15 @@ that must be refused (damaged or encrypted) gets NAME.bad instead, saying why.
                       ToUnicode map and program are gone).
   bad_fonts_missing   pymupdf_fonts with every font reference pointing at an object that is not
                       there.
+
+Damaged DOCX and HTML files, made with the standard library, that Confab must refuse (the PDF
+readers are not run on them; NAME.bad says why):
+  bad_docx_truncated  a Word document cut in half (a partial download: the ZIP's directory is lost).
+  bad_docx_no_body    a ZIP with a Word document's other parts but no word/document.xml.
+  bad_docx_malformed  word/document.xml cut off mid-paragraph (well stored, badly formed XML).
+  bad_docx_corrupt    word/document.xml's compressed bytes damaged (its checksum fails).
+  bad_html_gzip       a web page saved gzip-compressed under its .html name.
+  bad_html_binary     an image saved under a .html name.
 """
 
 import os
@@ -356,6 +365,83 @@ def damaged(out):
     (out / "bad_fonts_missing.bad").write_text("every font reference points at an object that is not there\n")
 
 
+DOCX_CONTENT_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    '<Default Extension="xml" ContentType="application/xml"/>'
+    '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>'
+    "</Types>"
+)
+DOCX_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/>'
+    "</Relationships>"
+)
+
+
+def docx_bytes(paragraphs, body=True, document_xml=None, compression=None):
+    """A minimal Word document (the parts Word needs to open it) holding these paragraphs."""
+    import io
+    import zipfile
+    from xml.sax.saxutils import escape
+
+    compression = zipfile.ZIP_DEFLATED if compression is None else compression
+    if document_xml is None:
+        document_xml = (
+            '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+            '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+            + "".join(f"<w:p><w:r><w:t>{escape(p)}</w:t></w:r></w:p>" for p in paragraphs)
+            + "</w:body></w:document>"
+        )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression) as z:
+        for name, data in [("[Content_Types].xml", DOCX_CONTENT_TYPES), ("_rels/.rels", DOCX_RELS)] + ([("word/document.xml", document_xml)] if body else []):
+            info = zipfile.ZipInfo(name, date_time=(2025, 12, 4, 0, 0, 0))
+            info.compress_type = compression
+            z.writestr(info, data)
+    return buffer.getvalue(), document_xml
+
+
+def damaged_docx_and_html(out):
+    import gzip
+    import zlib
+
+    whole, xml = docx_bytes(PARAGRAPHS[:4])
+    (out / "bad_docx_truncated.docx").write_bytes(whole[: len(whole) // 2])
+    (out / "bad_docx_truncated.bad").write_text("a Word document cut in half\n")
+
+    (out / "bad_docx_no_body.docx").write_bytes(docx_bytes(PARAGRAPHS[:4], body=False)[0])
+    (out / "bad_docx_no_body.bad").write_text("no word/document.xml\n")
+
+    cut = xml[: xml.index(PARAGRAPHS[2][:20]) + 10]
+    (out / "bad_docx_malformed.docx").write_bytes(docx_bytes([], document_xml=cut)[0])
+    (out / "bad_docx_malformed.bad").write_text("word/document.xml cut off mid-paragraph\n")
+
+    # Flip bytes in the middle of document.xml's deflated data: it inflates to something else (or
+    # not at all), and its CRC-32 fails.
+    data = bytearray(whole)
+    start = data.index(b"word/document.xml") + len("word/document.xml")
+    compressed = len(zlib.compress(xml.encode(), 9)) // 2
+    for i in range(start + compressed // 2, start + compressed // 2 + 8):
+        data[i] ^= 0x5A
+    (out / "bad_docx_corrupt.docx").write_bytes(bytes(data))
+    (out / "bad_docx_corrupt.bad").write_text("word/document.xml's compressed bytes damaged\n")
+
+    page = "<!DOCTYPE html><html><head><title>Field notes</title></head><body>" + "".join(f"<p>{p}</p>" for p in PARAGRAPHS[:4]) + "</body></html>"
+    (out / "bad_html_gzip.html").write_bytes(gzip.compress(page.encode(), mtime=0))
+    (out / "bad_html_gzip.bad").write_text("a gzip-compressed page under a .html name\n")
+
+    import pymupdf as fitz
+
+    scratch = fitz.open()
+    p = scratch.new_page(width=300, height=80)
+    p.insert_text((20, 40), "Field notes", fontsize=14)
+    (out / "bad_html_binary.html").write_bytes(p.get_pixmap(dpi=72).tobytes("png"))
+    (out / "bad_html_binary.bad").write_text("an image under a .html name\n")
+
+
 PRODUCERS = [
     ("reportlab_columns", reportlab_columns),
     ("fpdf2_shaped", fpdf2_shaped),
@@ -370,6 +456,7 @@ PRODUCERS = [
     ("gs_standard", lambda out: ghostscript(out, "gs_standard", False)),
     ("qpdf", qpdf_files),
     ("damaged", damaged),
+    ("damaged_docx_and_html", damaged_docx_and_html),
 ]
 
 
