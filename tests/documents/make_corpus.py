@@ -31,6 +31,9 @@ that must be refused (damaged or encrypted) gets NAME.bad instead, saying why.
                       the source puts it after its page's body (set aside, as Confab does).
   reportlab_interleaved  reportlab canvas, two columns drawn row by row (a left line, then the
                       right line at the same height), as some exporters draw pages.
+  reportlab_caption   reportlab canvas, three pages each with a footer drawn first, a paragraph,
+                      a table whose caption runs up its left side (a text matrix turned 90
+                      degrees, drawn after the table), and a paragraph under it.
   gs_embedded         Ghostscript's ps2pdf from hand-written PostScript (Helvetica, Times, Courier),
                       fonts embedded; Times set with the fi and fl ligature glyphs.
   gs_standard         the same PostScript with the standard 14 fonts not embedded.
@@ -288,6 +291,49 @@ def reportlab_interleaved(out):
     write_text(out, "reportlab_interleaved", [left + "\n" + right])
 
 
+
+def reportlab_caption(out):
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(out / "reportlab_caption.pdf"), pagesize=A4, invariant=1)
+    pages = []
+    shelves = [("A1", "42", "3"), ("A2", "17", "5"), ("B1", "8", "0"), ("B2", "23", "2"), ("C1", "11", "4"), ("C2", "6", "1"), ("D1", "30", "6")]
+    for n in range(3):
+        footer = f"Cold store inventory, page {n + 1}"
+        c.setFont("Helvetica", 8)
+        c.drawString(72, 40, footer)
+        above, below = textwrap.wrap(PARAGRAPHS[2 * n], 90), textwrap.wrap(PARAGRAPHS[2 * n + 1], 90)
+        c.setFont("Helvetica", 10)
+        y = 780
+        for line in above:
+            c.drawString(72, y, line)
+            y -= 13
+        y -= 30
+        rows = [("Shelf", "Cores", "Kits")] + shelves[n : n + 6]
+        top = y
+        for row in rows:
+            for x, cell in zip((120, 220, 320), row):
+                c.drawString(x, y, cell)
+            y -= 14
+        caption = f"Table {n + 1}: cores and kits per shelf"
+        c.saveState()
+        c.setFont("Helvetica", 8)
+        middle = (top + y + 14) / 2 + 3
+        c.translate(100, middle - c.stringWidth(caption, "Helvetica", 8) / 2)
+        c.rotate(90)
+        c.drawString(0, 0, caption)
+        c.restoreState()
+        y -= 30
+        for line in below:
+            c.drawString(72, y, line)
+            y -= 13
+        c.showPage()
+        pages.append("\n".join([" ".join(above), caption, *(" ".join(r) for r in rows), " ".join(below), footer]))
+    c.save()
+    write_text(out, "reportlab_caption", pages)
+
+
 POSTSCRIPT_LINES = [
     ("Helvetica", 14, "Inventory of the cold store"),
     ("Times-Roman", 11, PARAGRAPHS[4]),
@@ -452,6 +498,7 @@ PRODUCERS = [
     ("typst_report", typst_report),
     ("typst_headers", typst_headers),
     ("reportlab_interleaved", reportlab_interleaved),
+    ("reportlab_caption", reportlab_caption),
     ("gs_embedded", lambda out: ghostscript(out, "gs_embedded", True)),
     ("gs_standard", lambda out: ghostscript(out, "gs_standard", False)),
     ("qpdf", qpdf_files),

@@ -78,14 +78,19 @@ impl Line {
     fn extend(&mut self, c: &Char, direction: [f32; 2]) {
         self.horizontal &= direction[0] > 0.99;
         let size = c.size.max(0.0);
-        for x in [c.start[0], c.end[0]] {
-            self.x0 = self.x0.min(x);
-            self.x1 = self.x1.max(x);
-        }
         // Descenders below the baseline, ascenders above it (a box a little inside the em, so
-        // that lines set solid still leave a gap between them).
-        self.bottom = self.bottom.min(c.start[1] - 0.1 * size);
-        self.top = self.top.max(c.start[1] + 0.7 * size);
+        // that lines set solid still leave a gap between them), "above" being across the
+        // baseline's direction: a line turned 90 degrees has its box across the page's x axis.
+        let up = [-direction[1], direction[0]];
+        for point in [c.start, c.end] {
+            for reach in [-0.1 * size, 0.7 * size] {
+                let (x, y) = (point[0] + reach * up[0], point[1] + reach * up[1]);
+                self.x0 = self.x0.min(x);
+                self.x1 = self.x1.max(x);
+                self.bottom = self.bottom.min(y);
+                self.top = self.top.max(y);
+            }
+        }
     }
 }
 
@@ -176,9 +181,12 @@ impl PageText {
 /// whole region first (a footer or header set off from the body), then a gutter down the whole
 /// region (columns, left to right), then bands top to bottom, consecutive bands that share a
 /// gutter kept together so that their columns are read one after the other rather than row by
-/// row. A page with text in other directions keeps the stream's order.
+/// row. Text in other directions (a sideways table caption, a label up an axis) takes its place by
+/// its box, a column of its own beside what it runs along; a page mostly in other directions
+/// (turned by its content rather than /Rotate) keeps the stream's order.
 pub(super) fn reading_order(lines: Vec<Line>) -> Vec<Line> {
-    if lines.len() < 2 || lines.iter().any(|l| !l.horizontal || !l.x0.is_finite() || !l.top.is_finite()) {
+    let chars = |horizontal: bool| lines.iter().filter(|l| l.horizontal == horizontal).map(|l| l.text.chars().count()).sum::<usize>();
+    if lines.len() < 2 || chars(false) >= chars(true) || lines.iter().any(|l| !l.x0.is_finite() || !l.top.is_finite()) {
         return lines;
     }
     let mut sizes: Vec<f32> = lines.iter().map(|l| l.size).collect();
@@ -229,6 +237,25 @@ fn xy_cut(region: Vec<usize>, lines: &[Line], em: f32, out: &mut Vec<usize>) {
     if columns.len() > 1 && columns.iter().all(|column| wide(column, lines, em)) {
         columns.into_iter().for_each(|column| xy_cut(column, lines, em, out));
         return;
+    }
+    // Sideways text beside narrow columns (a caption up a table's side): read where it stands,
+    // the columns between such text kept together (a table's, read row by row).
+    let sideways = |column: &Vec<usize>| column.iter().all(|&i| !lines[i].horizontal);
+    if columns.len() > 1 && columns.iter().any(sideways) {
+        let mut parts: Vec<Vec<usize>> = Vec::new();
+        let mut after_sideways = true;
+        for column in columns {
+            let turned = sideways(&column);
+            match parts.last_mut() {
+                Some(part) if !turned && !after_sideways => part.extend(column),
+                _ => parts.push(column),
+            }
+            after_sideways = turned;
+        }
+        if parts.len() > 1 {
+            parts.into_iter().for_each(|part| xy_cut(part, lines, em, out));
+            return;
+        }
     }
     let bands = split_y(&region, lines, 0.0);
     if bands.len() < 2 {
@@ -457,11 +484,37 @@ mod tests {
             ordered(lines.clone()),
             ["Annual Review", "Budget", "The committee met on Tuesday to review the budget.", "members agreed."]
         );
-        // Text in another direction keeps the stream's order.
+        // A page mostly in another direction keeps the stream's order.
         let mut turned = lines;
         turned.reverse();
-        turned[0].horizontal = false;
+        for line in &mut turned[..3] {
+            line.horizontal = false;
+        }
         assert_eq!(ordered(turned)[0], "members agreed.");
+    }
+
+    /// A caption turned 90 degrees up a table's left side, drawn after the page's body and its
+    /// footer first: read after the text above the table, before the table's rows.
+    #[test]
+    fn a_sideways_caption_is_read_beside_its_table() {
+        let mut page = PageText::default();
+        run(&mut page, "Footer of the page", 72.0, 40.0, 5.0);
+        run(&mut page, "Text above the table, long enough to be a column of text", 72.0, 700.0, 5.0);
+        for (row, y) in [("Shelf", 640.0), ("A1", 626.0), ("B2", 612.0), ("C3", 598.0)].into_iter() {
+            run(&mut page, row, 110.0, y, 5.0);
+            run(&mut page, "42", 200.0, y, 5.0);
+        }
+        run(&mut page, "Text below the table, long enough to be a column of text", 72.0, 560.0, 5.0);
+        // Upwards from the bottom of the table, at x = 95.
+        for (i, c) in "Cores".chars().enumerate() {
+            let y = 600.0 + i as f32 * 5.0;
+            page.push(Char { text: Some(c.into()), start: [95.0, y], end: [95.0, y + 5.0], direction: [0.0, 1.0], size: 8.0 });
+        }
+        assert_eq!(
+            text(&mut page),
+            "Text above the table, long enough to be a column of text\nCores\nShelf 42\nA1 42\nB2 42\nC3 42\n\
+             Text below the table, long enough to be a column of text\nFooter of the page"
+        );
     }
 
     #[test]
