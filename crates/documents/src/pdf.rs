@@ -39,6 +39,8 @@ pub(crate) struct PdfPage {
     /// The page's first line is no bigger than its text's usual size: it may be a running header
     /// (a bigger one is a heading: "Chapter 3" opening each page is no header).
     pub small_first_line: bool,
+    /// The page's lowest line (its bottom lowest on the page): it may be a running footer.
+    pub lowest_line: Option<String>,
     pub scan: Option<Result<PageImage, String>>,
 }
 
@@ -71,6 +73,10 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<PdfPage>, DocumentProblem> {
         });
     }
     let mut texts: Vec<String> = out.iter_mut().map(|p| std::mem::take(&mut p.text)).collect();
+    // Footers first: a header moved after its page's body leaves the footer where it was, and a
+    // one-line body under a header is no footer out of place.
+    let lowest: Vec<Option<String>> = out.iter_mut().map(|p| p.lowest_line.take()).collect();
+    set_aside_running_footers(&mut texts, &lowest);
     let small: Vec<bool> = out.iter().map(|p| p.small_first_line).collect();
     set_aside_running_headers(&mut texts, &small);
     normalize::normalize_pages(&mut texts);
@@ -165,8 +171,9 @@ fn read_page(document: &lopdf::Document, number: u32, page_id: ObjectId) -> Resu
         .find(|&(_, seen)| seen > half)
         .map_or(0.0, |(size, _)| size);
     let small_first_line = lines.first().is_some_and(|first| first.size <= 1.1 * usual);
+    let lowest_line = lines.iter().min_by(|a, b| a.bottom.total_cmp(&b.bottom)).map(|line| line.text.clone());
     let text = lines.into_iter().map(|line| line.text).collect::<Vec<_>>().join("\n");
-    let mut page = PdfPage { number, text, has_images: walker.has_images, scan: None, unknown, glyphs, small_first_line };
+    let mut page = PdfPage { number, text, has_images: walker.has_images, scan: None, unknown, glyphs, small_first_line, lowest_line };
     if page.unreadable() {
         // What little decodes on a page that is mostly undecodable is noise, not its text.
         page.text.clear();
@@ -460,6 +467,27 @@ fn set_aside_running_headers(pages: &mut [String], small_first_line: &[bool]) {
     }
 }
 
+/// A page's lowest line that recurs as the lowest line of other pages (numbers aside) is a running
+/// footer: it is moved to the end of its page where the reading order put it elsewhere (a footer
+/// close under the left column of two is read with that column, before the right one).
+fn set_aside_running_footers(pages: &mut [String], lowest: &[Option<String>]) {
+    let key = |line: &str| line.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect::<String>();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for line in lowest.iter().flatten() {
+        *counts.entry(key(line)).or_default() += 1;
+    }
+    let enough = 3.max(pages.len().div_ceil(2));
+    for (page, footer) in pages.iter_mut().zip(lowest) {
+        let Some(footer) = footer.as_deref().filter(|f| counts[&key(f)] >= enough) else { continue };
+        let mut lines: Vec<&str> = page.split('\n').collect();
+        if let Some(at) = lines.iter().position(|line| *line == footer).filter(|&at| at + 1 < lines.len()) {
+            let footer = lines.remove(at);
+            lines.push(footer);
+            *page = lines.join("\n");
+        }
+    }
+}
+
 fn dimension(stream: &lopdf::Stream, key: &[u8]) -> u32 {
     stream.dict.get(key).and_then(Object::as_i64).ok().and_then(|v| u32::try_from(v).ok()).unwrap_or(0)
 }
@@ -640,6 +668,36 @@ mod tests {
         // Two pages are no evidence of a running header.
         let document = read_document("two.pdf", &pdf(&pages[..2], helvetica)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(document.sections[1].text, "Annual report, page 2\nBody of page 2.");
+    }
+
+    /// A footer close under the left of two columns is read with that column; repeated on every
+    /// page, it is a running footer and goes to its page's end.
+    #[test]
+    fn a_running_footer_is_set_aside() {
+        let page = |n: u32| {
+            // Words, not numbers, tell the pages' lines apart (numbers aside, a first line that
+            // recurs is a running header).
+            let word = ["one", "two", "three"][n as usize - 1];
+            let mut content = String::from("BT /F1 10 Tf ");
+            for (k, y) in [700, 686, 672].into_iter().enumerate() {
+                content.push_str(&format!("1 0 0 1 72 {y} Tm (Left column line {k} of page {word}.) Tj "));
+                content.push_str(&format!("1 0 0 1 320 {y} Tm (Right column line {k} of page {word}.) Tj "));
+            }
+            content + &format!("1 0 0 1 72 658 Tm (Field notes, page {n}) Tj ET")
+        };
+        let pages: Vec<String> = (1..=3).map(page).collect();
+        let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
+        let document = read_document("notes.pdf", &pdf(&pages, helvetica)).unwrap_or_else(|e| panic!("{e}"));
+        let text = &document.sections[1].text;
+        assert!(text.starts_with("Left column line 0 of page two.\nLeft column line 1"), "{text}");
+        assert!(text.ends_with("Right column line 2 of page two.\nField notes, page 2"), "{text}");
+        // Two pages are no evidence of a running footer.
+        let document = read_document("two.pdf", &pdf(&pages[..2], helvetica)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            document.sections[1].text.contains("Left column line 2 of page two.\nField notes, page 2\nRight"),
+            "{}",
+            document.sections[1].text
+        );
     }
 
     #[test]
