@@ -12,9 +12,11 @@ cargo fmt --all -- --check
 cargo test --workspace --no-fail-fast
 
 echo "== PDF reading beside pdftotext, PyMuPDF, pypdf and pdfminer.six (tests/documents)"
-# A corpus made now from known text by real producers; Confab through the extract example the Rust
-# tests just built. Fails unless Confab's word recall and order are at least the best other
-# reader's and every damaged or encrypted file is refused. Seconds.
+# A corpus made now from known text by real producers, with the committed PDFs of producers too big
+# to install here (tests/documents/committed: Chromium, LibreOffice, rsvg); Confab through the
+# extract example the Rust tests just built. Fails unless Confab's word recall and order are at
+# least the best other reader's and every damaged or encrypted file (PDF, DOCX, HTML) is refused.
+# Seconds.
 "${CONFAB_DEPS_DIR:-.deps}/docs/venv/bin/python" tests/documents/score.py --check \
   --binary "${CARGO_TARGET_DIR:-target}/debug/examples/extract"
 
