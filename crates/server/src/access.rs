@@ -29,8 +29,8 @@ const APP_ORIGINS: [&str; 3] = ["tauri://localhost", "http://tauri.localhost", "
 
 /// The variables that add allowed host names and origins, comma-separated (`*` matches any run
 /// of characters, as in `OLLAMA_ORIGINS`).
-pub const HOSTS_VARIABLE: &str = "CONFAB_ALLOWED_HOSTS";
-pub const ORIGINS_VARIABLE: &str = "CONFAB_ORIGINS";
+const HOSTS_VARIABLE: &str = "CONFAB_ALLOWED_HOSTS";
+const ORIGINS_VARIABLE: &str = "CONFAB_ORIGINS";
 
 /// What the server admits, beyond loopback.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -66,7 +66,7 @@ impl AccessRules {
 }
 
 /// A comma- or whitespace-separated list, trimmed, without empty entries.
-pub fn split_list(value: &str) -> Vec<String> {
+fn split_list(value: &str) -> Vec<String> {
     value.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).map(str::to_owned).collect()
 }
 

@@ -120,7 +120,7 @@ impl ApiError {
     /// A body sent as anything but JSON (a browser's "simple" `text/plain` request among them).
     pub fn not_json(content_type: Option<&str>) -> Self {
         let sent = content_type.map_or("no Content-Type".to_string(), |t| format!("Content-Type `{t}`"));
-        Self::invalid(None, format!("This endpoint takes a JSON body sent with `Content-Type: application/json`; the request has {sent}."))
+        Self::invalid(None, format!("This endpoint takes a JSON body sent with `Content-Type: application/json`; the request has {sent} (with curl, add -H \"Content-Type: application/json\")."))
             .with_status(StatusCode::UNSUPPORTED_MEDIA_TYPE)
             .with_code("unsupported_media_type")
     }

@@ -39,7 +39,7 @@ use confab_engine::runtime::{Engine, ModelId, ModelInfo};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-pub use access::{is_origin_pattern, split_list, AccessRules, HOSTS_VARIABLE, ORIGINS_VARIABLE};
+pub use access::{is_origin_pattern, AccessRules};
 pub use error::{ApiError, ServerError};
 
 /// Loopback only, unless the user asks for more.

@@ -7,7 +7,7 @@ use anyhow::Context;
 use confab_engine::model::LoadOptions;
 use confab_engine::runtime::Engine;
 use confab_paths::AppPaths;
-use confab_server::{ModelSource, ServedModel, ServerOptions};
+use confab_server::{AccessRules, ModelSource, ServedModel, ServerOptions};
 
 use super::common::ModelArgs;
 
@@ -27,13 +27,13 @@ pub struct Args {
     api_key: Option<String>,
     /// A host name clients may call the server by, besides localhost and the addresses it
     /// listens on (a request naming any other is refused, against DNS rebinding); repeat or
-    /// separate with commas; `*` matches any run of characters.
-    #[arg(long = "allowed-host", value_name = "NAME", env = confab_server::HOSTS_VARIABLE, value_delimiter = ',')]
+    /// separate with commas; `*` matches any run of characters. CONFAB_ALLOWED_HOSTS adds more.
+    #[arg(long = "allowed-host", value_name = "NAME", value_delimiter = ',')]
     allowed_hosts: Vec<String>,
     /// A web page origin (`https://chat.example.com`) allowed to call the server from a
     /// browser, besides pages on localhost; others are refused. Repeat or separate with commas;
-    /// `*` matches any run of characters.
-    #[arg(long = "allowed-origin", value_name = "ORIGIN", env = confab_server::ORIGINS_VARIABLE, value_delimiter = ',')]
+    /// `*` matches any run of characters. CONFAB_ORIGINS adds more.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", value_delimiter = ',')]
     allowed_origins: Vec<String>,
     /// An embedding model (a sentence-transformers folder: Qwen3-Embedding, EmbeddingGemma) to
     /// load beside the chat model, for POST /v1/embeddings; requests name it by its folder name.
@@ -118,7 +118,9 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             host: args.host,
             port: args.port,
             api_key: args.api_key,
-            access: confab_server::AccessRules { hosts: args.allowed_hosts, origins: args.allowed_origins },
+            // The environment's names and origins and the flags' together, as the app's server
+            // takes the environment's and its settings'.
+            access: AccessRules::from_env().with(AccessRules { hosts: args.allowed_hosts, origins: args.allowed_origins }),
             body_limit: args.max_body_mib << 20,
             media_dir: paths.cache_dir.join("server-media"),
             responses: Some(store),
