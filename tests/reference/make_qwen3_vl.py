@@ -3,7 +3,7 @@
 
     /opt/confab-ref/bin/python tests/reference/make_qwen3_vl.py
 
-Needs the reference venv (transformers 5.24.0, torch on the CPU, tokenizers, safetensors, numpy, Pillow, and
+Needs the reference venv (transformers 5.25.0, torch on the CPU, tokenizers, safetensors, numpy, Pillow, and
 torchvision for the video processor: 0.29.2, `pip install --no-deps`, the newest there is, which takes torch >=
 2.14). Images go through the Pillow image processor (Qwen2VLImageProcessorPil: Pillow's bicubic resize, float64
 rescale stored float32, float32 normalise), which is the path the engine matches for images; videos through
@@ -32,9 +32,13 @@ References, all from the forward pass in float32 with eager attention (reference
   - video (reference["video"]): 10 frames of 72 x 40 at 10 fps (media/video_frames.npy, uint8, and the same
     frames as media/moving.gif), given to the processor as frames with VideoMetadata so decoding is out of
     the comparison: fps 2 samples 4 frames [0, 3, 6, 9] (min_frames 4), smart_resize makes them 64 x 32, grid
-    (2, 4, 8); the chats [user: video, text] and [user: image, video, text] with their ids (timestamps
-    "<0.1 seconds>", "<0.8 seconds>"), positions, rope delta, first logits and 16 greedy ids;
-    pixel_values_videos.npy, video_embeds.npy and video_deepstack_{k}.npy;
+    (2, 4, 8); the chats [user: video, text] ("video"), [user: image, video, text] ("mixed") and [user: video,
+    video, text] ("two_videos", the same video twice) with their ids (timestamps "<0.1 seconds>",
+    "<0.8 seconds>"), the expanded prompt as text ("expanded_text", the ids decoded), positions, rope delta,
+    first logits and 16 greedy ids; pixel_values_videos.npy, video_embeds.npy and video_deepstack_{k}.npy.
+    The template writes <|vision_start|><|video_pad|><|vision_end|> for a video; transformers 5.25 replaces
+    that whole run with the frame groups (<0.1 seconds><|vision_start|>pads<|vision_end|><0.8 seconds>...),
+    as 4.57 to 5.9 did (5.10 to 5.24 replaced only the pad, keeping an extra start and end around them);
   - media/wide.png (90 x 50) and media/tall.png (40 x 100), made here with numpy + Pillow: smart_resize
     gives 80 x 32 (over the pixel budget, so shrunk) and 32 x 96 (2.5 rounds to 2: Python's round);
   - the chat [user: image, image, text] through Qwen3VLProcessor: input_ids, image_grid_thw,
@@ -43,7 +47,7 @@ References, all from the forward pass in float32 with eager attention (reference
   - position_ids (3 x T) and the rope delta from get_rope_index;
   - first-step logits and 16 greedy ids by repeated forward passes with the model's cache.
 Weights are re-drawn (seed + attempt) until every greedy step's top-2 logit gap is >= 1e-2 and the ids
-are not one token repeated, for the image chat and both video chats.
+are not one token repeated, for the image chat and the three video chats.
 """
 import json
 import os
@@ -85,7 +89,7 @@ IMAGE_SETTINGS = dict(patch_size=8, temporal_patch_size=2, merge_size=2,
                       size={"shortest_edge": 512, "longest_edge": 4096},
                       image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])
 # The video processor's own budget (over all sampled frames, as Qwen3VLVideoProcessor counts it); fps, min and
-# max frames are its defaults (2, 4, 768), cap_pixels_per_frame unset (5.24: uncapped, with a warning).
+# max frames are its defaults (2, 4, 768), cap_pixels_per_frame unset (5.25: uncapped, with a warning).
 VIDEO_SETTINGS = dict(patch_size=8, temporal_patch_size=2, merge_size=2,
                       size={"shortest_edge": 512, "longest_edge": 16384},
                       image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])
@@ -97,6 +101,9 @@ VIDEO_CHAT = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "
 MIXED_QUESTION = "Is the picture in the video?"
 MIXED_CHAT = [{"role": "user", "content": [{"type": "image"}, {"type": "video"},
                                            {"type": "text", "text": MIXED_QUESTION}]}]
+TWO_VIDEOS_QUESTION = "Are these two videos the same?"
+TWO_VIDEOS_CHAT = [{"role": "user", "content": [{"type": "video"}, {"type": "video"},
+                                                {"type": "text", "text": TWO_VIDEOS_QUESTION}]}]
 
 
 def write_json(path: str, obj, indent=2) -> None:
@@ -287,14 +294,15 @@ def build(out: str, name: str, cfg, cls, seed: int, after_save=None) -> None:
     inputs = processor(text=[text], images=images, return_tensors="pt")
     print("processor outputs:", {k: tuple(v.shape) for k, v in inputs.items()})
     frames, metadata = make_video(OUT)
-    prompts = {"video": (VIDEO_CHAT, dict()), "mixed": (MIXED_CHAT, dict(images=[images[0]]))}
+    prompts = {"video": (VIDEO_CHAT, 1, dict()), "mixed": (MIXED_CHAT, 1, dict(images=[images[0]])),
+               "two_videos": (TWO_VIDEOS_CHAT, 2, dict())}
     video_inputs = {}
-    for key, (chat, extra) in prompts.items():
+    for key, (chat, count, extra) in prompts.items():
         t = processor.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
         # A fresh metadata each call: the processor writes the sampled indices into it.
-        meta = type(metadata)(**{k: metadata[k] for k in metadata})
-        got = processor(text=[t], videos=[frames], video_metadata=[meta], return_tensors="pt", return_metadata=True,
-                        **extra)
+        metas = [type(metadata)(**{k: metadata[k] for k in metadata}) for _ in range(count)]
+        got = processor(text=[t], videos=[frames] * count, video_metadata=metas, return_tensors="pt",
+                        return_metadata=True, **extra)
         # The processor's own copy, with the indices it sampled.
         meta = got.pop("video_metadata")[0]
         video_inputs[key] = (t, got, meta)
@@ -345,9 +353,13 @@ def build(out: str, name: str, cfg, cls, seed: int, after_save=None) -> None:
                                                        image_grid_thw=got.get("image_grid_thw"),
                                                        video_grid_thw=got["video_grid_thw"])
         vids = [int(x) for x in got["input_ids"][0]]
+        # The expanded prompt as text: byte-level BPE decodes back to exactly what was tokenized.
+        expanded = processor.tokenizer.decode(vids, skip_special_tokens=False)
+        assert processor.tokenizer(expanded)["input_ids"] == vids, f"{key}: the expanded text re-tokenizes otherwise"
         entry = {
             "messages": prompts[key][0],
             "text": t,
+            "expanded_text": expanded,
             "input_ids": vids,
             "video_grid_thw": [[int(v) for v in row] for row in got["video_grid_thw"]],
             "video_frames": [int(i) for i in meta.frames_indices],
@@ -369,7 +381,9 @@ def build(out: str, name: str, cfg, cls, seed: int, after_save=None) -> None:
                 files[f"video_deepstack_{k}"] = save_npy(OUT, f"video_deepstack_{k}.npy", torch.cat(list(f)).numpy())
             entry["pixel_values_videos_shape"] = list(got["pixel_values_videos"].shape)
         else:
-            assert torch.equal(got["pixel_values_videos"], video_inputs["video"][1]["pixel_values_videos"])
+            # The other prompts' videos are the same video: their pixels and tower rows are these.
+            one = video_inputs["video"][1]["pixel_values_videos"]
+            assert torch.equal(got["pixel_values_videos"], torch.cat([one] * prompts[key][1]))
         video[key] = entry
     reference = {
         "name": name,
@@ -403,7 +417,7 @@ def build(out: str, name: str, cfg, cls, seed: int, after_save=None) -> None:
     write_json(os.path.join(OUT, "reference.json"), reference, indent=1)
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(OUT) for f in fs)
     print(f"video: grid {video['video']['video_grid_thw']}, {video['video']['video_tokens']} tokens, frames "
-          f"{video['video']['video_frames']}, min gaps {video['video']['min_gap']:.3f} / {video['mixed']['min_gap']:.3f}")
+          f"{video['video']['video_frames']}, min gaps " + " / ".join(f"{v['min_gap']:.3f}" for v in video.values()))
     print(f"wrote {OUT} ({total / 1e3:.0f} kB): grids {reference['image_grid_thw']}, "
           f"{len(ids)} prompt tokens, rope delta {reference['rope_delta']}, greedy {new}, min gap {min(gaps):.3f}")
 

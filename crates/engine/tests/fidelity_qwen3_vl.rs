@@ -1,4 +1,4 @@
-//! Qwen3-VL against transformers 5.24 (float32, eager) on the tiny random checkpoint of
+//! Qwen3-VL against transformers 5.25 (float32, eager) on the tiny random checkpoint of
 //! tests/reference/make_qwen3_vl.py (fixtures/tiny/qwen3_vl), the image path:
 //! - the processor: two PNGs of different aspect ratios (one shrunk to the pixel budget, one
 //!   with a side that rounds half to even) decode and preprocess to the reference's pixel
@@ -440,7 +440,8 @@ fn decoded_together(name: &str) {
 }
 
 // ---- Video (reference["video"]: 10 frames of 72 × 40 at 10 fps, given to transformers as
-// decoded frames with their metadata). The engine reads the same frames through a
+// decoded frames with their metadata, in three chats: a video, an image and a video, the video
+// twice). The engine reads the same frames through a
 // `VideoReader` that serves media/video_frames.npy for media/moving.gif (the GIF holds the same
 // frames), so decoding is out of the comparison; the GIF through the engine's own decoder is
 // the ignored test at the end. ----
@@ -506,7 +507,8 @@ impl confab_engine::media::VideoReader for FixtureFrames {
     }
 }
 
-/// A video chat of the reference (`key`: "video" or "mixed"), with the video as the fixture's GIF.
+/// A video chat of the reference (`key`: "video", "mixed" or "two_videos"), with each video as
+/// the fixture's GIF.
 fn video_messages(name: &str, key: &str) -> Vec<ChatMessage> {
     let folder = dir_of(name);
     let reference = reference_of(name);
@@ -566,7 +568,7 @@ fn video_processor_gives_the_reference_frames_pixels_grid_prompt_ids_and_positio
         let mut model = ReadyModel::load(&dir_of(name), &LoadOptions::default(), &mut |_| {}).unwrap();
         assert!(model.info.video, "{name} reads video");
         model.video_reader = frames.clone();
-        for key in ["video", "mixed"] {
+        for key in ["video", "mixed", "two_videos"] {
             let chat = &video[key];
             let prompt =
                 media_prompt::build(&model, &video_messages(name, key), PromptEnd::NewReply, &Default::default(), &MediaLimits::default())
@@ -582,6 +584,67 @@ fn video_processor_gives_the_reference_frames_pixels_grid_prompt_ids_and_positio
                 (video_item.runs.len(), video_item.span.len),
                 (grid[0][0], laid.soft_tokens()),
                 "{name} {key}: one run per frame group"
+            );
+        }
+    }
+}
+
+/// `text` with each run of `pad` written once with its length (`<|video_pad|>×8`), so that a
+/// layout reads at a glance.
+fn squeeze(text: &str, pads: &[&str]) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    'next: while !rest.is_empty() {
+        for pad in pads {
+            let run = rest.len() - rest.trim_start_matches(pad).len();
+            if run > 0 {
+                out.push_str(&format!("{pad}×{}", run / pad.len()));
+                rest = &rest[run..];
+                continue 'next;
+            }
+        }
+        let c = rest.chars().next().unwrap();
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+#[test]
+fn the_expanded_prompt_text_of_a_video_an_image_and_a_video_and_two_videos_is_the_references() {
+    // The chat template writes `<|vision_start|><|video_pad|><|vision_end|>` for a video; the
+    // processor replaces that whole run with the frame groups, each `<t seconds>` and its own
+    // start, pads and end (transformers 4.57 to 5.9 and 5.25; 5.10 to 5.24 kept the template's
+    // start and end around the groups: docs/media.md). Images keep the template's markers.
+    let group = |t: &str| format!("<{t} seconds><|vision_start|><|video_pad|>×8<|vision_end|>");
+    let video = format!("{}{}", group("0.1"), group("0.8"));
+    let pinned = [
+        ("video", format!("<|im_start|>user\n{video}What happens in this video?<|im_end|>\n<|im_start|>assistant\n")),
+        (
+            "mixed",
+            format!(
+                "<|im_start|>user\n<|vision_start|><|image_pad|>×10<|vision_end|>{video}Is the picture in the video?<|im_end|>\n<|im_start|>assistant\n"
+            ),
+        ),
+        ("two_videos", format!("<|im_start|>user\n{video}{video}Are these two videos the same?<|im_end|>\n<|im_start|>assistant\n")),
+    ];
+    for name in ["qwen3_vl", "qwen3_5_vl"] {
+        let reference = reference_of(name);
+        let mut model = ReadyModel::load(&dir_of(name), &LoadOptions::default(), &mut |_| {}).unwrap();
+        model.video_reader = FixtureFrames::of(name);
+        for (key, want) in &pinned {
+            let prompt =
+                media_prompt::build(&model, &video_messages(name, key), PromptEnd::NewReply, &Default::default(), &MediaLimits::default())
+                    .unwrap();
+            let text = model.tokenizer.decode(&prompt.ids, false).unwrap();
+            let reference_text = reference["video"][*key]["expanded_text"].as_str().unwrap();
+            assert_eq!(text, reference_text, "{name} {key}: the expanded prompt, as transformers 5.25 writes it");
+            assert_eq!(&squeeze(&text, &["<|video_pad|>", "<|image_pad|>"]), want, "{name} {key}: the pinned layout");
+            let videos = prompt.items.iter().filter(|i| i.kind == confab_engine::media::MediaKind::Video).count();
+            assert_eq!(
+                text.matches("<|vision_start|>").count(),
+                2 * videos + (key == &"mixed") as usize,
+                "{name} {key}: one start per group"
             );
         }
     }
@@ -608,7 +671,8 @@ fn vision_tower_on_the_reference_video_patches_gives_its_rows_and_deepstack_feat
 }
 
 #[test]
-fn a_video_and_an_image_with_a_video_through_the_engine_give_the_reference_logits_and_tokens_then_the_encoder_cache_serves_them() {
+fn a_video_an_image_with_a_video_and_two_videos_through_the_engine_give_the_reference_logits_and_tokens_then_the_encoder_cache_serves_them()
+{
     let name = "qwen3_vl";
     let reference = reference_of(name);
     let video = &reference["video"];
@@ -632,6 +696,12 @@ fn a_video_and_an_image_with_a_video_through_the_engine_give_the_reference_logit
     assert_eq!(sources(&mixed.plan), [EncoderUse::Miss, EncoderUse::Memory]);
     assert_eq!(mixed.plan.media.iter().map(|m| m.frames).collect::<Vec<_>>(), [None, Some(4)]);
     check(&mixed, &video["mixed"], "image + video");
+
+    // The same video twice: both from the cached entry.
+    let two = ask(&engine, model, video_messages(name, "two_videos"), steps);
+    assert_eq!(two.plan.prompt_tokens, video["two_videos"]["input_ids"].as_array().unwrap().len());
+    assert_eq!(sources(&two.plan), [EncoderUse::Memory, EncoderUse::Memory]);
+    check(&two, &video["two_videos"], "two videos");
 }
 
 #[test]
@@ -724,12 +794,12 @@ fn a_second_turn_resumes_past_the_video_with_its_rope_delta() {
 }
 
 #[test]
-fn qwen3_5_with_vision_gives_the_reference_logits_and_tokens_for_a_video_and_an_image_with_a_video() {
+fn qwen3_5_with_vision_gives_the_reference_logits_and_tokens_for_a_video_an_image_with_a_video_and_two_videos() {
     let name = "qwen3_5_vl";
     let reference = reference_of(name);
     let steps = reference["steps"].as_u64().unwrap() as u32;
     let (engine, model) = video_engine(name, no_prefix_cache());
-    for key in ["video", "mixed"] {
+    for key in ["video", "mixed", "two_videos"] {
         let out = ask(&engine, model, video_messages(name, key), steps);
         check(&out, &reference["video"][key], &format!("qwen3_5_vl {key}"));
     }

@@ -10,8 +10,8 @@
 //!   flattened as (channel, time, row, column), in merge-block order; the grid is
 //!   (1, rows, columns) in patches;
 //! - the prompt: each `<|image_pad|>` the chat template wrote becomes one per soft token
-//!   (patches / merge²), each `<|video_pad|>` its frame groups with their times (`video`), the
-//!   whole text tokenized at once;
+//!   (patches / merge²), each `<|vision_start|><|video_pad|><|vision_end|>` its frame groups
+//!   with their times (`video`), the whole text tokenized at once;
 //! - multimodal RoPE positions (`get_rope_index`): text advances all three axes by one; an
 //!   image's tokens take (start, start + row, start + column) over the merged grid, and the
 //!   text after it continues at start + max(rows, columns); a video's frame groups each do the
@@ -149,8 +149,11 @@ enum Placeholder {
 
 /// Expands each image placeholder in `rendered` to `image_tokens[i]` copies and each video
 /// placeholder to its frame groups (`<{t:.1f} seconds>`, vision start, the group's pads, vision
-/// end), as `Qwen3VLProcessor.replace_video_token` does, and tokenizes the whole text; each
-/// image's span is its run of placeholder ids, each video frame group's likewise.
+/// end), and tokenizes the whole text; each image's span is its run of placeholder ids, each
+/// video frame group's likewise. A video placeholder the template wrapped in its own vision
+/// start and end (`<|vision_start|><|video_pad|><|vision_end|>`, as Qwen3-VL's template writes
+/// it) is replaced with its wrapper, as the processor Qwen3-VL was released with does (and
+/// transformers 5.25 again: docs/media.md); a bare one alone.
 pub fn expand_prompt(
     tokenizer: &Tokenizer,
     tokens: &VisionTokens,
@@ -175,9 +178,17 @@ pub fn expand_prompt(
             (None, Some(v)) => (v, Placeholder::Video, tokens.video.len()),
             (None, None) => break,
         };
-        pieces.push(&rest[..at]);
+        let (mut before, mut after) = (&rest[..at], &rest[at + len..]);
+        // The template's own markers around a video go: each frame group brings its own.
+        if kind == Placeholder::Video {
+            if let (Some(b), Some(a)) = (before.strip_suffix(tokens.vision_start.as_str()), after.strip_prefix(tokens.vision_end.as_str()))
+            {
+                (before, after) = (b, a);
+            }
+        }
+        pieces.push(before);
         order.push(kind);
-        rest = &rest[at + len..];
+        rest = after;
     }
     let count = |k| order.iter().filter(|&&o| o == k).count();
     let (found_images, found_videos) = (count(Placeholder::Image), count(Placeholder::Video));
@@ -319,6 +330,39 @@ pub(super) mod tests {
         assert_eq!(smart_resize(10, 10, &s).unwrap(), (32, 32));
         assert!(smart_resize(1, 300, &s).is_err());
         assert!(smart_resize(0, 3, &s).is_err());
+    }
+
+    #[test]
+    fn a_wrapped_video_placeholder_is_replaced_with_its_wrapper_and_a_bare_one_alone() {
+        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/reference/fixtures/tiny/qwen3_vl");
+        let tokenizer = Tokenizer::from_hf_folder(folder).unwrap();
+        let tokens = VisionTokens {
+            image: "<|image_pad|>".into(),
+            image_id: 5,
+            video: "<|video_pad|>".into(),
+            video_id: 6,
+            vision_start: "<|vision_start|>".into(),
+            vision_end: "<|vision_end|>".into(),
+        };
+        let video = VideoLayout { frames: vec![0, 3, 6, 9], group_tokens: vec![1, 1], group_seconds: vec![0.15, 0.75], grid: [2, 2, 2] };
+        let groups = "<0.1 seconds><|vision_start|><|video_pad|><|vision_end|><0.8 seconds><|vision_start|><|video_pad|><|vision_end|>";
+        let cases = [
+            // The template's wrapper goes with the placeholder; an image keeps its own.
+            (
+                "a<|vision_start|><|image_pad|><|vision_end|><|vision_start|><|video_pad|><|vision_end|>b",
+                format!("a<|vision_start|><|image_pad|><|image_pad|><|vision_end|>{groups}b"),
+            ),
+            // Two wrapped videos side by side, and a bare one (half a wrapper is no wrapper).
+            ("<|vision_start|><|video_pad|><|vision_end|><|vision_start|><|video_pad|><|vision_end|>", format!("{groups}{groups}")),
+            ("x<|video_pad|><|vision_end|>", format!("x{groups}<|vision_end|>")),
+        ];
+        for (rendered, want) in cases {
+            let images = if rendered.contains("<|image_pad|>") { vec![2] } else { vec![] };
+            let videos = vec![video.clone(); rendered.matches("<|video_pad|>").count()];
+            let out = expand_prompt(&tokenizer, &tokens, rendered, &images, &[], &videos).unwrap();
+            assert_eq!(tokenizer.decode(&out.ids, false).unwrap(), want, "{rendered}");
+            assert_eq!(out.spans.iter().filter(|s| s.kind == MediaKind::Video).count(), 2 * videos.len());
+        }
     }
 
     #[test]

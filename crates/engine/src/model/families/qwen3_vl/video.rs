@@ -12,9 +12,11 @@
 //! - temporal patches: the last frame repeated to a multiple of `temporal_patch_size`, each
 //!   patch (channel, time, row, column) in merge-block order, frame group by frame group; the
 //!   grid is (groups, rows, columns) in patches;
-//! - the prompt: each `<|video_pad|>` becomes, per frame group, `<{t:.1f} seconds>` (the mean
-//!   of its first and last frame's time, index / video fps) then `<|vision_start|>`, the group's
-//!   pads and `<|vision_end|>` (inside the template's own start and end markers).
+//! - the prompt: the template's `<|vision_start|><|video_pad|><|vision_end|>` becomes, per
+//!   frame group, `<{t:.1f} seconds>` (the mean of its first and last frame's time, index /
+//!   video fps) then `<|vision_start|>`, the group's pads and `<|vision_end|>`: the template's
+//!   own markers are replaced too, as in the processor the model was released with (transformers
+//!   4.57 to 5.9 and 5.25; 5.10 to 5.24 kept them: docs/media.md).
 
 use crate::error::{EngineError, MediaProblem, Result};
 use crate::media::torch_resize::resize_like_torch_bicubic;
