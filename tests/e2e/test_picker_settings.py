@@ -200,6 +200,53 @@ class PickerAndSettings(AppTestCase):
         app.wait_until(lambda: "keys/values" not in app.body_text() and "context" in app.body_text(), 120,
                        "the model did not reload in full precision")
 
+    def test_09_the_local_server_refuses_foreign_pages_and_admits_the_one_added(self):
+        """Settings › Advanced › Local server (issue 55): turned on with an allowed web page, the
+        app's server refuses a foreign Host, a foreign Origin and a cross-site text/plain body,
+        and answers the added page with CORS headers."""
+        import http.client
+        import socket
+
+        app = self.app
+        app.wait_model_ready()
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        app.set_settings(server_enabled=True, server_port=port, server_origins="https://chat.example.com")
+
+        def send(method, path, headers, body=None):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            try:
+                connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+                for name, value in headers.items():
+                    connection.putheader(name, value)
+                data = body.encode() if body is not None else None
+                if data is not None:
+                    connection.putheader("Content-Length", str(len(data)))
+                connection.endheaders(data)
+                response = connection.getresponse()
+                return response.status, dict((k.lower(), v) for k, v in response.getheaders()), response.read().decode()
+            finally:
+                connection.close()
+
+        def listening():
+            try:
+                return send("GET", "/health", {"Host": f"127.0.0.1:{port}"})[0] == 200
+            except OSError:
+                return False
+
+        try:
+            app.wait_until(listening, 30, f"the app's server is not listening on {port}")
+            host = f"127.0.0.1:{port}"
+            self.assertEqual(send("GET", "/v1/models", {"Host": f"evil.example:{port}"})[0], 403)
+            self.assertEqual(send("GET", "/v1/models", {"Host": host, "Origin": "http://evil.example"})[0], 403)
+            chat = '{"model": "x", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}'
+            self.assertEqual(send("POST", "/v1/chat/completions", {"Host": host, "Content-Type": "text/plain"}, chat)[0], 415)
+            status, headers, body = send("GET", "/v1/models", {"Host": f"localhost:{port}", "Origin": "https://chat.example.com"})
+            self.assertEqual(status, 200, body)
+            self.assertEqual(headers.get("access-control-allow-origin"), "https://chat.example.com")
+        finally:
+            app.set_settings(server_enabled=False, server_origins="")
 
 
 if __name__ == "__main__":
