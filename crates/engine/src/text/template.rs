@@ -271,7 +271,8 @@ impl ChatTemplate {
     /// `render` for messages in any serialisable shape (content lists with media parts). A
     /// system message after the conversation began is rendered in place where the template
     /// takes it; where the template raises an error on it, it is joined to the leading system
-    /// prompt (after what that already holds, in order) and the conversation rendered again.
+    /// prompt (after what that already holds, in order; several leading ones are joined too) and
+    /// the conversation rendered again.
     pub fn render_any<M: Serialize>(&self, messages: &[M], add_generation_prompt: bool, options: &ChatOptions) -> Result<String> {
         match self.render_messages(messages, add_generation_prompt, options) {
             Err(EngineError::Template(first)) => {
@@ -318,14 +319,14 @@ impl ChatTemplate {
     }
 }
 
-/// The messages with every system message after the leading ones joined to the leading system
-/// prompt (one message, its parts in order, blank lines between); `None` when there are none
-/// to move.
+/// The messages with every system message joined into one system prompt, first (their texts in
+/// order, blank lines between: templates that take one system message raise on a second even
+/// where it follows the first); `None` when there is nothing to move.
 fn system_prompt_joined(messages: serde_json::Value) -> Option<Vec<serde_json::Value>> {
     let serde_json::Value::Array(list) = messages else { return None };
     let is_system = |m: &serde_json::Value| m.get("role").and_then(|r| r.as_str()) == Some("system");
-    let leading = list.iter().take_while(|m| is_system(m)).count();
-    if !list[leading..].iter().any(is_system) {
+    // Nothing to move: at most one system message, and first.
+    if list.iter().skip(1).all(|m| !is_system(m)) {
         return None;
     }
     let text = |m: &serde_json::Value| match m.get("content") {
@@ -497,6 +498,9 @@ mod tests {
         // Without a leading system prompt, the later ones make one.
         let out = template.render(&messages[1..], false, None).unwrap();
         assert_eq!(out, "[system] Now in Paris.\n\nThen Rome.\n[user] Hi\n[assistant] Hello\n");
+        // Two leading system messages, where the template takes one, are joined too.
+        let two = vec![ChatMessage::system("Be brief."), ChatMessage::system("Be kind."), ChatMessage::user("Hi")];
+        assert_eq!(template.render(&two, false, None).unwrap(), "[system] Be brief.\n\nBe kind.\n[user] Hi\n");
         // An error that moving them does not cure is the template's own.
         let error = template.render(&messages[..2], false, None);
         assert!(error.is_ok());
