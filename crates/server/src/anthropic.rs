@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::messages::call_arguments;
-use crate::turn::{ToolChoice, ToolDefinition, Tools};
+use crate::turn::{effort_switches, ToolChoice, ToolDefinition, Tools};
 
 /// `POST /v1/messages`; `count_tokens` takes the same body without `max_tokens`.
 #[derive(Debug, Deserialize)]
@@ -36,8 +36,28 @@ pub struct MessagesRequest {
     pub top_k: Option<i64>,
     #[serde(default)]
     pub stream: bool,
-    // `metadata` (a `user_id` for Anthropic's abuse checks) is nothing a local server uses.
+    /// `{"effort": "low" | "medium" | "high" | "max"}`, as the template's effort switches.
+    pub output_config: Option<OutputConfig>,
+    /// Every other field, ignored: `metadata` (a `user_id` for Anthropic's abuse checks),
+    /// `context_management` (edits of Anthropic's server-side context), `service_tier`,
+    /// `container`, `mcp_servers`... Those that change what Anthropic would do are logged
+    /// (`ignored`).
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
 }
+
+#[derive(Debug, Default, Deserialize)]
+pub struct OutputConfig {
+    pub effort: Option<String>,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// The fields of a request nothing reads and that nobody needs told about.
+const QUIET_FIELDS: [&str; 1] = ["metadata"];
+
+/// Anthropic's server tools (run on Anthropic's side): left out of the prompt with a warning.
+const SERVER_TOOLS: [&str; 4] = ["web_search_", "web_fetch_", "code_execution_", "tool_search_tool_"];
 
 /// Content is read block by block (`blocks`), so that a malformed block is an error that
 /// names it rather than a parse failure of the whole body.
@@ -55,6 +75,10 @@ pub struct ToolField {
     pub name: String,
     pub description: Option<String>,
     pub input_schema: Option<Value>,
+    /// Anthropic's tool search: a deferred tool is not shown to the model until it searches
+    /// for it. Confab leaves it out (with a logged reason).
+    #[serde(default)]
+    pub defer_loading: bool,
 }
 
 /// `{"type": "auto" | "any" | "tool" | "none", "name"}`. `disable_parallel_tool_use` changes
@@ -73,6 +97,8 @@ pub struct ToolChoiceField {
 pub struct ThinkingField {
     #[serde(rename = "type")]
     pub kind: String,
+    /// `"summarized"` (the default), `"omitted"` (blocks without their text) or others, shown whole.
+    pub display: Option<String>,
 }
 
 /// One content block of a message, as the client sent it.
@@ -142,12 +168,15 @@ impl MessagesRequest {
                     calls.extend(chat.tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())));
                     out.push(chat);
                 }
+                // Claude Code sends its environment this way (the beta
+                // `mid-conversation-tool-changes`): a system message where it stands, which the
+                // engine renders in place where the template allows it, else joined to the
+                // leading system prompt.
+                "system" => out.push(ChatMessage::new("system", text_only(blocks, &at)?)),
                 other => {
                     return Err(ApiError::invalid(
                         Some(&format!("{at}.role")),
-                        format!(
-                            "role `{other}` is not supported; use user or assistant (the system prompt is the top-level `system` field)."
-                        ),
+                        format!("role `{other}` is not supported; use user, assistant or system."),
                     ))
                 }
             }
@@ -186,17 +215,69 @@ impl MessagesRequest {
         }
     }
 
-    /// The tools and the choice, checked.
+    /// What the request asks for that this server does not do, each with the reason it is
+    /// left out, logged once per request: notes (fields it ignores, deferred tools) and warnings
+    /// (Anthropic's own tools, which the model does not get). Fields ignored quietly are not named.
+    pub fn ignored(&self) -> (Vec<String>, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut out: Vec<String> = self
+            .other
+            .keys()
+            .filter(|k| !QUIET_FIELDS.contains(&k.as_str()))
+            .map(|k| match k.as_str() {
+                "context_management" => {
+                    "context_management (edits of Anthropic's server-side context; the whole conversation is kept)".to_string()
+                }
+                other => format!("{other} (not read by this server)"),
+            })
+            .collect();
+        if let Some(config) = &self.output_config {
+            out.extend(config.other.keys().map(|k| format!("output_config.{k} (not read by this server)")));
+        }
+        for (i, tool) in self.tools.iter().flatten().enumerate() {
+            match tool.kind.as_deref().filter(|k| *k != "custom") {
+                Some(kind) if SERVER_TOOLS.iter().any(|p| kind.starts_with(p)) => warnings.push(format!(
+                    "tools[{i}] `{}` ({kind}: one of Anthropic's server tools, which run on Anthropic's side, not on this local server)",
+                    tool.name
+                )),
+                Some(kind) => warnings.push(format!(
+                    "tools[{i}] `{}` ({kind}: one of Anthropic's own tools, whose definition this server does not have; define it as a client tool)",
+                    tool.name
+                )),
+                None if tool.defer_loading && !self.names_tool(&tool.name) => out.push(format!(
+                    "tools[{i}] `{}` (defer_loading: kept out of the prompt; this server has no tool search)",
+                    tool.name
+                )),
+                None => {}
+            }
+        }
+        (out, warnings)
+    }
+
+    fn names_tool(&self, name: &str) -> bool {
+        self.tool_choice.as_ref().is_some_and(|c| c.kind == "tool" && c.name.as_deref() == Some(name))
+    }
+
+    /// The tools and the choice, checked. Anthropic's own tools (server tools such as web
+    /// search, and those whose definition only Anthropic has) and deferred tools are left out of
+    /// the prompt (`ignored` says why); a `tool_choice` naming one of Anthropic's is an error.
     pub fn tools(&self) -> Result<Tools, ApiError> {
         let mut definitions = Vec::new();
-        for (i, tool) in self.tools.iter().flatten().enumerate() {
+        for tool in self.tools.iter().flatten() {
             if let Some(kind) = tool.kind.as_deref().filter(|k| *k != "custom") {
-                return Err(ApiError::invalid(
-                    Some(&format!("tools[{i}]")),
-                    format!(
-                        "`{kind}` is one of Anthropic's own tools, which this local server does not run; define client tools with name, description and input_schema."
-                    ),
-                ));
+                if self.names_tool(&tool.name) {
+                    return Err(ApiError::invalid(
+                        Some("tool_choice"),
+                        format!(
+                            "tool_choice names `{}`, which is `{kind}`, one of Anthropic's own tools; this local server does not run them. Define a client tool with name, description and input_schema.",
+                            tool.name
+                        ),
+                    ));
+                }
+                continue;
+            }
+            if tool.defer_loading && !self.names_tool(&tool.name) {
+                continue;
             }
             definitions.push(ToolDefinition {
                 name: &tool.name,
@@ -226,8 +307,14 @@ impl MessagesRequest {
         Tools::new(definitions, choice, "tools")
     }
 
-    /// The template switches: `thinking` turns a reasoning model's thinking on or off; without
-    /// it the template's default holds.
+    /// Whether thinking blocks come back without their text (`thinking.display: "omitted"`).
+    pub fn omit_thinking(&self) -> bool {
+        self.thinking.as_ref().and_then(|t| t.display.as_deref()) == Some("omitted")
+    }
+
+    /// The template switches: `thinking` turns a reasoning model's thinking on or off, and
+    /// `output_config.effort` is the effort templates read (`max` as `high`, the most they
+    /// know); without them the template's default holds.
     pub fn switches(&self) -> Result<BTreeMap<String, Value>, ApiError> {
         let mut switches = BTreeMap::new();
         if let Some(thinking) = &self.thinking {
@@ -243,6 +330,16 @@ impl MessagesRequest {
             };
             switches.insert("enable_thinking".to_string(), Value::Bool(enabled));
         }
+        let effort = self.output_config.as_ref().and_then(|c| c.effort.as_deref());
+        if let Some(effort) = effort {
+            if !["low", "medium", "high", "max"].contains(&effort) {
+                return Err(ApiError::invalid(
+                    Some("output_config.effort"),
+                    format!("effort `{effort}` is not one of low, medium, high or max."),
+                ));
+            }
+        }
+        effort_switches(&mut switches, effort.map(|e| if e == "max" { "high" } else { e }));
         Ok(switches)
     }
 
@@ -303,6 +400,18 @@ fn blocks(content: &Value, at: &str) -> Result<Vec<Block>, ApiError> {
             .collect(),
         _ => Err(ApiError::invalid(Some(at), "content must be a string or a list of content blocks.")),
     }
+}
+
+/// A system message's text: its text blocks, joined.
+fn text_only(blocks: Vec<Block>, at: &str) -> Result<String, ApiError> {
+    let mut texts = Vec::with_capacity(blocks.len());
+    for (j, block) in blocks.into_iter().enumerate() {
+        match block {
+            Block::Text { text } => texts.push(text),
+            _ => return Err(ApiError::invalid(Some(&format!("{at}.content[{j}]")), "a system message holds text blocks only.")),
+        }
+    }
+    Ok(texts.join("\n"))
 }
 
 /// A user message: its tool results first, as `tool` messages in order, then its text and
@@ -502,7 +611,11 @@ mod tests {
         assert_eq!(error.param.as_deref(), Some("messages[0].content[0].source"));
         assert!(error.message.contains("does not download"), "{}", error.message);
         assert_eq!(error_param(user(json!([{"type": "tool_use", "id": "a", "name": "b", "input": {}}]))), "messages[0].content[0]");
-        assert_eq!(error_param(json!({"messages": [{"role": "system", "content": "x"}]})), "messages[0].role");
+        assert_eq!(error_param(json!({"messages": [{"role": "developer", "content": "x"}]})), "messages[0].role");
+        assert_eq!(
+            error_param(json!({"messages": [{"role": "system", "content": [{"type": "image", "source": {}}]}]})),
+            "messages[0].content[0]"
+        );
         assert_eq!(error_param(json!({"messages": []})), "messages");
         assert_eq!(error_param(json!({"system": 3, "messages": [{"role": "user", "content": "x"}]})), "system");
         let unanswered = json!({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "b", "input": {}}]}]});
@@ -547,8 +660,6 @@ mod tests {
         let unknown = with(json!({"tool_choice": {"type": "tool", "name": "stocks"}})).tools().unwrap_err();
         assert_eq!(unknown.param.as_deref(), Some("tool_choice"));
         assert!(unknown.message.contains("`stocks`"));
-        let server_tool = with(json!({"tools": [{"type": "web_search_20250305", "name": "web_search"}]})).tools().unwrap_err();
-        assert_eq!(server_tool.param.as_deref(), Some("tools[0]"));
         let many: Vec<Value> = (0..129).map(|i| json!({"name": format!("t{i}"), "input_schema": {"type": "object"}})).collect();
         assert!(with(json!({ "tools": many })).tools().unwrap_err().message.contains("at most 128"));
 
@@ -557,6 +668,84 @@ mod tests {
         assert_eq!(thinking("disabled").unwrap()["enable_thinking"], json!(false));
         assert!(thinking("sometimes").is_err());
         assert!(with(json!({})).switches().unwrap().is_empty());
+    }
+
+    #[test]
+    fn system_messages_anywhere_stay_where_they_are() {
+        // As Claude Code sends its environment: a system message after the user's.
+        let prompt = messages(json!({
+            "max_tokens": 5, "system": "You are Claude Code.",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "Hi"}]},
+                {"role": "system", "content": [{"type": "text", "text": "# Environment"}, {"type": "text", "text": "cwd: /tmp"}]},
+            ],
+        }))
+        .unwrap();
+        let roles_and_text: Vec<(String, String)> = chat(prompt).into_iter().map(|m| (m.role, m.content)).collect();
+        let expected = [("system", "You are Claude Code."), ("user", "Hi"), ("system", "# Environment\ncwd: /tmp")];
+        assert_eq!(roles_and_text, expected.map(|(r, t)| (r.to_string(), t.to_string())));
+    }
+
+    #[test]
+    fn anthropics_own_and_deferred_tools_are_left_out_with_a_reason() {
+        let tool = |name: &str| json!({"name": name, "input_schema": {"type": "object"}});
+        let body = json!({"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "tools": [
+            tool("Bash"),
+            {"type": "web_search_20250305", "name": "web_search"},
+            {"type": "web_fetch_20250910", "name": "web_fetch"},
+            {"type": "code_execution_20250825", "name": "code_execution"},
+            {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+            {"name": "DeferredToolPlaceholder", "input_schema": {"type": "object"}, "defer_loading": true},
+        ]});
+        let request = request(body.clone());
+        let tools = request.tools().unwrap();
+        let names: Vec<&str> = tools.definitions.iter().map(|d| d["function"]["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["Bash"]);
+        let (notes, warnings) = request.ignored();
+        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        assert!(warnings[0].contains("web_search") && warnings[0].contains("server tools"), "{warnings:?}");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("DeferredToolPlaceholder") && notes[0].contains("defer_loading"), "{notes:?}");
+        // A choice of a server tool is an error; of a deferred tool, it is shown.
+        let mut chosen = body.clone();
+        chosen["tool_choice"] = json!({"type": "tool", "name": "web_search"});
+        let error = super::tests::request(chosen).tools().unwrap_err();
+        assert_eq!(error.param.as_deref(), Some("tool_choice"));
+        let mut deferred = body;
+        deferred["tool_choice"] = json!({"type": "tool", "name": "DeferredToolPlaceholder"});
+        let tools = super::tests::request(deferred).tools().unwrap();
+        assert_eq!(tools.choice, ToolChoice::Named("DeferredToolPlaceholder".into()));
+    }
+
+    #[test]
+    fn thinking_display_effort_and_ignored_fields() {
+        // The fields of Claude Code 2.1.332's first request beyond messages, system and tools.
+        let body = json!({
+            "max_tokens": 32000, "messages": [{"role": "user", "content": "x"}], "stream": true,
+            "metadata": {"user_id": "{}"},
+            "thinking": {"type": "adaptive", "display": "omitted"},
+            "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+            "output_config": {"effort": "high"},
+        });
+        let request = request(body.clone());
+        assert!(request.omit_thinking());
+        let switches = request.switches().unwrap();
+        assert_eq!((switches["enable_thinking"].clone(), switches["reasoning_effort"].clone()), (json!(true), json!("high")));
+        let (notes, warnings) = request.ignored();
+        assert!(warnings.is_empty());
+        assert_eq!(notes.len(), 1, "metadata is ignored quietly: {notes:?}");
+        assert!(notes[0].starts_with("context_management"), "{notes:?}");
+        let with = |thinking: Value, effort: &str| {
+            let mut body = body.clone();
+            body["thinking"] = thinking;
+            body["output_config"] = json!({ "effort": effort });
+            super::tests::request(body)
+        };
+        let off = with(json!({"type": "disabled"}), "max").switches().unwrap();
+        assert_eq!((off["enable_thinking"].clone(), off["reasoning_effort"].clone()), (json!(false), json!("high")));
+        assert!(!with(json!({"type": "enabled", "budget_tokens": 1024, "display": "summarized"}), "low").omit_thinking());
+        let bad = with(json!({"type": "enabled"}), "extreme").switches().unwrap_err();
+        assert_eq!(bad.param.as_deref(), Some("output_config.effort"));
     }
 
     #[test]

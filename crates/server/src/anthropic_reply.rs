@@ -21,6 +21,9 @@ pub struct MessageReply {
     /// The request's `stop_sequences`: the one that ended the reply is reported (the server's
     /// own stop strings, such as a call's closing marker, are not).
     stop_sequences: Vec<String>,
+    /// `thinking.display: "omitted"`: thinking blocks come without their text (as Anthropic
+    /// returns them then), so a client that does not show thinking is not sent it.
+    pub omit_thinking: bool,
 }
 
 /// A server-sent event: its name and its data.
@@ -29,14 +32,15 @@ pub type NamedEvent = (&'static str, Value);
 impl MessageReply {
     pub fn new(serial: u64, model: String, stop_sequences: Vec<String>) -> Self {
         let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        Self { id: format!("msg_{created:x}{serial:06x}"), model, stop_sequences }
+        Self { id: format!("msg_{created:x}{serial:06x}"), model, stop_sequences, omit_thinking: false }
     }
 
     /// The non-streamed answer: thinking, text, then the calls, as Anthropic orders them.
     pub fn whole(&self, turn: &WholeTurn, reason: StopReason, usage: &Usage) -> Value {
         let mut content = Vec::new();
         if !turn.reasoning.is_empty() {
-            content.push(json!({ "type": "thinking", "thinking": turn.reasoning, "signature": "" }));
+            let thinking = if self.omit_thinking { "" } else { turn.reasoning.as_str() };
+            content.push(json!({ "type": "thinking", "thinking": thinking, "signature": "" }));
         }
         if !turn.text.is_empty() {
             content.push(json!({ "type": "text", "text": turn.text }));
@@ -136,7 +140,9 @@ impl MessageStream {
         match event {
             TurnEvent::Reasoning(text) if !text.is_empty() => {
                 let index = self.block(Open::Thinking, &mut out);
-                out.push(delta(index, json!({ "type": "thinking_delta", "thinking": text })));
+                if !self.reply.omit_thinking {
+                    out.push(delta(index, json!({ "type": "thinking_delta", "thinking": text })));
+                }
             }
             TurnEvent::Text(text) if !text.is_empty() => {
                 let index = self.block(Open::Text, &mut out);
@@ -251,6 +257,21 @@ mod tests {
 
     fn usage() -> Usage {
         Usage { prompt: 10, cached: 6, generated: 3, ..Usage::default() }
+    }
+
+    #[test]
+    fn omitted_thinking_comes_as_blocks_without_text() {
+        let mut reply = MessageReply::new(5, "m".into(), vec![]);
+        reply.omit_thinking = true;
+        let usage = Usage { prompt: 3, generated: 2, ..Usage::default() };
+        let turn = WholeTurn { reasoning: "secret".into(), text: "Hi".into(), calls: vec![] };
+        let body = reply.whole(&turn, StopReason::Eos, &usage);
+        assert_eq!(body["content"][0], json!({"type": "thinking", "thinking": "", "signature": ""}));
+        let mut stream = MessageStream::new(reply);
+        let mut events = stream.push(TurnEvent::Reasoning("secret".into()));
+        events.extend(stream.push(TurnEvent::Text("Hi".into())));
+        assert_eq!(events[0].1["content_block"]["type"], "thinking");
+        assert!(events.iter().all(|(_, data)| data["delta"]["type"] != "thinking_delta"), "{events:?}");
     }
 
     #[test]

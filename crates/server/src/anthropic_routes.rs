@@ -45,12 +45,14 @@ pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes,
     let answer = async {
         let request: MessagesRequest = parse(body, state.body_limit, "Anthropic's Messages API reference")?;
         let model = state.served(request.model.as_deref())?;
+        log_ignored(&request);
         let sampling = request.sampling(&model.info.default_sampling)?;
         let (prompt, tools, files) = prepare(&state, &request, &model)?;
         let mut engine_request = Request::new(model.id, prompt, sampling);
         tools.apply(&model.info, request.switches()?, &mut engine_request)?;
         let serial = state.next_serial.fetch_add(1, Ordering::Relaxed);
-        let reply = MessageReply::new(serial, model.name.clone(), request.stop_sequences.clone().unwrap_or_default());
+        let mut reply = MessageReply::new(serial, model.name.clone(), request.stop_sequences.clone().unwrap_or_default());
+        reply.omit_thinking = request.omit_thinking();
         let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
         let turn = Turn::new(running, &model.info, &tools);
         if request.stream {
@@ -74,6 +76,18 @@ pub async fn count_tokens(State(state): State<Arc<ServerState>>, body: Result<By
         Ok(Json(json!({ "input_tokens": count })).into_response())
     };
     answer.await.unwrap_or_else(|e: ApiError| AnthropicError(e).into_response())
+}
+
+/// What the request asks for that is left out, once per request: Anthropic's own tools as a
+/// warning (the model does not get them), ignored fields and deferred tools as a note.
+fn log_ignored(request: &MessagesRequest) {
+    let (notes, warnings) = request.ignored();
+    if !warnings.is_empty() {
+        tracing::warn!(left_out = warnings.join("; "), "messages: tools left out of the prompt");
+    }
+    if !notes.is_empty() {
+        tracing::info!(ignored = notes.join("; "), "messages: request fields ignored");
+    }
 }
 
 /// The conversation (its images written to files) and the tools, checked.

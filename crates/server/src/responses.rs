@@ -66,6 +66,42 @@ pub struct ReasoningField {
     pub effort: Option<String>,
 }
 
+/// The request's tools as the engine takes them, how the grouped ones are named, and what was
+/// left out.
+#[derive(Debug)]
+pub struct RequestTools {
+    pub tools: Tools,
+    pub namespaces: Namespaces,
+    /// OpenAI's hosted tools, each with why it is left out of the prompt.
+    pub left_out: Vec<String>,
+}
+
+/// The functions of tool groups (`namespace` tools): `(name shown to the model, group, the
+/// function's name)`. The model is shown the function's own name, or `group__name` where
+/// another tool has the same name; its calls are answered with `name` and `namespace`, as
+/// OpenAI answers them.
+#[derive(Debug, Default, Clone)]
+pub struct Namespaces(Vec<(String, String, String)>);
+
+impl Namespaces {
+    /// The name the model knows a function by.
+    pub fn model_name(&self, namespace: Option<&str>, name: &str) -> String {
+        let Some(namespace) = namespace else { return name.to_string() };
+        self.0
+            .iter()
+            .find(|(_, group, function)| group == namespace && function == name)
+            .map_or_else(|| format!("{namespace}__{name}"), |(shown, _, _)| shown.clone())
+    }
+
+    /// A call's group and function name, from the name the model wrote.
+    pub fn client_name(&self, model_name: &str) -> (Option<String>, String) {
+        match self.0.iter().find(|(shown, _, _)| shown == model_name) {
+            Some((_, group, function)) => (Some(group.clone()), function.clone()),
+            None => (None, model_name.to_string()),
+        }
+    }
+}
+
 /// One item of a conversation, as the client or the server wrote it.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -77,6 +113,9 @@ enum Item {
     FunctionCall {
         call_id: String,
         name: String,
+        /// The tool group (`namespace` tool) the function belongs to.
+        #[serde(default)]
+        namespace: Option<String>,
         /// JSON text of an object (OpenAI's shape); an object is taken too.
         arguments: Value,
     },
@@ -163,27 +202,65 @@ impl ResponsesRequest {
         }
     }
 
-    /// The tools and the choice, checked.
-    pub fn tools(&self) -> Result<Tools, ApiError> {
-        let mut definitions = Vec::new();
+    /// The tools and the choice, checked: function tools, and the function tools of each tool
+    /// group (`namespace`), unpacked (`Namespaces` maps their calls back to the group's names).
+    /// OpenAI's hosted tools (web search, file search, code interpreter, computer use, image
+    /// generation, MCP servers...) are left out of the prompt, named in `RequestTools::left_out`;
+    /// a `tool_choice` naming one is an error.
+    pub fn tools(&self) -> Result<RequestTools, ApiError> {
+        let mut functions: Vec<(Option<&str>, &Value, String)> = Vec::new();
+        let mut left_out = Vec::new();
         for (i, tool) in self.tools.iter().flatten().enumerate() {
             let at = format!("tools[{i}]");
             let kind = tool.get("type").and_then(Value::as_str).unwrap_or_default();
-            if kind != "function" {
-                return Err(ApiError::invalid(
-                    Some(&at),
-                    format!("tools of type `{kind}` are not supported: OpenAI's hosted tools do not run on this local server; define function tools."),
-                ));
+            match kind {
+                "function" => functions.push((None, tool, at)),
+                "namespace" => {
+                    let Some(group) = tool.get("name").and_then(Value::as_str) else {
+                        return Err(ApiError::invalid(Some(&format!("{at}.name")), "a namespace tool needs a name."));
+                    };
+                    for (j, inner) in tool.get("tools").and_then(Value::as_array).into_iter().flatten().enumerate() {
+                        let inner_at = format!("{at}.tools[{j}]");
+                        match inner.get("type").and_then(Value::as_str).unwrap_or("function") {
+                            "function" => functions.push((Some(group), inner, inner_at)),
+                            other => left_out.push(format!("{inner_at} (`{other}` in namespace `{group}`: only function tools run here)")),
+                        }
+                    }
+                }
+                other => {
+                    if self.tool_choice.as_ref().and_then(|c| c.get("type")).and_then(Value::as_str) == Some(other) {
+                        return Err(ApiError::invalid(
+                            Some("tool_choice"),
+                            format!("tool_choice names `{other}`, one of OpenAI's hosted tools, which do not run on this local server; name a function tool."),
+                        ));
+                    }
+                    left_out.push(format!("{at} `{other}` (one of OpenAI's hosted tools, which do not run on this local server)"));
+                }
             }
+        }
+        let mut namespaces = Namespaces::default();
+        let names: Vec<&str> = functions.iter().filter_map(|(_, tool, _)| tool.get("name").and_then(Value::as_str)).collect();
+        let mut definitions = Vec::new();
+        for (group, tool, at) in &functions {
             let Some(name) = tool.get("name").and_then(Value::as_str) else {
                 return Err(ApiError::invalid(Some(&format!("{at}.name")), "a function tool needs a name."));
             };
-            definitions.push(ToolDefinition {
-                name,
-                description: tool.get("description").and_then(Value::as_str),
-                parameters: tool.get("parameters"),
-            });
+            let model_name = match group {
+                Some(group) => {
+                    // The function's own name, where no other tool has it; else the group's too.
+                    let shown =
+                        if names.iter().filter(|n| **n == name).count() == 1 { name.to_string() } else { format!("{group}__{name}") };
+                    namespaces.0.push((shown.clone(), group.to_string(), name.to_string()));
+                    shown
+                }
+                None => name.to_string(),
+            };
+            definitions.push((model_name, tool.get("description").and_then(Value::as_str), tool.get("parameters")));
         }
+        let definitions: Vec<ToolDefinition> = definitions
+            .iter()
+            .map(|(name, description, parameters)| ToolDefinition { name, description: *description, parameters: *parameters })
+            .collect();
         let choice = match &self.tool_choice {
             None | Some(Value::Null) if definitions.is_empty() => ToolChoice::None,
             None | Some(Value::Null) => ToolChoice::Auto,
@@ -199,7 +276,9 @@ impl ResponsesRequest {
                 }
             },
             Some(choice) => match (choice.get("type").and_then(Value::as_str), choice.get("name").and_then(Value::as_str)) {
-                (Some("function"), Some(name)) => ToolChoice::Named(name.to_string()),
+                (Some("function"), Some(name)) => {
+                    ToolChoice::Named(namespaces.model_name(choice.get("namespace").and_then(Value::as_str), name))
+                }
                 _ => {
                     return Err(ApiError::invalid(
                         Some("tool_choice"),
@@ -208,7 +287,7 @@ impl ResponsesRequest {
                 }
             },
         };
-        Tools::new(definitions, choice, "tools")
+        Ok(RequestTools { tools: Tools::new(definitions, choice, "tools")?, namespaces, left_out })
     }
 
     /// The template switches: `reasoning.effort` as Chat Completions' `reasoning_effort`, and
@@ -250,7 +329,12 @@ impl ResponsesRequest {
 /// A run of the model's items (reasoning, an assistant message, function calls) is one
 /// assistant message; each `function_call_output` is a `tool` message answering a call by its
 /// id. Every call must have its output: the model continues after the results.
-pub fn conversation(instructions: Option<&str>, items: &[Sourced], images: &mut ImageReader) -> Result<Vec<ChatMessage>, ApiError> {
+pub fn conversation(
+    instructions: Option<&str>,
+    items: &[Sourced],
+    namespaces: &Namespaces,
+    images: &mut ImageReader,
+) -> Result<Vec<ChatMessage>, ApiError> {
     let mut out = Vec::with_capacity(items.len() + 1);
     if let Some(instructions) = instructions.filter(|i| !i.is_empty()) {
         out.push(ChatMessage::new("system", instructions));
@@ -291,7 +375,8 @@ pub fn conversation(instructions: Option<&str>, items: &[Sourced], images: &mut 
                 let (text, media) = message_text(&content, &format!("{param}.content"), images)?;
                 out.push(ChatMessage::new(role, text).with_media(media));
             }
-            Item::FunctionCall { call_id, name, arguments } => {
+            Item::FunctionCall { call_id, name, namespace, arguments } => {
+                let name = namespaces.model_name(namespace.as_deref(), &name);
                 let arguments = call_arguments(&arguments, &format!("{param}.arguments"))?;
                 calls.push((call_id.clone(), name.clone(), false));
                 assistant.get_or_insert_with(turn).tool_calls.push(ToolCall { id: call_id, name, arguments });
@@ -401,7 +486,7 @@ mod tests {
 
     fn chat(items: &[Value], instructions: Option<&str>) -> Result<Vec<ChatMessage>, ApiError> {
         let sourced: Vec<Sourced> = items.iter().enumerate().map(|(i, item)| Sourced { item, param: format!("input[{i}]") }).collect();
-        conversation(instructions, &sourced, &mut no_images)
+        conversation(instructions, &sourced, &Namespaces::default(), &mut no_images)
     }
 
     #[test]
@@ -455,11 +540,9 @@ mod tests {
     #[test]
     fn tools_choice_effort_and_limits() {
         let tool = json!({"type": "function", "name": "get_time", "parameters": {"type": "object", "properties": {}}});
-        let tools = request(json!({"tools": [tool], "tool_choice": {"type": "function", "name": "get_time"}})).tools().unwrap();
+        let tools = request(json!({"tools": [tool], "tool_choice": {"type": "function", "name": "get_time"}})).tools().unwrap().tools;
         assert_eq!(tools.choice, ToolChoice::Named("get_time".into()));
         assert_eq!(tools.definitions[0]["function"]["name"], "get_time");
-        let hosted = request(json!({"tools": [{"type": "web_search"}]})).tools().unwrap_err();
-        assert_eq!(hosted.param.as_deref(), Some("tools[0]"));
         let unknown = request(json!({"tools": [tool], "tool_choice": {"type": "function", "name": "nope"}})).tools().unwrap_err();
         assert_eq!(unknown.param.as_deref(), Some("tool_choice"));
 
@@ -471,5 +554,53 @@ mod tests {
         let model = SamplingParams { stop: vec!["<|im_end|>".into()], ..defaults.clone() };
         assert_eq!(request(json!({})).sampling(&model).unwrap().stop, ["<|im_end|>"], "the model's stop strings stay");
         assert_eq!(request(json!({"background": true})).check().unwrap_err().param.as_deref(), Some("background"));
+    }
+
+    #[test]
+    fn hosted_tools_are_left_out_and_a_choice_of_one_is_an_error() {
+        let tool = json!({"type": "function", "name": "get_time"});
+        let body = json!({"tools": [tool, {"type": "web_search", "external_web_access": false}, {"type": "file_search"}, {"type": "code_interpreter"},
+            {"type": "computer_use_preview"}, {"type": "image_generation"}, {"type": "local_shell"}]});
+        let tools = request(body.clone()).tools().unwrap();
+        assert_eq!(tools.tools.definitions.len(), 1);
+        assert_eq!(tools.left_out.len(), 6);
+        assert!(tools.left_out[0].starts_with("tools[1] `web_search`"), "{:?}", tools.left_out);
+        let mut chosen = body;
+        chosen["tool_choice"] = json!({"type": "web_search"});
+        let error = request(chosen).tools().unwrap_err();
+        assert_eq!(error.param.as_deref(), Some("tool_choice"));
+        assert!(error.message.contains("`web_search`"), "{}", error.message);
+    }
+
+    #[test]
+    fn namespace_groups_are_unpacked_and_their_calls_named_as_the_group_names_them() {
+        let function =
+            |name: &str| json!({"type": "function", "name": name, "description": "d", "parameters": {"type": "object", "properties": {}}});
+        let body = json!({"tools": [
+            function("exec_command"),
+            {"type": "namespace", "name": "multi_agent_v1", "description": "Agents.", "tools": [function("spawn_agent"), function("exec_command")]},
+        ]});
+        let tools = request(body).tools().unwrap();
+        let names: Vec<&str> = tools.tools.definitions.iter().map(|d| d["function"]["name"].as_str().unwrap()).collect();
+        // A function whose name another tool has is shown with its group's.
+        assert_eq!(names, ["exec_command", "spawn_agent", "multi_agent_v1__exec_command"]);
+        let namespaces = &tools.namespaces;
+        assert_eq!(namespaces.client_name("spawn_agent"), (Some("multi_agent_v1".into()), "spawn_agent".into()));
+        assert_eq!(namespaces.client_name("multi_agent_v1__exec_command"), (Some("multi_agent_v1".into()), "exec_command".into()));
+        assert_eq!(namespaces.client_name("exec_command"), (None, "exec_command".into()));
+        // A call the client sends back with its namespace reaches the model by the name it knows.
+        let items = [
+            json!({"role": "user", "content": "Go"}),
+            json!({"type": "function_call", "call_id": "c1", "name": "spawn_agent", "namespace": "multi_agent_v1", "arguments": "{}"}),
+            json!({"type": "function_call_output", "call_id": "c1", "output": "ok"}),
+        ];
+        let sourced: Vec<Sourced> = items.iter().enumerate().map(|(i, item)| Sourced { item, param: format!("input[{i}]") }).collect();
+        let messages = conversation(None, &sourced, namespaces, &mut no_images).unwrap();
+        assert_eq!(messages[1].tool_calls[0].name, "spawn_agent");
+        assert_eq!(messages[2].name.as_deref(), Some("spawn_agent"));
+        // A choice of a grouped function names it with its group.
+        let choice = request(json!({"tools": [{"type": "namespace", "name": "g", "tools": [function("f")]}],
+            "tool_choice": {"type": "function", "name": "f", "namespace": "g"}}));
+        assert_eq!(choice.tools().unwrap().tools.choice, ToolChoice::Named("f".into()));
     }
 }

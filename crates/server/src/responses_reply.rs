@@ -10,6 +10,7 @@ use confab_engine::runtime::{StopReason, Usage};
 use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
+use crate::responses::Namespaces;
 use crate::turn::TurnEvent;
 
 /// One response's identity, and the request's settings every response object repeats.
@@ -105,11 +106,26 @@ pub struct ResponseStream {
     sequence: u64,
     /// The response object once the turn ended.
     finished: Option<Value>,
+    namespaces: Namespaces,
 }
 
 impl ResponseStream {
     pub fn new(reply: ResponseReply) -> Self {
-        Self { reply, output: Vec::new(), open: None, open_text: String::new(), sequence: 0, finished: None }
+        Self {
+            reply,
+            output: Vec::new(),
+            open: None,
+            open_text: String::new(),
+            sequence: 0,
+            finished: None,
+            namespaces: Namespaces::default(),
+        }
+    }
+
+    /// How the request's grouped functions are named: calls are answered with their group.
+    pub fn with_namespaces(mut self, namespaces: Namespaces) -> Self {
+        self.namespaces = namespaces;
+        self
     }
 
     /// `response.created` and `response.in_progress`, with no output yet.
@@ -148,7 +164,14 @@ impl ResponseStream {
                 let index = self.output.len();
                 let id = self.reply.item_id("fc", index);
                 let arguments = arguments.to_string();
-                let item = |status: &str, arguments: &str| json!({ "id": id, "type": "function_call", "status": status, "call_id": call_id, "name": name, "arguments": arguments });
+                let (namespace, name) = self.namespaces.client_name(&name);
+                let item = |status: &str, arguments: &str| {
+                    let mut item = json!({ "id": id, "type": "function_call", "status": status, "call_id": call_id, "name": name, "arguments": arguments });
+                    if let Some(namespace) = &namespace {
+                        item["namespace"] = json!(namespace);
+                    }
+                    item
+                };
                 out.push(self.event("response.output_item.added", json!({ "output_index": index, "item": item("in_progress", "") })));
                 out.push(
                     self.event(
@@ -352,6 +375,20 @@ mod tests {
         // Each item's added and done events carry the same id.
         assert_eq!(events[2]["item"]["id"], events[6]["item"]["id"]);
         assert_eq!(events[9]["item_id"], output[1]["id"]);
+    }
+
+    #[test]
+    fn a_call_of_a_grouped_function_names_its_group() {
+        let request: crate::responses::ResponsesRequest = serde_json::from_value(json!({"tools": [
+            {"type": "namespace", "name": "multi_agent_v1", "tools": [{"type": "function", "name": "spawn_agent"}]},
+        ]}))
+        .unwrap();
+        let mut s = stream().with_namespaces(request.tools().unwrap().namespaces);
+        let mut events = s.push(TurnEvent::ToolCall { id: "call_1".into(), name: "spawn_agent".into(), arguments: json!({}) });
+        events.extend(s.push(TurnEvent::Done { reason: StopReason::Eos, usage: usage() }));
+        let item = &s.finished().unwrap()["output"][0];
+        assert_eq!((item["name"].as_str(), item["namespace"].as_str()), (Some("spawn_agent"), Some("multi_agent_v1")));
+        assert_eq!(events[0]["item"]["namespace"], "multi_agent_v1");
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::body::{parse, OPENAI_REFERENCE};
 use crate::error::ApiError;
 use crate::media_files::RequestFiles;
 use crate::messages::image_url_item;
-use crate::responses::{conversation, ResponsesRequest, Sourced};
+use crate::responses::{conversation, Namespaces, RequestTools, ResponsesRequest, Sourced};
 use crate::responses_reply::{ResponseReply, ResponseStream};
 use crate::running;
 use crate::structured::{self, FormatField};
@@ -42,6 +42,9 @@ pub async fn create(State(state): State<Arc<ServerState>>, body: Result<Bytes, B
         let model = state.served(request.model.as_deref())?;
         let sampling = request.sampling(&model.info.default_sampling)?;
         let prepared = prepare(&state, &request, &model).await?;
+        if !prepared.left_out.is_empty() {
+            tracing::warn!(left_out = prepared.left_out.join("; "), "responses: tools left out of the prompt");
+        }
         let mut engine_request = Request::new(model.id, prepared.prompt, sampling);
         engine_request.constraint = structured::constraint(request.format(), FormatField::TextFormat)?;
         prepared.tools.apply(&model.info, request.switches()?, &mut engine_request)?;
@@ -50,13 +53,13 @@ pub async fn create(State(state): State<Arc<ServerState>>, body: Result<Bytes, B
         let reply = ResponseReply::new(
             state.next_serial.fetch_add(1, Ordering::Relaxed),
             model.name.clone(),
-            echoed_settings(&request, keep.is_some()),
+            echoed_settings(&request, keep.is_some(), &prepared.left_out),
         );
         let kept = Kept { store: keep, previous_id: request.previous_response_id.clone(), input: with_ids(prepared.input, &reply) };
         let running =
             running::start(state.source.engine(), engine_request, prepared.files, state.active.clone()).await.map_err(responses_param)?;
         let mut turn = Turn::new(running, &model.info, &prepared.tools);
-        let mut events = ResponseStream::new(reply);
+        let mut events = ResponseStream::new(reply).with_namespaces(prepared.namespaces);
         if request.stream {
             return Ok(stream(turn, events, kept).into_response());
         }
@@ -165,20 +168,22 @@ fn store_error(error: StoreError) -> ApiError {
 struct Prepared {
     prompt: Prompt,
     tools: Tools,
+    namespaces: Namespaces,
+    left_out: Vec<String>,
     files: RequestFiles,
     input: Vec<Value>,
 }
 
 async fn prepare(state: &ServerState, request: &ResponsesRequest, model: &ServedModel) -> Result<Prepared, ApiError> {
-    let tools = request.tools()?;
+    let RequestTools { tools, namespaces, left_out } = request.tools()?;
     let input = request.input_items()?;
     let earlier = earlier_items(state, request.previous_response_id.as_deref()).await?;
     let mut sourced: Vec<Sourced> = earlier.iter().map(|item| Sourced { item, param: "previous_response_id".into() }).collect();
     sourced.extend(input.iter().enumerate().map(|(i, item)| Sourced { item, param: format!("input[{i}]") }));
     let mut files = RequestFiles::default();
     let mut images = |url: &str, param: &str| image_url_item(url, &state.media, &mut files, &model.info, &model.name, param);
-    let messages = conversation(request.instructions.as_deref(), &sourced, &mut images)?;
-    Ok(Prepared { prompt: Prompt::Chat(messages), tools, files, input })
+    let messages = conversation(request.instructions.as_deref(), &sourced, &namespaces, &mut images)?;
+    Ok(Prepared { prompt: Prompt::Chat(messages), tools, namespaces, left_out, files, input })
 }
 
 /// The items of the conversation a request continues: each earlier response's input and
@@ -205,14 +210,14 @@ async fn earlier_items(state: &ServerState, previous: Option<&str>) -> Result<Ve
 }
 
 /// The request's fields every response object repeats.
-fn echoed_settings(request: &ResponsesRequest, kept: bool) -> Map<String, Value> {
+fn echoed_settings(request: &ResponsesRequest, kept: bool, left_out: &[String]) -> Map<String, Value> {
     let format = request.format().cloned().unwrap_or_else(|| json!({ "type": "text" }));
     let effort = request.reasoning.as_ref().and_then(|r| r.effort.clone());
     let tool_choice = request.tool_choice.clone().filter(|c| !c.is_null()).unwrap_or_else(|| json!("auto"));
     let echoed = json!({
         "instructions": request.instructions,
         "max_output_tokens": request.max_output_tokens,
-        "metadata": request.metadata.clone().unwrap_or_else(|| json!({})),
+        "metadata": metadata(request, left_out),
         "parallel_tool_calls": request.parallel_tool_calls.unwrap_or(true),
         "previous_response_id": request.previous_response_id,
         "reasoning": { "effort": effort, "summary": null },
@@ -229,6 +234,16 @@ fn echoed_settings(request: &ResponsesRequest, kept: bool) -> Map<String, Value>
         Value::Object(map) => map,
         _ => Map::new(),
     }
+}
+
+/// The request's metadata, and where tools were left out of the prompt, a note of them
+/// (`confab_tools_left_out`; metadata values are strings).
+fn metadata(request: &ResponsesRequest, left_out: &[String]) -> Value {
+    let mut metadata = request.metadata.clone().filter(Value::is_object).unwrap_or_else(|| json!({}));
+    if !left_out.is_empty() {
+        metadata["confab_tools_left_out"] = json!(left_out.join("; "));
+    }
+    metadata
 }
 
 /// The request's input items, each with an id (as `input_items` lists them).

@@ -268,8 +268,26 @@ impl ChatTemplate {
         }
     }
 
-    /// `render` for messages in any serialisable shape (content lists with media parts).
+    /// `render` for messages in any serialisable shape (content lists with media parts). A
+    /// system message after the conversation began is rendered in place where the template
+    /// takes it; where the template raises an error on it, it is joined to the leading system
+    /// prompt (after what that already holds, in order; several leading ones are joined too) and
+    /// the conversation rendered again.
     pub fn render_any<M: Serialize>(&self, messages: &[M], add_generation_prompt: bool, options: &ChatOptions) -> Result<String> {
+        match self.render_messages(messages, add_generation_prompt, options) {
+            Err(EngineError::Template(first)) => {
+                let as_values =
+                    serde_json::to_value(messages).map_err(|e| EngineError::Template(format!("the messages cannot be rendered: {e}")))?;
+                match system_prompt_joined(as_values) {
+                    Some(joined) => self.render_messages(&joined, add_generation_prompt, options),
+                    None => Err(EngineError::Template(first)),
+                }
+            }
+            other => other,
+        }
+    }
+
+    fn render_messages<M: Serialize>(&self, messages: &[M], add_generation_prompt: bool, options: &ChatOptions) -> Result<String> {
         let mut context: BTreeMap<&str, Value> = BTreeMap::new();
         for (name, value) in &options.switches {
             context.insert(name, Value::from(Serde(value)));
@@ -299,6 +317,31 @@ impl ChatTemplate {
         let template = self.env.get_template(NAME).map_err(|e| EngineError::Template(e.to_string()))?;
         template.render(context).map_err(render_error)
     }
+}
+
+/// The messages with every system message joined into one system prompt, first (their texts in
+/// order, blank lines between: templates that take one system message raise on a second even
+/// where it follows the first); `None` when there is nothing to move.
+fn system_prompt_joined(messages: serde_json::Value) -> Option<Vec<serde_json::Value>> {
+    let serde_json::Value::Array(list) = messages else { return None };
+    let is_system = |m: &serde_json::Value| m.get("role").and_then(|r| r.as_str()) == Some("system");
+    // Nothing to move: at most one system message, and first.
+    if list.iter().skip(1).all(|m| !is_system(m)) {
+        return None;
+    }
+    let text = |m: &serde_json::Value| match m.get("content") {
+        Some(serde_json::Value::String(text)) => text.clone(),
+        Some(serde_json::Value::Array(parts)) => {
+            parts.iter().filter_map(|p| p.get("text").and_then(|t| t.as_str())).collect::<Vec<_>>().join("\n")
+        }
+        _ => String::new(),
+    };
+    let joined: Vec<String> = list.iter().filter(|m| is_system(m)).map(text).filter(|t| !t.is_empty()).collect();
+    let mut system = list.iter().find(|m| is_system(m)).cloned().unwrap_or_default();
+    system["content"] = serde_json::Value::from(joined.join("\n\n"));
+    let mut out = vec![system];
+    out.extend(list.into_iter().filter(|m| !is_system(m)));
+    Some(out)
 }
 
 /// The error a template raised on purpose, kept apart so its message reaches the person as is.
@@ -427,6 +470,42 @@ mod tests {
         let rewrites = ChatTemplate::new("{% for m in messages %}{{ m.content | upper }}{% endfor %}").unwrap();
         let refused = rewrites.render_continuation(&chat()).unwrap_err().to_string();
         assert!(refused.contains("regenerate it instead"), "{refused}");
+    }
+
+    #[test]
+    fn a_later_system_message_is_rendered_in_place_where_the_template_takes_it() {
+        let template = ChatTemplate::new(CHATML).unwrap();
+        let messages = vec![ChatMessage::system("Be brief."), ChatMessage::user("Hi"), ChatMessage::system("Now in Paris.")];
+        let out = template.render(&messages, false, None).unwrap();
+        assert!(out.ends_with("<|im_start|>user\nHi<|im_end|>\n<|im_start|>system\nNow in Paris.<|im_end|>\n"), "{out}");
+    }
+
+    #[test]
+    fn a_later_system_message_joins_the_system_prompt_where_the_template_raises() {
+        let source = "{% for m in messages %}{% if m.role == 'system' and not loop.first %}\
+            {{ raise_exception('System message must be at the beginning.') }}{% endif %}\
+            [{{ m.role }}] {{ m.content }}\n{% endfor %}";
+        let template = ChatTemplate::new(source).unwrap();
+        let messages = vec![
+            ChatMessage::system("Be brief."),
+            ChatMessage::user("Hi"),
+            ChatMessage::system("Now in Paris."),
+            ChatMessage::assistant("Hello"),
+            ChatMessage::system("Then Rome."),
+        ];
+        let out = template.render(&messages, false, None).unwrap();
+        assert_eq!(out, "[system] Be brief.\n\nNow in Paris.\n\nThen Rome.\n[user] Hi\n[assistant] Hello\n");
+        // Without a leading system prompt, the later ones make one.
+        let out = template.render(&messages[1..], false, None).unwrap();
+        assert_eq!(out, "[system] Now in Paris.\n\nThen Rome.\n[user] Hi\n[assistant] Hello\n");
+        // Two leading system messages, where the template takes one, are joined too.
+        let two = vec![ChatMessage::system("Be brief."), ChatMessage::system("Be kind."), ChatMessage::user("Hi")];
+        assert_eq!(template.render(&two, false, None).unwrap(), "[system] Be brief.\n\nBe kind.\n[user] Hi\n");
+        // An error that moving them does not cure is the template's own.
+        let error = template.render(&messages[..2], false, None);
+        assert!(error.is_ok());
+        let raises = ChatTemplate::new("{{ raise_exception('No.') }}").unwrap();
+        assert!(matches!(raises.render(&messages, false, None), Err(EngineError::Template(m)) if m == "No."));
     }
 
     #[test]

@@ -1,0 +1,121 @@
+"""A recording proxy on loopback: forwards every request to `confab serve` as it came, streams the
+answer back as it comes, and writes each exchange (method, path, headers, the request's JSON, the
+status and the answer's body) to a JSON-lines file. A 4xx is flagged in the record and counted.
+
+Run by hand: python3 tests/agents/proxy.py UPSTREAM_PORT RECORD.jsonl [CAP]  (prints its own port)
+"""
+from __future__ import annotations
+
+import http.client
+import http.server
+import json
+import sys
+import threading
+
+
+class Recorder:
+    def __init__(self, upstream_port: int, record_path: str, cap: int | None = None):
+        self.upstream_port = upstream_port
+        # The random tiny models never end a reply themselves: a cap on its length (the client's
+        # own limit when lower) is the one change made to what the clients send.
+        self.cap = cap
+        self.record_path = record_path
+        self.lock = threading.Lock()
+        self.exchanges: list[dict] = []
+
+    def add(self, exchange: dict):
+        with self.lock:
+            self.exchanges.append(exchange)
+            with open(self.record_path, "a") as f:
+                f.write(json.dumps(exchange) + "\n")
+
+    def refused(self) -> list[dict]:
+        with self.lock:
+            return [e for e in self.exchanges if 400 <= e["status"] < 500]
+
+
+def handler_for(recorder: Recorder):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def forward(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            sent = body
+            if recorder.cap and body:
+                try:
+                    payload = json.loads(body)
+                except ValueError:
+                    payload = None
+                if isinstance(payload, dict) and ("max_tokens" in payload or "input" in payload):
+                    key = "max_tokens" if "messages" in payload else "max_output_tokens"
+                    payload[key] = min(payload.get(key) or recorder.cap, recorder.cap)
+                    sent = json.dumps(payload).encode()
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "accept-encoding", "content-length")}
+            headers["Content-Length"] = str(len(sent))
+            upstream = http.client.HTTPConnection("127.0.0.1", recorder.upstream_port, timeout=900)
+            upstream.request(self.command, self.path, body=sent, headers=headers)
+            answer = upstream.getresponse()
+            self.send_response(answer.status)
+            for key, value in answer.getheaders():
+                if key.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    self.send_header(key, value)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            received = bytearray()
+            while True:
+                chunk = answer.read1(65536)
+                if not chunk:
+                    break
+                received.extend(chunk)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            self.close_connection = True
+            upstream.close()
+            try:
+                request_json = json.loads(body) if body else None
+            except ValueError:
+                request_json = body.decode("utf-8", "replace")
+            recorder.add({
+                "method": self.command,
+                "path": self.path,
+                "headers": {k: v for k, v in self.headers.items() if k.lower() not in ("authorization", "x-api-key")},
+                "request": request_json,
+                "status": answer.status,
+                "refused": 400 <= answer.status < 500,
+                "response": received.decode("utf-8", "replace"),
+            })
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = forward
+
+    return Handler
+
+
+class Proxy:
+    """The proxy in a thread of this process; `port` is where clients point."""
+
+    def __init__(self, upstream_port: int, record_path: str, cap: int | None = None):
+        self.recorder = Recorder(upstream_port, record_path, cap)
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_for(self.recorder))
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+if __name__ == "__main__":
+    proxy = Proxy(int(sys.argv[1]), sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else None)
+    print(proxy.port, flush=True)
+    try:
+        proxy.thread.join()
+    except KeyboardInterrupt:
+        proxy.stop()
