@@ -135,7 +135,13 @@ impl DiskTier {
 
     /// Loads and verifies an entry; a bad one is deleted and `None` returned.
     pub fn load(&mut self, id: &str, fingerprint: &str) -> Option<(SequenceState, Vec<Checkpoint>)> {
+        let started = std::time::Instant::now();
         let blocks = self.blocks.clone();
+        let bytes = self
+            .entries
+            .entries()
+            .find(|(e, _)| *e == id)
+            .map_or(0, |(_, m)| m.seal.bytes + m.blocks.iter().map(|b| b.seal.bytes).sum::<u64>());
         let loaded = self.entries.load(id, |manifest, mut arrays| {
             if manifest.key.fingerprint != fingerprint {
                 return Err("it belongs to another model".into());
@@ -150,8 +156,11 @@ impl DiskTier {
             }
             Ok((SequenceState::from_parts(layers, manifest.position_shifts.clone()), checkpoints))
         });
-        if loaded.is_none() {
-            self.remove_unlisted_blocks();
+        match &loaded {
+            Some(_) => {
+                tracing::debug!(entry = id, bytes, load_ms = started.elapsed().as_secs_f64() * 1e3, "prefix cache read an entry from disk")
+            }
+            None => self.remove_unlisted_blocks(),
         }
         loaded
     }
