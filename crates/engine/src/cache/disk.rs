@@ -348,7 +348,7 @@ impl FullKeysValues {
         let (len, capacity) = (self.len, self.capacity);
         let slot = self.buffers.get_mut(&tensor.name).expect("taken");
         if slot.is_none() {
-            *slot = Some((HostBuffer::zeroed(&[batch, heads, capacity as i32, dim], tensor.dtype)?, 0));
+            *slot = Some((HostBuffer::new(&[batch, heads, capacity as i32, dim], tensor.dtype)?, 0));
         }
         let (buffer, filled) = slot.as_mut().expect("made");
         let n = n as usize;
@@ -361,7 +361,7 @@ impl FullKeysValues {
         // A position of a head: head_dim elements.
         let position = dim as usize * dtype_size(tensor.dtype) as usize;
         let run = n * position;
-        reader.read_tensor(tensor, buffer.bytes_mut(), |offset| {
+        reader.read_tensor(tensor, buffer, |offset| {
             let (row, within) = (offset / run, offset % run);
             ((row * capacity + start) * position + within, run - within)
         })?;
@@ -377,13 +377,21 @@ impl FullKeysValues {
         }
     }
 
-    /// Layer `i`, once read whole.
+    /// Layer `i`, once read whole: its buffers' room past the sequence zeroed (as a grown
+    /// buffer's is).
     fn layer(&mut self, i: usize) -> Result<LayerState, String> {
-        let mut take = |part: &str| self.buffers.get_mut(&format!("layer.{i}.{part}")).and_then(Option::take);
-        match (take("keys"), take("values")) {
-            (Some((keys, _)), Some((values, _))) => {
-                Ok(LayerState::KeysValues(KeysValues::from_buffers(keys.into_array(), values.into_array(), self.len)))
+        let (len, capacity) = (self.len, self.capacity);
+        let mut take = |part: &str| {
+            let (mut buffer, filled) = self.buffers.get_mut(&format!("layer.{i}.{part}")).and_then(Option::take)?;
+            let &[batch, heads, _, dim] = buffer.shape() else { return None };
+            let position = dim as usize * dtype_size(buffer.dtype()) as usize;
+            for row in 0..batch as usize * heads as usize {
+                buffer.zero((row * capacity + len) * position, (capacity - len) * position);
             }
+            (filled == len).then(|| buffer.into_array())
+        };
+        match (take("keys"), take("values")) {
+            (Some(keys), Some(values)) => Ok(LayerState::KeysValues(KeysValues::from_buffers(keys, values, len))),
             _ => Err(format!("layer.{i} is missing")),
         }
     }
@@ -477,7 +485,7 @@ mod tests {
     }
 
     fn same(a: &Array, b: &Array) -> bool {
-        a.shape() == b.shape() && a.dtype() == b.dtype() && mlx_rs::ops::array_eq(a, b, true).unwrap().item::<bool>()
+        a.shape() == b.shape() && a.dtype() == b.dtype() && mlx_rs::ops::array_eq(a, b, true).unwrap().item_exact::<bool>()
     }
 
     #[test]

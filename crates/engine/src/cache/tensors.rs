@@ -69,15 +69,23 @@ impl TensorReader {
     /// Reads `tensor`'s bytes (the next tensor in file order, or a later one: what lies
     /// between is read for the checksum and dropped) into `dest`, in runs: `place(offset)` says
     /// where in `dest` the tensor's bytes from `offset` go and how many go there together.
-    pub fn read_tensor(&mut self, tensor: &TensorInfo, dest: &mut [u8], place: impl Fn(usize) -> (usize, usize)) -> Result<(), String> {
+    pub fn read_tensor(
+        &mut self,
+        tensor: &TensorInfo,
+        dest: &mut HostBuffer,
+        place: impl Fn(usize) -> (usize, usize),
+    ) -> Result<(), String> {
         self.skip_to(tensor.begin)?;
         let mut offset = 0;
         while offset < tensor.nbytes() {
             let (at, len) = place(offset);
             let len = len.min(tensor.nbytes() - offset);
-            let run = dest.get_mut(at..at + len).filter(|r| !r.is_empty());
-            let run = run.ok_or_else(|| format!("{}'s bytes do not fit where they go", tensor.name))?;
-            self.read(run)?;
+            if len == 0 || at.checked_add(len).is_none_or(|end| end > dest.len) {
+                return Err(format!("{}'s bytes do not fit where they go", tensor.name));
+            }
+            // SAFETY: `at..at + len` lies inside the buffer (checked above), which only this
+            // reader writes while it is borrowed.
+            unsafe { self.read_raw(dest.data.add(at), len)? };
             offset += len;
         }
         Ok(())
@@ -85,9 +93,9 @@ impl TensorReader {
 
     /// A tensor's bytes as a new MLX array (one copy, from a buffer of its own).
     pub fn read_array(&mut self, tensor: &TensorInfo) -> Result<Array, String> {
-        let n = tensor.nbytes();
-        let mut bytes = vec![0u8; n];
-        self.read_tensor(tensor, &mut bytes, |offset| (offset, n - offset))?;
+        self.skip_to(tensor.begin)?;
+        let mut bytes = vec![0u8; tensor.nbytes()];
+        self.read(&mut bytes)?;
         // SAFETY: `bytes` holds the product of the shape times the dtype's size (checked when the
         // header was read), and MLX copies them.
         Ok(unsafe { Array::from_raw_data(bytes.as_ptr().cast(), &tensor.shape, tensor.dtype) })
@@ -103,9 +111,35 @@ impl TensorReader {
     }
 
     fn read(&mut self, dest: &mut [u8]) -> Result<(), String> {
-        self.file.read_exact(dest).map_err(|e| format!("unreadable ({e})"))?;
-        self.hasher.update(dest);
-        self.at += dest.len() as u64;
+        // SAFETY: a live slice of `dest.len()` bytes.
+        unsafe { self.read_raw(dest.as_mut_ptr(), dest.len()) }
+    }
+
+    /// Reads the next `len` bytes to `dest` (which may be unwritten memory: it is written
+    /// through the pointer, never read until the read has filled it).
+    ///
+    /// # Safety
+    /// `dest..dest + len` must be writable and used by nothing else meanwhile.
+    unsafe fn read_raw(&mut self, dest: *mut u8, len: usize) -> Result<(), String> {
+        use std::os::fd::AsRawFd;
+        let mut done = 0;
+        while done < len {
+            // SAFETY: the caller's range; `read` writes at most `len - done` bytes past `done`.
+            let n = unsafe { libc::read(self.file.as_raw_fd(), dest.add(done).cast(), len - done) };
+            match n {
+                0 => return Err("unreadable (it ended early)".into()),
+                n if n < 0 => {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        return Err(format!("unreadable ({e})"));
+                    }
+                }
+                n => done += n as usize,
+            }
+        }
+        // SAFETY: the range was written whole by the reads above.
+        self.hasher.update(unsafe { std::slice::from_raw_parts(dest, len) });
+        self.at += len as u64;
         Ok(())
     }
 
@@ -186,35 +220,56 @@ pub(crate) fn dtype_size(dtype: Dtype) -> u64 {
     }
 }
 
-/// A new MLX array whose bytes are written here before anything else sees it.
+/// A new MLX array whose bytes are written here before anything else sees it: allocated,
+/// not zeroed (the reads write it, and `zero` whatever they do not).
 pub(crate) struct HostBuffer {
     array: Array,
     data: *mut u8,
     len: usize,
 }
 
+extern "C" {
+    fn confab_host_array(
+        out: *mut *mut std::ffi::c_void,
+        like: *const std::ffi::c_void,
+        shape: *const i32,
+        ndim: i32,
+        err: *mut std::ffi::c_char,
+        err_len: usize,
+    ) -> i32;
+}
+
 impl HostBuffer {
-    /// An array of `shape` and `dtype`, zeroed, to write into.
-    pub fn zeroed(shape: &[i32], dtype: Dtype) -> Result<Self, String> {
-        let array = mlx_rs::ops::zeros_dtype(shape, dtype).map_err(|e| e.to_string())?;
-        array.eval().map_err(|e| e.to_string())?;
-        let mut row_contiguous = false;
-        // SAFETY: a live array.
-        let status = unsafe { mlx_sys::_mlx_array_is_row_contiguous(&mut row_contiguous, array.as_ptr()) };
+    /// An array of `shape` and `dtype` to write into.
+    pub fn new(shape: &[i32], dtype: Dtype) -> Result<Self, String> {
+        let like = mlx_rs::ops::zeros_dtype(&[0], dtype).map_err(|e| e.to_string())?;
+        let mut out: *mut std::ffi::c_void = std::ptr::null_mut();
+        let mut err = [0 as std::ffi::c_char; 256];
+        // SAFETY: `like` is a live mlx::core::array (only its dtype is read); `shape` holds
+        // `shape.len()` dimensions; `err` has room for the message.
+        let status =
+            unsafe { confab_host_array(&mut out, like.as_ptr().ctx, shape.as_ptr(), shape.len() as i32, err.as_mut_ptr(), err.len()) };
+        if status != 0 || out.is_null() {
+            // SAFETY: the helper wrote a NUL-terminated message.
+            let message = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
+            return Err(format!("could not allocate a buffer ({message})"));
+        }
+        // SAFETY: `out` is an owned mlx::core::array*, what an mlx_array's ctx holds.
+        let array = unsafe { Array::from_ptr(mlx_sys::mlx_array { ctx: out }) };
         let len = shape.iter().map(|&d| d as usize).product::<usize>() * dtype_size(dtype) as usize;
-        // SAFETY: a live, evaluated array.
+        // SAFETY: a live array with a buffer (no computation makes it).
         let data = unsafe { mlx_sys::mlx_array_data_uint8(array.as_ptr()) }.cast_mut();
-        if status != 0 || !row_contiguous || array.nbytes() != len || data.is_null() {
-            return Err("MLX did not allocate a contiguous buffer".into());
+        if array.nbytes() != len || (data.is_null() && len > 0) {
+            return Err("MLX did not allocate the buffer asked for".into());
         }
         Ok(Self { array, data, len })
     }
 
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: the array was just made and evaluated: a row-contiguous buffer of `len` bytes
-        // that no other array and no pending computation uses, and none will until `into_array`
-        // gives it away (which ends this borrow's possibility).
-        unsafe { std::slice::from_raw_parts_mut(self.data, self.len) }
+    /// Zeroes `len` bytes from `at` (within the buffer).
+    pub fn zero(&mut self, at: usize, len: usize) {
+        assert!(at + len <= self.len, "zeroing past the buffer");
+        // SAFETY: inside the buffer (asserted), which nothing else uses yet.
+        unsafe { std::ptr::write_bytes(self.data.add(at), 0, len) }
     }
 
     pub fn shape(&self) -> &[i32] {
@@ -225,6 +280,7 @@ impl HostBuffer {
         self.array.dtype()
     }
 
+    /// The array, once every byte has been read or zeroed.
     pub fn into_array(self) -> Array {
         self.array
     }
