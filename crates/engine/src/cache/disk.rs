@@ -510,8 +510,13 @@ mod tests {
                         assert!(same(a, b), "{len} {dtype:?}: {name} of layer {i} differs");
                     }
                 }
-                // The next turn's 30 positions go into the buffers read, in place.
+                // The next turn's 30 positions go into the buffers read, in place; the room
+                // for them is zeros, as in a buffer grown while the sequence ran.
                 let kv = loaded.layers[0].keys_values_mut().unwrap();
+                for buffer in kv.arrays() {
+                    let room = buffer.index((.., .., len as i32.., ..));
+                    assert!(room.dim(2) > 0 && same(&room, &mlx_rs::ops::zeros_like(&room).unwrap()), "{len} {dtype:?}");
+                }
                 let bytes = kv.nbytes();
                 let turn = mlx_rs::ops::zeros_dtype(&[1, 3, 30, 4], dtype).unwrap();
                 kv.append(turn.clone(), turn).unwrap();
