@@ -20,6 +20,8 @@ fn main() {
     // The kernels' thread pool (native/thread_pool.h): its size for `confab doctor`, and the
     // checks src/cpu_threads.rs runs on pools of any size.
     kernel(&include).file("native/thread_pool.cpp").compile("confab_thread_pool");
+    // Unwritten MLX buffers for the prefix cache's disk tier to read into.
+    kernel(&include).file("native/host_array.cpp").compile("confab_host_array");
 }
 
 /// A CPU kernel's build: C++20 at -O3 against the wheel's MLX headers.

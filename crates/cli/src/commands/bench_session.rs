@@ -34,6 +34,10 @@ pub struct Args {
     /// With --branches: tokens each reply generates (the decode speed is over them).
     #[arg(long, default_value_t = 64)]
     gen: u32,
+    /// The disk tier's folder, left in place afterwards (bench/disk_tier.py reads its files);
+    /// by default a temporary folder, removed.
+    #[arg(long)]
+    cache_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -73,7 +77,10 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     if args.branches {
         return branches(&args);
     }
-    let dir = tempfile_dir()?;
+    let dir = match &args.cache_dir {
+        Some(dir) => std::fs::create_dir_all(dir).map(|_| dir.clone())?,
+        None => tempfile_dir()?,
+    };
     let start = |dir: &std::path::Path| -> anyhow::Result<(Engine, ModelId, usize)> {
         let prefix = PrefixOptions { dir: Some(dir.to_path_buf()), ..Default::default() };
         let engine = Engine::start(EngineOptions { prefix, ..Default::default() })?;
@@ -99,7 +106,9 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     ttft(&engine, model, history[..64].to_vec(), false)?; // warm-up, no reuse
     let (disk, disk_reused, _) = ttft(&engine, model, continued(2), true)?;
     drop(engine);
-    std::fs::remove_dir_all(&dir).ok();
+    if args.cache_dir.is_none() {
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     let report = Report {
         history_tokens: history.len() + reply.len(),

@@ -20,8 +20,9 @@ use mlx_rs::Array;
 
 use crate::cache::entries::{checksum, EntryDir, Seal};
 use crate::cache::key::{resume_point, PrefixKey};
+use crate::cache::tensors::{dtype_size, HostBuffer, TensorInfo, TensorReader};
 use crate::model::format::Fingerprint;
-use crate::state::{Checkpoint, LayerState, PositionShift, SequenceState, StateKind, PAGE};
+use crate::state::{Checkpoint, KeysValues, LayerState, PositionShift, SequenceState, StateKind, PAGE};
 
 /// 2: per-layer state kinds and checkpoints (version 1 held keys and values only).
 /// 3: CRC-32 checksums (2's FNV-1a went a byte at a time, one dependent multiply per byte).
@@ -133,16 +134,49 @@ impl DiskTier {
             .max_by_key(|m| m.at)
     }
 
-    /// Loads and verifies an entry; a bad one is deleted and `None` returned.
+    /// Loads and verifies an entry; a bad one is deleted and `None` returned. Its files are
+    /// read once, front to back, each checked against its checksum as it is read; the full
+    /// keys/values layers go straight into the buffers the resumed sequence extends (with room
+    /// for the next turn), blocks and tail in place.
     pub fn load(&mut self, id: &str, fingerprint: &str) -> Option<(SequenceState, Vec<Checkpoint>)> {
+        let started = std::time::Instant::now();
         let blocks = self.blocks.clone();
-        let loaded = self.entries.load(id, |manifest, mut arrays| {
+        let mut bytes = 0;
+        let loaded = self.entries.load_file(id, |manifest, path| {
             if manifest.key.fingerprint != fingerprint {
                 return Err("it belongs to another model".into());
             }
+            bytes = manifest.seal.bytes + manifest.blocks.iter().map(|b| b.seal.bytes).sum::<u64>();
             let len = manifest.key.tokens.len();
-            join_blocks(&blocks, manifest, &mut arrays)?;
-            let layers = layers_from(&manifest.kinds, "layer", (0..manifest.kinds.len()).collect(), &mut arrays, len)?;
+            let mut full = FullKeysValues::new(&manifest.kinds, len);
+            for (index, block) in manifest.blocks.iter().enumerate() {
+                let path = blocks.join(format!("{}.safetensors", block.id));
+                if let Err(e) = read_block(&path, &block.seal, index, &mut full) {
+                    let _ = std::fs::remove_file(&path);
+                    return Err(format!("block {} {e}", block.id));
+                }
+            }
+            full.check_filled(manifest.blocks.len() * PAGE, "is missing from a block")?;
+            let mut reader = TensorReader::open(path, &manifest.seal).map_err(|e| format!("the data {e}"))?;
+            let mut arrays = HashMap::new();
+            for tensor in reader.tensors.clone() {
+                if full.takes(&tensor.name) {
+                    full.read(&mut reader, &tensor, manifest.blocks.len() * PAGE)?;
+                } else {
+                    arrays.insert(tensor.name.clone(), reader.read_array(&tensor).map_err(|e| format!("the data {e}"))?);
+                }
+            }
+            reader.finish().map_err(|e| format!("the data {e}"))?;
+            full.check_filled(len, "is missing")?;
+            let layers = manifest
+                .kinds
+                .iter()
+                .enumerate()
+                .map(|(i, &kind)| match kind {
+                    StateKind::KeysValues => full.layer(i),
+                    _ => LayerState::from_disk(kind, &format!("layer.{i}"), &mut arrays, len),
+                })
+                .collect::<Result<Vec<_>, String>>()?;
             let mut checkpoints = Vec::with_capacity(manifest.checkpoints.len());
             for (c, saved) in manifest.checkpoints.iter().enumerate() {
                 let held = layers_from(&manifest.kinds, &format!("checkpoint.{c}.layer"), saved.layers.clone(), &mut arrays, saved.len)?;
@@ -150,8 +184,11 @@ impl DiskTier {
             }
             Ok((SequenceState::from_parts(layers, manifest.position_shifts.clone()), checkpoints))
         });
-        if loaded.is_none() {
-            self.remove_unlisted_blocks();
+        match &loaded {
+            Some(_) => {
+                tracing::debug!(entry = id, bytes, load_ms = started.elapsed().as_secs_f64() * 1e3, "prefix cache read an entry from disk")
+            }
+            None => self.remove_unlisted_blocks(),
         }
         loaded
     }
@@ -261,40 +298,103 @@ fn prefix_id(key: &PrefixKey) -> String {
     id_hash.finish()
 }
 
-/// Puts each full keys/values layer's blocks before its tail in `arrays`, every block checked
-/// against its size and checksum first; a block that fails is deleted.
-fn join_blocks(dir: &Path, manifest: &Manifest, arrays: &mut HashMap<String, Array>) -> Result<(), String> {
-    if manifest.blocks.is_empty() {
-        return Ok(());
-    }
-    let mut parts: HashMap<String, Vec<Array>> = HashMap::new();
-    for block in &manifest.blocks {
-        let path = dir.join(format!("{}.safetensors", block.id));
-        let bytes = std::fs::read(&path).map_err(|e| format!("block {} is unreadable ({e})", block.id))?;
-        if bytes.len() as u64 != block.seal.bytes || checksum(&bytes) != block.seal.checksum {
-            let _ = std::fs::remove_file(&path);
-            return Err(format!("block {} does not match its checksum (truncated or corrupt)", block.id));
-        }
-        for (name, array) in Array::load_safetensors(&path).map_err(|e| e.to_string())? {
-            parts.entry(name).or_default().push(array);
-        }
-    }
-    for (i, kind) in manifest.kinds.iter().enumerate() {
-        if *kind != StateKind::KeysValues {
-            continue;
-        }
-        for part in ["keys", "values"] {
-            let name = format!("layer.{i}.{part}");
-            let mut pieces = parts.remove(&name).unwrap_or_default();
-            if pieces.len() != manifest.blocks.len() {
-                return Err(format!("{name} is missing from a block"));
+/// Reads block `index` (positions `index * PAGE` to the next page of every full keys/values
+/// layer) into `full`, checked against its seal.
+fn read_block(path: &Path, seal: &Seal, index: usize, full: &mut FullKeysValues) -> Result<(), String> {
+    let mut reader = TensorReader::open(path, seal)?;
+    for tensor in reader.tensors.clone() {
+        if full.takes(&tensor.name) {
+            if tensor.shape.get(2) != Some(&(PAGE as i32)) {
+                return Err(format!("holds {} with other than {PAGE} positions", tensor.name));
             }
-            pieces.extend(arrays.remove(&name));
-            let joined = mlx_rs::ops::concatenate(&pieces, 2).map_err(|e| e.to_string())?;
-            arrays.insert(name, joined);
+            full.read(&mut reader, &tensor, index * PAGE)?;
         }
     }
-    Ok(())
+    reader.finish()
+}
+
+/// The full keys/values layers of an entry being read: for each, a keys and a values buffer
+/// of the sequence's length and room for a next turn (what a buffer grown as the sequence ran
+/// holds), filled piece by piece (blocks, then the entry's tail) as the files are read.
+struct FullKeysValues {
+    len: usize,
+    capacity: usize,
+    /// By name (`layer.{i}.keys`, `layer.{i}.values`): the buffer (made at its first piece) and
+    /// the positions filled so far.
+    buffers: HashMap<String, Option<(HostBuffer, usize)>>,
+}
+
+impl FullKeysValues {
+    fn new(kinds: &[StateKind], len: usize) -> Self {
+        let buffers = (kinds.iter().enumerate())
+            .filter(|(_, k)| **k == StateKind::KeysValues)
+            .flat_map(|(i, _)| [format!("layer.{i}.keys"), format!("layer.{i}.values")])
+            .map(|name| (name, None))
+            .collect();
+        Self { len, capacity: KeysValues::capacity_for(len + 1), buffers }
+    }
+
+    /// Whether `name` is part of a full keys/values layer.
+    fn takes(&self, name: &str) -> bool {
+        self.buffers.contains_key(name)
+    }
+
+    /// Reads `tensor` ([batch, heads, positions, head_dim]) into its buffer from position
+    /// `start`: each head's positions are one run of bytes in the file and in the buffer.
+    fn read(&mut self, reader: &mut TensorReader, tensor: &TensorInfo, start: usize) -> Result<(), String> {
+        let &[batch, heads, n, dim] = tensor.shape.as_slice() else {
+            return Err(format!("{} is not [batch, heads, positions, head_dim]", tensor.name));
+        };
+        let (len, capacity) = (self.len, self.capacity);
+        let slot = self.buffers.get_mut(&tensor.name).expect("taken");
+        if slot.is_none() {
+            *slot = Some((HostBuffer::new(&[batch, heads, capacity as i32, dim], tensor.dtype)?, 0));
+        }
+        let (buffer, filled) = slot.as_mut().expect("made");
+        let n = n as usize;
+        if buffer.shape() != [batch, heads, capacity as i32, dim] || buffer.dtype() != tensor.dtype {
+            return Err(format!("{}'s pieces differ in shape or dtype", tensor.name));
+        }
+        if *filled != start || start + n > len {
+            return Err(format!("{} holds positions {start} to {} where {} were expected next", tensor.name, start + n, *filled));
+        }
+        // A position of a head: head_dim elements.
+        let position = dim as usize * dtype_size(tensor.dtype) as usize;
+        let run = n * position;
+        reader.read_tensor(tensor, buffer, |offset| {
+            let (row, within) = (offset / run, offset % run);
+            ((row * capacity + start) * position + within, run - within)
+        })?;
+        *filled += n;
+        Ok(())
+    }
+
+    /// Fails unless every buffer holds `positions` positions.
+    fn check_filled(&self, positions: usize, missing: &str) -> Result<(), String> {
+        match self.buffers.iter().find(|(_, b)| b.as_ref().map_or(0, |(_, filled)| *filled) != positions) {
+            Some((name, _)) if positions > 0 => Err(format!("{name} {missing}")),
+            _ => Ok(()),
+        }
+    }
+
+    /// Layer `i`, once read whole: its buffers' room past the sequence zeroed (as a grown
+    /// buffer's is).
+    fn layer(&mut self, i: usize) -> Result<LayerState, String> {
+        let (len, capacity) = (self.len, self.capacity);
+        let mut take = |part: &str| {
+            let (mut buffer, filled) = self.buffers.get_mut(&format!("layer.{i}.{part}")).and_then(Option::take)?;
+            let &[batch, heads, _, dim] = buffer.shape() else { return None };
+            let position = dim as usize * dtype_size(buffer.dtype()) as usize;
+            for row in 0..batch as usize * heads as usize {
+                buffer.zero((row * capacity + len) * position, (capacity - len) * position);
+            }
+            (filled == len).then(|| buffer.into_array())
+        };
+        match (take("keys"), take("values")) {
+            (Some(keys), Some(values)) => Ok(LayerState::KeysValues(KeysValues::from_buffers(keys, values, len))),
+            _ => Err(format!("layer.{i} is missing")),
+        }
+    }
 }
 
 /// The layers `indices` (of `kinds`) saved under `prefix`.{index}.
@@ -364,6 +464,98 @@ mod tests {
         let found = tier.best_match(&key(&branch), &|k| k.shared_len(&key(&branch))).unwrap();
         let (state, _) = tier.load(&found.id, "model").expect("the branch loads with the shared blocks");
         assert_eq!(state.len(), branch.len());
+    }
+
+    /// Two full keys/values layers of 3 heads and a window layer, every value distinct, in
+    /// `dtype`.
+    fn varied_state(len: usize, dtype: mlx_rs::Dtype) -> SequenceState {
+        let kinds = [StateKind::KeysValues, StateKind::Window { size: 8 }, StateKind::KeysValues];
+        let mut state = SequenceState::new(&kinds);
+        for (i, layer) in state.layers.iter_mut().enumerate() {
+            let values = |salt: usize| {
+                let data: Vec<f32> = (0..3 * len * 4).map(|x| (x * 7 + salt * 1000 + i) as f32 * 0.37 - 11.0).collect();
+                Array::from_slice(&data, &[1, 3, len as i32, 4]).as_dtype(dtype).unwrap()
+            };
+            match layer {
+                LayerState::Window(w) => drop(w.append(values(1), values(2)).unwrap()),
+                other => drop(other.keys_values_mut().unwrap().append(values(1), values(2)).unwrap()),
+            }
+        }
+        state
+    }
+
+    fn same(a: &Array, b: &Array) -> bool {
+        a.shape() == b.shape() && a.dtype() == b.dtype() && mlx_rs::ops::array_eq(a, b, true).unwrap().item_exact::<bool>()
+    }
+
+    #[test]
+    fn an_entry_reads_back_bit_identical_with_room_for_the_next_turn() {
+        // Blocks and a tail, blocks only, a tail only.
+        for len in [2 * PAGE + 37, 2 * PAGE, 70] {
+            for dtype in [mlx_rs::Dtype::Float32, mlx_rs::Dtype::Bfloat16] {
+                let dir = tempfile::tempdir().unwrap();
+                let mut tier = DiskTier::open(dir.path().to_path_buf(), u64::MAX);
+                let tokens: Vec<u32> = (0..len as u32).collect();
+                let state = varied_state(len, dtype);
+                tier.store(&key(&tokens), &state, &[]);
+                drop(tier);
+                let mut tier = DiskTier::open(dir.path().to_path_buf(), u64::MAX);
+                let found = tier.best_match(&key(&tokens), &|k| k.shared_len(&key(&tokens))).unwrap();
+                let (mut loaded, _) = tier.load(&found.id, "model").expect("it loads back");
+                assert_eq!(loaded.len(), len);
+                for (i, (want, got)) in state.layers.iter().zip(&loaded.layers).enumerate() {
+                    let (want, got) = (want.to_disk("l"), got.to_disk("l"));
+                    assert_eq!(want.len(), got.len(), "{len} {dtype:?} layer {i}");
+                    for ((name, a), (_, b)) in want.iter().zip(&got) {
+                        assert!(same(a, b), "{len} {dtype:?}: {name} of layer {i} differs");
+                    }
+                }
+                // The next turn's 30 positions go into the buffers read, in place; the room
+                // for them is zeros, as in a buffer grown while the sequence ran.
+                let kv = loaded.layers[0].keys_values_mut().unwrap();
+                for buffer in kv.arrays() {
+                    let room = buffer.index((.., .., len as i32.., ..));
+                    assert!(room.dim(2) > 0 && same(&room, &mlx_rs::ops::zeros_like(&room).unwrap()), "{len} {dtype:?}");
+                }
+                let bytes = kv.nbytes();
+                let turn = mlx_rs::ops::zeros_dtype(&[1, 3, 30, 4], dtype).unwrap();
+                kv.append(turn.clone(), turn).unwrap();
+                assert_eq!(kv.nbytes(), bytes, "{len} {dtype:?}: the buffers did not grow");
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_whose_header_lies_is_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens: Vec<u32> = (0..PAGE as u32 + 5).collect();
+        let mut tier = DiskTier::open(dir.path().to_path_buf(), u64::MAX);
+        tier.store(&key(&tokens), &state_of(&tokens), &[]);
+        // The same size and a valid checksum, but a header that puts the keys past the data.
+        let block = std::fs::read_dir(dir.path().join("blocks")).unwrap().next().unwrap().unwrap().path();
+        let mut bytes = std::fs::read(&block).unwrap();
+        let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        let header = String::from_utf8(bytes[8..8 + header_len].to_vec()).unwrap();
+        let lying = header.replacen("\"shape\":[1,1,256,16]", "\"shape\":[1,1,999,16]", 1);
+        assert_ne!(lying, header, "the header names the shape: {header}");
+        bytes[8..8 + header_len].copy_from_slice(lying.as_bytes());
+        std::fs::write(&block, &bytes).unwrap();
+        let manifest_path = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "json"))
+            .unwrap();
+        let manifest = std::fs::read_to_string(&manifest_path).unwrap();
+        let old = tier.entries.entries().next().unwrap().1.blocks[0].seal.checksum.clone();
+        std::fs::write(&manifest_path, manifest.replace(&old, &checksum(&bytes))).unwrap();
+        drop(tier);
+
+        let mut tier = DiskTier::open(dir.path().to_path_buf(), u64::MAX);
+        let found = tier.best_match(&key(&tokens), &|k| k.shared_len(&key(&tokens))).unwrap();
+        assert!(tier.load(&found.id, "model").is_none(), "refused");
+        assert!(tier.is_empty(), "and removed");
+        assert!(!block.exists(), "with its block");
     }
 
     #[test]

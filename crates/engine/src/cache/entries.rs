@@ -48,7 +48,12 @@ pub(crate) struct EntryDir<M> {
 }
 
 pub(crate) fn checksum(bytes: &[u8]) -> String {
-    format!("{:08x}", crc32fast::hash(bytes))
+    checksum_of(crc32fast::hash(bytes))
+}
+
+/// A CRC-32 as manifests write it.
+pub(crate) fn checksum_of(crc: u32) -> String {
+    format!("{crc:08x}")
 }
 
 impl<M: Manifest> EntryDir<M> {
@@ -106,9 +111,15 @@ impl<M: Manifest> EntryDir<M> {
     /// Loads an entry's arrays, checks them against the seal, and lets `build` make the value
     /// (and reject it). A bad entry is deleted and `None` returned.
     pub fn load<T>(&mut self, id: &str, build: impl FnOnce(&M, HashMap<String, Array>) -> Result<T, String>) -> Option<T> {
+        self.load_file(id, |manifest, path| build(manifest, read(path, manifest.seal())?))
+    }
+
+    /// Like `load`, but `build` reads the entry's data file itself (given its path) and checks
+    /// it against the manifest's seal.
+    pub fn load_file<T>(&mut self, id: &str, build: impl FnOnce(&M, &Path) -> Result<T, String>) -> Option<T> {
         let position = self.index.iter().position(|e| e.id == id)?;
         let manifest = &self.index[position].manifest;
-        match self.read(id, manifest.seal()).and_then(|arrays| build(manifest, arrays)) {
+        match build(manifest, &self.dir.join(format!("{id}.safetensors"))) {
             Ok(value) => {
                 self.index[position].last_used = SystemTime::now();
                 let _ = touch(&self.dir.join(format!("{id}.json")));
@@ -120,15 +131,6 @@ impl<M: Manifest> EntryDir<M> {
                 None
             }
         }
-    }
-
-    fn read(&self, id: &str, seal: &Seal) -> Result<HashMap<String, Array>, String> {
-        let path = self.dir.join(format!("{id}.safetensors"));
-        let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
-        if bytes.len() as u64 != seal.bytes || checksum(&bytes) != seal.checksum {
-            return Err("the data does not match its checksum (truncated or corrupt)".into());
-        }
-        Array::load_safetensors(&path).map_err(|e| e.to_string())
     }
 
     /// Writes an entry (replacing one with the same id), then trims the tier to its budget.
@@ -172,6 +174,14 @@ impl<M: Manifest> EntryDir<M> {
             remove_files(&self.dir, &entry.id);
         }
     }
+}
+
+fn read(path: &Path, seal: &Seal) -> Result<HashMap<String, Array>, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 != seal.bytes || checksum(&bytes) != seal.checksum {
+        return Err("the data does not match its checksum (truncated or corrupt)".into());
+    }
+    Array::load_safetensors(path).map_err(|e| e.to_string())
 }
 
 fn warn(label: &str, message: String) {

@@ -6,6 +6,7 @@ pub mod encoder;
 pub(crate) mod entries;
 pub mod key;
 pub mod prefix;
+mod tensors;
 
 pub use encoder::{EncoderCache, EncoderKey, EncoderLookup, EncoderOptions, EncoderSource, EncoderStats};
 pub use key::{MediaSpan, PrefixKey};

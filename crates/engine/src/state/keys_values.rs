@@ -128,6 +128,12 @@ impl KeysValues {
         Self { keys: Some(keys), values: Some(values), len, pages: vec![] }
     }
 
+    /// A layer whose first `len` positions are these buffers' (restored from disk, with room
+    /// past them to grow into).
+    pub fn from_buffers(keys: Array, values: Array, len: usize) -> Self {
+        Self { keys: Some(keys), values: Some(values), len, pages: vec![] }
+    }
+
     /// Bytes held by the buffers (their capacity, not only the valid part).
     pub fn nbytes(&self) -> usize {
         self.arrays().map(Array::nbytes).sum()
