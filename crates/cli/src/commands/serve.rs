@@ -1,7 +1,9 @@
 //! `confab serve`: the local OpenAI- and Anthropic-compatible server on one model, until Ctrl-C.
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::task::Poll;
 
 use anyhow::Context;
 use confab_engine::model::LoadOptions;
@@ -126,9 +128,18 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             responses: Some(store),
         };
         let server = confab_server::start(options, source).await?;
+        // Ctrl-C's handler is installed on the future's first poll: done here, before the line
+        // below, so that a script stopping the server as soon as it reads the line stops it
+        // cleanly rather than killing it.
+        let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+        let first = std::future::poll_fn(|cx| Poll::Ready(ctrl_c.as_mut().poll(cx))).await;
         // Scripts and tests wait for this line (with --port 0 it says which port).
         println!("confab serve: model `{name}` at http://{}/v1{embedding_line}{draft_line}", server.address());
-        tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+        let pressed = match first {
+            Poll::Ready(pressed) => pressed,
+            Poll::Pending => ctrl_c.await,
+        };
+        pressed.context("waiting for Ctrl-C")?;
         tracing::info!("stopping");
         server.stop().await;
         anyhow::Ok(())
