@@ -109,6 +109,55 @@ fn several_texts_in_one_call_give_each_its_own_vector() {
     }
 }
 
+/// Largest difference allowed between a text's vector embedded in a batch (padded to the
+/// batch's longest, the padding masked out) and the same text embedded alone, per component of
+/// the normalized vectors; float32 both ways, only summation order differs.
+const BATCHED_TOLERANCE: f32 = 1e-5;
+
+/// Every case of `name` several times over in one call (batched, padded, in no particular order
+/// of length) against each case embedded alone and against sentence-transformers.
+fn batched_equals_alone(name: &str) {
+    let dir = fixture(name);
+    let reference = json(&dir.join("reference.json"));
+    let cases = reference["cases"].as_array().unwrap();
+    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let (model, _) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
+    let head = EmbeddingHead::read(&dir, 64).unwrap().unwrap();
+    // The prompt written into the text, so that cases with different prompts share a call.
+    let texts: Vec<String> = cases.iter().map(|c| head.prompted(c["text"].as_str().unwrap(), &prompt_of(c))).collect();
+    let as_written = EmbedPrompt::Text(String::new());
+    let alone: Vec<Vec<f32>> =
+        texts.iter().map(|t| engine.embed(model, vec![t.clone()], as_written.clone()).unwrap().vectors.remove(0)).collect();
+    // Each case three times, interleaved, so batches mix lengths and some texts sit beside copies.
+    let order: Vec<usize> = (0..3 * cases.len()).map(|i| (i * 5) % cases.len()).collect();
+    let batched = engine.embed(model, order.iter().map(|&i| texts[i].clone()).collect(), as_written.clone()).unwrap();
+    assert_eq!(batched.prompt_tokens, order.iter().map(|&i| cases[i]["ids"].as_array().unwrap().len()).sum::<usize>());
+    let (mut worst, mut worst_reference) = (0f32, 0f64);
+    for (&i, vector) in order.iter().zip(&batched.vectors) {
+        let difference = vector.iter().zip(&alone[i]).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(difference <= BATCHED_TOLERANCE, "{name}: case {i} batched is {difference:.2e} from alone");
+        let distance = cosine_distance(vector, &floats(&cases[i]["vector"]));
+        assert!(distance <= COSINE_TOLERANCE, "{name}: case {i} batched is {distance:.2e} from the reference");
+        worst = worst.max(difference);
+        worst_reference = worst_reference.max(distance);
+    }
+    println!(
+        "{name}: {} texts in one call; worst component difference from alone {worst:.2e} (tolerance {BATCHED_TOLERANCE:.0e}), \
+         worst cosine distance to the reference {worst_reference:.2e}",
+        order.len()
+    );
+}
+
+#[test]
+fn qwen3_embedding_batched_equals_alone() {
+    batched_equals_alone("qwen3_embedding");
+}
+
+#[test]
+fn embeddinggemma_batched_equals_alone() {
+    batched_equals_alone("embeddinggemma");
+}
+
 /// A scratch copy of a fixture with `edit` applied to one of its JSON files.
 fn edited(name: &str, file: &str, edit: impl FnOnce(&mut Value)) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
