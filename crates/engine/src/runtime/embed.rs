@@ -34,7 +34,7 @@ pub fn embed(model: &ReadyModel, texts: &[String], prompt: &EmbedPrompt) -> Resu
     }
     let prompt_tokens = all.iter().map(Vec::len).sum();
     let mut vectors = vec![Vec::new(); texts.len()];
-    for batch in batches(&all.iter().map(Vec::len).collect::<Vec<_>>(), BATCH_TOKENS) {
+    for batch in batches(&all.iter().map(Vec::len).collect::<Vec<_>>(), batch_tokens()) {
         let ids: Vec<&[u32]> = batch.iter().map(|&i| all[i].as_slice()).collect();
         for (i, vector) in batch.into_iter().zip(head.embed_batch(model.model.as_ref(), &ids)?) {
             vectors[i] = vector;
@@ -46,6 +46,19 @@ pub fn embed(model: &ReadyModel, texts: &[String], prompt: &EmbedPrompt) -> Resu
 /// The most positions (padding included) one forward pass of `embed` reads: several texts
 /// together read the weights once, and the attention's [texts, heads, L, L] scores stay small.
 pub const BATCH_TOKENS: usize = 4096;
+
+/// `BATCH_TOKENS`, unless the environment's `CONFAB_EMBED_BATCH_TOKENS` says another budget (`0`:
+/// one text per pass, as before batching, to compare); read once.
+fn batch_tokens() -> usize {
+    static BUDGET: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BUDGET.get_or_init(|| match std::env::var("CONFAB_EMBED_BATCH_TOKENS") {
+        Ok(value) => value.trim().parse().unwrap_or_else(|_| {
+            tracing::warn!(%value, "CONFAB_EMBED_BATCH_TOKENS is not a number of tokens; batching by {BATCH_TOKENS}");
+            BATCH_TOKENS
+        }),
+        Err(_) => BATCH_TOKENS,
+    })
+}
 
 /// Texts of these token counts grouped for `EmbeddingHead::embed_batch`, by index: sorted by
 /// length, so that texts of about the same length share a batch and little is padding, each
