@@ -47,17 +47,22 @@ pub fn embed(model: &ReadyModel, texts: &[String], prompt: &EmbedPrompt) -> Resu
 /// together read the weights once, and the attention's [texts, heads, L, L] scores stay small.
 pub const BATCH_TOKENS: usize = 4096;
 
-/// `BATCH_TOKENS`, unless the environment's `CONFAB_EMBED_BATCH_TOKENS` says another budget (`0`:
-/// one text per pass, as before batching, to compare); read once.
+/// The batch budget: the environment's `CONFAB_EMBED_BATCH_TOKENS` where it is set (`0`: one text
+/// per pass, to compare), read once; else one text per pass where Confab's CPU kernels run the
+/// model (measured there: batching indexed 30% slower, bench/documents.py and docs/benchmarks.md,
+/// the arithmetic being the same and a passage's 256 rows already filling the kernels), and
+/// `BATCH_TOKENS` elsewhere.
 fn batch_tokens() -> usize {
-    static BUDGET: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *BUDGET.get_or_init(|| match std::env::var("CONFAB_EMBED_BATCH_TOKENS") {
-        Ok(value) => value.trim().parse().unwrap_or_else(|_| {
-            tracing::warn!(%value, "CONFAB_EMBED_BATCH_TOKENS is not a number of tokens; batching by {BATCH_TOKENS}");
-            BATCH_TOKENS
-        }),
-        Err(_) => BATCH_TOKENS,
-    })
+    static BUDGET: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let set = *BUDGET.get_or_init(|| {
+        let value = std::env::var("CONFAB_EMBED_BATCH_TOKENS").ok()?;
+        let budget = value.trim().parse().ok();
+        if budget.is_none() {
+            tracing::warn!(%value, "CONFAB_EMBED_BATCH_TOKENS is not a number of tokens; ignored");
+        }
+        budget
+    });
+    set.unwrap_or(if crate::model::layers::cpu_linear::enabled() { 0 } else { BATCH_TOKENS })
 }
 
 /// Texts of these token counts grouped for `EmbeddingHead::embed_batch`, by index: sorted by
