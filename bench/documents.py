@@ -20,10 +20,17 @@ had offline here). Its vectors are weak: it was never trained to embed.
 Prints recall@5 per mode, indexing speed (PDF pages per second and passages per second, reading,
 chunking, embedding and storing included), query latency (embedding the question; the hybrid
 search itself), and the ratios to the reference.
+
+Then batching (issue 58): the 300-page PDF (tests/reference/fixtures/documents/many_pages.pdf,
+make_long_documents.py) indexed alone, and the set's questions embedded, once with one passage per
+forward pass (`CONFAB_EMBED_BATCH_TOKENS=0`, as before batching, and the engine's default on the
+CPU) and once batched (`CONFAB_EMBED_BATCH_TOKENS=4096`, the default elsewhere, or --batch-tokens): pages per second both ways and the ratio, query latency both
+ways. The same binary both times, run back to back. --no-batching skips it.
 """
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,6 +41,7 @@ from run import PY, VENV, use_openblas  # noqa: E402  the mlx-lm venv bench/run.
 
 TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
 DEFAULT_MODEL = os.path.join(TARGET, "bench", "smollm2-embedder")
+MANY_PAGES = os.path.join(ROOT, "tests", "reference", "fixtures", "documents", "many_pages.pdf")
 
 
 def mlx_lm_venv():
@@ -56,6 +64,8 @@ def main():
     parser.add_argument("--no-reference", action="store_true")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print both sides' full results as JSON")
+    parser.add_argument("--no-batching", action="store_true", help="skip the one-at-a-time against batched comparison")
+    parser.add_argument("--batch-tokens", type=int, default=4096, help="the batched side's CONFAB_EMBED_BATCH_TOKENS")
     args = parser.parse_args()
     if args.python == PY and not args.no_reference:
         mlx_lm_venv()
@@ -83,8 +93,38 @@ def main():
     print(f"query     embed the question {q['embed_median']:.1f} ms (median)   hybrid search {q['hybrid_search_median']:.2f} ms (median)")
     if theirs:
         print(f"          mlx-lm embed the question {theirs['question_embed_median_ms']:.1f} ms   ours/mlx-lm {q['embed_median'] / theirs['question_embed_median_ms']:.2f}")
+    batching = None if args.no_batching else compare_batching(args)
     if args.json:
-        print(json.dumps({"ours": ours, "reference": theirs}))
+        print(json.dumps({"ours": ours, "reference": theirs, "batching": batching}))
+
+
+def run_example(args, folder, budget):
+    """The example over `folder` with CONFAB_EMBED_BATCH_TOKENS=`budget` (None: the engine's default)."""
+    env = dict(os.environ)
+    env.pop("CONFAB_EMBED_BATCH_TOKENS", None)
+    if budget is not None:
+        env["CONFAB_EMBED_BATCH_TOKENS"] = str(budget)
+    cmd = [args.binary, "--model", args.model, "--set", folder, "--k", str(args.k)]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
+
+
+def compare_batching(args):
+    """The 300-page PDF indexed one passage per pass and batched; the questions embedded both ways."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(MANY_PAGES, tmp)
+        with open(os.path.join(tmp, "questions.json"), "w") as f:
+            f.write("[]")
+        alone = run_example(args, tmp, 0)
+        batched = run_example(args, tmp, args.batch_tokens)
+    alone_set = run_example(args, args.set, 0)
+    batched_set = run_example(args, args.set, args.batch_tokens)
+    a, b = alone["index"], batched["index"]
+    budget = args.batch_tokens
+    print(f"batching  300-page PDF ({b['passages']} passages): one passage per pass {a['pdf_pages_per_s']:.2f} pages/s ({a['pdf_seconds']:.1f} s)   "
+          f"batched ({budget} tokens) {b['pdf_pages_per_s']:.2f} pages/s ({b['pdf_seconds']:.1f} s)   batched/one {b['pdf_pages_per_s'] / a['pdf_pages_per_s']:.2f}")
+    qa, qb = alone_set["query_ms"]["embed_median"], batched_set["query_ms"]["embed_median"]
+    print(f"          embed the question: one per pass {qa:.1f} ms, batched build {qb:.1f} ms (median; a question is one text either way)   batched/one {qb / qa:.2f}")
+    return {"one_per_pass": alone["index"], "batched": batched["index"], "query_embed_ms": {"one_per_pass": qa, "batched": qb}}
 
 
 if __name__ == "__main__":

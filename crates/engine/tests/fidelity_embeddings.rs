@@ -33,6 +33,14 @@ fn cosine_distance(a: &[f32], b: &[f32]) -> f64 {
     1.0 - dot / (norm(a) * norm(b))
 }
 
+/// An engine that batches several texts in a call (the CPU's default is one per pass), so every
+/// call of several texts here goes through the padded path. Every test sets the same value
+/// before the engine first reads it.
+fn engine() -> Engine {
+    std::env::set_var("CONFAB_EMBED_BATCH_TOKENS", "4096");
+    Engine::start(EngineOptions::default()).unwrap()
+}
+
 fn prompt_of(case: &Value) -> EmbedPrompt {
     match case["kind"].as_str().unwrap() {
         "query" => EmbedPrompt::Query,
@@ -44,7 +52,7 @@ fn prompt_of(case: &Value) -> EmbedPrompt {
 
 /// Each case's vector from the engine, loading the folder at `dir`.
 fn vectors(dir: &Path, cases: &[Value]) -> Vec<Vec<f32>> {
-    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let engine = engine();
     let (model, info) = engine.load(dir, LoadOptions::default(), |_| {}).unwrap();
     let embedding = info.embedding.expect("loaded as an embedding model");
     assert_eq!(embedding.dimensions, 64);
@@ -98,7 +106,7 @@ fn several_texts_in_one_call_give_each_its_own_vector() {
     let dir = fixture("embeddinggemma");
     let reference = json(&dir.join("reference.json"));
     let documents: Vec<&Value> = reference["cases"].as_array().unwrap().iter().filter(|c| c["kind"] == "document").collect();
-    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let engine = engine();
     let (model, _) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
     let texts = documents.iter().map(|c| c["text"].as_str().unwrap().to_string()).collect();
     let out = engine.embed(model, texts, EmbedPrompt::Document).unwrap();
@@ -107,6 +115,55 @@ fn several_texts_in_one_call_give_each_its_own_vector() {
     for (case, vector) in documents.iter().zip(&out.vectors) {
         assert!(cosine_distance(vector, &floats(&case["vector"])) <= COSINE_TOLERANCE);
     }
+}
+
+/// Largest difference allowed between a text's vector embedded in a batch (padded to the
+/// batch's longest, the padding masked out) and the same text embedded alone, per component of
+/// the normalized vectors; float32 both ways, only summation order differs.
+const BATCHED_TOLERANCE: f32 = 1e-5;
+
+/// Every case of `name` several times over in one call (batched, padded, in no particular order
+/// of length) against each case embedded alone and against sentence-transformers.
+fn batched_equals_alone(name: &str) {
+    let dir = fixture(name);
+    let reference = json(&dir.join("reference.json"));
+    let cases = reference["cases"].as_array().unwrap();
+    let engine = engine();
+    let (model, _) = engine.load(&dir, LoadOptions::default(), |_| {}).unwrap();
+    let head = EmbeddingHead::read(&dir, 64).unwrap().unwrap();
+    // The prompt written into the text, so that cases with different prompts share a call.
+    let texts: Vec<String> = cases.iter().map(|c| head.prompted(c["text"].as_str().unwrap(), &prompt_of(c))).collect();
+    let as_written = EmbedPrompt::Text(String::new());
+    let alone: Vec<Vec<f32>> =
+        texts.iter().map(|t| engine.embed(model, vec![t.clone()], as_written.clone()).unwrap().vectors.remove(0)).collect();
+    // Each case three times, interleaved, so batches mix lengths and some texts sit beside copies.
+    let order: Vec<usize> = (0..3 * cases.len()).map(|i| (i * 5) % cases.len()).collect();
+    let batched = engine.embed(model, order.iter().map(|&i| texts[i].clone()).collect(), as_written.clone()).unwrap();
+    assert_eq!(batched.prompt_tokens, order.iter().map(|&i| cases[i]["ids"].as_array().unwrap().len()).sum::<usize>());
+    let (mut worst, mut worst_reference) = (0f32, 0f64);
+    for (&i, vector) in order.iter().zip(&batched.vectors) {
+        let difference = vector.iter().zip(&alone[i]).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(difference <= BATCHED_TOLERANCE, "{name}: case {i} batched is {difference:.2e} from alone");
+        let distance = cosine_distance(vector, &floats(&cases[i]["vector"]));
+        assert!(distance <= COSINE_TOLERANCE, "{name}: case {i} batched is {distance:.2e} from the reference");
+        worst = worst.max(difference);
+        worst_reference = worst_reference.max(distance);
+    }
+    println!(
+        "{name}: {} texts in one call; worst component difference from alone {worst:.2e} (tolerance {BATCHED_TOLERANCE:.0e}), \
+         worst cosine distance to the reference {worst_reference:.2e}",
+        order.len()
+    );
+}
+
+#[test]
+fn qwen3_embedding_batched_equals_alone() {
+    batched_equals_alone("qwen3_embedding");
+}
+
+#[test]
+fn embeddinggemma_batched_equals_alone() {
+    batched_equals_alone("embeddinggemma");
 }
 
 /// A scratch copy of a fixture with `edit` applied to one of its JSON files.
@@ -162,7 +219,7 @@ fn the_comparison_tells_a_changed_recipe() {
 
 #[test]
 fn an_embedding_model_refuses_to_chat_and_a_chat_model_to_embed() {
-    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let engine = engine();
     let (embedder, _) = engine.load(fixture("qwen3_embedding"), LoadOptions::default(), |_| {}).unwrap();
     let request = Request::new(embedder, Prompt::Tokens(vec![5, 6, 7]), SamplingParams::greedy());
     let error = engine
@@ -182,7 +239,7 @@ fn an_embedding_model_refuses_to_chat_and_a_chat_model_to_embed() {
 #[test]
 fn an_input_longer_than_the_model_reads_is_refused() {
     let short = edited("qwen3_embedding", "sentence_bert_config.json", |c| c["max_seq_length"] = Value::from(8));
-    let engine = Engine::start(EngineOptions::default()).unwrap();
+    let engine = engine();
     let (model, _) = engine.load(short.path(), LoadOptions::default(), |_| {}).unwrap();
     let error = engine.embed(model, vec!["a text that is surely more than eight tokens long".into()], EmbedPrompt::Document).unwrap_err();
     assert!(error.to_string().contains("reads at most 8"), "{error}");

@@ -223,11 +223,56 @@ impl EmbeddingHead {
     pub fn embed(&self, model: &dyn TextModel, ids: &[u32]) -> Result<Vec<f32>> {
         let tokens = Array::from_slice(&ids.iter().map(|&i| i as i32).collect::<Vec<_>>(), &[1, ids.len() as i32]);
         let hidden = model.hidden_states(&tokens, self.attention)?.as_dtype(Dtype::Float32)?;
-        let mut x = match self.pooling {
+        let pooled = match self.pooling {
             Pooling::Mean => hidden.mean_axis(1, false)?,
             Pooling::LastToken => hidden.index((.., -1, ..)),
             Pooling::Cls => hidden.index((.., 0, ..)),
         };
+        Ok(self.finish(pooled)?.pop().expect("one vector"))
+    }
+
+    /// Several texts' token ids → their vectors, in order, in one forward pass: the texts
+    /// right-padded to the longest, the padding masked out of attention
+    /// (`TextModel::hidden_states_padded`) and out of the pooling. Each vector equals the one
+    /// `embed` gives that text alone but for summation order (tests/fidelity_embeddings.rs).
+    /// One text, or a model that cannot pad, goes one at a time through `embed`.
+    pub fn embed_batch(&self, model: &dyn TextModel, texts: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
+        if texts.len() == 1 || !model.pads_hidden_states() {
+            return texts.iter().map(|ids| self.embed(model, ids)).collect();
+        }
+        let lengths: Vec<usize> = texts.iter().map(|ids| ids.len()).collect();
+        if lengths.contains(&0) {
+            return Err(EngineError::invalid("input", "an empty text has no tokens to embed"));
+        }
+        let (rows, l) = (texts.len(), lengths.iter().copied().max().unwrap_or(0));
+        // Padding with id 0: any id will do, since no real position sees it.
+        let mut padded = vec![0i32; rows * l];
+        for (row, ids) in padded.chunks_mut(l).zip(texts) {
+            for (slot, &id) in row.iter_mut().zip(ids.iter()) {
+                *slot = id as i32;
+            }
+        }
+        let tokens = Array::from_slice(&padded, &[rows as i32, l as i32]);
+        let hidden = model.hidden_states_padded(&tokens, &lengths, self.attention)?.as_dtype(Dtype::Float32)?;
+        let pooled = match self.pooling {
+            Pooling::Mean => {
+                // The mean over each row's real positions: padding weighs 0.
+                let real: Vec<f32> = lengths.iter().flat_map(|&n| (0..l).map(move |p| if p < n { 1.0 } else { 0.0 })).collect();
+                let real = Array::from_slice(&real, &[rows as i32, l as i32, 1]);
+                let counts = Array::from_slice(&lengths.iter().map(|&n| n as f32).collect::<Vec<_>>(), &[rows as i32, 1]);
+                ops::divide(&ops::sum_axis(&ops::multiply(&hidden, &real)?, 1, false)?, &counts)?
+            }
+            Pooling::LastToken => {
+                let last = Array::from_slice(&lengths.iter().map(|&n| n as i32 - 1).collect::<Vec<_>>(), &[rows as i32, 1, 1]);
+                hidden.take_along_axis(&last, 1)?.squeeze_axes(&[1])?
+            }
+            Pooling::Cls => hidden.index((.., 0, ..)),
+        };
+        self.finish(pooled)
+    }
+
+    /// Pooled vectors [B, hidden] through the Dense layers and the normalization → B vectors.
+    fn finish(&self, mut x: Array) -> Result<Vec<Vec<f32>>> {
         for dense in &self.dense {
             x = ops::matmul(&x, dense.weight.t())?;
             if let Some(bias) = &dense.bias {
@@ -242,7 +287,8 @@ impl EmbeddingHead {
             x = ops::divide(&x, &ops::maximum(&norm, Array::from_f32(NORM_FLOOR))?)?;
         }
         x.eval()?;
-        Ok(x.as_slice::<f32>().to_vec())
+        let width = x.dim(1) as usize;
+        Ok(x.as_slice::<f32>().chunks(width).map(<[f32]>::to_vec).collect())
     }
 }
 

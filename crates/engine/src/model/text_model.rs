@@ -84,6 +84,18 @@ pub trait TextModel {
         Err(EngineError::invalid("input", format!("{} gives no hidden states (it cannot be an embedding model)", self.config().arch)))
     }
 
+    /// Whether `hidden_states_padded` works: several sequences in one pass, padded.
+    fn pads_hidden_states(&self) -> bool {
+        false
+    }
+
+    /// tokens [B, L]: B sequences right-padded to L, sequence b's first `lengths[b]` ids real →
+    /// [B, L, hidden], each sequence's real positions as `hidden_states` gives them for it alone
+    /// (padding neither attends nor is attended to); the padding positions' rows are meaningless.
+    fn hidden_states_padded(&self, _tokens: &Array, _lengths: &[usize], _mode: AttentionMode) -> Result<Array> {
+        Err(EngineError::invalid("input", format!("{} reads one sequence at a time for its hidden states", self.config().arch)))
+    }
+
     /// The id to put in `EmbeddingsInput::ids` at media positions (a pad id, say).
     fn media_pad_id(&self) -> Option<u32> {
         None

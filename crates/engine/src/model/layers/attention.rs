@@ -82,6 +82,21 @@ impl Attention {
         Ok(self.forward_with(x, KvSource::Own(&mut state), Some(&mask))?.0)
     }
 
+    /// x [B, L, hidden]: B sequences right-padded to L, sequence b's first `lengths[b]`
+    /// positions real, each read whole as `forward_whole` reads it alone; padding is never
+    /// attended to (`mask::padded_whole_sequence_mask`). Embedding several texts in one pass.
+    pub fn forward_whole_padded(&self, x: &Array, mode: AttentionMode, lengths: &[usize]) -> Result<Array> {
+        if x.dim(0) as usize != lengths.len() {
+            return Err(EngineError::Internal(format!("{} rows for {} lengths", x.dim(0), lengths.len())));
+        }
+        let mut state = LayerState::new(StateKind::KeysValues);
+        let (l, window) = (x.dim(1) as usize, self.window);
+        let mask = move |_offset: usize, _start: usize| mask::padded_whole_sequence_mask(lengths, l, window, mode);
+        let projected = self.qkv.forward(x)?;
+        let (out, _) = self.attend(projected, KvSource::Own(&mut state), Some(&mask))?;
+        self.o_proj.forward(&out)
+    }
+
     /// The general form: keys and values from `kv`; `mask` (a function of the query offset
     /// and the first key's position giving [L, keys] booleans, true = attend) replaces the
     /// causal/sliding mask when given. Returns the output and the keys and values attended to

@@ -47,8 +47,26 @@ pub fn whole_sequence_mask(l: usize, window: Option<usize>, mode: AttentionMode)
     })
 }
 
+/// [B, 1, L, L] booleans for B sequences right-padded to `l` positions, sequence b's first
+/// `lengths[b]` positions real: among real positions, `whole_sequence_mask`; no position attends
+/// to a padding one, and a padding position attends to itself alone (its output is never read;
+/// a query with no key at all would make NaN, which the values would carry into the real rows).
+/// So each sequence's real positions see exactly what they see read alone.
+pub fn padded_whole_sequence_mask(lengths: &[usize], l: usize, window: Option<usize>, mode: AttentionMode) -> Result<Array> {
+    let rows = lengths.len() as i32;
+    let lengths = Array::from_slice(&lengths.iter().map(|&n| n as i32).collect::<Vec<_>>(), &[rows, 1, 1, 1]);
+    let q = Array::from_iter(0..l as i32, &[1, 1, l as i32, 1]);
+    let k = Array::from_iter(0..l as i32, &[1, 1, 1, l as i32]);
+    let (real_q, real_k) = (ops::lt(&q, &lengths)?, ops::lt(&k, &lengths)?);
+    let real = ops::logical_and(&ops::logical_and(&whole_sequence_mask(l, window, mode)?, &real_q)?, &real_k)?;
+    let own = ops::logical_and(&ops::eq(&q, &k)?, &ops::logical_not(&real_q)?)?;
+    Ok(ops::logical_or(&real, &own)?)
+}
+
 #[cfg(test)]
 mod tests {
+    use mlx_rs::ops::indexing::IndexOp;
+
     use super::*;
 
     fn rows(mask: &Array) -> Vec<Vec<bool>> {
@@ -74,5 +92,17 @@ mod tests {
         assert_eq!(centred[4], [false, false, true, true, true]);
         let sliding = rows(&whole_sequence_mask(4, Some(2), AttentionMode::Causal).unwrap());
         assert_eq!(sliding[3], [false, false, true, true]);
+    }
+
+    #[test]
+    fn padding_is_never_attended_to_and_attends_to_itself_alone() {
+        let mask = padded_whole_sequence_mask(&[3, 1], 3, None, AttentionMode::Bidirectional).unwrap();
+        assert_eq!(mask.shape(), [2, 1, 3, 3]);
+        let full = rows(&mask.index((0, 0, .., ..)));
+        assert!(full.iter().flatten().all(|&b| b), "a sequence with no padding sees as alone");
+        let short = rows(&mask.index((1, 0, .., ..)));
+        assert_eq!(short, [[true, false, false], [false, true, false], [false, false, true]]);
+        let causal = padded_whole_sequence_mask(&[2], 3, None, AttentionMode::Causal).unwrap();
+        assert_eq!(rows(&causal.index((0, 0, .., ..))), [[true, false, false], [true, true, false], [false, false, true]]);
     }
 }

@@ -159,6 +159,15 @@ impl TextModel for Gemma3 {
         self.norm.forward(&h)
     }
 
+    fn pads_hidden_states(&self) -> bool {
+        true
+    }
+
+    fn hidden_states_padded(&self, tokens: &Array, lengths: &[usize], mode: AttentionMode) -> Result<Array> {
+        let h = self.run_blocks(tokens, |_, attention, x| attention.forward_whole_padded(x, mode, lengths))?;
+        self.norm.forward(&h)
+    }
+
     /// Sliding layers keep only their window.
     fn state_kinds(&self) -> Vec<StateKind> {
         self.blocks.iter().map(|b| b.attention.state_kind()).collect()

@@ -173,6 +173,15 @@ impl TextModel for Llama {
         self.norm.forward(&h)
     }
 
+    fn pads_hidden_states(&self) -> bool {
+        true
+    }
+
+    fn hidden_states_padded(&self, tokens: &Array, lengths: &[usize], mode: AttentionMode) -> Result<Array> {
+        let h = self.run_blocks(self.embed.forward(tokens)?, |_, attention, x| attention.forward_whole_padded(x, mode, lengths))?;
+        self.norm.forward(&h)
+    }
+
     fn arrays(&self) -> Vec<&Array> {
         let mut all: Vec<&Array> = self.embed.table.arrays();
         for b in &self.blocks {
