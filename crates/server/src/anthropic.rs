@@ -244,7 +244,7 @@ impl MessagesRequest {
                     "tools[{i}] `{}` ({kind}: one of Anthropic's own tools, whose definition this server does not have; define it as a client tool)",
                     tool.name
                 )),
-                None if tool.defer_loading && !self.names_tool(&tool.name) => out.push(format!(
+                None if self.deferred(tool) => out.push(format!(
                     "tools[{i}] `{}` (defer_loading: kept out of the prompt; this server has no tool search)",
                     tool.name
                 )),
@@ -256,6 +256,12 @@ impl MessagesRequest {
 
     fn names_tool(&self, name: &str) -> bool {
         self.tool_choice.as_ref().is_some_and(|c| c.kind == "tool" && c.name.as_deref() == Some(name))
+    }
+
+    /// A deferred tool stays out of the prompt (there is no tool search here), unless the
+    /// request's tool_choice names it: one rule for `tools` and for what `ignored` logs.
+    fn deferred(&self, tool: &ToolField) -> bool {
+        tool.defer_loading && !self.names_tool(&tool.name)
     }
 
     /// The tools and the choice, checked. Anthropic's own tools (server tools such as web
@@ -276,7 +282,7 @@ impl MessagesRequest {
                 }
                 continue;
             }
-            if tool.defer_loading && !self.names_tool(&tool.name) {
+            if self.deferred(tool) {
                 continue;
             }
             definitions.push(ToolDefinition {
