@@ -147,6 +147,8 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
     let context_length = text_config.get("max_position_embeddings").and_then(|v| v.as_u64()).map(|v| v as usize);
     // The engine's own reading of the configuration, where it can read it (a supported family).
     let config = hf::read_config(dir, registry::defaults).ok().map(|(_, config)| config);
+    let family = config.as_ref().and_then(|c| registry::family(&c.arch));
+    let reads = crate::model::family::media_reads(family, &json, dir);
     let kv_bytes = config.as_ref().map_or(0, |c| crate::model::kv_cache_bytes(c, context_length.unwrap_or(c.max_position)));
     Some(ModelSummary {
         name: display_name(dir),
@@ -159,16 +161,14 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
         quantization,
         size_bytes,
         context_length,
-        vision: json.get("vision_config").is_some(),
-        audio: json.get("audio_config").is_some(),
-        video: json.get("vision_config").is_some()
-            && json.get("video_token_id").is_some()
-            && dir.join("video_preprocessor_config.json").is_file(),
+        vision: reads.vision,
+        audio: reads.audio,
+        video: reads.video,
         parameters: config.as_ref().map(crate::model::parameter_count),
         memory_needed_bytes: size_bytes + kv_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
         embedding: crate::model::embedding::is_embedding_folder(dir),
-        denoising: config.as_ref().and_then(|c| registry::family(&c.arch)).is_some_and(|f| f.denoising),
+        denoising: family.is_some_and(|f| f.denoising),
     })
 }
 
@@ -315,5 +315,25 @@ mod tests {
         let blob = root.path().join("sha256-0123");
         std::fs::write(&blob, b"{\"not\": \"a model\"}").unwrap();
         assert!(Format::detect(&blob).is_err());
+    }
+
+    /// The picker's badges follow what the family loads: Gemma 3's family loads no vision tower,
+    /// so a Gemma 3 checkpoint with one gets no vision badge; Mistral 3's does.
+    #[test]
+    fn a_badge_says_what_the_family_loads() {
+        let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny");
+        let root = tempfile::tempdir().unwrap();
+        let gemma3 = root.path().join("gemma3-vision");
+        std::fs::create_dir(&gemma3).unwrap();
+        let text: serde_json::Value = serde_json::from_slice(&std::fs::read(tiny.join("gemma3/config.json")).unwrap()).unwrap();
+        let wrapped =
+            serde_json::json!({"model_type": "gemma3", "text_config": text, "vision_config": {"model_type": "siglip_vision_model"}});
+        std::fs::write(gemma3.join("config.json"), wrapped.to_string()).unwrap();
+        std::fs::copy(tiny.join("gemma3/model.safetensors"), gemma3.join("model.safetensors")).unwrap();
+        let summary = summarize_folder(&gemma3).unwrap();
+        assert!(summary.supported, "{:?}", summary.unsupported_reason);
+        assert!(!summary.vision, "Gemma 3 loads text-only: no vision badge");
+        let mistral3 = summarize_folder(&tiny.join("mistral3")).unwrap();
+        assert!(mistral3.vision, "Mistral 3 loads its vision tower");
     }
 }

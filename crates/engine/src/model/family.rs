@@ -34,3 +34,25 @@ pub struct Family {
     pub build: BuildFn,
     pub encoder: Option<EncoderFn>,
 }
+
+/// What media a checkpoint reads once loaded, told from its folder before loading it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MediaReads {
+    pub vision: bool,
+    pub audio: bool,
+    pub video: bool,
+}
+
+/// The one rule for "can this model take an image, a clip, a video" before it is loaded (the
+/// picker's badges): the checkpoint has the tower, and its family loads towers. A Gemma 3
+/// checkpoint has a vision tower its family does not load, so it reads text only. Once loaded,
+/// `ModelInfo::{vision, audio, video}` say what the towers loaded read.
+pub fn media_reads(family: Option<&Family>, config_json: &Value, dir: &Path) -> MediaReads {
+    let towers = family.is_some_and(|f| f.encoder.is_some());
+    let vision = towers && config_json.get("vision_config").is_some();
+    MediaReads {
+        vision,
+        audio: towers && config_json.get("audio_config").is_some(),
+        video: vision && config_json.get("video_token_id").is_some() && dir.join("video_preprocessor_config.json").is_file(),
+    }
+}

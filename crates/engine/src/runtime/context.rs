@@ -19,6 +19,12 @@ pub fn room_for_reply(max_tokens: u32, context: usize) -> usize {
     .max(1)
 }
 
+/// What a prompt may use of the context: the context less the room kept for the reply. The one
+/// place this is subtracted (the app's context meter and document search ask it too).
+pub fn prompt_budget(max_tokens: u32, context: usize) -> usize {
+    context - room_for_reply(max_tokens, context)
+}
+
 /// The prompt, fitted to the context under `policy`: returns it prepared, and how many
 /// messages were left out (they leave `prompt` too, so that what runs next, the prefix cache
 /// included, sees the prompt that really ran).
@@ -32,7 +38,7 @@ pub fn fit(
 ) -> Result<(Prepared, usize)> {
     let context = model.config().max_position;
     let prepared = prepare(model, prompt, chat, limits)?;
-    let budget = context - room_for_reply(max_tokens, context);
+    let budget = prompt_budget(max_tokens, context);
     // A continuation drops turns as a new reply does: the reply it continues is the newest message.
     let drop_turns = policy == ContextPolicy::DropOldestTurns && prepared.ids.len() > budget;
     match prompt {
