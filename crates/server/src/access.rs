@@ -20,8 +20,8 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::anthropic_routes::error_for;
-use crate::error::ApiError;
+use crate::messages::routes::error_for;
+use crate::shared::error::ApiError;
 use crate::ServerState;
 
 /// The app window's origins (Tauri on macOS and Linux; on Windows).

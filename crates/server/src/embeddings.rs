@@ -19,8 +19,8 @@ use base64::Engine as _;
 use confab_engine::model::embedding::EmbedPrompt;
 use serde_json::{json, Value};
 
-use crate::body::{parse, OPENAI_REFERENCE};
-use crate::error::ApiError;
+use crate::shared::body::{parse, OPENAI_REFERENCE};
+use crate::shared::error::ApiError;
 use crate::ServerState;
 
 /// OpenAI's limit on the number of inputs in one request.

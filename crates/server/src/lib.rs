@@ -9,25 +9,20 @@
 //! Anthropic's `POST /v1/messages` and `POST /v1/messages/count_tokens`, `POST /v1/embeddings`
 //! (from an embedding model loaded beside the chat model, or served as the model), `GET /v1/models`,
 //! `GET /health`. Every error is in the shape of its endpoint's API.
+//!
+//! Layout: `access` (who may call) and `routes` (every endpoint) stand in front; each API has its
+//! folder (`chat_completions/`, with the legacy Completions; `messages/`; `responses/`), each
+//! folder a `request` (the wire request into the engine's), a `render` (the answer in that API's
+//! shape, whole and streamed) and its `routes`; `embeddings` is one file; `shared/` is what the
+//! APIs all stand on (the turn, the error shape, bodies, media files, a running request).
 
 mod access;
-mod anthropic;
-mod anthropic_reply;
-mod anthropic_routes;
-mod body;
+mod chat_completions;
 mod embeddings;
-mod error;
-mod media_files;
 mod messages;
-mod openai;
-mod reply;
 mod responses;
-mod responses_reply;
-mod responses_routes;
 mod routes;
-mod running;
-mod structured;
-mod turn;
+mod shared;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -40,7 +35,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use access::{is_origin_pattern, AccessRules};
-pub use error::{ApiError, ServerError};
+pub use shared::error::{ApiError, ServerError};
 
 /// Loopback only, unless the user asks for more.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -116,7 +111,7 @@ pub(crate) struct ServerState {
     api_key: Option<String>,
     access: access::Access,
     body_limit: usize,
-    media: media_files::MediaFolder,
+    media: shared::media_files::MediaFolder,
     responses: Option<confab_store::Store>,
     active: Arc<AtomicUsize>,
     next_serial: AtomicU64,
@@ -174,7 +169,7 @@ impl ServerState {
         model: ModelId,
         prompt: confab_engine::runtime::Prompt,
         chat: confab_engine::text::ChatOptions,
-        files: media_files::RequestFiles,
+        files: shared::media_files::RequestFiles,
     ) -> Result<usize, ApiError> {
         let counting = self.clone();
         // The engine answers on its own thread; waiting for it must not hold a tokio worker.
@@ -245,7 +240,7 @@ pub async fn start(options: ServerOptions, source: Arc<dyn ModelSource>) -> Resu
         api_key,
         access: access::Access::new(options.access, local.ip()),
         body_limit: options.body_limit,
-        media: media_files::MediaFolder::create(options.media_dir)?,
+        media: shared::media_files::MediaFolder::create(options.media_dir)?,
         responses: options.responses,
         active: active.clone(),
         next_serial: AtomicU64::new(1),

@@ -15,7 +15,7 @@
 use confab_engine::Constraint;
 use serde_json::Value;
 
-use crate::error::ApiError;
+use super::error::ApiError;
 
 /// Where a request puts its format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

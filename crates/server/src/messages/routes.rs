@@ -1,5 +1,5 @@
 //! The Messages API's endpoints, `POST /v1/messages` and `POST /v1/messages/count_tokens`: the
-//! same turn as Chat Completions (`turn.rs`), shaped as Anthropic's API, with every error in
+//! same turn as Chat Completions (`shared/turn.rs`), shaped as Anthropic's API, with every error in
 //! Anthropic's shape.
 
 use std::collections::VecDeque;
@@ -16,14 +16,14 @@ use axum::Json;
 use confab_engine::runtime::{Prompt, Request};
 use serde_json::json;
 
-use crate::anthropic::MessagesRequest;
-use crate::anthropic_reply::{AnthropicError, MessageReply, MessageStream, NamedEvent};
-use crate::body::parse;
-use crate::error::ApiError;
-use crate::media_files::RequestFiles;
-use crate::messages::base64_image;
-use crate::running;
-use crate::turn::{Tools, Turn};
+use super::render::{AnthropicError, MessageReply, MessageStream, NamedEvent};
+use super::request::MessagesRequest;
+use crate::chat_completions::chat_messages::base64_image;
+use crate::shared::body::parse;
+use crate::shared::error::ApiError;
+use crate::shared::media_files::RequestFiles;
+use crate::shared::running;
+use crate::shared::turn::{Tools, Turn};
 use crate::{ServedModel, ServerState};
 
 /// Whether a path is one of the Messages API's, whose errors take Anthropic's shape (the key

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{ApiError, ServerError};
+use super::error::{ApiError, ServerError};
 
 /// Where requests' media files are written while they run.
 pub struct MediaFolder {

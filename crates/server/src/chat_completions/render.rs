@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use confab_engine::runtime::{StopReason, Usage};
 use serde_json::{json, Value};
 
-use crate::turn::WholeTurn;
+use crate::shared::turn::WholeTurn;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {

@@ -17,9 +17,9 @@ use confab_engine::ChatMessage;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::error::ApiError;
-use crate::messages::call_arguments;
-use crate::turn::{checked_switches, effort_switches, ToolChoice, ToolDefinition, Tools};
+use crate::chat_completions::chat_messages::call_arguments;
+use crate::shared::error::ApiError;
+use crate::shared::turn::{checked_switches, effort_switches, ToolChoice, ToolDefinition, Tools};
 
 /// `POST /v1/responses` (and `POST /v1/responses/input_tokens`, which takes the same body).
 #[derive(Debug, Deserialize)]

@@ -8,9 +8,9 @@ use confab_engine::text::ToolCall;
 use confab_engine::{ChatMessage, MediaKind};
 use serde_json::Value;
 
-use crate::error::ApiError;
-use crate::media_files::{MediaFolder, RequestFiles};
-use crate::openai::{Content, Message, Part};
+use super::request::{Content, Message, Part};
+use crate::shared::error::ApiError;
+use crate::shared::media_files::{MediaFolder, RequestFiles};
 
 /// The conversation as the engine takes it, and the files it needs while it runs.
 pub fn chat_messages(

@@ -1,5 +1,5 @@
 //! The Responses API's endpoints: `POST /v1/responses` (the same turn as Chat Completions,
-//! `turn.rs`, shaped as OpenAI's Responses), `POST /v1/responses/input_tokens`, and the kept
+//! `shared/turn.rs`, shaped as OpenAI's Responses), `POST /v1/responses/input_tokens`, and the kept
 //! responses: `GET` and `DELETE /v1/responses/{id}`, `GET /v1/responses/{id}/input_items`.
 //! Responses are kept in the history database (`confab-store`), never in memory only, so a
 //! chain survives a restart.
@@ -20,15 +20,15 @@ use confab_engine::runtime::{Prompt, Request};
 use confab_store::{Store, StoreError, StoredResponse};
 use serde_json::{json, Map, Value};
 
-use crate::body::{parse, OPENAI_REFERENCE};
-use crate::error::ApiError;
-use crate::media_files::RequestFiles;
-use crate::messages::image_url_item;
-use crate::responses::{conversation, Namespaces, RequestTools, ResponsesRequest, Sourced};
-use crate::responses_reply::{ResponseReply, ResponseStream};
-use crate::running;
-use crate::structured::{self, FormatField};
-use crate::turn::{Tools, Turn};
+use super::render::{ResponseReply, ResponseStream};
+use super::request::{conversation, Namespaces, RequestTools, ResponsesRequest, Sourced};
+use crate::chat_completions::chat_messages::image_url_item;
+use crate::shared::body::{parse, OPENAI_REFERENCE};
+use crate::shared::error::ApiError;
+use crate::shared::media_files::RequestFiles;
+use crate::shared::running;
+use crate::shared::structured::{self, FormatField};
+use crate::shared::turn::{Tools, Turn};
 use crate::{ServedModel, ServerState};
 
 /// `input_items` pages: OpenAI's default and largest page.

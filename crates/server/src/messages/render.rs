@@ -10,8 +10,8 @@ use axum::response::{IntoResponse, Response};
 use confab_engine::runtime::{StopReason, Usage};
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
-use crate::turn::{TurnEvent, WholeTurn};
+use crate::shared::error::ApiError;
+use crate::shared::turn::{TurnEvent, WholeTurn};
 
 /// One reply's identity and what its stop reason depends on.
 #[derive(Debug, Clone)]

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use confab_engine::runtime::{Engine, Event, Plan, Request};
 use tokio::sync::mpsc;
 
-use crate::error::ApiError;
-use crate::media_files::RequestFiles;
+use super::error::ApiError;
+use super::media_files::RequestFiles;
 
 /// Events buffered between the engine and a slow client.
 const EVENT_BUFFER: usize = 256;

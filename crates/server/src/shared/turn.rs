@@ -9,8 +9,8 @@ use confab_engine::text::{ChatOptions, ReplyParser, ReplyPart};
 use confab_engine::Constraint;
 use serde_json::Value;
 
-use crate::error::ApiError;
-use crate::running::Running;
+use super::error::ApiError;
+use super::running::Running;
 
 /// At most this many tools per request (OpenAI's limit).
 pub const MAX_TOOLS: usize = 128;

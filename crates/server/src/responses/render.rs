@@ -9,9 +9,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use confab_engine::runtime::{StopReason, Usage};
 use serde_json::{json, Map, Value};
 
-use crate::error::ApiError;
-use crate::responses::Namespaces;
-use crate::turn::TurnEvent;
+use super::request::Namespaces;
+use crate::shared::error::ApiError;
+use crate::shared::turn::TurnEvent;
 
 /// One response's identity, and the request's settings every response object repeats.
 #[derive(Debug, Clone)]
@@ -379,7 +379,7 @@ mod tests {
 
     #[test]
     fn a_call_of_a_grouped_function_names_its_group() {
-        let request: crate::responses::ResponsesRequest = serde_json::from_value(json!({"tools": [
+        let request: crate::responses::request::ResponsesRequest = serde_json::from_value(json!({"tools": [
             {"type": "namespace", "name": "multi_agent_v1", "tools": [{"type": "function", "name": "spawn_agent"}]},
         ]}))
         .unwrap();

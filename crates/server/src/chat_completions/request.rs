@@ -7,8 +7,8 @@ use confab_engine::EngineError;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::error::ApiError;
-use crate::turn::{checked_switches, effort_switches, ToolChoice, ToolDefinition, Tools};
+use crate::shared::error::ApiError;
+use crate::shared::turn::{checked_switches, effort_switches, ToolChoice, ToolDefinition, Tools};
 
 /// OpenAI accepts at most this many stop sequences.
 const MAX_STOPS: usize = 4;
@@ -25,7 +25,7 @@ pub struct ChatRequest {
     pub reasoning_effort: Option<String>,
     /// vLLM's and SGLang's way to set template switches (`{"enable_thinking": false}`).
     pub chat_template_kwargs: Option<Map<String, Value>>,
-    /// Structured output (structured.rs): kept as JSON, so a shape Confab does not know gets
+    /// Structured output (`shared/structured.rs`): kept as JSON, so a shape Confab does not know gets
     /// an error that names it rather than a parse failure.
     #[serde(default)]
     pub response_format: Option<serde_json::Value>,

@@ -13,9 +13,9 @@ use confab_engine::ChatMessage;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::error::ApiError;
-use crate::messages::call_arguments;
-use crate::turn::{effort_switches, ToolChoice, ToolDefinition, Tools};
+use crate::chat_completions::chat_messages::call_arguments;
+use crate::shared::error::ApiError;
+use crate::shared::turn::{effort_switches, ToolChoice, ToolDefinition, Tools};
 
 /// `POST /v1/messages`; `count_tokens` takes the same body without `max_tokens`.
 #[derive(Debug, Deserialize)]

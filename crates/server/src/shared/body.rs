@@ -6,7 +6,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 
-use crate::error::ApiError;
+use super::error::ApiError;
 
 pub(crate) const OPENAI_REFERENCE: &str = "OpenAI's API reference";
 
