@@ -52,13 +52,13 @@ pub fn chat_messages(
                             media.push(image_url_item(&image_url.url, folder, &mut files, model, model_name, &param)?);
                         }
                         Part::VideoUrl { video_url } => {
-                            require(model.video, MediaKind::Video, model_name, &param)?;
+                            require(model, MediaKind::Video, model_name, &param)?;
                             let (bytes, extension) = data_url(&video_url.url, &param, "video_url", "video/mp4")?;
                             let path = folder.write(&bytes, &extension, &mut files)?;
                             media.push(MediaItem::video(path).with_hash(content_hash(&bytes)));
                         }
                         Part::InputAudio { input_audio } => {
-                            require(model.audio, MediaKind::Audio, model_name, &param)?;
+                            require(model, MediaKind::Audio, model_name, &param)?;
                             let bytes = base64(&input_audio.data, &param)?;
                             let extension = clean_extension(&input_audio.format, &param)?;
                             let path = folder.write(&bytes, &extension, &mut files)?;
@@ -108,8 +108,9 @@ pub fn call_arguments(arguments: &Value, param: &str) -> Result<Value, ApiError>
     Ok(parsed)
 }
 
-fn require(reads: bool, kind: MediaKind, model_name: &str, param: &str) -> Result<(), ApiError> {
-    if reads {
+/// Media the model reads (`confab_turn::takes`), or a refusal naming the content part.
+fn require(model: &ModelInfo, kind: MediaKind, model_name: &str, param: &str) -> Result<(), ApiError> {
+    if confab_turn::takes(model, kind) {
         return Ok(());
     }
     let what = match kind {
@@ -134,7 +135,7 @@ pub fn image_url_item(
     model_name: &str,
     param: &str,
 ) -> Result<MediaItem, ApiError> {
-    require(model.vision, MediaKind::Image, model_name, param)?;
+    require(model, MediaKind::Image, model_name, param)?;
     let (bytes, extension) = data_url(url, param, "image_url", "image/png")?;
     image_file(&bytes, &extension, folder, files)
 }
@@ -156,7 +157,7 @@ pub fn base64_image(
     model_name: &str,
     param: &str,
 ) -> Result<MediaItem, ApiError> {
-    require(model.vision, MediaKind::Image, model_name, param)?;
+    require(model, MediaKind::Image, model_name, param)?;
     let subtype = media_type.split_once('/').map_or(media_type, |(_, s)| s);
     let extension = if subtype == "jpeg" { "jpg".to_string() } else { clean_extension(subtype, param)? };
     image_file(&base64(data, param)?, &extension, folder, files)

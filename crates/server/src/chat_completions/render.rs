@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use confab_engine::runtime::{StopReason, Usage};
 use serde_json::{json, Value};
 
-use crate::shared::turn::WholeTurn;
+use confab_turn::WholeReply;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
@@ -58,7 +58,7 @@ impl Reply {
     }
 
     /// A whole chat answer: the text, the reasoning apart, and the calls.
-    pub fn whole_turn(&self, turn: &WholeTurn, reason: StopReason, usage: &Usage) -> Value {
+    pub fn whole_turn(&self, turn: &WholeReply, reason: StopReason, usage: &Usage) -> Value {
         let called = !turn.calls.is_empty();
         let mut message = json!({ "role": "assistant", "content": if called && turn.text.is_empty() { Value::Null } else { Value::from(turn.text.as_str()) } });
         if !turn.reasoning.is_empty() {

@@ -8,7 +8,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::shared::error::ApiError;
-use crate::shared::turn::{checked_switches, effort_switches, ToolChoice, ToolDefinition, Tools};
+use confab_turn::{checked_switches, reply_token_limit, sampling_params, Thinking};
+
+use crate::shared::turn::{ToolChoice, ToolDefinition, Tools};
 
 /// OpenAI accepts at most this many stop sequences.
 const MAX_STOPS: usize = 4;
@@ -96,14 +98,17 @@ impl ChatRequest {
             },
             Some(ToolChoiceField::Named { function }) => ToolChoice::Named(function.name.clone()),
         };
-        Tools::new(definitions, choice, "tools")
+        Ok(Tools::new(definitions, choice)?)
     }
 
-    /// The template switches the request sets.
+    /// The template switches the request sets itself (`chat_template_kwargs`).
     pub fn switches(&self) -> Result<std::collections::BTreeMap<String, Value>, ApiError> {
-        let mut switches = checked_switches(self.chat_template_kwargs.as_ref().unwrap_or(&Map::new()), "chat_template_kwargs")?;
-        effort_switches(&mut switches, self.reasoning_effort.as_deref());
-        Ok(switches)
+        Ok(checked_switches(self.chat_template_kwargs.as_ref().unwrap_or(&Map::new()))?)
+    }
+
+    /// `reasoning_effort`: `none` turns a reasoning model's thinking off.
+    pub fn thinking(&self) -> Thinking {
+        Thinking { enabled: None, effort: self.reasoning_effort.clone() }
     }
 }
 
@@ -254,11 +259,7 @@ impl SamplingFields {
             (Some(m), _) => ("max_completion_tokens", Some(m)),
             (None, m) => ("max_tokens", m),
         };
-        if let Some(limit) = limit {
-            if limit < 1 || limit > i64::from(u32::MAX) {
-                return Err(ApiError::invalid(Some(name), format!("{name} is {limit}; it must be 1 or more.")));
-            }
-        }
+        let limit = limit.map(|limit| reply_token_limit(limit).map_err(|e| ApiError::invalid(Some(name), e.to_string()))).transpose()?;
         let stop = match &self.stop {
             None => vec![],
             Some(StopField::One(s)) => vec![s.clone()],
@@ -272,16 +273,11 @@ impl SamplingFields {
             top_p: self.top_p,
             presence_penalty: self.presence_penalty,
             seed: self.seed.map(|seed| seed as u64),
-            max_tokens: Some(limit.map_or(default_max_tokens, |limit| limit as u32)),
+            max_tokens: Some(limit.unwrap_or(default_max_tokens)),
             stop,
             ..SamplingChoices::default()
         };
-        let params = defaults.with_choices(&choices);
-        // Checked here too (the engine checks again), so every bad setting is a 400 naming it.
-        // (0 max_tokens means "to the context's end" here, which the engine resolves.)
-        let checked = SamplingParams { max_tokens: params.max_tokens.max(1), ..params.clone() };
-        checked.validate(usize::MAX).map_err(ApiError::from)?;
-        Ok(params)
+        Ok(sampling_params(defaults, &choices)?)
     }
 
     pub fn include_usage(&self) -> bool {

@@ -23,7 +23,7 @@ use crate::shared::error::ApiError;
 use crate::shared::media_files::RequestFiles;
 use crate::shared::running::{self, Running};
 use crate::shared::structured::FormatField;
-use crate::shared::turn::{Turn, TurnEvent};
+use crate::shared::turn::{ChatTurn, Turn, TurnEvent};
 use crate::{ServedModel, ServerState};
 
 /// OpenAI's default length for `/v1/completions` (chat's default is the context's end).
@@ -34,16 +34,17 @@ pub async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, Byt
         let request: ChatRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         let model = state.served(request.model.as_deref())?;
         let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
-        let tools = request.tools()?;
-        let switches = request.switches()?;
         let (messages, files) = chat_messages(&request.messages, &state.media, &model.info, &model.name)?;
-        let mut engine_request = Request::new(model.id, Prompt::Chat(messages), sampling);
-        engine_request.constraint = crate::shared::structured::constraint(request.response_format.as_ref(), FormatField::ResponseFormat)?;
+        let mut turn = ChatTurn::new(Prompt::Chat(messages), sampling);
+        turn.tools = request.tools()?;
+        turn.thinking = request.thinking();
+        turn.switches = request.switches()?;
+        turn.constraint = crate::shared::structured::constraint(request.response_format.as_ref(), FormatField::ResponseFormat)?;
+        let mut engine_request = turn.request(&model.info, model.id)?;
         engine_request.speculative = request.sampling.speculative(model.draft)?;
-        tools.apply(&model.info, switches, &mut engine_request)?;
         let reply = Reply::new(Endpoint::Chat, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
         let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
-        let turn = Turn::new(running, &model.info, &tools);
+        let turn = Turn::new(running, &model.info, &turn.tools);
         if request.sampling.stream {
             return Ok::<_, ApiError>(chat_stream(turn, reply, request.sampling.include_usage()).into_response());
         }
@@ -70,13 +71,14 @@ fn chat_stream(turn: Turn, reply: Reply, include_usage: bool) -> Sse<impl future
                     pending.push_back(data(&reply.call_chunk(calls, &id, &name, &arguments)));
                     calls += 1;
                 }
-                Ok(TurnEvent::Done { reason, usage }) => {
+                Ok(TurnEvent::Done { reason, usage, .. }) => {
                     pending.push_back(data(&reply.final_chat_chunk(reason, calls > 0)));
                     if include_usage {
                         pending.push_back(data(&reply.usage_chunk(&usage)));
                     }
                     pending.push_back(SseEvent::default().data("[DONE]"));
                 }
+                Ok(_) => {}
                 // Headers are sent: an error mid-stream is a last event in the error shape.
                 Err(e) => pending.push_back(data(&e.body())),
             }

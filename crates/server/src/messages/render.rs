@@ -11,7 +11,9 @@ use confab_engine::runtime::{StopReason, Usage};
 use serde_json::{json, Value};
 
 use crate::shared::error::ApiError;
-use crate::shared::turn::{TurnEvent, WholeTurn};
+use confab_turn::WholeReply;
+
+use crate::shared::turn::TurnEvent;
 
 /// One reply's identity and what its stop reason depends on.
 #[derive(Debug, Clone)]
@@ -36,7 +38,7 @@ impl MessageReply {
     }
 
     /// The non-streamed answer: thinking, text, then the calls, as Anthropic orders them.
-    pub fn whole(&self, turn: &WholeTurn, reason: StopReason, usage: &Usage) -> Value {
+    pub fn whole(&self, turn: &WholeReply, reason: StopReason, usage: &Usage) -> Value {
         let mut content = Vec::new();
         if !turn.reasoning.is_empty() {
             let thinking = if self.omit_thinking { "" } else { turn.reasoning.as_str() };
@@ -159,7 +161,7 @@ impl MessageStream {
                 out.push(delta(index, json!({ "type": "input_json_delta", "partial_json": arguments.to_string() })));
                 out.push(stop(index));
             }
-            TurnEvent::Done { reason, usage } => {
+            TurnEvent::Done { reason, usage, .. } => {
                 self.close(&mut out);
                 let (stop_reason, stop_sequence) = self.reply.stop(reason, &usage, self.called);
                 out.push((
@@ -172,6 +174,8 @@ impl MessageStream {
                 ));
                 out.push(("message_stop", json!({ "type": "message_stop" })));
             }
+            // The engine's other events and failures are the route's (`shared::turn::Turn`).
+            _ => {}
         }
         out
     }
@@ -264,7 +268,7 @@ mod tests {
         let mut reply = MessageReply::new(5, "m".into(), vec![]);
         reply.omit_thinking = true;
         let usage = Usage { prompt: 3, generated: 2, ..Usage::default() };
-        let turn = WholeTurn { reasoning: "secret".into(), text: "Hi".into(), calls: vec![] };
+        let turn = WholeReply { reasoning: "secret".into(), text: "Hi".into(), calls: vec![] };
         let body = reply.whole(&turn, StopReason::Eos, &usage);
         assert_eq!(body["content"][0], json!({"type": "thinking", "thinking": "", "signature": ""}));
         let mut stream = MessageStream::new(reply);
@@ -277,7 +281,7 @@ mod tests {
     #[test]
     fn a_whole_message_has_anthropics_shape() {
         let reply = MessageReply::new(1, "m".into(), vec![]);
-        let turn = WholeTurn {
+        let turn = WholeReply {
             reasoning: "Hmm.".into(),
             text: "Let me look.".into(),
             calls: vec![("call_abc".into(), "weather".into(), json!({"city": "Paris"}))],
@@ -302,7 +306,7 @@ mod tests {
 
     #[test]
     fn stop_reasons_map_to_anthropics() {
-        let text = WholeTurn { text: "a".into(), ..WholeTurn::default() };
+        let text = WholeReply { text: "a".into(), ..WholeReply::default() };
         let reason = |stops: Vec<&str>, reason, matched: Option<&str>| {
             let usage = Usage { stop_string: matched.map(String::from), ..usage() };
             let body = MessageReply::new(1, "m".into(), stops.into_iter().map(String::from).collect()).whole(&text, reason, &usage);
@@ -310,7 +314,7 @@ mod tests {
         };
         assert_eq!(reason(vec![], StopReason::Eos, None), ("end_turn".into(), None));
         assert_eq!(reason(vec![], StopReason::MaxTokens, None), ("max_tokens".into(), None));
-        let called = WholeTurn { calls: vec![("call_1".into(), "f".into(), json!({}))], ..WholeTurn::default() };
+        let called = WholeReply { calls: vec![("call_1".into(), "f".into(), json!({}))], ..WholeReply::default() };
         let body = MessageReply::new(1, "m".into(), vec![]).whole(&called, StopReason::MaxTokens, &usage());
         assert_eq!(body["stop_reason"], "tool_use", "whole calls are to be run, whatever followed them");
         assert_eq!(reason(vec!["END"], StopReason::StopString, Some("END")), ("stop_sequence".into(), Some("END".into())));
@@ -324,7 +328,7 @@ mod tests {
     fn a_stream_names_the_stop_sequence_that_ended_it() {
         let mut stream = MessageStream::new(MessageReply::new(4, "m".into(), vec!["\n\n".into(), "END".into()]));
         let usage = Usage { stop_string: Some("END".into()), ..usage() };
-        let events = stream.push(TurnEvent::Done { reason: StopReason::StopString, usage });
+        let events = stream.push(TurnEvent::Done { reason: StopReason::StopString, usage, timings: Default::default() });
         assert_eq!(events[0].1["delta"], json!({"stop_reason": "stop_sequence", "stop_sequence": "END"}));
     }
 
@@ -342,7 +346,7 @@ mod tests {
             TurnEvent::Text("Hi".into()),
             TurnEvent::Text("!".into()),
             TurnEvent::ToolCall { id: "call_1".into(), name: "f".into(), arguments: json!({"x": 1}) },
-            TurnEvent::Done { reason: StopReason::Eos, usage: usage() },
+            TurnEvent::Done { reason: StopReason::Eos, usage: usage(), timings: Default::default() },
         ] {
             events.extend(stream.push(event));
         }
@@ -385,8 +389,11 @@ mod tests {
     #[test]
     fn an_empty_reply_still_ends_the_message() {
         let mut stream = MessageStream::new(MessageReply::new(3, "m".into(), vec![]));
-        let names: Vec<&str> =
-            stream.push(TurnEvent::Done { reason: StopReason::MaxTokens, usage: usage() }).iter().map(|(n, _)| *n).collect();
+        let names: Vec<&str> = stream
+            .push(TurnEvent::Done { reason: StopReason::MaxTokens, usage: usage(), timings: Default::default() })
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
         assert_eq!(names, ["message_delta", "message_stop"]);
     }
 

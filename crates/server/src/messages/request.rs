@@ -3,8 +3,6 @@
 //! `metadata`, are ignored as Anthropic-compatible servers do), and how it becomes the engine's
 //! conversation, tools, template switches and sampling settings.
 
-use std::collections::BTreeMap;
-
 use confab_engine::media::MediaItem;
 use confab_engine::runtime::Prompt;
 use confab_engine::sample::{SamplingChoices, SamplingParams};
@@ -15,7 +13,9 @@ use serde_json::Value;
 
 use crate::chat_completions::chat_messages::call_arguments;
 use crate::shared::error::ApiError;
-use crate::shared::turn::{effort_switches, ToolChoice, ToolDefinition, Tools};
+use confab_turn::{reply_token_limit, sampling_params, Thinking};
+
+use crate::shared::turn::{ToolChoice, ToolDefinition, Tools};
 
 /// `POST /v1/messages`; `count_tokens` takes the same body without `max_tokens`.
 #[derive(Debug, Deserialize)]
@@ -310,7 +310,7 @@ impl MessagesRequest {
                 }
             },
         };
-        Tools::new(definitions, choice, "tools")
+        Ok(Tools::new(definitions, choice)?)
     }
 
     /// Whether thinking blocks come back without their text (`thinking.display: "omitted"`).
@@ -318,24 +318,21 @@ impl MessagesRequest {
         self.thinking.as_ref().and_then(|t| t.display.as_deref()) == Some("omitted")
     }
 
-    /// The template switches: `thinking` turns a reasoning model's thinking on or off, and
-    /// `output_config.effort` is the effort templates read (`max` as `high`, the most they
-    /// know); without them the template's default holds.
-    pub fn switches(&self) -> Result<BTreeMap<String, Value>, ApiError> {
-        let mut switches = BTreeMap::new();
-        if let Some(thinking) = &self.thinking {
-            let enabled = match thinking.kind.as_str() {
-                "enabled" | "adaptive" => true,
-                "disabled" => false,
-                other => {
-                    return Err(ApiError::invalid(
-                        Some("thinking.type"),
-                        format!("thinking type `{other}` is not one of enabled, adaptive or disabled."),
-                    ))
-                }
-            };
-            switches.insert("enable_thinking".to_string(), Value::Bool(enabled));
-        }
+    /// `thinking` turns a reasoning model's thinking on or off, and `output_config.effort` is
+    /// the effort templates read (`max` as `high`, the most they know); without them the
+    /// template's default holds.
+    pub fn thinking(&self) -> Result<Thinking, ApiError> {
+        let enabled = match self.thinking.as_ref().map(|t| t.kind.as_str()) {
+            None => None,
+            Some("enabled" | "adaptive") => Some(true),
+            Some("disabled") => Some(false),
+            Some(other) => {
+                return Err(ApiError::invalid(
+                    Some("thinking.type"),
+                    format!("thinking type `{other}` is not one of enabled, adaptive or disabled."),
+                ))
+            }
+        };
         let effort = self.output_config.as_ref().and_then(|c| c.effort.as_deref());
         if let Some(effort) = effort {
             if !["low", "medium", "high", "max"].contains(&effort) {
@@ -345,8 +342,7 @@ impl MessagesRequest {
                 ));
             }
         }
-        effort_switches(&mut switches, effort.map(|e| if e == "max" { "high" } else { e }));
-        Ok(switches)
+        Ok(Thinking { enabled, effort: effort.map(|e| if e == "max" { "high" } else { e }.to_string()) })
     }
 
     /// The engine's settings: the model's defaults with what the request sets over them
@@ -357,9 +353,7 @@ impl MessagesRequest {
         let max_tokens = self.max_tokens.ok_or_else(|| {
             ApiError::invalid(Some("max_tokens"), "max_tokens is required: the most tokens the reply may have (as in Anthropic's API).")
         })?;
-        if max_tokens < 1 || max_tokens > i64::from(u32::MAX) {
-            return Err(ApiError::invalid(Some("max_tokens"), format!("max_tokens is {max_tokens}; it must be 1 or more.")));
-        }
+        let max_tokens = reply_token_limit(max_tokens)?;
         let top_k = self
             .top_k
             .map(|k| {
@@ -377,14 +371,11 @@ impl MessagesRequest {
             temperature: self.temperature,
             top_p: self.top_p,
             top_k,
-            max_tokens: Some(max_tokens as u32),
+            max_tokens: Some(max_tokens),
             stop,
             ..SamplingChoices::default()
         };
-        let params = defaults.with_choices(&choices);
-        // Checked here too (the engine checks again), so every bad setting is a 400 naming it.
-        params.validate(usize::MAX).map_err(ApiError::from)?;
-        Ok(params)
+        Ok(sampling_params(defaults, &choices)?)
     }
 }
 
@@ -669,11 +660,11 @@ mod tests {
         let many: Vec<Value> = (0..129).map(|i| json!({"name": format!("t{i}"), "input_schema": {"type": "object"}})).collect();
         assert!(with(json!({ "tools": many })).tools().unwrap_err().message.contains("at most 128"));
 
-        let thinking = |kind: &str| with(json!({"thinking": {"type": kind, "budget_tokens": 1024}})).switches();
-        assert_eq!(thinking("enabled").unwrap()["enable_thinking"], json!(true));
-        assert_eq!(thinking("disabled").unwrap()["enable_thinking"], json!(false));
+        let thinking = |kind: &str| with(json!({"thinking": {"type": kind, "budget_tokens": 1024}})).thinking();
+        assert_eq!(thinking("enabled").unwrap(), Thinking::on(true));
+        assert_eq!(thinking("disabled").unwrap(), Thinking::on(false));
         assert!(thinking("sometimes").is_err());
-        assert!(with(json!({})).switches().unwrap().is_empty());
+        assert_eq!(with(json!({})).thinking().unwrap(), Thinking::default());
     }
 
     #[test]
@@ -735,8 +726,7 @@ mod tests {
         });
         let request = request(body.clone());
         assert!(request.omit_thinking());
-        let switches = request.switches().unwrap();
-        assert_eq!((switches["enable_thinking"].clone(), switches["reasoning_effort"].clone()), (json!(true), json!("high")));
+        assert_eq!(request.thinking().unwrap(), Thinking { enabled: Some(true), effort: Some("high".into()) });
         let (notes, warnings) = request.ignored();
         assert!(warnings.is_empty());
         assert_eq!(notes.len(), 1, "metadata is ignored quietly: {notes:?}");
@@ -747,10 +737,10 @@ mod tests {
             body["output_config"] = json!({ "effort": effort });
             super::tests::request(body)
         };
-        let off = with(json!({"type": "disabled"}), "max").switches().unwrap();
-        assert_eq!((off["enable_thinking"].clone(), off["reasoning_effort"].clone()), (json!(false), json!("high")));
+        let off = with(json!({"type": "disabled"}), "max").thinking().unwrap();
+        assert_eq!(off, Thinking { enabled: Some(false), effort: Some("high".into()) });
         assert!(!with(json!({"type": "enabled", "budget_tokens": 1024, "display": "summarized"}), "low").omit_thinking());
-        let bad = with(json!({"type": "enabled"}), "extreme").switches().unwrap_err();
+        let bad = with(json!({"type": "enabled"}), "extreme").thinking().unwrap_err();
         assert_eq!(bad.param.as_deref(), Some("output_config.effort"));
     }
 

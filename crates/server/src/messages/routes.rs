@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use confab_engine::runtime::{Prompt, Request};
+use confab_engine::sample::SamplingParams;
 use serde_json::json;
 
 use super::render::{AnthropicError, MessageReply, MessageStream, NamedEvent};
@@ -23,7 +23,7 @@ use crate::shared::body::parse;
 use crate::shared::error::ApiError;
 use crate::shared::media_files::RequestFiles;
 use crate::shared::running;
-use crate::shared::turn::{Tools, Turn};
+use crate::shared::turn::{ChatTurn, Turn};
 use crate::{ServedModel, ServerState};
 
 /// Whether a path is one of the Messages API's, whose errors take Anthropic's shape (the key
@@ -47,14 +47,13 @@ pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes,
         let model = state.served(request.model.as_deref())?;
         log_ignored(&request);
         let sampling = request.sampling(&model.info.default_sampling)?;
-        let (prompt, tools, files) = prepare(&state, &request, &model)?;
-        let mut engine_request = Request::new(model.id, prompt, sampling);
-        tools.apply(&model.info, request.switches()?, &mut engine_request)?;
+        let (turn, files) = prepare(&state, &request, &model, sampling)?;
+        let engine_request = turn.request(&model.info, model.id)?;
         let serial = state.next_serial.fetch_add(1, Ordering::Relaxed);
         let mut reply = MessageReply::new(serial, model.name.clone(), request.stop_sequences.clone().unwrap_or_default());
         reply.omit_thinking = request.omit_thinking();
         let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
-        let turn = Turn::new(running, &model.info, &tools);
+        let turn = Turn::new(running, &model.info, &turn.tools);
         if request.stream {
             return Ok(stream(turn, MessageStream::new(reply)).into_response());
         }
@@ -70,9 +69,9 @@ pub async fn count_tokens(State(state): State<Arc<ServerState>>, body: Result<By
     let answer = async {
         let request: MessagesRequest = parse(body, state.body_limit, "Anthropic's Messages API reference")?;
         let model = state.served(request.model.as_deref())?;
-        let (prompt, tools, files) = prepare(&state, &request, &model)?;
-        let chat = tools.chat_options(request.switches()?);
-        let count = state.prompt_tokens(model.id, prompt, chat, files).await?;
+        let (turn, files) = prepare(&state, &request, &model, Default::default())?;
+        let chat = turn.chat_options(&model.info);
+        let count = state.prompt_tokens(model.id, turn.prompt, chat, files).await?;
         Ok(Json(json!({ "input_tokens": count })).into_response())
     };
     answer.await.unwrap_or_else(|e: ApiError| AnthropicError(e).into_response())
@@ -90,15 +89,23 @@ fn log_ignored(request: &MessagesRequest) {
     }
 }
 
-/// The conversation (its images written to files) and the tools, checked.
-fn prepare(state: &ServerState, request: &MessagesRequest, model: &ServedModel) -> Result<(Prompt, Tools, RequestFiles), ApiError> {
+/// The turn: the conversation (its images written to files), the tools, checked, and thinking.
+fn prepare(
+    state: &ServerState,
+    request: &MessagesRequest,
+    model: &ServedModel,
+    sampling: SamplingParams,
+) -> Result<(ChatTurn, RequestFiles), ApiError> {
     let tools = request.tools()?;
+    let thinking = request.thinking()?;
     let mut files = RequestFiles::default();
     let mut images = |media_type: &str, data: &str, param: &str| {
         base64_image(media_type, data, &state.media, &mut files, &model.info, &model.name, param)
     };
-    let prompt = request.prompt(&mut images)?;
-    Ok((prompt, tools, files))
+    let mut turn = ChatTurn::new(request.prompt(&mut images)?, sampling);
+    turn.tools = tools;
+    turn.thinking = thinking;
+    Ok((turn, files))
 }
 
 /// The reply as Anthropic's event sequence; dropped with the connection, which cancels the

@@ -187,7 +187,7 @@ impl ResponseStream {
                 out.push(self.event("response.output_item.done", json!({ "output_index": index, "item": done })));
                 self.output.push(done);
             }
-            TurnEvent::Done { reason, usage } => {
+            TurnEvent::Done { reason, usage, .. } => {
                 let called = self.output.iter().any(|item| item["type"] == "function_call");
                 // A reply that called a tool is complete (the client runs the calls), even where
                 // the model wrote on until the limit; otherwise a limit cuts it short.
@@ -202,6 +202,8 @@ impl ResponseStream {
                 self.finished = Some(object.clone());
                 out.push(self.event(&format!("response.{status}"), json!({ "response": object })));
             }
+            // The engine's other events and failures are the route's (`shared::turn::Turn`).
+            _ => {}
         }
         out
     }
@@ -334,7 +336,7 @@ mod tests {
             TurnEvent::Reasoning("see.".into()),
             TurnEvent::Text("Checking.".into()),
             TurnEvent::ToolCall { id: "call_1".into(), name: "get_time".into(), arguments: json!({}) },
-            TurnEvent::Done { reason: StopReason::Eos, usage: usage() },
+            TurnEvent::Done { reason: StopReason::Eos, usage: usage(), timings: Default::default() },
         ] {
             events.extend(s.push(event));
         }
@@ -385,7 +387,7 @@ mod tests {
         .unwrap();
         let mut s = stream().with_namespaces(request.tools().unwrap().namespaces);
         let mut events = s.push(TurnEvent::ToolCall { id: "call_1".into(), name: "spawn_agent".into(), arguments: json!({}) });
-        events.extend(s.push(TurnEvent::Done { reason: StopReason::Eos, usage: usage() }));
+        events.extend(s.push(TurnEvent::Done { reason: StopReason::Eos, usage: usage(), timings: Default::default() }));
         let item = &s.finished().unwrap()["output"][0];
         assert_eq!((item["name"].as_str(), item["namespace"].as_str()), (Some("spawn_agent"), Some("multi_agent_v1")));
         assert_eq!(events[0]["item"]["namespace"], "multi_agent_v1");
@@ -395,7 +397,7 @@ mod tests {
     fn a_reply_cut_by_the_limit_is_incomplete() {
         let mut s = stream();
         s.push(TurnEvent::Text("Once upon".into()));
-        let events = s.push(TurnEvent::Done { reason: StopReason::MaxTokens, usage: usage() });
+        let events = s.push(TurnEvent::Done { reason: StopReason::MaxTokens, usage: usage(), timings: Default::default() });
         assert_eq!(events.last().unwrap()["type"], "response.incomplete");
         let response = s.finished().unwrap();
         assert_eq!(response["incomplete_details"]["reason"], "max_output_tokens");

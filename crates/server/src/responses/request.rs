@@ -19,7 +19,9 @@ use serde_json::{json, Map, Value};
 
 use crate::chat_completions::chat_messages::call_arguments;
 use crate::shared::error::ApiError;
-use crate::shared::turn::{checked_switches, effort_switches, ToolChoice, ToolDefinition, Tools};
+use confab_turn::{checked_switches, reply_token_limit, sampling_params, Thinking};
+
+use crate::shared::turn::{ToolChoice, ToolDefinition, Tools};
 
 /// `POST /v1/responses` (and `POST /v1/responses/input_tokens`, which takes the same body).
 #[derive(Debug, Deserialize)]
@@ -287,15 +289,17 @@ impl ResponsesRequest {
                 }
             },
         };
-        Ok(RequestTools { tools: Tools::new(definitions, choice, "tools")?, namespaces, left_out })
+        Ok(RequestTools { tools: Tools::new(definitions, choice)?, namespaces, left_out })
     }
 
-    /// The template switches: `reasoning.effort` as Chat Completions' `reasoning_effort`, and
-    /// `chat_template_kwargs`.
+    /// The template switches the request sets itself (`chat_template_kwargs`).
     pub fn switches(&self) -> Result<BTreeMap<String, Value>, ApiError> {
-        let mut switches = checked_switches(self.chat_template_kwargs.as_ref().unwrap_or(&Map::new()), "chat_template_kwargs")?;
-        effort_switches(&mut switches, self.reasoning.as_ref().and_then(|r| r.effort.as_deref()));
-        Ok(switches)
+        Ok(checked_switches(self.chat_template_kwargs.as_ref().unwrap_or(&Map::new()))?)
+    }
+
+    /// `reasoning.effort`, as Chat Completions' `reasoning_effort`.
+    pub fn thinking(&self) -> Thinking {
+        Thinking { enabled: None, effort: self.reasoning.as_ref().and_then(|r| r.effort.clone()) }
     }
 
     /// `text.format`, as the request sent it.
@@ -306,22 +310,17 @@ impl ResponsesRequest {
     /// The engine's settings: the model's defaults with what the request sets over them
     /// (`SamplingParams::with_choices`, the rule the app and the CLI use too); the reply may run to the context's end unless `max_output_tokens` bounds it.
     pub fn sampling(&self, defaults: &SamplingParams) -> Result<SamplingParams, ApiError> {
-        if let Some(limit) = self.max_output_tokens {
-            if limit < 1 || limit > i64::from(u32::MAX) {
-                return Err(ApiError::invalid(Some("max_output_tokens"), format!("max_output_tokens is {limit}; it must be 1 or more.")));
-            }
-        }
+        let limit = self
+            .max_output_tokens
+            .map(|limit| reply_token_limit(limit).map_err(|e| ApiError::invalid(Some("max_output_tokens"), e.to_string())))
+            .transpose()?;
         let choices = SamplingChoices {
             temperature: self.temperature,
             top_p: self.top_p,
-            max_tokens: Some(self.max_output_tokens.map_or(0, |limit| limit as u32)),
+            max_tokens: Some(limit.unwrap_or(0)),
             ..SamplingChoices::default()
         };
-        let params = defaults.with_choices(&choices);
-        // Checked here too (the engine checks again), so every bad setting is a 400 naming it.
-        let checked = SamplingParams { max_tokens: params.max_tokens.max(1), ..params.clone() };
-        checked.validate(usize::MAX).map_err(ApiError::from)?;
-        Ok(params)
+        Ok(sampling_params(defaults, &choices)?)
     }
 }
 
@@ -546,8 +545,12 @@ mod tests {
         let unknown = request(json!({"tools": [tool], "tool_choice": {"type": "function", "name": "nope"}})).tools().unwrap_err();
         assert_eq!(unknown.param.as_deref(), Some("tool_choice"));
 
-        let switches = request(json!({"reasoning": {"effort": "none"}})).switches().unwrap();
-        assert_eq!(switches["enable_thinking"], json!(false));
+        let thinking = request(json!({"reasoning": {"effort": "none"}})).thinking();
+        assert_eq!(
+            thinking,
+            Thinking { enabled: None, effort: Some("none".into()) },
+            "effort none turns thinking off (confab_turn::Thinking)"
+        );
         let defaults = SamplingParams::default();
         assert_eq!(request(json!({"max_output_tokens": 5})).sampling(&defaults).unwrap().max_tokens, 5);
         assert_eq!(request(json!({"max_output_tokens": 0})).sampling(&defaults).unwrap_err().param.as_deref(), Some("max_output_tokens"));

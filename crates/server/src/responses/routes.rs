@@ -16,7 +16,8 @@ use axum::http::{StatusCode, Uri};
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use confab_engine::runtime::{Prompt, Request};
+use confab_engine::runtime::Prompt;
+use confab_engine::sample::SamplingParams;
 use confab_store::{Store, StoreError, StoredResponse};
 use serde_json::{json, Map, Value};
 
@@ -28,7 +29,7 @@ use crate::shared::error::ApiError;
 use crate::shared::media_files::RequestFiles;
 use crate::shared::running;
 use crate::shared::structured::{self, FormatField};
-use crate::shared::turn::{Tools, Turn};
+use crate::shared::turn::{ChatTurn, Turn};
 use crate::{ServedModel, ServerState};
 
 /// `input_items` pages: OpenAI's default and largest page.
@@ -41,13 +42,12 @@ pub async fn create(State(state): State<Arc<ServerState>>, body: Result<Bytes, B
         request.check()?;
         let model = state.served(request.model.as_deref())?;
         let sampling = request.sampling(&model.info.default_sampling)?;
-        let prepared = prepare(&state, &request, &model).await?;
+        let mut prepared = prepare(&state, &request, &model, sampling).await?;
         if !prepared.left_out.is_empty() {
             tracing::warn!(left_out = prepared.left_out.join("; "), "responses: tools left out of the prompt");
         }
-        let mut engine_request = Request::new(model.id, prepared.prompt, sampling);
-        engine_request.constraint = structured::constraint(request.format(), FormatField::TextFormat)?;
-        prepared.tools.apply(&model.info, request.switches()?, &mut engine_request)?;
+        prepared.turn.constraint = structured::constraint(request.format(), FormatField::TextFormat)?;
+        let engine_request = prepared.turn.request(&model.info, model.id)?;
 
         let keep = state.responses.clone().filter(|_| request.store != Some(false));
         let reply = ResponseReply::new(
@@ -58,7 +58,7 @@ pub async fn create(State(state): State<Arc<ServerState>>, body: Result<Bytes, B
         let kept = Kept { store: keep, previous_id: request.previous_response_id.clone(), input: with_ids(prepared.input, &reply) };
         let running =
             running::start(state.source.engine(), engine_request, prepared.files, state.active.clone()).await.map_err(responses_param)?;
-        let mut turn = Turn::new(running, &model.info, &prepared.tools);
+        let mut turn = Turn::new(running, &model.info, &prepared.turn.tools);
         let mut events = ResponseStream::new(reply).with_namespaces(prepared.namespaces);
         if request.stream {
             return Ok(stream(turn, events, kept).into_response());
@@ -80,9 +80,9 @@ pub async fn input_tokens(State(state): State<Arc<ServerState>>, body: Result<By
         let request: ResponsesRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         request.check()?;
         let model = state.served(request.model.as_deref())?;
-        let prepared = prepare(&state, &request, &model).await?;
-        let chat = prepared.tools.chat_options(request.switches()?);
-        let count = state.prompt_tokens(model.id, prepared.prompt, chat, prepared.files).await?;
+        let prepared = prepare(&state, &request, &model, Default::default()).await?;
+        let chat = prepared.turn.chat_options(&model.info);
+        let count = state.prompt_tokens(model.id, prepared.turn.prompt, chat, prepared.files).await?;
         Ok::<_, ApiError>(Json(json!({ "object": "response.input_tokens", "input_tokens": count })).into_response())
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
@@ -166,15 +166,19 @@ fn store_error(error: StoreError) -> ApiError {
 /// What a request runs on: the conversation (earlier responses, then its input; images
 /// written to files), the tools, and its own input items as they are kept.
 struct Prepared {
-    prompt: Prompt,
-    tools: Tools,
+    turn: ChatTurn,
     namespaces: Namespaces,
     left_out: Vec<String>,
     files: RequestFiles,
     input: Vec<Value>,
 }
 
-async fn prepare(state: &ServerState, request: &ResponsesRequest, model: &ServedModel) -> Result<Prepared, ApiError> {
+async fn prepare(
+    state: &ServerState,
+    request: &ResponsesRequest,
+    model: &ServedModel,
+    sampling: SamplingParams,
+) -> Result<Prepared, ApiError> {
     let RequestTools { tools, namespaces, left_out } = request.tools()?;
     let input = request.input_items()?;
     let earlier = earlier_items(state, request.previous_response_id.as_deref()).await?;
@@ -183,7 +187,11 @@ async fn prepare(state: &ServerState, request: &ResponsesRequest, model: &Served
     let mut files = RequestFiles::default();
     let mut images = |url: &str, param: &str| image_url_item(url, &state.media, &mut files, &model.info, &model.name, param);
     let messages = conversation(request.instructions.as_deref(), &sourced, &namespaces, &mut images)?;
-    Ok(Prepared { prompt: Prompt::Chat(messages), tools, namespaces, left_out, files, input })
+    let mut turn = ChatTurn::new(Prompt::Chat(messages), sampling);
+    turn.tools = tools;
+    turn.thinking = request.thinking();
+    turn.switches = request.switches()?;
+    Ok(Prepared { turn, namespaces, left_out, files, input })
 }
 
 /// The items of the conversation a request continues: each earlier response's input and
