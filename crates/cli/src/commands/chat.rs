@@ -2,10 +2,12 @@
 
 use std::io::{BufRead, Write};
 
+use anyhow::Context;
 use confab_engine::media::MediaItem;
-use confab_engine::runtime::{ContextPolicy, Engine, Event, ModelId, Prompt, Request};
+use confab_engine::runtime::{ContextPolicy, Engine, ModelId, ModelInfo, Prompt};
 use confab_engine::sample::SamplingParams;
-use confab_engine::text::{ChatMessage, ReplyFormat, ReplyParser, ReplyPart};
+use confab_engine::text::ChatMessage;
+use confab_turn::{ChatTurn, ReplyReader, Thinking, ToolChoice, Tools, TurnEvent};
 
 use super::common::{MediaArgs, ModelArgs};
 use super::generate::{print_media, SamplingArgs};
@@ -30,17 +32,58 @@ pub struct Args {
     /// Print time to first token and speeds after each reply.
     #[arg(long)]
     stats: bool,
+    /// Turn a reasoning model's thinking on or off (its template's default otherwise).
+    #[arg(long, value_parser = clap::builder::BoolishValueParser::new())]
+    thinking: Option<bool>,
+    /// How hard a reasoning model thinks, for templates that read it (low, medium, high; none
+    /// turns thinking off).
+    #[arg(long)]
+    effort: Option<String>,
+    /// Tools the model may call: a JSON file with a list of OpenAI-shaped function tools. Its
+    /// calls are printed as JSON lines on stdout (this command does not run them).
+    #[arg(long, value_name = "FILE")]
+    tools: Option<std::path::PathBuf>,
+    /// auto (the default), required, none, or the name of a tool the reply must call.
+    #[arg(long, default_value = "auto")]
+    tool_choice: String,
+}
+
+/// What every turn of this chat shares: the tools, thinking and sampling.
+struct TurnSettings {
+    tools: Tools,
+    thinking: Thinking,
+    sampling: SamplingParams,
+}
+
+impl Args {
+    fn turn_settings(&self, sampling: SamplingParams) -> anyhow::Result<TurnSettings> {
+        let definitions: Vec<serde_json::Value> = match &self.tools {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).with_context(|| format!("reading the tools in {}", path.display()))?;
+                serde_json::from_str(&text).with_context(|| format!("{} is not a JSON list of tools", path.display()))?
+            }
+            None => vec![],
+        };
+        let choice = match self.tool_choice.as_str() {
+            "auto" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            "none" => ToolChoice::None,
+            name => ToolChoice::Named(name.to_string()),
+        };
+        let tools = Tools::from_definitions(definitions, choice).context("--tool-choice")?;
+        Ok(TurnSettings { tools, thinking: Thinking { enabled: self.thinking, effort: self.effort.clone() }, sampling })
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let (engine, id, info) = args.model.load(false)?;
-    let sampling = args.sampling.apply(&info.default_sampling, args.max_tokens);
+    let settings = args.turn_settings(args.sampling.apply(&info.default_sampling, args.max_tokens))?;
     let mut messages: Vec<ChatMessage> = args.system.iter().map(|s| ChatMessage::system(s.clone())).collect();
 
     let mut attached = args.media.items();
     if let Some(question) = &args.prompt {
         messages.push(ChatMessage::user(question.clone()).with_media(attached));
-        reply(&engine, id, info.reply_format, &messages, &sampling, args.stats)?;
+        reply(&engine, id, &info, &messages, &settings, args.stats)?;
         return Ok(std::process::ExitCode::SUCCESS);
     }
 
@@ -63,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             continue;
         }
         messages.push(ChatMessage::user(line.to_string()).with_media(std::mem::take(&mut attached)));
-        let answer = reply(&engine, id, info.reply_format, &messages, &sampling, args.stats)?;
+        let answer = reply(&engine, id, &info, &messages, &settings, args.stats)?;
         messages.push(ChatMessage::assistant(answer));
     }
 }
@@ -79,48 +122,39 @@ fn attachment(line: &str) -> Option<MediaItem> {
     }
 }
 
-/// Streams one reply and returns its answer. A model that reasons in a block (or channel) of
-/// its own has its markup kept and read as the app reads it: the reasoning goes to stderr, the
-/// answer to stdout and into the conversation.
+/// Streams one reply and returns its answer, read as the app reads it: the reasoning goes to
+/// stderr, the answer to stdout and into the conversation, each call as a JSON line on stdout.
 fn reply(
     engine: &Engine,
     id: ModelId,
-    format: ReplyFormat,
+    model: &ModelInfo,
     messages: &[ChatMessage],
-    sampling: &SamplingParams,
+    settings: &TurnSettings,
     stats: bool,
 ) -> anyhow::Result<String> {
-    let mut request = Request::new(id, Prompt::Chat(messages.to_vec()), sampling.clone());
+    let mut turn = ChatTurn::new(Prompt::Chat(messages.to_vec()), settings.sampling.clone());
+    turn.tools = settings.tools.clone();
+    turn.thinking = settings.thinking.clone();
     // A long chat goes on: its oldest turns are left out, as in the app.
-    request.context_policy = ContextPolicy::DropOldestTurns;
-    request.reply_markup = format.reasoning.is_some();
-    let mut parser = request.reply_markup.then(|| ReplyParser::new(format, false, None));
+    turn.context_policy = ContextPolicy::DropOldestTurns;
+    let mut reader = ReplyReader::new(model, &turn.tools);
     let mut text = String::new();
     let mut stdout = std::io::stdout().lock();
-    let mut show = |parts: Vec<ReplyPart>, text: &mut String| -> std::io::Result<()> {
-        for part in parts {
-            match part {
-                ReplyPart::Reasoning(thought) => eprint!("{thought}"),
-                ReplyPart::Content(answer) => {
-                    write!(stdout, "{answer}")?;
-                    text.push_str(&answer);
-                }
-                ReplyPart::ToolCall(_) => {}
-            }
-        }
-        stdout.flush()
-    };
-    for event in engine.generate(request) {
+    for event in engine.generate(turn.request(model, id)?).into_iter().flat_map(|event| reader.read(event)) {
         match event {
-            Event::Token { text: delta, .. } | Event::Text(delta) => match parser.as_mut() {
-                Some(parser) => show(parser.push(&delta), &mut text)?,
-                None => show(vec![ReplyPart::Content(delta)], &mut text)?,
-            },
-            Event::Done { usage, timings, .. } if stats => eprintln!(
+            TurnEvent::Reasoning(thought) => eprint!("{thought}"),
+            TurnEvent::Text(answer) => {
+                write!(stdout, "{answer}")?;
+                text.push_str(&answer);
+            }
+            TurnEvent::ToolCall { id, name, arguments } => {
+                writeln!(stdout, "{}", serde_json::json!({ "id": id, "name": name, "arguments": arguments }))?
+            }
+            TurnEvent::Done { usage, timings, .. } if stats => eprintln!(
                 "\n[{} prompt ({} cached), {} generated; {:.0} ms to first token, {:.1} tok/s]",
                 usage.prompt, usage.cached, usage.generated, timings.time_to_first_token_ms, timings.decode_tokens_per_s
             ),
-            Event::Plan(plan) => {
+            TurnEvent::Plan(plan) => {
                 if plan.dropped_messages > 0 {
                     eprintln!("[{} earlier messages left out to fit the context]", plan.dropped_messages);
                 }
@@ -128,12 +162,10 @@ fn reply(
                     print_media(&plan);
                 }
             }
-            Event::Error(e) => return Err(e.into()),
+            TurnEvent::Failed(e) => return Err(e.into()),
             _ => {}
         }
-    }
-    if let Some(parser) = parser.as_mut() {
-        show(parser.finish(), &mut text)?;
+        stdout.flush()?;
     }
     writeln!(std::io::stdout())?;
     Ok(text)
