@@ -7,8 +7,8 @@
 //! never in SQLite, a log, or anything sent to the page (which only learns whether a key is set).
 
 use confab_media::MediaKind;
-use confab_remote::secrets::SecretStore;
 use confab_remote::{Client, RemoteError, RemoteModel};
+use confab_secrets::SecretStore;
 use confab_store::{Attachment, Store};
 
 /// Where the window edits providers and their keys, for the messages that send people there.

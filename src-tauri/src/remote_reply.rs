@@ -260,7 +260,7 @@ mod tests {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use confab_remote::secrets::SecretStore;
+    use confab_secrets::SecretStore;
     use confab_store::{MessageStatus, NewConversation};
 
     use super::*;

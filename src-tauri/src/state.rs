@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::runtime::{BatchOptions, Engine, EngineOptions};
 use confab_paths::AppPaths;
-use confab_remote::secrets::SecretStore;
+use confab_secrets::SecretStore;
 use confab_store::{ConversationId, MessageId, Store};
 
 use crate::context_meter::ContextMeter;

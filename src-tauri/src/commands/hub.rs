@@ -7,7 +7,7 @@ use std::sync::Arc;
 use confab_engine::model::runs_here::{runs_here, Architecture};
 use confab_hub::{HubClient, HubOptions, RepoInfo};
 use confab_paths::AppPaths;
-use confab_remote::secrets::SecretStore;
+use confab_secrets::SecretStore;
 use confab_store::Store;
 use tauri::State;
 
