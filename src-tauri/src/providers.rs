@@ -280,7 +280,7 @@ impl RemoteTarget {
     pub fn check_takes(&self, attachment: &Attachment) -> Result<(), String> {
         let name = attachment.original_name.as_deref().unwrap_or("this file");
         // Documents go as text, which every model reads.
-        if crate::documents::is_document(attachment) {
+        if crate::attachments::documents::is_document(attachment) {
             return Ok(());
         }
         let (ok, what, mark) = match MediaKind::of_mime(&attachment.mime) {

@@ -1,5 +1,5 @@
 //! Get models: the hub's settings (endpoint, token), search, a repository's files, and the
-//! downloads (downloads.rs).
+//! downloads (models/downloads.rs).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,8 +12,8 @@ use confab_store::Store;
 use tauri::State;
 
 use super::App;
-use crate::downloads::{Download, Downloads, Source};
 use crate::failure::Failure;
+use crate::models::downloads::{Download, Downloads, Source};
 
 /// The store's key for the hub's settings (the endpoint; the token is a secret).
 const KEY: &str = "hub";
