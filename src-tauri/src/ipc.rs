@@ -26,30 +26,30 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<crate::commands::runtime::RuntimeInfo>();
     collect.visit::<confab_store::ConversationPage>();
     collect.visit::<confab_store::ConversationCursor>();
-    collect.visit::<crate::views::MessageView>();
+    collect.visit::<crate::chat::views::MessageView>();
     collect.visit::<confab_store::SearchHit>();
-    collect.visit::<crate::reply::ReplyEvent>();
-    collect.visit::<crate::context_meter::ContextUse>();
+    collect.visit::<crate::chat::reply::ReplyEvent>();
+    collect.visit::<crate::models::context_meter::ContextUse>();
     collect.visit::<confab_store::Attachment>();
-    collect.visit::<crate::documents::DocumentInfo>();
-    collect.visit::<crate::document_search::IndexProgress>();
+    collect.visit::<crate::attachments::documents::DocumentInfo>();
+    collect.visit::<crate::chat::document_search::IndexProgress>();
     collect.visit::<confab_engine::model::discover::ModelSummary>();
-    collect.visit::<crate::folders::FolderListing>();
-    collect.visit::<crate::model_slot::ModelState>();
+    collect.visit::<crate::desktop::folders::FolderListing>();
+    collect.visit::<crate::models::slot::ModelState>();
     collect.visit::<crate::settings::Settings>();
     collect.visit::<crate::commands::settings::SettingsChoices>();
     collect.visit::<crate::local_server::ServerStatus>();
     collect.visit::<crate::providers::ProvidersView>();
     collect.visit::<crate::providers::ProviderInput>();
     collect.visit::<crate::providers::RemoteChoice>();
-    collect.visit::<crate::tool_servers::ToolServersView>();
-    collect.visit::<crate::tool_servers::ToolServerInput>();
-    collect.visit::<crate::tool_call::ToolDecisionInput>();
+    collect.visit::<crate::tools::servers::ToolServersView>();
+    collect.visit::<crate::tools::servers::ToolServerInput>();
+    collect.visit::<crate::tools::call::ToolDecisionInput>();
     // Get models; "download" events carry a Download.
     collect.visit::<crate::commands::hub::HubSettings>();
     collect.visit::<crate::commands::hub::HubModel>();
     collect.visit::<crate::commands::hub::RepoDetails>();
-    collect.visit::<crate::downloads::Download>();
+    collect.visit::<crate::models::downloads::Download>();
     collect.found
 }
 

@@ -9,7 +9,7 @@ use confab_engine::runtime::Engine;
 use confab_server::{AccessRules, ModelSource, RunningServer, ServedModel, ServerOptions};
 use confab_store::Store;
 
-use crate::model_slot::ModelSlot;
+use crate::models::slot::ModelSlot;
 use crate::settings::Settings;
 use crate::sync::lock;
 

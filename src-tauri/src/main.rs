@@ -4,37 +4,21 @@
 // No console window on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod attachments;
+mod chat;
 #[macro_use]
 mod commands;
-mod context_meter;
-mod document_search;
-mod documents;
-mod downloads;
-mod embedder;
+mod desktop;
 mod failure;
-mod folders;
-mod inspect;
 #[cfg(test)]
 mod ipc;
-mod local_reply;
 mod local_server;
-mod microphone;
-mod model_slot;
-mod opener;
+mod models;
 mod providers;
-mod remote_reply;
-mod reply;
-mod reply_event;
 mod settings;
 mod state;
 mod sync;
-mod title;
-mod tool_call;
-mod tool_rounds;
-mod tool_servers;
-mod turns;
-mod views;
-mod web_view_priority;
+mod tools;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -63,20 +47,20 @@ fn main() -> ExitCode {
     }
     let result = tauri::Builder::default()
         .setup(|app| {
-            web_view_priority::steady_caret();
+            desktop::web_view_priority::steady_caret();
             if let Some(window) = app.get_webview_window("main") {
-                web_view_priority::draw_without_compositing_without_a_gpu(&window);
-                microphone::allow_microphone(&window);
+                desktop::web_view_priority::draw_without_compositing_without_a_gpu(&window);
+                desktop::microphone::allow_microphone(&window);
             }
             let paths = confab_paths::AppPaths::from_env();
             let state = Arc::new(tauri::async_runtime::block_on(AppState::open(paths))?);
             app.manage(state.clone());
             // Downloads from the hub; an earlier run's unfinished ones come back paused.
             let window = app.handle().clone();
-            let notify = Box::new(move |download: &downloads::Download| {
-                let _ = window.emit(downloads::EVENT, download);
+            let notify = Box::new(move |download: &models::downloads::Download| {
+                let _ = window.emit(models::downloads::EVENT, download);
             });
-            app.manage(downloads::Downloads::open(&state.paths.data_dir, notify));
+            app.manage(models::downloads::Downloads::open(&state.paths.data_dir, notify));
             // The local server, when Settings have it on.
             let serving = state.clone();
             tauri::async_runtime::spawn(async move {
@@ -90,7 +74,7 @@ fn main() -> ExitCode {
             let settings = state.settings();
             let chosen = settings.model_path.clone();
             let options_for = move |path: &std::path::Path| (settings.load_options(path), settings.draft_for(path));
-            model_slot::load_at_startup(
+            models::slot::load_at_startup(
                 app.handle().clone(),
                 state.engine.clone(),
                 state.model.clone(),

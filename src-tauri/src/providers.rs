@@ -7,8 +7,8 @@
 //! never in SQLite, a log, or anything sent to the page (which only learns whether a key is set).
 
 use confab_media::MediaKind;
-use confab_remote::secrets::SecretStore;
 use confab_remote::{Client, RemoteError, RemoteModel};
+use confab_secrets::SecretStore;
 use confab_store::{Attachment, Store};
 
 /// Where the window edits providers and their keys, for the messages that send people there.
@@ -280,7 +280,7 @@ impl RemoteTarget {
     pub fn check_takes(&self, attachment: &Attachment) -> Result<(), String> {
         let name = attachment.original_name.as_deref().unwrap_or("this file");
         // Documents go as text, which every model reads.
-        if crate::documents::is_document(attachment) {
+        if crate::attachments::documents::is_document(attachment) {
             return Ok(());
         }
         let (ok, what, mark) = match MediaKind::of_mime(&attachment.mime) {

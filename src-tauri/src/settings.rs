@@ -8,7 +8,7 @@ use confab_engine::model::LoadOptions;
 use confab_engine::runtime::{MemoryBudget, ModelId, PromptLookup, Speculative, DEFAULT_MAX_DRAFT};
 use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::state::KvQuantization;
-use confab_remote::secrets::SecretStore;
+use confab_secrets::SecretStore;
 use confab_store::Store;
 
 /// The store's key for the whole settings object.

@@ -8,18 +8,18 @@ use std::sync::{Arc, Mutex};
 use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::runtime::{BatchOptions, Engine, EngineOptions};
 use confab_paths::AppPaths;
-use confab_remote::secrets::SecretStore;
+use confab_secrets::SecretStore;
 use confab_store::{ConversationId, MessageId, Store};
 
-use crate::context_meter::ContextMeter;
-use crate::embedder::Embedder;
 use crate::local_server::LocalServer;
-use crate::model_slot::ModelSlot;
+use crate::models::context_meter::ContextMeter;
+use crate::models::embedder::Embedder;
+use crate::models::slot::ModelSlot;
 use crate::providers::Providers;
 use crate::settings::Settings;
 use crate::sync::lock;
-use crate::tool_call::ToolDecisionInput;
-use crate::tool_servers::ToolServers;
+use crate::tools::call::ToolDecisionInput;
+use crate::tools::servers::ToolServers;
 
 pub struct AppState {
     pub paths: AppPaths,

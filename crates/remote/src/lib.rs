@@ -6,7 +6,6 @@
 
 mod error;
 mod request;
-pub mod secrets;
 mod sse;
 mod tool_calls;
 

@@ -6,9 +6,9 @@ use confab_store::{Attachment, AttachmentHash};
 use tauri::ipc::Response;
 
 use super::App;
-use crate::documents::{is_document, read_stored, DocumentInfo};
+use crate::attachments::documents::{is_document, read_stored, DocumentInfo};
+use crate::attachments::inspect::{inspect_bytes, inspect_file};
 use crate::failure::Failure;
-use crate::inspect::{inspect_bytes, inspect_file};
 
 /// Files dropped on the window. Only paths the window's own drop event delivered are read.
 #[tauri::command]

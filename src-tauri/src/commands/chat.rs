@@ -7,11 +7,11 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter};
 
 use super::App;
-use crate::context_meter::ContextUse;
+use crate::chat::reply::{require_target, stream_reply, ReplyEvent};
+use crate::chat::title::{provisional, UNTITLED};
 use crate::failure::Failure;
-use crate::reply::{require_target, stream_reply, ReplyEvent};
+use crate::models::context_meter::ContextUse;
 use crate::sync::lock;
-use crate::title::{provisional, UNTITLED};
 
 /// Saves the user's message on the current branch, then streams the reply to it. Without a
 /// conversation it starts a new one (the `Started` event names it), with the thinking switch
@@ -70,7 +70,7 @@ pub async fn regenerate(app: AppHandle, state: App<'_>, reply: MessageId, channe
 /// More of a stopped or interrupted reply, appended to it.
 #[tauri::command]
 pub async fn continue_reply(app: AppHandle, state: App<'_>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
-    crate::reply::continue_reply(app, state.inner().clone(), reply, channel).await
+    crate::chat::reply::continue_reply(app, state.inner().clone(), reply, channel).await
 }
 
 /// An edited copy of a user message, as a new branch from the same parent; then its reply.
@@ -127,7 +127,7 @@ pub async fn measure_context(
                 Some(leaf) => store.branch(id, leaf).await?,
                 None => vec![],
             };
-            (crate::turns::system_prompt(&chat, &settings).to_owned(), branch)
+            (crate::chat::turns::system_prompt(&chat, &settings).to_owned(), branch)
         }
         None => (settings.system_prompt.clone(), vec![]),
     };
@@ -136,15 +136,15 @@ pub async fn measure_context(
     let mut documents = Vec::new();
     for hash in &attachments {
         let attachment = store.attachment(&AttachmentHash::parse(hash)?).await?;
-        if crate::documents::is_document(&attachment) {
+        if crate::attachments::documents::is_document(&attachment) {
             documents.push(attachment);
         } else {
-            media.push(crate::turns::media_item(store, &attachment).await?);
+            media.push(crate::chat::turns::media_item(store, &attachment).await?);
         }
     }
     // Documents count as what they add to the prompt: their text, or the passages searched.
-    let crate::document_search::Metered { history, draft, extra } =
-        crate::document_search::metered(state.inner(), &model, &settings, &system, &branch, images, &documents, &draft).await?;
+    let crate::chat::document_search::Metered { history, draft, extra } =
+        crate::chat::document_search::metered(state.inner(), &model, &settings, &system, &branch, images, &documents, &draft).await?;
     let state = state.inner().clone();
     let mut used = tauri::async_runtime::spawn_blocking(move || {
         state.context_meter.measure(&state.engine, &model, history, &draft, media, settings.max_tokens)

@@ -3,11 +3,11 @@
 use confab_store::{Conversation, ConversationCursor, ConversationId, ConversationPage, MessageId, NewConversation, SearchHit};
 
 use super::App;
+use crate::chat::reply::{stop_and_wait, STOP_WAIT};
+use crate::chat::title::{cut, MAX_RENAME_CHARS};
+use crate::chat::views::{current_branch, MessageView};
 use crate::failure::Failure;
-use crate::reply::{stop_and_wait, STOP_WAIT};
 use crate::state::AppState;
-use crate::title::{cut, MAX_RENAME_CHARS};
-use crate::views::{current_branch, MessageView};
 
 #[tauri::command]
 pub async fn list_conversations(

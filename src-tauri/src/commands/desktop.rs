@@ -1,12 +1,12 @@
-//! Links and folders handed to the desktop (opener.rs): a link the person confirmed, a model's
-//! folder. Nothing else is opened. And the folder picker's listings (folders.rs).
+//! Links and folders handed to the desktop (desktop/opener.rs): a link the person confirmed, a model's
+//! folder. Nothing else is opened. And the folder picker's listings (desktop/folders.rs).
 
 use std::path::{Component, PathBuf};
 
 use super::App;
+use crate::desktop::folders::{self, FolderListing};
+use crate::desktop::opener;
 use crate::failure::Failure;
-use crate::folders::{self, FolderListing};
-use crate::opener;
 
 /// Opens a web or mail link in the system's browser or mail app; anything else is refused with
 /// a message that says why. The window asks the person before it calls this.

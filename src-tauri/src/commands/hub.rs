@@ -1,5 +1,5 @@
 //! Get models: the hub's settings (endpoint, token), search, a repository's files, and the
-//! downloads (downloads.rs).
+//! downloads (models/downloads.rs).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,13 +7,13 @@ use std::sync::Arc;
 use confab_engine::model::runs_here::{runs_here, Architecture};
 use confab_hub::{HubClient, HubOptions, RepoInfo};
 use confab_paths::AppPaths;
-use confab_remote::secrets::SecretStore;
+use confab_secrets::SecretStore;
 use confab_store::Store;
 use tauri::State;
 
 use super::App;
-use crate::downloads::{Download, Downloads, Source};
 use crate::failure::Failure;
+use crate::models::downloads::{Download, Downloads, Source};
 
 /// The store's key for the hub's settings (the endpoint; the token is a secret).
 const KEY: &str = "hub";

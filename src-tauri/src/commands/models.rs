@@ -9,13 +9,13 @@ use tauri::AppHandle;
 
 use super::App;
 use crate::failure::Failure;
-use crate::model_slot::{load_blocking, ModelState};
+use crate::models::slot::{load_blocking, ModelState};
 use crate::sync::lock;
 
 #[tauri::command]
 pub async fn list_models(
     state: App<'_>,
-    downloads: tauri::State<'_, std::sync::Arc<crate::downloads::Downloads>>,
+    downloads: tauri::State<'_, std::sync::Arc<crate::models::downloads::Downloads>>,
 ) -> Result<Vec<ModelSummary>, Failure> {
     let folders = state.model_folders();
     // A model still downloading is not there yet, even where some of its files are.
@@ -76,5 +76,5 @@ pub fn unload_model(app: AppHandle, state: App<'_>) -> Result<(), Failure> {
     if !lock(&state.replies).is_empty() {
         return Err("A reply is being written; stop it before unloading the model.".into());
     }
-    Ok(crate::model_slot::unload(&app, &state.engine, &state.model)?)
+    Ok(crate::models::slot::unload(&app, &state.engine, &state.model)?)
 }

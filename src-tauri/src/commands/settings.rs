@@ -5,7 +5,7 @@ use tauri::AppHandle;
 use super::App;
 use crate::failure::Failure;
 use crate::local_server::ServerStatus;
-use crate::model_slot::{load_blocking, set_draft, unload};
+use crate::models::slot::{load_blocking, set_draft, unload};
 use crate::settings::{sampling_presets, SamplingPreset, Settings};
 use crate::sync::lock;
 

@@ -5,10 +5,10 @@
 use tauri::{AppHandle, Emitter};
 
 use super::App;
+use crate::chat::tool_rounds;
 use crate::failure::Failure;
-use crate::tool_call::ToolDecisionInput;
-use crate::tool_rounds;
-use crate::tool_servers::{ToolServerInput, ToolServersView};
+use crate::tools::call::ToolDecisionInput;
+use crate::tools::servers::{ToolServerInput, ToolServersView};
 use confab_store::MessageId;
 
 /// Sent with the servers' view whenever one starts, becomes ready, fails or stops.

@@ -1,6 +1,6 @@
 //! A tool call as the model makes it and as the user answers its card: shared by the replies
-//! that read calls (local_reply.rs, remote_reply.rs), the rounds that run them
-//! (tool_rounds.rs) and the state that waits for decisions.
+//! that read calls (chat/local_model.rs, chat/remote_model.rs), the rounds that run them
+//! (chat/tool_rounds.rs) and the state that waits for decisions.
 
 /// A call as the model made it: through the engine's reply parser, or a provider's tools API.
 #[derive(Debug, Clone, PartialEq)]

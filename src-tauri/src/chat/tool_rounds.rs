@@ -18,12 +18,12 @@ use confab_store::{
 };
 use serde_json::Value;
 
+use super::events::ReplyEvent;
 use crate::failure::Failure;
-use crate::reply_event::ReplyEvent;
 use crate::state::AppState;
 use crate::sync::lock;
-use crate::tool_call::{ModelCall, ToolDecisionInput};
-use crate::tool_servers::OfferedTool;
+use crate::tools::call::{ModelCall, ToolDecisionInput};
+use crate::tools::servers::OfferedTool;
 
 /// The tools a reply offers, and its limits.
 pub struct Toolbox {

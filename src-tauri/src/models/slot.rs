@@ -10,8 +10,8 @@ use confab_engine::runtime::{Engine, ModelId, ModelInfo, TokenCounter};
 use confab_paths::AppPaths;
 use tauri::{AppHandle, Emitter};
 
+use crate::desktop::web_view_priority;
 use crate::sync::lock;
-use crate::web_view_priority;
 
 /// Sent as the `model-state` event on every change.
 #[derive(Debug, Clone, Default, serde::Serialize, ts_rs::TS)]

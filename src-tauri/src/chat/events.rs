@@ -1,13 +1,13 @@
-//! What a reply sends to the window and how it ends: shared by local replies (reply.rs) and
-//! replies through a remote provider (remote_reply.rs).
+//! What a reply sends to the window and how it ends: shared by local replies (local_model.rs) and
+//! replies through a remote provider (remote_model.rs).
 
 use std::time::Duration;
 
 use confab_engine::runtime::{CanvasUpdate, Plan, QueueReason};
 use confab_store::{Message, MessageId, ReplyEnd, ReplySource, ReplyStats, ToolCall};
 
-use crate::tool_call::ModelCall;
-use crate::views::MessageView;
+use super::views::MessageView;
+use crate::tools::call::ModelCall;
 
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]

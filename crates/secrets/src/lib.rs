@@ -1,4 +1,5 @@
-//! Where providers' API keys live: never in the history database or a log.
+//! confab-secrets: where the app's secrets live (providers' API keys, the Hugging Face token, MCP
+//! servers' secret values): never in the history database or a log.
 //!
 //! - macOS: the login Keychain (through the `keyring` crate, Apple's Security framework).
 //! - Linux: the Secret Service (GNOME Keyring, KWallet) when the session has one running;

@@ -171,8 +171,8 @@ mod tests {
     use confab_store::{NewConversation, Role};
 
     use super::*;
-    use crate::inspect::inspect_bytes;
-    use crate::turns::{branch_turns, chat_messages};
+    use crate::attachments::inspect::inspect_bytes;
+    use crate::chat::turns::{branch_turns, chat_messages};
 
     #[test]
     fn a_stored_pdf_reaches_its_turn_with_page_markers_and_its_chip_info() {

@@ -11,7 +11,7 @@ use confab_engine::runtime::{Engine, ModelId, Prompt};
 use confab_engine::{ChatMessage, EngineError};
 use confab_media::MediaItem;
 
-use crate::model_slot::Current;
+use super::slot::Current;
 use crate::sync::lock;
 
 /// What the window's meter shows, and what it warns about before sending.

@@ -20,14 +20,14 @@ use confab_store::{
     Attachment, AttachmentHash, IndexKey, Message, NewPassage, PassageQuery, ReplySource, RetrievalMode, Role, Store, RRF_K,
 };
 
-use crate::documents;
-use crate::embedder::{self, Loaded};
+use super::turns::{self, Turn};
+use crate::attachments::documents;
 use crate::failure::Failure;
-use crate::model_slot::Current;
+use crate::models::embedder::{self, Loaded};
+use crate::models::slot::Current;
 use crate::settings::Settings;
 use crate::state::AppState;
 use crate::sync::lock;
-use crate::turns::{self, Turn};
 
 /// Passages embedded per call to the engine: small enough that a reply elsewhere gets the
 /// engine between batches and the progress bar moves.
@@ -398,7 +398,7 @@ mod tests {
     use confab_store::NewConversation;
 
     use super::*;
-    use crate::inspect::inspect_bytes;
+    use crate::attachments::inspect::inspect_bytes;
 
     fn fixture(path: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)

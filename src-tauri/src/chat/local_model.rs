@@ -9,10 +9,10 @@ use confab_engine::runtime::{ContextPolicy, Event, Prompt, Request, StopReason};
 use confab_engine::text::{ReplyFormat, ReplyParser, ReplyPart};
 use confab_store::{MessageId, ReplyEnd, ReplyStats, ReplyText, SpeculativeReplyStats, Store};
 
-use crate::model_slot::Current;
-use crate::reply_event::{Outcome, ReplyEvent, SAVE_EVERY};
+use super::events::{Outcome, ReplyEvent, SAVE_EVERY};
+use crate::models::slot::Current;
 use crate::settings::Settings;
-use crate::tool_call::ModelCall;
+use crate::tools::call::ModelCall;
 
 /// The engine request for `prompt` with the loaded model: the model's own sampling with the
 /// user's settings over it (its stop strings kept), the oldest turns left out of a chat too long for the context, and, for a

@@ -10,22 +10,22 @@ use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId,
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter};
 
-use crate::document_search::{self, DocumentPrompt, IndexProgress};
-use crate::documents;
+use super::document_search::{self, DocumentPrompt, IndexProgress};
+use super::local_model;
+use super::remote_model;
+use super::tool_rounds::{self, RoundEnd, Toolbox};
+use super::turns::system_prompt;
+use super::views::message_view;
+use crate::attachments::documents;
+use crate::desktop::web_view_priority;
 use crate::failure::Failure;
-use crate::local_reply;
-use crate::model_slot::Current;
+use crate::models::slot::Current;
 use crate::providers::RemoteTarget;
-use crate::remote_reply;
 use crate::settings::Settings;
 use crate::state::{AppState, LiveReply};
 use crate::sync::lock;
-use crate::tool_rounds::{self, RoundEnd, Toolbox};
-use crate::turns::system_prompt;
-use crate::views::message_view;
-use crate::web_view_priority;
 
-pub use crate::reply_event::{Outcome, ReplyEvent};
+pub use super::events::{Outcome, ReplyEvent};
 
 /// Clears a conversation's Stop switch when its reply ends, however it ends.
 struct Running<'a> {
@@ -166,7 +166,7 @@ pub async fn stream_reply(
 
     finish(store, reply, outcome, &channel).await?;
     if branch.len() == 1 {
-        crate::title::write_in_background(app, state.clone(), conversation, branch[0].content.clone());
+        crate::chat::title::write_in_background(app, state.clone(), conversation, branch[0].content.clone());
     }
     Ok(())
 }
@@ -264,7 +264,7 @@ impl<'a> Writer<'a> {
 
     /// Hands the prompt to the loaded model's engine, which starts on it at once.
     fn start_local(&self, model: &Current, prompt: Prompt) -> Generation {
-        let request = local_reply::request(model, prompt, &self.settings, self.chat.thinking, self.toolbox.definitions());
+        let request = local_model::request(model, prompt, &self.settings, self.chat.thinking, self.toolbox.definitions());
         self.state.engine.generate_cancellable(request, self.live.cancel.clone())
     }
 
@@ -278,7 +278,7 @@ impl<'a> Writer<'a> {
             let send = |event| {
                 let _ = channel.send(event);
             };
-            local_reply::generate(&state.store, &model, events, tools, reply, &send)
+            local_model::generate(&state.store, &model, events, tools, reply, &send)
         })
         .await
         .unwrap_or_else(|e| Outcome::ended(ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}"))))
@@ -288,13 +288,13 @@ impl<'a> Writer<'a> {
     /// included) sent with the tools.
     async fn remote_round(&self, remote: &RemoteTarget, branch: &[Message], reply: MessageId) -> Outcome {
         let store = &self.state.store;
-        match remote_reply::chat_messages(store, remote, system_prompt(self.chat, &self.settings), branch).await {
+        match remote_model::chat_messages(store, remote, system_prompt(self.chat, &self.settings), branch).await {
             Ok(messages) => {
-                let request = remote_reply::request(remote, messages, &self.settings, self.toolbox.definitions());
+                let request = remote_model::request(remote, messages, &self.settings, self.toolbox.definitions());
                 let send = |event| {
                     let _ = self.channel.send(event);
                 };
-                remote_reply::generate(store, remote, request, &self.live.cancel, reply, &send).await
+                remote_model::generate(store, remote, request, &self.live.cancel, reply, &send).await
             }
             Err(message) => Outcome::ended(ReplyEnd::Error(message)),
         }

@@ -8,10 +8,10 @@ use confab_engine::ChatMessage;
 use confab_media::{MediaItem, MediaKind};
 use confab_store::{Conversation, Message, Role, Store};
 
-use crate::documents;
+use super::tool_rounds;
+use crate::attachments::documents;
 use crate::failure::Failure;
 use crate::settings::Settings;
-use crate::tool_rounds;
 
 /// The branch's messages with what the engine reads beside their text (see `Turn`): their
 /// media and documents whole, and the images tools returned with their results when
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn a_reply_with_tool_calls_becomes_its_rounds_with_their_results() {
-        use crate::tool_rounds::sample_call;
+        use crate::chat::tool_rounds::sample_call;
         use confab_store::ToolCallStatus;
         let reply = Message {
             tool_calls: vec![sample_call(0, 0, 12, ToolCallStatus::Done), sample_call(0, 1, 12, ToolCallStatus::Failed)],

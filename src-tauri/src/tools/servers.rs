@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use confab_mcp::{McpHost, ServerSpec, ServerState, ServerStatus, Transport};
-use confab_remote::secrets::SecretStore;
+use confab_secrets::SecretStore;
 use confab_store::Store;
 
 /// The store's key for the server list.

@@ -9,11 +9,11 @@ use confab_media::MediaKind;
 use confab_remote::{ChatEvent, ChatRequest, Part, RemoteError, RemoteToolCall, Sampling};
 use confab_store::{Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
 
+use super::events::{Outcome, RemotePlan, ReplyEvent, SAVE_EVERY};
+use super::tool_rounds::{self, stopped};
 use crate::providers::{error_message, RemoteTarget};
-use crate::reply_event::{Outcome, RemotePlan, ReplyEvent, SAVE_EVERY};
 use crate::settings::Settings;
-use crate::tool_call::ModelCall;
-use crate::tool_rounds::{self, stopped};
+use crate::tools::call::ModelCall;
 
 /// The sampling settings as the API's fields (neutral values are left out by the client); a
 /// setting left to the model is not sent, so the provider's model uses its own.
@@ -74,7 +74,7 @@ pub async fn chat_messages(
         // Documents go in the text, before the words typed, as for a local model.
         // A provider's model is not given scanned pages as images (yet): their text is absent
         // and the document's note says so.
-        let documents = crate::documents::prompt_texts(store, &attachments, false).await.map_err(|e| e.0)?;
+        let documents = crate::attachments::documents::prompt_texts(store, &attachments, false).await.map_err(|e| e.0)?;
         let text = confab_documents::with_documents(&documents, &message.content);
         if !text.is_empty() {
             parts.push(Part::Text(text));
@@ -260,7 +260,7 @@ mod tests {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use confab_remote::secrets::SecretStore;
+    use confab_secrets::SecretStore;
     use confab_store::{MessageStatus, NewConversation};
 
     use super::*;

@@ -9,7 +9,7 @@ use confab_engine::ChatMessage;
 use confab_store::ConversationId;
 use tauri::{AppHandle, Emitter};
 
-use crate::local_reply;
+use super::local_model;
 use crate::state::AppState;
 
 /// What a conversation is called before it has a first message.
@@ -62,10 +62,10 @@ pub fn write_in_background(app: AppHandle, state: Arc<AppState>, conversation: C
         request.reuse_prefix = false;
         // A thinking model answers at once where its template can be told so; reasoning it
         // writes anyway is not the title.
-        local_reply::set_thinking(&model, &mut request, false);
+        local_model::set_thinking(&model, &mut request, false);
         let format = model.info.reply_format;
         let engine_state = state.clone();
-        let text = tauri::async_runtime::spawn_blocking(move || local_reply::answer_of(format, engine_state.engine.generate(request)))
+        let text = tauri::async_runtime::spawn_blocking(move || local_model::answer_of(format, engine_state.engine.generate(request)))
             .await
             .ok()
             .flatten()
