@@ -19,6 +19,25 @@ macro_rules! failure_from {
 
 failure_from!(confab_store::StoreError, confab_engine::EngineError, tauri::Error, std::io::Error);
 
+/// The chat-turn layer's refusals, in the window's words.
+impl From<confab_turn::TurnError> for Failure {
+    fn from(error: confab_turn::TurnError) -> Self {
+        use confab_turn::TurnError;
+        match error {
+            TurnError::Engine(error) => error.into(),
+            TurnError::ModelCannotTake { model, kind } => Failure(format!(
+                "{model} does not read {}; load a model that does from the model menu, or remove the attachment.",
+                match kind {
+                    confab_engine::MediaKind::Image => "images",
+                    confab_engine::MediaKind::Audio => "audio",
+                    confab_engine::MediaKind::Video => "videos",
+                }
+            )),
+            other => Failure(other.to_string()),
+        }
+    }
+}
+
 impl From<String> for Failure {
     fn from(message: String) -> Self {
         Failure(message)

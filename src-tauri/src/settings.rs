@@ -73,6 +73,9 @@ pub struct Settings {
     /// For models whose template reads `reasoning_effort` (gpt-oss); `None`: the template's own
     /// default.
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// With tools on: whether the model decides to call one, or each local reply must call a
+    /// tool (held by the model's call grammar, as the server's `tool_choice: "required"`).
+    pub tool_use: ToolUse,
     /// Rounds of tool calls one reply may make before it is stopped with a note.
     pub tool_rounds: u32,
     /// How long a tool call may run before it is given up.
@@ -105,6 +108,17 @@ pub enum SpeculativeChoice {
     PromptLookup,
     /// The model's draft model (`Settings::model_drafts`).
     DraftModel,
+}
+
+/// Whether a reply with tools on may answer in text or must call a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolUse {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// Each reply calls a tool (the reply after the results answers in text).
+    Required,
 }
 
 /// A reply that calls tools this many rounds in a row is stopped: a looping model ends.
@@ -206,6 +220,7 @@ impl Default for Settings {
             server_key: String::new(),
             server_origins: Vec::new(),
             reasoning_effort: None,
+            tool_use: ToolUse::Auto,
             tool_rounds: DEFAULT_TOOL_ROUNDS,
             tool_timeout_s: DEFAULT_TOOL_TIMEOUT_S,
             model_kv_bits: BTreeMap::new(),

@@ -1095,6 +1095,11 @@ export type Settings = {
    */
   reasoning_effort: ReasoningEffort | null,
   /**
+   * With tools on: whether the model decides to call one, or each local reply must call a
+   * tool (held by the model's call grammar, as the server's `tool_choice: "required"`).
+   */
+  tool_use: ToolUse,
+  /**
    * Rounds of tool calls one reply may make before it is stopped with a note.
    */
   tool_rounds: number,
@@ -1298,6 +1303,11 @@ export type ToolServersView = {
    */
   secret_store: string,
 };
+
+/**
+ * Whether a reply with tools on may answer in text or must call a tool.
+ */
+export type ToolUse = "auto" | "required";
 
 export type ToolView = {
   name: string,

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use confab_engine::runtime::{CanvasUpdate, Event, ModelInfo, Plan, QueueReason, StopReason, Timings, Usage};
-use confab_engine::text::{ReplyParser, ReplyPart};
+use confab_engine::text::{ReplyFormat, ReplyParser, ReplyPart};
 use confab_engine::EngineError;
 use serde_json::Value;
 
@@ -53,8 +53,13 @@ impl ReplyReader {
     /// A reader for a reply of `model` to a turn with `tools`: without tools offered, call
     /// markup stays text.
     pub fn new(model: &ModelInfo, tools: &Tools) -> Self {
+        Self::for_format(model.reply_format, tools)
+    }
+
+    /// A reader for replies in `format` (how a model marks reasoning and calls).
+    pub fn for_format(format: ReplyFormat, tools: &Tools) -> Self {
         let definitions = tools.offered().then(|| tools.definitions.clone());
-        Self { parser: ReplyParser::new(model.reply_format, false, definitions), chunk_per_canvas: false, held: None, ended: false }
+        Self { parser: ReplyParser::new(format, false, definitions), chunk_per_canvas: false, held: None, ended: false }
     }
 
     /// Holds a denoising reply's text until each canvas is finished.

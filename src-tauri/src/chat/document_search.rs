@@ -13,7 +13,7 @@ use confab_documents::{
 };
 use confab_engine::model::discover::discover;
 use confab_engine::model::embedding::EmbedPrompt;
-use confab_engine::runtime::context::room_for_reply;
+use confab_turn::prompt_budget;
 use confab_engine::runtime::ModelId;
 use confab_engine::ChatMessage;
 use confab_store::{
@@ -113,7 +113,7 @@ pub async fn local_prompt(
 /// What a prompt may take: the context less the room kept for the reply (as the engine fits it).
 pub fn prompt_limit(model: &Current, settings: &Settings) -> usize {
     let context = model.info.context_length;
-    context - room_for_reply(settings.max_tokens, context)
+    prompt_budget(settings.max_tokens, context)
 }
 
 /// "report.pdf", "report.pdf and notes.md".

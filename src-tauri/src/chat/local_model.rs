@@ -6,7 +6,8 @@
 use std::time::Instant;
 
 use confab_engine::runtime::{ContextPolicy, Event, Prompt, Request, StopReason};
-use confab_engine::text::{ReplyFormat, ReplyParser, ReplyPart};
+use confab_engine::text::ReplyFormat;
+use confab_turn::{ChatTurn, ReplyReader, Thinking, ToolChoice, Tools, TurnError, TurnEvent};
 use confab_store::{MessageId, ReplyEnd, ReplyStats, ReplyText, SpeculativeReplyStats, Store};
 
 use super::events::{Outcome, ReplyEvent, SAVE_EVERY};
@@ -14,58 +15,41 @@ use crate::models::slot::Current;
 use crate::settings::Settings;
 use crate::tools::call::ModelCall;
 
-/// The engine request for `prompt` with the loaded model: the model's own sampling with the
-/// user's settings over it (its stop strings kept), the oldest turns left out of a chat too long for the context, and, for a
-/// model that thinks in a block of its own, its markup kept for the parser; `thinking` reaches
-/// a template that has the switch as `enable_thinking`, and the settings' reasoning effort one
-/// that reads `reasoning_effort`; `tools` (OpenAI-shaped definitions)
-/// reach the template, and their calls' markup is kept for the parser too.
-pub fn request(model: &Current, prompt: Prompt, settings: &Settings, thinking: bool, tools: Vec<serde_json::Value>) -> Request {
-    let mut request = Request::new(model.id, prompt, settings.sampling(&model.info.default_sampling));
+/// The engine request for `prompt` with the loaded model, as a chat turn (`confab_turn`): the
+/// model's own sampling with the user's settings over it (its stop strings kept), the oldest
+/// turns left out of a chat too long for the context, the chat's thinking switch and the
+/// settings' reasoning effort where the template reads them, and `tools` with their choice (a
+/// required call is held by the model's call grammar, as on the server).
+pub fn request(model: &Current, prompt: Prompt, settings: &Settings, thinking: bool, tools: Tools) -> Result<Request, TurnError> {
+    let mut turn = ChatTurn::new(prompt, settings.sampling(&model.info.default_sampling));
     // A long chat goes on: the engine leaves its oldest turns out, and the plan says so.
-    request.context_policy = ContextPolicy::DropOldestTurns;
+    turn.context_policy = ContextPolicy::DropOldestTurns;
+    turn.thinking = Thinking { enabled: Some(thinking), effort: settings.reasoning_effort.map(|e| e.as_str().to_string()) };
+    turn.tools = tools;
+    let mut request = turn.request(&model.info, model.id)?;
     request.speculative = settings.speculative(model.draft);
     // The window shows a denoising model's canvas forming (other models send no canvases).
     request.canvas_steps = true;
-    set_thinking(model, &mut request, thinking);
-    if let (true, Some(effort)) = (model.info.reasoning_effort, settings.reasoning_effort) {
-        request.chat.switches.insert("reasoning_effort".into(), effort.as_str().into());
-    }
-    if !tools.is_empty() {
-        request.reply_markup = true;
-        request.chat.tools = tools;
-    }
-    request
+    Ok(request)
 }
 
-/// Keeps a thinking model's markup in the reply for the parser, and turns its thinking on or
-/// off where its template has the switch.
-pub fn set_thinking(model: &Current, request: &mut Request, thinking: bool) {
-    request.reply_markup = model.info.reply_format.reasoning.is_some();
-    if model.info.thinking_switch {
-        request.chat.switches.insert("enable_thinking".into(), serde_json::Value::Bool(thinking));
-    }
+/// The tools a reply is offered: the model decides whether to call one.
+pub fn offered(definitions: Vec<serde_json::Value>) -> Tools {
+    Tools { definitions, choice: ToolChoice::Auto }
 }
 
 /// A whole reply's answer, its reasoning left out (for the model's own titles); `None` when it
 /// failed.
 pub fn answer_of(format: ReplyFormat, events: impl IntoIterator<Item = Event>) -> Option<String> {
-    let mut parser = ReplyParser::new(format, false, None);
+    let mut reader = ReplyReader::for_format(format, &Tools::default());
     let mut answer = String::new();
-    let mut keep = |parts: Vec<ReplyPart>| {
-        answer.extend(parts.into_iter().filter_map(|part| match part {
-            ReplyPart::Content(text) => Some(text),
-            _ => None,
-        }))
-    };
-    for event in events {
+    for event in events.into_iter().flat_map(|event| reader.read(event)) {
         match event {
-            Event::Token { text, .. } | Event::Text(text) => keep(parser.push(&text)),
-            Event::Error(_) => return None,
-            Event::Plan(_) | Event::Canvas(_) | Event::Queued { .. } | Event::Done { .. } => {}
+            TurnEvent::Text(text) => answer.push_str(&text),
+            TurnEvent::Failed(_) => return None,
+            _ => {}
         }
     }
-    keep(parser.finish());
     Some(answer)
 }
 
@@ -130,50 +114,46 @@ fn read(
 ) -> Outcome {
     // Without tools, call markup stays the answer's text. An opened reasoning block comes as
     // the reply's first text (`Request::reply_markup`).
-    let mut parser = ReplyParser::new(format, false, Some(tools).filter(|t| !t.is_empty()));
-    let calls = std::cell::RefCell::new(Vec::new());
+    let mut reader = ReplyReader::for_format(format, &offered(tools));
+    let mut calls = Vec::new();
     let mut unsaved = Unsaved { reasoning: String::new(), answer: String::new(), last_save: Instant::now(), thinking_since: None };
-    let take = |parts: Vec<ReplyPart>, unsaved: &mut Unsaved| {
-        for part in parts {
-            match part {
-                ReplyPart::Reasoning(text) if !text.is_empty() => {
-                    unsaved.thinking_since.get_or_insert_with(Instant::now);
-                    unsaved.reasoning.push_str(&text);
-                    send(ReplyEvent::Reasoning { text });
-                }
-                ReplyPart::Content(text) if !text.is_empty() => {
-                    unsaved.thought(store, reply, send);
-                    unsaved.answer.push_str(&text);
-                    send(ReplyEvent::Token { text });
-                }
-                ReplyPart::ToolCall(call) => {
-                    unsaved.thought(store, reply, send);
-                    let arguments = match call.arguments {
-                        serde_json::Value::Object(object) => Ok(object),
-                        other => Err(other.to_string()),
-                    };
-                    calls.borrow_mut().push(ModelCall { id: None, name: call.name, arguments });
-                }
-                _ => {}
-            }
-        }
-        if unsaved.last_save.elapsed() >= SAVE_EVERY {
-            unsaved.save(store, reply);
-        }
-    };
     // The speculative method the plan chose, for the reply's stats.
     let mut method = None;
-    for event in events {
+    let mut events = events.into_iter();
+    loop {
+        // Events that end without an end (the engine stopped) read as a failure.
+        let batch = match events.next() {
+            Some(event) => reader.read(event),
+            None => reader.stopped(),
+        };
+        for event in batch {
         match event {
-            Event::Plan(plan) => {
+            TurnEvent::Queued { reason, ahead } => send(ReplyEvent::Queued { reason, ahead }),
+            TurnEvent::Plan(plan) => {
                 method = plan.speculative;
                 send(ReplyEvent::Plan { plan })
             }
-            Event::Token { text, .. } | Event::Text(text) => take(parser.push(&text), &mut unsaved),
-            Event::Canvas(canvas) => send(ReplyEvent::Canvas { canvas }),
-            Event::Queued { reason, ahead } => send(ReplyEvent::Queued { reason, ahead }),
-            Event::Done { reason, usage, timings } => {
-                take(parser.finish(), &mut unsaved);
+            TurnEvent::Canvas(canvas) => send(ReplyEvent::Canvas { canvas }),
+            TurnEvent::Reasoning(text) if !text.is_empty() => {
+                unsaved.thinking_since.get_or_insert_with(Instant::now);
+                unsaved.reasoning.push_str(&text);
+                send(ReplyEvent::Reasoning { text });
+            }
+            TurnEvent::Text(text) if !text.is_empty() => {
+                unsaved.thought(store, reply, send);
+                unsaved.answer.push_str(&text);
+                send(ReplyEvent::Token { text });
+            }
+            TurnEvent::Reasoning(_) | TurnEvent::Text(_) => {}
+            TurnEvent::ToolCall { name, arguments, .. } => {
+                unsaved.thought(store, reply, send);
+                let arguments = match arguments {
+                    serde_json::Value::Object(object) => Ok(object),
+                    other => Err(other.to_string()),
+                };
+                calls.push(ModelCall { id: None, name, arguments });
+            }
+            TurnEvent::Done { reason, usage, timings } => {
                 unsaved.thought(store, reply, send);
                 unsaved.save(store, reply);
                 // Thinking tokens are generated tokens: they count in the speed and the total.
@@ -194,20 +174,19 @@ fn read(
                     steps_per_canvas: usage.steps_per_canvas.iter().map(|&steps| steps as u32).collect(),
                 };
                 let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
-                return Outcome { end, stats: Some(stats), calls: calls.take() };
+                return Outcome { end, stats: Some(stats), calls };
             }
-            Event::Error(e) => {
-                take(parser.finish(), &mut unsaved);
+            TurnEvent::Failed(e) => {
                 unsaved.thought(store, reply, send);
                 unsaved.save(store, reply);
                 return Outcome::ended(ReplyEnd::Error(e.to_string()));
             }
         }
+        if unsaved.last_save.elapsed() >= SAVE_EVERY {
+            unsaved.save(store, reply);
+        }
+      }
     }
-    take(parser.finish(), &mut unsaved);
-    unsaved.thought(store, reply, send);
-    unsaved.save(store, reply);
-    Outcome::ended(ReplyEnd::Error("the engine stopped; restart Confab".into()))
 }
 
 #[cfg(test)]
@@ -339,13 +318,13 @@ mod tests {
             panic!("the generation ended without Done");
         };
         let question = ChatMessage::user("Say hi through the echo tool.");
-        let first = usage_of(request(&model, Prompt::Chat(vec![question.clone()]), &settings, true, vec![echo_tool()]));
+        let first = usage_of(request(&model, Prompt::Chat(vec![question.clone()]), &settings, true, offered(vec![echo_tool()])).unwrap());
         let mut call = ChatMessage::new("assistant", "");
         call.tool_calls =
             vec![confab_engine::text::ToolCall { id: "call_1".into(), name: "echo".into(), arguments: serde_json::json!({"text": "hi"}) }];
         let mut result = ChatMessage::new("tool", "hi");
         result.tool_call_id = Some("call_1".into());
-        let second = usage_of(request(&model, Prompt::Chat(vec![question, call, result]), &settings, true, vec![echo_tool()]));
+        let second = usage_of(request(&model, Prompt::Chat(vec![question, call, result]), &settings, true, offered(vec![echo_tool()])).unwrap());
         assert!(second.prompt > first.prompt);
         assert!(second.cached >= first.prompt - 4, "round 2 reuses round 1's prompt: {second:?} after {first:?}");
     }
@@ -395,9 +374,9 @@ mod tests {
         earlier.reasoning_content = Some("2 and 2".into());
         let prompt = Prompt::Chat(vec![ChatMessage::user("2+2?"), earlier, ChatMessage::user("Why?")]);
 
-        let thinking = local_reply_of(&engine, &model, request(&model, prompt.clone(), &settings, true, vec![]));
+        let thinking = local_reply_of(&engine, &model, request(&model, prompt.clone(), &settings, true, offered(vec![])).unwrap());
         assert!(thinking.reasoning.is_some_and(|r| !r.is_empty()), "the generation prompt opened <think>: the reply reasons");
-        let off = request(&model, prompt, &settings, false, vec![]);
+        let off = request(&model, prompt, &settings, false, offered(vec![])).unwrap();
         assert_eq!(off.chat.switches.get("enable_thinking"), Some(&serde_json::Value::Bool(false)));
         let answered = local_reply_of(&engine, &model, off);
         assert_eq!(answered.reasoning, None, "thinking off: the template closed the block");
@@ -422,14 +401,14 @@ mod tests {
         let settings =
             Settings { max_tokens: 12, temperature: Some(0.0), speculative: SpeculativeChoice::DraftModel, ..Settings::default() };
         let prompt = Prompt::Chat(vec![ChatMessage::user("one two three one two three")]);
-        let saved = local_reply_of(&engine, &model, request(&model, prompt.clone(), &settings, false, vec![]));
+        let saved = local_reply_of(&engine, &model, request(&model, prompt.clone(), &settings, false, offered(vec![])).unwrap());
         let speculative = saved.stats.and_then(|s| s.speculative).expect("the reply's stats say what speculative decoding did");
         assert_eq!(speculative.method, "draft_model");
         assert!(speculative.proposed > 0 && speculative.accepted <= speculative.proposed, "{speculative:?}");
         assert!(speculative.tokens_per_step >= 1.0);
         // Off: plain decoding, and nothing to say.
         let plain = Settings { speculative: SpeculativeChoice::Off, ..settings };
-        let saved = local_reply_of(&engine, &model, request(&model, prompt, &plain, false, vec![]));
+        let saved = local_reply_of(&engine, &model, request(&model, prompt, &plain, false, offered(vec![])).unwrap());
         assert_eq!(saved.stats.and_then(|s| s.speculative), None);
     }
 
@@ -448,7 +427,7 @@ mod tests {
         assert!(model.info.reasoning_effort, "the harmony template reads `reasoning_effort`");
         let ids = |effort: Option<ReasoningEffort>| {
             let settings = Settings { reasoning_effort: effort, ..Settings::default() };
-            let request = request(&model, Prompt::Chat(vec![ChatMessage::user("hi")]), &settings, true, vec![]);
+            let request = request(&model, Prompt::Chat(vec![ChatMessage::user("hi")]), &settings, true, offered(vec![])).unwrap();
             assert_eq!(request.chat.switches.get("reasoning_effort").and_then(|v| v.as_str()), effort.map(ReasoningEffort::as_str));
             engine.tokenize_chat(model.id, request.prompt, request.chat).unwrap()
         };
@@ -464,7 +443,7 @@ mod tests {
         let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny/llama");
         let model = Current::load_for_test(&engine, &fixture);
         assert!(!model.info.thinking_switch);
-        let request = request(&model, Prompt::Chat(vec![ChatMessage::user("hi")]), &Settings::default(), false, vec![]);
+        let request = request(&model, Prompt::Chat(vec![ChatMessage::user("hi")]), &Settings::default(), false, offered(vec![])).unwrap();
         assert!(request.chat.switches.is_empty() && !request.reply_markup);
     }
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use confab_engine::runtime::{Generation, ModelInfo, Prompt};
 use confab_media::MediaKind;
 use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, ReplySource, Role, Store};
+use confab_turn::{ToolChoice, Tools};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter};
 
@@ -21,7 +22,7 @@ use crate::desktop::web_view_priority;
 use crate::failure::Failure;
 use crate::models::slot::Current;
 use crate::providers::RemoteTarget;
-use crate::settings::Settings;
+use crate::settings::{Settings, ToolUse};
 use crate::state::{AppState, LiveReply};
 use crate::sync::lock;
 
@@ -146,7 +147,7 @@ pub async fn stream_reply(
                     return finish(store, reply, Outcome::ended(end), &channel).await;
                 }
             };
-            let events = writer.start_local(model, Prompt::Chat(prompt.messages));
+            let events = writer.start_local(model, Prompt::Chat(prompt.messages), true)?;
             let reply = match start().await {
                 Ok(reply) => reply,
                 Err(e) => {
@@ -210,7 +211,7 @@ pub async fn continue_reply(app: AppHandle, state: Arc<AppState>, reply: Message
     if !sources.is_empty() {
         writer.keep_sources(reply, sources).await?;
     }
-    let events = writer.start_local(&model, prompt);
+    let events = writer.start_local(&model, prompt, false)?;
     let first = writer.generate_local(&model, events, reply).await;
     let next_round = old.tool_calls.iter().map(|c| c.round + 1).max().unwrap_or(0);
     let outcome = writer.tool_rounds(reply, next_round, first).await?;
@@ -262,10 +263,18 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
+    /// The tools a round is offered. With "Always call a tool" (`ToolUse::Required`) a new
+    /// reply's first round must call one; the rounds after the results answer as the model decides.
+    fn tools(&self, first_round: bool) -> Tools {
+        let definitions = self.toolbox.definitions();
+        let required = first_round && self.settings.tool_use == ToolUse::Required && !definitions.is_empty();
+        Tools { definitions, choice: if required { ToolChoice::Required } else { ToolChoice::Auto } }
+    }
+
     /// Hands the prompt to the loaded model's engine, which starts on it at once.
-    fn start_local(&self, model: &Current, prompt: Prompt) -> Generation {
-        let request = local_model::request(model, prompt, &self.settings, self.chat.thinking, self.toolbox.definitions());
-        self.state.engine.generate_cancellable(request, self.live.cancel.clone())
+    fn start_local(&self, model: &Current, prompt: Prompt, first_round: bool) -> Result<Generation, Failure> {
+        let request = local_model::request(model, prompt, &self.settings, self.chat.thinking, self.tools(first_round))?;
+        Ok(self.state.engine.generate_cancellable(request, self.live.cancel.clone()))
     }
 
     /// Streams a started generation into `reply`, on a blocking thread.
@@ -326,7 +335,7 @@ impl<'a> Writer<'a> {
             let branch = store.branch(self.chat.id, reply).await?;
             let next = match self.target {
                 Target::Local(model) => {
-                    let events = self.start_local(model, Prompt::Chat(self.local_prompt(model, &branch).await?.messages));
+                    let events = self.start_local(model, Prompt::Chat(self.local_prompt(model, &branch).await?.messages), false)?;
                     self.generate_local(model, events, reply).await
                 }
                 Target::Remote(remote) => self.remote_round(remote, &branch, reply).await,

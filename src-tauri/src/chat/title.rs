@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use confab_engine::runtime::{Prompt, Request};
+use confab_engine::runtime::Prompt;
+use confab_turn::{ChatTurn, Thinking};
 use confab_engine::sample::SamplingParams;
 use confab_engine::ChatMessage;
 use confab_store::ConversationId;
@@ -58,11 +59,12 @@ pub fn write_in_background(app: AppHandle, state: Arc<AppState>, conversation: C
             "user",
             format!("Write a title of at most six words for a chat that begins with the message below. Reply with the title only.\n\n{first_message}"),
         )]);
-        let mut request = Request::new(model.id, prompt, SamplingParams { max_tokens: 16, ..SamplingParams::greedy() });
-        request.reuse_prefix = false;
+        let mut turn = ChatTurn::new(prompt, SamplingParams { max_tokens: 16, ..SamplingParams::greedy() });
         // A thinking model answers at once where its template can be told so; reasoning it
         // writes anyway is not the title.
-        local_model::set_thinking(&model, &mut request, false);
+        turn.thinking = Thinking::on(false);
+        let Ok(mut request) = turn.request(&model.info, model.id) else { return };
+        request.reuse_prefix = false;
         let format = model.info.reply_format;
         let engine_state = state.clone();
         let text = tauri::async_runtime::spawn_blocking(move || local_model::answer_of(format, engine_state.engine.generate(request)))

@@ -6,7 +6,7 @@
 
 use std::sync::Mutex;
 
-use confab_engine::runtime::context::room_for_reply;
+use confab_turn::prompt_budget;
 use confab_engine::runtime::{Engine, ModelId, Prompt};
 use confab_engine::{ChatMessage, EngineError};
 use confab_media::MediaItem;
@@ -70,7 +70,7 @@ impl ContextMeter {
         let (chat, fresh) = self.base_counts(engine, model, history)?;
         let draft = model.counter.text(draft)? + self.attached_tokens(engine, model, media)?;
         let context = model.info.context_length;
-        Ok(ContextUse { used: chat + draft, alone: fresh + draft, limit: context - room_for_reply(max_tokens, context), context })
+        Ok(ContextUse { used: chat + draft, alone: fresh + draft, limit: prompt_budget(max_tokens, context), context })
     }
 
     fn base_counts(&self, engine: &Engine, model: &Current, history: Vec<ChatMessage>) -> Result<(usize, usize), EngineError> {

@@ -12,6 +12,7 @@ import {
   type SettingsChoices,
   type SpeculativeChoice,
   type Theme,
+  type ToolUse,
 } from '../ipc';
 import { ErrorBanner } from './ErrorBanner';
 import { LocalServerFields, type ServerForm } from './LocalServerFields';
@@ -119,6 +120,7 @@ interface Form extends ServerForm {
   /** The embedding model's path; '': the first one found. */
   embedding_model: string;
   speculative: SpeculativeChoice;
+  tool_use: ToolUse;
   /** The loaded model's draft model as chosen here ('': none); null: unchanged (the saved one shows). */
   draft: string | null;
 }
@@ -148,6 +150,7 @@ function toForm(settings: Settings): Form {
     kv_bits: null,
     embedding_model: settings.embedding_model ?? '',
     speculative: settings.speculative,
+    tool_use: settings.tool_use,
     draft: null,
   };
 }
@@ -169,6 +172,7 @@ function fromForm(form: Form, base: Settings, loadedPath: string | null): Settin
     model_kv_bits: modelKvBits,
     model_drafts: modelDrafts,
     speculative: form.speculative,
+    tool_use: form.tool_use,
     system_prompt: form.system_prompt,
     model_folders: form.model_folders,
     theme: form.theme,
@@ -544,6 +548,19 @@ export function SettingsPane({ providers, loaded, onSaved, onPreviewTheme, onClo
               </section>
               <section id={groupId('Tools')} aria-labelledby={`${groupId('Tools')}-title`}>
                 <h3 id={`${groupId('Tools')}-title`}>Tools</h3>
+                <Field
+                  label="When tools are on"
+                  hint="Always: each reply of the loaded model starts with a tool call (held to the tool's schema)."
+                >
+                  <select
+                    data-testid="setting-tool_use"
+                    value={form.tool_use}
+                    onChange={(event) => update({ tool_use: event.target.value as ToolUse })}
+                  >
+                    <option value="auto">The model decides</option>
+                    <option value="required">Always call a tool</option>
+                  </select>
+                </Field>
                 <div className="field-grid">
                   {fieldsOf('Tools').map(({ key, label, step, hint }) => (
                     <Field key={key} label={label} hint={hint}>

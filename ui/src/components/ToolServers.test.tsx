@@ -224,4 +224,15 @@ describe('tool settings saved with the others', () => {
     fireEvent.click(screen.getByTestId('settings-save'));
     await waitFor(() => expect(lastArgs('save_settings')).toEqual({ settings: { ...settings, tool_rounds: 3, tool_timeout_s: 120 } }));
   });
+
+  it('can require a tool call of every reply', async () => {
+    commands.set('save_settings', (args) => args.settings);
+    await renderApp();
+    fireEvent.click(screen.getByTestId('settings-button'));
+    const toolUse = (await screen.findByTestId('setting-tool_use')) as HTMLSelectElement;
+    expect(toolUse.value).toBe('auto');
+    fireEvent.change(toolUse, { target: { value: 'required' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(lastArgs('save_settings')).toEqual({ settings: { ...settings, tool_use: 'required' } }));
+  });
 });

@@ -215,6 +215,7 @@ export const settings: Settings = {
   server_key: '',
   server_origins: [],
   reasoning_effort: null,
+  tool_use: 'auto',
   tool_rounds: 8,
   tool_timeout_s: 60,
   model_kv_bits: {},
