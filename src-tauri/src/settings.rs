@@ -275,7 +275,7 @@ impl Settings {
     /// A message naming the field and the allowed range, for the settings pane.
     pub fn validate(&self) -> Result<(), String> {
         // Any valid defaults will do: what is checked is what the person chose.
-        self.sampling(&SamplingParams::chat()).validate(usize::MAX).map_err(|e| e.to_string())?;
+        confab_turn::sampling_params(&SamplingParams::chat(), &self.sampling_choices()).map_err(|e| e.to_string())?;
         if self.max_tokens == 0 || self.max_tokens > defaults::MAX_REPLY_TOKENS {
             return Err(format!("Max tokens must be between 1 and {}.", defaults::MAX_REPLY_TOKENS));
         }
@@ -357,7 +357,12 @@ impl Settings {
     /// them (`SamplingParams::with_choices`, the rule the CLI and the server use too), the
     /// model's stop strings kept.
     pub fn sampling(&self, model_defaults: &SamplingParams) -> SamplingParams {
-        let choices = SamplingChoices {
+        model_defaults.with_choices(&self.sampling_choices())
+    }
+
+    /// What these settings choose over a model's sampling defaults.
+    fn sampling_choices(&self) -> SamplingChoices {
+        SamplingChoices {
             temperature: self.temperature,
             top_k: self.top_k,
             top_p: self.top_p,
@@ -366,8 +371,7 @@ impl Settings {
             seed: self.seed,
             max_tokens: Some(self.max_tokens),
             ..SamplingChoices::default()
-        };
-        model_defaults.with_choices(&choices)
+        }
     }
 }
 

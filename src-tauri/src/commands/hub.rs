@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use confab_engine::model::memory as model_memory;
 use confab_engine::model::runs_here::{runs_here, Architecture};
+use confab_engine::model::TextConfig;
 use confab_hub::{HubClient, HubOptions, RepoInfo};
 use confab_paths::AppPaths;
 use confab_secrets::SecretStore;
@@ -147,10 +149,18 @@ pub async fn repo_details(state: App<'_>, repo: String) -> Result<RepoDetails, F
     Ok(details(&info, confab_engine::device::physical_memory()))
 }
 
-/// Whether weights of `bytes` fit in `memory`: the weights, plus a fifth for the caches and
-/// activations, plus what the system and the app keep.
-pub fn fits(bytes: u64, memory: u64) -> bool {
-    bytes + bytes / 5 + (2 << 30) <= memory
+/// Whether a download of `bytes` of weights fits in `memory`, by the picker's rule
+/// (`model::memory::fits_in_memory`): with the keys/values of its whole context where the
+/// repository's config.json tells them (`config`).
+pub fn fits(bytes: u64, config: Option<&TextConfig>, memory: u64) -> bool {
+    let needed = model_memory::memory_needed(bytes, config.map(|c| (c, c.max_position)));
+    model_memory::fits_in_memory(needed, memory)
+}
+
+/// A repository's config.json as the engine reads it, where it does.
+fn text_config(info: &RepoInfo) -> Option<TextConfig> {
+    let json = info.config.as_ref()?;
+    TextConfig::from_hf_json(json, std::path::Path::new("config.json"), confab_engine::model::registry::defaults).ok()
 }
 
 fn details(info: &RepoInfo, memory: u64) -> RepoDetails {
@@ -162,6 +172,7 @@ fn details(info: &RepoInfo, memory: u64) -> RepoDetails {
     let model_files: Vec<String> = folder.iter().flatten().map(|f| f.name.clone()).collect();
     let model_bytes = folder.iter().flatten().map(|f| f.size()).sum();
     let repo_quantization = bits_in_name(&info.id);
+    let config = text_config(info);
     let files = info
         .siblings
         .iter()
@@ -178,7 +189,8 @@ fn details(info: &RepoInfo, memory: u64) -> RepoDetails {
                     None
                 },
                 gguf,
-                fits: fits(if gguf { f.size() } else { model_bytes }, memory),
+                // A GGUF carries its own configuration, unknown until downloaded.
+                fits: if gguf { fits(f.size(), None, memory) } else { fits(model_bytes, config.as_ref(), memory) },
             }
         })
         .collect();
@@ -274,8 +286,8 @@ mod tests {
 
     #[test]
     fn fitting_leaves_room_for_the_system() {
-        assert!(fits(1 << 30, 8 << 30));
-        assert!(!fits(7 << 30, 8 << 30));
+        assert!(fits(1 << 30, None, 8 << 30));
+        assert!(!fits(7 << 30, None, 8 << 30));
     }
 
     #[test]

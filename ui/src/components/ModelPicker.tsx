@@ -22,11 +22,11 @@ function unsupportedReason(model: ModelSummary): string | null {
   return model.supported ? null : (model.unsupported_reason ?? "This model isn't supported yet");
 }
 
-/** What it needs against what this machine has; over it, it may not fit. */
+/** What it needs against what this machine has; whether it fits is the backend's one verdict. */
 function memoryNote(model: ModelSummary): { text: string; fits: boolean } {
   const needed = humanSize(model.memory_needed_bytes);
   const has = humanSize(model.machine_memory_bytes);
-  return model.memory_needed_bytes <= model.machine_memory_bytes
+  return model.fits
     ? { text: `needs about ${needed} of this machine's ${has}`, fits: true }
     : { text: `may not fit: needs about ${needed}, this machine has ${has}`, fits: false };
 }

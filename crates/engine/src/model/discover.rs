@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::model::format::gguf_header::{self, MetaValue};
 use crate::model::format::{gguf, hf, Format};
 use crate::model::runs_here::{runs_here, Architecture};
-use crate::model::{ollama, registry};
+use crate::model::{memory, ollama, registry};
 use crate::state::StateKind;
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -39,6 +39,8 @@ pub struct ModelSummary {
     pub memory_needed_bytes: u64,
     /// This machine's memory, to set `memory_needed_bytes` against.
     pub machine_memory_bytes: u64,
+    /// Whether it fits this machine (`model::memory::fits_in_memory`).
+    pub fits: bool,
     /// An embedding model (a sentence-transformers folder, `model::embedding`): it gives
     /// vectors, not replies, so the chat picker does not offer it.
     pub embedding: bool,
@@ -149,7 +151,7 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
     let config = hf::read_config(dir, registry::defaults).ok().map(|(_, config)| config);
     let family = config.as_ref().and_then(|c| registry::family(&c.arch));
     let reads = crate::model::family::media_reads(family, &json, dir);
-    let kv_bytes = config.as_ref().map_or(0, |c| crate::model::kv_cache_bytes(c, context_length.unwrap_or(c.max_position)));
+    let memory_needed_bytes = memory::memory_needed(size_bytes, config.as_ref().map(|c| (c, context_length.unwrap_or(c.max_position))));
     Some(ModelSummary {
         name: display_name(dir),
         path: dir.to_path_buf(),
@@ -165,8 +167,9 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
         audio: reads.audio,
         video: reads.video,
         parameters: config.as_ref().map(crate::model::parameter_count),
-        memory_needed_bytes: size_bytes + kv_bytes,
+        memory_needed_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
+        fits: memory::fits_in_memory(memory_needed_bytes, crate::device::physical_memory()),
         embedding: crate::model::embedding::is_embedding_folder(dir),
         denoising: family.is_some_and(|f| f.denoising),
     })
@@ -232,6 +235,7 @@ fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<Mode
         parameters: Some(header.parameters).filter(|&p| p > 0),
         memory_needed_bytes: weight_bytes + kv_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
+        fits: memory::fits_in_memory(weight_bytes + kv_bytes, crate::device::physical_memory()),
         // GGUF files carry no sentence-transformers modules.
         embedding: false,
         denoising: false,

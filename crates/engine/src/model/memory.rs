@@ -6,14 +6,36 @@ use crate::model::config::LayerKind;
 use crate::model::TextConfig;
 use crate::state::StateKind;
 
-/// The bytes a key or value element takes in the state, in the dtype the engine computes in
-/// here (float32 on a CPU, half precision on a GPU).
-pub fn state_element_bytes() -> usize {
-    if crate::device::default_is_gpu() {
-        2
-    } else {
-        4
+/// The bytes a key or value element takes in the state of a model computing in `dtype`
+/// (`ModelInfo::dtype`: "float32", "bfloat16", "float16"). The one rule, before loading and
+/// after.
+pub fn element_bytes(dtype: &str) -> usize {
+    match dtype {
+        "bfloat16" | "float16" => 2,
+        _ => 4,
     }
+}
+
+/// Before a model is loaded: the element size of the dtype the engine computes in here
+/// (float32 on a CPU, half precision on a GPU).
+pub fn state_element_bytes() -> usize {
+    element_bytes(if crate::device::default_is_gpu() { "float16" } else { "float32" })
+}
+
+/// What the system and the app keep beside a model.
+pub const SYSTEM_RESERVE_BYTES: u64 = 2 << 30;
+
+/// The one verdict of "does it fit", for the picker and Get models alike: what a model needs
+/// (`needed`: its weights as loaded and the keys/values of a conversation filling its context)
+/// with the system's share beside it, within this machine's memory.
+pub fn fits_in_memory(needed: u64, machine: u64) -> bool {
+    needed.saturating_add(SYSTEM_RESERVE_BYTES) <= machine
+}
+
+/// What a checkpoint needs in memory: its weights, and the keys/values of its whole context
+/// where its configuration is known (`config`, with the context it runs at).
+pub fn memory_needed(weight_bytes: u64, config: Option<(&TextConfig, usize)>) -> u64 {
+    weight_bytes + config.map_or(0, |(c, context)| kv_cache_bytes(c, context))
 }
 
 /// The bytes one token takes in one attention layer's key/value cache: keys and values of

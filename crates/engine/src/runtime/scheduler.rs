@@ -297,10 +297,7 @@ impl Scheduler {
 /// activations of its largest prefill chunk, the last, which attends to the whole prompt.
 fn worst_case(model: &ReadyModel, positions: usize, prompt: usize, chunk: usize) -> Needs {
     let config = model.config();
-    let element = match model.info.dtype.as_str() {
-        "bfloat16" | "float16" => 2,
-        _ => 4,
-    };
+    let element = crate::model::memory::element_bytes(&model.info.dtype);
     let kinds = model.state_kinds().into_iter().map(|kind| match kind {
         StateKind::Window { size } => StateKind::Window { size: size.min(positions) },
         other => other,
