@@ -13,12 +13,12 @@ use confab_documents::{
 };
 use confab_engine::model::discover::discover;
 use confab_engine::model::embedding::EmbedPrompt;
-use confab_turn::prompt_budget;
 use confab_engine::runtime::ModelId;
 use confab_engine::ChatMessage;
 use confab_store::{
     Attachment, AttachmentHash, IndexKey, Message, NewPassage, PassageQuery, ReplySource, RetrievalMode, Role, Store, RRF_K,
 };
+use confab_turn::prompt_budget;
 
 use super::turns::{self, Turn};
 use crate::attachments::documents;

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use confab_engine::runtime::{ContextPolicy, Event, Prompt, Request, StopReason};
 use confab_engine::text::ReplyFormat;
-use confab_turn::{ChatTurn, ReplyReader, Thinking, ToolChoice, Tools, TurnError, TurnEvent};
 use confab_store::{MessageId, ReplyEnd, ReplyStats, ReplyText, SpeculativeReplyStats, Store};
+use confab_turn::{ChatTurn, ReplyReader, Thinking, ToolChoice, Tools, TurnError, TurnEvent};
 
 use super::events::{Outcome, ReplyEvent, SAVE_EVERY};
 use crate::models::slot::Current;
@@ -127,65 +127,65 @@ fn read(
             None => reader.stopped(),
         };
         for event in batch {
-        match event {
-            TurnEvent::Queued { reason, ahead } => send(ReplyEvent::Queued { reason, ahead }),
-            TurnEvent::Plan(plan) => {
-                method = plan.speculative;
-                send(ReplyEvent::Plan { plan })
+            match event {
+                TurnEvent::Queued { reason, ahead } => send(ReplyEvent::Queued { reason, ahead }),
+                TurnEvent::Plan(plan) => {
+                    method = plan.speculative;
+                    send(ReplyEvent::Plan { plan })
+                }
+                TurnEvent::Canvas(canvas) => send(ReplyEvent::Canvas { canvas }),
+                TurnEvent::Reasoning(text) if !text.is_empty() => {
+                    unsaved.thinking_since.get_or_insert_with(Instant::now);
+                    unsaved.reasoning.push_str(&text);
+                    send(ReplyEvent::Reasoning { text });
+                }
+                TurnEvent::Text(text) if !text.is_empty() => {
+                    unsaved.thought(store, reply, send);
+                    unsaved.answer.push_str(&text);
+                    send(ReplyEvent::Token { text });
+                }
+                TurnEvent::Reasoning(_) | TurnEvent::Text(_) => {}
+                TurnEvent::ToolCall { name, arguments, .. } => {
+                    unsaved.thought(store, reply, send);
+                    let arguments = match arguments {
+                        serde_json::Value::Object(object) => Ok(object),
+                        other => Err(other.to_string()),
+                    };
+                    calls.push(ModelCall { id: None, name, arguments });
+                }
+                TurnEvent::Done { reason, usage, timings } => {
+                    unsaved.thought(store, reply, send);
+                    unsaved.save(store, reply);
+                    // Thinking tokens are generated tokens: they count in the speed and the total.
+                    let stats = ReplyStats {
+                        prompt_tokens: usage.prompt as u32,
+                        cached_tokens: usage.cached as u32,
+                        generated_tokens: usage.generated as u32,
+                        time_to_first_token_ms: (usage.generated > 0).then_some(timings.time_to_first_token_ms.round() as u64),
+                        decode_tokens_per_second: (usage.generated > 1).then_some(timings.decode_tokens_per_s),
+                        model: model_name.to_owned(),
+                        speculative: method.zip(usage.speculative()).map(|(method, s)| SpeculativeReplyStats {
+                            method: method.to_owned(),
+                            proposed: s.proposed as u32,
+                            accepted: s.accepted as u32,
+                            acceptance_rate: s.acceptance_rate,
+                            tokens_per_step: s.tokens_per_step,
+                        }),
+                        steps_per_canvas: usage.steps_per_canvas.iter().map(|&steps| steps as u32).collect(),
+                    };
+                    let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
+                    return Outcome { end, stats: Some(stats), calls };
+                }
+                TurnEvent::Failed(e) => {
+                    unsaved.thought(store, reply, send);
+                    unsaved.save(store, reply);
+                    return Outcome::ended(ReplyEnd::Error(e.to_string()));
+                }
             }
-            TurnEvent::Canvas(canvas) => send(ReplyEvent::Canvas { canvas }),
-            TurnEvent::Reasoning(text) if !text.is_empty() => {
-                unsaved.thinking_since.get_or_insert_with(Instant::now);
-                unsaved.reasoning.push_str(&text);
-                send(ReplyEvent::Reasoning { text });
-            }
-            TurnEvent::Text(text) if !text.is_empty() => {
-                unsaved.thought(store, reply, send);
-                unsaved.answer.push_str(&text);
-                send(ReplyEvent::Token { text });
-            }
-            TurnEvent::Reasoning(_) | TurnEvent::Text(_) => {}
-            TurnEvent::ToolCall { name, arguments, .. } => {
-                unsaved.thought(store, reply, send);
-                let arguments = match arguments {
-                    serde_json::Value::Object(object) => Ok(object),
-                    other => Err(other.to_string()),
-                };
-                calls.push(ModelCall { id: None, name, arguments });
-            }
-            TurnEvent::Done { reason, usage, timings } => {
-                unsaved.thought(store, reply, send);
+            if unsaved.last_save.elapsed() >= SAVE_EVERY {
                 unsaved.save(store, reply);
-                // Thinking tokens are generated tokens: they count in the speed and the total.
-                let stats = ReplyStats {
-                    prompt_tokens: usage.prompt as u32,
-                    cached_tokens: usage.cached as u32,
-                    generated_tokens: usage.generated as u32,
-                    time_to_first_token_ms: (usage.generated > 0).then_some(timings.time_to_first_token_ms.round() as u64),
-                    decode_tokens_per_second: (usage.generated > 1).then_some(timings.decode_tokens_per_s),
-                    model: model_name.to_owned(),
-                    speculative: method.zip(usage.speculative()).map(|(method, s)| SpeculativeReplyStats {
-                        method: method.to_owned(),
-                        proposed: s.proposed as u32,
-                        accepted: s.accepted as u32,
-                        acceptance_rate: s.acceptance_rate,
-                        tokens_per_step: s.tokens_per_step,
-                    }),
-                    steps_per_canvas: usage.steps_per_canvas.iter().map(|&steps| steps as u32).collect(),
-                };
-                let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
-                return Outcome { end, stats: Some(stats), calls };
-            }
-            TurnEvent::Failed(e) => {
-                unsaved.thought(store, reply, send);
-                unsaved.save(store, reply);
-                return Outcome::ended(ReplyEnd::Error(e.to_string()));
             }
         }
-        if unsaved.last_save.elapsed() >= SAVE_EVERY {
-            unsaved.save(store, reply);
-        }
-      }
     }
 }
 
@@ -324,7 +324,8 @@ mod tests {
             vec![confab_engine::text::ToolCall { id: "call_1".into(), name: "echo".into(), arguments: serde_json::json!({"text": "hi"}) }];
         let mut result = ChatMessage::new("tool", "hi");
         result.tool_call_id = Some("call_1".into());
-        let second = usage_of(request(&model, Prompt::Chat(vec![question, call, result]), &settings, true, offered(vec![echo_tool()])).unwrap());
+        let second =
+            usage_of(request(&model, Prompt::Chat(vec![question, call, result]), &settings, true, offered(vec![echo_tool()])).unwrap());
         assert!(second.prompt > first.prompt);
         assert!(second.cached >= first.prompt - 4, "round 2 reuses round 1's prompt: {second:?} after {first:?}");
     }

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use confab_engine::runtime::Prompt;
-use confab_turn::{ChatTurn, Thinking};
 use confab_engine::sample::SamplingParams;
 use confab_engine::ChatMessage;
 use confab_store::ConversationId;
+use confab_turn::{ChatTurn, Thinking};
 use tauri::{AppHandle, Emitter};
 
 use super::local_model;

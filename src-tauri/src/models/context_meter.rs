@@ -6,10 +6,10 @@
 
 use std::sync::Mutex;
 
-use confab_turn::prompt_budget;
 use confab_engine::runtime::{Engine, ModelId, Prompt};
 use confab_engine::{ChatMessage, EngineError};
 use confab_media::MediaItem;
+use confab_turn::prompt_budget;
 
 use super::slot::Current;
 use crate::sync::lock;

@@ -9,6 +9,7 @@ use confab_engine::{ChatMessage, MediaKind};
 use serde_json::Value;
 
 use super::request::{Content, Message, Part};
+use crate::shared::documents;
 use crate::shared::error::ApiError;
 use crate::shared::media_files::{MediaFolder, RequestFiles};
 
@@ -38,16 +39,28 @@ pub fn chat_messages(
                 ))
             }
         };
-        let mut text = Vec::new();
+        let mut text: Vec<String> = Vec::new();
         let mut media = Vec::new();
+        let mut documents = Vec::new();
         match &message.content {
             None => {}
-            Some(Content::Text(t)) => text.push(t.as_str()),
+            Some(Content::Text(t)) => text.push(t.clone()),
             Some(Content::Parts(parts)) => {
                 for (j, part) in parts.iter().enumerate() {
                     let param = format!("messages[{i}].content[{j}]");
                     match part {
-                        Part::Text { text: t } => text.push(t.as_str()),
+                        Part::Text { text: t } => text.push(t.clone()),
+                        Part::File { file } => {
+                            let Some(url) = &file.file_data else {
+                                return Err(ApiError::invalid(
+                                    Some(&param),
+                                    "a file part needs file_data (a data URL); file ids need OpenAI's Files API, which this server does not have.",
+                                ));
+                            };
+                            let (bytes, media_type) = documents::data_url_bytes(url, &param)?;
+                            let name = file.filename.clone().unwrap_or_else(|| documents::name_for(&media_type).to_string());
+                            documents.push(documents::document_text(&name, &bytes, &param)?);
+                        }
                         Part::ImageUrl { image_url } => {
                             media.push(image_url_item(&image_url.url, folder, &mut files, model, model_name, &param)?);
                         }
@@ -68,7 +81,7 @@ pub fn chat_messages(
                 }
             }
         }
-        let mut chat = ChatMessage::new(role, text.join("\n")).with_media(media);
+        let mut chat = ChatMessage::new(role, documents::with_documents(&documents, &text)).with_media(media);
         if role == "assistant" {
             for (j, call) in message.tool_calls.iter().flatten().enumerate() {
                 let arguments = call_arguments(&call.function.arguments, &format!("messages[{i}].tool_calls[{j}].function.arguments"))?;

@@ -217,6 +217,17 @@ pub enum Part {
     VideoUrl {
         video_url: ImageUrl,
     },
+    /// A document: `{"type": "file", "file": {"filename", "file_data": "data:application/pdf;base64,..."}}`.
+    File {
+        file: FileData,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+pub struct FileData {
+    pub filename: Option<String>,
+    /// A data URL; `file_id`s need OpenAI's Files API, which this server does not have.
+    pub file_data: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

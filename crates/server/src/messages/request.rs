@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::chat_completions::chat_messages::call_arguments;
+use crate::shared::documents;
 use crate::shared::error::ApiError;
 use confab_turn::{reply_token_limit, sampling_params, Thinking};
 
@@ -111,6 +112,12 @@ enum Block {
     Image {
         source: ImageSource,
     },
+    /// A PDF (base64) or plain text, read as the app reads an attached document.
+    Document {
+        source: DocumentSource,
+        #[serde(default)]
+        title: Option<String>,
+    },
     ToolUse {
         id: String,
         name: String,
@@ -136,6 +143,16 @@ enum ImageSource {
     Base64 { media_type: String, data: String },
     Url {},
     File {},
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum DocumentSource {
+    Base64 { media_type: String, data: String },
+    Text { data: String },
+    Url {},
+    File {},
+    Content {},
 }
 
 /// How an image block's base64 data becomes a media item the engine reads (written to a file
@@ -422,11 +439,13 @@ fn user_messages(
 ) -> Result<(), ApiError> {
     let mut text = Vec::new();
     let mut media = Vec::new();
+    let mut texts_of_documents = Vec::new();
     for (j, block) in blocks.into_iter().enumerate() {
         let param = format!("{at}.content[{j}]");
         match block {
             Block::Text { text: t } => text.push(t),
             Block::Image { source } => media.push(image(source, &param, images)?),
+            Block::Document { source, title } => texts_of_documents.push(document(source, title, &param)?),
             Block::ToolResult { tool_use_id, content, is_error } => {
                 let Some((_, name)) = calls.iter().find(|(id, _)| *id == tool_use_id) else {
                     return Err(ApiError::invalid(
@@ -448,10 +467,32 @@ fn user_messages(
             }
         }
     }
-    if !text.is_empty() || !media.is_empty() {
-        out.push(ChatMessage::new("user", text.join("\n")).with_media(media));
+    if !text.is_empty() || !media.is_empty() || !texts_of_documents.is_empty() {
+        out.push(ChatMessage::new("user", documents::with_documents(&texts_of_documents, &text)).with_media(media));
     }
     Ok(())
+}
+
+/// A document block as the prompt carries it.
+fn document(source: DocumentSource, title: Option<String>, param: &str) -> Result<String, ApiError> {
+    let (bytes, media_type) = match source {
+        DocumentSource::Base64 { media_type, data } => (documents::base64_bytes(&data, param)?, media_type),
+        DocumentSource::Text { data } => (data.into_bytes(), "text/plain".to_string()),
+        DocumentSource::Url {} | DocumentSource::File {} | DocumentSource::Content {} => {
+            return Err(ApiError::invalid(
+                Some(param),
+                "send the document as base64 or text; this local server does not download files or use the Files API.",
+            ))
+        }
+    };
+    let name = title.unwrap_or_else(|| documents::name_for(&media_type).to_string());
+    // The title names the document; its format comes from the media type.
+    let name = if std::path::Path::new(&name).extension().is_some() { name } else { format!("{name}.{}", extension_of(&media_type)) };
+    documents::document_text(&name, &bytes, param)
+}
+
+fn extension_of(media_type: &str) -> &'static str {
+    documents::name_for(media_type).rsplit('.').next().unwrap_or("txt")
 }
 
 fn assistant_message(blocks: Vec<Block>, at: &str) -> Result<ChatMessage, ApiError> {
@@ -468,8 +509,8 @@ fn assistant_message(blocks: Vec<Block>, at: &str) -> Result<ChatMessage, ApiErr
                 let arguments = call_arguments(&input, &format!("{param}.input"))?;
                 calls.push(ToolCall { id, name, arguments });
             }
-            Block::Image { .. } | Block::ToolResult { .. } => {
-                return Err(ApiError::invalid(Some(&param), "image and tool_result blocks belong in user messages."))
+            Block::Image { .. } | Block::Document { .. } | Block::ToolResult { .. } => {
+                return Err(ApiError::invalid(Some(&param), "image, document and tool_result blocks belong in user messages."))
             }
         }
     }

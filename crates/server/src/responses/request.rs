@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::chat_completions::chat_messages::call_arguments;
+use crate::shared::documents;
 use crate::shared::error::ApiError;
 use confab_turn::{checked_switches, reply_token_limit, sampling_params, Thinking};
 
@@ -144,11 +145,23 @@ struct TextPart {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Part {
-    InputText { text: String },
-    OutputText { text: String },
-    Refusal { refusal: String },
-    InputImage { image_url: Option<String> },
-    InputFile {},
+    InputText {
+        text: String,
+    },
+    OutputText {
+        text: String,
+    },
+    Refusal {
+        refusal: String,
+    },
+    InputImage {
+        image_url: Option<String>,
+    },
+    /// A document: `{"type": "input_file", "filename", "file_data": "data:application/pdf;base64,..."}`.
+    InputFile {
+        filename: Option<String>,
+        file_data: Option<String>,
+    },
 }
 
 /// How an image's data URL becomes a media item the engine reads (written to a file for the
@@ -446,12 +459,15 @@ fn message_text(content: &Value, at: &str, images: &mut ImageReader) -> Result<(
     };
     let mut text = Vec::new();
     let mut media = Vec::new();
+    let mut texts_of_documents = Vec::new();
     for (j, part) in parts.iter().enumerate() {
         let param = format!("{at}[{j}]");
         let part: Part = serde_json::from_value(part.clone()).map_err(|e| {
             ApiError::invalid(
                 Some(&param),
-                format!("this content part is not one this server reads ({e}); send input_text, output_text or input_image parts."),
+                format!(
+                    "this content part is not one this server reads ({e}); send input_text, output_text, input_image or input_file parts."
+                ),
             )
         })?;
         match part {
@@ -463,12 +479,20 @@ fn message_text(content: &Value, at: &str, images: &mut ImageReader) -> Result<(
                     "input_image needs an image_url (a data URL); file ids need OpenAI's Files API, which this server does not have.",
                 ))
             }
-            Part::InputFile {} => {
-                return Err(ApiError::invalid(Some(&param), "input_file parts are not supported; send the file's text as input_text."))
+            Part::InputFile { filename, file_data: Some(url) } => {
+                let (bytes, media_type) = documents::data_url_bytes(&url, &param)?;
+                let name = filename.unwrap_or_else(|| documents::name_for(&media_type).to_string());
+                texts_of_documents.push(documents::document_text(&name, &bytes, &param)?);
+            }
+            Part::InputFile { file_data: None, .. } => {
+                return Err(ApiError::invalid(
+                    Some(&param),
+                    "input_file needs file_data (a data URL); file ids need OpenAI's Files API, which this server does not have.",
+                ))
             }
         }
     }
-    Ok((text.join("\n"), media))
+    Ok((documents::with_documents(&texts_of_documents, &text), media))
 }
 
 #[cfg(test)]
