@@ -22,6 +22,10 @@ pub struct Args {
     /// Sent with the first message; in the chat, `/image PATH`, `/audio PATH` and `/video PATH` attach to the next.
     #[command(flatten)]
     media: MediaArgs,
+    /// Documents (PDF, DOCX, HTML, Markdown, code, text) sent with the first message, read as
+    /// the app reads attached documents.
+    #[arg(long = "document", value_name = "PATH")]
+    documents: Vec<std::path::PathBuf>,
     /// A system prompt for the conversation.
     #[arg(long)]
     system: Option<String>,
@@ -81,8 +85,13 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let mut messages: Vec<ChatMessage> = args.system.iter().map(|s| ChatMessage::system(s.clone())).collect();
 
     let mut attached = args.media.items();
+    let mut documents = Vec::new();
+    for path in &args.documents {
+        let document = confab_documents::read_document_file(path).with_context(|| format!("reading {}", path.display()))?;
+        documents.push(confab_documents::render_for_prompt(&document, false));
+    }
     if let Some(question) = &args.prompt {
-        messages.push(ChatMessage::user(question.clone()).with_media(attached));
+        messages.push(ChatMessage::user(confab_documents::with_documents(&documents, question)).with_media(attached));
         reply(&engine, id, &info, &messages, &settings, args.stats)?;
         return Ok(std::process::ExitCode::SUCCESS);
     }
@@ -105,7 +114,8 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             attached.push(item);
             continue;
         }
-        messages.push(ChatMessage::user(line.to_string()).with_media(std::mem::take(&mut attached)));
+        let text = confab_documents::with_documents(&std::mem::take(&mut documents), line);
+        messages.push(ChatMessage::user(text).with_media(std::mem::take(&mut attached)));
         let answer = reply(&engine, id, &info, &messages, &settings, args.stats)?;
         messages.push(ChatMessage::assistant(answer));
     }
