@@ -636,6 +636,10 @@ export type ModelSummary = {
    */
   machine_memory_bytes: number,
   /**
+   * Whether it fits this machine (`model::memory::fits_in_memory`).
+   */
+  fits: boolean,
+  /**
    * An embedding model (a sentence-transformers folder, `model::embedding`): it gives
    * vectors, not replies, so the chat picker does not offer it.
    */
