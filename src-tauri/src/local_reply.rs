@@ -200,7 +200,7 @@ fn read(
                 take(parser.finish(), &mut unsaved);
                 unsaved.thought(store, reply, send);
                 unsaved.save(store, reply);
-                return Outcome::ended(ReplyEnd::Error(e.to_string()));
+                return Outcome::ended(ReplyEnd::Error(crate::failure::engine_message(&e)));
             }
         }
     }
