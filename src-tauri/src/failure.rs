@@ -126,5 +126,7 @@ mod tests {
         assert!(
             tool_call_message(&CallError::UnknownServer { server: "s".into() }).contains("Add it in Settings › Tools, or check the name.")
         );
+        let missing = DefaultModelError::NotPackaged { name: "m".into(), models_dir: "/m".into() };
+        assert!(default_model_message(&missing).contains("Pick a model in the model menu, or add a folder with models in Settings."));
     }
 }
