@@ -17,6 +17,7 @@ pub(crate) use gguf_build::VOCABULARY_TYPES as GGUF_VOCABULARY_TYPES;
 mod gguf_pre;
 mod gguf_vocab;
 mod hf_folder;
+mod parts;
 mod prompt_memo;
 mod pyjson;
 #[cfg(test)]

@@ -9,13 +9,8 @@ use serde_json::Value;
 
 pub use super::call_formats::ToolSyntax;
 use super::call_formats::{self, CallFormat, ReplyReader};
-
-/// The texts that open and close a block of the reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Markers {
-    pub open: &'static str,
-    pub close: &'static str,
-}
+use super::parts::{partial_suffix, push_text, take_through};
+pub use super::parts::{Markers, ParsedCall, ReplyPart};
 
 const THINK: Markers = Markers { open: "<think>", close: "</think>" };
 const GEMMA4_THOUGHT: Markers = Markers { open: "<|channel>thought", close: "<channel|>" };
@@ -102,22 +97,6 @@ impl ReplyFormat {
     pub fn call_opening(&self, name: &str) -> String {
         self.calls().call_opening(name)
     }
-}
-
-/// A call of a tool, read from the reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParsedCall {
-    pub name: String,
-    /// A JSON object.
-    pub arguments: Value,
-}
-
-/// A piece of a reply, in the order the model wrote it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReplyPart {
-    Reasoning(String),
-    Content(String),
-    ToolCall(ParsedCall),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -319,38 +298,10 @@ impl ReplyParser {
     }
 }
 
-/// The first `at` bytes of `pending`, removed with the `marker` bytes after them.
-pub(super) fn take_through(pending: &mut String, at: usize, marker: usize) -> String {
-    let mut taken: String = pending.drain(..at + marker).collect();
-    taken.truncate(at);
-    taken
-}
-
-/// Appends text to the last part when it is of the same kind, so callers get few, long parts.
-pub(super) fn push_text(parts: &mut Vec<ReplyPart>, text: &str, kind: fn(String) -> ReplyPart) {
-    match (parts.last_mut(), kind(String::new())) {
-        (Some(ReplyPart::Content(last)), ReplyPart::Content(_)) | (Some(ReplyPart::Reasoning(last)), ReplyPart::Reasoning(_)) => {
-            last.push_str(text)
-        }
-        _ => parts.push(kind(text.to_string())),
-    }
-}
-
-/// The length of the longest end of `text` that begins one of `markers` (to hold back).
-pub(super) fn partial_suffix<'a>(text: &str, markers: impl IntoIterator<Item = &'a str>) -> usize {
-    markers
-        .into_iter()
-        .flat_map(|marker| (1..marker.len()).rev().filter(move |&n| marker.is_char_boundary(n)).map(move |n| &marker[..n]))
-        .filter(|prefix| text.ends_with(prefix))
-        .map(str::len)
-        .max()
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::call_formats::testing::{every_step, format, tools, weather};
+    use crate::text::call_formats::{every_step, format, tools, weather};
 
     #[test]
     fn templates_say_which_markup_their_models_write() {

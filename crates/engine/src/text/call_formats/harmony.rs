@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::lark::{each_tool, literal, Lark};
 use super::{call, CallFormat, ParsedCall, ReplyReader, WholeReply};
-use crate::text::reply::{partial_suffix, push_text, take_through, Markers, ReplyPart};
+use crate::text::parts::{partial_suffix, push_text, take_through, Markers, ReplyPart};
 
 /// Harmony's markup, each a special token of gpt-oss's vocabulary.
 const START: &str = "<|start|>";
