@@ -1,6 +1,7 @@
 //! `confab`: the engine's first client and its benchmark harness.
 
 mod commands;
+mod words;
 
 use clap::{Parser, Subcommand};
 
@@ -70,7 +71,7 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", words::message(&err));
             std::process::ExitCode::FAILURE
         }
     }

@@ -1,5 +1,7 @@
 //! The engine's one error type. Every message says what went wrong and what to do about it,
-//! because the app shows it to a person as it is.
+//! in words of its own floor: what to change is a [`Remedy`], a fact that each front door (the
+//! app, `confab serve`, the CLI) names in its own words (`EngineError::describe`), where the
+//! engine's `Display` says it neutrally, never naming a pane, a flag or a route.
 
 use std::path::PathBuf;
 
@@ -46,10 +48,16 @@ pub enum EngineError {
     WeightLayout(String),
 
     /// Something the engine guarantees did not hold: a bug, never the person's doing.
-    #[error(
-        "internal error: {0}. This is a bug in Confab; please report it with the diagnostics (`confab doctor`; in the app, Settings › Advanced › About › Copy diagnostics)."
-    )]
+    #[error("{}", internal(.0, &Remedy::ReportBug.to_string()))]
     Internal(String),
+
+    /// A request that could not run even alone within the memory budget for running requests.
+    #[error("{}", .0.describe(&|remedy| remedy.to_string()))]
+    NeverFits(MemoryShortfall),
+
+    /// Speculative decoding with a draft model was asked for, and none is loaded beside the model.
+    #[error("draft_model needs a draft model loaded beside the model; {}", Remedy::LoadDraftModel)]
+    NoDraftModel,
 
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
@@ -74,6 +82,87 @@ pub enum EngineError {
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
+/// What a person can change so that a refused request runs. `Display` says it in neutral
+/// words; the app names the pane that changes it, `confab serve` and the CLI their flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remedy {
+    /// Allow the reply fewer tokens.
+    LowerMaxTokens,
+    /// Hold keys and values quantized, at `bits`; `None`: at 8 or 4 bits.
+    QuantizeKeysValues { bits: Option<u8> },
+    /// Give running requests more memory.
+    RaiseMemoryBudget,
+    /// Load a draft model beside the model, for speculative decoding.
+    LoadDraftModel,
+    /// A bug: report it with the diagnostics.
+    ReportBug,
+}
+
+impl std::fmt::Display for Remedy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Remedy::LowerMaxTokens => f.write_str("lower the reply's token limit"),
+            Remedy::QuantizeKeysValues { bits: None } => f.write_str("hold keys and values at 8 or 4 bits"),
+            Remedy::QuantizeKeysValues { bits: Some(bits) } => write!(f, "hold keys and values at {bits} bits"),
+            Remedy::RaiseMemoryBudget => f.write_str("raise the memory budget"),
+            Remedy::LoadDraftModel => f.write_str("load one beside it"),
+            Remedy::ReportBug => f.write_str("report it with the diagnostics"),
+        }
+    }
+}
+
+/// What a request that could never run within the budget would need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryShortfall {
+    /// Its keys and values (and the model's fixed state) at `positions`, in bytes.
+    pub state_bytes: usize,
+    /// The activations of reading its prompt, in bytes.
+    pub activation_bytes: usize,
+    pub positions: usize,
+    /// The budget for running requests, in bytes.
+    pub budget_bytes: usize,
+    /// The bits the model holds keys and values at; `None`: full precision.
+    pub kv_bits: Option<u8>,
+}
+
+impl MemoryShortfall {
+    /// What would let it run, in the order to try them.
+    pub fn remedies(&self) -> Vec<Remedy> {
+        let fewer_bits = match self.kv_bits {
+            None => Some(Remedy::QuantizeKeysValues { bits: None }),
+            Some(8) => Some(Remedy::QuantizeKeysValues { bits: Some(4) }),
+            Some(_) => None,
+        };
+        [Some(Remedy::LowerMaxTokens), fewer_bits, Some(Remedy::RaiseMemoryBudget)].into_iter().flatten().collect()
+    }
+
+    /// The refusal, each remedy in `words`.
+    pub fn describe(&self, words: &dyn Fn(Remedy) -> String) -> String {
+        let mb = |bytes: usize| format!("{:.0} MB", bytes as f64 / 1e6);
+        let fewer_bits: String = self
+            .remedies()
+            .into_iter()
+            .filter(|r| matches!(r, Remedy::QuantizeKeysValues { .. }))
+            .map(|r| format!(", {}", words(r)))
+            .collect();
+        format!(
+            "this request may need {} of memory ({} of keys and values for {} positions, {} for reading the prompt), more than the {} budget for running requests; {} or shorten the prompt{fewer_bits}, or {}",
+            mb(self.state_bytes + self.activation_bytes),
+            mb(self.state_bytes),
+            self.positions,
+            mb(self.activation_bytes),
+            mb(self.budget_bytes),
+            words(Remedy::LowerMaxTokens),
+            words(Remedy::RaiseMemoryBudget),
+        )
+    }
+}
+
+/// An internal error's message, with `report` saying how to report it.
+pub fn internal(detail: &str, report: &str) -> String {
+    format!("internal error: {detail}. This is a bug in Confab; please {report}.")
+}
+
 impl From<mlx_rs::error::Exception> for EngineError {
     fn from(e: mlx_rs::error::Exception) -> Self {
         EngineError::Mlx(e.what().to_string())
@@ -94,6 +183,19 @@ impl From<MediaError> for EngineError {
 }
 
 impl EngineError {
+    /// The message, each [`Remedy`] in a front door's `words` (its panes, its flags); the
+    /// same as `to_string` for errors without one.
+    pub fn describe(&self, words: &dyn Fn(Remedy) -> String) -> String {
+        match self {
+            EngineError::Internal(detail) => internal(detail, &words(Remedy::ReportBug)),
+            EngineError::NeverFits(shortfall) => shortfall.describe(words),
+            EngineError::NoDraftModel => {
+                format!("draft_model needs a draft model loaded beside the model; {}", words(Remedy::LoadDraftModel))
+            }
+            other => other.to_string(),
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         EngineError::Io { path: path.into(), source }
     }

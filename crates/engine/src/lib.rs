@@ -20,6 +20,6 @@ pub mod text;
 
 pub use constraint::Constraint;
 pub use device::{MlxRuntime, RuntimeError};
-pub use error::{EngineError, MediaProblem, Result};
+pub use error::{EngineError, MediaProblem, MemoryShortfall, Remedy, Result};
 pub use media::{MediaInfo, MediaKind, MediaLimits};
 pub use text::{ChatMessage, ChatTemplate, StopMatcher, StopStep, StreamDecoder, Tokenizer};

@@ -12,16 +12,18 @@ pub enum HubError {
     #[error("the hub endpoint `{0}` is not an http(s) URL; set HF_ENDPOINT (or the setting) to e.g. https://huggingface.co")]
     Endpoint(String),
 
-    #[error("{repo} was not found on {endpoint}. Check its name; a private repository also needs a token (HF_TOKEN or Settings).")]
+    #[error(
+        "{repo} was not found on {endpoint}. Check its name; a private repository also needs a token (HF_TOKEN, or the hub token setting)."
+    )]
     RepoNotFound { repo: String, endpoint: String },
 
-    #[error("{repo} has no file `{file}`. `confab pull {repo}` without --file lists what it has.")]
+    #[error("{repo} has no file `{file}`. Check the name against the repository's files.")]
     FileNotFound { repo: String, file: String },
 
-    #[error("{repo} is gated: accept its licence on its page on the hub, then set a token with read access (HF_TOKEN or Settings).")]
+    #[error("{repo} is gated: accept its licence on its page on the hub, then set a token with read access (HF_TOKEN, or the hub token setting).")]
     Gated { repo: String },
 
-    #[error("{repo}: the hub refused the token (HTTP {status}). Accept the repository's licence on its page on the hub, or check that the token (HF_TOKEN or Settings) is valid and may read it.")]
+    #[error("{repo}: the hub refused the token (HTTP {status}). Accept the repository's licence on its page on the hub, or check that the token (HF_TOKEN, or the hub token setting) is valid and may read it.")]
     Refused { repo: String, status: u16 },
 
     #[error("{repo}: architecture `{architecture}` is not one Confab runs (it runs {supported}). Nothing was downloaded.")]
@@ -30,7 +32,7 @@ pub enum HubError {
     #[error("{repo} has no model files Confab reads (a config.json with *.safetensors, or a .gguf).")]
     NoModelFiles { repo: String },
 
-    #[error("{repo} has {count} GGUF files; pick one with --file: {names}")]
+    #[error("{repo} has {count} GGUF files; pick one of them: {names}")]
     ChooseFile { repo: String, count: usize, names: String },
 
     #[error("{file}: the download does not match the hub's checksum twice in a row ({algorithm} {actual}, expected {expected}); it was removed. Try again later, or use another mirror.")]
@@ -47,7 +49,7 @@ pub enum HubError {
     #[error("lost the connection to the hub {attempts} times in a row while downloading {file} ({reason}). What was downloaded is kept; pull again to resume.")]
     Network { file: String, attempts: u32, reason: String },
 
-    #[error("could not reach the hub at {endpoint} ({reason}). Check the connection, or the endpoint (HF_ENDPOINT or Settings).")]
+    #[error("could not reach the hub at {endpoint} ({reason}). Check the connection, or the endpoint (HF_ENDPOINT, or the hub endpoint setting).")]
     Unreachable { endpoint: String, reason: String },
 
     #[error("the hub answered HTTP {status} for {what}: {message}")]

@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::config::{ServerSpec, Transport};
-use crate::error::CallError;
+use crate::error::{CallError, Readiness};
 use crate::output::{tool_output, ToolOutput};
 
 /// How long a server may take from launch to its tool list (npx may download a package first).
@@ -267,12 +267,12 @@ impl McpHost {
             let servers = self.inner.lock();
             let entry = servers.get(server).ok_or_else(|| CallError::UnknownServer { server: server.to_string() })?;
             let Some(connection) = entry.connection.clone().filter(|_| entry.state == ServerState::Ready) else {
-                let hint = match &entry.state {
-                    ServerState::Starting => "Wait until it is ready.".to_string(),
-                    ServerState::Failed { error } => format!("{error} Restart it in Settings › Tools."),
-                    _ => "Start it in Settings › Tools.".to_string(),
+                let readiness = match &entry.state {
+                    ServerState::Starting => Readiness::Starting,
+                    ServerState::Failed { error } => Readiness::Failed { error: error.clone() },
+                    _ => Readiness::Stopped,
                 };
-                return Err(CallError::NotReady { server: server.to_string(), state: entry.state.words().to_string(), hint });
+                return Err(CallError::NotReady { server: server.to_string(), state: entry.state.words().to_string(), readiness });
             };
             if !entry.tools.iter().any(|t| t.name == tool) {
                 let names: Vec<&str> = entry.tools.iter().map(|t| t.name.as_str()).collect();

@@ -20,6 +20,6 @@ pub mod host;
 pub mod output;
 
 pub use config::{import_servers, ServerSpec, Transport};
-pub use error::{CallError, McpError};
+pub use error::{CallError, McpError, Readiness, ServerRemedy};
 pub use host::{McpHost, ServerState, ServerStatus, ToolInfo, STARTUP_TIMEOUT, STDERR_TAIL_LINES};
 pub use output::{OutputPart, ToolOutput, MAX_RESULT_TEXT};

@@ -18,9 +18,7 @@ pub enum MediaError {
     InvalidSetting { name: &'static str, reason: String },
 
     /// Something the decoders guarantee did not hold: a bug, never the person's doing.
-    #[error(
-        "internal error: {0}. This is a bug in Confab; please report it with the diagnostics (`confab doctor`; in the app, Settings › Advanced › About › Copy diagnostics)."
-    )]
+    #[error("internal error: {0}. This is a bug in Confab; please report it with the diagnostics.")]
     Internal(String),
 
     /// The one asking for the frames went away.

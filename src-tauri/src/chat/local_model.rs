@@ -179,7 +179,7 @@ fn read(
                 TurnEvent::Failed(e) => {
                     unsaved.thought(store, reply, send);
                     unsaved.save(store, reply);
-                    return Outcome::ended(ReplyEnd::Error(e.to_string()));
+                    return Outcome::ended(ReplyEnd::Error(crate::failure::engine_message(&e)));
                 }
             }
             if unsaved.last_save.elapsed() >= SAVE_EVERY {

@@ -148,7 +148,7 @@ pub async fn run_round(
                 show(store.finish_tool_call(reply, position, ToolOutcome::Cancelled).await?);
                 return Ok(RoundEnd::Stopped);
             }
-            Err(error) => show(fail(error.to_string()).await?),
+            Err(error) => show(fail(crate::failure::tool_call_message(&error)).await?),
         }
     }
     Ok(RoundEnd::Answered)

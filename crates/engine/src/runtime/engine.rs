@@ -330,7 +330,7 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                     Some(model) if model.embedding.is_some() => drop(events.send(Event::Error(EngineError::invalid(
                         "model",
                         format!(
-                            "{} is an embedding model: it gives vectors (/v1/embeddings), not replies. Load a chat model to chat.",
+                            "{} is an embedding model: it gives vectors (embeddings), not replies. Load a chat model to chat.",
                             model.info.path.display()
                         ),
                     )))),

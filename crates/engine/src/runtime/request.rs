@@ -159,14 +159,10 @@ impl Speculative {
             ("prompt-lookup" | "prompt_lookup", _) => Ok(Speculative::PromptLookup(PromptLookup::default())),
             ("mtp", _) => Ok(Speculative::Mtp { max_draft: MTP_MAX_DRAFT }),
             ("draft-model" | "draft_model", Some(model)) => Ok(Speculative::DraftModel { model, max_draft: DEFAULT_MAX_DRAFT }),
-            ("draft-model" | "draft_model", None) => Err(EngineError::invalid(
-                "speculative",
-                "draft_model needs a draft model loaded beside the model: `confab serve --draft-model PATH`, or a draft model in the app's Settings › Model",
-            )),
-            (other, _) => Err(EngineError::invalid(
-                "speculative",
-                format!("unknown method {other:?}; expected prompt_lookup, mtp or draft_model"),
-            )),
+            ("draft-model" | "draft_model", None) => Err(EngineError::NoDraftModel),
+            (other, _) => {
+                Err(EngineError::invalid("speculative", format!("unknown method {other:?}; expected prompt_lookup, mtp or draft_model")))
+            }
         }
     }
 }

@@ -18,7 +18,7 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::error::EngineError;
+use crate::error::{EngineError, MemoryShortfall};
 use crate::runtime::budget::MemoryBudget;
 use crate::runtime::generate::{self, Row, Shared};
 use crate::runtime::prepared::Prepared;
@@ -311,22 +311,13 @@ fn worst_case(model: &ReadyModel, positions: usize, prompt: usize, chunk: usize)
 
 /// The refusal of a request that could not run even alone, saying what would let it.
 fn never_fits(model: &ReadyModel, positions: usize, needs: Needs, budget: usize) -> EngineError {
-    let fewer_bits = match model.kv.quantization.map(|q| q.bits) {
-        None => ", hold keys and values at 8 or 4 bits (--kv-bits, Settings › Model)",
-        Some(8) => ", hold keys and values at 4 bits (--kv-bits 4, Settings › Model)",
-        Some(_) => "",
-    };
-    EngineError::invalid(
-        "max_tokens",
-        format!(
-            "this request may need {} of memory ({} of keys and values for {positions} positions, {} for reading the prompt), more than the {} budget for running requests; lower max_tokens (Settings › Chat › Max tokens) or shorten the prompt{fewer_bits}, or raise the memory budget (--memory-budget; the app's is {}% of the memory left after the model's weights)",
-            megabytes(needs.state + needs.activations),
-            megabytes(needs.state),
-            megabytes(needs.activations),
-            megabytes(budget),
-            crate::defaults::MEMORY_BUDGET_SHARE * 100.0
-        ),
-    )
+    EngineError::NeverFits(MemoryShortfall {
+        state_bytes: needs.state,
+        activation_bytes: needs.activations,
+        positions,
+        budget_bytes: budget,
+        kv_bits: model.kv.quantization.map(|q| q.bits),
+    })
 }
 
 fn megabytes(bytes: usize) -> String {

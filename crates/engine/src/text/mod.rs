@@ -6,16 +6,18 @@
 //! - [`StreamDecoder`]: token ids one at a time in, text deltas out, never a broken character.
 //! - [`StopMatcher`]: holds back text that may become a stop string; the stop string never shows.
 //! - [`ReplyParser`]: a streamed reply split into reasoning, answer and tool calls, in the
-//!   markup the model's template implies ([`ReplyFormat`]); `tools` writes tools into the
+//!   markup the model's template implies ([`ReplyFormat`]); each format of calls is one file
+//!   in `call_formats` (its markup, its grammar, its parser); `tools` writes tools into the
 //!   messages for templates that do not render them.
 
-mod call_grammar;
+mod call_formats;
 mod detokenizer;
 mod gguf_build;
 pub(crate) use gguf_build::VOCABULARY_TYPES as GGUF_VOCABULARY_TYPES;
 mod gguf_pre;
 mod gguf_vocab;
 mod hf_folder;
+mod parts;
 mod prompt_memo;
 mod pyjson;
 #[cfg(test)]

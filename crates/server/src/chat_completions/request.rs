@@ -249,7 +249,10 @@ impl SamplingFields {
     pub fn speculative(&self, draft: Option<ModelId>) -> Result<Option<Speculative>, ApiError> {
         self.speculative
             .as_deref()
-            .map(|m| Speculative::named(m, draft).map_err(|e: EngineError| ApiError::invalid(Some("speculative"), e.to_string())))
+            .map(|m| {
+                Speculative::named(m, draft)
+                    .map_err(|e: EngineError| ApiError::invalid(Some("speculative"), crate::error::engine_message(&e)))
+            })
             .transpose()
     }
 

@@ -3,7 +3,7 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use confab_engine::EngineError;
+use confab_engine::{EngineError, Remedy};
 use serde_json::json;
 
 /// Failures before the server is listening.
@@ -169,15 +169,34 @@ impl ApiError {
     }
 }
 
+/// What to change, in the words of `confab serve`: a request's fields and the server's flags.
+fn remedy_words(remedy: Remedy) -> String {
+    match remedy {
+        Remedy::LowerMaxTokens => "lower max_tokens".into(),
+        Remedy::QuantizeKeysValues { bits: None } => format!("{remedy} (--kv-bits)"),
+        Remedy::QuantizeKeysValues { bits: Some(bits) } => format!("{remedy} (--kv-bits {bits})"),
+        Remedy::RaiseMemoryBudget => format!("{remedy} (--memory-budget)"),
+        Remedy::LoadDraftModel => "load one with `confab serve --draft-model PATH`".into(),
+        Remedy::ReportBug => format!("{remedy} (`confab doctor`)"),
+    }
+}
+
+/// An engine error's message as the server says it.
+pub fn engine_message(error: &EngineError) -> String {
+    error.describe(&remedy_words)
+}
+
 impl From<EngineError> for ApiError {
     fn from(error: EngineError) -> Self {
-        let message = error.to_string();
+        let message = engine_message(&error);
         match &error {
             // The engine's constraint comes from `response_format`, the one field that sets it.
             EngineError::InvalidSetting { name: "constraint", .. } | EngineError::Constraint(_) => {
                 Self::invalid(Some("response_format"), message)
             }
             EngineError::InvalidSetting { name, .. } => Self::invalid(Some(name), message),
+            EngineError::NeverFits(_) => Self::invalid(Some("max_tokens"), message),
+            EngineError::NoDraftModel => Self::invalid(Some("speculative"), message),
             EngineError::ContextOverflow { .. } => Self::invalid(Some("messages"), message).with_code("context_length_exceeded"),
             EngineError::Media { .. } | EngineError::ModelCannotRead { .. } => Self::invalid(Some("messages"), message),
             EngineError::Template(_) | EngineError::Tokenizer(_) => Self::invalid(None, message),
