@@ -251,7 +251,7 @@ impl SamplingFields {
             .as_deref()
             .map(|m| {
                 Speculative::named(m, draft)
-                    .map_err(|e: EngineError| ApiError::invalid(Some("speculative"), crate::error::engine_message(&e)))
+                    .map_err(|e: EngineError| ApiError::invalid(Some("speculative"), crate::shared::error::engine_message(&e)))
             })
             .transpose()
     }
