@@ -150,7 +150,7 @@ fn reply(
     let mut reader = ReplyReader::new(model, &turn.tools);
     let mut text = String::new();
     let mut stdout = std::io::stdout().lock();
-    for event in engine.generate(turn.request(model, id)?).into_iter().flat_map(|event| reader.read(event)) {
+    for event in engine.generate(turn.request(model, id)?).flat_map(|event| reader.read(event)) {
         match event {
             TurnEvent::Reasoning(thought) => eprint!("{thought}"),
             TurnEvent::Text(answer) => {
