@@ -27,4 +27,4 @@ pub use load::{load, load_with_progress, LoadedCheckpoint};
 pub use media::MediaProcessor;
 pub use memory::{kv_bytes_per_token_and_layer, kv_cache_bytes, parameter_count, state_bytes, state_element_bytes};
 pub use options::{BuildOptions, DtypeChoice, LoadOptions};
-pub use text_model::{EmbeddingsInput, MultiTokenPredictor, TextModel};
+pub use text_model::{Accepts, Compute, EmbeddingsInput, Input, MultiTokenPredictor, Output, Positions, Rows, TextModel};
