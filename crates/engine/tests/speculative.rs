@@ -93,7 +93,7 @@ fn a_verifying_pass_scores_each_position_as_the_decode_step_there() {
     // takes the decode kernels and the several-row products, so each position's logits are
     // bit for bit the ones plain decoding computes there. A greedy reply is then the plain
     // one whatever the logits' margins.
-    let model = confab_engine::model::load::load(&smollm2(), &LoadOptions::default()).unwrap().model;
+    let model = confab_engine::model::load(&smollm2(), &LoadOptions::default()).unwrap().model;
     let prompt: Vec<u32> = repeating_ids();
     let fed: Vec<u32> = vec![450, 1138, 30, 2887, 314, 260, 1762, 28];
     let prefilled = || {

@@ -26,11 +26,11 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::{LayerKind, TextConfig};
+use crate::model::layer_loader::{AttentionShape, AttentionSpec, KvWeights, LayerLoader};
 use crate::model::layers::attention::Attended;
 use crate::model::layers::mask::sliding_causal_mask;
 use crate::model::layers::moe::top_k;
 use crate::model::layers::{Attention, Embedding, Experts, KvSource, Linear, Mlp, OutputHead, RmsNorm};
-use crate::model::loader::{AttentionShape, AttentionSpec, KvWeights, LayerLoader};
 use crate::model::weights::Weights;
 use crate::model::{Accepts, BuildOptions, Compute, Input, Output, Rows, TextModel};
 use crate::state::{SequenceState, StateKind};

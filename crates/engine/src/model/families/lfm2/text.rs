@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::{Attention, Embedding, FusedLinear, Mlp, OutputHead, RmsNorm, Rope};
-use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
 use crate::model::{BuildOptions, Compute, Input, Output, Rows, TextModel};
 use crate::state::{LayerState, StateKind};

@@ -10,8 +10,8 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::model::config::{ConfigDefaults, TextConfig};
 use crate::model::family::Family;
+use crate::model::layer_loader::{AttentionSpec, LayerLoader};
 use crate::model::layers::{Attention, Embedding, Mlp, OutputHead, RmsNorm};
-use crate::model::loader::{AttentionSpec, LayerLoader};
 use crate::model::weights::Weights;
 use crate::model::{Accepts, BuildOptions, Compute, Input, Output, Rows, TextModel};
 

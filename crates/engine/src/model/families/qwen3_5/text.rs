@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::mrope::MultiAxisRope;
 use crate::model::layers::{Embedding, OutputHead};
-use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
 use crate::model::{Accepts, BuildOptions, Compute, Input, MultiTokenPredictor, Output, Rows, TextModel};
 use crate::state::{SequenceState, StateKind};

@@ -19,11 +19,11 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::attention;
 use crate::model::layers::mrope::{MultiAxisRope, Rotation};
 use crate::model::layers::switch_glu::{route, ExpertWeights, SwitchGlu};
 use crate::model::layers::{Embedding, FusedLinear, Linear, Mlp, OutputHead, RmsNorm};
-use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
 use crate::model::{Accepts, BuildOptions, Compute, Input, Output, Rows, TextModel};
 use crate::state::{LayerState, SequenceState};
