@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use confab_engine::model::LoadOptions;
+use confab_engine::model::{Compute, Input, LoadOptions, Positions, Rows};
 use confab_engine::runtime::{
     BatchOptions, Engine, EngineOptions, Event, Generation, MemoryBudget, ModelId, Prompt, QueueReason, ReadyModel, Request, StopReason,
 };
@@ -169,7 +169,7 @@ fn a_batched_step_runs_the_weights_once_and_gives_each_row_its_own_logits() {
     for (name, vocab) in FAMILIES {
         let loaded = model::load(&tiny(name), &LoadOptions::default()).unwrap();
         let m = loaded.model.as_ref();
-        assert!(m.batches(), "{name} decodes its rows one at a time");
+        assert!(m.accepts().batches, "{name} decodes its rows one at a time");
         // Loading decides whether the CPU kernels run.
         let cpu_kernels = confab_engine::model::layers::cpu_linear::enabled();
         let tolerance = if loaded.quantized || !cpu_kernels { TOLERANCE } else { 0.0 };
@@ -179,7 +179,7 @@ fn a_batched_step_runs_the_weights_once_and_gives_each_row_its_own_logits() {
             .map(|(k, &n)| {
                 let prompt: Vec<i32> = (0..n).map(|i| 3 + ((i * 7 + k as u32 * 13) % (vocab - 3)) as i32).collect();
                 let mut state = m.new_state();
-                let logits = m.forward(&Array::from_slice(&prompt, &[1, n as i32]), &mut state).unwrap();
+                let logits = m.logits(&Array::from_slice(&prompt, &[1, n as i32]), &mut state).unwrap();
                 mlx_rs::transforms::eval(state.arrays().into_iter().chain([&logits])).unwrap();
                 state
             })
@@ -188,9 +188,11 @@ fn a_batched_step_runs_the_weights_once_and_gives_each_row_its_own_logits() {
         let mut tokens = vec![7i32, 8, 9];
         for step in 0..6 {
             let each: Vec<Array> =
-                alone.iter_mut().zip(&tokens).map(|(state, &t)| m.forward(&Array::from_slice(&[t], &[1, 1]), state).unwrap()).collect();
+                alone.iter_mut().zip(&tokens).map(|(state, &t)| m.logits(&Array::from_slice(&[t], &[1, 1]), state).unwrap()).collect();
             let mut rows: Vec<&mut SequenceState> = batched.iter_mut().collect();
-            let together = m.forward_batch(&Array::from_slice(&tokens, &[3, 1]), &mut rows).unwrap();
+            let input = Array::from_slice(&tokens, &[3, 1]);
+            let together =
+                m.forward(Input::Tokens(&input), Rows::Batch(&mut rows), Compute::Logits(Positions::Last)).unwrap().into_logits().unwrap();
             if step == 0 && cpu_kernels {
                 let reads = |a: &Array| graph_labels(a).iter().filter(|l| WEIGHT_READS.iter().any(|w| l.contains(w))).count();
                 let (one, all) = (reads(&each[0]), reads(&together));
@@ -481,7 +483,7 @@ fn decode_step_cost() {
             .map(|r| {
                 let mut state = m.new_state();
                 let prompt: Vec<i32> = (0..100 + 10 * r as i32).map(|i| 3 + (i * 7) % (vocab.min(40000) - 3)).collect();
-                m.forward(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap().eval().unwrap();
+                m.logits(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap().eval().unwrap();
                 state
             })
             .collect();
@@ -492,10 +494,10 @@ fn decode_step_cost() {
             let start = Instant::now();
             let logits = if batched {
                 let mut refs: Vec<&mut SequenceState> = states.iter_mut().collect();
-                m.forward_batch(&tokens, &mut refs).unwrap()
+                m.forward(Input::Tokens(&tokens), Rows::Batch(&mut refs), Compute::Logits(Positions::Last)).unwrap().into_logits().unwrap()
             } else {
                 let each: Vec<Array> =
-                    states.iter_mut().enumerate().map(|(i, s)| m.forward(&tokens.index(i as i32..i as i32 + 1), s).unwrap()).collect();
+                    states.iter_mut().enumerate().map(|(i, s)| m.logits(&tokens.index(i as i32..i as i32 + 1), s).unwrap()).collect();
                 mlx_rs::ops::concatenate(&each, 0).unwrap()
             };
             let next = mlx_rs::ops::indexing::argmax_axis(&logits, -1, None).unwrap().as_dtype(mlx_rs::Dtype::Int32).unwrap();

@@ -16,7 +16,7 @@ use std::path::Path;
 use common::{copy_of_fixture, fixture, floats, ids, json, load_error, max_diff, reply};
 use confab_engine::media::{decode_image, MediaItem, MediaLimits};
 use confab_engine::model::families::gemma4::Gemma4Encoder;
-use confab_engine::model::{self, EmbeddingsInput, LoadOptions, MediaProcessor};
+use confab_engine::model::{self, Compute, EmbeddingsInput, Input, LoadOptions, MediaProcessor, Positions, Rows};
 use confab_engine::runtime::{DenoisingNoise, Engine, EngineOptions, Event, Prompt, Request, Speculative, StopReason};
 use confab_engine::sample::SamplingParams;
 use confab_engine::text::ChatMessage;
@@ -148,7 +148,8 @@ fn an_image_prompts_first_step_logits_within_tolerance() {
         let blocks: Vec<i32> = (0..prompt.len()).map(|p| if (start..end).contains(&p) { 0 } else { -1 }).collect();
         let mut state = m.new_state();
         let input = EmbeddingsInput { embeds: &embeds, ids: &tokens, media_blocks: Some(&blocks), positions: None, layer_additions: None };
-        let encoder = m.forward_embeddings(input, &mut state).unwrap();
+        let encoder =
+            m.forward(Input::Embeddings(input), Rows::One(&mut state), Compute::Logits(Positions::Last)).unwrap().into_logits().unwrap();
         encoder.eval().unwrap();
         let diff = max_diff(encoder.as_slice::<f32>(), &floats(&case["encoder_last_logits"]));
         eprintln!("image case {i}: encoder last-position logits max abs diff {diff:e}");
@@ -230,7 +231,7 @@ fn encoder_and_decoder_first_step_logits_within_tolerance() {
         for (i, case) in reference["cases"].as_array().unwrap().iter().enumerate() {
             let prompt: Vec<i32> = ids(&case["prompt_ids"]).iter().map(|&t| t as i32).collect();
             let mut state = loaded.model.new_state();
-            let encoder = loaded.model.forward(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap();
+            let encoder = loaded.model.logits(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap();
             encoder.eval().unwrap();
             let diff = max_diff(encoder.as_slice::<f32>(), &floats(&case["encoder_last_logits"]));
             eprintln!("{name} case {i}: encoder last-position logits max abs diff {diff:e}");

@@ -15,7 +15,7 @@
 mod common;
 
 use common::{assert_matches, check_fixture, fixture, floats, greedy_run, ids, json, max_diff};
-use confab_engine::model::{self, EmbeddingsInput, LoadOptions};
+use confab_engine::model::{self, Compute, EmbeddingsInput, Input, LoadOptions, Positions, Rows};
 use confab_engine::npy;
 use confab_engine::runtime::{Engine, EngineOptions};
 use mlx_rs::ops::indexing::IndexOp;
@@ -47,7 +47,7 @@ fn gemma4_media_prompt_from_embeddings() {
     let arrays = dir.join("media_reference");
     let loaded = model::load(&dir, &LoadOptions::default()).unwrap();
     let m = loaded.model.as_ref();
-    let pad = m.media_pad_id().unwrap() as i32;
+    let pad = m.accepts().media_pad_id.unwrap() as i32;
 
     let input_ids = Array::load_numpy(arrays.join("input_ids.npy")).unwrap().as_dtype(Dtype::Int32).unwrap();
     let types = Array::load_numpy(arrays.join("mm_token_type_ids.npy")).unwrap().as_dtype(Dtype::Int32).unwrap();
@@ -79,7 +79,8 @@ fn gemma4_media_prompt_from_embeddings() {
 
     let mut state = m.new_state();
     let input = EmbeddingsInput { embeds: &embeds, ids: &llm_ids, media_blocks: Some(&blocks), positions: None, layer_additions: None };
-    let logits = m.forward_embeddings(input, &mut state).unwrap();
+    let logits =
+        m.forward(Input::Embeddings(input), Rows::One(&mut state), Compute::Logits(Positions::Last)).unwrap().into_logits().unwrap();
     let want = npy::read_f32(&arrays.join("first_logits.npy")).unwrap();
     let diff = max_diff(logits.index((0, ..)).as_slice::<f32>(), &want);
     eprintln!("gemma4 media prompt: first-step logits max abs diff {diff:e}");
@@ -89,7 +90,7 @@ fn gemma4_media_prompt_from_embeddings() {
     let steps = reference["steps"].as_u64().unwrap() as usize;
     while got.len() < steps {
         let token = Array::from_slice(&[*got.last().unwrap() as i32], &[1, 1]);
-        let logits = m.forward(&token, &mut state).unwrap();
+        let logits = m.logits(&token, &mut state).unwrap();
         got.push(argmax(&logits.index((0, ..))));
     }
     assert_eq!(got, ids(&reference["greedy_ids"]), "media prompt: greedy ids");
@@ -110,9 +111,9 @@ fn gemma4_placeholder_ids_in_a_text_prompt_and_a_decode_step_read_as_pad() {
     let m = loaded.model.as_ref();
     let prompt: Vec<i32> = ids(&reference["prompt_ids"]).iter().map(|&x| x as i32).collect();
     let mut state = m.new_state();
-    m.forward(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap();
+    m.logits(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap();
     let decode_id = reference["decode_id"].as_u64().unwrap() as i32;
-    let logits = m.forward(&Array::from_slice(&[decode_id], &[1, 1]), &mut state).unwrap();
+    let logits = m.logits(&Array::from_slice(&[decode_id], &[1, 1]), &mut state).unwrap();
     let diff = max_diff(logits.index((0, ..)).as_slice::<f32>(), &floats(&reference["decode_logits"]));
     eprintln!("gemma4 placeholder decode step: logits max abs diff {diff:e}");
     assert!(diff < LOGIT_TOLERANCE, "placeholder decode step: logits differ by up to {diff}");

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use confab_engine::model::families::gemma4::Gemma4Towers;
-use confab_engine::model::{self, EmbeddingsInput, LoadOptions};
+use confab_engine::model::{self, Compute, EmbeddingsInput, Input, LoadOptions, Positions, Rows};
 use confab_engine::npy;
 use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{Array, Dtype};
@@ -96,7 +96,7 @@ fn towers_spliced_into_the_prompt_give_the_reference_generation() {
     let loaded = model::load(&dir, &LoadOptions::default()).unwrap();
     let m = loaded.model.as_ref();
     let t = towers();
-    let pad = m.media_pad_id().unwrap() as i32;
+    let pad = m.accepts().media_pad_id.unwrap() as i32;
 
     let raw = npy("input_ids.npy").as_dtype(Dtype::Int32).unwrap();
     let raw: Vec<i32> = raw.as_slice::<i32>().to_vec();
@@ -120,7 +120,8 @@ fn towers_spliced_into_the_prompt_give_the_reference_generation() {
 
     let mut state = m.new_state();
     let input = EmbeddingsInput { embeds: &embeds, ids: &llm_ids, media_blocks: Some(&blocks), positions: None, layer_additions: None };
-    let logits = m.forward_embeddings(input, &mut state).unwrap();
+    let logits =
+        m.forward(Input::Embeddings(input), Rows::One(&mut state), Compute::Logits(Positions::Last)).unwrap().into_logits().unwrap();
     let want = npy::read_f32(&dir.join("media_reference/first_logits.npy")).unwrap();
     let want = Array::from_slice(&want, &[1, want.len() as i32]);
     let diff = max_diff(&logits, &want);
@@ -131,7 +132,7 @@ fn towers_spliced_into_the_prompt_give_the_reference_generation() {
     let steps = reference["steps"].as_u64().unwrap() as usize;
     while got.len() < steps {
         let token = Array::from_slice(&[*got.last().unwrap() as i32], &[1, 1]);
-        got.push(argmax(&m.forward(&token, &mut state).unwrap().index((0, ..))));
+        got.push(argmax(&m.logits(&token, &mut state).unwrap().index((0, ..))));
     }
     let want: Vec<u32> = reference["greedy_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
     assert_eq!(got, want, "greedy ids");

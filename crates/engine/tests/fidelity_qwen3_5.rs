@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use common::{check_fixture, copy_of_fixture, fixture, load_error};
-use confab_engine::model::LoadOptions;
+use confab_engine::model::{Compute, Input, LoadOptions, Positions, Rows};
 use confab_engine::runtime::{Engine, EngineOptions, Event, Prompt, Request};
 use confab_engine::sample::SamplingParams;
 use confab_engine::EngineError;
@@ -177,7 +177,9 @@ fn mtp_head_matches_mlx_vlm() {
         let prompt: Vec<i32> = common::ids(&reference["prompt_ids"]).iter().map(|&t| t as i32).collect();
         let n = prompt.len() as i32;
         let mut state = m.new_state();
-        let (logits, hidden) = m.forward_hidden(&Array::from_slice(&prompt, &[1, n]), &mut [&mut state], false).unwrap();
+        let tokens = Array::from_slice(&prompt, &[1, n]);
+        let out = m.forward(Input::Tokens(&tokens), Rows::One(&mut state), Compute::LogitsAndHidden(Positions::Last)).unwrap();
+        let (logits, hidden) = out.into_logits_and_hidden().unwrap();
         let bonus = argmax(&logits);
         assert_eq!(bonus as u64, reference["bonus"].as_u64().unwrap(), "{name}: the model's own next token");
         let shifted: Vec<i32> = prompt[1..].iter().copied().chain([bonus as i32]).collect();

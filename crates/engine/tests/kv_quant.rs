@@ -49,7 +49,7 @@ fn greedy(model: &model::LoadedCheckpoint, q: Option<KvQuantization>, prompt: &[
     let prompt: Vec<i32> = prompt.iter().map(|&t| t as i32).collect();
     let mut logits = None;
     for chunk in prompt.chunks(128) {
-        logits = Some(model.model.forward(&Array::from_slice(chunk, &[1, chunk.len() as i32]), &mut state).unwrap());
+        logits = Some(model.model.logits(&Array::from_slice(chunk, &[1, chunk.len() as i32]), &mut state).unwrap());
     }
     let mut logits = logits.unwrap();
     let (mut out, mut all) = (vec![], vec![]);
@@ -57,7 +57,7 @@ fn greedy(model: &model::LoadedCheckpoint, q: Option<KvQuantization>, prompt: &[
         all.push(logits.as_slice::<f32>().to_vec());
         let next = ops::indexing::argmax_axis(&logits, -1, None).unwrap().item_cast::<u32>();
         out.push(next);
-        logits = model.model.forward(&Array::from_slice(&[next as i32], &[1, 1]), &mut state).unwrap();
+        logits = model.model.logits(&Array::from_slice(&[next as i32], &[1, 1]), &mut state).unwrap();
     }
     assert_eq!(state.len(), prompt.len() + steps);
     (out, all)

@@ -17,13 +17,13 @@ fn fixtures() -> PathBuf {
 fn greedy(model: &model::LoadedCheckpoint, prompt: &[u32], steps: usize) -> (Vec<u32>, Vec<f32>) {
     let mut state = model.model.new_state();
     let ids: Vec<i32> = prompt.iter().map(|&t| t as i32).collect();
-    let mut logits = model.model.forward(&Array::from_slice(&ids, &[1, ids.len() as i32]), &mut state).unwrap();
+    let mut logits = model.model.logits(&Array::from_slice(&ids, &[1, ids.len() as i32]), &mut state).unwrap();
     let first = logits.as_slice::<f32>().to_vec();
     let mut out = vec![];
     for _ in 0..steps {
         let next = ops::indexing::argmax_axis(&logits, -1, None).unwrap().item_cast::<u32>();
         out.push(next);
-        logits = model.model.forward(&Array::from_slice(&[next as i32], &[1, 1]), &mut state).unwrap();
+        logits = model.model.logits(&Array::from_slice(&[next as i32], &[1, 1]), &mut state).unwrap();
     }
     (out, first)
 }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use common::{reply as run, take_tokens, Reply as Outcome};
 
-use confab_engine::model::LoadOptions;
+use confab_engine::model::{Compute, Input, LoadOptions, Positions, Rows};
 use confab_engine::runtime::{
     Engine, EngineOptions, Event, Generation, ModelId, Prompt, PromptLookup, Request, Speculative, StopReason, Usage,
 };
@@ -93,27 +93,32 @@ fn a_verifying_pass_scores_each_position_as_the_decode_step_there() {
     // takes the decode kernels and the several-row products, so each position's logits are
     // bit for bit the ones plain decoding computes there. A greedy reply is then the plain
     // one whatever the logits' margins.
-    let model = confab_engine::model::load::load(&smollm2(), &LoadOptions::default()).unwrap().model;
+    let model = confab_engine::model::load(&smollm2(), &LoadOptions::default()).unwrap().model;
     let prompt: Vec<u32> = repeating_ids();
     let fed: Vec<u32> = vec![450, 1138, 30, 2887, 314, 260, 1762, 28];
     let prefilled = || {
         let mut state = model.new_state();
-        model.forward(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap().eval().unwrap();
+        model.logits(&Array::from_slice(&prompt, &[1, prompt.len() as i32]), &mut state).unwrap().eval().unwrap();
         state
     };
     let mut plain = prefilled();
     let stepped: Vec<Vec<f32>> = fed
         .iter()
         .map(|&t| {
-            let logits = model.forward(&Array::from_slice(&[t], &[1, 1]), &mut plain).unwrap();
+            let logits = model.logits(&Array::from_slice(&[t], &[1, 1]), &mut plain).unwrap();
             logits.reshape(&[-1]).unwrap().as_slice::<f32>().to_vec()
         })
         .collect();
     for width in [2, 5, fed.len()] {
         let mut verifying = prefilled();
-        let every = model.forward_every(&Array::from_slice(&fed[..width], &[1, width as i32]), &mut verifying).unwrap();
+        let tokens = Array::from_slice(&fed[..width], &[1, width as i32]);
+        let every = model
+            .forward(Input::Tokens(&tokens), Rows::One(&mut verifying), Compute::Logits(Positions::Every))
+            .unwrap()
+            .into_logits()
+            .unwrap();
         for (i, want) in stepped[..width].iter().enumerate() {
-            let got = every.index(i as i32).as_slice::<f32>().to_vec();
+            let got = every.index((0, i as i32)).as_slice::<f32>().to_vec();
             assert!(got == *want, "width {width}, position {i}: the pass's logits are not the decode step's");
         }
     }

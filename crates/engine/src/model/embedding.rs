@@ -1,7 +1,7 @@
 //! Embedding models: a transformer whose final hidden states become one vector per text, as the
 //! sentence-transformers files in the checkpoint folder describe it (Qwen3-Embedding,
 //! EmbeddingGemma and the like). The families give the hidden states
-//! (`TextModel::hidden_states`); everything after them lives here: pooling, the Dense layers,
+//! (`Compute::Hidden` of sequences read whole, `Rows::Whole`); everything after them lives here: pooling, the Dense layers,
 //! normalization, the prompts written before queries and documents, the length limit.
 //!
 //! A folder is an embedding model when its `modules.json` lists a `Pooling` module. Its modules
@@ -18,7 +18,7 @@ use mlx_rs::{ops, Array, Dtype};
 use serde_json::Value;
 
 use crate::error::{EngineError, Result};
-use crate::model::{AttentionMode, TextModel};
+use crate::model::{AttentionMode, Compute, Input, Rows, TextModel};
 
 /// How a sequence's hidden states become one vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -222,7 +222,8 @@ impl EmbeddingHead {
     /// One text's token ids (prompt and special tokens included) → its vector.
     pub fn embed(&self, model: &dyn TextModel, ids: &[u32]) -> Result<Vec<f32>> {
         let tokens = Array::from_slice(&ids.iter().map(|&i| i as i32).collect::<Vec<_>>(), &[1, ids.len() as i32]);
-        let hidden = model.hidden_states(&tokens, self.attention)?.as_dtype(Dtype::Float32)?;
+        let whole = Rows::Whole { mode: self.attention, lengths: None };
+        let hidden = model.forward(Input::Tokens(&tokens), whole, Compute::Hidden)?.into_hidden()?.as_dtype(Dtype::Float32)?;
         let pooled = match self.pooling {
             Pooling::Mean => hidden.mean_axis(1, false)?,
             Pooling::LastToken => hidden.index((.., -1, ..)),
@@ -233,11 +234,11 @@ impl EmbeddingHead {
 
     /// Several texts' token ids → their vectors, in order, in one forward pass: the texts
     /// right-padded to the longest, the padding masked out of attention
-    /// (`TextModel::hidden_states_padded`) and out of the pooling. Each vector equals the one
+    /// (`Rows::Whole` with lengths) and out of the pooling. Each vector equals the one
     /// `embed` gives that text alone but for summation order (tests/fidelity_embeddings.rs).
     /// One text, or a model that cannot pad, goes one at a time through `embed`.
     pub fn embed_batch(&self, model: &dyn TextModel, texts: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
-        if texts.len() == 1 || !model.pads_hidden_states() {
+        if texts.len() == 1 || !model.accepts().whole_sequences {
             return texts.iter().map(|ids| self.embed(model, ids)).collect();
         }
         let lengths: Vec<usize> = texts.iter().map(|ids| ids.len()).collect();
@@ -253,7 +254,8 @@ impl EmbeddingHead {
             }
         }
         let tokens = Array::from_slice(&padded, &[rows as i32, l as i32]);
-        let hidden = model.hidden_states_padded(&tokens, &lengths, self.attention)?.as_dtype(Dtype::Float32)?;
+        let whole = Rows::Whole { mode: self.attention, lengths: Some(&lengths) };
+        let hidden = model.forward(Input::Tokens(&tokens), whole, Compute::Hidden)?.into_hidden()?.as_dtype(Dtype::Float32)?;
         let pooled = match self.pooling {
             Pooling::Mean => {
                 // The mean over each row's real positions: padding weighs 0.

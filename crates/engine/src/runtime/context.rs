@@ -4,9 +4,9 @@
 
 use crate::error::{EngineError, Result};
 use crate::media::MediaLimits;
-use crate::runtime::prepared::{prepare, prepare_chat, Prepared};
 use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{ContextPolicy, Prompt};
+use crate::runtime::tokenized_prompt::{prepare, prepare_chat, TokenizedPrompt};
 use crate::text::{ChatMessage, ChatOptions, PromptEnd};
 
 /// Tokens kept free for the reply when turns are dropped: what the reply may use, but at most
@@ -35,7 +35,7 @@ pub fn fit(
     policy: ContextPolicy,
     max_tokens: u32,
     limits: &MediaLimits,
-) -> Result<(Prepared, usize)> {
+) -> Result<(TokenizedPrompt, usize)> {
     let context = model.config().max_position;
     let prepared = prepare(model, prompt, chat, limits)?;
     let budget = prompt_budget(max_tokens, context);
@@ -56,10 +56,10 @@ fn drop_oldest_turns(
     messages: &mut Vec<ChatMessage>,
     end: PromptEnd,
     chat: &ChatOptions,
-    mut prepared: Prepared,
+    mut prepared: TokenizedPrompt,
     budget: usize,
     limits: &MediaLimits,
-) -> Result<(Prepared, usize)> {
+) -> Result<(TokenizedPrompt, usize)> {
     let first = messages.iter().position(|m| m.role != "system").unwrap_or(messages.len());
     // A first guess from each message's own size, so that a long chat is prepared again once
     // or twice rather than once per dropped turn (a prompt with audio decodes it each time).
@@ -86,7 +86,7 @@ fn drop_oldest_turns(
 
 /// How many of the oldest turns must go for `prepared` to fit `budget`, estimated from each
 /// message's text and media (the template's own tokens spread evenly over the messages).
-fn turns_to_drop(model: &ReadyModel, messages: &[ChatMessage], first: usize, prepared: &Prepared, budget: usize) -> usize {
+fn turns_to_drop(model: &ReadyModel, messages: &[ChatMessage], first: usize, prepared: &TokenizedPrompt, budget: usize) -> usize {
     let excess = prepared.ids.len().saturating_sub(budget);
     let soft_tokens = prepared.media_tokens();
     let mut media = soft_tokens.iter();

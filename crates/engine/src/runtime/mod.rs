@@ -7,10 +7,10 @@ pub mod embed;
 pub mod engine;
 pub mod generate;
 pub mod media;
-pub mod prepared;
 pub mod ready_model;
 pub mod request;
 pub mod scheduler;
+pub mod tokenized_prompt;
 
 pub use budget::MemoryBudget;
 pub use count::TokenCounter;

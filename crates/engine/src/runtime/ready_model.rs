@@ -134,7 +134,7 @@ impl ReadyModel {
                 return 0;
             }
             let mut state = self.new_state();
-            let measured = self.model.forward(&Array::from_slice(&[0i32], &[1, 1]), &mut state).and_then(|_| {
+            let measured = self.model.logits(&Array::from_slice(&[0i32], &[1, 1]), &mut state).and_then(|_| {
                 mlx_rs::transforms::eval(state.arrays())?;
                 Ok(state.bytes())
             });
@@ -224,7 +224,7 @@ impl ReadyModel {
             Format::Safetensors => EmbeddingHead::read(&path, config.hidden_size)?,
             Format::Gguf => None,
         };
-        if embedding.is_some() && !model.gives_hidden_states() {
+        if embedding.is_some() && !model.accepts().whole_sequences {
             return Err(EngineError::ModelFormat {
                 path: path.clone(),
                 reason: format!("an embedding model of architecture `{}`, which Confab cannot run as one yet", config.arch),

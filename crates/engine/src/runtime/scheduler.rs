@@ -21,9 +21,9 @@ use std::time::Instant;
 use crate::error::{EngineError, MemoryShortfall};
 use crate::runtime::budget::MemoryBudget;
 use crate::runtime::generate::{self, Row, Shared};
-use crate::runtime::prepared::Prepared;
 use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{Event, ModelId, QueueReason, Request, StopReason, Timings, Usage};
+use crate::runtime::tokenized_prompt::TokenizedPrompt;
 use crate::state::{KeysValues, StateKind};
 
 /// How many requests run at once, and how much memory they may hold together.
@@ -43,7 +43,7 @@ const DEFAULT_MAX_ROWS: usize = 16;
 struct Waiting {
     model: ModelId,
     request: Request,
-    prepared: Prepared,
+    prepared: TokenizedPrompt,
     cancel: Arc<AtomicBool>,
     events: Sender<Event>,
     needs: Needs,

@@ -16,6 +16,7 @@ pub mod moe;
 pub mod mrope;
 pub mod mxfp4_experts;
 pub mod norm;
+pub mod output_head;
 pub mod quantized_attention;
 pub mod rope;
 pub mod switch_glu;
@@ -29,6 +30,7 @@ pub use mask::AttentionMode;
 pub use mlp::Mlp;
 pub use moe::Experts;
 pub use norm::RmsNorm;
+pub use output_head::OutputHead;
 pub use rope::Rope;
 
 /// Confab's CPU kernels (linear and attention) run when MLX computes on the CPU, unless the

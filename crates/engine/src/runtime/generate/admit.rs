@@ -18,9 +18,9 @@ use crate::media::MediaLimits;
 use crate::runtime::context;
 use crate::runtime::media::encode::MediaOutputs;
 use crate::runtime::media::prefill::{chunk_ranges, image_ranges, split_at};
-use crate::runtime::prepared::Prepared;
 use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{DenoisingNoise, Event, Plan, Prompt, Request};
+use crate::runtime::tokenized_prompt::TokenizedPrompt;
 use crate::sample::{Sampler, SamplingParams};
 use crate::text::{ChatMessage, ChatOptions, StopMatcher, StreamDecoder};
 
@@ -45,7 +45,7 @@ fn message_boundaries(model: &ReadyModel, messages: &[ChatMessage], chat: &ChatO
 
 /// Checks a request before it waits for a place: its settings, then its prompt, fitted to the
 /// context under the request's policy (which may leave the oldest turns out of it).
-pub fn check(model: &ReadyModel, request: &mut Request, limits: &MediaLimits) -> Result<Prepared> {
+pub fn check(model: &ReadyModel, request: &mut Request, limits: &MediaLimits) -> Result<TokenizedPrompt> {
     // Invalid settings fail before any work. `max_tokens` 0 asks for a reply up to the
     // context's end, which `admit` resolves once the prompt's length is known.
     let sampling = SamplingParams { max_tokens: request.sampling.max_tokens.max(1), ..request.sampling.clone() };
@@ -93,7 +93,7 @@ pub fn admit(
     model: &ReadyModel,
     draft: Option<&ReadyModel>,
     shared: &mut Shared,
-    prepared: Prepared,
+    prepared: TokenizedPrompt,
     request: Request,
     cancel: Arc<AtomicBool>,
     events: Sender<Event>,
@@ -101,7 +101,7 @@ pub fn admit(
     let started = Instant::now();
     let span = tracing::info_span!("request", id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed));
     let _in_span = span.clone().entered();
-    let Prepared { ids, media, dropped_messages, reply_opening, guide } = prepared;
+    let TokenizedPrompt { ids, media, dropped_messages, reply_opening, guide } = prepared;
     let context = model.config().max_position;
     let mut sampling = request.sampling.clone();
     if sampling.max_tokens == 0 {

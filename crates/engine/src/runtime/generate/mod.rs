@@ -34,9 +34,9 @@ use crate::media::MediaLimits;
 use crate::runtime::media::encode::MediaOutputs;
 use crate::runtime::media::prefill::forward_chunk;
 use crate::runtime::media::prompt::MediaPrompt;
-use crate::runtime::prepared::prepare;
 use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{CanvasPiece, CanvasUpdate, Event, ModelId, Prompt, Request, StopReason, Timings, Usage};
+use crate::runtime::tokenized_prompt::prepare;
 use crate::sample::Sampler;
 use crate::state::{Checkpoint, SequenceState};
 use crate::text::{ChatOptions, StopMatcher, StreamDecoder};
@@ -190,7 +190,7 @@ impl Row {
             Some((m, o)) => forward_chunk(model, m, o, range.clone(), &mut self.state)?,
             None => match self.forward_prompt(model, range.clone())? {
                 Some(logits) => logits,
-                None => model.model.forward(&tokens_array(&self.ids[range.clone()]), &mut self.state)?,
+                None => model.model.logits(&tokens_array(&self.ids[range.clone()]), &mut self.state)?,
             },
         };
         self.fed.extend_from_slice(&self.ids[range.clone()]);
@@ -287,7 +287,7 @@ impl Row {
             }
         }
         let _ = self.events.send(Event::Canvas(CanvasUpdate { index, steps, finished: true, pieces: vec![] }));
-        model.model.forward(&tokens_array(&canvas), &mut self.state)?;
+        model.model.logits(&tokens_array(&canvas), &mut self.state)?;
         self.fed.extend_from_slice(&canvas);
         transforms::eval(self.state.arrays())?;
         self.denoising.as_mut().expect("checked above").start_canvas()

@@ -32,6 +32,7 @@ use mlx_rs::{ops, transforms, Array};
 use super::{argmax, tokens_array, Row, Unfed};
 use crate::constraint::{Guide, TokenMask};
 use crate::error::{EngineError, Result};
+use crate::model::{Compute, Input, Positions, Rows};
 use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{ModelId, PromptLookup, Speculative};
 use crate::sample::{Sampler, SamplingParams};
@@ -59,7 +60,7 @@ pub(super) fn declined(model: &ReadyModel, asked: Option<&Speculative>, draft: O
     }
     if media {
         Some("the prompt has media")
-    } else if !model.model.scores_every_position() {
+    } else if !model.model.accepts().every_position {
         Some("the model gives the logits of its last position only")
     } else {
         None
@@ -213,7 +214,7 @@ fn catch_up(draft: &ReadyModel, state: &mut SequenceState, history: &[u32]) -> R
         if logits.is_some() {
             transforms::eval(state.arrays())?;
         }
-        logits = Some(draft.model.forward(&tokens_array(chunk), state)?);
+        logits = Some(draft.model.logits(&tokens_array(chunk), state)?);
     }
     Ok(logits)
 }
@@ -243,7 +244,7 @@ fn draft_proposals(
     let mut logits = logits;
     for i in 0..count {
         if i > 0 {
-            logits = draft.model.forward(&tokens_array(&seen[seen.len() - 1..]), state)?;
+            logits = draft.model.logits(&tokens_array(&seen[seen.len() - 1..]), state)?;
         }
         let q = sampler.distribution(&logits, &seen)?;
         match sampler.draw_from(&q) {
@@ -264,7 +265,7 @@ fn greedy_draft(draft: &ReadyModel, state: &mut SequenceState, logits: Array, co
     let mut next = argmax(&logits)?;
     let mut chosen = vec![next.clone()];
     for _ in 1..count {
-        let logits = draft.model.forward(&next.reshape(&[1, 1])?, state)?;
+        let logits = draft.model.logits(&next.reshape(&[1, 1])?, state)?;
         next = argmax(&logits)?;
         chosen.push(next.clone());
     }
@@ -373,8 +374,8 @@ pub(super) fn speculative_step<'m>(
     let batched = rows.len() > 1;
     if !rows.iter().any(|r| r.speculation.is_some())
         || !rows.iter().all(|r| r.verifiable())
-        || !model.model.scores_every_position()
-        || (batched && !model.model.batches())
+        || !model.model.accepts().every_position
+        || (batched && !model.model.accepts().batches)
     {
         return Ok(false);
     }
@@ -410,19 +411,16 @@ pub(super) fn speculative_step<'m>(
     let input = Array::from_slice(&input, &[rows.len() as i32, width as i32]);
     // A row drafting with the multi-token-prediction head reads the model's hidden states.
     let with_hidden = rows.iter().any(|r| r.speculation.as_ref().is_some_and(|s| s.mtp.is_some()));
-    let (logits, hidden) = match &mut rows[..] {
+    let mut states: Vec<&mut SequenceState> = rows.iter_mut().map(|r| &mut r.state).collect();
+    let (logits, hidden) = match &mut states[..] {
         _ if with_hidden => {
-            let mut states: Vec<&mut SequenceState> = rows.iter_mut().map(|r| &mut r.state).collect();
-            let (logits, hidden) = model.model.forward_hidden(&input, &mut states, true)?;
+            let out = model.model.forward(Input::Tokens(&input), Rows::Batch(&mut states), Compute::LogitsAndHidden(Positions::Every))?;
+            let (logits, hidden) = out.into_logits_and_hidden()?;
             (logits, Some(hidden))
         }
-        [row] => {
-            let logits = model.model.forward_every(&input, &mut row.state)?;
-            (logits.reshape(&[1, width as i32, -1])?, None)
-        }
+        [state] => (model.model.forward(Input::Tokens(&input), Rows::One(state), Compute::Logits(Positions::Every))?.into_logits()?, None),
         _ => {
-            let mut states: Vec<&mut SequenceState> = rows.iter_mut().map(|r| &mut r.state).collect();
-            (model.model.forward_batch_every(&input, &mut states)?, None)
+            (model.model.forward(Input::Tokens(&input), Rows::Batch(&mut states), Compute::Logits(Positions::Every))?.into_logits()?, None)
         }
     };
     let proposing: Vec<bool> = verifying.iter().map(|v| !v.proposals.tokens.is_empty()).collect();
@@ -474,15 +472,15 @@ const PAD: u32 = 0;
 fn replay(model: &ReadyModel, rows: &mut [&mut Row], mut replays: Vec<(usize, Vec<u32>)>) -> Result<()> {
     replays.sort_by_key(|(_, tokens)| tokens.len());
     for group in replays.chunk_by(|a, b| a.1.len() == b.1.len()) {
-        if group.len() > 1 && model.model.batches() {
+        if group.len() > 1 && model.model.accepts().batches {
             let flat: Vec<i32> = group.iter().flat_map(|(_, t)| t.iter().map(|&x| x as i32)).collect();
             let input = Array::from_slice(&flat, &[group.len() as i32, group[0].1.len() as i32]);
             let mut states: Vec<&mut SequenceState> =
                 rows.iter_mut().enumerate().filter(|(i, _)| group.iter().any(|(j, _)| j == i)).map(|(_, r)| &mut r.state).collect();
-            model.model.forward_batch(&input, &mut states)?;
+            model.model.forward(Input::Tokens(&input), Rows::Batch(&mut states), Compute::Logits(Positions::Last))?;
         } else {
             for (i, tokens) in group {
-                model.model.forward(&tokens_array(tokens), &mut rows[*i].state)?;
+                model.model.logits(&tokens_array(tokens), &mut rows[*i].state)?;
             }
         }
     }
@@ -509,7 +507,9 @@ impl Row {
         let (Some(drafts), Some(head)) = (self.speculation.as_mut().and_then(|s| s.mtp.as_mut()), model.model.mtp()) else {
             return Ok(None);
         };
-        let (logits, hidden) = model.model.forward_hidden(&tokens_array(&self.ids[range.clone()]), &mut [&mut self.state], false)?;
+        let tokens = tokens_array(&self.ids[range.clone()]);
+        let out = model.model.forward(Input::Tokens(&tokens), Rows::One(&mut self.state), Compute::LogitsAndHidden(Positions::Last))?;
+        let (logits, hidden) = out.into_logits_and_hidden()?;
         drafts.hidden(range.start, hidden)?;
         // Read now what can be, so that a long prompt's hidden states are not all kept.
         drafts.catch_up(head, &self.history)?;

@@ -12,6 +12,7 @@ use super::speculative::speculative_step;
 use super::{argmax, tokens_array, Row, Unfed, NEXT_STEP};
 use crate::constraint::{Guide, TokenMask};
 use crate::error::{EngineError, Result};
+use crate::model::{Compute, Input, Positions, Rows};
 use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::ModelId;
 use crate::state::SequenceState;
@@ -67,7 +68,7 @@ pub fn decode_step<'m>(model: &'m ReadyModel, draft_of: &dyn Fn(ModelId) -> Opti
         }
         for (i, row) in rows.iter_mut().enumerate() {
             if let Some(Unfed::Jump(tokens)) = &row.unfed {
-                each[i] = Some(model.model.forward(&tokens_array(tokens), &mut row.state)?);
+                each[i] = Some(model.model.logits(&tokens_array(tokens), &mut row.state)?);
             }
         }
         let each: Vec<Array> = each.into_iter().map(|l| l.expect("every row has logits")).collect();
@@ -178,14 +179,14 @@ fn single_input(rows: &[&mut Row], which: &[usize]) -> Result<Array> {
 /// One decode step of one token per row: batched where the model can, else row by row.
 fn forward_single(model: &ReadyModel, mut states: Vec<&mut SequenceState>, input: &Array) -> Result<Array> {
     if states.len() == 1 {
-        return model.model.forward(input, states[0]);
+        return model.model.logits(input, states[0]);
     }
-    if model.model.batches() {
-        return model.model.forward_batch(input, &mut states);
+    if model.model.accepts().batches {
+        return model.model.forward(Input::Tokens(input), Rows::Batch(&mut states), Compute::Logits(Positions::Last))?.into_logits();
     }
     let mut each = Vec::with_capacity(states.len());
     for (i, state) in states.into_iter().enumerate() {
-        each.push(model.model.forward(&input.index(i as i32..i as i32 + 1), state)?);
+        each.push(model.model.logits(&input.index(i as i32..i as i32 + 1), state)?);
     }
     Ok(ops::concatenate(&each, 0)?)
 }

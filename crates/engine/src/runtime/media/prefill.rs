@@ -9,7 +9,7 @@ use mlx_rs::{ops, Array};
 
 use crate::error::{EngineError, Result};
 use crate::media::MediaKind;
-use crate::model::EmbeddingsInput;
+use crate::model::{Compute, EmbeddingsInput, Input, Positions, Rows};
 use crate::runtime::media::encode::MediaOutputs;
 use crate::runtime::media::prompt::MediaPrompt;
 use crate::runtime::ready_model::ReadyModel;
@@ -65,8 +65,11 @@ pub fn forward_chunk(
     range: Range<usize>,
     state: &mut SequenceState,
 ) -> Result<Array> {
-    let pad =
-        model.model.media_pad_id().ok_or_else(|| EngineError::invalid("input", format!("{} takes token ids only", model.config().arch)))?;
+    let pad = model
+        .model
+        .accepts()
+        .media_pad_id
+        .ok_or_else(|| EngineError::invalid("input", format!("{} takes token ids only", model.config().arch)))?;
     let (a, b) = (range.start, range.end);
     let mut ids: Vec<i32> = prompt.ids[range.clone()].iter().map(|&t| t as i32).collect();
     let mut blocks = vec![-1i32; b - a];
@@ -158,7 +161,7 @@ pub fn forward_chunk(
         positions: positions.as_ref(),
         layer_additions: layer_additions.as_ref(),
     };
-    model.model.forward_embeddings(input, state)
+    model.model.forward(Input::Embeddings(input), Rows::One(state), Compute::Logits(Positions::Last))?.into_logits()
 }
 
 #[cfg(test)]

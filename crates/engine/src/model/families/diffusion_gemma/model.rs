@@ -20,10 +20,10 @@ use serde_json::Value;
 use crate::error::{EngineError, Result};
 use crate::model::config::{LayerKind, TextConfig};
 use crate::model::families::gemma4::{build_stack, Gemma4, Gemma4Args, MediaMask};
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::{FusedLinear, Mlp, RmsNorm};
-use crate::model::loader::LayerLoader;
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, Denoiser, DenoisingParams, EmbeddingsInput, TextModel};
+use crate::model::{Accepts, BuildOptions, Compute, Denoiser, DenoisingParams, Input, Output, Rows, TextModel};
 use crate::state::{SequenceState, StateKind};
 
 use super::config::denoising_params;
@@ -141,23 +141,20 @@ impl TextModel for DiffusionGemma {
         self.stack.config()
     }
 
-    /// The encoder: the tokens join the state; the logits of the last position through the
-    /// tied head.
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.stack.forward(tokens, state)
+    /// Images only (no audio, no video); no batches, no logits of every position: the
+    /// runtime's denoising method asks neither.
+    fn accepts(&self) -> Accepts {
+        Accepts { media_pad_id: self.stack.accepts().media_pad_id, ..Accepts::TOKENS }
+    }
+
+    /// The encoder: the tokens (or a prompt with an image's rows spliced in) join the state;
+    /// the logits through the tied head.
+    fn forward(&self, input: Input, rows: Rows, compute: Compute) -> Result<Output> {
+        self.stack.forward(input, rows, compute)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
         self.stack.embed(tokens)
-    }
-
-    /// The encoder over a prompt with an image's rows spliced in.
-    fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
-        self.stack.forward_embeddings(input, state)
-    }
-
-    fn media_pad_id(&self) -> Option<u32> {
-        self.stack.media_pad_id()
     }
 
     fn arrays(&self) -> Vec<&Array> {

@@ -2,18 +2,17 @@
 //! embeddings scaled by √hidden, four norms per block storing `weight - 1`, GELU (tanh) MLP,
 //! per-head q/k norms, and final-logit soft-capping where the config asks for it.
 
-use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 use serde_json::Value;
 
 use crate::error::Result;
 use crate::model::config::{ConfigDefaults, LayerKind, TextConfig};
 use crate::model::family::Family;
-use crate::model::layers::{Attention, Embedding, Mlp, RmsNorm};
-use crate::model::loader::{AttentionSpec, LayerLoader};
+use crate::model::layer_loader::{AttentionSpec, LayerLoader};
+use crate::model::layers::{Attention, Embedding, Mlp, OutputHead, RmsNorm};
 use crate::model::weights::Weights;
-use crate::model::{AttentionMode, BuildOptions, TextModel};
-use crate::state::{SequenceState, StateKind};
+use crate::model::{Accepts, BuildOptions, Compute, Input, Output, Rows, TextModel};
+use crate::state::StateKind;
 
 pub const FAMILY: Family = Family { model_types: &["gemma3_text"], denoising: false, defaults: |_| defaults(), build, encoder: None };
 
@@ -37,7 +36,7 @@ pub struct Gemma3 {
     embed: Embedding,
     embed_scale: Array,
     blocks: Vec<Block>,
-    norm: RmsNorm,
+    head: OutputHead,
 }
 
 /// Gemma's norms multiply by `1 + weight`.
@@ -72,43 +71,10 @@ pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: 
         embed: Embedding { table: l.linear("model.embed_tokens")? },
         // transformers rounds √hidden to the embedding dtype before multiplying.
         embed_scale: Array::from_f32((config.hidden_size as f32).sqrt()).as_dtype(l.dtype)?,
-        norm: l.norm("model.norm.weight")?,
+        head: OutputHead { norm: l.norm("model.norm.weight")?, lm_head: None, softcap: config.final_logit_softcap },
         blocks,
         config: config.clone(),
     }))
-}
-
-impl Gemma3 {
-    /// tokens [B, L] → logits [B, vocab] of the last position (`every`: [B, L, vocab] of every
-    /// position); `attend(layer, attention, x)` runs a block's attention against the state
-    /// (one sequence's, or each row's).
-    fn run(&self, tokens: &Array, every: bool, attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
-        let h = self.run_blocks(tokens, attend)?;
-        let last = match every {
-            true => self.norm.forward(&h)?,
-            false => self.norm.forward(&h.index((.., -1, ..)))?,
-        };
-        let mut logits = self.embed.as_logits(&last)?;
-        if let Some(cap) = self.config.final_logit_softcap {
-            let cap = Array::from_f32(cap);
-            logits = ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)?;
-        }
-        Ok(logits)
-    }
-}
-
-impl Gemma3 {
-    /// tokens [B, L] → the hidden states [B, L, hidden] after the blocks, before the final norm.
-    fn run_blocks(&self, tokens: &Array, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
-        let mut h = ops::multiply(&self.embed.forward(tokens)?, &self.embed_scale)?;
-        for (i, b) in self.blocks.iter().enumerate() {
-            let a = attend(i, &b.attention, &b.input_norm.forward(&h)?)?;
-            h = ops::add(&h, &b.post_attention_norm.forward(&a)?)?;
-            let m = b.mlp.forward(&b.pre_feedforward_norm.forward(&h)?)?;
-            h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
-        }
-        Ok(h)
-    }
 }
 
 impl TextModel for Gemma3 {
@@ -116,56 +82,21 @@ impl TextModel for Gemma3 {
         &self.config
     }
 
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(tokens, false, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
+    fn accepts(&self) -> Accepts {
+        Accepts { whole_sequences: true, ..Accepts::BATCHES_EVERY_POSITION }
     }
 
-    fn scores_every_position(&self) -> bool {
-        true
-    }
-
-    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        let logits = self.run(tokens, true, |i, attention, x| attention.forward(x, state.layer_mut(i)?))?;
-        Ok(logits.reshape(&[tokens.dim(1), -1])?)
-    }
-
-    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(tokens, true, |i, attention, x| {
-            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
-            attention.forward_rows(x, &mut layers)
-        })
-    }
-
-    fn batches(&self) -> bool {
-        true
-    }
-
-    /// Sliding layers attend per row against the row's own window; global layers as llama's.
-    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(tokens, false, |i, attention, x| {
-            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
-            attention.forward_rows(x, &mut layers)
-        })
-    }
-
-    fn gives_hidden_states(&self) -> bool {
-        true
-    }
-
-    /// Sliding layers see their window: behind the position when causal, centred on it when
-    /// bidirectional (EmbeddingGemma).
-    fn hidden_states(&self, tokens: &Array, mode: AttentionMode) -> Result<Array> {
-        let h = self.run_blocks(tokens, |_, attention, x| attention.forward_whole(x, mode))?;
-        self.norm.forward(&h)
-    }
-
-    fn pads_hidden_states(&self) -> bool {
-        true
-    }
-
-    fn hidden_states_padded(&self, tokens: &Array, lengths: &[usize], mode: AttentionMode) -> Result<Array> {
-        let h = self.run_blocks(tokens, |_, attention, x| attention.forward_whole_padded(x, mode, lengths))?;
-        self.norm.forward(&h)
+    /// Sliding layers attend against their window: a row's own in a batch; read whole, behind
+    /// the position when causal, centred on it when bidirectional (EmbeddingGemma).
+    fn forward(&self, input: Input, mut rows: Rows, compute: Compute) -> Result<Output> {
+        let mut h = input.embeddings(|tokens| Ok(ops::multiply(&self.embed.forward(tokens)?, &self.embed_scale)?))?;
+        for (i, b) in self.blocks.iter().enumerate() {
+            let a = rows.attend(i, &b.attention, &b.input_norm.forward(&h)?)?;
+            h = ops::add(&h, &b.post_attention_norm.forward(&a)?)?;
+            let m = b.mlp.forward(&b.pre_feedforward_norm.forward(&h)?)?;
+            h = ops::add(&h, &b.post_feedforward_norm.forward(&m)?)?;
+        }
+        self.head.finish(&self.embed, &h, compute)
     }
 
     /// Sliding layers keep only their window.
@@ -180,7 +111,7 @@ impl TextModel for Gemma3 {
             let norms = [&b.input_norm, &b.post_attention_norm, &b.pre_feedforward_norm, &b.post_feedforward_norm];
             all.extend(norms.into_iter().map(RmsNorm::weight));
         }
-        all.push(self.norm.weight());
+        all.extend(self.head.arrays());
         all
     }
 }

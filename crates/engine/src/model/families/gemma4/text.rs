@@ -14,7 +14,7 @@
 //! Every id that is a media placeholder (image, audio or video) is read as the pad id, in every
 //! forward pass (text-only prompts and decode steps too), for both embedding tables, as
 //! transformers does; so a placeholder typed as text, or generated, looks up the pad rows.
-//! Multimodal prompts run from embeddings (`forward_embeddings`): media rows come from the
+//! Multimodal prompts run from embeddings (`Input::Embeddings`): media rows come from the
 //! towers, and with
 //! `use_bidirectional_attention = "vision"` the tokens of one image see each other both ways in
 //! sliding layers (full layers stay causal; `MediaMask` says how families built on the stack
@@ -26,13 +26,13 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::{LayerKind, TextConfig};
+use crate::model::layer_loader::{AttentionShape, AttentionSpec, KvWeights, LayerLoader};
 use crate::model::layers::attention::Attended;
 use crate::model::layers::mask::sliding_causal_mask;
 use crate::model::layers::moe::top_k;
-use crate::model::layers::{Attention, Embedding, Experts, KvSource, Linear, Mlp, RmsNorm};
-use crate::model::loader::{AttentionShape, AttentionSpec, KvWeights, LayerLoader};
+use crate::model::layers::{Attention, Embedding, Experts, KvSource, Linear, Mlp, OutputHead, RmsNorm};
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
+use crate::model::{Accepts, BuildOptions, Compute, Input, Output, Rows, TextModel};
 use crate::state::{SequenceState, StateKind};
 
 use super::config::{Gemma4Args, MediaMask, MoeConfig};
@@ -89,8 +89,7 @@ pub struct Gemma4 {
     embed_scale: Array,
     per_layer_inputs: Option<PerLayerInputs>,
     blocks: Vec<Block>,
-    norm: RmsNorm,
-    lm_head: Option<Linear>,
+    head: OutputHead,
     /// Layers whose keys and values a later layer reads.
     producers: Vec<bool>,
 }
@@ -187,9 +186,8 @@ pub fn build_stack(config: &TextConfig, extras: Gemma4Args, w: &mut Weights, opt
         // transformers rounds √hidden to the embedding dtype before multiplying.
         embed_scale: scalar((config.hidden_size as f32).sqrt())?,
         per_layer_inputs,
-        norm: l.norm("model.norm.weight")?,
+        head: OutputHead { norm: l.norm("model.norm.weight")?, lm_head, softcap: config.final_logit_softcap },
         blocks,
-        lm_head,
         producers,
         extras,
         config: config.clone(),
@@ -307,11 +305,11 @@ impl Gemma4 {
     }
 
     /// Embeddings [B, L, hidden] (and their ids) through the stack, row i continuing
-    /// `states[i]` at its own position; logits [B, vocab] of the last position (`every`: [B, L, vocab]). `blocks`
+    /// `states[i]` at its own position → the hidden states before the final norm. `blocks`
     /// labels a single sequence's media positions. Everything but attention runs once for the
     /// batch; attention per row, a KV-shared layer reading the keys and values its source layer
     /// attended to for that same row.
-    fn run(&self, embeds: Array, ids: &Array, states: &mut [&mut SequenceState], blocks: Option<&[i32]>, every: bool) -> Result<Array> {
+    fn run(&self, embeds: Array, ids: &Array, states: &mut [&mut SequenceState], blocks: Option<&[i32]>) -> Result<Array> {
         let rows = states.len();
         if embeds.dim(0) as usize != rows || (blocks.is_some() && rows != 1) {
             return Err(EngineError::Internal(format!("{} rows of embeddings for {rows} sequences", embeds.dim(0))));
@@ -360,24 +358,7 @@ impl Gemma4 {
             let inputs = per_layer.as_ref().map(|p| p.index((.., .., i as i32, ..)));
             h = b.after_attention(h, &a, inputs.as_ref(), &b.layer_scalar, self.config.rms_norm_eps)?;
         }
-        let last = match every {
-            true => h,
-            false => h.index((.., -1, ..)),
-        };
-        self.logits(&self.norm.forward(&last)?)
-    }
-
-    /// Final hidden states (normed) [.., hidden] → float32 logits [.., vocab], soft-capped.
-    fn logits(&self, hidden: &Array) -> Result<Array> {
-        let mut logits = match &self.lm_head {
-            Some(head) => head.forward_f32(hidden)?,
-            None => self.embed.as_logits(hidden)?,
-        };
-        if let Some(cap) = self.config.final_logit_softcap {
-            let cap = Array::from_f32(cap);
-            logits = ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)?;
-        }
-        Ok(logits)
+        Ok(h)
     }
 
     /// The stack over a canvas that attends both ways, to itself and to every position `state`
@@ -399,7 +380,7 @@ impl Gemma4 {
             let (a, _) = b.attention.forward_with(&b.input_norm.forward(&h)?, KvSource::Own(slot), Some(&everything))?;
             h = b.after_attention(h, &a, None, scalar, self.config.rms_norm_eps)?;
         }
-        let logits = self.logits(&self.norm.forward(&h)?)?;
+        let logits = self.head.logits(&self.embed, &self.head.norm.forward(&h)?)?;
         Ok(logits.reshape(&[c, -1])?)
     }
 
@@ -477,57 +458,30 @@ impl TextModel for Gemma4 {
         &self.config
     }
 
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        let ids = self.placeholders_as_pad(tokens)?;
-        let embeds = self.embed_ids(&ids)?;
-        self.run(embeds, &ids, &mut [state], None, false)
+    fn accepts(&self) -> Accepts {
+        Accepts { media_pad_id: Some(self.extras.pad_token_id), ..Accepts::BATCHES_EVERY_POSITION }
     }
 
-    fn scores_every_position(&self) -> bool {
-        true
-    }
-
-    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        let ids = self.placeholders_as_pad(tokens)?;
-        let embeds = self.embed_ids(&ids)?;
-        let logits = self.run(embeds, &ids, &mut [state], None, true)?;
-        Ok(logits.reshape(&[tokens.dim(1), -1])?)
-    }
-
-    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        let ids = self.placeholders_as_pad(tokens)?;
-        let embeds = self.embed_ids(&ids)?;
-        self.run(embeds, &ids, states, None, true)
-    }
-
-    fn batches(&self) -> bool {
-        true
-    }
-
-    /// One decode step for several sequences, placeholder ids read as the pad id as in
-    /// `forward`.
-    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        let ids = self.placeholders_as_pad(tokens)?;
-        let embeds = self.embed_ids(&ids)?;
-        self.run(embeds, &ids, states, None, false)
+    /// Placeholder ids read as the pad id, from token ids or beside input embeddings.
+    fn forward(&self, input: Input, mut rows: Rows, compute: Compute) -> Result<Output> {
+        let (embeds, ids, media_blocks) = match &input {
+            Input::Tokens(tokens) => {
+                let ids = self.placeholders_as_pad(tokens)?;
+                (self.embed_ids(&ids)?, ids, None)
+            }
+            Input::Embeddings(media) => (media.embeds.clone(), self.placeholders_as_pad(media.ids)?, media.media_blocks),
+        };
+        let h = self.run(embeds, &ids, rows.states(&self.config.arch)?, media_blocks)?;
+        self.head.finish(&self.embed, &h, compute)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
         self.embed_ids(&self.placeholders_as_pad(tokens)?)
     }
 
-    fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
-        let ids = self.placeholders_as_pad(input.ids)?;
-        self.run(input.embeds.clone(), &ids, &mut [state], input.media_blocks, false)
-    }
-
     /// KV-shared layers keep nothing of their own; sliding layers keep only their window.
     fn state_kinds(&self) -> Vec<StateKind> {
         self.blocks.iter().filter(|b| b.kv_from.is_none()).map(|b| b.attention.state_kind()).collect()
-    }
-
-    fn media_pad_id(&self) -> Option<u32> {
-        Some(self.extras.pad_token_id)
     }
 
     fn arrays(&self) -> Vec<&Array> {
@@ -547,9 +501,8 @@ impl TextModel for Gemma4 {
             all.extend(p.table.table.arrays().into_iter().chain(p.projection.arrays()));
             all.extend([p.norm.weight(), &p.table_scale, &p.projection_scale]);
         }
-        all.push(self.norm.weight());
         all.push(&self.embed_scale);
-        all.extend(self.lm_head.iter().flat_map(Linear::arrays));
+        all.extend(self.head.arrays());
         all
     }
 }

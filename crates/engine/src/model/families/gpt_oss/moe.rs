@@ -11,10 +11,10 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::error::{EngineError, Result};
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::moe::top_k;
 use crate::model::layers::mxfp4_experts::{self, GROUP as MXFP4_GROUP};
 use crate::model::layers::Linear;
-use crate::model::loader::LayerLoader;
 
 pub struct Moe {
     router: Linear,

@@ -1,7 +1,6 @@
 //! The gpt-oss text model: pre-norm blocks of attention (with sinks; sliding or full) and the
 //! mixture of experts.
 
-use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 use serde_json::Value;
 
@@ -9,11 +8,11 @@ use super::config::GptOssArgs;
 use super::moe::Moe;
 use crate::error::{EngineError, Result};
 use crate::model::config::{LayerKind, TextConfig};
-use crate::model::layers::{Attention, Embedding, Linear, RmsNorm};
-use crate::model::loader::{AttentionSpec, LayerLoader};
+use crate::model::layer_loader::{AttentionSpec, LayerLoader};
+use crate::model::layers::{Attention, Embedding, OutputHead, RmsNorm};
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, TextModel};
-use crate::state::{SequenceState, StateKind};
+use crate::model::{BuildOptions, Compute, Input, Output, Rows, TextModel};
+use crate::state::StateKind;
 
 struct Block {
     input_norm: RmsNorm,
@@ -26,8 +25,7 @@ pub struct GptOss {
     config: TextConfig,
     embed: Embedding,
     blocks: Vec<Block>,
-    norm: RmsNorm,
-    lm_head: Option<Linear>,
+    head: OutputHead,
 }
 
 pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
@@ -65,28 +63,7 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
     let embed = Embedding { table: l.linear("model.embed_tokens")? };
     let norm = l.norm("model.norm.weight")?;
     let lm_head = if config.tie_word_embeddings { None } else { Some(l.linear("lm_head")?) };
-    Ok(Box::new(GptOss { config, embed, blocks, norm, lm_head }))
-}
-
-impl GptOss {
-    /// tokens [B, L] → logits [B, vocab] of the last position (`every`: [B, L, vocab] of every
-    /// position); `attend(layer, attention, x)` runs a block's attention against the state
-    /// (one sequence's, or each row's).
-    fn run(&self, tokens: &Array, every: bool, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
-        let mut h = self.embed.forward(tokens)?;
-        for (i, b) in self.blocks.iter().enumerate() {
-            h = ops::add(&h, &attend(i, &b.attention, &b.input_norm.forward(&h)?)?)?;
-            h = ops::add(&h, &b.moe.forward(&b.post_attention_norm.forward(&h)?)?)?;
-        }
-        let last = match every {
-            true => self.norm.forward(&h)?,
-            false => self.norm.forward(&h.index((.., -1, ..)))?,
-        };
-        match &self.lm_head {
-            Some(head) => head.forward_f32(&last),
-            None => self.embed.as_logits(&last),
-        }
-    }
+    Ok(Box::new(GptOss { config, embed, blocks, head: OutputHead { norm, lm_head, softcap: None } }))
 }
 
 impl TextModel for GptOss {
@@ -94,37 +71,15 @@ impl TextModel for GptOss {
         &self.config
     }
 
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(tokens, false, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
-    }
-
-    fn scores_every_position(&self) -> bool {
-        true
-    }
-
-    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        let logits = self.run(tokens, true, |i, attention, x| attention.forward(x, state.layer_mut(i)?))?;
-        Ok(logits.reshape(&[tokens.dim(1), -1])?)
-    }
-
-    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(tokens, true, |i, attention, x| {
-            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
-            attention.forward_rows(x, &mut layers)
-        })
-    }
-
-    fn batches(&self) -> bool {
-        true
-    }
-
-    /// The projections and experts once for the batch; attention per row against its own
-    /// keys and values (or window).
-    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(tokens, false, |i, attention, x| {
-            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
-            attention.forward_rows(x, &mut layers)
-        })
+    /// The projections and experts once for the batch; attention per row against its own keys
+    /// and values (or window).
+    fn forward(&self, input: Input, mut rows: Rows, compute: Compute) -> Result<Output> {
+        let mut h = input.embeddings(|tokens| self.embed.forward(tokens))?;
+        for (i, b) in self.blocks.iter().enumerate() {
+            h = ops::add(&h, &rows.attend(i, &b.attention, &b.input_norm.forward(&h)?)?)?;
+            h = ops::add(&h, &b.moe.forward(&b.post_attention_norm.forward(&h)?)?)?;
+        }
+        self.head.finish(&self.embed, &h, compute)
     }
 
     /// Sliding layers keep only their window.
@@ -138,8 +93,7 @@ impl TextModel for GptOss {
             all.extend(b.attention.arrays().into_iter().chain(b.moe.arrays()));
             all.extend([&b.input_norm, &b.post_attention_norm].into_iter().map(RmsNorm::weight));
         }
-        all.push(self.norm.weight());
-        all.extend(self.lm_head.iter().flat_map(Linear::arrays));
+        all.extend(self.head.arrays());
         all
     }
 }

@@ -5,9 +5,9 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 
 use crate::error::{EngineError, Result};
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::causal_conv::CausalConv1d;
 use crate::model::layers::Linear;
-use crate::model::loader::LayerLoader;
 use crate::state::ConvolutionWindow;
 
 pub struct ShortConv {

@@ -1,17 +1,16 @@
 //! The text model: embeddings, the hybrid stack (pre-norm mixer, pre-norm feed-forward, both
 //! residual), the final norm and the output head (tied or not).
 
-use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{ops, Array};
 use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
-use crate::model::layers::{Attention, Embedding, FusedLinear, Linear, Mlp, RmsNorm, Rope};
-use crate::model::loader::LayerLoader;
+use crate::model::layer_loader::LayerLoader;
+use crate::model::layers::{Attention, Embedding, FusedLinear, Mlp, OutputHead, RmsNorm, Rope};
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, TextModel};
-use crate::state::{LayerState, SequenceState, StateKind};
+use crate::model::{BuildOptions, Compute, Input, Output, Rows, TextModel};
+use crate::state::{LayerState, StateKind};
 
 use super::config::{convolution_layers, Lfm2Args};
 use super::short_conv::ShortConv;
@@ -19,6 +18,15 @@ use super::short_conv::ShortConv;
 enum Mixing {
     Convolution(ShortConv),
     Attention(Box<Attention>),
+}
+
+impl Mixing {
+    fn state_kind(&self) -> StateKind {
+        match self {
+            Mixing::Convolution(_) => StateKind::Convolution,
+            Mixing::Attention(_) => StateKind::KeysValues,
+        }
+    }
 }
 
 struct Block {
@@ -32,9 +40,7 @@ pub struct Lfm2 {
     config: TextConfig,
     embed: Embedding,
     blocks: Vec<Block>,
-    norm: RmsNorm,
-    /// None when the output head is tied to the embeddings.
-    lm_head: Option<Linear>,
+    head: OutputHead,
 }
 
 pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
@@ -65,17 +71,8 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
     }
     let embed = Embedding { table: l.linear("model.embed_tokens")? };
     let norm = l.norm("model.embedding_norm.weight")?;
-    let lm_head = if config.tie_word_embeddings {
-        // A tied checkpoint may still carry a copy of the head; the embeddings are used.
-        let copies: Vec<String> = l.weights.remaining().filter(|n| n.starts_with("lm_head.")).cloned().collect();
-        for name in copies {
-            l.weights.take_optional(&name);
-        }
-        None
-    } else {
-        Some(l.linear("lm_head")?)
-    };
-    Ok(Box::new(Lfm2 { config, embed, blocks, norm, lm_head }))
+    let lm_head = l.own_lm_head()?;
+    Ok(Box::new(Lfm2 { config, embed, blocks, head: OutputHead { norm, lm_head, softcap: None } }))
 }
 
 /// `{prefix}.self_attn`: q/k/v (fused), per-head q/k layer norms, `out_proj`, full RoPE.
@@ -117,17 +114,16 @@ fn feed_forward(l: &mut LayerLoader, prefix: &str) -> Result<Mlp> {
     Ok(Mlp { gate_up: FusedLinear::new(vec![gate, up])?, down: l.linear(&format!("{p}.w2"))?, activation: l.config.activation })
 }
 
-impl Lfm2 {
-    /// Hidden states [B, L, hidden] through the stack, row i continuing `states[i]`; logits
-    /// [B, vocab] of the last position (`every`: [B, L, vocab]). Everything but attention and the convolution windows
+impl TextModel for Lfm2 {
+    fn config(&self) -> &TextConfig {
+        &self.config
+    }
+
+    /// Row i continues its own state; everything but attention and the convolution windows
     /// runs once for the batch.
-    fn run(&self, mut h: Array, states: &mut [&mut SequenceState], every: bool) -> Result<Array> {
-        if let Some(state) = states.iter().find(|s| s.layers.len() != self.blocks.len()) {
-            return Err(EngineError::Internal(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
-        }
-        if h.dim(0) as usize != states.len() {
-            return Err(EngineError::Internal(format!("{} rows for {} sequences", h.dim(0), states.len())));
-        }
+    fn forward(&self, input: Input, mut rows: Rows, compute: Compute) -> Result<Output> {
+        let mut h = input.embeddings(|tokens| self.embed.forward(tokens))?;
+        let states = rows.states_for(&self.config.arch, self.blocks.len(), h.dim(0))?;
         for (i, b) in self.blocks.iter().enumerate() {
             let x = b.operator_norm.forward(&h)?;
             let mixed = match &b.mixing {
@@ -143,56 +139,12 @@ impl Lfm2 {
             h = ops::add(&h, &mixed)?;
             h = ops::add(&h, &b.feed_forward.forward(&b.ffn_norm.forward(&h)?)?)?;
         }
-        let last = match every {
-            true => self.norm.forward(&h)?,
-            false => self.norm.forward(&h.index((.., -1, ..)))?,
-        };
-        match &self.lm_head {
-            Some(head) => head.forward_f32(&last),
-            None => self.embed.as_logits(&last),
-        }
-    }
-}
-
-impl TextModel for Lfm2 {
-    fn config(&self) -> &TextConfig {
-        &self.config
-    }
-
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, &mut [state], false)
-    }
-
-    fn scores_every_position(&self) -> bool {
-        true
-    }
-
-    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        let logits = self.run(self.embed.forward(tokens)?, &mut [state], true)?;
-        Ok(logits.reshape(&[tokens.dim(1), -1])?)
-    }
-
-    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, states, true)
-    }
-
-    fn batches(&self) -> bool {
-        true
-    }
-
-    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, states, false)
+        self.head.finish(&self.embed, &h, compute)
     }
 
     /// Convolution layers keep their window, attention layers every key and value.
     fn state_kinds(&self) -> Vec<StateKind> {
-        self.blocks
-            .iter()
-            .map(|b| match b.mixing {
-                Mixing::Convolution(_) => StateKind::Convolution,
-                Mixing::Attention(_) => StateKind::KeysValues,
-            })
-            .collect()
+        self.blocks.iter().map(|b| b.mixing.state_kind()).collect()
     }
 
     fn arrays(&self) -> Vec<&Array> {
@@ -205,8 +157,7 @@ impl TextModel for Lfm2 {
             all.extend(b.feed_forward.arrays());
             all.extend([b.operator_norm.weight(), b.ffn_norm.weight()]);
         }
-        all.push(self.norm.weight());
-        all.extend(self.lm_head.iter().flat_map(Linear::arrays));
+        all.extend(self.head.arrays());
         all
     }
 }

@@ -4,18 +4,16 @@
 //! They share one block (pre-norm attention, pre-norm gated MLP); Qwen 2's q/k/v biases and
 //! Qwen 3's per-head q/k norms are read from the weights when present.
 
-use mlx_rs::ops::indexing::IndexOp;
-use mlx_rs::Array;
+use mlx_rs::{ops, Array};
 use serde_json::Value;
 
 use crate::error::Result;
 use crate::model::config::{ConfigDefaults, TextConfig};
 use crate::model::family::Family;
-use crate::model::layers::{Attention, Embedding, Linear, Mlp, RmsNorm};
-use crate::model::loader::{AttentionSpec, LayerLoader};
+use crate::model::layer_loader::{AttentionSpec, LayerLoader};
+use crate::model::layers::{Attention, Embedding, Mlp, OutputHead, RmsNorm};
 use crate::model::weights::Weights;
-use crate::model::{AttentionMode, BuildOptions, TextModel};
-use crate::state::SequenceState;
+use crate::model::{Accepts, BuildOptions, Compute, Input, Output, Rows, TextModel};
 
 pub const FAMILY: Family = Family {
     model_types: &["llama", "mistral", "ministral3", "qwen2", "qwen3"],
@@ -33,13 +31,19 @@ struct Block {
     mlp: Mlp,
 }
 
+impl Block {
+    fn arrays(&self) -> Vec<&Array> {
+        let mut all = self.attention.arrays();
+        all.extend(self.mlp.arrays().into_iter().chain([self.input_norm.weight(), self.post_attention_norm.weight()]));
+        all
+    }
+}
+
 pub struct Llama {
     config: TextConfig,
     embed: Embedding,
     blocks: Vec<Block>,
-    norm: RmsNorm,
-    /// None when the output head is tied to the embeddings.
-    lm_head: Option<Linear>,
+    head: OutputHead,
 }
 
 pub fn build(config: &TextConfig, _json: Option<&Value>, w: &mut Weights, opts: &BuildOptions) -> Result<Box<dyn TextModel>> {
@@ -75,56 +79,16 @@ pub fn build_llama(config: &TextConfig, w: &mut Weights, opts: &BuildOptions, ro
     let lm_head = if l.weights.contains("lm_head.weight") { Some(l.linear("lm_head")?) } else { None };
     Ok(Llama {
         embed: Embedding { table: l.linear("model.embed_tokens")? },
-        norm: l.norm("model.norm.weight")?,
+        head: OutputHead { norm: l.norm("model.norm.weight")?, lm_head, softcap: None },
         blocks,
-        lm_head,
         config: config.clone(),
     })
 }
 
 impl Llama {
-    /// tokens [B, L] → logits [B, vocab] of the last position (or [B, L, vocab] of every
-    /// position, with `every`); `attend(layer, attention, x)` runs a block's attention against
-    /// the state (one sequence's, or each row's).
-    fn run(&self, tokens: &Array, every: bool, attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
-        self.run_hidden(self.embed.forward(tokens)?, every, attend)
-    }
-
     /// tokens [1, L] → the input embeddings [1, L, hidden], for a wrapper that splices media rows in.
     pub fn embed_tokens(&self, tokens: &Array) -> Result<Array> {
         self.embed.forward(tokens)
-    }
-
-    /// Input embeddings [1, L, hidden] through one sequence's state → the last position's
-    /// logits; token i sits at position i of the sequence (no multimodal RoPE).
-    pub fn forward_hidden(&self, embeds: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run_hidden(embeds.clone(), false, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
-    }
-
-    /// `run` from input embeddings [B, L, hidden] instead of ids.
-    fn run_hidden(&self, h: Array, every: bool, attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
-        let h = self.run_blocks(h, attend)?;
-        let last = match every {
-            true => self.norm.forward(&h)?,
-            false => self.norm.forward(&h.index((.., -1, ..)))?,
-        };
-        match &self.lm_head {
-            Some(head) => head.forward_f32(&last),
-            None => self.embed.as_logits(&last),
-        }
-    }
-}
-
-impl Llama {
-    /// The decoder blocks over input embeddings [B, L, hidden], before the final norm.
-    fn run_blocks(&self, mut h: Array, mut attend: impl FnMut(usize, &Attention, &Array) -> Result<Array>) -> Result<Array> {
-        for (i, block) in self.blocks.iter().enumerate() {
-            let a = attend(i, &block.attention, &block.input_norm.forward(&h)?)?;
-            h = mlx_rs::ops::add(&h, &a)?;
-            let m = block.mlp.forward(&block.post_attention_norm.forward(&h)?)?;
-            h = mlx_rs::ops::add(&h, &m)?;
-        }
-        Ok(h)
     }
 }
 
@@ -133,63 +97,27 @@ impl TextModel for Llama {
         &self.config
     }
 
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(tokens, false, |i, attention, x| attention.forward(x, state.layer_mut(i)?))
+    fn accepts(&self) -> Accepts {
+        Accepts { whole_sequences: true, ..Accepts::BATCHES_EVERY_POSITION }
     }
 
-    fn scores_every_position(&self) -> bool {
-        true
-    }
-
-    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        let logits = self.run(tokens, true, |i, attention, x| attention.forward(x, state.layer_mut(i)?))?;
-        Ok(logits.reshape(&[tokens.dim(1), -1])?)
-    }
-
-    fn batches(&self) -> bool {
-        true
-    }
-
-    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(tokens, false, |i, attention, x| {
-            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
-            attention.forward_rows(x, &mut layers)
-        })
-    }
-
-    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(tokens, true, |i, attention, x| {
-            let mut layers = states.iter_mut().map(|s| s.layer_mut(i)).collect::<Result<Vec<_>>>()?;
-            attention.forward_rows(x, &mut layers)
-        })
-    }
-
-    fn gives_hidden_states(&self) -> bool {
-        true
-    }
-
-    fn hidden_states(&self, tokens: &Array, mode: AttentionMode) -> Result<Array> {
-        let h = self.run_blocks(self.embed.forward(tokens)?, |_, attention, x| attention.forward_whole(x, mode))?;
-        self.norm.forward(&h)
-    }
-
-    fn pads_hidden_states(&self) -> bool {
-        true
-    }
-
-    fn hidden_states_padded(&self, tokens: &Array, lengths: &[usize], mode: AttentionMode) -> Result<Array> {
-        let h = self.run_blocks(self.embed.forward(tokens)?, |_, attention, x| attention.forward_whole_padded(x, mode, lengths))?;
-        self.norm.forward(&h)
+    /// Input embeddings (a wrapper's, with media rows) are read as text is: causally, token i
+    /// at position i.
+    fn forward(&self, input: Input, mut rows: Rows, compute: Compute) -> Result<Output> {
+        let mut h = input.embeddings(|tokens| self.embed.forward(tokens))?;
+        for (i, block) in self.blocks.iter().enumerate() {
+            let a = rows.attend(i, &block.attention, &block.input_norm.forward(&h)?)?;
+            h = ops::add(&h, &a)?;
+            let m = block.mlp.forward(&block.post_attention_norm.forward(&h)?)?;
+            h = ops::add(&h, &m)?;
+        }
+        self.head.finish(&self.embed, &h, compute)
     }
 
     fn arrays(&self) -> Vec<&Array> {
         let mut all: Vec<&Array> = self.embed.table.arrays();
-        for b in &self.blocks {
-            all.extend(b.attention.arrays().into_iter().chain(b.mlp.arrays()));
-            all.extend([b.input_norm.weight(), b.post_attention_norm.weight()]);
-        }
-        all.push(self.norm.weight());
-        all.extend(self.lm_head.iter().flat_map(Linear::arrays));
+        all.extend(self.blocks.iter().flat_map(Block::arrays));
+        all.extend(self.head.arrays());
         all
     }
 }

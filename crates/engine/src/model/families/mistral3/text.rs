@@ -10,8 +10,7 @@ use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
 use crate::model::families::llama::{build_llama, Llama};
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
-use crate::state::SequenceState;
+use crate::model::{Accepts, BuildOptions, Compute, Input, Output, Rows, TextModel};
 
 use super::config::Mistral3Args;
 
@@ -44,49 +43,27 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
     Ok(Box::new(Mistral3Text { llama: build_llama(config, w, opts, |_| true)?, image_token_id: args.image_token_id }))
 }
 
+/// The Llama's pass, taking media: the image rows attend causally like text (transformers'
+/// Mistral 3 masks them so too).
 impl TextModel for Mistral3Text {
     fn config(&self) -> &TextConfig {
         self.llama.config()
-    }
-
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.llama.forward(tokens, state)
     }
 
     fn arrays(&self) -> Vec<&Array> {
         self.llama.arrays()
     }
 
-    fn scores_every_position(&self) -> bool {
-        self.llama.scores_every_position()
+    /// The Llama's, but for whole sequences (an embedding model's): not asked of this one.
+    fn accepts(&self) -> Accepts {
+        Accepts { whole_sequences: false, media_pad_id: Some(self.image_token_id), ..self.llama.accepts() }
     }
 
-    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.llama.forward_every(tokens, state)
-    }
-
-    fn batches(&self) -> bool {
-        self.llama.batches()
-    }
-
-    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.llama.forward_batch(tokens, states)
-    }
-
-    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.llama.forward_batch_every(tokens, states)
+    fn forward(&self, input: Input, rows: Rows, compute: Compute) -> Result<Output> {
+        self.llama.forward(input, rows, compute)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
         self.llama.embed_tokens(tokens)
-    }
-
-    /// The image rows attend causally like text (transformers' Mistral 3 masks them so too).
-    fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
-        self.llama.forward_hidden(input.embeds, state)
-    }
-
-    fn media_pad_id(&self) -> Option<u32> {
-        Some(self.image_token_id)
     }
 }

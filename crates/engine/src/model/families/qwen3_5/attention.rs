@@ -7,11 +7,11 @@ use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::error::{EngineError, Result};
 use crate::model::config::RopeConfig;
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::attention::{self, DecodeKernels};
 use crate::model::layers::cpu_attention::RopeTable;
 use crate::model::layers::mrope::Rotation;
 use crate::model::layers::{FusedLinear, Linear, RmsNorm, Rope};
-use crate::model::loader::LayerLoader;
 use crate::state::LayerState;
 
 /// Where a forward pass's tokens sit for RoPE.

@@ -7,7 +7,7 @@ use mlx_rs::{ops, Array};
 use crate::error::Result;
 use crate::model::layers::mrope::Rotation;
 use crate::model::layers::{Mlp, RmsNorm};
-use crate::state::{LayerState, SequenceState};
+use crate::state::{LayerState, SequenceState, StateKind};
 
 use super::attention::{GatedAttention, Placement};
 use super::delta_net::DeltaNet;
@@ -16,6 +16,15 @@ use super::moe::SparseMoe;
 pub enum Mixing {
     Linear(DeltaNet),
     Attention(GatedAttention),
+}
+
+impl Mixing {
+    pub fn state_kind(&self) -> StateKind {
+        match self {
+            Mixing::Linear(_) => StateKind::Recurrent,
+            Mixing::Attention(_) => StateKind::KeysValues,
+        }
+    }
 }
 
 pub enum FeedForward {

@@ -7,11 +7,11 @@ use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::{fast, nn, ops, Array, Dtype};
 
 use crate::error::{EngineError, Result};
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::causal_conv::CausalConv1d;
 use crate::model::layers::gated_delta;
 use crate::model::layers::gated_norm::GatedRmsNorm;
 use crate::model::layers::{FusedLinear, Linear};
-use crate::model::loader::LayerLoader;
 use crate::state::Recurrent;
 
 use super::config::{Qwen35Args, Variant};

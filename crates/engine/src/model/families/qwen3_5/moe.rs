@@ -5,9 +5,9 @@
 use mlx_rs::{nn, ops, Array};
 
 use crate::error::{EngineError, Result};
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::switch_glu::{route, ExpertWeights, SwitchGlu};
 use crate::model::layers::{FusedLinear, Linear, Mlp};
-use crate::model::loader::LayerLoader;
 
 pub struct SparseMoe {
     router: Linear,

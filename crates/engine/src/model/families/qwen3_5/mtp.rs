@@ -9,8 +9,8 @@ use mlx_rs::{ops, Array};
 
 use crate::error::Result;
 use crate::model::config::RopeConfig;
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::{Linear, RmsNorm};
-use crate::model::loader::LayerLoader;
 use crate::state::SequenceState;
 
 use super::attention::GatedAttention;

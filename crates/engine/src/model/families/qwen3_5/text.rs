@@ -1,17 +1,16 @@
 //! The text model: embeddings, the hybrid stack (pre-norm mixer, pre-norm feed-forward, both
 //! residual), the final norm and the output head (tied or not).
 
-use mlx_rs::ops::indexing::IndexOp;
 use mlx_rs::Array;
 use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
-use crate::model::layers::mrope::{MultiAxisRope, Rotation};
-use crate::model::layers::{Embedding, Linear, RmsNorm};
-use crate::model::loader::LayerLoader;
+use crate::model::layer_loader::LayerLoader;
+use crate::model::layers::mrope::MultiAxisRope;
+use crate::model::layers::{Embedding, OutputHead};
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, EmbeddingsInput, MultiTokenPredictor, TextModel};
+use crate::model::{Accepts, BuildOptions, Compute, Input, MultiTokenPredictor, Output, Rows, TextModel};
 use crate::state::{SequenceState, StateKind};
 
 use super::attention::GatedAttention;
@@ -25,9 +24,7 @@ pub struct Qwen35 {
     config: TextConfig,
     embed: Embedding,
     blocks: Vec<Block>,
-    norm: RmsNorm,
-    /// None when the output head is tied to the embeddings.
-    lm_head: Option<Linear>,
+    head: OutputHead,
     /// Multimodal RoPE and the image placeholder's id, for checkpoints with a vision tower.
     vision: Option<(MultiAxisRope, u32)>,
     /// The multi-token-prediction head, for checkpoints that carry one (`mtp.*`).
@@ -95,16 +92,7 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
     let mtp = MtpHead::load(&mut l, &args, &config.rope)?;
     let embed = Embedding { table: l.linear("model.embed_tokens")? };
     let norm = l.norm("model.norm.weight")?;
-    let lm_head = if config.tie_word_embeddings {
-        // A tied checkpoint may still carry a copy of the head; the embeddings are used.
-        let copies: Vec<String> = l.weights.remaining().filter(|n| n.starts_with("lm_head.")).cloned().collect();
-        for name in copies {
-            l.weights.take_optional(&name);
-        }
-        None
-    } else {
-        Some(l.linear("lm_head")?)
-    };
+    let lm_head = l.own_lm_head()?;
 
     let vision = if args.has_vision {
         let text = raw.get("text_config").filter(|t| t.is_object()).unwrap_or(raw);
@@ -125,46 +113,7 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
         None
     };
 
-    Ok(Box::new(Qwen35 { embed, blocks, norm, lm_head, config, vision, mtp }))
-}
-
-impl Qwen35 {
-    /// Logits [B, vocab] of the last position (`every`: [B, L, vocab]) through the stack, row i
-    /// continuing `states[i]`; see `hidden`.
-    fn run(&self, h: Array, rotation: Option<&Rotation>, states: &mut [&mut SequenceState], every: bool) -> Result<Array> {
-        let h = self.hidden(h, rotation, states)?;
-        let last = match every {
-            true => h,
-            false => h.index((.., -1, ..)),
-        };
-        self.logits(&last)
-    }
-
-    /// The final hidden states [B, L, hidden] (after the final norm) through the stack, row i
-    /// continuing `states[i]`. Attention layers place a row's tokens by `rotation` (multimodal
-    /// positions, one row only) or at index + the row's shift. Everything but attention and the
-    /// recurrent rule's state runs once for the batch.
-    fn hidden(&self, mut h: Array, rotation: Option<&Rotation>, states: &mut [&mut SequenceState]) -> Result<Array> {
-        if let Some(state) = states.iter().find(|s| s.layers.len() != self.blocks.len()) {
-            return Err(EngineError::Internal(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
-        }
-        if h.dim(0) as usize != states.len() || (rotation.is_some() && states.len() != 1) {
-            return Err(EngineError::Internal(format!("{} rows for {} sequences", h.dim(0), states.len())));
-        }
-        let placements = placements(states, rotation);
-        for (i, b) in self.blocks.iter().enumerate() {
-            h = b.forward(&h, states, i, &placements)?;
-        }
-        self.norm.forward(&h)
-    }
-
-    /// Logits (float32) of final hidden states, through the output head (tied or not).
-    pub(super) fn logits(&self, hidden: &Array) -> Result<Array> {
-        match &self.lm_head {
-            Some(head) => head.forward_f32(hidden),
-            None => self.embed.as_logits(hidden),
-        }
-    }
+    Ok(Box::new(Qwen35 { embed, blocks, head: OutputHead { norm, lm_head, softcap: None }, config, vision, mtp }))
 }
 
 impl TextModel for Qwen35 {
@@ -172,44 +121,42 @@ impl TextModel for Qwen35 {
         &self.config
     }
 
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, None, &mut [state], false)
+    fn accepts(&self) -> Accepts {
+        Accepts { media_pad_id: self.vision.as_ref().map(|(_, id)| *id), ..Accepts::BATCHES_EVERY_POSITION }
     }
 
-    fn scores_every_position(&self) -> bool {
-        true
-    }
-
-    fn forward_every(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        let logits = self.run(self.embed.forward(tokens)?, None, &mut [state], true)?;
-        Ok(logits.reshape(&[tokens.dim(1), -1])?)
-    }
-
-    fn forward_batch_every(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, None, states, true)
-    }
-
-    fn forward_hidden(&self, tokens: &Array, states: &mut [&mut SequenceState], every: bool) -> Result<(Array, Array)> {
-        let h = self.hidden(self.embed.forward(tokens)?, None, states)?;
-        let logits = match every {
-            true => self.logits(&h)?,
-            false => self.logits(&h.index((.., -1, ..)))?,
+    /// Row i continues its own state, its attention layers placing its tokens at multimodal
+    /// positions where a prompt with images gives them (the next token then goes one past the
+    /// furthest: the rope delta, kept with the state), elsewhere at their index plus the row's
+    /// shift (rows that followed an image). Everything but attention and the recurrent rule's
+    /// state runs once for the batch.
+    fn forward(&self, input: Input, mut rows: Rows, compute: Compute) -> Result<Output> {
+        let (mut h, rotation) = match &input {
+            Input::Tokens(tokens) => (self.embed.forward(tokens)?, None),
+            Input::Embeddings(media) => {
+                let Some((rope, _)) = &self.vision else {
+                    return Err(EngineError::invalid("input", format!("{} takes token ids only", self.config.arch)));
+                };
+                (media.embeds.clone(), media.positions.map(|p| rope.rotation(p)).transpose()?)
+            }
         };
-        Ok((logits, h))
+        let states = rows.states_for(&self.config.arch, self.blocks.len(), h.dim(0))?;
+        if rotation.is_some() && states.len() != 1 {
+            return Err(EngineError::Internal(format!("multimodal positions for {} sequences", states.len())));
+        }
+        let placements = placements(states, rotation.as_ref());
+        for (i, b) in self.blocks.iter().enumerate() {
+            h = b.forward(&h, states, i, &placements)?;
+        }
+        let output = self.head.finish(&self.embed, &h, compute)?;
+        if let Input::Embeddings(media) = &input {
+            media.continue_past_positions(states[0])?;
+        }
+        Ok(output)
     }
 
     fn mtp(&self) -> Option<&dyn MultiTokenPredictor> {
         self.mtp.as_ref().map(|_| self as &dyn MultiTokenPredictor)
-    }
-
-    fn batches(&self) -> bool {
-        true
-    }
-
-    /// One decode step for several sequences, each at its own position (its length plus its
-    /// position shift, for rows that followed an image).
-    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        self.run(self.embed.forward(tokens)?, None, states, false)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
@@ -219,42 +166,15 @@ impl TextModel for Qwen35 {
         }
     }
 
-    /// Image rows spliced in; multimodal positions where the prompt gives them (the next
-    /// token then goes one past the furthest: the rope delta, kept with the state).
-    fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
-        let Some((rope, _)) = &self.vision else {
-            return Err(EngineError::invalid("input", format!("{} takes token ids only", self.config.arch)));
-        };
-        let rotation = input.positions.map(|p| rope.rotation(p)).transpose()?;
-        let logits = self.run(input.embeds.clone(), rotation.as_ref(), &mut [&mut *state], false)?;
-        if let Some(positions) = input.positions {
-            let furthest =
-                positions.max(None)?.try_item_cast::<i32>().map_err(|e| EngineError::Internal(format!("positions: {e}")))? as i64;
-            state.set_position_shift(furthest + 1 - state.len() as i64);
-        }
-        Ok(logits)
-    }
-
-    fn media_pad_id(&self) -> Option<u32> {
-        self.vision.as_ref().map(|(_, id)| *id)
-    }
-
     /// Linear-attention layers keep recurrent state, attention layers every key and value.
     fn state_kinds(&self) -> Vec<StateKind> {
-        self.blocks
-            .iter()
-            .map(|b| match b.mixing {
-                Mixing::Linear(_) => StateKind::Recurrent,
-                Mixing::Attention(_) => StateKind::KeysValues,
-            })
-            .collect()
+        self.blocks.iter().map(|b| b.mixing.state_kind()).collect()
     }
 
     fn arrays(&self) -> Vec<&Array> {
         let mut all: Vec<&Array> = self.embed.table.arrays();
         all.extend(self.blocks.iter().flat_map(Block::arrays));
-        all.push(self.norm.weight());
-        all.extend(self.lm_head.iter().flat_map(Linear::arrays));
+        all.extend(self.head.arrays());
         all.extend(self.mtp.iter().flat_map(MtpHead::arrays));
         all
     }
@@ -268,7 +188,7 @@ impl MultiTokenPredictor for Qwen35 {
     }
 
     fn mtp_logits(&self, hidden: &Array) -> Result<Array> {
-        self.logits(hidden)
+        self.head.logits(&self.embed, hidden)
     }
 
     fn mtp_state(&self) -> SequenceState {

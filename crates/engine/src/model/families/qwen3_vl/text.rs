@@ -19,13 +19,13 @@ use serde_json::Value;
 
 use crate::error::{EngineError, Result};
 use crate::model::config::TextConfig;
+use crate::model::layer_loader::LayerLoader;
 use crate::model::layers::attention;
 use crate::model::layers::mrope::{MultiAxisRope, Rotation};
 use crate::model::layers::switch_glu::{route, ExpertWeights, SwitchGlu};
-use crate::model::layers::{Embedding, FusedLinear, Linear, Mlp, RmsNorm};
-use crate::model::loader::LayerLoader;
+use crate::model::layers::{Embedding, FusedLinear, Linear, Mlp, OutputHead, RmsNorm};
 use crate::model::weights::Weights;
-use crate::model::{BuildOptions, EmbeddingsInput, TextModel};
+use crate::model::{Accepts, BuildOptions, Compute, Input, Output, Rows, TextModel};
 use crate::state::{LayerState, SequenceState};
 
 use super::config::TextArgs;
@@ -145,12 +145,19 @@ struct Block {
     mlp: FeedForward,
 }
 
+impl Block {
+    fn arrays(&self) -> Vec<&Array> {
+        let mut all = self.attention.arrays();
+        all.extend(self.mlp.arrays().into_iter().chain([self.input_norm.weight(), self.post_attention_norm.weight()]));
+        all
+    }
+}
+
 pub struct Qwen3VlText {
     config: TextConfig,
     embed: Embedding,
     blocks: Vec<Block>,
-    norm: RmsNorm,
-    lm_head: Option<Linear>,
+    head: OutputHead,
     rope: MultiAxisRope,
     image_token_id: u32,
 }
@@ -228,51 +235,26 @@ pub fn build(config: &TextConfig, raw: Option<&Value>, w: &mut Weights, opts: &B
         config: config.clone(),
         embed,
         blocks,
-        norm,
-        lm_head,
+        head: OutputHead { norm, lm_head, softcap: None },
         rope: MultiAxisRope::new(config.head_dim, config.rope.theta, args.mrope_section),
         image_token_id: args.image_token_id,
     }))
 }
 
 impl Qwen3VlText {
-    /// Hidden states [1, L, hidden] through the decoder; logits of the last position.
-    fn run(&self, mut h: Array, positions: Option<&Array>, additions: Option<&Array>, state: &mut SequenceState) -> Result<Array> {
-        if state.layers.len() != self.blocks.len() {
-            return Err(EngineError::Internal(format!("the state has {} layers but the model {}", state.layers.len(), self.blocks.len())));
-        }
-        let l = h.dim(1);
-        let start = state.len() as i64 + state.position_shift();
-        let own;
-        let positions = match positions {
-            Some(p) if p.shape() == [3, l] => p,
-            Some(p) => {
-                return Err(EngineError::Internal(format!(
-                    "positions of shape {:?} for {l} tokens; multimodal RoPE needs [3, {l}]",
-                    p.shape()
-                )));
-            }
+    /// Each row's rotation: at the given multimodal positions [3, L] (one row), or at index
+    /// plus the row's shift.
+    fn rotations(&self, states: &[&mut SequenceState], positions: Option<&Array>, l: i32) -> Result<Vec<Rotation>> {
+        match positions {
+            Some(p) if p.shape() == [3, l] && states.len() == 1 => Ok(vec![self.rope.rotation(p)?]),
+            Some(p) => Err(EngineError::Internal(format!(
+                "positions of shape {:?} for {} rows of {l} tokens; multimodal RoPE needs [3, {l}] and one row",
+                p.shape(),
+                states.len()
+            ))),
             None => {
-                own = MultiAxisRope::text_positions(start, l)?;
-                &own
+                states.iter().map(|s| self.rope.rotation(&MultiAxisRope::text_positions(s.len() as i64 + s.position_shift(), l)?)).collect()
             }
-        };
-        let rotation = self.rope.rotation(positions)?;
-        let extra = additions.map(|a| a.dim(0) as usize).unwrap_or(0);
-        for (i, (block, layer)) in self.blocks.iter().zip(state.layers.iter_mut()).enumerate() {
-            let a = block.attention.forward(&block.input_norm.forward(&h)?, &rotation, layer)?;
-            h = ops::add(&h, &a)?;
-            let m = block.mlp.forward(&block.post_attention_norm.forward(&h)?)?;
-            h = ops::add(&h, &m)?;
-            if i < extra {
-                let rows = additions.expect("counted above").index(i as i32);
-                h = ops::add(&h, &rows.as_dtype(h.dtype())?)?;
-            }
-        }
-        let last = self.norm.forward(&h.index((.., -1, ..)))?;
-        match &self.lm_head {
-            Some(head) => head.forward_f32(&last),
-            None => self.embed.as_logits(&last),
         }
     }
 }
@@ -326,74 +308,57 @@ impl TextModel for Qwen3VlText {
         &self.config
     }
 
-    fn forward(&self, tokens: &Array, state: &mut SequenceState) -> Result<Array> {
-        // Placeholder ids typed as text read as the image token's own embedding, as in
-        // transformers (which only replaces them when pixels come with them).
-        let h = self.embed.forward(tokens)?;
-        self.run(h, None, None, state)
+    fn accepts(&self) -> Accepts {
+        Accepts { batches: true, media_pad_id: Some(self.image_token_id), ..Accepts::TOKENS }
     }
 
-    fn batches(&self) -> bool {
-        true
-    }
-
-    /// One decode step for several sequences, each at its own position (its length plus its
-    /// position shift: rows after images sit where their own prompts left them).
-    fn forward_batch(&self, tokens: &Array, states: &mut [&mut SequenceState]) -> Result<Array> {
-        if states.iter().any(|s| s.layers.len() != self.blocks.len()) || tokens.dim(0) as usize != states.len() || tokens.dim(1) != 1 {
-            return Err(EngineError::Internal(format!(
-                "a batch of {:?} tokens for {} sequences of this model's {} layers",
-                tokens.shape(),
-                states.len(),
-                self.blocks.len()
-            )));
-        }
-        let rotations = states
-            .iter()
-            .map(|s| self.rope.rotation(&MultiAxisRope::text_positions(s.len() as i64 + s.position_shift(), 1)?))
-            .collect::<Result<Vec<_>>>()?;
-        let mut h = self.embed.forward(tokens)?;
+    /// Token ids typed as the image placeholder read as its own embedding, as in transformers
+    /// (which only replaces them when pixels come with them). Each row sits at its own position
+    /// (its length plus its position shift: rows after images sit where their own prompts left
+    /// them); a prompt with images at the positions it gives, after which the next token goes
+    /// one past the furthest. The projections and MLPs run once for the batch.
+    fn forward(&self, input: Input, mut rows: Rows, compute: Compute) -> Result<Output> {
+        let one = matches!(rows, Rows::One(_));
+        let mut h = input.embeddings(|tokens| self.embed.forward(tokens))?;
+        let (positions, additions) = match &input {
+            Input::Embeddings(media) => (media.positions, media.layer_additions),
+            Input::Tokens(_) => (None, None),
+        };
+        let states = rows.states_for(&self.config.arch, self.blocks.len(), h.dim(0))?;
+        let rotations = self.rotations(states, positions, h.dim(1))?;
+        let extra = additions.map(|a| a.dim(0) as usize).unwrap_or(0);
         for (i, block) in self.blocks.iter().enumerate() {
-            let mut layers: Vec<&mut LayerState> = states.iter_mut().map(|s| &mut s.layers[i]).collect();
-            let a = block.attention.forward_rows(&block.input_norm.forward(&h)?, &rotations, &mut layers)?;
+            let x = block.input_norm.forward(&h)?;
+            let a = match one {
+                true => block.attention.forward(&x, &rotations[0], &mut states[0].layers[i])?,
+                false => {
+                    let mut layers: Vec<&mut LayerState> = states.iter_mut().map(|s| &mut s.layers[i]).collect();
+                    block.attention.forward_rows(&x, &rotations, &mut layers)?
+                }
+            };
             h = ops::add(&h, &a)?;
             let m = block.mlp.forward(&block.post_attention_norm.forward(&h)?)?;
             h = ops::add(&h, &m)?;
+            if i < extra {
+                let rows = additions.expect("counted above").index(i as i32);
+                h = ops::add(&h, &rows.as_dtype(h.dtype())?)?;
+            }
         }
-        let last = self.norm.forward(&h.index((.., -1, ..)))?;
-        match &self.lm_head {
-            Some(head) => head.forward_f32(&last),
-            None => self.embed.as_logits(&last),
+        let output = self.head.finish(&self.embed, &h, compute)?;
+        if let Input::Embeddings(media) = &input {
+            media.continue_past_positions(states[0])?;
         }
+        Ok(output)
     }
 
     fn embed(&self, tokens: &Array) -> Result<Array> {
         self.embed.forward(tokens)
     }
 
-    fn forward_embeddings(&self, input: EmbeddingsInput, state: &mut SequenceState) -> Result<Array> {
-        let logits = self.run(input.embeds.clone(), input.positions, input.layer_additions, state)?;
-        if let Some(positions) = input.positions {
-            // The next token goes one past the furthest position so far (transformers' rope delta).
-            let furthest =
-                positions.max(None)?.try_item_cast::<i32>().map_err(|e| EngineError::Internal(format!("positions: {e}")))? as i64;
-            state.set_position_shift(furthest + 1 - state.len() as i64);
-        }
-        Ok(logits)
-    }
-
-    fn media_pad_id(&self) -> Option<u32> {
-        Some(self.image_token_id)
-    }
-
     fn arrays(&self) -> Vec<&Array> {
         let mut all: Vec<&Array> = self.embed.table.arrays();
-        for b in &self.blocks {
-            all.extend(b.attention.arrays().into_iter().chain(b.mlp.arrays()));
-            all.extend([b.input_norm.weight(), b.post_attention_norm.weight()]);
-        }
-        all.push(self.norm.weight());
-        all.extend(self.lm_head.iter().flat_map(Linear::arrays));
+        all.extend(self.blocks.iter().flat_map(Block::arrays));
+        all.extend(self.head.arrays());
         all
     }
 }

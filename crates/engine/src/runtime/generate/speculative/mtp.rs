@@ -7,7 +7,7 @@
 //! own choice (`draft_block`). After the verifying pass the drafts' entries go, and the model's
 //! hidden states at the positions kept are read in their place the next time.
 //!
-//! Hidden states come from the passes the row takes through `TextModel::forward_hidden`: its
+//! Hidden states come from the passes the row takes that compute them (`Compute::LogitsAndHidden`): its
 //! prompt chunks and its verifying passes. Positions it stepped plainly (resting, in a larger
 //! batch) leave a gap in the head's entries; the head then reads on at the right positions, and
 //! a row with no hidden state for its last position takes a verifying pass without proposals

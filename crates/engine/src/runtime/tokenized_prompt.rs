@@ -11,7 +11,7 @@ use crate::runtime::request::Prompt;
 use crate::text::{ChatMessage, ChatOptions, PromptEnd};
 
 /// The prompt's ids and, when it carries media, where each item is.
-pub(crate) fn prepare(model: &ReadyModel, prompt: &Prompt, chat: &ChatOptions, limits: &MediaLimits) -> Result<Prepared> {
+pub(crate) fn prepare(model: &ReadyModel, prompt: &Prompt, chat: &ChatOptions, limits: &MediaLimits) -> Result<TokenizedPrompt> {
     match prompt {
         Prompt::Chat(messages) => prepare_chat(model, messages, PromptEnd::NewReply, chat, limits),
         Prompt::Continue(messages) => prepare_chat(model, messages, PromptEnd::InFinalMessage, chat, limits),
@@ -28,7 +28,7 @@ pub(crate) fn prepare_chat(
     end: PromptEnd,
     chat: &ChatOptions,
     limits: &MediaLimits,
-) -> Result<Prepared> {
+) -> Result<TokenizedPrompt> {
     if messages.iter().any(|m| !m.media.is_empty()) {
         let media = media_prompt::build(model, messages, end, chat, limits)?;
         let mut prepared = checked(model, media.ids.clone(), Some(media))?;
@@ -55,7 +55,7 @@ fn reply_opening(model: &ReadyModel, ids: &[u32], end: PromptEnd, chat: &ChatOpt
     model.reply_format.starts_in_reasoning(&tail).then(|| markers.open.to_string())
 }
 
-fn checked(model: &ReadyModel, ids: Vec<u32>, media: Option<MediaPrompt>) -> Result<Prepared> {
+fn checked(model: &ReadyModel, ids: Vec<u32>, media: Option<MediaPrompt>) -> Result<TokenizedPrompt> {
     if ids.is_empty() {
         return Err(EngineError::invalid("prompt", "the prompt is empty; type something first"));
     }
@@ -63,12 +63,12 @@ fn checked(model: &ReadyModel, ids: Vec<u32>, media: Option<MediaPrompt>) -> Res
     if let Some(bad) = ids.iter().find(|&&id| id >= vocab) {
         return Err(EngineError::invalid("prompt", format!("token id {bad} is outside the vocabulary (size {vocab})")));
     }
-    Ok(Prepared { ids, media, dropped_messages: 0, reply_opening: None, guide: None })
+    Ok(TokenizedPrompt { ids, media, dropped_messages: 0, reply_opening: None, guide: None })
 }
 
 /// A prompt ready to run: its ids and, when it carries media, where each item is. Made when the
 /// request arrives, so admission knows its size.
-pub struct Prepared {
+pub struct TokenizedPrompt {
     pub ids: Vec<u32>,
     pub(crate) media: Option<MediaPrompt>,
     /// Oldest turns the context policy left out.
@@ -80,7 +80,7 @@ pub struct Prepared {
     pub(crate) guide: Option<Guide>,
 }
 
-impl Prepared {
+impl TokenizedPrompt {
     /// The soft tokens of each media item, in prompt order.
     pub(crate) fn media_tokens(&self) -> Vec<usize> {
         self.media.as_ref().map_or(vec![], |m| m.items.iter().map(|i| i.span.len).collect())

@@ -55,6 +55,20 @@ impl<'a> LayerLoader<'a> {
         self.weights.linear(prefix)?.into_dtype(self.dtype, self.dequantize)
     }
 
+    /// The output head's own projection (`lm_head`), or `None` where the config ties the head
+    /// to the embeddings; a tied checkpoint may still carry a copy of the head, which is
+    /// dropped (the embeddings are used).
+    pub fn own_lm_head(&mut self) -> Result<Option<Linear>> {
+        if !self.config.tie_word_embeddings {
+            return Ok(Some(self.linear("lm_head")?));
+        }
+        let copies: Vec<String> = self.weights.remaining().filter(|n| n.starts_with("lm_head.")).cloned().collect();
+        for name in copies {
+            self.weights.take_optional(&name);
+        }
+        Ok(None)
+    }
+
     pub fn norm(&mut self, name: &str) -> Result<RmsNorm> {
         RmsNorm::new(self.weights.take(name)?, self.config.rms_norm_eps, self.norm_offset, self.dtype)
     }
