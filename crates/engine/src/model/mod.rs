@@ -14,6 +14,7 @@ pub mod media;
 pub mod memory;
 pub mod ollama;
 pub mod options;
+pub mod pass;
 pub mod registry;
 pub mod runs_here;
 pub mod text_model;

@@ -7,7 +7,7 @@ use mlx_rs::{ops, Array};
 
 use crate::error::Result;
 use crate::model::layers::{Embedding, Linear, RmsNorm};
-use crate::model::text_model::{Compute, Output, Positions};
+use crate::model::pass::{Compute, Output, Positions};
 
 pub struct OutputHead {
     pub norm: RmsNorm,
