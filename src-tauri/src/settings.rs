@@ -444,7 +444,7 @@ mod tests {
         let hot = Settings { temperature: Some(-1.0), ..Settings::default() };
         assert!(hot.validate().unwrap_err().to_lowercase().contains("temperature"));
         let long = Settings { max_tokens: 0, ..Settings::default() };
-        assert!(long.validate().unwrap_err().contains("max_tokens"));
+        assert!(long.validate().unwrap_err().contains("Max tokens"), "the pane's name for it");
         let low = Settings { server_port: 80, ..Settings::default() };
         assert!(low.validate().unwrap_err().contains("port"));
         let spaced = Settings { server_key: "a b".into(), ..Settings::default() };

@@ -149,7 +149,8 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
     let context_length = text_config.get("max_position_embeddings").and_then(|v| v.as_u64()).map(|v| v as usize);
     // The engine's own reading of the configuration, where it can read it (a supported family).
     let config = hf::read_config(dir, registry::defaults).ok().map(|(_, config)| config);
-    let family = config.as_ref().and_then(|c| registry::family(&c.arch));
+    // The family the loader picks: a multimodal wrapper's own when a family claims it.
+    let family = config.as_ref().and_then(|c| registry::family(&registry::architecture(&json, &c.arch)));
     let reads = crate::model::family::media_reads(family, &json, dir);
     let memory_needed_bytes = memory::memory_needed(size_bytes, config.as_ref().map(|c| (c, context_length.unwrap_or(c.max_position))));
     Some(ModelSummary {
