@@ -30,7 +30,7 @@ use symphonia::core::probe::Hint;
 
 use crate::error::{MediaError, MediaProblem, Result};
 use crate::system_ffmpeg::{self, AacToMono, FfmpegError};
-use crate::{aac, guarded, mp3, resample, swresample, MediaLimits, MediaSource};
+use crate::{aac, guarded, mp3, resample, swresample, MediaLimits, ToMediaSource};
 
 /// Mono samples in [-1, 1] at `sample_rate`.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,8 +56,8 @@ pub(crate) struct AudioHeader {
 }
 
 /// Decodes a clip to mono at `sample_rate` Hz.
-pub fn decode_audio(source: impl Into<MediaSource>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
-    let source = source.into();
+pub fn decode_audio(source: &(impl ToMediaSource + ?Sized), sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+    let source = source.to_media_source();
     let file = source.name();
     let bytes = source.read(&file, limits)?;
     decode_audio_bytes(&file, bytes, sample_rate, limits)
@@ -73,8 +73,8 @@ pub fn decode_audio_bytes(file: &str, bytes: impl Into<Arc<[u8]>>, sample_rate: 
 /// As `decode_audio`, but AAC always with the built-in decoder (symphonia and our libswresample
 /// port), as on a machine without FFmpeg: for comparing the two.
 #[doc(hidden)]
-pub fn decode_audio_builtin(source: impl Into<MediaSource>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
-    let source = source.into();
+pub fn decode_audio_builtin(source: &(impl ToMediaSource + ?Sized), sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+    let source = source.to_media_source();
     let file = source.name();
     let bytes = source.read(&file, limits)?;
     guarded(&file, || decode_guarded(&file, bytes, sample_rate, limits, AacDecoders::BuiltIn))

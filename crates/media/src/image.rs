@@ -10,7 +10,7 @@ use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, RgbImage};
 
 use crate::error::{MediaError, MediaProblem, Result};
-use crate::{guarded, MediaLimits, MediaSource};
+use crate::{guarded, MediaLimits, ToMediaSource};
 
 /// The formats Confab accepts.
 const SUPPORTED: [ImageFormat; 6] =
@@ -34,8 +34,8 @@ pub(crate) fn sniff(file: &str, start: &[u8]) -> Result<Option<ImageFormat>> {
     }
 }
 
-pub fn decode_image(source: impl Into<MediaSource>, limits: &MediaLimits) -> Result<RgbImage> {
-    let source = source.into();
+pub fn decode_image(source: &(impl ToMediaSource + ?Sized), limits: &MediaLimits) -> Result<RgbImage> {
+    let source = source.to_media_source();
     let file = source.name();
     let bytes = source.read(&file, limits)?;
     decode_image_bytes(&file, &bytes, limits)

@@ -37,7 +37,7 @@ pub use self::image::{decode_image, decode_image_bytes};
 pub use self::item::MediaItem;
 pub use self::kind::MediaKind;
 pub use self::limits::MediaLimits;
-pub use self::source::MediaSource;
+pub use self::source::{MediaSource, ToMediaSource};
 pub use self::thumbnail::video_thumbnail;
 pub use self::video::{decode_video, decode_video_planes, decode_video_with, describe_video, probe_video, Video, VideoInfo, YuvFrame};
 pub use self::video_reader::{FileVideos, VideoReader};
@@ -95,10 +95,11 @@ const AUDIO_EXTENSIONS: [&str; 13] = ["wav", "wave", "mp3", "flac", "ogg", "oga"
 /// `ftyp` brands of still-image files built from MP4's boxes (HEIF, AVIF): not videos.
 const IMAGE_BRANDS: [&[u8; 4]; 9] = [b"heic", b"heix", b"heim", b"heis", b"hevc", b"mif1", b"msf1", b"avif", b"avis"];
 
-/// Classifies a file and checks it against `limits` from its headers alone: the app calls this
-/// when a file is attached, to store its metadata and turn bad files away early.
-pub fn probe(source: impl Into<MediaSource>, limits: &MediaLimits) -> Result<MediaInfo> {
-    let source = source.into();
+/// Classifies a file (or bytes in memory) and checks it against `limits` from its headers
+/// alone: the app calls this when a file is attached, to store its metadata and turn bad files
+/// away early.
+pub fn probe(source: &(impl ToMediaSource + ?Sized), limits: &MediaLimits) -> Result<MediaInfo> {
+    let source = source.to_media_source();
     let file = source.name();
     let bytes = source.len(&file)?;
     limits.check_bytes(&file, bytes)?;

@@ -100,6 +100,35 @@ impl From<&MediaSource> for MediaSource {
     }
 }
 
+/// What the probes and decoders take: a file's path (`&Path`, `&PathBuf`) or a `&MediaSource`.
+pub trait ToMediaSource {
+    fn to_media_source(&self) -> MediaSource;
+}
+
+impl ToMediaSource for MediaSource {
+    fn to_media_source(&self) -> MediaSource {
+        self.clone()
+    }
+}
+
+impl ToMediaSource for Path {
+    fn to_media_source(&self) -> MediaSource {
+        MediaSource::Path(self.to_path_buf())
+    }
+}
+
+impl ToMediaSource for PathBuf {
+    fn to_media_source(&self) -> MediaSource {
+        MediaSource::Path(self.clone())
+    }
+}
+
+impl<T: ToMediaSource + ?Sized> ToMediaSource for &T {
+    fn to_media_source(&self) -> MediaSource {
+        (**self).to_media_source()
+    }
+}
+
 /// A reader over a source: the file, or a cursor over the shared bytes.
 pub(crate) enum SourceReader {
     File(File),

@@ -4,12 +4,12 @@
 use ::image::imageops::FilterType;
 use ::image::{DynamicImage, ImageFormat};
 
-use super::{decode_video, MediaLimits, MediaSource};
+use super::{decode_video, MediaLimits, ToMediaSource};
 use crate::error::{MediaError, MediaProblem, Result};
 
 /// The first frame, scaled so its longer side is at most `max_side`, encoded as PNG.
-pub fn video_thumbnail(source: impl Into<MediaSource>, max_side: u32, limits: &MediaLimits) -> Result<Vec<u8>> {
-    let source = source.into();
+pub fn video_thumbnail(source: &(impl ToMediaSource + ?Sized), max_side: u32, limits: &MediaLimits) -> Result<Vec<u8>> {
+    let source = source.to_media_source();
     let video = decode_video(&source, &[0], limits)?;
     let frame = video.frames.into_iter().next().ok_or_else(|| MediaError::media(source.name(), MediaProblem::NoFrames))?;
     let still = DynamicImage::ImageRgb8(frame);

@@ -27,7 +27,8 @@ fn in_memory(path: &Path) -> MediaSource {
 #[test]
 fn images_from_bytes_are_the_files_pixels_and_headers() {
     let limits = MediaLimits::default();
-    for name in ["quadrants.png", "quadrants.jpg", "quadrants.bmp", "quadrants.tiff", "quadrants.webp", "orientation6.jpg", "animated.gif"] {
+    for name in ["quadrants.png", "quadrants.jpg", "quadrants.bmp", "quadrants.tiff", "quadrants.webp", "orientation6.jpg", "animated.gif"]
+    {
         let path = fixture(name);
         let bytes = in_memory(&path);
         assert!(decode_image(&bytes, &limits).unwrap() == decode_image(&path, &limits).unwrap(), "{name}: pixels differ");
@@ -47,11 +48,11 @@ fn audio_from_bytes_is_the_files_samples_and_headers() {
     }
     // AAC through the built-in decoder too (the system's FFmpeg is not everywhere).
     let path = fixture("sine1k.m4a");
-    let builtin = decode_audio_builtin(in_memory(&path), 16_000, &limits).unwrap();
+    let builtin = decode_audio_builtin(&in_memory(&path), 16_000, &limits).unwrap();
     assert_eq!(builtin, decode_audio_builtin(&path, 16_000, &limits).unwrap());
     // The unsupported codec is refused by name from memory as from the file.
     let opus = fixture("sine1k.opus.ogg");
-    let from_bytes = probe(in_memory(&opus), &limits).unwrap_err().to_string();
+    let from_bytes = probe(&in_memory(&opus), &limits).unwrap_err().to_string();
     assert_eq!(from_bytes, probe(&opus, &limits).unwrap_err().to_string());
 }
 
@@ -79,11 +80,11 @@ fn videos_from_bytes_are_the_files_frames() {
         assert_eq!(bytes.content_hash().unwrap(), hash_file(&path).unwrap(), "{name}");
     }
     let path = video("h264_main.mov");
-    assert_eq!(video_thumbnail(in_memory(&path), 64, &limits).unwrap(), video_thumbnail(&path, 64, &limits).unwrap());
+    assert_eq!(video_thumbnail(&in_memory(&path), 64, &limits).unwrap(), video_thumbnail(&path, 64, &limits).unwrap());
     // HEVC's headers are read from memory everywhere (its frames need macOS's decoder, which
     // is given the samples, not the file).
     let path = video("hevc_main.mp4");
-    assert_eq!(describe_video(in_memory(&path), &limits).unwrap(), describe_video(&path, &limits).unwrap());
+    assert_eq!(describe_video(&in_memory(&path), &limits).unwrap(), describe_video(&path, &limits).unwrap());
 }
 
 #[test]

@@ -167,11 +167,10 @@ impl ServerState {
     ) -> Result<usize, ApiError> {
         let counting = self.clone();
         // The engine answers on its own thread; waiting for it must not hold a tokio worker.
-        let ids = tokio::task::spawn_blocking(move || counting.source.engine().tokenize_chat(model, prompt, chat))
-        .await
-        .map_err(|e| {
-            ApiError::invalid(None, format!("counting failed: {e}")).with_status(axum::http::StatusCode::INTERNAL_SERVER_ERROR)
-        })??;
+        let ids =
+            tokio::task::spawn_blocking(move || counting.source.engine().tokenize_chat(model, prompt, chat)).await.map_err(|e| {
+                ApiError::invalid(None, format!("counting failed: {e}")).with_status(axum::http::StatusCode::INTERNAL_SERVER_ERROR)
+            })??;
         Ok(ids.len())
     }
 }

@@ -34,9 +34,9 @@ use ::image::{DynamicImage, RgbImage};
 
 use self::mp4::VideoTrack;
 pub use self::yuv::YuvFrame;
-use super::{guarded, MediaLimits, MediaSource};
-use crate::source::{unreadable, SourceReader};
+use super::{guarded, MediaLimits, MediaSource, ToMediaSource};
 use crate::error::{MediaError, MediaProblem, Result};
+use crate::source::{unreadable, SourceReader};
 
 /// What the container says about a video, read without decoding frames.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -68,8 +68,8 @@ pub struct Video {
 
 /// Reads a video's headers and checks them against `limits` and against what this system
 /// decodes (HEVC: macOS only).
-pub fn probe_video(source: impl Into<MediaSource>, limits: &MediaLimits) -> Result<VideoInfo> {
-    let source = source.into();
+pub fn probe_video(source: &(impl ToMediaSource + ?Sized), limits: &MediaLimits) -> Result<VideoInfo> {
+    let source = source.to_media_source();
     let file = source.name();
     guarded(&file, || {
         let opened = open(&source, &file, limits)?;
@@ -80,8 +80,8 @@ pub fn probe_video(source: impl Into<MediaSource>, limits: &MediaLimits) -> Resu
 
 /// What a video is, from its headers checked against `limits`, whether or not this system
 /// decodes its codec (an HEVC file is described on Linux too, where `probe_video` refuses it).
-pub fn describe_video(source: impl Into<MediaSource>, limits: &MediaLimits) -> Result<VideoInfo> {
-    let source = source.into();
+pub fn describe_video(source: &(impl ToMediaSource + ?Sized), limits: &MediaLimits) -> Result<VideoInfo> {
+    let source = source.to_media_source();
     let file = source.name();
     guarded(&file, || Ok(open(&source, &file, limits)?.info))
 }
@@ -91,7 +91,7 @@ pub fn describe_video(source: impl Into<MediaSource>, limits: &MediaLimits) -> R
 ///
 /// Every frame is held at full size until the call returns; a caller that shrinks frames can
 /// use `decode_video_with` to hold one at a time.
-pub fn decode_video(source: impl Into<MediaSource>, indices: &[u64], limits: &MediaLimits) -> Result<Video> {
+pub fn decode_video(source: &(impl ToMediaSource + ?Sized), indices: &[u64], limits: &MediaLimits) -> Result<Video> {
     let (mut frames, mut timestamps) = (Vec::with_capacity(indices.len()), Vec::with_capacity(indices.len()));
     let info = decode_video_with(source, indices, limits, |_, time, frame| {
         frames.push(frame);
@@ -104,12 +104,12 @@ pub fn decode_video(source: impl Into<MediaSource>, indices: &[u64], limits: &Me
 /// Decodes the frames at `indices` (as `decode_video`) and hands each to `each(index, seconds,
 /// frame)` in order as soon as it is decoded; an error from `each` stops decoding.
 pub fn decode_video_with(
-    source: impl Into<MediaSource>,
+    source: &(impl ToMediaSource + ?Sized),
     indices: &[u64],
     limits: &MediaLimits,
     mut each: impl FnMut(u64, f64, RgbImage) -> Result<()>,
 ) -> Result<VideoInfo> {
-    let source = source.into();
+    let source = source.to_media_source();
     let file = source.name();
     guarded(&file, || {
         let opened = open(&source, &file, limits)?;
@@ -132,8 +132,8 @@ pub fn decode_video_with(
 /// The Y, U and V planes of MP4 frames at `indices`, as stored (no rotation): what a
 /// comparison with another decoder checks, since H.264 and HEVC decoding is exact (8-bit
 /// streams; VideoToolbox gives 10-bit ones as 8-bit).
-pub fn decode_video_planes(source: impl Into<MediaSource>, indices: &[u64], limits: &MediaLimits) -> Result<Vec<YuvFrame>> {
-    let source = source.into();
+pub fn decode_video_planes(source: &(impl ToMediaSource + ?Sized), indices: &[u64], limits: &MediaLimits) -> Result<Vec<YuvFrame>> {
+    let source = source.to_media_source();
     let file = source.name();
     guarded(&file, || {
         let opened = open(&source, &file, limits)?;
@@ -520,7 +520,6 @@ fn check_seconds(file: &str, seconds: f64, limits: &MediaLimits) -> Result<()> {
 fn corrupt(file: &str, detail: String) -> MediaError {
     MediaError::media(file, MediaProblem::Corrupt { detail })
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -55,8 +55,7 @@ pub async fn create(State(state): State<Arc<ServerState>>, body: Result<Bytes, B
             echoed_settings(&request, keep.is_some(), &prepared.left_out),
         );
         let kept = Kept { store: keep, previous_id: request.previous_response_id.clone(), input: with_ids(prepared.input, &reply) };
-        let running =
-            running::start(state.source.engine(), engine_request, state.active.clone()).await.map_err(responses_param)?;
+        let running = running::start(state.source.engine(), engine_request, state.active.clone()).await.map_err(responses_param)?;
         let mut turn = Turn::new(running, &model.info, &prepared.turn.tools);
         let mut events = ResponseStream::new(reply).with_namespaces(prepared.namespaces);
         if request.stream {
