@@ -2,7 +2,6 @@
 //! model is loaded, on the app's engine and caches. Its requests never touch the chat history
 //! (the Responses API keeps its replies in their own table of the same database).
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use confab_engine::runtime::Engine;
@@ -68,7 +67,7 @@ impl LocalServer {
     /// Starts, restarts or stops the server to match `settings`, serving the slot's model on
     /// `engine` (its Responses API keeping responses in `store`). A failure to start is kept
     /// for the status (the settings themselves were valid).
-    pub async fn apply(&self, settings: &Settings, engine: &Arc<Engine>, slot: &Arc<ModelSlot>, media_dir: PathBuf, store: &Store) {
+    pub async fn apply(&self, settings: &Settings, engine: &Arc<Engine>, slot: &Arc<ModelSlot>, store: &Store) {
         let mut running = self.running.lock().await;
         let wanted = settings.server_enabled.then(|| Listening {
             port: settings.server_port,
@@ -89,7 +88,7 @@ impl LocalServer {
             // The environment's names and origins, as `confab serve` reads them, and the pane's.
             access: AccessRules::from_env().with(AccessRules { hosts: Vec::new(), origins: listening.origins.clone() }),
             responses: Some(store.clone()),
-            ..ServerOptions::new(media_dir)
+            ..ServerOptions::default()
         };
         let source = Arc::new(AppModels { engine: engine.clone(), slot: slot.clone() });
         match confab_server::start(options, source).await {

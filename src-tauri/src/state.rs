@@ -124,8 +124,7 @@ impl AppState {
 
     /// Starts, restarts or stops the local server to match `settings`.
     pub async fn apply_server_settings(&self, settings: &Settings) {
-        let media_dir = self.paths.cache_dir.join("server-media");
-        self.server.apply(settings, &self.engine, &self.model, media_dir, &self.store).await;
+        self.server.apply(settings, &self.engine, &self.model, &self.store).await;
     }
 
     /// Every folder models are looked for in: ours, other apps', and the user's.

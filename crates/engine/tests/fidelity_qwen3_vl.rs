@@ -487,7 +487,7 @@ impl FixtureFrames {
 impl confab_engine::media::VideoReader for FixtureFrames {
     fn probe(
         &self,
-        _path: &std::path::Path,
+        _source: &confab_engine::media::MediaSource,
         _limits: &MediaLimits,
     ) -> confab_engine::media::error::Result<confab_engine::media::VideoInfo> {
         Ok(self.info())
@@ -495,7 +495,7 @@ impl confab_engine::media::VideoReader for FixtureFrames {
 
     fn decode(
         &self,
-        _path: &std::path::Path,
+        _source: &confab_engine::media::MediaSource,
         indices: &[u64],
         _limits: &MediaLimits,
     ) -> confab_engine::media::error::Result<confab_engine::media::Video> {

@@ -328,7 +328,10 @@ fn bad_media_are_typed_errors_naming_the_file() {
     assert!(matches!(media_problem(ask_with(&mut rig, MediaItem::image(&missing)), "gone.png"), MediaProblem::Unreadable { .. }));
 
     // A clip sent as an image is not an image.
-    assert_eq!(media_problem(ask_with(&mut rig, MediaItem::image(audio().path)), "chirp.wav"), MediaProblem::UnsupportedImage);
+    assert_eq!(
+        media_problem(ask_with(&mut rig, MediaItem { kind: MediaKind::Image, ..audio() }), "chirp.wav"),
+        MediaProblem::UnsupportedImage
+    );
     assert_eq!(rig.runs.get(), 0, "no tower ran for a bad file");
 }
 

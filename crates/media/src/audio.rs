@@ -24,13 +24,13 @@ use symphonia::core::audio::SampleBuffer;
 use symphonia::core::codecs::{self, CodecParameters, CodecType, DecoderOptions, CODEC_TYPE_NULL};
 use symphonia::core::errors::Error as AudioError;
 use symphonia::core::formats::{FormatOptions, FormatReader, Packet};
-use symphonia::core::io::{MediaSource, MediaSourceStream};
+use symphonia::core::io::{MediaSource as SymphoniaSource, MediaSourceStream};
 use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::Hint;
 
 use crate::error::{MediaError, MediaProblem, Result};
 use crate::system_ffmpeg::{self, AacToMono, FfmpegError};
-use crate::{aac, guarded, mp3, resample, swresample, MediaLimits};
+use crate::{aac, guarded, mp3, resample, swresample, MediaLimits, ToMediaSource};
 
 /// Mono samples in [-1, 1] at `sample_rate`.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,22 +56,27 @@ pub(crate) struct AudioHeader {
 }
 
 /// Decodes a clip to mono at `sample_rate` Hz.
-pub fn decode_audio(path: &Path, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
-    let (file, bytes) = super::read_file(path, limits)?;
+pub fn decode_audio(source: &(impl ToMediaSource + ?Sized), sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+    let source = source.to_media_source();
+    let file = source.name();
+    let bytes = source.read(&file, limits)?;
     decode_audio_bytes(&file, bytes, sample_rate, limits)
 }
 
 /// Decodes a clip held in memory; `file` names it in errors (its extension helps guess the
 /// container).
-pub fn decode_audio_bytes(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+pub fn decode_audio_bytes(file: &str, bytes: impl Into<Arc<[u8]>>, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+    let bytes = bytes.into();
     guarded(file, || decode_guarded(file, bytes, sample_rate, limits, AacDecoders::SystemFfmpegFirst))
 }
 
 /// As `decode_audio`, but AAC always with the built-in decoder (symphonia and our libswresample
 /// port), as on a machine without FFmpeg: for comparing the two.
 #[doc(hidden)]
-pub fn decode_audio_builtin(path: &Path, sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
-    let (file, bytes) = super::read_file(path, limits)?;
+pub fn decode_audio_builtin(source: &(impl ToMediaSource + ?Sized), sample_rate: u32, limits: &MediaLimits) -> Result<Audio> {
+    let source = source.to_media_source();
+    let file = source.name();
+    let bytes = source.read(&file, limits)?;
     guarded(&file, || decode_guarded(&file, bytes, sample_rate, limits, AacDecoders::BuiltIn))
 }
 
@@ -87,27 +92,17 @@ enum AacDecoders {
     BuiltIn,
 }
 
-/// The file's bytes, shared by a first reader and, if the system's FFmpeg fails, a second one.
-#[derive(Clone)]
-struct SharedBytes(Arc<Vec<u8>>);
-
-impl AsRef<[u8]> for SharedBytes {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-fn decode_guarded(file: &str, bytes: Vec<u8>, sample_rate: u32, limits: &MediaLimits, aac_decoders: AacDecoders) -> Result<Audio> {
+fn decode_guarded(file: &str, bytes: Arc<[u8]>, sample_rate: u32, limits: &MediaLimits, aac_decoders: AacDecoders) -> Result<Audio> {
     limits.check_bytes(file, bytes.len() as u64)?;
-    if mp3::is_mp3(file, &mut Cursor::new(&bytes)).map_err(|e| unreadable(file, e))? {
-        let decoded = mp3::decode(file, &mut Cursor::new(&bytes), limits)?;
+    if mp3::is_mp3(file, &mut Cursor::new(&bytes[..])).map_err(|e| unreadable(file, e))? {
+        let decoded = mp3::decode(file, &mut Cursor::new(&bytes[..]), limits)?;
         let mono = mean_of_channels(&decoded.interleaved, decoded.channels);
         return Ok(Audio { samples: resample::resample(&mono, decoded.sample_rate, sample_rate)?, sample_rate });
     }
     let is_mp4 = is_mp4(&bytes);
     // FFmpeg drops an AAC encoder's priming samples where an MP4 edit list says so.
     let priming = if is_mp4 { aac::priming_samples(&bytes) } else { None };
-    let bytes = SharedBytes(Arc::new(bytes));
+    // Shared by a first reader and, if the system's FFmpeg fails, a second one.
     let mut reader = open(file, Box::new(Cursor::new(bytes.clone())))?;
     let (track, params) = audio_track(file, reader.as_ref())?;
     check_header(file, &header(&params, is_mp4), limits)?;
@@ -210,7 +205,7 @@ fn unreadable(file: &str, error: std::io::Error) -> MediaError {
 }
 
 /// Reads only the container's headers and checks the duration limit.
-pub(crate) fn probe(file: &str, mut source: Box<dyn MediaSource>, is_mp4: bool, limits: &MediaLimits) -> Result<AudioHeader> {
+pub(crate) fn probe(file: &str, mut source: Box<dyn SymphoniaSource>, is_mp4: bool, limits: &MediaLimits) -> Result<AudioHeader> {
     if !is_mp4 && mp3::is_mp3(file, &mut source).map_err(|e| unreadable(file, e))? {
         let found = mp3::probe(file, &mut source)?;
         let header = AudioHeader {
@@ -240,7 +235,7 @@ fn codecs_registry() -> &'static codecs::CodecRegistry {
     symphonia::default::get_codecs()
 }
 
-fn open(file: &str, source: Box<dyn MediaSource>) -> Result<Box<dyn FormatReader>> {
+fn open(file: &str, source: Box<dyn SymphoniaSource>) -> Result<Box<dyn FormatReader>> {
     let stream = MediaSourceStream::new(source, Default::default());
     let mut hint = Hint::new();
     if let Some(extension) = Path::new(file).extension().and_then(|e| e.to_str()) {

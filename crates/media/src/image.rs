@@ -5,13 +5,12 @@
 //! dimensions, before a pixel is decoded.
 
 use std::io::{BufRead, Cursor, Seek};
-use std::path::Path;
 
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, RgbImage};
 
 use crate::error::{MediaError, MediaProblem, Result};
-use crate::{guarded, MediaLimits};
+use crate::{guarded, MediaLimits, ToMediaSource};
 
 /// The formats Confab accepts.
 const SUPPORTED: [ImageFormat; 6] =
@@ -35,8 +34,10 @@ pub(crate) fn sniff(file: &str, start: &[u8]) -> Result<Option<ImageFormat>> {
     }
 }
 
-pub fn decode_image(path: &Path, limits: &MediaLimits) -> Result<RgbImage> {
-    let (file, bytes) = super::read_file(path, limits)?;
+pub fn decode_image(source: &(impl ToMediaSource + ?Sized), limits: &MediaLimits) -> Result<RgbImage> {
+    let source = source.to_media_source();
+    let file = source.name();
+    let bytes = source.read(&file, limits)?;
     decode_image_bytes(&file, &bytes, limits)
 }
 

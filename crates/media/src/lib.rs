@@ -19,6 +19,7 @@ pub mod limits;
 mod mp3;
 pub mod pil_resize;
 pub mod resample;
+mod source;
 pub mod swresample;
 mod system_ffmpeg;
 mod thumbnail;
@@ -26,7 +27,6 @@ pub mod torch_resize;
 pub mod video;
 pub mod video_reader;
 
-use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -37,12 +37,14 @@ pub use self::image::{decode_image, decode_image_bytes};
 pub use self::item::MediaItem;
 pub use self::kind::MediaKind;
 pub use self::limits::MediaLimits;
+pub use self::source::{MediaSource, ToMediaSource};
 pub use self::thumbnail::video_thumbnail;
 pub use self::video::{decode_video, decode_video_planes, decode_video_with, describe_video, probe_video, Video, VideoInfo, YuvFrame};
 pub use self::video_reader::{FileVideos, VideoReader};
 pub use ::image::RgbImage;
 
 use crate::error::Result;
+use crate::source::unreadable;
 
 /// What `probe` learns from a file's headers.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -93,26 +95,28 @@ const AUDIO_EXTENSIONS: [&str; 13] = ["wav", "wave", "mp3", "flac", "ogg", "oga"
 /// `ftyp` brands of still-image files built from MP4's boxes (HEIF, AVIF): not videos.
 const IMAGE_BRANDS: [&[u8; 4]; 9] = [b"heic", b"heix", b"heim", b"heis", b"hevc", b"mif1", b"msf1", b"avif", b"avis"];
 
-/// Classifies a file and checks it against `limits` from its headers alone: the app calls this
-/// when a file is attached, to store its metadata and turn bad files away early.
-pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
-    let file = display_name(path);
-    let bytes = std::fs::metadata(path).map_err(|e| unreadable(&file, e))?.len();
+/// Classifies a file (or bytes in memory) and checks it against `limits` from its headers
+/// alone: the app calls this when a file is attached, to store its metadata and turn bad files
+/// away early.
+pub fn probe(source: &(impl ToMediaSource + ?Sized), limits: &MediaLimits) -> Result<MediaInfo> {
+    let source = source.to_media_source();
+    let file = source.name();
+    let bytes = source.len(&file)?;
     limits.check_bytes(&file, bytes)?;
-    let mut reader = BufReader::new(File::open(path).map_err(|e| unreadable(&file, e))?);
+    let mut reader = BufReader::new(source.open(&file)?);
     let mut start = Vec::with_capacity(512);
     reader.by_ref().take(512).read_to_end(&mut start).map_err(|e| unreadable(&file, e))?;
     reader.seek(SeekFrom::Start(0)).map_err(|e| unreadable(&file, e))?;
 
     // Animated GIF/WebP are videos; a still one (one frame) is an image.
-    if let Some(info) = self::video::probe_animation(path, &start, limits)? {
+    if let Some(info) = self::video::probe_animation(&source, &start, limits)? {
         return Ok(MediaInfo::video(bytes, info));
     }
     let is_mp4 = self::audio::is_mp4(&start);
     let image_brand = is_mp4 && start.get(8..12).is_some_and(|brand| IMAGE_BRANDS.iter().any(|b| &b[..] == brand));
     if self::video::is_movie(&start) && !image_brand {
         // A movie with a video track is a video; one with only sound (M4A) is audio.
-        if let Some(info) = self::video::probe_mp4(path, limits)? {
+        if let Some(info) = self::video::probe_mp4(&source, limits)? {
             return Ok(MediaInfo::video(bytes, info));
         }
     }
@@ -132,8 +136,8 @@ pub fn probe(path: &Path, limits: &MediaLimits) -> Result<MediaInfo> {
             codec: None,
         });
     }
-    let source = File::open(path).map_err(|e| unreadable(&file, e))?;
-    match guarded(&file, || self::audio::probe(&file, Box::new(source), is_mp4, limits)) {
+    let reader = source.open(&file)?;
+    match guarded(&file, || self::audio::probe(&file, Box::new(reader), is_mp4, limits)) {
         Ok(header) => Ok(MediaInfo {
             kind: MediaKind::Audio,
             mime: header.mime,
@@ -192,17 +196,4 @@ pub(crate) fn guarded<T>(file: &str, work: impl FnOnce() -> Result<T>) -> Result
 /// A file's name as the person knows it (errors name the file, not the whole path).
 pub(crate) fn display_name(path: &Path) -> String {
     path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
-}
-
-/// The whole file, after checking its size against the limit.
-pub(crate) fn read_file(path: &Path, limits: &MediaLimits) -> Result<(String, Vec<u8>)> {
-    let file = display_name(path);
-    let bytes = std::fs::metadata(path).map_err(|e| unreadable(&file, e))?.len();
-    limits.check_bytes(&file, bytes)?;
-    let data = std::fs::read(path).map_err(|e| unreadable(&file, e))?;
-    Ok((file, data))
-}
-
-fn unreadable(file: &str, error: std::io::Error) -> MediaError {
-    MediaError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
 }

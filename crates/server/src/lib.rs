@@ -25,7 +25,6 @@ mod routes;
 mod shared;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -84,22 +83,19 @@ pub struct ServerOptions {
     pub access: AccessRules,
     /// Requests with a larger body are refused (413).
     pub body_limit: usize,
-    /// Images and clips are written here while their request runs.
-    pub media_dir: PathBuf,
     /// Where Responses API replies are kept (`store`, `previous_response_id`); without it,
     /// none is kept.
     pub responses: Option<confab_store::Store>,
 }
 
-impl ServerOptions {
-    pub fn new(media_dir: PathBuf) -> Self {
+impl Default for ServerOptions {
+    fn default() -> Self {
         Self {
             host: DEFAULT_HOST.into(),
             port: DEFAULT_PORT,
             api_key: None,
             access: AccessRules::default(),
             body_limit: DEFAULT_BODY_LIMIT,
-            media_dir,
             responses: None,
         }
     }
@@ -111,7 +107,6 @@ pub(crate) struct ServerState {
     api_key: Option<String>,
     access: access::Access,
     body_limit: usize,
-    media: shared::media_files::MediaFolder,
     responses: Option<confab_store::Store>,
     active: Arc<AtomicUsize>,
     next_serial: AtomicU64,
@@ -163,25 +158,19 @@ impl ServerState {
 
 impl ServerState {
     /// The length in tokens of `prompt` through the model's template with `chat`, without
-    /// running it (the count_tokens endpoints); `files`, its media, are kept until then.
+    /// running it (the count_tokens endpoints).
     pub(crate) async fn prompt_tokens(
         self: &Arc<Self>,
         model: ModelId,
         prompt: confab_engine::runtime::Prompt,
         chat: confab_engine::text::ChatOptions,
-        files: shared::media_files::RequestFiles,
     ) -> Result<usize, ApiError> {
         let counting = self.clone();
         // The engine answers on its own thread; waiting for it must not hold a tokio worker.
-        let ids = tokio::task::spawn_blocking(move || {
-            let ids = counting.source.engine().tokenize_chat(model, prompt, chat);
-            drop(files);
-            ids
-        })
-        .await
-        .map_err(|e| {
-            ApiError::invalid(None, format!("counting failed: {e}")).with_status(axum::http::StatusCode::INTERNAL_SERVER_ERROR)
-        })??;
+        let ids =
+            tokio::task::spawn_blocking(move || counting.source.engine().tokenize_chat(model, prompt, chat)).await.map_err(|e| {
+                ApiError::invalid(None, format!("counting failed: {e}")).with_status(axum::http::StatusCode::INTERNAL_SERVER_ERROR)
+            })??;
         Ok(ids.len())
     }
 }
@@ -240,7 +229,6 @@ pub async fn start(options: ServerOptions, source: Arc<dyn ModelSource>) -> Resu
         api_key,
         access: access::Access::new(options.access, local.ip()),
         body_limit: options.body_limit,
-        media: shared::media_files::MediaFolder::create(options.media_dir)?,
         responses: options.responses,
         active: active.clone(),
         next_serial: AtomicU64::new(1),

@@ -228,7 +228,7 @@ mod tests {
             assert_eq!(item.kind, confab_media::MediaKind::Image);
             let stored = store.attachment(&confab_store::AttachmentHash::parse(item.hash.as_deref().unwrap()).unwrap()).await.unwrap();
             assert_eq!((stored.mime.as_str(), stored.width, stored.height), ("image/png", Some(600), Some(200)));
-            let decoded = confab_media::decode_image(&item.path, &confab_media::MediaLimits::default()).unwrap();
+            let decoded = confab_media::decode_image(&item.source, &confab_media::MediaLimits::default()).unwrap();
             assert_eq!((decoded.width(), decoded.height()), (600, 200));
             assert!(turn.content.contains("[page 1: scanned, given as an image]"), "{}", turn.content);
             // Rebuilt (as the context meter does while the person types): the same stored page.
@@ -236,7 +236,7 @@ mod tests {
             assert_eq!(again[0].media[0].hash, item.hash);
             // A page image removed since (its row and file, as unused attachments are) is stored again.
             let page = confab_store::AttachmentHash::parse(item.hash.as_deref().unwrap()).unwrap();
-            std::fs::remove_file(&item.path).unwrap();
+            std::fs::remove_file(item.path().expect("a stored page is a file")).unwrap();
             assert!(store.attachment_path(&page).await.is_err());
             let again = chat_messages("", &branch_turns(&store, &scan, true).await.unwrap());
             assert_eq!(again[0].media[0].hash, item.hash);

@@ -124,7 +124,6 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             // takes the environment's and its settings'.
             access: AccessRules::from_env().with(AccessRules { hosts: args.allowed_hosts, origins: args.allowed_origins }),
             body_limit: args.max_body_mib << 20,
-            media_dir: paths.cache_dir.join("server-media"),
             responses: Some(store),
         };
         let server = confab_server::start(options, source).await?;

@@ -27,17 +27,16 @@ mod track;
 mod videotoolbox;
 mod yuv;
 
-use std::fs::File;
-use std::io::Read;
-use std::path::Path;
+use std::io::{Read, Seek, SeekFrom};
 
 use ::image::metadata::Orientation;
 use ::image::{DynamicImage, RgbImage};
 
 use self::mp4::VideoTrack;
 pub use self::yuv::YuvFrame;
-use super::{display_name, guarded, MediaLimits};
+use super::{guarded, MediaLimits, MediaSource, ToMediaSource};
 use crate::error::{MediaError, MediaProblem, Result};
+use crate::source::{unreadable, SourceReader};
 
 /// What the container says about a video, read without decoding frames.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -69,10 +68,11 @@ pub struct Video {
 
 /// Reads a video's headers and checks them against `limits` and against what this system
 /// decodes (HEVC: macOS only).
-pub fn probe_video(path: &Path, limits: &MediaLimits) -> Result<VideoInfo> {
-    let file = display_name(path);
+pub fn probe_video(source: &(impl ToMediaSource + ?Sized), limits: &MediaLimits) -> Result<VideoInfo> {
+    let source = source.to_media_source();
+    let file = source.name();
     guarded(&file, || {
-        let opened = open(path, &file, limits)?;
+        let opened = open(&source, &file, limits)?;
         opened.check_decodable(&file)?;
         Ok(opened.info)
     })
@@ -80,9 +80,10 @@ pub fn probe_video(path: &Path, limits: &MediaLimits) -> Result<VideoInfo> {
 
 /// What a video is, from its headers checked against `limits`, whether or not this system
 /// decodes its codec (an HEVC file is described on Linux too, where `probe_video` refuses it).
-pub fn describe_video(path: &Path, limits: &MediaLimits) -> Result<VideoInfo> {
-    let file = display_name(path);
-    guarded(&file, || Ok(open(path, &file, limits)?.info))
+pub fn describe_video(source: &(impl ToMediaSource + ?Sized), limits: &MediaLimits) -> Result<VideoInfo> {
+    let source = source.to_media_source();
+    let file = source.name();
+    guarded(&file, || Ok(open(&source, &file, limits)?.info))
 }
 
 /// Decodes the frames at `indices` (ascending, each below `probe_video`'s `frames`; repeats are
@@ -90,9 +91,9 @@ pub fn describe_video(path: &Path, limits: &MediaLimits) -> Result<VideoInfo> {
 ///
 /// Every frame is held at full size until the call returns; a caller that shrinks frames can
 /// use `decode_video_with` to hold one at a time.
-pub fn decode_video(path: &Path, indices: &[u64], limits: &MediaLimits) -> Result<Video> {
+pub fn decode_video(source: &(impl ToMediaSource + ?Sized), indices: &[u64], limits: &MediaLimits) -> Result<Video> {
     let (mut frames, mut timestamps) = (Vec::with_capacity(indices.len()), Vec::with_capacity(indices.len()));
-    let info = decode_video_with(path, indices, limits, |_, time, frame| {
+    let info = decode_video_with(source, indices, limits, |_, time, frame| {
         frames.push(frame);
         timestamps.push(time);
         Ok(())
@@ -103,21 +104,22 @@ pub fn decode_video(path: &Path, indices: &[u64], limits: &MediaLimits) -> Resul
 /// Decodes the frames at `indices` (as `decode_video`) and hands each to `each(index, seconds,
 /// frame)` in order as soon as it is decoded; an error from `each` stops decoding.
 pub fn decode_video_with(
-    path: &Path,
+    source: &(impl ToMediaSource + ?Sized),
     indices: &[u64],
     limits: &MediaLimits,
     mut each: impl FnMut(u64, f64, RgbImage) -> Result<()>,
 ) -> Result<VideoInfo> {
-    let file = display_name(path);
+    let source = source.to_media_source();
+    let file = source.name();
     guarded(&file, || {
-        let opened = open(path, &file, limits)?;
+        let opened = open(&source, &file, limits)?;
         opened.check_decodable(&file)?;
         check_indices(&opened.info, indices)?;
         let mut deliver = |index: u64, frame: RgbImage| each(index, opened.timestamps[index as usize], frame);
         match &opened.source {
             Source::Mp4(track, stream) => {
                 let convert = |planes: YuvFrame| upright(yuv::to_rgb(&planes, stream.colour), track.orientation);
-                stream.decode(&file, path, track, indices, &convert, &mut deliver)?;
+                stream.decode(&file, &source, track, indices, &convert, &mut deliver)?;
             }
             Source::Animated(animation, data) => {
                 animated::decode_frames(&file, animation.format, data, indices, &mut deliver)?;
@@ -130,16 +132,17 @@ pub fn decode_video_with(
 /// The Y, U and V planes of MP4 frames at `indices`, as stored (no rotation): what a
 /// comparison with another decoder checks, since H.264 and HEVC decoding is exact (8-bit
 /// streams; VideoToolbox gives 10-bit ones as 8-bit).
-pub fn decode_video_planes(path: &Path, indices: &[u64], limits: &MediaLimits) -> Result<Vec<YuvFrame>> {
-    let file = display_name(path);
+pub fn decode_video_planes(source: &(impl ToMediaSource + ?Sized), indices: &[u64], limits: &MediaLimits) -> Result<Vec<YuvFrame>> {
+    let source = source.to_media_source();
+    let file = source.name();
     guarded(&file, || {
-        let opened = open(path, &file, limits)?;
+        let opened = open(&source, &file, limits)?;
         opened.check_decodable(&file)?;
         check_indices(&opened.info, indices)?;
         match &opened.source {
             Source::Mp4(track, stream) => {
                 let mut frames = Vec::with_capacity(indices.len());
-                stream.decode(&file, path, track, indices, &|planes| planes, &mut |_, planes| {
+                stream.decode(&file, &source, track, indices, &|planes| planes, &mut |_, planes| {
                     frames.push(planes);
                     Ok(())
                 })?;
@@ -158,10 +161,10 @@ pub(crate) fn is_movie(start: &[u8]) -> bool {
 
 /// An animated GIF or WebP with more than one frame (a still one is an image); `Ok(None)` for
 /// other files. Reads the whole file, which the caller has checked against the size limit.
-pub(crate) fn probe_animation(path: &Path, start: &[u8], limits: &MediaLimits) -> Result<Option<VideoInfo>> {
+pub(crate) fn probe_animation(source: &MediaSource, start: &[u8], limits: &MediaLimits) -> Result<Option<VideoInfo>> {
     let Some(format) = animated::Format::sniff(start) else { return Ok(None) };
-    let file = display_name(path);
-    let data = read_limited(path, &file, limits)?;
+    let file = source.name();
+    let data = source.read(&file, limits)?;
     guarded(&file, || {
         let animation = animated::read_header(&file, format, &data, limits.max_video_frames)?;
         if format == animated::Format::Gif && animation.delays.is_empty() {
@@ -202,7 +205,7 @@ struct Opened {
 enum Source {
     /// The track, with its samples reordered by display time, and the decoder setup.
     Mp4(VideoTrack, Mp4Stream),
-    Animated(animated::Animation, Vec<u8>),
+    Animated(animated::Animation, std::sync::Arc<[u8]>),
 }
 
 impl Opened {
@@ -248,7 +251,7 @@ impl Mp4Stream {
     fn decode<T: Send>(
         &self,
         file: &str,
-        path: &Path,
+        source: &MediaSource,
         track: &VideoTrack,
         indices: &[u64],
         convert: &(dyn Fn(YuvFrame) -> T + Sync),
@@ -258,12 +261,12 @@ impl Mp4Stream {
         match &self.codec {
             StreamCodec::H264(config) => {
                 let codec = h264::H264 { config };
-                track::decode_frames(&track::Track { file, path, track, codec: &codec, display_order }, indices, convert, sink)
+                track::decode_frames(&track::Track { file, source, track, codec: &codec, display_order }, indices, convert, sink)
             }
             #[cfg(target_os = "macos")]
             StreamCodec::Hevc(config, sps) => {
                 let codec = videotoolbox::Hevc { config, sps };
-                track::decode_frames(&track::Track { file, path, track, codec: &codec, display_order }, indices, convert, sink)
+                track::decode_frames(&track::Track { file, source, track, codec: &codec, display_order }, indices, convert, sink)
             }
             #[cfg(not(target_os = "macos"))]
             StreamCodec::Hevc(..) => self.check_decodable(file),
@@ -330,17 +333,17 @@ impl Coding {
     }
 }
 
-fn open(path: &Path, file: &str, limits: &MediaLimits) -> Result<Opened> {
-    let bytes = std::fs::metadata(path).map_err(|e| unreadable(file, e))?.len();
+fn open(source: &MediaSource, file: &str, limits: &MediaLimits) -> Result<Opened> {
+    let bytes = source.len(file)?;
     limits.check_bytes(file, bytes)?;
-    let mut reader = File::open(path).map_err(|e| unreadable(file, e))?;
+    let mut reader = source.open(file)?;
     let mut start = Vec::with_capacity(512);
     reader.by_ref().take(512).read_to_end(&mut start).map_err(|e| unreadable(file, e))?;
     if is_movie(&start) {
         return open_mp4(file, &mut reader, bytes, limits)?.ok_or_else(|| MediaError::media(file, MediaProblem::NoFrames));
     }
     if let Some(format) = animated::Format::sniff(&start) {
-        let data = read_limited(path, file, limits)?;
+        let data = source.read(file, limits)?;
         let animation = animated::read_header(file, format, &data, limits.max_video_frames)?;
         if animation.delays.is_empty() {
             return Err(MediaError::media(file, MediaProblem::NoFrames));
@@ -378,19 +381,19 @@ fn animation_info(file: &str, animation: &animated::Animation, limits: &MediaLim
 
 /// An MP4/MOV's video, or `None` when the movie has no video track (an M4A: audio); refuses
 /// what this system does not decode, as `probe_video` does.
-pub(crate) fn probe_mp4(path: &Path, limits: &MediaLimits) -> Result<Option<VideoInfo>> {
-    let file = display_name(path);
+pub(crate) fn probe_mp4(source: &MediaSource, limits: &MediaLimits) -> Result<Option<VideoInfo>> {
+    let file = source.name();
     guarded(&file, || {
-        let bytes = std::fs::metadata(path).map_err(|e| unreadable(&file, e))?.len();
+        let bytes = source.len(&file)?;
         limits.check_bytes(&file, bytes)?;
-        let mut reader = File::open(path).map_err(|e| unreadable(&file, e))?;
+        let mut reader = source.open(&file)?;
         let Some(opened) = open_mp4(&file, &mut reader, bytes, limits)? else { return Ok(None) };
         opened.check_decodable(&file)?;
         Ok(Some(opened.info))
     })
 }
 
-fn open_mp4(file: &str, reader: &mut File, bytes: u64, limits: &MediaLimits) -> Result<Option<Opened>> {
+fn open_mp4(file: &str, reader: &mut SourceReader, bytes: u64, limits: &MediaLimits) -> Result<Option<Opened>> {
     let mut coding = None;
     let mut check = |header: &mp4::TrackHeader| -> Result<()> {
         if !matches!(&header.entry, b"avc1" | b"avc3" | b"hvc1" | b"hev1") {
@@ -447,8 +450,7 @@ fn open_mp4(file: &str, reader: &mut File, bytes: u64, limits: &MediaLimits) -> 
 }
 
 /// The `ftyp` major brand says QuickTime.
-fn is_quicktime(reader: &mut File) -> bool {
-    use std::io::{Seek, SeekFrom};
+fn is_quicktime(reader: &mut SourceReader) -> bool {
     let mut brand = [0u8; 4];
     reader.seek(SeekFrom::Start(8)).is_ok() && reader.read_exact(&mut brand).is_ok() && &brand == b"qt  "
 }
@@ -515,19 +517,8 @@ fn check_seconds(file: &str, seconds: f64, limits: &MediaLimits) -> Result<()> {
     Ok(())
 }
 
-/// A GIF/WebP is read whole (they are small); the size limit is checked first.
-fn read_limited(path: &Path, file: &str, limits: &MediaLimits) -> Result<Vec<u8>> {
-    let bytes = std::fs::metadata(path).map_err(|e| unreadable(file, e))?.len();
-    limits.check_bytes(file, bytes)?;
-    std::fs::read(path).map_err(|e| unreadable(file, e))
-}
-
 fn corrupt(file: &str, detail: String) -> MediaError {
     MediaError::media(file, MediaProblem::Corrupt { detail })
-}
-
-fn unreadable(file: &str, error: std::io::Error) -> MediaError {
-    MediaError::media(file, MediaProblem::Unreadable { detail: error.to_string() })
 }
 
 #[cfg(test)]
@@ -537,7 +528,7 @@ mod tests {
     //! stand-in for VideoToolbox that hands out PyAV's decoded planes. What is left for a Mac
     //! is VideoToolbox itself (`tests/video.rs`, `hevc_frames_match_pyavs_on_macos`).
 
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
     use std::sync::Mutex;
 
     use super::track::{Codec, Decoder, PictureSink};
@@ -552,7 +543,7 @@ mod tests {
     }
 
     fn opened(name: &str) -> (VideoTrack, Mp4Stream) {
-        match open(&corpus(name), name, &MediaLimits::default()).unwrap().source {
+        match open(&corpus(name).into(), name, &MediaLimits::default()).unwrap().source {
             Source::Mp4(track, stream) => (track, stream),
             Source::Animated(..) => unreachable!(),
         }
@@ -667,7 +658,8 @@ mod tests {
             let fed = Mutex::new(Vec::new());
             let planes = ReferencePlanes { config, name, size: (sps.width, sps.height), fed: &fed };
             let codec = Referenced(&planes);
-            let t = track::Track { file: name, path: &corpus(name), track: &track, codec: &codec, display_order: &stream.display_order };
+            let source = MediaSource::from(corpus(name));
+            let t = track::Track { file: name, source: &source, track: &track, codec: &codec, display_order: &stream.display_order };
             let mut got = Vec::new();
             let convert = |frame: YuvFrame| yuv::to_rgb(&frame, stream.colour);
             track::decode_frames(&t, &indices, &convert, &mut |index, rgb| {

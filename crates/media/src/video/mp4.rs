@@ -8,12 +8,12 @@
 //! presented frame. That is what an encoder's one-edit list (shifting B-frame delay away)
 //! amounts to, and it is how FFmpeg reports the files phones and screen recorders write.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
 use image::metadata::Orientation;
 
 use crate::error::{MediaError, MediaProblem, Result};
+use crate::source::SourceReader;
 
 /// A video track as its sample tables describe it.
 #[derive(Debug, Clone)]
@@ -70,7 +70,7 @@ pub(crate) struct TrackHeader<'a> {
 /// frames are ever listed.
 pub(crate) fn read_movie(
     file: &str,
-    reader: &mut File,
+    reader: &mut SourceReader,
     file_len: u64,
     max_frames: u64,
     check: &mut dyn FnMut(&TrackHeader) -> Result<()>,
@@ -123,7 +123,7 @@ fn track_defaults(mvex: &[u8], track_id: u32) -> Result<(u32, u32, u32), String>
 /// Appends the video track's samples listed in each `moof`.
 fn read_fragments(
     file: &str,
-    reader: &mut File,
+    reader: &mut SourceReader,
     fragments: &[Fragment],
     track: &mut VideoTrack,
     (default_duration, default_size, default_flags): (u32, u32, u32),
@@ -232,7 +232,7 @@ struct Fragment {
 
 /// The `moov` payload and where each `moof` is, after walking the top-level boxes without
 /// reading `mdat`.
-fn top_level_boxes(file: &str, reader: &mut File, file_len: u64) -> Result<(Vec<u8>, Vec<Fragment>)> {
+fn top_level_boxes(file: &str, reader: &mut SourceReader, file_len: u64) -> Result<(Vec<u8>, Vec<Fragment>)> {
     let mut at = 0u64;
     let mut moov = None;
     let mut fragments = Vec::new();

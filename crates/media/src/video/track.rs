@@ -17,15 +17,15 @@
 //! VideoToolbox in decode order): each is tagged with its display index and copied out of the
 //! decoder only when it is a requested frame.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use super::mp4::{Sample, VideoTrack};
 use super::yuv::YuvFrame;
 use crate::error::{MediaError, MediaProblem, Result};
+use crate::source::SourceReader;
+use crate::MediaSource;
 
 /// Decoder threads at most (each holds a decoder's reference pictures).
 const MAX_WORKERS: usize = 8;
@@ -74,11 +74,11 @@ pub(crate) trait Decoder {
     fn finish(&mut self, out: &mut PictureSink) -> Result<()>;
 }
 
-/// A track to decode: the file it is in, its samples, its codec, and the sample (decode order)
+/// A track to decode: the file (or bytes) it is in, its samples, its codec, and the sample (decode order)
 /// at each display index.
 pub(crate) struct Track<'a, C: Codec> {
     pub file: &'a str,
-    pub path: &'a Path,
+    pub source: &'a MediaSource,
     pub track: &'a VideoTrack,
     pub codec: &'a C,
     pub display_order: &'a [usize],
@@ -95,8 +95,8 @@ pub(crate) fn decode_frames<C: Codec, T: Send>(
     convert: &(dyn Fn(YuvFrame) -> T + Sync),
     sink: &mut dyn FnMut(u64, T) -> Result<()>,
 ) -> Result<()> {
-    let Track { file, path, track, display_order, .. } = *t;
-    let mut reader = File::open(path).map_err(|e| unreadable(file, e))?;
+    let Track { file, source, track, display_order, .. } = *t;
+    let mut reader = source.open(file)?;
     let pieces = plan(t, &mut reader, indices)?;
     let decoded: usize = pieces.iter().map(|p| p.samples.len()).sum();
     // The display index of each sample.
@@ -128,11 +128,16 @@ pub(crate) fn decode_frames<C: Codec, T: Send>(
         for assigned in senders {
             let (pieces, stop) = (&pieces, &stop);
             scope.spawn(move || {
-                let mut reader = match File::open(path) {
+                let mut reader = match source.open(file) {
                     Ok(reader) => reader,
-                    Err(e) => {
+                    Err(error) => {
+                        // Each piece gets the error; its problem is cloned (an io::Error is not).
+                        let problem = match error {
+                            MediaError::Media { problem, .. } => problem,
+                            other => MediaProblem::Unreadable { detail: other.to_string() },
+                        };
                         for (_, sender) in assigned {
-                            let _ = sender.send(Err(unreadable(file, e.kind().into())));
+                            let _ = sender.send(Err(MediaError::media(file, problem.clone())));
                         }
                         return;
                     }
@@ -172,7 +177,7 @@ pub(crate) fn decode_frames<C: Codec, T: Send>(
 }
 
 /// Which samples to decode, in pieces that each start a fresh decoder.
-fn plan<C: Codec>(t: &Track<C>, reader: &mut File, indices: &[u64]) -> Result<Vec<Piece>> {
+fn plan<C: Codec>(t: &Track<C>, reader: &mut SourceReader, indices: &[u64]) -> Result<Vec<Piece>> {
     let Track { file, track, codec, display_order, .. } = *t;
     let samples = &track.samples;
     let mut needed = vec![false; samples.len()];
@@ -225,7 +230,7 @@ fn plan<C: Codec>(t: &Track<C>, reader: &mut File, indices: &[u64]) -> Result<Ve
 /// Decodes one piece with a fresh decoder, handing its requested frames to `emit` in order.
 fn decode_piece<C: Codec>(
     t: &Track<C>,
-    reader: &mut File,
+    reader: &mut SourceReader,
     display_of: &[u64],
     piece: &Piece,
     emit: &mut dyn FnMut(u64, YuvFrame) -> Result<()>,
@@ -287,7 +292,7 @@ impl Wanted<'_> {
     }
 }
 
-fn read_sample(file: &str, reader: &mut File, sample: &Sample, data: &mut Vec<u8>) -> Result<()> {
+fn read_sample(file: &str, reader: &mut SourceReader, sample: &Sample, data: &mut Vec<u8>) -> Result<()> {
     data.resize(sample.size as usize, 0);
     reader.seek(SeekFrom::Start(sample.offset)).map_err(|e| unreadable(file, e))?;
     reader.read_exact(data).map_err(|e| match e.kind() {

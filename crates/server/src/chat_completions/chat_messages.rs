@@ -1,8 +1,8 @@
-//! OpenAI chat messages to the engine's: text parts joined, images (`image_url` data URLs) and
-//! clips (`input_audio`) written to files for the engine to read, removed when the request ends.
+//! OpenAI chat messages to the engine's: text parts joined, images (`image_url` data URLs),
+//! videos (`video_url`) and clips (`input_audio`) handed to the engine as the bytes received.
 
 use base64::Engine as _;
-use confab_engine::media::{content_hash, MediaItem};
+use confab_engine::media::MediaItem;
 use confab_engine::runtime::ModelInfo;
 use confab_engine::text::ToolCall;
 use confab_engine::{ChatMessage, MediaKind};
@@ -11,19 +11,12 @@ use serde_json::Value;
 use super::request::{Content, Message, Part};
 use crate::shared::documents;
 use crate::shared::error::ApiError;
-use crate::shared::media_files::{MediaFolder, RequestFiles};
 
-/// The conversation as the engine takes it, and the files it needs while it runs.
-pub fn chat_messages(
-    messages: &[Message],
-    folder: &MediaFolder,
-    model: &ModelInfo,
-    model_name: &str,
-) -> Result<(Vec<ChatMessage>, RequestFiles), ApiError> {
+/// The conversation as the engine takes it.
+pub fn chat_messages(messages: &[Message], model: &ModelInfo, model_name: &str) -> Result<Vec<ChatMessage>, ApiError> {
     if messages.is_empty() {
         return Err(ApiError::invalid(Some("messages"), "messages is empty; send at least one message."));
     }
-    let mut files = RequestFiles::default();
     let mut out = Vec::with_capacity(messages.len());
     let mut call_ids: Vec<&str> = Vec::new();
     for (i, message) in messages.iter().enumerate() {
@@ -62,20 +55,18 @@ pub fn chat_messages(
                             documents.push(documents::document_text(&name, &bytes, &param)?);
                         }
                         Part::ImageUrl { image_url } => {
-                            media.push(image_url_item(&image_url.url, folder, &mut files, model, model_name, &param)?);
+                            media.push(image_url_item(&image_url.url, model, model_name, &param)?);
                         }
                         Part::VideoUrl { video_url } => {
                             require(model, MediaKind::Video, model_name, &param)?;
                             let (bytes, extension) = data_url(&video_url.url, &param, "video_url", "video/mp4")?;
-                            let path = folder.write(&bytes, &extension, &mut files)?;
-                            media.push(MediaItem::video(path).with_hash(content_hash(&bytes)));
+                            media.push(received(MediaKind::Video, bytes, &extension, &param));
                         }
                         Part::InputAudio { input_audio } => {
                             require(model, MediaKind::Audio, model_name, &param)?;
                             let bytes = base64(&input_audio.data, &param)?;
                             let extension = clean_extension(&input_audio.format, &param)?;
-                            let path = folder.write(&bytes, &extension, &mut files)?;
-                            media.push(MediaItem::audio(path).with_hash(content_hash(&bytes)));
+                            media.push(received(MediaKind::Audio, bytes, &extension, &param));
                         }
                     }
                 }
@@ -103,7 +94,7 @@ pub fn chat_messages(
         }
         out.push(chat);
     }
-    Ok((out, files))
+    Ok(out)
 }
 
 /// A call's arguments as an object: OpenAI sends them as JSON text.
@@ -138,42 +129,28 @@ fn require(model: &ModelInfo, kind: MediaKind, model_name: &str, param: &str) ->
     .with_code("unsupported_content"))
 }
 
-/// An image sent as a data URL (OpenAI's `image_url`), written for the engine to read while the
-/// request runs.
-pub fn image_url_item(
-    url: &str,
-    folder: &MediaFolder,
-    files: &mut RequestFiles,
-    model: &ModelInfo,
-    model_name: &str,
-    param: &str,
-) -> Result<MediaItem, ApiError> {
+/// An image sent as a data URL (OpenAI's `image_url`).
+pub fn image_url_item(url: &str, model: &ModelInfo, model_name: &str, param: &str) -> Result<MediaItem, ApiError> {
     require(model, MediaKind::Image, model_name, param)?;
     let (bytes, extension) = data_url(url, param, "image_url", "image/png")?;
-    image_file(&bytes, &extension, folder, files)
-}
-
-/// An image's bytes written for the engine to read, keyed by their content for the encoder cache.
-fn image_file(bytes: &[u8], extension: &str, folder: &MediaFolder, files: &mut RequestFiles) -> Result<MediaItem, ApiError> {
-    let path = folder.write(bytes, extension, files)?;
-    Ok(MediaItem::image(path).with_hash(content_hash(bytes)))
+    Ok(received(MediaKind::Image, bytes, &extension, param))
 }
 
 /// An image sent as base64 with its media type (Anthropic's `{"type": "base64", "media_type",
-/// "data"}` source), written for the engine to read while the request runs.
-pub fn base64_image(
-    media_type: &str,
-    data: &str,
-    folder: &MediaFolder,
-    files: &mut RequestFiles,
-    model: &ModelInfo,
-    model_name: &str,
-    param: &str,
-) -> Result<MediaItem, ApiError> {
+/// "data"}` source).
+pub fn base64_image(media_type: &str, data: &str, model: &ModelInfo, model_name: &str, param: &str) -> Result<MediaItem, ApiError> {
     require(model, MediaKind::Image, model_name, param)?;
     let subtype = media_type.split_once('/').map_or(media_type, |(_, s)| s);
     let extension = if subtype == "jpeg" { "jpg".to_string() } else { clean_extension(subtype, param)? };
-    image_file(&base64(data, param)?, &extension, folder, files)
+    Ok(received(MediaKind::Image, base64(data, param)?, &extension, param))
+}
+
+/// The bytes a request carried, as the engine reads them: named after the content part, so that
+/// an error about them points at it, with the format's extension (a hint for audio containers,
+/// as a file's name would be). The engine hashes the bytes, the identity the encoder and prefix
+/// caches share with the same file attached in the app.
+fn received(kind: MediaKind, bytes: Vec<u8>, extension: &str, param: &str) -> MediaItem {
+    MediaItem::from_bytes(kind, format!("{param}.{extension}"), bytes)
 }
 
 /// `data:<type>/<subtype>;base64,<data>` to bytes and a file extension. Other URLs are refused:
@@ -199,7 +176,7 @@ fn base64(data: &str, param: &str) -> Result<Vec<u8>, ApiError> {
         .map_err(|e| ApiError::invalid(Some(param), format!("the media data is not valid base64 ({e}).")))
 }
 
-/// A media type's name, safe as a file extension (the decoders look at the bytes, not the name).
+/// A media type's name, safe as an extension (the decoders look at the bytes; the name is a hint).
 fn clean_extension(name: &str, param: &str) -> Result<String, ApiError> {
     let ok = !name.is_empty() && name.len() <= 16 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '+');
     if !ok {

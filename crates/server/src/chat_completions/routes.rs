@@ -20,7 +20,6 @@ use super::render::{Endpoint, Reply};
 use super::request::{ChatRequest, CompletionRequest, PromptField, SamplingFields};
 use crate::shared::body::{parse, OPENAI_REFERENCE};
 use crate::shared::error::ApiError;
-use crate::shared::media_files::RequestFiles;
 use crate::shared::running::{self, Running};
 use crate::shared::structured::FormatField;
 use crate::shared::turn::{ChatTurn, Turn, TurnEvent};
@@ -34,7 +33,7 @@ pub async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, Byt
         let request: ChatRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         let model = state.served(request.model.as_deref())?;
         let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
-        let (messages, files) = chat_messages(&request.messages, &state.media, &model.info, &model.name)?;
+        let messages = chat_messages(&request.messages, &model.info, &model.name)?;
         let mut turn = ChatTurn::new(Prompt::Chat(messages), sampling);
         turn.tools = request.tools()?;
         turn.thinking = request.thinking();
@@ -43,7 +42,7 @@ pub async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, Byt
         let mut engine_request = turn.request(&model.info, model.id)?;
         engine_request.speculative = request.sampling.speculative(model.draft)?;
         let reply = Reply::new(Endpoint::Chat, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
-        let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
+        let running = running::start(state.source.engine(), engine_request, state.active.clone()).await?;
         let turn = Turn::new(running, &model.info, &turn.tools);
         if request.sampling.stream {
             return Ok::<_, ApiError>(chat_stream(turn, reply, request.sampling.include_usage()).into_response());
@@ -100,7 +99,7 @@ pub async fn completions(State(state): State<Arc<ServerState>>, body: Result<Byt
         };
         let mut engine_request = Request::new(model.id, Prompt::Text(prompt), sampling);
         engine_request.speculative = request.sampling.speculative(model.draft)?;
-        answer(&state, Endpoint::Completion, model, engine_request, RequestFiles::default(), &request.sampling).await
+        answer(&state, Endpoint::Completion, model, engine_request, &request.sampling).await
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
 }
@@ -111,11 +110,10 @@ async fn answer(
     endpoint: Endpoint,
     model: ServedModel,
     request: Request,
-    files: RequestFiles,
     fields: &SamplingFields,
 ) -> Result<Response, ApiError> {
     let reply = Reply::new(endpoint, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
-    let mut running = running::start(state.source.engine(), request, files, state.active.clone()).await?;
+    let mut running = running::start(state.source.engine(), request, state.active.clone()).await?;
     if fields.stream {
         return Ok(stream(running, reply, fields.include_usage()).into_response());
     }

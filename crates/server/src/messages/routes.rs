@@ -21,7 +21,6 @@ use super::request::MessagesRequest;
 use crate::chat_completions::chat_messages::base64_image;
 use crate::shared::body::parse;
 use crate::shared::error::ApiError;
-use crate::shared::media_files::RequestFiles;
 use crate::shared::running;
 use crate::shared::turn::{ChatTurn, Turn};
 use crate::{ServedModel, ServerState};
@@ -47,12 +46,12 @@ pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes,
         let model = state.served(request.model.as_deref())?;
         log_ignored(&request);
         let sampling = request.sampling(&model.info.default_sampling)?;
-        let (turn, files) = prepare(&state, &request, &model, sampling)?;
+        let turn = prepare(&request, &model, sampling)?;
         let engine_request = turn.request(&model.info, model.id)?;
         let serial = state.next_serial.fetch_add(1, Ordering::Relaxed);
         let mut reply = MessageReply::new(serial, model.name.clone(), request.stop_sequences.clone().unwrap_or_default());
         reply.omit_thinking = request.omit_thinking();
-        let running = running::start(state.source.engine(), engine_request, files, state.active.clone()).await?;
+        let running = running::start(state.source.engine(), engine_request, state.active.clone()).await?;
         let turn = Turn::new(running, &model.info, &turn.tools);
         if request.stream {
             return Ok(stream(turn, MessageStream::new(reply)).into_response());
@@ -69,9 +68,9 @@ pub async fn count_tokens(State(state): State<Arc<ServerState>>, body: Result<By
     let answer = async {
         let request: MessagesRequest = parse(body, state.body_limit, "Anthropic's Messages API reference")?;
         let model = state.served(request.model.as_deref())?;
-        let (turn, files) = prepare(&state, &request, &model, Default::default())?;
+        let turn = prepare(&request, &model, Default::default())?;
         let chat = turn.chat_options(&model.info);
-        let count = state.prompt_tokens(model.id, turn.prompt, chat, files).await?;
+        let count = state.prompt_tokens(model.id, turn.prompt, chat).await?;
         Ok(Json(json!({ "input_tokens": count })).into_response())
     };
     answer.await.unwrap_or_else(|e: ApiError| AnthropicError(e).into_response())
@@ -89,23 +88,16 @@ fn log_ignored(request: &MessagesRequest) {
     }
 }
 
-/// The turn: the conversation (its images written to files), the tools, checked, and thinking.
-fn prepare(
-    state: &ServerState,
-    request: &MessagesRequest,
-    model: &ServedModel,
-    sampling: SamplingParams,
-) -> Result<(ChatTurn, RequestFiles), ApiError> {
+/// The turn: the conversation (its images as the bytes received), the tools, checked, and
+/// thinking.
+fn prepare(request: &MessagesRequest, model: &ServedModel, sampling: SamplingParams) -> Result<ChatTurn, ApiError> {
     let tools = request.tools()?;
     let thinking = request.thinking()?;
-    let mut files = RequestFiles::default();
-    let mut images = |media_type: &str, data: &str, param: &str| {
-        base64_image(media_type, data, &state.media, &mut files, &model.info, &model.name, param)
-    };
+    let mut images = |media_type: &str, data: &str, param: &str| base64_image(media_type, data, &model.info, &model.name, param);
     let mut turn = ChatTurn::new(request.prompt(&mut images)?, sampling);
     turn.tools = tools;
     turn.thinking = thinking;
-    Ok((turn, files))
+    Ok(turn)
 }
 
 /// The reply as Anthropic's event sequence; dropped with the connection, which cancels the

@@ -26,7 +26,6 @@ use super::request::{conversation, Namespaces, RequestTools, ResponsesRequest, S
 use crate::chat_completions::chat_messages::image_url_item;
 use crate::shared::body::{parse, OPENAI_REFERENCE};
 use crate::shared::error::ApiError;
-use crate::shared::media_files::RequestFiles;
 use crate::shared::running;
 use crate::shared::structured::{self, FormatField};
 use crate::shared::turn::{ChatTurn, Turn};
@@ -56,8 +55,7 @@ pub async fn create(State(state): State<Arc<ServerState>>, body: Result<Bytes, B
             echoed_settings(&request, keep.is_some(), &prepared.left_out),
         );
         let kept = Kept { store: keep, previous_id: request.previous_response_id.clone(), input: with_ids(prepared.input, &reply) };
-        let running =
-            running::start(state.source.engine(), engine_request, prepared.files, state.active.clone()).await.map_err(responses_param)?;
+        let running = running::start(state.source.engine(), engine_request, state.active.clone()).await.map_err(responses_param)?;
         let mut turn = Turn::new(running, &model.info, &prepared.turn.tools);
         let mut events = ResponseStream::new(reply).with_namespaces(prepared.namespaces);
         if request.stream {
@@ -82,7 +80,7 @@ pub async fn input_tokens(State(state): State<Arc<ServerState>>, body: Result<By
         let model = state.served(request.model.as_deref())?;
         let prepared = prepare(&state, &request, &model, Default::default()).await?;
         let chat = prepared.turn.chat_options(&model.info);
-        let count = state.prompt_tokens(model.id, prepared.turn.prompt, chat, prepared.files).await?;
+        let count = state.prompt_tokens(model.id, prepared.turn.prompt, chat).await?;
         Ok::<_, ApiError>(Json(json!({ "object": "response.input_tokens", "input_tokens": count })).into_response())
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
@@ -163,13 +161,12 @@ fn store_error(error: StoreError) -> ApiError {
     ApiError::invalid(None, format!("the server's response store failed: {error}")).with_status(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
-/// What a request runs on: the conversation (earlier responses, then its input; images
-/// written to files), the tools, and its own input items as they are kept.
+/// What a request runs on: the conversation (earlier responses, then its input; images as the
+/// bytes received), the tools, and its own input items as they are kept.
 struct Prepared {
     turn: ChatTurn,
     namespaces: Namespaces,
     left_out: Vec<String>,
-    files: RequestFiles,
     input: Vec<Value>,
 }
 
@@ -184,14 +181,13 @@ async fn prepare(
     let earlier = earlier_items(state, request.previous_response_id.as_deref()).await?;
     let mut sourced: Vec<Sourced> = earlier.iter().map(|item| Sourced { item, param: "previous_response_id".into() }).collect();
     sourced.extend(input.iter().enumerate().map(|(i, item)| Sourced { item, param: format!("input[{i}]") }));
-    let mut files = RequestFiles::default();
-    let mut images = |url: &str, param: &str| image_url_item(url, &state.media, &mut files, &model.info, &model.name, param);
+    let mut images = |url: &str, param: &str| image_url_item(url, &model.info, &model.name, param);
     let messages = conversation(request.instructions.as_deref(), &sourced, &namespaces, &mut images)?;
     let mut turn = ChatTurn::new(Prompt::Chat(messages), sampling);
     turn.tools = tools;
     turn.thinking = request.thinking();
     turn.switches = request.switches()?;
-    Ok(Prepared { turn, namespaces, left_out, files, input })
+    Ok(Prepared { turn, namespaces, left_out, input })
 }
 
 /// The items of the conversation a request continues: each earlier response's input and

@@ -13,8 +13,6 @@ pub enum ServerError {
     Bind { address: String, source: std::io::Error },
     #[error("{address} is reachable from other machines, so the server needs a key there: set one with --api-key or CONFAB_API_KEY (or listen on 127.0.0.1)")]
     KeyRequired { address: String },
-    #[error("the server's media folder {path} could not be created: {source}")]
-    MediaFolder { path: String, source: std::io::Error },
 }
 
 /// One error answer: the HTTP status and the body's fields.

@@ -8,7 +8,6 @@ use confab_engine::runtime::{Engine, Event, Plan, Request};
 use tokio::sync::mpsc;
 
 use super::error::ApiError;
-use super::media_files::RequestFiles;
 
 /// Events buffered between the engine and a slow client.
 const EVENT_BUFFER: usize = 256;
@@ -52,18 +51,16 @@ impl Drop for ActiveGuard {
 /// Queues `request` and waits for the engine's first event, so that a request the engine
 /// refuses (bad settings, an unreadable image, a prompt over the context) is an error
 /// response rather than a stream that fails.
-pub async fn start(engine: &Engine, request: Request, files: RequestFiles, active: Arc<AtomicUsize>) -> Result<Running, ApiError> {
+pub async fn start(engine: &Engine, request: Request, active: Arc<AtomicUsize>) -> Result<Running, ApiError> {
     let cancel = Arc::new(AtomicBool::new(false));
     let generation = engine.generate_cancellable(request, cancel.clone());
     let active = ActiveGuard::new(active);
     let (sender, mut events) = mpsc::channel(EVENT_BUFFER);
     let stop = cancel.clone();
     // The engine's channel blocks; a blocking thread forwards it. It drains the generation to
-    // its end even after the client left, so the count stays true and the files stay until
-    // the engine has read them.
+    // its end even after the client left, so the count stays true.
     tokio::task::spawn_blocking(move || {
         let _active = active;
-        let _files = files;
         let mut listening = true;
         for event in generation {
             if listening && sender.blocking_send(event).is_err() {

@@ -127,7 +127,7 @@ fn encode(item: &PromptItem, encoder: &dyn MediaProcessor, prompt: &MediaPrompt,
     // Preprocessing errors say "image"/"audio"/"video"; the tower's are not media errors.
     let output = match item.kind {
         MediaKind::Image => {
-            let image = decode_image(&item.path, limits)?;
+            let image = decode_image(&item.source, limits)?;
             encoder.embed_image(&image).map_err(|e| named(e, &item.file))?
         }
         MediaKind::Audio => {
@@ -136,7 +136,7 @@ fn encode(item: &PromptItem, encoder: &dyn MediaProcessor, prompt: &MediaPrompt,
         }
         MediaKind::Video => {
             let layout = item.video.as_ref().ok_or_else(|| EngineError::Internal(format!("{}: a video without its layout", item.file)))?;
-            let video = prompt.video_reader.decode(&item.path, &layout.frames, limits)?;
+            let video = prompt.video_reader.decode(&item.source, &layout.frames, limits)?;
             encoder.embed_video(&video, layout).map_err(|e| named(e, &item.file))?
         }
     };

@@ -8,13 +8,12 @@
 //! video's frames are decoded later, and only when the tower output is not cached.
 
 use std::ops::Range;
-use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
 use crate::cache::{MediaSpan, PrefixKey};
 use crate::error::{EngineError, MediaProblem, Result};
-use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, VideoReader};
+use crate::media::{decode_audio, probe, MediaItem, MediaKind, MediaLimits, MediaSource, VideoReader};
 use crate::model::media::expanded_prompt::{SoftTokenSpan, TokenPositions, VideoLayout};
 use crate::model::MediaProcessor;
 use crate::runtime::ready_model::ReadyModel;
@@ -34,7 +33,8 @@ pub struct MediaPrompt {
 /// One image, clip or video of a prompt.
 pub struct PromptItem {
     pub kind: MediaKind,
-    pub path: PathBuf,
+    /// Where its bytes are read from when its tower runs: a file, or bytes in memory.
+    pub source: MediaSource,
     /// The file's name, for errors and plans.
     pub file: String,
     /// The content hash.
@@ -147,7 +147,7 @@ pub fn build(
         })?;
         items.push(PromptItem {
             kind: m.kind,
-            path: m.path,
+            source: m.source,
             file: m.file,
             hash: m.hash,
             span,
@@ -165,7 +165,7 @@ pub fn build(
 /// What an item needs before expansion: its identity and soft-token count.
 struct Measured {
     kind: MediaKind,
-    path: PathBuf,
+    source: MediaSource,
     file: String,
     hash: String,
     soft_tokens: usize,
@@ -180,7 +180,7 @@ fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, videos: &dyn VideoRea
     let mut video = None;
     let (soft_tokens, samples, size) = match item.kind {
         MediaKind::Image => {
-            let info = probe(&item.path, limits)?;
+            let info = probe(&item.source, limits)?;
             // An animated GIF/WebP probes as a video; sent as an image it is its first frame
             // (what `decode_image` gives), as before video support.
             let still = info.kind == MediaKind::Image || (info.kind == MediaKind::Video && info.mime.starts_with("image/"));
@@ -191,7 +191,7 @@ fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, videos: &dyn VideoRea
             (n, None, Some((width, height)))
         }
         MediaKind::Audio => {
-            let audio = decode_audio(&item.path, encoder.sampling_rate(), limits)?;
+            let audio = decode_audio(&item.source, encoder.sampling_rate(), limits)?;
             let n = encoder.audio_soft_tokens(&audio.samples);
             if n == 0 {
                 let detail = "the clip is too short for the model".to_string();
@@ -200,7 +200,7 @@ fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, videos: &dyn VideoRea
             (n, Some(audio.samples), None)
         }
         MediaKind::Video => {
-            let info = videos.probe(&item.path, limits)?;
+            let info = videos.probe(&item.source, limits)?;
             let layout = encoder.video_layout(&info).map_err(|e| named(e, &file))?;
             tracing::debug!(file = %file, frames = info.frames, fps = info.fps, sampled = layout.frames.len(), grid = ?layout.grid, "video layout");
             let n = layout.soft_tokens();
@@ -208,7 +208,7 @@ fn measure(item: &MediaItem, encoder: &dyn MediaProcessor, videos: &dyn VideoRea
             (n, None, None)
         }
     };
-    Ok(Measured { kind: item.kind, path: item.path.clone(), file, hash: item.content_hash()?, soft_tokens, samples, size, video })
+    Ok(Measured { kind: item.kind, source: item.source.clone(), file, hash: item.content_hash()?, soft_tokens, samples, size, video })
 }
 
 /// Preprocessing errors say "image"/"audio"/"video"; the person wants the file's name.
@@ -225,9 +225,12 @@ fn content_lists(messages: &[ChatMessage]) -> Vec<Value> {
         .iter()
         .map(|m| {
             // Every field as the template reads it (tool calls, reasoning), the media as parts.
-            let mut message = serde_json::to_value(m).unwrap_or_else(|_| json!({ "role": m.role, "content": m.content }));
+            // Serialised without the items: bytes in memory would be written out in base64 only
+            // to be dropped.
+            let mut plain = m.clone();
+            plain.media.clear();
+            let mut message = serde_json::to_value(&plain).unwrap_or_else(|_| json!({ "role": m.role, "content": m.content }));
             if let Some(fields) = message.as_object_mut().filter(|_| !m.media.is_empty()) {
-                fields.remove("media");
                 let mut parts: Vec<Value> = m.media.iter().map(|item| json!({ "type": kind_name(item.kind) })).collect();
                 if !m.content.is_empty() {
                     parts.push(json!({ "type": "text", "text": m.content }));
