@@ -33,7 +33,7 @@ fn declarations(cfg: &Config) -> BTreeMap<String, String> {
     collect.visit::<confab_store::Attachment>();
     collect.visit::<crate::attachments::documents::DocumentInfo>();
     collect.visit::<crate::chat::document_search::IndexProgress>();
-    collect.visit::<confab_engine::model::discover::ModelSummary>();
+    collect.visit::<confab_engine::ModelSummary>();
     collect.visit::<crate::desktop::folders::FolderListing>();
     collect.visit::<crate::models::slot::ModelState>();
     collect.visit::<crate::settings::Settings>();

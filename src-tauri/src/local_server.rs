@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use confab_engine::runtime::Engine;
+use confab_engine::Engine;
 use confab_server::{AccessRules, ModelSource, RunningServer, ServedModel, ServerOptions};
 use confab_store::Store;
 

@@ -39,7 +39,7 @@ fn main() -> ExitCode {
         return print_version();
     }
     // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
-    let blas_note = confab_engine::blas::run_on_the_right_blas_core(&confab_paths::AppPaths::machine_cache_dir());
+    let blas_note = confab_engine::run_on_the_right_blas_core(&confab_paths::AppPaths::machine_cache_dir());
     confab_log::init_app(&confab_paths::AppPaths::from_env().logs_dir());
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "confab-app starting");
     if let Some(note) = blas_note {

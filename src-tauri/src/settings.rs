@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use confab_engine::defaults;
-use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{MemoryBudget, ModelId, PromptLookup, Speculative, DEFAULT_MAX_DRAFT};
-use confab_engine::sample::{SamplingChoices, SamplingParams};
-use confab_engine::state::KvQuantization;
+use confab_engine::KvQuantization;
+use confab_engine::LoadOptions;
+use confab_engine::{MemoryBudget, ModelId, PromptLookup, Speculative, DEFAULT_MAX_DRAFT};
+use confab_engine::{SamplingChoices, SamplingParams};
 use confab_secrets::SecretStore;
 use confab_store::Store;
 

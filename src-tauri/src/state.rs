@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use confab_engine::cache::{EncoderOptions, PrefixOptions};
-use confab_engine::runtime::{BatchOptions, Engine, EngineOptions};
+use confab_engine::{BatchOptions, Engine, EngineOptions};
+use confab_engine::{EncoderOptions, PrefixOptions};
 use confab_paths::AppPaths;
 use confab_secrets::SecretStore;
 use confab_store::{ConversationId, MessageId, Store};

@@ -69,6 +69,21 @@ class Floors(unittest.TestCase):
         self.assertEqual(places("reply_markup ="), ["crates/turn/src/turn.rs"])
 
 
+    def test_the_front_doors_use_the_engines_root_api(self):
+        # The engine's lib.rs lists what the front doors use; a module's path from a door is a
+        # door reaching past that list. `defaults` (constants) and `media` (the media crate
+        # under the engine's name) are modules of their own; the CLI's doctor looks deeper.
+        allowed = {"defaults", "media"}
+        deep = []
+        for file, number, line in code_lines(ABOVE_THE_ENGINE):
+            if file == "crates/cli/src/commands/doctor.rs":
+                continue
+            for module in re.findall(r"confab_engine::([a-z_]+)::", line):
+                if module not in allowed:
+                    deep.append(f"{file}:{number}: confab_engine::{module}::")
+        self.assertEqual(deep, [], "import these from the engine's root (crates/engine/src/lib.rs lists them)")
+
+
 class Rules(unittest.TestCase):
     """Each row of docs/architecture.md's table whose rule a text search can see."""
 

@@ -46,7 +46,7 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     // Before anything else: OpenBLAS chose its kernels when it loaded (see the function).
-    let blas_note = confab_engine::blas::run_on_the_right_blas_core(&confab_paths::AppPaths::machine_cache_dir());
+    let blas_note = confab_engine::run_on_the_right_blas_core(&confab_paths::AppPaths::machine_cache_dir());
     let cli = Cli::parse();
     // A server logs a line per request by default, as other servers do.
     let verbosity = if matches!(cli.command, Command::Serve(_)) { cli.verbose.max(1) } else { cli.verbose };

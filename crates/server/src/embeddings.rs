@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use base64::Engine as _;
-use confab_engine::model::embedding::EmbedPrompt;
+use confab_engine::EmbedPrompt;
 use serde_json::{json, Value};
 
 use crate::shared::body::{parse, OPENAI_REFERENCE};

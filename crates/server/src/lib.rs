@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use confab_engine::runtime::{Engine, ModelId, ModelInfo};
+use confab_engine::{Engine, ModelId, ModelInfo};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -162,8 +162,8 @@ impl ServerState {
     pub(crate) async fn prompt_tokens(
         self: &Arc<Self>,
         model: ModelId,
-        prompt: confab_engine::runtime::Prompt,
-        chat: confab_engine::text::ChatOptions,
+        prompt: confab_engine::Prompt,
+        chat: confab_engine::ChatOptions,
     ) -> Result<usize, ApiError> {
         let counting = self.clone();
         // The engine answers on its own thread; waiting for it must not hold a tokio worker.

@@ -1,9 +1,9 @@
 //! Whether a loaded model takes an image, an audio clip or a video: what its towers read
 //! (`ModelInfo::{vision, audio, video}`, set by what loaded). Before a model is loaded the
-//! picker's badges come from the same facts (`confab_engine::model::family::media_reads`).
+//! picker's badges come from the same facts (`confab_engine::media_reads`).
 
-use confab_engine::runtime::ModelInfo;
 use confab_engine::MediaKind;
+use confab_engine::ModelInfo;
 
 use crate::error::TurnError;
 

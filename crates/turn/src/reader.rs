@@ -4,9 +4,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use confab_engine::runtime::{CanvasUpdate, Event, ModelInfo, Plan, QueueReason, StopReason, Timings, Usage};
-use confab_engine::text::{ReplyFormat, ReplyParser, ReplyPart};
 use confab_engine::EngineError;
+use confab_engine::{CanvasUpdate, Event, ModelInfo, Plan, QueueReason, StopReason, Timings, Usage};
+use confab_engine::{ReplyFormat, ReplyParser, ReplyPart};
 use serde_json::Value;
 
 use crate::tools::Tools;

@@ -1,7 +1,7 @@
 //! Sampling over the model's defaults, and the reply's token limit: the checks every front door
 //! makes, written once.
 
-use confab_engine::sample::{SamplingChoices, SamplingParams};
+use confab_engine::{SamplingChoices, SamplingParams};
 
 use crate::error::TurnError;
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use confab_engine::runtime::ModelInfo;
+use confab_engine::ModelInfo;
 use serde_json::{Map, Value};
 
 use crate::error::TurnError;

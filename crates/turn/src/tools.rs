@@ -1,9 +1,9 @@
 //! The tools a turn offers and the tool choice. A reply that must call a tool (`required`, or
 //! a named one) is held to a grammar of that call, whoever asks: the app and every API alike.
 
-use confab_engine::runtime::{ModelInfo, Request};
-use confab_engine::text::ChatOptions;
+use confab_engine::ChatOptions;
 use confab_engine::Constraint;
+use confab_engine::{ModelInfo, Request};
 use serde_json::{json, Value};
 
 use crate::error::TurnError;

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use confab_engine::runtime::{ContextPolicy, ModelId, ModelInfo, Prompt, Request};
-use confab_engine::sample::SamplingParams;
-use confab_engine::text::ChatOptions;
+use confab_engine::ChatOptions;
 use confab_engine::Constraint;
+use confab_engine::SamplingParams;
+use confab_engine::{ContextPolicy, ModelId, ModelInfo, Prompt, Request};
 use serde_json::Value;
 
 use crate::error::TurnError;

@@ -11,10 +11,10 @@ use confab_documents::fit::MAX_PASSAGES;
 use confab_documents::{
     chunk_document, plan_documents, render_passages_for_prompt, ChunkSettings, DocumentPlan, DocumentUse, PassageSource,
 };
-use confab_engine::model::discover::discover;
-use confab_engine::model::embedding::EmbedPrompt;
-use confab_engine::runtime::ModelId;
+use confab_engine::discover;
 use confab_engine::ChatMessage;
+use confab_engine::EmbedPrompt;
+use confab_engine::ModelId;
 use confab_store::{
     Attachment, AttachmentHash, IndexKey, Message, NewPassage, PassageQuery, ReplySource, RetrievalMode, Role, Store, RRF_K,
 };

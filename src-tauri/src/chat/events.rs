@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use confab_engine::runtime::{CanvasUpdate, Plan, QueueReason};
+use confab_engine::{CanvasUpdate, Plan, QueueReason};
 use confab_store::{Message, MessageId, ReplyEnd, ReplySource, ReplyStats, ToolCall};
 
 use super::views::MessageView;

@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use confab_engine::runtime::{ContextPolicy, Event, Prompt, Request, StopReason};
-use confab_engine::text::ReplyFormat;
+use confab_engine::ReplyFormat;
+use confab_engine::{ContextPolicy, Event, Prompt, Request, StopReason};
 use confab_store::{MessageId, ReplyEnd, ReplyStats, ReplyText, SpeculativeReplyStats, Store};
 use confab_turn::{ChatTurn, ReplyReader, Thinking, ToolChoice, Tools, TurnError, TurnEvent};
 
@@ -193,8 +193,8 @@ fn read(
 mod tests {
     use super::*;
     use crate::settings::{ReasoningEffort, SpeculativeChoice};
-    use confab_engine::runtime::{Engine, EngineOptions, Timings, Usage};
     use confab_engine::ChatMessage;
+    use confab_engine::{Engine, EngineOptions, Timings, Usage};
     use confab_store::{MessageStatus, NewConversation, Role};
     use std::sync::Mutex;
 
@@ -321,7 +321,7 @@ mod tests {
         let first = usage_of(request(&model, Prompt::Chat(vec![question.clone()]), &settings, true, offered(vec![echo_tool()])).unwrap());
         let mut call = ChatMessage::new("assistant", "");
         call.tool_calls =
-            vec![confab_engine::text::ToolCall { id: "call_1".into(), name: "echo".into(), arguments: serde_json::json!({"text": "hi"}) }];
+            vec![confab_engine::ToolCall { id: "call_1".into(), name: "echo".into(), arguments: serde_json::json!({"text": "hi"}) }];
         let mut result = ChatMessage::new("tool", "hi");
         result.tool_call_id = Some("call_1".into());
         let second =

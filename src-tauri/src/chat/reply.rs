@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use confab_engine::runtime::{Generation, ModelInfo, Prompt};
+use confab_engine::{Generation, ModelInfo, Prompt};
 use confab_media::MediaKind;
 use confab_store::{Attachment, Conversation, ConversationId, Message, MessageId, ReplyEnd, ReplySource, Role, Store};
 use confab_turn::{ToolChoice, Tools};
@@ -389,7 +389,7 @@ mod tests {
 
     #[test]
     fn a_model_takes_the_kinds_it_reads_and_the_refusal_names_one_that_would() {
-        let engine = confab_engine::runtime::Engine::start(Default::default()).expect("engine");
+        let engine = confab_engine::Engine::start(Default::default()).expect("engine");
         let tiny = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/fixtures/tiny/llama");
         let mut model = Current::load_for_test(&engine, &tiny).info;
         (model.name, model.vision, model.audio, model.video) = ("Qwen3-VL".into(), true, false, true);

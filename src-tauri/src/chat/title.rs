@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use confab_engine::runtime::Prompt;
-use confab_engine::sample::SamplingParams;
 use confab_engine::ChatMessage;
+use confab_engine::Prompt;
+use confab_engine::SamplingParams;
 use confab_store::ConversationId;
 use confab_turn::{ChatTurn, Thinking};
 use tauri::{AppHandle, Emitter};

@@ -111,7 +111,7 @@ fn tool_turns(reply: &Message, result_media: &[Vec<MediaItem>]) -> Vec<ChatMessa
         turn.tool_calls = round
             .calls
             .iter()
-            .map(|call| confab_engine::text::ToolCall {
+            .map(|call| confab_engine::ToolCall {
                 id: call.call_id.clone(),
                 name: call.tool.clone(),
                 arguments: match serde_json::from_str(&call.arguments) {

@@ -4,9 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use confab_engine::model::memory as model_memory;
-use confab_engine::model::runs_here::{runs_here, Architecture};
-use confab_engine::model::TextConfig;
+use confab_engine::TextConfig;
+use confab_engine::{runs_here, Architecture};
 use confab_hub::{HubClient, HubOptions, RepoInfo};
 use confab_paths::AppPaths;
 use confab_secrets::SecretStore;
@@ -146,21 +145,21 @@ pub struct RepoFileView {
 pub async fn repo_details(state: App<'_>, repo: String) -> Result<RepoDetails, Failure> {
     let client = HubSettings::client(&state.store, &state.secrets).await?;
     let info = client.model_info(repo.trim()).await.map_err(|e| e.to_string())?;
-    Ok(details(&info, confab_engine::device::physical_memory()))
+    Ok(details(&info, confab_engine::physical_memory()))
 }
 
 /// Whether a download of `bytes` of weights fits in `memory`, by the picker's rule
 /// (`model::memory::fits_in_memory`): with the keys/values of its whole context where the
 /// repository's config.json tells them (`config`).
 pub fn fits(bytes: u64, config: Option<&TextConfig>, memory: u64) -> bool {
-    let needed = model_memory::memory_needed(bytes, config.map(|c| (c, c.max_position)));
-    model_memory::fits_in_memory(needed, memory)
+    let needed = confab_engine::memory_needed(bytes, config.map(|c| (c, c.max_position)));
+    confab_engine::fits_in_memory(needed, memory)
 }
 
 /// A repository's config.json as the engine reads it, where it does.
 fn text_config(info: &RepoInfo) -> Option<TextConfig> {
     let json = info.config.as_ref()?;
-    TextConfig::from_hf_json(json, std::path::Path::new("config.json"), confab_engine::model::registry::defaults).ok()
+    TextConfig::from_hf_json(json, std::path::Path::new("config.json"), confab_engine::config_defaults).ok()
 }
 
 fn details(info: &RepoInfo, memory: u64) -> RepoDetails {

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use confab_engine::model::discover::{discover, ModelSummary};
-use confab_engine::runtime::generate::draft_vocabulary_mismatch;
-use confab_engine::runtime::ModelInfo;
+use confab_engine::draft_vocabulary_mismatch;
+use confab_engine::ModelInfo;
+use confab_engine::{discover, ModelSummary};
 use tauri::AppHandle;
 
 use super::App;

@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use confab_engine::model::discover::{has_gguf_name, is_model_folder};
-use confab_engine::model::ollama;
+use confab_engine::{has_gguf_name, is_model_folder};
 
 /// A folder as the picker shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
@@ -56,7 +55,7 @@ pub fn list(path: &Path) -> Result<FolderListing, String> {
         }
         let is_model = is_model_folder(&child);
         models_inside += usize::from(is_model);
-        let has_model = is_model || holds_gguf(&child) || ollama::is_store(&child);
+        let has_model = is_model || holds_gguf(&child) || confab_engine::is_ollama_store(&child);
         folders.push(FolderEntry { name, path: child, has_model });
     }
     folders.sort_by_key(|f| f.name.to_lowercase());

@@ -6,8 +6,8 @@
 
 use std::sync::Mutex;
 
-use confab_engine::runtime::{Engine, ModelId, Prompt};
 use confab_engine::{ChatMessage, EngineError};
+use confab_engine::{Engine, ModelId, Prompt};
 use confab_media::MediaItem;
 use confab_turn::prompt_budget;
 
@@ -118,7 +118,7 @@ fn with_empty_draft(mut messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use confab_engine::runtime::EngineOptions;
+    use confab_engine::EngineOptions;
     use std::path::Path;
 
     fn fixture(name: &str) -> std::path::PathBuf {

@@ -8,8 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use confab_engine::model::registry;
-use confab_engine::model::runs_here::{runs_here, Architecture};
+use confab_engine::{runs_here, Architecture};
 use confab_hub::{HubClient, HubError, Progress, PullOptions, RepoCache};
 
 use crate::sync::lock;
@@ -226,7 +225,7 @@ impl Downloads {
             source.cache_dir.clone(),
             |config| runs_here(Architecture::Config(config)),
             |architecture| runs_here(Architecture::Gguf(architecture)),
-            registry::supported(),
+            confab_engine::supported_architectures(),
         );
         options.files = files;
         options.cancel = stop;

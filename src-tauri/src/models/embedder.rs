@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use confab_engine::model::discover::ModelSummary;
-use confab_engine::model::embedding::EmbedPrompt;
-use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{Engine, ModelId};
+use confab_engine::EmbedPrompt;
+use confab_engine::LoadOptions;
+use confab_engine::ModelSummary;
+use confab_engine::{Engine, ModelId};
 
 use crate::failure::Failure;
 
@@ -123,7 +123,7 @@ mod tests {
     }
 
     fn found() -> Vec<ModelSummary> {
-        confab_engine::model::discover::discover(&[fixture("qwen3_embedding"), fixture("embeddinggemma"), fixture("llama")])
+        confab_engine::discover(&[fixture("qwen3_embedding"), fixture("embeddinggemma"), fixture("llama")])
     }
 
     #[test]

@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use confab_engine::model::discover::display_name;
-use confab_engine::model::LoadOptions;
-use confab_engine::runtime::{Engine, ModelId, ModelInfo, TokenCounter};
+use confab_engine::display_name;
+use confab_engine::LoadOptions;
+use confab_engine::{Engine, ModelId, ModelInfo, TokenCounter};
 use confab_paths::AppPaths;
 use tauri::{AppHandle, Emitter};
 
@@ -107,7 +107,7 @@ pub fn load_blocking(
     let progress_slot = slot.clone();
     let progress_path = path.to_path_buf();
     let mut last_sent = Instant::now() - Duration::from_secs(1);
-    let progress = move |p: confab_engine::runtime::LoadProgress| {
+    let progress = move |p: confab_engine::LoadProgress| {
         // A few updates a second are enough for a progress bar.
         if last_sent.elapsed() < Duration::from_millis(100) && p.fraction < 1.0 {
             return;

@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
-use confab_engine::runtime::{Engine, Event, ModelId, Prompt, Request, Timings};
-use confab_engine::sample::SamplingParams;
+use confab_engine::SamplingParams;
+use confab_engine::{Engine, Event, ModelId, Prompt, Request, Timings};
 
 use super::common::ModelArgs;
 

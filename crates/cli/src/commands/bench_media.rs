@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 
 use anyhow::bail;
-use confab_engine::cache::{EncoderOptions, PrefixOptions};
-use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Plan, Prompt, Request};
-use confab_engine::sample::SamplingParams;
-use confab_engine::text::ChatMessage;
+use confab_engine::ChatMessage;
+use confab_engine::SamplingParams;
+use confab_engine::{EncoderOptions, PrefixOptions};
+use confab_engine::{Engine, EngineOptions, Event, ModelId, Plan, Prompt, Request};
 
 use super::common::{MediaArgs, ModelArgs};
 

@@ -7,9 +7,9 @@
 //! pages) or, `--contiguous-kv`, kept whole as before paging. The bytes each step copied are
 //! in the log (`-vv`), which bench/paged_kv.py reads.
 
-use confab_engine::cache::PrefixOptions;
-use confab_engine::runtime::{Engine, EngineOptions, Event, ModelId, Prompt, Request, Timings};
-use confab_engine::sample::SamplingParams;
+use confab_engine::PrefixOptions;
+use confab_engine::SamplingParams;
+use confab_engine::{Engine, EngineOptions, Event, ModelId, Prompt, Request, Timings};
 
 use super::bench::synthetic_prompt;
 use super::common::ModelArgs;

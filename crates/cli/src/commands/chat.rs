@@ -3,10 +3,10 @@
 use std::io::{BufRead, Write};
 
 use anyhow::Context;
-use confab_engine::media::MediaItem;
-use confab_engine::runtime::{ContextPolicy, Engine, ModelId, ModelInfo, Prompt};
-use confab_engine::sample::SamplingParams;
-use confab_engine::text::ChatMessage;
+use confab_engine::ChatMessage;
+use confab_engine::MediaItem;
+use confab_engine::SamplingParams;
+use confab_engine::{ContextPolicy, Engine, ModelId, ModelInfo, Prompt};
 use confab_turn::{ChatTurn, ReplyReader, Thinking, ToolChoice, Tools, TurnEvent};
 
 use super::common::{MediaArgs, ModelArgs};

@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use confab_engine::cache::{EncoderOptions, PrefixOptions};
 use confab_engine::defaults;
-use confab_engine::media::MediaItem;
-use confab_engine::model::{DtypeChoice, LoadOptions};
-use confab_engine::runtime::{BatchOptions, Engine, EngineOptions, MemoryBudget, ModelId, ModelInfo};
-use confab_engine::state::KvQuantization;
+use confab_engine::KvQuantization;
+use confab_engine::MediaItem;
+use confab_engine::{BatchOptions, Engine, EngineOptions, MemoryBudget, ModelId, ModelInfo};
+use confab_engine::{DtypeChoice, LoadOptions};
+use confab_engine::{EncoderOptions, PrefixOptions};
 use confab_paths::{AppPaths, DefaultModel};
 
 #[derive(clap::Args, Clone)]

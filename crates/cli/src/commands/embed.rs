@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use confab_engine::model::embedding::EmbedPrompt;
-use confab_engine::model::{DtypeChoice, LoadOptions};
-use confab_engine::runtime::{Engine, EngineOptions};
+use confab_engine::EmbedPrompt;
+use confab_engine::{DtypeChoice, LoadOptions};
+use confab_engine::{Engine, EngineOptions};
 
 #[derive(clap::Args)]
 pub struct Args {

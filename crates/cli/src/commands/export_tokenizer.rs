@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use confab_engine::text::Tokenizer;
+use confab_engine::Tokenizer;
 use mlx_rs::io::GgufFile;
 
 #[derive(clap::Args)]

@@ -4,13 +4,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
-use confab_engine::model::{DtypeChoice, LoadOptions};
-use confab_engine::runtime::{
+use confab_engine::ChatMessage;
+use confab_engine::{DtypeChoice, LoadOptions};
+use confab_engine::{
     Engine, Event, ModelId, Plan, Prompt, PromptLookup, Request, Speculative, SpeculativeStats, StopReason, Timings, Usage,
     DEFAULT_MAX_DRAFT, MTP_MAX_DRAFT,
 };
-use confab_engine::sample::{SamplingChoices, SamplingParams};
-use confab_engine::text::ChatMessage;
+use confab_engine::{SamplingChoices, SamplingParams};
 
 use super::common::{MediaArgs, ModelArgs};
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use confab_engine::model::discover::discover;
+use confab_engine::discover;
 use confab_paths::AppPaths;
 
 #[derive(clap::Args)]

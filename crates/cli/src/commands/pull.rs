@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use confab_engine::model::registry;
-use confab_engine::model::runs_here::{runs_here, Architecture};
+use confab_engine::{runs_here, Architecture};
 use confab_hub::{HubClient, HubOptions, Progress, PullOptions};
 use confab_paths::AppPaths;
 
@@ -37,7 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         args.cache_dir.unwrap_or_else(AppPaths::hf_hub_cache),
         |config| runs_here(Architecture::Config(config)),
         |architecture| runs_here(Architecture::Gguf(architecture)),
-        registry::supported(),
+        confab_engine::supported_architectures(),
     );
     options.files = args.files;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the download runtime")?;

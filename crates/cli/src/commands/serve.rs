@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use anyhow::Context;
-use confab_engine::model::LoadOptions;
-use confab_engine::runtime::Engine;
+use confab_engine::Engine;
+use confab_engine::LoadOptions;
 use confab_paths::AppPaths;
 use confab_server::{AccessRules, ModelSource, ServedModel, ServerOptions};
 
@@ -77,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     confab_server::check_exposure(&args.host, args.api_key.as_deref())?;
     let (engine, id, info) = args.model.load(true)?;
     // What clients call the model: the name the model picker shows.
-    let name = confab_engine::model::discover::display_name(&info.path);
+    let name = confab_engine::display_name(&info.path);
     let embedding = match &args.embedding_model {
         Some(path) => {
             let options = LoadOptions { dtype: args.model.dtype, ..Default::default() };
@@ -88,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
                     path.display()
                 );
             }
-            Some(ServedModel { id, name: confab_engine::model::discover::display_name(&info.path), info, draft: None })
+            Some(ServedModel { id, name: confab_engine::display_name(&info.path), info, draft: None })
         }
         None => None,
     };
@@ -101,11 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         }
         None => None,
     };
-    let draft_line = args
-        .draft_model
-        .as_ref()
-        .map(|p| format!(" (draft model `{}`)", confab_engine::model::discover::display_name(p)))
-        .unwrap_or_default();
+    let draft_line = args.draft_model.as_ref().map(|p| format!(" (draft model `{}`)", confab_engine::display_name(p))).unwrap_or_default();
     let embedding_line = embedding.as_ref().map(|m| format!(" (embedding model `{}`)", m.name)).unwrap_or_default();
     let source = Arc::new(OneModel { engine, model: ServedModel { id, name: name.clone(), info, draft }, embedding });
     let paths = AppPaths::from_env();

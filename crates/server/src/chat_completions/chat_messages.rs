@@ -2,9 +2,9 @@
 //! videos (`video_url`) and clips (`input_audio`) handed to the engine as the bytes received.
 
 use base64::Engine as _;
-use confab_engine::media::MediaItem;
-use confab_engine::runtime::ModelInfo;
-use confab_engine::text::ToolCall;
+use confab_engine::MediaItem;
+use confab_engine::ModelInfo;
+use confab_engine::ToolCall;
 use confab_engine::{ChatMessage, MediaKind};
 use serde_json::Value;
 

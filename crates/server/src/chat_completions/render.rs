@@ -2,7 +2,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use confab_engine::runtime::{StopReason, Usage};
+use confab_engine::{StopReason, Usage};
 use serde_json::{json, Value};
 
 use confab_turn::WholeReply;

@@ -1,9 +1,9 @@
 //! The requests the server reads, as OpenAI's API defines them (the fields Confab honours;
 //! others are ignored, as OpenAI-compatible servers do), and how they become engine settings.
 
-use confab_engine::runtime::{ModelId, Speculative};
-use confab_engine::sample::{SamplingChoices, SamplingParams};
 use confab_engine::EngineError;
+use confab_engine::{ModelId, Speculative};
+use confab_engine::{SamplingChoices, SamplingParams};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -338,13 +338,13 @@ mod tests {
         let lookup = fields(r#"{"speculative":"prompt_lookup"}"#).speculative(None).unwrap();
         assert_eq!(lookup, Some(Speculative::PromptLookup(Default::default())));
         let mtp = fields(r#"{"speculative":"mtp"}"#).speculative(None).unwrap();
-        assert_eq!(mtp, Some(Speculative::Mtp { max_draft: confab_engine::runtime::MTP_MAX_DRAFT }));
+        assert_eq!(mtp, Some(Speculative::Mtp { max_draft: confab_engine::MTP_MAX_DRAFT }));
         let error = fields(r#"{"speculative":"telepathy"}"#).speculative(None).unwrap_err();
         assert!(error.message.contains("telepathy"), "{}", error.message);
         // A draft model, where the server has one loaded; where it has none, what to do.
         let draft = ModelId(7);
         let drafted = fields(r#"{"speculative":"draft_model"}"#).speculative(Some(draft)).unwrap();
-        assert_eq!(drafted, Some(Speculative::DraftModel { model: draft, max_draft: confab_engine::runtime::DEFAULT_MAX_DRAFT }));
+        assert_eq!(drafted, Some(Speculative::DraftModel { model: draft, max_draft: confab_engine::DEFAULT_MAX_DRAFT }));
         let error = fields(r#"{"speculative":"draft_model"}"#).speculative(None).unwrap_err();
         assert!(error.message.contains("--draft-model"), "{}", error.message);
     }

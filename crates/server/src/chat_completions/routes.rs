@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use confab_engine::runtime::{Event, Prompt, Request};
+use confab_engine::{Event, Prompt, Request};
 use serde_json::Value;
 
 use super::chat_messages::chat_messages;

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use confab_engine::runtime::{StopReason, Usage};
+use confab_engine::{StopReason, Usage};
 use serde_json::{json, Value};
 
 use crate::shared::error::ApiError;

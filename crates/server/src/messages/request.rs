@@ -3,11 +3,11 @@
 //! `metadata`, are ignored as Anthropic-compatible servers do), and how it becomes the engine's
 //! conversation, tools, template switches and sampling settings.
 
-use confab_engine::media::MediaItem;
-use confab_engine::runtime::Prompt;
-use confab_engine::sample::{SamplingChoices, SamplingParams};
-use confab_engine::text::ToolCall;
 use confab_engine::ChatMessage;
+use confab_engine::MediaItem;
+use confab_engine::Prompt;
+use confab_engine::ToolCall;
+use confab_engine::{SamplingChoices, SamplingParams};
 use serde::Deserialize;
 use serde_json::Value;
 

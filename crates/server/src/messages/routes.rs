@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use confab_engine::sample::SamplingParams;
+use confab_engine::SamplingParams;
 use serde_json::json;
 
 use super::render::{AnthropicError, MessageReply, MessageStream, NamedEvent};

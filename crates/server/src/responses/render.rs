@@ -6,7 +6,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use confab_engine::runtime::{StopReason, Usage};
+use confab_engine::{StopReason, Usage};
 use serde_json::{json, Map, Value};
 
 use super::request::Namespaces;

@@ -10,10 +10,10 @@
 
 use std::collections::BTreeMap;
 
-use confab_engine::media::MediaItem;
-use confab_engine::sample::{SamplingChoices, SamplingParams};
-use confab_engine::text::ToolCall;
 use confab_engine::ChatMessage;
+use confab_engine::MediaItem;
+use confab_engine::ToolCall;
+use confab_engine::{SamplingChoices, SamplingParams};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 

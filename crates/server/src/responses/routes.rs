@@ -16,8 +16,8 @@ use axum::http::{StatusCode, Uri};
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use confab_engine::runtime::Prompt;
-use confab_engine::sample::SamplingParams;
+use confab_engine::Prompt;
+use confab_engine::SamplingParams;
 use confab_store::{Store, StoreError, StoredResponse};
 use serde_json::{json, Map, Value};
 

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use confab_engine::runtime::{Engine, Event, Plan, Request};
+use confab_engine::{Engine, Event, Plan, Request};
 use tokio::sync::mpsc;
 
 use super::error::ApiError;

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use confab_engine::runtime::{Plan, StopReason, Usage};
+use confab_engine::{Plan, StopReason, Usage};
 pub use confab_turn::{ChatTurn, ToolChoice, ToolDefinition, Tools, TurnEvent};
 use confab_turn::{ReplyReader, TurnError, WholeReply};
 
@@ -21,11 +21,11 @@ pub struct Turn {
 }
 
 impl Turn {
-    pub fn new(running: Running, model: &confab_engine::runtime::ModelInfo, tools: &Tools) -> Self {
+    pub fn new(running: Running, model: &confab_engine::ModelInfo, tools: &Tools) -> Self {
         let mut reader = ReplyReader::new(model, tools).chunk_per_canvas();
         // The plan came before the reply (`running::start`): it decides how canvases are read.
         if let Some(plan) = running.plan() {
-            reader.read(confab_engine::runtime::Event::Plan(plan.clone()));
+            reader.read(confab_engine::Event::Plan(plan.clone()));
         }
         Self { running, reader, ready: VecDeque::new() }
     }
