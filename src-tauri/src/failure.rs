@@ -74,14 +74,6 @@ impl From<confab_turn::TurnError> for Failure {
         use confab_turn::TurnError;
         match error {
             TurnError::Engine(error) => error.into(),
-            TurnError::ModelCannotTake { model, kind } => Failure(format!(
-                "{model} does not read {}; load a model that does from the model menu, or remove the attachment.",
-                match kind {
-                    confab_engine::MediaKind::Image => "images",
-                    confab_engine::MediaKind::Audio => "audio",
-                    confab_engine::MediaKind::Video => "videos",
-                }
-            )),
             other => Failure(other.to_string()),
         }
     }

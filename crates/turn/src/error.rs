@@ -1,7 +1,7 @@
 //! Why a turn cannot be asked as it is: facts, never a front door's words (no field names of
 //! an API, no panes, no flags). Each front door says them in its own terms.
 
-use confab_engine::{EngineError, MediaKind};
+use confab_engine::EngineError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TurnError {
@@ -26,18 +26,7 @@ pub enum TurnError {
     /// The most tokens a reply may have, out of range.
     #[error("the reply's token limit is {value}; it must be 1 or more.")]
     ReplyTokens { value: i64 },
-    /// The turn carries media the model's towers do not read (or it has none).
-    #[error("{model} does not read {}.", kind_plural(*kind))]
-    ModelCannotTake { model: String, kind: MediaKind },
     /// A sampling setting the engine refuses (it names the setting).
     #[error(transparent)]
     Engine(#[from] EngineError),
-}
-
-fn kind_plural(kind: MediaKind) -> &'static str {
-    match kind {
-        MediaKind::Image => "images",
-        MediaKind::Audio => "audio",
-        MediaKind::Video => "videos",
-    }
 }

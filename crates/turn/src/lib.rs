@@ -25,7 +25,7 @@ mod tools;
 mod turn;
 
 pub use budget::{prompt_budget, room_for_reply};
-pub use capability::{check_takes, takes};
+pub use capability::takes;
 pub use error::TurnError;
 pub use reader::{call_id, ReplyReader, TurnEvent, WholeReply};
 pub use sampling::{reply_token_limit, sampling_params};

@@ -366,15 +366,17 @@ fn check_model_takes(model: &ModelInfo, attachment: &Attachment) -> Result<(), F
         return Ok(());
     }
     let name = attachment.original_name.as_deref().unwrap_or("this file");
-    let (reads, what, capability, example) = match MediaKind::of_mime(&attachment.mime) {
-        Some(MediaKind::Image) => (model.vision, "images", "vision", "Gemma 4 or Qwen3-VL"),
-        Some(MediaKind::Audio) => (model.audio, "audio", "audio", "Gemma 4"),
-        Some(MediaKind::Video) => (model.video, "videos", "video", "Qwen3-VL"),
-        None => return Err(format!("{name} is not an image, audio clip or video; remove the attachment.").into()),
+    let Some(kind) = MediaKind::of_mime(&attachment.mime) else {
+        return Err(format!("{name} is not an image, audio clip or video; remove the attachment.").into());
     };
-    if reads {
+    if confab_turn::takes(model, kind) {
         return Ok(());
     }
+    let (what, capability, example) = match kind {
+        MediaKind::Image => ("images", "vision", "Gemma 4 or Qwen3-VL"),
+        MediaKind::Audio => ("audio", "audio", "Gemma 4"),
+        MediaKind::Video => ("videos", "video", "Qwen3-VL"),
+    };
     Err(format!(
         "{} does not read {what}, so it cannot take {name}. Load a model with {capability} (such as {example}) from the model menu, or remove the attachment.",
         model.name

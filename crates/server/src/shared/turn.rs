@@ -84,7 +84,6 @@ impl From<TurnError> for ApiError {
             }
             TurnError::Switch { .. } => ApiError::invalid(Some("chat_template_kwargs"), message),
             TurnError::ReplyTokens { .. } => ApiError::invalid(Some("max_tokens"), message),
-            TurnError::ModelCannotTake { .. } => ApiError::invalid(Some("messages"), message).with_code("unsupported_content"),
         }
     }
 }
