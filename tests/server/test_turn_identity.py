@@ -30,35 +30,9 @@ import urllib.request
 from test_openai import CONFAB, ROOT, Server
 
 FIXTURE = ROOT / "tests" / "reference" / "fixtures" / "tiny" / "qwen3_vl"
-# Qwen3's way with tools and thinking, over the fixture's image placeholders.
-TEMPLATE = """\
-{%- if tools %}<|im_start|>system
-{%- if messages[0].role == 'system' %}
-{{ messages[0].content }}
-{%- endif %}
-# Tools
-<tools>{% for tool in tools %}
-{{ tool | tojson }}{% endfor %}
-</tools><|im_end|>
-{% endif %}
-{%- for message in messages %}
-{%- if not (tools and loop.first and message.role == 'system') %}
-{{- '<|im_start|>' + message.role + '\\n' }}
-{%- if message.content is string %}{{- message.content }}
-{%- else %}{%- for content in message.content %}
-{%- if content.type == 'image' %}{{- '<|vision_start|><|image_pad|><|vision_end|>' }}
-{%- elif content.type == 'text' %}{{- content.text }}{%- endif %}
-{%- endfor %}{%- endif %}
-{{- '<|im_end|>\\n' }}
-{%- endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}<|im_start|>assistant
-{% if enable_thinking is defined and enable_thinking is false %}<think>
-
-</think>
-
-{% else %}<think>
-{% endif %}{%- endif %}"""
+# Qwen3's way with tools and thinking, over the fixture's image placeholders (the app's
+# side of this test, tests/e2e/test_turn_identity.py, serves the same).
+TEMPLATE = (pathlib.Path(__file__).parent / "turn_identity_template.jinja").read_text()
 SYSTEM = "You answer in one word."
 QUESTION = "What colour is the note about?"
 NOTE = "# Note\n\nThe shed is painted green.\n"

@@ -15,6 +15,7 @@ use confab_engine::discover;
 use confab_engine::ChatMessage;
 use confab_engine::EmbedPrompt;
 use confab_engine::ModelId;
+use confab_engine::{Engine, Prompt};
 use confab_store::{
     Attachment, AttachmentHash, IndexKey, Message, NewPassage, PassageQuery, ReplySource, RetrievalMode, Role, Store, RRF_K,
 };
@@ -83,14 +84,15 @@ pub async fn local_prompt(
     }
     // First with the default passages; if some document is searched, again with the passages
     // sized for the embedding model that searches them.
-    let plan = plan(store, model, settings, system_prompt, &turns, &documents, &ChunkSettings::default(), None).await?;
+    let plan =
+        plan(store, Some(&state.engine), model, settings, system_prompt, &turns, &documents, &ChunkSettings::default(), None).await?;
     if plan.uses.iter().all(|u| *u == DocumentUse::Whole) {
         return Ok(DocumentPrompt { messages: turns::chat_messages(system_prompt, &turns), sources: Vec::new() });
     }
     let searched_first = searched(&documents, &plan);
     let embedder = load_embedder(state, settings, &searched_first).await?;
     let chunking = chunk_settings(embedder.max_tokens);
-    let plan = self::plan(store, model, settings, system_prompt, &turns, &documents, &chunking, None).await?;
+    let plan = self::plan(store, Some(&state.engine), model, settings, system_prompt, &turns, &documents, &chunking, None).await?;
     let searched = searched(&documents, &plan);
     if plan.starved() {
         return Err(Failure(format!(
@@ -145,6 +147,7 @@ async fn branch_documents(store: &Store, branch: &[Message]) -> Result<Vec<Attac
 #[allow(clippy::too_many_arguments)]
 async fn plan(
     store: &Store,
+    engine: Option<&Arc<Engine>>,
     model: &Current,
     settings: &Settings,
     system_prompt: &str,
@@ -153,17 +156,43 @@ async fn plan(
     chunking: &ChunkSettings,
     draft: Option<&str>,
 ) -> Result<DocumentPlan, Failure> {
-    let bare: Vec<Turn> = turns.iter().map(|t| Turn { documents: Vec::new(), ..t.clone() }).collect();
-    let mut chat = turns::chat_messages(system_prompt, &bare);
-    if let Some(draft) = draft {
-        chat.push(ChatMessage::user(draft));
-    }
-    let chat_tokens = model.counter.chat(&chat)?;
+    let chat_tokens = chat_tokens(engine, model, system_prompt, turns, draft).await?;
     let mut document_tokens = Vec::with_capacity(documents.len());
     for attachment in documents {
         document_tokens.push(document_tokens_of(store, model, attachment).await?);
     }
     Ok(plan_documents(prompt_limit(model, settings), chat_tokens, &document_tokens, chunking, MAX_PASSAGES))
+}
+
+/// The chat's tokens beside its documents (left out). With media it is measured on the engine,
+/// whose processors count an image's or a clip's tokens, when `engine` is given (a reply about
+/// to be sent); otherwise (the meter while typing, which must not wait behind a reply) the
+/// counter counts its text and its media are left out of the estimate.
+async fn chat_tokens(
+    engine: Option<&Arc<Engine>>,
+    model: &Current,
+    system_prompt: &str,
+    turns: &[Turn],
+    draft: Option<&str>,
+) -> Result<usize, Failure> {
+    let bare: Vec<Turn> = turns.iter().map(|t| Turn { documents: Vec::new(), ..t.clone() }).collect();
+    let mut chat = turns::chat_messages(system_prompt, &bare);
+    if let Some(draft) = draft {
+        chat.push(ChatMessage::user(draft));
+    }
+    match engine {
+        Some(engine) if chat.iter().any(|m| !m.media.is_empty()) => {
+            let (engine, id) = (Arc::clone(engine), model.id);
+            Ok(tauri::async_runtime::spawn_blocking(move || engine.tokenize(id, Prompt::Chat(chat)))
+                .await
+                .map_err(|e| e.to_string())??
+                .len())
+        }
+        _ => {
+            chat.iter_mut().for_each(|m| m.media.clear());
+            Ok(model.counter.chat(&chat)?)
+        }
+    }
 }
 
 /// A document's tokens rendered whole, counted once per model (a long one takes a while).
@@ -371,7 +400,7 @@ pub async fn metered(
     }
     // Passages as the loaded embedding model would cut them (the default before one is loaded).
     let chunking = state.embedder.loaded().await.map(|e| chunk_settings(e.max_tokens)).unwrap_or_default();
-    let plan = plan(store, model, settings, system_prompt, &turns, &documents, &chunking, Some(draft)).await?;
+    let plan = plan(store, None, model, settings, system_prompt, &turns, &documents, &chunking, Some(draft)).await?;
     if plan.uses.iter().all(|u| *u == DocumentUse::Whole) {
         let texts = documents::prompt_texts(store, draft_documents, result_images).await?;
         return Ok(Metered { history: turns::chat_messages(system_prompt, &turns), draft: whole_draft(texts), extra: 0 });
