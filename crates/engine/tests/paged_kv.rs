@@ -48,7 +48,10 @@ struct Outcome {
 }
 
 fn run(engine: &Engine, model: ModelId, prompt: &[u32], tag: &str) -> Outcome {
-    let logits = std::env::temp_dir().join(format!("confab-paged-{tag}-{}.npy", std::process::id()));
+    // Tests run in parallel and share tags (the same model at other bits): a file of each run's own.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let logits = std::env::temp_dir().join(format!("confab-paged-{tag}-{}-{run}.npy", std::process::id()));
     let sampling = SamplingParams { max_tokens: 8, ..SamplingParams::greedy() };
     let mut request = Request::new(model, Prompt::Tokens(prompt.to_vec()), sampling);
     request.ignore_eos = true;
