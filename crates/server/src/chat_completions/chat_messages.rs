@@ -1,7 +1,6 @@
 //! OpenAI chat messages to the engine's: text parts joined, images (`image_url` data URLs),
 //! videos (`video_url`) and clips (`input_audio`) handed to the engine as the bytes received.
 
-use base64::Engine as _;
 use confab_engine::MediaItem;
 use confab_engine::ModelInfo;
 use confab_engine::ToolCall;
@@ -9,8 +8,8 @@ use confab_engine::{ChatMessage, MediaKind};
 use serde_json::Value;
 
 use super::request::{Content, Message, Part};
-use crate::shared::documents;
 use crate::shared::error::ApiError;
+use crate::shared::{data_url, documents};
 
 /// The conversation as the engine takes it.
 pub fn chat_messages(messages: &[Message], model: &ModelInfo, model_name: &str) -> Result<Vec<ChatMessage>, ApiError> {
@@ -50,7 +49,7 @@ pub fn chat_messages(messages: &[Message], model: &ModelInfo, model_name: &str) 
                                     "a file part needs file_data (a data URL); file ids need OpenAI's Files API, which this server does not have.",
                                 ));
                             };
-                            let (bytes, media_type) = documents::data_url_bytes(url, &param)?;
+                            let (bytes, media_type) = data_url::decode(url, &param, "file_data", "application/pdf")?;
                             let name = file.filename.clone().unwrap_or_else(|| documents::name_for(&media_type).to_string());
                             documents.push(documents::document_text(&name, &bytes, &param)?);
                         }
@@ -64,7 +63,7 @@ pub fn chat_messages(messages: &[Message], model: &ModelInfo, model_name: &str) 
                         }
                         Part::InputAudio { input_audio } => {
                             require(model, MediaKind::Audio, model_name, &param)?;
-                            let bytes = base64(&input_audio.data, &param)?;
+                            let bytes = data_url::base64(&input_audio.data, &param)?;
                             let extension = clean_extension(&input_audio.format, &param)?;
                             media.push(received(MediaKind::Audio, bytes, &extension, &param));
                         }
@@ -142,7 +141,7 @@ pub fn base64_image(media_type: &str, data: &str, model: &ModelInfo, model_name:
     require(model, MediaKind::Image, model_name, param)?;
     let subtype = media_type.split_once('/').map_or(media_type, |(_, s)| s);
     let extension = if subtype == "jpeg" { "jpg".to_string() } else { clean_extension(subtype, param)? };
-    Ok(received(MediaKind::Image, base64(data, param)?, &extension, param))
+    Ok(received(MediaKind::Image, data_url::base64(data, param)?, &extension, param))
 }
 
 /// The bytes a request carried, as the engine reads them: named after the content part, so that
@@ -153,27 +152,13 @@ fn received(kind: MediaKind, bytes: Vec<u8>, extension: &str, param: &str) -> Me
     MediaItem::from_bytes(kind, format!("{param}.{extension}"), bytes)
 }
 
-/// `data:<type>/<subtype>;base64,<data>` to bytes and a file extension. Other URLs are refused:
-/// a local server does not fetch from the network. `field` and `example` name the part in errors.
+/// `data:<type>/<subtype>;base64,<data>` to bytes and a file extension (`data_url::decode`).
+/// `field` and `example` name the part in errors.
 fn data_url(url: &str, param: &str, field: &str, example: &str) -> Result<(Vec<u8>, String), ApiError> {
-    let refuse = || {
-        ApiError::invalid(
-            Some(param),
-            format!("{field} must be a data URL (data:{example};base64,...); this local server does not download media."),
-        )
-    };
-    let rest = url.strip_prefix("data:").ok_or_else(refuse)?;
-    let (header, data) = rest.split_once(',').ok_or_else(refuse)?;
-    let mime = header.strip_suffix(";base64").ok_or_else(refuse)?;
+    let (bytes, mime) = data_url::decode(url, param, field, example)?;
     let subtype = mime.split_once('/').map_or("bin", |(_, s)| s);
     let extension = if subtype == "jpeg" { "jpg".to_string() } else { clean_extension(subtype, param)? };
-    Ok((base64(data, param)?, extension))
-}
-
-fn base64(data: &str, param: &str) -> Result<Vec<u8>, ApiError> {
-    base64::engine::general_purpose::STANDARD
-        .decode(data.trim())
-        .map_err(|e| ApiError::invalid(Some(param), format!("the media data is not valid base64 ({e}).")))
+    Ok((bytes, extension))
 }
 
 /// A media type's name, safe as an extension (the decoders look at the bytes; the name is a hint).

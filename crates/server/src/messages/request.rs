@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::chat_completions::chat_messages::call_arguments;
-use crate::shared::documents;
 use crate::shared::error::ApiError;
+use crate::shared::{data_url, documents};
 use confab_turn::{reply_token_limit, sampling_params, Thinking};
 
 use crate::shared::turn::{ToolChoice, ToolDefinition, Tools};
@@ -476,7 +476,7 @@ fn user_messages(
 /// A document block as the prompt carries it.
 fn document(source: DocumentSource, title: Option<String>, param: &str) -> Result<String, ApiError> {
     let (bytes, media_type) = match source {
-        DocumentSource::Base64 { media_type, data } => (documents::base64_bytes(&data, param)?, media_type),
+        DocumentSource::Base64 { media_type, data } => (data_url::base64(&data, param)?, media_type),
         DocumentSource::Text { data } => (data.into_bytes(), "text/plain".to_string()),
         DocumentSource::Url {} | DocumentSource::File {} | DocumentSource::Content {} => {
             return Err(ApiError::invalid(

@@ -18,8 +18,8 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::chat_completions::chat_messages::call_arguments;
-use crate::shared::documents;
 use crate::shared::error::ApiError;
+use crate::shared::{data_url, documents};
 use confab_turn::{checked_switches, reply_token_limit, sampling_params, Thinking};
 
 use crate::shared::turn::{ToolChoice, ToolDefinition, Tools};
@@ -480,7 +480,7 @@ fn message_text(content: &Value, at: &str, images: &mut ImageReader) -> Result<(
                 ))
             }
             Part::InputFile { filename, file_data: Some(url) } => {
-                let (bytes, media_type) = documents::data_url_bytes(&url, &param)?;
+                let (bytes, media_type) = data_url::decode(&url, &param, "file_data", "application/pdf")?;
                 let name = filename.unwrap_or_else(|| documents::name_for(&media_type).to_string());
                 texts_of_documents.push(documents::document_text(&name, &bytes, &param)?);
             }

@@ -1,8 +1,10 @@
-//! What every API's handlers share: reading a body (`body`), documents in a message
+//! What every API's handlers share: reading a body (`body`), inline data (`data_url`),
+//! documents in a message
 //! (`documents`), the error shape (`error`), a request running on the engine (`running`),
 //! structured output (`structured`), and one assistant turn whatever the API (`turn`).
 
 pub mod body;
+pub mod data_url;
 pub mod documents;
 pub mod error;
 pub mod running;
