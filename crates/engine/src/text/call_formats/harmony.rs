@@ -173,7 +173,6 @@ impl HarmonyReader {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

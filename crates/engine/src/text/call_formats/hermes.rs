@@ -92,7 +92,10 @@ mod tests {
 
     fn cases() -> GrammarCases {
         GrammarCases::new(
-            vec![("<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}\n</tool_call>", call("get_weather", json!({"city": "Paris"})))],
+            vec![(
+                "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}\n</tool_call>",
+                call("get_weather", json!({"city": "Paris"})),
+            )],
             vec!["<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{}}\n</tool_call>"],
         )
     }

@@ -92,7 +92,11 @@ mod tests {
                 ("[TOOL_CALLS]get_weather[ARGS]{\"city\":\"Paris\"}", call("get_weather", json!({"city": "Paris"}))),
                 ("[TOOL_CALLS]search[ARGS]{\"query\":\"q\",\"exact\":false}", call("search", json!({"query": "q", "exact": false}))),
             ],
-            vec!["[TOOL_CALLS]get_weather[ARGS]{\"town\":\"Paris\"}", "[TOOL_CALLS]get_time[ARGS]{}", "[TOOL_CALLS][{\"name\":\"get_weather\"}]"],
+            vec![
+                "[TOOL_CALLS]get_weather[ARGS]{\"town\":\"Paris\"}",
+                "[TOOL_CALLS]get_time[ARGS]{}",
+                "[TOOL_CALLS][{\"name\":\"get_weather\"}]",
+            ],
         )
     }
 
