@@ -11,7 +11,7 @@
 #   6. end-to-end test tools: tauri-driver (.deps/tools), a Python venv with Selenium (.deps/e2e)
 #   7. cross-check tools: the Rust target aarch64-apple-darwin, zig, cargo-zigbuild and libclang
 #      (.deps/cross/venv), the mlx-metal and mlx-cuda-12 wheels' headers (.deps/cross/mlx)
-#   8. the local server's test client: a Python venv with the pinned openai and jsonschema packages (.deps/server)
+#   8. the local server's test clients: a Python venv with the pinned openai, anthropic, ollama and jsonschema packages (.deps/server)
 #   9. PDF producers and readers for tests/documents: a Python venv with them pinned (.deps/docs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -106,6 +106,8 @@ npm_ci_locked ui "UI dependencies"
 npm_ci_locked tests/mcp "the MCP test servers"
 # Claude Code and Codex (native binaries in the packages), which tests/agents points at confab serve.
 npm_ci_locked tests/agents "the coding agents tests/agents runs"
+# ollama-js, Ollama's official JavaScript client, which tests/server/test_ollama.py points at confab serve.
+npm_ci_locked tests/server/ollama_js "the ollama-js client tests/server runs"
 
 # --- 5. default model -----------------------------------------------------------------------
 # The app's models folder; keep in step with crates/paths/src/lib.rs.
@@ -151,9 +153,9 @@ if [[ "$(uname -s)" == Linux && "${CONFAB_SETUP_CROSS:-1}" != 0 ]]; then
 fi
 
 # --- 8. the local server's test client --------------------------------------------------------
-# tests/server drives `confab serve` with the real openai and anthropic clients, pinned; jsonschema
-# validates structured output (tests/server, bench/structured.py).
-pinned_venv "$deps/server/venv" python3 "" openai==3.57.0 anthropic==2.16.0 jsonschema==4.26.0
+# tests/server drives `confab serve` with the real openai, anthropic and ollama clients, pinned;
+# jsonschema validates structured output (tests/server, bench/structured.py).
+pinned_venv "$deps/server/venv" python3 "" openai==3.57.0 anthropic==2.16.0 ollama==0.6.3 jsonschema==4.26.0
 
 # --- 9. PDF reading beside other readers ------------------------------------------------------
 # tests/documents/make_corpus.py makes PDFs from known text with these producers (reportlab, fpdf2

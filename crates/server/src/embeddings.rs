@@ -101,7 +101,7 @@ impl EmbeddingsRequest {
 }
 
 /// The first `dimensions` of the vector, normalized again when the model's vectors are.
-fn shortened(mut vector: Vec<f32>, dimensions: usize, normalize: bool) -> Vec<f32> {
+pub(crate) fn shortened(mut vector: Vec<f32>, dimensions: usize, normalize: bool) -> Vec<f32> {
     vector.truncate(dimensions);
     if normalize {
         let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);

@@ -8,10 +8,15 @@
 //! /v1/responses/{id}/input_items`; kept responses live in the history database's own table),
 //! Anthropic's `POST /v1/messages` and `POST /v1/messages/count_tokens`, `POST /v1/embeddings`
 //! (from an embedding model loaded beside the chat model, or served as the model), `GET /v1/models`,
-//! `GET /health`. Every error is in the shape of its endpoint's API.
+//! `GET /health`; and Ollama's API on the same engine and turn: `POST /api/chat` and `POST
+//! /api/generate` (NDJSON streams by default, or one object), `POST /api/embed` and the legacy
+//! `POST /api/embeddings`, `GET /api/tags`, `GET /api/ps`, `POST /api/show`, `GET /api/version`,
+//! and `POST /api/pull` (from the Hugging Face hub, as `confab pull`). Every error is in the
+//! shape of its endpoint's API.
 //!
 //! Layout: `access` (who may call) and `routes` (every endpoint) stand in front; each API has its
-//! folder (`chat_completions/`, with the legacy Completions; `messages/`; `responses/`), each
+//! folder (`chat_completions/`, with the legacy Completions; `messages/`; `responses/`;
+//! `ollama/`), each
 //! folder a `request` (the wire request into the engine's), a `render` (the answer in that API's
 //! shape, whole and streamed) and its `routes`; `embeddings` is one file; `shared/` is what the
 //! APIs all stand on (the turn, the error shape, bodies, media files, a running request).
@@ -20,6 +25,7 @@ mod access;
 mod chat_completions;
 mod embeddings;
 mod messages;
+mod ollama;
 mod responses;
 mod routes;
 mod shared;

@@ -1,6 +1,6 @@
 //! The router: every endpoint and the API it belongs to, the access checks around them, and the
-//! routing errors in OpenAI's shape (in Anthropic's on the Messages API's paths, see
-//! `messages::routes`). `GET /health` and `GET /v1/models` are answered here.
+//! routing errors in OpenAI's shape (in Anthropic's on the Messages API's paths and Ollama's on
+//! `/api/*`, see `messages::routes::error_for`). `GET /health` and `GET /v1/models` are answered here.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use crate::access;
 use crate::messages::routes::error_for;
 use crate::shared::error::{ApiError, Refusal};
 use crate::ServerState;
-use crate::{chat_completions, embeddings, messages, responses};
+use crate::{chat_completions, embeddings, messages, ollama, responses};
 
 pub fn router(state: Arc<ServerState>) -> Router {
     let api = Router::new()
@@ -31,6 +31,15 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .route("/v1/messages", post(messages::routes::messages))
         .route("/v1/messages/count_tokens", post(messages::routes::count_tokens))
         .route("/v1/models", get(models))
+        .route("/api/chat", post(ollama::routes::chat))
+        .route("/api/generate", post(ollama::routes::generate))
+        .route("/api/embed", post(ollama::routes::embed))
+        .route("/api/embeddings", post(ollama::routes::embeddings))
+        .route("/api/tags", get(ollama::routes::tags))
+        .route("/api/ps", get(ollama::routes::ps))
+        .route("/api/show", post(ollama::routes::show))
+        .route("/api/version", get(ollama::routes::version))
+        .route("/api/pull", post(ollama::routes::pull))
         .route_layer(middleware::from_fn_with_state(state.clone(), access::admit));
     Router::new()
         .route("/health", get(health))

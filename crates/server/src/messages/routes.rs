@@ -35,6 +35,8 @@ pub fn is_messages_path(path: &str) -> bool {
 pub fn error_for(path: &str, error: ApiError) -> Response {
     if is_messages_path(path) {
         AnthropicError(error).into_response()
+    } else if crate::ollama::routes::is_ollama_path(path) {
+        crate::ollama::render::OllamaError(error).into_response()
     } else {
         error.into_response()
     }

@@ -145,13 +145,13 @@ impl ApiError {
     }
 
     pub fn not_found(path: &str) -> Self {
-        Self::invalid(None, format!("There is no endpoint {path}. This server offers POST /v1/chat/completions, POST /v1/completions, POST /v1/embeddings, POST /v1/responses, GET and DELETE /v1/responses/{{id}}, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models and GET /health."))
+        Self::invalid(None, format!("There is no endpoint {path}. This server offers POST /v1/chat/completions, POST /v1/completions, POST /v1/embeddings, POST /v1/responses, GET and DELETE /v1/responses/{{id}}, POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models and GET /health; and Ollama's API: POST /api/chat, /api/generate, /api/embed, /api/embeddings, /api/show and /api/pull, GET /api/tags, /api/ps and /api/version."))
             .with_status(StatusCode::NOT_FOUND)
             .with_code("unknown_url")
     }
 
     pub fn method_not_allowed() -> Self {
-        Self::invalid(None, "This endpoint does not take that method; chat, completions, embeddings, responses and messages are POST, models and health are GET, a kept response is GET or DELETE.")
+        Self::invalid(None, "This endpoint does not take that method; chat, completions, embeddings, responses and messages are POST, models and health are GET, a kept response is GET or DELETE; Ollama's /api/tags, /api/ps and /api/version are GET, its others POST.")
             .with_status(StatusCode::METHOD_NOT_ALLOWED)
             .with_code("method_not_allowed")
     }

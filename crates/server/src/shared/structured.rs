@@ -1,5 +1,5 @@
-//! Structured output: Chat Completions' `response_format` and Responses' `text.format` as the
-//! engine's [`Constraint`].
+//! Structured output: Chat Completions' `response_format`, Responses' `text.format` and Ollama's
+//! `format` as the engine's [`Constraint`].
 //!
 //! - `{"type": "text"}` (or no field): free text.
 //! - `{"type": "json_object"}`: any JSON object.
@@ -7,6 +7,9 @@
 //!   or `{"type": "json_schema", "name", "schema", "strict"}` (Responses): JSON matching the
 //!   schema. Decoding is constrained whether `strict` is true or not (it costs little and never
 //!   gives a reply that fails to parse); with no `schema`, any JSON value.
+//!
+//! - Ollama's `format`: `"json"` (any JSON object) or the JSON Schema itself; `""` or none:
+//!   free text.
 //!
 //! A shape this file does not know is a 400 naming the field; a schema the engine's grammar
 //! compiler cannot express is refused by the engine's check, also as a 400 naming the field
@@ -78,11 +81,34 @@ pub fn constraint(format: Option<&Value>, field: FormatField) -> Result<Option<C
     }
 }
 
+/// Ollama's `format`: `"json"` or a JSON Schema object; `""` (or none) for free text.
+pub fn ollama_format(format: Option<&Value>) -> Result<Option<Constraint>, ApiError> {
+    match format {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(kind)) if kind.is_empty() => Ok(None),
+        Some(Value::String(kind)) if kind == "json" => Ok(Some(Constraint::JsonObject)),
+        Some(schema @ Value::Object(_)) => Ok(Some(Constraint::JsonSchema(schema.clone()))),
+        Some(other) => Err(ApiError::invalid(Some("format"), format!("format must be \"json\" or a JSON Schema object; got {other}."))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::{constraint, Constraint, FormatField};
+    use super::{constraint, ollama_format, Constraint, FormatField};
+
+    #[test]
+    fn ollamas_format_is_json_or_a_schema() {
+        assert_eq!(ollama_format(None).unwrap(), None);
+        assert_eq!(ollama_format(Some(&json!(""))).unwrap(), None);
+        assert_eq!(ollama_format(Some(&json!("json"))).unwrap(), Some(Constraint::JsonObject));
+        let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]});
+        assert_eq!(ollama_format(Some(&schema)).unwrap(), Some(Constraint::JsonSchema(schema.clone())));
+        for bad in [json!("xml"), json!(3), json!(["json"])] {
+            assert_eq!(ollama_format(Some(&bad)).unwrap_err().param.as_deref(), Some("format"), "{bad}");
+        }
+    }
 
     #[test]
     fn formats_map_to_constraints() {
