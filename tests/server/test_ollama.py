@@ -16,6 +16,7 @@ Environment: CARGO_TARGET_DIR (where `cargo build -p confab-cli` put `confab`).
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import pathlib
@@ -323,6 +324,11 @@ class TinyQwen3(OllamaTest):
         self.assertEqual([m.model for m in running], names)
         self.assertGreater(running[0].context_length, 0)
 
+        with urllib.request.urlopen(self.host + "/", timeout=10) as response:
+            self.assertIn("Confab is running", response.read().decode())
+        with self.assertRaises(ollama.ResponseError) as caught:
+            self.client.chat(EMBEDDER, messages=[{"role": "user", "content": "Hi"}])
+        self.assert_ollama_error(caught.exception, 400, "/api/embed")
         status, version = get(self.host, "/api/version")
         self.assertEqual(status, 200)
         self.assertRegex(version["version"], r"^\d+\.\d+\.\d+$")
@@ -391,6 +397,40 @@ class TinyQwen3(OllamaTest):
         self.assertEqual(result["embeddings"], 2)
         self.assertIn("tools", result["capabilities"])
         self.assertEqual(result["unknown_model"], 404)
+
+
+class OllamaStoreModel(OllamaTest):
+    """A model from Ollama's own store (a GGUF blob and its manifest) is named as Ollama names it,
+    with or without its `:latest` tag."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = pathlib.Path(tempfile.mkdtemp(prefix="confab-ollama-store-"))
+        store = cls.folder / ".ollama" / "models"
+        gguf = (TINY / "lfm2_gguf" / "lfm2.gguf").read_bytes()
+        digest = hashlib.sha256(gguf).hexdigest()
+        (store / "blobs").mkdir(parents=True)
+        blob = store / "blobs" / f"sha256-{digest}"
+        blob.write_bytes(gguf)
+        manifest = store / "manifests" / "registry.ollama.ai" / "library" / "tiny-lfm2" / "latest"
+        manifest.parent.mkdir(parents=True)
+        layer = {"mediaType": "application/vnd.ollama.image.model", "digest": f"sha256:{digest}", "size": len(gguf)}
+        manifest.write_text(json.dumps({"schemaVersion": 2, "layers": [layer]}))
+        cls.start("--model", str(blob))
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def test_named_as_ollama_names_it(self):
+        self.assertEqual(self.server.model, "tiny-lfm2:latest")
+        tag = self.client.list().models[0]
+        self.assertEqual((tag.model, tag.details.format), ("tiny-lfm2:latest", "gguf"))
+        for name in ["tiny-lfm2:latest", "tiny-lfm2"]:
+            with self.subTest(name=name):
+                reply = self.client.generate(name, "Hi", options={"num_predict": 2})
+                self.assertEqual((reply.model, reply.eval_count), ("tiny-lfm2:latest", 2))
 
 
 class TinyGemma4Images(OllamaTest):

@@ -43,6 +43,7 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .route_layer(middleware::from_fn_with_state(state.clone(), access::admit));
     Router::new()
         .route("/health", get(health))
+        .route("/", get(root))
         .merge(api)
         .fallback(|uri: Uri| async move { error_for(uri.path(), ApiError::not_found(uri.path())) })
         .method_not_allowed_fallback(|uri: Uri| async move { error_for(uri.path(), ApiError::method_not_allowed()) })
@@ -65,6 +66,11 @@ async fn log_request(request: HttpRequest, next: Next) -> Response {
         _ => tracing::info!(%method, path, status, ms, "http"),
     }
     response
+}
+
+/// What answers at the root: clients of Ollama's API probe it to see that a server is up.
+async fn root() -> &'static str {
+    "Confab is running: OpenAI's and Anthropic's APIs at /v1, Ollama's at /api."
 }
 
 async fn health(State(state): State<Arc<ServerState>>) -> Json<Value> {

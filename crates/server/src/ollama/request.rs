@@ -74,7 +74,8 @@ fn streams() -> bool {
 #[derive(Debug, Deserialize)]
 pub struct Message {
     pub role: String,
-    #[serde(default)]
+    /// Some clients send `null` on an assistant message that only calls tools.
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub content: String,
     /// Base64 images (a data URL is taken too).
     #[serde(default)]
@@ -87,6 +88,10 @@ pub struct Message {
     pub tool_name: Option<String>,
     /// A tool message: the call it answers, where the client kept the call's id.
     pub tool_call_id: Option<String>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// `{"function": {"name", "arguments": {...}}}`, with an `id` where the reply gave one.
@@ -381,7 +386,7 @@ pub struct Options {
 
 /// Ollama's runner settings, which Confab's engine decides itself: accepted, logged, ignored.
 const RUNNER_SETTINGS: [(&str, &str); 13] = [
-    ("num_ctx", "the engine uses the model's whole context and reserves memory as a reply grows"),
+    ("num_ctx", "the engine uses the model's own context length (num_predict bounds a reply)"),
     ("num_batch", "the engine sizes its prefill chunks itself"),
     ("num_gpu", "MLX places the whole model on the device"),
     ("main_gpu", "MLX places the whole model on the device"),
@@ -620,6 +625,19 @@ mod tests {
     fn streaming_is_the_default() {
         assert!(chat(json!({"model": "m", "messages": []})).common.stream);
         assert!(!chat(json!({"model": "m", "messages": [], "stream": false})).common.stream);
+    }
+
+    #[test]
+    fn messages_parse_as_clients_send_them() {
+        let request = chat(json!({"messages": [
+            {"role": "user", "content": "Weather?", "images": ["AA=="]},
+            {"role": "assistant", "content": null, "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+            {"role": "tool", "content": "Sunny", "tool_name": "get_weather"}
+        ]}));
+        let [user, assistant, tool] = &request.messages[..] else { panic!("three messages") };
+        assert_eq!((user.images.len(), assistant.content.as_str()), (1, ""));
+        assert_eq!(assistant.tool_calls[0].function.arguments, json!({"city": "Paris"}));
+        assert_eq!(tool.tool_name.as_deref(), Some("get_weather"));
     }
 
     #[test]

@@ -85,8 +85,14 @@ fn alternate_names(asked: &str) -> impl Iterator<Item = String> {
     alternate.into_iter()
 }
 
-/// An unknown model, in the words of this API (its list is `/api/tags`; more come from the hub).
+/// An unknown model, or an embedding model asked to chat, in the words of this API (its list is
+/// `/api/tags`, its vectors come from `/api/embed`; more models come from the hub).
 fn unknown_model_words(error: ApiError, asked: &str) -> ApiError {
+    if error.code == Some("model_not_supported") {
+        return error.with_message(format!(
+            "\"{asked}\" is an embedding model: it answers POST /api/embed, not chat or generate. Ask a chat model for those (GET /api/tags lists what this server runs)."
+        ));
+    }
     if error.code != Some("model_not_found") {
         return error;
     }
