@@ -105,6 +105,7 @@ class OllamaTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        cls.client.close()
         code = cls.server.stop()
         assert code == 0, f"confab serve exited with {code} on Ctrl-C"
 
@@ -319,6 +320,18 @@ class TinyQwen3(OllamaTest):
         with self.assertRaises(ollama.ResponseError) as caught:
             self.client.show("llama3.2")
         self.assert_ollama_error(caught.exception, 404, "/api/tags")
+
+        # As docs/server.md says to point a client at it: OLLAMA_HOST, which the client reads.
+        saved = os.environ.get("OLLAMA_HOST")
+        os.environ["OLLAMA_HOST"] = self.host
+        try:
+            with ollama.Client() as client:
+                self.assertEqual([m.model for m in client.list().models], names)
+        finally:
+            if saved is None:
+                del os.environ["OLLAMA_HOST"]
+            else:
+                os.environ["OLLAMA_HOST"] = saved
 
         running = self.client.ps().models
         self.assertEqual([m.model for m in running], names)

@@ -248,10 +248,8 @@ pub async fn embed(State(state): State<Arc<ServerState>>, body: Result<Bytes, By
             &model,
             request.keep_alive.as_ref().filter(|v| !v.is_null()).map(super::request::parse_keep_alive).transpose()?,
         );
-        if request.truncate == Some(false) {
-            tracing::info!(
-                "Ollama embed: truncate false is the engine's rule anyway (an input longer than the model's context is refused)"
-            );
+        if request.truncate == Some(true) {
+            tracing::info!("Ollama embed: truncate not done: an input longer than the model's limit is refused, not cut");
         }
         if request.options.is_some() {
             tracing::info!("Ollama embed: options ignored (an embedding has no sampling)");
