@@ -412,6 +412,31 @@ class TinyQwen3(OllamaTest):
         self.assertEqual(result["unknown_model"], 404)
 
 
+class WithKey(OllamaTest):
+    """With a key set, /api/* needs it as /v1/* does: the Python client sends OLLAMA_API_KEY as a
+    bearer token; without it the answer is a 401 in Ollama's shape."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.start("--model", str(TINY / "qwen3"), "--api-key", "ollama-key")
+
+    def test_the_key_is_required(self):
+        with self.assertRaises(ollama.ResponseError) as caught:
+            self.client.list()
+        self.assert_ollama_error(caught.exception, 401, "API key")
+        saved = os.environ.get("OLLAMA_API_KEY")
+        os.environ["OLLAMA_API_KEY"] = "ollama-key"
+        try:
+            with ollama.Client(host=self.host) as client:
+                self.assertEqual([m.model for m in client.list().models], ["qwen3"])
+                self.assertEqual(client.generate("qwen3", "Hi", options={"num_predict": 1}).eval_count, 1)
+        finally:
+            if saved is None:
+                del os.environ["OLLAMA_API_KEY"]
+            else:
+                os.environ["OLLAMA_API_KEY"] = saved
+
+
 class OllamaStoreModel(OllamaTest):
     """A model from Ollama's own store (a GGUF blob and its manifest) is named as Ollama names it,
     with or without its `:latest` tag."""

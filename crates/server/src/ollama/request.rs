@@ -90,6 +90,14 @@ pub struct Message {
     pub tool_call_id: Option<String>,
 }
 
+/// Which of the calls not yet answered, as (id, name), a tool result answers: the one with its
+/// id, else the oldest of its tool's, else the oldest (Ollama's results come in call order).
+fn answered_call(open: &[(String, String)], id: Option<&str>, tool_name: Option<&str>) -> Option<usize> {
+    let by_id = id.and_then(|id| open.iter().position(|(open_id, _)| open_id == id));
+    let by_name = || tool_name.and_then(|name| open.iter().position(|(_, open_name)| open_name == name));
+    by_id.or_else(by_name).or_else(|| (!open.is_empty() && tool_name.is_none()).then_some(0))
+}
+
 fn null_as_empty<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
     Ok(Option::<String>::deserialize(deserializer)?.unwrap_or_default())
 }
@@ -203,11 +211,7 @@ impl ChatRequest {
                 chat.reasoning_content = message.thinking.clone().filter(|t| !t.is_empty());
             }
             if role == "tool" {
-                let answered = match (&message.tool_call_id, &message.tool_name) {
-                    (Some(id), _) if open.iter().any(|(open_id, _)| open_id == id) => open.iter().position(|(open_id, _)| open_id == id),
-                    (_, Some(name)) => open.iter().position(|(_, open_name)| open_name == name),
-                    _ => (!open.is_empty()).then_some(0),
-                };
+                let answered = answered_call(&open, message.tool_call_id.as_deref(), message.tool_name.as_deref());
                 // A result with no call before it (a client replaying only results) still goes
                 // to the template, under its tool's name.
                 match answered.map(|at| open.remove(at)) {
@@ -638,6 +642,18 @@ mod tests {
         assert_eq!((user.images.len(), assistant.content.as_str()), (1, ""));
         assert_eq!(assistant.tool_calls[0].function.arguments, json!({"city": "Paris"}));
         assert_eq!(tool.tool_name.as_deref(), Some("get_weather"));
+    }
+
+    #[test]
+    fn tool_results_answer_calls_by_id_then_name_then_order() {
+        let open = [("call_0_0".to_string(), "get_weather".to_string()), ("call_0_1".to_string(), "get_time".to_string())];
+        assert_eq!(answered_call(&open, Some("call_0_1"), None), Some(1));
+        assert_eq!(answered_call(&open, None, Some("get_time")), Some(1));
+        assert_eq!(answered_call(&open, Some("call_unknown"), Some("get_weather")), Some(0));
+        assert_eq!(answered_call(&open, None, None), Some(0));
+        // A result of a tool nothing called goes to the template unpaired, under its name.
+        assert_eq!(answered_call(&open, None, Some("search")), None);
+        assert_eq!(answered_call(&[], None, None), None);
     }
 
     #[test]
