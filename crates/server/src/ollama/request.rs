@@ -314,6 +314,9 @@ impl GenerateRequest {
         self.refused_fields()?;
         let sampling = self.common.sampling(&model.default_sampling)?;
         let prompt = if self.raw {
+            if self.system.as_deref().is_some_and(|s| !s.is_empty()) {
+                tracing::info!("Ollama generate: system ignored with raw (the prompt is sent as it is, as Ollama does)");
+            }
             Prompt::Text(self.prompt.clone())
         } else {
             let media = self

@@ -197,8 +197,15 @@ pub async fn generate(State(state): State<Arc<ServerState>>, body: Result<Bytes,
     answer.await.unwrap_or_else(|e| OllamaError(e).into_response())
 }
 
-/// The turn layer's and the engine's errors name OpenAI's fields; these are Ollama's.
+/// The turn layer's and the engine's errors name OpenAI's fields; these are Ollama's (a reply's
+/// length is `options.num_predict`, also in the remedy a memory error gives).
 fn in_ollamas_fields(error: ApiError) -> ApiError {
+    let error = if error.param.as_deref() == Some("max_tokens") {
+        let message = error.message.replace("max_tokens", "options.num_predict");
+        error.with_message(message)
+    } else {
+        error
+    };
     error.with_param_renamed("response_format", "format").with_param_renamed("max_tokens", "options.num_predict")
 }
 
@@ -525,6 +532,16 @@ mod tests {
         assert_eq!(alternate_names("lfm2:latest").collect::<Vec<_>>(), ["lfm2"]);
         assert_eq!(alternate_names("lfm2:tiny").count(), 0);
         assert_eq!(alternate_names("hf.co/someone/SmolLM3-GGUF").collect::<Vec<_>>(), ["hf.co/someone/SmolLM3-GGUF:latest"]);
+    }
+
+    #[test]
+    fn errors_name_ollamas_fields() {
+        let memory = in_ollamas_fields(ApiError::invalid(Some("max_tokens"), "needs 3 GiB; lower max_tokens or raise the budget"));
+        assert_eq!(
+            (memory.param.as_deref(), memory.message.as_str()),
+            (Some("options.num_predict"), "needs 3 GiB; lower options.num_predict or raise the budget")
+        );
+        assert_eq!(in_ollamas_fields(ApiError::invalid(Some("response_format"), "no")).param.as_deref(), Some("format"));
     }
 
     #[test]
