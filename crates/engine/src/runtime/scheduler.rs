@@ -4,6 +4,11 @@
 //! as rows. What a request needs is its state at its longest (prompt plus every token it may
 //! generate, in its keys/values precision, windows capped, recurrent state measured) plus
 //! one prefill chunk's activations (`model::memory`); the budget is `BatchOptions::memory_budget`.
+//! A request without a token limit may reply up to the context's end, yet most replies are
+//! short: it is reserved its prompt and one growth step of keys/values, and its reservation
+//! grows a step at a time as its reply reaches it, while the budget beside the others' allows
+//! (`Scheduler::grow`); a row that cannot grow waits, keeping its state, and when no row can
+//! step at all the newest waiting one ends, so nothing deadlocks.
 //! Only the oldest waiting request may start: a later one never overtakes it, so a large
 //! request waits for running ones to finish, never for a stream of small ones behind it. A
 //! request that could not fit even alone is refused at once with what to change. Each iteration runs one prefill chunk of the
@@ -47,6 +52,8 @@ struct Waiting {
     cancel: Arc<AtomicBool>,
     events: Sender<Event>,
     needs: Needs,
+    /// How its reservation grows, for a request without a token limit.
+    growth: Option<Growth>,
     queued_at: Instant,
     /// Whether the log has said why it waits.
     wait_logged: bool,
@@ -57,8 +64,22 @@ struct Waiting {
 struct Running {
     model: ModelId,
     row: Row,
-    /// What admission set aside for it.
+    /// What admission set aside for it, grown since for a request without a token limit.
     reserved: Needs,
+    /// How its reservation grows; `None`: a request with a token limit, reserved its worst case.
+    growth: Option<Growth>,
+    /// It skips this iteration's decode step: its reply has reached its reservation, and the
+    /// budget beside the others' reservations does not hold another step.
+    waits_for_memory: bool,
+}
+
+/// A request without a token limit: the positions its reservation holds now, and what its
+/// worst case at more positions is computed from.
+#[derive(Debug, Clone, Copy)]
+struct Growth {
+    positions: usize,
+    prompt: usize,
+    chunk: usize,
 }
 
 /// A request's worst case, in bytes: its state, held until it ends, and its prefill
@@ -147,8 +168,12 @@ impl Scheduler {
             Ok(p) => p,
             Err(e) => return drop(events.send(Event::Error(e))),
         };
-        let positions = generate::positions_needed(model, &request, prepared.ids.len());
-        let needs = worst_case(model, positions, prepared.ids.len(), request.chunk_size);
+        let prompt = prepared.ids.len();
+        // Without a token limit, the first reservation (prompt and a growth step) is what
+        // must fit; the rest is reserved as the reply grows.
+        let positions = generate::positions_reserved(model, &request, prompt);
+        let needs = worst_case(model, positions, prompt, request.chunk_size);
+        let growth = (request.sampling.max_tokens == 0).then_some(Growth { positions, prompt, chunk: request.chunk_size });
         let budget = self.budget_bytes(models);
         if needs.state + needs.activations > budget {
             let error = never_fits(model, positions, needs, budget);
@@ -163,17 +188,23 @@ impl Scheduler {
             cancel,
             events,
             needs,
+            growth,
             queued_at,
             wait_logged: false,
             told: false,
         });
     }
 
-    /// One iteration: admit what fits, one prefill chunk, one decode step for every decoding
-    /// row, then retire the rows that stopped.
+    /// One iteration: grow the reservations of replies that reached them, admit what fits
+    /// (nothing while a running row waits to grow: it came first), one prefill chunk, one
+    /// decode step for every decoding row that has the memory to, then retire the rows that
+    /// stopped.
     pub fn step(&mut self, models: &HashMap<ModelId, ReadyModel>, shared: &mut Shared) {
-        self.admit(models, shared);
-        self.bound_cache(self.budget_bytes(models));
+        let budget = self.budget_bytes(models);
+        if !self.grow(models, budget) {
+            self.admit(models, shared);
+        }
+        self.bound_cache(budget);
 
         for running in &mut self.running {
             running.row.check_cancel();
@@ -192,17 +223,12 @@ impl Scheduler {
         // Every decoding row, one batched step per model.
         let mut by_model: Vec<ModelId> = vec![];
         for r in &self.running {
-            if r.row.prefilled() && r.row.stopped.is_none() && !by_model.contains(&r.model) {
+            if r.decodes() && !by_model.contains(&r.model) {
                 by_model.push(r.model);
             }
         }
         for id in by_model {
-            let mut rows: Vec<&mut Row> = self
-                .running
-                .iter_mut()
-                .filter(|r| r.model == id && r.row.prefilled() && r.row.stopped.is_none())
-                .map(|r| &mut r.row)
-                .collect();
+            let mut rows: Vec<&mut Row> = self.running.iter_mut().filter(|r| r.model == id && r.decodes()).map(|r| &mut r.row).collect();
             // Rows may speculate with a draft model of their own.
             let draft_of = |d: ModelId| models.get(&d);
             let result = match models.get(&id) {
@@ -210,9 +236,7 @@ impl Scheduler {
                 None => Err(unloaded()),
             };
             if let Err(e) = result {
-                let (failed, kept) = std::mem::take(&mut self.running)
-                    .into_iter()
-                    .partition(|r| r.model == id && r.row.prefilled() && r.row.stopped.is_none());
+                let (failed, kept) = std::mem::take(&mut self.running).into_iter().partition(|r| r.model == id && r.decodes());
                 self.running = kept;
                 for r in failed {
                     let e = EngineError::Mlx(format!("a batched decode step failed: {e}"));
@@ -230,6 +254,70 @@ impl Scheduler {
         for r in stopped {
             r.row.finish(shared.prefix);
         }
+    }
+
+    /// Before a decode step: each row without a token limit whose next step would write past
+    /// its reservation grows it by growth steps of keys/values (`KeysValues::GROWTH_STEP`, never
+    /// past the context), oldest first, while the budget beside the others' reservations holds
+    /// it; one that cannot grow waits this iteration, keeping its state, while the others go
+    /// on. When no row can step at all (every live row waits), the newest waiting one ends
+    /// (`StopReason::Context`: the context the budget holds is full) so that the others can
+    /// grow into what it held. Returns whether a row waits.
+    fn grow(&mut self, models: &HashMap<ModelId, ReadyModel>, budget: usize) -> bool {
+        for i in 0..self.running.len() {
+            self.running[i].waits_for_memory = false;
+            let running = &self.running[i];
+            let (Some(growth), Some(model)) = (running.growth, models.get(&running.model)) else { continue };
+            if !running.row.prefilled() || running.row.stopped.is_some() {
+                continue;
+            }
+            let context = model.config().max_position;
+            let wanted = running.row.positions_after_next_step();
+            if wanted <= growth.positions || growth.positions >= context {
+                continue;
+            }
+            let steps = (wanted - growth.positions).div_ceil(KeysValues::GROWTH_STEP);
+            let positions = (growth.positions + steps * KeysValues::GROWTH_STEP).min(context);
+            let needs = worst_case(model, positions, growth.prompt, growth.chunk);
+            // A decoding row holds no activations: only its state changes.
+            let in_use = self.in_use_with(None) - running.reserved.state + needs.state;
+            if in_use > budget {
+                self.running[i].waits_for_memory = true;
+                continue;
+            }
+            tracing::debug!(
+                parent: running.row.span(),
+                positions,
+                state_bytes = needs.state,
+                grown_bytes = needs.state - running.reserved.state,
+                in_use_bytes = in_use,
+                budget_bytes = budget,
+                "memory reservation grew"
+            );
+            let running = &mut self.running[i];
+            running.reserved = needs;
+            running.growth = Some(Growth { positions, ..growth });
+        }
+        let waiting = self.running.iter().filter(|r| r.waits_for_memory).count();
+        let stepping = self.running.iter().any(|r| r.row.stopped.is_none() && !r.waits_for_memory);
+        if waiting > 0 && !stepping {
+            let in_use = self.in_use_with(None);
+            let newest = self.running.iter_mut().rev().find(|r| r.waits_for_memory).expect("a waiting row");
+            let positions = newest.growth.map_or(0, |g| g.positions);
+            tracing::warn!(
+                parent: newest.row.span(),
+                positions,
+                reserved = %megabytes(newest.reserved.state),
+                in_use = %megabytes(in_use),
+                budget = %megabytes(budget),
+                "a reply without a token limit ended at {positions} positions: the memory budget holds no more of it beside the \
+                 running requests; give the request a token limit or raise the memory budget"
+            );
+            newest.row.stopped = Some(StopReason::Context);
+            newest.waits_for_memory = false;
+            return waiting > 1;
+        }
+        waiting > 0
     }
 
     /// Starts waiting requests in order while they fit; a request cancelled while it waited
@@ -266,7 +354,7 @@ impl Scheduler {
                 }
                 break;
             }
-            let Waiting { model, request, prepared, cancel, events, needs, queued_at, wait_logged, .. } =
+            let Waiting { model, request, prepared, cancel, events, needs, growth, queued_at, wait_logged, .. } =
                 self.waiting.pop_front().expect("a waiting request");
             // In bytes, for bench/memory.py to set beside what it measures.
             tracing::info!(
@@ -274,6 +362,7 @@ impl Scheduler {
                 activation_bytes = needs.activations,
                 budget_bytes = budget,
                 waited_ms = if wait_logged { queued_at.elapsed().as_millis() as u64 } else { 0 },
+                grows = growth.is_some(),
                 "memory reserved"
             );
             let Some(ready) = models.get(&model) else {
@@ -285,10 +374,17 @@ impl Scheduler {
             }
             let draft = request.speculative.and_then(|s| s.draft_model()).and_then(|d| models.get(&d));
             match generate::admit(ready, draft, shared, prepared, request, cancel, events.clone()) {
-                Ok(row) => self.running.push(Running { model, row, reserved: needs }),
+                Ok(row) => self.running.push(Running { model, row, reserved: needs, growth, waits_for_memory: false }),
                 Err(e) => drop(events.send(Event::Error(e))),
             }
         }
+    }
+}
+
+impl Running {
+    /// Whether it takes this iteration's decode step.
+    fn decodes(&self) -> bool {
+        self.row.prefilled() && self.row.stopped.is_none() && !self.waits_for_memory
     }
 }
 
@@ -326,4 +422,251 @@ fn megabytes(bytes: usize) -> String {
 
 fn unloaded() -> EngineError {
     EngineError::invalid("model", "that model was unloaded; load it again")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::{channel, Receiver};
+
+    use super::*;
+    use crate::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
+    use crate::media::MediaLimits;
+    use crate::model::LoadOptions;
+    use crate::runtime::request::Prompt;
+    use crate::sample::SamplingParams;
+
+    /// The tiny llama's keys/values per position: 2 layers × (keys + values) × 2 KV heads × 16
+    /// × 4 bytes.
+    const BYTES_PER_POSITION: usize = 2 * 2 * 2 * 16 * 4;
+    const CONTEXT: usize = 65_536;
+    const CHUNK: usize = 16;
+
+    /// The tiny llama with a 65,536-position context (its RoPE needs no table), as a
+    /// long-context model whose whole context is 256 times a short reply's reservation.
+    fn long_context_llama() -> (tempfile::TempDir, ReadyModel) {
+        let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny/llama");
+        let dir = tempfile::tempdir().unwrap();
+        for file in std::fs::read_dir(&from).unwrap().flatten() {
+            std::fs::copy(file.path(), dir.path().join(file.file_name())).unwrap();
+        }
+        let path = dir.path().join("config.json");
+        let mut config: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        config["max_position_embeddings"] = CONTEXT.into();
+        std::fs::write(&path, config.to_string()).unwrap();
+        let model = ReadyModel::load(dir.path(), &LoadOptions::default(), &mut |_| {}).unwrap();
+        assert_eq!(model.config().max_position, CONTEXT);
+        (dir, model)
+    }
+
+    /// A scheduler over one model, its caches off (every request computes its whole prompt).
+    struct Bench {
+        scheduler: Scheduler,
+        models: HashMap<ModelId, ReadyModel>,
+        prefix: PrefixCache,
+        encoders: EncoderCache,
+        limits: MediaLimits,
+    }
+
+    const MODEL: ModelId = ModelId(1);
+
+    impl Bench {
+        fn new(model: ReadyModel, budget: usize) -> Self {
+            let options = BatchOptions { memory_budget: Some(MemoryBudget::Bytes(budget as u64)), ..Default::default() };
+            Self {
+                scheduler: Scheduler::new(&options, 1 << 30),
+                models: HashMap::from([(MODEL, model)]),
+                prefix: PrefixCache::new(PrefixOptions { enabled: false, ..Default::default() }),
+                encoders: EncoderCache::new(EncoderOptions { enabled: false, ..Default::default() }),
+                limits: MediaLimits::default(),
+            }
+        }
+
+        fn model(&self) -> &ReadyModel {
+            &self.models[&MODEL]
+        }
+
+        /// A greedy request for `prompt`, through EOS; `max_tokens` 0: no token limit.
+        /// `penalized` moves it off the device-side pipeline onto host sampling.
+        fn submit(&mut self, prompt: Vec<u32>, max_tokens: u32, penalized: bool) -> Receiver<Event> {
+            let mut sampling = SamplingParams::greedy();
+            sampling.max_tokens = max_tokens;
+            if penalized {
+                sampling.repetition_penalty = 1.3;
+            }
+            let mut request = Request::new(MODEL, Prompt::Tokens(prompt), sampling);
+            request.ignore_eos = true;
+            request.chunk_size = CHUNK;
+            let (events, received) = channel();
+            let shared = Shared { prefix: &mut self.prefix, encoders: &mut self.encoders, limits: &self.limits };
+            self.scheduler.submit(&self.models[&MODEL], &self.models, &shared, request, Arc::new(AtomicBool::new(false)), events);
+            received
+        }
+
+        fn step(&mut self) {
+            let mut shared = Shared { prefix: &mut self.prefix, encoders: &mut self.encoders, limits: &self.limits };
+            self.scheduler.step(&self.models, &mut shared);
+        }
+
+        /// Steps until nothing runs or waits (at most `steps` iterations: a hang fails).
+        fn run(&mut self, steps: usize) {
+            for _ in 0..steps {
+                if self.scheduler.is_idle() {
+                    return;
+                }
+                self.step();
+            }
+            panic!("still running after {steps} iterations");
+        }
+
+        /// What a request of `prompt` tokens reserves at `positions`.
+        fn needs_at(&self, positions: usize, prompt: usize) -> Needs {
+            worst_case(self.model(), positions, prompt, CHUNK)
+        }
+    }
+
+    fn prompt(k: u32, n: u32) -> Vec<u32> {
+        (0..n).map(|i| 3 + (i * 7 + k * 13) % 380).collect()
+    }
+
+    /// A request's events: its tokens, why it stopped, and whether it was told it waits.
+    fn outcome(events: &Receiver<Event>) -> (Vec<u32>, Option<StopReason>, bool) {
+        let (mut tokens, mut reason, mut queued) = (vec![], None, false);
+        for event in events.try_iter() {
+            match event {
+                Event::Token { id, .. } => tokens.push(id),
+                Event::Done { reason: r, .. } => reason = Some(r),
+                Event::Queued { .. } => queued = true,
+                Event::Error(e) => panic!("{e}"),
+                _ => {}
+            }
+        }
+        (tokens, reason, queued)
+    }
+
+    /// A limitless request reserves its prompt and a growth step, not the context: two run at
+    /// once under a budget that holds one whole-context reservation (before, the second
+    /// waited), and each grows its reservation as its reply reaches it.
+    #[test]
+    fn two_limitless_requests_run_at_once_where_one_whole_context_fits() {
+        let (_dir, model) = long_context_llama();
+        let whole = worst_case(&model, CONTEXT, 20, CHUNK);
+        assert_eq!(whole.state, CONTEXT * BYTES_PER_POSITION);
+        let budget = whole.state + whole.activations + 2 * KeysValues::GROWTH_STEP * BYTES_PER_POSITION;
+        assert!(budget < 2 * whole.state, "the budget holds one whole-context reservation, not two");
+        let mut bench = Bench::new(model, budget);
+        let (a, b) = (bench.submit(prompt(0, 20), 0, false), bench.submit(prompt(1, 20), 0, true));
+        bench.step();
+        // Both admitted in the first iteration, on their prompt and a growth step.
+        assert_eq!(bench.scheduler.running.len(), 2);
+        let first = bench.needs_at(20 + KeysValues::GROWTH_STEP, 20);
+        assert_eq!(first.state, 512 * BYTES_PER_POSITION, "276 positions, in the buffers' 256-position steps");
+        for running in &bench.scheduler.running {
+            assert_eq!(running.reserved.state, first.state);
+            assert_eq!(running.growth.map(|g| g.positions), Some(20 + KeysValues::GROWTH_STEP));
+        }
+        // Before, each reserved the whole context: the second waited, and would wait now
+        // beside the two short reservations.
+        assert!(bench.scheduler.in_use_with(Some(whole)) > budget);
+        // Past the first reservation, both have grown by a step, and still run together.
+        for _ in 0..300 {
+            bench.step();
+        }
+        assert_eq!(bench.scheduler.running.len(), 2);
+        for running in &bench.scheduler.running {
+            let growth = running.growth.expect("limitless");
+            assert_eq!(growth.positions, 20 + 2 * KeysValues::GROWTH_STEP);
+            assert_eq!(running.reserved.state, bench.needs_at(growth.positions, 20).state);
+            assert!(!running.waits_for_memory);
+        }
+        let (a_tokens, a_reason, a_queued) = outcome(&a);
+        let (b_tokens, b_reason, b_queued) = outcome(&b);
+        assert!(!a_queued && !b_queued, "neither waited");
+        assert_eq!((a_reason, b_reason), (None, None));
+        assert!(a_tokens.len() >= 290 && b_tokens.len() >= 290, "{} {}", a_tokens.len(), b_tokens.len());
+    }
+
+    /// A request with a token limit keeps its worst case, reserved whole at admission.
+    #[test]
+    fn a_limited_requests_reservation_is_its_worst_case_unchanged() {
+        let (_dir, model) = long_context_llama();
+        let mut bench = Bench::new(model, 1 << 30);
+        let events = bench.submit(prompt(0, 30), 600, false);
+        bench.step();
+        let whole = bench.needs_at(30 + 600, 30);
+        assert_eq!(whole.state, 768 * BYTES_PER_POSITION);
+        for _ in 0..300 {
+            let running = &bench.scheduler.running[0];
+            assert!(running.growth.is_none());
+            assert_eq!((running.reserved.state, running.reserved.activations), (whole.state, whole.activations));
+            bench.step();
+        }
+        bench.run(400);
+        assert_eq!(outcome(&events).1, Some(StopReason::MaxTokens));
+    }
+
+    /// Greedy tokens of `prompt`, `n` of them, on a scheduler with room to spare.
+    fn alone(model: ReadyModel, prompt: Vec<u32>, n: usize, penalized: bool) -> Vec<u32> {
+        let mut bench = Bench::new(model, 1 << 30);
+        let events = bench.submit(prompt, n as u32, penalized);
+        bench.run(n + 10);
+        let (tokens, reason, _) = outcome(&events);
+        assert_eq!(reason, Some(StopReason::MaxTokens));
+        tokens
+    }
+
+    /// Two limitless replies outgrow a budget of five growth steps: the older grows, the newer
+    /// waits (skipping steps, its state kept); when neither can step, the newer ends
+    /// (`Context`), the older grows into what it held, and ends the same way once it alone
+    /// outgrows the budget. Nothing hangs, no state outgrows its reservation, and each reply
+    /// is, token for token, the greedy reply a request with a token limit gives alone.
+    #[test]
+    fn limitless_replies_that_outgrow_the_budget_end_and_keep_their_greedy_tokens() {
+        let (_dir, model) = long_context_llama();
+        let step_bytes = KeysValues::GROWTH_STEP * BYTES_PER_POSITION;
+        let activations = worst_case(&model, 20, 20, CHUNK).activations;
+        let budget = 5 * step_bytes + activations;
+        let mut bench = Bench::new(model, budget);
+        let (a, b) = (bench.submit(prompt(0, 20), 0, false), bench.submit(prompt(1, 20), 0, true));
+        let mut b_waited = false;
+        let mut most_held = 0;
+        for _ in 0..3000 {
+            if bench.scheduler.is_idle() {
+                break;
+            }
+            bench.step();
+            let in_use = bench.scheduler.in_use_with(None);
+            assert!(in_use <= budget, "{in_use} reserved against {budget}");
+            b_waited |= bench.scheduler.running.iter().skip(1).any(|r| r.waits_for_memory);
+            most_held = most_held.max(bench.scheduler.running.iter().map(|r| r.reserved.state).sum::<usize>());
+        }
+        assert!(bench.scheduler.is_idle(), "still running: a deadlock");
+        assert!(b_waited, "the newer reply never waited to grow");
+        assert!(most_held <= 5 * step_bytes);
+        let (a_tokens, a_reason, _) = outcome(&a);
+        let (b_tokens, b_reason, _) = outcome(&b);
+        assert_eq!((a_reason, b_reason), (Some(StopReason::Context), Some(StopReason::Context)));
+        // The newer ended at its first reservation (276 positions: 2 steps, while the older held
+        // 3); the older at 5 steps (1,280 positions: it never asked for a sixth before 1,044).
+        assert!((240..=256).contains(&b_tokens.len()), "{}", b_tokens.len());
+        assert!((1000..=1024).contains(&a_tokens.len()), "{}", a_tokens.len());
+        let (_dir, model) = long_context_llama();
+        assert_eq!(a_tokens, alone(model, prompt(0, 20), a_tokens.len(), false));
+        let (_dir, model) = long_context_llama();
+        assert_eq!(b_tokens, alone(model, prompt(1, 20), b_tokens.len(), true));
+    }
+
+    /// A limitless request is refused at once only when its prompt and a growth step could
+    /// not fit, not for the whole context.
+    #[test]
+    fn a_limitless_request_is_refused_only_when_its_first_reservation_cannot_fit() {
+        let (_dir, model) = long_context_llama();
+        let first = worst_case(&model, 20 + KeysValues::GROWTH_STEP, 20, CHUNK);
+        let mut bench = Bench::new(model, first.state + first.activations);
+        let fits = bench.submit(prompt(0, 20), 0, false);
+        bench.step();
+        assert_eq!(bench.scheduler.running.len(), 1);
+        drop(fits);
+        let long = bench.submit(prompt(1, 600), 0, false);
+        assert!(matches!(long.try_recv(), Ok(Event::Error(EngineError::NeverFits(MemoryShortfall { positions: 856, .. })))));
+    }
 }
