@@ -201,9 +201,8 @@ impl Scheduler {
     /// stopped.
     pub fn step(&mut self, models: &HashMap<ModelId, ReadyModel>, shared: &mut Shared) {
         let budget = self.budget_bytes(models);
-        if !self.grow(models, budget) {
-            self.admit(models, shared);
-        }
+        let rows_wait = self.grow(models, budget);
+        self.admit(models, shared, rows_wait);
         self.bound_cache(budget);
 
         for running in &mut self.running {
@@ -259,11 +258,13 @@ impl Scheduler {
     /// Before a decode step: each row without a token limit whose next step would write past
     /// its reservation grows it by growth steps of keys/values (`KeysValues::GROWTH_STEP`, never
     /// past the context), oldest first, while the budget beside the others' reservations holds
-    /// it; one that cannot grow waits this iteration, keeping its state, while the others go
-    /// on. When no row can step at all (every live row waits), the newest waiting one ends
-    /// (`StopReason::Context`: the context the budget holds is full) so that the others can
-    /// grow into what it held. Returns whether a row waits.
+    /// it; one that cannot grow waits this iteration, keeping its state, while rows that need
+    /// no more go on. A younger row does not grow while an older one waits (as a later request
+    /// never overtakes an earlier one). When no row can step at all (every live row waits),
+    /// the newest waiting one ends (`StopReason::Context`: the context the budget holds is
+    /// full), so that the others grow into what it held. Returns whether a row still waits.
     fn grow(&mut self, models: &HashMap<ModelId, ReadyModel>, budget: usize) -> bool {
+        let mut older_waits = false;
         for i in 0..self.running.len() {
             self.running[i].waits_for_memory = false;
             let running = &self.running[i];
@@ -281,8 +282,9 @@ impl Scheduler {
             let needs = worst_case(model, positions, growth.prompt, growth.chunk);
             // A decoding row holds no activations: only its state changes.
             let in_use = self.in_use_with(None) - running.reserved.state + needs.state;
-            if in_use > budget {
+            if older_waits || in_use > budget {
                 self.running[i].waits_for_memory = true;
+                older_waits = true;
                 continue;
             }
             tracing::debug!(
@@ -310,8 +312,8 @@ impl Scheduler {
                 reserved = %megabytes(newest.reserved.state),
                 in_use = %megabytes(in_use),
                 budget = %megabytes(budget),
-                "a reply without a token limit ended at {positions} positions: the memory budget holds no more of it beside the \
-                 running requests; give the request a token limit or raise the memory budget"
+                "a reply without a token limit ended at {positions} positions: the memory budget for running requests holds no \
+                 more of it; give the request a token limit or raise the memory budget"
             );
             newest.row.stopped = Some(StopReason::Context);
             newest.waits_for_memory = false;
@@ -321,8 +323,9 @@ impl Scheduler {
     }
 
     /// Starts waiting requests in order while they fit; a request cancelled while it waited
-    /// ends without running.
-    fn admit(&mut self, models: &HashMap<ModelId, ReadyModel>, shared: &mut Shared) {
+    /// ends without running. `rows_wait`: a running row waits to grow its reservation, and
+    /// nothing starts before it has (what it waits for goes to it first).
+    fn admit(&mut self, models: &HashMap<ModelId, ReadyModel>, shared: &mut Shared, rows_wait: bool) {
         self.waiting.retain(|w| {
             let cancelled = w.cancel.load(Ordering::Relaxed);
             if cancelled {
@@ -333,7 +336,7 @@ impl Scheduler {
         let budget = self.budget_bytes(models);
         while let Some(next) = self.waiting.front() {
             let (full, in_use) = (self.running.len() >= self.max_rows, self.in_use_with(Some(next.needs)));
-            if full || in_use > budget {
+            if full || rows_wait || in_use > budget {
                 let queued = self.waiting.len();
                 let reason = if full { QueueReason::Row } else { QueueReason::Memory };
                 for (ahead, waiting) in self.waiting.iter_mut().enumerate().filter(|(_, w)| !w.told) {
@@ -349,7 +352,11 @@ impl Scheduler {
                         in_use = %megabytes(self.in_use_with(None)),
                         budget = %megabytes(budget),
                         "a request waits for {}",
-                        if full { "a free row" } else { "memory" }
+                        match (full, rows_wait) {
+                            (true, _) => "a free row",
+                            (false, true) => "memory, which a running reply grows into first",
+                            (false, false) => "memory",
+                        }
                     );
                 }
                 break;
@@ -432,7 +439,7 @@ mod tests {
     use crate::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
     use crate::media::MediaLimits;
     use crate::model::LoadOptions;
-    use crate::runtime::request::Prompt;
+    use crate::runtime::request::{Prompt, Speculative};
     use crate::sample::SamplingParams;
 
     /// The tiny llama's keys/values per position: 2 layers × (keys + values) × 2 KV heads × 16
@@ -441,21 +448,28 @@ mod tests {
     const CONTEXT: usize = 65_536;
     const CHUNK: usize = 16;
 
-    /// The tiny llama with a 65,536-position context (its RoPE needs no table), as a
-    /// long-context model whose whole context is 256 times a short reply's reservation.
-    fn long_context_llama() -> (tempfile::TempDir, ReadyModel) {
-        let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny/llama");
+    /// The tiny fixture `name` with a `context`-position context (RoPE needs no table), in a
+    /// temporary folder, loaded with `options`.
+    fn long_context(name: &str, context: usize, options: &LoadOptions) -> (tempfile::TempDir, ReadyModel) {
+        let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fixtures/tiny").join(name);
         let dir = tempfile::tempdir().unwrap();
-        for file in std::fs::read_dir(&from).unwrap().flatten() {
+        for file in std::fs::read_dir(&from).unwrap().flatten().filter(|f| f.path().is_file()) {
             std::fs::copy(file.path(), dir.path().join(file.file_name())).unwrap();
         }
         let path = dir.path().join("config.json");
         let mut config: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        config["max_position_embeddings"] = CONTEXT.into();
+        let text = if config.get("text_config").is_some() { &mut config["text_config"] } else { &mut config };
+        text["max_position_embeddings"] = context.into();
         std::fs::write(&path, config.to_string()).unwrap();
-        let model = ReadyModel::load(dir.path(), &LoadOptions::default(), &mut |_| {}).unwrap();
-        assert_eq!(model.config().max_position, CONTEXT);
+        let model = ReadyModel::load(dir.path(), options, &mut |_| {}).unwrap();
+        assert_eq!(model.config().max_position, context, "{name}");
         (dir, model)
+    }
+
+    /// The tiny llama with a 65,536-position context, as a long-context model whose whole
+    /// context is 256 times a short reply's reservation.
+    fn long_context_llama() -> (tempfile::TempDir, ReadyModel) {
+        long_context("llama", CONTEXT, &LoadOptions::default())
     }
 
     /// A scheduler over one model, its caches off (every request computes its whole prompt).
@@ -488,14 +502,27 @@ mod tests {
         /// A greedy request for `prompt`, through EOS; `max_tokens` 0: no token limit.
         /// `penalized` moves it off the device-side pipeline onto host sampling.
         fn submit(&mut self, prompt: Vec<u32>, max_tokens: u32, penalized: bool) -> Receiver<Event> {
+            self.submit_speculating(prompt, max_tokens, penalized, None)
+        }
+
+        fn submit_speculating(
+            &mut self,
+            prompt: Vec<u32>,
+            max_tokens: u32,
+            penalized: bool,
+            speculative: Option<Speculative>,
+        ) -> Receiver<Event> {
             let mut sampling = SamplingParams::greedy();
             sampling.max_tokens = max_tokens;
+            // A denoising model's canvases start from seeded noise.
+            sampling.seed = Some(7);
             if penalized {
                 sampling.repetition_penalty = 1.3;
             }
             let mut request = Request::new(MODEL, Prompt::Tokens(prompt), sampling);
             request.ignore_eos = true;
             request.chunk_size = CHUNK;
+            request.speculative = speculative;
             let (events, received) = channel();
             let shared = Shared { prefix: &mut self.prefix, encoders: &mut self.encoders, limits: &self.limits };
             self.scheduler.submit(&self.models[&MODEL], &self.models, &shared, request, Arc::new(AtomicBool::new(false)), events);
@@ -528,19 +555,32 @@ mod tests {
         (0..n).map(|i| 3 + (i * 7 + k * 13) % 380).collect()
     }
 
-    /// A request's events: its tokens, why it stopped, and whether it was told it waits.
-    fn outcome(events: &Receiver<Event>) -> (Vec<u32>, Option<StopReason>, bool) {
-        let (mut tokens, mut reason, mut queued) = (vec![], None, false);
+    /// What a request's events say so far.
+    #[derive(Default)]
+    struct Outcome {
+        tokens: Vec<u32>,
+        /// Why it stopped, once it has.
+        reason: Option<StopReason>,
+        /// Whether it was told it waits.
+        queued: bool,
+        /// The speculative decoding its plan runs, and the tokens it proposed.
+        speculative: Option<&'static str>,
+        proposed: usize,
+    }
+
+    fn outcome(events: &Receiver<Event>) -> Outcome {
+        let mut outcome = Outcome::default();
         for event in events.try_iter() {
             match event {
-                Event::Token { id, .. } => tokens.push(id),
-                Event::Done { reason: r, .. } => reason = Some(r),
-                Event::Queued { .. } => queued = true,
+                Event::Token { id, .. } => outcome.tokens.push(id),
+                Event::Done { reason, usage, .. } => (outcome.reason, outcome.proposed) = (Some(reason), usage.draft_proposed),
+                Event::Queued { .. } => outcome.queued = true,
+                Event::Plan(plan) => outcome.speculative = plan.speculative,
                 Event::Error(e) => panic!("{e}"),
                 _ => {}
             }
         }
-        (tokens, reason, queued)
+        outcome
     }
 
     /// A limitless request reserves its prompt and a growth step, not the context: two run at
@@ -578,8 +618,8 @@ mod tests {
             assert_eq!(running.reserved.state, bench.needs_at(growth.positions, 20).state);
             assert!(!running.waits_for_memory);
         }
-        let (a_tokens, a_reason, a_queued) = outcome(&a);
-        let (b_tokens, b_reason, b_queued) = outcome(&b);
+        let Outcome { tokens: a_tokens, reason: a_reason, queued: a_queued, .. } = outcome(&a);
+        let Outcome { tokens: b_tokens, reason: b_reason, queued: b_queued, .. } = outcome(&b);
         assert!(!a_queued && !b_queued, "neither waited");
         assert_eq!((a_reason, b_reason), (None, None));
         assert!(a_tokens.len() >= 290 && b_tokens.len() >= 290, "{} {}", a_tokens.len(), b_tokens.len());
@@ -601,7 +641,7 @@ mod tests {
             bench.step();
         }
         bench.run(400);
-        assert_eq!(outcome(&events).1, Some(StopReason::MaxTokens));
+        assert_eq!(outcome(&events).reason, Some(StopReason::MaxTokens));
     }
 
     /// Greedy tokens of `prompt`, `n` of them, on a scheduler with room to spare.
@@ -609,7 +649,7 @@ mod tests {
         let mut bench = Bench::new(model, 1 << 30);
         let events = bench.submit(prompt, n as u32, penalized);
         bench.run(n + 10);
-        let (tokens, reason, _) = outcome(&events);
+        let Outcome { tokens, reason, .. } = outcome(&events);
         assert_eq!(reason, Some(StopReason::MaxTokens));
         tokens
     }
@@ -642,8 +682,8 @@ mod tests {
         assert!(bench.scheduler.is_idle(), "still running: a deadlock");
         assert!(b_waited, "the newer reply never waited to grow");
         assert!(most_held <= 5 * step_bytes);
-        let (a_tokens, a_reason, _) = outcome(&a);
-        let (b_tokens, b_reason, _) = outcome(&b);
+        let Outcome { tokens: a_tokens, reason: a_reason, .. } = outcome(&a);
+        let Outcome { tokens: b_tokens, reason: b_reason, .. } = outcome(&b);
         assert_eq!((a_reason, b_reason), (Some(StopReason::Context), Some(StopReason::Context)));
         // The newer ended at its first reservation (276 positions: 2 steps, while the older held
         // 3); the older at 5 steps (1,280 positions: it never asked for a sixth before 1,044).
@@ -653,6 +693,62 @@ mod tests {
         assert_eq!(a_tokens, alone(model, prompt(0, 20), a_tokens.len(), false));
         let (_dir, model) = long_context_llama();
         assert_eq!(b_tokens, alone(model, prompt(1, 20), b_tokens.len(), true));
+    }
+
+    /// Every kind of state through the growth path: windows (Gemma 3), recurrent state
+    /// (Qwen 3.5, with its multi-token-prediction head proposing), convolutions (LFM2),
+    /// quantized keys/values, prompt lookup (proposals verified beyond the reply), and a
+    /// denoising model (a canvas at a time). A limitless reply under a budget of its prompt and
+    /// three growth steps grows twice, never holds more than its reservation, ends with
+    /// `Context`, and is token for token the reply a request with a token limit gives alone.
+    #[test]
+    fn every_state_kind_grows_and_ends_as_the_limited_reply() {
+        use crate::runtime::request::PromptLookup;
+        use crate::state::KvQuantization;
+        let quantized = LoadOptions { kv_quantization: Some(KvQuantization::new(8, 32).unwrap()), ..Default::default() };
+        let lookup = Speculative::PromptLookup(PromptLookup { ngram: 2, max_draft: 6 });
+        let cases: [(&str, u32, LoadOptions, Option<Speculative>); 6] = [
+            ("gemma3", 320, LoadOptions::default(), None),
+            ("qwen3_5_mtp", 448, LoadOptions::default(), Some(Speculative::Mtp { max_draft: 2 })),
+            ("lfm2", 384, LoadOptions::default(), None),
+            ("kv_quant", 384, quantized, None),
+            ("llama", 384, LoadOptions::default(), Some(lookup)),
+            ("diffusion_gemma", 400, LoadOptions::default(), None),
+        ];
+        for (name, vocab, options, speculative) in cases {
+            let prompt: Vec<u32> = (0..20).map(|i| 3 + (i * 5) % (vocab - 3)).collect();
+            let (_dir, model) = long_context(name, 4096, &options);
+            let first = worst_case(&model, 20 + KeysValues::GROWTH_STEP, 20, CHUNK);
+            let budget = worst_case(&model, 20 + 3 * KeysValues::GROWTH_STEP, 20, CHUNK);
+            let budget = budget.state + first.activations;
+            let mut bench = Bench::new(model, budget);
+            let events = bench.submit_speculating(prompt.clone(), 0, false, speculative);
+            let mut grown = 0;
+            for _ in 0..3000 {
+                if bench.scheduler.is_idle() {
+                    break;
+                }
+                let before = bench.scheduler.running.first().and_then(|r| r.growth).map(|g| g.positions);
+                bench.step();
+                let after = bench.scheduler.running.first().and_then(|r| r.growth).map(|g| g.positions);
+                grown += (before.is_some() && after > before) as usize;
+                assert!(bench.scheduler.in_use_with(None) <= budget, "{name}");
+            }
+            assert!(bench.scheduler.is_idle(), "{name}: still running");
+            assert_eq!(grown, 2, "{name}");
+            let Outcome { tokens, reason, speculative: speculated, proposed, .. } = outcome(&events);
+            assert_eq!(reason, Some(StopReason::Context), "{name}");
+            assert_eq!(speculated, speculative.map(|s| s.name()), "{name}: the plan declined speculative decoding");
+            assert_eq!(proposed > 0, speculative.is_some(), "{name}: {proposed} proposed");
+            assert!(tokens.len() > 2 * KeysValues::GROWTH_STEP, "{name}: {}", tokens.len());
+            let (_dir, model) = long_context(name, 4096, &options);
+            let mut bench = Bench::new(model, 1 << 30);
+            let limited = bench.submit_speculating(prompt, tokens.len() as u32, false, speculative);
+            bench.run(3000);
+            let Outcome { tokens: alone, reason, .. } = outcome(&limited);
+            assert_eq!(reason, Some(StopReason::MaxTokens), "{name}");
+            assert_eq!(tokens, alone, "{name}: the limitless reply differs from the limited one");
+        }
     }
 
     /// A limitless request is refused at once only when its prompt and a growth step could
