@@ -479,6 +479,10 @@ mod tests {
         prefix: PrefixCache,
         encoders: EncoderCache,
         limits: MediaLimits,
+        /// Prompt tokens per prefill chunk.
+        chunk: usize,
+        /// Every request's cancel flag.
+        cancels: Vec<Arc<AtomicBool>>,
     }
 
     const MODEL: ModelId = ModelId(1);
@@ -492,6 +496,8 @@ mod tests {
                 prefix: PrefixCache::new(PrefixOptions { enabled: false, ..Default::default() }),
                 encoders: EncoderCache::new(EncoderOptions { enabled: false, ..Default::default() }),
                 limits: MediaLimits::default(),
+                chunk: CHUNK,
+                cancels: vec![],
             }
         }
 
@@ -521,11 +527,13 @@ mod tests {
             }
             let mut request = Request::new(MODEL, Prompt::Tokens(prompt), sampling);
             request.ignore_eos = true;
-            request.chunk_size = CHUNK;
+            request.chunk_size = self.chunk;
             request.speculative = speculative;
             let (events, received) = channel();
             let shared = Shared { prefix: &mut self.prefix, encoders: &mut self.encoders, limits: &self.limits };
-            self.scheduler.submit(&self.models[&MODEL], &self.models, &shared, request, Arc::new(AtomicBool::new(false)), events);
+            let cancel = Arc::new(AtomicBool::new(false));
+            self.cancels.push(cancel.clone());
+            self.scheduler.submit(&self.models[&MODEL], &self.models, &shared, request, cancel, events);
             received
         }
 
@@ -748,6 +756,79 @@ mod tests {
             let Outcome { tokens: alone, reason, .. } = outcome(&limited);
             assert_eq!(reason, Some(StopReason::MaxTokens), "{name}");
             assert_eq!(tokens, alone, "{name}: the limitless reply differs from the limited one");
+        }
+    }
+
+    /// The figure: how many limitless requests start at once under a fixed budget, and what
+    /// they reserve, before (the whole context each: what a request limited to the rest of the
+    /// context reserves, which this checks is the old reservation) and after (prompt and a
+    /// growth step), on a long-context model: the tiny llama at 65,536 positions and the
+    /// default model (SmolLM2-135M, 8,192). Then 32 tokens each, and the memory MLX holds for
+    /// them beside what was reserved.
+    ///
+    ///   cargo test -p confab-engine --lib limitless_admission_figure -- --ignored --nocapture
+    #[test]
+    #[ignore = "a figure, not a check: prints the before and after"]
+    fn limitless_admission_figure() {
+        const REQUESTS: usize = 16;
+        const PROMPT: u32 = 512;
+        let smollm2 = confab_paths::DefaultModel::manifest().path(&confab_paths::AppPaths::from_env());
+        let (_dir, llama) = long_context_llama();
+        let models: [(&str, ReadyModel, usize); 2] = [
+            ("tiny llama, 65,536 positions", llama, 64 << 20),
+            ("SmolLM2-135M, 8,192 positions", ReadyModel::load(&smollm2, &LoadOptions::default(), &mut |_| {}).unwrap(), 1 << 30),
+        ];
+        let mb = |bytes: usize| format!("{:.1}", bytes as f64 / 1e6);
+        println!(
+            "| model | budget MB | rule | admitted at once (of {REQUESTS}; {DEFAULT_MAX_ROWS} rows at most) | the budget would hold | \
+             reserved MB each | reserved MB in all | held after 32 tokens MB |"
+        );
+        println!("|---|---:|---|---:|---:|---:|---:|---:|");
+        for (name, model, budget) in models {
+            let context = model.config().max_position;
+            let vocab = model.config().vocab_size as u32;
+            let mut bench = Bench::new(model, budget);
+            bench.chunk = PROMPT as usize;
+            let mut admitted = [0usize; 2];
+            for (k, rule) in ["before: the whole context", "after: prompt + a growth step"].into_iter().enumerate() {
+                let limit = if k == 0 { context as u32 - PROMPT } else { 0 };
+                let request = Request::new(MODEL, Prompt::Tokens(vec![]), SamplingParams { max_tokens: limit, ..SamplingParams::greedy() });
+                let expected = if k == 0 { context } else { PROMPT as usize + KeysValues::GROWTH_STEP };
+                assert_eq!(generate::positions_reserved(bench.model(), &request, PROMPT as usize), expected);
+                let _ = mlx_rs::memory::clear_cache();
+                let before = mlx_rs::memory::active_memory().unwrap_or(0);
+                let events: Vec<Receiver<Event>> = (0..REQUESTS as u32)
+                    .map(|r| bench.submit((0..PROMPT).map(|i| 3 + (i * 7 + r * 13) % (vocab - 3)).collect(), limit, false))
+                    .collect();
+                bench.step();
+                admitted[k] = bench.scheduler.running.len();
+                let each = bench.scheduler.running[0].reserved;
+                let would_hold = (budget - each.activations) / each.state;
+                let each = each.state;
+                let all: usize = bench.scheduler.running.iter().map(|r| r.reserved.state).sum();
+                // Every admitted row reads its prompt and writes 32 tokens.
+                let mut tokens = vec![0; REQUESTS];
+                while tokens[..admitted[k]].iter().any(|&n| n < 32) {
+                    bench.step();
+                    for (n, events) in tokens.iter_mut().zip(&events) {
+                        *n += events.try_iter().filter(|e| matches!(e, Event::Token { .. })).count();
+                    }
+                }
+                let held = mlx_rs::memory::active_memory().unwrap_or(0).saturating_sub(before);
+                println!(
+                    "| {name} | {} | {rule} | {} | {would_hold} | {} | {} | {} |",
+                    mb(budget),
+                    admitted[k],
+                    mb(each),
+                    mb(all),
+                    mb(held)
+                );
+                for cancel in std::mem::take(&mut bench.cancels) {
+                    cancel.store(true, Ordering::Relaxed);
+                }
+                bench.run(10);
+            }
+            println!("| {name} | | after / before | {:.1}× | | | | |", admitted[1] as f64 / admitted[0] as f64);
         }
     }
 
