@@ -807,7 +807,7 @@ mod tests {
                 let each = each.state;
                 let all: usize = bench.scheduler.running.iter().map(|r| r.reserved.state).sum();
                 // Every admitted row reads its prompt and writes 32 tokens.
-                let mut tokens = vec![0; REQUESTS];
+                let mut tokens = [0; REQUESTS];
                 while tokens[..admitted[k]].iter().any(|&n| n < 32) {
                     bench.step();
                     for (n, events) in tokens.iter_mut().zip(&events) {
