@@ -39,7 +39,8 @@ pub struct BatchOptions {
     /// Memory the running requests may come to hold together: their state at its longest and
     /// the largest prefill chunk's activations (default `MemoryBudget::default()`, a share of
     /// the memory left after the weights). A request is admitted when its worst case fits
-    /// beside the others'; one that could never fit is refused.
+    /// beside the others'; one that could never fit is refused. A request without a token
+    /// limit counts its prompt and a growth step at first, and grows as its reply does.
     pub memory_budget: Option<MemoryBudget>,
 }
 
