@@ -487,6 +487,7 @@ mod tests {
     }
 
     const MODEL: ModelId = ModelId(1);
+    const DRAFT: ModelId = ModelId(2);
 
     impl Bench {
         fn new(model: ReadyModel, budget: usize) -> Self {
@@ -504,6 +505,14 @@ mod tests {
 
         fn model(&self) -> &ReadyModel {
             &self.models[&MODEL]
+        }
+
+        /// The draft model `speculative` names, loaded beside the model: another copy of it.
+        fn load_draft(&mut self, speculative: Option<Speculative>, name: &str, options: &LoadOptions) -> Option<tempfile::TempDir> {
+            let Some(Speculative::DraftModel { model: DRAFT, .. }) = speculative else { return None };
+            let (dir, draft) = long_context(name, self.model().config().max_position, options);
+            self.models.insert(DRAFT, draft);
+            Some(dir)
         }
 
         /// A greedy request for `prompt`, through EOS; `max_tokens` 0: no token limit.
@@ -706,8 +715,8 @@ mod tests {
 
     /// Every kind of state through the growth path: windows (Gemma 3), recurrent state
     /// (Qwen 3.5, with its multi-token-prediction head proposing), convolutions (LFM2),
-    /// quantized keys/values, prompt lookup (proposals verified beyond the reply), and a
-    /// denoising model (a canvas at a time). A limitless reply under a budget of its prompt and
+    /// quantized keys/values, prompt lookup (proposals verified beyond the reply), a draft
+    /// model (whose own state follows the row's), and a denoising model (a canvas at a time). A limitless reply under a budget of its prompt and
     /// three growth steps grows twice, never holds more than its reservation, ends with
     /// `Context`, and is token for token the reply a request with a token limit gives alone.
     #[test]
@@ -716,12 +725,15 @@ mod tests {
         use crate::state::KvQuantization;
         let quantized = LoadOptions { kv_quantization: Some(KvQuantization::new(8, 32).unwrap()), ..Default::default() };
         let lookup = Speculative::PromptLookup(PromptLookup { ngram: 2, max_draft: 6 });
-        let cases: [(&str, u32, LoadOptions, Option<Speculative>); 6] = [
+        // The tiny llama drafts for itself (it shares its own vocabulary).
+        let drafting = Speculative::DraftModel { model: DRAFT, max_draft: 4 };
+        let cases: [(&str, u32, LoadOptions, Option<Speculative>); 7] = [
             ("gemma3", 320, LoadOptions::default(), None),
             ("qwen3_5_mtp", 448, LoadOptions::default(), Some(Speculative::Mtp { max_draft: 2 })),
             ("lfm2", 384, LoadOptions::default(), None),
             ("kv_quant", 384, quantized, None),
             ("llama", 384, LoadOptions::default(), Some(lookup)),
+            ("llama", 384, LoadOptions::default(), Some(drafting)),
             ("diffusion_gemma", 400, LoadOptions::default(), None),
         ];
         for (name, vocab, options, speculative) in cases {
@@ -731,6 +743,7 @@ mod tests {
             let budget = worst_case(&model, 20 + 3 * KeysValues::GROWTH_STEP, 20, CHUNK);
             let budget = budget.state + first.activations;
             let mut bench = Bench::new(model, budget);
+            let _draft_dir = bench.load_draft(speculative, name, &options);
             let events = bench.submit_speculating(prompt.clone(), 0, false, speculative);
             let mut grown = 0;
             for _ in 0..3000 {
@@ -752,6 +765,7 @@ mod tests {
             assert!(tokens.len() > 2 * KeysValues::GROWTH_STEP, "{name}: {}", tokens.len());
             let (_dir, model) = long_context(name, 4096, &options);
             let mut bench = Bench::new(model, 1 << 30);
+            let _draft_dir = bench.load_draft(speculative, name, &options);
             let limited = bench.submit_speculating(prompt, tokens.len() as u32, false, speculative);
             bench.run(3000);
             let Outcome { tokens: alone, reason, .. } = outcome(&limited);
