@@ -7,14 +7,17 @@
 //! /v1/responses/input_tokens`, `GET` and `DELETE /v1/responses/{id}`, `GET
 //! /v1/responses/{id}/input_items`; kept responses live in the history database's own table),
 //! Anthropic's `POST /v1/messages` and `POST /v1/messages/count_tokens`, `POST /v1/embeddings`
-//! (from an embedding model loaded beside the chat model, or served as the model), `GET /v1/models`,
-//! `GET /health`. Every error is in the shape of its endpoint's API.
+//! (from an embedding model, named like any other), `GET /v1/models` (every model a request may
+//! name, loaded or not), LM Studio's `POST /api/v1/models/load` and `unload`, `GET /health`.
+//! Every error is in the shape of its endpoint's API. A request may name any model Confab finds:
+//! `pool` loads it, under one limit for the loaded models' weights.
 //!
 //! Layout: `access` (who may call) and `routes` (every endpoint) stand in front; each API has its
 //! folder (`chat_completions/`, with the legacy Completions; `messages/`; `responses/`), each
 //! folder a `request` (the wire request into the engine's), a `render` (the answer in that API's
-//! shape, whole and streamed) and its `routes`; `embeddings` is one file; `shared/` is what the
-//! APIs all stand on (the turn, the error shape, bodies, media files, a running request).
+//! shape, whole and streamed) and its `routes`; `embeddings` and `models` (the listing, loading
+//! and unloading) are one file each; `pool` holds the loaded models; `shared/` is what the APIs
+//! all stand on (the turn, the error shape, bodies, media files, a running request).
 
 mod access;
 mod chat_completions;
