@@ -11,7 +11,7 @@ use confab_turn::WholeReply;
 use serde_json::{json, Map, Value};
 
 use crate::shared::error::ApiError;
-use crate::ServedModel;
+use crate::ListedModel;
 
 /// The Ollama version whose API this server speaks: clients that gate features (tools,
 /// `think`, schemas in `format`) on `/api/version` find them here.
@@ -185,61 +185,135 @@ pub fn rfc3339(time: SystemTime) -> String {
     )
 }
 
-/// A served model as `/api/tags` lists it.
-pub fn tag(model: &ServedModel) -> Value {
-    let info = &model.info;
+/// What the listings say of a model, from its loaded state where it is loaded, else from what
+/// discovery read on disk.
+struct Facts {
+    format: String,
+    family: String,
+    parameters: Option<u64>,
+    quantization: String,
+    context_length: Option<usize>,
+    capabilities: Vec<&'static str>,
+}
+
+impl Facts {
+    fn of(model: &ListedModel) -> Self {
+        match (&model.loaded, &model.found) {
+            (Some(loaded), _) => Self::loaded(&loaded.info),
+            (None, Some(found)) => Self {
+                format: format!("{:?}", found.format).to_lowercase(),
+                family: found.architecture.clone(),
+                parameters: found.parameters,
+                quantization: found.quantization.clone(),
+                context_length: found.context_length,
+                capabilities: if found.embedding {
+                    vec!["embedding"]
+                } else {
+                    // Whether it thinks is its template's to say, read when it loads.
+                    let mut capabilities = vec!["completion", "tools"];
+                    capabilities.extend(found.vision.then_some("vision"));
+                    capabilities.extend(found.audio.then_some("audio"));
+                    capabilities
+                },
+            },
+            (None, None) => Self {
+                format: String::new(),
+                family: String::new(),
+                parameters: None,
+                quantization: String::new(),
+                context_length: None,
+                capabilities: vec!["completion", "tools"],
+            },
+        }
+    }
+
+    fn loaded(info: &ModelInfo) -> Self {
+        Self {
+            format: format!("{:?}", info.format).to_lowercase(),
+            family: info.architecture.clone(),
+            parameters: Some(info.parameters),
+            quantization: info.dtype.clone(),
+            context_length: Some(info.context_length),
+            capabilities: capabilities(info),
+        }
+    }
+
+    fn details(&self) -> Value {
+        json!({
+            "parent_model": "",
+            "format": self.format,
+            "family": self.family,
+            "families": [self.family],
+            "parameter_size": self.parameters.map(parameter_size).unwrap_or_default(),
+            "quantization_level": self.quantization,
+        })
+    }
+}
+
+/// A model as `/api/tags` lists it (every model a request may name, loaded or not).
+pub fn tag(model: &ListedModel) -> Value {
+    let size = model.found.as_ref().map_or_else(|| size_on_disk(&model.path), |f| f.size_bytes);
     json!({
         "name": model.name,
         "model": model.name,
-        "modified_at": rfc3339(modified(&info.path)),
-        "size": size_on_disk(&info.path),
-        "digest": info.fingerprint,
-        "details": details(info),
+        "modified_at": rfc3339(modified(&model.path)),
+        "size": size,
+        "digest": digest(model),
+        "details": Facts::of(model).details(),
     })
 }
 
-/// A loaded model as `/api/ps` lists it. `confab serve` keeps its models loaded until it stops:
-/// they never expire (Ollama writes "forever" as a time far ahead).
-pub fn running(model: &ServedModel) -> Value {
-    let info = &model.info;
-    let size = size_on_disk(&info.path);
+/// A loaded model as `/api/ps` lists it: the memory its weights take, and when it unloads if it
+/// stays idle (Ollama writes "never" as a time far ahead).
+pub fn running(model: &ListedModel) -> Value {
+    let facts = Facts::of(model);
+    let weights = model.loaded.as_ref().map_or(0, |l| l.weights_bytes);
+    let expires_at = match model.loaded.as_ref().and_then(|l| l.unloads_in) {
+        Some(left) => rfc3339(SystemTime::now() + left),
+        None => "2318-01-01T00:00:00.000000000Z".to_string(),
+    };
     json!({
         "name": model.name,
         "model": model.name,
-        "size": size,
-        "digest": info.fingerprint,
-        "details": details(info),
-        "expires_at": "2318-01-01T00:00:00Z",
+        "size": weights,
+        "digest": digest(model),
+        "details": facts.details(),
+        "expires_at": expires_at,
         // Unified memory on a Mac holds the weights where the GPU reads them; on a Linux CPU
         // none are on a GPU.
-        "size_vram": if cfg!(target_os = "macos") { size } else { 0 },
-        "context_length": info.context_length,
+        "size_vram": if cfg!(target_os = "macos") { weights } else { 0 },
+        "context_length": facts.context_length,
     })
 }
 
 /// `/api/show`: what the model is and can do. Confab has no Modelfile; the one shown says where
-/// the model comes from and its default sampling, as Ollama's would.
-pub fn show(model: &ServedModel) -> Value {
-    let info = &model.info;
-    let defaults = &info.default_sampling;
-    let parameters = format!(
-        "temperature {}\ntop_p {}\ntop_k {}\nmin_p {}\nrepeat_penalty {}",
-        defaults.temperature, defaults.top_p, defaults.top_k, defaults.min_p, defaults.repetition_penalty
-    );
-    let stops: String = defaults.stop.iter().map(|s| format!("\nstop {}", Value::from(s.as_str()))).collect();
-    let architecture = info.architecture.as_str();
+/// the model comes from and, once loaded, its default sampling, as Ollama's would.
+pub fn show(model: &ListedModel) -> Value {
+    let facts = Facts::of(model);
+    let parameters = model.loaded.as_ref().map(|loaded| {
+        let defaults = &loaded.info.default_sampling;
+        let stops: String = defaults.stop.iter().map(|s| format!("\nstop {}", Value::from(s.as_str()))).collect();
+        format!(
+            "temperature {}\ntop_p {}\ntop_k {}\nmin_p {}\nrepeat_penalty {}{stops}",
+            defaults.temperature, defaults.top_p, defaults.top_k, defaults.min_p, defaults.repetition_penalty
+        )
+    });
+    let family = facts.family.as_str();
+    let mut model_info = json!({
+        "general.architecture": family,
+        "general.basename": model.name,
+        "general.parameter_count": facts.parameters,
+    });
+    if let Some(context_length) = facts.context_length {
+        model_info[format!("{family}.context_length")] = Value::from(context_length);
+    }
     json!({
-        "modelfile": format!("# Served by Confab\nFROM {}\n", info.path.display()),
-        "parameters": parameters + &stops,
-        "details": details(info),
-        "model_info": {
-            "general.architecture": architecture,
-            "general.basename": model.name,
-            "general.parameter_count": info.parameters,
-            format!("{architecture}.context_length"): info.context_length,
-        },
-        "capabilities": capabilities(info),
-        "modified_at": rfc3339(modified(&info.path)),
+        "modelfile": format!("# Served by Confab\nFROM {}\n", model.path.display()),
+        "parameters": parameters.unwrap_or_default(),
+        "details": facts.details(),
+        "model_info": model_info,
+        "capabilities": facts.capabilities,
+        "modified_at": rfc3339(modified(&model.path)),
     })
 }
 
@@ -263,15 +337,15 @@ pub fn capabilities(info: &ModelInfo) -> Vec<&'static str> {
     capabilities
 }
 
-fn details(info: &ModelInfo) -> Value {
-    json!({
-        "parent_model": "",
-        "format": format!("{:?}", info.format).to_lowercase(),
-        "family": info.architecture,
-        "families": [info.architecture],
-        "parameter_size": parameter_size(info.parameters),
-        "quantization_level": info.dtype,
-    })
+/// A stable identity for a model's files (FNV-1a of its path and size): Ollama lists a digest,
+/// and the same model must show the same one loaded or not.
+fn digest(model: &ListedModel) -> String {
+    let size = model.found.as_ref().map_or_else(|| size_on_disk(&model.path), |f| f.size_bytes);
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in model.path.to_string_lossy().bytes().chain(size.to_le_bytes()) {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
 }
 
 /// `135.2M`, `7.6B`, as Ollama writes sizes.

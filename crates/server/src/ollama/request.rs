@@ -3,8 +3,6 @@
 //! make, so every rule of it (tools, thinking, sampling, the reply read back) is the turn
 //! layer's. This file only translates names and shapes.
 
-use std::time::Duration;
-
 use confab_engine::{ChatMessage, Constraint, MediaItem, ModelInfo, Prompt, SamplingChoices, SamplingParams, ToolCall};
 use confab_turn::{reply_token_limit, sampling_params, Thinking};
 use serde::Deserialize;
@@ -13,6 +11,7 @@ use serde_json::{Map, Value};
 use crate::chat_completions::chat_messages::{base64_image, call_arguments, image_url_item};
 use crate::shared::error::ApiError;
 use crate::shared::turn::{ChatTurn, ToolChoice, ToolDefinition, Tools};
+use crate::KeepAlive;
 
 pub(crate) const OLLAMA_REFERENCE: &str = "Ollama's API reference (docs/api.md in ollama/ollama)";
 
@@ -514,85 +513,16 @@ impl Options {
     }
 }
 
-/// What `keep_alive` asks for the model after the request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeepAlive {
-    /// Unload it now (0).
-    Unload,
-    /// Keep it this long after its last request.
-    For(Duration),
-    /// Keep it loaded (a negative value).
-    Forever,
-}
-
-impl KeepAlive {
-    /// As the lead's unloading takes it: `None` keeps the model for good.
-    pub fn duration(self) -> Option<Duration> {
-        match self {
-            Self::Unload => Some(Duration::ZERO),
-            Self::For(d) => Some(d),
-            Self::Forever => None,
-        }
-    }
-}
-
-/// `keep_alive` as Ollama reads it: a number of seconds, or a Go duration (`"5m"`, `"1h30m"`,
-/// `"300ms"`, `"-1m"`); a number in a string (`"3600"`) counts seconds too.
+/// `keep_alive` as Ollama reads it: a number of seconds (0 unloads once idle, negative stays),
+/// or a duration (`"5m"`, `"1h30m"`); the pool's own reading of those forms (`KeepAlive`'s
+/// `FromStr`), so `--keep-alive` and requests agree.
 pub fn parse_keep_alive(value: &Value) -> Result<KeepAlive, ApiError> {
-    let bad = || {
-        ApiError::invalid(
-            Some("keep_alive"),
-            format!("keep_alive must be a number of seconds or a duration such as \"5m\" or \"1h\" (0 unloads now, a negative value keeps the model loaded); got {value}."),
-        )
+    let text = match value {
+        Value::Number(n) => n.to_string(),
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
     };
-    let seconds = match value {
-        Value::Number(n) => n.as_f64().ok_or_else(bad)?,
-        Value::String(text) => {
-            let text = text.trim();
-            match text.parse::<f64>() {
-                Ok(seconds) => seconds,
-                Err(_) => go_duration_seconds(text).ok_or_else(bad)?,
-            }
-        }
-        _ => return Err(bad()),
-    };
-    Ok(match seconds {
-        s if !s.is_finite() => return Err(bad()),
-        s if s < 0.0 => KeepAlive::Forever,
-        0.0 => KeepAlive::Unload,
-        s => KeepAlive::For(Duration::from_secs_f64(s.min(u32::MAX as f64))),
-    })
-}
-
-/// Seconds in a Go duration: an optional sign, then numbers each with a unit (h, m, s, ms, us,
-/// µs, ns).
-fn go_duration_seconds(text: &str) -> Option<f64> {
-    let (sign, mut rest) = match text.strip_prefix('-') {
-        Some(rest) => (-1.0, rest),
-        None => (1.0, text.strip_prefix('+').unwrap_or(text)),
-    };
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total = 0.0;
-    while !rest.is_empty() {
-        let number_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-        let number: f64 = rest[..number_end].parse().ok()?;
-        rest = &rest[number_end..];
-        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
-        let scale = match &rest[..unit_end] {
-            "h" => 3600.0,
-            "m" => 60.0,
-            "s" => 1.0,
-            "ms" => 1e-3,
-            "us" | "µs" => 1e-6,
-            "ns" => 1e-9,
-            _ => return None,
-        };
-        total += number * scale;
-        rest = &rest[unit_end..];
-    }
-    Some(sign * total)
+    text.parse::<KeepAlive>().map_err(|why| ApiError::invalid(Some("keep_alive"), format!("keep_alive: {why}.")))
 }
 
 /// An image as Ollama sends it: base64 of the file (its type told by its first bytes), or a
@@ -701,17 +631,16 @@ mod tests {
 
     #[test]
     fn keep_alive_reads_ollamas_forms() {
+        use std::time::Duration;
         let parse = |v: Value| parse_keep_alive(&v).unwrap();
-        assert_eq!(parse(json!(0)), KeepAlive::Unload);
-        assert_eq!(parse(json!("0")), KeepAlive::Unload);
+        assert_eq!(parse(json!(0)), KeepAlive::Idle(Duration::ZERO));
+        assert_eq!(parse(json!("0")), KeepAlive::Idle(Duration::ZERO));
         assert_eq!(parse(json!(-1)), KeepAlive::Forever);
         assert_eq!(parse(json!("-1m")), KeepAlive::Forever);
-        assert_eq!(parse(json!(300)), KeepAlive::For(Duration::from_secs(300)));
-        assert_eq!(parse(json!("5m")), KeepAlive::For(Duration::from_secs(300)));
-        assert_eq!(parse(json!("1h30m")), KeepAlive::For(Duration::from_secs(5400)));
-        assert_eq!(parse(json!("1.5s")), KeepAlive::For(Duration::from_millis(1500)));
-        assert_eq!(parse(json!("3600")), KeepAlive::For(Duration::from_secs(3600)));
-        assert_eq!(KeepAlive::Forever.duration(), None);
+        assert_eq!(parse(json!(300)), KeepAlive::Idle(Duration::from_secs(300)));
+        assert_eq!(parse(json!(2.5)), KeepAlive::Idle(Duration::from_millis(2500)));
+        assert_eq!(parse(json!("5m")), KeepAlive::Idle(Duration::from_secs(300)));
+        assert_eq!(parse(json!("1h30m")), KeepAlive::Idle(Duration::from_secs(5400)));
         for bad in [json!("soon"), json!("5 minutes"), json!(true), json!(""), json!("m")] {
             assert_eq!(parse_keep_alive(&bad).unwrap_err().param.as_deref(), Some("keep_alive"), "{bad}");
         }

@@ -4,8 +4,8 @@
 //! hub. Every error is `{"error": "..."}` (`render::OllamaError`).
 //!
 //! The models this API lists and finds go through two functions, [`listed`] and [`lookup`], and
-//! `keep_alive` through [`keep_alive`]: the server's model source decides what is loaded, and
-//! these are the places that ask it.
+//! `keep_alive` through [`keep_alive`]: the server's model source (its pool) decides what is
+//! loaded, and these are the places that ask it.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -26,52 +26,53 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::render::{self, error_body, Endpoint, OllamaError, Reply, OLLAMA_API_VERSION};
-use super::request::{ChatRequest, EmbedRequest, GenerateRequest, KeepAlive, PullRequest, ShowRequest, OLLAMA_REFERENCE};
+use super::request::{ChatRequest, EmbedRequest, GenerateRequest, PullRequest, ShowRequest, OLLAMA_REFERENCE};
 use crate::shared::body::parse;
 use crate::shared::error::ApiError;
 use crate::shared::running;
 use crate::shared::turn::{ChatTurn, Turn, TurnEvent};
-use crate::{ServedModel, ServerState};
+use crate::{KeepAlive, ListedModel, ServedModel, ServerState};
 
-/// Whether a path is one of Ollama's API, whose errors take Ollama's shape.
+/// Whether a path is one of Ollama's API, whose errors take Ollama's shape (LM Studio's
+/// `/api/v1/...` is not).
 pub fn is_ollama_path(path: &str) -> bool {
-    path == "/api" || path.starts_with("/api/")
+    (path == "/api" || path.starts_with("/api/")) && !path.starts_with("/api/v1/")
 }
 
-/// The models this server offers, as `/api/tags` lists them.
-pub(crate) fn listed(state: &ServerState) -> Vec<ServedModel> {
-    state.source.current().into_iter().chain(state.source.embedding()).collect()
+/// Every model a request may name, loaded or not, as `/api/tags` lists them (finding them
+/// walks folders on disk, off the async workers).
+pub(crate) async fn listed(state: &Arc<ServerState>) -> Result<Vec<ListedModel>, ApiError> {
+    let listing = state.clone();
+    tokio::task::spawn_blocking(move || listing.source.models())
+        .await
+        .map_err(|e| ApiError::internal(format!("listing the models failed: {e}")))
 }
 
-/// The chat model a request names. Ollama's names carry a tag (`llama3.2` is
+/// The chat model a request names, loaded for it. Ollama's names carry a tag (`llama3.2` is
 /// `llama3.2:latest`), so a name is also found with `:latest` added or taken off.
-pub(crate) fn lookup(state: &ServerState, asked: Option<&str>) -> Result<ServedModel, ApiError> {
+pub(crate) async fn lookup(state: &Arc<ServerState>, asked: Option<&str>) -> Result<ServedModel, ApiError> {
     let asked = asked
         .filter(|a| !a.is_empty())
         .ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /api/tags lists the models this server runs."))?;
-    let first = state.served(Some(asked));
+    let first = state.served(Some(asked)).await;
     if first.as_ref().is_err_and(|e| e.code == Some("model_not_found")) {
-        if let Some(found) = alternate_names(asked).find_map(|name| state.served(Some(&name)).ok()) {
-            return Ok(found);
+        for name in alternate_names(asked) {
+            if let Ok(found) = state.served(Some(&name)).await {
+                return Ok(found);
+            }
         }
     }
-    first.map_err(|e| unknown_model_words(e, asked))
+    first.map_err(|e| in_ollamas_words(e, asked))
 }
 
-/// Where `keep_alive` lands. `confab serve` holds its models for good, so for now this only
-/// says what was asked; `None` keeps the model loaded, zero unloads it now.
-pub(crate) fn keep_alive(_state: &ServerState, model_name: &str, keep: Option<Duration>) {
-    match keep {
-        None => tracing::info!(model = model_name, "keep_alive: keep loaded (this server keeps its models loaded until it stops)"),
-        Some(d) if d.is_zero() => {
-            tracing::info!(model = model_name, "keep_alive 0: unload asked (not done: this server keeps its models loaded until it stops)")
-        }
-        Some(d) => tracing::info!(
-            model = model_name,
-            seconds = d.as_secs_f64(),
-            "keep_alive (not applied: this server keeps its models loaded until it stops)"
-        ),
-    }
+/// Ollama's `keep_alive` for a model the request holds: how long it stays loaded once idle
+/// (0: unload once idle; negative: stay).
+pub(crate) async fn keep_alive(state: &Arc<ServerState>, model_name: &str, keep: KeepAlive) -> Result<(), ApiError> {
+    let (pool, name) = (state.clone(), model_name.to_string());
+    tokio::task::spawn_blocking(move || pool.source.keep_alive(&name, keep))
+        .await
+        .map_err(|e| ApiError::internal(format!("setting keep_alive failed: {e}")))?
+        .map_err(ApiError::from)
 }
 
 /// `name:latest` for `name`, and `name` for `name:latest`.
@@ -87,8 +88,9 @@ fn alternate_names(asked: &str) -> impl Iterator<Item = String> {
 
 /// An unknown model, or an embedding model asked to chat, in the words of this API (its list is
 /// `/api/tags`, its vectors come from `/api/embed`; more models come from the hub).
-fn unknown_model_words(error: ApiError, asked: &str) -> ApiError {
-    if error.code == Some("model_not_supported") {
+fn in_ollamas_words(error: ApiError, asked: &str) -> ApiError {
+    // `ApiError::embedding_only`'s words.
+    if error.message.contains("is an embedding model") {
         return error.with_message(format!(
             "\"{asked}\" is an embedding model: it answers POST /api/embed, not chat or generate. Ask a chat model for those (GET /api/tags lists what this server runs)."
         ));
@@ -96,9 +98,11 @@ fn unknown_model_words(error: ApiError, asked: &str) -> ApiError {
     if error.code != Some("model_not_found") {
         return error;
     }
-    error.with_message(format!(
-        "model \"{asked}\" not found: GET /api/tags lists the models this server runs. To add one, pull it from the Hugging Face hub (POST /api/pull with \"hf.co/owner/name\") and serve it with confab."
-    ))
+    let message = format!(
+        "model \"{asked}\" not found: {} To add one, pull it from the Hugging Face hub (POST /api/pull with \"hf.co/owner/name\").",
+        error.message.replace("GET /v1/models", "GET /api/tags")
+    );
+    error.with_message(message)
 }
 
 /// A model's reply as Ollama answers it: one object, or NDJSON lines as it comes.
@@ -148,17 +152,16 @@ fn ndjson(lines: impl futures_util::Stream<Item = Result<Bytes, Infallible>> + S
 }
 
 /// `keep_alive` as the request sent it, handed on; whether it asked to unload.
-fn apply_keep_alive(state: &ServerState, model: &ServedModel, keep: Option<KeepAlive>) -> bool {
-    if let Some(keep) = keep {
-        keep_alive(state, &model.name, keep.duration());
-    }
-    keep == Some(KeepAlive::Unload)
+async fn apply_keep_alive(state: &Arc<ServerState>, model: &ServedModel, keep: Option<KeepAlive>) -> Result<bool, ApiError> {
+    let Some(keep) = keep else { return Ok(false) };
+    keep_alive(state, &model.name, keep).await?;
+    Ok(keep == KeepAlive::Idle(Duration::ZERO))
 }
 
 /// Runs a turn and answers it.
 async fn run_turn(state: &ServerState, model: &ServedModel, turn: ChatTurn, reply_to: Reply, stream: bool) -> Result<Response, ApiError> {
     let engine_request = turn.request(&model.info, model.id)?;
-    let running = running::start(state.source.engine(), engine_request, state.active.clone()).await?;
+    let running = running::start(state.source.engine(), model, engine_request, state.active.clone()).await?;
     reply(Turn::new(running, &model.info, &turn.tools), reply_to, stream).await
 }
 
@@ -166,8 +169,8 @@ pub async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, Byt
     let started = Instant::now();
     let answer = async {
         let request: ChatRequest = parse(body, state.body_limit, OLLAMA_REFERENCE)?;
-        let model = lookup(&state, request.model.as_deref())?;
-        let unload = apply_keep_alive(&state, &model, request.common.keep_alive()?);
+        let model = lookup(&state, request.model.as_deref()).await?;
+        let unload = apply_keep_alive(&state, &model, request.common.keep_alive()?).await?;
         let reply_to = Reply::new(Endpoint::Chat, model.name.clone(), started);
         // No messages: Ollama's way to load (or, with keep_alive 0, unload) a model.
         if request.messages.is_empty() {
@@ -183,8 +186,8 @@ pub async fn generate(State(state): State<Arc<ServerState>>, body: Result<Bytes,
     let started = Instant::now();
     let answer = async {
         let request: GenerateRequest = parse(body, state.body_limit, OLLAMA_REFERENCE)?;
-        let model = lookup(&state, request.model.as_deref())?;
-        let unload = apply_keep_alive(&state, &model, request.common.keep_alive()?);
+        let model = lookup(&state, request.model.as_deref()).await?;
+        let unload = apply_keep_alive(&state, &model, request.common.keep_alive()?).await?;
         let reply_to = Reply::new(Endpoint::Generate, model.name.clone(), started);
         // An empty prompt: Ollama's way to load (or, with keep_alive 0, unload) a model.
         if request.prompt.is_empty() && request.images.is_empty() {
@@ -210,13 +213,15 @@ fn in_ollamas_fields(error: ApiError) -> ApiError {
 }
 
 pub async fn tags(State(state): State<Arc<ServerState>>) -> Response {
-    let models: Vec<Value> = listed(&state).iter().map(render::tag).collect();
-    Json(json!({ "models": models })).into_response()
+    match listed(&state).await {
+        Ok(models) => Json(json!({ "models": models.iter().map(render::tag).collect::<Vec<_>>() })).into_response(),
+        Err(e) => OllamaError(e).into_response(),
+    }
 }
 
-/// The loaded models: all of those `confab serve` lists, loaded at start and kept.
+/// The loaded models.
 pub async fn ps(State(state): State<Arc<ServerState>>) -> Response {
-    let models: Vec<Value> = listed(&state).iter().map(render::running).collect();
+    let models: Vec<Value> = state.source.loaded().iter().map(render::running).collect();
     Json(json!({ "models": models })).into_response()
 }
 
@@ -231,13 +236,20 @@ pub async fn show(State(state): State<Arc<ServerState>>, body: Result<Bytes, Byt
             .model()
             .filter(|m| !m.is_empty())
             .ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /api/tags lists the models this server runs."))?;
-        let models = listed(&state);
+        let models = listed(&state).await?;
+        let answers_to = |m: &ListedModel, name: &str| m.name == name || m.path.to_str() == Some(name);
         let found = std::iter::once(asked.to_string())
             .chain(alternate_names(asked))
-            .find_map(|name| models.iter().find(|m| m.answers_to(&name)).cloned());
+            .find_map(|name| models.iter().find(|m| answers_to(m, &name)).cloned());
         match found {
             Some(model) => Ok(Json(render::show(&model)).into_response()),
-            None => Err(unknown_model_words(ApiError::unknown_model(asked, None), asked)),
+            None => Err(in_ollamas_words(
+                ApiError::from(crate::PoolError::Unknown {
+                    asked: asked.to_string(),
+                    available: models.iter().map(|m| m.name.clone()).collect(),
+                }),
+                asked,
+            )),
         }
     };
     answer.await.unwrap_or_else(|e: ApiError| OllamaError(e).into_response())
@@ -248,13 +260,12 @@ pub async fn embed(State(state): State<Arc<ServerState>>, body: Result<Bytes, By
     let started = Instant::now();
     let answer = async {
         let request: EmbedRequest = parse(body, state.body_limit, OLLAMA_REFERENCE)?;
-        let model =
-            state.embedder(request.model.as_deref()).map_err(|e| unknown_model_words(e, request.model.as_deref().unwrap_or_default()))?;
-        apply_keep_alive(
-            &state,
-            &model,
-            request.keep_alive.as_ref().filter(|v| !v.is_null()).map(super::request::parse_keep_alive).transpose()?,
-        );
+        let model = state
+            .embedder(request.model.as_deref())
+            .await
+            .map_err(|e| in_ollamas_words(e, request.model.as_deref().unwrap_or_default()))?;
+        let keep = request.keep_alive.as_ref().filter(|v| !v.is_null()).map(super::request::parse_keep_alive).transpose()?;
+        apply_keep_alive(&state, &model, keep).await?;
         if request.truncate == Some(true) {
             tracing::info!("Ollama embed: truncate not done: an input longer than the model's limit is refused, not cut");
         }
@@ -290,8 +301,10 @@ pub async fn embed(State(state): State<Arc<ServerState>>, body: Result<Bytes, By
 pub async fn embeddings(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
         let request: EmbedRequest = parse(body, state.body_limit, OLLAMA_REFERENCE)?;
-        let model =
-            state.embedder(request.model.as_deref()).map_err(|e| unknown_model_words(e, request.model.as_deref().unwrap_or_default()))?;
+        let model = state
+            .embedder(request.model.as_deref())
+            .await
+            .map_err(|e| in_ollamas_words(e, request.model.as_deref().unwrap_or_default()))?;
         let prompt = request.prompt.unwrap_or_default();
         // As Ollama answers it: nothing to embed, no vector.
         if prompt.is_empty() {
@@ -311,7 +324,7 @@ async fn embed_texts(
     texts: Vec<String>,
     dimensions: Option<i64>,
 ) -> Result<(Vec<Vec<f32>>, usize), ApiError> {
-    let info = model.info.embedding.clone().ok_or_else(ApiError::no_embedding_model)?;
+    let info = model.info.embedding.clone().ok_or_else(|| ApiError::not_an_embedder(&model.name, &[]))?;
     let dimensions = match dimensions {
         None => info.dimensions,
         Some(d) if d >= 1 && d as usize <= info.dimensions => d as usize,
@@ -322,10 +335,10 @@ async fn embed_texts(
             ))
         }
     };
-    let embedding = state.clone();
-    let id = model.id;
-    // The engine answers on its own thread; waiting for it must not hold a tokio worker.
-    let out = tokio::task::spawn_blocking(move || embedding.source.engine().embed(id, texts, EmbedPrompt::Document))
+    let (embedding, held) = (state.clone(), model.clone());
+    // The engine answers on its own thread; waiting for it must not hold a tokio worker. The
+    // model is held meanwhile, so that its pool does not unload it.
+    let out = tokio::task::spawn_blocking(move || embedding.source.engine().embed(held.id, texts, EmbedPrompt::Document))
         .await
         .map_err(|e| ApiError::invalid(None, format!("embedding failed: {e}")).with_status(StatusCode::INTERNAL_SERVER_ERROR))??;
     let vectors = out
@@ -550,5 +563,6 @@ mod tests {
         assert!(is_ollama_path("/api/nope"));
         assert!(!is_ollama_path("/v1/chat/completions"));
         assert!(!is_ollama_path("/apix"));
+        assert!(!is_ollama_path("/api/v1/models/load"));
     }
 }
