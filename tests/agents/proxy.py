@@ -2,6 +2,11 @@
 answer back as it comes, and writes each exchange (method, path, headers, the request's JSON, the
 status and the answer's body) to a JSON-lines file. A 4xx is flagged in the record and counted.
 
+It may answer one request itself (`script`): the random test model never calls a tool, so a
+test that needs a tool round trip has the proxy give the one tool call it wants, in the API's
+streamed shape (scripted.py); the exchange is recorded with `"scripted": true`, and every other
+request, the one carrying the tool's result included, goes to `confab serve`.
+
 Run by hand: python3 tests/agents/proxy.py UPSTREAM_PORT RECORD.jsonl [CAP]  (prints its own port)
 """
 from __future__ import annotations
@@ -11,11 +16,17 @@ import http.server
 import json
 import sys
 import threading
+from typing import Callable
+
+# Given a request's path and JSON body, the scripted answer (server-sent events), or None to
+# forward the request.
+Script = Callable[[str, dict], "bytes | None"]
 
 
 class Recorder:
-    def __init__(self, upstream_port: int, record_path: str, cap: int | None = None):
+    def __init__(self, upstream_port: int, record_path: str, cap: int | None = None, script: Script | None = None):
         self.upstream_port = upstream_port
+        self.script = script
         # The random tiny models never end a reply themselves: a cap on its length (the client's
         # own limit when lower) is the one change made to what the clients send.
         self.cap = cap
@@ -28,6 +39,16 @@ class Recorder:
             self.exchanges.append(exchange)
             with open(self.record_path, "a") as f:
                 f.write(json.dumps(exchange) + "\n")
+
+    def scripted_answer(self, path: str, payload) -> bytes | None:
+        """The script's answer to this request, given once: later requests are forwarded."""
+        with self.lock:
+            if self.script is None or not isinstance(payload, dict):
+                return None
+            answer = self.script(path, payload)
+            if answer is not None:
+                self.script = None
+            return answer
 
     def refused(self) -> list[dict]:
         with self.lock:
@@ -45,11 +66,15 @@ def handler_for(recorder: Recorder):
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             sent = body
+            try:
+                payload = json.loads(body) if body else None
+            except ValueError:
+                payload = None
+            scripted = recorder.scripted_answer(self.path, payload)
+            if scripted is not None:
+                self.answer_scripted(body, scripted)
+                return
             if recorder.cap and body:
-                try:
-                    payload = json.loads(body)
-                except ValueError:
-                    payload = None
                 if isinstance(payload, dict) and ("max_tokens" in payload or "input" in payload):
                     key = "max_tokens" if "messages" in payload else "max_output_tokens"
                     payload[key] = min(payload.get(key) or recorder.cap, recorder.cap)
@@ -89,7 +114,28 @@ def handler_for(recorder: Recorder):
                 "request": request_json,
                 "status": answer.status,
                 "refused": 400 <= answer.status < 500,
+                "scripted": False,
                 "response": received.decode("utf-8", "replace"),
+            })
+
+        def answer_scripted(self, body: bytes, answer: bytes):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(answer)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(answer)
+            self.wfile.flush()
+            self.close_connection = True
+            recorder.add({
+                "method": self.command,
+                "path": self.path,
+                "headers": {k: v for k, v in self.headers.items() if k.lower() not in ("authorization", "x-api-key")},
+                "request": json.loads(body),
+                "status": 200,
+                "refused": False,
+                "scripted": True,
+                "response": answer.decode(),
             })
 
         do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = forward
@@ -100,8 +146,8 @@ def handler_for(recorder: Recorder):
 class Proxy:
     """The proxy in a thread of this process; `port` is where clients point."""
 
-    def __init__(self, upstream_port: int, record_path: str, cap: int | None = None):
-        self.recorder = Recorder(upstream_port, record_path, cap)
+    def __init__(self, upstream_port: int, record_path: str, cap: int | None = None, script: Script | None = None):
+        self.recorder = Recorder(upstream_port, record_path, cap, script)
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_for(self.recorder))
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

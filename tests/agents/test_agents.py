@@ -5,6 +5,14 @@ scripts/setup.sh (tests/agents/package.json), on the tiny long-context checkpoin
 (checkpoint.py). Fails on any request the server refuses (4xx), and where the resumed turn's
 first request reads less than 95% of the earlier turn's prompt from the prefix cache.
 
+Each first turn is a tool round trip. The random model never calls a tool, so the proxy answers
+the turn's first request itself with a scripted call (scripted.py): Claude Code's `Read` of the
+work folder's README.md after a signed thinking block, Codex's `exec_command` running
+`cat README.md` after a reasoning item with `encrypted_content`. The agent runs the tool and
+sends its result back; that request, carrying the agent's replay of the scripted turn (a
+signature and encrypted reasoning Confab never issued) and the file's text, is served by
+`confab serve`.
+
 The weights are random and never end a reply, so the proxy caps each reply's length (the one
 change made to what the clients send); Codex sends no limit at all. The clients' setup is the
 one docs/server.md gives.
@@ -27,12 +35,15 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "server"))
 sys.path.insert(0, str(HERE))
 import checkpoint  # noqa: E402
+import scripted  # noqa: E402
 from proxy import Proxy  # noqa: E402
 from test_openai import Server  # noqa: E402
 
 BIN = HERE / "node_modules" / ".bin"
 CAP = 16
 SHARE = 0.95
+# What the scripted tool call reads: the follow-up must carry it back.
+README = "The walrus keeps a ledger of the tides, one line per moon.\n"
 
 
 def cached_and_prompt(exchange: dict) -> tuple[int, int]:
@@ -49,6 +60,16 @@ def cached_and_prompt(exchange: dict) -> tuple[int, int]:
             usage = event["response"]["usage"]
             return usage["input_tokens_details"]["cached_tokens"], usage["input_tokens"]
     raise AssertionError(f"no usage in the answer to {exchange['path']}")
+
+
+def final_response(exchange: dict) -> dict:
+    """The response object of a streamed Responses answer's last event."""
+    for line in reversed(exchange["response"].splitlines()):
+        if line.startswith("data:"):
+            event = json.loads(line[5:])
+            if event.get("type") in ("response.completed", "response.incomplete", "response.failed"):
+                return event["response"]
+    raise AssertionError(f"no final response event in the answer to {exchange['path']}")
 
 
 class Agents(unittest.TestCase):
@@ -72,6 +93,7 @@ class Agents(unittest.TestCase):
         self.work = self.folder / self._testMethodName
         self.work.mkdir()
         subprocess.run(["git", "init", "-q"], cwd=self.work, check=True)
+        (self.work / "README.md").write_text(README)
 
     def tearDown(self):
         self.proxy.stop()
@@ -80,12 +102,22 @@ class Agents(unittest.TestCase):
         env = dict(os.environ, HOME=str(self.folder / "home"), PATH=f"{BIN}:{os.environ['PATH']}", **env)
         return subprocess.run(argv, cwd=self.work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
 
-    def check_exchanges(self, turns: list[int]) -> list[dict]:
-        """No refusal; the first request of each resumed turn reads ≥95% of the turn before it."""
+    def check_exchanges(self) -> list[dict]:
+        """Every exchange so far, none refused."""
         exchanges = self.proxy.recorder.exchanges
         refused = self.proxy.recorder.refused()
         self.assertFalse(refused, "\n".join(f"{e['status']} {e['path']}: {e['response'][:400]}" for e in refused))
         return exchanges
+
+    def scripted_and_follow_up(self, exchanges: list[dict], is_turn) -> tuple[dict, dict]:
+        """The one scripted exchange, and the next turn request, which confab serve answered."""
+        at = [i for i, e in enumerate(exchanges) if e["scripted"]]
+        self.assertEqual(len(at), 1, "the proxy scripted no reply (or more than one)")
+        follow_up = next((e for e in exchanges[at[0] + 1:] if is_turn(e)), None)
+        self.assertIsNotNone(follow_up, "the agent sent nothing after the scripted tool call")
+        self.assertFalse(follow_up["scripted"])
+        self.assertEqual(follow_up["status"], 200, follow_up["response"][:400])
+        return exchanges[at[0]], follow_up
 
     def assert_cache_share(self, earlier: dict, resumed: dict, what: str):
         _, prompt = cached_and_prompt(earlier)
@@ -106,17 +138,45 @@ class Agents(unittest.TestCase):
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         }
         model = self.server.model
-        first = self.run_agent(["claude", "-p", "Say hi.", "--model", model, "--output-format", "stream-json", "--verbose"], env)
+        turn = lambda e: e["path"].startswith("/v1/messages") and "count_tokens" not in e["path"]  # noqa: E731
+        tool_id, signature, read = "toolu_01ScriptedRead", scripted.opaque("Eq"), {"file_path": str(self.work / "README.md")}
+
+        def script(path: str, payload: dict) -> bytes | None:
+            # The turn's first request (it offers Read), not a side request such as a title's.
+            if turn({"path": path}) and any(t.get("name") == "Read" for t in payload.get("tools") or []):
+                return scripted.messages_tool_use(payload["model"], "Read", read, tool_id, signature)
+            return None
+
+        self.proxy.recorder.script = script
+        first = self.run_agent(
+            ["claude", "-p", "What does README.md say?", "--model", model, "--output-format", "stream-json", "--verbose"], env
+        )
         lines = [json.loads(line) for line in first.stdout.splitlines() if line.startswith("{")]
         session = next((line["session_id"] for line in lines if line.get("session_id")), None)
         self.assertTrue(session, first.stdout[-2000:] + first.stderr[-2000:])
         turn_one = len(self.proxy.recorder.exchanges)
         self.run_agent(["claude", "-p", "And again.", "--resume", session, "--model", model, "--output-format", "stream-json", "--verbose"], env)
-        exchanges = self.check_exchanges([])
-        turn = lambda e: e["path"].startswith("/v1/messages") and "count_tokens" not in e["path"]  # noqa: E731
+        exchanges = self.check_exchanges()
+
+        # The round trip: Claude Code ran Read and sent the file back, with the scripted turn.
+        _, follow_up = self.scripted_and_follow_up(exchanges, turn)
+        messages = follow_up["request"]["messages"]
+        blocks = [(m["role"], b) for m in messages if isinstance(m["content"], list) for b in m["content"]]
+        replayed = [b for role, b in blocks if role == "assistant" and b["type"] in ("thinking", "tool_use")]
+        self.assertIn(signature, [b.get("signature") for b in replayed], "the signed thinking block was not sent back")
+        self.assertIn(tool_id, [b.get("id") for b in replayed])
+        results = [b for role, b in blocks if role == "user" and b["type"] == "tool_result" and b["tool_use_id"] == tool_id]
+        self.assertEqual(len(results), 1, "no tool_result answers the scripted tool_use")
+        content = results[0]["content"]
+        text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+        self.assertIn(README.strip(), text, "the tool_result does not carry the file's text")
+        cached, prompt = cached_and_prompt(follow_up)
+        print(f"\nClaude Code: scripted Read({read['file_path']}); the follow-up, served by confab serve "
+              f"({prompt} prompt tokens), carried tool_result {text!r}", file=sys.stderr)
+
         earlier = [e for e in exchanges[:turn_one] if turn(e)]
         resumed = [e for e in exchanges[turn_one:] if turn(e)]
-        self.assertTrue(earlier and resumed, "a turn sent nothing")
+        self.assertTrue(resumed, "the resumed turn sent nothing")
         self.assert_cache_share(earlier[-1], resumed[0], "Claude Code")
 
     def test_codex(self):
@@ -131,15 +191,49 @@ class Agents(unittest.TestCase):
             f'base_url = "http://127.0.0.1:{self.proxy.port}/v1"\n'
             'wire_api = "responses"\n'
         )
-        env = {"CODEX_HOME": str(home)}
+        # Codex will not put its sandbox's helper under the temporary directory, where this
+        # CODEX_HOME is (a user's ~/.codex is not): the temporary directory is moved into the
+        # test's folder, so that the scripted command runs in Codex's default read-only sandbox.
+        tmp = self.folder / "codex-tmp"
+        tmp.mkdir()
+        env = {"CODEX_HOME": str(home), "TMPDIR": str(tmp)}
+        turn = lambda e: e["path"] == "/v1/responses"  # noqa: E731
+        call_id, encrypted, command = "call_01ScriptedCat", scripted.opaque("gAAAAAB"), {"cmd": "cat README.md"}
+
+        def script(path: str, payload: dict) -> bytes | None:
+            if turn({"path": path}) and any(t.get("name") == "exec_command" for t in payload.get("tools") or []):
+                return scripted.responses_function_call(payload["model"], "exec_command", command, call_id, encrypted)
+            return None
+
+        self.proxy.recorder.script = script
         # Codex exits 1 on a reply the cap cut short ("Incomplete response returned"): what is
         # checked is that nothing was refused and the resumed turn was served from the cache.
-        first = self.run_agent(["codex", "exec", "Say hi."], env)
+        first = self.run_agent(["codex", "exec", "What does README.md say?"], env)
         self.assertNotIn("invalid_request_error", first.stderr)
         turn_one = len(self.proxy.recorder.exchanges)
         second = self.run_agent(["codex", "exec", "resume", "--last", "And again."], env)
         self.assertNotIn("invalid_request_error", second.stderr)
-        exchanges = self.check_exchanges([])
+        exchanges = self.check_exchanges()
+
+        # The round trip: Codex ran the command and sent its output back, after the reasoning
+        # item it replays as received (its encrypted_content is OpenAI's, never Confab's).
+        _, follow_up = self.scripted_and_follow_up(exchanges, turn)
+        items = follow_up["request"]["input"]
+        reasoning = [i for i in items if i.get("type") == "reasoning"]
+        self.assertIn(encrypted, [i.get("encrypted_content") for i in reasoning], "the reasoning item was not sent back")
+        self.assertIn(call_id, [i.get("call_id") for i in items if i.get("type") == "function_call"])
+        outputs = [i for i in items if i.get("type") == "function_call_output" and i.get("call_id") == call_id]
+        self.assertEqual(len(outputs), 1, "no function_call_output answers the scripted call")
+        output = outputs[0]["output"]
+        text = output if isinstance(output, str) else json.dumps(output)
+        self.assertIn(README.strip(), text, "the function_call_output does not carry the command's output")
+        # Codex's `web_search` is left out of the prompt, and the response says so.
+        final = final_response(follow_up)
+        self.assertIn("web_search", final["metadata"].get("confab_tools_left_out", ""))
+        cached, prompt = cached_and_prompt(follow_up)
+        print(f"\nCodex: scripted reasoning + exec_command {command}; the follow-up, served by confab serve "
+              f"({prompt} prompt tokens), carried function_call_output {text!r}", file=sys.stderr)
+
         self.assertGreater(len(exchanges), turn_one, "the resumed turn sent nothing")
         self.assert_cache_share(exchanges[turn_one - 1], exchanges[turn_one], "Codex")
 
