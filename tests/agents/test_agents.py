@@ -227,6 +227,9 @@ class Agents(unittest.TestCase):
         output = outputs[0]["output"]
         text = output if isinstance(output, str) else json.dumps(output)
         self.assertIn(README.strip(), text, "the function_call_output does not carry the command's output")
+        # Confab cannot read OpenAI's encryption: the item is read as its summary, and the log says so.
+        log = (self.server.home / "stderr.log").read_text()
+        self.assertIn("reasoning encrypted by another server", log)
         # Codex's `web_search` is left out of the prompt, and the response says so.
         final = final_response(follow_up)
         self.assertIn("web_search", final["metadata"].get("confab_tools_left_out", ""))
