@@ -1,6 +1,6 @@
 //! OpenAI's Responses API (`POST /v1/responses`): the request as OpenAI defines it (the fields
-//! Confab honours; hosted tools, background runs and server-side conversations are refused
-//! with a clear error, other fields are ignored), and how its input items become the engine's
+//! Confab honours; hosted tools are left out of the prompt, background runs and server-side
+//! conversations are refused with a clear error, other fields are ignored), and how its input items become the engine's
 //! conversation, tools, template switches, format and sampling settings.
 //!
 //! A conversation is a list of items: messages (user, system, developer, assistant), the
