@@ -169,7 +169,7 @@ class Agents(unittest.TestCase):
         self.assertEqual(len(results), 1, "no tool_result answers the scripted tool_use")
         content = results[0]["content"]
         text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
-        self.assertIn(README.strip(), text, "the tool_result does not carry the file's text")
+        self.assertIn(README.strip(), text, f"the tool_result does not carry the file's text: {text!r}")
         cached, prompt = cached_and_prompt(follow_up)
         print(f"\nClaude Code: scripted Read({read['file_path']}); the follow-up, served by confab serve "
               f"({prompt} prompt tokens), carried tool_result {text!r}", file=sys.stderr)
@@ -226,7 +226,8 @@ class Agents(unittest.TestCase):
         self.assertEqual(len(outputs), 1, "no function_call_output answers the scripted call")
         output = outputs[0]["output"]
         text = output if isinstance(output, str) else json.dumps(output)
-        self.assertIn(README.strip(), text, "the function_call_output does not carry the command's output")
+        # Codex runs it in its default read-only sandbox (bubblewrap): its failure shows here.
+        self.assertIn(README.strip(), text, f"the function_call_output does not carry the command's output: {text!r}")
         # Confab cannot read OpenAI's encryption: the item is read as its summary, and the log says so.
         log = (self.server.home / "stderr.log").read_text()
         self.assertIn("reasoning encrypted by another server", log)
