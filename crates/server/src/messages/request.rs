@@ -11,6 +11,7 @@ use confab_engine::{SamplingChoices, SamplingParams};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::render::thinking_of_signature;
 use crate::chat_completions::chat_messages::call_arguments;
 use crate::shared::error::ApiError;
 use crate::shared::{data_url, documents};
@@ -132,6 +133,9 @@ enum Block {
     },
     Thinking {
         thinking: String,
+        /// Anthropic's is opaque; Confab's carries the text it left out (`display: "omitted"`).
+        #[serde(default)]
+        signature: Option<String>,
     },
     /// Reasoning Anthropic encrypted: nothing a local model can read, so it is dropped.
     RedactedThinking {},
@@ -503,7 +507,10 @@ fn assistant_message(blocks: Vec<Block>, at: &str) -> Result<ChatMessage, ApiErr
         let param = format!("{at}.content[{j}]");
         match block {
             Block::Text { text: t } => text.push(t),
-            Block::Thinking { thinking } => reasoning.push(thinking),
+            Block::Thinking { thinking, signature } if thinking.is_empty() => {
+                reasoning.extend(signature.as_deref().and_then(thinking_of_signature));
+            }
+            Block::Thinking { thinking, .. } => reasoning.push(thinking),
             Block::RedactedThinking {} => {}
             Block::ToolUse { id, name, input } => {
                 let arguments = call_arguments(&input, &format!("{param}.input"))?;
@@ -783,6 +790,28 @@ mod tests {
         assert!(!with(json!({"type": "enabled", "budget_tokens": 1024, "display": "summarized"}), "low").omit_thinking());
         let bad = with(json!({"type": "enabled"}), "extreme").thinking().unwrap_err();
         assert_eq!(bad.param.as_deref(), Some("output_config.effort"));
+    }
+
+    #[test]
+    fn omitted_thinking_comes_back_from_confabs_signature_and_others_are_opaque() {
+        // As Confab answered with `display: "omitted"` (messages::render), replayed by the client.
+        let mut reply = super::super::render::MessageReply::new(1, "m".into(), vec![]);
+        reply.omit_thinking = true;
+        let turn = confab_turn::WholeReply { reasoning: "Look it up.".into(), text: String::new(), calls: vec![] };
+        let answered = reply.whole(&turn, confab_engine::StopReason::Eos, &confab_engine::Usage::default());
+        let replay = |thinking: Value| {
+            chat(
+                messages(json!({"max_tokens": 5, "messages": [
+                    {"role": "user", "content": "Hi"},
+                    {"role": "assistant", "content": [thinking, {"type": "text", "text": "Hello"}]},
+                    {"role": "user", "content": "And?"},
+                ]}))
+                .unwrap(),
+            )
+        };
+        assert_eq!(replay(answered["content"][0].clone())[1].reasoning_content.as_deref(), Some("Look it up."));
+        // Anthropic's omitted thinking: its signature is Anthropic's to read.
+        assert_eq!(replay(json!({"type": "thinking", "thinking": "", "signature": "EqQBCkgIARAB"}))[1].reasoning_content, None);
     }
 
     #[test]
