@@ -2,10 +2,13 @@
 answer back as it comes, and writes each exchange (method, path, headers, the request's JSON, the
 status and the answer's body) to a JSON-lines file. A 4xx is flagged in the record and counted.
 
-It may answer one request itself (`script`): the random test model never calls a tool, so a
-test that needs a tool round trip has the proxy give the one tool call it wants, in the API's
-streamed shape (scripted.py); the exchange is recorded with `"scripted": true`, and every other
-request, the one carrying the tool's result included, goes to `confab serve`.
+It may answer one request with a scripted reply (`script`): the random test model never calls a
+tool, so a test that needs a tool round trip has the proxy give the one tool call it wants, in
+the API's streamed shape (scripted.py). That request is still served by `confab serve` (so it
+is checked like any other, and its prompt is in the prefix cache as a real turn's would be);
+its answer is kept in the record as `served`, the script sent instead and recorded as
+`response`, with `"scripted": true`. Every other request, the one carrying the tool's result
+included, is answered by `confab serve`.
 
 Run by hand: python3 tests/agents/proxy.py UPSTREAM_PORT RECORD.jsonl [CAP]  (prints its own port)
 """
@@ -19,7 +22,7 @@ import threading
 from typing import Callable
 
 # Given a request's path and JSON body, the scripted answer (server-sent events), or None to
-# forward the request.
+# pass on confab serve's.
 Script = Callable[[str, dict], "bytes | None"]
 
 
@@ -41,7 +44,7 @@ class Recorder:
                 f.write(json.dumps(exchange) + "\n")
 
     def scripted_answer(self, path: str, payload) -> bytes | None:
-        """The script's answer to this request, given once: later requests are forwarded."""
+        """The script's answer to this request, given once: later requests get confab serve's."""
         with self.lock:
             if self.script is None or not isinstance(payload, dict):
                 return None
@@ -71,9 +74,6 @@ def handler_for(recorder: Recorder):
             except ValueError:
                 payload = None
             scripted = recorder.scripted_answer(self.path, payload)
-            if scripted is not None:
-                self.answer_scripted(body, scripted)
-                return
             if recorder.cap and body:
                 if isinstance(payload, dict) and ("max_tokens" in payload or "input" in payload):
                     key = "max_tokens" if "messages" in payload else "max_output_tokens"
@@ -84,6 +84,29 @@ def handler_for(recorder: Recorder):
             upstream = http.client.HTTPConnection("127.0.0.1", recorder.upstream_port, timeout=900)
             upstream.request(self.command, self.path, body=sent, headers=headers)
             answer = upstream.getresponse()
+            record = {
+                "method": self.command,
+                "path": self.path,
+                "headers": {k: v for k, v in self.headers.items() if k.lower() not in ("authorization", "x-api-key")},
+                # As the client sent it (the cap changed `payload`).
+                "request": json.loads(body) if payload is not None else (body.decode("utf-8", "replace") or None),
+                "status": answer.status,
+                "refused": 400 <= answer.status < 500,
+                "scripted": scripted is not None,
+            }
+            if scripted is not None:
+                # Served all the same, so that it is checked and its prompt is in the prefix
+                # cache as a real turn's would be; the client gets the script instead.
+                record["served"] = answer.read().decode("utf-8", "replace")
+                record["response"] = scripted.decode()
+                self.send_scripted(scripted)
+            else:
+                record["response"] = self.relay(answer).decode("utf-8", "replace")
+            upstream.close()
+            recorder.add(record)
+
+        def relay(self, answer: http.client.HTTPResponse) -> bytes:
+            """The upstream answer, streamed on as it comes; returns its body."""
             self.send_response(answer.status)
             for key, value in answer.getheaders():
                 if key.lower() not in ("transfer-encoding", "connection", "content-length"):
@@ -102,23 +125,9 @@ def handler_for(recorder: Recorder):
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
             self.close_connection = True
-            upstream.close()
-            try:
-                request_json = json.loads(body) if body else None
-            except ValueError:
-                request_json = body.decode("utf-8", "replace")
-            recorder.add({
-                "method": self.command,
-                "path": self.path,
-                "headers": {k: v for k, v in self.headers.items() if k.lower() not in ("authorization", "x-api-key")},
-                "request": request_json,
-                "status": answer.status,
-                "refused": 400 <= answer.status < 500,
-                "scripted": False,
-                "response": received.decode("utf-8", "replace"),
-            })
+            return bytes(received)
 
-        def answer_scripted(self, body: bytes, answer: bytes):
+        def send_scripted(self, answer: bytes):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Content-Length", str(len(answer)))
@@ -127,16 +136,6 @@ def handler_for(recorder: Recorder):
             self.wfile.write(answer)
             self.wfile.flush()
             self.close_connection = True
-            recorder.add({
-                "method": self.command,
-                "path": self.path,
-                "headers": {k: v for k, v in self.headers.items() if k.lower() not in ("authorization", "x-api-key")},
-                "request": json.loads(body),
-                "status": 200,
-                "refused": False,
-                "scripted": True,
-                "response": answer.decode(),
-            })
 
         do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = forward
 

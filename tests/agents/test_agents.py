@@ -6,12 +6,12 @@ scripts/setup.sh (tests/agents/package.json), on the tiny long-context checkpoin
 first request reads less than 95% of the earlier turn's prompt from the prefix cache.
 
 Each first turn is a tool round trip. The random model never calls a tool, so the proxy answers
-the turn's first request itself with a scripted call (scripted.py): Claude Code's `Read` of the
-work folder's README.md after a signed thinking block, Codex's `exec_command` running
-`cat README.md` after a reasoning item with `encrypted_content`. The agent runs the tool and
-sends its result back; that request, carrying the agent's replay of the scripted turn (a
-signature and encrypted reasoning Confab never issued) and the file's text, is served by
-`confab serve`.
+the turn's first request (after confab serve has served it) with a scripted call (scripted.py):
+Claude Code's `Read` of the work folder's README.md after a signed thinking block, Codex's
+`exec_command` running `cat README.md` after a reasoning item with `encrypted_content`. The
+agent runs the tool and sends its result back; that request, carrying the agent's replay of the
+scripted turn (a signature and encrypted reasoning Confab never issued) and the file's text,
+is served by `confab serve`, reading ≥95% of the first request's prompt from the cache.
 
 The weights are random and never end a reply, so the proxy caps each reply's length (the one
 change made to what the clients send); Codex sends no limit at all. The clients' setup is the
@@ -46,9 +46,10 @@ SHARE = 0.95
 README = "The walrus keeps a ledger of the tides, one line per moon.\n"
 
 
-def cached_and_prompt(exchange: dict) -> tuple[int, int]:
-    """The prompt's tokens and those read from the cache, from a streamed answer."""
-    for line in exchange["response"].splitlines():
+def cached_and_prompt(exchange: dict, answer: str = "response") -> tuple[int, int]:
+    """The prompt's tokens read from the cache and all of them, from a streamed answer (`served`:
+    confab serve's answer to a request the proxy answered with a script)."""
+    for line in exchange[answer].splitlines():
         if not line.startswith("data:"):
             continue
         event = json.loads(line[5:])
@@ -119,11 +120,12 @@ class Agents(unittest.TestCase):
         self.assertEqual(follow_up["status"], 200, follow_up["response"][:400])
         return exchanges[at[0]], follow_up
 
-    def assert_cache_share(self, earlier: dict, resumed: dict, what: str):
-        _, prompt = cached_and_prompt(earlier)
-        cached, resumed_prompt = cached_and_prompt(resumed)
-        print(f"\n{what}: resumed turn read {cached} of {resumed_prompt} prompt tokens from the cache "
-              f"(the turn before had {prompt}; {cached / prompt:.1%})", file=sys.stderr)
+    def assert_cache_share(self, earlier: dict, later: dict, what: str, earlier_answer: str = "response"):
+        """`later` reads at least 95% of `earlier`'s prompt from the prefix cache."""
+        _, prompt = cached_and_prompt(earlier, earlier_answer)
+        cached, later_prompt = cached_and_prompt(later)
+        print(f"\n{what} read {cached} of {later_prompt} prompt tokens from the cache "
+              f"(the request before had {prompt}; {cached / prompt:.1%})", file=sys.stderr)
         self.assertGreaterEqual(cached, SHARE * prompt)
 
     def test_claude_code(self):
@@ -159,7 +161,7 @@ class Agents(unittest.TestCase):
         exchanges = self.check_exchanges()
 
         # The round trip: Claude Code ran Read and sent the file back, with the scripted turn.
-        _, follow_up = self.scripted_and_follow_up(exchanges, turn)
+        scripted_request, follow_up = self.scripted_and_follow_up(exchanges, turn)
         messages = follow_up["request"]["messages"]
         blocks = [(m["role"], b) for m in messages if isinstance(m["content"], list) for b in m["content"]]
         replayed = [b for role, b in blocks if role == "assistant" and b["type"] in ("thinking", "tool_use")]
@@ -170,14 +172,13 @@ class Agents(unittest.TestCase):
         content = results[0]["content"]
         text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
         self.assertIn(README.strip(), text, f"the tool_result does not carry the file's text: {text!r}")
-        cached, prompt = cached_and_prompt(follow_up)
-        print(f"\nClaude Code: scripted Read({read['file_path']}); the follow-up, served by confab serve "
-              f"({prompt} prompt tokens), carried tool_result {text!r}", file=sys.stderr)
+        print(f"\nClaude Code: scripted Read({read['file_path']}); the follow-up carried tool_result {text!r}", file=sys.stderr)
+        self.assert_cache_share(scripted_request, follow_up, "Claude Code: the tool result's request", "served")
 
         earlier = [e for e in exchanges[:turn_one] if turn(e)]
         resumed = [e for e in exchanges[turn_one:] if turn(e)]
         self.assertTrue(resumed, "the resumed turn sent nothing")
-        self.assert_cache_share(earlier[-1], resumed[0], "Claude Code")
+        self.assert_cache_share(earlier[-1], resumed[0], "Claude Code: the resumed turn")
 
     def test_codex(self):
         home = self.folder / "codex"
@@ -217,7 +218,7 @@ class Agents(unittest.TestCase):
 
         # The round trip: Codex ran the command and sent its output back, after the reasoning
         # item it replays as received (its encrypted_content is OpenAI's, never Confab's).
-        _, follow_up = self.scripted_and_follow_up(exchanges, turn)
+        scripted_request, follow_up = self.scripted_and_follow_up(exchanges, turn)
         items = follow_up["request"]["input"]
         reasoning = [i for i in items if i.get("type") == "reasoning"]
         self.assertIn(encrypted, [i.get("encrypted_content") for i in reasoning], "the reasoning item was not sent back")
@@ -234,12 +235,12 @@ class Agents(unittest.TestCase):
         # Codex's `web_search` is left out of the prompt, and the response says so.
         final = final_response(follow_up)
         self.assertIn("web_search", final["metadata"].get("confab_tools_left_out", ""))
-        cached, prompt = cached_and_prompt(follow_up)
-        print(f"\nCodex: scripted reasoning + exec_command {command}; the follow-up, served by confab serve "
-              f"({prompt} prompt tokens), carried function_call_output {text!r}", file=sys.stderr)
+        print(f"\nCodex: scripted reasoning + exec_command {command}; the follow-up carried function_call_output {text!r}",
+              file=sys.stderr)
+        self.assert_cache_share(scripted_request, follow_up, "Codex: the tool output's request", "served")
 
         self.assertGreater(len(exchanges), turn_one, "the resumed turn sent nothing")
-        self.assert_cache_share(exchanges[turn_one - 1], exchanges[turn_one], "Codex")
+        self.assert_cache_share(exchanges[turn_one - 1], exchanges[turn_one], "Codex: the resumed turn")
 
 
 if __name__ == "__main__":
