@@ -107,7 +107,7 @@ class Agents(unittest.TestCase):
         """Every exchange so far, none refused."""
         exchanges = self.proxy.recorder.exchanges
         refused = self.proxy.recorder.refused()
-        self.assertFalse(refused, "\n".join(f"{e['status']} {e['path']}: {e['response'][:400]}" for e in refused))
+        self.assertFalse(refused, "\n".join(f"{e['status']} {e['path']}: {e.get('served', e['response'])[:400]}" for e in refused))
         return exchanges
 
     def scripted_and_follow_up(self, exchanges: list[dict], is_turn) -> tuple[dict, dict]:
