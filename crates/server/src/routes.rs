@@ -79,9 +79,10 @@ async fn reason_in_body(response: Response) -> (Response, String) {
     let (parts, body) = response.into_parts();
     // Within its size hint, so it is read whole.
     let bytes = axum::body::to_bytes(body, MOST as usize).await.unwrap_or_default();
+    // OpenAI's and Anthropic's `error.message`, or a bare `error` string (Ollama's shape).
     let message = serde_json::from_slice::<Value>(&bytes)
         .ok()
-        .and_then(|body| body.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
+        .and_then(|body| body.pointer("/error/message").or_else(|| body.get("error")).and_then(Value::as_str).map(str::to_owned))
         .unwrap_or_else(|| String::from_utf8_lossy(&bytes).trim().to_string());
     let reason = if message.is_empty() { unnamed } else { message };
     (Response::from_parts(parts, Body::from(bytes)), reason)
@@ -129,6 +130,8 @@ mod tests {
         let (reason, body) = reason_of((StatusCode::BAD_REQUEST, Json(shaped.clone())).into_response());
         assert_eq!(reason, "model is required");
         assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), shaped);
+        let (reason, _) = reason_of((StatusCode::NOT_FOUND, Json(json!({"error": "model 'x' not found"}))).into_response());
+        assert_eq!(reason, "model 'x' not found");
         // A bare status: its name.
         assert_eq!(reason_of(StatusCode::UNSUPPORTED_MEDIA_TYPE.into_response()).0, "Unsupported Media Type");
     }
