@@ -2,13 +2,13 @@
 answer back as it comes, and writes each exchange (method, path, headers, the request's JSON, the
 status and the answer's body) to a JSON-lines file. A 4xx is flagged in the record and counted.
 
-It may answer one request with a scripted reply (`script`): the random test model never calls a
-tool, so a test that needs a tool round trip has the proxy give the one tool call it wants, in
-the API's streamed shape (scripted.py). That request is still served by `confab serve` (so it
-is checked like any other, and its prompt is in the prefix cache as a real turn's would be);
+It may answer chosen requests with scripted replies (`script`): the random test model never
+calls a tool, so a test that needs a tool round trip has the proxy give the tool call it wants,
+in the API's streamed shape (scripted.py). Such a request is still served by `confab serve` (so
+it is checked like any other, and its prompt is in the prefix cache as a real turn's would be);
 its answer is kept in the record as `served`, the script sent instead and recorded as
-`response`, with `"scripted": true`. Every other request, the one carrying the tool's result
-included, is answered by `confab serve`.
+`response`, with `"scripted": true`. Every other request, the one carrying the last tool's
+result included, is answered by `confab serve`.
 
 Run by hand: python3 tests/agents/proxy.py UPSTREAM_PORT RECORD.jsonl [CAP]  (prints its own port)
 """
@@ -22,7 +22,7 @@ import threading
 from typing import Callable
 
 # Given a request's path and JSON body, the scripted answer (server-sent events), or None to
-# pass on confab serve's.
+# pass on confab serve's. Called for each request in turn, so it may answer several.
 Script = Callable[[str, dict], "bytes | None"]
 
 
@@ -44,14 +44,11 @@ class Recorder:
                 f.write(json.dumps(exchange) + "\n")
 
     def scripted_answer(self, path: str, payload) -> bytes | None:
-        """The script's answer to this request, given once: later requests get confab serve's."""
+        """The script's answer to this request, if it has one."""
         with self.lock:
             if self.script is None or not isinstance(payload, dict):
                 return None
-            answer = self.script(path, payload)
-            if answer is not None:
-                self.script = None
-            return answer
+            return self.script(path, payload)
 
     def refused(self) -> list[dict]:
         with self.lock:

@@ -6,12 +6,13 @@ scripts/setup.sh (tests/agents/package.json), on the tiny long-context checkpoin
 first request reads less than 95% of the earlier turn's prompt from the prefix cache.
 
 Each first turn is a tool round trip. The random model never calls a tool, so the proxy answers
-the turn's first request (after confab serve has served it) with a scripted call (scripted.py):
-Claude Code's `Read` of the work folder's README.md after a signed thinking block, Codex's
-`exec_command` running `cat README.md` after a reasoning item with `encrypted_content`. The
-agent runs the tool and sends its result back; that request, carrying the agent's replay of the
-scripted turn (a signature and encrypted reasoning Confab never issued) and the file's text,
-is served by `confab serve`, reading ≥95% of the first request's prompt from the cache.
+the turn's requests (after confab serve has served them) with scripted calls (scripted.py):
+Claude Code's `ToolSearch` loading a deferred tool, then its `Read` of the work folder's
+README.md, each after a signed thinking block; Codex's `exec_command` running `cat README.md`
+after a reasoning item with `encrypted_content`. The agent runs the tool and sends its result
+back: the tool search's as `tool_reference` blocks, the file's text, each with the agent's replay
+of the scripted turn (a signature and encrypted reasoning Confab never issued). `confab serve`
+serves each, reading ≥95% of the request before's prompt from the cache.
 
 The weights are random and never end a reply, so the proxy caps each reply's length (the one
 change made to what the clients send); Codex sends no limit at all. The clients' setup is the
@@ -44,6 +45,8 @@ CAP = 16
 SHARE = 0.95
 # What the scripted tool call reads: the follow-up must carry it back.
 README = "The walrus keeps a ledger of the tides, one line per moon.\n"
+# One of the tools Claude Code defers (`defer_loading`) until its ToolSearch loads them.
+DEFERRED = "WebFetch"
 
 
 def cached_and_prompt(exchange: dict, answer: str = "response") -> tuple[int, int]:
@@ -114,20 +117,26 @@ class Agents(unittest.TestCase):
         self.assertFalse(refused, "\n".join(f"{e['status']} {e['path']}: {e.get('served', e['response'])[:400]}" for e in refused))
         return exchanges
 
-    def scripted_and_follow_up(self, exchanges: list[dict], is_turn) -> tuple[dict, dict]:
-        """The one scripted exchange, and the next turn request, which confab serve answered."""
+    def scripted_and_follow_ups(self, exchanges: list[dict], is_turn, count: int) -> list[tuple[dict, dict]]:
+        """Each of the `count` scripted exchanges and the turn request after it (which carries
+        the tool's result; served by confab serve, answered with the next script or its own)."""
         at = [i for i, e in enumerate(exchanges) if e["scripted"]]
-        self.assertEqual(len(at), 1, "the proxy scripted no reply (or more than one)")
-        follow_up = next((e for e in exchanges[at[0] + 1:] if is_turn(e)), None)
-        self.assertIsNotNone(follow_up, "the agent sent nothing after the scripted tool call")
-        self.assertFalse(follow_up["scripted"])
-        self.assertEqual(follow_up["status"], 200, follow_up["response"][:400])
-        return exchanges[at[0]], follow_up
+        self.assertEqual(len(at), count, "the proxy scripted another number of replies")
+        pairs = []
+        for i in at:
+            follow_up = next((e for e in exchanges[i + 1:] if is_turn(e)), None)
+            self.assertIsNotNone(follow_up, f"the agent sent nothing after the scripted call in {exchanges[i]['path']}")
+            self.assertEqual(follow_up["status"], 200, follow_up.get("served", follow_up["response"])[:400])
+            pairs.append((exchanges[i], follow_up))
+        self.assertFalse(pairs[-1][1]["scripted"], "the last tool result was not answered by confab serve")
+        return pairs
 
-    def assert_cache_share(self, earlier: dict, later: dict, what: str, earlier_answer: str = "response"):
-        """`later` reads at least 95% of `earlier`'s prompt from the prefix cache."""
-        _, prompt = cached_and_prompt(earlier, earlier_answer)
-        cached, later_prompt = cached_and_prompt(later)
+    def assert_cache_share(self, earlier: dict, later: dict, what: str):
+        """`later` reads at least 95% of `earlier`'s prompt from the prefix cache (a scripted
+        exchange's prompt as confab serve's answer to it gives it)."""
+        served = lambda e: "served" if e["scripted"] else "response"  # noqa: E731
+        _, prompt = cached_and_prompt(earlier, served(earlier))
+        cached, later_prompt = cached_and_prompt(later, served(later))
         print(f"\n{what} read {cached} of {later_prompt} prompt tokens from the cache "
               f"(the request before had {prompt}; {cached / prompt:.1%})", file=sys.stderr)
         self.assertGreaterEqual(cached, SHARE * prompt)
@@ -145,12 +154,17 @@ class Agents(unittest.TestCase):
         }
         model = self.server.model
         turn = lambda e: e["path"].startswith("/v1/messages") and "count_tokens" not in e["path"]  # noqa: E731
-        tool_id, signature, read = "toolu_01ScriptedRead", scripted.opaque("Eq"), {"file_path": str(self.work / "README.md")}
+        signature, read = scripted.opaque("Eq"), {"file_path": str(self.work / "README.md")}
+        # Claude Code's tool search loads a deferred tool (a `tool_reference` in its result),
+        # then Read reads the file.
+        calls = [("ToolSearch", {"query": f"select:{DEFERRED}"}, "toolu_01ScriptedSearch"), ("Read", read, "toolu_01ScriptedRead")]
+        steps = list(calls)
 
         def script(path: str, payload: dict) -> bytes | None:
-            # The turn's first request (it offers Read), not a side request such as a title's.
-            if turn({"path": path}) and any(t.get("name") == "Read" for t in payload.get("tools") or []):
-                return scripted.messages_tool_use(payload["model"], "Read", read, tool_id, signature)
+            # The turn's requests (they offer Read), not a side request such as a title's.
+            if steps and turn({"path": path}) and any(t.get("name") == "Read" for t in payload.get("tools") or []):
+                name, tool_input, tool_id = steps.pop(0)
+                return scripted.messages_tool_use(payload["model"], name, tool_input, tool_id, signature)
             return None
 
         self.proxy.recorder.script = script
@@ -164,20 +178,28 @@ class Agents(unittest.TestCase):
         self.run_agent(["claude", "-p", "And again.", "--resume", session, "--model", model, "--output-format", "stream-json", "--verbose"], env)
         exchanges = self.check_exchanges()
 
-        # The round trip: Claude Code ran Read and sent the file back, with the scripted turn.
-        scripted_request, follow_up = self.scripted_and_follow_up(exchanges, turn)
-        messages = follow_up["request"]["messages"]
-        blocks = [(m["role"], b) for m in messages if isinstance(m["content"], list) for b in m["content"]]
-        replayed = [b for role, b in blocks if role == "assistant" and b["type"] in ("thinking", "tool_use")]
-        self.assertIn(signature, [b.get("signature") for b in replayed], "the signed thinking block was not sent back")
-        self.assertIn(tool_id, [b.get("id") for b in replayed])
-        results = [b for role, b in blocks if role == "user" and b["type"] == "tool_result" and b["tool_use_id"] == tool_id]
-        self.assertEqual(len(results), 1, "no tool_result answers the scripted tool_use")
-        content = results[0]["content"]
-        text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
-        self.assertIn(README.strip(), text, f"the tool_result does not carry the file's text: {text!r}")
-        print(f"\nClaude Code: scripted Read({read['file_path']}); the follow-up carried tool_result {text!r}", file=sys.stderr)
-        self.assert_cache_share(scripted_request, follow_up, "Claude Code: the tool result's request", "served")
+        # The round trips: Claude Code ran each tool and sent its result back, with the
+        # scripted turn (its signed thinking block) before it.
+        pairs = self.scripted_and_follow_ups(exchanges, turn, len(calls))
+        for (name, tool_input, tool_id), (scripted_request, follow_up) in zip(calls, pairs):
+            messages = follow_up["request"]["messages"]
+            blocks = [(m["role"], b) for m in messages if isinstance(m["content"], list) for b in m["content"]]
+            replayed = [b for role, b in blocks if role == "assistant" and b["type"] in ("thinking", "tool_use")]
+            self.assertIn(signature, [b.get("signature") for b in replayed], "the signed thinking block was not sent back")
+            self.assertIn(tool_id, [b.get("id") for b in replayed])
+            results = [b for role, b in blocks if role == "user" and b["type"] == "tool_result" and b["tool_use_id"] == tool_id]
+            self.assertEqual(len(results), 1, f"no tool_result answers the scripted {name}")
+            content = results[0]["content"]
+            if name == "ToolSearch":
+                # The deferred tool, loaded: Confab writes its definition there, and reads calls of it.
+                self.assertIn({"type": "tool_reference", "tool_name": DEFERRED}, content, content)
+                shown = content
+            else:
+                shown = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+                self.assertIn(README.strip(), shown, f"the tool_result does not carry the file's text: {shown!r}")
+            print(f"\nClaude Code: scripted {name}({json.dumps(tool_input)}); the next request carried tool_result {shown!r}",
+                  file=sys.stderr)
+            self.assert_cache_share(scripted_request, follow_up, f"Claude Code: {name}'s result's request")
 
         earlier = [e for e in exchanges[:turn_one] if turn(e)]
         resumed = [e for e in exchanges[turn_one:] if turn(e)]
@@ -205,9 +227,11 @@ class Agents(unittest.TestCase):
         turn = lambda e: e["path"] == "/v1/responses"  # noqa: E731
         call_id, encrypted, command = "call_01ScriptedCat", scripted.opaque("gAAAAAB"), {"cmd": "cat README.md"}
 
+        steps = [command]
+
         def script(path: str, payload: dict) -> bytes | None:
-            if turn({"path": path}) and any(t.get("name") == "exec_command" for t in payload.get("tools") or []):
-                return scripted.responses_function_call(payload["model"], "exec_command", command, call_id, encrypted)
+            if steps and turn({"path": path}) and any(t.get("name") == "exec_command" for t in payload.get("tools") or []):
+                return scripted.responses_function_call(payload["model"], "exec_command", steps.pop(), call_id, encrypted)
             return None
 
         self.proxy.recorder.script = script
@@ -222,7 +246,7 @@ class Agents(unittest.TestCase):
 
         # The round trip: Codex ran the command and sent its output back, after the reasoning
         # item it replays as received (its encrypted_content is OpenAI's, never Confab's).
-        scripted_request, follow_up = self.scripted_and_follow_up(exchanges, turn)
+        [(scripted_request, follow_up)] = self.scripted_and_follow_ups(exchanges, turn, 1)
         items = follow_up["request"]["input"]
         reasoning = [i for i in items if i.get("type") == "reasoning"]
         self.assertIn(encrypted, [i.get("encrypted_content") for i in reasoning], "the reasoning item was not sent back")
@@ -241,7 +265,7 @@ class Agents(unittest.TestCase):
         self.assertIn("web_search", final["metadata"].get("confab_tools_left_out", ""))
         print(f"\nCodex: scripted reasoning + exec_command {command}; the follow-up carried function_call_output {text!r}",
               file=sys.stderr)
-        self.assert_cache_share(scripted_request, follow_up, "Codex: the tool output's request", "served")
+        self.assert_cache_share(scripted_request, follow_up, "Codex: the tool output's request")
 
         self.assertGreater(len(exchanges), turn_one, "the resumed turn sent nothing")
         self.assert_cache_share(exchanges[turn_one - 1], exchanges[turn_one], "Codex: the resumed turn")
