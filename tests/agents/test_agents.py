@@ -191,7 +191,7 @@ class Agents(unittest.TestCase):
             self.assertEqual(len(results), 1, f"no tool_result answers the scripted {name}")
             content = results[0]["content"]
             if name == "ToolSearch":
-                # The deferred tool, loaded: Confab writes its definition there, and reads calls of it.
+                # The deferred tool, loaded (Confab writes its definition there; messages::request's tests).
                 self.assertIn({"type": "tool_reference", "tool_name": DEFERRED}, content, content)
                 shown = content
             else:
@@ -226,8 +226,7 @@ class Agents(unittest.TestCase):
         env = {"CODEX_HOME": str(home), "TMPDIR": str(tmp)}
         turn = lambda e: e["path"] == "/v1/responses"  # noqa: E731
         call_id, encrypted, command = "call_01ScriptedCat", scripted.opaque("gAAAAAB"), {"cmd": "cat README.md"}
-
-        steps = [command]
+        steps = [command]  # one scripted reply: the call's output goes to confab serve
 
         def script(path: str, payload: dict) -> bytes | None:
             if steps and turn({"path": path}) and any(t.get("name") == "exec_command" for t in payload.get("tools") or []):
