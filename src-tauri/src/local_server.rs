@@ -1,30 +1,85 @@
-//! The local OpenAI-compatible server inside the app: on when Settings say so, serving whichever
-//! model is loaded, on the app's engine and caches. Its requests never touch the chat history
-//! (the Responses API keeps its replies in their own table of the same database).
+//! The local OpenAI-compatible server inside the app: on when Settings say so, serving the
+//! model loaded for the chats and, loaded for a request that names it, any other model the
+//! picker lists (its own pool beside the chats' model, under one limit for both), on the app's
+//! engine and caches. Its requests never touch the chat history (the Responses API keeps its
+//! replies in their own table of the same database).
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use confab_engine::Engine;
-use confab_server::{AccessRules, ModelSource, RunningServer, ServedModel, ServerOptions};
+use confab_engine::{Engine, LoadOptions};
+use confab_server::{
+    AccessRules, KeepAlive, ListedModel, LoadedState, ModelPool, ModelSource, PoolError, PoolOptions, RunningServer, ServedModel,
+    ServerOptions,
+};
 use confab_store::Store;
 
 use crate::models::slot::ModelSlot;
 use crate::settings::Settings;
 use crate::sync::lock;
 
-/// The engine and the model slot, as the server sees them.
+/// How long a model the server loaded for a request stays loaded when idle (Ollama's default).
+const KEEP_ALIVE: Duration = Duration::from_secs(5 * 60);
+/// How long a request waits for models that other requests are using to free room.
+const WAIT_FOR_ROOM: Duration = Duration::from_secs(600);
+
+/// The chats' model (the slot's), and the server's own pool for the others.
 struct AppModels {
-    engine: Arc<Engine>,
     slot: Arc<ModelSlot>,
+    pool: Arc<ModelPool>,
+}
+
+impl AppModels {
+    /// The chats' model, as a request holds it (the slot, not the pool, loads and unloads it).
+    fn chats_model(&self) -> Option<ServedModel> {
+        self.slot.current().map(|c| ServedModel::new(c.id, c.info.name.clone(), c.info, c.draft))
+    }
+
+    fn chats_listed(&self) -> Option<ListedModel> {
+        self.slot.current().map(|c| ListedModel {
+            name: c.info.name.clone(),
+            path: c.info.path.clone(),
+            found: None,
+            loaded: Some(LoadedState { weights_bytes: c.info.weights_bytes, info: c.info, requests: 0, unloads_in: None }),
+        })
+    }
 }
 
 impl ModelSource for AppModels {
     fn engine(&self) -> &Engine {
-        &self.engine
+        self.pool.engine()
     }
 
-    fn current(&self) -> Option<ServedModel> {
-        self.slot.current().map(|c| ServedModel { id: c.id, name: c.info.name.clone(), info: c.info, draft: c.draft })
+    fn models(&self) -> Vec<ListedModel> {
+        let mut models: Vec<ListedModel> = self.chats_listed().into_iter().collect();
+        for model in self.pool.models() {
+            match models.first_mut().filter(|chats| chats.path == model.path) {
+                Some(chats) => chats.found = model.found,
+                None => models.push(model),
+            }
+        }
+        models
+    }
+
+    fn loaded(&self) -> Vec<ListedModel> {
+        self.chats_listed().into_iter().chain(self.pool.loaded()).collect()
+    }
+
+    fn acquire(&self, asked: &str) -> Result<ServedModel, PoolError> {
+        match self.chats_model().filter(|m| m.answers_to(asked)) {
+            Some(model) => Ok(model),
+            None => self.pool.acquire(asked),
+        }
+    }
+
+    fn keep_alive(&self, asked: &str, keep_alive: KeepAlive) -> Result<(), PoolError> {
+        match self.chats_model().filter(|m| m.answers_to(asked)) {
+            Some(model) if keep_alive == KeepAlive::Idle(Duration::ZERO) => Err(PoolError::Resident { name: model.name }),
+            // The chats' model stays while the app has it loaded.
+            Some(_) => Ok(()),
+            None => self.pool.keep_alive(asked, keep_alive),
+        }
     }
 }
 
@@ -38,46 +93,62 @@ struct Listening {
 
 #[derive(Default)]
 pub struct LocalServer {
-    running: tokio::sync::Mutex<Option<(RunningServer, Listening)>>,
+    running: tokio::sync::Mutex<Option<(RunningServer, Listening, Arc<ModelPool>)>>,
     /// Why the last start failed (a port in use), until the next start.
     error: Mutex<Option<String>>,
 }
 
-/// For the header and the settings pane.
+/// For the header, the settings pane and the picker.
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct ServerStatus {
     /// `http://127.0.0.1:PORT/v1` while it runs.
     pub address: Option<String>,
     pub active_requests: usize,
     pub error: Option<String>,
+    /// The models the server loaded for its requests, beside the chats' model.
+    pub loaded: Vec<ServerModel>,
+}
+
+/// A model the server holds.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+pub struct ServerModel {
+    pub name: String,
+    pub path: PathBuf,
+    /// Requests using it now.
+    pub requests: usize,
 }
 
 impl LocalServer {
     pub async fn status(&self) -> ServerStatus {
         let running = self.running.lock().await;
+        let loaded = running.as_ref().map(|(_, _, pool)| pool.loaded()).unwrap_or_default();
         ServerStatus {
-            address: running.as_ref().map(|(server, _)| format!("http://{}/v1", server.address())),
-            active_requests: running.as_ref().map_or(0, |(server, _)| server.active_requests()),
+            address: running.as_ref().map(|(server, _, _)| format!("http://{}/v1", server.address())),
+            active_requests: running.as_ref().map_or(0, |(server, _, _)| server.active_requests()),
             error: lock(&self.error).clone(),
+            loaded: loaded
+                .into_iter()
+                .map(|m| ServerModel { requests: m.loaded.map_or(0, |l| l.requests), name: m.name, path: m.path })
+                .collect(),
         }
     }
 }
 
 impl LocalServer {
-    /// Starts, restarts or stops the server to match `settings`, serving the slot's model on
-    /// `engine` (its Responses API keeping responses in `store`). A failure to start is kept
-    /// for the status (the settings themselves were valid).
-    pub async fn apply(&self, settings: &Settings, engine: &Arc<Engine>, slot: &Arc<ModelSlot>, store: &Store) {
+    /// Starts, restarts or stops the server to match `settings`, serving the slot's model and
+    /// the others in `folders` on `engine` (its Responses API keeping responses in `store`). A
+    /// failure to start is kept for the status (the settings themselves were valid).
+    pub async fn apply(&self, settings: &Settings, engine: &Arc<Engine>, slot: &Arc<ModelSlot>, store: &Store, folders: Vec<PathBuf>) {
         let mut running = self.running.lock().await;
         let wanted = settings.server_enabled.then(|| Listening {
             port: settings.server_port,
             key: settings.server_key.clone(),
             origins: settings.server_origins.clone(),
         });
-        if running.as_ref().map(|(_, listening)| listening) == wanted.as_ref() {
+        if running.as_ref().map(|(_, listening, _)| listening) == wanted.as_ref() {
             return;
         }
-        if let Some((old, _)) = running.take() {
+        if let Some((old, _, _)) = running.take() {
             old.stop().await;
         }
         *lock(&self.error) = None;
@@ -90,9 +161,19 @@ impl LocalServer {
             responses: Some(store.clone()),
             ..ServerOptions::default()
         };
-        let source = Arc::new(AppModels { engine: engine.clone(), slot: slot.clone() });
+        // The chats' model counts against the one limit for loaded models.
+        let chats = slot.clone();
+        let pool_options = PoolOptions {
+            load: LoadOptions::default(),
+            weights_limit: confab_engine::memory_for_models(confab_engine::physical_memory()),
+            keep_alive: KeepAlive::Idle(KEEP_ALIVE),
+            wait_for_room: WAIT_FOR_ROOM,
+            weights_beside: Some(Box::new(move || chats.current().map_or(0, |c| c.info.weights_bytes))),
+        };
+        let pool = ModelPool::new(engine.clone(), Box::new(move || confab_engine::discover(&folders)), pool_options);
+        let source = Arc::new(AppModels { slot: slot.clone(), pool: pool.clone() });
         match confab_server::start(options, source).await {
-            Ok(started) => *running = Some((started, listening)),
+            Ok(started) => *running = Some((started, listening, pool)),
             Err(e) => *lock(&self.error) = Some(e.to_string()),
         }
     }

@@ -124,7 +124,7 @@ impl AppState {
 
     /// Starts, restarts or stops the local server to match `settings`.
     pub async fn apply_server_settings(&self, settings: &Settings) {
-        self.server.apply(settings, &self.engine, &self.model, &self.store).await;
+        self.server.apply(settings, &self.engine, &self.model, &self.store, self.model_folders()).await;
     }
 
     /// Every folder models are looked for in: ours, other apps', and the user's.

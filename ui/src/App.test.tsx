@@ -729,13 +729,28 @@ describe('local server', () => {
       },
     });
 
-    commands.set('server_status', () => ({ address: 'http://127.0.0.1:9191/v1', active_requests: 2, error: null }));
+    commands.set('server_status', () => ({ address: 'http://127.0.0.1:9191/v1', active_requests: 2, error: null, loaded: [] }));
     const badge = await screen.findByTestId('server-badge', {}, { timeout: 4000 });
     expect(badge.textContent).toBe('Server :9191 · 2 running');
   });
 
+  it('marks in the picker the models the local server holds for its requests', async () => {
+    commands.set('server_status', () => ({
+      address: 'http://127.0.0.1:9191/v1',
+      active_requests: 1,
+      error: null,
+      loaded: [{ name: 'Gemma 4', path: '/models/gemma4', requests: 1 }],
+    }));
+    await renderApp();
+    await screen.findByTestId('server-badge');
+    fireEvent.click(screen.getByTestId('model-picker'));
+    const rows = await screen.findAllByTestId('model-row');
+    const serving = rows.filter((row) => within(row).queryByTestId('model-serving'));
+    expect(serving.map((row) => row.dataset.path)).toEqual(['/models/gemma4']);
+  });
+
   it('says so in the header when the port could not be opened', async () => {
-    commands.set('server_status', () => ({ address: null, active_requests: 0, error: 'could not listen on 127.0.0.1:8080' }));
+    commands.set('server_status', () => ({ address: null, active_requests: 0, error: 'could not listen on 127.0.0.1:8080', loaded: [] }));
     await renderApp();
     expect((await screen.findByTestId('server-badge')).title).toContain('could not listen');
   });

@@ -230,6 +230,7 @@ export function App() {
           </button>
           <ModelPicker
             models={models}
+            serverLoaded={server?.loaded.map((m) => m.path) ?? []}
             providers={providers}
             onError={showError}
             onGetModels={() => setGetModelsOpen(true)}

@@ -529,6 +529,10 @@ export type ModelInfo = {
   fingerprint: string,
   parameters: number,
   /**
+   * What its weights (and towers) took in memory when it loaded, measured then.
+   */
+  weights_bytes: number,
+  /**
    * The quantization its keys and values are held in; `None`: the compute dtype.
    */
   kv_quantization: KvQuantization | null,
@@ -625,6 +629,11 @@ export type ModelSummary = {
    * The number of weights of its text model, where its configuration tells.
    */
   parameters: number | null,
+  /**
+   * About what its weights take in memory as loaded (a GGUF's tensors widened at load count
+   * at their widened size).
+   */
+  weights_bytes: number,
   /**
    * About what it takes in memory: the weights as loaded (a GGUF's tensors widened at load count
    * at their widened size), plus the key/value cache of a conversation that fills its whole context
@@ -1028,7 +1037,19 @@ export type SecretInput = {
 };
 
 /**
- * For the header and the settings pane.
+ * A model the server holds.
+ */
+export type ServerModel = {
+  name: string,
+  path: string,
+  /**
+   * Requests using it now.
+   */
+  requests: number,
+};
+
+/**
+ * For the header, the settings pane and the picker.
  */
 export type ServerStatus = {
   /**
@@ -1037,6 +1058,10 @@ export type ServerStatus = {
   address: string | null,
   active_requests: number,
   error: string | null,
+  /**
+   * The models the server loaded for its requests, beside the chats' model.
+   */
+  loaded: Array<ServerModel>,
 };
 
 /**

@@ -34,7 +34,7 @@ pub use media::MediaItem;
 pub use model::discover::{discover, display_name, has_gguf_name, is_model_folder, ModelSummary};
 pub use model::embedding::EmbedPrompt;
 pub use model::family::media_reads;
-pub use model::memory::{fits_in_memory, memory_needed};
+pub use model::memory::{fits_in_memory, memory_for_models, memory_needed};
 pub use model::ollama::is_store as is_ollama_store;
 pub use model::registry::{defaults as config_defaults, supported as supported_architectures};
 pub use model::runs_here::{runs_here, Architecture};

@@ -123,7 +123,7 @@ fn encoded(vector: &[f32], encoding: Encoding) -> Value {
 pub(crate) async fn create(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
         let request: EmbeddingsRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
-        let model = state.embedder(request.model.as_deref())?;
+        let model = state.embedder(request.model.as_deref()).await?;
         let info = model.info.embedding.clone().expect("an embedding model");
         let texts = request.texts()?;
         let encoding = request.encoding()?;

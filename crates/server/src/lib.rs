@@ -7,19 +7,24 @@
 //! /v1/responses/input_tokens`, `GET` and `DELETE /v1/responses/{id}`, `GET
 //! /v1/responses/{id}/input_items`; kept responses live in the history database's own table),
 //! Anthropic's `POST /v1/messages` and `POST /v1/messages/count_tokens`, `POST /v1/embeddings`
-//! (from an embedding model loaded beside the chat model, or served as the model), `GET /v1/models`,
-//! `GET /health`. Every error is in the shape of its endpoint's API.
+//! (from an embedding model, named like any other), `GET /v1/models` (every model a request may
+//! name, loaded or not), LM Studio's `POST /api/v1/models/load` and `unload`, `GET /health`.
+//! Every error is in the shape of its endpoint's API. A request may name any model Confab finds:
+//! `pool` loads it, under one limit for the loaded models' weights.
 //!
 //! Layout: `access` (who may call) and `routes` (every endpoint) stand in front; each API has its
 //! folder (`chat_completions/`, with the legacy Completions; `messages/`; `responses/`), each
 //! folder a `request` (the wire request into the engine's), a `render` (the answer in that API's
-//! shape, whole and streamed) and its `routes`; `embeddings` is one file; `shared/` is what the
-//! APIs all stand on (the turn, the error shape, bodies, media files, a running request).
+//! shape, whole and streamed) and its `routes`; `embeddings` and `models` (the listing, loading
+//! and unloading) are one file each; `pool` holds the loaded models; `shared/` is what the APIs
+//! all stand on (the turn, the error shape, bodies, media files, a running request).
 
 mod access;
 mod chat_completions;
 mod embeddings;
 mod messages;
+mod models;
+mod pool;
 mod responses;
 mod routes;
 mod shared;
@@ -34,6 +39,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use access::{is_origin_pattern, AccessRules};
+pub use pool::{FindModels, KeepAlive, ListedModel, LoadedState, ModelPool, PoolError, PoolOptions};
 pub use shared::error::{ApiError, ServerError};
 
 /// Loopback only, unless the user asks for more.
@@ -42,19 +48,47 @@ pub const DEFAULT_PORT: u16 = 8080;
 /// Room for a few photos or a clip, base64-encoded.
 pub const DEFAULT_BODY_LIMIT: usize = 25 << 20;
 
-/// Where the server gets its engine and model: `confab serve` holds one model for good; the app
-/// serves whichever model the user has loaded.
+/// Where the server gets its engine and models: `confab serve` runs a `ModelPool`; the app
+/// serves its chat model and, through a pool of its own, any other model a request names.
 pub trait ModelSource: Send + Sync + 'static {
     fn engine(&self) -> &Engine;
-    /// The model requests run on; `None` while none is loaded.
-    fn current(&self) -> Option<ServedModel>;
-    /// An embedding model loaded beside it, for `POST /v1/embeddings`.
-    fn embedding(&self) -> Option<ServedModel> {
-        None
+    /// Every model a request may name, loaded or not (`GET /v1/models`; finding them walks
+    /// folders on disk).
+    fn models(&self) -> Vec<ListedModel>;
+    /// The models loaded now.
+    fn loaded(&self) -> Vec<ListedModel>;
+    /// The model `asked` names (its name or path), for a request: loaded first when it is not.
+    /// Blocks while it loads (seconds to minutes); the server calls it off its async workers.
+    fn acquire(&self, asked: &str) -> Result<ServedModel, PoolError>;
+    /// How long `asked` stays loaded once idle (Ollama's `keep_alive`); a model not loaded is
+    /// left alone.
+    fn keep_alive(&self, asked: &str, keep_alive: KeepAlive) -> Result<(), PoolError>;
+}
+
+impl ModelSource for ModelPool {
+    fn engine(&self) -> &Engine {
+        ModelPool::engine(self)
+    }
+
+    fn models(&self) -> Vec<ListedModel> {
+        ModelPool::models(self)
+    }
+
+    fn loaded(&self) -> Vec<ListedModel> {
+        ModelPool::loaded(self)
+    }
+
+    fn acquire(&self, asked: &str) -> Result<ServedModel, PoolError> {
+        ModelPool::acquire(self, asked)
+    }
+
+    fn keep_alive(&self, asked: &str, keep_alive: KeepAlive) -> Result<(), PoolError> {
+        ModelPool::keep_alive(self, asked, keep_alive)
     }
 }
 
-/// The loaded model, and the name clients call it by (`GET /v1/models`).
+/// A loaded model, and the name clients call it by (`GET /v1/models`). While a request holds
+/// it (or a clone), its pool does not unload it.
 #[derive(Debug, Clone)]
 pub struct ServedModel {
     pub id: ModelId,
@@ -62,12 +96,22 @@ pub struct ServedModel {
     pub info: ModelInfo,
     /// The draft model loaded beside it, for requests that ask for `"speculative": "draft_model"`.
     pub draft: Option<ModelId>,
+    users: Arc<()>,
 }
 
 impl ServedModel {
+    pub fn new(id: ModelId, name: String, info: ModelInfo, draft: Option<ModelId>) -> Self {
+        Self { id, name, info, draft, users: Arc::new(()) }
+    }
+
     /// Whether a request's `model` names it: its name or its path.
-    fn answers_to(&self, asked: &str) -> bool {
+    pub fn answers_to(&self, asked: &str) -> bool {
         self.name == asked || self.info.path.to_str() == Some(asked)
+    }
+
+    /// How many hold it (its pool's own entry among them).
+    fn users(&self) -> usize {
+        Arc::strong_count(&self.users)
     }
 }
 
@@ -115,44 +159,36 @@ pub(crate) struct ServerState {
 }
 
 impl ServerState {
-    /// The loaded model, when the request names it.
-    pub(crate) fn served(&self, asked: Option<&str>) -> Result<ServedModel, ApiError> {
-        let asked =
-            asked.ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the model this server runs."))?;
-        if let Some(embedder) = self.source.embedding().filter(|m| m.answers_to(asked)) {
-            return Err(ApiError::embedding_only(&embedder.name));
-        }
-        let current = self.source.current();
-        match current {
-            Some(model) if model.answers_to(asked) && model.info.embedding.is_some() => Err(ApiError::embedding_only(&model.name)),
-            Some(model) if model.answers_to(asked) => Ok(model),
-            Some(model) => Err(ApiError::unknown_model(asked, Some(&model.name))),
-            None => Err(ApiError::no_model()),
-        }
-    }
-
-    /// The loaded embedding model the request names (the one beside the chat model, or the
-    /// served model itself when it is one).
-    pub(crate) fn embedder(&self, asked: Option<&str>) -> Result<ServedModel, ApiError> {
+    /// The chat model the request names, loaded for it.
+    pub(crate) async fn served(self: &Arc<Self>, asked: Option<&str>) -> Result<ServedModel, ApiError> {
         let asked = asked
             .ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the models this server runs."))?;
-        let current = self.source.current();
-        let loaded: Vec<ServedModel> =
-            self.source.embedding().into_iter().chain(current.clone()).filter(|m| m.info.embedding.is_some()).collect();
-        if let Some(model) = loaded.iter().find(|m| m.answers_to(asked)) {
-            return Ok(model.clone());
+        let model = self.acquire(asked).await?;
+        if model.info.embedding.is_some() {
+            return Err(ApiError::embedding_only(&model.name));
         }
-        match (loaded.first(), current) {
-            (None, _) => Err(ApiError::no_embedding_model()),
-            (Some(embedder), Some(chat)) if chat.answers_to(asked) => Err(ApiError::invalid(
-                Some("model"),
-                format!(
-                    "`{asked}` is a chat model; it gives no embeddings. Ask for `{}`, the embedding model this server runs.",
-                    embedder.name
-                ),
-            )),
-            (Some(embedder), _) => Err(ApiError::unknown_model(asked, Some(&embedder.name))),
+        Ok(model)
+    }
+
+    /// The embedding model the request names, loaded for it.
+    pub(crate) async fn embedder(self: &Arc<Self>, asked: Option<&str>) -> Result<ServedModel, ApiError> {
+        let asked = asked
+            .ok_or_else(|| ApiError::invalid(Some("model"), "model is required; GET /v1/models lists the models this server runs."))?;
+        let model = self.acquire(asked).await?;
+        if model.info.embedding.is_none() {
+            let embedders: Vec<String> = self.source.models().into_iter().filter(ListedModel::is_embedding).map(|m| m.name).collect();
+            return Err(ApiError::not_an_embedder(asked, &embedders));
         }
+        Ok(model)
+    }
+
+    /// The model `asked` names, from the source (loading it, off the async workers).
+    pub(crate) async fn acquire(self: &Arc<Self>, asked: &str) -> Result<ServedModel, ApiError> {
+        let (state, asked) = (self.clone(), asked.to_string());
+        tokio::task::spawn_blocking(move || state.source.acquire(&asked))
+            .await
+            .map_err(|e| ApiError::internal(format!("loading the model failed: {e}")))?
+            .map_err(ApiError::from)
     }
 }
 
@@ -167,10 +203,9 @@ impl ServerState {
     ) -> Result<usize, ApiError> {
         let counting = self.clone();
         // The engine answers on its own thread; waiting for it must not hold a tokio worker.
-        let ids =
-            tokio::task::spawn_blocking(move || counting.source.engine().tokenize_chat(model, prompt, chat)).await.map_err(|e| {
-                ApiError::invalid(None, format!("counting failed: {e}")).with_status(axum::http::StatusCode::INTERNAL_SERVER_ERROR)
-            })??;
+        let ids = tokio::task::spawn_blocking(move || counting.source.engine().tokenize_chat(model, prompt, chat))
+            .await
+            .map_err(|e| ApiError::internal(format!("counting failed: {e}")))??;
         Ok(ids.len())
     }
 }

@@ -18,7 +18,7 @@ use crate::access;
 use crate::messages::routes::error_for;
 use crate::shared::error::{ApiError, Refusal};
 use crate::ServerState;
-use crate::{chat_completions, embeddings, messages, responses};
+use crate::{chat_completions, embeddings, messages, models, responses};
 
 pub fn router(state: Arc<ServerState>) -> Router {
     let api = Router::new()
@@ -31,7 +31,10 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .route("/v1/responses/{id}/input_items", get(responses::routes::input_items))
         .route("/v1/messages", post(messages::routes::messages))
         .route("/v1/messages/count_tokens", post(messages::routes::count_tokens))
-        .route("/v1/models", get(models))
+        .route("/v1/models", get(models::list))
+        .route("/api/v1/models", get(models::list))
+        .route("/api/v1/models/load", post(models::load))
+        .route("/api/v1/models/unload", post(models::unload))
         .route_layer(middleware::from_fn_with_state(state.clone(), access::admit));
     Router::new()
         .route("/health", get(health))
@@ -89,19 +92,9 @@ async fn reason_in_body(response: Response) -> (Response, String) {
 }
 
 async fn health(State(state): State<Arc<ServerState>>) -> Json<Value> {
-    let model = state.source.current().map(|m| m.name);
-    Json(json!({ "status": "ok", "model": model, "active_requests": state.active.load(Ordering::Relaxed) }))
-}
-
-async fn models(State(state): State<Arc<ServerState>>) -> Json<Value> {
-    let data: Vec<Value> = state
-        .source
-        .current()
-        .into_iter()
-        .chain(state.source.embedding())
-        .map(|m| json!({ "id": m.name, "object": "model", "created": state.started, "owned_by": "confab" }))
-        .collect();
-    Json(json!({ "object": "list", "data": data }))
+    // The loaded models only: finding the others walks folders on disk.
+    let loaded: Vec<String> = state.source.loaded().into_iter().map(|m| m.name).collect();
+    Json(json!({ "status": "ok", "model": loaded.first(), "loaded": loaded, "active_requests": state.active.load(Ordering::Relaxed) }))
 }
 
 #[cfg(test)]

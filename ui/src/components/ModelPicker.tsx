@@ -34,13 +34,15 @@ function memoryNote(model: ModelSummary): { text: string; fits: boolean } {
 interface ModelItemProps {
   model: ModelSummary;
   current: boolean;
+  /** The local server has it loaded for its requests (beside the chats' model). */
+  serving: boolean;
   onPick: () => void;
   onUnload: () => void;
   onShowFolder: () => void;
 }
 
 /** One model: what people choose by (family, size, quantization, memory, context, inputs), and its actions. */
-function ModelItem({ model, current, onPick, onUnload, onShowFolder }: ModelItemProps) {
+function ModelItem({ model, current, serving, onPick, onUnload, onShowFolder }: ModelItemProps) {
   const reason = unsupportedReason(model);
   const memory = memoryNote(model);
   const facts = [
@@ -78,6 +80,11 @@ function ModelItem({ model, current, onPick, onUnload, onShowFolder }: ModelItem
             </span>
           )}
           {current && <span className="badge accent">loaded</span>}
+          {serving && (
+            <span className="badge" data-testid="model-serving" title={SERVING_TITLE}>
+              server
+            </span>
+          )}
         </span>
         <span className="model-item-meta" data-testid="model-facts">
           {facts.filter(Boolean).join(' · ')}
@@ -145,8 +152,12 @@ function RemoteModelItem({
   );
 }
 
+const SERVING_TITLE = 'Loaded by the local server for its requests; it unloads when idle or when another model needs the room';
+
 interface Props {
   models: Models;
+  /** The models the local server holds for its requests (their paths). */
+  serverLoaded: string[];
   providers: Providers;
   onError: (message: string) => void;
   /** Opens Get models. */
@@ -158,7 +169,7 @@ interface Props {
 }
 
 /** The header's model button, its status, and the popover that lists models to load and remote models to use. */
-export function ModelPicker({ models, providers, onError, onGetModels, settings, onSettingsSaved }: Props) {
+export function ModelPicker({ models, serverLoaded, providers, onError, onGetModels, settings, onSettingsSaved }: Props) {
   const [open, setOpen] = useState(false);
   const popover = useRef<HTMLDivElement>(null);
   const { state } = models;
@@ -269,6 +280,7 @@ export function ModelPicker({ models, providers, onError, onGetModels, settings,
                   key={model.path}
                   model={model}
                   current={!remote && state.loaded?.path === model.path}
+                  serving={serverLoaded.includes(model.path)}
                   onPick={() => pickLocal(model.path)}
                   onUnload={() => {
                     setOpen(false);

@@ -88,6 +88,7 @@ export const smolLoaded: ModelInfo = {
   vocab_size: 49_152,
   fingerprint: 'smol',
   parameters: 135_000_000,
+  weights_bytes: 145_000_000,
   kv_quantization: null,
   kv_quantization_declined: null,
   vision: false,
@@ -148,6 +149,7 @@ export const models: ModelSummary[] = [
     audio: false,
     video: false,
     parameters: 134_515_008,
+    weights_bytes: 250_000_000,
     memory_needed_bytes: 250_000_000,
     machine_memory_bytes: 24 * 2 ** 30,
     fits: true,
@@ -169,6 +171,7 @@ export const models: ModelSummary[] = [
     audio: true,
     video: false,
     parameters: 4_300_000_000,
+    weights_bytes: 30 * 2 ** 30,
     memory_needed_bytes: 30 * 2 ** 30,
     machine_memory_bytes: 24 * 2 ** 30,
     fits: false,
@@ -190,6 +193,7 @@ export const models: ModelSummary[] = [
     audio: false,
     video: false,
     parameters: null,
+    weights_bytes: 1_000_000,
     memory_needed_bytes: 1_000_000,
     machine_memory_bytes: 24 * 2 ** 30,
     fits: true,
@@ -288,7 +292,7 @@ export function installBackend() {
   commands.set('list_models', () => models);
   commands.set('get_settings', () => settings);
   commands.set('settings_choices', () => settingsChoices);
-  commands.set('server_status', () => ({ address: null, active_requests: 0, error: null }));
+  commands.set('server_status', () => ({ address: null, active_requests: 0, error: null, loaded: [] }));
   commands.set('list_providers', () => ({ providers: [], selected: null, key_store: 'the test keyring' }));
   commands.set('list_tool_servers', () => ({ servers: [], secret_store: 'the test keyring' }));
   commands.set('list_downloads', () => []);

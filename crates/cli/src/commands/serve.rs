@@ -1,15 +1,18 @@
-//! `confab serve`: the local OpenAI- and Anthropic-compatible server on one model, until Ctrl-C.
+//! `confab serve`: the local OpenAI-, Anthropic- and Ollama-compatible server, until Ctrl-C. It
+//! starts with one model loaded (and an embedding and a draft model beside it, if asked) and
+//! loads any other model Confab finds when a request names it (`confab_server::ModelPool`).
 
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::task::Poll;
+use std::time::Duration;
 
 use anyhow::Context;
-use confab_engine::Engine;
 use confab_engine::LoadOptions;
+use confab_engine::MemoryBudget;
 use confab_paths::AppPaths;
-use confab_server::{AccessRules, ModelSource, ServedModel, ServerOptions};
+use confab_server::{AccessRules, KeepAlive, ModelPool, PoolOptions, ServedModel, ServerOptions};
 
 use super::common::ModelArgs;
 
@@ -49,28 +52,24 @@ pub struct Args {
     /// The largest request body accepted, in MiB (images and clips come base64-encoded).
     #[arg(long, default_value_t = confab_server::DEFAULT_BODY_LIMIT >> 20)]
     max_body_mib: usize,
+    /// More folders to find models in, which requests may then name (the app's models folder,
+    /// the Hugging Face cache, LM Studio's folders and Ollama's store are always searched).
+    #[arg(long = "folder", value_name = "FOLDER")]
+    folders: Vec<PathBuf>,
+    /// The most the loaded models' weights may take together: a size (8GB, 512MiB) or a share
+    /// of this machine's memory (0.5). A request for a model that does not fit beside those
+    /// loaded unloads the least recently used idle one. Default: the machine's memory less 2 GB
+    /// for the system.
+    #[arg(long, value_name = "SIZE")]
+    models_memory: Option<MemoryBudget>,
+    /// How long a model loaded for a request stays loaded when idle: seconds, 5m, 1h, 0, or -1
+    /// for good (as Ollama's OLLAMA_KEEP_ALIVE). The models the server starts with stay.
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    keep_alive: KeepAlive,
 }
 
-/// One model, loaded at start and served for good (with an embedding model beside it, if asked).
-struct OneModel {
-    engine: Engine,
-    model: ServedModel,
-    embedding: Option<ServedModel>,
-}
-
-impl ModelSource for OneModel {
-    fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
-    fn current(&self) -> Option<ServedModel> {
-        Some(self.model.clone())
-    }
-
-    fn embedding(&self) -> Option<ServedModel> {
-        self.embedding.clone()
-    }
-}
+/// How long a request waits for models that other requests are using to free room.
+const WAIT_FOR_ROOM: Duration = Duration::from_secs(600);
 
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     // Before the model loads, which can take minutes.
@@ -88,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
                     path.display()
                 );
             }
-            Some(ServedModel { id, name: confab_engine::display_name(&info.path), info, draft: None })
+            Some(ServedModel::new(id, confab_engine::display_name(&info.path), info, None))
         }
         None => None,
     };
@@ -103,8 +102,31 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     };
     let draft_line = args.draft_model.as_ref().map(|p| format!(" (draft model `{}`)", confab_engine::display_name(p))).unwrap_or_default();
     let embedding_line = embedding.as_ref().map(|m| format!(" (embedding model `{}`)", m.name)).unwrap_or_default();
-    let source = Arc::new(OneModel { engine, model: ServedModel { id, name: name.clone(), info, draft }, embedding });
     let paths = AppPaths::from_env();
+    let physical = confab_engine::physical_memory();
+    let weights_limit = match args.models_memory {
+        Some(MemoryBudget::Bytes(bytes)) => bytes,
+        Some(MemoryBudget::Share(share)) => (physical as f64 * share) as u64,
+        None => confab_engine::memory_for_models(physical),
+    };
+    // The folders the picker searches, the ones given, and the model given by its path (so
+    // that it can load again after being unloaded by name).
+    let mut folders = vec![paths.models_dir.clone()];
+    folders.extend(paths.other_model_folders());
+    folders.extend(args.folders.iter().cloned());
+    folders.extend([args.model.path()].into_iter().chain(args.embedding_model.clone()));
+    let options = PoolOptions {
+        load: args.model.load_options()?,
+        weights_limit,
+        keep_alive: args.keep_alive,
+        wait_for_room: WAIT_FOR_ROOM,
+        weights_beside: None,
+    };
+    let source = ModelPool::new(Arc::new(engine), Box::new(move || confab_engine::discover(&folders)), options);
+    source.adopt(ServedModel::new(id, name.clone(), info, draft), KeepAlive::Forever);
+    if let Some(embedding) = embedding {
+        source.adopt(embedding, KeepAlive::Forever);
+    }
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
         // The Responses API keeps replies in the history database, as the app's server does.

@@ -33,6 +33,9 @@ pub struct ModelSummary {
     pub video: bool,
     /// The number of weights of its text model, where its configuration tells.
     pub parameters: Option<u64>,
+    /// About what its weights take in memory as loaded (a GGUF's tensors widened at load count
+    /// at their widened size).
+    pub weights_bytes: u64,
     /// About what it takes in memory: the weights as loaded (a GGUF's tensors widened at load count
     /// at their widened size), plus the key/value cache of a conversation that fills its whole context
     /// (the engine's default), in the dtype it computes in here.
@@ -59,7 +62,8 @@ pub enum ModelSource {
     Ollama,
 }
 
-/// Every model under `folders` (searched a few levels deep), sorted by name.
+/// Every model under `folders` (searched a few levels deep; a model's own folder or GGUF file
+/// may be among them), sorted by name.
 pub fn discover(folders: &[PathBuf]) -> Vec<ModelSummary> {
     let mut found = vec![];
     for folder in folders {
@@ -73,6 +77,11 @@ pub fn discover(folders: &[PathBuf]) -> Vec<ModelSummary> {
 fn walk(dir: &Path, depth: usize, found: &mut Vec<ModelSummary>) {
     // HF cache: hub/models--org--name/snapshots/<rev>/ is four levels below the hub folder.
     if depth > 5 {
+        return;
+    }
+    // A GGUF file named itself (a model given by its path).
+    if has_gguf_name(dir) && dir.is_file() {
+        found.extend(summarize_gguf(dir, display_name(dir), ModelSource::Folder));
         return;
     }
     if is_model_folder(dir) {
@@ -168,6 +177,7 @@ fn summarize_folder(dir: &Path) -> Option<ModelSummary> {
         audio: reads.audio,
         video: reads.video,
         parameters: config.as_ref().map(crate::model::parameter_count),
+        weights_bytes: size_bytes,
         memory_needed_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
         fits: memory::fits_in_memory(memory_needed_bytes, crate::device::physical_memory()),
@@ -234,6 +244,7 @@ fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<Mode
         audio: false,
         video: false,
         parameters: Some(header.parameters).filter(|&p| p > 0),
+        weights_bytes: weight_bytes,
         memory_needed_bytes: weight_bytes + kv_bytes,
         machine_memory_bytes: crate::device::physical_memory(),
         fits: memory::fits_in_memory(weight_bytes + kv_bytes, crate::device::physical_memory()),

@@ -32,6 +32,12 @@ pub fn fits_in_memory(needed: u64, machine: u64) -> bool {
     needed.saturating_add(SYSTEM_RESERVE_BYTES) <= machine
 }
 
+/// What models (their weights and replies) may take on a machine of `machine` bytes: all but
+/// the system's reserve.
+pub fn memory_for_models(machine: u64) -> u64 {
+    machine.saturating_sub(SYSTEM_RESERVE_BYTES)
+}
+
 /// What a checkpoint needs in memory: its weights, and the keys/values of its whole context
 /// where its configuration is known (`config`, with the context it runs at).
 pub fn memory_needed(weight_bytes: u64, config: Option<(&TextConfig, usize)>) -> u64 {

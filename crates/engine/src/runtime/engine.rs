@@ -290,6 +290,7 @@ fn serve(options: EngineOptions, commands: Receiver<Command>) {
                     });
                     let result = loaded.map(|mut model| {
                         model.weights_bytes = mlx_rs::memory::active_memory().unwrap_or(0).saturating_sub(before);
+                        model.info.weights_bytes = model.weights_bytes as u64;
                         if let Some(reader) = &video_reader {
                             model.video_reader = reader.clone();
                         }

@@ -67,6 +67,8 @@ pub struct ModelInfo {
     /// (`cache::key::state_fingerprint`): the caches' identity for this model.
     pub fingerprint: String,
     pub parameters: u64,
+    /// What its weights (and towers) took in memory when it loaded, measured then.
+    pub weights_bytes: u64,
     /// The quantization its keys and values are held in; `None`: the compute dtype.
     pub kv_quantization: Option<KvQuantization>,
     /// Why layers keep full-precision keys and values though a quantization was asked for.
@@ -241,6 +243,7 @@ impl ReadyModel {
             vocab_size: config.vocab_size,
             fingerprint,
             parameters: model::parameter_count(config),
+            weights_bytes: 0,
             kv_quantization: kv.quantization,
             kv_quantization_declined: kv.declined.clone(),
             default_sampling: defaults,

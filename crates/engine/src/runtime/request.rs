@@ -316,7 +316,8 @@ pub enum StopReason {
     Eos,
     StopString,
     MaxTokens,
-    /// The model's context is full.
+    /// The model's context is full; or, for a reply without a token limit, the memory budget
+    /// holds no more of it beside the running requests (the log says so).
     Context,
     Cancelled,
 }

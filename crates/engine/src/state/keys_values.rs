@@ -27,6 +27,10 @@ pub struct KeysValues {
 }
 
 impl KeysValues {
+    /// Positions the buffers grow by: the scheduler reserves memory for a reply without a
+    /// token limit in these steps too, so that a reservation covers what the buffers hold.
+    pub const GROWTH_STEP: usize = STEP;
+
     /// Positions a layer's buffers hold once it has seen `positions` (they grow in steps).
     pub fn capacity_for(positions: usize) -> usize {
         positions.div_ceil(STEP) * STEP

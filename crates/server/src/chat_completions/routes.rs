@@ -31,7 +31,7 @@ const COMPLETION_DEFAULT_MAX_TOKENS: u32 = 16;
 pub async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
         let request: ChatRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
-        let model = state.served(request.model.as_deref())?;
+        let model = state.served(request.model.as_deref()).await?;
         let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
         let messages = chat_messages(&request.messages, &model.info, &model.name)?;
         let mut turn = ChatTurn::new(Prompt::Chat(messages), sampling);
@@ -42,7 +42,7 @@ pub async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, Byt
         let mut engine_request = turn.request(&model.info, model.id)?;
         engine_request.speculative = request.sampling.speculative(model.draft)?;
         let reply = Reply::new(Endpoint::Chat, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
-        let running = running::start(state.source.engine(), engine_request, state.active.clone()).await?;
+        let running = running::start(state.source.engine(), &model, engine_request, state.active.clone()).await?;
         let turn = Turn::new(running, &model.info, &turn.tools);
         if request.sampling.stream {
             return Ok::<_, ApiError>(chat_stream(turn, reply, request.sampling.include_usage()).into_response());
@@ -88,7 +88,7 @@ fn chat_stream(turn: Turn, reply: Reply, include_usage: bool) -> Sse<impl future
 pub async fn completions(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
         let request: CompletionRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
-        let model = state.served(request.model.as_deref())?;
+        let model = state.served(request.model.as_deref()).await?;
         let sampling = request.sampling.to_params(&model.info.default_sampling, COMPLETION_DEFAULT_MAX_TOKENS)?;
         let prompt = match request.prompt {
             PromptField::One(text) => text,
@@ -113,7 +113,7 @@ async fn answer(
     fields: &SamplingFields,
 ) -> Result<Response, ApiError> {
     let reply = Reply::new(endpoint, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
-    let mut running = running::start(state.source.engine(), request, state.active.clone()).await?;
+    let mut running = running::start(state.source.engine(), &model, request, state.active.clone()).await?;
     if fields.stream {
         return Ok(stream(running, reply, fields.include_usage()).into_response());
     }

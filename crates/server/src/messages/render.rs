@@ -447,9 +447,11 @@ mod tests {
             json!({"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: max_tokens is required."}})
         );
         assert_eq!(error_body(&ApiError::unauthorized())["error"]["type"], "authentication_error");
-        assert_eq!(error_body(&ApiError::unknown_model("x", Some("y")))["error"]["type"], "not_found_error");
+        let unknown = crate::PoolError::Unknown { asked: "x".into(), available: vec!["y".into()] };
+        assert_eq!(error_body(&ApiError::from(unknown))["error"]["type"], "not_found_error");
         assert_eq!(error_body(&ApiError::body_too_large(1 << 20))["error"]["type"], "request_too_large");
-        assert_eq!(error_body(&ApiError::no_model())["error"]["type"], "overloaded_error");
+        let no_room = crate::PoolError::NoRoom { name: "x".into(), needs: 2, in_use: 2, limit: 3, waited: Default::default() };
+        assert_eq!(error_body(&ApiError::from(no_room))["error"]["type"], "overloaded_error");
         let internal = ApiError::invalid(None, "boom").with_status(StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(error_body(&internal)["error"]["type"], "api_error");
     }

@@ -43,7 +43,7 @@ pub fn error_for(path: &str, error: ApiError) -> Response {
 pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
         let request: MessagesRequest = parse(body, state.body_limit, "Anthropic's Messages API reference")?;
-        let model = state.served(request.model.as_deref())?;
+        let model = state.served(request.model.as_deref()).await?;
         log_ignored(&request);
         let sampling = request.sampling(&model.info.default_sampling)?;
         let turn = prepare(&request, &model, sampling)?;
@@ -53,7 +53,7 @@ pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes,
         let serial = state.next_serial.fetch_add(1, Ordering::Relaxed);
         let mut reply = MessageReply::new(serial, model.name.clone(), request.stop_sequences.clone().unwrap_or_default());
         reply.omit_thinking = request.omit_thinking();
-        let running = running::start(state.source.engine(), engine_request, state.active.clone()).await?;
+        let running = running::start(state.source.engine(), &model, engine_request, state.active.clone()).await?;
         let turn = Turn::new(running, &model.info, &callable);
         if request.stream {
             return Ok(stream(turn, MessageStream::new(reply)).into_response());
@@ -69,7 +69,7 @@ pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes,
 pub async fn count_tokens(State(state): State<Arc<ServerState>>, body: Result<Bytes, BytesRejection>) -> Response {
     let answer = async {
         let request: MessagesRequest = parse(body, state.body_limit, "Anthropic's Messages API reference")?;
-        let model = state.served(request.model.as_deref())?;
+        let model = state.served(request.model.as_deref()).await?;
         let turn = prepare(&request, &model, Default::default())?;
         let chat = turn.chat_options(&model.info);
         let count = state.prompt_tokens(model.id, turn.prompt, chat).await?;

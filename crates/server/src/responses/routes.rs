@@ -39,7 +39,7 @@ pub async fn create(State(state): State<Arc<ServerState>>, body: Result<Bytes, B
     let answer = async {
         let request: ResponsesRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         request.check()?;
-        let model = state.served(request.model.as_deref())?;
+        let model = state.served(request.model.as_deref()).await?;
         let sampling = request.sampling(&model.info.default_sampling)?;
         let mut prepared = prepare(&state, &request, &model, sampling).await?;
         if !prepared.left_out.is_empty() {
@@ -55,7 +55,7 @@ pub async fn create(State(state): State<Arc<ServerState>>, body: Result<Bytes, B
             echoed_settings(&request, keep.is_some(), &prepared.left_out),
         );
         let kept = Kept { store: keep, previous_id: request.previous_response_id.clone(), input: with_ids(prepared.input, &reply) };
-        let running = running::start(state.source.engine(), engine_request, state.active.clone()).await.map_err(responses_param)?;
+        let running = running::start(state.source.engine(), &model, engine_request, state.active.clone()).await.map_err(responses_param)?;
         let mut turn = Turn::new(running, &model.info, &prepared.turn.tools);
         let mut events = ResponseStream::new(reply).with_namespaces(prepared.namespaces);
         if request.stream {
@@ -77,7 +77,7 @@ pub async fn input_tokens(State(state): State<Arc<ServerState>>, body: Result<By
     let answer = async {
         let request: ResponsesRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         request.check()?;
-        let model = state.served(request.model.as_deref())?;
+        let model = state.served(request.model.as_deref()).await?;
         let prepared = prepare(&state, &request, &model, Default::default()).await?;
         let chat = prepared.turn.chat_options(&model.info);
         let count = state.prompt_tokens(model.id, prepared.turn.prompt, chat).await?;

@@ -4,6 +4,8 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use confab_engine::{EngineError, Remedy};
+
+use crate::pool::PoolError;
 use serde_json::json;
 
 /// Failures before the server is listening.
@@ -48,22 +50,9 @@ impl ApiError {
         self
     }
 
-    pub fn unknown_model(asked: &str, served: Option<&str>) -> Self {
-        let message = match served {
-            Some(name) => format!("The model `{asked}` does not exist here; this server runs `{name}` (see GET /v1/models)."),
-            None => format!("The model `{asked}` does not exist here, and no model is loaded yet; load one and try again."),
-        };
-        Self::invalid(Some("model"), message).with_code("model_not_found").with_status(StatusCode::NOT_FOUND)
-    }
-
-    pub fn no_model() -> Self {
-        Self {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            message: "No model is loaded yet; load one in Confab and try again.".into(),
-            kind: "server_error",
-            param: None,
-            code: Some("model_not_loaded"),
-        }
+    /// A failure of the server's own, not the request's.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self { status: StatusCode::INTERNAL_SERVER_ERROR, message: message.into(), kind: "server_error", param: None, code: None }
     }
 
     /// A chat, completion or message request to a model that only gives vectors.
@@ -75,13 +64,13 @@ impl ApiError {
         .with_code("model_not_supported")
     }
 
-    /// An embeddings request while no embedding model is loaded.
-    pub fn no_embedding_model() -> Self {
-        Self::invalid(
-            Some("model"),
-            "No embedding model is loaded. Start the server with `confab serve --embedding-model <folder>` (a sentence-transformers folder such as Qwen3-Embedding or EmbeddingGemma), or serve such a folder as the model with `--model`.",
-        )
-        .with_code("model_not_loaded")
+    /// An embeddings request naming a chat model.
+    pub fn not_an_embedder(asked: &str, embedders: &[String]) -> Self {
+        let message = match embedders {
+            [] => format!("`{asked}` is a chat model; it gives no embeddings, and this server finds no embedding model. Start it with `confab serve --embedding-model <folder>` (a sentence-transformers folder such as Qwen3-Embedding or EmbeddingGemma), or put one in a models folder."),
+            _ => format!("`{asked}` is a chat model; it gives no embeddings. Ask for an embedding model: {}.", list_names(embedders)),
+        };
+        Self::invalid(Some("model"), message).with_code("model_not_supported")
     }
 
     pub fn unauthorized() -> Self {
@@ -204,6 +193,49 @@ impl From<EngineError> for ApiError {
             _ => Self { status: StatusCode::INTERNAL_SERVER_ERROR, message, kind: "server_error", param: None, code: None },
         }
     }
+}
+
+impl From<PoolError> for ApiError {
+    fn from(error: PoolError) -> Self {
+        let message = error.to_string();
+        match error {
+            PoolError::Unknown { available, .. } => {
+                Self::invalid(Some("model"), format!("{message}; GET /v1/models lists the models it can run: {}.", list_names(&available)))
+                    .with_code("model_not_found")
+                    .with_status(StatusCode::NOT_FOUND)
+            }
+            PoolError::NotLoaded { available, .. } => {
+                Self::invalid(Some("model"), format!("{message}; the loaded models are {}.", list_names(&available)))
+                    .with_code("model_not_found")
+                    .with_status(StatusCode::NOT_FOUND)
+            }
+            PoolError::Unsupported { .. } | PoolError::NeverFits { .. } => {
+                Self::invalid(Some("model"), message).with_code("model_not_supported")
+            }
+            PoolError::Resident { .. } => Self::invalid(Some("model"), message),
+            PoolError::NoRoom { .. } => Self {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message,
+                kind: "server_error",
+                param: Some("model".into()),
+                code: Some("model_not_loaded"),
+            },
+            PoolError::Load { source, .. } => Self { message, param: Some("model".into()), ..ApiError::from(source) },
+        }
+    }
+}
+
+/// Names for a message: the first few, and how many more.
+fn list_names(names: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut text = names.iter().take(SHOWN).map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    if text.is_empty() {
+        text = "none yet".into();
+    }
+    text
 }
 
 impl IntoResponse for ApiError {

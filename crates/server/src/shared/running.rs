@@ -8,6 +8,7 @@ use confab_engine::{Engine, Event, Plan, Request};
 use tokio::sync::mpsc;
 
 use super::error::ApiError;
+use crate::ServedModel;
 
 /// Events buffered between the engine and a slow client.
 const EVENT_BUFFER: usize = 256;
@@ -48,10 +49,12 @@ impl Drop for ActiveGuard {
     }
 }
 
-/// Queues `request` and waits for the engine's first event, so that a request the engine
-/// refuses (bad settings, an unreadable image, a prompt over the context) is an error
-/// response rather than a stream that fails.
-pub async fn start(engine: &Engine, request: Request, active: Arc<AtomicUsize>) -> Result<Running, ApiError> {
+/// Queues `request` on `model` and waits for the engine's first event, so that a request the
+/// engine refuses (bad settings, an unreadable image, a prompt over the context) is an error
+/// response rather than a stream that fails. The model is held until the engine is done with
+/// the request, so that its pool does not unload it meanwhile.
+pub async fn start(engine: &Engine, model: &ServedModel, request: Request, active: Arc<AtomicUsize>) -> Result<Running, ApiError> {
+    let held = model.clone();
     let cancel = Arc::new(AtomicBool::new(false));
     let generation = engine.generate_cancellable(request, cancel.clone());
     let active = ActiveGuard::new(active);
@@ -60,7 +63,7 @@ pub async fn start(engine: &Engine, request: Request, active: Arc<AtomicUsize>) 
     // The engine's channel blocks; a blocking thread forwards it. It drains the generation to
     // its end even after the client left, so the count stays true.
     tokio::task::spawn_blocking(move || {
-        let _active = active;
+        let (_active, _held) = (active, held);
         let mut listening = true;
         for event in generation {
             if listening && sender.blocking_send(event).is_err() {

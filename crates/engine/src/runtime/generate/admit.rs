@@ -22,6 +22,7 @@ use crate::runtime::ready_model::ReadyModel;
 use crate::runtime::request::{DenoisingNoise, Event, Plan, Prompt, Request};
 use crate::runtime::tokenized_prompt::TokenizedPrompt;
 use crate::sample::{Sampler, SamplingParams};
+use crate::state::KeysValues;
 use crate::text::{ChatMessage, ChatOptions, StopMatcher, StreamDecoder};
 
 /// Messages whose ends are checkpointed (the latest ones): an edit or a regenerate resumes at
@@ -77,11 +78,15 @@ fn grammar_jump_switched_off() -> bool {
     std::env::var("CONFAB_GRAMMAR_JUMP").is_ok_and(|v| v == "0")
 }
 
-/// Positions a request may come to hold: its prompt and every token it may generate.
-pub fn positions_needed(model: &ReadyModel, request: &Request, prompt: usize) -> usize {
+/// Positions admission reserves memory for: a request with a token limit, its prompt and
+/// every token it may generate; one without (`max_tokens` 0, a reply up to the context's end),
+/// its prompt and one growth step of the keys/values buffers, which the scheduler grows as the
+/// reply does (`Scheduler::grow`): reserving the whole context would keep a long-context
+/// request from running beside another though most replies are short.
+pub fn positions_reserved(model: &ReadyModel, request: &Request, prompt: usize) -> usize {
     let context = model.config().max_position;
     match request.sampling.max_tokens as usize {
-        0 => context,
+        0 => (prompt + KeysValues::GROWTH_STEP).min(context),
         n => (prompt + n).min(context),
     }
 }

@@ -153,6 +153,11 @@ impl Denoising {
         }
     }
 
+    /// Tokens a finished canvas feeds into the state at once.
+    pub fn canvas_length(&self) -> usize {
+        self.params.canvas_length
+    }
+
     /// A fresh canvas of random tokens.
     pub fn start_canvas(&mut self) -> Result<()> {
         self.canvas = self.noise.canvas(self.params.canvas_length, self.vocab)?;

@@ -11,7 +11,7 @@ mod denoise;
 mod speculative;
 mod step;
 
-pub use admit::{admit, check, positions_needed};
+pub use admit::{admit, check, positions_reserved};
 pub use speculative::draft_vocabulary_mismatch;
 pub(crate) use speculative::vocabulary_mismatch;
 pub use step::decode_step;
@@ -173,6 +173,24 @@ impl Row {
     /// The draft model its speculative decoding runs, if any.
     pub fn draft_model(&self) -> Option<ModelId> {
         self.speculation.as_ref().and_then(|s| s.method.draft_model())
+    }
+
+    /// Positions its state may hold once its next decode step has run: its prompt and reply
+    /// so far, a token chosen on the device and not yet read, and what the step may write
+    /// beyond them (proposals to verify, or a finished canvas), for the scheduler to reserve
+    /// memory for before the step runs.
+    pub fn positions_after_next_step(&self) -> usize {
+        let ahead = match (&self.denoising, &self.speculation) {
+            (Some(denoising), _) => denoising.canvas_length(),
+            (None, Some(speculation)) => 1 + speculation.method.max_draft(),
+            (None, None) => 1,
+        };
+        self.history.len() + ahead
+    }
+
+    /// The request's log span: lines about it carry its id.
+    pub fn span(&self) -> &tracing::Span {
+        &self.span
     }
 
     /// Whether it is greedy without penalties (see `Unfed::Pending`).
