@@ -38,6 +38,7 @@ APT_PACKAGES=(
   xvfb xauth                                                              # the app under test
   webkit2gtk-driver xdotool python3-gi gir1.2-gtk-3.0 python3-venv        # e2e: WebDriver, native drops
   patchelf                                  # scripts/bundle.sh: the .deb binary's run-time path
+  bubblewrap                                # tests/agents: Codex runs its shell commands in its sandbox
   poppler-utils ghostscript qpdf fonts-dejavu-core  # tests/documents: pdftotext, PDF producers, the Unicode font
 )
 # And the system's FFmpeg, which the engine loads at run time to decode M4A/AAC exactly as the

@@ -30,7 +30,8 @@ echo "== local server (the openai client against confab serve)"
 # The confab binary the Rust tests just built; the pinned openai client from setup's venv.
 "${CONFAB_DEPS_DIR:-.deps}/server/venv/bin/python" -m unittest discover -s tests/server -v
 # Claude Code and Codex from npm (tests/agents/package.json) against confab serve through a
-# recording proxy: no request refused, the resumed turn served from the prefix cache (~30 s).
+# recording proxy: a tool round trip (the proxy scripts the one call), no request refused, the
+# resumed turn served from the prefix cache (~20 s).
 "${CONFAB_DEPS_DIR:-.deps}/server/venv/bin/python" -m unittest discover -s tests/agents -v
 
 echo "== UI"

@@ -81,9 +81,24 @@ class AgentRequests(unittest.TestCase):
         status, text = self.post("/v1/messages", body)
         self.assertEqual(status, 200, text)
         # The template opens a <think> block: the reply is all thinking, sent without its text.
-        for block in json.loads(text)["content"]:
-            if block["type"] == "thinking":
-                self.assertEqual(block["thinking"], "")
+        thinking = [block for block in json.loads(text)["content"] if block["type"] == "thinking"]
+        self.assertTrue(thinking, text)
+        self.assertEqual(thinking[0]["thinking"], "")
+
+        # Replayed, the block gives the model its reasoning back (its signature carries it): in a
+        # tool round trip, whose reasoning the template keeps, the prompt holds it.
+        def prompt_tokens(block: dict) -> int:
+            replay = copy.deepcopy(CLAUDE_CODE)
+            replay.pop("max_tokens", None)
+            replay["messages"] += [
+                {"role": "assistant", "content": [block, {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "a"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "hello"}]},
+            ]
+            status, text = self.post("/v1/messages/count_tokens", replay)
+            self.assertEqual(status, 200, text)
+            return json.loads(text)["input_tokens"]
+
+        self.assertGreater(prompt_tokens(thinking[0]), prompt_tokens(dict(thinking[0], signature="")))
 
     def test_anthropic_server_tools_are_left_out_and_named_in_the_log(self):
         body = {

@@ -168,11 +168,18 @@ class PlainServe(unittest.TestCase):
         status, _, body = self.send("POST", "/v1/chat/completions", {"Host": self.host, "Content-Type": "application/json"}, bad)
         self.assertEqual(status, 400, body)
         self.send("GET", "/v1/models", {"Host": f"evil.example:{self.port}"})
+        # What axum's extractors refuse before a handler runs: a body that is no JSON, a path
+        # that is no text.
+        status, _, body = self.send("POST", "/v1/responses", {"Host": self.host, "Content-Type": "application/json"}, "{oops")
+        self.assertEqual(status, 400, body)
+        status, _, body = self.send("GET", "/v1/responses/%FF", {"Host": self.host})
+        self.assertEqual(status, 400, body)
+        self.assertEqual(json.loads(body)["error"]["param"], "id", "answered in OpenAI's shape")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             log = self.log()
             refusals = [line for line in log.splitlines() if "http refused" in line]
-            if len(refusals) >= 2 and any("evil.example" in line for line in refusals):
+            if len(refusals) >= 4 and any("%FF" in line for line in refusals):
                 break
             time.sleep(0.1)
         max_tokens_line = next((line for line in refusals if "max_tokens" in line and "status=400" in line), None)
@@ -180,6 +187,11 @@ class PlainServe(unittest.TestCase):
         host_line = next((line for line in refusals if "status=403" in line and "evil.example" in line), None)
         self.assertIsNotNone(host_line, log)
         self.assertIn("WARN", host_line)
+        self.assertTrue(any("not valid JSON" in line for line in refusals), log)
+        self.assertTrue(any("%FF" in line and "UTF-8" in line for line in refusals), log)
+        # Every 4xx line says why.
+        bare = [line for line in log.splitlines() if ": http method=" in line and "status=4" in line]
+        self.assertFalse(bare, "4xx logged without a reason")
 
 
 class KeyBeyondLoopback(unittest.TestCase):

@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
 use confab_engine::{StopReason, Usage};
 use serde_json::{json, Value};
 
@@ -24,8 +25,25 @@ pub struct MessageReply {
     /// own stop strings, such as a call's closing marker, are not).
     stop_sequences: Vec<String>,
     /// `thinking.display: "omitted"`: thinking blocks come without their text (as Anthropic
-    /// returns them then), so a client that does not show thinking is not sent it.
+    /// returns them then), so a client that does not show thinking is not sent it. The text
+    /// rides in the block's signature instead (`hidden_thinking`), as Anthropic's signature
+    /// carries its thinking, so the client's next request gives the model its reasoning back.
     pub omit_thinking: bool,
+}
+
+/// What starts the signature of a thinking block whose text Confab left out.
+const HIDDEN_THINKING: &str = "confab-thinking:";
+
+/// The signature of an omitted thinking block: its text, which `thinking_of_signature` reads.
+fn hidden_thinking(text: &str) -> String {
+    format!("{HIDDEN_THINKING}{}", base64::engine::general_purpose::STANDARD.encode(text))
+}
+
+/// The text an omitted thinking block's signature carries, where Confab wrote it (another
+/// server's signature is opaque here).
+pub fn thinking_of_signature(signature: &str) -> Option<String> {
+    let encoded = signature.strip_prefix(HIDDEN_THINKING)?;
+    String::from_utf8(base64::engine::general_purpose::STANDARD.decode(encoded).ok()?).ok()
 }
 
 /// A server-sent event: its name and its data.
@@ -41,8 +59,12 @@ impl MessageReply {
     pub fn whole(&self, turn: &WholeReply, reason: StopReason, usage: &Usage) -> Value {
         let mut content = Vec::new();
         if !turn.reasoning.is_empty() {
-            let thinking = if self.omit_thinking { "" } else { turn.reasoning.as_str() };
-            content.push(json!({ "type": "thinking", "thinking": thinking, "signature": "" }));
+            let block = if self.omit_thinking {
+                json!({ "type": "thinking", "thinking": "", "signature": hidden_thinking(&turn.reasoning) })
+            } else {
+                json!({ "type": "thinking", "thinking": turn.reasoning, "signature": "" })
+            };
+            content.push(block);
         }
         if !turn.text.is_empty() {
             content.push(json!({ "type": "text", "text": turn.text }));
@@ -112,11 +134,13 @@ pub struct MessageStream {
     /// Blocks started so far: the next block's index.
     blocks: usize,
     called: bool,
+    /// The open thinking block's text, where it is omitted: its signature at the block's end.
+    hidden: String,
 }
 
 impl MessageStream {
     pub fn new(reply: MessageReply) -> Self {
-        Self { reply, open: None, blocks: 0, called: false }
+        Self { reply, open: None, blocks: 0, called: false, hidden: String::new() }
     }
 
     /// `message_start` (the message with no content yet and the prompt's usage, from the
@@ -142,7 +166,9 @@ impl MessageStream {
         match event {
             TurnEvent::Reasoning(text) if !text.is_empty() => {
                 let index = self.block(Open::Thinking, &mut out);
-                if !self.reply.omit_thinking {
+                if self.reply.omit_thinking {
+                    self.hidden.push_str(&text);
+                } else {
                     out.push(delta(index, json!({ "type": "thinking_delta", "thinking": text })));
                 }
             }
@@ -205,7 +231,12 @@ impl MessageStream {
     }
 
     fn close(&mut self, out: &mut Vec<NamedEvent>) {
-        if let Some((_, index)) = self.open.take() {
+        if let Some((open, index)) = self.open.take() {
+            // A thinking block's signature comes last, as Anthropic sends it.
+            if open == Open::Thinking && !self.hidden.is_empty() {
+                let signature = hidden_thinking(&std::mem::take(&mut self.hidden));
+                out.push(delta(index, json!({ "type": "signature_delta", "signature": signature })));
+            }
             out.push(stop(index));
         }
     }
@@ -270,12 +301,23 @@ mod tests {
         let usage = Usage { prompt: 3, generated: 2, ..Usage::default() };
         let turn = WholeReply { reasoning: "secret".into(), text: "Hi".into(), calls: vec![] };
         let body = reply.whole(&turn, StopReason::Eos, &usage);
-        assert_eq!(body["content"][0], json!({"type": "thinking", "thinking": "", "signature": ""}));
+        assert_eq!(body["content"][0]["thinking"], "");
+        // The signature carries the text back (`request::assistant_message` reads it).
+        assert_eq!(thinking_of_signature(body["content"][0]["signature"].as_str().unwrap()).as_deref(), Some("secret"));
         let mut stream = MessageStream::new(reply);
-        let mut events = stream.push(TurnEvent::Reasoning("secret".into()));
+        let mut events = stream.push(TurnEvent::Reasoning("sec".into()));
+        events.extend(stream.push(TurnEvent::Reasoning("ret".into())));
         events.extend(stream.push(TurnEvent::Text("Hi".into())));
         assert_eq!(events[0].1["content_block"]["type"], "thinking");
         assert!(events.iter().all(|(_, data)| data["delta"]["type"] != "thinking_delta"), "{events:?}");
+        let kinds: Vec<&str> = events.iter().map(|(name, _)| *name).collect();
+        assert_eq!(
+            kinds,
+            ["content_block_start", "content_block_delta", "content_block_stop", "content_block_start", "content_block_delta"]
+        );
+        assert_eq!(events[1].1["delta"]["type"], "signature_delta");
+        assert_eq!(thinking_of_signature(events[1].1["delta"]["signature"].as_str().unwrap()).as_deref(), Some("secret"));
+        assert_eq!(thinking_of_signature("EqQBCkgIARABGAIiQL"), None, "Anthropic's signatures are opaque here");
     }
 
     #[test]

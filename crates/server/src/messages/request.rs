@@ -11,6 +11,7 @@ use confab_engine::{SamplingChoices, SamplingParams};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::render::thinking_of_signature;
 use crate::chat_completions::chat_messages::call_arguments;
 use crate::shared::error::ApiError;
 use crate::shared::{data_url, documents};
@@ -76,8 +77,9 @@ pub struct ToolField {
     pub name: String,
     pub description: Option<String>,
     pub input_schema: Option<Value>,
-    /// Anthropic's tool search: a deferred tool is not shown to the model until it searches
-    /// for it. Confab leaves it out (with a logged reason).
+    /// Anthropic's tool search: a deferred tool is not in the prompt's tool list; a client's
+    /// tool search (Claude Code's `ToolSearch`) loads it with a `tool_reference` block in a
+    /// tool result, where its definition is then written (`MessagesRequest::callable_tools`).
     #[serde(default)]
     pub defer_loading: bool,
 }
@@ -132,9 +134,16 @@ enum Block {
     },
     Thinking {
         thinking: String,
+        /// Anthropic's is opaque; Confab's carries the text it left out (`display: "omitted"`).
+        #[serde(default)]
+        signature: Option<String>,
     },
     /// Reasoning Anthropic encrypted: nothing a local model can read, so it is dropped.
     RedactedThinking {},
+    /// In a tool result: a tool the client's tool search found, loaded from here on.
+    ToolReference {
+        tool_name: String,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -179,7 +188,7 @@ impl MessagesRequest {
             let at = format!("messages[{i}]");
             let blocks = blocks(&message.content, &format!("{at}.content"))?;
             match message.role.as_str() {
-                "user" => user_messages(blocks, &at, &calls, images, &mut out)?,
+                "user" => user_messages(blocks, &at, &calls, &|name| self.reference(name), images, &mut out)?,
                 "assistant" => {
                     let chat = assistant_message(blocks, &at)?;
                     calls.extend(chat.tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())));
@@ -261,8 +270,8 @@ impl MessagesRequest {
                     "tools[{i}] `{}` ({kind}: one of Anthropic's own tools, whose definition this server does not have; define it as a client tool)",
                     tool.name
                 )),
-                None if self.deferred(tool) => out.push(format!(
-                    "tools[{i}] `{}` (defer_loading: kept out of the prompt; this server has no tool search)",
+                None if self.deferred(tool) && !self.referenced().contains(&tool.name.as_str()) => out.push(format!(
+                    "tools[{i}] `{}` (defer_loading: kept out of the prompt until a tool_reference loads it)",
                     tool.name
                 )),
                 None => {}
@@ -275,16 +284,59 @@ impl MessagesRequest {
         self.tool_choice.as_ref().is_some_and(|c| c.kind == "tool" && c.name.as_deref() == Some(name))
     }
 
-    /// A deferred tool stays out of the prompt (there is no tool search here), unless the
-    /// request's tool_choice names it: one rule for `tools` and for what `ignored` logs.
+    /// A deferred tool stays out of the prompt's tool list, unless the request's tool_choice
+    /// names it: one rule for `tools` and for what `ignored` logs.
     fn deferred(&self, tool: &ToolField) -> bool {
         tool.defer_loading && !self.names_tool(&tool.name)
+    }
+
+    /// The tools a `tool_reference` block in a tool result names: those the client's tool search
+    /// loaded.
+    fn referenced(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        for message in self.messages.iter().filter(|m| m.role == "user") {
+            for result in message.content.as_array().into_iter().flatten().filter(|b| b["type"] == "tool_result") {
+                for block in result["content"].as_array().into_iter().flatten() {
+                    if let (Some("tool_reference"), Some(name)) = (block["type"].as_str(), block["tool_name"].as_str()) {
+                        if let Some(tool) = self.tools.iter().flatten().find(|t| t.name == name) {
+                            names.push(tool.name.as_str());
+                        }
+                    }
+                }
+            }
+        }
+        names
+    }
+
+    /// A tool reference as the model reads it where it stands: the tool's definition, in the
+    /// `<functions>` encoding Claude Code's `ToolSearch` tells the model to expect (the prompt's
+    /// tool list stays as it was, so the prefix cache still serves it).
+    fn reference(&self, name: &str) -> String {
+        match self.tools.iter().flatten().find(|t| t.name == name) {
+            Some(tool) => {
+                let parameters = tool.input_schema.clone().unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+                let definition = serde_json::json!({ "description": tool.description, "name": tool.name, "parameters": parameters });
+                format!("<function>{definition}</function>")
+            }
+            None => format!("<function>{}</function>", serde_json::json!({ "name": name, "error": "not among this request's tools" })),
+        }
     }
 
     /// The tools and the choice, checked. Anthropic's own tools (server tools such as web
     /// search, and those whose definition only Anthropic has) and deferred tools are left out of
     /// the prompt (`ignored` says why); a `tool_choice` naming one of Anthropic's is an error.
     pub fn tools(&self) -> Result<Tools, ApiError> {
+        self.checked_tools(false)
+    }
+
+    /// The tools whose calls the reply is read for: the prompt's (`tools`), and the deferred
+    /// ones a `tool_reference` loaded, whose definitions are in the conversation.
+    pub fn callable_tools(&self) -> Result<Tools, ApiError> {
+        self.checked_tools(true)
+    }
+
+    fn checked_tools(&self, loaded: bool) -> Result<Tools, ApiError> {
+        let referenced = if loaded { self.referenced() } else { vec![] };
         let mut definitions = Vec::new();
         for tool in self.tools.iter().flatten() {
             if let Some(kind) = tool.kind.as_deref().filter(|k| *k != "custom") {
@@ -299,7 +351,7 @@ impl MessagesRequest {
                 }
                 continue;
             }
-            if self.deferred(tool) {
+            if self.deferred(tool) && !referenced.contains(&tool.name.as_str()) {
                 continue;
             }
             definitions.push(ToolDefinition {
@@ -434,6 +486,7 @@ fn user_messages(
     blocks: Vec<Block>,
     at: &str,
     calls: &[(String, String)],
+    reference: &dyn Fn(&str) -> String,
     images: &mut ImageReader,
     out: &mut Vec<ChatMessage>,
 ) -> Result<(), ApiError> {
@@ -453,7 +506,7 @@ fn user_messages(
                         format!("no earlier assistant message has a tool_use block with id `{tool_use_id}`; a tool_result answers a tool_use by its id."),
                     ));
                 };
-                let (result, result_media) = tool_result(content.as_ref(), &param, images)?;
+                let (result, result_media) = tool_result(content.as_ref(), &param, reference, images)?;
                 // Templates have no field for a failed call: the model reads it in the text.
                 let result = if is_error { format!("Error: {result}") } else { result };
                 let mut tool = ChatMessage::new("tool", result);
@@ -464,6 +517,9 @@ fn user_messages(
             }
             Block::ToolUse { .. } | Block::Thinking { .. } | Block::RedactedThinking {} => {
                 return Err(ApiError::invalid(Some(&param), "tool_use and thinking blocks belong in assistant messages."))
+            }
+            Block::ToolReference { .. } => {
+                return Err(ApiError::invalid(Some(&param), "a tool_reference block belongs in a tool_result's content."))
             }
         }
     }
@@ -503,14 +559,20 @@ fn assistant_message(blocks: Vec<Block>, at: &str) -> Result<ChatMessage, ApiErr
         let param = format!("{at}.content[{j}]");
         match block {
             Block::Text { text: t } => text.push(t),
-            Block::Thinking { thinking } => reasoning.push(thinking),
+            Block::Thinking { thinking, signature } if thinking.is_empty() => {
+                reasoning.extend(signature.as_deref().and_then(thinking_of_signature));
+            }
+            Block::Thinking { thinking, .. } => reasoning.push(thinking),
             Block::RedactedThinking {} => {}
             Block::ToolUse { id, name, input } => {
                 let arguments = call_arguments(&input, &format!("{param}.input"))?;
                 calls.push(ToolCall { id, name, arguments });
             }
-            Block::Image { .. } | Block::Document { .. } | Block::ToolResult { .. } => {
-                return Err(ApiError::invalid(Some(&param), "image, document and tool_result blocks belong in user messages."))
+            Block::Image { .. } | Block::Document { .. } | Block::ToolResult { .. } | Block::ToolReference { .. } => {
+                return Err(ApiError::invalid(
+                    Some(&param),
+                    "image, document, tool_result and tool_reference blocks belong in user messages.",
+                ))
             }
         }
     }
@@ -520,18 +582,29 @@ fn assistant_message(blocks: Vec<Block>, at: &str) -> Result<ChatMessage, ApiErr
     Ok(chat)
 }
 
-/// A tool result's content (a string, or text and image blocks) as text and images.
-fn tool_result(content: Option<&Value>, at: &str, images: &mut ImageReader) -> Result<(String, Vec<MediaItem>), ApiError> {
+/// A tool result's content (a string, or text, image and tool_reference blocks) as text and
+/// images; a tool search's references, in a `<functions>` block of the tools' definitions.
+fn tool_result(
+    content: Option<&Value>,
+    at: &str,
+    reference: &dyn Fn(&str) -> String,
+    images: &mut ImageReader,
+) -> Result<(String, Vec<MediaItem>), ApiError> {
     let Some(content) = content.filter(|c| !c.is_null()) else { return Ok((String::new(), vec![])) };
     let mut text = Vec::new();
     let mut media = Vec::new();
+    let mut functions = Vec::new();
     for (k, block) in blocks(content, &format!("{at}.content"))?.into_iter().enumerate() {
         let param = format!("{at}.content[{k}]");
         match block {
             Block::Text { text: t } => text.push(t),
             Block::Image { source } => media.push(image(source, &param, images)?),
-            _ => return Err(ApiError::invalid(Some(&param), "a tool_result's content holds text and image blocks only.")),
+            Block::ToolReference { tool_name } => functions.push(reference(&tool_name)),
+            _ => return Err(ApiError::invalid(Some(&param), "a tool_result's content holds text, image and tool_reference blocks only.")),
         }
+    }
+    if !functions.is_empty() {
+        text.push(format!("<functions>\n{}\n</functions>", functions.join("\n")));
     }
     Ok((text.join("\n"), media))
 }
@@ -756,6 +829,37 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_reference_loads_a_deferred_tool_where_it_stands() {
+        // As Claude Code 2.1.332 sends it after its ToolSearch ran `select:WebFetch`.
+        let deferred = |name: &str| json!({"name": name, "description": format!("{name} it."), "input_schema": {"type": "object", "properties": {"url": {"type": "string"}}}, "defer_loading": true});
+        let body = json!({"max_tokens": 5, "tools": [
+            {"name": "ToolSearch", "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}}},
+            deferred("WebFetch"), deferred("NotebookEdit"),
+        ], "messages": [
+            {"role": "user", "content": "Fetch it."},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "ToolSearch", "input": {"query": "select:WebFetch"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "tool_reference", "tool_name": "WebFetch"}], "cache_control": {"type": "ephemeral"}}]},
+        ]});
+        let request = request(body);
+        let chat = chat(request.prompt(&mut no_images()).unwrap());
+        assert_eq!(chat[2].role, "tool");
+        let definition = chat[2].content.strip_prefix("<functions>\n<function>").and_then(|s| s.strip_suffix("</function>\n</functions>"));
+        let definition: Value = serde_json::from_str(definition.expect(&chat[2].content)).unwrap();
+        assert_eq!(
+            definition,
+            json!({"name": "WebFetch", "description": "WebFetch it.", "parameters": {"type": "object", "properties": {"url": {"type": "string"}}}})
+        );
+        // The prompt's tool list is as before (its prefix cached); the reply may call WebFetch.
+        let names =
+            |tools: Tools| tools.definitions.iter().map(|d| d["function"]["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+        assert_eq!(names(request.tools().unwrap()), ["ToolSearch"]);
+        assert_eq!(names(request.callable_tools().unwrap()), ["ToolSearch", "WebFetch"]);
+        let (notes, _) = request.ignored();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("NotebookEdit"), "the one still deferred: {notes:?}");
+    }
+
+    #[test]
     fn thinking_display_effort_and_ignored_fields() {
         // The fields of Claude Code 2.1.332's first request beyond messages, system and tools.
         let body = json!({
@@ -783,6 +887,28 @@ mod tests {
         assert!(!with(json!({"type": "enabled", "budget_tokens": 1024, "display": "summarized"}), "low").omit_thinking());
         let bad = with(json!({"type": "enabled"}), "extreme").thinking().unwrap_err();
         assert_eq!(bad.param.as_deref(), Some("output_config.effort"));
+    }
+
+    #[test]
+    fn omitted_thinking_comes_back_from_confabs_signature_and_others_are_opaque() {
+        // As Confab answered with `display: "omitted"` (messages::render), replayed by the client.
+        let mut reply = super::super::render::MessageReply::new(1, "m".into(), vec![]);
+        reply.omit_thinking = true;
+        let turn = confab_turn::WholeReply { reasoning: "Look it up.".into(), text: String::new(), calls: vec![] };
+        let answered = reply.whole(&turn, confab_engine::StopReason::Eos, &confab_engine::Usage::default());
+        let replay = |thinking: Value| {
+            chat(
+                messages(json!({"max_tokens": 5, "messages": [
+                    {"role": "user", "content": "Hi"},
+                    {"role": "assistant", "content": [thinking, {"type": "text", "text": "Hello"}]},
+                    {"role": "user", "content": "And?"},
+                ]}))
+                .unwrap(),
+            )
+        };
+        assert_eq!(replay(answered["content"][0].clone())[1].reasoning_content.as_deref(), Some("Look it up."));
+        // Anthropic's omitted thinking: its signature is Anthropic's to read.
+        assert_eq!(replay(json!({"type": "thinking", "thinking": "", "signature": "EqQBCkgIARAB"}))[1].reasoning_content, None);
     }
 
     #[test]

@@ -50,11 +50,13 @@ pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes,
         let sampling = request.sampling(&model.info.default_sampling)?;
         let turn = prepare(&request, &model, sampling)?;
         let engine_request = turn.request(&model.info, model.id)?;
+        // Deferred tools a tool search loaded are not in the prompt's tool list, but callable.
+        let callable = request.callable_tools()?;
         let serial = state.next_serial.fetch_add(1, Ordering::Relaxed);
         let mut reply = MessageReply::new(serial, model.name.clone(), request.stop_sequences.clone().unwrap_or_default());
         reply.omit_thinking = request.omit_thinking();
         let running = running::start(state.source.engine(), &model, engine_request, state.active.clone()).await?;
-        let turn = Turn::new(running, &model.info, &turn.tools);
+        let turn = Turn::new(running, &model.info, &callable);
         if request.stream {
             return Ok(stream(turn, MessageStream::new(reply)).into_response());
         }

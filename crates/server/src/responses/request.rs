@@ -1,6 +1,6 @@
 //! OpenAI's Responses API (`POST /v1/responses`): the request as OpenAI defines it (the fields
-//! Confab honours; hosted tools, background runs and server-side conversations are refused
-//! with a clear error, other fields are ignored), and how its input items become the engine's
+//! Confab honours; hosted tools are left out of the prompt, background runs and server-side
+//! conversations are refused with a clear error, other fields are ignored), and how its input items become the engine's
 //! conversation, tools, template switches, format and sampling settings.
 //!
 //! A conversation is a list of items: messages (user, system, developer, assistant), the
@@ -131,6 +131,10 @@ enum Item {
         summary: Vec<TextPart>,
         #[serde(default)]
         content: Option<Vec<TextPart>>,
+        /// The reasoning as the server that wrote it encrypted it (OpenAI's, replayed by
+        /// clients such as Codex): Confab never issues it and cannot read it.
+        #[serde(default)]
+        encrypted_content: Option<String>,
     },
 }
 
@@ -340,7 +344,10 @@ impl ResponsesRequest {
 /// The conversation as the engine takes it: the instructions first, then the items in order.
 /// A run of the model's items (reasoning, an assistant message, function calls) is one
 /// assistant message; each `function_call_output` is a `tool` message answering a call by its
-/// id. Every call must have its output: the model continues after the results.
+/// id, the images of a run of outputs following them as one user message (templates show no
+/// image in a tool message; the Messages API's tool results do the same). Every call must have
+/// its output: the model continues after the results. A reasoning item encrypted by another
+/// server is read as its summary, or left out where it has none, with a logged note.
 pub fn conversation(
     instructions: Option<&str>,
     items: &[Sourced],
@@ -354,6 +361,9 @@ pub fn conversation(
     // The model's turn being gathered, and every call so far (id, name, answered).
     let mut assistant: Option<ChatMessage> = None;
     let mut calls: Vec<(String, String, bool)> = Vec::new();
+    // The images of the function outputs just read, for the user message after them.
+    let mut output_media: Vec<MediaItem> = Vec::new();
+    let mut encrypted: Vec<String> = Vec::new();
     for Sourced { item, param } in items {
         let item: Item = serde_json::from_value(typed((*item).clone())).map_err(|e| {
             ApiError::invalid(
@@ -364,6 +374,9 @@ pub fn conversation(
             )
         })?;
         let turn = || ChatMessage::new("assistant", "");
+        if !matches!(item, Item::FunctionCallOutput { .. }) && !output_media.is_empty() {
+            out.push(ChatMessage::new("user", "").with_media(std::mem::take(&mut output_media)));
+        }
         match item {
             Item::Message { role, content } if role == "assistant" => {
                 let text = message_text(&content, &format!("{param}.content"), &mut |_: &str, at: &str| {
@@ -393,9 +406,12 @@ pub fn conversation(
                 calls.push((call_id.clone(), name.clone(), false));
                 assistant.get_or_insert_with(turn).tool_calls.push(ToolCall { id: call_id, name, arguments });
             }
-            Item::Reasoning { summary, content } => {
-                let parts = content.unwrap_or(summary);
+            Item::Reasoning { summary, content, encrypted_content } => {
+                let parts = content.filter(|c| !c.is_empty()).unwrap_or(summary);
                 let text: String = parts.into_iter().map(|p| p.text).collect();
+                if encrypted_content.is_some_and(|e| !e.is_empty()) {
+                    encrypted.push(if text.is_empty() { format!("{param} (left out)") } else { format!("{param} (its summary read)") });
+                }
                 let message = assistant.get_or_insert_with(turn);
                 message.reasoning_content = Some(message.reasoning_content.take().unwrap_or_default() + &text).filter(|r| !r.is_empty());
             }
@@ -411,13 +427,9 @@ pub fn conversation(
                 let text = match &output {
                     Value::String(text) => text.clone(),
                     other => {
-                        message_text(other, &format!("{param}.output"), &mut |_: &str, at: &str| {
-                            Err(ApiError::invalid(
-                                Some(at),
-                                "images in a function_call_output are not supported; send the image in a user message.",
-                            ))
-                        })?
-                        .0
+                        let (text, media) = message_text(other, &format!("{param}.output"), images)?;
+                        output_media.extend(media);
+                        text
                     }
                 };
                 let mut tool = ChatMessage::new("tool", text);
@@ -428,6 +440,15 @@ pub fn conversation(
         }
     }
     out.extend(assistant.take());
+    if !output_media.is_empty() {
+        out.push(ChatMessage::new("user", "").with_media(output_media));
+    }
+    if !encrypted.is_empty() {
+        tracing::info!(
+            items = encrypted.join(", "),
+            "responses: reasoning encrypted by another server (its encrypted_content) cannot be read here; its summary is read in its place, or it is left out"
+        );
+    }
     if let Some((id, name, _)) = calls.iter().find(|(_, _, answered)| !answered) {
         return Err(ApiError::invalid(
             Some("input"),
@@ -542,6 +563,51 @@ mod tests {
         assert_eq!(messages[1].tool_calls[0].arguments, json!({"city": "Paris"}));
         assert_eq!((messages[2].tool_call_id.as_deref(), messages[2].name.as_deref()), (Some("call_1"), Some("get_weather")));
         assert_eq!(messages[3].content, "It is sunny.");
+    }
+
+    #[test]
+    fn reasoning_another_server_encrypted_is_read_as_its_summary_or_left_out() {
+        // As Codex replays OpenAI's reasoning: a summary, no content, encrypted_content.
+        let reasoning = |summary: Value| json!({"type": "reasoning", "id": "rs_1", "summary": summary, "content": null, "encrypted_content": "gAAAAABopaque"});
+        let call = json!({"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": "{\"cmd\":\"ls\"}"});
+        let output = json!({"type": "function_call_output", "call_id": "c1", "output": "README.md"});
+        let user = json!({"role": "user", "content": "List the files."});
+        let summary = json!([{"type": "summary_text", "text": "List them first."}]);
+        let messages = chat(&[user.clone(), reasoning(summary), call.clone(), output.clone()], None).unwrap();
+        assert_eq!(messages[1].reasoning_content.as_deref(), Some("List them first."));
+        assert_eq!(messages[1].tool_calls[0].name, "exec_command");
+        let messages = chat(&[user, reasoning(json!([])), call, output], None).unwrap();
+        assert_eq!(messages[1].reasoning_content, None, "nothing readable: left out, not refused");
+        assert_eq!(messages.iter().map(|m| m.role.as_str()).collect::<Vec<_>>(), ["user", "assistant", "tool"]);
+    }
+
+    #[test]
+    fn images_in_function_outputs_follow_the_outputs_as_a_user_message() {
+        let call = |id: &str| json!({"type": "function_call", "call_id": id, "name": "view_image", "arguments": "{}"});
+        let image = |id: &str| {
+            json!({"type": "function_call_output", "call_id": id, "output": [
+                {"type": "input_text", "text": format!("image {id}")}, {"type": "input_image", "image_url": format!("data:image/png;base64,{id}")}]})
+        };
+        let items = [
+            json!({"role": "user", "content": "Look."}),
+            call("a"),
+            call("b"),
+            image("a"),
+            image("b"),
+            json!({"role": "user", "content": "And?"}),
+        ];
+        let sourced: Vec<Sourced> = items.iter().enumerate().map(|(i, item)| Sourced { item, param: format!("input[{i}]") }).collect();
+        let mut read = Vec::new();
+        let mut images = |url: &str, param: &str| {
+            read.push(param.to_string());
+            Ok(MediaItem::from_bytes(confab_engine::MediaKind::Image, url, url.as_bytes().to_vec()))
+        };
+        let messages = conversation(None, &sourced, &Namespaces::default(), &mut images).unwrap();
+        let roles: Vec<&str> = messages.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(roles, ["user", "assistant", "tool", "tool", "user", "user"]);
+        assert_eq!((messages[2].content.as_str(), messages[3].content.as_str()), ("image a", "image b"));
+        assert_eq!(messages[4].media.len(), 2, "both outputs' images, after the outputs");
+        assert_eq!(read, ["input[3].output[1]", "input[4].output[1]"]);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::sse::{Event as SseEvent, Sse};
@@ -87,14 +87,15 @@ pub async fn input_tokens(State(state): State<Arc<ServerState>>, body: Result<By
 }
 
 /// `GET /v1/responses/{id}`: a kept response, as it was answered.
-pub async fn retrieve(State(state): State<Arc<ServerState>>, Path(id): Path<String>) -> Response {
-    let answer = async { Ok::<_, ApiError>(Json(kept(&state, &id, None).await?.response).into_response()) };
+pub async fn retrieve(State(state): State<Arc<ServerState>>, id: Result<Path<String>, PathRejection>) -> Response {
+    let answer = async { Ok::<_, ApiError>(Json(kept(&state, &response_id(id)?, None).await?.response).into_response()) };
     answer.await.unwrap_or_else(IntoResponse::into_response)
 }
 
 /// `DELETE /v1/responses/{id}`.
-pub async fn delete(State(state): State<Arc<ServerState>>, Path(id): Path<String>) -> Response {
+pub async fn delete(State(state): State<Arc<ServerState>>, id: Result<Path<String>, PathRejection>) -> Response {
     let answer = async {
+        let id = response_id(id)?;
         let store = state.responses.as_ref().ok_or_else(|| ApiError::response_not_found(&id, None))?;
         if !store.delete_response(&id).await.map_err(store_error)? {
             return Err(ApiError::response_not_found(&id, None));
@@ -106,8 +107,9 @@ pub async fn delete(State(state): State<Arc<ServerState>>, Path(id): Path<String
 
 /// `GET /v1/responses/{id}/input_items?order=desc&limit=20&after=<item id>`: the response's own
 /// input items (those of the request that made it), a page at a time.
-pub async fn input_items(State(state): State<Arc<ServerState>>, Path(id): Path<String>, uri: Uri) -> Response {
+pub async fn input_items(State(state): State<Arc<ServerState>>, id: Result<Path<String>, PathRejection>, uri: Uri) -> Response {
     let answer = async {
+        let id = response_id(id)?;
         let (mut order_asc, mut limit, mut after) = (false, DEFAULT_PAGE, None);
         for (key, value) in uri.query().unwrap_or_default().split('&').filter_map(|pair| pair.split_once('=')) {
             match key {
@@ -141,6 +143,13 @@ pub async fn input_items(State(state): State<Arc<ServerState>>, Path(id): Path<S
         Ok(Json(json!({ "object": "list", "data": items, "first_id": first_id, "last_id": last_id, "has_more": has_more })).into_response())
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// A kept response's id from the path; one that is not text (`%FF`) is answered in OpenAI's
+/// shape rather than as axum's plain-text rejection.
+fn response_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    id.map(|Path(id)| id)
+        .map_err(|rejection| ApiError::invalid(Some("id"), format!("The response id in the path is not valid: {}.", rejection.body_text())))
 }
 
 /// An engine error named in this API's fields: the engine's errors name Chat Completions'.
