@@ -18,11 +18,11 @@
 //!
 //! Layout: `access` (who may call) and `routes` (every endpoint) stand in front; each API has its
 //! folder (`chat_completions/`, with the legacy Completions; `messages/`; `responses/`;
-//! `ollama/`), each
-//! folder a `request` (the wire request into the engine's), a `render` (the answer in that API's
-//! shape, whole and streamed) and its `routes`; `embeddings` and `models` (the listing, loading
-//! and unloading) are one file each; `pool` holds the loaded models; `shared/` is what the APIs
-//! all stand on (the turn, the error shape, bodies, media files, a running request).
+//! `ollama/`), each folder a `request` (the wire request into the engine's), a `render` (the
+//! answer in that API's shape, whole and streamed) and its `routes`; `embeddings` and `models`
+//! (the listing, loading and unloading) are one file each; `pool` holds the loaded models;
+//! `shared/` is what the APIs all stand on (the turn, the error shape, bodies, media files, a
+//! running request).
 
 mod access;
 mod chat_completions;

@@ -1,6 +1,6 @@
 //! The router: every endpoint and the API it belongs to, the access checks around them, and the
 //! routing errors in OpenAI's shape (in Anthropic's on the Messages API's paths and Ollama's on
-//! `/api/*`, see `messages::routes::error_for`). `GET /health` and `GET /v1/models` are answered here.
+//! `/api/*`, see `messages::routes::error_for`). `GET /health` and `GET /` are answered here.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
