@@ -168,8 +168,7 @@ class TinyQwen3(OllamaTest):
         self.assertEqual((whole.done_reason, whole.eval_count), ("length", 4))
         self.assertGreater(whole.prompt_eval_count, 0)
         self.assertGreater(whole.total_duration, 0)
-        self.assertEqual(whole.load_duration, 0)
-        self.assertEqual(whole.prompt_eval_duration + whole.eval_duration, whole.total_duration)
+        self.assertEqual(whole.load_duration + whole.prompt_eval_duration + whole.eval_duration, whole.total_duration)
         self.assertTrue(whole.created_at.endswith("Z"))
 
         parts = list(self.chat(stream=True))
@@ -214,6 +213,14 @@ class TinyQwen3(OllamaTest):
             time.sleep(0.1)
         self.assertNotIn(self.server.model, [m.model for m in self.client.ps().models])
         self.assertEqual(self.client.generate(self.server.model, "").done_reason, "load")
+        # Loaded again for this request: the time it took is its load_duration.
+        self.assertEqual(self.client.generate(self.server.model, "", keep_alive=0).done_reason, "unload")
+        while self.server.model in [m.model for m in self.client.ps().models] and time.monotonic() < deadline + 10:
+            time.sleep(0.1)
+        reloaded = self.client.generate(self.server.model, "Hi", options={"num_predict": 1})
+        warm = self.client.generate(self.server.model, "Hi", options={"num_predict": 1})
+        self.assertGreater(reloaded.load_duration, warm.load_duration)
+        self.assertEqual(reloaded.load_duration + reloaded.prompt_eval_duration + reloaded.eval_duration, reloaded.total_duration)
         self.assertIn(self.server.model, [m.model for m in self.client.ps().models])
         for keep in ["0s", 300, -1, "1h30m", "5m"]:
             with self.subTest(keep_alive=keep):

@@ -50,11 +50,13 @@ pub struct Reply {
     pub model: String,
     /// When the request arrived: `total_duration` counts from here.
     pub started: Instant,
+    /// How long finding (and, when it was not loaded, loading) the model took.
+    pub load: Duration,
 }
 
 impl Reply {
-    pub fn new(endpoint: Endpoint, model: String, started: Instant) -> Self {
-        Self { endpoint, model, started }
+    pub fn new(endpoint: Endpoint, model: String, started: Instant, load: Duration) -> Self {
+        Self { endpoint, model, started, load }
     }
 
     fn line(&self, done: bool) -> Map<String, Value> {
@@ -104,7 +106,7 @@ impl Reply {
         let Value::Object(mut line) = self.part(&reply.text, &reply.reasoning, &reply.calls) else { unreachable!("a part is an object") };
         line.insert("done".into(), Value::Bool(true));
         line.insert("done_reason".into(), Value::from(done_reason(reason)));
-        for (name, value) in stats(self.started.elapsed(), usage, timings) {
+        for (name, value) in stats(self.started.elapsed(), self.load, usage, timings) {
             line.insert(name.into(), Value::from(value));
         }
         Value::Object(line)
@@ -146,19 +148,20 @@ pub fn done_reason(reason: StopReason) -> &'static str {
     }
 }
 
-/// The counts and durations (nanoseconds) of a finished reply. The model was loaded before
-/// the request (`load_duration` is 0); the prompt's time is the engine's time to the first
-/// token, the rest of the request's time is the reply's.
-fn stats(total: Duration, usage: &Usage, timings: &Timings) -> [(&'static str, u64); 6] {
+/// The counts and durations (nanoseconds) of a finished reply: the model's loading (next to
+/// nothing when it was loaded already), the prompt's time (the engine's time to the first token), and the rest
+/// of the request's time, the reply's.
+fn stats(total: Duration, load: Duration, usage: &Usage, timings: &Timings) -> [(&'static str, u64); 6] {
     let total = total.as_nanos() as u64;
-    let prompt = ((timings.time_to_first_token_ms.max(0.0) * 1e6) as u64).min(total);
+    let load = (load.as_nanos() as u64).min(total);
+    let prompt = ((timings.time_to_first_token_ms.max(0.0) * 1e6) as u64).min(total - load);
     [
         ("total_duration", total),
-        ("load_duration", 0),
+        ("load_duration", load),
         ("prompt_eval_count", usage.prompt as u64),
         ("prompt_eval_duration", prompt),
         ("eval_count", usage.generated as u64),
-        ("eval_duration", total - prompt),
+        ("eval_duration", total - load - prompt),
     ]
 }
 
@@ -385,7 +388,7 @@ mod tests {
 
     #[test]
     fn lines_are_ollamas() {
-        let reply = Reply::new(Endpoint::Chat, "m:latest".into(), Instant::now());
+        let reply = Reply::new(Endpoint::Chat, "m:latest".into(), Instant::now(), Duration::ZERO);
         let text = reply.text("Hi");
         assert_eq!((text["model"].as_str(), text["done"].as_bool()), (Some("m:latest"), Some(false)));
         assert_eq!(text["message"], json!({"role": "assistant", "content": "Hi"}));
@@ -402,10 +405,11 @@ mod tests {
         assert_eq!((done["done"].as_bool(), done["done_reason"].as_str()), (Some(true), Some("length")));
         assert_eq!((done["prompt_eval_count"].as_u64(), done["eval_count"].as_u64()), (Some(12), Some(3)));
         let total = done["total_duration"].as_u64().unwrap();
-        assert_eq!(done["prompt_eval_duration"].as_u64().unwrap() + done["eval_duration"].as_u64().unwrap(), total);
+        let parts = ["load_duration", "prompt_eval_duration", "eval_duration"].map(|name| done[name].as_u64().unwrap());
+        assert_eq!(parts.iter().sum::<u64>(), total);
         assert!(done["created_at"].as_str().unwrap().ends_with('Z'));
 
-        let generate = Reply::new(Endpoint::Generate, "m".into(), Instant::now());
+        let generate = Reply::new(Endpoint::Generate, "m".into(), Instant::now(), Duration::ZERO);
         let whole = WholeReply { reasoning: "r".into(), text: "t".into(), calls: vec![] };
         let body = generate.whole(&whole, StopReason::Eos, &usage, &timings);
         assert_eq!(

@@ -169,9 +169,11 @@ pub async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, Byt
     let started = Instant::now();
     let answer = async {
         let request: ChatRequest = parse(body, state.body_limit, OLLAMA_REFERENCE)?;
+        let finding = Instant::now();
         let model = lookup(&state, request.model.as_deref()).await?;
+        let load = finding.elapsed();
         let unload = apply_keep_alive(&state, &model, request.common.keep_alive()?).await?;
-        let reply_to = Reply::new(Endpoint::Chat, model.name.clone(), started);
+        let reply_to = Reply::new(Endpoint::Chat, model.name.clone(), started, load);
         // No messages: Ollama's way to load (or, with keep_alive 0, unload) a model.
         if request.messages.is_empty() {
             return Ok(Json(reply_to.loaded(if unload { "unload" } else { "load" })).into_response());
@@ -186,9 +188,11 @@ pub async fn generate(State(state): State<Arc<ServerState>>, body: Result<Bytes,
     let started = Instant::now();
     let answer = async {
         let request: GenerateRequest = parse(body, state.body_limit, OLLAMA_REFERENCE)?;
+        let finding = Instant::now();
         let model = lookup(&state, request.model.as_deref()).await?;
+        let load = finding.elapsed();
         let unload = apply_keep_alive(&state, &model, request.common.keep_alive()?).await?;
-        let reply_to = Reply::new(Endpoint::Generate, model.name.clone(), started);
+        let reply_to = Reply::new(Endpoint::Generate, model.name.clone(), started, load);
         // An empty prompt: Ollama's way to load (or, with keep_alive 0, unload) a model.
         if request.prompt.is_empty() && request.images.is_empty() {
             request.refused_fields()?;
@@ -264,6 +268,7 @@ pub async fn embed(State(state): State<Arc<ServerState>>, body: Result<Bytes, By
             .embedder(request.model.as_deref())
             .await
             .map_err(|e| in_ollamas_words(e, request.model.as_deref().unwrap_or_default()))?;
+        let load = started.elapsed();
         let keep = request.keep_alive.as_ref().filter(|v| !v.is_null()).map(super::request::parse_keep_alive).transpose()?;
         apply_keep_alive(&state, &model, keep).await?;
         if request.truncate == Some(true) {
@@ -289,7 +294,7 @@ pub async fn embed(State(state): State<Arc<ServerState>>, body: Result<Bytes, By
             "model": model.name,
             "embeddings": vectors,
             "total_duration": total,
-            "load_duration": 0,
+            "load_duration": load.as_nanos() as u64,
             "prompt_eval_count": prompt_tokens,
         }))
         .into_response())
