@@ -114,8 +114,14 @@ mod tests {
 
     #[test]
     fn lower_crates_errors_name_the_apps_panes() {
-        let shortfall =
-            MemoryShortfall { state_bytes: 2_000_000, activation_bytes: 1_000_000, positions: 256, budget_bytes: 1_000_000, kv_bits: None };
+        let shortfall = MemoryShortfall {
+            state_bytes: 2_000_000,
+            activation_bytes: 1_000_000,
+            positions: 256,
+            budget_bytes: 1_000_000,
+            kv_bits: None,
+            reply_limited: true,
+        };
         let said = engine_message(&EngineError::NeverFits(shortfall));
         for says in [
             "(Settings › Chat › Max tokens)",

@@ -136,9 +136,16 @@ impl LocalServer {
 
 impl LocalServer {
     /// Starts, restarts or stops the server to match `settings`, serving the slot's model and
-    /// the others in `folders` on `engine` (its Responses API keeping responses in `store`). A
+    /// the others in `folders` (asked each time) on `engine` (its Responses API keeping responses in `store`). A
     /// failure to start is kept for the status (the settings themselves were valid).
-    pub async fn apply(&self, settings: &Settings, engine: &Arc<Engine>, slot: &Arc<ModelSlot>, store: &Store, folders: Vec<PathBuf>) {
+    pub async fn apply(
+        &self,
+        settings: &Settings,
+        engine: &Arc<Engine>,
+        slot: &Arc<ModelSlot>,
+        store: &Store,
+        folders: impl Fn() -> Vec<PathBuf> + Send + Sync + 'static,
+    ) {
         let mut running = self.running.lock().await;
         let wanted = settings.server_enabled.then(|| Listening {
             port: settings.server_port,
@@ -170,7 +177,7 @@ impl LocalServer {
             wait_for_room: WAIT_FOR_ROOM,
             weights_beside: Some(Box::new(move || chats.current().map_or(0, |c| c.info.weights_bytes))),
         };
-        let pool = ModelPool::new(engine.clone(), Box::new(move || confab_engine::discover(&folders)), pool_options);
+        let pool = ModelPool::new(engine.clone(), Box::new(move || confab_engine::discover(&folders())), pool_options);
         let source = Arc::new(AppModels { slot: slot.clone(), pool: pool.clone() });
         match confab_server::start(options, source).await {
             Ok(started) => *running = Some((started, listening, pool)),

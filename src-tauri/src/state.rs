@@ -124,15 +124,24 @@ impl AppState {
 
     /// Starts, restarts or stops the local server to match `settings`.
     pub async fn apply_server_settings(&self, settings: &Settings) {
-        self.server.apply(settings, &self.engine, &self.model, &self.store, self.model_folders()).await;
+        // The folders looked up each time: a model downloaded into a cache that did not exist yet
+        // is found.
+        let (paths, added) = (self.paths.clone(), settings.model_folders.clone());
+        let folders = move || model_folders(&paths, &added);
+        self.server.apply(settings, &self.engine, &self.model, &self.store, folders).await;
     }
 
     /// Every folder models are looked for in: ours, other apps', and the user's.
     pub fn model_folders(&self) -> Vec<PathBuf> {
-        let mut folders = vec![self.paths.models_dir.clone()];
-        folders.extend(self.paths.other_model_folders());
-        folders.extend(self.settings().model_folders);
-        folders.dedup();
-        folders
+        model_folders(&self.paths, &self.settings().model_folders)
     }
+}
+
+/// Every folder models are looked for in: ours, other apps' (those there now), and `added`.
+fn model_folders(paths: &AppPaths, added: &[PathBuf]) -> Vec<PathBuf> {
+    let mut folders = vec![paths.models_dir.clone()];
+    folders.extend(paths.other_model_folders());
+    folders.extend(added.iter().cloned());
+    folders.dedup();
+    folders
 }

@@ -62,6 +62,7 @@ mod tests {
             positions: 256,
             budget_bytes: 1_000_000,
             kv_bits: Some(8),
+            reply_limited: true,
         };
         let said = message(&EngineError::NeverFits(shortfall).into());
         for says in [

@@ -123,6 +123,9 @@ pub struct MemoryShortfall {
     pub budget_bytes: usize,
     /// The bits the model holds keys and values at; `None`: full precision.
     pub kv_bits: Option<u8>,
+    /// The request set a token limit for its reply (without one, only its prompt and a first
+    /// step of its reply are counted, so a lower limit would not help).
+    pub reply_limited: bool,
 }
 
 impl MemoryShortfall {
@@ -133,7 +136,8 @@ impl MemoryShortfall {
             Some(8) => Some(Remedy::QuantizeKeysValues { bits: Some(4) }),
             Some(_) => None,
         };
-        [Some(Remedy::LowerMaxTokens), fewer_bits, Some(Remedy::RaiseMemoryBudget)].into_iter().flatten().collect()
+        let lower_limit = self.reply_limited.then_some(Remedy::LowerMaxTokens);
+        [lower_limit, fewer_bits, Some(Remedy::RaiseMemoryBudget)].into_iter().flatten().collect()
     }
 
     /// The refusal, each remedy in `words`.
@@ -146,13 +150,13 @@ impl MemoryShortfall {
             .map(|r| format!(", {}", words(r)))
             .collect();
         format!(
-            "this request may need {} of memory ({} of keys and values for {} positions, {} for reading the prompt), more than the {} budget for running requests; {} or shorten the prompt{fewer_bits}, or {}",
+            "this request may need {} of memory ({} of keys and values for {} positions, {} for reading the prompt), more than the {} budget for running requests; {}shorten the prompt{fewer_bits}, or {}",
             mb(self.state_bytes + self.activation_bytes),
             mb(self.state_bytes),
             self.positions,
             mb(self.activation_bytes),
             mb(self.budget_bytes),
-            words(Remedy::LowerMaxTokens),
+            if self.reply_limited { format!("{} or ", words(Remedy::LowerMaxTokens)) } else { String::new() },
             words(Remedy::RaiseMemoryBudget),
         )
     }

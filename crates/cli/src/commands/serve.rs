@@ -109,12 +109,18 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         Some(MemoryBudget::Share(share)) => (physical as f64 * share) as u64,
         None => confab_engine::memory_for_models(physical),
     };
-    // The folders the picker searches, the ones given, and the model given by its path (so
-    // that it can load again after being unloaded by name).
-    let mut folders = vec![paths.models_dir.clone()];
-    folders.extend(paths.other_model_folders());
-    folders.extend(args.folders.iter().cloned());
-    folders.extend([args.model.path()].into_iter().chain(args.embedding_model.clone()));
+    // The folders the picker searches (looked up each time: a model pulled into a cache that did
+    // not exist at start is found), the ones given, and the model given by its path (so that it
+    // can load again after being unloaded by name).
+    let mut given = args.folders.clone();
+    given.extend([args.model.path()].into_iter().chain(args.embedding_model.clone()));
+    let searched = paths.clone();
+    let folders = move || {
+        let mut folders = vec![searched.models_dir.clone()];
+        folders.extend(searched.other_model_folders());
+        folders.extend(given.iter().cloned());
+        folders
+    };
     let options = PoolOptions {
         load: args.model.load_options()?,
         weights_limit,
@@ -122,7 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         wait_for_room: WAIT_FOR_ROOM,
         weights_beside: None,
     };
-    let source = ModelPool::new(Arc::new(engine), Box::new(move || confab_engine::discover(&folders)), options);
+    let source = ModelPool::new(Arc::new(engine), Box::new(move || confab_engine::discover(&folders())), options);
     source.adopt(ServedModel::new(id, name.clone(), info, draft), KeepAlive::Forever);
     if let Some(embedding) = embedding {
         source.adopt(embedding, KeepAlive::Forever);

@@ -177,7 +177,7 @@ impl Scheduler {
         let growth = (request.sampling.max_tokens == 0).then_some(Growth { positions, prompt, chunk: request.chunk_size });
         let budget = self.budget_bytes(models);
         if needs.state + needs.activations > budget {
-            let error = never_fits(model, positions, needs, budget);
+            let error = never_fits(model, positions, needs, budget, growth.is_none());
             tracing::warn!("refused a request: {error}");
             return drop(events.send(Event::Error(error)));
         }
@@ -414,8 +414,10 @@ fn worst_case(model: &ReadyModel, positions: usize, prompt: usize, chunk: usize)
 }
 
 /// The refusal of a request that could not run even alone, saying what would let it.
-fn never_fits(model: &ReadyModel, positions: usize, needs: Needs, budget: usize) -> EngineError {
+/// `reply_limited`: the request set a token limit.
+fn never_fits(model: &ReadyModel, positions: usize, needs: Needs, budget: usize, reply_limited: bool) -> EngineError {
     EngineError::NeverFits(MemoryShortfall {
+        reply_limited,
         state_bytes: needs.state,
         activation_bytes: needs.activations,
         positions,
@@ -438,6 +440,7 @@ mod tests {
 
     use super::*;
     use crate::cache::{EncoderCache, EncoderOptions, PrefixCache, PrefixOptions};
+    use crate::error::Remedy;
     use crate::media::MediaLimits;
     use crate::model::LoadOptions;
     use crate::runtime::request::{Prompt, Speculative};
@@ -859,6 +862,10 @@ mod tests {
         assert_eq!(bench.scheduler.running.len(), 1);
         drop(fits);
         let long = bench.submit(prompt(1, 600), 0, false);
-        assert!(matches!(long.try_recv(), Ok(Event::Error(EngineError::NeverFits(MemoryShortfall { positions: 856, .. })))));
+        let Ok(Event::Error(EngineError::NeverFits(shortfall))) = long.try_recv() else { panic!("refused as never fitting") };
+        assert_eq!((shortfall.positions, shortfall.reply_limited), (856, false));
+        // A lower token limit would not help a request without one: the prompt is what to shorten.
+        assert!(!shortfall.remedies().contains(&Remedy::LowerMaxTokens));
+        assert!(!shortfall.describe(&|r| r.to_string()).contains("token limit"), "{}", shortfall.describe(&|r| r.to_string()));
     }
 }
