@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 use crate::shared::error::ApiError;
 use confab_turn::{checked_switches, reply_token_limit, sampling_params, Thinking};
 
-use crate::shared::turn::{ToolChoice, ToolDefinition, Tools};
+use crate::shared::function_tools::{self, ToolField};
+use crate::shared::turn::{ToolChoice, Tools};
 
 /// OpenAI accepts at most this many stop sequences.
 const MAX_STOPS: usize = 4;
@@ -35,21 +36,6 @@ pub struct ChatRequest {
     pub sampling: SamplingFields,
 }
 
-/// `{"type": "function", "function": {"name", "description", "parameters"}}`.
-#[derive(Debug, Deserialize)]
-pub struct ToolField {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub function: Option<FunctionField>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct FunctionField {
-    pub name: String,
-    pub description: Option<String>,
-    pub parameters: Option<Value>,
-}
-
 /// `"none"`, `"auto"`, `"required"` or `{"type": "function", "function": {"name"}}`.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
@@ -66,22 +52,7 @@ pub struct NamedFunction {
 impl ChatRequest {
     /// The tools and the choice, checked.
     pub fn tools(&self) -> Result<Tools, ApiError> {
-        let mut definitions = Vec::new();
-        for (i, tool) in self.tools.iter().flatten().enumerate() {
-            match (&tool.function, tool.kind.as_str()) {
-                (Some(f), "function") => definitions.push(ToolDefinition {
-                    name: &f.name,
-                    description: f.description.as_deref(),
-                    parameters: f.parameters.as_ref(),
-                }),
-                _ => {
-                    return Err(ApiError::invalid(
-                        Some(&format!("tools[{i}]")),
-                        format!("tools of type `{}` are not supported; define function tools.", tool.kind),
-                    ))
-                }
-            }
-        }
+        let definitions = function_tools::definitions(self.tools.as_deref().unwrap_or_default())?;
         let choice = match &self.tool_choice {
             None if definitions.is_empty() => ToolChoice::None,
             None => ToolChoice::Auto,

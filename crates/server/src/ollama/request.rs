@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 
 use crate::chat_completions::chat_messages::{base64_image, call_arguments, image_url_item};
 use crate::shared::error::ApiError;
-use crate::shared::turn::{ChatTurn, ToolChoice, ToolDefinition, Tools};
+use crate::shared::function_tools::{self, ToolField};
+use crate::shared::turn::{ChatTurn, ToolChoice, Tools};
 use crate::KeepAlive;
 
 pub(crate) const OLLAMA_REFERENCE: &str = "Ollama's API reference (docs/api.md in ollama/ollama)";
@@ -117,20 +118,6 @@ pub struct CalledFunction {
 }
 
 /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
-#[derive(Debug, Deserialize)]
-pub struct ToolField {
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    pub function: Option<FunctionField>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct FunctionField {
-    pub name: String,
-    pub description: Option<String>,
-    pub parameters: Option<Value>,
-}
-
 /// `POST /api/embed` (`input`) and the legacy `POST /api/embeddings` (`prompt`).
 #[derive(Debug, Deserialize)]
 pub struct EmbedRequest {
@@ -228,22 +215,7 @@ impl ChatRequest {
 
     /// The tools and the choice, checked by the turn layer.
     pub fn tools(&self) -> Result<Tools, ApiError> {
-        let mut definitions = Vec::with_capacity(self.tools.len());
-        for (i, tool) in self.tools.iter().enumerate() {
-            match (tool.kind.as_deref().unwrap_or("function"), &tool.function) {
-                ("function", Some(f)) => definitions.push(ToolDefinition {
-                    name: &f.name,
-                    description: f.description.as_deref(),
-                    parameters: f.parameters.as_ref(),
-                }),
-                (kind, _) => {
-                    return Err(ApiError::invalid(
-                        Some(&format!("tools[{i}]")),
-                        format!("tools[{i}] of type `{kind}` with no `function` is not supported; define function tools: {{\"type\": \"function\", \"function\": {{\"name\", \"description\", \"parameters\"}}}}."),
-                    ))
-                }
-            }
-        }
+        let definitions = function_tools::definitions(&self.tools)?;
         let choice = match &self.tool_choice {
             None | Some(Value::Null) if definitions.is_empty() => ToolChoice::None,
             None | Some(Value::Null) => ToolChoice::Auto,
