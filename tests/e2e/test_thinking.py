@@ -240,6 +240,7 @@ class ThinkingCut(AppTestCase):
         first = self.cut(reply["id"])
         self.assert_cut(first)
         self.assertFalse(first["answer"].strip(), "cut before any answer")
+        app.hover(app.message_el(reply["id"]))  # its actions (Continue) show on hover
         app.screenshot("thinking-cut", app.message_el(reply["id"]), pad=12)
 
         app.click_in_message(reply["id"], "continue-button")

@@ -134,8 +134,9 @@ export const MessageBubble = memo(function MessageBubble({
               text={message.reasoning}
               ms={message.reasoning_ms}
               thinking={streaming && !message.content}
-              // Cut before any answer: the reasoning is all there is to read.
-              keepOpen={cut !== null && !message.content}
+              // Cut by the token limit before any answer: the reasoning is all there is to read, and
+              // Continue goes on with it. (A full context folds it as an ended reply does.)
+              keepOpen={cut === 'token_limit' && !message.content}
             />
           )}
           <div className="message-content" data-testid="message-content">
