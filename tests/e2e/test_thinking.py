@@ -178,5 +178,89 @@ class ThinkingQwen3_5(Thinking):
         shutil.copyfile(TEMPLATES / "Qwen3.5-4B.jinja", model / "chat_template.jinja")
 
 
+CUT_JS = """
+const m = document.querySelector('[data-testid="message"][data-id="' + arguments[0] + '"]');
+const q = (t) => m.querySelector('[data-testid="' + t + '"]');
+const r = q('reasoning');
+return { status: m.dataset.status, badge: q('status-badge') && q('status-badge').textContent,
+         cut: q('status-badge') && q('status-badge').dataset.cut, continue: !!q('continue-button'),
+         open: r && r.open, label: r && r.querySelector('summary').textContent,
+         reasoning: r && q('reasoning-text').textContent,
+         answer: (q('message-content') || {}).textContent || '' };
+"""
+
+
+class ThinkingCut(AppTestCase):
+    """Issue 59, finding 3: a thinking reply the token limit cuts before its answer says it was
+    cut at the token limit, keeps its reasoning open to read, and offers Continue, which goes on
+    inside the reasoning; the same after a restart. The tiny Qwen3 with Thinking's template (its
+    words all fall in the reasoning block) and a limit of 12 tokens."""
+
+    model_name = "qwen3-thinking"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = pathlib.Path(tempfile.mkdtemp(prefix=f"confab-e2e-{cls.model_name}-cut-"))
+        model = cls.folder / cls.model_name
+        shutil.copytree(QWEN3, model, ignore=shutil.ignore_patterns("*reference*"))
+        Thinking.dress(model)
+        cls.extra_models = {cls.model_name: model}
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.folder, ignore_errors=True)
+
+    def cut(self, reply_id: str) -> dict:
+        self.app.message_el(reply_id)
+        return self.app.js(CUT_JS, reply_id)
+
+    def assert_cut(self, state: dict):
+        self.assertEqual(state["status"], "complete", state)
+        self.assertEqual(state["cut"], "token_limit", state)
+        self.assertIn("Cut at the token limit", state["badge"])
+        self.assertTrue(state["continue"], f"no Continue: {state}")
+        self.assertTrue(state["open"], f"the reasoning, all there is, is folded: {state}")
+        self.assertTrue(state["reasoning"].strip(), state)
+        self.assertRegex(state["label"], r"^Thought for ")
+
+    def test_01_cut_while_thinking_says_so_and_continues(self):
+        app = self.app
+        app.wait_model_ready()
+        app.click("model-picker")
+        app.wait_for("model-item", extra=f'[data-path$="{self.model_name}"]', timeout=60).click()
+        app.wait_until(lambda: self.model_name in app.text(app.wait_for("model-picker")), 120,
+                       "the picker does not show the thinking model")
+        app.wait_model_ready()
+        app.set_settings(max_tokens=12, seed=3)
+        app.new_chat()
+        _, reply = app.send("Why is the sky blue?")
+        app.wait_reply(reply["id"])
+        first = self.cut(reply["id"])
+        self.assert_cut(first)
+        self.assertFalse(first["answer"].strip(), "cut before any answer")
+        app.hover(app.message_el(reply["id"]))  # its actions (Continue) show on hover
+        app.screenshot("thinking-cut", app.message_el(reply["id"]), pad=12)
+
+        app.click_in_message(reply["id"], "continue-button")
+        app.wait_until(lambda: len(self.cut(reply["id"])["reasoning"]) > len(first["reasoning"])
+                       and self.cut(reply["id"])["status"] != "streaming", 120,
+                       lambda: f"Continue did not add to the reasoning: {self.cut(reply['id'])}")
+        after = self.cut(reply["id"])
+        self.assertTrue(after["reasoning"].startswith(first["reasoning"].strip()), f"{first} then {after}")
+        self.assertEqual([m["id"] for m in app.messages() if m["role"] == "assistant"], [reply["id"]], "the same reply")
+        # Cut again by the same limit: still said, still continued.
+        self.assert_cut(after)
+        self.__class__.reply = (app.current_conversation(), reply["id"], after)
+
+    def test_02_it_is_said_after_a_restart(self):
+        app = self.app
+        conversation, reply_id, before = self.reply
+        app.restart()
+        app.open_conversation(conversation)
+        self.assertEqual(self.cut(reply_id), before, "the cut reply is shown as it was")
+
+
 if __name__ == "__main__":
     unittest.main()

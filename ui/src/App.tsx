@@ -70,12 +70,15 @@ export function App() {
     : loaded;
   const attachments = usePendingAttachments({ loaded: replier, models: models.models ?? [], onError: showError, onNotice: showNotice });
 
-  // Loading a local model takes replies back from a remote one (the backend says so in its list).
+  // Loading a local model takes replies back from a remote one (the backend says so in its list,
+  // before the load starts): asked again as a load starts and as it ends, so that the header
+  // names the model that will answer.
   const { refresh: refreshProviders } = providers;
   const loadedPath = loaded?.path;
+  const loadingPath = models.state.loading?.path;
   useEffect(() => {
-    if (loadedPath) refreshProviders();
-  }, [loadedPath, refreshProviders]);
+    if (loadedPath || loadingPath) refreshProviders();
+  }, [loadedPath, loadingPath, refreshProviders]);
   const dragging = useFileDrop((paths) => void attachments.addPaths(paths));
 
   const { open: openChat, conversationId } = chat;

@@ -927,6 +927,11 @@ export type ReplyStats = {
    * A denoising model's reply: the steps each of its canvases took (empty for others).
    */
   steps_per_canvas?: Array<number>,
+  /**
+   * Why the model stopped; `None` where it did not say (a stopped or failed reply, one
+   * written before this was kept, a provider that gave no reason).
+   */
+  stop_reason?: StopReason,
 };
 
 /**
@@ -1211,6 +1216,12 @@ export type SpeculativeReplyStats = {
    */
   tokens_per_step: number,
 };
+
+/**
+ * Why a model stopped writing a reply that ended on its own. A reply cut by the token limit
+ * (or a full context) is not finished: the window says so and offers Continue.
+ */
+export type StopReason = "end_of_turn" | "stop_string" | "token_limit" | "context_full";
 
 export type Theme = "system" | "light" | "dark";
 

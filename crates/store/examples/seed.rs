@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use confab_store::{NewConversation, ReplyEnd, ReplyStats, Role, Store};
+use confab_store::{NewConversation, ReplyEnd, ReplyStats, Role, StopReason, Store};
 
 const TOPICS: &[&str] = &[
     "bread baking",
@@ -55,6 +55,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     model: "seed".into(),
                     speculative: None,
                     steps_per_canvas: vec![],
+                    stop_reason: Some(StopReason::EndOfTurn),
                 };
                 store.finish_reply(reply, ReplyEnd::Complete, Some(&stats)).await?;
                 parent = Some(reply);

@@ -29,6 +29,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (6, "reply_sources", include_str!("../migrations/0006_reply_sources.sql")),
     (7, "speculative_stats", include_str!("../migrations/0007_speculative_stats.sql")),
     (8, "canvases", include_str!("../migrations/0008_canvases.sql")),
+    (9, "stop_reason", include_str!("../migrations/0009_stop_reason.sql")),
 ];
 
 /// The history store: one SQLite file plus a folder of content-addressed attachment files.

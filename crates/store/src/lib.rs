@@ -21,7 +21,7 @@ pub use db::Store;
 pub use document_index::{IndexKey, Indexed, NewPassage, PassageHit, PassageQuery, RetrievalMode, MAX_PASSAGE_HITS, RRF_K};
 pub use error::{Result, StoreError};
 pub use ids::{ConversationId, MessageId};
-pub use messages::{Message, ReplyStats, Siblings, SpeculativeReplyStats};
+pub use messages::{Message, ReplyStats, Siblings, SpeculativeReplyStats, StopReason};
 pub use replies::{ReplyEnd, ReplyText};
 pub use reply_sources::ReplySource;
 pub use responses::{StoredResponse, MAX_CHAIN};

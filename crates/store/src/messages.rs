@@ -36,6 +36,44 @@ pub struct ReplyStats {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<u32>>", optional)]
     pub steps_per_canvas: Vec<u32>,
+    /// Why the model stopped; `None` where it did not say (a stopped or failed reply, one
+    /// written before this was kept, a provider that gave no reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub stop_reason: Option<StopReason>,
+}
+
+/// Why a model stopped writing a reply that ended on its own. A reply cut by the token limit
+/// (or a full context) is not finished: the window says so and offers Continue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model ended its turn (an end-of-sequence token).
+    EndOfTurn,
+    /// One of the stop strings.
+    StopString,
+    /// The reply reached the longest reply allowed (Settings › Max tokens).
+    TokenLimit,
+    /// The model's context is full.
+    ContextFull,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndOfTurn => "end_of_turn",
+            StopReason::StopString => "stop_string",
+            StopReason::TokenLimit => "token_limit",
+            StopReason::ContextFull => "context_full",
+        }
+    }
+
+    /// `None` for a value this version does not know (a newer one wrote it).
+    pub fn parse(text: &str) -> Option<StopReason> {
+        [StopReason::EndOfTurn, StopReason::StopString, StopReason::TokenLimit, StopReason::ContextFull]
+            .into_iter()
+            .find(|reason| reason.as_str() == text)
+    }
 }
 
 /// Speculative decoding's part in a reply, as the engine reported it (its `SpeculativeStats`).
@@ -109,7 +147,7 @@ pub(crate) const COLUMNS: &str = "m.id, m.conversation_id, m.parent_id, m.role, 
     AS reasoning, m.reasoning_ms, \
     m.status, m.error, m.created_at, m.prompt_tokens, m.cached_tokens, m.generated_tokens, \
     m.ttft_ms, m.decode_tok_s, m.stats_model, \
-    m.spec_method, m.spec_proposed, m.spec_accepted, m.spec_acceptance, m.spec_tokens_per_step, m.steps_per_canvas";
+    m.spec_method, m.spec_proposed, m.spec_accepted, m.spec_acceptance, m.spec_tokens_per_step, m.steps_per_canvas, m.stop_reason";
 
 fn decode<T: FromStr<Err = StoreError>>(text: String) -> Result<T, sqlx::Error> {
     text.parse().map_err(|e: StoreError| sqlx::Error::Decode(Box::new(e)))
@@ -144,6 +182,7 @@ fn from_row(row: &SqliteRow) -> Result<Message, sqlx::Error> {
                 .try_get::<Option<String>, _>("steps_per_canvas")?
                 .map(|steps| steps.split(',').filter_map(|s| s.parse().ok()).collect())
                 .unwrap_or_default(),
+            stop_reason: row.try_get::<Option<String>, _>("stop_reason")?.as_deref().and_then(StopReason::parse),
         }),
     };
     Ok(Message {

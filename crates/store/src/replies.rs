@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::db::{now_ms, Store};
 use crate::error::{Result, StoreError};
 use crate::ids::{ConversationId, MessageId};
-use crate::messages::{self, ReplyStats};
+use crate::messages::{self, ReplyStats, StopReason};
 use crate::status::{check_streaming, MessageStatus, Role};
 
 /// How a reply ended.
@@ -123,7 +123,7 @@ impl Store {
                  prompt_tokens = ?4, cached_tokens = ?5, generated_tokens = ?6,
                  ttft_ms = ?7, decode_tok_s = ?8, stats_model = ?9,
                  spec_method = ?10, spec_proposed = ?11, spec_accepted = ?12, spec_acceptance = ?13, spec_tokens_per_step = ?14,
-                 steps_per_canvas = ?15
+                 steps_per_canvas = ?15, stop_reason = ?16
              WHERE id = ?1 AND status = 'streaming' RETURNING conversation_id"
         ))
         .bind(id.0)
@@ -145,6 +145,7 @@ impl Store {
                 .filter(|s| !s.steps_per_canvas.is_empty())
                 .map(|s| s.steps_per_canvas.iter().map(u32::to_string).collect::<Vec<_>>().join(",")),
         )
+        .bind(stats.and_then(|s| s.stop_reason).map(StopReason::as_str))
         .fetch_optional(&mut *tx)
         .await?;
         let Some(conversation) = conversation else {
@@ -165,13 +166,14 @@ impl Store {
         Ok(())
     }
 
-    /// Opens a stopped or interrupted reply again so that more text can be appended to it
-    /// ("Continue"): it is `Streaming` once more, its error cleared, and `append_reply` and
-    /// `finish_reply` go on from its text.
+    /// Opens a stopped, interrupted or cut reply (one the token limit ended) again so that more
+    /// text can be appended to it ("Continue"): it is `Streaming` once more, its error cleared,
+    /// and `append_reply` and `finish_reply` go on from its text.
     pub async fn resume_reply(&self, id: MessageId) -> Result<()> {
         let resumed = sqlx::query(
             "UPDATE messages SET status = 'streaming', error = NULL
-             WHERE id = ?1 AND role = 'assistant' AND status IN ('stopped', 'interrupted')",
+             WHERE id = ?1 AND role = 'assistant'
+               AND (status IN ('stopped', 'interrupted') OR (status = 'complete' AND stop_reason = 'token_limit'))",
         )
         .bind(id.0)
         .execute(&self.writer)
@@ -181,7 +183,7 @@ impl Store {
         }
         let message = self.message(id).await?;
         Err(StoreError::InvalidInput(format!(
-            "only a stopped or interrupted reply can be continued; this message is {} and {}",
+            "only a stopped, interrupted or cut reply can be continued; this message is {} and {}",
             message.role.as_str(),
             message.status.as_str()
         )))

@@ -1,8 +1,6 @@
 //! What a reply sends to the window and how it ends: shared by local replies (local_model.rs) and
 //! replies through a remote provider (remote_model.rs).
 
-use std::time::Duration;
-
 use confab_engine::{CanvasUpdate, Plan, QueueReason};
 use confab_store::{Message, MessageId, ReplyEnd, ReplySource, ReplyStats, ToolCall};
 
@@ -36,7 +34,8 @@ pub enum ReplyEvent {
     Remote {
         plan: RemotePlan,
     },
-    /// More of a thinking model's reasoning, apart from its answer.
+    /// More of a thinking model's reasoning, apart from its answer; saved before it is sent, as
+    /// `token`s are, so the window never shows what a kill would lose.
     Reasoning {
         text: String,
     },
@@ -44,7 +43,7 @@ pub enum ReplyEvent {
     Thought {
         reasoning_ms: u64,
     },
-    /// More of the answer.
+    /// More of the answer, saved before it is sent.
     Token {
         text: String,
     },
@@ -80,9 +79,6 @@ impl ReplyEvent {
         ReplyEvent::Started { user: Box::new(user), reply: Box::new(reply) }
     }
 }
-
-/// Streamed text reaches the database at least this often (and at the end).
-pub const SAVE_EVERY: Duration = Duration::from_millis(250);
 
 /// How a reply (or one round of it) ended, its stats when it got that far, and the tools the
 /// model called at its end.

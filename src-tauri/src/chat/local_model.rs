@@ -10,7 +10,7 @@ use confab_engine::{ContextPolicy, Event, Prompt, Request, StopReason};
 use confab_store::{MessageId, ReplyEnd, ReplyStats, ReplyText, SpeculativeReplyStats, Store};
 use confab_turn::{ChatTurn, ReplyReader, Thinking, ToolChoice, Tools, TurnError, TurnEvent};
 
-use super::events::{Outcome, ReplyEvent, SAVE_EVERY};
+use super::events::{Outcome, ReplyEvent};
 use crate::models::slot::Current;
 use crate::settings::Settings;
 use crate::tools::call::ModelCall;
@@ -53,35 +53,32 @@ pub fn answer_of(format: ReplyFormat, events: impl IntoIterator<Item = Event>) -
     Some(answer)
 }
 
-/// The reply's two texts not saved yet, and how long the model has been thinking.
-struct Unsaved {
-    reasoning: String,
-    answer: String,
-    last_save: Instant,
-    /// When the first reasoning came, until its time is saved.
-    thinking_since: Option<Instant>,
+/// Saves a piece of the reply, then shows it: the window never shows text that a kill (or a
+/// crash) would lose. A piece that could not be saved is not shown either, so the window and
+/// the store agree; the reply goes on and its end says how it was kept. One small insert per
+/// piece (see `persisting_each_piece_costs_little` for what it costs).
+fn keep_then_send(store: &Store, reply: MessageId, part: ReplyText, text: String, send: &dyn Fn(ReplyEvent)) {
+    match tauri::async_runtime::block_on(store.append_reply_part(reply, part, &text)) {
+        Ok(()) => send(match part {
+            ReplyText::Reasoning => ReplyEvent::Reasoning { text },
+            ReplyText::Answer => ReplyEvent::Token { text },
+        }),
+        Err(error) => tracing::warn!(%error, "could not save the reply's text; it is not shown either"),
+    }
 }
 
-impl Unsaved {
-    fn save(&mut self, store: &Store, reply: MessageId) {
-        for (part, text) in [(ReplyText::Reasoning, &mut self.reasoning), (ReplyText::Answer, &mut self.answer)] {
-            if !text.is_empty() {
-                if let Err(error) = tauri::async_runtime::block_on(store.append_reply_part(reply, part, text)) {
-                    tracing::warn!(%error, "could not save the reply's text");
-                }
-                text.clear();
-            }
-        }
-        self.last_save = Instant::now();
-    }
+/// How long the model has been thinking, until its time is saved.
+struct ThoughtClock {
+    /// When the first reasoning came.
+    since: Option<Instant>,
+}
 
+impl ThoughtClock {
     /// The model stopped thinking (its answer began, or the reply ended): how long it thought
-    /// is saved, once.
-    fn thought(&mut self, store: &Store, reply: MessageId, send: &dyn Fn(ReplyEvent)) {
-        let Some(since) = self.thinking_since.take() else { return };
+    /// is saved, once (its reasoning is saved already, piece by piece).
+    fn over(&mut self, store: &Store, reply: MessageId, send: &dyn Fn(ReplyEvent)) {
+        let Some(since) = self.since.take() else { return };
         let reasoning_ms = since.elapsed().as_millis() as u64;
-        // Its reasoning first: the time never comes before the text it measures.
-        self.save(store, reply);
         if let Err(error) = tauri::async_runtime::block_on(store.set_reasoning_time(reply, reasoning_ms)) {
             tracing::warn!(%error, "could not save how long the model thought");
         }
@@ -89,18 +86,32 @@ impl Unsaved {
     }
 }
 
+/// Why the engine stopped, as the reply keeps it; `None` for a reply stopped by the user.
+fn stop_reason(reason: StopReason) -> Option<confab_store::StopReason> {
+    match reason {
+        StopReason::Eos => Some(confab_store::StopReason::EndOfTurn),
+        StopReason::StopString => Some(confab_store::StopReason::StopString),
+        StopReason::MaxTokens => Some(confab_store::StopReason::TokenLimit),
+        StopReason::Context => Some(confab_store::StopReason::ContextFull),
+        StopReason::Cancelled => None,
+    }
+}
+
 /// Runs on a blocking thread: the engine's events, read through the model's reply parser,
-/// become window events (`reasoning`, `thought`, `token`), saved text, and the tool calls the
-/// model made (`tools`: the request's definitions).
+/// become saved text and window events (`reasoning`, `thought`, `token`), and the tool calls
+/// the model made (`tools`: the request's definitions). `thinking`: the reply goes on inside
+/// its reasoning block (Continue after a cut mid-thought), which its prompt left open.
 pub fn generate(
     store: &Store,
     model: &Current,
     events: impl IntoIterator<Item = Event>,
     tools: Vec<serde_json::Value>,
     reply: MessageId,
+    thinking: bool,
     send: &dyn Fn(ReplyEvent),
 ) -> Outcome {
-    read(store, &model.info.name, model.info.reply_format, events, tools, reply, send)
+    let opening = model.info.reply_format.reasoning.filter(|_| thinking).map(|markers| Event::Text(markers.open.to_string()));
+    read(store, &model.info.name, model.info.reply_format, opening.into_iter().chain(events), tools, reply, send)
 }
 
 fn read(
@@ -116,7 +127,7 @@ fn read(
     // the reply's first text (`Request::reply_markup`).
     let mut reader = ReplyReader::for_format(format, &offered(tools));
     let mut calls = Vec::new();
-    let mut unsaved = Unsaved { reasoning: String::new(), answer: String::new(), last_save: Instant::now(), thinking_since: None };
+    let mut thinking = ThoughtClock { since: None };
     // The speculative method the plan chose, for the reply's stats.
     let mut method = None;
     let mut events = events.into_iter();
@@ -135,18 +146,16 @@ fn read(
                 }
                 TurnEvent::Canvas(canvas) => send(ReplyEvent::Canvas { canvas }),
                 TurnEvent::Reasoning(text) if !text.is_empty() => {
-                    unsaved.thinking_since.get_or_insert_with(Instant::now);
-                    unsaved.reasoning.push_str(&text);
-                    send(ReplyEvent::Reasoning { text });
+                    thinking.since.get_or_insert_with(Instant::now);
+                    keep_then_send(store, reply, ReplyText::Reasoning, text, send);
                 }
                 TurnEvent::Text(text) if !text.is_empty() => {
-                    unsaved.thought(store, reply, send);
-                    unsaved.answer.push_str(&text);
-                    send(ReplyEvent::Token { text });
+                    thinking.over(store, reply, send);
+                    keep_then_send(store, reply, ReplyText::Answer, text, send);
                 }
                 TurnEvent::Reasoning(_) | TurnEvent::Text(_) => {}
                 TurnEvent::ToolCall { name, arguments, .. } => {
-                    unsaved.thought(store, reply, send);
+                    thinking.over(store, reply, send);
                     let arguments = match arguments {
                         serde_json::Value::Object(object) => Ok(object),
                         other => Err(other.to_string()),
@@ -154,8 +163,7 @@ fn read(
                     calls.push(ModelCall { id: None, name, arguments });
                 }
                 TurnEvent::Done { reason, usage, timings } => {
-                    unsaved.thought(store, reply, send);
-                    unsaved.save(store, reply);
+                    thinking.over(store, reply, send);
                     // Thinking tokens are generated tokens: they count in the speed and the total.
                     let stats = ReplyStats {
                         prompt_tokens: usage.prompt as u32,
@@ -172,18 +180,15 @@ fn read(
                             tokens_per_step: s.tokens_per_step,
                         }),
                         steps_per_canvas: usage.steps_per_canvas.iter().map(|&steps| steps as u32).collect(),
+                        stop_reason: stop_reason(reason),
                     };
                     let end = if reason == StopReason::Cancelled { ReplyEnd::Stopped } else { ReplyEnd::Complete };
                     return Outcome { end, stats: Some(stats), calls };
                 }
                 TurnEvent::Failed(e) => {
-                    unsaved.thought(store, reply, send);
-                    unsaved.save(store, reply);
+                    thinking.over(store, reply, send);
                     return Outcome::ended(ReplyEnd::Error(crate::failure::engine_message(&e)));
                 }
-            }
-            if unsaved.last_save.elapsed() >= SAVE_EVERY {
-                unsaved.save(store, reply);
             }
         }
     }
@@ -261,6 +266,50 @@ mod tests {
         assert_eq!(saved.status, MessageStatus::Stopped);
         assert_eq!((saved.reasoning.as_deref(), saved.content.as_str()), (Some("Hmm, maybe"), ""));
         assert!(saved.reasoning_ms.is_some());
+    }
+
+    #[test]
+    fn each_piece_is_saved_before_the_window_is_sent_it() {
+        let (_dir, store, reply) = started_reply();
+        let format = ReplyFormat::detect(Some(THINKING_TEMPLATE));
+        let events = ["<think>", "\nHmm", ", yes", "</think>\n\nIt", " is."].map(|t| Event::Text(t.into()));
+        // At each event, what the store holds must already include everything sent so far.
+        let sent = Mutex::new((String::new(), String::new()));
+        let outcome = read(&store, "tiny", format, events, vec![], reply, &|event| {
+            let mut sent = sent.lock().unwrap();
+            match event {
+                ReplyEvent::Reasoning { text } => sent.0.push_str(&text),
+                ReplyEvent::Token { text } => sent.1.push_str(&text),
+                _ => {}
+            }
+            let kept = tauri::async_runtime::block_on(store.message(reply)).unwrap();
+            assert_eq!((kept.reasoning.unwrap_or_default(), kept.content), sent.clone(), "shown before it was saved");
+        });
+        assert_eq!(finish(&store, reply, outcome).content, "It is.");
+    }
+
+    /// What saving each piece before the window is sent it costs: 2,000 pieces through `read`
+    /// into a store on disk (WAL, synchronous = NORMAL, as the app's). The bound is loose (a
+    /// busy CI machine); the figure is printed (`-- --nocapture`).
+    #[test]
+    fn persisting_each_piece_costs_little() {
+        let (_dir, store, reply) = started_reply();
+        let format = ReplyFormat::detect(Some("{{ messages }}"));
+        let pieces = 2000;
+        let done = Event::Done {
+            reason: StopReason::MaxTokens,
+            usage: Usage { generated: pieces, ..Usage::default() },
+            timings: Timings::default(),
+        };
+        let events = (0..pieces).map(|i| Event::Text(format!(" w{i}"))).chain([done]);
+        let started = Instant::now();
+        let outcome = read(&store, "tiny", format, events, vec![], reply, &|_| {});
+        let each = started.elapsed() / pieces as u32;
+        println!("{pieces} pieces saved one by one, then sent: {each:?} a piece");
+        let saved = finish(&store, reply, outcome);
+        assert_eq!(saved.content.split_whitespace().count(), pieces);
+        assert_eq!(saved.stats.and_then(|s| s.stop_reason), Some(confab_store::StopReason::TokenLimit));
+        assert!(each < std::time::Duration::from_millis(10), "{each:?} a piece: slower than a fast model writes them");
     }
 
     /// An echo tool as OpenAI's API (and the templates) take it.
@@ -386,7 +435,7 @@ mod tests {
 
     fn local_reply_of(engine: &Engine, model: &Current, request: Request) -> confab_store::Message {
         let (_dir, store, reply) = started_reply();
-        let outcome = generate(&store, model, engine.generate(request), vec![], reply, &|_| {});
+        let outcome = generate(&store, model, engine.generate(request), vec![], reply, false, &|_| {});
         assert_eq!(outcome.end, ReplyEnd::Complete);
         finish(&store, reply, outcome)
     }

@@ -3,13 +3,12 @@
 //! on as the same events as a local reply, and every failure kept in the chat with its message.
 
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 use confab_media::MediaKind;
 use confab_remote::{ChatEvent, ChatRequest, Part, RemoteError, RemoteToolCall, Sampling};
-use confab_store::{Message, MessageId, ReplyEnd, ReplyStats, Role, Store};
+use confab_store::{Message, MessageId, ReplyEnd, ReplyStats, Role, StopReason, Store};
 
-use super::events::{Outcome, RemotePlan, ReplyEvent, SAVE_EVERY};
+use super::events::{Outcome, RemotePlan, ReplyEvent};
 use super::tool_rounds::{self, stopped};
 use crate::providers::{error_message, RemoteTarget};
 use crate::settings::Settings;
@@ -149,6 +148,16 @@ fn audio_format(mime: &str) -> String {
     .to_string()
 }
 
+/// Why the provider's model stopped, from OpenAI's `finish_reason`; `None` for one that does
+/// not say (or says something else).
+fn stop_reason(reason: Option<&str>) -> Option<StopReason> {
+    match reason? {
+        "stop" | "tool_calls" | "function_call" => Some(StopReason::EndOfTurn),
+        "length" => Some(StopReason::TokenLimit),
+        _ => None,
+    }
+}
+
 /// Streams the provider's reply into `reply`, passing each piece to `send`. Stop closes the
 /// connection (which ends the server's generation); text that arrived is always kept.
 pub async fn generate(
@@ -180,35 +189,22 @@ pub async fn generate(
         () = stopped(cancel) => return Outcome::ended(ReplyEnd::Stopped),
     };
 
-    let mut unsaved = String::new();
     let mut calls = Vec::new();
-    let mut last_save = Instant::now();
-    let save = |text: &mut String| {
-        let delta = std::mem::take(text);
-        async move {
-            if !delta.is_empty() {
-                let _ = store.append_reply(reply, &delta).await;
-            }
-        }
-    };
     loop {
         let event = tokio::select! {
             event = stream.next() => event,
             () = stopped(cancel) => {
                 drop(stream); // closes the connection: the server stops generating
-                save(&mut unsaved).await;
                 return Outcome::ended(ReplyEnd::Stopped);
             }
         };
         match event {
-            Some(Ok(ChatEvent::Text(text))) => {
-                unsaved.push_str(&text);
-                send(ReplyEvent::Token { text });
-                if last_save.elapsed() >= SAVE_EVERY {
-                    save(&mut unsaved).await;
-                    last_save = Instant::now();
-                }
-            }
+            // Saved, then shown: the window never shows text that a kill would lose; a piece
+            // that could not be saved is not shown either.
+            Some(Ok(ChatEvent::Text(text))) => match store.append_reply(reply, &text).await {
+                Ok(()) => send(ReplyEvent::Token { text }),
+                Err(error) => tracing::warn!(%error, "could not save the reply's text; it is not shown either"),
+            },
             Some(Ok(ChatEvent::ToolCalls(made))) => {
                 calls.extend(made.into_iter().map(|call| ModelCall {
                     id: Some(call.id),
@@ -220,7 +216,6 @@ pub async fn generate(
                 }));
             }
             Some(Ok(ChatEvent::Finished(finished))) => {
-                save(&mut unsaved).await;
                 let usage = finished.usage.unwrap_or_default();
                 let generated = finished.generated_tokens();
                 let stats = ReplyStats {
@@ -232,11 +227,11 @@ pub async fn generate(
                     model: format!("{} via {}", target.model.id, target.provider),
                     speculative: None,
                     steps_per_canvas: vec![],
+                    stop_reason: stop_reason(finished.reason.as_deref()),
                 };
                 return Outcome { end: ReplyEnd::Complete, stats: Some(stats), calls };
             }
             Some(Err(error)) => {
-                save(&mut unsaved).await;
                 let end = match error {
                     RemoteError::Interrupted { .. } => ReplyEnd::Interrupted(error.to_string()),
                     _ => ReplyEnd::Error(error_message(&error)),
@@ -244,7 +239,6 @@ pub async fn generate(
                 return Outcome::ended(end);
             }
             None => {
-                save(&mut unsaved).await;
                 return Outcome::ended(ReplyEnd::Error("the provider's stream ended unexpectedly".into()));
             }
         }
@@ -258,7 +252,7 @@ mod tests {
     use std::process::{Child, Command, Stdio};
     use std::sync::atomic::Ordering;
     use std::sync::Mutex;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     use confab_secrets::SecretStore;
     use confab_store::{MessageStatus, NewConversation};
@@ -479,6 +473,15 @@ mod tests {
             assert_eq!(saved.error.as_deref(), Some(message.as_str()));
             assert_eq!(streamed_text(&events), "The answer is");
         });
+    }
+
+    #[test]
+    fn the_provider_s_finish_reason_says_whether_the_token_limit_cut_the_reply() {
+        assert_eq!(stop_reason(Some("length")), Some(StopReason::TokenLimit));
+        assert_eq!(stop_reason(Some("stop")), Some(StopReason::EndOfTurn));
+        assert_eq!(stop_reason(Some("tool_calls")), Some(StopReason::EndOfTurn));
+        assert_eq!(stop_reason(Some("content_filter")), None);
+        assert_eq!(stop_reason(None), None);
     }
 
     #[test]

@@ -156,7 +156,7 @@ pub async fn stream_reply(
                 }
             };
             writer.keep_sources(reply, prompt.sources).await?;
-            (reply, writer.generate_local(model, events, reply).await)
+            (reply, writer.generate_local(model, events, reply, false).await)
         }
         Target::Remote(remote) => {
             let reply = start().await?;
@@ -172,10 +172,11 @@ pub async fn stream_reply(
     Ok(())
 }
 
-/// Writes more of a stopped or interrupted reply with the loaded model, appended to the same
-/// message: the prompt is the chat, attachments and all, with that reply left open (no end of
-/// turn after it), and a long chat leaves out its oldest turns as a new reply does. A reply
-/// stopped in a round of tool calls goes on with the next round.
+/// Writes more of a stopped, interrupted or cut reply (one the token limit ended) with the
+/// loaded model, appended to the same message: the prompt is the chat, attachments and all,
+/// with that reply left open (no end of turn after it), and a long chat leaves out its oldest
+/// turns as a new reply does. A reply stopped in a round of tool calls goes on with the next
+/// round; one cut while the model was still thinking goes on inside its reasoning.
 pub async fn continue_reply(app: AppHandle, state: Arc<AppState>, reply: MessageId, channel: Channel<ReplyEvent>) -> Result<(), Failure> {
     if state.providers.lock().await.selected.is_some() {
         return Err("Continue works with a model loaded here; pick one in the model menu, or regenerate the reply.".into());
@@ -187,9 +188,20 @@ pub async fn continue_reply(app: AppHandle, state: Arc<AppState>, reply: Message
     let Some(user) = old.parent_id.filter(|_| old.role == Role::Assistant) else {
         return Err("Only a reply can be continued.".into());
     };
-    if old.content.trim().is_empty() && old.tool_calls.is_empty() {
+    // Only reasoning so far: the model was cut (or stopped) while it thought.
+    let mid_thought = old.content.trim().is_empty()
+        && old.tool_calls.is_empty()
+        && old.reasoning.as_deref().is_some_and(|reasoning| !reasoning.trim().is_empty());
+    if old.content.trim().is_empty() && old.tool_calls.is_empty() && !mid_thought {
         return Err("This reply has no text to continue; regenerate it instead.".into());
     }
+    let opening = match model.info.reply_format.reasoning {
+        Some(markers) => markers.open,
+        None if mid_thought => {
+            return Err("This reply has only its reasoning, which this model cannot go on with; regenerate it instead.".into())
+        }
+        None => "",
+    };
     let chat = store.conversation(conversation).await?;
     if chat.current_leaf != Some(reply) {
         return Err("Only the last reply of a chat can be continued.".into());
@@ -197,7 +209,12 @@ pub async fn continue_reply(app: AppHandle, state: Arc<AppState>, reply: Message
     let target = Target::Local(Box::new(model.clone()));
     let (_running, live) = Running::start(&state, conversation)?;
     let writer = Writer::new(&app, &state, &target, &chat, &live, &channel).await;
-    let branch = store.branch(conversation, reply).await?;
+    let mut branch = store.branch(conversation, reply).await?;
+    if let Some(last) = branch.last_mut().filter(|_| mid_thought) {
+        // The prompt ends inside the reasoning block, open as the model left it; the reply's
+        // reader is told it starts there (`generate_local`'s `thinking`).
+        last.content = format!("{opening}\n{}", last.reasoning.take().unwrap_or_default());
+    }
     let DocumentPrompt { messages, sources } = writer.local_prompt(&model, &branch).await?;
     // After a round's results the model starts its next turn; otherwise it continues its text.
     let prompt = if messages.last().is_some_and(|m| m.role == "tool") { Prompt::Chat(messages) } else { Prompt::Continue(messages) };
@@ -212,7 +229,7 @@ pub async fn continue_reply(app: AppHandle, state: Arc<AppState>, reply: Message
         writer.keep_sources(reply, sources).await?;
     }
     let events = writer.start_local(&model, prompt, false)?;
-    let first = writer.generate_local(&model, events, reply).await;
+    let first = writer.generate_local(&model, events, reply, mid_thought).await;
     let next_round = old.tool_calls.iter().map(|c| c.round + 1).max().unwrap_or(0);
     let outcome = writer.tool_rounds(reply, next_round, first).await?;
     finish(store, reply, outcome, &channel).await
@@ -277,8 +294,9 @@ impl<'a> Writer<'a> {
         Ok(self.state.engine.generate_cancellable(request, self.live.cancel.clone()))
     }
 
-    /// Streams a started generation into `reply`, on a blocking thread.
-    async fn generate_local(&self, model: &Current, events: Generation, reply: MessageId) -> Outcome {
+    /// Streams a started generation into `reply`, on a blocking thread; `thinking`: it goes on
+    /// inside the reasoning block its prompt left open.
+    async fn generate_local(&self, model: &Current, events: Generation, reply: MessageId, thinking: bool) -> Outcome {
         let (state, channel, model, tools) = (self.state.clone(), self.channel.clone(), model.clone(), self.toolbox.definitions());
         tauri::async_runtime::spawn_blocking(move || {
             // The request is on its way (a pass over /proc, 2-3 ms): threads the web view started
@@ -287,7 +305,7 @@ impl<'a> Writer<'a> {
             let send = |event| {
                 let _ = channel.send(event);
             };
-            local_model::generate(&state.store, &model, events, tools, reply, &send)
+            local_model::generate(&state.store, &model, events, tools, reply, thinking, &send)
         })
         .await
         .unwrap_or_else(|e| Outcome::ended(ReplyEnd::Error(format!("the reply stopped unexpectedly: {e}"))))
@@ -336,7 +354,7 @@ impl<'a> Writer<'a> {
             let next = match self.target {
                 Target::Local(model) => {
                     let events = self.start_local(model, Prompt::Chat(self.local_prompt(model, &branch).await?.messages), false)?;
-                    self.generate_local(model, events, reply).await
+                    self.generate_local(model, events, reply, false).await
                 }
                 Target::Remote(remote) => self.remote_round(remote, &branch, reply).await,
             };

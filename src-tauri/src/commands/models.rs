@@ -36,6 +36,11 @@ pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result
     if state.model.state().loading.is_some() {
         return Err("A model is already loading; wait for it to finish.".into());
     }
+    // Picking a local model takes replies back from a remote one, before the load: the window
+    // asks for the providers' list when the model state it is sent changes (loading, loaded), and
+    // that list must already say so. (Deselected after the load, a model with a draft model was
+    // reported loaded while its draft still loaded, and the header went on naming the remote.)
+    state.providers.lock().await.select(None, &state.store).await?;
     let worker = state.inner().clone();
     let target = path.clone();
     let (options, draft) = (state.settings().load_options(&path), state.settings().draft_for(&path));
@@ -45,8 +50,6 @@ pub async fn load_model(app: AppHandle, state: App<'_>, path: PathBuf) -> Result
     settings.model_path = Some(path);
     settings.save(&state.store, &state.secrets).await?;
     *crate::sync::lock(&state.settings) = settings;
-    // Picking a local model takes replies back from a remote one.
-    state.providers.lock().await.select(None, &state.store).await?;
     Ok(loaded)
 }
 

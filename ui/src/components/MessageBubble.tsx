@@ -1,5 +1,5 @@
 import { Fragment, memo, useState } from 'react';
-import type { AnyPlan, CanvasUpdate, Message, MessageId, MessageView, QueueReason, ReplySource } from '../ipc';
+import type { AnyPlan, CanvasUpdate, Message, MessageId, MessageView, QueueReason, ReplySource, StopReason } from '../ipc';
 import { replySegments, toolCallsOf } from '../lib/toolCalls';
 import { AttachmentPreview } from './AttachmentPreview';
 import { FormingCanvas } from './Canvas';
@@ -35,6 +35,25 @@ const statusLabels: Partial<Record<string, string>> = {
   interrupted: 'Interrupted',
 };
 
+/** A finished reply the model did not end itself: what cut it, said where a status would be. */
+const cutLabels: Partial<Record<StopReason, string>> = {
+  token_limit: 'Cut at the token limit (Settings › Max tokens)',
+  context_full: "Cut: the model's context is full",
+};
+
+/** Why a complete reply was cut short, or null when the model ended it (or it is not complete). */
+export function cutBy(message: Message): StopReason | null {
+  const reason = message.status === 'complete' ? (message.stats?.stop_reason ?? null) : null;
+  return reason && cutLabels[reason] ? reason : null;
+}
+
+/** Continue writes more of a reply that was stopped, interrupted or cut by the token limit, once it
+ *  has something to go on from: text, or (cut while thinking) its reasoning. */
+export function canContinue(message: Message): boolean {
+  const unfinished = message.status === 'stopped' || message.status === 'interrupted' || cutBy(message) === 'token_limit';
+  return unfinished && (message.content.trim() !== '' || (message.reasoning ?? '').trim() !== '');
+}
+
 /** One message: the user's as plain text, the assistant's as markdown, with their actions. */
 export const MessageBubble = memo(function MessageBubble({
   view,
@@ -54,8 +73,9 @@ export const MessageBubble = memo(function MessageBubble({
   const isUser = message.role === 'user';
   const streaming = message.status === 'streaming';
   const finished = !streaming;
-  const badge = statusLabels[message.status];
-  const continuable = onContinue && (message.status === 'stopped' || message.status === 'interrupted') && message.content.trim() !== '';
+  const cut = cutBy(message);
+  const badge = cut ? cutLabels[cut] : statusLabels[message.status];
+  const continuable = onContinue && canContinue(message);
 
   const saveEdit = () => {
     const text = draft.trim();
@@ -110,7 +130,14 @@ export const MessageBubble = memo(function MessageBubble({
       ) : (
         <div className="bubble">
           {!isUser && message.reasoning && toolCallsOf(message).length === 0 && (
-            <Reasoning text={message.reasoning} ms={message.reasoning_ms} thinking={streaming && !message.content} />
+            <Reasoning
+              text={message.reasoning}
+              ms={message.reasoning_ms}
+              thinking={streaming && !message.content}
+              // Cut by the token limit before any answer: the reasoning is all there is to read, and
+              // Continue goes on with it. (A full context folds it as an ended reply does.)
+              keepOpen={cut === 'token_limit' && !message.content}
+            />
           )}
           <div className="message-content" data-testid="message-content">
             {isUser ? <p className="plain-text">{message.content}</p> : <ReplyContent message={message} streaming={streaming} />}
@@ -124,7 +151,7 @@ export const MessageBubble = memo(function MessageBubble({
           )}
           {!isUser && sources && sources.length > 0 && onOpenSource && <Sources sources={sources} onOpen={onOpenSource} />}
           {badge && (
-            <div className={`status-badge status-${message.status}`}>
+            <div className={`status-badge status-${cut ? 'cut' : message.status}`} data-testid="status-badge" data-cut={cut ?? undefined}>
               {badge}
               {(message.status === 'error' || message.status === 'interrupted') && message.error ? `: ${message.error}` : ''}
             </div>

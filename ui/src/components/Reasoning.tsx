@@ -10,6 +10,8 @@ interface Props {
   ms: number | null;
   /** The model is thinking now: the reply streams and no answer has come yet. */
   thinking: boolean;
+  /** Stays open once the model stops: its reply was cut before any answer. */
+  keepOpen?: boolean;
 }
 
 /** "Thinking…" while the reasoning streams, then "Thought for 3.2 s". */
@@ -18,17 +20,18 @@ export function reasoningLabel(thinking: boolean, ms: number | null): string {
   return ms === null ? 'Thoughts' : `Thought for ${humanDuration(ms)}`;
 }
 
-export function Reasoning({ text, ms, thinking }: Props) {
-  const [open, setOpen] = useState(thinking);
-  // Follows the model (open as it starts thinking, closed as it stops); in between, the reader's
-  // own clicks stand. A layout effect, so that no frame (and no script reading the page) sees a
-  // finished reply with its section still open.
-  const wasThinking = useRef(thinking);
+export function Reasoning({ text, ms, thinking, keepOpen = false }: Props) {
+  const shouldOpen = thinking || keepOpen;
+  const [open, setOpen] = useState(shouldOpen);
+  // Follows the model (open as it starts thinking, closed as it stops, unless the reply was cut
+  // before its answer); in between, the reader's own clicks stand. A layout effect, so that no
+  // frame (and no script reading the page) sees a finished reply with its section still open.
+  const wasOpen = useRef(shouldOpen);
   useLayoutEffect(() => {
-    if (wasThinking.current === thinking) return;
-    wasThinking.current = thinking;
-    setOpen(thinking);
-  }, [thinking]);
+    if (wasOpen.current === shouldOpen) return;
+    wasOpen.current = shouldOpen;
+    setOpen(shouldOpen);
+  }, [shouldOpen]);
 
   return (
     <details

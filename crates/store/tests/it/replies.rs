@@ -1,4 +1,4 @@
-use confab_store::{MessageStatus, ReplyEnd, ReplyStats, ReplyText, Role, SpeculativeReplyStats, StoreError};
+use confab_store::{MessageStatus, ReplyEnd, ReplyStats, ReplyText, Role, SpeculativeReplyStats, StopReason, StoreError};
 
 use crate::{assert_healthy, conversation, store};
 
@@ -12,6 +12,7 @@ fn stats() -> ReplyStats {
         model: "smollm2-135m-instruct".into(),
         speculative: None,
         steps_per_canvas: vec![],
+        stop_reason: None,
     }
 }
 
@@ -201,8 +202,32 @@ async fn a_stopped_reply_is_continued_in_place() {
 
     // A complete reply, or the user's own message, is not continued.
     let refused = store.resume_reply(r).await.unwrap_err().to_string();
-    assert!(refused.contains("only a stopped or interrupted reply"), "{refused}");
+    assert!(refused.contains("only a stopped, interrupted or cut reply"), "{refused}");
     assert!(store.resume_reply(q).await.is_err());
+    assert_healthy(&store).await;
+}
+
+#[tokio::test]
+async fn a_reply_the_token_limit_cut_keeps_why_and_can_be_continued() {
+    let (store, _dir) = store().await;
+    let c = conversation(&store, "chat").await.id;
+    let q = store.add_message(c, None, Role::User, "Count").await.unwrap();
+    let r = store.start_reply(c, q).await.unwrap();
+    store.append_reply_part(r, ReplyText::Reasoning, "1 2").await.unwrap();
+    let cut = ReplyStats { stop_reason: Some(StopReason::TokenLimit), ..stats() };
+    store.finish_reply(r, ReplyEnd::Complete, Some(&cut)).await.unwrap();
+    let done = store.message(r).await.unwrap();
+    assert_eq!((done.status, done.stats.unwrap().stop_reason), (MessageStatus::Complete, Some(StopReason::TokenLimit)));
+
+    store.resume_reply(r).await.unwrap();
+    store.append_reply_part(r, ReplyText::Reasoning, " 3").await.unwrap();
+    let ended = ReplyStats { stop_reason: Some(StopReason::EndOfTurn), ..stats() };
+    store.finish_reply(r, ReplyEnd::Complete, Some(&ended)).await.unwrap();
+    let done = store.message(r).await.unwrap();
+    assert_eq!(done.reasoning.as_deref(), Some("1 2 3"));
+    assert_eq!(done.stats.unwrap().stop_reason, Some(StopReason::EndOfTurn));
+    // Finished by the model itself: nothing to continue.
+    assert!(store.resume_reply(r).await.is_err());
     assert_healthy(&store).await;
 }
 
