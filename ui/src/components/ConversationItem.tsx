@@ -126,7 +126,6 @@ export const ConversationItem = memo(function ConversationItem({
         <button
           type="button"
           className="conversation-open"
-          data-testid="conversation-open"
           tabIndex={tabbable ? 0 : -1}
           onClick={() => onOpen(conversation.id)}
           title={title}
