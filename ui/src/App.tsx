@@ -12,9 +12,10 @@ import { ModelPicker, NoModels } from './components/ModelPicker';
 import { RemoteBadge } from './components/RemoteBadge';
 import { ServerBadge } from './components/ServerBadge';
 import { SettingsPane } from './components/SettingsPane';
+import { ShortcutsDialog } from './components/ShortcutsDialog';
 import { Sidebar, type SidebarHandle } from './components/Sidebar';
 import { recordingProblem } from './lib/capabilities';
-import { modKey } from './lib/format';
+import { isTextField, shortcutKeys, withShortcut } from './lib/shortcuts';
 import { useChat } from './state/useChat';
 import { useConversations } from './state/useConversations';
 import { useDownloads } from './state/useDownloads';
@@ -34,6 +35,8 @@ export function App() {
   const [themePreview, setThemePreview] = useState<Theme | null>(null);
   const [settingsOpen, setSettingsOpen] = useState(false);
   const [getModelsOpen, setGetModelsOpen] = useState(false);
+  const [shortcutsOpen, setShortcutsOpen] = useState(false);
+  const closeShortcuts = useCallback(() => setShortcutsOpen(false), []);
   const [focusMessage, setFocusMessage] = useState<MessageId | null>(null);
   const [sidebarHidden, setSidebarHidden] = useState(false);
   // The thinking switch of a chat not made yet (an open chat keeps its own).
@@ -149,15 +152,20 @@ export function App() {
       } else if (mod && event.key === ',') {
         event.preventDefault();
         setSettingsOpen(true);
+      } else if (event.key === '?' && !mod && !event.altKey && !event.defaultPrevented && !isTextField(event.target)) {
+        if (getModelsOpen || settingsOpen) return;
+        event.preventDefault();
+        setShortcutsOpen(true);
       } else if (event.key === 'Escape' && !event.defaultPrevented) {
-        if (getModelsOpen) setGetModelsOpen(false);
+        if (shortcutsOpen) setShortcutsOpen(false);
+        else if (getModelsOpen) setGetModelsOpen(false);
         else if (settingsOpen) closeSettings();
         else if (streaming) stop();
       }
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
-  }, [closeSettings, getModelsOpen, newChat, settingsOpen, stop, streaming]);
+  }, [closeSettings, getModelsOpen, newChat, settingsOpen, shortcutsOpen, stop, streaming]);
 
   const streamingHere = chat.streaming !== null && chat.streaming.conversation === chat.conversationId;
   const blockedReason = remote
@@ -199,13 +207,25 @@ export function App() {
       firstRun={conversations.items.length === 0}
       where={`${
         remote ? `Messages in this chat go to ${remote.provider.name} (${remote.provider.base_url}).` : 'Everything stays on this computer.'
-      } Drop images, audio, video or documents here to ask about them; ${modKey()}K searches past chats.`}
+      } Drop images, audio, video or documents here to ask about them; ${shortcutKeys('search')} searches past chats.`}
       onPick={(prompt) => composer.current?.fill(prompt)}
     />
   );
 
   return (
     <div className={`app-shell${sidebarHidden ? ' sidebar-hidden' : ''}`}>
+      {/* The first Tab stop: past the chat list and the header, shown only when focused. */}
+      <a
+        href="#message-box"
+        className="skip-link"
+        data-testid="skip-link"
+        onClick={(event) => {
+          event.preventDefault();
+          composer.current?.focus();
+        }}
+      >
+        Skip to message box
+      </a>
       <Sidebar
         ref={sidebar}
         conversations={conversations}
@@ -271,11 +291,21 @@ export function App() {
               type="button"
               className="icon-button"
               data-testid="settings-button"
-              title={`Settings (${modKey()},)`}
+              title={withShortcut('Settings', 'settings')}
               aria-label="Settings"
               onClick={() => setSettingsOpen(true)}
             >
               <Icon name="sliders" />
+            </button>
+            <button
+              type="button"
+              className="icon-button shortcuts-button"
+              data-testid="shortcuts-button"
+              title={withShortcut('Keyboard shortcuts', 'shortcuts')}
+              aria-label="Keyboard shortcuts"
+              onClick={() => setShortcutsOpen(true)}
+            >
+              ?
             </button>
           </div>
         </header>
@@ -329,6 +359,7 @@ export function App() {
       {settingsOpen && (
         <SettingsPane providers={providers} loaded={loaded} onSaved={saved} onPreviewTheme={setThemePreview} onClose={closeSettings} />
       )}
+      {shortcutsOpen && <ShortcutsDialog onClose={closeShortcuts} />}
       {/* Not in the UI tests, whose queries would meet the sample. */}
       {import.meta.env.MODE !== 'test' && <MarkdownWarmUp />}
     </div>

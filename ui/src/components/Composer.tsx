@@ -12,7 +12,8 @@ import {
 import type { Attachment, ConversationId } from '../ipc';
 import { DOCUMENT_PICKER_TYPES, isDocumentMime } from '../lib/capabilities';
 import { contextVerdict, surelyFits } from '../lib/context';
-import { clockDuration, modKey } from '../lib/format';
+import { clockDuration } from '../lib/format';
+import { withShortcut } from '../lib/shortcuts';
 import { useContextMeter } from '../state/useContextMeter';
 import type { PendingAttachments } from '../state/usePendingAttachments';
 import { useRecorder } from '../state/useRecorder';
@@ -169,8 +170,9 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
     }
   };
 
-  const shortcut = `${modKey()}Shift+M`;
-  const micTitle = recording ? `Stop recording (${shortcut})` : (recordingProblem ?? `Record from the microphone (${shortcut})`);
+  const micTitle = recording
+    ? withShortcut('Stop recording', 'record')
+    : (recordingProblem ?? withShortcut('Record from the microphone', 'record'));
 
   return (
     <div className="composer">
@@ -190,7 +192,13 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           <span className="recording-time" data-testid="recording-time">
             {recordingPhase === 'starting' ? 'Opening the microphone…' : clockDuration(recorder.elapsedMs)}
           </span>
-          <button type="button" className="small" data-testid="recording-cancel" title="Cancel (Esc)" onClick={cancelRecording}>
+          <button
+            type="button"
+            className="small"
+            data-testid="recording-cancel"
+            title={withShortcut('Cancel', 'escape')}
+            onClick={cancelRecording}
+          >
             Cancel
           </button>
         </div>
@@ -249,6 +257,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
         />
         <textarea
           ref={input}
+          id="message-box"
           data-testid="composer-input"
           className="composer-input"
           placeholder="Message Confab…"
@@ -260,7 +269,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
           onPaste={onPaste}
         />
         {streaming ? (
-          <button type="button" className="primary stop" data-testid="stop-button" onClick={onStop} title="Stop (Esc)">
+          <button type="button" className="primary stop" data-testid="stop-button" onClick={onStop} title={withShortcut('Stop', 'escape')}>
             Stop
           </button>
         ) : (
@@ -269,7 +278,7 @@ export const Composer = forwardRef<ComposerHandle, Props>(function Composer(
             className="primary"
             data-testid="send-button"
             disabled={!canSend}
-            title={blockedReason ?? (tooLong ? 'Too long for the model: shorten it' : 'Send (Enter)')}
+            title={blockedReason ?? (tooLong ? 'Too long for the model: shorten it' : withShortcut('Send', 'send'))}
             onClick={() => void send()}
           >
             {blockedReason === 'Loading model…' ? 'Loading model…' : 'Send'}

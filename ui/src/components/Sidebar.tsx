@@ -1,6 +1,6 @@
-import { forwardRef, memo, useEffect, useImperativeHandle, useRef, useState } from 'react';
+import { forwardRef, memo, useCallback, useEffect, useImperativeHandle, useRef, useState, type KeyboardEvent } from 'react';
 import { errorMessage, searchMessages, type ConversationId, type SearchHit } from '../ipc';
-import { modKey } from '../lib/format';
+import { shortcutKeys, withShortcut } from '../lib/shortcuts';
 import type { Conversations } from '../state/useConversations';
 import { ConversationItem } from './ConversationItem';
 import { SearchResults } from './SearchResults';
@@ -31,6 +31,33 @@ export const Sidebar = memo(
     const [searching, setSearching] = useState(false);
     const searchInput = useRef<HTMLInputElement>(null);
     const sentinel = useRef<HTMLDivElement>(null);
+    // Roving focus: the chat list is one Tab stop, the row last focused (else the open chat, else the first).
+    const [focusedRow, setFocusedRow] = useState<ConversationId | null>(null);
+    const onFocusRow = useCallback((id: ConversationId) => setFocusedRow(id), []);
+    const items = conversations.items;
+    const tabbableRow = items.some((c) => c.id === focusedRow)
+      ? focusedRow
+      : items.some((c) => c.id === selected)
+        ? selected
+        : (items[0]?.id ?? null);
+    const onListKey = (event: KeyboardEvent<HTMLUListElement>) => {
+      if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(event.key)) return;
+      if (event.target instanceof HTMLInputElement) return;
+      const rows = Array.from(event.currentTarget.querySelectorAll<HTMLElement>('.conversation-open'));
+      if (rows.length === 0) return;
+      const current = (event.target as HTMLElement).closest('li')?.querySelector<HTMLElement>('.conversation-open');
+      const at = current ? rows.indexOf(current) : -1;
+      const next =
+        event.key === 'Home'
+          ? 0
+          : event.key === 'End'
+            ? rows.length - 1
+            : event.key === 'ArrowDown'
+              ? Math.min(rows.length - 1, at + 1)
+              : Math.max(0, at - 1);
+      event.preventDefault();
+      rows[next]?.focus();
+    };
 
     useImperativeHandle(ref, () => ({
       focusSearch: () => {
@@ -80,7 +107,7 @@ export const Sidebar = memo(
     return (
       <aside className="sidebar" data-testid="sidebar">
         <div className="sidebar-top">
-          <button type="button" className="new-chat" data-testid="new-chat" onClick={onNewChat} title={`New chat (${modKey()}N)`}>
+          <button type="button" className="new-chat" data-testid="new-chat" onClick={onNewChat} title={withShortcut('New chat', 'newChat')}>
             <Icon name="plus" size={16} /> New chat
           </button>
           <input
@@ -88,7 +115,7 @@ export const Sidebar = memo(
             type="search"
             className="search-input"
             data-testid="search-input"
-            placeholder={`Search (${modKey()}K)`}
+            placeholder={withShortcut('Search', 'search')}
             aria-label="Search messages"
             value={query}
             onChange={(event) => setQuery(event.target.value)}
@@ -106,15 +133,17 @@ export const Sidebar = memo(
           ) : !conversations.loaded ? (
             <p className="sidebar-empty muted">Loading…</p>
           ) : conversations.items.length === 0 ? (
-            <p className="sidebar-empty muted">No chats yet. Start one with New chat ({modKey()}N).</p>
+            <p className="sidebar-empty muted">No chats yet. Start one with New chat ({shortcutKeys('newChat')}).</p>
           ) : (
             <>
-              <ul className="conversation-list">
+              <ul className="conversation-list" onKeyDown={onListKey}>
                 {conversations.items.map((conversation) => (
                   <ConversationItem
                     key={conversation.id}
                     conversation={conversation}
                     selected={conversation.id === selected}
+                    tabbable={conversation.id === tabbableRow}
+                    onFocusRow={onFocusRow}
                     onOpen={onOpen}
                     onRename={conversations.rename}
                     onDelete={onDelete}
