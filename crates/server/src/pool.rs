@@ -353,10 +353,14 @@ impl ModelPool {
         }
     }
 
-    /// Unloads the idle models whose keep-alive has run out.
+    /// Unloads the idle models whose keep-alive has run out. A model in use counts as used now,
+    /// so that its keep-alive runs from the end of its last request.
     fn sweep(&self) {
         let now = Instant::now();
         let mut loaded = self.lock();
+        for entry in loaded.iter_mut().filter(|l| !l.idle()) {
+            entry.last_used = now;
+        }
         let (expired, kept): (Vec<Loaded>, Vec<Loaded>) =
             std::mem::take(&mut *loaded).into_iter().partition(|l| l.idle() && l.unloads_in(now) == Some(Duration::ZERO));
         *loaded = kept;
