@@ -52,7 +52,7 @@ pub enum StopReason {
     EndOfTurn,
     /// One of the stop strings.
     StopString,
-    /// The reply reached the longest reply allowed (Settings › Max tokens).
+    /// The reply reached the longest reply allowed (its token limit).
     TokenLimit,
     /// The model's context is full.
     ContextFull,

@@ -37,7 +37,7 @@ const statusLabels: Partial<Record<string, string>> = {
 
 /** A finished reply the model did not end itself: what cut it, said where a status would be. */
 const cutLabels: Partial<Record<StopReason, string>> = {
-  token_limit: 'Cut at the token limit (Settings › Max tokens)',
+  token_limit: 'Cut at the token limit (Settings › Chat › Max tokens)',
   context_full: "Cut: the model's context is full",
 };
 
