@@ -12,7 +12,6 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use base64::Engine as _;
@@ -21,7 +20,7 @@ use serde_json::{json, Value};
 
 use crate::shared::body::{parse, OPENAI_REFERENCE};
 use crate::shared::error::ApiError;
-use crate::ServerState;
+use crate::{ServedModel, ServerState};
 
 /// OpenAI's limit on the number of inputs in one request.
 const MAX_INPUTS: usize = 2048;
@@ -100,8 +99,39 @@ impl EmbeddingsRequest {
     }
 }
 
+/// The vectors of `texts` from the embedding model `model` and the prompt tokens they took,
+/// cut to `dimensions` where asked (both the OpenAI and the Ollama API embed through here).
+pub(crate) async fn vectors(
+    state: &Arc<ServerState>,
+    model: &ServedModel,
+    texts: Vec<String>,
+    prompt: EmbedPrompt,
+    dimensions: Option<i64>,
+) -> Result<(Vec<Vec<f32>>, usize), ApiError> {
+    let info = model.info.embedding.clone().ok_or_else(|| ApiError::not_an_embedder(&model.name, &[]))?;
+    let dimensions = match dimensions {
+        None => info.dimensions,
+        Some(d) if d >= 1 && d as usize <= info.dimensions => d as usize,
+        Some(d) => {
+            return Err(ApiError::invalid(
+                Some("dimensions"),
+                format!("dimensions {d} is not between 1 and {}, the length of this model's vectors.", info.dimensions),
+            ))
+        }
+    };
+    let (embedding, held) = (state.clone(), model.clone());
+    // The engine answers on its own thread; waiting for it must not hold a tokio worker. The
+    // model is held meanwhile, so that its pool does not unload it.
+    let out = tokio::task::spawn_blocking(move || embedding.source.engine().embed(held.id, texts, prompt))
+        .await
+        .map_err(|e| ApiError::internal(format!("embedding failed: {e}")))??;
+    let vectors =
+        out.vectors.into_iter().map(|v| if dimensions < v.len() { shortened(v, dimensions, info.normalized) } else { v }).collect();
+    Ok((vectors, out.prompt_tokens))
+}
+
 /// The first `dimensions` of the vector, normalized again when the model's vectors are.
-pub(crate) fn shortened(mut vector: Vec<f32>, dimensions: usize, normalize: bool) -> Vec<f32> {
+fn shortened(mut vector: Vec<f32>, dimensions: usize, normalize: bool) -> Vec<f32> {
     vector.truncate(dimensions);
     if normalize {
         let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
@@ -124,36 +154,16 @@ pub(crate) async fn create(State(state): State<Arc<ServerState>>, body: Result<B
     let answer = async {
         let request: EmbeddingsRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         let model = state.embedder(request.model.as_deref()).await?;
-        let info = model.info.embedding.clone().expect("an embedding model");
         let texts = request.texts()?;
         let encoding = request.encoding()?;
         let prompt = request.embed_prompt()?;
-        let dimensions = match request.dimensions {
-            None => info.dimensions,
-            Some(d) if d >= 1 && d as usize <= info.dimensions => d as usize,
-            Some(d) => {
-                return Err(ApiError::invalid(
-                    Some("dimensions"),
-                    format!("dimensions {d} is not between 1 and {}, the length of this model's vectors.", info.dimensions),
-                ))
-            }
-        };
-        let embedding = state.clone();
-        // The engine answers on its own thread; waiting for it must not hold a tokio worker.
-        let out = tokio::task::spawn_blocking(move || embedding.source.engine().embed(model.id, texts, prompt))
-            .await
-            .map_err(|e| ApiError::invalid(None, format!("embedding failed: {e}")).with_status(StatusCode::INTERNAL_SERVER_ERROR))?
-            .map_err(ApiError::from)?;
-        let data: Vec<Value> = out
-            .vectors
-            .into_iter()
+        let (vectors, prompt_tokens) = vectors(&state, &model, texts, prompt, request.dimensions).await?;
+        let data: Vec<Value> = vectors
+            .iter()
             .enumerate()
-            .map(|(index, vector)| {
-                let vector = if dimensions < vector.len() { shortened(vector, dimensions, info.normalized) } else { vector };
-                json!({ "object": "embedding", "index": index, "embedding": encoded(&vector, encoding) })
-            })
+            .map(|(index, vector)| json!({ "object": "embedding", "index": index, "embedding": encoded(vector, encoding) }))
             .collect();
-        let usage = json!({ "prompt_tokens": out.prompt_tokens, "total_tokens": out.prompt_tokens });
+        let usage = json!({ "prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens });
         Ok::<_, ApiError>(Json(json!({ "object": "list", "data": data, "model": model.name, "usage": usage })).into_response())
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)

@@ -288,7 +288,7 @@ pub async fn embed(State(state): State<Arc<ServerState>>, body: Result<Bytes, By
         if texts.iter().any(String::is_empty) {
             return Err(ApiError::invalid(Some("input"), "input has an empty string; every input must have some text."));
         }
-        let (vectors, prompt_tokens) = embed_texts(&state, &model, texts, request.dimensions).await?;
+        let (vectors, prompt_tokens) = crate::embeddings::vectors(&state, &model, texts, EmbedPrompt::Document, request.dimensions).await?;
         let total = started.elapsed().as_nanos() as u64;
         Ok(Json(json!({
             "model": model.name,
@@ -315,43 +315,10 @@ pub async fn embeddings(State(state): State<Arc<ServerState>>, body: Result<Byte
         if prompt.is_empty() {
             return Ok(Json(json!({ "embedding": [] })).into_response());
         }
-        let (mut vectors, _) = embed_texts(&state, &model, vec![prompt], None).await?;
+        let (mut vectors, _) = crate::embeddings::vectors(&state, &model, vec![prompt], EmbedPrompt::Document, None).await?;
         Ok(Json(json!({ "embedding": vectors.pop().unwrap_or_default() })).into_response())
     };
     answer.await.unwrap_or_else(|e: ApiError| OllamaError(e).into_response())
-}
-
-/// Vectors of `texts` (each as a document, the model's default prompt), shortened to
-/// `dimensions` where asked.
-async fn embed_texts(
-    state: &Arc<ServerState>,
-    model: &ServedModel,
-    texts: Vec<String>,
-    dimensions: Option<i64>,
-) -> Result<(Vec<Vec<f32>>, usize), ApiError> {
-    let info = model.info.embedding.clone().ok_or_else(|| ApiError::not_an_embedder(&model.name, &[]))?;
-    let dimensions = match dimensions {
-        None => info.dimensions,
-        Some(d) if d >= 1 && d as usize <= info.dimensions => d as usize,
-        Some(d) => {
-            return Err(ApiError::invalid(
-                Some("dimensions"),
-                format!("dimensions {d} is not between 1 and {}, the length of this model's vectors.", info.dimensions),
-            ))
-        }
-    };
-    let (embedding, held) = (state.clone(), model.clone());
-    // The engine answers on its own thread; waiting for it must not hold a tokio worker. The
-    // model is held meanwhile, so that its pool does not unload it.
-    let out = tokio::task::spawn_blocking(move || embedding.source.engine().embed(held.id, texts, EmbedPrompt::Document))
-        .await
-        .map_err(|e| ApiError::invalid(None, format!("embedding failed: {e}")).with_status(StatusCode::INTERNAL_SERVER_ERROR))??;
-    let vectors = out
-        .vectors
-        .into_iter()
-        .map(|v| if dimensions < v.len() { crate::embeddings::shortened(v, dimensions, info.normalized) } else { v })
-        .collect();
-    Ok((vectors, out.prompt_tokens))
 }
 
 /// A pull's cancel flag, set when the pull's answer is dropped (the client left): the download
