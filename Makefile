@@ -1,5 +1,5 @@
 # The two commands (see README.md): `make run` and `make test`. Both set up what is missing first.
-.PHONY: run chat test setup ui app cli bench
+.PHONY: run chat test setup ui app cli bench fuzz
 
 setup:
 	@scripts/setup.sh
@@ -25,6 +25,11 @@ cli: setup
 # Confab against mlx-lm, side by side (several minutes).
 bench: setup
 	python3 bench/run.py
+
+# Every parser of untrusted bytes under libFuzzer, FUZZ_SECONDS each (default 120; nightly and
+# cargo-fuzz are installed when missing). `make test` runs a few seconds of each.
+fuzz: setup
+	scripts/fuzz.sh
 
 # Every test: Rust (unit, fidelity, real model), UI (Vitest), setup scripts.
 test: ui

@@ -1,0 +1,4 @@
+//! The targets' bodies, one module per crate they exercise.
+
+pub mod documents;
+pub mod models;

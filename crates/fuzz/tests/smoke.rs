@@ -1,0 +1,87 @@
+//! The short fuzz run inside `make test`: every target over its seeds, then deterministic
+//! mutations of them for a few seconds each (CONFAB_FUZZ_SMOKE_MS, default 1500). A panic that
+//! escapes a target fails the test and names the input's seed and mutation number; an input that
+//! runs longer than CONFAB_FUZZ_INPUT_TIMEOUT_S (default 20) aborts the process after saying which.
+//! `make fuzz` is the real run (coverage guided, minutes per target).
+
+use confab_fuzz::mutate::{mutate, Rng};
+use confab_fuzz::{seeds, Target, TARGETS};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Runs one target; returns how many inputs it ran.
+fn smoke(target: &Target) -> u64 {
+    let budget = Duration::from_millis(env_u64("CONFAB_FUZZ_SMOKE_MS", 1500));
+    let input_timeout = env_u64("CONFAB_FUZZ_INPUT_TIMEOUT_S", 20);
+    let seeds = seeds(target);
+    // The watchdog: a hang is a finding, and a test that never ends says nothing.
+    let started_input = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clock = Instant::now();
+    {
+        let (started_input, done, name) = (started_input.clone(), done.clone(), target.name);
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(200));
+                let started = started_input.load(Ordering::Relaxed);
+                if started > 0 && clock.elapsed().as_millis() as u64 > started + input_timeout * 1000 {
+                    eprintln!("fuzz target {name}: one input ran over {input_timeout} s (see the last 'input' line above)");
+                    std::process::abort();
+                }
+            }
+        });
+    }
+    let run_one = |label: &str, data: &[u8]| {
+        started_input.store(clock.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
+        let outcome = std::panic::catch_unwind(|| (target.run)(data));
+        started_input.store(0, Ordering::Relaxed);
+        if outcome.is_err() {
+            let saved = std::env::temp_dir().join(format!("confab-fuzz-{}-crash", target.name));
+            let _ = std::fs::write(&saved, data);
+            panic!("fuzz target {}: {label} panicked; the input is saved at {}", target.name, saved.display());
+        }
+    };
+    let mut ran = 0;
+    for (path, bytes) in &seeds {
+        run_one(&format!("seed {}", path.display()), bytes);
+        ran += 1;
+    }
+    let seed_bytes: Vec<&[u8]> = if seeds.is_empty() { vec![&[][..]] } else { seeds.iter().map(|(_, b)| b.as_slice()).collect() };
+    let mut rng = Rng::new(0x5eed ^ target.name.len() as u64);
+    let start = Instant::now();
+    let mut n = 0u64;
+    while start.elapsed() < budget {
+        let input = seed_bytes[rng.below(seed_bytes.len())];
+        let other = seed_bytes[rng.below(seed_bytes.len())];
+        let data = mutate(&mut rng, input, other, 1 << 20);
+        run_one(&format!("mutation {n}"), &data);
+        n += 1;
+    }
+    done.store(true, Ordering::Relaxed);
+    ran + n
+}
+
+#[test]
+fn every_target_survives_its_seeds_and_mutations() {
+    for target in TARGETS {
+        let ran = smoke(target);
+        println!("{:<24} {ran} inputs", target.name);
+    }
+}
+
+#[test]
+fn every_target_has_its_cargo_fuzz_binary() {
+    let root = confab_fuzz::repository_root();
+    let manifest = std::fs::read_to_string(root.join("fuzz/Cargo.toml")).unwrap();
+    for target in TARGETS {
+        let file = root.join(format!("fuzz/fuzz_targets/{}.rs", target.name));
+        let body = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("{} is missing", file.display()));
+        assert!(body.contains(&format!("run(\"{}\"", target.name)), "{} does not run {}", file.display(), target.name);
+        assert!(manifest.contains(&format!("name = \"{}\"", target.name)), "fuzz/Cargo.toml has no [[bin]] for {}", target.name);
+    }
+}

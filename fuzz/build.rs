@@ -1,0 +1,3 @@
+fn main() {
+    mlx_rpath::link_libmlx()
+}
