@@ -8,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-120}
+# The sanitized build's folder (worktrees can share one: FUZZ_TARGET_DIR=/some/where).
+fuzz_target_dir=$(realpath -m "${FUZZ_TARGET_DIR:-fuzz/target}")
 
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
@@ -18,7 +20,7 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <("$seeds" --list)
 
 # One build for every target (address sanitizer, optimised, debug assertions on).
-(cd fuzz && cargo +nightly fuzz build)
+(cd fuzz && cargo +nightly fuzz build --target-dir "$fuzz_target_dir")
 
 mkdir -p fuzz/logs
 summary=()
@@ -32,7 +34,7 @@ for target in "${targets[@]}"; do
   echo "== $target (${seconds} s)"
   status=0
   # -rss_limit_mb: an input that makes us allocate gigabytes is a finding, as a crash is.
-  (cd fuzz && cargo +nightly fuzz run "$target" "corpus-run/$target" -- \
+  (cd fuzz && cargo +nightly fuzz run --target-dir "$fuzz_target_dir" "$target" "corpus-run/$target" -- \
       -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
       "${dict[@]}") >"$log" 2>&1 || status=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
