@@ -8,7 +8,7 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
 
 use crate::error::DocumentProblem;
-use crate::limits::MAX_INFLATED_PART_BYTES;
+use crate::limits::{DOCUMENT_INFLATED_PART_BYTES, MAX_INFLATED_PART_BYTES};
 
 pub(crate) fn read(bytes: &[u8]) -> Result<String, DocumentProblem> {
     let damaged = |detail: String| DocumentProblem::Damaged { detail };
@@ -37,7 +37,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<String, DocumentProblem> {
         })
     })?;
     if raw.len() > MAX_INFLATED_PART_BYTES {
-        return Err(DocumentProblem::TooMuchText { bytes: raw.len(), limit: MAX_INFLATED_PART_BYTES });
+        return Err(DocumentProblem::TooMuchText { bytes: raw.len(), limit: DOCUMENT_INFLATED_PART_BYTES });
     }
     let xml = String::from_utf8(raw).map_err(|_| damaged("word/document.xml, the part that holds its text, is not UTF-8 text".into()))?;
     paragraphs(&xml).map_err(|e| damaged(format!("word/document.xml, the part that holds its text, is not well-formed XML: {e}")))

@@ -10,6 +10,7 @@ pub struct DocumentError {
 }
 
 use crate::DocumentFormat;
+use confab_limits::Limit;
 
 pub type Result<T, E = DocumentError> = std::result::Result<T, E>;
 
@@ -25,16 +26,17 @@ pub enum DocumentProblem {
     #[error("the file is empty; attach it again")]
     EmptyFile,
 
-    #[error("the file is {} and the limit is {}; attach a smaller file or the part you need", megabytes(*.bytes), megabytes(*.limit))]
-    FileTooLarge { bytes: u64, limit: u64 },
+    #[error("the file is {} and the limit is {} ({}); attach a smaller file or the part you need", megabytes(*.bytes), megabytes(.limit.value), .limit.name)]
+    FileTooLarge { bytes: u64, limit: Limit },
 
     #[error(
-        "the PDF has {pages} pages and the limit is {limit}; split it (print the pages you need to a new PDF) and attach the part you need"
+        "the PDF has {pages} pages and the limit is {} ({}); split it (print the pages you need to a new PDF) and attach the part you need", .limit.value, .limit.name
     )]
-    TooManyPages { pages: u32, limit: u32 },
+    TooManyPages { pages: u32, limit: Limit },
 
-    #[error("its text is {} and the limit is {}; attach the part you need", megabytes(*.bytes as u64), megabytes(*.limit as u64))]
-    TooMuchText { bytes: usize, limit: usize },
+    /// The text it yields, or one compressed part inflated (`limit` says which).
+    #[error("its text is {} and the limit is {} ({}); attach the part you need", megabytes(*.bytes as u64), megabytes(.limit.value), .limit.name)]
+    TooMuchText { bytes: usize, limit: Limit },
 
     #[error("the PDF is protected with a password; open it, save or print it as a PDF without a password, and attach that")]
     Encrypted,
@@ -91,7 +93,10 @@ mod tests {
         assert_eq!(e.to_string(), "old.doc: .doc files are not supported; save it as DOCX or PDF and attach that");
         let e = DocumentError::new("scan.pdf", DocumentProblem::NoTextLayer { pages: 3 });
         assert!(e.to_string().starts_with("scan.pdf: this PDF has no text layer: it is scanned pages"));
-        let e = DocumentProblem::FileTooLarge { bytes: 80_000_000, limit: 50_000_000 };
-        assert_eq!(e.to_string(), "the file is 80.0 MB and the limit is 50.0 MB; attach a smaller file or the part you need");
+        let e = DocumentProblem::FileTooLarge { bytes: 80_000_000, limit: confab_limits::DOCUMENT_FILE_BYTES };
+        assert_eq!(
+            e.to_string(),
+            "the file is 80.0 MB and the limit is 50.0 MB (document.file_bytes); attach a smaller file or the part you need"
+        );
     }
 }

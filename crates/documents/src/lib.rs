@@ -26,7 +26,7 @@ pub use self::fit::{plan_documents, DocumentPlan, DocumentUse};
 pub use self::format::DocumentFormat;
 pub use self::render::{render_for_prompt, render_passages_for_prompt, with_documents, PassageSource};
 
-use crate::limits::{MAX_DOCUMENT_BYTES, MAX_TEXT_BYTES};
+use crate::limits::{DOCUMENT_FILE_BYTES, DOCUMENT_TEXT_BYTES};
 
 /// A document read into text.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -131,8 +131,8 @@ pub fn read_document(name: &str, bytes: &[u8]) -> Result<Document> {
     });
     let Reading { sections, notes, scanned_pages } = read.map_err(error)?;
     let text_bytes: usize = sections.iter().map(|s| s.text.len()).sum();
-    if text_bytes > MAX_TEXT_BYTES {
-        return Err(error(DocumentProblem::TooMuchText { bytes: text_bytes, limit: MAX_TEXT_BYTES }));
+    if text_bytes > DOCUMENT_TEXT_BYTES.as_usize() {
+        return Err(error(DocumentProblem::TooMuchText { bytes: text_bytes, limit: DOCUMENT_TEXT_BYTES }));
     }
     tracing::debug!(file = name, format = %format.label(), sections = sections.len(), text_bytes, "document read");
     Ok(Document { name: name.to_string(), format, sections, notes, scanned_pages })
@@ -142,8 +142,8 @@ fn check_bytes(name: &str, bytes: u64) -> Result<()> {
     if bytes == 0 {
         return Err(DocumentError::new(name, DocumentProblem::EmptyFile));
     }
-    if bytes > MAX_DOCUMENT_BYTES {
-        return Err(DocumentError::new(name, DocumentProblem::FileTooLarge { bytes, limit: MAX_DOCUMENT_BYTES }));
+    if bytes > DOCUMENT_FILE_BYTES.value {
+        return Err(DocumentError::new(name, DocumentProblem::FileTooLarge { bytes, limit: DOCUMENT_FILE_BYTES }));
     }
     Ok(())
 }

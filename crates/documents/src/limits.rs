@@ -1,19 +1,11 @@
-//! How big a document may be: every limit in one place, checked before the expensive work (the
-//! file's size before reading it, the PDF's page count before extracting any page).
+//! How big a document may be: the limits themselves are `confab_limits`' (`document.*`), checked
+//! before the expensive work (the file's size before reading it, the PDF's page count before
+//! extracting any page); here, how large a CSV may be and still be shown as a table.
 
-/// Largest file accepted, in bytes.
-pub const MAX_DOCUMENT_BYTES: u64 = 50_000_000;
+pub use confab_limits::{DOCUMENT_FILE_BYTES, DOCUMENT_INFLATED_PART_BYTES, DOCUMENT_PDF_PAGES, DOCUMENT_TEXT_BYTES};
 
-/// Most pages in one PDF.
-pub const MAX_PDF_PAGES: u32 = 1_000;
-
-/// Most text one document may yield, in bytes of UTF-8 (a small file can hold a lot of
-/// compressed text).
-pub const MAX_TEXT_BYTES: usize = 20_000_000;
-
-/// Most bytes one compressed part may inflate to (a PDF page's content stream or font map, a
-/// DOCX's XML): a guard against decompression bombs.
-pub const MAX_INFLATED_PART_BYTES: usize = 64_000_000;
+/// Most bytes one compressed part may inflate to, as a length in memory.
+pub const MAX_INFLATED_PART_BYTES: usize = DOCUMENT_INFLATED_PART_BYTES.as_usize();
 
 /// CSV files up to this many rows and columns are shown as a Markdown table; larger ones as the
 /// text they are.

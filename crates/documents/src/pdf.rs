@@ -23,7 +23,7 @@ use self::font::Font;
 use self::layout::{Char, PageText};
 
 use crate::error::DocumentProblem;
-use crate::limits::{MAX_INFLATED_PART_BYTES, MAX_PDF_PAGES};
+use crate::limits::{DOCUMENT_PDF_PAGES, MAX_INFLATED_PART_BYTES};
 use crate::PageImage;
 
 /// One page's text (1-based page number), whether the page draws images, and, for a page with no
@@ -58,8 +58,8 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<PdfPage>, DocumentProblem> {
     if count == 0 {
         return Err(DocumentProblem::Damaged { detail: "no pages found".into() });
     }
-    if count > MAX_PDF_PAGES {
-        return Err(DocumentProblem::TooManyPages { pages: count, limit: MAX_PDF_PAGES });
+    if count as u64 > DOCUMENT_PDF_PAGES.value {
+        return Err(DocumentProblem::TooManyPages { pages: count, limit: DOCUMENT_PDF_PAGES });
     }
     let mut out = Vec::with_capacity(pages.len());
     for (number, page_id) in pages {

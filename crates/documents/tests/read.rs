@@ -212,6 +212,6 @@ fn problems_are_named() {
         assert!(result.is_err() || result.as_ref().is_ok_and(|d| d.page_count().is_some()), "cut at {cut}: {result:?}");
     }
     // A page limit, checked before any page is read, with the words a person acts on.
-    let message = DocumentProblem::TooManyPages { pages: 1200, limit: confab_documents::limits::MAX_PDF_PAGES }.to_string();
-    assert!(message.starts_with("the PDF has 1200 pages and the limit is 1000; split it"), "{message}");
+    let message = DocumentProblem::TooManyPages { pages: 1200, limit: confab_documents::limits::DOCUMENT_PDF_PAGES }.to_string();
+    assert!(message.starts_with("the PDF has 1200 pages and the limit is 1000 (document.pdf_pages); split it"), "{message}");
 }

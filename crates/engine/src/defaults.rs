@@ -29,12 +29,7 @@ pub const REPLY_TOKENS: u32 = 1024;
 /// The most tokens one reply may ask for in the settings; the model's context is the real bound.
 pub const MAX_REPLY_TOKENS: u32 = 131_072;
 
-// The media limits are the media crate's (it checks them); here too, so that every default a
-// person can change is found in this module.
-pub use confab_media::defaults::{
-    MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_FILE_BYTES, MEDIA_MAX_IMAGE_PIXELS, MEDIA_MAX_VIDEO_FRAMES, MEDIA_MAX_VIDEO_FRAME_PIXELS,
-    MEDIA_MAX_VIDEO_SECONDS,
-};
+// The limits on attachments (and every other limit on untrusted input) are `confab_limits`'.
 
 /// The memory running requests may take (their keys/values at their longest, and one prefill
 /// chunk's activations) unless set otherwise (`--memory-budget`; the app sets it from its own settings): this

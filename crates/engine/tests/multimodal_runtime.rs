@@ -312,11 +312,17 @@ fn bad_media_are_typed_errors_naming_the_file() {
 
     let huge = write(dir.path(), "huge.png", &huge_png_header());
     let err = ask_with(&mut rig, MediaItem::image(&huge)).err().unwrap();
-    assert_eq!(err.to_string(), "huge.png: the image is 10000×10000 (100.0 MP) and the limit is 40.0 MP; resize it and try again");
+    assert_eq!(
+        err.to_string(),
+        "huge.png: the image is 10000×10000 (100.0 MP) and the limit is 40.0 MP (media.image_pixels); resize it and try again"
+    );
 
     let lecture = write(dir.path(), "lecture.wav", &wav_header(16_000, 1, 2 * 3600 * 16_000));
     let err = ask_with(&mut rig, MediaItem::audio(&lecture)).err().unwrap();
-    assert_eq!(err.to_string(), "lecture.wav: the clip is 2 h 0 min long and the limit is 30 min; trim it and try again");
+    assert_eq!(
+        err.to_string(),
+        "lecture.wav: the clip is 2 h 0 min long and the limit is 30 min (media.audio_seconds); trim it and try again"
+    );
 
     let opus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../media/tests/fixtures/media/sine1k.opus.ogg");
     assert_eq!(

@@ -31,7 +31,7 @@ pub const STDERR_TAIL_LINES: usize = 20;
 const STDERR_LINE_CHARS: usize = 500;
 /// The largest JSON-RPC message read from a server, on either transport (rmcp's default is
 /// 16 MiB; a tool may return more, which is then truncated rather than lost).
-const MAX_MESSAGE: usize = 64 << 20;
+const MAX_MESSAGE: usize = confab_limits::MCP_MESSAGE_BYTES.as_usize();
 /// How long a stopped server has between SIGTERM and SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 /// After the connection drops, how long to wait for the process's exit status and last stderr.

@@ -5,7 +5,7 @@ use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 /// The most text, in bytes, a tool result keeps; the rest is replaced by a note.
-pub const MAX_RESULT_TEXT: usize = 100_000;
+pub const MAX_RESULT_TEXT: usize = confab_limits::TOOL_RESULT_BYTES.as_usize();
 
 /// What a tool returned.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -413,7 +413,7 @@ mod tests {
         assert!(matches!(error, MediaError::Media { problem, .. } if problem == expected));
         assert_eq!(
             MediaError::media("a.flac", expected).to_string(),
-            "a.flac: the clip is longer than the 0.2 s limit; trim it and try again"
+            "a.flac: the clip is longer than the 0.2 s limit (media.audio_seconds); trim it and try again"
         );
     }
 

@@ -48,11 +48,11 @@ pub enum MediaProblem {
     #[error("the file is empty; attach it again")]
     EmptyFile,
 
-    #[error("the file is {} and the limit is {}; use a smaller file", megabytes(*.bytes), megabytes(*.limit))]
+    #[error("the file is {} and the limit is {} ({}); use a smaller file", megabytes(*.bytes), megabytes(*.limit), confab_limits::MEDIA_FILE_BYTES.name)]
     FileTooLarge { bytes: u64, limit: u64 },
 
-    #[error("the image is {width}×{height} ({}) and the limit is {}; resize it and try again",
-        megapixels(*.width as u64 * *.height as u64), megapixels(*.limit))]
+    #[error("the image is {width}×{height} ({}) and the limit is {} ({}); resize it and try again",
+        megapixels(*.width as u64 * *.height as u64), megapixels(*.limit), confab_limits::MEDIA_IMAGE_PIXELS.name)]
     TooManyPixels { width: u32, height: u32, limit: u64 },
 
     /// `seconds` is `None` when the container doesn't say and decoding passed the limit.
@@ -103,14 +103,14 @@ pub enum MediaProblem {
     #[error("the video has no frames; record or pick another video")]
     NoFrames,
 
-    #[error("the video is {} long and the limit is {}; trim it and try again", duration(*.seconds), duration(*.limit))]
+    #[error("the video is {} long and the limit is {} ({}); trim it and try again", duration(*.seconds), duration(*.limit), confab_limits::MEDIA_VIDEO_SECONDS.name)]
     VideoTooLong { seconds: f64, limit: f64 },
 
-    #[error("the video has {frames} frames and the limit is {limit}; trim it or lower its frame rate")]
+    #[error("the video has {frames} frames and the limit is {limit} ({}); trim it or lower its frame rate", confab_limits::MEDIA_VIDEO_FRAMES.name)]
     TooManyFrames { frames: u64, limit: u64 },
 
-    #[error("the video's frames are {width}×{height} ({}) and the limit is {}; export it at a lower resolution",
-        megapixels(*.width as u64 * *.height as u64), megapixels(*.limit))]
+    #[error("the video's frames are {width}×{height} ({}) and the limit is {} ({}); export it at a lower resolution",
+        megapixels(*.width as u64 * *.height as u64), megapixels(*.limit), confab_limits::MEDIA_VIDEO_FRAME_PIXELS.name)]
     FrameTooLarge { width: u32, height: u32, limit: u64 },
 }
 
@@ -124,8 +124,10 @@ fn megapixels(pixels: u64) -> String {
 
 fn too_long(seconds: Option<f64>, limit: f64) -> String {
     match seconds {
-        Some(s) => format!("the clip is {} long and the limit is {}", duration(s), duration(limit)),
-        None => format!("the clip is longer than the {} limit", duration(limit)),
+        Some(s) => {
+            format!("the clip is {} long and the limit is {} ({})", duration(s), duration(limit), confab_limits::MEDIA_AUDIO_SECONDS.name)
+        }
+        None => format!("the clip is longer than the {} limit ({})", duration(limit), confab_limits::MEDIA_AUDIO_SECONDS.name),
     }
 }
 

@@ -8,7 +8,6 @@
 
 mod aac;
 pub mod audio;
-pub mod defaults;
 pub mod error;
 pub mod hash;
 pub mod image;

@@ -20,19 +20,19 @@ pub struct MediaLimits {
     pub max_video_frame_pixels: u64,
 }
 
+/// The defaults are the named limits of `confab_limits`.
 impl Default for MediaLimits {
     fn default() -> Self {
-        use crate::defaults::{
-            MEDIA_MAX_AUDIO_SECONDS, MEDIA_MAX_FILE_BYTES, MEDIA_MAX_IMAGE_PIXELS, MEDIA_MAX_VIDEO_FRAMES, MEDIA_MAX_VIDEO_FRAME_PIXELS,
-            MEDIA_MAX_VIDEO_SECONDS,
+        use confab_limits::{
+            MEDIA_AUDIO_SECONDS, MEDIA_FILE_BYTES, MEDIA_IMAGE_PIXELS, MEDIA_VIDEO_FRAMES, MEDIA_VIDEO_FRAME_PIXELS, MEDIA_VIDEO_SECONDS,
         };
         Self {
-            max_file_bytes: MEDIA_MAX_FILE_BYTES,
-            max_image_pixels: MEDIA_MAX_IMAGE_PIXELS,
-            max_audio_seconds: MEDIA_MAX_AUDIO_SECONDS,
-            max_video_seconds: MEDIA_MAX_VIDEO_SECONDS,
-            max_video_frames: MEDIA_MAX_VIDEO_FRAMES,
-            max_video_frame_pixels: MEDIA_MAX_VIDEO_FRAME_PIXELS,
+            max_file_bytes: MEDIA_FILE_BYTES.value,
+            max_image_pixels: MEDIA_IMAGE_PIXELS.value,
+            max_audio_seconds: MEDIA_AUDIO_SECONDS.as_f64(),
+            max_video_seconds: MEDIA_VIDEO_SECONDS.as_f64(),
+            max_video_frames: MEDIA_VIDEO_FRAMES.value,
+            max_video_frame_pixels: MEDIA_VIDEO_FRAME_PIXELS.value,
         }
     }
 }

@@ -95,7 +95,10 @@ fn a_100_megapixel_header_is_rejected_before_decoding() {
     assert_eq!(problem(decode_image(&path, &limits), "photo.png"), expected);
     assert_eq!(problem(media::probe(&path, &limits), "photo.png"), expected);
     let message = decode_image(&path, &limits).unwrap_err().to_string();
-    assert_eq!(message, "photo.png: the image is 10000×10000 (100.0 MP) and the limit is 40.0 MP; resize it and try again");
+    assert_eq!(
+        message,
+        "photo.png: the image is 10000×10000 (100.0 MP) and the limit is 40.0 MP (media.image_pixels); resize it and try again"
+    );
 }
 
 #[test]
@@ -218,7 +221,7 @@ fn a_two_hour_header_is_rejected_without_decoding() {
     assert_eq!(problem(media::probe(&path, &limits), "lecture.wav"), expected);
     assert_eq!(
         decode_audio(&path, 16_000, &limits).unwrap_err().to_string(),
-        "lecture.wav: the clip is 2 h 0 min long and the limit is 30 min; trim it and try again"
+        "lecture.wav: the clip is 2 h 0 min long and the limit is 30 min (media.audio_seconds); trim it and try again"
     );
 }
 
@@ -234,7 +237,7 @@ fn compressed_clips_are_held_to_the_duration_limit() {
         ));
     }
     let message = decode_audio(&fixture("sine1k.flac"), 16_000, &limits).unwrap_err().to_string();
-    assert_eq!(message, "sine1k.flac: the clip is 0.5 s long and the limit is 0.2 s; trim it and try again");
+    assert_eq!(message, "sine1k.flac: the clip is 0.5 s long and the limit is 0.2 s (media.audio_seconds); trim it and try again");
 }
 
 #[test]

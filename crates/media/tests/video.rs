@@ -333,17 +333,17 @@ fn bad_videos_give_their_problem_and_what_to_do() {
         (
             "three_hours.mp4",
             MediaProblem::VideoTooLong { seconds: 10800.0, limit: 600.0 },
-            "three_hours.mp4: the video is 3 h 0 min long and the limit is 10 min; trim it and try again",
+            "three_hours.mp4: the video is 3 h 0 min long and the limit is 10 min (media.video_seconds); trim it and try again",
         ),
         (
             "wide.mp4",
             MediaProblem::FrameTooLarge { width: 16000, height: 2560, limit: 40_000_000 },
-            "wide.mp4: the video's frames are 16000×2560 (41.0 MP) and the limit is 40.0 MP; export it at a lower resolution",
+            "wide.mp4: the video's frames are 16000×2560 (41.0 MP) and the limit is 40.0 MP (media.video_frame_pixels); export it at a lower resolution",
         ),
         (
             "wide.gif",
             MediaProblem::FrameTooLarge { width: 16000, height: 2600, limit: 40_000_000 },
-            "wide.gif: the video's frames are 16000×2600 (41.6 MP) and the limit is 40.0 MP; export it at a lower resolution",
+            "wide.gif: the video's frames are 16000×2600 (41.6 MP) and the limit is 40.0 MP (media.video_frame_pixels); export it at a lower resolution",
         ),
         ("no_frames.gif", MediaProblem::NoFrames, "no_frames.gif: the video has no frames; record or pick another video"),
         ("truncated.mp4", MediaProblem::Corrupt { detail: String::new() }, "truncated.mp4: the file is damaged or incomplete"),

@@ -23,7 +23,7 @@ use crate::shared::error::ApiError;
 use crate::{ServedModel, ServerState};
 
 /// OpenAI's limit on the number of inputs in one request.
-const MAX_INPUTS: usize = 2048;
+const MAX_INPUTS: usize = confab_limits::SERVER_EMBEDDING_INPUTS.as_usize();
 
 #[derive(serde::Deserialize)]
 pub(crate) struct EmbeddingsRequest {
@@ -68,7 +68,11 @@ impl EmbeddingsRequest {
         if texts.len() > MAX_INPUTS {
             return Err(ApiError::invalid(
                 Some("input"),
-                format!("input has {} strings; send at most {MAX_INPUTS} per request.", texts.len()),
+                format!(
+                    "input has {} strings; send at most {MAX_INPUTS} per request ({}).",
+                    texts.len(),
+                    confab_limits::SERVER_EMBEDDING_INPUTS.name
+                ),
             ));
         }
         if let Some(i) = texts.iter().position(String::is_empty) {

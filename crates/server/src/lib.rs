@@ -51,8 +51,8 @@ pub use shared::error::{ApiError, ServerError};
 /// Loopback only, unless the user asks for more.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
 pub const DEFAULT_PORT: u16 = 8080;
-/// Room for a few photos or a clip, base64-encoded.
-pub const DEFAULT_BODY_LIMIT: usize = 25 << 20;
+/// Room for a few photos or a clip, base64-encoded (`server.body_bytes`).
+pub const DEFAULT_BODY_LIMIT: usize = confab_limits::SERVER_BODY_BYTES.as_usize();
 
 /// Where the server gets its engine and models: `confab serve` runs a `ModelPool`; the app
 /// serves its chat model and, through a pool of its own, any other model a request names.

@@ -5,7 +5,7 @@ use confab_engine::EngineError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TurnError {
-    #[error("{count} tools given; at most {max} are allowed.")]
+    #[error("{count} tools given; at most {max} are allowed ({}).", confab_limits::TURN_TOOLS.name)]
     TooManyTools { count: usize, max: usize },
     /// The tool at `index` has a name templates and clients cannot carry.
     #[error("the tool name `{name}` is not valid: use 1 to 64 letters, digits, underscores or dashes.")]

@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 
 use crate::error::TurnError;
 
-/// At most this many tools per turn (OpenAI's limit).
-pub const MAX_TOOLS: usize = 128;
+/// At most this many tools per turn (OpenAI's limit; `turn.tools`).
+pub const MAX_TOOLS: usize = confab_limits::TURN_TOOLS.as_usize();
 
 /// Which tools the model may or must call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -34,8 +34,8 @@ fn starts_as_pdf(path: &Path) -> bool {
 fn inspect_document(path: &Path, name: &str) -> Result<AttachmentMeta, DocumentProblem> {
     let unreadable = |e: std::io::Error| DocumentProblem::Unreadable { detail: e.to_string() };
     let bytes = std::fs::metadata(path).map_err(unreadable)?.len();
-    if bytes > confab_documents::limits::MAX_DOCUMENT_BYTES {
-        return Err(DocumentProblem::FileTooLarge { bytes, limit: confab_documents::limits::MAX_DOCUMENT_BYTES });
+    if bytes > confab_documents::limits::DOCUMENT_FILE_BYTES.value {
+        return Err(DocumentProblem::FileTooLarge { bytes, limit: confab_documents::limits::DOCUMENT_FILE_BYTES });
     }
     let data = std::fs::read(path).map_err(unreadable)?;
     let document = confab_documents::read_document(name, &data).map_err(|e| e.problem)?;

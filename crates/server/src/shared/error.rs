@@ -146,7 +146,11 @@ impl ApiError {
     }
 
     pub fn body_too_large(limit: usize) -> Self {
-        Self::invalid(None, format!("The request body is over the server's limit of {} MiB; send smaller images or clips.", limit >> 20))
+        Self::invalid(None, format!(
+            "The request body is over the server's limit of {} MiB ({}; confab serve --body-limit-mb raises it); send smaller images or clips.",
+            limit >> 20,
+            confab_limits::SERVER_BODY_BYTES.name
+        ))
             .with_status(StatusCode::PAYLOAD_TOO_LARGE)
             .with_code("request_too_large")
     }
