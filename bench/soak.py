@@ -41,7 +41,8 @@ Passes when:
     IDLE_SLACK;
   - confab.db passes `PRAGMA integrity_check` once the server and the app have stopped, and
     the server exits 0 on Ctrl-C.
-Writes bench/results/soak-<time>.md (tables), .json (every sample and request) and .svg (chart);
+Writes bench/results/soak-<time>.md (tables), .json (every sample and request, and each
+interval's p50/p95/p99 per kind) and .svg (chart; matplotlib is not in the server venv);
 exits 1 on a failure.
 """
 from __future__ import annotations
@@ -367,6 +368,11 @@ def run_one(kind: str, t: Target, rng: random.Random) -> tuple[str, str]:
         return "broken", f"ResponseError {e.status_code}: {e.error}"
     except (openai.APIConnectionError, anthropic.APIConnectionError, httpx.HTTPError, ConnectionError, OSError) as e:
         return "broken", f"{type(e).__name__}: {e} ({getattr(e, '__cause__', None)!r})"
+    except (openai.APIError, anthropic.APIError) as e:
+        # The OpenAI SDK raises a chat stream's error event as a bare APIError with its body.
+        if isinstance(e.body, dict) and e.body:
+            return "refused", f"stream error event: {str(e)[:200]}"
+        return "broken", f"{type(e).__name__}: {e}"
     except Exception as e:  # noqa: BLE001: anything else a client raised is a broken reply
         return "broken", f"{type(e).__name__}: {e}"
 
@@ -604,7 +610,7 @@ def main() -> int:
             app.wait("paused", 600)
         time.sleep(SETTLE_S)
         baseline = sample(server.pid, app.pid if app else None, home, t0, handles=True)
-        print(f"soak: idle baseline {json.dumps({k: v for k, v in baseline.items() if k != 'handles'})}", file=sys.stderr)
+        print(f"soak: idle baseline {json.dumps({k: v for k, v in baseline.items() if k not in ('handles', 'thread_names')})}", file=sys.stderr)
         if app:
             app.send("resume")
 
@@ -617,7 +623,7 @@ def main() -> int:
             app.wait("paused", 900)
         time.sleep(SETTLE_S)
         idle = sample(server.pid, app.pid if app else None, home, t0, handles=True)
-        print(f"soak: idle after {json.dumps({k: v for k, v in idle.items() if k != 'handles'})}", file=sys.stderr)
+        print(f"soak: idle after {json.dumps({k: v for k, v in idle.items() if k not in ('handles', 'thread_names')})}", file=sys.stderr)
         health = httpx.get(base + "/health").json()
     finally:
         if app:
@@ -801,7 +807,18 @@ def report(stamp, args, records, samples, baseline, idle, app, integrity, failur
     text = "\n".join(lines) + "\n"
     md = RESULTS / f"soak-{stamp}.md"
     md.write_text(text)
-    (RESULTS / f"soak-{stamp}.json").write_text(json.dumps({
+    # Per interval and kind: [p50, p95, p99 of complete replies (null if none), n, refused, broken].
+    latency, previous = {}, 0.0
+    for s in samples:
+        window = [r for r in records if previous < r.t <= s["t"]]
+        previous = s["t"]
+        latency[f"{s['t']:.0f}"] = {}
+        for kind in KINDS:
+            mine = [r for r in window if r.kind == kind]
+            ok = [r.seconds for r in mine if r.outcome in ("complete", "cancelled")]
+            latency[f"{s['t']:.0f}"][kind] = [*(round(percentile(ok, p), 3) if ok else None for p in (50, 95, 99)), len(mine),
+                                               sum(r.outcome == "refused" for r in mine), sum(r.outcome == "broken" for r in mine)]
+    (RESULTS / f"soak-{stamp}.json").write_text(json.dumps({"latency_per_interval": latency,
         "args": {k: str(v) for k, v in vars(args).items()}, "baseline": baseline, "idle": idle, "samples": samples,
         "records": [r.__dict__ for r in records], "app": app.seen if app else None, "failures": failures}, indent=1))
     svg = RESULTS / f"soak-{stamp}.svg"
