@@ -21,6 +21,8 @@ the Responses API (whole and streamed, kept), Anthropic Messages (the SDK, whole
 Ollama /api/chat and /api/generate (the `ollama` package), embeddings (OpenAI and Ollama),
 cancellations mid-stream (closed after a few chunks), prompts longer than the context, malformed
 requests (bad JSON, wrong types) and requests to the other models. Replies are a few tokens.
+The app sends a message every --app-chat-seconds (60). The conversation caches get
+PREFIX_CACHE_MIB, so that they are full early and do not hide other growth.
 
 Every interval it samples, for the server and the app: resident memory (VmRSS), open file
 handles (/proc/<pid>/fd), threads; the database's files (confab.db, -wal, -shm); and per kind of
