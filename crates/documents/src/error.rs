@@ -36,6 +36,15 @@ pub enum DocumentProblem {
     #[error("its text is {} and the limit is {}; attach the part you need", megabytes(*.bytes as u64), megabytes(*.limit as u64))]
     TooMuchText { bytes: usize, limit: usize },
 
+    #[error("its {part} unpacks to more than {} (the limit), far more than any document needs; open it, save it again and attach that", megabytes(*.limit as u64))]
+    PartTooLarge { part: String, limit: usize },
+
+    #[error("the Word document's archive holds {entries} files and the limit is {limit}; open it in Word, save it again and attach that")]
+    TooManyEntries { entries: usize, limit: usize },
+
+    #[error("its {part} nests elements more than {limit} deep (the limit); open it in Word, save it again and attach that")]
+    XmlTooDeep { part: String, limit: usize },
+
     #[error("the PDF is protected with a password; open it, save or print it as a PDF without a password, and attach that")]
     Encrypted,
 

@@ -15,6 +15,14 @@ pub const MAX_TEXT_BYTES: usize = 20_000_000;
 /// DOCX's XML): a guard against decompression bombs.
 pub const MAX_INFLATED_PART_BYTES: usize = 64_000_000;
 
+/// Most files one DOCX archive may hold: Word writes a dozen parts, and hundreds with many
+/// embedded images; millions of tiny entries only make the ZIP directory expensive to read.
+pub const MAX_DOCX_ENTRIES: usize = 10_000;
+
+/// How deep a DOCX's XML may nest elements: Word's deepest (tables in tables) are a few dozen
+/// levels; more is a crafted file, refused before its text is gathered.
+pub const MAX_XML_DEPTH: usize = 1_000;
+
 /// CSV files up to this many rows and columns are shown as a Markdown table; larger ones as the
 /// text they are.
 pub const CSV_TABLE_MAX_ROWS: usize = 100;
