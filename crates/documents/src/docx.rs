@@ -8,7 +8,10 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
 
 use crate::error::DocumentProblem;
-use crate::limits::{DOCUMENT_INFLATED_PART_BYTES, MAX_INFLATED_PART_BYTES};
+use crate::limits::{MAX_DOCX_ENTRIES, MAX_INFLATED_PART_BYTES, MAX_XML_DEPTH};
+
+/// The part that holds a Word document's text.
+const BODY_PART: &str = "word/document.xml";
 
 pub(crate) fn read(bytes: &[u8]) -> Result<String, DocumentProblem> {
     let damaged = |detail: String| DocumentProblem::Damaged { detail };
@@ -21,11 +24,20 @@ pub(crate) fn read(bytes: &[u8]) -> Result<String, DocumentProblem> {
             "not a Word document: a .docx file is a ZIP archive and this is not one".into()
         })
     })?;
+    if archive.len() > MAX_DOCX_ENTRIES {
+        return Err(DocumentProblem::TooManyEntries { entries: archive.len(), limit: MAX_DOCX_ENTRIES });
+    }
     let mut part = archive
-        .by_name("word/document.xml")
+        .by_name(BODY_PART)
         .map_err(|_| damaged("not a whole Word document: it has no word/document.xml, the part that holds its text".into()))?;
     if part.encrypted() {
         return Err(DocumentProblem::Encrypted);
+    }
+    let too_large = || DocumentProblem::PartTooLarge { part: BODY_PART.into(), limit: MAX_INFLATED_PART_BYTES };
+    // The size the archive declares refuses a bomb before it is inflated; one that lies is
+    // stopped while inflating.
+    if part.size() > MAX_INFLATED_PART_BYTES as u64 {
+        return Err(too_large());
     }
     let mut raw = Vec::new();
     part.by_ref().take(MAX_INFLATED_PART_BYTES as u64 + 1).read_to_end(&mut raw).map_err(|e| {
@@ -37,10 +49,13 @@ pub(crate) fn read(bytes: &[u8]) -> Result<String, DocumentProblem> {
         })
     })?;
     if raw.len() > MAX_INFLATED_PART_BYTES {
-        return Err(DocumentProblem::TooMuchText { bytes: raw.len(), limit: DOCUMENT_INFLATED_PART_BYTES });
+        return Err(too_large());
     }
     let xml = String::from_utf8(raw).map_err(|_| damaged("word/document.xml, the part that holds its text, is not UTF-8 text".into()))?;
-    paragraphs(&xml).map_err(|e| damaged(format!("word/document.xml, the part that holds its text, is not well-formed XML: {e}")))
+    paragraphs(&xml).map_err(|e| match e {
+        XmlError::TooDeep => DocumentProblem::XmlTooDeep { part: BODY_PART.into(), limit: MAX_XML_DEPTH },
+        e => damaged(format!("word/document.xml, the part that holds its text, is not well-formed XML: {e}")),
+    })
 }
 
 /// Why a document part's XML is not well formed.
@@ -49,6 +64,8 @@ enum XmlError {
     Syntax(quick_xml::Error),
     /// The XML ends with elements still open: the part was cut off.
     CutOff,
+    /// Elements nest deeper than `MAX_XML_DEPTH`.
+    TooDeep,
 }
 
 impl std::fmt::Display for XmlError {
@@ -56,6 +73,7 @@ impl std::fmt::Display for XmlError {
         match self {
             XmlError::Syntax(e) => write!(f, "{e}"),
             XmlError::CutOff => f.write_str("it ends before its elements are closed (cut off)"),
+            XmlError::TooDeep => write!(f, "its elements nest more than {MAX_XML_DEPTH} deep"),
         }
     }
 }
@@ -91,6 +109,9 @@ fn paragraphs(xml: &str) -> Result<String, XmlError> {
             Event::Start(_) => {
                 open += 1;
                 root_seen = true;
+                if open > MAX_XML_DEPTH {
+                    return Err(XmlError::TooDeep);
+                }
             }
             Event::End(_) => open = open.saturating_sub(1),
             Event::Empty(_) => root_seen = true,
@@ -257,6 +278,64 @@ mod tests {
         let mismatched = BODY.replace("</w:body>", "</w:bdy>");
         assert!(damage(&docx(&[("word/document.xml", &mismatched)])).contains("is not well-formed XML"));
         assert!(damage(&docx(&[("word/document.xml", "")])).contains("is not well-formed XML"));
+    }
+
+    /// A ZIP bomb: 100 kB that inflates past the limit is refused by its declared size before
+    /// a byte is inflated, and by the bytes inflated when the declared size lies.
+    #[test]
+    fn a_zip_bomb_is_refused_naming_the_limit() {
+        let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        zip.start_file("word/document.xml", options).unwrap_or_else(|e| panic!("{e}"));
+        let (spaces, mebibytes) = (vec![b' '; 1 << 20], (MAX_INFLATED_PART_BYTES >> 20) + 1);
+        for _ in 0..mebibytes {
+            zip.write_all(&spaces).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let bomb = zip.finish().unwrap_or_else(|e| panic!("{e}")).into_inner();
+        assert!(bomb.len() < 200_000, "{} bytes", bomb.len());
+        let problem = read(&bomb).unwrap_err();
+        assert_eq!(problem, DocumentProblem::PartTooLarge { part: "word/document.xml".into(), limit: MAX_INFLATED_PART_BYTES });
+        assert!(problem.to_string().starts_with("its word/document.xml unpacks to more than 64.0 MB (the limit, document.inflated_part_bytes)"), "{problem}");
+
+        // The same bomb declaring 1 kB (in its local header and its central directory).
+        let declared = ((mebibytes as u32) << 20).to_le_bytes();
+        let mut lying = bomb.clone();
+        let at: Vec<usize> = lying.windows(4).enumerate().filter(|(_, w)| *w == declared).map(|(i, _)| i).collect();
+        assert_eq!(at.len(), 2, "the declared size appears in both headers");
+        for i in at {
+            lying[i..i + 4].copy_from_slice(&1024u32.to_le_bytes());
+        }
+        match read(&lying) {
+            Err(DocumentProblem::PartTooLarge { .. }) | Err(DocumentProblem::Damaged { .. }) => {}
+            other => panic!("a lying bomb is not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn xml_nested_100k_deep_is_refused_naming_the_limit() {
+        let depth = 100_000;
+        let xml = format!("<w:document>{}{}</w:document>", "<w:p>".repeat(depth), "</w:p>".repeat(depth));
+        let problem = read(&docx(&[("word/document.xml", &xml)])).unwrap_err();
+        assert_eq!(problem, DocumentProblem::XmlTooDeep { part: "word/document.xml".into(), limit: MAX_XML_DEPTH });
+        assert!(problem.to_string().starts_with("its word/document.xml nests elements more than 1000 deep (the limit, document.xml_depth)"), "{problem}");
+        // As deep as the limit reads.
+        let xml = format!("{}{}", "<w:p>".repeat(MAX_XML_DEPTH), "</w:p>".repeat(MAX_XML_DEPTH));
+        assert!(read(&docx(&[("word/document.xml", &xml)])).is_ok());
+    }
+
+    #[test]
+    fn an_archive_of_too_many_entries_is_refused_naming_the_limit() {
+        let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        zip.start_file("word/document.xml", options).unwrap_or_else(|e| panic!("{e}"));
+        zip.write_all(BODY.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..MAX_DOCX_ENTRIES {
+            zip.start_file(format!("{i}"), options).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let many = zip.finish().unwrap_or_else(|e| panic!("{e}")).into_inner();
+        let problem = read(&many).unwrap_err();
+        assert_eq!(problem, DocumentProblem::TooManyEntries { entries: MAX_DOCX_ENTRIES + 1, limit: MAX_DOCX_ENTRIES });
+        assert!(problem.to_string().contains("holds 10001 files and the limit is 10000 (document.zip_entries)"), "{problem}");
     }
 
     #[test]

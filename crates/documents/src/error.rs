@@ -34,9 +34,17 @@ pub enum DocumentProblem {
     )]
     TooManyPages { pages: u32, limit: Limit },
 
-    /// The text it yields, or one compressed part inflated (`limit` says which).
     #[error("its text is {} and the limit is {} ({}); attach the part you need", megabytes(*.bytes as u64), megabytes(.limit.value), .limit.name)]
     TooMuchText { bytes: usize, limit: Limit },
+
+    #[error("its {part} unpacks to more than {} (the limit, {}), far more than any document needs; open it, save it again and attach that", megabytes(*.limit as u64), confab_limits::DOCUMENT_INFLATED_PART_BYTES.name)]
+    PartTooLarge { part: String, limit: usize },
+
+    #[error("the Word document's archive holds {entries} files and the limit is {limit} ({}); open it in Word, save it again and attach that", confab_limits::DOCUMENT_ZIP_ENTRIES.name)]
+    TooManyEntries { entries: usize, limit: usize },
+
+    #[error("its {part} nests elements more than {limit} deep (the limit, {}); open it in Word, save it again and attach that", confab_limits::DOCUMENT_XML_DEPTH.name)]
+    XmlTooDeep { part: String, limit: usize },
 
     #[error("the PDF is protected with a password; open it, save or print it as a PDF without a password, and attach that")]
     Encrypted,

@@ -41,6 +41,9 @@ pub(crate) fn visible_text(html: &str) -> String {
     let mut rest = html;
     let mut hidden_until: Option<String> = None;
     let mut title_seen = false;
+    // Once no `</title` follows, none follows any later point either: a page of unclosed
+    // `<title>` tags is then not searched to its end once per tag.
+    let mut title_end_ahead = true;
     while let Some(open) = rest.find('<') {
         if hidden_until.is_none() {
             push_text(&mut out, &rest[..open]);
@@ -72,13 +75,16 @@ pub(crate) fn visible_text(html: &str) -> String {
         }
         // The page's title is in its head: keep it as the first heading.
         if name == "title" && !closing && hidden_until.as_deref().is_none_or(|h| h == "head") {
-            if let Some(end) = rest.to_ascii_lowercase().find("</title") {
-                let title = collapse(&decode_entities(&rest[..end]));
-                if !title_seen && !title.trim().is_empty() {
-                    out.push_str(&format!("# {}\n", title.trim()));
+            match title_end_ahead.then(|| find_ignoring_case(rest, "</title")).flatten() {
+                Some(end) => {
+                    let title = collapse(&decode_entities(&rest[..end]));
+                    if !title_seen && !title.trim().is_empty() {
+                        out.push_str(&format!("# {}\n", title.trim()));
+                    }
+                    title_seen = true;
+                    rest = &rest[end..];
                 }
-                title_seen = true;
-                rest = &rest[end..];
+                None => title_end_ahead = false,
             }
             continue;
         }
@@ -112,6 +118,11 @@ pub(crate) fn visible_text(html: &str) -> String {
     }
     // Blank lines and trailing spaces left by the markup go.
     out.lines().map(str::trim).filter(|l| !l.is_empty() && *l != "-").collect::<Vec<_>>().join("\n")
+}
+
+/// Where `needle` (ASCII) first starts in `haystack`, ignoring ASCII case: a char boundary.
+fn find_ignoring_case(haystack: &str, needle: &str) -> Option<usize> {
+    haystack.as_bytes().windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 fn heading_level(name: &str) -> Option<usize> {
@@ -247,5 +258,17 @@ mod tests {
             visible_text(html),
             "# Trip & notes\n# Day one\nWe walked to the old harbour at 5 pm.\n- Bread\n- Cheese\nItem | Price\nTea | 2 €\n## Day two\nRain."
         );
+    }
+
+    /// Found writing the document_html fuzz target: each unclosed `<title>` searched the rest of the page
+    /// for its end, lower-casing a copy of it first, so a page of them took quadratic time (a
+    /// 1.4 MB one, hours).
+    #[test]
+    fn unclosed_titles_take_linear_time() {
+        let page = format!("<TITLE>{}words", "<title>".repeat(200_000));
+        let started = std::time::Instant::now();
+        assert_eq!(visible_text(&page), "words");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+        assert_eq!(visible_text("<title>a</TITLE><title>b</title><p>c"), "# a\nc");
     }
 }

@@ -19,7 +19,8 @@ pub struct Target {
     pub name: &'static str,
     pub run: fn(&[u8]),
     /// Seed files or folders, relative to the repository root: the test fixtures of the format
-    /// (and `fuzz/corpus/<name>/`, always).
+    /// (and `fuzz/corpus/<name>/`, always). A last component `*.ext` takes the folder's files
+    /// whose names end in `.ext` (a fixture folder that holds several formats).
     pub seeds: &'static [&'static str],
 }
 
@@ -27,7 +28,72 @@ pub struct Target {
 /// in `fuzz/fuzz_targets/`, which the smoke test checks).
 pub const TARGETS: &[Target] = &[
     Target { name: "gguf_header", run: targets::models::gguf_header, seeds: &["tests/reference/fixtures/tiny_spm.gguf"] },
-    Target { name: "document", run: targets::documents::document, seeds: &["crates/documents/tests/fixtures"] },
+    // Documents (confab-documents), one target a format.
+    Target {
+        name: "document_pdf",
+        run: targets::documents::pdf,
+        seeds: &["crates/documents/tests/fixtures/*.pdf", "tests/reference/fixtures/documents/*.pdf"],
+    },
+    Target { name: "document_docx", run: targets::documents::docx, seeds: &["crates/documents/tests/fixtures/*.docx"] },
+    Target { name: "document_html", run: targets::documents::html, seeds: &[] },
+    Target { name: "document_csv", run: targets::documents::csv, seeds: &[] },
+    Target { name: "document_text", run: targets::documents::text, seeds: &["crates/documents/tests/fixtures/expected.json"] },
+    // Media (confab-media): images, audio clips and videos, one target a format.
+    Target {
+        name: "image_png",
+        run: targets::media::image_png,
+        seeds: &["crates/media/tests/fixtures/media/*.png", "tests/reference/fixtures/media_fidelity/*.png"],
+    },
+    Target {
+        name: "image_jpeg",
+        run: targets::media::image_jpeg,
+        seeds: &["crates/media/tests/fixtures/media/*.jpg", "tests/reference/fixtures/media_fidelity/*.jpg"],
+    },
+    Target { name: "image_webp", run: targets::media::image_webp, seeds: &["crates/media/tests/fixtures/media/*.webp"] },
+    Target {
+        name: "image_gif",
+        run: targets::media::image_gif,
+        seeds: &["crates/media/tests/fixtures/media/*.gif", "tests/reference/fixtures/video/still.gif"],
+    },
+    Target { name: "image_bmp", run: targets::media::image_bmp, seeds: &["crates/media/tests/fixtures/media/*.bmp"] },
+    Target { name: "image_tiff", run: targets::media::image_tiff, seeds: &["crates/media/tests/fixtures/media/*.tiff"] },
+    Target { name: "audio_wav", run: targets::media::audio_wav, seeds: &["tests/reference/fixtures/media_fidelity/*.wav"] },
+    Target {
+        name: "audio_mp3",
+        run: targets::media::audio_mp3,
+        seeds: &["crates/media/tests/fixtures/media/*.mp3", "tests/reference/fixtures/media_fidelity/*.mp3"],
+    },
+    Target {
+        name: "audio_flac",
+        run: targets::media::audio_flac,
+        seeds: &["crates/media/tests/fixtures/media/*.flac", "tests/reference/fixtures/media_fidelity/*_22050_mono.flac"],
+    },
+    Target { name: "audio_ogg", run: targets::media::audio_ogg, seeds: &["crates/media/tests/fixtures/media/*.ogg"] },
+    Target {
+        name: "audio_m4a",
+        run: targets::media::audio_m4a,
+        seeds: &[
+            "crates/media/tests/fixtures/media/*.m4a",
+            "crates/media/tests/fixtures/media/*.aac",
+            "tests/reference/fixtures/media_fidelity/*.m4a",
+        ],
+    },
+    Target {
+        name: "video_mp4",
+        run: targets::media::video_mp4,
+        seeds: &["tests/reference/fixtures/video/*.mp4", "tests/reference/fixtures/video/*.mov"],
+    },
+    Target {
+        name: "video_animated",
+        run: targets::media::video_animated,
+        seeds: &[
+            "tests/reference/fixtures/video/*.gif",
+            "tests/reference/fixtures/video/*.webp",
+            "crates/media/tests/fixtures/media/animated.gif",
+        ],
+    },
+    Target { name: "video_h264_config", run: targets::media::video_h264_config, seeds: &[] },
+    Target { name: "video_hevc_config", run: targets::media::video_hevc_config, seeds: &[] },
 ];
 
 pub fn target(name: &str) -> Option<&'static Target> {
@@ -61,7 +127,15 @@ pub fn seeds(target: &Target) -> Vec<(PathBuf, Vec<u8>)> {
     let corpus = format!("fuzz/corpus/{}", target.name);
     let mut files = Vec::new();
     for seed in target.seeds.iter().copied().chain([corpus.as_str()]) {
-        collect_files(&root.join(seed), &mut files);
+        let path = root.join(seed);
+        match path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix('*')) {
+            Some(ending) => {
+                let folder = path.parent().unwrap_or(&root);
+                let entries = std::fs::read_dir(folder).into_iter().flatten().flatten();
+                files.extend(entries.map(|e| e.path()).filter(|p| p.is_file() && p.to_string_lossy().ends_with(ending)));
+            }
+            None => collect_files(&path, &mut files),
+        }
     }
     files.sort();
     files.dedup();

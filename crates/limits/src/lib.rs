@@ -109,6 +109,11 @@ limits! {
     DOCUMENT_TEXT_BYTES = "document.text_bytes", 20_000_000, Bytes, "text one document yields (UTF-8)";
     /// A guard against decompression bombs.
     DOCUMENT_INFLATED_PART_BYTES = "document.inflated_part_bytes", 64_000_000, Bytes, "one compressed part inflated (a PDF stream, a DOCX's XML part)";
+    /// Word writes a dozen parts, hundreds with many embedded images; millions of tiny entries
+    /// only make the ZIP directory expensive to read.
+    DOCUMENT_ZIP_ENTRIES = "document.zip_entries", 10_000, Items, "files in one DOCX archive";
+    /// Word's deepest (tables in tables) are a few dozen levels; more is a crafted file.
+    DOCUMENT_XML_DEPTH = "document.xml_depth", 1_000, Levels, "nesting of elements in a DOCX's XML";
 
     // The API server (crates/server).
     /// Large enough for a few base64 images or a long agent history.

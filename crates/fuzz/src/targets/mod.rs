@@ -1,4 +1,5 @@
 //! The targets' bodies, one module per crate they exercise.
 
 pub mod documents;
+pub mod media;
 pub mod models;

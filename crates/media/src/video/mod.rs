@@ -18,6 +18,8 @@
 //! applied, and `VideoInfo`'s size is the displayed one.
 
 mod animated;
+#[doc(hidden)]
+pub mod fuzzing;
 mod h264;
 mod hevc;
 mod mp4;
