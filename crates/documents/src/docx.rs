@@ -295,7 +295,10 @@ mod tests {
         assert!(bomb.len() < 200_000, "{} bytes", bomb.len());
         let problem = read(&bomb).unwrap_err();
         assert_eq!(problem, DocumentProblem::PartTooLarge { part: "word/document.xml".into(), limit: MAX_INFLATED_PART_BYTES });
-        assert!(problem.to_string().starts_with("its word/document.xml unpacks to more than 64.0 MB (the limit, document.inflated_part_bytes)"), "{problem}");
+        assert!(
+            problem.to_string().starts_with("its word/document.xml unpacks to more than 64.0 MB (the limit, document.inflated_part_bytes)"),
+            "{problem}"
+        );
 
         // The same bomb declaring 1 kB (in its local header and its central directory).
         let declared = ((mebibytes as u32) << 20).to_le_bytes();
@@ -317,7 +320,10 @@ mod tests {
         let xml = format!("<w:document>{}{}</w:document>", "<w:p>".repeat(depth), "</w:p>".repeat(depth));
         let problem = read(&docx(&[("word/document.xml", &xml)])).unwrap_err();
         assert_eq!(problem, DocumentProblem::XmlTooDeep { part: "word/document.xml".into(), limit: MAX_XML_DEPTH });
-        assert!(problem.to_string().starts_with("its word/document.xml nests elements more than 1000 deep (the limit, document.xml_depth)"), "{problem}");
+        assert!(
+            problem.to_string().starts_with("its word/document.xml nests elements more than 1000 deep (the limit, document.xml_depth)"),
+            "{problem}"
+        );
         // As deep as the limit reads.
         let xml = format!("{}{}", "<w:p>".repeat(MAX_XML_DEPTH), "</w:p>".repeat(MAX_XML_DEPTH));
         assert!(read(&docx(&[("word/document.xml", &xml)])).is_ok());

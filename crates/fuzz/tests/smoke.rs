@@ -1,5 +1,6 @@
 //! The short fuzz run inside `make test`: every target over its seeds, then deterministic
-//! mutations of them for a few seconds each (CONFAB_FUZZ_SMOKE_MS, default 1500). A panic that
+//! mutations of them for half a second each (CONFAB_FUZZ_SMOKE_MS, default 500), the targets
+//! spread over the machine's cores. A panic that
 //! escapes a target fails the test and names the input's seed and mutation number; an input that
 //! runs longer than CONFAB_FUZZ_INPUT_TIMEOUT_S (default 20) aborts the process after saying which.
 //! `make fuzz` is the real run (coverage guided, minutes per target).
@@ -16,7 +17,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 /// Runs one target; returns how many inputs it ran.
 fn smoke(target: &Target) -> u64 {
-    let budget = Duration::from_millis(env_u64("CONFAB_FUZZ_SMOKE_MS", 1500));
+    let budget = Duration::from_millis(env_u64("CONFAB_FUZZ_SMOKE_MS", 500));
     let input_timeout = env_u64("CONFAB_FUZZ_INPUT_TIMEOUT_S", 20);
     let seeds = seeds(target);
     // The watchdog: a hang is a finding, and a test that never ends says nothing.
@@ -68,10 +69,18 @@ fn smoke(target: &Target) -> u64 {
 
 #[test]
 fn every_target_survives_its_seeds_and_mutations() {
-    for target in TARGETS {
-        let ran = smoke(target);
-        println!("{:<24} {ran} inputs", target.name);
-    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some(target) = TARGETS.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let ran = smoke(target);
+                    println!("{:<24} {ran} inputs", target.name);
+                }
+            });
+        }
+    });
 }
 
 #[test]
