@@ -94,6 +94,19 @@ pub const TARGETS: &[Target] = &[
     },
     Target { name: "video_h264_config", run: targets::media::video_h264_config, seeds: &[] },
     Target { name: "video_hevc_config", run: targets::media::video_hevc_config, seeds: &[] },
+    // Protocols: the server's request bodies per API door, MCP messages, remote providers' streams.
+    Target { name: "chat_completions", run: targets::protocols::chat_completions, seeds: &[] },
+    Target { name: "completions", run: targets::protocols::completions, seeds: &[] },
+    Target { name: "responses", run: targets::protocols::responses, seeds: &["tests/server/agent_requests/codex-0.171.0-first.json"] },
+    Target { name: "messages", run: targets::protocols::messages, seeds: &["tests/server/agent_requests/claude-code-2.1.332-first.json"] },
+    Target { name: "embeddings", run: targets::protocols::embeddings, seeds: &[] },
+    Target { name: "ollama_chat", run: targets::protocols::ollama_chat, seeds: &[] },
+    Target { name: "ollama_generate", run: targets::protocols::ollama_generate, seeds: &[] },
+    Target { name: "ollama_embed", run: targets::protocols::ollama_embed, seeds: &[] },
+    Target { name: "mcp_message", run: targets::protocols::mcp_message, seeds: &[] },
+    Target { name: "mcp_servers_json", run: targets::protocols::mcp_servers_json, seeds: &[] },
+    Target { name: "remote_sse", run: targets::protocols::remote_sse, seeds: &[] },
+    Target { name: "remote_answer", run: targets::protocols::remote_answer, seeds: &[] },
 ];
 
 pub fn target(name: &str) -> Option<&'static Target> {

@@ -16,6 +16,9 @@
 
 pub mod config;
 pub mod error;
+/// For the fuzz targets (crates/fuzz) only.
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 pub mod output;
 

@@ -177,14 +177,7 @@ impl Client {
         let started = Instant::now();
         let response = self.send(self.http.get(self.url("models"))).await?;
         let body = response.text().await.map_err(|e| RemoteError::from_transport(&self.server, &e, started.elapsed()))?;
-        let malformed = |detail: String| RemoteError::Malformed { server: self.server.clone(), detail };
-        let json: Value = serde_json::from_str(&body).map_err(|e| malformed(format!("the model list is not JSON: {e}")))?;
-        let Some(list) = json["data"].as_array() else {
-            return Err(malformed("the model list has no `data` array".into()));
-        };
-        let mut models: Vec<RemoteModel> = list.iter().filter_map(model_of).collect();
-        models.sort_by(|a, b| a.id.cmp(&b.id));
-        models.dedup_by(|a, b| a.id == b.id);
+        let models = models_in(&self.server, &body)?;
         tracing::debug!(server = %self.server, models = models.len(), "listed provider models");
         Ok(models)
     }
@@ -198,22 +191,21 @@ impl Client {
         tracing::debug!(server = %self.server, model = %request.model, messages = request.messages.len(), bytes = body.len(), "sending chat request");
         let http = self.http.post(self.url("chat/completions")).header(CONTENT_TYPE, "application/json").body(body);
         let response = self.send(http).await?;
-        Ok(ChatStream {
-            server: self.server.clone(),
-            response: Some(response),
-            decoder: SseDecoder::default(),
-            queue: std::collections::VecDeque::new(),
-            started,
-            first_text: None,
-            pieces: 0,
-            reason: None,
-            usage: None,
-            tool_calls: ToolCallDeltas::default(),
-            finished: None,
-            ended: false,
-            read_timeout: self.read_timeout,
-        })
+        Ok(ChatStream::new(self.server.clone(), Some(response), started, self.read_timeout))
     }
+}
+
+/// The models of a `GET /models` answer, sorted by id, each once.
+fn models_in(server: &str, body: &str) -> Result<Vec<RemoteModel>, RemoteError> {
+    let malformed = |detail: String| RemoteError::Malformed { server: server.to_string(), detail };
+    let json: Value = serde_json::from_str(body).map_err(|e| malformed(format!("the model list is not JSON: {e}")))?;
+    let Some(list) = json["data"].as_array() else {
+        return Err(malformed("the model list has no `data` array".into()));
+    };
+    let mut models: Vec<RemoteModel> = list.iter().filter_map(model_of).collect();
+    models.sort_by(|a, b| a.id.cmp(&b.id));
+    models.dedup_by(|a, b| a.id == b.id);
+    Ok(models)
 }
 
 /// Parses and normalises the base URL; returns it and the `scheme://host:port` shown in messages.
@@ -276,6 +268,47 @@ pub struct ChatStream {
 }
 
 impl ChatStream {
+    fn new(server: String, response: Option<reqwest::Response>, started: Instant, read_timeout: Duration) -> Self {
+        ChatStream {
+            server,
+            response,
+            decoder: SseDecoder::default(),
+            queue: std::collections::VecDeque::new(),
+            started,
+            first_text: None,
+            pieces: 0,
+            reason: None,
+            usage: None,
+            tool_calls: ToolCallDeltas::default(),
+            finished: None,
+            ended: false,
+            read_timeout,
+        }
+    }
+
+    /// What a stream yields for a body that came in `pieces`, read as a live stream reads it but
+    /// without a connection (the fuzz target `remote_sse`). A stream whose body is all here never
+    /// waits, so `next` is polled to its end on the spot.
+    fn replay<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> Vec<Result<ChatEvent, RemoteError>> {
+        use std::future::Future as _;
+        let mut stream = ChatStream::new("replay".into(), None, Instant::now(), Duration::ZERO);
+        for piece in pieces {
+            let events = stream.decoder.feed(piece);
+            stream.queue.extend(events);
+        }
+        let last = stream.decoder.finish();
+        stream.queue.extend(last);
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut out = Vec::new();
+        loop {
+            match std::pin::pin!(stream.next()).as_mut().poll(&mut context) {
+                std::task::Poll::Ready(Some(event)) => out.push(event),
+                // Pending cannot happen without a connection to wait on.
+                std::task::Poll::Ready(None) | std::task::Poll::Pending => return out,
+            }
+        }
+    }
+
     /// The next event; `None` after `Finished` or an error. A cut connection, an event that is
     /// not JSON, or an error event mid-reply is an error after the text already yielded, which
     /// stays valid (tool calls not yet complete are dropped with it).
@@ -407,6 +440,27 @@ impl ChatStream {
     }
 }
 
+/// For the fuzz targets (crates/fuzz) only: what the client makes of a provider's bytes.
+#[doc(hidden)]
+pub mod fuzzing {
+    use super::*;
+
+    /// A chat stream's body, arriving in `pieces`.
+    pub fn chat_stream<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> Vec<Result<ChatEvent, RemoteError>> {
+        ChatStream::replay(pieces)
+    }
+
+    /// A `GET /models` answer.
+    pub fn models(body: &str) -> Result<Vec<RemoteModel>, RemoteError> {
+        models_in("fuzz", body)
+    }
+
+    /// An error answer: its status, `Retry-After` header and body.
+    pub fn error_answer(status: u16, retry_after: &str, body: &str) -> RemoteError {
+        RemoteError::from_status("fuzz", status, error::parse_retry_after(retry_after), body)
+    }
+}
+
 fn excerpt(text: &str) -> String {
     match text.char_indices().nth(80) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
@@ -430,6 +484,24 @@ mod tests {
             assert!(matches!(error, RemoteError::BadUrl { .. }), "{bad}: {error}");
             assert!(!error.to_string().contains("pw@"), "a password in the URL is not repeated");
         }
+    }
+
+    #[test]
+    fn a_replayed_body_gives_text_then_calls_then_the_end() {
+        let body = concat!(
+            "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        )
+        .as_bytes();
+        let events = ChatStream::replay(body.chunks(5));
+        assert!(matches!(&events[0], Ok(ChatEvent::Text(text)) if text == "Hi"));
+        assert!(matches!(&events[1], Ok(ChatEvent::ToolCalls(calls)) if calls[0].name == "f"));
+        assert!(matches!(&events[2], Ok(ChatEvent::Finished(f)) if f.reason.as_deref() == Some("tool_calls")));
+        assert_eq!(events.len(), 3);
+        // Cut short: an error after what came.
+        let cut = ChatStream::replay([&body[..40]]);
+        assert!(matches!(cut.last(), Some(Err(RemoteError::Malformed { .. } | RemoteError::Interrupted { .. }))), "{cut:?}");
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub(crate) struct EmbeddingsRequest {
     #[serde(default)]
     input: Value,
     encoding_format: Option<String>,
-    dimensions: Option<i64>,
+    pub(crate) dimensions: Option<i64>,
     /// Confab's own: `query` or `document`.
     input_type: Option<String>,
     /// Confab's own: written before each input as it is.
@@ -39,7 +39,7 @@ pub(crate) struct EmbeddingsRequest {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Encoding {
+pub(crate) enum Encoding {
     Float,
     Base64,
 }
@@ -47,7 +47,7 @@ enum Encoding {
 impl EmbeddingsRequest {
     /// The texts: a string, or an array of strings. Token arrays (OpenAI accepts them for its own
     /// tokenizer) are refused: they would be ids in another vocabulary.
-    fn texts(&self) -> Result<Vec<String>, ApiError> {
+    pub(crate) fn texts(&self) -> Result<Vec<String>, ApiError> {
         let texts = match &self.input {
             Value::String(text) => vec![text.clone()],
             Value::Array(items) if items.iter().all(Value::is_string) => {
@@ -81,7 +81,7 @@ impl EmbeddingsRequest {
         Ok(texts)
     }
 
-    fn encoding(&self) -> Result<Encoding, ApiError> {
+    pub(crate) fn encoding(&self) -> Result<Encoding, ApiError> {
         match self.encoding_format.as_deref() {
             None | Some("float") => Ok(Encoding::Float),
             Some("base64") => Ok(Encoding::Base64),
@@ -91,7 +91,7 @@ impl EmbeddingsRequest {
         }
     }
 
-    fn embed_prompt(&self) -> Result<EmbedPrompt, ApiError> {
+    pub(crate) fn embed_prompt(&self) -> Result<EmbedPrompt, ApiError> {
         if let Some(prompt) = &self.prompt {
             return Ok(EmbedPrompt::Text(prompt.clone()));
         }
@@ -113,16 +113,7 @@ pub(crate) async fn vectors(
     dimensions: Option<i64>,
 ) -> Result<(Vec<Vec<f32>>, usize), ApiError> {
     let info = model.info.embedding.clone().ok_or_else(|| ApiError::not_an_embedder(&model.name, &[]))?;
-    let dimensions = match dimensions {
-        None => info.dimensions,
-        Some(d) if d >= 1 && d as usize <= info.dimensions => d as usize,
-        Some(d) => {
-            return Err(ApiError::invalid(
-                Some("dimensions"),
-                format!("dimensions {d} is not between 1 and {}, the length of this model's vectors.", info.dimensions),
-            ))
-        }
-    };
+    let dimensions = dimensions_asked(dimensions, info.dimensions)?;
     let (embedding, held) = (state.clone(), model.clone());
     // The engine answers on its own thread; waiting for it must not hold a tokio worker. The
     // model is held meanwhile, so that its pool does not unload it.
@@ -132,6 +123,19 @@ pub(crate) async fn vectors(
     let vectors =
         out.vectors.into_iter().map(|v| if dimensions < v.len() { shortened(v, dimensions, info.normalized) } else { v }).collect();
     Ok((vectors, out.prompt_tokens))
+}
+
+/// The length of the vectors a request asks for (`dimensions`), where the model's are `length`
+/// long.
+pub(crate) fn dimensions_asked(asked: Option<i64>, length: usize) -> Result<usize, ApiError> {
+    match asked {
+        None => Ok(length),
+        Some(d) if d >= 1 && d as u64 <= length as u64 => Ok(d as usize),
+        Some(d) => Err(ApiError::invalid(
+            Some("dimensions"),
+            format!("dimensions {d} is not between 1 and {length}, the length of this model's vectors."),
+        )),
+    }
 }
 
 /// The first `dimensions` of the vector, normalized again when the model's vectors are.

@@ -27,6 +27,9 @@
 mod access;
 mod chat_completions;
 mod embeddings;
+/// For the fuzz targets (crates/fuzz) only.
+#[doc(hidden)]
+pub mod fuzzing;
 mod messages;
 mod models;
 mod ollama;

@@ -3,3 +3,4 @@
 pub mod documents;
 pub mod media;
 pub mod models;
+pub mod protocols;

@@ -32,15 +32,7 @@ pub async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, Byt
     let answer = async {
         let request: ChatRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         let model = state.served(request.model.as_deref()).await?;
-        let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
-        let messages = chat_messages(&request.messages, &model.info, &model.name)?;
-        let mut turn = ChatTurn::new(Prompt::Chat(messages), sampling);
-        turn.tools = request.tools()?;
-        turn.thinking = request.thinking();
-        turn.switches = request.switches()?;
-        turn.constraint = crate::shared::structured::constraint(request.response_format.as_ref(), FormatField::ResponseFormat)?;
-        let mut engine_request = turn.request(&model.info, model.id)?;
-        engine_request.speculative = request.sampling.speculative(model.draft)?;
+        let (turn, engine_request) = chat_request(&request, &model)?;
         let reply = Reply::new(Endpoint::Chat, state.next_serial.fetch_add(1, Ordering::Relaxed), model.name.clone());
         let running = running::start(state.source.engine(), &model, engine_request, state.active.clone()).await?;
         let turn = Turn::new(running, &model.info, &turn.tools);
@@ -51,6 +43,21 @@ pub async fn chat(State(state): State<Arc<ServerState>>, body: Result<Bytes, Byt
         Ok(Json(reply.whole_turn(&whole, reason, &usage)).into_response())
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// The chat turn a request asks for and the engine request it makes on `model`: everything
+/// before the engine runs (the fuzz target `chat_completions` runs it on any bytes).
+pub(crate) fn chat_request(request: &ChatRequest, model: &ServedModel) -> Result<(ChatTurn, Request), ApiError> {
+    let sampling = request.sampling.to_params(&model.info.default_sampling, 0)?;
+    let messages = chat_messages(&request.messages, &model.info, &model.name)?;
+    let mut turn = ChatTurn::new(Prompt::Chat(messages), sampling);
+    turn.tools = request.tools()?;
+    turn.thinking = request.thinking();
+    turn.switches = request.switches()?;
+    turn.constraint = crate::shared::structured::constraint(request.response_format.as_ref(), FormatField::ResponseFormat)?;
+    let mut engine_request = turn.request(&model.info, model.id)?;
+    engine_request.speculative = request.sampling.speculative(model.draft)?;
+    Ok((turn, engine_request))
 }
 
 /// A chat reply as server-sent events: reasoning, text and calls as they come.
@@ -89,19 +96,26 @@ pub async fn completions(State(state): State<Arc<ServerState>>, body: Result<Byt
     let answer = async {
         let request: CompletionRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         let model = state.served(request.model.as_deref()).await?;
-        let sampling = request.sampling.to_params(&model.info.default_sampling, COMPLETION_DEFAULT_MAX_TOKENS)?;
-        let prompt = match request.prompt {
-            PromptField::One(text) => text,
-            PromptField::Many(mut texts) if texts.len() == 1 => texts.remove(0),
-            PromptField::Many(texts) => {
-                return Err(ApiError::invalid(Some("prompt"), format!("{} prompts given; send one prompt per request.", texts.len())))
-            }
-        };
-        let mut engine_request = Request::new(model.id, Prompt::Text(prompt), sampling);
-        engine_request.speculative = request.sampling.speculative(model.draft)?;
+        let engine_request = completion_request(&request, &model)?;
         answer(&state, Endpoint::Completion, model, engine_request, &request.sampling).await
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// The engine request a legacy completion asks for on `model` (the fuzz target `completions`
+/// runs it on any bytes).
+pub(crate) fn completion_request(request: &CompletionRequest, model: &ServedModel) -> Result<Request, ApiError> {
+    let sampling = request.sampling.to_params(&model.info.default_sampling, COMPLETION_DEFAULT_MAX_TOKENS)?;
+    let prompt = match &request.prompt {
+        PromptField::One(text) => text.clone(),
+        PromptField::Many(texts) if texts.len() == 1 => texts[0].clone(),
+        PromptField::Many(texts) => {
+            return Err(ApiError::invalid(Some("prompt"), format!("{} prompts given; send one prompt per request.", texts.len())))
+        }
+    };
+    let mut engine_request = Request::new(model.id, Prompt::Text(prompt), sampling);
+    engine_request.speculative = request.sampling.speculative(model.draft)?;
+    Ok(engine_request)
 }
 
 /// Runs the request and answers whole, or as server-sent events when the client streams.

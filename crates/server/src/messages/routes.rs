@@ -22,7 +22,7 @@ use crate::chat_completions::chat_messages::base64_image;
 use crate::shared::body::parse;
 use crate::shared::error::ApiError;
 use crate::shared::running;
-use crate::shared::turn::{ChatTurn, Turn};
+use crate::shared::turn::{ChatTurn, Tools, Turn};
 use crate::{ServedModel, ServerState};
 
 /// Whether a path is one of the Messages API's, whose errors take Anthropic's shape (the key
@@ -47,11 +47,7 @@ pub async fn messages(State(state): State<Arc<ServerState>>, body: Result<Bytes,
         let request: MessagesRequest = parse(body, state.body_limit, "Anthropic's Messages API reference")?;
         let model = state.served(request.model.as_deref()).await?;
         log_ignored(&request);
-        let sampling = request.sampling(&model.info.default_sampling)?;
-        let turn = prepare(&request, &model, sampling)?;
-        let engine_request = turn.request(&model.info, model.id)?;
-        // Deferred tools a tool search loaded are not in the prompt's tool list, but callable.
-        let callable = request.callable_tools()?;
+        let (engine_request, callable) = message_request(&request, &model)?;
         let serial = state.next_serial.fetch_add(1, Ordering::Relaxed);
         let mut reply = MessageReply::new(serial, model.name.clone(), request.stop_sequences.clone().unwrap_or_default());
         reply.omit_thinking = request.omit_thinking();
@@ -80,6 +76,17 @@ pub async fn count_tokens(State(state): State<Arc<ServerState>>, body: Result<By
     answer.await.unwrap_or_else(|e: ApiError| AnthropicError(e).into_response())
 }
 
+/// The engine request a message asks for on `model`, and the tools the reply may call:
+/// everything before the engine runs (the fuzz target `messages` runs it on any bytes).
+pub(crate) fn message_request(request: &MessagesRequest, model: &ServedModel) -> Result<(confab_engine::Request, Tools), ApiError> {
+    let sampling = request.sampling(&model.info.default_sampling)?;
+    let turn = prepare(request, model, sampling)?;
+    let engine_request = turn.request(&model.info, model.id)?;
+    // Deferred tools a tool search loaded are not in the prompt's tool list, but callable.
+    let callable = request.callable_tools()?;
+    Ok((engine_request, callable))
+}
+
 /// What the request asks for that is left out, once per request: Anthropic's own tools as a
 /// warning (the model does not get them), ignored fields and deferred tools as a note.
 fn log_ignored(request: &MessagesRequest) {
@@ -94,7 +101,7 @@ fn log_ignored(request: &MessagesRequest) {
 
 /// The turn: the conversation (its images as the bytes received), the tools, checked, and
 /// thinking.
-fn prepare(request: &MessagesRequest, model: &ServedModel, sampling: SamplingParams) -> Result<ChatTurn, ApiError> {
+pub(crate) fn prepare(request: &MessagesRequest, model: &ServedModel, sampling: SamplingParams) -> Result<ChatTurn, ApiError> {
     let tools = request.tools()?;
     let thinking = request.thinking()?;
     let mut images = |media_type: &str, data: &str, param: &str| base64_image(media_type, data, &model.info, &model.name, param);

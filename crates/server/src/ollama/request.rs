@@ -147,6 +147,29 @@ pub struct PullRequest {
     pub stream: bool,
 }
 
+impl EmbedRequest {
+    /// `/api/embed`'s `input`: a string or a non-empty list of strings, none empty.
+    pub fn texts(&self) -> Result<Vec<String>, ApiError> {
+        let texts = match &self.input {
+            Value::String(text) => vec![text.clone()],
+            Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_string) => {
+                items.iter().filter_map(Value::as_str).map(str::to_string).collect()
+            }
+            Value::Null => return Err(ApiError::invalid(Some("input"), "input is required: a string or a list of strings.")),
+            _ => return Err(ApiError::invalid(Some("input"), "input must be a string or a non-empty list of strings.")),
+        };
+        if texts.iter().any(String::is_empty) {
+            return Err(ApiError::invalid(Some("input"), "input has an empty string; every input must have some text."));
+        }
+        Ok(texts)
+    }
+
+    /// `keep_alive`, where given.
+    pub fn keep_alive(&self) -> Result<Option<KeepAlive>, ApiError> {
+        self.keep_alive.as_ref().filter(|v| !v.is_null()).map(parse_keep_alive).transpose()
+    }
+}
+
 impl ShowRequest {
     pub fn model(&self) -> Option<&str> {
         self.model.as_deref().or(self.name.as_deref())

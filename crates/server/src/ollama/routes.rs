@@ -269,7 +269,7 @@ pub async fn embed(State(state): State<Arc<ServerState>>, body: Result<Bytes, By
             .await
             .map_err(|e| in_ollamas_words(e, request.model.as_deref().unwrap_or_default()))?;
         let load = started.elapsed();
-        let keep = request.keep_alive.as_ref().filter(|v| !v.is_null()).map(super::request::parse_keep_alive).transpose()?;
+        let keep = request.keep_alive()?;
         apply_keep_alive(&state, &model, keep).await?;
         if request.truncate == Some(true) {
             tracing::info!("Ollama embed: truncate not done: an input longer than the model's limit is refused, not cut");
@@ -277,17 +277,7 @@ pub async fn embed(State(state): State<Arc<ServerState>>, body: Result<Bytes, By
         if request.options.is_some() {
             tracing::info!("Ollama embed: options ignored (an embedding has no sampling)");
         }
-        let texts = match &request.input {
-            Value::String(text) => vec![text.clone()],
-            Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_string) => {
-                items.iter().filter_map(Value::as_str).map(str::to_string).collect()
-            }
-            Value::Null => return Err(ApiError::invalid(Some("input"), "input is required: a string or a list of strings.")),
-            _ => return Err(ApiError::invalid(Some("input"), "input must be a string or a non-empty list of strings.")),
-        };
-        if texts.iter().any(String::is_empty) {
-            return Err(ApiError::invalid(Some("input"), "input has an empty string; every input must have some text."));
-        }
+        let texts = request.texts()?;
         let (vectors, prompt_tokens) = crate::embeddings::vectors(&state, &model, texts, EmbedPrompt::Document, request.dimensions).await?;
         let total = started.elapsed().as_nanos() as u64;
         Ok(Json(json!({

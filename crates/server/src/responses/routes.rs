@@ -40,13 +40,11 @@ pub async fn create(State(state): State<Arc<ServerState>>, body: Result<Bytes, B
         let request: ResponsesRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         request.check()?;
         let model = state.served(request.model.as_deref()).await?;
-        let sampling = request.sampling(&model.info.default_sampling)?;
-        let mut prepared = prepare(&state, &request, &model, sampling).await?;
+        let earlier = earlier_items(&state, request.previous_response_id.as_deref()).await?;
+        let (prepared, engine_request) = response_request(&request, &model, &earlier)?;
         if !prepared.left_out.is_empty() {
             tracing::warn!(left_out = prepared.left_out.join("; "), "responses: tools left out of the prompt");
         }
-        prepared.turn.constraint = structured::constraint(request.format(), FormatField::TextFormat)?;
-        let engine_request = prepared.turn.request(&model.info, model.id)?;
 
         let keep = state.responses.clone().filter(|_| request.store != Some(false));
         let reply = ResponseReply::new(
@@ -78,7 +76,8 @@ pub async fn input_tokens(State(state): State<Arc<ServerState>>, body: Result<By
         let request: ResponsesRequest = parse(body, state.body_limit, OPENAI_REFERENCE)?;
         request.check()?;
         let model = state.served(request.model.as_deref()).await?;
-        let prepared = prepare(&state, &request, &model, Default::default()).await?;
+        let earlier = earlier_items(&state, request.previous_response_id.as_deref()).await?;
+        let prepared = prepare(&request, &model, Default::default(), &earlier)?;
         let chat = prepared.turn.chat_options(&model.info);
         let count = state.prompt_tokens(model.id, prepared.turn.prompt, chat).await?;
         Ok::<_, ApiError>(Json(json!({ "object": "response.input_tokens", "input_tokens": count })).into_response())
@@ -172,22 +171,37 @@ fn store_error(error: StoreError) -> ApiError {
 
 /// What a request runs on: the conversation (earlier responses, then its input; images as the
 /// bytes received), the tools, and its own input items as they are kept.
-struct Prepared {
-    turn: ChatTurn,
-    namespaces: Namespaces,
-    left_out: Vec<String>,
-    input: Vec<Value>,
+pub(crate) struct Prepared {
+    pub(crate) turn: ChatTurn,
+    pub(crate) namespaces: Namespaces,
+    pub(crate) left_out: Vec<String>,
+    pub(crate) input: Vec<Value>,
 }
 
-async fn prepare(
-    state: &ServerState,
+/// The engine request a (checked) request asks for on `model`, after the `earlier` items of
+/// the responses it continues: everything before the engine runs (the fuzz target `responses`
+/// runs it on any bytes).
+pub(crate) fn response_request(
+    request: &ResponsesRequest,
+    model: &ServedModel,
+    earlier: &[Value],
+) -> Result<(Prepared, confab_engine::Request), ApiError> {
+    let sampling = request.sampling(&model.info.default_sampling)?;
+    let mut prepared = prepare(request, model, sampling, earlier)?;
+    prepared.turn.constraint = structured::constraint(request.format(), FormatField::TextFormat)?;
+    let engine_request = prepared.turn.request(&model.info, model.id)?;
+    Ok((prepared, engine_request))
+}
+
+/// `earlier`: the items of the responses the request continues (`earlier_items`).
+pub(crate) fn prepare(
     request: &ResponsesRequest,
     model: &ServedModel,
     sampling: SamplingParams,
+    earlier: &[Value],
 ) -> Result<Prepared, ApiError> {
     let RequestTools { tools, namespaces, left_out } = request.tools()?;
     let input = request.input_items()?;
-    let earlier = earlier_items(state, request.previous_response_id.as_deref()).await?;
     let mut sourced: Vec<Sourced> = earlier.iter().map(|item| Sourced { item, param: "previous_response_id".into() }).collect();
     sourced.extend(input.iter().enumerate().map(|(i, item)| Sourced { item, param: format!("input[{i}]") }));
     let mut images = |url: &str, param: &str| image_url_item(url, &model.info, &model.name, param);

@@ -16,7 +16,13 @@ pub(crate) fn parse<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>, li
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::body_too_large(limit),
         _ => ApiError::invalid(None, format!("The request body could not be read ({}).", rejection.body_text())),
     })?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+    parse_bytes(&bytes, reference)
+}
+
+/// A body already read, as JSON (serde_json's nesting limit holds: a body of 100k `[` is an
+/// error, not a stack overflow).
+pub(crate) fn parse_bytes<T: DeserializeOwned>(bytes: &[u8], reference: &str) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| {
         ApiError::invalid(None, format!("The request body is not valid JSON for this endpoint ({e}). See {reference} for the fields."))
     })
 }
