@@ -2,3 +2,4 @@
 
 pub mod documents;
 pub mod models;
+pub mod text;
