@@ -29,13 +29,20 @@ const NAME: &str = "chat_template";
 /// template is a stranger's program: one that loops for ever must fail, not hang the chat. The
 /// hungriest real template (Gemma 4's) takes about 250 000 units for a 200-message chat of 400 KB
 /// with tools (`real_templates_render_well_within_the_limits`), and grows with the text: this is
-/// room for some 8 MB of conversation, and a runaway template stops within half a second.
-pub const TEMPLATE_FUEL: u64 = 5_000_000;
+/// room for some 3 MB of conversation, and a runaway template stops within a second or so.
+pub const TEMPLATE_FUEL: u64 = 2_000_000;
 
 /// The deepest nesting of blocks, loops and macro calls a render may reach (minijinja counts a
 /// macro call as several levels). minijinja's own default and the most it allows without growing
 /// the stack; the real templates nest a few dozen deep.
 pub const TEMPLATE_RECURSION_LIMIT: usize = 500;
+
+/// The stack a render runs on (a thread of its own). minijinja walks nested values recursively,
+/// dropping them too: a template can nest a list in a list at about one unit of fuel a level, and
+/// at [`TEMPLATE_FUEL`] the nesting takes some 100 MB of stack to drop in a release build (it
+/// overflowed the 2 MB of a worker thread, and the 8 MB of a main thread, aborting the app). Only
+/// the pages used are taken.
+pub const TEMPLATE_STACK_BYTES: usize = 1 << 30;
 
 /// The most bytes a rendered prompt may have: far more than any model's context window holds
 /// (64 MiB is some 16 million tokens), so only a runaway template reaches it.
@@ -345,18 +352,26 @@ impl ChatTemplate {
             context.insert(name, Value::from(token.as_str()));
         }
         let template = self.env.get_template(NAME).map_err(|e| EngineError::Template(e.to_string()))?;
-        let mut output = CappedOutput::default();
-        let fuel = match template.render_captured_to(context, &mut output) {
-            Ok(captured) => captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed),
-            Err(_) if output.full => {
-                return Err(EngineError::Template(format!(
-                    "the model's chat template wrote past its limit of {TEMPLATE_OUTPUT_LIMIT} bytes (a template that never ends?)"
-                )))
-            }
-            Err(error) => return Err(render_error(error)),
+        let render = move || {
+            let mut output = CappedOutput::default();
+            let fuel = match template.render_captured_to(context, &mut output) {
+                Ok(captured) => captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed),
+                Err(_) if output.full => {
+                    return Err(EngineError::Template(format!(
+                        "the model's chat template wrote past its limit of {TEMPLATE_OUTPUT_LIMIT} bytes (a template that never ends?)"
+                    )))
+                }
+                Err(error) => return Err(render_error(error)),
+            };
+            let text = String::from_utf8(output.bytes).map_err(|e| EngineError::Template(format!("rendering failed: {e}")))?;
+            Ok((text, fuel))
         };
-        let text = String::from_utf8(output.bytes).map_err(|e| EngineError::Template(format!("rendering failed: {e}")))?;
-        Ok((text, fuel))
+        std::thread::scope(|scope| {
+            let thread = std::thread::Builder::new().name("chat template".into()).stack_size(TEMPLATE_STACK_BYTES);
+            let rendering =
+                thread.spawn_scoped(scope, render).map_err(|e| EngineError::Template(format!("could not start rendering: {e}")))?;
+            rendering.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
     }
 }
 
@@ -707,6 +722,11 @@ mod tests {
             // ... or eight bytes at a time: the steps run out first.
             (
                 "{% for a in range(100000) %}{% for b in range(100000) %}xxxxxxxx{% endfor %}{% endfor %}",
+                format!("limit of {TEMPLATE_FUEL} steps"),
+            ),
+            // Lists nested two million deep, which minijinja drops recursively.
+            (
+                "{% set ns = namespace(x=[]) %}{% for a in range(100000) %}{% set ns.x = [[[[[[[[[[[[[[[[[[[[ns.x]]]]]]]]]]]]]]]]]]]] %}{% endfor %}",
                 format!("limit of {TEMPLATE_FUEL} steps"),
             ),
             // A string doubled until it takes gigabytes, never written.
