@@ -197,6 +197,9 @@ impl ChatTemplate {
         env.set_fuel(Some(TEMPLATE_FUEL));
         env.set_recursion_limit(TEMPLATE_RECURSION_LIMIT);
         minijinja_contrib::add_to_environment(&mut env);
+        // `pprint` builds its whole text before its fuel is charged (a nested value's grows with
+        // the square of its depth: gigabytes); transformers' templates do not use it.
+        env.remove_filter("pprint");
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", |format: String| strftime_now(&format));
         env.add_filter("tojson", tojson);
