@@ -80,13 +80,14 @@ pub fn reply_parser(data: &[u8]) {
     let _ = reply_format.call_grammar(tools(), &[]);
 }
 
-/// The grammars of one vocabulary (SmolLM2's, 49 152 tokens), built once.
+/// The grammars of one vocabulary (the tiny Qwen3 checkpoint's), built once.
 fn grammars() -> &'static Grammars {
     static GRAMMARS: OnceLock<Grammars> = OnceLock::new();
     GRAMMARS.get_or_init(|| {
-        let json = std::fs::read(crate::repository_root().join("tests/reference/fixtures/smollm2_tokenizer.json")).expect("the tokenizer");
+        let json =
+            std::fs::read(crate::repository_root().join("tests/reference/fixtures/tiny/qwen3/tokenizer.json")).expect("the tokenizer");
         let (_dir, path) = crate::as_file("tokenizer.json", &json);
-        let tokenizer = Tokenizer::from_hf_folder(path.parent().expect("a folder")).expect("SmolLM2's tokenizer loads");
+        let tokenizer = Tokenizer::from_hf_folder(path.parent().expect("a folder")).expect("the tokenizer loads");
         let eos: Vec<u32> = tokenizer.eos_id().into_iter().collect();
         Grammars::new(&tokenizer, tokenizer.vocab_size(), &eos).expect("the grammar vocabulary")
     })
