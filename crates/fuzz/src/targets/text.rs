@@ -84,9 +84,12 @@ pub fn reply_parser(data: &[u8]) {
 fn grammars() -> &'static Grammars {
     static GRAMMARS: OnceLock<Grammars> = OnceLock::new();
     GRAMMARS.get_or_init(|| {
-        let json =
-            std::fs::read(crate::repository_root().join("tests/reference/fixtures/tiny/qwen3/tokenizer.json")).expect("the tokenizer");
+        // The tokenizer and its config (which names the end-of-sequence token).
+        let folder = crate::repository_root().join("tests/reference/fixtures/tiny/qwen3");
+        let json = std::fs::read(folder.join("tokenizer.json")).expect("the tokenizer");
         let (_dir, path) = crate::as_file("tokenizer.json", &json);
+        let config = std::fs::read(folder.join("tokenizer_config.json")).expect("the tokenizer's config");
+        std::fs::write(path.with_file_name("tokenizer_config.json"), config).expect("a temporary file");
         let tokenizer = Tokenizer::from_hf_folder(path.parent().expect("a folder")).expect("the tokenizer loads");
         let eos: Vec<u32> = tokenizer.eos_id().into_iter().collect();
         Grammars::new(&tokenizer, tokenizer.vocab_size(), &eos).expect("the grammar vocabulary")
