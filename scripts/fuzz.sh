@@ -14,7 +14,7 @@ fuzz_target_dir=$(realpath -m "${FUZZ_TARGET_DIR:-fuzz/target}")
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 
-cargo build -q -p confab-fuzz --bin fuzz-seeds
+cargo build -q -p confab-fuzz --features seeds --bin fuzz-seeds
 seeds=${CARGO_TARGET_DIR:-target}/debug/fuzz-seeds
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <("$seeds" --list)

@@ -107,6 +107,55 @@ pub const TARGETS: &[Target] = &[
     Target { name: "mcp_servers_json", run: targets::protocols::mcp_servers_json, seeds: &[] },
     Target { name: "remote_sse", run: targets::protocols::remote_sse, seeds: &[] },
     Target { name: "remote_answer", run: targets::protocols::remote_answer, seeds: &[] },
+    // The engine's: model files, templates, replies, constraints.
+    Target {
+        name: "gguf_vocab",
+        run: targets::models::gguf_vocab,
+        seeds: &["tests/reference/fixtures/tiny_spm.gguf", "fuzz/corpus/gguf_header"],
+    },
+    Target { name: "safetensors_header", run: targets::models::safetensors_header, seeds: &[] },
+    Target {
+        name: "model_config",
+        run: targets::models::model_config,
+        seeds: &[
+            "tests/reference/fixtures/tiny/qwen3/config.json",
+            "tests/reference/fixtures/tiny/gemma3/config.json",
+            "tests/reference/fixtures/tiny/qwen3_5_moe/config.json",
+            "tests/reference/fixtures/tiny/gpt_oss/config.json",
+            "tests/reference/fixtures/tiny/lfm2/config.json",
+            "tests/reference/fixtures/tiny/gemma4_mlx4_mixed/config.json",
+        ],
+    },
+    Target {
+        name: "model_tokenizer",
+        run: targets::models::model_tokenizer,
+        seeds: &[
+            "tests/reference/fixtures/tiny/qwen3/tokenizer.json",
+            "tests/reference/fixtures/tiny/llama/tokenizer.json",
+            "tests/reference/fixtures/tiny/gemma3/tokenizer.json",
+        ],
+    },
+    Target {
+        name: "model_tokenizer_config",
+        run: targets::models::model_tokenizer_config,
+        seeds: &[
+            "tests/reference/fixtures/tiny/qwen3/tokenizer_config.json",
+            "tests/reference/fixtures/tiny/llama/tokenizer_config.json",
+            "tests/reference/fixtures/tiny/gpt_oss/tokenizer_config.json",
+        ],
+    },
+    Target {
+        name: "chat_template",
+        run: targets::text::chat_template,
+        seeds: &[
+            "tests/reference/fixtures/templates/Qwen3.5-4B.jinja",
+            "tests/reference/fixtures/templates/google-gemma-4-31B-it.jinja",
+            "tests/reference/fixtures/tiny/gpt_oss_harmony/chat_template.jinja",
+            "tests/reference/fixtures/tiny/ministral3/chat_template.jinja",
+        ],
+    },
+    Target { name: "reply_parser", run: targets::text::reply_parser, seeds: &[] },
+    Target { name: "constraint", run: targets::text::constraint, seeds: &[] },
 ];
 
 pub fn target(name: &str) -> Option<&'static Target> {

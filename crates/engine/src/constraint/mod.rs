@@ -17,7 +17,7 @@ pub(crate) use vocab::special_ids;
 use std::fmt;
 use std::sync::Arc;
 
-use llguidance::api::TopLevelGrammar;
+use llguidance::api::{ParserLimits, TopLevelGrammar};
 use llguidance::{Matcher, ParserFactory};
 use toktrie::SimpleVob;
 
@@ -70,6 +70,30 @@ fn compact(mut schema: serde_json::Value) -> serde_json::Value {
     schema
 }
 
+/// What one grammar may cost, a request's schema or grammar being a stranger's: llguidance's
+/// own defaults (sized on large real schemas, FHIR's among them: the work of compiling one stays
+/// within tens of milliseconds, a mask within a few), named here so that they are set on
+/// purpose, not by omission.
+fn grammar_limits() -> ParserLimits {
+    ParserLimits {
+        // Earley items in one row: the grammar's branching.
+        max_items_in_row: 2_000,
+        // Building the lexer's regular expressions (about 50 000 a millisecond).
+        initial_lexer_fuel: 1_000_000,
+        // The lexer's work for one mask (about 14 000 a millisecond).
+        step_lexer_fuel: 200_000,
+        // Earley items made for one mask (about 20 000 a millisecond).
+        step_max_items: 50_000,
+        // Lexer states, 1-2 kB each.
+        max_lexer_states: 250_000,
+        // Symbols in the grammar's productions (a few megabytes of schema).
+        max_grammar_size: 500_000,
+        precompute_large_lexemes: true,
+        // The grammar and parser state in errors (`invalid` shows their first line).
+        verbose_errors: true,
+    }
+}
+
 /// One model's vocabulary as grammars see it, shared by every request with a constraint.
 pub struct Grammars {
     factory: Arc<ParserFactory>,
@@ -93,6 +117,7 @@ impl Grammars {
             .map_err(|e| EngineError::Internal(format!("llguidance could not index the vocabulary: {e}")))?;
         // Its warnings go to stderr by default; ours go through tracing (see `Guide::new`).
         factory.quiet();
+        *factory.limits_mut() = grammar_limits();
         tracing::debug!(vocab_size, ms = began.elapsed().as_millis() as u64, "grammar vocabulary built");
         Ok(Self { factory: Arc::new(factory), vocab_size })
     }

@@ -224,8 +224,15 @@ fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<Mode
         (Some(layers), Some(heads), Some(hidden)) if heads > 0 => {
             let kv_heads = key("attention.head_count_kv").unwrap_or(heads);
             let head_dim = key("attention.key_length").unwrap_or(hidden / heads);
-            let kinds = std::iter::repeat_n(StateKind::KeysValues, layers);
-            crate::model::state_bytes(kinds, context_length.unwrap_or(0), kv_heads, head_dim, crate::model::state_element_bytes())
+            // One layer's, times the layers (the count is the file's: never walked one by one).
+            let layer = crate::model::state_bytes(
+                [StateKind::KeysValues],
+                context_length.unwrap_or(0),
+                kv_heads,
+                head_dim,
+                crate::model::state_element_bytes(),
+            );
+            layer.saturating_mul(layers as u64)
         }
         _ => 0,
     };
@@ -245,9 +252,9 @@ fn summarize_gguf(path: &Path, name: String, source: ModelSource) -> Option<Mode
         video: false,
         parameters: Some(header.parameters).filter(|&p| p > 0),
         weights_bytes: weight_bytes,
-        memory_needed_bytes: weight_bytes + kv_bytes,
+        memory_needed_bytes: weight_bytes.saturating_add(kv_bytes),
         machine_memory_bytes: crate::device::physical_memory(),
-        fits: memory::fits_in_memory(weight_bytes + kv_bytes, crate::device::physical_memory()),
+        fits: memory::fits_in_memory(weight_bytes.saturating_add(kv_bytes), crate::device::physical_memory()),
         // GGUF files carry no sentence-transformers modules.
         embedding: false,
         denoising: false,
@@ -331,6 +338,50 @@ mod tests {
         let blob = root.path().join("sha256-0123");
         std::fs::write(&blob, b"{\"not\": \"a model\"}").unwrap();
         assert!(Format::detect(&blob).is_err());
+    }
+
+    /// A GGUF whose header claims absurd sizes (found by the gguf_header fuzz target: the
+    /// estimates overflowed, and 2^62 layers were walked one by one) is listed at once, its
+    /// estimates at their ceiling.
+    #[test]
+    fn a_gguf_with_absurd_sizes_is_listed_at_once() {
+        let mut bytes = b"GGUF".to_vec();
+        bytes.extend(3u32.to_le_bytes());
+        bytes.extend(1u64.to_le_bytes()); // tensors
+        let metadata: [(&str, u64); 5] = [
+            ("llama.block_count", 1 << 62),
+            ("llama.attention.head_count", 1),
+            ("llama.embedding_length", 1 << 40),
+            ("llama.context_length", 1 << 40),
+            ("llama.attention.head_count_kv", 1 << 40),
+        ];
+        bytes.extend((metadata.len() as u64 + 1).to_le_bytes());
+        let string = |bytes: &mut Vec<u8>, s: &str| {
+            bytes.extend((s.len() as u64).to_le_bytes());
+            bytes.extend(s.as_bytes());
+        };
+        string(&mut bytes, "general.architecture");
+        bytes.extend(8u32.to_le_bytes());
+        string(&mut bytes, "llama");
+        for (key, value) in metadata {
+            string(&mut bytes, key);
+            bytes.extend(10u32.to_le_bytes());
+            bytes.extend(value.to_le_bytes());
+        }
+        string(&mut bytes, "token_embd.weight");
+        bytes.extend(2u32.to_le_bytes());
+        bytes.extend((1u64 << 40).to_le_bytes());
+        bytes.extend((1u64 << 40).to_le_bytes());
+        bytes.extend(0u32.to_le_bytes()); // F32
+        bytes.extend(0u64.to_le_bytes());
+        let root = tempfile::tempdir().unwrap();
+        let path = root.path().join("absurd.gguf");
+        std::fs::write(&path, bytes).unwrap();
+        let began = std::time::Instant::now();
+        let found = discover(std::slice::from_ref(&path));
+        assert!(began.elapsed() < std::time::Duration::from_secs(1), "{:?}", began.elapsed());
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].weights_bytes, found[0].memory_needed_bytes, found[0].fits), (u64::MAX, u64::MAX, false));
     }
 
     /// The picker's badges follow what the family loads: Gemma 3's family loads no vision tower,

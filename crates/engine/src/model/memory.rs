@@ -41,7 +41,7 @@ pub fn memory_for_models(machine: u64) -> u64 {
 /// What a checkpoint needs in memory: its weights, and the keys/values of its whole context
 /// where its configuration is known (`config`, with the context it runs at).
 pub fn memory_needed(weight_bytes: u64, config: Option<(&TextConfig, usize)>) -> u64 {
-    weight_bytes + config.map_or(0, |(c, context)| kv_cache_bytes(c, context))
+    weight_bytes.saturating_add(config.map_or(0, |(c, context)| kv_cache_bytes(c, context)))
 }
 
 /// The bytes one token takes in one attention layer's key/value cache: keys and values of
@@ -63,14 +63,16 @@ pub fn state_bytes(
     head_dim: usize,
     element_bytes: usize,
 ) -> u64 {
-    let full = 2 * (kv_heads * head_dim * element_bytes) as u64;
+    // Saturating: discovery passes a model file's numbers, unchecked.
+    let per_position = |bytes_per_head: usize| (kv_heads as u64).saturating_mul(bytes_per_head as u64).saturating_mul(2);
+    let full = per_position(head_dim.saturating_mul(element_bytes));
     let held = |kind: StateKind| match kind {
         StateKind::KeysValues => (positions, full),
-        StateKind::QuantizedKeysValues(q) => (positions, 2 * (kv_heads * q.bytes_per_head(head_dim, element_bytes)) as u64),
+        StateKind::QuantizedKeysValues(q) => (positions, per_position(q.bytes_per_head(head_dim, element_bytes))),
         StateKind::Window { size } => (positions.min(size), full),
         StateKind::Recurrent | StateKind::Convolution => (0, 0),
     };
-    kinds.into_iter().map(held).map(|(n, per_position)| n as u64 * per_position).sum()
+    kinds.into_iter().map(held).map(|(n, per_position)| (n as u64).saturating_mul(per_position)).fold(0, u64::saturating_add)
 }
 
 /// The key/value cache of `tokens` tokens for a config's layers (`state_bytes`).
@@ -108,10 +110,13 @@ pub fn prefill_activation_bytes(c: &TextConfig, chunk: usize, context: usize, el
 
 /// An estimate for memory planning: embeddings, attention and MLP weights.
 pub fn parameter_count(c: &TextConfig) -> u64 {
+    // Saturating: a config.json's numbers are unchecked (discovery shows this before loading).
     let (h, i, v) = (c.hidden_size as u64, c.intermediate_size as u64, c.vocab_size as u64);
-    let attn = h * (c.num_heads * c.head_dim) as u64 * 2 + h * (c.num_kv_heads * c.head_dim) as u64 * 2;
-    let per_layer = attn + 3 * h * i;
-    v * h * if c.tie_word_embeddings { 1 } else { 2 } + c.num_layers as u64 * per_layer
+    let product = |factors: &[u64]| factors.iter().fold(1u64, |a, &b| a.saturating_mul(b));
+    let attn =
+        product(&[h, c.num_heads as u64, c.head_dim as u64, 2]).saturating_add(product(&[h, c.num_kv_heads as u64, c.head_dim as u64, 2]));
+    let per_layer = attn.saturating_add(product(&[3, h, i]));
+    product(&[v, h, if c.tie_word_embeddings { 1 } else { 2 }]).saturating_add(product(&[c.num_layers as u64, per_layer]))
 }
 
 #[cfg(test)]

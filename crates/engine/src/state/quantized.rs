@@ -56,7 +56,9 @@ impl KvQuantization {
     /// Bytes one position of one head takes: packed data plus a scale and a bias per group,
     /// the scales in `element_bytes`.
     pub fn bytes_per_head(self, head_dim: usize, element_bytes: usize) -> usize {
-        head_dim * self.bits as usize / 8 + 2 * (head_dim / self.group_size as usize) * element_bytes
+        // Saturating: discovery's estimates pass a model file's head_dim, unchecked.
+        let packed = head_dim.checked_mul(self.bits as usize).map_or(usize::MAX, |bits| bits / 8);
+        packed.saturating_add((head_dim / self.group_size as usize).saturating_mul(element_bytes).saturating_mul(2))
     }
 }
 

@@ -19,12 +19,17 @@ impl Tokenizer {
         if !file.is_file() {
             return Err(EngineError::MissingTokenizer { path: dir.to_path_buf(), reason: "tokenizer.json is not in the folder".into() });
         }
-        let inner = tokenizers::Tokenizer::from_file(&file).map_err(|e| {
+        let damaged = |e: &dyn std::fmt::Display| {
             EngineError::Tokenizer(format!(
                 "{}: {e}. The file is damaged or from a newer tokenizers version; download the model again",
                 file.display()
             ))
-        })?;
+        };
+        // tokenizers panics on some malformed files (a decoder whose JSON does not parse: an
+        // `expect` in its reader; found by the model_tokenizer fuzz target): a damaged file, here.
+        let inner = std::panic::catch_unwind(|| tokenizers::Tokenizer::from_file(&file))
+            .map_err(|_| damaged(&"tokenizers could not read it"))?
+            .map_err(|e| damaged(&e))?;
 
         let config = read_json(&dir.join("tokenizer_config.json"))?;
         let map = read_json(&dir.join("special_tokens_map.json"))?;
@@ -180,5 +185,15 @@ mod tests {
         let err = Tokenizer::from_hf_folder(&dir).unwrap_err();
         assert!(matches!(err, EngineError::MissingTokenizer { .. }), "{err:?}");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A tokenizer.json whose decoder section is not valid JSON made tokenizers panic (found by
+    /// the model_tokenizer fuzz target); it is a damaged file.
+    #[test]
+    fn a_decoder_that_does_not_parse_is_a_damaged_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tokenizer.json"), "{\"decoder\": {\"type\": \"Fuse\", \"x\": \"a\u{1}b\"}}").unwrap();
+        let error = Tokenizer::from_hf_folder(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("damaged"), "{error}");
     }
 }

@@ -201,3 +201,56 @@ fn python_words_in_earlier_calls_read_back_as_json() {
     let expected = ParsedCall { name: "f".into(), arguments: serde_json::json!({"gone": null, "n": 2.5, "on": false, "text": "None"}) };
     assert_eq!(parse_every_way(gemma, &tools, text), [ReplyPart::ToolCall(expected)]);
 }
+
+/// Every real template we hold (these two and the tiny checkpoints' copies of released ones)
+/// renders a long chat with tools and calls within a fifth of the template limits' fuel: the
+/// headroom `template::TEMPLATE_FUEL` is set with.
+#[test]
+fn real_templates_render_well_within_the_limits() {
+    let reference = reference();
+    // 200 messages: the calls-and-results conversation again and again, each text 2 KB long.
+    let pad = |text: &str| format!("{text} {}", "lorem ipsum dolor sit amet ".repeat(76));
+    let turn = &case(&reference, QWEN3_5, "next_question").messages;
+    let mut messages = vec![turn[0].clone()];
+    while messages.len() < 200 {
+        for message in &turn[1..] {
+            let mut message = message.clone();
+            message.content = pad(&message.content);
+            message.reasoning_content = message.reasoning_content.as_deref().map(pad);
+            messages.push(message);
+        }
+    }
+    let options = ChatOptions {
+        tools: reference.tools.clone(),
+        switches: [("enable_thinking".to_string(), Value::Bool(true))].into(),
+        reply_prefix: None,
+    };
+    let tiny = std::path::Path::new(TEMPLATES).join("../tiny");
+    let mut sources = vec![(QWEN3_5.to_string(), source(QWEN3_5)), (GEMMA4.to_string(), source(GEMMA4))];
+    for folder in std::fs::read_dir(&tiny).unwrap().flatten().map(|e| e.path()) {
+        if let Ok(text) = std::fs::read_to_string(folder.join("chat_template.jinja")) {
+            sources.push((folder.display().to_string(), text));
+        }
+        let config =
+            std::fs::read_to_string(folder.join("tokenizer_config.json")).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok());
+        if let Some(text) = config.as_ref().and_then(|c| c["chat_template"].as_str()) {
+            sources.push((folder.display().to_string(), text.to_string()));
+        }
+    }
+    assert!(sources.len() > 10);
+    let mut most = 0;
+    for (name, source) in &sources {
+        let template =
+            ChatTemplate::new(source).unwrap().with_token("bos_token", Some("<s>".into())).with_token("eos_token", Some("</s>".into()));
+        match template.render_messages_measured(&messages, true, &options) {
+            Ok((text, fuel)) => {
+                assert!(text.len() > 200 * 1000, "{name}");
+                most = most.max(fuel);
+            }
+            // Templates that refuse this chat (roles that must alternate) still must not reach a limit.
+            Err(e) => assert!(!e.to_string().contains("limit of"), "{name}: {e}"),
+        }
+    }
+    println!("the most fuel a real template took: {most}");
+    assert!(most > 0 && most * 5 < super::template::TEMPLATE_FUEL, "{most}");
+}

@@ -23,6 +23,31 @@ use crate::media::MediaItem;
 
 const NAME: &str = "chat_template";
 
+/// The most work one render of a chat template may do, in minijinja's fuel: about one unit per
+/// instruction run and per 64 bytes of data made or worked on, so it bounds both the time (some
+/// ten million units a second) and the memory (about 64 bytes a unit) a template takes. A model's
+/// template is a stranger's program: one that loops for ever must fail, not hang the chat. The
+/// hungriest real template (Gemma 4's) takes about 250 000 units for a 200-message chat of 400 KB
+/// with tools (`real_templates_render_well_within_the_limits`), and grows with the text: this is
+/// room for some 3 MB of conversation, and a runaway template stops within a second or so.
+pub const TEMPLATE_FUEL: u64 = 2_000_000;
+
+/// The deepest nesting of blocks, loops and macro calls a render may reach (minijinja counts a
+/// macro call as several levels). minijinja's own default and the most it allows without growing
+/// the stack; the real templates nest a few dozen deep.
+pub const TEMPLATE_RECURSION_LIMIT: usize = 500;
+
+/// The stack a render runs on (a thread of its own). minijinja walks nested values recursively,
+/// dropping them too: a template can nest a list in a list at about one unit of fuel a level, and
+/// at [`TEMPLATE_FUEL`] the nesting takes some 100 MB of stack to drop in a release build (it
+/// overflowed the 2 MB of a worker thread, and the 8 MB of a main thread, aborting the app). Only
+/// the pages used are taken.
+pub const TEMPLATE_STACK_BYTES: usize = 1 << 30;
+
+/// The most bytes a rendered prompt may have: far more than any model's context window holds
+/// (64 MiB is some 16 million tokens), so only a runaway template reaches it.
+pub const TEMPLATE_OUTPUT_LIMIT: usize = 64 << 20;
+
 /// One turn of a conversation, as templates see it: `message.role`, `message.content`, and
 /// the fields transformers passes for tools and reasoning when they are set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,7 +194,12 @@ impl ChatTemplate {
         env.set_syntax(syntax.map_err(|e| EngineError::Template(e.to_string()))?);
         env.set_auto_escape_callback(|_| AutoEscape::None);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.set_fuel(Some(TEMPLATE_FUEL));
+        env.set_recursion_limit(TEMPLATE_RECURSION_LIMIT);
         minijinja_contrib::add_to_environment(&mut env);
+        // `pprint` builds its whole text before its fuel is charged (a nested value's grows with
+        // the square of its depth: gigabytes); transformers' templates do not use it.
+        env.remove_filter("pprint");
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", |format: String| strftime_now(&format));
         env.add_filter("tojson", tojson);
@@ -288,6 +318,16 @@ impl ChatTemplate {
     }
 
     fn render_messages<M: Serialize>(&self, messages: &[M], add_generation_prompt: bool, options: &ChatOptions) -> Result<String> {
+        self.render_messages_measured(messages, add_generation_prompt, options).map(|(text, _)| text)
+    }
+
+    /// `render_messages`, and the fuel the render took (for the limits' test).
+    pub(super) fn render_messages_measured<M: Serialize>(
+        &self,
+        messages: &[M],
+        add_generation_prompt: bool,
+        options: &ChatOptions,
+    ) -> Result<(String, u64)> {
         let mut context: BTreeMap<&str, Value> = BTreeMap::new();
         for (name, value) in &options.switches {
             context.insert(name, Value::from(Serde(value)));
@@ -315,7 +355,48 @@ impl ChatTemplate {
             context.insert(name, Value::from(token.as_str()));
         }
         let template = self.env.get_template(NAME).map_err(|e| EngineError::Template(e.to_string()))?;
-        template.render(context).map_err(render_error)
+        let render = move || {
+            let mut output = CappedOutput::default();
+            let fuel = match template.render_captured_to(context, &mut output) {
+                Ok(captured) => captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed),
+                Err(_) if output.full => {
+                    return Err(EngineError::Template(format!(
+                        "the model's chat template wrote past its limit of {TEMPLATE_OUTPUT_LIMIT} bytes (a template that never ends?)"
+                    )))
+                }
+                Err(error) => return Err(render_error(error)),
+            };
+            let text = String::from_utf8(output.bytes).map_err(|e| EngineError::Template(format!("rendering failed: {e}")))?;
+            Ok((text, fuel))
+        };
+        std::thread::scope(|scope| {
+            let thread = std::thread::Builder::new().name("chat template".into()).stack_size(TEMPLATE_STACK_BYTES);
+            let rendering =
+                thread.spawn_scoped(scope, render).map_err(|e| EngineError::Template(format!("could not start rendering: {e}")))?;
+            rendering.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    }
+}
+
+/// The rendered prompt, refusing to grow past [`TEMPLATE_OUTPUT_LIMIT`] (and saying so: `full`).
+#[derive(Default)]
+struct CappedOutput {
+    bytes: Vec<u8>,
+    full: bool,
+}
+
+impl std::io::Write for CappedOutput {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + bytes.len() > TEMPLATE_OUTPUT_LIMIT {
+            self.full = true;
+            return Err(std::io::Error::other("the rendered prompt is too long"));
+        }
+        self.bytes.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -367,6 +448,16 @@ fn render_error(error: Error) -> EngineError {
             return EngineError::Template(raised.0.clone());
         }
         cause = e.source();
+    }
+    if error.kind() == ErrorKind::OutOfFuel {
+        return EngineError::Template(format!(
+            "the model's chat template ran past its limit of {TEMPLATE_FUEL} steps (a template that never ends?)"
+        ));
+    }
+    if error.kind() == ErrorKind::InvalidOperation && error.detail() == Some("recursion limit exceeded") {
+        return EngineError::Template(format!(
+            "the model's chat template nested deeper than its limit of {TEMPLATE_RECURSION_LIMIT} levels (a macro that calls itself for ever?)"
+        ));
     }
     EngineError::Template(format!("rendering failed: {error}"))
 }
@@ -614,6 +705,48 @@ mod tests {
         let source = "{{ bos_token }}{{ strftime_now('%Y') | length }}{% if eos_token is defined %}E{% endif %}";
         let template = ChatTemplate::new(source).unwrap().with_token("bos_token", Some("<s>".into()));
         assert_eq!(template.render(&[], false, None).unwrap(), "<s>4");
+    }
+
+    /// A template that loops for ever, recurses for ever or writes gigabytes fails within a
+    /// second or two, saying which limit it hit.
+    #[test]
+    fn a_runaway_template_fails_fast_naming_its_limit() {
+        let cases = [
+            // Ten billion steps (range itself stops at 100 000 items).
+            ("{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}", format!("limit of {TEMPLATE_FUEL} steps")),
+            // A macro that calls itself for ever.
+            ("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", format!("limit of {TEMPLATE_RECURSION_LIMIT} levels")),
+            ("{% for m in messages recursive %}{{ loop([m]) }}{% endfor %}", format!("limit of {TEMPLATE_RECURSION_LIMIT} levels")),
+            // A hundred gigabytes of output, a megabyte at a time.
+            (
+                "{% set s = 'x' * 1000000 %}{% for a in range(100000) %}{{ s }}{% endfor %}",
+                format!("limit of {TEMPLATE_OUTPUT_LIMIT} bytes"),
+            ),
+            // ... or eight bytes at a time: the steps run out first.
+            (
+                "{% for a in range(100000) %}{% for b in range(100000) %}xxxxxxxx{% endfor %}{% endfor %}",
+                format!("limit of {TEMPLATE_FUEL} steps"),
+            ),
+            // Lists nested two million deep, which minijinja drops recursively.
+            (
+                "{% set ns = namespace(x=[]) %}{% for a in range(100000) %}{% set ns.x = [[[[[[[[[[[[[[[[[[[[ns.x]]]]]]]]]]]]]]]]]]]] %}{% endfor %}",
+                format!("limit of {TEMPLATE_FUEL} steps"),
+            ),
+            // A string doubled until it takes gigabytes, never written.
+            (
+                "{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+                format!("limit of {TEMPLATE_FUEL} steps"),
+            ),
+        ];
+        for (source, limit) in cases {
+            let began = std::time::Instant::now();
+            let error = ChatTemplate::new(source).unwrap().render(&chat(), true, None).unwrap_err().to_string();
+            assert!(error.contains(&limit), "{source}: {error}");
+            assert!(began.elapsed() < std::time::Duration::from_secs(5), "{source} took {:?}", began.elapsed());
+        }
+        // range's own cap comes first for a gigabyte in one loop.
+        let error = ChatTemplate::new("{% for i in range(10**9) %}xxxxxxxx{% endfor %}").unwrap().render(&chat(), true, None).unwrap_err();
+        assert!(error.to_string().contains("too many elements"), "{error}");
     }
 
     #[test]

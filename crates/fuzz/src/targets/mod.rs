@@ -4,3 +4,4 @@ pub mod documents;
 pub mod media;
 pub mod models;
 pub mod protocols;
+pub mod text;

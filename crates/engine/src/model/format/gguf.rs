@@ -66,7 +66,7 @@ pub fn unreadable_types(tensor_types: &std::collections::BTreeSet<u32>) -> Vec<&
 /// The bytes a GGUF's tensors take once loaded (`gguf_blocks`' rule, which MLX's loader follows
 /// too): more than on disk where blocks are widened.
 pub fn loaded_weight_bytes(header: &gguf_header::Header) -> u64 {
-    header.tensors.iter().map(super::gguf_blocks::loaded_bytes).sum()
+    header.tensors.iter().map(super::gguf_blocks::loaded_bytes).fold(0, u64::saturating_add)
 }
 
 /// The header, or an error naming the tensor types this build cannot read.

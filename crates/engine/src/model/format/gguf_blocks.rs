@@ -131,11 +131,12 @@ fn held_as(info: &TensorInfo) -> Held {
 /// The bytes `info` takes in memory once loaded: what the picker counts for a GGUF's weights
 /// (widened tensors take more than their blocks on disk: Q5_0's 5.5 bits a value become 16).
 pub(super) fn loaded_bytes(info: &TensorInfo) -> u64 {
+    // Saturating: a header's dimensions are a stranger's numbers (discovery reads them unloaded).
     let values = info.elements();
     match held_as(info) {
-        Held::Float(Dtype::Float32) => values * 4,
-        Held::Float(_) => values * 2,
-        Held::Affine { bits } => values * bits / 8 + values / 32 * 4,
+        Held::Float(Dtype::Float32) => values.saturating_mul(4),
+        Held::Float(_) => values.saturating_mul(2),
+        Held::Affine { bits } => values.checked_mul(bits).map_or(u64::MAX, |bits| bits / 8).saturating_add(values / 32 * 4),
         Held::Mxfp4 => values / 2 + values / MXFP4_BLOCK,
     }
 }

@@ -55,6 +55,9 @@ impl TensorInfo {
 /// Where the tensor data starts when the metadata does not say: ggml's default alignment.
 const DEFAULT_ALIGNMENT: u64 = 32;
 
+/// How deep arrays may nest in the metadata (llama.cpp's writers nest none).
+const MAX_ARRAY_DEPTH: usize = 8;
+
 /// The first bytes of every GGUF file.
 pub const MAGIC: &[u8; 4] = b"GGUF";
 
@@ -83,7 +86,7 @@ pub fn read_header(path: &Path) -> std::io::Result<Header> {
     for _ in 0..count {
         let key = r.string()?;
         let kind = r.u32()?;
-        meta.insert(key, r.value(kind)?);
+        meta.insert(key, r.value(kind, 0)?);
     }
     let metadata_bytes = metadata_start..r.0.stream_position()?;
     if tensors > 1_000_000 {
@@ -92,7 +95,8 @@ pub fn read_header(path: &Path) -> std::io::Result<Header> {
     // Each tensor: name, dimension count, dimensions, type, offset.
     let mut parameters = 0u64;
     let mut tensor_types = std::collections::BTreeSet::new();
-    let mut infos = Vec::with_capacity(tensors as usize);
+    // Room for what a file usually holds: the count is the file's word, each entry still to be read.
+    let mut infos = Vec::with_capacity((tensors as usize).min(4096));
     for _ in 0..tensors {
         let name = r.string()?;
         let rank = r.u32()?;
@@ -142,13 +146,17 @@ impl Reader {
         if len > 64 << 20 {
             return Err(invalid("implausible string length"));
         }
-        let mut s = vec![0u8; len as usize];
-        self.0.read_exact(&mut s)?;
+        // Read as far as the file goes: a length is the file's word, not an allocation to make.
+        let mut s = Vec::new();
+        (&mut self.0).take(len).read_to_end(&mut s)?;
+        if s.len() as u64 != len {
+            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "a string runs past the end of the file"));
+        }
         Ok(String::from_utf8_lossy(&s).into_owned())
     }
     /// GGUF value types: 0 u8, 1 i8, 2 u16, 3 i16, 4 u32, 5 i32, 6 f32, 7 bool, 8 string,
-    /// 9 array, 10 u64, 11 i64, 12 f64.
-    fn value(&mut self, kind: u32) -> std::io::Result<MetaValue> {
+    /// 9 array, 10 u64, 11 i64, 12 f64. `depth`: the arrays this value is in.
+    fn value(&mut self, kind: u32, depth: usize) -> std::io::Result<MetaValue> {
         Ok(match kind {
             0 => MetaValue::Int(self.bytes::<1>()?[0] as i64),
             1 => MetaValue::Int(self.bytes::<1>()?[0] as i8 as i64),
@@ -160,13 +168,17 @@ impl Reader {
             7 => MetaValue::Bool(self.bytes::<1>()?[0] != 0),
             8 => MetaValue::Str(self.string()?),
             9 => {
+                // Each level is a call: a file of arrays in arrays would run the stack out.
+                if depth >= MAX_ARRAY_DEPTH {
+                    return Err(invalid("arrays nested implausibly deep"));
+                }
                 let inner = self.u32()?;
                 let len = self.u64()?;
                 if len > 1 << 32 {
                     return Err(invalid("implausible array length"));
                 }
                 for _ in 0..len {
-                    self.value(inner)?;
+                    self.value(inner, depth + 1)?;
                 }
                 MetaValue::Array(len)
             }
@@ -243,5 +255,54 @@ pub fn file_type_name(file_type: i64) -> &'static str {
         32 => "BF16",
         38 => "MXFP4",
         _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One metadata entry whose value is arrays in arrays, `depth` deep.
+    fn nested_arrays(depth: usize) -> Vec<u8> {
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend(3u32.to_le_bytes());
+        bytes.extend(0u64.to_le_bytes());
+        bytes.extend(1u64.to_le_bytes());
+        bytes.extend(1u64.to_le_bytes());
+        bytes.push(b'k');
+        bytes.extend(9u32.to_le_bytes());
+        for _ in 0..depth {
+            bytes.extend(9u32.to_le_bytes());
+            bytes.extend(1u64.to_le_bytes());
+        }
+        bytes
+    }
+
+    fn header_of(bytes: &[u8]) -> std::io::Result<Header> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.gguf");
+        std::fs::write(&path, bytes).unwrap();
+        read_header(&path)
+    }
+
+    /// A megabyte of arrays in arrays is an error, not a stack overflow (each level was a call).
+    #[test]
+    fn deeply_nested_arrays_are_refused() {
+        let error = header_of(&nested_arrays(100_000)).err().expect("refused");
+        assert!(error.to_string().contains("nested implausibly deep"), "{error}");
+        // Nesting within the limit reads (to the end of this file).
+        assert!(header_of(&nested_arrays(3)).err().expect("truncated").kind() == std::io::ErrorKind::UnexpectedEof);
+    }
+
+    /// A string's length is not allocated before its bytes are read.
+    #[test]
+    fn a_string_longer_than_the_file_is_an_error() {
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend(3u32.to_le_bytes());
+        bytes.extend(0u64.to_le_bytes());
+        bytes.extend(1u64.to_le_bytes());
+        bytes.extend((60u64 << 20).to_le_bytes());
+        bytes.extend(b"short");
+        assert_eq!(header_of(&bytes).err().expect("refused").kind(), std::io::ErrorKind::UnexpectedEof);
     }
 }

@@ -49,7 +49,9 @@ pub fn shard_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Checks a safetensors header against the file before MLX maps it: a truncated or garbled
-/// file must be an error, not a crash. Returns the header bytes (for the fingerprint).
+/// file must be an error, not a crash. MLX's reader takes each tensor's shape and offset on
+/// trust, so a tensor whose bytes do not match its shape and dtype (a 100-byte file that claims
+/// a terabyte tensor) is refused here. Returns the header bytes (for the fingerprint).
 pub fn validate_safetensors(path: &Path) -> Result<Vec<u8>> {
     let corrupt = |reason: String| EngineError::CorruptWeights { path: path.into(), reason };
     let mut file = File::open(path).map_err(|e| EngineError::io(path, e))?;
@@ -63,15 +65,60 @@ pub fn validate_safetensors(path: &Path) -> Result<Vec<u8>> {
     let mut header = vec![0u8; header_len as usize];
     file.read_exact(&mut header).map_err(|e| corrupt(e.to_string()))?;
     let json: serde_json::Value = serde_json::from_slice(&header).map_err(|e| corrupt(format!("header is not JSON ({e})")))?;
+    let tensors = json.as_object().ok_or_else(|| corrupt("the header is not a JSON object".into()))?;
     let data_len = size - 8 - header_len;
-    for (name, info) in json.as_object().into_iter().flatten().filter(|(k, _)| *k != "__metadata__") {
-        let end = info.get("data_offsets").and_then(|o| o.get(1)).and_then(|e| e.as_u64());
-        match end {
-            Some(end) if end <= data_len => {}
-            _ => return Err(corrupt(format!("tensor `{name}` lies past the end of the file (truncated download?)"))),
-        }
+    for (name, info) in tensors.iter().filter(|(k, _)| *k != "__metadata__") {
+        check_tensor_entry(info, data_len).map_err(|why| corrupt(format!("tensor `{name}`: {why}")))?;
     }
     Ok(header)
+}
+
+/// The bytes of one element of each safetensors dtype MLX reads.
+const SAFETENSORS_DTYPES: &[(&str, u64)] = &[
+    ("BOOL", 1),
+    ("U8", 1),
+    ("I8", 1),
+    ("F8_E4M3", 1),
+    ("F8_E5M2", 1),
+    ("U16", 2),
+    ("I16", 2),
+    ("F16", 2),
+    ("BF16", 2),
+    ("U32", 4),
+    ("I32", 4),
+    ("F32", 4),
+    ("U64", 8),
+    ("I64", 8),
+    ("F64", 8),
+    ("C64", 8),
+];
+
+/// One header entry, `{"dtype", "shape", "data_offsets": [start, end]}`: its bytes lie in the
+/// file's `data_len` bytes of data and are exactly what its shape and dtype take.
+fn check_tensor_entry(info: &serde_json::Value, data_len: u64) -> std::result::Result<(), String> {
+    let offsets = info.get("data_offsets").and_then(|o| o.as_array()).map(|o| o.iter().map(|v| v.as_u64()).collect::<Vec<_>>());
+    let (start, end) = match offsets.as_deref() {
+        Some(&[Some(start), Some(end)]) if start <= end && end <= data_len => (start, end),
+        _ => return Err("it lies past the end of the file (truncated download?)".into()),
+    };
+    let dtype = info.get("dtype").and_then(|d| d.as_str()).ok_or("it has no dtype")?;
+    let element_bytes = SAFETENSORS_DTYPES
+        .iter()
+        .find(|(name, _)| *name == dtype)
+        .map(|&(_, bytes)| bytes)
+        .ok_or_else(|| format!("its dtype `{dtype}` is not one this build reads"))?;
+    let shape = info.get("shape").and_then(|s| s.as_array()).ok_or("it has no shape")?;
+    let shown = &info["shape"];
+    let mut bytes = Some(element_bytes);
+    for dim in shape {
+        // MLX's dimensions are 32-bit.
+        let dim = dim.as_u64().filter(|&d| d <= i32::MAX as u64).ok_or_else(|| format!("its shape {shown} is not one MLX holds"))?;
+        bytes = bytes.and_then(|b| b.checked_mul(dim));
+    }
+    if bytes != Some(end - start) {
+        return Err(format!("its shape {shown} of {dtype} does not take the {} bytes it has", end - start));
+    }
+    Ok(())
 }
 
 pub struct Loaded {
@@ -122,4 +169,43 @@ fn text_model_name(name: String) -> String {
         return format!("model.{rest}");
     }
     name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::validate_safetensors;
+
+    fn safetensors(header: &str, data_len: usize) -> Vec<u8> {
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend(header.as_bytes());
+        bytes.extend(std::iter::repeat_n(0u8, data_len));
+        bytes
+    }
+
+    fn check(bytes: &[u8]) -> Result<Vec<u8>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.safetensors");
+        std::fs::write(&path, bytes).unwrap();
+        validate_safetensors(&path).map_err(|e| e.to_string())
+    }
+
+    /// MLX's reader takes a tensor's shape on trust: a tiny file whose header claims a huge
+    /// tensor (found by the safetensors_header fuzz target) must not reach it.
+    #[test]
+    fn a_header_whose_shapes_do_not_match_the_bytes_is_refused() {
+        let good = r#"{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"b":{"dtype":"BF16","shape":[],"data_offsets":[24,26]}}"#;
+        assert!(check(&safetensors(good, 26)).is_ok());
+        for (header, why) in [
+            (r#"{"a":{"dtype":"F32","shape":[1000000,1000000],"data_offsets":[0,24]}}"#, "does not take"),
+            (r#"{"a":{"dtype":"F32","shape":[4294967296,0],"data_offsets":[0,0]}}"#, "not one MLX holds"),
+            (r#"{"a":{"dtype":"F32","shape":[2,3],"data_offsets":[24,0]}}"#, "past the end"),
+            (r#"{"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,48]}}"#, "past the end"),
+            (r#"{"a":{"dtype":"Q4","shape":[2,3],"data_offsets":[0,24]}}"#, "dtype `Q4`"),
+            (r#"{"a":{"dtype":"F32","shape":"big","data_offsets":[0,24]}}"#, "no shape"),
+            (r#"[1, 2]"#, "not a JSON object"),
+        ] {
+            let error = check(&safetensors(header, 26)).unwrap_err();
+            assert!(error.contains(why), "{header}: {error}");
+        }
+    }
 }

@@ -37,7 +37,7 @@ impl CallFormat for Gemma4 {
     fn parse_calls<'a>(&self, body: &'a str, _tools: &[Value]) -> Option<(Vec<ParsedCall>, &'a str)> {
         let rest = body.trim().strip_prefix("call:")?;
         let brace = rest.find('{')?;
-        let mut reader = GemmaReader { text: &rest[brace..] };
+        let mut reader = GemmaReader { text: &rest[brace..], depth: 0 };
         let arguments = reader.value()?;
         reader.text.trim().is_empty().then_some(())?;
         whole(call(&rest[..brace], arguments))
@@ -52,13 +52,30 @@ impl CallFormat for Gemma4 {
     }
 }
 
+/// How deep objects and lists may nest in a call's arguments: serde_json's own limit. Each level
+/// is a call, and a reply is the model's to write (`[[[[…` a hundred thousand deep ran the
+/// stack out).
+const MAX_DEPTH: usize = 128;
+
 /// Gemma 4's argument notation: JSON-like, with bare keys and strings between `<|"|>`.
 struct GemmaReader<'a> {
     text: &'a str,
+    /// The objects and lists the reader is in.
+    depth: usize,
 }
 
 impl GemmaReader<'_> {
     fn value(&mut self) -> Option<Value> {
+        if self.depth >= MAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        let value = self.value_here();
+        self.depth -= 1;
+        value
+    }
+
+    fn value_here(&mut self) -> Option<Value> {
         self.skip_space();
         if let Some(rest) = self.text.strip_prefix(STRING) {
             let end = rest.find(STRING)?;
@@ -370,6 +387,26 @@ mod tests {
     };
     use super::STRING;
     use crate::text::{ReplyPart, ToolSyntax};
+
+    /// Arguments nested a hundred thousand deep are not a call, and not a stack overflow (each
+    /// level was a call of the reader; seen reading the parser for the reply_parser fuzz target).
+    #[test]
+    fn deeply_nested_arguments_are_no_call() {
+        let gemma = format("<|tool_call><|channel>");
+        let reply = format!("<|tool_call>call:get_weather{{city:{}<tool_call|>", "[".repeat(100_000));
+        let parts = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                let mut parser = crate::text::ReplyParser::new(gemma, false, tools());
+                let mut parts = parser.push(&reply);
+                parts.extend(parser.finish());
+                parts
+            })
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        assert!(parts.iter().all(|p| !matches!(p, ReplyPart::ToolCall(_))), "{parts:?}");
+    }
 
     #[test]
     fn gemma4_calls_parse() {
