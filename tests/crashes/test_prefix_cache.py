@@ -80,6 +80,34 @@ class Run:
         return code
 
 
+def partials(cache: pathlib.Path) -> bool:
+    for folder in (cache, cache / "blocks"):
+        try:
+            with os.scandir(folder) as entries:
+                if any(".partial." in entry.name for entry in entries):
+                    return True
+        except FileNotFoundError:
+            pass
+    return False
+
+
+def first_temporary(cache: pathlib.Path, proc: subprocess.Popen) -> float | None:
+    """When a temporary file (`*.partial.*`, an entry's or a block's) first shows in the
+    folder, polled every half millisecond until the process exits; None if none did."""
+    while proc.poll() is None:
+        if partials(cache):
+            return time.monotonic()
+        time.sleep(0.0005)
+    return None
+
+
+def temporaries_gone(cache: pathlib.Path, proc: subprocess.Popen) -> float:
+    """When the temporary files are gone (the last renamed into place), or the process ended."""
+    while proc.poll() is None and partials(cache):
+        time.sleep(0.0005)
+    return time.monotonic()
+
+
 def inspect(cache: pathlib.Path) -> dict:
     """What the folder holds: whole entries, entries whose data does not match their manifest
     (a rewrite killed between its renames: the next load must drop them), data without a
@@ -138,26 +166,37 @@ class PrefixCacheKilledWhileWriting(unittest.TestCase):
 
     def test_killed_at_random_points_of_its_writes(self):
         cold = [self.run_to_end(p, None).reply() for p in PROMPTS]
-        # How long the write at exit takes (the reply is printed, then the cache is written).
-        first = self.run_to_end(PROMPTS[0], self.cache)
-        self.assertEqual(first.reply(), cold[0])
+        # How long the write at exit takes (the reply is printed, then the cache is written):
+        # from the reply to the exit, and from the first temporary file to the exit.
+        first = Run(self.home, PROMPTS[1], self.cache)
+        self.assertTrue(first.replied.wait(300), first.stderr)
+        writing = first_temporary(self.cache, first.proc)
+        self.assertIsNotNone(writing, "no temporary file was seen while the cache was written")
+        write_time = max(0.002, temporaries_gone(self.cache, first.proc) - writing) * 1.2
+        self.assertEqual(first.wait(), 0, first.stderr[-3000:])
+        self.assertEqual(first.reply(), cold[1])
         whole_run = time.monotonic() - first.started
         write_window = max(0.05, (time.monotonic() - first.replied_at) * 1.3)
 
         random = rng(KIND)
-        report = {"whole": 0, "torn": 0, "orphans": 0, "temporaries": 0, "in the write": 0, "anywhere": 0,
-                  "replies checked": 0}
+        report = {"whole": 0, "torn": 0, "orphans": 0, "temporaries": 0, "in the write": 0, "after the reply": 0,
+                  "anywhere": 0, "replies checked": 0}
         previous_kill = None
         for k in range(KILLS):
             which = random.randrange(len(PROMPTS))
             run = Run(self.home, PROMPTS[which], self.cache)
-            in_write = random.random() < 0.75
-            if in_write:
-                self.assertTrue(run.replied.wait(300), f"no reply (kill {k}): {run.stderr[-3000:]}")
-                time.sleep(random.uniform(0, write_window))
-            else:
+            # Half once its first temporary file shows (the write under way), the rest from its
+            # reply to its exit or anywhere in the run.
+            mode = random.choices(["in the write", "after the reply", "anywhere"], [0.5, 0.3, 0.2])[0]
+            if mode == "anywhere":
                 time.sleep(random.uniform(0, whole_run))
-            report["in the write" if in_write else "anywhere"] += 1
+            else:
+                self.assertTrue(run.replied.wait(300), f"no reply (kill {k}): {run.stderr[-3000:]}")
+                if mode == "in the write" and first_temporary(self.cache, run.proc) is not None:
+                    time.sleep(random.uniform(0, write_time))
+                else:
+                    time.sleep(random.uniform(0, write_window))
+            report[mode] += 1
             run.kill()
             # This run was the relaunch after the previous kill: it started, and its reply, if
             # it got that far, is the cold one.
@@ -182,9 +221,21 @@ class PrefixCacheKilledWhileWriting(unittest.TestCase):
         survived(KIND)
         found = inspect(self.cache)
         self.assertEqual((found["problems"], found["torn"], found["orphans"], found["temporaries"]), ([], 0, 0, 0), found)
-        print(f"\n{KIND}: {KILLS} kills ({report['in the write']} in the write, {report['anywhere']} anywhere); "
+
+        # What a torn write would leave, made on purpose: a byte flipped in every entry's data.
+        # The next run says so in its log, drops the entry, and answers as without the cache.
+        for data in self.cache.glob("*.safetensors"):
+            raw = bytearray(data.read_bytes())
+            raw[len(raw) // 2] ^= 0xFF
+            data.write_bytes(bytes(raw))
+        run = self.run_to_end(PROMPTS[0], self.cache)
+        self.assertEqual(run.reply(), cold[0])
+        self.assertIn("does not match its checksum", run.stderr)
+        print(f"\n{KIND}: {KILLS} kills ({report['in the write']} once a temporary file showed, "
+              f"{report['after the reply']} between the reply and the exit, {report['anywhere']} anywhere); "
               f"seen after the kills: {report['whole']} whole entries, {report['torn']} torn, {report['orphans']} orphan "
-              f"files, {report['temporaries']} temporaries; {report['replies checked']} replies checked", flush=True)
+              f"files, {report['temporaries']} temporaries; {report['replies checked']} replies checked; "
+              f"the write took {write_time / 1.2 * 1e3:.0f} ms, the reply to the exit {write_window / 1.3 * 1e3:.0f} ms", flush=True)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ bytes (sha256 of every file against the mirror's), leaving no partial file.
 Needs the debug `confab` (CONFAB_BIN overrides). Nothing here reaches anything but 127.0.0.1."""
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
@@ -44,7 +45,7 @@ class PullKilledAtRandomPoints(unittest.TestCase):
         self.files[EXTRA] = random_module.Random(7).randbytes(EXTRA_BYTES)
         self.mirror = Mirror({REPO: self.files}).__enter__()
         self.addCleanup(self.mirror.__exit__, None, None, None)
-        self.mirror.delay = 0.01  # between 64 KiB chunks: about a second for the pull
+        self.mirror.delay = 0.02  # between 64 KiB chunks: the weights take about a second
 
     def start(self, cache: pathlib.Path) -> subprocess.Popen:
         env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
@@ -73,6 +74,30 @@ class PullKilledAtRandomPoints(unittest.TestCase):
         if ref.exists():
             self.assertEqual(ref.read_text(), Mirror.commit(self.files), f"{what}: refs/main")
 
+    @staticmethod
+    def after(proc: subprocess.Popen, path: pathlib.Path) -> float:
+        """Waits (polling every millisecond) until `path` exists or the process exits."""
+        while proc.poll() is None and not path.exists():
+            time.sleep(0.001)
+        return 0
+
+    def phase(self, cache: pathlib.Path) -> str:
+        """Where the killed pull was, by what it left."""
+        repo = self.repo_dir(cache)
+        if (repo / "refs" / "main").exists():
+            return "after the ref"
+        partial = next(repo.glob("blobs/*.incomplete"), None)
+        if partial is not None:
+            names = {hashlib.sha256(d).hexdigest(): n for n, d in self.files.items() if n.endswith(".safetensors")}
+            names.update({git_blob_id(d): n for n, d in self.files.items()})
+            return f"mid-file ({names.get(partial.name.removesuffix('.incomplete'), '?')})"
+        blobs = [b for b in repo.glob("blobs/*")]
+        if not blobs:
+            return "before a file"
+        if len(blobs) < len(self.files) - 1:  # the README is not pulled
+            return "between files"
+        return "before the ref"
+
     def check_complete(self, cache: pathlib.Path, out: str) -> None:
         result = json.loads(out)
         snapshot = pathlib.Path(result["model_path"])
@@ -96,6 +121,8 @@ class PullKilledAtRandomPoints(unittest.TestCase):
         needed = sum(self.mirror.served.values()) / 2
 
         random = rng(KIND)
+        last_weights = hashlib.sha256(self.files["model.safetensors"]).hexdigest()  # the last weights pulled
+        where = collections.Counter()
         rounds, kills, served_before = 0, 0, sum(self.mirror.served.values())
         while kills < KILLS:
             rounds += 1
@@ -104,8 +131,13 @@ class PullKilledAtRandomPoints(unittest.TestCase):
             while True:
                 proc = self.start(cache)
                 try:
-                    # The round's last pull (once the kills are spent) runs to its end.
-                    limit = random.uniform(0, whole_pull * 1.1) if kills < KILLS else 120
+                    # The round's last pull (once the kills are spent) runs to its end. A third of
+                    # the kills come just after the last weights are renamed into place (their link, the
+                    # other files, the ref: the end of a pull is short), the rest anywhere.
+                    if kills < KILLS and random.random() < 1 / 3:
+                        limit = self.after(proc, self.repo_dir(cache) / "blobs" / last_weights) + random.uniform(0, 0.05)
+                    else:
+                        limit = random.uniform(0, whole_pull * 1.1) if kills < KILLS else 120
                     out, err = proc.communicate(timeout=limit)
                 except subprocess.TimeoutExpired:
                     proc.send_signal(signal.SIGKILL)
@@ -114,6 +146,7 @@ class PullKilledAtRandomPoints(unittest.TestCase):
                     round_kills += 1
                     killed(KIND, survived=False)
                     self.check_nothing_torn_looks_whole(cache, f"round {rounds}, kill {kills}")
+                    where[self.phase(cache)] += 1
                     continue
                 # Finished: the relaunch after the round's kills went on from what they left.
                 self.assertEqual(proc.returncode, 0, f"round {rounds}: the pull after a kill failed\n{err}")
@@ -123,7 +156,8 @@ class PullKilledAtRandomPoints(unittest.TestCase):
                 break
         served = sum(self.mirror.served.values()) - served_before
         print(f"\n{KIND}: {kills} kills over {rounds} rounds (each ended by a complete, verified pull); "
-              f"{served / (needed * rounds):.2f}x the repository's bytes fetched per round", flush=True)
+              f"{served / (needed * rounds):.2f}x the repository's bytes fetched per round; killed "
+              + ", ".join(f"{n} {phase}" for phase, n in where.most_common()), flush=True)
 
 
 if __name__ == "__main__":
