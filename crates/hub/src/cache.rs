@@ -91,11 +91,17 @@ impl RepoCache {
         Ok(target)
     }
 
-    /// Written when every file of the snapshot is in place.
+    /// Written when every file of the snapshot is in place; through a temporary file renamed
+    /// over it, so a pull killed while writing leaves the old ref or the new, never an empty one.
     pub fn write_ref(&self, revision: &str, commit: &str) -> Result<()> {
         let path = self.root.join("refs").join(revision);
         std::fs::create_dir_all(path.parent().unwrap_or(&self.root)).map_err(|e| HubError::io(&path, e))?;
-        std::fs::write(&path, commit).map_err(|e| HubError::io(&path, e))
+        let temporary = path.with_file_name(format!(".ref.{}.tmp", std::process::id()));
+        let written = std::fs::write(&temporary, commit).and_then(|()| std::fs::rename(&temporary, &path));
+        written.map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            HubError::io(&path, e)
+        })
     }
 }
 
@@ -131,6 +137,17 @@ fn statvfs_available(_: &Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ref_is_replaced_whole_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = RepoCache::new(dir.path(), "owner/name");
+        repo.write_ref("main", "c0ffee").unwrap();
+        repo.write_ref("main", "beef").unwrap();
+        assert_eq!(std::fs::read_to_string(repo.root.join("refs/main")).unwrap(), "beef");
+        let names: Vec<_> = std::fs::read_dir(repo.root.join("refs")).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, ["main"]);
+    }
 
     #[test]
     fn layout_matches_huggingface_hub() {

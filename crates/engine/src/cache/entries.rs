@@ -61,6 +61,7 @@ impl<M: Manifest> EntryDir<M> {
     pub fn open(dir: PathBuf, budget: u64, label: &'static str) -> Self {
         let _ = std::fs::create_dir_all(&dir);
         let mut index = vec![];
+        let mut data_files = vec![];
         for path in std::fs::read_dir(&dir).into_iter().flatten().flatten().map(|e| e.path()) {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
             if name.contains(".partial.") {
@@ -68,6 +69,9 @@ impl<M: Manifest> EntryDir<M> {
                 continue;
             }
             let Some(id) = name.strip_suffix(".json") else {
+                if let Some(id) = name.strip_suffix(".safetensors") {
+                    data_files.push(id.to_string());
+                }
                 continue;
             };
             let id = id.to_string();
@@ -82,6 +86,13 @@ impl<M: Manifest> EntryDir<M> {
                     remove_files(&dir, &id);
                 }
             }
+        }
+        // Data without its manifest: a write killed between its two renames, or a removal
+        // killed between its two deletions. Never read (the manifest is what makes an entry),
+        // but it would hold its bytes outside the budget for good.
+        for id in data_files.iter().filter(|id| !index.iter().any(|e: &Indexed<M>| &e.id == *id)) {
+            warn(label, format!("removing {id}.safetensors, which has no manifest"));
+            let _ = std::fs::remove_file(dir.join(format!("{id}.safetensors")));
         }
         Self { dir, budget, label, index }
     }
@@ -196,4 +207,82 @@ fn remove_files(dir: &Path, id: &str) {
 /// Marks the manifest as used now (its mtime orders the LRU across restarts).
 fn touch(path: &Path) -> std::io::Result<()> {
     std::fs::File::options().append(true).open(path)?.set_modified(SystemTime::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct TestManifest {
+        #[serde(flatten)]
+        seal: Seal,
+    }
+
+    impl Manifest for TestManifest {
+        fn current(&self) -> bool {
+            true
+        }
+
+        fn seal(&self) -> &Seal {
+            &self.seal
+        }
+    }
+
+    fn store(dir: &mut EntryDir<TestManifest>, id: &str, value: f32) {
+        let array = Array::from_slice(&[value; 64], &[64]);
+        dir.store(id, &[("x".into(), &array)], |seal| TestManifest { seal });
+    }
+
+    fn load(dir: &mut EntryDir<TestManifest>, id: &str) -> Option<f32> {
+        dir.load(id, |_, mut arrays| Ok(arrays.remove("x").ok_or("no x")?.as_slice::<f32>()[0]))
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
+    /// What a write or a removal killed at each step leaves: the next open keeps the whole
+    /// entries, and removes the rest (no file outside the budget for good).
+    #[test]
+    fn what_a_killed_write_leaves_is_removed_at_the_next_open() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut dir = EntryDir::<TestManifest>::open(tmp.path().to_path_buf(), u64::MAX, "test");
+        store(&mut dir, "whole", 1.0);
+        store(&mut dir, "renamed", 2.0);
+        drop(dir);
+        // Killed before its renames: both temporaries.
+        std::fs::write(tmp.path().join("early.partial.safetensors"), b"half").unwrap();
+        std::fs::write(tmp.path().join("early.partial.json"), b"{").unwrap();
+        // Killed between the renames: the data in place, its manifest still temporary.
+        std::fs::remove_file(tmp.path().join("renamed.json")).unwrap();
+        std::fs::write(tmp.path().join("renamed.partial.json"), b"{\"checksum\":").unwrap();
+
+        let mut dir = EntryDir::<TestManifest>::open(tmp.path().to_path_buf(), u64::MAX, "test");
+        assert_eq!(names(tmp.path()), ["whole.json", "whole.safetensors"]);
+        assert_eq!(load(&mut dir, "whole"), Some(1.0));
+        assert_eq!(load(&mut dir, "renamed"), None);
+    }
+
+    /// An entry rewritten under the same id, killed between its renames: the new data beside
+    /// the old manifest does not match its seal, so it is dropped, not read as whole.
+    #[test]
+    fn new_data_under_an_old_manifest_is_dropped_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut dir = EntryDir::<TestManifest>::open(tmp.path().to_path_buf(), u64::MAX, "test");
+        store(&mut dir, "entry", 1.0);
+        let old_manifest = std::fs::read(tmp.path().join("entry.json")).unwrap();
+        store(&mut dir, "entry", 2.0);
+        std::fs::write(tmp.path().join("entry.json"), old_manifest).unwrap();
+        drop(dir);
+
+        let mut dir = EntryDir::<TestManifest>::open(tmp.path().to_path_buf(), u64::MAX, "test");
+        assert!(dir.contains("entry"));
+        assert_eq!(load(&mut dir, "entry"), None);
+        assert!(dir.is_empty());
+        assert!(names(tmp.path()).is_empty(), "{:?}", names(tmp.path()));
+    }
 }
