@@ -115,6 +115,16 @@ limits! {
     /// Word's deepest (tables in tables) are a few dozen levels; more is a crafted file.
     DOCUMENT_XML_DEPTH = "document.xml_depth", 1_000, Levels, "nesting of elements in a DOCX's XML";
 
+    // Chat templates (crates/engine): a model's template is a stranger's program.
+    /// minijinja's fuel: about one unit per instruction and per 64 bytes made, so it bounds time
+    /// and memory; the hungriest real template (Gemma 4's) takes ~250,000 for a 200-message chat
+    /// with tools.
+    TEMPLATE_STEPS = "template.steps", 2_000_000, Steps, "work one render of a chat template may do (minijinja fuel)";
+    /// minijinja's own default; real templates nest a few dozen deep.
+    TEMPLATE_DEPTH = "template.depth", 500, Levels, "nesting of blocks, loops and macro calls in one render";
+    /// Far more than any context window holds (some 16 million tokens).
+    TEMPLATE_OUTPUT_BYTES = "template.output_bytes", 64 << 20, Bytes, "one rendered prompt";
+
     // The API server (crates/server).
     /// Large enough for a few base64 images or a long agent history.
     SERVER_BODY_BYTES = "server.body_bytes", 25 << 20, Bytes, "one HTTP request body (confab serve --body-limit-mb)";

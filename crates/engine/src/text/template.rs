@@ -30,12 +30,12 @@ const NAME: &str = "chat_template";
 /// hungriest real template (Gemma 4's) takes about 250 000 units for a 200-message chat of 400 KB
 /// with tools (`real_templates_render_well_within_the_limits`), and grows with the text: this is
 /// room for some 3 MB of conversation, and a runaway template stops within a second or so.
-pub const TEMPLATE_FUEL: u64 = 2_000_000;
+pub const TEMPLATE_FUEL: u64 = confab_limits::TEMPLATE_STEPS.value;
 
 /// The deepest nesting of blocks, loops and macro calls a render may reach (minijinja counts a
 /// macro call as several levels). minijinja's own default and the most it allows without growing
 /// the stack; the real templates nest a few dozen deep.
-pub const TEMPLATE_RECURSION_LIMIT: usize = 500;
+pub const TEMPLATE_RECURSION_LIMIT: usize = confab_limits::TEMPLATE_DEPTH.as_usize();
 
 /// The stack a render runs on (a thread of its own). minijinja walks nested values recursively,
 /// dropping them too: a template can nest a list in a list at about one unit of fuel a level, and
@@ -46,7 +46,7 @@ pub const TEMPLATE_STACK_BYTES: usize = 1 << 30;
 
 /// The most bytes a rendered prompt may have: far more than any model's context window holds
 /// (64 MiB is some 16 million tokens), so only a runaway template reaches it.
-pub const TEMPLATE_OUTPUT_LIMIT: usize = 64 << 20;
+pub const TEMPLATE_OUTPUT_LIMIT: usize = confab_limits::TEMPLATE_OUTPUT_BYTES.as_usize();
 
 /// One turn of a conversation, as templates see it: `message.role`, `message.content`, and
 /// the fields transformers passes for tools and reasoning when they are set.
@@ -361,7 +361,7 @@ impl ChatTemplate {
                 Ok(captured) => captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed),
                 Err(_) if output.full => {
                     return Err(EngineError::Template(format!(
-                        "the model's chat template wrote past its limit of {TEMPLATE_OUTPUT_LIMIT} bytes (a template that never ends?)"
+                        "the model's chat template wrote past its limit of {TEMPLATE_OUTPUT_LIMIT} bytes ({}; a template that never ends?)", confab_limits::TEMPLATE_OUTPUT_BYTES.name
                     )))
                 }
                 Err(error) => return Err(render_error(error)),
@@ -451,12 +451,12 @@ fn render_error(error: Error) -> EngineError {
     }
     if error.kind() == ErrorKind::OutOfFuel {
         return EngineError::Template(format!(
-            "the model's chat template ran past its limit of {TEMPLATE_FUEL} steps (a template that never ends?)"
+            "the model's chat template ran past its limit of {TEMPLATE_FUEL} steps ({}; a template that never ends?)", confab_limits::TEMPLATE_STEPS.name
         ));
     }
     if error.kind() == ErrorKind::InvalidOperation && error.detail() == Some("recursion limit exceeded") {
         return EngineError::Template(format!(
-            "the model's chat template nested deeper than its limit of {TEMPLATE_RECURSION_LIMIT} levels (a macro that calls itself for ever?)"
+            "the model's chat template nested deeper than its limit of {TEMPLATE_RECURSION_LIMIT} levels ({}; a macro that calls itself for ever?)", confab_limits::TEMPLATE_DEPTH.name
         ));
     }
     EngineError::Template(format!("rendering failed: {error}"))
