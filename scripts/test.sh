@@ -43,6 +43,13 @@ echo "== end to end (the built app under Xvfb, through WebDriver)"
 # the UI `make test` built first: building it again here would pick other dependency features.
 CONFAB_E2E_SETUP=0 CONFAB_E2E_BUILD=0 scripts/e2e.sh
 
+echo "== crashes: kill -9 while data is written (tests/crashes)"
+# A prefix-cache disk write (confab generate), a pull from the loopback hub mirror, and the app's
+# store (a reply, a tool round, a document index, a settings save) killed at random moments (the
+# seed is printed; CONFAB_CRASH_SEED repeats it, CONFAB_CRASH_KILLS sets the count); relaunched,
+# nothing saved is lost or read half-written (about two minutes).
+xvfb-run -a "${CONFAB_DEPS_DIR:-.deps}/e2e/venv/bin/python" -m unittest discover -s tests/crashes -v
+
 echo "== confab doctor"
 # Built by the tests above (same features, so no rebuild).
 target/debug/confab doctor
