@@ -235,7 +235,9 @@ fn codecs_registry() -> &'static codecs::CodecRegistry {
     symphonia::default::get_codecs()
 }
 
-fn open(file: &str, source: Box<dyn SymphoniaSource>) -> Result<Box<dyn FormatReader>> {
+fn open(file: &str, mut source: Box<dyn SymphoniaSource>) -> Result<Box<dyn FormatReader>> {
+    // A lying MP4 sample table would make symphonia's reader abort the process.
+    crate::video::check_sample_tables(file, source.as_mut())?;
     let stream = MediaSourceStream::new(source, Default::default());
     let mut hint = Hint::new();
     if let Some(extension) = Path::new(file).extension().and_then(|e| e.to_str()) {

@@ -12,7 +12,7 @@ mod crafted;
 
 use confab_media::MediaProblem;
 use confab_media::{self as media, decode_audio, decode_image, MediaError, MediaKind, MediaLimits, RgbImage};
-use crafted::{huge_png_header, wav_header, write};
+use crafted::{huge_png_header, m4a_with_lying_stsc, mp4_box, wav_header, write};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media").join(name)
@@ -337,4 +337,43 @@ fn content_hash_is_sha256_hex_of_the_bytes() {
     assert_eq!(hash, media::content_hash(&std::fs::read(&path).unwrap()));
     assert_eq!(hash.len(), 64);
     assert!(hash.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+}
+
+/// symphonia's MP4 reader allocates a sample table's entries from its count before reading
+/// them; a count the box cannot hold is refused first, on every path into that reader: probe,
+/// decode from a file and from bytes, an MP4 after leading junk (symphonia looks for `ftyp`
+/// anywhere in the first MiB) and a `moov` cut off by the end of the file.
+#[test]
+fn an_m4a_whose_sample_table_counts_more_than_it_holds_is_refused_as_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = MediaLimits::default();
+    let lying = m4a_with_lying_stsc();
+    let after_junk = [&b"junk before the movie"[..], &lying].concat();
+    let mut cut = lying.clone();
+    let moov = cut.windows(4).position(|w| w == b"moov").unwrap() - 4;
+    cut[moov..moov + 4].copy_from_slice(&1000u32.to_be_bytes());
+    let uniform_then_listed = {
+        // A uniform size needs no table; a listed one needs 4 bytes a sample.
+        let stsz = |size: u32| mp4_box(b"stsz", &[[0; 4], size.to_be_bytes(), 1_000_000u32.to_be_bytes()].concat());
+        let file = |size| [mp4_box(b"ftyp", b"M4A \0\0\0\0"), mp4_box(b"moov", &mp4_box(b"stbl", &stsz(size)))].concat();
+        (file(4), file(0))
+    };
+    let expected = "the file is damaged or incomplete ('stsc' says 4294967295 entries and holds fewer)";
+    for (name, bytes) in [("lying.m4a", &lying), ("after_junk.m4a", &after_junk), ("cut.m4a", &cut)] {
+        let path = write(dir.path(), name, bytes);
+        for result in [
+            decode_audio(&path, 16_000, &limits).map(|_| ()),
+            media::decode_audio_bytes(name, bytes.clone(), 16_000, &limits).map(|_| ()),
+            media::probe(&path, &limits).map(|_| ()),
+        ] {
+            let got = problem(result, name);
+            // Probing a movie reads its video track first, and that reader finds the cut.
+            let detail = if got.to_string().contains("(moov) is cut short") { "the file is damaged" } else { expected };
+            assert!(got.to_string().starts_with(detail), "{name}: {got}");
+        }
+    }
+    let listed = problem(media::decode_audio_bytes("listed.m4a", uniform_then_listed.1, 16_000, &limits), "listed.m4a");
+    assert!(listed.to_string().contains("'stsz' says 1000000 entries and holds fewer"), "{listed}");
+    let uniform = problem(media::decode_audio_bytes("uniform.m4a", uniform_then_listed.0, 16_000, &limits), "uniform.m4a");
+    assert!(!uniform.to_string().contains("'stsz'"), "{uniform}");
 }

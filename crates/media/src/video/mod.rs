@@ -29,6 +29,8 @@ mod track;
 mod videotoolbox;
 mod yuv;
 
+pub(crate) use mp4::check_sample_tables;
+
 use std::io::{Read, Seek, SeekFrom};
 
 use ::image::metadata::Orientation;

@@ -8,6 +8,7 @@
 //! presented frame. That is what an encoder's one-edit list (shifting B-frame delay away)
 //! amounts to, and it is how FFmpeg reports the files phones and screen recorders write.
 
+use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom};
 
 use image::metadata::Orientation;
@@ -554,6 +555,84 @@ impl<'a> SampleTables<'a> {
         }
         Ok(samples)
     }
+}
+
+/// How far symphonia's probe looks for a format's marker (`ftyp` for MP4).
+const SYMPHONIA_SEARCH_LIMIT: u64 = 1 << 20;
+/// moov/trak/mdia/minf/stbl is the deepest a sample table sits; deeper nesting is not walked.
+const MAX_CONTAINER_DEPTH: usize = 8;
+
+/// symphonia's MP4 reader sizes each sample table from the count in it before reading it
+/// (`Vec::with_capacity`), so a 16-byte `stsc` that counts 4 billion entries aborts the process:
+/// no `catch_unwind` stops a failed allocation. This refuses, as damaged, a file whose `stsc`,
+/// `stts`, `ctts`, `stco`, `co64`, `stss` or `stsz` (in any `moov` or `moof` tree) counts more
+/// entries than it holds, before symphonia reads it. symphonia reads an MP4 from the first
+/// `ftyp` it finds in the first MiB, so a walk starts at each one; each top-level box is walked
+/// once. The source is left where it was.
+pub(crate) fn check_sample_tables<R: Read + Seek + ?Sized>(file: &str, source: &mut R) -> Result<()> {
+    let io = |e| unreadable(file, e);
+    let start = source.stream_position().map_err(io)?;
+    let end = source.seek(SeekFrom::End(0)).map_err(io)?;
+    source.seek(SeekFrom::Start(start)).map_err(io)?;
+    let mut head = Vec::new();
+    (&mut *source).take(SYMPHONIA_SEARCH_LIMIT + 4).read_to_end(&mut head).map_err(io)?;
+    let mut walked = HashSet::new();
+    let markers = head.windows(4).enumerate().filter(|(_, w)| w == b"ftyp").map(|(i, _)| i);
+    for marker in markers.filter_map(|i| i.checked_sub(4)) {
+        let mut at = start + marker as u64;
+        while at.saturating_add(8) <= end && walked.insert(at) {
+            let mut header = [0u8; 16];
+            let take = (end - at).min(16) as usize;
+            source.seek(SeekFrom::Start(at)).map_err(io)?;
+            source.read_exact(&mut header[..take]).map_err(io)?;
+            let (size, header_len) = match be32(&header, 0).unwrap() {
+                0 => (end - at, 8),
+                1 if take == 16 => (be64(&header, 8).unwrap(), 16),
+                1 => break,
+                n => (n as u64, 8),
+            };
+            if size < header_len {
+                break; // symphonia stops here too
+            }
+            if matches!(&header[4..8], b"moov" | b"moof") {
+                // A box cut off by the end of the file is read as far as it goes, as symphonia does.
+                let payload_len = size.min(end - at) - header_len;
+                let mut payload = vec![0u8; payload_len as usize];
+                source.seek(SeekFrom::Start(at + header_len)).map_err(io)?;
+                source.read_exact(&mut payload[..]).map_err(io)?;
+                check_tables_in(&payload, 0).map_err(|d| corrupt(file, d))?;
+            }
+            at = at.saturating_add(size);
+        }
+    }
+    source.seek(SeekFrom::Start(start)).map_err(io)?;
+    Ok(())
+}
+
+/// `check_sample_tables` for the boxes in a container's payload.
+fn check_tables_in(boxes: &[u8], depth: usize) -> Result<(), String> {
+    for item in Boxes::new(boxes) {
+        let (kind, body) = item?;
+        // (where the entry count is, bytes per entry)
+        let (count_at, entry_size) = match &kind {
+            b"moov" | b"trak" | b"mdia" | b"minf" | b"stbl" | b"moof" | b"traf" | b"mvex" | b"edts" => {
+                if depth < MAX_CONTAINER_DEPTH {
+                    check_tables_in(body, depth + 1)?;
+                }
+                continue;
+            }
+            b"stsc" => (4, 12),
+            b"stts" | b"ctts" | b"co64" => (4, 8),
+            b"stco" | b"stss" => (4, 4),
+            // A sample size of 0 means each sample's size is listed.
+            b"stsz" => (8, if be32(body, 4) == Some(0) { 4 } else { 0 }),
+            _ => continue,
+        };
+        let name = fourcc(&kind);
+        let count = be32(body, count_at).ok_or_else(|| format!("'{name}' is cut short"))?;
+        table(body, count_at + 4, count, entry_size, &name)?;
+    }
+    Ok(())
 }
 
 /// A full box's entries after its version/flags and entry count, checked to be there.

@@ -58,3 +58,20 @@ pub fn wav_header(rate: u32, channels: u16, frames: u32) -> Vec<u8> {
     w.extend(data.to_le_bytes());
     w
 }
+
+/// An MP4 box: its size, type and payload.
+pub fn mp4_box(kind: &[u8; 4], payload: &[u8]) -> Vec<u8> {
+    let mut out = ((payload.len() + 8) as u32).to_be_bytes().to_vec();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The smallest M4A whose sample table lies: an `stsc` of 8 bytes that counts 4 billion
+/// entries (symphonia's reader would ask for 51 GB up front for it).
+pub fn m4a_with_lying_stsc() -> Vec<u8> {
+    let stsc = mp4_box(b"stsc", &[0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF]);
+    let stbl = mp4_box(b"stbl", &stsc);
+    let trak = mp4_box(b"trak", &mp4_box(b"mdia", &mp4_box(b"minf", &stbl)));
+    [mp4_box(b"ftyp", b"M4A \0\0\0\0M4A isom"), mp4_box(b"moov", &trak)].concat()
+}
