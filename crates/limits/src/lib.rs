@@ -115,6 +115,10 @@ limits! {
     /// Word's deepest (tables in tables) are a few dozen levels; more is a crafted file.
     DOCUMENT_XML_DEPTH = "document.xml_depth", 1_000, Levels, "nesting of elements in a DOCX's XML";
 
+    // Model files (crates/engine).
+    /// The deepest models made have under 200 layers.
+    MODEL_LAYERS = "model.layers", 4_096, Items, "layers a model's config may claim (num_hidden_layers)";
+
     // Chat templates (crates/engine): a model's template is a stranger's program.
     /// minijinja's fuel: about one unit per instruction and per 64 bytes made, so it bounds time
     /// and memory; the hungriest real template (Gemma 4's) takes ~250,000 for a 200-message chat

@@ -289,6 +289,13 @@ impl TextConfig {
         let hidden_size = k.require("hidden_size")?;
         let num_heads = k.require("num_attention_heads")?;
         let num_layers = k.require("num_hidden_layers")?;
+        // Checked before anything is made per layer: a stranger's config can claim 2^62 layers.
+        if num_layers as u64 > confab_limits::MODEL_LAYERS.value {
+            return Err(EngineError::ModelFormat {
+                path: path.into(),
+                reason: format!("config.json's num_hidden_layers is {num_layers}, over the limit {}", confab_limits::MODEL_LAYERS),
+            });
+        }
 
         // v5 nests RoPE under rope_parameters, per layer type where they differ; v4 keeps flat keys.
         let (rope, rope_local, query_position_scale) = match k.get("rope_parameters") {
@@ -443,6 +450,15 @@ mod tests {
         });
         root.as_object_mut().unwrap().extend(text.as_object().unwrap().clone());
         TextConfig::from_hf_json(&root, Path::new("config.json"), |_| ConfigDefaults::default())
+    }
+
+    /// Found by fuzzing the model folder: a config claiming 2^62 layers asked for that many
+    /// layer kinds and aborted the process.
+    #[test]
+    fn a_config_claiming_absurdly_many_layers_is_refused_naming_the_limit() {
+        let error = parse(serde_json::json!({"num_hidden_layers": 1u64 << 62})).expect_err("too many layers").to_string();
+        assert!(error.contains("model.layers (4,096 items)"), "{error}");
+        parse(serde_json::json!({"num_hidden_layers": 4096})).unwrap();
     }
 
     #[test]
