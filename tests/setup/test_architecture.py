@@ -11,14 +11,16 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 FLOORS = {
     "confab-app": 3, "confab-server": 3, "confab-cli": 3,
+    # The fuzz targets drive every floor's parsers, the server's as a front door does.
+    "confab-fuzz": 3,
     "confab-turn": 2,
     "confab-engine": 1,
     # Leaves: they decode, read, keep and fetch; none knows a model runs.
     "confab-media": 0, "confab-documents": 0, "confab-store": 0, "confab-hub": 0, "confab-remote": 0,
-    "confab-mcp": 0, "confab-secrets": 0, "confab-paths": 0, "confab-log": 0,
+    "confab-mcp": 0, "confab-secrets": 0, "confab-paths": 0, "confab-log": 0, "confab-limits": 0,
 }
 # Front doors that may stand on another: the app and the CLI start the server.
-ALLOWED_SIDEWAYS = {("confab-app", "confab-server"), ("confab-cli", "confab-server")}
+ALLOWED_SIDEWAYS = {("confab-app", "confab-server"), ("confab-cli", "confab-server"), ("confab-fuzz", "confab-server")}
 
 ABOVE_THE_ENGINE = ["src-tauri/src", "crates/server/src", "crates/cli/src", "crates/turn/src"]
 
