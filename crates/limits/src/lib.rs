@@ -30,6 +30,7 @@ pub enum Unit {
     Levels,
     Steps,
     Items,
+    Hertz,
 }
 
 impl Unit {
@@ -43,6 +44,7 @@ impl Unit {
             Unit::Levels => "levels",
             Unit::Steps => "steps",
             Unit::Items => "items",
+            Unit::Hertz => "Hz",
         }
     }
 }
@@ -97,6 +99,9 @@ limits! {
     MEDIA_AUDIO_SECONDS = "media.audio_seconds", 30 * 60, Seconds, "one audio clip";
     /// Videos' frames are sampled (Qwen3-VL: 2 a second), so a long one costs thousands of soft
     /// tokens and minutes of tower time.
+    /// 768 kHz is the highest rate recorders and DACs offer; the resamplers' work grows with the
+    /// ratio.
+    MEDIA_AUDIO_SAMPLE_RATE = "media.audio_sample_rate", 768_000, Hertz, "an audio clip's sample rate, from its header";
     MEDIA_VIDEO_SECONDS = "media.video_seconds", 10 * 60, Seconds, "one video";
     MEDIA_VIDEO_FRAMES = "media.video_frames", 36_000, Frames, "frames in one video file, from its container";
     /// 8K is 33 MP.

@@ -97,6 +97,7 @@ fn decode_guarded(file: &str, bytes: Arc<[u8]>, sample_rate: u32, limits: &Media
     if mp3::is_mp3(file, &mut Cursor::new(&bytes[..])).map_err(|e| unreadable(file, e))? {
         let decoded = mp3::decode(file, &mut Cursor::new(&bytes[..]), limits)?;
         let mono = mean_of_channels(&decoded.interleaved, decoded.channels);
+        check_sample_rate(file, decoded.sample_rate)?;
         return Ok(Audio { samples: resample::resample(&mono, decoded.sample_rate, sample_rate)?, sample_rate });
     }
     let is_mp4 = is_mp4(&bytes);
@@ -127,6 +128,7 @@ fn decode_guarded(file: &str, bytes: Arc<[u8]>, sample_rate: u32, limits: &Media
         tracing::debug!(file, "AAC decoded by symphonia");
     }
     let decoded = decode(file, reader.as_mut(), track, &params, limits)?;
+    check_sample_rate(file, decoded.sample_rate)?;
     let samples = if params.codec == codecs::CODEC_TYPE_AAC {
         // The reference reads AAC only through torchcodec: FFmpeg's skip, libswresample.
         let skip = priming.map_or(0, |p| p.samples_at(decoded.sample_rate)) as usize;
@@ -283,6 +285,17 @@ fn header(params: &CodecParameters, is_mp4: bool) -> AudioHeader {
     AudioHeader { mime, sample_rate: params.sample_rate, channels: params.channels.map(|c| c.count() as u16), seconds }
 }
 
+/// The resamplers are C and hand-written loops sized by the rate's ratio: a header's rate is
+/// checked before it reaches them (a WAV claiming 788 MHz made libsoxr read past its buffer).
+fn check_sample_rate(file: &str, rate: u32) -> Result<()> {
+    let limit = confab_limits::MEDIA_AUDIO_SAMPLE_RATE;
+    if (1_000..=limit.value).contains(&u64::from(rate)) {
+        return Ok(());
+    }
+    let detail = format!("its sample rate of {rate} Hz is outside 1,000 Hz to the limit {limit}");
+    Err(MediaError::media(file, MediaProblem::Corrupt { detail }))
+}
+
 fn check_header(file: &str, header: &AudioHeader, limits: &MediaLimits) -> Result<()> {
     match header.seconds {
         Some(s) if s <= 0.0 => Err(MediaError::media(file, MediaProblem::NoAudio)),
@@ -402,6 +415,34 @@ fn corrupt(file: &str, error: AudioError) -> MediaError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by libFuzzer (audio_wav, AddressSanitizer): a WAV whose header claims 788 MHz sent
+    /// libsoxr reading past its buffer.
+    #[test]
+    fn a_wav_claiming_an_absurd_sample_rate_is_refused_before_resampling() {
+        let wav = |rate: u32| {
+            let data: Vec<u8> = (0..4000u32).flat_map(|i| ((i % 200) as i16 * 100).to_le_bytes()).collect();
+            let mut bytes = b"RIFF".to_vec();
+            bytes.extend((36 + data.len() as u32).to_le_bytes());
+            bytes.extend(b"WAVEfmt ");
+            bytes.extend(16u32.to_le_bytes());
+            bytes.extend(1u16.to_le_bytes()); // PCM
+            bytes.extend(1u16.to_le_bytes()); // mono
+            bytes.extend(rate.to_le_bytes());
+            bytes.extend(rate.wrapping_mul(2).to_le_bytes());
+            bytes.extend(2u16.to_le_bytes());
+            bytes.extend(16u16.to_le_bytes());
+            bytes.extend(b"data");
+            bytes.extend((data.len() as u32).to_le_bytes());
+            bytes.extend(data);
+            bytes
+        };
+        for rate in [788_551_202, 768_001, 999] {
+            let error = decode_audio_bytes("a.wav", wav(rate), 16_000, &MediaLimits::default()).expect_err("an absurd rate");
+            assert!(error.to_string().contains("media.audio_sample_rate"), "{rate}: {error}");
+        }
+        decode_audio_bytes("a.wav", wav(48_000), 16_000, &MediaLimits::default()).unwrap();
+    }
 
     #[test]
     fn the_duration_limit_holds_while_decoding_when_the_container_does_not_say() {

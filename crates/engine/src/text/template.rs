@@ -357,15 +357,16 @@ impl ChatTemplate {
         let template = self.env.get_template(NAME).map_err(|e| EngineError::Template(e.to_string()))?;
         let render = move || {
             let mut output = CappedOutput::default();
-            let fuel =
-                match template.render_captured_to(context, &mut output) {
-                    Ok(captured) => captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed),
-                    Err(_) if output.full => return Err(EngineError::Template(format!(
+            let fuel = match template.render_captured_to(context, &mut output) {
+                Ok(captured) => captured.state().fuel_levels().map_or(0, |(consumed, _)| consumed),
+                Err(_) if output.full => {
+                    return Err(EngineError::Template(format!(
                         "the model's chat template wrote past its limit of {TEMPLATE_OUTPUT_LIMIT} bytes ({}; a template that never ends?)",
                         confab_limits::TEMPLATE_OUTPUT_BYTES.name
-                    ))),
-                    Err(error) => return Err(render_error(error)),
-                };
+                    )))
+                }
+                Err(error) => return Err(render_error(error)),
+            };
             let text = String::from_utf8(output.bytes).map_err(|e| EngineError::Template(format!("rendering failed: {e}")))?;
             Ok((text, fuel))
         };
