@@ -22,34 +22,39 @@ fn smoke(target: &Target) -> u64 {
     let seeds = seeds(target);
     // The watchdog: a hang is a finding, and a test that never ends says nothing.
     let started_input = Arc::new(AtomicU64::new(0));
+    // Which input runs: seeds first (in `seeds()`'s order), then mutations, numbered on.
+    let current = Arc::new(AtomicU64::new(0));
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let clock = Instant::now();
     {
-        let (started_input, done, name) = (started_input.clone(), done.clone(), target.name);
+        let (started_input, current, done, name) = (started_input.clone(), current.clone(), done.clone(), target.name);
         std::thread::spawn(move || {
             while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(200));
                 let started = started_input.load(Ordering::Relaxed);
                 if started > 0 && clock.elapsed().as_millis() as u64 > started + input_timeout * 1000 {
-                    eprintln!("fuzz target {name}: one input ran over {input_timeout} s (see the last 'input' line above)");
+                    let input = current.load(Ordering::Relaxed);
+                    eprintln!("fuzz target {name}: input {input} (seeds first, then mutations) ran over {input_timeout} s");
                     std::process::abort();
                 }
             }
         });
     }
-    let run_one = |label: &str, data: &[u8]| {
+    // The label is made only for a failure: this runs for every input.
+    let run_one = |index: u64, label: &dyn Fn() -> String, data: &[u8]| {
+        current.store(index, Ordering::Relaxed);
         started_input.store(clock.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
         let outcome = std::panic::catch_unwind(|| (target.run)(data));
         started_input.store(0, Ordering::Relaxed);
         if outcome.is_err() {
             let saved = std::env::temp_dir().join(format!("confab-fuzz-{}-crash", target.name));
             let _ = std::fs::write(&saved, data);
-            panic!("fuzz target {}: {label} panicked; the input is saved at {}", target.name, saved.display());
+            panic!("fuzz target {}: {} panicked; the input is saved at {}", target.name, label(), saved.display());
         }
     };
     let mut ran = 0;
     for (path, bytes) in &seeds {
-        run_one(&format!("seed {}", path.display()), bytes);
+        run_one(ran, &|| format!("seed {}", path.display()), bytes);
         ran += 1;
     }
     let seed_bytes: Vec<&[u8]> = if seeds.is_empty() { vec![&[][..]] } else { seeds.iter().map(|(_, b)| b.as_slice()).collect() };
@@ -60,7 +65,7 @@ fn smoke(target: &Target) -> u64 {
         let input = seed_bytes[rng.below(seed_bytes.len())];
         let other = seed_bytes[rng.below(seed_bytes.len())];
         let data = mutate(&mut rng, input, other, 1 << 20);
-        run_one(&format!("mutation {n}"), &data);
+        run_one(ran + n, &|| format!("mutation {n}"), &data);
         n += 1;
     }
     done.store(true, Ordering::Relaxed);
